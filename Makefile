@@ -1,0 +1,38 @@
+# One-command set-up: every target creates .venv and installs what it needs on a fresh machine.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: all setup oracles demo test lint bench clean
+
+all: test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# LLVM 19 command-line tools are the test oracles (llvm-mc, llvm-objdump, ld.lld, clang).
+oracles:
+	@sh tools/install-oracles.sh
+
+setup: $(STAMP) oracles
+
+demo: setup
+	$(BIN)/simgpu demo
+
+test: setup
+	$(BIN)/python -m pytest -n auto -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,6 @@
+"""runtime: the HCQ runtime (Device, Buffer, Module/Kernel, PM4/AQL/SDMA queues, signals, loader).
+
+Talks to the driver through one seam, an `OS` object (HostOS for /dev/kfd, MockOS under MOCKGPU=1).
+May import: simgpu.hw and simgpu.isa (definitions only, never the engines). Never mockgpu unless
+MOCKGPU is set.
+"""

@@ -1,0 +1,43 @@
+"""The `simgpu` command line: one subcommand per tool (demo, disasm, ...)."""
+
+import argparse
+import sys
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    print("simgpu demo: will build an elementwise kernel and a 256x256 matmul from LLVM IR, run them on\n"
+          "the emulated gfx1100 through runtime -> amdkfd (mockgpu) -> simgpu, check them against numpy\n"
+          "and print a table of wave-instructions, lane-ops and GPU time. Not built yet (issue 6).")
+    return 0
+
+
+def _cmd_disasm(args: argparse.Namespace) -> int:
+    from simgpu.isa.objdump import disasm_main
+    return disasm_main(args.file, out=sys.stdout)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand that exists."""
+    p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
+    d.add_argument("--queue", choices=["pm4", "aql"], default="pm4")
+    d.set_defaults(func=_cmd_demo)
+    s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object")
+    s.add_argument("file")
+    s.set_defaults(func=_cmd_disasm)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `simgpu` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+"""simgpu.isa: the gfx11 (RDNA3) instruction codec (decode, encode, disassemble, assemble), driven by
+tables generated from LLVM, and AMDGPU code objects (read and write).
+
+May import: nothing outside simgpu.isa (numpy, msgpack, pyelftools are fine).
+"""

@@ -1,0 +1,47 @@
+"""The package layout, the CLI and the pytest plugin are there and behave."""
+
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from simgpu.cli import main
+
+PACKAGES = ["simgpu", "simgpu.isa", "simgpu.hw", "compiler", "runtime", "runtime.uapi", "mockgpu", "traces"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_package_imports_and_says_what_lives_there(name):
+    mod = importlib.import_module(name)
+    assert mod.__doc__ and "import" in mod.__doc__.lower()
+
+
+def test_cli_help_lists_subcommands(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "demo" in out and "disasm" in out
+
+
+def test_demo_placeholder_exits_zero(capsys):
+    assert main(["demo"]) == 0
+    assert "matmul" in capsys.readouterr().out
+
+
+def test_console_script_runs():
+    r = subprocess.run([sys.executable, "-m", "simgpu.cli", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "disasm" in r.stdout
+
+
+def test_pytest_plugin_sets_mockgpu(pytester):
+    pytester.makepyfile("import os\ndef test_env():\n    assert os.environ.get('MOCKGPU') == '1'\n")
+    env_before = os.environ.pop("MOCKGPU", None)
+    try:
+        result = pytester.runpytest_subprocess("--mockgpu", "-p", "no:cacheprovider")
+    finally:
+        if env_before is not None:
+            os.environ["MOCKGPU"] = env_before
+    result.assert_outcomes(passed=1)

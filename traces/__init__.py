@@ -1,0 +1,4 @@
+"""traces: record, replay, show, diff and export everything that crosses the OS seam.
+
+May import: runtime, mockgpu.
+"""
