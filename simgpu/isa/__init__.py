@@ -3,3 +3,9 @@ tables generated from LLVM, and AMDGPU code objects (read and write).
 
 May import: nothing outside simgpu.isa (numpy, msgpack, pyelftools are fine).
 """
+
+from .codec import assemble, decode, decode_all, disassemble
+from .errors import AsmError, DecodeError
+from .inst import Inst
+
+__all__ = ["AsmError", "DecodeError", "Inst", "assemble", "decode", "decode_all", "disassemble"]

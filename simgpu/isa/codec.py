@@ -1,0 +1,139 @@
+"""The codec's entry points: decode, disassemble and assemble gfx1100 machine code.
+
+Encoding identification and line handling live here; everything per instruction is in the family
+modules (scalar, valu, memory), which are driven by the tables generated from LLVM.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .encodings import identify
+from .errors import AsmError, DecodeError
+from .inst import Inst, families, family_of
+
+
+def decode(data: bytes, offset: int = 0) -> Inst:
+    """Decode the instruction at `offset` of `data`."""
+    data = bytes(data)
+    if offset < 0 or offset + 4 > len(data):
+        raise DecodeError("truncated instruction: fewer than 4 bytes", offset)
+    word = int.from_bytes(data[offset:offset + 4], "little")
+    enc = identify(word)
+    if enc is None:
+        raise DecodeError("no gfx11 encoding has these high bits", offset, word)
+    inst = family_of(enc).decode(enc, data, offset)
+    inst.offset = offset
+    return inst
+
+
+def decode_all(data: bytes) -> list[Inst]:
+    """Decode a whole code buffer, instruction after instruction."""
+    out, pos = [], 0
+    while pos < len(data):
+        inst = decode(data, pos)
+        out.append(inst)
+        pos += inst.size
+    return out
+
+
+def disassemble(data: bytes) -> list[str]:
+    """One line per instruction, as `llvm-mc --disassemble -mcpu=gfx1100` prints it."""
+    return [inst.text() for inst in decode_all(data)]
+
+
+@dataclass
+class AsmContext:
+    """What a family's assembler may need beyond the operands: labels, the current offset, the line."""
+
+    line: int = 0
+    column: int = 1
+    pc: int = 0
+    labels: dict[str, int] = field(default_factory=dict)
+    final: bool = False  # second pass: every label must resolve
+
+    def label(self, name: str) -> int | None:
+        if name in self.labels:
+            return self.labels[name]
+        if self.final:
+            return None
+        return self.pc  # first pass: sizes do not depend on branch targets
+
+    def error(self, message: str, token: str = "") -> AsmError:
+        return AsmError(message, line=self.line, column=self.column, token=token)
+
+
+_LABEL = re.compile(r"^([A-Za-z_.$][\w.$]*):")
+
+
+def split_operands(rest: str) -> list[str]:
+    """Split an operand string at top-level commas and spaces, keeping brackets and parentheses whole."""
+    toks, cur, depth = [], [], 0
+    for ch in rest:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if depth == 0 and (ch == "," or ch.isspace()):
+            if cur:
+                toks.append("".join(cur))
+                cur = []
+            continue
+        cur.append(ch)
+    if cur:
+        toks.append("".join(cur))
+    return toks
+
+
+def _strip_comment(line: str) -> str:
+    for marker in ("//", ";"):
+        i = line.find(marker)
+        if i >= 0:
+            line = line[:i]
+    return line
+
+
+def _statements(source: str) -> list[tuple[int, int, str | None, str]]:
+    """(line, column, label or None, statement text) for each non-empty line of source."""
+    out = []
+    for n, raw in enumerate(source.splitlines(), 1):
+        text = _strip_comment(raw)
+        col = len(text) - len(text.lstrip()) + 1
+        text = text.strip()
+        while True:
+            m = _LABEL.match(text)
+            if not m:
+                break
+            out.append((n, col, m.group(1), ""))
+            text = text[m.end():].strip()
+        if text and not text.startswith("."):
+            out.append((n, col, None, text))
+    return out
+
+
+def _assemble_one(text: str, ctx: AsmContext) -> bytes:
+    parts = text.split(None, 1)
+    mnemonic, rest = parts[0], (parts[1] if len(parts) > 1 else "")
+    toks = split_operands(rest)
+    for fam in families():
+        if mnemonic in fam.mnemonics():
+            out = fam.assemble(mnemonic, toks, ctx)
+            if out is not None:
+                return out
+    raise AsmError("expected a gfx1100 instruction mnemonic", line=ctx.line, column=ctx.column, token=mnemonic)
+
+
+def assemble(source: str) -> bytes:
+    """Assemble LLVM-syntax gfx1100 assembly (labels, comments, blank lines) to llvm-mc's bytes."""
+    stmts = _statements(source)
+    labels: dict[str, int] = {}
+    for final in (False, True):
+        out = bytearray()
+        for line, col, label, text in stmts:
+            if label is not None:
+                labels[label] = len(out)
+                continue
+            ctx = AsmContext(line=line, column=col, pc=len(out), labels=labels, final=final)
+            out += _assemble_one(text, ctx)
+    return bytes(out)

@@ -1,0 +1,140 @@
+"""Bit layouts of the gfx11 (RDNA3) instruction encodings, from the RDNA3 ISA reference.
+
+An encoding is a list of fields over its base words (32 or 64 bits, little-endian); which encoding a
+word belongs to is decided by its fixed high bits (`identify`). Extension dwords (32-bit literal,
+DPP16/DPP8 control, MIMG NSA addresses) are not part of the base layout; the codec appends them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Field:
+    """A bit field of an instruction: `width` bits at bit `lo` of the (up to 64-bit) base word."""
+
+    name: str
+    lo: int
+    width: int
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.width) - 1
+
+    def get(self, word: int) -> int:
+        return (word >> self.lo) & self.mask
+
+    def put(self, word: int, value: int) -> int:
+        return (word & ~(self.mask << self.lo)) | ((value & self.mask) << self.lo)
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """One instruction encoding: its name, base size in bytes, fixed bits and fields."""
+
+    name: str
+    size: int
+    fixed_lo: int  # the fixed "encoding" bits sit at [fixed_lo, 32) of the first dword
+    fixed_value: int
+    fields: tuple[Field, ...]
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.name} has no field {name}")
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def fixed_word(self) -> int:
+        return self.fixed_value << self.fixed_lo
+
+    def unpack(self, word: int) -> dict[str, int]:
+        """Split a base word into named field values."""
+        return {f.name: f.get(word) for f in self.fields}
+
+    def pack(self, values: dict[str, int]) -> int:
+        """Build a base word from named field values (missing fields are zero)."""
+        word = self.fixed_word
+        for f in self.fields:
+            word = f.put(word, values.get(f.name, 0))
+        return word
+
+
+def _enc(name: str, size: int, fixed_lo: int, fixed_value: int, *fields: tuple[str, int, int]) -> Encoding:
+    return Encoding(name, size, fixed_lo, fixed_value, tuple(Field(n, lo, w) for n, lo, w in fields))
+
+
+# Field positions in 64-bit encodings count from bit 0 of the first dword; bits 32..63 are the second.
+ENCODINGS: dict[str, Encoding] = {e.name: e for e in [
+    _enc("SOP2", 4, 30, 0b10, ("ssrc0", 0, 8), ("ssrc1", 8, 8), ("sdst", 16, 7), ("op", 23, 7)),
+    _enc("SOPK", 4, 28, 0b1011, ("simm16", 0, 16), ("sdst", 16, 7), ("op", 23, 5)),
+    _enc("SOP1", 4, 23, 0b101111101, ("ssrc0", 0, 8), ("op", 8, 8), ("sdst", 16, 7)),
+    _enc("SOPC", 4, 23, 0b101111110, ("ssrc0", 0, 8), ("ssrc1", 8, 8), ("op", 16, 7)),
+    _enc("SOPP", 4, 23, 0b101111111, ("simm16", 0, 16), ("op", 16, 7)),
+    _enc("SMEM", 8, 26, 0b111101, ("sbase", 0, 6), ("sdata", 6, 7), ("dlc", 13, 1), ("glc", 14, 1),
+         ("op", 18, 8), ("offset", 32, 21), ("soffset", 57, 7)),
+    _enc("VOP2", 4, 31, 0b0, ("src0", 0, 9), ("vsrc1", 9, 8), ("vdst", 17, 8), ("op", 25, 6)),
+    _enc("VOP1", 4, 25, 0b0111111, ("src0", 0, 9), ("op", 9, 8), ("vdst", 17, 8)),
+    _enc("VOPC", 4, 25, 0b0111110, ("src0", 0, 9), ("vsrc1", 9, 8), ("op", 17, 8)),
+    _enc("VOPD", 8, 26, 0b110010, ("src0x", 0, 9), ("vsrc1x", 9, 8), ("opy", 17, 5), ("opx", 22, 4),
+         ("src0y", 32, 9), ("vsrc1y", 41, 8), ("vdsty", 49, 7), ("vdstx", 56, 8)),
+    _enc("VOP3", 8, 26, 0b110101, ("vdst", 0, 8), ("abs", 8, 3), ("op_sel", 11, 4), ("clamp", 15, 1),
+         ("op", 16, 10), ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9), ("omod", 59, 2), ("neg", 61, 3)),
+    # VOP3 with a scalar destination (carry-out or VCC-like result): sdst replaces abs/op_sel.
+    _enc("VOP3SD", 8, 26, 0b110101, ("vdst", 0, 8), ("sdst", 8, 7), ("clamp", 15, 1), ("op", 16, 10),
+         ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9), ("omod", 59, 2), ("neg", 61, 3)),
+    _enc("VOP3P", 8, 24, 0b11001100, ("vdst", 0, 8), ("neg_hi", 8, 3), ("op_sel", 11, 3), ("op_sel_hi2", 14, 1),
+         ("clamp", 15, 1), ("op", 16, 7), ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9),
+         ("op_sel_hi", 59, 2), ("neg", 61, 3)),
+    _enc("VINTERP", 8, 24, 0b11001101, ("vdst", 0, 8), ("waitexp", 8, 3), ("op_sel", 11, 4), ("clamp", 15, 1),
+         ("op", 16, 7), ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9), ("neg", 61, 3)),
+    _enc("LDSDIR", 4, 24, 0b11001110, ("vdst", 0, 8), ("attr_chan", 8, 2), ("attr", 10, 6), ("waitvdst", 16, 4),
+         ("op", 20, 2)),
+    _enc("DS", 8, 26, 0b110110, ("offset0", 0, 8), ("offset1", 8, 8), ("gds", 17, 1), ("op", 18, 8),
+         ("addr", 32, 8), ("data0", 40, 8), ("data1", 48, 8), ("vdst", 56, 8)),
+    _enc("FLAT", 8, 26, 0b110111, ("offset", 0, 13), ("dlc", 13, 1), ("glc", 14, 1), ("slc", 15, 1),
+         ("seg", 16, 2), ("op", 18, 7), ("addr", 32, 8), ("data", 40, 8), ("saddr", 48, 7), ("sve", 55, 1),
+         ("vdst", 56, 8)),
+    _enc("MUBUF", 8, 26, 0b111000, ("offset", 0, 12), ("slc", 12, 1), ("dlc", 13, 1), ("glc", 14, 1),
+         ("op", 18, 8), ("vaddr", 32, 8), ("vdata", 40, 8), ("srsrc", 48, 5), ("tfe", 53, 1), ("offen", 54, 1),
+         ("idxen", 55, 1), ("soffset", 56, 8)),
+    _enc("MTBUF", 8, 26, 0b111010, ("offset", 0, 12), ("slc", 12, 1), ("dlc", 13, 1), ("glc", 14, 1),
+         ("op", 15, 4), ("format", 19, 7), ("vaddr", 32, 8), ("vdata", 40, 8), ("srsrc", 48, 5), ("tfe", 53, 1),
+         ("offen", 54, 1), ("idxen", 55, 1), ("soffset", 56, 8)),
+    _enc("MIMG", 8, 26, 0b111100, ("nsa", 0, 2), ("dim", 2, 3), ("unorm", 7, 1), ("dmask", 8, 4), ("slc", 12, 1),
+         ("dlc", 13, 1), ("glc", 14, 1), ("r128", 15, 1), ("a16", 16, 1), ("d16", 17, 1), ("op", 18, 8),
+         ("vaddr", 32, 8), ("vdata", 40, 8), ("srsrc", 48, 5), ("tfe", 53, 1), ("lwe", 54, 1), ("ssamp", 58, 5)),
+    _enc("EXP", 8, 26, 0b111110, ("en", 0, 4), ("target", 4, 6), ("done", 11, 1), ("row", 13, 1),
+         ("vsrc0", 32, 8), ("vsrc1", 40, 8), ("vsrc2", 48, 8), ("vsrc3", 56, 8)),
+]}
+
+# Extension dword layouts. DPP16 follows a VOP1/VOP2/VOPC word whose src0 is 250 (or a VOP3 whose src0 is 250);
+# DPP8 follows one whose src0 is 233 (234: fetch-inactive set).
+DPP16 = _enc("DPP16", 4, 32, 0, ("src0", 0, 8), ("dpp_ctrl", 8, 9), ("fi", 18, 1), ("bound_ctrl", 19, 1),
+             ("src0_neg", 20, 1), ("src0_abs", 21, 1), ("src1_neg", 22, 1), ("src1_abs", 23, 1),
+             ("bank_mask", 24, 4), ("row_mask", 28, 4))
+DPP8 = _enc("DPP8", 4, 32, 0, ("src0", 0, 8), ("lane_sel", 8, 24))
+
+SRC_DPP16 = 250
+SRC_DPP8 = 233
+SRC_DPP8_FI = 234
+SRC_LITERAL = 255
+
+# Order matters: longer fixed prefixes first, so SOP1/SOPC/SOPP win over SOPK and SOPK over SOP2,
+# and VOP1/VOPC over VOP2.
+_IDENTIFY_ORDER = ["SOP1", "SOPC", "SOPP", "SOPK", "SOP2", "VOP1", "VOPC", "VOP2", "VOP3P", "VINTERP", "LDSDIR",
+                   "VOPD", "VOP3", "DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "SMEM", "EXP"]
+
+
+def identify(dword0: int) -> str | None:
+    """Name of the encoding a first dword belongs to, or None when no gfx11 encoding matches."""
+    for name in _IDENTIFY_ORDER:
+        e = ENCODINGS[name]
+        if (dword0 >> e.fixed_lo) == e.fixed_value:
+            return name
+    return None

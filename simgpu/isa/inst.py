@@ -1,0 +1,87 @@
+"""`Inst`, one decoded gfx11 instruction, and the family registry the codec dispatches through.
+
+The codec is split by instruction family (scalar, vector ALU, memory); each family module registers
+a `Family` for the encodings it owns. The core identifies the encoding of a dword, hands the bytes to
+the family's decoder, and asks the family to print or assemble; `Inst.encode` is generic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .encodings import DPP8, DPP16, ENCODINGS
+
+
+@dataclass
+class Inst:
+    """One decoded instruction: encoding, opcode, LLVM mnemonic, named fields and extension dwords."""
+
+    encoding: str
+    op: int
+    mnemonic: str
+    fields: dict[str, int]
+    literal: int | None = None
+    dpp: dict[str, int] | None = None  # DPP16 or DPP8 control fields; "kind" is 16 or 8
+    extra: bytes = b""  # MIMG NSA address bytes
+    size: int = 0
+    offset: int = 0
+    operands: list[str] = field(default_factory=list)  # operand texts as LLVM prints them
+    info: dict = field(default_factory=dict)  # the table entry of this opcode
+
+    def encode(self) -> bytes:
+        """The instruction's bytes: base word(s), DPP control, literal, NSA addresses."""
+        enc = ENCODINGS[self.encoding]
+        out = enc.pack(self.fields).to_bytes(enc.size, "little")
+        if self.dpp is not None:
+            layout = DPP16 if self.dpp["kind"] == 16 else DPP8
+            out += layout.pack({k: v for k, v in self.dpp.items() if k != "kind"}).to_bytes(4, "little")
+        if self.literal is not None:
+            out += self.literal.to_bytes(4, "little")
+        return out + self.extra
+
+    def text(self) -> str:
+        """The instruction as llvm-mc prints it."""
+        return family_of(self.encoding).format(self)
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+@dataclass
+class Family:
+    """The decoder, printer and assembler of a group of encodings."""
+
+    name: str
+    encodings: tuple[str, ...]
+    decode: Callable[[str, bytes, int], Inst]  # (encoding, data, offset) -> Inst
+    format: Callable[[Inst], str]
+    assemble: Callable[[str, list[str], object], bytes | None]  # (mnemonic, operand tokens, ctx) -> bytes
+    mnemonics: Callable[[], set[str]]
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> None:
+    """Make a family responsible for its encodings."""
+    for enc in family.encodings:
+        _FAMILIES[enc] = family
+
+
+def family_of(encoding: str) -> Family:
+    _load_families()
+    return _FAMILIES[encoding]
+
+
+def families() -> list[Family]:
+    _load_families()
+    seen: dict[str, Family] = {}
+    for f in _FAMILIES.values():
+        seen[f.name] = f
+    return list(seen.values())
+
+
+def _load_families() -> None:
+    # Importing a family module registers it; done lazily to keep imports acyclic.
+    from . import memory, scalar, valu  # noqa: F401

@@ -1,0 +1,211 @@
+"""The 16-bit scalar immediates that LLVM prints as named fields: s_waitcnt, s_waitcnt_depctr,
+s_delay_alu, hwreg(...) and sendmsg(...), and plain immediates (decimal, hex, or either).
+
+Field positions are gfx11's (RDNA3 ISA reference); the register and message names come from the
+tables probed from llvm-mc (data/scalar.json, key "names").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .operands import parse_int
+
+# s_waitcnt on gfx11: (name, lo, width), printed in this order.
+WAITCNT = (("vmcnt", 10, 6), ("expcnt", 0, 3), ("lgkmcnt", 4, 6))
+# s_waitcnt_depctr on gfx11: (name, lo, width); a field at its all-ones default is not printed.
+DEPCTR = (("depctr_hold_cnt", 7, 1), ("depctr_sa_sdst", 0, 1), ("depctr_va_vdst", 12, 4),
+          ("depctr_va_sdst", 9, 3), ("depctr_va_ssrc", 8, 1), ("depctr_va_vcc", 1, 1), ("depctr_vm_vsrc", 2, 3))
+DELAY_INSTID = ("NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "TRANS32_DEP_1", "TRANS32_DEP_2",
+                "TRANS32_DEP_3", "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2", "SALU_CYCLE_3")
+DELAY_SKIP = ("SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4")
+DELAY = (("instid0", 0, 4, DELAY_INSTID), ("instskip", 4, 3, DELAY_SKIP), ("instid1", 7, 4, DELAY_INSTID))
+
+
+def _get(v: int, lo: int, width: int) -> int:
+    return (v >> lo) & ((1 << width) - 1)
+
+
+def _fields_mask(fields) -> int:
+    m = 0
+    for f in fields:
+        m |= ((1 << f[2]) - 1) << f[1]
+    return m
+
+
+def format_waitcnt(v: int) -> str:
+    parts = [(n, _get(v, lo, w), (1 << w) - 1) for n, lo, w in WAITCNT]
+    shown = [f"{n}({x})" for n, x, full in parts if x != full]
+    return " ".join(shown or [f"{n}({x})" for n, x, _ in parts])
+
+
+def format_depctr(v: int) -> str:
+    if v & ~_fields_mask(DEPCTR) & 0xFFFF:
+        return f"0x{v:x}"
+    parts = [(n, _get(v, lo, w), (1 << w) - 1) for n, lo, w in DEPCTR]
+    shown = [f"{n}({x})" for n, x, full in parts if x != full]
+    return " ".join(shown or [f"{n}({x})" for n, x, _ in parts])
+
+
+def format_delay_alu(v: int) -> str:
+    parts = []
+    for name, lo, w, names in DELAY:
+        x = _get(v, lo, w)
+        if x:
+            parts.append(f"{name}({names[x] if x < len(names) else '/* invalid ' + name[:7] + ' value */'})")
+    return " | ".join(parts) if parts else "0"
+
+
+def format_hwreg(v: int, names: dict[str, str]) -> str:
+    rid, off, size = v & 0x3F, (v >> 6) & 0x1F, ((v >> 11) & 0x1F) + 1
+    name = names.get(str(rid), str(rid))
+    if off == 0 and size == 32:
+        return f"hwreg({name})"
+    return f"hwreg({name}, {off}, {size})"
+
+
+def format_sendmsg(v: int, names: dict[str, str]) -> str:
+    if v > 0xFF:
+        return str(v)
+    if str(v) in names:
+        return f"sendmsg({names[str(v)]})"
+    return f"sendmsg({v}, 0, 0)"
+
+
+def format_version(v: int, names: dict[str, str], flags: dict[str, str]) -> str:
+    """s_version: a named microcode version in the low byte, OR-ed with named flag bits (LLVM nests them)."""
+    flag_mask = sum(int(b) for b in flags)
+    if v & 0xFFFF & ~flag_mask & ~0xFF:
+        return f"0x{v:x}"
+    code = v & 0xFF
+    text = names.get(str(code), str(code))
+    if not v & flag_mask:
+        return text
+    for bit in sorted(flags, key=int):
+        if v & int(bit):
+            text = (f"({text})" if "|" in text else text) + "|" + flags[bit]
+    return text
+
+
+def parse_version(tok: str, names: dict[str, str], flags: dict[str, str], ctx) -> int:
+    inv = {n: int(k) for k, n in names.items()} | {n: int(k) for k, n in flags.items()}
+    v = 0
+    for part in re.split(r"[()|\s]+", tok):
+        if part:
+            v |= inv[part] if part in inv else parse_int(part, ctx.line, ctx.column)
+    return v
+
+
+def imm_auto(v: int) -> str:
+    """LLVM's spelling of an unsigned immediate: decimal up to 64 (the inline-constant range), else hex."""
+    return str(v) if v <= 64 else f"0x{v:x}"
+
+
+def format_imm(kind: str, v: int, names: dict) -> str:
+    """Text of a 16-bit immediate of the given print kind (see tools/isatab_scalar.py)."""
+    if kind == "waitcnt":
+        return format_waitcnt(v)
+    if kind == "depctr":
+        return format_depctr(v)
+    if kind == "delay_alu":
+        return format_delay_alu(v)
+    if kind == "hwreg":
+        return format_hwreg(v, names["hwreg"])
+    if kind == "sendmsg":
+        return format_sendmsg(v, names["sendmsg"])
+    if kind == "version":
+        return format_version(v, names["version"], names["version_flags"])
+    if kind in ("dec", "dec_opt"):
+        return str(v)
+    if kind == "hex":
+        return f"0x{v:x}"
+    if kind == "imm_auto":
+        return imm_auto(v)
+    return str(v)
+
+
+# ---------------------------------------------------------------------------------------------- parse
+
+_CALL = re.compile(r"^(\w+)\((.*)\)$")
+
+
+def _named_fields(text: str, table, ctx) -> int:
+    v = 0
+    for tok in re.split(r"[\s&|,]+", text.strip()):
+        if not tok:
+            continue
+        m = _CALL.match(tok)
+        if not m:
+            raise ctx.error("expected name(value)", tok)
+        for entry in table:
+            if entry[0] == m.group(1):
+                names = entry[3] if len(entry) > 3 else None
+                x = names.index(m.group(2)) if names and m.group(2) in names else parse_int(m.group(2), ctx.line)
+                v |= (x & ((1 << entry[2]) - 1)) << entry[1]
+                break
+        else:
+            raise ctx.error("unknown field", tok)
+    return v
+
+
+def parse_waitcnt(text: str, ctx) -> int:
+    full = 0
+    for _, lo, w in WAITCNT:
+        full |= ((1 << w) - 1) << lo
+    given = _named_fields(text, WAITCNT, ctx)
+    for name, lo, w in WAITCNT:
+        if f"{name}(" not in text:
+            given |= ((1 << w) - 1) << lo
+    return given & full
+
+
+def parse_depctr(text: str, ctx) -> int:
+    if not text.startswith("depctr"):
+        return parse_int(text, ctx.line, ctx.column)
+    v = _named_fields(text, DEPCTR, ctx)
+    for name, lo, w in DEPCTR:
+        if f"{name}(" not in text:
+            v |= ((1 << w) - 1) << lo
+    return v
+
+
+def parse_hwreg(tok: str, names: dict[str, str], ctx) -> int:
+    m = _CALL.match(tok)
+    if not m or m.group(1) != "hwreg":
+        return parse_int(tok, ctx.line, ctx.column)
+    args = [a.strip() for a in m.group(2).split(",")]
+    inv = {v: int(k) for k, v in names.items()}
+    rid = inv[args[0]] if args[0] in inv else parse_int(args[0], ctx.line, ctx.column)
+    off, size = (parse_int(args[1]), parse_int(args[2])) if len(args) == 3 else (0, 32)
+    return rid | (off << 6) | ((size - 1) << 11)
+
+
+def parse_sendmsg(tok: str, names: dict[str, str], ctx) -> int:
+    m = _CALL.match(tok)
+    if not m or m.group(1) != "sendmsg":
+        return parse_int(tok, ctx.line, ctx.column)
+    args = [a.strip() for a in m.group(2).split(",")]
+    inv = {v: int(k) for k, v in names.items()}
+    return inv[args[0]] if args[0] in inv else parse_int(args[0], ctx.line, ctx.column)
+
+
+def parse_imm(kind: str, tok: str, names: dict, ctx) -> int:
+    """Value of a 16-bit immediate written in the given print kind (labels for branches)."""
+    if kind == "waitcnt":
+        return parse_waitcnt(tok, ctx) if "(" in tok else parse_int(tok, ctx.line, ctx.column)
+    if kind == "depctr":
+        return parse_depctr(tok, ctx)
+    if kind == "delay_alu":
+        return _named_fields(tok, DELAY, ctx) if "(" in tok else parse_int(tok, ctx.line, ctx.column)
+    if kind == "hwreg":
+        return parse_hwreg(tok, names["hwreg"], ctx)
+    if kind == "sendmsg":
+        return parse_sendmsg(tok, names["sendmsg"], ctx)
+    if kind == "version":
+        return parse_version(tok, names["version"], names["version_flags"], ctx)
+    if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", tok):
+        return parse_int(tok, ctx.line, ctx.column) & 0xFFFF
+    target = ctx.label(tok)
+    if target is None:
+        raise ctx.error("undefined label", tok)
+    return ((target - (ctx.pc + 4)) >> 2) & 0xFFFF

@@ -1,0 +1,230 @@
+"""Generate the gfx1100 golden (bytes, text) pairs from llvm-mc.
+
+Sweeps every opcode of every encoding: random field values (biased towards valid operands) are packed
+with simgpu's bit layouts, disassembled by llvm-mc, and kept only where llvm-mc re-assembles its own
+text to the same bytes (LLVM's disassembly is not always canonical). Output:
+tests/data/isa/gfx1100_golden.tsv.gz, one "hexbytes<TAB>text" line per pair, sorted.
+
+    python tools/gen_isa_golden.py [--per-op N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import oracle  # noqa: E402
+
+from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", "gfx1100_golden.tsv.gz")
+
+SPECIAL_SRC = [106, 107, 124, 125, 126, 127, 253, 251, 252, 235, 236, 237, 238, 239]
+FLOAT_CONST = list(range(240, 249))
+
+
+def src9(r: random.Random, vgpr: bool = True) -> int:
+    """A source operand code, biased the way compiled code uses them."""
+    x = r.random()
+    if vgpr and x < 0.45:
+        return 256 + r.randrange(256)
+    if x < 0.60:
+        return r.randrange(106)
+    if x < 0.68:
+        return r.choice(SPECIAL_SRC)
+    if x < 0.72:
+        return r.randrange(108, 124)
+    if x < 0.82:
+        return r.randrange(128, 209)
+    if x < 0.90:
+        return r.choice(FLOAT_CONST)
+    return SRC_LITERAL
+
+
+def sdst7(r: random.Random) -> int:
+    x = r.random()
+    if x < 0.8:
+        return r.randrange(106)
+    return r.choice([106, 107, 124, 125, 126, 127] + list(range(108, 124)))
+
+
+def literal(r: random.Random) -> int:
+    return r.choice([r.randrange(1 << 32), r.randrange(1 << 16), r.randrange(65, 1 << 12),
+                     r.randrange(1 << 32) & 0xFFFF0000, 0x3E22F983 + r.randrange(-4, 4)]) & 0xFFFFFFFF
+
+
+def dpp16_word(r: random.Random, src0: int) -> int:
+    ctrl = r.choice([r.randrange(0x100), r.randrange(0x101, 0x130), r.randrange(0x130, 0x170), 0x140, 0x141,
+                     r.randrange(0x150, 0x170)])
+    vals = {"src0": src0, "dpp_ctrl": ctrl, "fi": r.randrange(2), "bound_ctrl": r.randrange(2),
+            "src0_neg": r.randrange(2) * (r.random() < 0.3), "src0_abs": r.randrange(2) * (r.random() < 0.3),
+            "src1_neg": r.randrange(2) * (r.random() < 0.3), "src1_abs": r.randrange(2) * (r.random() < 0.3),
+            "bank_mask": r.choice([0xF, r.randrange(16)]), "row_mask": r.choice([0xF, r.randrange(16)])}
+    return DPP16.pack(vals) & 0xFFFFFFFF
+
+
+def dpp8_word(r: random.Random, src0: int) -> int:
+    return DPP8.pack({"src0": src0, "lane_sel": r.randrange(1 << 24)}) & 0xFFFFFFFF
+
+
+def maybe_zero(r: random.Random, width: int, p_zero: float = 0.6) -> int:
+    return 0 if r.random() < p_zero else r.randrange(1 << width)
+
+
+def sample_fields(enc: str, r: random.Random) -> dict[str, int]:
+    """Random field values for one instruction of encoding `enc` (op excluded)."""
+    e = ENCODINGS[enc]
+    v: dict[str, int] = {}
+    for f in e.fields:
+        n = f.name
+        if n == "op":
+            continue
+        if n in ("src0", "src1", "src2", "src0x", "src0y"):
+            v[n] = src9(r)
+        elif n in ("ssrc0", "ssrc1"):
+            v[n] = src9(r, vgpr=False)
+        elif n == "sdst":
+            v[n] = sdst7(r)
+        elif n in ("clamp", "omod", "neg", "abs", "op_sel", "neg_hi", "op_sel_hi2", "op_sel_hi", "glc", "slc",
+                   "dlc", "tfe", "lwe", "gds", "sve", "r128", "a16", "d16", "unorm", "row", "done", "waitexp",
+                   "waitvdst", "nsa"):
+            v[n] = maybe_zero(r, f.width)
+        elif n in ("soffset",) and enc == "SMEM":
+            v[n] = r.choice([124, r.randrange(106), 106, 125])
+        elif n == "soffset":
+            v[n] = src9(r, vgpr=False) if r.random() < 0.7 else 128
+        elif n == "saddr":
+            v[n] = r.choice([124, 125, r.randrange(106) & ~1])
+        elif n in ("sbase", "srsrc", "ssamp"):
+            v[n] = r.randrange(1 << f.width) & (0x3F if n == "sbase" else 0x1F)
+            if n == "sbase":
+                v[n] = min(v[n], 52)
+            else:
+                v[n] = min(v[n], 26)
+        elif n == "sdata":
+            v[n] = r.randrange(104) & ~r.choice([0, 1, 3])
+        elif n == "dmask":
+            v[n] = r.choice([1, 3, 7, 15, r.randrange(16)])
+        elif n == "offset" and enc == "SMEM":
+            v[n] = r.choice([0, r.randrange(1 << 8), r.randrange(1 << 21)])
+        else:
+            v[n] = r.randrange(1 << f.width) if r.random() < 0.7 else 0
+    return v
+
+
+def op_keys(enc: str) -> list[dict[str, int]]:
+    """Every opcode value of an encoding (FLAT's segment counts as part of its opcode)."""
+    e = ENCODINGS[enc]
+    if enc == "VOPD":
+        return [{"opx": x, "opy": y} for x in range(16) for y in range(32)]
+    if enc == "EXP":
+        return [{}]
+    keys = [{"op": op} for op in range(1 << e.field("op").width)]
+    if enc == "FLAT":
+        keys = [{"op": k["op"], "seg": seg} for k in keys for seg in range(3)]
+    return keys
+
+
+def build(enc: str, key: dict[str, int], r: random.Random) -> bytes:
+    """One random instruction of `enc` with opcode fields `key`, with extension dwords as needed."""
+    e = ENCODINGS[enc]
+    vals = sample_fields(enc, r)
+    if r.random() < 0.5:  # sparse: many encodings require unused fields to be zero
+        vals = {k: (0 if r.random() < 0.5 else v) for k, v in vals.items()}
+    vals.update(key)
+    src0_name = "src0" if "src0" in vals else None
+    dpp = None
+    if enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P") and r.random() < 0.25:
+        dpp = r.choice([SRC_DPP16, SRC_DPP8, SRC_DPP8_FI])
+        vals[src0_name] = dpp
+        for other in ("src1", "src2"):
+            if vals.get(other) == SRC_LITERAL:
+                vals[other] = 256 + r.randrange(256)
+    if enc in ("VOP1", "VOP2", "VOPC") and vals.get("src0") == SRC_LITERAL:
+        pass
+    word = e.pack(vals)
+    data = word.to_bytes(e.size, "little")
+    srcs = [vals.get(n) for n in ("src0", "src1", "src2", "ssrc0", "ssrc1", "src0x", "src0y")]
+    if dpp == SRC_DPP16:
+        data += dpp16_word(r, r.randrange(256)).to_bytes(4, "little")
+    elif dpp in (SRC_DPP8, SRC_DPP8_FI):
+        data += dpp8_word(r, r.randrange(256)).to_bytes(4, "little")
+    elif SRC_LITERAL in srcs:
+        data += literal(r).to_bytes(4, "little")
+    if enc == "MIMG" and vals.get("nsa"):
+        data += bytes(r.randrange(256) for _ in range(4 * vals["nsa"]))
+    return data
+
+
+ENCODING_ORDER = ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P",
+                  "VINTERP", "LDSDIR", "DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP"]
+
+
+def discover(r: random.Random, tries: int) -> dict[str, list[dict[str, int]]]:
+    """The opcode keys of each encoding for which llvm-mc decodes at least one random instance."""
+    valid: dict[str, list[dict[str, int]]] = {}
+    for enc in ENCODING_ORDER:
+        keys = op_keys(enc)
+        words, owners = [], []
+        heavy = enc in ("VOP3", "VOP3P", "VINTERP", "DS", "FLAT", "MIMG", "MUBUF", "SMEM")
+        for i, k in enumerate(keys):
+            for _ in range(tries * (4 if heavy else 1)):
+                words.append(build(enc, k, r))
+                owners.append(i)
+        texts = oracle.disassemble(words)
+        ok = sorted({owners[j] for j, t in enumerate(texts) if t is not None})
+        valid[enc] = [keys[i] for i in ok]
+        print(f"{enc}: {len(ok)} of {len(keys)} opcode keys decode", file=sys.stderr)
+    return valid
+
+
+def mnemonic(text: str) -> str:
+    return text.split()[0]
+
+
+def generate(per_op: int, seed: int) -> dict[bytes, str]:
+    """Golden pairs: about `per_op` round-tripping instances of every decodable opcode key."""
+    r = random.Random(seed)
+    valid = discover(r, tries=24)
+    pairs: dict[bytes, str] = {}
+    for enc in ENCODING_ORDER:
+        keys = valid[enc]
+        words = [build(enc, k, r) for k in keys for _ in range(per_op * 4)]
+        texts = oracle.roundtrip(words)
+        count: dict[str, int] = defaultdict(int)
+        for w, t in zip(words, texts, strict=True):
+            if t is None or w in pairs:
+                continue
+            m = mnemonic(t)
+            if count[m] >= per_op:
+                continue
+            count[m] += 1
+            pairs[w] = t
+        print(f"{enc}: {sum(count.values())} pairs, {len(count)} mnemonics", file=sys.stderr)
+    return pairs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--per-op", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1100)
+    ap.add_argument("-o", "--output", default=OUT)
+    args = ap.parse_args()
+    pairs = generate(args.per_op, args.seed)
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    lines = sorted(f"{w.hex()}\t{t}\n" for w, t in pairs.items())
+    with gzip.GzipFile(args.output, "wb", mtime=0) as f:
+        f.write("".join(lines).encode())
+    print(f"{len(lines)} pairs, {len({mnemonic(t) for t in pairs.values()})} mnemonics -> {args.output}",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

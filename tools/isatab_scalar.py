@@ -1,0 +1,247 @@
+"""Generate simgpu/isa/data/scalar.json: the SOP1/SOP2/SOPC/SOPK/SOPP/SMEM tables, from llvm-mc.
+
+For every opcode, probe encodings with distinctive register numbers (sdst=s10, ssrc0=s20, ssrc1=s40)
+and immediates are disassembled; the text tells the mnemonic, which fields are printed in which order,
+their widths (s[20:21] = 2 dwords), the inline-constant width of each source, and how the 16-bit
+immediate prints (decimal, hex, both, or a named form such as hwreg/sendmsg/waitcnt). Name tables for
+hwreg, sendmsg and the delay/depctr fields are probed the same way.
+
+    python tools/isatab_scalar.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import oracle  # noqa: E402
+
+from simgpu.isa.codec import split_operands  # noqa: E402
+from simgpu.isa.encodings import ENCODINGS, identify  # noqa: E402
+from simgpu.isa.operands import parse_register  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "scalar.json")
+PROBE = {"sdst": 10, "ssrc0": 20, "ssrc1": 40}
+LIT = 0x11223344
+
+
+def _word(enc: str, vals: dict[str, int], literal: int | None = None) -> bytes:
+    e = ENCODINGS[enc]
+    data = e.pack(vals).to_bytes(e.size, "little")
+    return data + (literal.to_bytes(4, "little") if literal is not None else b"")
+
+
+def _probe_sets(enc: str, op: int) -> list[tuple[str, dict[str, int], int | None]]:
+    """(label, fields, literal) probes for one opcode, the first valid one defines the operands."""
+    fields = set(ENCODINGS[enc].field_names)
+    base = {k: v for k, v in PROBE.items() if k in fields} | {"op": op}
+    probes = []
+    # Unused fields must be zero for llvm-mc to re-encode the same bytes, so try subsets of the fields.
+    subsets = [("sdst", "ssrc0", "ssrc1"), ("sdst", "ssrc0"), ("ssrc0", "ssrc1"), ("sdst",), ("ssrc0",), ()]
+    for keep in subsets:
+        v = {k: (val if k in keep or k == "op" else 0) for k, val in base.items()}
+        for imm in ((0x1234, 0) if "simm16" in fields else (None,)):
+            if imm is not None:
+                v = v | {"simm16": imm}
+            probes.append(("+".join(keep), v, None))
+            probes.append(("+".join(keep) + "+lit", v, LIT))
+    return probes
+
+
+def _classify_token(tok: str, vals: dict[str, int]) -> tuple[str, int] | None:
+    """(field, width) of a register token that shows a probed field value."""
+    reg = parse_register(tok)
+    if reg is None or reg[0] != "s":
+        return None
+    for name in ("sdst", "ssrc0", "ssrc1"):
+        if name in vals and vals[name] == reg[1] and vals[name] != 0:
+            return name, reg[2]
+    return None
+
+
+# Immediates printed as named fields: which printer applies is told by the probes' text, keyed by name.
+_SPECIAL_IMM = {"s_waitcnt": "waitcnt", "s_waitcnt_depctr": "depctr", "s_delay_alu": "delay_alu",
+                "s_sendmsg": "sendmsg", "s_sendmsghalt": "sendmsg", "s_setreg_b32": "hwreg",
+                "s_setreg_imm32_b32": "hwreg", "s_getreg_b32": "hwreg", "s_version": "version"}
+
+
+def _imm_kind(op_texts: dict[int, str | None], mnemonic: str) -> str:
+    """How the immediate prints: from texts of the same opcode with different simm16 values."""
+    def tail(imm: int) -> str | None:
+        t = op_texts.get(imm)
+        if t is None:
+            return None
+        toks = split_operands(t[len(mnemonic):])
+        return toks[-1] if toks else ""
+    t5, t1234, t0 = tail(5), tail(0x1234), tail(0)
+    if t1234 is None:
+        return "none"
+    if "hwreg(" in (t1234 or ""):
+        return "hwreg"
+    if t1234 == "0x1234":
+        if t5 == "5":
+            return "imm_auto"  # decimal up to 64, hex above (LLVM's u16 printing)
+        return "hex"
+    if t1234 == "4660":
+        return "dec" if t0 != "" else "dec_opt"
+    return "special"
+
+
+def sweep_encoding(enc: str) -> dict[str, dict]:
+    """Table entries of every opcode of a SOP encoding that llvm-mc decodes."""
+    e = ENCODINGS[enc]
+    nops = 1 << e.field("op").width
+    probes, owners = [], []
+    for op in range(nops):
+        for label, vals, lit in _probe_sets(enc, op):
+            probes.append(_word(enc, vals, lit))
+            owners.append((op, label, vals, lit))
+    texts = oracle.disassemble(probes)
+    first: dict[int, tuple] = {}
+    for (op, label, vals, lit), t in zip(owners, texts, strict=True):
+        if identify(ENCODINGS[enc].pack(vals)) != enc:
+            continue  # e.g. SOP2 opcodes 0x60+ are the SOPK encoding
+        if t is not None and op not in first:
+            first[op] = (label, vals, lit, t)
+    table = {}
+    imm_probe = []
+    for op, (_label, vals, lit, text) in sorted(first.items()):
+        mnemonic = text.split()[0]
+        ops = []
+        toks = split_operands(text[len(mnemonic):])
+        if mnemonic in ("s_delay_alu", "s_waitcnt", "s_waitcnt_depctr"):
+            toks = toks[:1]  # one immediate printed as several named fields
+        for tok in toks:
+            got = _classify_token(tok, vals)
+            if got:
+                ops.append([got[0], got[1]])
+            elif tok.startswith("sendmsg(") and "ssrc0" in vals:
+                ops.append(["ssrc0_msg", 1])
+            elif "simm16" in vals and not any(o[0] == "simm16" for o in ops):
+                ops.append(["simm16", 0])
+            elif lit is not None:
+                ops.append(["literal", 0])
+            else:
+                raise SystemExit(f"{enc} op {op}: cannot place operand {tok!r} of {text!r}")
+        table[str(op)] = {"name": mnemonic, "ops": ops, "literal": lit is not None}
+        if "simm16" in vals:
+            for imm in (0, 5, 0x1234):
+                imm_probe.append((op, imm, _word(enc, vals | {"simm16": imm}, lit)))
+    if imm_probe:
+        itexts = oracle.disassemble([w for _, _, w in imm_probe])
+        per_op: dict[int, dict[int, str | None]] = {}
+        for (op, imm, _), t in zip(imm_probe, itexts, strict=True):
+            per_op.setdefault(op, {})[imm] = t
+        for op, d in per_op.items():
+            entry = table[str(op)]
+            entry["imm"] = _SPECIAL_IMM.get(entry["name"]) or _imm_kind(d, entry["name"])
+    return table
+
+
+def _src_widths(enc: str, table: dict[str, dict]) -> None:
+    """Record which sources print 248 as the 64-bit 1/(2*pi)."""
+    probes, owners = [], []
+    for op, entry in table.items():
+        for slot in entry["ops"]:
+            if slot[0].startswith("ssrc"):
+                vals = {k: PROBE[k] for k in PROBE if k in ENCODINGS[enc].field_names} | {"op": int(op)}
+                vals[slot[0]] = 248
+                if "simm16" in ENCODINGS[enc].field_names:
+                    vals["simm16"] = 0x1234
+                probes.append(_word(enc, vals, LIT if entry["literal"] else None))
+                owners.append((op, slot))
+    for (_, slot), t in zip(owners, oracle.disassemble(probes), strict=True):
+        slot.append(64 if t and "0.15915494309189532" in t else 32)
+
+
+def sweep_smem() -> dict[str, dict]:
+    """SMEM opcodes: mnemonic and the widths of sdata and sbase (or sdata as an immediate)."""
+    e = ENCODINGS["SMEM"]
+    probes, owners = [], []
+    for op in range(256):
+        for sdata in (32, 12, 0):
+            vals = {"op": op, "sdata": sdata, "sbase": 8 if sdata else 0, "soffset": 124 if sdata else 0,
+                    "offset": 0x40 if sdata else 0}
+            probes.append(e.pack(vals).to_bytes(8, "little"))
+            owners.append((op, sdata))
+    table = {}
+    for (op, sdata), t in zip(owners, oracle.disassemble(probes), strict=True):
+        if t is None or str(op) in table:
+            continue
+        mnemonic = t.split()[0]
+        toks = split_operands(t[len(mnemonic):])
+        entry = {"name": mnemonic, "sdata": 0, "sbase": 0}
+        for tok in toks:
+            reg = parse_register(tok)
+            if reg and reg[0] == "s" and reg[1] == sdata:
+                entry["sdata"] = reg[2]
+            elif reg and reg[0] == "s" and reg[1] == 16:
+                entry["sbase"] = reg[2]
+            elif tok == str(sdata) or tok == hex(sdata):
+                entry["sdata"] = -1  # printed as an immediate (s_atc_probe)
+        entry["has_addr"] = entry["sbase"] > 0
+        table[str(op)] = entry
+    return table
+
+
+def _sopp(op: int, imm: int) -> bytes:
+    return _word("SOPP", {"op": op, "simm16": imm})
+
+
+def name_tables(sopp: dict[str, dict]) -> dict:
+    """hwreg and sendmsg names, and the delay_alu / depctr field names, probed from llvm-mc."""
+    by_name = {e["name"]: int(op) for op, e in sopp.items()}
+    getreg = _sopk_op("s_getreg_b32")
+    hw = {}
+    probes = [_word("SOPK", {"op": getreg, "sdst": 10, "simm16": i | (31 << 11)}) for i in range(64)]
+    for i, t in enumerate(oracle.disassemble(probes)):
+        m = re.search(r"hwreg\((HW_REG_[A-Z_0-9]+)\)", t or "")
+        if m:
+            hw[str(i)] = m.group(1)
+    msg = {}
+    texts = oracle.disassemble([_sopp(by_name["s_sendmsg"], i) for i in range(256)])
+    for i, t in enumerate(texts):
+        m = re.search(r"sendmsg\(([A-Z_0-9]+)\)", t or "")
+        if m:
+            msg[str(i)] = m.group(1)
+    version, flags = {}, {}
+    sver = _sopk_op("s_version")
+    texts = oracle.disassemble([_word("SOPK", {"op": sver, "simm16": i}) for i in range(256)])
+    for i, t in enumerate(texts):
+        if t and t.split()[1].startswith("UC_"):
+            version[str(i)] = t.split()[1]
+    for bit in (0x2000, 0x4000, 0x8000):
+        t = oracle.disassemble([_word("SOPK", {"op": sver, "simm16": bit})])[0]
+        flags[str(bit)] = t.split("|")[-1]
+    return {"hwreg": hw, "sendmsg": msg, "version": version, "version_flags": flags}
+
+
+_SOPK_NAMES: dict[str, int] = {}
+
+
+def _sopk_op(name: str) -> int:
+    return _SOPK_NAMES[name]
+
+
+def main() -> None:
+    tables = {}
+    for enc in ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"):
+        tables[enc] = sweep_encoding(enc)
+        _src_widths(enc, tables[enc])
+        print(f"{enc}: {len(tables[enc])} opcodes", file=sys.stderr)
+    _SOPK_NAMES.update({e["name"]: int(op) for op, e in tables["SOPK"].items()})
+    tables["SMEM"] = sweep_smem()
+    print(f"SMEM: {len(tables['SMEM'])} opcodes", file=sys.stderr)
+    tables["names"] = name_tables(tables["SOPP"])
+    with open(OUT, "w") as f:
+        json.dump(tables, f, indent=0, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Batch access to the LLVM 19 tools that serve as the oracle for the gfx1100 codec.
+
+llvm-mc is run once per batch (thousands of instructions), not once per instruction. Used by the
+generators in tools/ and by the tests that compare against a live llvm-mc.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+LLVM_BIN = os.environ.get("SIMGPU_LLVM_BIN", "/usr/lib/llvm-19/bin")
+TRIPLE = "amdgcn-amd-amdhsa"
+MCPU = "gfx1100"
+
+# llvm-mc's disassembler reads its input as one byte stream (an instruction short of bytes takes the
+# next line's), so each probe is followed by three copies of a numbered sentinel, s_nop <index>: a
+# later copy re-synchronizes the stream even when the probe swallowed the first ones.
+def _sentinel(i: int) -> bytes:
+    return (0xBF808000 | (i & 0x7FFF)).to_bytes(4, "little")
+
+
+_DIAG = re.compile(r"^<stdin>:(\d+):(\d+): (warning|error): (.*)$")
+_ENCODING = re.compile(r"^\s*(.*?)\s*; encoding: \[([^\]]*)\]\s*$")
+
+
+def tool(name: str) -> str | None:
+    """Path of an LLVM 19 tool, or None when it is not installed."""
+    path = os.path.join(LLVM_BIN, name)
+    if os.access(path, os.X_OK):
+        return path
+    return shutil.which(f"{name}-19")
+
+
+def _sentinel_index(text: str, data: bytes) -> int | None:
+    if not text.startswith("s_nop") or len(data) != 4:
+        return None
+    word = int.from_bytes(data, "little")
+    idx = word & 0x7FFF
+    return idx if data == _sentinel(idx) else None
+
+
+def _run_mc(args: list[str], stdin: str) -> tuple[list[str], dict[int, str]]:
+    mc = tool("llvm-mc")
+    if mc is None:
+        raise RuntimeError("llvm-mc from Debian package llvm-19 is not installed")
+    r = subprocess.run([mc, f"-triple={TRIPLE}", f"-mcpu={MCPU}", "-show-encoding", *args],
+                       input=stdin, capture_output=True, text=True)
+    diags: dict[int, str] = {}
+    for line in r.stderr.splitlines():
+        m = _DIAG.match(line)
+        if m and (m.group(3) == "error" or "--disassemble" in args):
+            diags.setdefault(int(m.group(1)), m.group(4))
+    out = [line for line in r.stdout.splitlines() if "; encoding:" in line]
+    return out, diags
+
+
+def _parse_encoded(line: str) -> tuple[str, bytes]:
+    m = _ENCODING.match(line)
+    assert m, line
+    text = m.group(1).strip()
+    data = bytes(int(x, 16) for x in m.group(2).split(",") if x.strip())
+    return text, data
+
+
+def disassemble(words: list[bytes]) -> list[str | None]:
+    """llvm-mc's text for each byte string (one instruction each), or None where it is not exactly one
+    valid instruction that llvm-mc encodes back to the same bytes."""
+    results: list[str | None] = []
+    for base in range(0, len(words), 0x8000):
+        results += _disassemble_batch(words[base:base + 0x8000])
+    return results
+
+
+def _disassemble_batch(words: list[bytes]) -> list[str | None]:
+    lines = []
+    for i, w in enumerate(words):
+        lines.append(" ".join(f"0x{b:02x}" for b in w))
+        lines.append(" ".join(f"0x{b:02x}" for b in _sentinel(i) * 3))
+    out, diags = _run_mc(["--disassemble"], "\n".join(lines) + "\n")
+    parsed = [_parse_encoded(line) for line in out]
+    groups: dict[int, list[tuple[str, bytes]]] = {}
+    group: list[tuple[str, bytes]] = []
+    nxt = 0
+    for k, (text, data) in enumerate(parsed):
+        idx = _sentinel_index(text, data)
+        paired = k + 1 < len(parsed) and parsed[k + 1] == (text, data)
+        if idx is not None and (idx == nxt or (nxt < idx < len(words) and paired)):
+            groups[idx] = group if idx == nxt else []
+            nxt, group = idx + 1, []
+        elif group or idx is None or idx != nxt - 1:
+            group.append((text, data))
+    results: list[str | None] = []
+    for i, w in enumerate(words):
+        g = groups.get(i, [])
+        ok = (2 * i + 1) not in diags and len(g) == 1 and g[0][1] == w
+        results.append(g[0][0] if ok else None)
+    return results
+
+
+def assemble(texts: list[str]) -> list[bytes | str]:
+    """llvm-mc's bytes for each line of assembly, or the diagnostic text where it is rejected."""
+    out, diags = _run_mc([], "\n".join(texts) + "\n")
+    results: list[bytes | str] = []
+    pos = 0
+    for i, _ in enumerate(texts):
+        if (i + 1) in diags:
+            results.append(diags[i + 1])
+            continue
+        _, data = _parse_encoded(out[pos])
+        pos += 1
+        results.append(data)
+    return results
+
+
+def roundtrip(words: list[bytes]) -> list[str | None]:
+    """llvm-mc's text for each encoding that it both decodes and re-assembles to the same bytes."""
+    texts = disassemble(words)
+    idx = [i for i, t in enumerate(texts) if t is not None]
+    back = assemble([texts[i] for i in idx]) if idx else []
+    result: list[str | None] = [None] * len(words)
+    for i, b in zip(idx, back, strict=True):
+        if isinstance(b, bytes) and b == words[i]:
+            result[i] = texts[i]
+    return result
