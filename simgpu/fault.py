@@ -1,0 +1,44 @@
+"""GPUFault: what the simulated GPU raises when a wave, a queue or a memory access goes wrong.
+
+A fault carries enough to debug without a GPU: the kind, the virtual address and access for memory
+faults, the VMID, queue, wave and PC, the disassembled instruction and a register snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class GPUFault(Exception):
+    """A fault of the simulated GPU (page fault, illegal instruction, s_trap, watchdog, queue error)."""
+
+    kind: str  # "page_fault", "illegal_instruction", "trap", "watchdog", "queue_error", ...
+    message: str = ""
+    address: int | None = None  # faulting virtual address (memory faults)
+    access: str | None = None  # "read", "write", "execute", "atomic"
+    vmid: int | None = None
+    queue: str | None = None
+    wave: int | None = None
+    pc: int | None = None
+    instruction: str | None = None
+    registers: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [f"GPU fault ({self.kind})"]
+        if self.message:
+            parts.append(self.message)
+        if self.address is not None:
+            parts.append(f"{self.access or 'access'} at VA {self.address:#x}")
+        for name in ("vmid", "queue", "wave"):
+            v = getattr(self, name)
+            if v is not None:
+                parts.append(f"{name} {v}")
+        if self.pc is not None:
+            parts.append(f"pc {self.pc:#x}")
+        if self.instruction:
+            parts.append(f"[{self.instruction}]")
+        return ": ".join(parts[:2]) + (", " + ", ".join(parts[2:]) if len(parts) > 2 else "")
