@@ -1,24 +1,276 @@
-"""The memory instruction family of the gfx11 codec (placeholder until its tables and printer land)."""
+"""The memory instruction family of the gfx11 codec: DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF, MIMG, EXP, LDSDIR.
+
+Everything per instruction comes from data/memory.json (generated from llvm-mc by tools/isatab_memory.py):
+for each opcode its mnemonic, one operand template per "mode" (the field values that change the operand
+list, see memory_fmt.mode_of), the modifiers it accepts and their printed order, and for MIMG the data
+and address register counts. This module only knows how each kind of operand and modifier is spelled.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import struct
+from functools import cache
+
+from .encodings import ENCODINGS, SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
+from .memory_fmt import B36, FIELD_MODS, MOD_FIELDS, SCALED, is_modifier, mode_fields, mode_of, swizzle_text
+from .operands import INV_2PI_32, SGPR_MAX, TTMP0, inline_constant, reg_range, scalar_name, src_name
 
-ENCODINGS = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR")
+ENCODINGS_OWNED = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR")
+_DATA = os.path.join(os.path.dirname(__file__), "data", "memory.json")
+_CHANNELS = "xyzw"
+# Bit patterns of the float inline constants, which llvm prints for a literal of the same value.
+_FLOAT_BITS = {struct.unpack("<I", struct.pack("<f", float(t)))[0]: t
+               for code in range(240, 248) if (t := inline_constant(code))} | {0x3E22F983: INV_2PI_32}
+
+
+class _Bad(Exception):
+    """An operand or field that does not fit: a DecodeError when decoding, a mismatch when assembling."""
+
+
+@cache
+def tables() -> dict:
+    """The generated tables (ops per encoding, names, FLAT offset signedness)."""
+    with open(_DATA) as f:
+        return json.load(f)
+
+
+@cache
+def _by_mnemonic() -> dict[str, list[tuple[str, dict[str, int], dict]]]:
+    out: dict[str, list] = {}
+    for enc, ops in tables()["ops"].items():
+        for kname, entry in ops.items():
+            seg, _, op = kname.rpartition(".")
+            key = {"op": int(op)} | ({"seg": int(seg)} if seg else {})
+            out.setdefault(entry["m"], []).append((enc, key, entry))
+    out["exp"] = [("EXP", {}, {})]
+    return out
+
+
+def _kname(enc: str, f: dict[str, int]) -> str:
+    return f"{f['seg']}.{f['op']}" if enc == "FLAT" else str(f["op"])
+
+
+# ---------------------------------------------------------------------------------------------- widths
+
+def _counts(enc: str, entry: dict, f: dict[str, int]) -> dict[str, int]:
+    """Register count of each operand field; MIMG data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
+    counts = {}
+    for spec in entry["t"].get(mode_of(enc, f), []):
+        if ":" in spec:
+            name, n = spec.split(":")
+            counts[name] = int(n) if n != "*" else 1
+    if enc == "MIMG":
+        rows, row = tables()["mimg_rows"], 2 * f["dim"] + f["a16"]
+        col = f["dmask"] + 16 * (f["d16"] + 2 * f["tfe"] + 4 * f["lwe"])
+        vd, va = rows[entry["vdr"][row]][col], rows[entry["var"][row]][col]
+        if "-" in (vd, va):
+            raise _Bad("no such data/address width")
+        counts.update(vdata=B36.index(vd), vaddr=B36.index(va))
+    return counts
+
+
+def _nsa_split(count: int) -> list[int]:
+    """Register count of each NSA address: one each, the fifth and last takes the rest."""
+    n = min(count, 5)
+    return [1] * (n - 1) + [count - (n - 1)]
+
+
+# ------------------------------------------------------------------------------------------- operands
+
+def _scalar_text(code: int, n: int) -> str | None:
+    """An SGPR/TTMP range, or None when it runs past the end of its register class."""
+    if code <= SGPR_MAX < code + n - 1 or TTMP0 <= code < TTMP0 + 16 < code + n:
+        return None
+    return scalar_name(code, n)
+
+
+def _literal_text(value: int | None) -> str | None:
+    """A literal soffset as llvm prints it: as the inline constant of the same value if there is one."""
+    if value is None:
+        return None
+    signed = value - (1 << 32) if value >> 31 else value
+    if -16 <= signed <= 64:
+        return str(signed)
+    return _FLOAT_BITS.get(value, f"0x{value:x}")
+
+
+def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int], extra: bytes,
+                  literal: int | None = None) -> str:
+    if ":" not in spec:
+        return spec
+    name = spec.split(":")[0]
+    n = counts[name]
+    if name == "attr":
+        return f"attr{f['attr']}.{_CHANNELS[f['attr_chan']]}"
+    if name == "soffset":
+        text = src_name(f[name]) if f[name] != SRC_LITERAL else _literal_text(literal)
+    elif name in SCALED or name == "saddr":
+        text = _scalar_text(f[name] * SCALED.get(name, 1), n)
+    elif name == "vaddr" and enc == "MIMG" and f["nsa"]:
+        return _nsa_text(f, n, extra)
+    else:
+        text = reg_range("v", f[name], n) if f[name] + n <= 256 else None
+    if text is None:
+        raise _Bad(f"invalid {name} operand")
+    return text
+
+
+def _nsa_text(f: dict[str, int], count: int, extra: bytes) -> str:
+    parts = _nsa_split(count)
+    if count < 2 or f["nsa"] != (len(parts) + 2) // 4:
+        raise _Bad("NSA address count does not match the nsa field")
+    regs = [f["vaddr"], *extra[:len(parts) - 1]]
+    return "[" + ", ".join(reg_range("v", r, n) for r, n in zip(regs, parts, strict=True)) + "]"
+
+
+def _operands(inst: Inst) -> list[str]:
+    enc, f = inst.encoding, inst.fields
+    if enc == "EXP":
+        return _exp_operands(f)
+    entry = inst.info
+    tmpl = entry["t"].get(mode_of(enc, f))
+    if tmpl is None:
+        raise _Bad("operand combination llvm does not decode")
+    counts = _counts(enc, entry, f)
+    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal) for s in tmpl]
+
+
+def _exp_operands(f: dict[str, int]) -> list[str]:
+    target = tables()["names"]["target"][f["target"]]
+    if not target:
+        raise _Bad("invalid export target")
+    srcs = [reg_range("v", f[f"vsrc{i}"], 1) if f["en"] >> i & 1 else "off" for i in range(4)]
+    return [target, *srcs]
+
+
+# ------------------------------------------------------------------------------------------ modifiers
+
+def _mod_value(enc: str, name: str, f: dict[str, int]) -> int:
+    if name == "offset" and enc == "DS":
+        return f["offset0"] | f["offset1"] << 8
+    v = f[MOD_FIELDS.get(name, name)]
+    if name == "offset" and enc == "FLAT" and tables()["flat_signed"][f["seg"]] and v & 0x1000:
+        v -= 0x2000
+    return v
+
+
+def inst_swizzles(enc: str, f: dict[str, int]) -> bool:
+    """Whether this opcode prints its offset as a swizzle pattern (ds_swizzle_b32)."""
+    return enc == "DS" and bool(tables()["ops"]["DS"].get(str(f["op"]), {}).get("swz"))
+
+
+def _mod_text(enc: str, name: str, f: dict[str, int], always: list[str]) -> str | None:
+    v = _mod_value(enc, name, f)
+    names = tables()["names"]
+    if name == "format":
+        return f"format:{names['format'][v]}" if names["format"][v] else None
+    if not v and name not in always:
+        return None
+    if name == "dim":
+        return f"dim:{names['dim'][v]}"
+    if name == "dmask":
+        return f"dmask:0x{v:x}"
+    if name == "offset" and inst_swizzles(enc, f):
+        return f"offset:{swizzle_text(v)}"
+    if name in ("offset", "offset0", "offset1", "wait_vdst"):
+        return f"{name}:{v}"
+    return name
+
+
+def _modifiers(inst: Inst) -> list[str]:
+    enc, f = inst.encoding, inst.fields
+    if enc == "EXP":
+        order, always = tables()["names"]["exp_mods"], []
+    else:
+        order, always = inst.info["mods"], inst.info["always"]
+    return [t for name in order if (t := _mod_text(enc, name, f, always)) is not None]
+
+
+# --------------------------------------------------------------------------------------------- decode
+
+def _check_fields(enc: str, entry: dict, f: dict[str, int]) -> None:
+    """Reject field values llvm does not decode: modifiers the opcode refuses, unused operand fields."""
+    mk = mode_of(enc, f)
+    ok = set(entry["ok"][mk]) | set(mode_fields(enc, mk)) | {"op", "seg", "saddr", "dim", "nsa", "attr_chan"}
+    used = {s.split(":")[0] for s in entry["t"][mk] if ":" in s}
+    for name, v in f.items():
+        if not v or name in ok or name in used:
+            continue
+        if name in entry["mods"] or name in FIELD_MODS or name in ("offset0", "offset1", "offset", "format"):
+            raise _Bad(f"{name} is not accepted by {entry['m']}")
+        if entry.get("strict"):
+            raise _Bad(f"unused field {name} is not zero")
 
 
 def _decode(enc: str, data: bytes, offset: int) -> Inst:
-    word = int.from_bytes(data[offset:offset + 4], "little")
-    raise DecodeError(f"{enc} is not decoded yet", offset, word)
+    layout = ENCODINGS[enc]
+    word0 = int.from_bytes(data[offset:offset + 4], "little")
+    if offset + layout.size > len(data):
+        raise DecodeError(f"truncated {enc} instruction", offset, word0)
+    f = layout.unpack(int.from_bytes(data[offset:offset + layout.size], "little"))
+    entry = {} if enc == "EXP" else tables()["ops"][enc].get(_kname(enc, f))
+    if entry is None:
+        raise DecodeError(f"unknown {enc} opcode {f['op']}", offset, word0)
+    mnemonic = "exp" if enc == "EXP" else entry["m"]
+    extra = b""
+    if enc == "MIMG" and f["nsa"]:
+        end = offset + layout.size + 4 * f["nsa"]
+        if end > len(data):
+            raise DecodeError("truncated MIMG NSA addresses", offset, word0)
+        extra = bytes(data[offset + layout.size:end])
+    literal = None
+    if enc in ("MUBUF", "MTBUF") and f["soffset"] == SRC_LITERAL:  # llvm reads a literal dword after it
+        if offset + layout.size + 4 > len(data):
+            raise DecodeError("truncated literal", offset, word0)
+        literal = int.from_bytes(data[offset + layout.size:offset + layout.size + 4], "little")
+    inst = Inst(enc, f["op"] if "op" in f else 0, mnemonic, f, literal=literal, extra=extra,
+                size=layout.size + len(extra) + (4 if literal is not None else 0), info=entry)
+    try:
+        if enc != "EXP":
+            if mode_of(enc, f) not in entry["t"]:
+                raise _Bad(f"{mnemonic} has no form with these mode bits")
+            _check_fields(enc, entry, f)
+        inst.operands = _operands(inst)
+        _modifiers(inst)
+    except _Bad as e:
+        raise DecodeError(str(e), offset, word0) from None
+    return inst
 
 
 def _format(inst: Inst) -> str:
-    raise NotImplementedError(inst.encoding)
+    """The instruction as llvm-mc prints it."""
+    try:
+        ops = _operands(inst)
+        mods = _modifiers(inst)
+    except _Bad as e:
+        raise ValueError(str(e)) from None
+    # llvm pads the mnemonic of an NSA image instruction with one more space.
+    sep = "  " if inst.encoding == "MIMG" and inst.fields.get("nsa") else " "
+    if inst.encoding == "EXP":  # the export target is separated from the sources by a space only
+        text = f"{inst.mnemonic} {ops[0]} " + ", ".join(ops[1:])
+    else:
+        text = inst.mnemonic + (sep + ", ".join(ops) if ops else "")
+    return " ".join([text, *mods])
+
+
+# ------------------------------------------------------------------------------------------- assemble
+
+from .memory_asm import assemble_memory  # noqa: E402  (needs the helpers above)
+
+
+def _mnemonics() -> set[str]:
+    return set(_by_mnemonic())
 
 
 def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
-    return None
+    cands = _by_mnemonic().get(mnemonic)
+    if not cands:
+        return None
+    return assemble_memory(cands, [t for t in toks if not is_modifier(t)], [t for t in toks if is_modifier(t)], ctx)
 
 
-register(Family("memory", ENCODINGS, _decode, _format, _assemble, lambda: set()))
+register(Family("memory", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics))

@@ -1,0 +1,111 @@
+"""Operand and modifier kinds of the gfx11 memory encodings, shared by the codec and its table generator.
+
+Per-instruction facts (mnemonics, operand templates, accepted modifiers, widths, names) live in
+data/memory.json, generated from llvm-mc by tools/isatab_memory.py; this module only knows how each kind
+of operand or modifier is spelled.
+"""
+
+from __future__ import annotations
+
+# Flag modifiers of each encoding: printed as their name when the field is 1.
+FLAGS = {
+    "DS": ("gds",),
+    "FLAT": ("glc", "slc", "dlc"),
+    "MUBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe"),
+    "MTBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe"),
+    "MIMG": ("unorm", "glc", "slc", "dlc", "r128", "a16", "tfe", "lwe", "d16"),
+    "EXP": ("done", "row"),
+    "LDSDIR": (),
+}
+# Printed modifier name -> field, where they differ.
+MOD_FIELDS = {"row_en": "row", "wait_vdst": "waitvdst"}
+FIELD_MODS = {v: k for k, v in MOD_FIELDS.items()}
+MOD_NAMES = frozenset({"offset", "offset0", "offset1", "gds", "glc", "slc", "dlc", "offen", "idxen", "tfe", "lwe",
+                       "d16", "a16", "r128", "unorm", "dmask", "dim", "format", "done", "row_en", "wait_vdst"})
+# Scalar register fields counted in units of 4 SGPRs.
+SCALED = {"srsrc": 4, "ssamp": 4}
+SADDR_OFF = 124  # FLAT saddr code meaning "no scalar address" (printed off)
+B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def is_modifier(tok: str) -> bool:
+    """True for a modifier token (glc, offset:16, dim:SQ_RSRC_IMG_2D, ...), False for an operand."""
+    return tok.split(":", 1)[0] in MOD_NAMES
+
+
+def mode_of(enc: str, f: dict[str, int]) -> str:
+    """Key of the field values that select an operand template (see tools/isatab_memory.MODES)."""
+    if enc == "DS":
+        return str(f.get("gds", 0))
+    if enc == "FLAT":
+        return f"{f.get('glc', 0)}{int(f.get('saddr', 0) == SADDR_OFF)}{f.get('sve', 0)}"
+    if enc in ("MUBUF", "MTBUF"):
+        return f"{f.get('tfe', 0)}{f.get('offen', 0)}{f.get('idxen', 0)}"
+    return ""
+
+
+def mode_fields(enc: str, key: str) -> dict[str, int]:
+    """The field values a mode key implies (the inverse of mode_of, minus what operands supply)."""
+    bits = [int(c) for c in key]
+    if enc == "DS":
+        return {"gds": bits[0]}
+    if enc == "FLAT":
+        return {"glc": bits[0], "sve": bits[2]} | ({"saddr": SADDR_OFF} if bits[1] else {})
+    if enc in ("MUBUF", "MTBUF"):
+        return dict(zip(("tfe", "offen", "idxen"), bits, strict=True))
+    return {}
+
+
+# ds_swizzle_b32's offset is printed as a swizzle pattern: QUAD_PERM (bits 15:8 = 0x80) or, with bit 15
+# clear, an and/or/xor lane mask (5 bits each at 0/5/10) shown as SWAP, REVERSE, BROADCAST or BITMASK_PERM.
+def swizzle_text(v: int) -> str:
+    """The printed form of a nonzero ds_swizzle offset (offset:<this>)."""
+    if v & 0xFF00 == 0x8000:
+        return "swizzle(QUAD_PERM," + ",".join(str(v >> (2 * i) & 3) for i in range(4)) + ")"
+    if v & 0x8000:
+        return str(v)
+    and_m, or_m, xor_m = v & 0x1F, v >> 5 & 0x1F, v >> 10 & 0x1F
+    if and_m == 0x1F and or_m == 0 and xor_m and xor_m & (xor_m - 1) == 0:
+        return f"swizzle(SWAP,{xor_m})"
+    if and_m == 0x1F and or_m == 0 and xor_m and (xor_m + 1) & xor_m == 0:
+        return f"swizzle(REVERSE,{xor_m + 1})"
+    group = 0x20 - and_m
+    if group > 1 and group & (group - 1) == 0 and or_m < group and xor_m == 0:
+        return f"swizzle(BROADCAST,{group},{or_m})"
+    p0, p1 = or_m ^ xor_m, (and_m | or_m) ^ xor_m
+    bits = "".join(_BITMASK_CHAR[p0 >> b & 1, p1 >> b & 1] for b in range(4, -1, -1))
+    return f'swizzle(BITMASK_PERM,"{bits}")'
+
+
+# (lane bit when the source bit is 0, when it is 1) -> pattern character: constant, pass-through, inverted.
+_BITMASK_CHAR = {(0, 0): "0", (1, 1): "1", (0, 1): "p", (1, 0): "i"}
+
+
+def parse_swizzle(text: str) -> int | None:
+    """The offset value of a swizzle(...) pattern, or None when it is not one."""
+    if not (text.startswith("swizzle(") and text.endswith(")")):
+        return None
+    kind, *args = [a.strip() for a in text[8:-1].split(",")]
+    try:
+        if kind == "QUAD_PERM" and len(args) == 4:
+            return 0x8000 | sum((int(a) & 3) << (2 * i) for i, a in enumerate(args))
+        if kind == "SWAP" and len(args) == 1:
+            return 0x1F | int(args[0]) << 10
+        if kind == "REVERSE" and len(args) == 1:
+            return 0x1F | (int(args[0]) - 1) << 10
+        if kind == "BROADCAST" and len(args) == 2:
+            return (0x20 - int(args[0])) | int(args[1]) << 5
+        if kind == "BITMASK_PERM" and len(args) == 1 and len(args[0]) == 7:
+            return _parse_bitmask(args[0].strip('"'))
+    except ValueError:
+        return None
+    return None
+
+
+def _parse_bitmask(mask: str) -> int | None:
+    and_m = or_m = xor_m = 0
+    for ch in mask:
+        if ch not in "01pi":
+            return None
+        and_m, or_m, xor_m = and_m << 1 | (ch in "pi"), or_m << 1 | (ch == "1"), xor_m << 1 | (ch == "i")
+    return and_m | or_m << 5 | xor_m << 10

@@ -1,0 +1,351 @@
+"""Generate simgpu/isa/data/memory.json, the tables of the gfx11 memory codec, by probing llvm-mc.
+
+For every opcode of DS, FLAT (three segments), MUBUF, MTBUF, MIMG, LDSDIR and for EXP, designed probe
+encodings are disassembled by llvm-mc. Operand fields get distinctive register numbers so that each printed
+operand can be traced back to its field and its register count read off (v[20:23] is 4 dwords). Per
+"mode" (the field values that change the operand list: glc/saddr/sve for FLAT, tfe/offen/idxen for
+buffers, gds for DS) the tables record the operand template; the modifiers an opcode accepts and their
+printed order; MIMG data/address widths for every dmask/d16/tfe/lwe and dim/a16; the names of the MTBUF
+formats, MIMG dims and EXP targets.
+
+    python tools/isatab_memory.py
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import oracle  # noqa: E402
+
+from simgpu.isa.codec import split_operands  # noqa: E402
+from simgpu.isa.encodings import ENCODINGS  # noqa: E402
+from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "memory.json")
+
+# Distinctive values of the operand fields: vector ranges far apart, scalar fields distinct after scaling.
+PROBE = {
+    "DS": {"addr": 10, "data0": 40, "data1": 70, "vdst": 100},
+    "FLAT": {"addr": 10, "data": 40, "vdst": 100},
+    "MUBUF": {"vaddr": 10, "vdata": 40, "srsrc": 3, "soffset": 5},
+    "MTBUF": {"vaddr": 10, "vdata": 40, "srsrc": 3, "soffset": 5},
+    "MIMG": {"vaddr": 10, "vdata": 100, "srsrc": 3, "ssamp": 20},
+    "LDSDIR": {"vdst": 100, "attr": 3, "attr_chan": 2},
+}
+# Nonzero values of valued modifiers, distinct so a printed number identifies its field.
+MOD_PROBE = {"offset": 0x123, "offset0": 3, "offset1": 5, "dmask": 1, "waitvdst": 4, "format": 2}
+# Fields whose values select an operand template ("mode"), and their probe values per mode bit.
+MODES = {
+    "DS": [("gds", (0, 1))],
+    "FLAT": [("glc", (0, 1)), ("saddr", (6, 124)), ("sve", (0, 1))],
+    "MUBUF": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1))],
+    "MTBUF": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1))],
+    "MIMG": [],
+    "LDSDIR": [],
+}
+
+
+def raw_disassemble(words: list[bytes]) -> list[tuple[str, bytes] | None]:
+    """llvm-mc's (text, re-encoded bytes) for each probe, or None where it does not decode exactly one."""
+    out: list[tuple[str, bytes] | None] = []
+    for base in range(0, len(words), 0x8000):
+        out += _raw_batch(words[base:base + 0x8000])
+    return out
+
+
+def _raw_batch(words: list[bytes]) -> list[tuple[str, bytes] | None]:
+    lines = []
+    for i, w in enumerate(words):
+        lines.append(" ".join(f"0x{b:02x}" for b in w))
+        lines.append(" ".join(f"0x{b:02x}" for b in oracle._sentinel(i) * 3))
+    out, diags = oracle._run_mc(["--disassemble"], "\n".join(lines) + "\n")
+    parsed = [oracle._parse_encoded(line) for line in out]
+    groups: dict[int, list] = {}
+    group: list = []
+    nxt = 0
+    for k, (text, data) in enumerate(parsed):
+        idx = oracle._sentinel_index(text, data)
+        paired = k + 1 < len(parsed) and parsed[k + 1] == (text, data)
+        if idx is not None and (idx == nxt or (nxt < idx < len(words) and paired)):
+            groups[idx] = group if idx == nxt else []
+            nxt, group = idx + 1, []
+        elif group or idx is None or idx != nxt - 1:
+            group.append((text, data))
+    res = []
+    for i in range(len(words)):
+        g = groups.get(i, [])
+        res.append(g[0] if (2 * i + 1) not in diags and len(g) == 1 else None)
+    return res
+
+
+def pack(enc: str, vals: dict[str, int], extra: bytes = b"") -> bytes:
+    e = ENCODINGS[enc]
+    return e.pack(vals).to_bytes(e.size, "little") + extra
+
+
+def split_text(text: str) -> tuple[str, list[str], list[str]]:
+    """(mnemonic, operand tokens, modifier tokens) of an llvm-mc line."""
+    parts = text.split(None, 1)
+    toks = split_operands(parts[1]) if len(parts) > 1 else []
+    return parts[0], [t for t in toks if not is_modifier(t)], [t for t in toks if is_modifier(t)]
+
+
+_REG = re.compile(r"^(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
+
+
+def operand_spec(enc: str, tok: str, probe: dict[str, int]) -> str | None:
+    """Template entry of a printed operand: "field:count", a constant word ("off"), or None."""
+    m = _REG.match(tok)
+    if m:
+        first = int(m.group(2) or m.group(3))
+        count = 1 if m.group(2) else int(m.group(4)) - first + 1
+        vector = m.group(1) == "v"
+        for name, val in probe.items():
+            if _is_vector(name) == vector and val * SCALED.get(name, 1) == first:
+                return f"{name}:{count}"
+        return None
+    m = re.match(r"^attr(\d+)\.[xyzw]$", tok)
+    if m and "attr" in probe:
+        return "attr:1"
+    if tok.startswith("[") and "vaddr" in probe:
+        return "vaddr:*"
+    return tok if tok == "off" else None
+
+
+def _is_vector(name: str) -> bool:
+    return name not in SCALED and name not in ("soffset", "saddr", "attr", "attr_chan")
+
+
+def op_keys(enc: str) -> list[dict[str, int]]:
+    """Every opcode key of an encoding (FLAT's segment is part of its key)."""
+    n = 1 << ENCODINGS[enc].field("op").width
+    if enc == "FLAT":
+        return [{"seg": s, "op": op} for s in range(3) for op in range(n)]
+    return [{"op": op} for op in range(n)]
+
+
+def key_name(key: dict[str, int]) -> str:
+    return f"{key['seg']}.{key['op']}" if "seg" in key else str(key["op"])
+
+
+def modes(enc: str) -> list[dict[str, int]]:
+    """All combinations of the mode fields' probe values."""
+    spec = MODES[enc]
+    return [dict(zip([f for f, _ in spec], combo, strict=True)) for combo in itertools.product(*[v for _, v in spec])]
+
+
+def learn_templates(enc: str) -> dict[str, dict]:
+    """Per opcode key: mnemonic, operand template per valid mode, learned by subset search over operands."""
+    probe = PROBE[enc]
+    names = list(probe)
+    subsets = [c for r in range(len(names), -1, -1) for c in itertools.combinations(names, r)]
+    jobs, words = [], []
+    for key in op_keys(enc):
+        for mode in modes(enc):
+            for sub in subsets:
+                vals = {**mode, **{n: probe[n] for n in sub}, **key}
+                jobs.append((key_name(key), mode, sub))
+                words.append(pack(enc, vals))
+    res = raw_disassemble(words)
+    table: dict[str, dict] = {}
+    done: set[tuple[str, str]] = set()
+    for (kname, mode, sub), r in zip(jobs, res, strict=True):
+        mk = mode_of(enc, mode)
+        if r is None or (kname, mk) in done:
+            continue
+        mnem, ops, _ = split_text(r[0])
+        regs = {n: probe[n] for n in sub} | ({"saddr": mode["saddr"]} if mode.get("saddr", 124) != 124 else {})
+        spec = [operand_spec(enc, t, regs) for t in ops]
+        if None in spec:
+            continue
+        done.add((kname, mk))
+        entry = table.setdefault(kname, {"m": mnem, "t": {}})
+        if entry["m"] != mnem:
+            continue  # a different instruction under this mode: llvm has no such pairing
+        entry["t"][mk] = spec
+        if len(sub) < len(names):  # llvm rejected the probe with every operand field set: unused must be 0
+            entry["strict"] = 1
+        entry.setdefault("probe", {})[mk] = ({**mode, **{n: probe[n] for n in sub}})
+    return table
+
+
+def learn_modifiers(enc: str, table: dict[str, dict]) -> None:
+    """Per opcode: the modifiers it accepts (flags tried one at a time), their printed order, and which
+    are printed even when zero."""
+    mods = [f for f in FLAGS.get(enc, ()) if f not in dict(MODES[enc])] + list(
+        f for f in MOD_PROBE if f in ENCODINGS[enc].field_names)
+    jobs, words = [], []
+    for kname, entry in table.items():
+        key = _key_of(kname)
+        for mk, vals in entry["probe"].items():
+            for f in [None, *mods]:
+                v = dict(vals, **key)
+                if f is not None:
+                    v[f] = MOD_PROBE.get(f, 1)
+                jobs.append((kname, mk, f))
+                words.append(pack(enc, v))
+    res = raw_disassemble(words)
+    ok: dict[tuple[str, str], list[str]] = {}
+    always: dict[str, set[str]] = {}
+    for (kname, mk, f), r in zip(jobs, res, strict=True):
+        if r is None:
+            continue
+        if f is None:
+            names = set(_mod_names(split_text(r[0])[2]))  # printed although zero, in every mode
+            always[kname] = always[kname] & names if kname in always else names
+        else:
+            ok.setdefault((kname, mk), []).append(f)
+    _learn_order(enc, table, ok, always)
+
+
+def _learn_order(enc: str, table: dict[str, dict], ok: dict, always: dict) -> None:
+    jobs, words = [], []
+    for kname, entry in table.items():
+        for mk, vals in entry["probe"].items():
+            v = dict(vals, **_key_of(kname))
+            for f in ok.get((kname, mk), []):
+                v[f] = MOD_PROBE.get(f, 1)
+            jobs.append((kname, mk))
+            words.append(pack(enc, v))
+    res = raw_disassemble(words)
+    seen = []
+    for (kname, mk), r in zip(jobs, res, strict=True):
+        entry = table[kname]
+        seen.append((kname, _mod_names(split_text(r[0])[2]) if r else []))
+        if r and "offset:swizzle(" in r[0]:
+            entry["swz"] = 1
+        entry["always"] = sorted(always.get(kname, set()))
+        entry.setdefault("ok", {})[mk] = sorted(ok.get((kname, mk), []))
+    for kname, names in sorted(seen, key=lambda s: -len(s[1])):  # the richest probe fixes the order
+        _merge(table[kname].setdefault("mods", []), names)
+
+
+def _mod_names(toks: list[str]) -> list[str]:
+    return [t.split(":", 1)[0] for t in toks]
+
+
+def _merge(order: list[str], names: list[str]) -> None:
+    """Insert unseen names into `order` after their predecessor in `names` (orders agree across modes)."""
+    prev = -1
+    for n in names:
+        if n in order:
+            prev = order.index(n)
+        else:
+            order.insert(prev + 1, n)
+            prev += 1
+
+
+def _key_of(kname: str) -> dict[str, int]:
+    if "." in kname:
+        seg, op = kname.split(".")
+        return {"seg": int(seg), "op": int(op)}
+    return {"op": int(kname)}
+
+
+def check_swizzle(table: dict[str, dict]) -> None:
+    """Compare memory_fmt.swizzle_text with llvm-mc on every offset of each swizzle-printing DS opcode."""
+    for kname, entry in table.items():
+        if not entry.get("swz"):
+            continue
+        vals = [v for v in range(1, 0x10000)]
+        res = raw_disassemble([pack("DS", {"op": int(kname), "offset0": v & 0xFF, "offset1": v >> 8}) for v in vals])
+        bad = [(v, r[0]) for v, r in zip(vals, res, strict=True)
+               if r is None or r[0].split("offset:", 1)[1] != swizzle_text(v)]
+        if bad:
+            raise SystemExit(f"{entry['m']}: swizzle_text disagrees with llvm-mc, e.g. {bad[:3]}")
+
+
+def learn_mimg_widths(table: dict[str, dict]) -> list[str]:
+    """Register counts of vdata and vaddr for every dim/a16 and dmask/d16/tfe/lwe, per opcode.
+
+    The two do not factor: where llvm finds a combination inconsistent it keeps its default widths, so the
+    whole product is probed. Each (dim, a16) row of 128 counts is interned in the returned row list; an
+    opcode stores 16 row indices for vdata ("vdr") and 16 for vaddr ("var")."""
+    rows: dict[str, int] = {}
+    combos = [(dim, a16, dm, d16, tfe, lwe) for dim in range(8) for a16 in (0, 1)
+              for lwe in (0, 1) for tfe in (0, 1) for d16 in (0, 1) for dm in range(16)]
+    order = list(table)
+    words = []
+    for kname in order:
+        vals = dict(table[kname]["probe"][""], **_key_of(kname))
+        words += [pack("MIMG", dict(vals, dim=c[0], a16=c[1], dmask=c[2], d16=c[3], tfe=c[4], lwe=c[5]))
+                  for c in combos]
+    res = raw_disassemble(words)
+    for i, kname in enumerate(order):
+        chunk = res[i * len(combos):(i + 1) * len(combos)]
+        for field, key in (("vdata", "vdr"), ("vaddr", "var")):
+            counts = "".join(_width(r, field) for r in chunk)
+            table[kname][key] = [rows.setdefault(counts[j:j + 128], len(rows)) for j in range(0, len(counts), 128)]
+    return list(rows)
+
+
+def _width(r: tuple[str, bytes] | None, field: str) -> str:
+    """Register count of `field` in a MIMG probe's text as one base-36 digit ("-" if invalid)."""
+    if r is None:
+        return "-"
+    _, ops, _ = split_text(r[0])
+    tok = ops[0] if field == "vdata" else ops[1]
+    m = _REG.match(tok)
+    if not m:
+        return "-"
+    n = 1 if m.group(2) else int(m.group(4)) - int(m.group(3)) + 1
+    return "0123456789abcdefghijklmnopqrstuvwxyz"[n]
+
+
+def learn_names() -> dict[str, list[str]]:
+    """MTBUF format names (128), MIMG dim names (8), EXP target names (64) and modifier order, as printed."""
+    fmt = raw_disassemble([pack("MTBUF", {"op": 0, "vdata": 1, "srsrc": 1, "format": f}) for f in range(128)])
+    dims = raw_disassemble([pack("MIMG", {"op": 0, "dmask": 1, "dim": d}) for d in range(8)])
+    tgts = raw_disassemble([pack("EXP", {"en": 15, "target": t}) for t in range(64)])
+    exp = raw_disassemble([pack("EXP", {"en": 15, "done": 1, "row": 1})])
+    return {
+        "format": [next((m.split(":", 1)[1] for m in split_text(r[0])[2] if m.startswith("format:")), "")
+                   if r else "" for r in fmt],
+        "dim": [next(m.split(":", 1)[1] for m in split_text(r[0])[2] if m.startswith("dim:")) for r in dims],
+        "target": [split_text(r[0])[1][0] if r else "" for r in tgts],
+        "exp_mods": _mod_names(split_text(exp[0][0])[2]),
+    }
+
+
+def learn_flat_offsets() -> list[bool]:
+    """Whether each FLAT segment prints its 13-bit offset as signed."""
+    res = raw_disassemble([pack("FLAT", {"op": 20, "seg": s, "saddr": 124, "offset": 0x1FFF}) for s in range(3)])
+    return ["offset:-1" in r[0] for r in res]
+
+
+def generate() -> dict:
+    """All tables of the memory codec."""
+    out: dict = {"ops": {}}
+    for enc in ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "LDSDIR"):
+        table = learn_templates(enc)
+        learn_modifiers(enc, table)
+        if enc == "MIMG":
+            out["mimg_rows"] = learn_mimg_widths(table)
+        if enc == "DS":
+            check_swizzle(table)
+        for entry in table.values():
+            entry.pop("probe")
+        out["ops"][enc] = table
+        print(f"{enc}: {len(table)} opcodes", file=sys.stderr)
+    out["names"] = learn_names()
+    out["flat_signed"] = learn_flat_offsets()
+    return out
+
+
+def main() -> None:
+    tables = generate()
+    with open(OUT, "w") as f:
+        json.dump(tables, f, separators=(",", ":"), sort_keys=True)
+        f.write("\n")
+    print(f"{os.path.getsize(OUT)} bytes -> {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
