@@ -1,24 +1,299 @@
-"""The valu instruction family of the gfx11 codec (placeholder until its tables and printer land)."""
+"""The vector-ALU family of the gfx11 codec: VOP1, VOP2, VOPC, VOP3(SD), VOP3P, VOPD, VINTERP and DPP.
+
+Everything per opcode comes from data/valu.json (generated from llvm-mc by tools/isatab_valu.py): the
+mnemonic of each form, the printed operands ([field, kind, dwords, class]), how each modifier bit prints,
+and per operand class the spelling of inline constants and literals. This module holds only the code
+per encoding and operand kind; the assembler is in valu_asm.py.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+from functools import cache
+
+from .encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
+from .operands import reg_range, scalar_name, src_name
 
-ENCODINGS = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP")
+ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP")
+_DATA = os.path.join(os.path.dirname(__file__), "data", "valu.json")
+# Trailing modifiers print in this order (LLVM's asm strings), DPP controls after them.
+ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
+OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
+DPP_ROWS = {0x100: "row_shl", 0x110: "row_shr", 0x120: "row_ror", 0x150: "row_share", 0x160: "row_xmask"}
 
+
+@cache
+def tables() -> dict:
+    """The generated tables (opcode entries per encoding, VOPD halves, operand classes)."""
+    with open(_DATA) as f:
+        t = json.load(f)
+    for enc in t["ops"]:
+        t["ops"][enc] = {int(k): v for k, v in t["ops"][enc].items()}
+    t["vopd"] = {side: {int(k): v for k, v in d.items()} for side, d in t["vopd"].items()}
+    return t
+
+
+def _entry(enc: str, op: int, offset: int, word: int) -> dict:
+    e = tables()["ops"][enc].get(op)
+    if e is None:
+        raise DecodeError(f"{enc} opcode {op} is not a gfx1100 instruction", offset, word)
+    return e
+
+
+# ---------------------------------------------------------------- decoding
 
 def _decode(enc: str, data: bytes, offset: int) -> Inst:
-    word = int.from_bytes(data[offset:offset + 4], "little")
-    raise DecodeError(f"{enc} is not decoded yet", offset, word)
+    base = ENCODINGS[enc].size
+    word0 = int.from_bytes(data[offset:offset + 4], "little")
+    if offset + base > len(data):
+        raise DecodeError(f"truncated {enc} instruction", offset, word0)
+    raw = int.from_bytes(data[offset:offset + base], "little")
+    fields = ENCODINGS[enc].unpack(raw)
+    if ENCODINGS[enc].pack(fields) != raw:
+        raise DecodeError(f"reserved bits of {enc} are set", offset, word0)
+    if enc == "VOPD":
+        return _decode_vopd(fields, data, offset, word0)
+    e = _entry(enc, fields["op"], offset, word0)
+    if e.get("enc") == "VOP3SD":
+        enc = "VOP3SD"
+        fields = ENCODINGS[enc].unpack(int.from_bytes(data[offset:offset + base], "little"))
+    inst = Inst(enc, fields["op"], e["m"], fields, info={"entry": e, "form": "base"})
+    pos = offset + base
+    src0 = fields.get("src0")
+    if enc != "VINTERP" and src0 in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI):
+        kind = 16 if src0 == SRC_DPP16 else 8
+        form = f"dpp{kind}"
+        if form not in e:
+            raise DecodeError(f"{e['m']} has no DPP{kind} form", offset, word0)
+        layout, ext = (DPP16 if kind == 16 else DPP8), _dword(data, pos, offset, word0)
+        inst.dpp = {"kind": kind} | layout.unpack(ext)
+        if layout.pack(inst.dpp) != ext:
+            raise DecodeError("reserved bits of the DPP control dword are set", offset, word0)
+        inst.info["form"], inst.mnemonic = form, e[form]
+        pos += 4
+    elif _needs_literal(e["ops"], fields):
+        inst.literal = _dword(data, pos, offset, word0)
+        pos += 4
+    inst.size = pos - offset
+    _validate(inst, offset, word0)
+    return inst
 
+
+def _dword(data: bytes, pos: int, offset: int, word0: int) -> int:
+    if pos + 4 > len(data):
+        raise DecodeError("truncated instruction: missing extension dword", offset, word0)
+    return int.from_bytes(data[pos:pos + 4], "little")
+
+
+def _needs_literal(ops: list, fields: dict) -> bool:
+    return any(o[1] == "lit" or (o[1] == "src" and fields.get(o[0]) == SRC_LITERAL) for o in ops)
+
+
+def _decode_vopd(fields: dict, data: bytes, offset: int, word0: int) -> Inst:
+    vd = tables()["vopd"]
+    x, y = vd["x"].get(fields["opx"]), vd["y"].get(fields["opy"])
+    if x is None or y is None:
+        raise DecodeError(f"VOPD opx {fields['opx']} / opy {fields['opy']} is not a gfx1100 dual op", offset, word0)
+    inst = Inst("VOPD", fields["opx"], x["m"], fields, info={"x": x, "y": y, "form": "base"})
+    inst.size = 8
+    if _needs_literal(x["ops"], fields) or _needs_literal(y["ops"], fields):
+        inst.literal = _dword(data, offset + 8, offset, word0)
+        inst.size = 12
+    _validate(inst, offset, word0)
+    return inst
+
+
+def _validate(inst: Inst, offset: int, word0: int) -> None:
+    """Print once so that an operand LLVM cannot spell is a DecodeError now, not an error later."""
+    try:
+        inst.operands = _operand_texts(inst)
+    except ValueError as err:
+        raise DecodeError(str(err), offset, word0) from None
+
+
+# ---------------------------------------------------------------- printing
 
 def _format(inst: Inst) -> str:
-    raise NotImplementedError(inst.encoding)
+    if inst.encoding == "VOPD":
+        x, y = inst.info["x"], inst.info["y"]
+        return f"{_join(x['m'], _ops(inst, x, {}))} :: {_join(y['m'], _ops(inst, y, {}))}"
+    e = inst.info["entry"]
+    mods = _mod_state(inst, e)
+    text = _join(inst.mnemonic, _ops(inst, e, mods["pre"]))
+    return text + _trailing(inst, e, mods) + _dpp_text(inst)
+
+
+def _operand_texts(inst: Inst) -> list[str]:
+    if inst.encoding == "VOPD":
+        return _ops(inst, inst.info["x"], {}) + _ops(inst, inst.info["y"], {})
+    return _ops(inst, inst.info["entry"], _mod_state(inst, inst.info["entry"])["pre"])
+
+
+def _join(mnemonic: str, ops: list[str]) -> str:
+    return mnemonic + (" " + ", ".join(ops) if ops else "")
+
+
+def _ops(inst: Inst, e: dict, pre: dict[str, set[str]]) -> list[str]:
+    return [_with_mods(_operand(inst, spec), _is_imm(inst, spec), pre.get(spec[0], set())) for spec in e["ops"]]
+
+
+def _is_imm(inst: Inst, spec: list) -> bool:
+    if spec[1] != "src":
+        return spec[1] == "lit"
+    code = inst.fields[spec[0]]
+    dpp_src = spec[0] == "src0" and inst.dpp is not None
+    return not dpp_src and (128 <= code <= 208 or 240 <= code <= 248 or code == SRC_LITERAL)
+
+
+def _operand(inst: Inst, spec: list) -> str:
+    field, kind, count = spec[0], spec[1], spec[2]
+    if kind == "imp":
+        return field
+    if kind == "lit":
+        return literal_text(inst.literal, spec[3])
+    if kind == "v":
+        return vgpr_text(vgpr_index(inst, field), count)
+    code = inst.fields[field]
+    if kind == "s":
+        name = scalar_name(code, count)
+        if name is None:
+            raise ValueError(f"{field} code {code} is not a scalar register of {count} dwords")
+        return name
+    if field == "src0" and inst.dpp is not None:
+        return vgpr_text(inst.dpp["src0"], count)
+    if code >= 256:
+        return vgpr_text(code - 256, count)
+    return source_text(code, max(count, 1), spec[3], inst.literal)
+
+
+def vgpr_text(index: int, count: int) -> str:
+    """A VGPR range; count 0 is a 16-bit half (true16 syntax), bit 7 of the index selecting .h."""
+    if count == 0:
+        return f"v{index & 127}.{'h' if index & 128 else 'l'}"
+    return reg_range("v", index, count)
+
+
+def vgpr_index(inst: Inst, field: str) -> int:
+    """VGPR number of an 8-bit VGPR field; VOPD's vdsty keeps only the high bits (its low bit is
+    the opposite of vdstx's)."""
+    if field == "vdsty":
+        return (inst.fields["vdsty"] << 1) | ((inst.fields["vdstx"] & 1) ^ 1)
+    return inst.fields[field]
+
+
+def source_text(code: int, count: int, cls: str, literal: int | None) -> str:
+    """Spelling of a 9-bit source code in operand class `cls`."""
+    c = tables()["classes"][cls]
+    if code == SRC_LITERAL:
+        return literal_text(literal, cls)
+    if 128 <= code <= 208 or 240 <= code <= 248:
+        text = c["inline"].get(str(code))
+        if text is None:
+            raise ValueError(f"inline constant {code} is not allowed here")
+        return text
+    name = src_name(code, count)
+    if name is None or (code == 254 or 209 <= code <= 234):
+        raise ValueError(f"source code {code} is not valid here")
+    return name
+
+
+def literal_text(value: int | None, cls: str) -> str:
+    """Spelling of a 32-bit literal in operand class `cls`."""
+    c = tables()["classes"][cls]
+    if value is None or c["lit"] is None:
+        raise ValueError("no literal allowed here")
+    shown = c["value"].get(f"{value:x}")
+    if shown is not None:
+        return shown
+    return f"0x{value & 0xFFFF:x}" if c["lit"] == "lo16" else f"0x{value:x}"
+
+
+def _with_mods(text: str, imm: bool, mods: set[str]) -> str:
+    if "abs" in mods:
+        text = f"|{text}|"
+    if "sext" in mods:
+        text = f"sext({text})"
+    if "neg" in mods:
+        # LLVM writes neg(...) around a bare immediate: -1 is a different constant than neg(1).
+        text = f"neg({text})" if imm and "abs" not in mods else f"-{text}"
+    return text
+
+
+def _mod_state(inst: Inst, e: dict) -> dict:
+    """Which operands carry neg/abs, which array bits, flags and omod are set, per the entry's effects."""
+    pre: dict[str, set[str]] = {}
+    arrays: dict[str, list[int]] = {}
+    flags: list[str] = []
+    dpp16_e32 = inst.dpp is not None and inst.dpp["kind"] == 16 and inst.encoding in ("VOP1", "VOP2", "VOPC")
+    effects = e.get("dppmods", {}) if inst.dpp is not None else e.get("mods", {})
+    src = inst.dpp if dpp16_e32 else inst.fields
+    for key, eff in effects.items():
+        name, _, bit = key.partition(":")
+        if eff[0] == "arr":
+            arr = arrays.setdefault(eff[1], [1 if eff[1] == "op_sel_hi" and e.get("hidef") else 0] * eff[3])
+            arr[eff[2]] = 1 if src.get(name, 0) & int(bit) else 0
+        elif not src.get(name, 0) & (3 if name == "omod" else int(bit)):
+            continue
+        elif eff[0] == "pre":
+            pre.setdefault(eff[2], set()).add(eff[1])
+        elif eff[1].startswith("mul:"):
+            flags.append(OMOD[src["omod"]])
+        else:
+            flags.append(eff[1])
+    return {"pre": pre, "arrays": arrays, "flags": flags}
+
+
+def _trailing(inst: Inst, e: dict, mods: dict) -> str:
+    out = []
+    for name in ARRAY_ORDER:
+        arr = mods["arrays"].get(name)
+        default = 1 if name == "op_sel_hi" and e.get("hidef") else 0
+        if arr is not None and any(v != default for v in arr):
+            out.append(f"{name}:[{','.join(map(str, arr))}]")
+    flags = [f for f in mods["flags"] if f == "clamp"] + [f for f in mods["flags"] if f != "clamp"]
+    if inst.encoding == "VINTERP":  # its asm string puts clamp before op_sel
+        out = flags + out + [f"wait_exp:{inst.fields['waitexp']}"]
+    else:
+        out += flags
+    return "".join(" " + t for t in out)
+
+
+def _dpp_text(inst: Inst) -> str:
+    d = inst.dpp
+    if d is None:
+        return ""
+    if d["kind"] == 8:
+        sel = ",".join(str((d["lane_sel"] >> (3 * i)) & 7) for i in range(8))
+        return f" dpp8:[{sel}]" + (" fi:1" if inst.fields["src0"] == SRC_DPP8_FI else "")
+    out = f" {dpp_ctrl_text(d['dpp_ctrl'])} row_mask:0x{d['row_mask']:x} bank_mask:0x{d['bank_mask']:x}"
+    return out + (" bound_ctrl:1" if d["bound_ctrl"] else "") + (" fi:1" if d["fi"] else "")
+
+
+def dpp_ctrl_text(ctrl: int) -> str:
+    """LLVM's spelling of a DPP16 dpp_ctrl value."""
+    if ctrl < 0x100:
+        return "quad_perm:[" + ",".join(str((ctrl >> (2 * i)) & 3) for i in range(4)) + "]"
+    if ctrl == 0x140:
+        return "row_mirror"
+    if ctrl == 0x141:
+        return "row_half_mirror"
+    name = DPP_ROWS.get(ctrl & ~0xF)
+    if name is None or ((ctrl & 0xF) == 0 and ctrl < 0x130):
+        raise ValueError(f"dpp_ctrl {ctrl:#x} is not valid")
+    return f"{name}:{ctrl & 0xF}"
 
 
 def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
-    return None
+    from .valu_asm import assemble
+    return assemble(mnemonic, toks, ctx)
 
 
-register(Family("valu", ENCODINGS, _decode, _format, _assemble, lambda: set()))
+def _mnemonics() -> set[str]:
+    from .valu_asm import mnemonic_index
+    return set(mnemonic_index())
+
+
+register(Family("valu", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics))

@@ -1,0 +1,321 @@
+"""Assembler of the vector-ALU family: LLVM-syntax text back to VOP1/VOP2/VOPC/VOP3/VOP3P/VOPD/VINTERP bytes.
+
+The inverse of valu.py's printer, driven by the same tables: the mnemonic names (encoding, opcode, form),
+the entry's operand list says which field each operand fills, and the modifier effects say which bit a
+printed `-`, `|..|`, array element or flag sets.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from .inst import Inst
+from .operands import parse_register, parse_src
+from .valu import DPP_ROWS, OMOD, tables
+
+_TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
+                       r"bound_ctrl:|bank_mask:|row_mask:)")
+_DPP16_WORDS = ("quad_perm:", "row_")
+
+
+class _Bad(ValueError):
+    """One candidate form does not fit the operands; carries the offending token."""
+
+    def __init__(self, msg: str, tok: str = ""):
+        super().__init__(msg)
+        self.tok = tok
+
+
+@cache
+def mnemonic_index() -> dict[str, list[tuple[str, int, str]]]:
+    """mnemonic -> [(encoding, opcode, form)] over every form in the tables; VOPD under its X half."""
+    idx: dict[str, list[tuple[str, int, str]]] = {}
+    for enc, entries in tables()["ops"].items():
+        for op, e in entries.items():
+            for form in ("m", "dpp16", "dpp8"):
+                if form in e:
+                    idx.setdefault(e[form], []).append((enc, op, "base" if form == "m" else form))
+    for op, e in tables()["vopd"]["x"].items():
+        idx.setdefault(e["m"], []).append(("VOPD", op, "x"))
+    return idx
+
+
+def assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
+    """Bytes of one vector-ALU instruction, or an AsmError naming the offending token."""
+    cands = mnemonic_index().get(mnemonic)
+    if not cands:
+        return None
+    form = "dpp8" if any(t.startswith("dpp8:") for t in toks) else (
+        "dpp16" if any(t.startswith(_DPP16_WORDS) for t in toks) else "base")
+    err = _Bad(f"{mnemonic} takes other operands")
+    for enc, op, f in cands:
+        if f not in (form, "x"):
+            continue
+        try:
+            inst = _build_vopd(op, toks) if enc == "VOPD" else _build(enc, op, f, toks)
+            return inst.encode()
+        except _Bad as e:
+            err = e
+    if form != "base" and not any(f == form for _, _, f in cands):
+        err = _Bad(f"{mnemonic} has no {form.upper()} form")
+    raise ctx.error(str(err), err.tok or mnemonic)
+
+
+def _split(toks: list[str]) -> tuple[list[str], list[str]]:
+    ops = [t for t in toks if not _TRAILING.match(t)]
+    return ops, [t for t in toks if _TRAILING.match(t)]
+
+
+def _build(enc: str, op: int, form: str, toks: list[str]) -> Inst:
+    e = tables()["ops"][enc][op]
+    layout = e.get("enc", enc)
+    inst = Inst(layout, op, e["m"], {"op": op}, info={"entry": e, "form": form})
+    if form == "dpp16":
+        inst.dpp = {"kind": 16, "row_mask": 0xF, "bank_mask": 0xF}
+        inst.fields["src0"] = SRC_DPP16
+    elif form == "dpp8":
+        inst.dpp = {"kind": 8}
+        inst.fields["src0"] = SRC_DPP8
+    if enc == "VOP3P" and e.get("hidef"):
+        _set_hi_default(inst, e)
+    ops, trailing = _split(toks)
+    if len(ops) != len(e["ops"]):
+        raise _Bad(f"{e['m']} takes {len(e['ops'])} operands, got {len(ops)}")
+    dpp16_e32 = form == "dpp16" and enc in ("VOP1", "VOP2", "VOPC")
+    effects = e.get("dppmods" if form != "base" else "mods", {})
+    for spec, tok in zip(e["ops"], ops, strict=True):
+        _operand(inst, spec, tok, effects, dpp16_e32)
+    for tok in trailing:
+        _trailing(inst, tok, effects, dpp16_e32)
+    return inst
+
+
+def _set_hi_default(inst: Inst, e: dict) -> None:
+    # op_sel_hi is all ones unless printed; LLVM also sets the bits of sources the opcode lacks.
+    inst.fields["op_sel_hi"] = 3
+    inst.fields["op_sel_hi2"] = 1
+
+
+def _build_vopd(opx: int, toks: list[str]) -> Inst:
+    if "::" not in toks:
+        raise _Bad("expected '::' and the second half of a dual instruction")
+    i = toks.index("::")
+    ymn, ytoks = toks[i + 1], toks[i + 2:]
+    x = tables()["vopd"]["x"][opx]
+    ys = [(op, e) for op, e in tables()["vopd"]["y"].items() if e["m"] == ymn]
+    if not ys:
+        raise _Bad("expected a dual (v_dual_*) mnemonic after '::'", ymn)
+    opy, y = ys[0]
+    inst = Inst("VOPD", opx, x["m"], {"opx": opx, "opy": opy}, info={"x": x, "y": y, "form": "base"})
+    for e, part in ((x, toks[:i]), (y, ytoks)):
+        if len(part) != len(e["ops"]):
+            raise _Bad(f"{e['m']} takes {len(e['ops'])} operands, got {len(part)}")
+        for spec, tok in zip(e["ops"], part, strict=True):
+            _operand(inst, spec, tok, {}, False)
+    return inst
+
+
+# ---------------------------------------------------------------- operands
+
+def _strip(tok: str) -> tuple[str, set[str]]:
+    mods = set()
+    for name in ("neg", "sext"):
+        if tok.startswith(name + "(") and tok.endswith(")"):
+            return _strip(tok[len(name) + 1:-1])[0], {name} | _strip(tok[len(name) + 1:-1])[1]
+    if tok.startswith("-") and (tok[1:2] == "|" or not re.fullmatch(r"-[0-9.]+|-0x[0-9a-fA-F]+", tok)):
+        tok, mods = tok[1:], {"neg"}
+    if len(tok) > 2 and tok[0] == "|" and tok[-1] == "|":
+        tok = tok[1:-1]
+        mods.add("abs")
+    return tok, mods
+
+
+def _operand(inst: Inst, spec: list, tok: str, effects: dict, dpp16_e32: bool) -> None:
+    field, kind, count = spec[0], spec[1], spec[2]
+    core, mods = _strip(tok) if kind != "imp" else (tok, set())
+    for m in mods:
+        _set_effect(inst, effects, ["pre", m, field], tok, dpp16_e32)
+    if kind == "imp":
+        if tok != field:
+            raise _Bad(f"expected {field}", tok)
+    elif kind == "v":
+        _vgpr(inst, field, core, count)
+    elif kind == "s":
+        code = parse_src(core, count)
+        if code is None or code > 255 or 128 <= code <= 208 or 240 <= code <= 248:
+            raise _Bad(f"expected a scalar register of {count} dwords", tok)
+        inst.fields[field] = code
+    elif kind == "lit":
+        _set_literal(inst, _parse_literal(core, tok), tok)
+    elif field == "src0" and inst.dpp is not None:
+        idx = _vgpr_index(core, count)
+        if idx is None:
+            raise _Bad("expected a VGPR as the DPP source", tok)
+        inst.dpp["src0"] = idx
+    elif _vgpr_index(core, count) is not None:
+        inst.fields[field] = 256 + _vgpr_index(core, count)
+    else:
+        inst.fields[field] = _source(inst, core, max(count, 1), spec[3], tok)
+
+
+def _vgpr_index(core: str, count: int) -> int | None:
+    """Index of a VGPR range of `count` dwords (count 0: a v<N>.l/.h half, .h setting bit 7)."""
+    if count == 0:
+        m = re.fullmatch(r"v(\d+)\.([lh])", core)
+        return None if not m or int(m.group(1)) > 127 else int(m.group(1)) | (128 if m.group(2) == "h" else 0)
+    reg = parse_register(core)
+    if reg is None or reg[0] != "v" or reg[2] != count or reg[1] + count > 256:
+        return None
+    return reg[1]
+
+
+def _vgpr(inst: Inst, field: str, core: str, count: int) -> None:
+    idx = _vgpr_index(core, count)
+    if idx is None:
+        raise _Bad(f"expected a VGPR range of {count} dwords", core)
+    if field == "vdsty":
+        if (idx & 1) == (inst.fields.get("vdstx", 0) & 1):
+            raise _Bad("the two destinations of a dual instruction need opposite parity", core)
+        inst.fields[field] = idx >> 1
+    else:
+        inst.fields[field] = idx
+
+
+@cache
+def _inline_codes(cls: str) -> dict[str, int]:
+    return {text: int(code) for code, text in tables()["classes"][cls]["inline"].items()}
+
+
+@cache
+def _value_codes(cls: str) -> dict[int, str]:
+    return {int(v, 16): text for v, text in tables()["classes"][cls]["value"].items()}
+
+
+def _source(inst: Inst, core: str, count: int, cls: str, tok: str) -> int:
+    code = _inline_codes(cls).get(core)
+    if code is not None:
+        return code
+    reg = parse_src(core, count)
+    if reg is not None and not (128 <= reg <= 208 or 240 <= reg <= 248):
+        return reg
+    value = _parse_literal(core, tok)
+    text = _value_codes(cls).get(value)
+    if text is not None and text in _inline_codes(cls):  # llvm-mc folds such a literal to the constant
+        return _inline_codes(cls)[text]
+    if tables()["classes"][cls]["lit"] is None:
+        raise _Bad("no literal allowed here", tok)
+    _set_literal(inst, value, tok)
+    return SRC_LITERAL
+
+
+def _parse_literal(core: str, tok: str) -> int:
+    try:
+        value = int(core, 0)
+    except ValueError:
+        raise _Bad("expected a register, inline constant or 32-bit literal", tok) from None
+    if not -(1 << 31) <= value < (1 << 32):
+        raise _Bad("literal does not fit in 32 bits", tok)
+    return value & 0xFFFFFFFF
+
+
+def _set_literal(inst: Inst, value: int, tok: str) -> None:
+    if inst.literal is not None and inst.literal != value:
+        raise _Bad("only one distinct literal per instruction", tok)
+    inst.literal = value
+
+
+def _set_effect(inst: Inst, effects: dict, want: list, tok: str, dpp16_e32: bool) -> None:
+    """Set the modifier bit whose printed effect is `want` (prefix on a field, or array position)."""
+    for key, eff in effects.items():
+        if eff[:len(want)] == want:
+            name, _, bit = key.partition(":")
+            target = inst.dpp if dpp16_e32 else inst.fields
+            target[name] = target.get(name, 0) | int(bit)
+            return
+    raise _Bad("modifier not allowed here", tok)
+
+
+def _clear_effect(inst: Inst, effects: dict, want: list) -> None:
+    for key, eff in effects.items():
+        if eff[:len(want)] == want:
+            name, _, bit = key.partition(":")
+            inst.fields[name] = inst.fields.get(name, 0) & ~int(bit)
+
+
+# ---------------------------------------------------------------- trailing modifiers
+
+def _trailing(inst: Inst, tok: str, effects: dict, dpp16_e32: bool) -> None:
+    name, _, val = tok.partition(":")
+    if val.startswith("["):
+        _array(inst, name, val, effects, tok)
+    elif tok == "clamp":
+        _set_effect(inst, effects, ["flag", "clamp"], tok, False)
+    elif tok in OMOD.values():
+        _set_effect(inst, effects, ["flag", "mul:2"], tok, False)
+        inst.fields["omod"] = {v: k for k, v in OMOD.items()}[tok]
+    elif name == "wait_exp" and inst.encoding == "VINTERP":
+        inst.fields["waitexp"] = _int(val, tok, 7)
+    elif inst.dpp is not None:
+        _dpp(inst, name, val, tok)
+    else:
+        raise _Bad("unexpected modifier", tok)
+
+
+def _array(inst: Inst, name: str, val: str, effects: dict, tok: str) -> None:
+    if name == "dpp8":
+        if inst.dpp is None or inst.dpp["kind"] != 8:
+            raise _Bad("dpp8 needs a DPP8 form", tok)
+        inst.dpp["lane_sel"] = DPP8.field("lane_sel").mask & sum(
+            _int(v, tok, 7) << (3 * i) for i, v in enumerate(_items(val, tok, 8)))
+        return
+    if name == "quad_perm":
+        inst.dpp["dpp_ctrl"] = sum(_int(v, tok, 3) << (2 * i) for i, v in enumerate(_items(val, tok, 4)))
+        return
+    for pos, v in enumerate(val[1:-1].split(",")):
+        if _int(v, tok, 1):
+            _set_effect(inst, effects, ["arr", name, pos], tok, False)
+        elif name == "op_sel_hi":
+            _clear_effect(inst, effects, ["arr", name, pos])
+
+
+def _items(val: str, tok: str, n: int) -> list[str]:
+    items = val[1:-1].split(",")
+    if not val.endswith("]") or len(items) != n:
+        raise _Bad(f"expected {n} values in brackets", tok)
+    return items
+
+
+def _int(text: str, tok: str, hi: int) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise _Bad("expected an integer", tok) from None
+    if not 0 <= v <= hi:
+        raise _Bad(f"value out of range 0..{hi}", tok)
+    return v
+
+
+def _dpp(inst: Inst, name: str, val: str, tok: str) -> None:
+    d = inst.dpp
+    if d["kind"] == 8:
+        if tok != "fi:1" and tok != "fi:0":
+            raise _Bad("unexpected DPP8 modifier", tok)
+        inst.fields["src0"] = SRC_DPP8_FI if tok == "fi:1" else SRC_DPP8
+    elif tok == "row_mirror":
+        d["dpp_ctrl"] = 0x140
+    elif tok == "row_half_mirror":
+        d["dpp_ctrl"] = 0x141
+    elif name in ("row_mask", "bank_mask"):
+        d[name] = _int(val, tok, 15)
+    elif name in ("bound_ctrl", "fi"):
+        d[name] = 1 if name == "bound_ctrl" else _int(val, tok, 1)
+    else:
+        base = {v: k for k, v in DPP_ROWS.items()}.get(name)
+        if base is None:
+            raise _Bad("unexpected DPP modifier", tok)
+        n = _int(val, tok, 15)
+        if n == 0 and base < 0x130:
+            raise _Bad("shift amount must be 1..15", tok)
+        d["dpp_ctrl"] = base | n
