@@ -1,0 +1,514 @@
+"""The GPUVM MMU: per-VMID page-table walks over simulated memory, a TLB, and vectorized lane access.
+
+Translation. Each of the 16 VMIDs has a root (PDB2) physical address, as the driver programs it in
+VM_CONTEXTn_PAGE_TABLE_BASE_ADDR. A walk reads real gfx11 PDE/PTE words (simgpu.hw.gmc) from
+simulated memory: PDB2 -> PDB1 -> PDB0 -> PTB, stopping early at a PDE_PTE (huge page) entry. The
+leaf's fragment field widens the translation to 2^(12 + fragment) bytes: PA(va) = entry PA +
+(va - entry VA) for every page of the fragment (amdgpu guarantees the block is physically contiguous;
+the MMU trusts it like the hardware L1 does). VAs are 48-bit; the upper half is addressed by
+sign-extended canonical addresses (0xFFFF8000_00000000 and up); anything else faults.
+
+TLB. Translations are cached per VMID, per page and per fragment/huge-page leaf. Like the hardware,
+the MMU never notices page-table writes: after changing tables (or the root), the driver must call
+`invalidate(vmid, va_range)`, otherwise stale translations persist for the pages and fragments
+already cached (until evicted: the page cache is emptied when it reaches TLB_CAPACITY entries).
+Faults are never cached.
+
+Permissions. read needs READABLE, write WRITEABLE, execute EXECUTABLE, atomic READABLE and WRITEABLE.
+The SYSTEM bit selects the system aperture instead of VRAM. A PTE with PRT set and VALID clear (a
+partially resident texture hole, as amdgpu writes it) does not fault: reads return zeros and writes
+and atomics are dropped.
+
+Lane access (gather/scatter/atomic) is numpy over all lanes: addresses may have any shape (e.g.
+[waves, lanes]); lane order is their flat C order. Each unique page is translated once per call;
+every lane is checked before anything is written, so a faulting call changes no memory. The first
+faulting lane (lowest index) is reported. Accesses may be unaligned and may cross a page (both pages
+are translated); atomics must be naturally aligned. When several lanes store to the same byte, the
+highest lane wins; atomics apply in increasing lane order (see simgpu.mem.atomics).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import repeat
+from typing import NamedTuple
+
+import numpy as np
+
+from simgpu.fault import GPUFault
+from simgpu.hw import gmc
+from simgpu.mem import atomics
+from simgpu.mem.lanes import last_wins, unique_inverse
+from simgpu.mem.physical import PhysicalAddressError, PhysicalMemory
+
+# Cached per-page translation: (physical page number << 8) | these bits; -1 means "faults".
+_R, _W, _X, _SYS, _PRT = 1, 2, 4, 8, 16
+_NEED = {"read": _R, "write": _W, "execute": _X, "atomic": _R | _W}
+_BAD_VPN = 1 << (gmc.VA_BITS - gmc.PAGE_SHIFT)  # stands for any page outside the 48-bit VA space
+_OUTSIDE = "address outside the canonical 48-bit GPU VA space"
+_LANE_DTYPES = {1: "<u1", 2: "<u2", 4: "<u4", 8: "<u8", 16: "<u4"}
+_U64 = np.uint64
+# Per-page TLB entries kept per VMID before the page cache is emptied (fragment/huge-page leaves stay):
+# bounds host memory like a finite hardware TLB, deterministically.
+TLB_CAPACITY = 1 << 20
+
+
+class Translation(NamedTuple):
+    """Where one virtual address lands."""
+
+    pa: int
+    system: bool  # system aperture (else VRAM)
+    prt: bool  # PRT hole: reads zero, writes dropped
+
+
+class Leaf(NamedTuple):
+    """A walked leaf entry widened to its fragment: 2^log2 pages from va_page map to pa_page on."""
+
+    log2: int
+    va_page: int
+    pa_page: int
+    bits: int
+
+
+@dataclass
+class _Resolved:
+    """Translation of the active lanes of one call: per unique page, and each lane's pages."""
+
+    vals: np.ndarray  # per page: cached translation word
+    region: np.ndarray  # per page: region number in PhysicalMemory.region_buffers()
+    base: np.ndarray  # per page: byte offset of the page in its region buffer
+    prt: np.ndarray | None  # per page: PRT hole (None if there is none)
+    first: np.ndarray  # per lane: page index of its first byte
+    second: np.ndarray  # per lane: page index of its last byte
+    inpage: np.ndarray  # per lane: offset of its first byte in the page
+    crossing: bool  # some lane spans two pages
+    one_region: bool  # every touched page is VRAM
+
+
+def _as_addrs(addrs) -> np.ndarray:
+    """Lane addresses as a 1-D uint64 array (negative int64 values wrap like a 64-bit register)."""
+    a = np.asarray(addrs)
+    if a.dtype != _U64:
+        a = a.astype(np.int64, copy=False).view(_U64) if a.dtype.kind == "i" else a.astype(_U64)
+    return a.reshape(-1)
+
+
+def _as_values(values, size: int, lane_shape: tuple[int, ...]) -> np.ndarray:
+    """Lane values as unsigned little-endian words, flat: shape (n,), or (n, 4) dwords for 16 bytes."""
+    target = np.dtype(_LANE_DTYPES[size])
+    v = np.asarray(values)
+    if v.dtype.itemsize == target.itemsize and v.dtype.kind in "uif":
+        v = v.view(target)  # reinterpret floats and signed ints bit for bit
+    else:
+        v = v.astype(target)
+    shape = lane_shape + ((4,) if size == 16 else ())
+    if v.shape != shape:
+        try:  # a scalar (or one row) for every lane
+            v = np.broadcast_to(v, shape)
+        except ValueError:
+            raise ValueError(f"values have shape {v.shape}, expected {shape} for {size}-byte lanes") from None
+    return v.reshape((-1, 4) if size == 16 else -1)
+
+
+def _active(mask, n: int) -> np.ndarray | None:
+    """Indices of the active lanes in flat lane order, or None for all."""
+    if mask is None:
+        return None
+    m = np.asarray(mask).reshape(-1)
+    if m.size != n:
+        raise ValueError(f"mask has {m.size} lanes, addresses have {n}")
+    return np.flatnonzero(m)
+
+
+class MMU:
+    """GPUVM address translation for 16 VMIDs over one PhysicalMemory."""
+
+    def __init__(self, phys: PhysicalMemory):
+        self.phys = phys
+        self._roots: list[tuple[int, bool] | None] = [None] * gmc.NUM_VMIDS
+        self._tlb: list[dict[int, int]] = [{} for _ in range(gmc.NUM_VMIDS)]
+        self._leaves: list[dict[tuple[int, int], Leaf]] = [{} for _ in range(gmc.NUM_VMIDS)]
+        self._leaf_log2s: list[set[int]] = [set() for _ in range(gmc.NUM_VMIDS)]
+        self.walks = 0  # page-table walks so far (TLB misses that were not covered by a cached leaf)
+
+    # ---- configuration --------------------------------------------------------------------------------
+    def set_root(self, vmid: int, pa: int | None) -> None:
+        """Set the VMID's root page directory (PDB2) physical address; PDE flag bits (SYSTEM) are honoured."""
+        _check_vmid(vmid)
+        self._roots[vmid] = None if pa is None else (pa & gmc.PDE_ADDR_MASK, bool(pa & gmc.PDE_SYSTEM))
+
+    def invalidate(self, vmid: int | None = None, va_range: tuple[int, int] | None = None) -> None:
+        """Drop cached translations of one VMID (or all) for [start, end) (or everything)."""
+        for v in range(gmc.NUM_VMIDS) if vmid is None else (_check_vmid(vmid),):
+            if va_range is None:
+                self._tlb[v].clear()
+                self._leaves[v].clear()
+                self._leaf_log2s[v].clear()
+                continue
+            lo = (va_range[0] & gmc.VA_MASK) >> gmc.PAGE_SHIFT
+            hi = ((va_range[1] - 1) & gmc.VA_MASK) >> gmc.PAGE_SHIFT
+            tlb = self._tlb[v]
+            if hi - lo < len(tlb):
+                for p in range(lo, hi + 1):
+                    tlb.pop(p, None)
+            else:
+                for p in [p for p in tlb if lo <= p <= hi]:
+                    del tlb[p]
+            leaves = self._leaves[v]
+            for key in [k for k, lf in leaves.items() if lf.va_page <= hi and lf.va_page + (1 << lf.log2) > lo]:
+                del leaves[key]
+
+    # ---- walking --------------------------------------------------------------------------------------
+    def walk(self, vmid: int, va: int) -> Leaf | str:
+        """Walk the page tables for `va` (no TLB): the leaf, or why the address faults."""
+        _check_vmid(vmid)
+        return self._walk(vmid, (va & gmc.VA_MASK) >> gmc.PAGE_SHIFT if _canonical(va) else _BAD_VPN)
+
+    def _walk(self, vmid: int, vpn: int) -> Leaf | str:
+        root = self._roots[vmid]
+        if vpn >= _BAD_VPN:
+            return _OUTSIDE
+        if root is None:
+            return f"VMID {vmid} has no page table"
+        self.walks += 1
+        table, table_sys = root
+        va = vpn << gmc.PAGE_SHIFT
+        for level in gmc.Level:
+            entry_pa = table + gmc.level_index(va, level) * gmc.ENTRY_SIZE
+            try:
+                word = self.phys.read_u64(entry_pa, table_sys)
+            except PhysicalAddressError:
+                return f"{level.name} table entry at unbacked {'system' if table_sys else 'VRAM'} PA {entry_pa:#x}"
+            if level == gmc.Level.PTB or word & gmc.PDE_PTE:
+                return _leaf(word, vpn, level)
+            if not word & gmc.PDE_VALID:
+                return f"PDE not valid at {level.name}"
+            table, table_sys = word & gmc.PDE_ADDR_MASK, bool(word & gmc.PDE_SYSTEM)
+        raise AssertionError("unreachable: the PTB level always ends the walk")
+
+    def _fill(self, vmid: int, vpn: int) -> int:
+        """Translate one page on a TLB miss (cached leaf, else a walk); -1 if it faults."""
+        leaf = None
+        for log2 in self._leaf_log2s[vmid]:
+            leaf = self._leaves[vmid].get((log2, vpn >> log2))
+            if leaf is not None:
+                break
+        if leaf is None:
+            leaf = self._walk(vmid, vpn)
+            if isinstance(leaf, str):
+                return -1
+            if leaf.log2:
+                self._leaves[vmid][(leaf.log2, vpn >> leaf.log2)] = leaf
+                self._leaf_log2s[vmid].add(leaf.log2)
+        value = ((leaf.pa_page + vpn - leaf.va_page) << 8) | leaf.bits
+        tlb = self._tlb[vmid]
+        if len(tlb) >= TLB_CAPACITY:
+            tlb.clear()
+        tlb[vpn] = value
+        return value
+
+    def _page_values(self, vmid: int, pages: np.ndarray) -> np.ndarray:
+        """Translation words of unique pages: TLB lookups, walks only for misses."""
+        keys = pages.tolist()
+        vals = np.fromiter(map(self._tlb[vmid].get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+        for i in np.flatnonzero(vals < 0).tolist():
+            vals[i] = self._fill(vmid, keys[i])
+        return vals
+
+    # ---- resolving lanes ----------------------------------------------------------------------------------
+    def _resolve(self, vmid: int, addrs: np.ndarray, size: int, access: str) -> _Resolved:
+        """Translate and check every lane's bytes; raises GPUFault for the lowest faulting lane."""
+        _check_vmid(vmid)
+        top = addrs >> _U64(gmc.VA_BITS - 1)
+        canon = (top == 0) | (top == (1 << (64 - gmc.VA_BITS + 1)) - 1)
+        all_canon = bool(canon.all())
+        a48 = addrs & _U64(gmc.VA_MASK)
+        first_vpn = a48 >> _U64(gmc.PAGE_SHIFT)
+        if not all_canon:
+            first_vpn = np.where(canon, first_vpn, _U64(_BAD_VPN))
+        last_vpn, cross, crossing = first_vpn, None, False
+        if size > 1:
+            last_vpn = (a48 + _U64(size - 1)) >> _U64(gmc.PAGE_SHIFT)
+            cross = last_vpn != first_vpn
+            crossing = bool(cross.any())
+        if crossing:  # a lane may not run from the low half into the hole, nor off the top
+            half = _U64(gmc.VA_BITS - 1 - gmc.PAGE_SHIFT)
+            last_ok = canon & ((last_vpn >> half) == (first_vpn >> half))
+            last_vpn = np.where(last_ok, last_vpn, _U64(_BAD_VPN))
+            cross = last_vpn != first_vpn
+        m = addrs.size
+        pages, inv = unique_inverse(np.concatenate((first_vpn, last_vpn[cross])) if crossing else first_vpn)
+        vals = self._page_values(vmid, pages)
+        prt = (vals >= 0) & ((vals & _PRT) != 0)
+        region, base, backed = self.phys.locate_pages(vals >> 8, (vals & _SYS) != 0)
+        need = _NEED[access]
+        bad = (vals < 0) | (~prt & (((vals & need) != need) | ~backed))
+        first = inv[:m]
+        second = first
+        if crossing:
+            second = first.copy()
+            second[cross] = inv[m:]
+        if bad.any():
+            self._raise(vmid, addrs, size, access, pages, vals, bad, first, second)
+        any_prt = bool(prt.any())
+        if any_prt:
+            region[prt], base[prt] = 0, 0
+        return _Resolved(vals, region, base, prt if any_prt else None, first, second,
+                         (a48 & _U64(gmc.PAGE_SIZE - 1)).astype(np.int64), crossing, not region.any())
+
+    def _raise(self, vmid, addrs, size, access, pages, vals, bad, first, second) -> None:
+        """Raise the GPUFault of the lowest lane that touches a bad page."""
+        lane = int(np.argmax(bad[first] | bad[second]))
+        p = int(first[lane]) if bad[first[lane]] else int(second[lane])
+        va = int(addrs[lane])
+        if p != first[lane]:
+            va = ((va + size - 1) & ~(gmc.PAGE_SIZE - 1)) & ((1 << 64) - 1)
+        v = int(vals[p])
+        if v < 0:
+            why = self._walk(vmid, int(pages[p]))
+            reason = why if isinstance(why, str) else "translation failed"
+        elif v & _NEED[access] != _NEED[access]:
+            grants = "".join(c for c, b in (("R", _R), ("W", _W), ("X", _X)) if v & b) or "nothing"
+            reason = f"{access} not permitted by the PTE (it grants {grants})"
+        else:
+            where = "system" if v & _SYS else "VRAM"
+            reason = f"PTE points at unbacked {where} PA {(v >> 8) << gmc.PAGE_SHIFT:#x}"
+        raise GPUFault(kind="page_fault", address=va, access=access, vmid=vmid, message=reason)
+
+    def _lane_locations(self, res: _Resolved) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Per lane (first page): region, byte offset in the region buffer, live (not a PRT hole)."""
+        live = None if res.prt is None else ~res.prt[res.first]
+        return res.region[res.first], res.base[res.first] + res.inpage, live
+
+    def _byte_locations(self, res: _Resolved, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Per lane and byte, shape (m, size): region, byte offset, live."""
+        at = res.inpage[:, None] + np.arange(size)
+        page = np.where(at >= gmc.PAGE_SIZE, res.second[:, None], res.first[:, None])
+        live = None if res.prt is None else ~res.prt[page]
+        return res.region[page], res.base[page] + (at & (gmc.PAGE_SIZE - 1)), live
+
+    def _read_units(self, region: np.ndarray, idx: np.ndarray, dtype: str, one_region: bool) -> np.ndarray:
+        """Elements of `dtype` at element indices `idx` of each region's buffer."""
+        if one_region:
+            return self.phys.typed_vram(dtype)[idx]
+        out = np.zeros(idx.shape, dtype=dtype)
+        region = np.broadcast_to(region.reshape(region.shape + (1,) * (idx.ndim - region.ndim)), idx.shape)
+        bufs = self.phys.region_buffers()
+        for r in np.unique(region).tolist():
+            sel = region == r
+            out[sel] = bufs[r].view(dtype)[idx[sel]]
+        return out
+
+    def _write_units(self, region: np.ndarray, idx: np.ndarray, vals: np.ndarray, dtype: str,
+                     one_region: bool) -> None:
+        """Store elements (1-D, distinct targets) into each region's buffer."""
+        if one_region:
+            self.phys.typed_vram(dtype)[idx] = vals
+            return
+        bufs = self.phys.region_buffers()
+        for r in np.unique(region).tolist():
+            sel = region == r
+            bufs[r].view(dtype)[idx[sel]] = vals[sel]
+
+    def _store(self, region: np.ndarray, idx: np.ndarray, vals: np.ndarray, dtype: str, one_region: bool) -> None:
+        """Store 1-D lane-ordered elements; of several stores to one element the last one wins."""
+        keys = idx if one_region else idx * (int(region.max()) + 1) + region
+        keep = last_wins(keys)
+        if keep is not None:
+            region, idx, vals = region[keep], idx[keep], vals[keep]
+        self._write_units(region, idx, vals, dtype, one_region)
+
+    # ---- vectorized access ----------------------------------------------------------------------------
+    def gather(self, vmid: int, addrs, size: int, mask=None) -> np.ndarray:
+        """Load `size` bytes per lane: uint8/16/32/64 shaped like `addrs`, plus a trailing 4 (dwords) for 16."""
+        dtype = _LANE_DTYPES[size]
+        shape = np.shape(addrs) + ((4,) if size == 16 else ())
+        addrs = _as_addrs(addrs)
+        lanes = _active(mask, addrs.size)
+        a = addrs if lanes is None else addrs[lanes]
+        if a.size == 0:
+            return np.zeros(shape, dtype=dtype)
+        vals = self._load(self._resolve(vmid, a, size, "read"), a, size)
+        if lanes is not None:
+            out = np.zeros((addrs.size, 4) if size == 16 else addrs.size, dtype=dtype)
+            out[lanes] = vals
+            vals = out
+        return vals.reshape(shape)
+
+    def _load(self, res: _Resolved, a: np.ndarray, size: int) -> np.ndarray:
+        """Load the lanes of a resolved access (PRT lanes read zero)."""
+        unit = min(size, 8) if size != 16 else 4
+        if not res.crossing and not (a & _U64(unit - 1)).any():
+            region, off, live = self._lane_locations(res)
+            idx = off >> (unit.bit_length() - 1)
+            if size == 16:
+                idx = idx[:, None] + np.arange(4)
+            vals = self._read_units(region, idx, f"<u{unit}", res.one_region)
+            if live is not None:
+                vals[~live] = 0
+            return vals
+        region, off, live = self._byte_locations(res, size)
+        b = self._read_units(region, off, "<u1", res.one_region)
+        if live is not None:
+            b[~live] = 0
+        v = np.ascontiguousarray(b).view(_LANE_DTYPES[size])
+        return v if size == 16 else v.reshape(-1)
+
+    def scatter(self, vmid: int, addrs, values, size: int, mask=None) -> None:
+        """Store `size` bytes per active lane; for overlapping stores the highest lane wins, byte by byte."""
+        vals = _as_values(values, size, np.shape(addrs))
+        addrs = _as_addrs(addrs)
+        lanes = _active(mask, addrs.size)
+        if lanes is not None:
+            addrs, vals = addrs[lanes], vals[lanes]
+        if addrs.size == 0:
+            return
+        res = self._resolve(vmid, addrs, size, "write")
+        unit = min(size, 8) if size != 16 else 4
+        if not res.crossing and not (addrs & _U64(unit - 1)).any():
+            region, off, live = self._lane_locations(res)
+            idx = off >> (unit.bit_length() - 1)
+            if size == 16:  # four dword stores per lane, in lane order
+                idx = (idx[:, None] + np.arange(4)).reshape(-1)
+                region, live = np.repeat(region, 4), None if live is None else np.repeat(live, 4)
+                vals = vals.reshape(-1)
+            dtype = f"<u{unit}"
+        else:
+            region, idx, live = (x.reshape(-1) if x is not None else None for x in self._byte_locations(res, size))
+            vals = np.ascontiguousarray(vals).view(np.uint8).reshape(-1)
+            dtype = "<u1"
+        if live is not None:
+            region, idx, vals = region[live], idx[live], vals[live]
+        if idx.size:
+            self._store(region, idx, vals, dtype, res.one_region)
+
+    def atomic(self, vmid: int, op: str, addrs, src, cmp=None, size: int = 4, mask=None,
+               return_old: bool = True) -> np.ndarray | None:
+        """Atomic read-modify-write per active lane, in lane order; returns the old values (0 for inactive)."""
+        if op not in atomics.OPS:
+            raise ValueError(f"unknown atomic op {op!r}; expected one of {sorted(atomics.OPS)}")
+        if size not in (4, 8):
+            raise ValueError(f"atomic size must be 4 or 8, not {size}")
+        if op == "cmpswap" and cmp is None:
+            raise ValueError("cmpswap needs cmp")
+        shape = np.shape(addrs)
+        src = _as_values(src, size, shape)
+        cmp = None if cmp is None else _as_values(cmp, size, shape)
+        addrs = _as_addrs(addrs)
+        lanes = _active(mask, addrs.size)
+        if lanes is None:
+            lanes = np.arange(addrs.size)
+        out = np.zeros(addrs.size, dtype=f"<u{size}")
+        if lanes.size:
+            out[lanes] = self._atomic_lanes(vmid, op, addrs[lanes], src[lanes],
+                                            None if cmp is None else cmp[lanes], size)
+        return out.reshape(shape) if return_old else None
+
+    def _atomic_lanes(self, vmid: int, op: str, a: np.ndarray, src: np.ndarray, cmp: np.ndarray | None,
+                      size: int) -> np.ndarray:
+        """Atomics of the active lanes; returns their old values."""
+        misaligned = (a & _U64(size - 1)) != 0
+        if misaligned.any():
+            lane = int(np.argmax(misaligned))
+            raise GPUFault(kind="memory_violation", address=int(a[lane]), access="atomic", vmid=vmid,
+                           message=f"misaligned {size}-byte atomic")
+        res = self._resolve(vmid, a, size, "atomic")
+        region, off, live = self._lane_locations(res)
+        old = np.zeros(a.size, dtype=f"<u{size}")
+        sel = np.arange(a.size) if live is None else np.flatnonzero(live)
+        region, idx = region[sel], off[sel] >> (size.bit_length() - 1)
+        keys = idx if res.one_region else idx * (int(region.max(initial=0)) + 1) + region
+        dtype, one = f"<u{size}", res.one_region
+
+        def load(ls: np.ndarray) -> np.ndarray:
+            return self._read_units(region[ls], idx[ls], dtype, one)
+
+        def store(ls: np.ndarray, v: np.ndarray) -> None:
+            self._write_units(region[ls], idx[ls], v, dtype, one)
+
+        if sel.size:
+            old[sel] = atomics.run(op, keys, src[sel], None if cmp is None else cmp[sel], load, store)
+        return old
+
+    # ---- scalar access (command processors, SDMA) ---------------------------------------------------------
+    def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
+        """Translate one address (through the TLB); raises GPUFault like a lane access would."""
+        res = self._resolve(vmid, np.array([va & ((1 << 64) - 1)], dtype=_U64), 1, access)
+        v = int(res.vals[res.first[0]])
+        pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))
+        return Translation(pa, bool(v & _SYS), bool(v & _PRT))
+
+    def _pieces(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, int, int] | None]:
+        """[region, offset, length, position] per page of [va, va + nbytes) (None for a PRT hole)."""
+        va &= (1 << 64) - 1
+        npages = (((va & (gmc.PAGE_SIZE - 1)) + nbytes - 1) >> gmc.PAGE_SHIFT) + 1
+        starts = (_U64(va & ~(gmc.PAGE_SIZE - 1)) + np.arange(npages, dtype=_U64) * _U64(gmc.PAGE_SIZE))
+        starts[0] = va
+        res = self._resolve(vmid, starts, 1, access)
+        region, off, live = self._lane_locations(res)
+        pos = (starts - _U64(va)).astype(np.int64)
+        length = np.diff(np.append(pos, nbytes))
+        pieces: list = []
+        for i in range(npages):
+            if live is not None and not live[i]:
+                pieces.append(None)
+            elif pieces and pieces[-1] and pieces[-1][0] == region[i] and pieces[-1][1] + pieces[-1][2] == off[i]:
+                r, o, n, p = pieces[-1]  # physically contiguous with the previous page: one copy
+                pieces[-1] = (r, o, n + int(length[i]), p)
+            else:
+                pieces.append((int(region[i]), int(off[i]), int(length[i]), int(pos[i])))
+        return pieces
+
+    def read(self, vmid: int, va: int, nbytes: int, access: str = "read") -> bytes:
+        """Read `nbytes` of virtual memory page by page (access "execute" for instruction fetch)."""
+        if nbytes <= 0:
+            return b""
+        out = bytearray(nbytes)
+        bufs = self.phys.region_buffers()
+        for piece in self._pieces(vmid, va, nbytes, access):
+            if piece is not None:
+                r, o, n, p = piece
+                out[p:p + n] = bufs[r][o:o + n].tobytes()
+        return bytes(out)
+
+    def write(self, vmid: int, va: int, data) -> None:
+        """Write bytes-like `data` to virtual memory; every page is checked before any byte is written."""
+        src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+        if src.size == 0:
+            return
+        bufs = self.phys.region_buffers()
+        for piece in self._pieces(vmid, va, src.size, "write"):
+            if piece is not None:
+                r, o, n, p = piece
+                bufs[r][o:o + n] = src[p:p + n]
+
+
+def _leaf(word: int, vpn: int, level: gmc.Level) -> Leaf | str:
+    """The leaf for `vpn` from a PTE (or PDE_PTE) word found at `level`."""
+    if not word & gmc.PTE_VALID:
+        if word & gmc.PTE_PRT:
+            return Leaf(0, vpn, 0, _PRT)
+        return "PTE not valid" if level == gmc.Level.PTB else f"PDE not valid at {level.name} (huge-page entry)"
+    bits = _R * bool(word & gmc.PTE_READABLE) | _W * bool(word & gmc.PTE_WRITEABLE) | \
+        _X * bool(word & gmc.PTE_EXECUTABLE) | _SYS * bool(word & gmc.PTE_SYSTEM)
+    entry_log2 = gmc.level_shift(level) - gmc.PAGE_SHIFT
+    entry_va = vpn >> entry_log2 << entry_log2
+    entry_pa = (word & gmc.PTE_ADDR_MASK) >> gmc.PAGE_SHIFT
+    log2 = max(entry_log2, gmc.pte_fragment(word))
+    leaf_va = vpn >> log2 << log2
+    if entry_va - leaf_va > entry_pa:  # a fragment reaching below PA 0 cannot be contiguous: ignore it
+        log2, leaf_va = entry_log2, entry_va
+    return Leaf(log2, leaf_va, entry_pa - (entry_va - leaf_va), bits)
+
+
+def _canonical(va: int) -> bool:
+    """True if `va` is a sign-extended 48-bit address."""
+    top = (va & ((1 << 64) - 1)) >> (gmc.VA_BITS - 1)
+    return top == 0 or top == (1 << (64 - gmc.VA_BITS + 1)) - 1
+
+
+def _check_vmid(vmid: int) -> int:
+    """Validate a VMID (0..15)."""
+    if not 0 <= vmid < gmc.NUM_VMIDS:
+        raise ValueError(f"VMID {vmid} out of range 0..{gmc.NUM_VMIDS - 1}")
+    return vmid

@@ -1,0 +1,10 @@
+"""simgpu.shader: the RDNA3 shader engine: wave state, dispatch set-up, the PC-batched scheduler and
+the semantics of every compute instruction (modules sem_*), over simulated memory (simgpu.mem).
+
+May import: simgpu.isa, simgpu.hw, simgpu.mem, simgpu.fault.
+"""
+
+from .dispatch import Dispatch
+from .engine import Counters, ShaderEngine
+
+__all__ = ["Counters", "Dispatch", "ShaderEngine"]

@@ -1,0 +1,192 @@
+"""The RDNA3 shader engine: runs a `Dispatch` over simulated memory, waves batched by PC.
+
+Waves of a dispatch that stand at the same PC execute together: each instruction is one numpy
+operation over [waves, lanes] with EXEC as a mask. The scheduler always runs the lowest PC among
+runnable waves (a fixed order: deterministic, and waves that fell behind catch up and reconverge).
+Instructions are decoded once per code address per dispatch and cached with their semantic function.
+Large grids run in batches of workgroups so register files stay bounded.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..fault import GPUFault
+from ..isa import DecodeError, decode
+from . import semantics
+from .dispatch import Dispatch
+from .setup import initial_state
+from .state import BARRIER, DONE, RUNNING, WaveState
+
+MAX_BATCH_WAVES = 4096
+
+
+@dataclass
+class Counters:
+    """What the engine did: wave-instructions, lane-ops (active lanes summed), dispatches, per opcode."""
+
+    wave_instructions: int = 0
+    lane_ops: int = 0
+    dispatches: int = 0
+    per_opcode: Counter = field(default_factory=Counter)
+
+    def snapshot(self) -> dict:
+        return {"wave_instructions": self.wave_instructions, "lane_ops": self.lane_ops,
+                "dispatches": self.dispatches, "per_opcode": dict(self.per_opcode)}
+
+
+class Clock:
+    """The virtual clock: cycles advanced by work done; read by s_memtime and timestamps."""
+
+    CYCLES_PER_WAVE_INSTRUCTION = 1  # documented cost model: one cycle per wave-instruction issued
+
+    def __init__(self) -> None:
+        self.cycles = 0
+
+    def advance(self, cycles: int) -> None:
+        self.cycles += int(cycles)
+
+
+class ShaderEngine:
+    """Executes dispatches on simulated memory (an MMU with gather/scatter/atomic/read/write)."""
+
+    def __init__(self, mem, clock: Clock | None = None, watchdog: int = 50_000_000):
+        self.mem = mem
+        self.clock = clock or Clock()
+        self.counters = Counters()
+        self.watchdog = watchdog  # wave-instruction budget per dispatch before a hang is declared
+        self.interrupts: list[tuple[str, int]] = []  # s_sendmsg MSG_INTERRUPT, in issue order
+
+    def run(self, d: Dispatch) -> None:
+        """Run every workgroup of the dispatch to completion (or raise GPUFault)."""
+        self.counters.dispatches += 1
+        ex = Exec(self, d)
+        groups = ex.all_groups()
+        per_batch = max(1, MAX_BATCH_WAVES // ex.waves_per_group)
+        for start in range(0, len(groups), per_batch):
+            ex.run_batch(groups[start:start + per_batch])
+
+
+class Exec:
+    """One dispatch in flight: its decode cache, the current batch's wave state, and operand access."""
+
+    def __init__(self, engine: ShaderEngine, d: Dispatch):
+        self.engine, self.d, self.mem, self.vmid = engine, d, engine.mem, d.vmid
+        self.lanes = d.wave_size
+        wg = d.workgroup
+        self.group_items = wg[0] * wg[1] * wg[2]
+        self.waves_per_group = -(-self.group_items // self.lanes)
+        self.cache: dict[int, tuple] = {}
+        self.budget = engine.watchdog
+        self.st: WaveState | None = None
+        self.scratch: np.ndarray | None = None
+
+    def all_groups(self) -> list[tuple[int, int, int]]:
+        gx, gy, gz = self.d.workgroups
+        return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+
+    # ---------------------------------------------------------------------------------- scheduling
+
+    def run_batch(self, groups: list[tuple[int, int, int]]) -> None:
+        self.st = initial_state(self.d, groups, self.waves_per_group)
+        priv = self.d.private_segment_size
+        self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
+        st = self.st
+        while True:
+            runnable = st.status == RUNNING
+            if not runnable.any():
+                if not self._release_barriers():
+                    break
+                continue
+            pc = int(st.pc[runnable].min())
+            w = np.nonzero(runnable & (st.pc == pc))[0]
+            self.step(pc, w)
+
+    def step(self, pc: int, w: np.ndarray) -> None:
+        inst, fn = self.fetch(pc, w)
+        st = self.st
+        n = len(w)
+        c = self.engine.counters
+        c.wave_instructions += n
+        c.per_opcode[inst.mnemonic] += n
+        if inst.mnemonic.startswith("v_"):
+            c.lane_ops += int(np.bitwise_count(st.mask64(w, 126)).sum())
+        self.engine.clock.advance(n * Clock.CYCLES_PER_WAVE_INSTRUCTION)
+        self.budget -= n
+        if self.budget < 0:
+            raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
+        try:
+            nxt = fn(self, w, inst)
+        except GPUFault as f:
+            self._locate(f, w, pc, inst)
+            raise
+        except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
+            raise self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}") from e
+        if nxt is None:
+            st.pc[w] = pc + inst.size
+
+    def fetch(self, pc: int, w: np.ndarray):
+        hit = self.cache.get(pc)
+        if hit is not None:
+            return hit
+        try:
+            data = self.mem.read(self.vmid, pc, 8, access="execute")
+            word = int.from_bytes(data[:4], "little")
+            if word >> 26 in (0b110101, 0b110010, 0b110110, 0b110111, 0b111000, 0b111010, 0b111100, 0b111101,
+                              0b111110) or word >> 24 in (0b11001100, 0b11001101):
+                data += self.mem.read(self.vmid, pc + 8, 8, access="execute")
+            else:
+                data += self.mem.read(self.vmid, pc + 8, 4, access="execute")
+        except GPUFault as f:
+            self._locate(f, w, pc, None)
+            raise
+        try:
+            inst = decode(data)
+        except DecodeError as e:
+            raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
+        fn = semantics.lookup(inst)
+        if fn is None:
+            raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
+        self.cache[pc] = (inst, fn)
+        return inst, fn
+
+    def _release_barriers(self) -> bool:
+        st = self.st
+        waiting = st.status == BARRIER
+        if not waiting.any():
+            return False
+        live = st.status != DONE
+        per_group_live = np.bincount(st.group[live], minlength=len(st.lds))
+        per_group_wait = np.bincount(st.group[waiting], minlength=len(st.lds))
+        ready = (per_group_live == per_group_wait) & (per_group_wait > 0)
+        release = waiting & ready[st.group]
+        if not release.any():
+            raise self.fault(np.nonzero(waiting)[0][:1], int(st.pc[waiting][0]), None, "deadlock",
+                             "waves wait at s_barrier forever")
+        st.status[release] = RUNNING
+        st.pc[release] += 4
+        return True
+
+    # ---------------------------------------------------------------------------------- faults
+
+    def fault(self, w, pc: int, inst, kind: str, message: str) -> GPUFault:
+        f = GPUFault(kind, message, vmid=self.vmid)
+        self._locate(f, w, pc, inst)
+        return f
+
+    def _locate(self, f: GPUFault, w, pc: int, inst) -> None:
+        w0 = int(w[0]) if len(w) else 0
+        f.wave = w0 if f.wave is None else f.wave
+        f.pc = pc if f.pc is None else f.pc
+        if f.instruction is None and inst is not None:
+            try:
+                f.instruction = inst.text()
+            except Exception:  # noqa: BLE001 - a fault report must not fail on printing
+                f.instruction = inst.mnemonic
+        if not f.registers and self.st is not None:
+            f.registers = {"sgpr": self.st.sgpr[w0].copy(), "vgpr": self.st.vgpr[w0].copy(),
+                           "scc": int(self.st.scc[w0]), "exec": int(self.st.mask64(np.array([w0]), 126)[0])}
+        f.args = (str(f),)

@@ -1,0 +1,73 @@
+"""The register state of a batch of waves, as numpy arrays over [waves, ...].
+
+SGPRs are stored by operand code (0-105 SGPRs, 106/107 VCC, 108-123 TTMP, 124 null, 125 M0, 126/127
+EXEC), so an instruction's operand field indexes the file directly. VGPRs are [waves, vgpr, lanes].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+VCC_LO, M0, EXEC_LO, NULL = 106, 125, 126, 124
+
+RUNNING, BARRIER, DONE = 0, 1, 2
+
+
+def wsel(w: np.ndarray):
+    """An index for the waves `w` that numpy can apply without copying: a slice when they are a
+    contiguous run (the common case: every wave of a batch at one PC), else the index array."""
+    n = len(w)
+    if n and int(w[-1]) - int(w[0]) + 1 == n:
+        return slice(int(w[0]), int(w[0]) + n)
+    return w
+
+# Hardware registers reachable with s_getreg/s_setreg (RDNA3 ISA reference, hwreg ids).
+HW_MODE, HW_STATUS, HW_TRAPSTS, HW_HW_ID1, HW_HW_ID2, HW_GPR_ALLOC, HW_LDS_ALLOC, HW_IB_STS = 1, 2, 3, 23, 24, 5, 6, 7
+HW_FLAT_SCR_LO, HW_FLAT_SCR_HI, HW_SHADER_CYCLES = 20, 21, 29
+
+
+class WaveState:
+    """Registers and status of `n` waves of one dispatch batch."""
+
+    def __init__(self, n: int, nvgpr: int, lanes: int, lds_groups: int, lds_bytes: int):
+        self.n, self.lanes = n, lanes
+        self.sgpr = np.zeros((n, 128), np.uint32)
+        self.vgpr = np.zeros((n, max(nvgpr, 1), lanes), np.uint32)
+        self.scc = np.zeros(n, np.uint32)
+        self.pc = np.zeros(n, np.int64)
+        self.status = np.full(n, RUNNING, np.int8)
+        self.hwreg = np.zeros((n, 64), np.uint32)
+        self.group = np.zeros(n, np.int64)  # workgroup index within the batch
+        self.wave_in_group = np.zeros(n, np.int64)
+        self.lds = np.zeros((lds_groups, lds_bytes), np.uint8) if lds_bytes else np.zeros((lds_groups, 0), np.uint8)
+        self.lane_ids = np.arange(lanes, dtype=np.uint64)
+        self.lane_bits = (np.uint64(1) << self.lane_ids).astype(np.uint64)
+
+    # EXEC and VCC as lane masks --------------------------------------------------------------------
+
+    def mask64(self, w: np.ndarray, code: int) -> np.ndarray:
+        """The 32/64-bit lane mask held in SGPR pair `code` (EXEC or VCC or an SGPR) for waves `w`."""
+        ix = wsel(w)
+        lo = self.sgpr[ix, code].astype(np.uint64)
+        if self.lanes == 32:
+            return lo
+        return lo | (self.sgpr[ix, code + 1].astype(np.uint64) << np.uint64(32))
+
+    def set_mask64(self, w: np.ndarray, code: int, value: np.ndarray) -> None:
+        value = np.asarray(value, np.uint64)
+        self.sgpr[w, code] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        if self.lanes == 64:
+            self.sgpr[w, code + 1] = (value >> np.uint64(32)).astype(np.uint32)
+
+    def lanes_of(self, bits: np.ndarray) -> np.ndarray:
+        """[n, lanes] bool from per-wave bit masks."""
+        b = np.ascontiguousarray(np.asarray(bits, np.uint64).astype("<u8"))
+        unpacked = np.unpackbits(b.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
+        return unpacked[:, :self.lanes].view(bool)
+
+    def bits_of(self, lanes: np.ndarray) -> np.ndarray:
+        """Per-wave bit masks from [n, lanes] bool."""
+        return (lanes.astype(np.uint64) * self.lane_bits[None, :]).sum(axis=1, dtype=np.uint64)
+
+    def exec_lanes(self, w: np.ndarray) -> np.ndarray:
+        return self.lanes_of(self.mask64(w, EXEC_LO))

@@ -1,0 +1,312 @@
+"""The generic VALU executor: one function runs every VOP1/VOP2/VOPC/VOP3/VOP3SD instruction (and
+their DPP16/DPP8 forms) from a small spec per opcode.
+
+A spec (`VOp`) names the destination and source types and a numpy function over [waves, lanes]
+arrays of those types. The executor reads the sources (VGPRs, scalars and constants broadcast, the
+32-bit literal, DPP-permuted src0), applies the input modifiers (abs/neg on floats, op_sel halves of
+16-bit operands), calls the function, applies clamp and omod, and writes the result under EXEC (and
+the DPP row/bank masks): a VGPR, the low or high half of one, a lane mask in VCC/SGPRs (VOPC), or
+EXEC itself (VOPCX). Carry-in/-out and condition masks come from VCC (e32) or SGPR operands (e64).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .operand import scalar_src, vector_src, write_sgpr, write_vgpr
+from .semantics import register
+from .state import EXEC_LO, HW_MODE, VCC_LO
+
+U32, U64 = np.uint32, np.uint64
+
+# type name -> (numpy dtype, bits)
+TYPES = {"f16": (np.float16, 16), "f32": (np.float32, 32), "f64": (np.float64, 64),
+         "u16": (np.uint16, 16), "i16": (np.int16, 16), "b16": (np.uint16, 16),
+         "u32": (np.uint32, 32), "i32": (np.int32, 32), "b32": (np.uint32, 32),
+         "u64": (np.uint64, 64), "i64": (np.int64, 64), "b64": (np.uint64, 64)}
+UNSIGNED = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def is_float(t: str) -> bool:
+    return t in ("f16", "f32", "f64")
+
+
+def const_kind(t: str) -> str:
+    """The inline-constant flavour of a type (see operand.constant)."""
+    bits = TYPES[t][1]
+    if t in ("f16", "f32", "f64"):
+        return t
+    return {16: "b16", 32: "b32", 64: "b64"}[bits]
+
+
+@dataclass
+class VOp:
+    """The semantics of one VALU opcode."""
+
+    dst: str | None  # result type; None for VOPC (the result is a lane mask)
+    srcs: tuple[str, ...]
+    fn: Callable  # fn(ctx, *typed sources) -> typed result (or (result, carry/mask) for `carry_out`)
+    carry_out: bool = False  # second result: a lane mask written to VCC (e32) or sdst (VOP3SD)
+    mask_in: bool = False  # an extra lane-mask input: VCC (e32) or src2 (e64); passed as the last source
+    compare: bool = False  # VOPC: the result is a lane mask
+    cmpx: bool = False  # VOPCX: the mask goes to EXEC
+    int_clamp: bool = False  # clamp means integer saturation; fn receives ctx.clamp and saturates itself
+    no_omod: bool = False
+    acc: bool = False  # the destination is also an input (v_fmac_*, v_mac_*): passed after the sources
+
+
+@dataclass
+class OpCtx:
+    """What an op function may need beyond its sources."""
+
+    clamp: bool
+    mode: np.ndarray  # MODE register per wave
+    lanes: int
+    ex: object
+    w: np.ndarray
+
+
+# ---------------------------------------------------------------------------------------------- sources
+
+
+def table_entry(inst) -> dict:
+    """The codec's table entry of a VALU instruction (operand list, modifiers)."""
+    return inst.info.get("entry", inst.info)
+
+
+def _source_entries(inst) -> list[list]:
+    return [e for e in table_entry(inst).get("ops", []) if e[0] in ("src0", "src1", "src2", "vsrc1", "K")]
+
+
+def _raw_source(ex, w, inst, entry, t: str, index: int) -> np.ndarray:
+    """Raw bits [n, lanes] (uint16/32/64) of one source, before modifiers."""
+    field = entry[0]
+    bits = TYPES[t][1]
+    wide = bits == 64
+    kind = const_kind(t)
+    if field == "K":
+        lit = inst.literal or 0
+        raw = np.full((len(w), ex.st.lanes), lit << 32 if t == "f64" else lit, U64 if wide else U32)
+    elif field == "vsrc1":
+        raw = vector_src(ex, w, 256 + inst.fields["vsrc1"], None, kind)
+    elif field == "src0" and inst.dpp is not None:
+        raw = dpp_source(ex, w, inst, 256 + inst.dpp["src0"], kind)
+    else:
+        code = inst.fields[field]
+        raw = vector_src(ex, w, code, inst.literal, kind)
+    if bits == 16:
+        hi = _op_sel(inst, index)
+        raw32 = raw.astype(U32)
+        raw = ((raw32 >> U32(16)) if hi else raw32).astype(np.uint16)
+    return raw
+
+
+def _op_sel(inst, index: int) -> int:
+    if inst.encoding not in ("VOP3", "VOP3SD") or "op_sel" not in inst.fields:
+        return 0
+    return (inst.fields["op_sel"] >> index) & 1
+
+
+def _modifier_bits(inst, index: int) -> tuple[int, int]:
+    """(abs, neg) for source `index` from the VOP3 fields or the DPP16 word."""
+    a = n = 0
+    if inst.encoding in ("VOP3", "VOP3SD"):
+        a = (inst.fields.get("abs", 0) >> index) & 1
+        n = (inst.fields.get("neg", 0) >> index) & 1
+    elif inst.dpp is not None and inst.dpp["kind"] == 16 and index < 2:
+        a = inst.dpp[f"src{index}_abs"]
+        n = inst.dpp[f"src{index}_neg"]
+    return a, n
+
+
+def typed_source(ex, w, inst, entry, t: str, index: int) -> np.ndarray:
+    """A source as a typed [n, lanes] array, with abs/neg applied to floats."""
+    raw = _raw_source(ex, w, inst, entry, t, index)
+    dt, bits = TYPES[t]
+    raw = raw.astype(UNSIGNED[bits], copy=False)
+    if is_float(t):
+        a, n = _modifier_bits(inst, index)
+        sign = UNSIGNED[bits](1 << (bits - 1))
+        if a:
+            raw = raw & ~sign
+        if n:
+            raw = raw ^ sign
+    return raw.view(dt) if raw.dtype != dt else raw
+
+
+# ---------------------------------------------------------------------------------------------- DPP
+
+
+def dpp_lanes(ctrl: int, lanes: int) -> np.ndarray:
+    """Source lane of every lane for a DPP16 control value (-1: out of the row, no source)."""
+    i = np.arange(lanes)
+    row, r = i // 16, i % 16
+    if ctrl <= 0xFF:  # quad_perm
+        sel = np.array([(ctrl >> (2 * k)) & 3 for k in range(4)])
+        return (i & ~3) + sel[i & 3]
+    if 0x101 <= ctrl <= 0x10F:  # row_shl
+        src = r + (ctrl & 0xF)
+        return np.where(src < 16, row * 16 + src, -1)
+    if 0x111 <= ctrl <= 0x11F:  # row_shr
+        src = r - (ctrl & 0xF)
+        return np.where(src >= 0, row * 16 + src, -1)
+    if 0x121 <= ctrl <= 0x12F:  # row_ror
+        return row * 16 + (r + 16 - (ctrl & 0xF)) % 16
+    if ctrl == 0x140:  # row_mirror
+        return row * 16 + 15 - r
+    if ctrl == 0x141:  # row_half_mirror
+        return row * 16 + (r & 8) + 7 - (r & 7)
+    if 0x150 <= ctrl <= 0x15F:  # row_share: every lane reads lane N of its row
+        return row * 16 + (ctrl & 0xF)
+    if 0x160 <= ctrl <= 0x16F:  # row_xmask
+        return row * 16 + (r ^ (ctrl & 0xF))
+    return np.full(lanes, -1)
+
+
+def dpp8_lanes(sel: int, lanes: int) -> np.ndarray:
+    i = np.arange(lanes)
+    s = np.array([(sel >> (3 * k)) & 7 for k in range(8)])
+    return (i & ~7) + s[i & 7]
+
+
+def dpp_source(ex, w, inst, code: int, kind: str) -> np.ndarray:
+    """src0 read through the DPP lane permutation; lanes with no valid source read 0."""
+    st, d = ex.st, inst.dpp
+    lanes = st.lanes
+    src_lane = dpp_lanes(d["dpp_ctrl"], lanes) if d["kind"] == 16 else dpp8_lanes(d["lane_sel"], lanes)
+    valid = np.broadcast_to(src_lane >= 0, (len(w), lanes)).copy()
+    vals = vector_src(ex, w, code, None, kind)
+    taken = np.take_along_axis(vals, np.broadcast_to(np.maximum(src_lane, 0), (len(w), lanes)), axis=1)
+    fi = d.get("fi", 0) if d["kind"] == 16 else int(inst.fields.get("src0", 0) == 234)  # DPP8 fi: src0 = 234
+    if not fi:  # reading an inactive lane is invalid unless fetch-inactive is set
+        active = st.exec_lanes(w)
+        valid &= np.take_along_axis(active, np.broadcast_to(np.maximum(src_lane, 0), (len(w), lanes)), axis=1)
+    return np.where(valid, taken, 0).astype(vals.dtype)
+
+
+def dpp_write_mask(ex, w, inst) -> np.ndarray:
+    """Lanes that DPP16 lets write: enabled rows and banks, and (bound_ctrl=0) lanes with a valid source."""
+    d, lanes = inst.dpp, ex.st.lanes
+    i = np.arange(lanes)
+    if d["kind"] != 16:
+        return np.ones((len(w), lanes), bool)
+    ok = (((d["row_mask"] >> (i // 16)) & 1) & ((d["bank_mask"] >> ((i // 4) & 3)) & 1)).astype(bool)
+    mask = np.broadcast_to(ok, (len(w), lanes)).copy()
+    if not d["bound_ctrl"]:
+        src_lane = dpp_lanes(d["dpp_ctrl"], lanes)
+        valid = np.broadcast_to(src_lane >= 0, (len(w), lanes)).copy()
+        if not d.get("fi", 0):
+            active = ex.st.exec_lanes(w)
+            valid &= np.take_along_axis(active, np.broadcast_to(np.maximum(src_lane, 0), (len(w), lanes)), axis=1)
+        mask &= valid
+    return mask
+
+
+# ---------------------------------------------------------------------------------------------- results
+
+
+def _omod_clamp(inst, spec: VOp, r: np.ndarray, ctx: OpCtx) -> np.ndarray:
+    if not is_float(spec.dst or ""):
+        return r
+    omod = inst.fields.get("omod", 0) if inst.encoding in ("VOP3", "VOP3SD") else 0
+    if omod and not spec.no_omod:
+        r = r * r.dtype.type((2.0, 4.0, 0.5)[omod - 1])
+    if ctx.clamp:
+        r = np.where(np.isnan(r), r.dtype.type(0), np.clip(r, r.dtype.type(0), r.dtype.type(1)))
+    return r
+
+
+def _lane_mask_in(ex, w, inst) -> np.ndarray:
+    """The extra mask input: VCC for e32 forms, the src2 SGPR (pair) for VOP3 forms."""
+    if inst.encoding in ("VOP3", "VOP3SD"):
+        code = inst.fields["src2"]
+        bits = scalar_src(ex, w, code, inst.literal, "b64" if ex.st.lanes == 64 else "b32").astype(U64)
+    else:
+        bits = ex.st.mask64(w, VCC_LO)
+    return ex.st.lanes_of(bits)
+
+
+def _write_mask(ex, w, code: int, lanes_true: np.ndarray) -> None:
+    bits = ex.st.bits_of(lanes_true)
+    if ex.st.lanes == 64:
+        write_sgpr(ex, w, code, bits, True)
+    else:
+        write_sgpr(ex, w, code, bits.astype(U32))
+
+
+def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> None:
+    dt, bits = TYPES[spec.dst]
+    raw = np.asarray(r).astype(dt, copy=False).view(UNSIGNED[bits])
+    vdst = inst.fields["vdst"]
+    if inst.encoding == "VOPD":
+        raise AssertionError("VOPD results are written by the VOPD executor")
+    if bits == 64:
+        write_vgpr(ex, w, vdst, raw, mask, 2)
+    elif bits == 32:
+        write_vgpr(ex, w, vdst, raw, mask)
+    else:  # 16-bit results go to the low half, or the high half with op_sel[3]; the other half is kept
+        hi = _op_sel(inst, 3)
+        cur = ex.st.vgpr[w, vdst, :]
+        v = raw.astype(U32)
+        new = (cur & U32(0x0000FFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
+        write_vgpr(ex, w, vdst, new, mask)
+
+
+def _current_dst(ex, w, inst, t: str) -> np.ndarray:
+    dt, bits = TYPES[t]
+    vdst = inst.fields["vdst"]
+    if bits == 64:
+        raw = ex.st.vgpr[w, vdst, :].astype(U64) | (ex.st.vgpr[w, vdst + 1, :].astype(U64) << U64(32))
+    elif bits == 32:
+        raw = ex.st.vgpr[w, vdst, :]
+    else:
+        raw = (ex.st.vgpr[w, vdst, :] >> U32(16 * _op_sel(inst, 3))).astype(np.uint16)
+    return raw.view(dt)
+
+
+def execute(spec: VOp):
+    """The semantic function for a VALU opcode described by `spec`."""
+    def fn(ex, w, inst):
+        st = ex.st
+        active = st.exec_lanes(w)
+        entries = _source_entries(inst)
+        srcs = [typed_source(ex, w, inst, entries[i], t, i) for i, t in enumerate(spec.srcs)]
+        if spec.acc:
+            srcs.append(_current_dst(ex, w, inst, spec.dst))
+        if spec.mask_in:
+            srcs.append(_lane_mask_in(ex, w, inst))
+        clamp = bool(inst.fields.get("clamp", 0)) if inst.encoding in ("VOP3", "VOP3SD") else False
+        ctx = OpCtx(clamp, st.hwreg[w, HW_MODE], st.lanes, ex, w)
+        with np.errstate(all="ignore"):
+            out = spec.fn(ctx, *srcs)
+        if spec.compare:
+            res = np.asarray(out, bool) & active
+            if spec.cmpx:
+                st.set_mask64(w, EXEC_LO, st.bits_of(res))
+            elif inst.encoding == "VOP3":
+                _write_mask(ex, w, inst.fields["vdst"], res)
+            else:
+                _write_mask(ex, w, VCC_LO, res)
+            return None
+        carry = None
+        if spec.carry_out:
+            out, carry = out
+        wmask = active if inst.dpp is None else active & dpp_write_mask(ex, w, inst)
+        with np.errstate(all="ignore"):
+            out = _omod_clamp(inst, spec, out, ctx)
+        _write_result(ex, w, inst, spec, out, wmask)
+        if carry is not None:
+            code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
+            _write_mask(ex, w, code, np.asarray(carry, bool) & active)
+        return None
+    return fn
+
+
+def vop(names, dst, srcs, fn, **kw) -> None:
+    """Register one spec under one or more mnemonics (without encoding suffix)."""
+    spec = VOp(dst, tuple(srcs), fn, **kw)
+    for name in [names] if isinstance(names, str) else names:
+        register(name, execute(spec))

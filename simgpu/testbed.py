@@ -1,0 +1,168 @@
+"""Testbed: the shader engine on simulated memory with a VM already set up, no driver or queues.
+
+For the shader engine's own tests, the kernel corpus and the benchmarks: allocate mapped buffers,
+load a code object, pack kernel arguments from its metadata (hidden arguments of code object v5
+filled as ROCm's runtime fills them) and run a grid. The runtime (issue 6) does the same through
+amdkfd and queues; this is the shortest path to the engine.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .isa import assemble
+from .isa.codeobject import CodeObject, Kernel, read_code_object, write_code_object
+from .isa.kdescriptor import make_descriptor
+from .mem import MMU, PageTableBuilder, PhysicalMemory, bump_allocator
+from .shader import Dispatch, ShaderEngine
+
+PAGE = 4096
+VMID = 1
+HEAP_BASE = 0x7F00_0000_0000  # where buffers and code objects are mapped in the testbed's VM
+
+
+@dataclass
+class LoadedKernel:
+    """A kernel of a loaded code object: its descriptor, where its code sits, its metadata."""
+
+    kernel: Kernel
+    base: int  # VA the code object image is loaded at
+
+    @property
+    def code_address(self) -> int:
+        return self.base + self.kernel.entry_address
+
+    @property
+    def args(self) -> list[dict]:
+        return self.kernel.metadata.get(".args", [])
+
+
+class Testbed:
+    """One simulated GPU VM with a bump allocator, a loader and a launcher."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    def __init__(self, vram_size: int = 4 << 30, watchdog: int = 50_000_000):
+        self.phys = PhysicalMemory(vram_size)
+        self.mmu = MMU(self.phys)
+        table_pool = vram_size // 2
+        self.tables = PageTableBuilder(self.phys, bump_allocator(table_pool, table_pool + (256 << 20)))
+        self.mmu.set_root(VMID, self.tables.root)
+        self.engine = ShaderEngine(self.mmu, watchdog=watchdog)
+        self._next_pa = 1 << 20
+        self._next_va = HEAP_BASE
+
+    # ---------------------------------------------------------------------------------------------- memory
+
+    def alloc(self, nbytes: int, executable: bool = False) -> int:
+        """Map a zeroed buffer of at least `nbytes` bytes; returns its virtual address."""
+        size = max(PAGE, -(-nbytes // PAGE) * PAGE)
+        pa, va = self._next_pa, self._next_va
+        self._next_pa += size
+        self._next_va += size + PAGE  # a guard page between buffers: overruns fault
+        self.tables.map(va, size, pa, executable=executable)
+        self.mmu.invalidate(VMID)
+        return va
+
+    def write(self, va: int, data) -> None:
+        self.mmu.write(VMID, va, bytes(memoryview(data).cast("B")))
+
+    def read(self, va: int, nbytes: int) -> bytes:
+        return self.mmu.read(VMID, va, nbytes)
+
+    def upload(self, array: np.ndarray) -> int:
+        """A new buffer holding `array`'s bytes."""
+        a = np.ascontiguousarray(array)
+        va = self.alloc(max(a.nbytes, 4))
+        self.write(va, a.tobytes())
+        return va
+
+    def download(self, va: int, dtype, count: int) -> np.ndarray:
+        dt = np.dtype(dtype)
+        return np.frombuffer(self.read(va, dt.itemsize * count), dt).copy()
+
+    # ---------------------------------------------------------------------------------------------- code
+
+    def load(self, code_object: bytes) -> dict[str, LoadedKernel]:
+        """Load a code object at a fresh VA; its kernels by name."""
+        co: CodeObject = read_code_object(code_object)
+        size = len(co.image)
+        base = self.alloc(size, executable=True)
+        self.write(base, co.relocated_image(base))
+        return {name: LoadedKernel(k, base) for name, k in co.kernels.items()}
+
+    def load_asm(self, body: str, name: str = "k", vgprs: int = 256, args: int = 4, lds: int = 0,
+                 scratch: int = 0, wave32: bool = True, workitem_id_dims: int = 1) -> LoadedKernel:
+        """Assemble a kernel body (LLVM syntax) into a loaded kernel: s[0:1] holds the kernarg pointer,
+        s2 the workgroup id x, v0 the work-item id; `args` 64-bit pointer/value arguments."""
+        meta = {".args": [{".name": f"a{i}", ".offset": 8 * i, ".size": 8, ".value_kind": "by_value"}
+                          for i in range(args)]}
+        kd = make_descriptor(vgprs, kernarg_size=8 * args, group_segment_size=lds, private_segment_size=scratch,
+                             wave32=wave32, workitem_id_dims=workitem_id_dims)
+        co = write_code_object([(name, assemble(body), kd, meta)])
+        return self.load(co)[name]
+
+    def launch(self, k: LoadedKernel, args: list, grid: tuple[int, ...], block: tuple[int, ...],
+               shared: int = 0) -> Dispatch:
+        """Run `k` over `grid` workgroups of `block` work-items (HIP launch conventions)."""
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        block = tuple(block) + (1,) * (3 - len(block))
+        desc = k.kernel.descriptor
+        kernarg = pack_kernargs(k, args, grid, block)
+        kva = self.alloc(max(len(kernarg), 256))
+        self.write(kva, kernarg)
+        d = Dispatch(code_address=k.code_address, rsrc1=desc.compute_pgm_rsrc1, rsrc2=desc.compute_pgm_rsrc2,
+                     rsrc3=desc.compute_pgm_rsrc3, kernel_code_properties=desc.kernel_code_properties,
+                     grid=tuple(g * b for g, b in zip(grid, block, strict=True)), workgroup=block,
+                     kernarg_address=kva, group_segment_size=desc.group_segment_fixed_size + shared,
+                     private_segment_size=desc.private_segment_fixed_size, vmid=VMID)
+        self.engine.run(d)
+        return d
+
+
+_HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_count_z": 2}
+_HIDDEN_GROUP = {"hidden_group_size_x": 0, "hidden_group_size_y": 1, "hidden_group_size_z": 2}
+_HIDDEN_REM = {"hidden_remainder_x": 0, "hidden_remainder_y": 1, "hidden_remainder_z": 2}
+
+
+def _hidden_value(kind: str, grid, block) -> int:
+    if kind in _HIDDEN:
+        return grid[_HIDDEN[kind]]
+    if kind in _HIDDEN_GROUP:
+        return block[_HIDDEN_GROUP[kind]]
+    if kind in _HIDDEN_REM:
+        return 0  # whole workgroups only: HIP launches count workgroups
+    if kind == "hidden_grid_dims":
+        return 3 if grid[2] > 1 or block[2] > 1 else 2 if grid[1] > 1 or block[1] > 1 else 1
+    return 0  # offsets, printf/hostcall buffers, queue pointers: none in the testbed
+
+
+def pack_kernargs(k: LoadedKernel, args: list, grid, block) -> bytes:
+    """The kernarg segment: explicit arguments from `args`, hidden ones filled per code object v5."""
+    size = max(k.kernel.descriptor.kernarg_size, 16)
+    buf = bytearray(size)
+    explicit = [a for a in k.args if not a.get(".value_kind", "").startswith("hidden_")]
+    if len(explicit) != len(args):
+        raise TypeError(f"{k.kernel.name} takes {len(explicit)} arguments, got {len(args)}")
+    for meta, value in zip(explicit, args, strict=True):
+        _put(buf, meta, value)
+    for meta in k.args:
+        kind = meta.get(".value_kind", "")
+        if kind.startswith("hidden_"):
+            _put(buf, meta, _hidden_value(kind, grid, block))
+    return bytes(buf)
+
+
+def _put(buf: bytearray, meta: dict, value) -> None:
+    off, size = meta[".offset"], meta[".size"]
+    if isinstance(value, float | np.floating) and not isinstance(value, np.integer):
+        fmt = {2: "<e", 4: "<f", 8: "<d"}[size]
+        struct.pack_into(fmt, buf, off, float(value))
+    elif isinstance(value, np.generic):
+        raw = value.tobytes()
+        buf[off:off + size] = raw[:size].ljust(size, b"\0")
+    else:
+        buf[off:off + size] = (int(value) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
