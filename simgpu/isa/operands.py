@@ -38,9 +38,9 @@ def reg_range(prefix: str, first: int, count: int) -> str:
 def scalar_name(code: int, count: int = 1) -> str | None:
     """Spelling of a scalar register code (SGPR, VCC, TTMP, M0, NULL, EXEC) holding `count` dwords."""
     if code <= SGPR_MAX:
-        return reg_range("s", code, count)
+        return reg_range("s", code, count) if code + count <= SGPR_MAX + 1 else None
     if TTMP0 <= code < TTMP0 + 16:
-        return reg_range("ttmp", code - TTMP0, count)
+        return reg_range("ttmp", code - TTMP0, count) if code - TTMP0 + count <= 16 else None
     if count == 1:
         return _NAMED.get(code)
     if count == 2 and code in _NAMED64:
