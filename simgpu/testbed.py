@@ -64,7 +64,7 @@ class Testbed:
         self._next_pa += size
         self._next_va += size + PAGE  # a guard page between buffers: overruns fault
         self.tables.map(va, size, pa, executable=executable)
-        self.mmu.invalidate(VMID)
+        self.mmu.invalidate(VMID, (va, va + size))
         return va
 
     def write(self, va: int, data) -> None:

@@ -299,6 +299,19 @@ def _width(r: tuple[str, bytes] | None, field: str) -> str:
     return "0123456789abcdefghijklmnopqrstuvwxyz"[n]
 
 
+def learn_nsa_spacing(table: dict[str, dict]) -> None:
+    """The spaces after the mnemonic of each MIMG opcode's NSA form (llvm pads some with two): "nsasp"."""
+    combos = [(dim, a16) for dim in range(8) for a16 in (0, 1)]
+    words = [pack("MIMG", dict(table[k]["probe"][""], **_key_of(k), dim=dim, a16=a16, nsa=1), bytes([11, 12, 13, 14]))
+             for k in table for dim, a16 in combos]
+    res = iter(raw_disassemble(words))
+    for entry in table.values():
+        texts = [r[0] for r in (next(res) for _ in combos) if r is not None and ", [" in r[0]]
+        if texts:
+            mnem = texts[0].split(" ", 1)[0]
+            entry["nsasp"] = len(texts[0][len(mnem):]) - len(texts[0][len(mnem):].lstrip(" "))
+
+
 def learn_names() -> dict[str, list[str]]:
     """MTBUF format names (128), MIMG dim names (8), EXP target names (64) and modifier order, as printed."""
     fmt = raw_disassemble([pack("MTBUF", {"op": 0, "vdata": 1, "srsrc": 1, "format": f}) for f in range(128)])
@@ -328,6 +341,7 @@ def generate() -> dict:
         learn_modifiers(enc, table)
         if enc == "MIMG":
             out["mimg_rows"] = learn_mimg_widths(table)
+            learn_nsa_spacing(table)
         if enc == "DS":
             check_swizzle(table)
         for entry in table.values():

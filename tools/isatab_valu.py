@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -25,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import oracle  # noqa: E402
 
 from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify  # noqa: E402
+from simgpu.isa.valu import literal_spelling  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "valu.json")
 
@@ -33,26 +35,35 @@ VDST, SDST, SRC = 8, 20, {"src0": 40, "src1": 52, "src2": 68}
 NUM_FIELD = {VDST: "vdst", SDST: "sdst", 40: "src0", 52: "src1", 68: "src2"}
 KLIT = 0x11223344  # the literal of probes that need one (fmamk/fmaak K)
 INLINE_CODES = list(range(128, 209)) + list(range(240, 249))
+# Every non-register source code but the literal: inline constants, reserved codes, special registers.
+CONST_CODES = INLINE_CODES + [c for c in range(209, 255) if not 240 <= c <= 248]
 LITERALS = [0x12345678, 0x00003C00, 0x3F800000, 0xFFFFFFF0, 0x40, 0x3E22F983, 0x3118, 0xFFFF, 0x80000000,
             0x3FF00000, 0xC0000000, 0x00010000, 0xBF800000]
 E32 = ("VOP1", "VOP2", "VOPC")
 SRC_FIELDS = {"VOP1": ["src0"], "VOP2": ["src0", "vsrc1"], "VOPC": ["src0", "vsrc1"]}
 
 _REG = re.compile(r"^(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(\.[lh])?$")
+_NOTE = re.compile(r"/\*(.*?)\*/")  # llvm's note after a register outside the operand's class
 _MOD = re.compile(r"^(-)?(neg\()?(-)?(\|)?(.*?)\|?\)?$")
 
 
 # ---------------------------------------------------------------- llvm-mc access
 
-def mc(words: list[bytes]) -> list[str | None]:
-    """llvm-mc's text for each probe (re-encoding need not match), None if it is not one valid instruction."""
-    out: list[str | None] = []
-    for base in range(0, len(words), 0x4000):
-        out += _mc_batch(words[base:base + 0x4000])
-    return out
+def mc(words: list[bytes], notes: bool = False) -> list[str | None]:
+    """llvm-mc's text for each probe (re-encoding need not match), None if it is not one valid instruction.
+    Texts with an llvm comment (/*Invalid register...*/) count as invalid unless `notes`. Batches run in
+    parallel llvm-mc processes."""
+    return [r[0] if r is not None else None for r in mc_encoded(words, notes)]
 
 
-def _mc_batch(words: list[bytes]) -> list[str | None]:
+def mc_encoded(words: list[bytes], notes: bool = False) -> list[tuple[str, bytes] | None]:
+    """Like mc(), with llvm-mc's re-encoding of each probe: (text, bytes) or None."""
+    chunks = [words[base:base + 0x4000] for base in range(0, len(words), 0x4000)]
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return [t for part in pool.map(lambda c: _mc_batch(c, notes), chunks) for t in part]
+
+
+def _mc_batch(words: list[bytes], notes: bool = False) -> list[tuple[str, bytes] | None]:
     lines = []
     for i, w in enumerate(words):
         lines.append(" ".join(f"0x{b:02x}" for b in w))
@@ -68,12 +79,12 @@ def _mc_batch(words: list[bytes]) -> list[str | None]:
             groups[idx], nxt, group = group, idx + 1, []
         elif idx is None or idx != nxt - 1:
             group.append((text, data))
-    res: list[str | None] = []
+    res: list[tuple[str, bytes] | None] = []
     # A shorter re-encoding is a literal llvm-mc turned into an inline constant; a longer one took sentinel bytes.
     for i, w in enumerate(words):
         g = groups.get(i, [])
-        ok = (2 * i + 1) not in diags and len(g) == 1 and len(g[0][1]) <= len(w) and "/*" not in g[0][0]
-        res.append(g[0][0] if ok else None)
+        ok = (2 * i + 1) not in diags and len(g) == 1 and len(g[0][1]) <= len(w) and (notes or "/*" not in g[0][0])
+        res.append(g[0] if ok else None)
     return res
 
 
@@ -197,11 +208,11 @@ def base_probes(enc: str, ops: list[int]) -> dict[int, tuple]:
     # Opcodes whose word another encoding claims (VOP2 62/63 are VOPC/VOP1) are not this encoding's.
     variants = [(op, v) for op, v in variants
                 if identify(int.from_bytes(word(v[0], v[1])[:4], "little")) == enc]
-    texts = mc([word(lay, vals, ext) for _, (lay, vals, ext) in variants])
     found: dict[int, tuple] = {}
-    for (op, (lay, vals, ext)), t in zip(variants, texts, strict=True):
-        if t is None:
+    for (op, (lay, vals, ext)), r in zip(variants, mc_encoded([word(*v) for _, v in variants]), strict=True):
+        if r is None:
             continue
+        t = r[0]
         _, ops_, _ = parse(t)
         spec = template(ops_, E32_NUMS if e32 else NUM_FIELD, {"src0"} if e32 else set(VOP3_SRCS))
         if spec is None:
@@ -210,8 +221,17 @@ def base_probes(enc: str, ops: list[int]) -> dict[int, tuple]:
         if lay == "VOP3SD" and not has_sdst:
             continue
         if op not in found or (has_sdst and found[op][2] != "VOP3SD"):
-            found[op] = (t, spec, lay, vals, ext)
+            found[op] = (t, spec, lay, vals, ext, fixed_fields(lay, word(lay, vals, ext), r[1], spec))
     return found
+
+
+def fixed_fields(layout: str, probe: bytes, again: bytes, spec: list) -> dict[str, int]:
+    """Fields that are no operand but that llvm-mc encodes with a fixed value (v_cmpx_*_e64 writes exec:
+    vdst is 126 whatever the probe had)."""
+    e = ENCODINGS[layout]
+    a, b = (e.unpack(int.from_bytes(w[:e.size], "little")) for w in (probe, again))
+    used = {item[0] for item in spec}
+    return {k: b[k] for k in a if a[k] != b[k] and k not in used}
 
 
 # ---------------------------------------------------------------- modifier bits
@@ -324,26 +344,21 @@ def operand_at(text: str | None, pos: int, side: str | None = None) -> str | Non
 def learn_classes(jobs: list[tuple[list, int, object]]) -> dict:
     """Give each job's spec item a class name (appended); return the class tables.
 
-    A job is (spec item, its printed position, maker(code, literal) -> probe bytes). Items whose few
-    signature probes print alike share a class; one representative per class is then probed in full."""
-    sig_codes = [(242, None), (248, None), (193, None), (255, LITERALS[0]), (255, LITERALS[1])]
-    words = [make(c, lit) for _, _, make in jobs for c, lit in sig_codes]
-    texts = mc(words)
-    by_sig: dict[tuple, str] = {}
-    reps: dict[str, tuple] = {}
+    A job is (spec item, its printed position, maker(code, literal) -> probe bytes). Every item is probed
+    with every inline constant and every literal value that prints as a constant for some operand type
+    (VALUE_PROBES); items whose spellings all agree share a class."""
+    full = FULL_PROBES
+    # Register-class notes (learned by learn_notes) are dropped here: the class records the bare spelling.
+    texts = [_NOTE.sub("", t) if t is not None else None
+             for t in mc([make(c, lit) for _, _, make in jobs for c, lit in full], notes=True)]
+    out: dict[str, dict] = {}
+    names: dict[str, str] = {}
     for j, (item, pos, make) in enumerate(jobs):
-        mine = texts[j * len(sig_codes):(j + 1) * len(sig_codes)]
-        sig = tuple(operand_at(t, pos, getattr(make, "side", None)) for t in mine)
-        name = by_sig.setdefault(sig, f"c{len(by_sig)}")
+        got = [operand_at(t, pos, getattr(make, "side", None)) for t in texts[j * len(full):(j + 1) * len(full)]]
+        table = class_table(got)
+        name = names.setdefault(json.dumps(table, sort_keys=True), f"c{len(names)}")
+        out[name] = table
         item.append(name)
-        reps.setdefault(name, (pos, make))
-    full = [(c, None) for c in INLINE_CODES] + [(255, v) for v in LITERALS] + [(255, v) for v in VALUE_PROBES]
-    words = [make(c, lit) for pos, make in reps.values() for c, lit in full]
-    texts = mc(words)
-    out = {}
-    for k, (name, (pos, make)) in enumerate(reps.items()):
-        got = [operand_at(t, pos, getattr(make, "side", None)) for t in texts[k * len(full):(k + 1) * len(full)]]
-        out[name] = class_table(got)
     return out
 
 
@@ -357,17 +372,36 @@ def _f32(x: float) -> int:
     return int.from_bytes(struct.pack("<f", x), "little")
 
 
+def _bf16(x: float) -> int:
+    return _f32(x) >> 16
+
+
+def _f64_hi(x: float) -> int:
+    import struct
+    return int.from_bytes(struct.pack("<d", x), "little") >> 32
+
+
 _FLOATS = [0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0]
-# Literal values that may print as an inline constant: ints, f16/f32 bit patterns, f64 high halves.
-VALUE_PROBES = sorted({v & 0xFFFFFFFF for v in range(-16, 65)} | {_f16(x) for x in _FLOATS}
-                      | {_f32(x) for x in _FLOATS} | {_f16(0.15915494), 0x3E22F983, 0x3FC45F30}
-                      | {(int.from_bytes(__import__("struct").pack("<d", x), "little") >> 32) for x in _FLOATS})
+_INV_2PI = 0.15915494309189532
+# Literal values that may print as an inline constant for some operand type: 32-bit and 16-bit integers
+# -16..64, the f16/bf16/f32 bit patterns of the float constants and 1/(2*pi), f64 high halves.
+VALUE_PROBES = sorted({v & 0xFFFFFFFF for v in range(-16, 65)} | {v & 0xFFFF for v in range(-16, 0)}
+                      | {f(x) for f in (_f16, _bf16, _f32, _f64_hi) for x in [*_FLOATS, _INV_2PI]}
+                      | {0x3E22F983, 0x3FC45F30})
+
+
+# The 16-bit values again with a high half set: whether an operand folds on its low 16 bits only.
+HIGH_PROBES = [0xABCD0000 | v for v in VALUE_PROBES if v < 0x10000]
+FULL_PROBES = ([(c, None) for c in CONST_CODES] + [(255, v) for v in LITERALS] + [(255, v) for v in VALUE_PROBES]
+               + [(255, v) for v in HIGH_PROBES])
 
 
 def class_table(got: list[str | None]) -> dict:
-    """Compact class record: inline code -> text, probe literal -> text, and values printing as inline."""
-    n, m = len(INLINE_CODES), len(LITERALS)
-    inl = {str(c): t for c, t in zip(INLINE_CODES, got[:n], strict=True) if t is not None}
+    """Class record from the texts of FULL_PROBES: non-register code -> text ("inline"); the literal style ("lit": hex of
+    all 32 bits or of the low 16, None if no literal is allowed); the values printed as a constant; and
+    "fold16" when only the low 16 bits are compared with the constants. Checked against every probe."""
+    n, m, k = len(CONST_CODES), len(LITERALS), len(VALUE_PROBES)
+    inl = {str(c): t for c, t in zip(CONST_CODES, got[:n], strict=True) if t is not None}
     lit = dict(zip(LITERALS, got[n:n + m], strict=True))
     if lit[0x12345678] is None and lit[0x3C00] is None:
         style = None  # no literal allowed
@@ -375,11 +409,93 @@ def class_table(got: list[str | None]) -> dict:
         style = "lo16"
     else:
         style = "hex32"
+    high = got[n + m + k:]
+    fold16 = any(t is not None and not t.startswith("0x") for t in high)
     val = {}
-    for v, t in zip(VALUE_PROBES, got[n + m:], strict=True):
-        if t is not None and not t.startswith("0x"):
+    for v, t in zip(VALUE_PROBES, got[n + m:n + m + k], strict=True):
+        if t is not None and not t.startswith("0x") and (v < 0x10000 or not fold16):
             val[f"{v:x}"] = t
-    return {"inline": inl, "lit": style, "value": val}
+    rec = {"inline": inl, "lit": style, "value": val} | ({"fold16": 1} if fold16 else {})
+    if style is not None:
+        for (_, v), t in zip(FULL_PROBES[n:], got[n:], strict=True):
+            if t is not None and literal_spelling(rec, v) != t:
+                raise SystemExit(f"literal 0x{v:x} prints as {t!r}, the class record predicts "
+                                 f"{literal_spelling(rec, v)!r}: {rec}")
+    return rec
+
+
+# ---------------------------------------------------------------- register-class notes
+
+# Source codes probed for notes: all, but src0's DPP markers (233, 234, 250), which need a DPP dword.
+NOTE_SRC_CODES = list(range(512))
+NOTE_LITERAL = 0x12345678
+
+
+def note_jobs(enc: str, entries: dict) -> list[tuple[dict, str, object, list[int]]]:
+    """(entry, key, maker(code) -> probe, codes) for each register operand of each opcode: the base
+    form's fields by name, the DPP forms' source VGPR (an index in the DPP dword) as 'dpp16:src0'/'dpp8:src0'."""
+    jobs = []
+    for entry in entries.values():
+        lay, vals, ext = entry["_probe"]
+        for item in entry["ops"]:
+            name, kind = item[0], item[1]
+            if kind not in ("v", "s", "src") or name not in ENCODINGS[lay].field_names:
+                continue
+            width = ENCODINGS[lay].field(name).width
+            codes = range(256) if kind == "v" else [c for c in NOTE_SRC_CODES if c < 1 << width and not (
+                name == "src0" and c in (233, 234, 250))]
+            jobs.append((entry, name, _field_maker(lay, vals, ext, name, kind), list(codes)))
+        for kind, v in entry.get("_dpp", {}).items():
+            if not any(item[0] == "src0" for item in entry["ops"]):
+                continue
+            jobs.append((entry, f"{kind}:src0", _dpp_src_maker(lay, v, kind), list(range(256))))
+    return jobs
+
+
+def _field_maker(layout: str, vals: dict, ext: list[int], name: str, kind: str):
+    """Probe maker for the notes of one field; a source's code 255 gets a literal dword."""
+    lit = [NOTE_LITERAL] if kind != "v" and not ext else ext
+    return lambda code: word(layout, vals | {name: code}, lit if code == 255 else ext)
+
+
+def _dpp_src_maker(layout: str, vals: dict, kind: str):
+    def make(index: int) -> bytes:
+        if kind == "dpp16":
+            return word(layout, vals | {"src0": 250}, [DPP16.pack(dpp16_vals() | {"src0": index})])
+        return word(layout, vals | {"src0": 233}, [DPP8.pack({"src0": index, "lane_sel": DPP8_IDENTITY})])
+    return make
+
+
+def learn_notes(jobs: list[tuple[dict, str, object, list[int]]]) -> list[dict]:
+    """Which register codes llvm prints with a note (/*Invalid register, operand has 'X' register class*/):
+    entry["bad"][key] = indices into the returned list of {"note": text, "codes": [[first, last], ...]}."""
+    texts = iter(mc([make(c) for _, _, make, codes in jobs for c in codes], notes=True))
+    notes: dict[str, int] = {}
+    out: list[dict] = []
+    for entry, key, _, codes in jobs:
+        by_note: dict[str, list[int]] = {}
+        for c in codes:
+            t = next(texts)
+            m = _NOTE.search(t) if t is not None else None
+            if m:
+                by_note.setdefault(m.group(1), []).append(c)
+        for note, bad in sorted(by_note.items()):
+            rec = {"note": note, "codes": _ranges(bad)}
+            idx = notes.setdefault(json.dumps(rec, sort_keys=True), len(out))
+            if idx == len(out):
+                out.append(rec)
+            entry.setdefault("bad", {}).setdefault(key, []).append(idx)
+    return out
+
+
+def _ranges(codes: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for c in sorted(codes):
+        if out and out[-1][1] == c - 1:
+            out[-1][1] = c
+        else:
+            out.append([c, c])
+    return out
 
 
 # ---------------------------------------------------------------- the sweep
@@ -389,8 +505,8 @@ def vop_entries(enc: str) -> tuple[dict, list, list]:
     nops = 1 << ENCODINGS[enc].field("op").width
     found = base_probes(enc, list(range(nops)))
     entries, modjobs, classjobs = {}, [], []
-    for op, (text, spec, lay, vals, ext) in sorted(found.items()):
-        entry = {"m": parse(text)[0], "ops": spec}
+    for op, (text, spec, lay, vals, ext, fixed) in sorted(found.items()):
+        entry = {"m": parse(text)[0], "ops": spec} | ({"fixed": fixed} if fixed else {})
         if lay != enc:
             entry["enc"] = lay
         entries[op] = entry
@@ -435,6 +551,7 @@ def dpp_forms(enc: str, entries: dict) -> list:
         if t is None or kind in entry:
             continue
         entry[kind] = parse(t)[0]
+        entry.setdefault("_dpp", {})[kind] = v
         if kind == "dpp16" and enc in E32:
             jobs.append((entry, t, entry["ops"], mod_probes("DPP16", v | {"src0": 250, "_enc": enc}, [])))
         elif kind == "dpp8" and enc not in E32:  # VOP3 DPP allows modifiers the plain form lacks (sext)
@@ -473,8 +590,10 @@ def vopd_entries() -> tuple[dict, dict, list]:
 
 def vopd_maker(vals: dict, lit: int | None, fieldname: str, side: str):
     def make(code: int, lv: int | None) -> bytes:
-        v = vals if fieldname == "K" else vals | {fieldname: code}
-        return word("VOPD", v, [lv] if lv is not None else ([lit] if lit is not None and code != 255 else []))
+        if fieldname == "K":  # the literal itself: a code probe has none (as for VOP2's K)
+            return word("VOPD", vals, [lv] if lv is not None else [])
+        return word("VOPD", vals | {fieldname: code},
+                    [lv] if lv is not None else ([lit] if lit is not None and code != 255 else []))
     # operand_at() must look at the right half of the text
     def make_side(code: int, lv: int | None) -> bytes:
         return make(code, lv)
@@ -484,13 +603,14 @@ def vopd_maker(vals: dict, lit: int | None, fieldname: str, side: str):
 
 def main() -> None:
     tables: dict = {"ops": {}}
-    modjobs, classjobs, dppjobs = [], [], []
+    modjobs, classjobs, dppjobs, notejobs = [], [], [], []
     for enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VINTERP"):
         entries, mj, cj = vop_entries(enc)
         modjobs += mj
         classjobs += cj
         if enc not in ("VINTERP",):
             dppjobs += dpp_forms(enc, entries)
+        notejobs += note_jobs(enc, entries)
         tables["ops"][enc] = entries
         print(f"{enc}: {len(entries)} opcodes", file=sys.stderr)
     learn_mods(modjobs)
@@ -499,9 +619,11 @@ def main() -> None:
     tables["vopd"] = {"x": x, "y": y}
     print(f"VOPD: {len(x)} X, {len(y)} Y", file=sys.stderr)
     tables["classes"] = learn_classes(classjobs + cj)
+    tables["notes"] = learn_notes(notejobs)
     for entries in tables["ops"].values():
         for e in entries.values():
             e.pop("_probe", None)
+            e.pop("_dpp", None)
     with open(OUT, "w") as f:
         json.dump(tables, f, separators=(",", ":"), sort_keys=True)
         f.write("\n")

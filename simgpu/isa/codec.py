@@ -86,7 +86,11 @@ def split_operands(rest: str) -> list[str]:
     return toks
 
 
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/")
+
+
 def _strip_comment(line: str) -> str:
+    line = _BLOCK_COMMENT.sub(" ", line)  # C-style comments, as llvm-mc writes /*Invalid register...*/ notes
     for marker in ("//", ";"):
         i = line.find(marker)
         if i >= 0:

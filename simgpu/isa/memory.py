@@ -248,8 +248,8 @@ def _format(inst: Inst) -> str:
         mods = _modifiers(inst)
     except _Bad as e:
         raise ValueError(str(e)) from None
-    # llvm pads the mnemonic of an NSA image instruction with one more space.
-    sep = "  " if inst.encoding == "MIMG" and inst.fields.get("nsa") else " "
+    # llvm pads the mnemonic of some NSA image instructions with one more space (learned per opcode).
+    sep = " " * inst.info.get("nsasp", 1) if inst.encoding == "MIMG" and inst.fields.get("nsa") else " "
     if inst.encoding == "EXP":  # the export target is separated from the sources by a space only
         text = f"{inst.mnemonic} {ops[0]} " + ", ".join(ops[1:])
     else:

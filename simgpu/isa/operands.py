@@ -68,6 +68,8 @@ def src_name(code: int, count: int = 1, bits: int = 32) -> str | None:
     name = scalar_name(code, count)
     if name is not None:
         return name
+    if code == NULL:  # a source of three or more dwords reads null too (scalar destinations do not)
+        return "null"
     if code in _NAMED and code >= 235:
         return _NAMED[code]
     return inline_constant(code, bits)

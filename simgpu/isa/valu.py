@@ -110,6 +110,7 @@ def _validate(inst: Inst, offset: int, word0: int) -> None:
     """Print once so that an operand LLVM cannot spell is a DecodeError now, not an error later."""
     try:
         inst.operands = _operand_texts(inst)
+        _dpp_text(inst)
     except ValueError as err:
         raise DecodeError(str(err), offset, word0) from None
 
@@ -137,7 +138,23 @@ def _join(mnemonic: str, ops: list[str]) -> str:
 
 
 def _ops(inst: Inst, e: dict, pre: dict[str, set[str]]) -> list[str]:
-    return [_with_mods(_operand(inst, spec), _is_imm(inst, spec), pre.get(spec[0], set())) for spec in e["ops"]]
+    bad = e.get("bad")
+    return [_with_mods(_operand(inst, spec) + (_note(inst, bad, spec) if bad else ""), _is_imm(inst, spec),
+                       pre.get(spec[0], set())) for spec in e["ops"]]
+
+
+def _note(inst: Inst, bad: dict, spec: list) -> str:
+    """LLVM's /*Invalid register...*/ note after a register outside the operand's register class."""
+    field = spec[0]
+    if field == "src0" and inst.dpp is not None:
+        key, code = f"dpp{inst.dpp['kind']}:src0", inst.dpp["src0"]
+    else:
+        key, code = field, inst.fields.get(field)
+    for idx in bad.get(key, ()):
+        rec = tables()["notes"][idx]
+        if any(lo <= code <= hi for lo, hi in rec["codes"]):
+            return f"/*{rec['note']}*/"
+    return ""
 
 
 def _is_imm(inst: Inst, spec: list) -> bool:
@@ -189,13 +206,13 @@ def source_text(code: int, count: int, cls: str, literal: int | None) -> str:
     c = tables()["classes"][cls]
     if code == SRC_LITERAL:
         return literal_text(literal, cls)
-    if 128 <= code <= 208 or 240 <= code <= 248:
+    if 128 <= code <= 254:  # constants and special registers: as probed for this class
         text = c["inline"].get(str(code))
         if text is None:
-            raise ValueError(f"inline constant {code} is not allowed here")
+            raise ValueError(f"source code {code} is not allowed here")
         return text
     name = src_name(code, count)
-    if name is None or (code == 254 or 209 <= code <= 234):
+    if name is None:
         raise ValueError(f"source code {code} is not valid here")
     return name
 
@@ -205,7 +222,13 @@ def literal_text(value: int | None, cls: str) -> str:
     c = tables()["classes"][cls]
     if value is None or c["lit"] is None:
         raise ValueError("no literal allowed here")
-    shown = c["value"].get(f"{value:x}")
+    return literal_spelling(c, value)
+
+
+def literal_spelling(c: dict, value: int) -> str:
+    """Spelling of a 32-bit literal in class record `c`: a constant when its value (the low 16 bits only
+    for "fold16" classes) is one, else hex of all 32 bits or, for "lo16" classes, of the low 16."""
+    shown = c["value"].get(f"{value & 0xFFFF if c.get('fold16') else value:x}")
     if shown is not None:
         return shown
     return f"0x{value & 0xFFFF:x}" if c["lit"] == "lo16" else f"0x{value:x}"

@@ -71,7 +71,7 @@ def _split(toks: list[str]) -> tuple[list[str], list[str]]:
 def _build(enc: str, op: int, form: str, toks: list[str]) -> Inst:
     e = tables()["ops"][enc][op]
     layout = e.get("enc", enc)
-    inst = Inst(layout, op, e["m"], {"op": op}, info={"entry": e, "form": form})
+    inst = Inst(layout, op, e["m"], {"op": op} | e.get("fixed", {}), info={"entry": e, "form": form})
     if form == "dpp16":
         inst.dpp = {"kind": 16, "row_mask": 0xF, "bank_mask": 0xF}
         inst.fields["src0"] = SRC_DPP16

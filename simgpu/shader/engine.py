@@ -19,7 +19,7 @@ from ..isa import DecodeError, decode
 from . import semantics
 from .dispatch import Dispatch
 from .setup import initial_state
-from .state import BARRIER, DONE, RUNNING, WaveState
+from .state import BARRIER, DONE, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
 
@@ -95,26 +95,35 @@ class Exec:
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
         st = self.st
+        group = None  # (pc, waves) when every runnable wave stands at one PC: no need to search
         while True:
-            runnable = st.status == RUNNING
-            if not runnable.any():
-                if not self._release_barriers():
-                    break
-                continue
-            pc = int(st.pc[runnable].min())
-            w = np.nonzero(runnable & (st.pc == pc))[0]
-            self.step(pc, w)
+            if group is None:
+                runnable = st.status == RUNNING
+                if not runnable.any():
+                    if not self._release_barriers():
+                        break
+                    continue
+                pc = int(st.pc[runnable].min())
+                at_pc = runnable & (st.pc == pc)
+                w = np.nonzero(at_pc)[0]
+                uniform = len(w) == int(np.count_nonzero(runnable))
+            else:
+                pc, w = group
+            size = self.step(pc, w)
+            # A fall-through instruction moves all its waves to the next PC and changes no status.
+            group = (pc + size, w) if uniform and size else None
 
-    def step(self, pc: int, w: np.ndarray) -> None:
-        inst, fn = self.fetch(pc, w)
+    def step(self, pc: int, w: np.ndarray) -> int:
+        """Execute the instruction at `pc` for waves `w`; its size if they all fell through, else 0."""
+        inst, fn, is_valu = self.cache.get(pc) or self.fetch(pc, w)
         st = self.st
         n = len(w)
         c = self.engine.counters
         c.wave_instructions += n
         c.per_opcode[inst.mnemonic] += n
-        if inst.mnemonic.startswith("v_"):
+        if is_valu:
             c.lane_ops += int(np.bitwise_count(st.mask64(w, 126)).sum())
-        self.engine.clock.advance(n * Clock.CYCLES_PER_WAVE_INSTRUCTION)
+        self.engine.clock.cycles += n * Clock.CYCLES_PER_WAVE_INSTRUCTION
         self.budget -= n
         if self.budget < 0:
             raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
@@ -126,7 +135,9 @@ class Exec:
         except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
             raise self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}") from e
         if nxt is None:
-            st.pc[w] = pc + inst.size
+            st.pc[wsel(w)] = pc + inst.size
+            return inst.size
+        return 0
 
     def fetch(self, pc: int, w: np.ndarray):
         hit = self.cache.get(pc)
@@ -150,8 +161,9 @@ class Exec:
         fn = semantics.lookup(inst)
         if fn is None:
             raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
-        self.cache[pc] = (inst, fn)
-        return inst, fn
+        entry = (inst, fn, inst.mnemonic.startswith("v_"))
+        self.cache[pc] = entry
+        return entry
 
     def _release_barriers(self) -> bool:
         st = self.st

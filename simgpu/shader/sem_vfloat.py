@@ -1,28 +1,175 @@
-"""VALU floating-point semantics (f16/f32/f64 arithmetic, fma, min/max, conversions,
-transcendentals), from the RDNA3 ISA reference pseudo-code. numpy computes in IEEE round-to-nearest-
-even; fma is computed exactly (see _fma) so it rounds once."""
+"""VALU floating-point arithmetic: add/sub/mul, fma (incl. the fmac/fmamk/fmaak and DX9 forms), ldexp,
+and the division helpers (div_scale, div_fmas, div_fixup), from the RDNA3 ISA reference pseudo-code.
+
+Results are rounded once in MODE's round mode for the result type (fpexact), with denormals flushed
+on input and output as MODE's denorm mode says. Min/max/med3 and the cube-map ops: sem_vminmax.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import fpexact as fx
 from .valu import vop
 
-F32, F64 = np.float32, np.float64
+F16, F32, F64 = np.float16, np.float32, np.float64
+DT = {"f16": F16, "f32": F32, "f64": F64}
+_EXP_BITS = {"f16": (10, 0x1F), "f32": (23, 0xFF), "f64": (52, 0x7FF)}
 
 
-def _fma32(c, a, b, d):
-    # a*b is exact in f64 (24+24 bits), so one f64 add then one rounding to f32 differs from a single
-    # rounding only when the f64 sum itself rounds; the exact path is in sem_vfloat's fma helpers.
-    return (a.astype(F64) * b.astype(F64) + d.astype(F64)).astype(F32)
+def modes(ctx, t: str):
+    """(round mode, denorm mode), each [n, 1], that MODE sets for type t."""
+    return fx.round_mode(ctx.mode, t), fx.denorm_mode(ctx.mode, t)
 
 
-for _t, _dt in (("f32", F32), ("f16", np.float16), ("f64", F64)):
-    vop(f"v_add_{_t}", _t, (_t, _t), lambda c, a, b: a + b)
-    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b: a - b)
-    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b: b - a)
-    vop(f"v_mul_{_t}", _t, (_t, _t), lambda c, a, b: a * b)
-vop("v_fma_f32", "f32", ("f32", "f32", "f32"), _fma32)
-vop("v_fmac_f32", "f32", ("f32", "f32"), _fma32, acc=True)
-vop("v_fmamk_f32", "f32", ("f32", "f32", "f32"), lambda c, a, k, b: _fma32(c, a, k, b))
-vop("v_fmaak_f32", "f32", ("f32", "f32", "f32"), _fma32)
+def exponent(x: np.ndarray, t: str) -> np.ndarray:
+    """The biased exponent field of x (the pseudo-code's exponent())."""
+    shift, mask = _EXP_BITS[t]
+    bits = x.view({"f16": np.uint16, "f32": np.uint32, "f64": np.uint64}[t]).astype(np.int64)
+    return (bits >> shift) & mask
+
+
+# ---------------------------------------------------------------------------------------------- add/sub/mul/fma
+
+
+def _add(t, ctx, a, b):
+    rm, dm = modes(ctx, t)
+    a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
+    r = fx.add64(a, b, rm) if t == "f64" else fx.add_small(a, b, DT[t], rm)
+    return fx.flush_out(r, dm)
+
+
+def _mul(t, ctx, a, b):
+    rm, dm = modes(ctx, t)
+    a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
+    r = fx.mul64(a, b, rm) if t == "f64" else fx.mul_small(a, b, DT[t], rm)
+    return fx.flush_out(r, dm)
+
+
+def _fma(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
+    rm, dm = modes(ctx, t)
+    if flush_inputs:
+        a, b, c = fx.flush_in(a, dm), fx.flush_in(b, dm), fx.flush_in(c, dm)
+    r = fx.fma64(a, b, c, rm, post_scale) if t == "f64" else fx.fma_small(a, b, c, DT[t], rm, post_scale)
+    return fx.flush_out(r, dm)
+
+
+def _neg(x):
+    return -x
+
+
+for _t in ("f16", "f32", "f64"):
+    vop(f"v_add_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, a, b))
+    vop(f"v_mul_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _mul(t, c, a, b))
+    vop(f"v_fma_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d))
+for _t in ("f16", "f32"):
+    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, a, _neg(b)))
+    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, b, _neg(a)))
+    vop(f"v_fmac_{_t}", _t, (_t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d), acc=True)
+    # fmamk: D = S0 * K + S1 with operands listed (src0, K, vsrc1); fmaak: D = S0 * S1 + K
+    vop(f"v_fmamk_{_t}", _t, (_t, _t, _t), lambda c, a, k, b, t=_t: _fma(t, c, a, k, b))
+    vop(f"v_fmaak_{_t}", _t, (_t, _t, _t), lambda c, a, b, k, t=_t: _fma(t, c, a, b, k))
+
+
+# ---------------------------------------------------------------------------------------------- DX9 and lighting
+
+
+def _dx9_zero(ctx, a, b, c):
+    """fma where 0 * anything (inf and NaN included) is 0, so the result is the addend."""
+    _, dm = modes(ctx, "f32")
+    a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
+    zero = (a == 0) | (b == 0)
+    r = _fma("f32", ctx, np.where(zero, F32(0), a), np.where(zero, F32(0), b), c)
+    return np.where(zero, fx.flush_in(c, dm), r)
+
+
+def _mul_dx9_zero(ctx, a, b):
+    _, dm = modes(ctx, "f32")
+    zero = (fx.flush_in(a, dm) == 0) | (fx.flush_in(b, dm) == 0)
+    return np.where(zero, F32(0), _mul("f32", ctx, a, b))
+
+
+def _mullit(ctx, a, b, c):
+    fmax = np.finfo(F32).max
+    special = (b == -fmax) | (b == -np.inf) | np.isnan(b) | (c <= 0) | np.isnan(c)
+    return np.where(special, -fmax, _mul("f32", ctx, a, b)).astype(F32)
+
+
+vop("v_fma_dx9_zero_f32", "f32", ("f32", "f32", "f32"), _dx9_zero)
+vop("v_fmac_dx9_zero_f32", "f32", ("f32", "f32"), _dx9_zero, acc=True)
+vop("v_mul_dx9_zero_f32", "f32", ("f32", "f32"), _mul_dx9_zero)
+vop("v_mullit_f32", "f32", ("f32", "f32", "f32"), _mullit)
+
+
+
+# ---------------------------------------------------------------------------------------------- ldexp
+
+
+def _ldexp(t, ctx, x, n):
+    rm, dm = modes(ctx, t)
+    x = fx.flush_in(x, dm)
+    return fx.flush_out(fx.ldexp_round(x, n.astype(np.int64), DT[t], rm), dm)
+
+
+vop("v_ldexp_f32", "f32", ("f32", "i32"), lambda c, x, n: _ldexp("f32", c, x, n))
+vop("v_ldexp_f64", "f64", ("f64", "i32"), lambda c, x, n: _ldexp("f64", c, x, n))
+vop("v_ldexp_f16", "f16", ("f16", "i16"), lambda c, x, n: _ldexp("f16", c, x, n))
+
+
+# ---------------------------------------------------------------------------------------------- division helpers
+
+_SCALE = {"f32": (96, 64, 23), "f64": (768, 128, 53)}  # exponent gap, scale power, tiny-numerator exponent
+
+
+def _div_scale(t, ctx, s0, s1, s2):
+    """V_DIV_SCALE: pre-scale a division's operand so Newton-Raphson steps never see denormals."""
+    dt = DT[t]
+    gap, k, tiny = _SCALE[t]
+    e1, e2 = exponent(s1, t), exponent(s2, t)
+    with np.errstate(all="ignore"):
+        rcp_denorm = fx.is_denormal(F64(1.0) / s1.astype(F64))
+        q_denorm = fx.is_denormal((s2.astype(F64) / s1.astype(F64)).astype(dt))
+    up, down = np.ldexp(s0, k).astype(dt), np.ldexp(s0, -k).astype(dt)
+    zero = (s2 == 0) | (s1 == 0)
+    conds = [zero, e2 - e1 >= gap, fx.is_denormal(s1), rcp_denorm & q_denorm, rcp_denorm, q_denorm, e2 <= tiny]
+    vals = [np.full(s0.shape, np.nan, dt), np.where(s0 == s1, up, s0), up, np.where(s0 == s1, up, s0), down,
+            np.where(s0 == s2, up, s0), up]
+    vcc = np.select(conds, [False, True, False, True, False, True, False], False)
+    return np.select(conds, vals, s0).astype(dt), vcc
+
+
+def _div_fmas(t, ctx, a, b, c, vcc):
+    """V_DIV_FMAS: fma, post-scaled when VCC is set. The reference's "2**32 * fma" (2**64 for f64) is not
+    what the division macro needs: div_scale scaled the denominator up (huge quotient, S2 large) or the
+    numerator up (denormal quotient), so the quotient is scaled back by 2**±64 (f32) / 2**±128 (f64),
+    chosen by S2's exponent, and rounded once."""
+    k = _SCALE[t][1]
+    bias = 127 if t == "f32" else 1023
+    post = np.where(vcc, np.where(exponent(c, t) > bias, k, -k), 0)
+    return _fma(t, ctx, a, b, c, post, flush_inputs=False)
+
+
+def _div_fixup(t, ctx, q, den, num):
+    """V_DIV_FIXUP: the special cases of num / den (NaN, 0/0, inf/inf, x/0, x/inf, underflow)."""
+    dt = DT[t]
+    neg = np.signbit(den) ^ np.signbit(num)
+    sgn = np.where(neg, dt(-1), dt(1))
+    ainf = np.abs(den) == np.inf
+    nan_bits = {F16: 0xFE00, F32: 0xFFC00000, F64: 0xFFF8000000000000}[dt]
+    default_nan = np.array(nan_bits, {F16: np.uint16, F32: np.uint32, F64: np.uint64}[dt]).view(dt)
+    conds = [np.isnan(num), np.isnan(den), (den == 0) & (num == 0), ainf & (np.abs(num) == np.inf),
+             (den == 0) | (np.abs(num) == np.inf), ainf | (num == 0)]
+    vals = [fx.quiet_nan(num), fx.quiet_nan(den), default_nan, default_nan, sgn * dt(np.inf), sgn * dt(0)]
+    if t != "f16":
+        limit = 150 if t == "f32" else 1075
+        conds.append(exponent(num, t) - exponent(den, t) < -limit)
+        vals.append(sgn * dt(0))  # UNDERFLOW: the quotient rounds to zero
+    return np.select(conds, vals, sgn * np.abs(q)).astype(dt)
+
+
+for _t in ("f32", "f64"):
+    vop(f"v_div_scale_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _div_scale(t, c, a, b, d), carry_out=True)
+    vop(f"v_div_fmas_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, m, t=_t: _div_fmas(t, c, a, b, d, m),
+        mask_in=True, vcc_in=True)
+for _t in ("f16", "f32", "f64"):
+    vop(f"v_div_fixup_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _div_fixup(t, c, a, b, d))

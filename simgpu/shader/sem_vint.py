@@ -1,5 +1,9 @@
-"""VALU integer and bit semantics (adds with carry, shifts, logic, multiplies, bitfields, selects),
-from the RDNA3 ISA reference pseudo-code. Sources arrive as typed [n, lanes] numpy arrays."""
+"""VALU integer semantics: moves, selects, adds and subtracts (with carry and clamp saturation),
+shifts and logic, from the RDNA3 ISA reference pseudo-code. Sources arrive as typed [n, lanes] numpy
+arrays; arithmetic is done in int64/uint64 so that carries and saturation are exact.
+
+Multiplies live in sem_vint_mul.py, bitfield/counting/min-max/pack ops in sem_vint_bits.py, integer
+compares in sem_vcmp_int.py."""
 
 from __future__ import annotations
 
@@ -7,123 +11,143 @@ import numpy as np
 
 from .valu import vop
 
-U32, U64, I64 = np.uint32, np.uint64, np.int64
-M32 = np.uint64(0xFFFFFFFF)
+U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
+M32 = U64(0xFFFFFFFF)
 
 
-def _u64(x):
+def i64(x) -> np.ndarray:
+    """Any integer array as int64 (its numeric value: unsigned stays non-negative)."""
+    return np.asarray(x).astype(I64)
+
+
+def u64(x) -> np.ndarray:
+    """Any integer array as uint64 (signed values wrap, as the hardware's bit patterns do)."""
     return np.asarray(x).astype(U64)
 
 
-def _sat_u32(ctx, full):
-    return np.clip(full, 0, 0xFFFFFFFF) if ctx.clamp else full & 0xFFFFFFFF
+def wrap_or_sat(ctx, full, lo: int, hi: int, dtype):
+    """An exact int64 result as `dtype`: wrapped to its width, or saturated to [lo, hi] with clamp."""
+    if ctx.clamp:
+        return np.clip(full, lo, hi).astype(dtype)
+    return full.astype(dtype)  # astype between integer types wraps
+
+
+UMAX = {16: 0xFFFF, 32: 0xFFFFFFFF}
+IRANGE = {16: (-0x8000, 0x7FFF), 32: (-0x80000000, 0x7FFFFFFF)}
 
 
 # ---------------------------------------------------------------------------------------------- moves
 
+# v_cndmask takes float abs/neg modifiers (VOP3), so its sources are typed as floats; np.where moves bits.
 vop("v_mov_b32", "b32", ("b32",), lambda c, a: a)
 vop("v_mov_b16", "b16", ("b16",), lambda c, a: a)
-vop("v_cndmask_b32", "b32", ("b32", "b32"), lambda c, a, b, m: np.where(m, b, a), mask_in=True)
-vop("v_cndmask_b16", "b16", ("b16", "b16"), lambda c, a, b, m: np.where(m, b, a), mask_in=True)
+vop("v_cndmask_b32", "f32", ("f32", "f32"), lambda c, a, b, m: np.where(m, b, a), mask_in=True, no_omod=True)
+vop("v_cndmask_b16", "f16", ("f16", "f16"), lambda c, a, b, m: np.where(m, b, a), mask_in=True, no_omod=True)
 
 
 # ---------------------------------------------------------------------------------------------- add/sub
 
 
-def _add_nc(c, a, b):
-    return _sat_u32(c, _u64(a).astype(I64) + _u64(b).astype(I64)).astype(U32)
+def _arith(bits: int, signed: bool, op):
+    """fn(ctx, a, b): a (op) b on `bits`-wide integers; clamp saturates to the type's range."""
+    lo, hi = IRANGE[bits] if signed else (0, UMAX[bits])
+    dt = {(16, False): U16, (16, True): np.int16, (32, False): U32, (32, True): np.int32}[(bits, signed)]
+    return lambda c, a, b: wrap_or_sat(c, op(i64(a), i64(b)), lo, hi, dt)
 
 
-def _sub_nc(c, a, b):
-    return _sat_u32(c, _u64(a).astype(I64) - _u64(b).astype(I64)).astype(U32)
+def _add(a, b):
+    return a + b
 
 
-def _add_co(c, a, b):
-    full = _u64(a) + _u64(b)
-    return _sat_u32(c, full.astype(I64)).astype(U32), (full >> np.uint64(32)) != 0
+def _sub(a, b):
+    return a - b
 
 
-def _sub_co(c, a, b):
-    full = _u64(a).astype(I64) - _u64(b).astype(I64)
-    return _sat_u32(c, full).astype(U32), full < 0
+def _rsub(a, b):
+    return b - a
 
 
-def _add_co_ci(c, a, b, m):
-    full = _u64(a) + _u64(b) + m.astype(U64)
-    return _sat_u32(c, full.astype(I64)).astype(U32), (full >> np.uint64(32)) != 0
+for _bits, _signed, _t in ((32, False, "u32"), (32, True, "i32"), (16, False, "u16"), (16, True, "i16")):
+    _sfx = f"nc_{_t}"
+    vop(f"v_add_{_sfx}", _t, (_t, _t), _arith(_bits, _signed, _add), int_clamp=True)
+    vop(f"v_sub_{_sfx}", _t, (_t, _t), _arith(_bits, _signed, _sub), int_clamp=True)
+vop("v_subrev_nc_u32", "u32", ("u32", "u32"), _arith(32, False, _rsub), int_clamp=True)
 
 
-def _sub_co_ci(c, a, b, m):
-    full = _u64(a).astype(I64) - _u64(b).astype(I64) - m.astype(I64)
-    return _sat_u32(c, full).astype(U32), full < 0
+def _carry_op(op, with_carry: bool):
+    """fn for v_add/sub(rev)_co(_ci)_u32: (D0, carry/borrow lane mask); clamp saturates D0 unsigned."""
+    def fn(c, a, b, *m):
+        full = op(i64(a), i64(b))
+        if with_carry:
+            cin = m[0].astype(I64)
+            full = full + cin if op is _add else full - cin
+        out = wrap_or_sat(c, full, 0, 0xFFFFFFFF, U32)
+        return out, (full > 0xFFFFFFFF) | (full < 0)
+    return fn
 
 
-vop("v_add_nc_u32", "u32", ("u32", "u32"), _add_nc, int_clamp=True)
-vop("v_sub_nc_u32", "u32", ("u32", "u32"), _sub_nc, int_clamp=True)
-vop("v_subrev_nc_u32", "u32", ("u32", "u32"), lambda c, a, b: _sub_nc(c, b, a), int_clamp=True)
-vop("v_add_co_u32", "u32", ("u32", "u32"), _add_co, carry_out=True, int_clamp=True)
-vop("v_sub_co_u32", "u32", ("u32", "u32"), _sub_co, carry_out=True, int_clamp=True)
-vop("v_subrev_co_u32", "u32", ("u32", "u32"), lambda c, a, b: _sub_co(c, b, a), carry_out=True, int_clamp=True)
-vop("v_add_co_ci_u32", "u32", ("u32", "u32"), _add_co_ci, carry_out=True, mask_in=True, int_clamp=True)
-vop("v_sub_co_ci_u32", "u32", ("u32", "u32"), _sub_co_ci, carry_out=True, mask_in=True, int_clamp=True)
-vop("v_subrev_co_ci_u32", "u32", ("u32", "u32"), lambda c, a, b, m: _sub_co_ci(c, b, a, m), carry_out=True,
-    mask_in=True, int_clamp=True)
+vop("v_add_co_u32", "u32", ("u32", "u32"), _carry_op(_add, False), carry_out=True, int_clamp=True)
+vop("v_sub_co_u32", "u32", ("u32", "u32"), _carry_op(_sub, False), carry_out=True, int_clamp=True)
+vop("v_subrev_co_u32", "u32", ("u32", "u32"), _carry_op(_rsub, False), carry_out=True, int_clamp=True)
+vop("v_add_co_ci_u32", "u32", ("u32", "u32"), _carry_op(_add, True), carry_out=True, mask_in=True, int_clamp=True)
+vop("v_sub_co_ci_u32", "u32", ("u32", "u32"), _carry_op(_sub, True), carry_out=True, mask_in=True, int_clamp=True)
+vop("v_subrev_co_ci_u32", "u32", ("u32", "u32"), _carry_op(_rsub, True), carry_out=True, mask_in=True,
+    int_clamp=True)
+
+# Three-operand adds (no clamp in the pseudo-code beyond wraparound).
+vop("v_add3_u32", "u32", ("u32", "u32", "u32"), lambda c, a, b, d: (u64(a) + u64(b) + u64(d)).astype(U32))
+vop("v_xad_u32", "u32", ("u32", "u32", "u32"), lambda c, a, b, d: (u64(a ^ b) + u64(d)).astype(U32))
 
 
-# ---------------------------------------------------------------------------------------------- shifts and logic
+# ---------------------------------------------------------------------------------------------- shifts
 
 
-def _shift32(x):
-    return _u64(x) & np.uint64(31)
+def _lshl(bits: int):
+    """D = S1 << S0[log2(bits)-1:0] (shift amount is the first source in the rev forms)."""
+    m = U64(bits - 1)
+    dt = {16: U16, 32: U32, 64: U64}[bits]
+    return lambda c, s, v: (u64(v) << (u64(s) & m)).astype(dt)
 
 
-vop("v_lshlrev_b32", "b32", ("b32", "b32"), lambda c, s, v: ((_u64(v) << _shift32(s)) & M32).astype(U32))
-vop("v_lshrrev_b32", "b32", ("b32", "b32"), lambda c, s, v: (_u64(v) >> _shift32(s)).astype(U32))
-vop("v_ashrrev_i32", "i32", ("u32", "i32"), lambda c, s, v: (v.astype(I64) >> _shift32(s).astype(I64)).astype(np.int32))
-vop("v_lshlrev_b64", "b64", ("u32", "b64"), lambda c, s, v: v << (_u64(s) & np.uint64(63)))
-vop("v_lshrrev_b64", "b64", ("u32", "b64"), lambda c, s, v: v >> (_u64(s) & np.uint64(63)))
-vop("v_ashrrev_i64", "i64", ("u32", "i64"), lambda c, s, v: v >> (_u64(s) & np.uint64(63)).astype(I64))
-vop("v_and_b32", "b32", ("b32", "b32"), lambda c, a, b: a & b)
-vop("v_or_b32", "b32", ("b32", "b32"), lambda c, a, b: a | b)
-vop("v_xor_b32", "b32", ("b32", "b32"), lambda c, a, b: a ^ b)
-vop("v_xnor_b32", "b32", ("b32", "b32"), lambda c, a, b: ~(a ^ b))
-vop("v_not_b32", "b32", ("b32",), lambda c, a: ~a)
+def _lshr(bits: int):
+    m = U64(bits - 1)
+    dt = {16: U16, 32: U32, 64: U64}[bits]
+    return lambda c, s, v: (u64(v) >> (u64(s) & m)).astype(dt)
+
+
+def _ashr(bits: int):
+    m = I64(bits - 1)
+    dt = {16: np.int16, 32: np.int32, 64: np.int64}[bits]
+    return lambda c, s, v: (i64(v) >> (i64(u64(s) & U64(63)) & m)).astype(dt)
+
+
+vop("v_lshlrev_b16", "b16", ("u16", "b16"), _lshl(16))
+vop("v_lshrrev_b16", "b16", ("u16", "b16"), _lshr(16))
+vop("v_ashrrev_i16", "i16", ("u16", "i16"), _ashr(16))
+vop("v_lshlrev_b32", "b32", ("u32", "b32"), _lshl(32))
+vop("v_lshrrev_b32", "b32", ("u32", "b32"), _lshr(32))
+vop("v_ashrrev_i32", "i32", ("u32", "i32"), _ashr(32))
+vop("v_lshlrev_b64", "b64", ("u32", "b64"), _lshl(64))
+vop("v_lshrrev_b64", "b64", ("u32", "b64"), _lshr(64))
+vop("v_ashrrev_i64", "i64", ("u32", "i64"), _ashr(64))
+
 vop("v_lshl_add_u32", "u32", ("u32", "u32", "u32"),
-    lambda c, a, s, b: (((_u64(a) << (_u64(s) & np.uint64(31))) + _u64(b)) & M32).astype(U32))
+    lambda c, a, s, b: ((u64(a) << (u64(s) & U64(31))) + u64(b)).astype(U32))
 vop("v_add_lshl_u32", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, s: (((_u64(a) + _u64(b)) << (_u64(s) & np.uint64(31))) & M32).astype(U32))
+    lambda c, a, b, s: ((u64(a) + u64(b)) << (u64(s) & U64(31))).astype(U32))
 vop("v_lshl_or_b32", "b32", ("b32", "u32", "b32"),
-    lambda c, a, s, b: (((_u64(a) << (_u64(s) & np.uint64(31))) & M32) | _u64(b)).astype(U32))
+    lambda c, a, s, b: ((u64(a) << (u64(s) & U64(31))).astype(U32) | b))
+
+
+# ---------------------------------------------------------------------------------------------- logic
+
+for _t in ("b32", "b16"):
+    _n = _t[1:]
+    vop(f"v_and_b{_n}", _t, (_t, _t), lambda c, a, b: a & b)
+    vop(f"v_or_b{_n}", _t, (_t, _t), lambda c, a, b: a | b)
+    vop(f"v_xor_b{_n}", _t, (_t, _t), lambda c, a, b: a ^ b)
+    vop(f"v_not_b{_n}", _t, (_t,), lambda c, a: ~a)
+vop("v_xnor_b32", "b32", ("b32", "b32"), lambda c, a, b: ~(a ^ b))
 vop("v_and_or_b32", "b32", ("b32", "b32", "b32"), lambda c, a, b, d: (a & b) | d)
 vop("v_or3_b32", "b32", ("b32", "b32", "b32"), lambda c, a, b, d: a | b | d)
 vop("v_xor3_b32", "b32", ("b32", "b32", "b32"), lambda c, a, b, d: a ^ b ^ d)
-vop("v_add3_u32", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, d: ((_u64(a) + _u64(b) + _u64(d)) & M32).astype(U32))
-
-
-# ---------------------------------------------------------------------------------------------- multiply
-
-
-def _mad_u64_u32(c, a, b, acc):
-    prod = _u64(a) * _u64(b)
-    full = prod + acc
-    carry = full < prod
-    return full, carry
-
-
-def _mad_i64_i32(c, a, b, acc):
-    prod = a.astype(I64) * b.astype(I64)
-    full = prod.astype(U64) + acc.astype(U64)
-    # carry-out is the signed overflow of the 64-bit add
-    sp, sa, sf = prod < 0, acc.astype(I64) < 0, full.astype(I64) < 0
-    return full.astype(I64), (sp == sa) & (sf != sp)
-
-
-vop("v_mul_lo_u32", "u32", ("u32", "u32"), lambda c, a, b: ((_u64(a) * _u64(b)) & M32).astype(U32))
-vop("v_mul_hi_u32", "u32", ("u32", "u32"), lambda c, a, b: ((_u64(a) * _u64(b)) >> np.uint64(32)).astype(U32))
-vop("v_mul_hi_i32", "i32", ("i32", "i32"),
-    lambda c, a, b: ((a.astype(I64) * b.astype(I64)) >> 32).astype(np.int32))
-vop("v_mad_u64_u32", "u64", ("u32", "u32", "u64"), _mad_u64_u32, carry_out=True)
-vop("v_mad_i64_i32", "i64", ("i32", "i32", "i64"), _mad_i64_i32, carry_out=True)
-vop("v_mul_u32_u24", "u32", ("u32", "u32"),
-    lambda c, a, b: (((_u64(a) & np.uint64(0xFFFFFF)) * (_u64(b) & np.uint64(0xFFFFFF))) & M32).astype(U32))

@@ -2,8 +2,13 @@
 
 global: saddr != off -> SGPR pair base + zero-extended 32-bit VGPR offset + inst offset; otherwise a
 64-bit VGPR address + inst offset. scratch: per-lane private memory, offset = (SGPR saddr) + (VGPR
-if SVE) + inst offset. flat: a 64-bit VGPR address; addresses in the LDS or private aperture go to
-LDS or scratch, everything else is a global access.
+if SVE) + inst offset. flat: a 64-bit VGPR address + unsigned inst offset; an address whose high 32
+bits equal the shared aperture (operand.SHARED_BASE_HI) accesses LDS at its low 32 bits, the private
+aperture (PRIVATE_BASE_HI) the lane's scratch at its low 32 bits, anything else is a global access.
+global_load/store_addtid_b32: SGPR base (saddr) + inst offset + laneID * 4 (laneID within the wave).
+Private (scratch) accesses are range-checked per byte against the per-lane allocation: bytes outside
+read 0 and are not written. d16 loads write one half of VDST and keep the other; d16_hi stores take
+bits [31:16] (b16) or [23:16] (b8).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import re
 import numpy as np
 
 from .operand import PRIVATE_BASE_HI, SHARED_BASE_HI
+from .sem_ds_mem import lds_read, lds_write
 from .semantics import register
 
 U32, U64 = np.uint32, np.uint64
@@ -24,6 +30,8 @@ _SIZES = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "b8": 1, "b16": 2, "b32": 4, "b6
 
 def _offset(inst) -> int:
     off = inst.fields["offset"]
+    if inst.fields["seg"] == 0:  # the FLAT segment's offset is unsigned on gfx11 (LLVM: flat_signed)
+        return off
     return off - (1 << 13) if off & (1 << 12) else off
 
 
@@ -63,12 +71,27 @@ def _dwords(size: int) -> int:
 def _load_bytes(ex, w, inst, size: int, mask: np.ndarray) -> np.ndarray:
     """[n, lanes, size] uint8 loaded for the active lanes (0 elsewhere)."""
     if inst.mnemonic.startswith("scratch_"):
-        return _scratch_read(ex, w, scratch_offsets(ex, w, inst), size, mask)
+        return scratch_read(ex, w, scratch_offsets(ex, w, inst), size, mask)
     addr = global_addresses(ex, w, inst)
-    return _global_read(ex, addr, size, mask)
+    if not inst.mnemonic.startswith("flat_"):
+        return global_read(ex, addr, size, mask)
+    g, lds, priv, low = flat_route(addr, mask)
+    raw = global_read(ex, addr, size, g)
+    if lds.any():
+        raw |= lds_read(ex, w, low, size, lds)
+    if priv.any():
+        raw |= scratch_read(ex, w, low, size, priv)
+    return raw
 
 
-def _global_read(ex, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
+def flat_route(addr: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Split FLAT lanes by aperture: (global, LDS, private) lane masks and the low 32 address bits."""
+    lds, priv = _flat_segment(addr)
+    low = (addr & U64(0xFFFFFFFF)).astype(np.int64)
+    return mask & ~lds & ~priv, mask & lds, mask & priv, low
+
+
+def global_read(ex, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
     n, lanes = addr.shape
     unit = size if size in (1, 2, 4, 8, 16) else 4
     count = size // unit
@@ -78,7 +101,7 @@ def _global_read(ex, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarra
     return np.ascontiguousarray(vals).view(np.uint8).reshape(n, lanes, size)
 
 
-def _global_write(ex, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
+def global_write(ex, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
     n, lanes, size = data.shape
     unit = size if size in (1, 2, 4, 8, 16) else 4
     count = size // unit
@@ -89,41 +112,40 @@ def _global_write(ex, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> N
     ex.mem.scatter(ex.vmid, addrs, vals, unit, np.repeat(mask.reshape(-1), count))
 
 
-def _scratch_read(ex, w, off: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
-    priv = ex.scratch
+def scratch_read(ex, w, off: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
+    """[n, lanes, size] bytes of each lane's private memory; bytes outside it read 0 (checked per byte)."""
     out = np.zeros((len(w), ex.st.lanes, size), np.uint8)
+    priv = ex.scratch
     if priv is None:
         return out
-    limit = priv.shape[2]
-    ok = mask & (off >= 0) & (off + size <= limit)  # out-of-range private accesses read 0
-    wi, li = np.nonzero(ok)
-    idx = off[wi, li][:, None] + np.arange(size)[None, :]
-    out[wi, li] = priv[w[wi][:, None], li[:, None], idx]
+    idx = off.astype(np.int64)[..., None] + np.arange(size)
+    ok = mask[..., None] & (idx >= 0) & (idx < priv.shape[2])
+    wi, li, bi = np.nonzero(ok)
+    out[wi, li, bi] = priv[w[wi], li, idx[wi, li, bi]]
     return out
 
 
-def _scratch_write(ex, w, off: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
+def scratch_write(ex, w, off: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
+    """Store [n, lanes, size] bytes to each lane's private memory; bytes outside it are dropped."""
     priv = ex.scratch
     if priv is None:
         return
-    size = data.shape[2]
-    ok = mask & (off >= 0) & (off + size <= priv.shape[2])  # out-of-range private stores are dropped
-    wi, li = np.nonzero(ok)
-    idx = off[wi, li][:, None] + np.arange(size)[None, :]
-    priv[w[wi][:, None], li[:, None], idx] = data[wi, li]
+    idx = off.astype(np.int64)[..., None] + np.arange(data.shape[2])
+    ok = mask[..., None] & (idx >= 0) & (idx < priv.shape[2])
+    wi, li, bi = np.nonzero(ok)
+    priv[w[wi], li, idx[wi, li, bi]] = data[wi, li, bi]  # lanes never share private bytes
 
 
-def _write_loaded(ex, w, inst, raw: np.ndarray, kind: str, mask: np.ndarray) -> None:
-    """Put loaded bytes into vdst: zero/sign extension, d16 halves, multi-dword."""
+def write_loaded(ex, w, vdst: int, mnemonic: str, raw: np.ndarray, kind: str, mask: np.ndarray) -> None:
+    """Put loaded bytes into vdst: zero/sign extension, d16 halves (from the mnemonic), multi-dword."""
     st = ex.st
-    vdst = inst.fields["vdst"]
     size = raw.shape[2]
-    if "d16" in inst.mnemonic:
+    if "d16" in mnemonic:
         val = raw[..., 0].astype(U32) if size == 1 else raw.view(np.uint16)[..., 0].astype(U32)
         if kind == "i8":
             val = raw[..., 0].view(np.int8).astype(np.int32).astype(U32) & U32(0xFFFF)
         cur = st.vgpr[w, vdst, :]
-        new = (cur & U32(0xFFFF)) | (val << U32(16)) if "_hi" in inst.mnemonic else (cur & U32(0xFFFF0000)) | val
+        new = (cur & U32(0xFFFF)) | (val << U32(16)) if "_hi" in mnemonic else (cur & U32(0xFFFF0000)) | val
         st.vgpr[w, vdst, :] = np.where(mask, new, cur)
         return
     if size < 4:
@@ -142,12 +164,11 @@ def _write_loaded(ex, w, inst, raw: np.ndarray, kind: str, mask: np.ndarray) -> 
         st.vgpr[w, vdst + i, :] = np.where(mask, words[..., i], st.vgpr[w, vdst + i, :])
 
 
-def _store_data(ex, w, inst, size: int) -> np.ndarray:
-    """[n, lanes, size] bytes to store from the data VGPRs (d16_hi stores take the high half)."""
+def store_data(ex, w, d: int, mnemonic: str, size: int) -> np.ndarray:
+    """[n, lanes, size] bytes to store from the data VGPRs at `d` (d16_hi stores take the high half)."""
     st = ex.st
-    d = inst.fields["data"]
     words = np.stack([st.vgpr[w, d + i, :] for i in range(_dwords(size))], axis=-1)
-    if "d16_hi" in inst.mnemonic:
+    if "d16_hi" in mnemonic:
         words = words >> U32(16)
     return np.ascontiguousarray(words).view(np.uint8)[..., :size]
 
@@ -160,18 +181,50 @@ def _load(ex, w, inst):
     kind = _LOAD.match(inst.mnemonic).group(2)
     mask = ex.st.exec_lanes(w)
     raw = _load_bytes(ex, w, inst, _SIZES[kind], mask)
-    _write_loaded(ex, w, inst, raw, kind, mask)
+    write_loaded(ex, w, inst.fields["vdst"], inst.mnemonic, raw, kind, mask)
 
 
 def _store(ex, w, inst):
     kind = _STORE.match(inst.mnemonic).group(2)
     size = _SIZES[kind]
     mask = ex.st.exec_lanes(w)
-    data = _store_data(ex, w, inst, size)
+    data = store_data(ex, w, inst.fields["data"], inst.mnemonic, size)
     if inst.mnemonic.startswith("scratch_"):
-        _scratch_write(ex, w, scratch_offsets(ex, w, inst), data, mask)
-    else:
-        _global_write(ex, global_addresses(ex, w, inst), data, mask)
+        scratch_write(ex, w, scratch_offsets(ex, w, inst), data, mask)
+        return
+    addr = global_addresses(ex, w, inst)
+    if not inst.mnemonic.startswith("flat_"):
+        global_write(ex, addr, data, mask)
+        return
+    g, lds, priv, low = flat_route(addr, mask)
+    global_write(ex, addr, data, g)
+    if lds.any():
+        lds_write(ex, w, low, data, lds)
+    if priv.any():
+        scratch_write(ex, w, low, data, priv)
+
+
+def _addtid_addresses(ex, w, inst) -> np.ndarray:
+    """GLOBAL_*_ADDTID: SGPR base (0 for off) + inst offset + lane id * 4."""
+    f = inst.fields
+    st = ex.st
+    base = np.zeros(len(w), U64)
+    if f["saddr"] != SADDR_OFF:
+        base = st.sgpr[w, f["saddr"]].astype(U64) | (st.sgpr[w, f["saddr"] + 1].astype(U64) << U64(32))
+    lane = np.arange(st.lanes, dtype=np.int64) * 4 + _offset(inst)
+    return base[:, None] + lane[None, :].astype(U64)
+
+
+def _load_addtid(ex, w, inst):
+    mask = ex.st.exec_lanes(w)
+    raw = global_read(ex, _addtid_addresses(ex, w, inst), 4, mask)
+    write_loaded(ex, w, inst.fields["vdst"], inst.mnemonic, raw, "b32", mask)
+
+
+def _store_addtid(ex, w, inst):
+    mask = ex.st.exec_lanes(w)
+    data = store_data(ex, w, inst.fields["data"], inst.mnemonic, 4)
+    global_write(ex, _addtid_addresses(ex, w, inst), data, mask)
 
 
 def _flat_segment(addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -179,6 +232,8 @@ def _flat_segment(addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi == U32(SHARED_BASE_HI), hi == U32(PRIVATE_BASE_HI)
 
 
+register("global_load_addtid_b32", _load_addtid)
+register("global_store_addtid_b32", _store_addtid)
 for _seg in ("global", "scratch", "flat"):
     for _k in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128"):
         register(f"{_seg}_load_{_k}", _load)

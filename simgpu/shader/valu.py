@@ -26,7 +26,8 @@ U32, U64 = np.uint32, np.uint64
 TYPES = {"f16": (np.float16, 16), "f32": (np.float32, 32), "f64": (np.float64, 64),
          "u16": (np.uint16, 16), "i16": (np.int16, 16), "b16": (np.uint16, 16),
          "u32": (np.uint32, 32), "i32": (np.int32, 32), "b32": (np.uint32, 32),
-         "u64": (np.uint64, 64), "i64": (np.int64, 64), "b64": (np.uint64, 64)}
+         "u64": (np.uint64, 64), "i64": (np.int64, 64), "b64": (np.uint64, 64),
+         "v2f16": (np.uint32, 32)}  # two packed f16 (v_pk_fmac_f16, v_dot2acc_f32_f16): raw bits, f16 constants
 UNSIGNED = {16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
@@ -39,6 +40,8 @@ def const_kind(t: str) -> str:
     bits = TYPES[t][1]
     if t in ("f16", "f32", "f64"):
         return t
+    if t == "v2f16":
+        return "f16"
     return {16: "b16", 32: "b32", 64: "b64"}[bits]
 
 
@@ -56,6 +59,7 @@ class VOp:
     int_clamp: bool = False  # clamp means integer saturation; fn receives ctx.clamp and saturates itself
     no_omod: bool = False
     acc: bool = False  # the destination is also an input (v_fmac_*, v_mac_*): passed after the sources
+    vcc_in: bool = False  # with mask_in: the mask is always VCC, also in VOP3 (v_div_fmas_*)
 
 
 @dataclass
@@ -81,24 +85,38 @@ def _source_entries(inst) -> list[list]:
     return [e for e in table_entry(inst).get("ops", []) if e[0] in ("src0", "src1", "src2", "vsrc1", "K")]
 
 
+def t16_vgpr(inst, code: int, bits: int) -> tuple[int, int]:
+    """(operand code, high half) of a 16-bit VGPR operand of a VOP1/VOP2/VOPC (e32/DPP) instruction.
+
+    gfx11 addresses 16-bit VGPR halves in these encodings with bit 7 of the register number: v0-v127
+    only, bit 7 set selects the high half (LLVM's true16 `vN.h`; its fake16 code keeps to v0-v127)."""
+    if bits != 16 or code < 256 or inst.encoding not in ("VOP1", "VOP2", "VOPC"):
+        return code, 0
+    r = code - 256
+    return 256 + (r & 127), r >> 7
+
+
 def _raw_source(ex, w, inst, entry, t: str, index: int) -> np.ndarray:
     """Raw bits [n, lanes] (uint16/32/64) of one source, before modifiers."""
     field = entry[0]
     bits = TYPES[t][1]
     wide = bits == 64
     kind = const_kind(t)
+    t16_hi = 0
     if field == "K":
         lit = inst.literal or 0
         raw = np.full((len(w), ex.st.lanes), lit << 32 if t == "f64" else lit, U64 if wide else U32)
     elif field == "vsrc1":
-        raw = vector_src(ex, w, 256 + inst.fields["vsrc1"], None, kind)
+        code, t16_hi = t16_vgpr(inst, 256 + inst.fields["vsrc1"], bits)
+        raw = vector_src(ex, w, code, None, kind)
     elif field == "src0" and inst.dpp is not None:
-        raw = dpp_source(ex, w, inst, 256 + inst.dpp["src0"], kind)
+        code, t16_hi = t16_vgpr(inst, 256 + inst.dpp["src0"], bits)
+        raw = dpp_source(ex, w, inst, code, kind)
     else:
-        code = inst.fields[field]
+        code, t16_hi = t16_vgpr(inst, inst.fields[field], bits)
         raw = vector_src(ex, w, code, inst.literal, kind)
     if bits == 16:
-        hi = _op_sel(inst, index)
+        hi = _op_sel(inst, index) | t16_hi
         raw32 = raw.astype(U32)
         raw = ((raw32 >> U32(16)) if hi else raw32).astype(np.uint16)
     return raw
@@ -219,9 +237,9 @@ def _omod_clamp(inst, spec: VOp, r: np.ndarray, ctx: OpCtx) -> np.ndarray:
     return r
 
 
-def _lane_mask_in(ex, w, inst) -> np.ndarray:
+def _lane_mask_in(ex, w, inst, vcc_only: bool = False) -> np.ndarray:
     """The extra mask input: VCC for e32 forms, the src2 SGPR (pair) for VOP3 forms."""
-    if inst.encoding in ("VOP3", "VOP3SD"):
+    if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only:
         code = inst.fields["src2"]
         bits = scalar_src(ex, w, code, inst.literal, "b64" if ex.st.lanes == 64 else "b32").astype(U64)
     else:
@@ -248,7 +266,7 @@ def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> No
     elif bits == 32:
         write_vgpr(ex, w, vdst, raw, mask)
     else:  # 16-bit results go to the low half, or the high half with op_sel[3]; the other half is kept
-        hi = _op_sel(inst, 3)
+        vdst, hi = _dst16(inst)
         cur = ex.st.vgpr[w, vdst, :]
         v = raw.astype(U32)
         new = (cur & U32(0x0000FFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
@@ -263,8 +281,15 @@ def _current_dst(ex, w, inst, t: str) -> np.ndarray:
     elif bits == 32:
         raw = ex.st.vgpr[w, vdst, :]
     else:
-        raw = (ex.st.vgpr[w, vdst, :] >> U32(16 * _op_sel(inst, 3))).astype(np.uint16)
+        vdst, hi = _dst16(inst)
+        raw = (ex.st.vgpr[w, vdst, :] >> U32(16 * hi)).astype(np.uint16)
     return raw.view(dt)
+
+
+def _dst16(inst) -> tuple[int, int]:
+    """(VGPR, high half) of a 16-bit destination: op_sel[3] in VOP3, bit 7 of vdst in VOP1/VOP2."""
+    code, hi = t16_vgpr(inst, 256 + inst.fields["vdst"], 16)
+    return code - 256, hi | _op_sel(inst, 3)
 
 
 def execute(spec: VOp):
@@ -277,7 +302,7 @@ def execute(spec: VOp):
         if spec.acc:
             srcs.append(_current_dst(ex, w, inst, spec.dst))
         if spec.mask_in:
-            srcs.append(_lane_mask_in(ex, w, inst))
+            srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
         clamp = bool(inst.fields.get("clamp", 0)) if inst.encoding in ("VOP3", "VOP3SD") else False
         ctx = OpCtx(clamp, st.hwreg[w, HW_MODE], st.lanes, ex, w)
         with np.errstate(all="ignore"):
@@ -305,8 +330,13 @@ def execute(spec: VOp):
     return fn
 
 
+# mnemonic -> spec, so other executors (VOPD) can run the same semantics on their own operands
+SPECS: dict[str, VOp] = {}
+
+
 def vop(names, dst, srcs, fn, **kw) -> None:
     """Register one spec under one or more mnemonics (without encoding suffix)."""
     spec = VOp(dst, tuple(srcs), fn, **kw)
     for name in [names] if isinstance(names, str) else names:
+        SPECS[name] = spec
         register(name, execute(spec))

@@ -1,0 +1,77 @@
+"""Data movement shared by the CP (DMA_DATA, ATOMIC_MEM) and the SDMA engines: copies, fills, atomics.
+
+Transfers go through the MMU in chunks, translating page by page, so source and destination need not
+be physically contiguous; a fault stops the transfer where it happened (earlier chunks stay written,
+as on hardware). Every transfer is charged to the virtual clock by its size.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.cp.queue import PacketError, Queue
+from simgpu.hw import pm4 as hw
+
+CHUNK = 1 << 20  # bytes per MMU read/write: bounds host memory for large transfers
+
+
+class DMA:
+    """Copy/fill/atomic engine over one device's MMU and clock."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+
+    def copy(self, vmid: int, dst: int, src: int, nbytes: int, fixed_src: bool = False,
+             fixed_dst: bool = False) -> None:
+        """Copy nbytes from src to dst (forward, in chunks); fixed_src/dst: the address does not advance (dwords)."""
+        self.gpu.clock.advance_bytes(nbytes)
+        mmu = self.gpu.mmu
+        if fixed_src or fixed_dst:
+            self._copy_fixed(vmid, dst, src, nbytes, fixed_src, fixed_dst)
+            return
+        for off in range(0, nbytes, CHUNK):
+            n = min(CHUNK, nbytes - off)
+            mmu.write(vmid, dst + off, mmu.read(vmid, src + off, n))
+
+    def _copy_fixed(self, vmid: int, dst: int, src: int, nbytes: int, fixed_src: bool, fixed_dst: bool) -> None:
+        mmu = self.gpu.mmu
+        if fixed_dst:  # every dword lands on the same address: only the last one remains
+            last = (nbytes - 1) & ~3 if nbytes else 0
+            word = mmu.read(vmid, src if fixed_src else src + last, 4)
+            mmu.write(vmid, dst, word[:min(4, nbytes)])
+            return
+        self.fill(vmid, dst, mmu.read(vmid, src, 4), nbytes)
+
+    def fill(self, vmid: int, dst: int, pattern: bytes, nbytes: int, fixed_dst: bool = False) -> None:
+        """Fill nbytes at dst with a repeated pattern (a dword or a byte)."""
+        self.gpu.clock.advance_bytes(nbytes)
+        if nbytes == 0:
+            return
+        if fixed_dst:
+            self.gpu.mmu.write(vmid, dst, pattern[:min(len(pattern), nbytes)])
+            return
+        block = np.resize(np.frombuffer(pattern, np.uint8), min(CHUNK, nbytes + len(pattern))).tobytes()
+        for off in range(0, nbytes, CHUNK):  # CHUNK is a multiple of the pattern length: the phase is kept
+            n = min(CHUNK, nbytes - off)
+            self.gpu.mmu.write(vmid, dst + off, block[:n])
+
+    def atomic(self, q: Queue, op: int, addr: int, src: int, cmp: int, loop: bool, what: str) -> str | None:
+        """A TC_OP atomic on memory; returns a wait description when a looping compare-swap has not succeeded."""
+        info = hw.tc_op_info(op)
+        if info is None:
+            raise PacketError(f"{what} atomic op {op:#x} is not an integer TC_OP atomic")
+        name, size = info
+        if addr % size:
+            raise PacketError(f"{what} address {addr:#x} is not {size}-byte aligned")
+        mask = (1 << (8 * size)) - 1
+        src, cmp = src & mask, cmp & mask
+        if loop and name == "cmpswap":
+            current = int.from_bytes(self.gpu.mmu.read(q.vmid, addr, size), "little")
+            if current != cmp:
+                return f"{what} compare-swap loop: {size}-byte value at VA {addr:#x} is {current:#x}, " \
+                       f"waiting for {cmp:#x}"
+        dt = np.uint64 if size == 8 else np.uint32
+        old = self.gpu.mmu.atomic(q.vmid, name, np.array([addr], np.uint64), np.array([src], dt),
+                                  cmp=np.array([cmp], dt) if name == "cmpswap" else None, size=size)
+        q.atomic_return = int(old[0])
+        return None

@@ -1,0 +1,174 @@
+"""The SDMA v6 engine: processes an SDMA queue's ring (byte pointers) and one level of indirect buffer.
+
+Packet layouts come from simgpu.hw.sdma. Copies and fills go through the MMU page by page (simgpu.cp.dma);
+POLL_REGMEM and looping atomics block the queue until satisfied; TRAP raises an interrupt event.
+"""
+
+from __future__ import annotations
+
+from simgpu.cp import clock as costs
+from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
+from simgpu.hw import pm4 as hw_pm4
+from simgpu.hw import sdma as hw
+
+MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window copy
+
+
+class SDMAProcessor:
+    """Runs SDMA packets for the SDMA queues of one device."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        self.handlers = {
+            (hw.Op.COPY, hw.SUBOP_COPY_LINEAR): self.copy_linear,
+            (hw.Op.COPY, hw.SUBOP_COPY_LINEAR_SUB_WIND): self.copy_sub_window,
+            (hw.Op.WRITE, hw.SUBOP_WRITE_LINEAR): self.write_untiled, (hw.Op.INDIRECT, 0): self.indirect,
+            (hw.Op.FENCE, 0): self.fence, (hw.Op.TRAP, 0): self.trap, (hw.Op.POLL_REGMEM, 0): self.poll_regmem,
+            (hw.Op.ATOMIC, 0): self.atomic, (hw.Op.CONST_FILL, 0): self.const_fill,
+            (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_SET): self.timestamp_set,
+            (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_GET): self.timestamp_get,
+            (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_GET_GLOBAL): self.timestamp_get, (hw.Op.GCR_REQ, 0): self.gcr_req}
+
+    def execute(self, q: Queue, budget: int) -> tuple[str, int]:
+        """Process packets until idle, blocked or out of budget; returns (status, packets run)."""
+        if q.wptr % 4:
+            raise PacketError(f"SDMA wptr {q.wptr} is not dword aligned")
+        ring = q.stack[0]
+        ring.end = q.wptr // 4
+        done, mmu = 0, self.gpu.mmu
+        while done < budget:
+            top = q.stack[-1]
+            if top.pos >= top.end:
+                if len(q.stack) == 1:
+                    return "idle", done
+                q.stack.pop()
+                continue
+            q.current = (top, top.pos, [])
+            h = read_frame(mmu, q.vmid, top, top.pos, 1)[0]
+            q.current = (top, top.pos, [h])
+            key, length = self._length(q, top, h)
+            if top.pos + length > top.end:
+                raise PacketError(f"packet of {length} dwords runs past the end of the "
+                                  f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - top.pos} left)")
+            pkt = read_frame(mmu, q.vmid, top, top.pos, length)
+            q.current = (top, top.pos, pkt)
+            handler = self.handlers.get(key)
+            result = handler(q, pkt) if handler is not None else None
+            if isinstance(result, str):
+                q.waiting = result
+                return "blocked", done
+            self.gpu.clock.advance(costs.SDMA_PACKET_CYCLES)
+            top.pos += length
+            done += 1
+            if isinstance(result, Frame):
+                if len(q.stack) > 1:
+                    raise PacketError("SDMA INDIRECT inside an indirect buffer")
+                q.stack.append(result)
+            if len(q.stack) == 1:
+                self.gpu.report_rptr(q, top.pos * 4)
+        return "budget", done
+
+    def _length(self, q: Queue, top: Frame, h: int) -> tuple[tuple[int, int], int]:
+        op, sub = hw.parse_header(h)
+        if op == hw.Op.NOP:
+            return (op, sub), 1 + ((h >> hw.NOP_COUNT_SHIFT) & hw.NOP_COUNT_MASK)
+        if (op, sub) == (hw.Op.WRITE, hw.SUBOP_WRITE_LINEAR):
+            if top.pos + 4 > top.end:
+                raise PacketError("WRITE_UNTILED header runs past the end of the stream")
+            count = read_frame(self.gpu.mmu, q.vmid, top, top.pos + 3, 1)[0] & hw.WRITE_COUNT_MASK
+            return (op, sub), 4 + count + 1
+        length = hw.LENGTH.get((op, sub))
+        if length is None:
+            name = hw.Op(op).name if op in hw.Op._value2member_map_ else f"{op:#x}"
+            raise PacketError(f"unsupported SDMA packet op {name} sub-op {sub}")
+        return (op, sub), length
+
+    # ---------------------------------------------------------------------------------------------- packets
+    def copy_linear(self, q: Queue, p: list[int]) -> None:
+        if p[0] & (1 << 27):
+            raise PacketError("COPY_LINEAR broadcast is not supported")
+        nbytes = (p[1] & hw.COPY_LINEAR_COUNT_MASK) + 1
+        self.gpu.dma.copy(q.vmid, canonical((p[6] << 32) | p[5]), canonical((p[4] << 32) | p[3]), nbytes)
+
+    def copy_sub_window(self, q: Queue, p: list[int]) -> None:
+        es = 1 << ((p[0] >> hw.SUB_WIND_ELEMENT_SHIFT) & 7)
+        if es > 16:
+            raise PacketError(f"COPY_LINEAR_SUB_WINDOW element size {es} bytes (at most 16)")
+        src, dst = canonical((p[2] << 32) | p[1]), canonical((p[7] << 32) | p[6])
+        sx, sy, sz = p[3] & hw.SUB_WIND_XY_MASK, (p[3] >> 16) & hw.SUB_WIND_XY_MASK, p[4] & hw.SUB_WIND_Z_MASK
+        dx, dy, dz = p[8] & hw.SUB_WIND_XY_MASK, (p[8] >> 16) & hw.SUB_WIND_XY_MASK, p[9] & hw.SUB_WIND_Z_MASK
+        spitch = ((p[4] >> hw.SUB_WIND_PITCH_SHIFT) & hw.SUB_WIND_PITCH_MASK) + 1
+        dpitch = ((p[9] >> hw.SUB_WIND_PITCH_SHIFT) & hw.SUB_WIND_PITCH_MASK) + 1
+        sslice, dslice = (p[5] & hw.SUB_WIND_SLICE_MASK) + 1, (p[10] & hw.SUB_WIND_SLICE_MASK) + 1
+        rx, ry, rz = (p[11] & hw.SUB_WIND_XY_MASK) + 1, ((p[11] >> 16) & hw.SUB_WIND_XY_MASK) + 1, \
+            (p[12] & hw.SUB_WIND_Z_MASK) + 1
+        if ry * rz > MAX_SUB_WINDOW_ROWS:
+            raise PacketError(f"sub-window of {ry * rz} rows exceeds the simulator limit {MAX_SUB_WINDOW_ROWS}")
+        mmu, row = self.gpu.mmu, rx * es
+        self.gpu.clock.advance_bytes(row * ry * rz)
+        for z in range(rz):
+            for y in range(ry):
+                s = src + ((sz + z) * sslice + (sy + y) * spitch + sx) * es
+                d = dst + ((dz + z) * dslice + (dy + y) * dpitch + dx) * es
+                mmu.write(q.vmid, d, mmu.read(q.vmid, s, row))
+
+    def write_untiled(self, q: Queue, p: list[int]) -> None:
+        data = p[4:]
+        self.gpu.clock.advance_bytes(4 * len(data))
+        self.gpu.mmu.write(q.vmid, canonical(((p[2] << 32) | p[1]) & ~3),
+                           b"".join(v.to_bytes(4, "little") for v in data))
+
+    def const_fill(self, q: Queue, p: list[int]) -> None:
+        size = (p[0] >> hw.CONST_FILL_SIZE_SHIFT) & 3
+        if size not in (0, 2):
+            raise PacketError(f"CONST_FILL fill size {size} (only 0 = byte and 2 = dword)")
+        pattern = p[3].to_bytes(4, "little")[:1 if size == 0 else 4]
+        nbytes = (p[4] & hw.CONST_FILL_COUNT_MASK) + 1
+        self.gpu.dma.fill(q.vmid, canonical((p[2] << 32) | p[1]), pattern, nbytes)
+
+    def fence(self, q: Queue, p: list[int]) -> None:
+        write_u32(self.gpu.mmu, q.vmid, canonical(((p[2] << 32) | p[1]) & ~3), p[3])
+
+    def trap(self, q: Queue, p: list[int]) -> None:
+        self.gpu.emit("sdma_trap", q, int_context=p[1] & hw.TRAP_INT_CONTEXT_MASK)
+
+    def poll_regmem(self, q: Queue, p: list[int]) -> str | None:
+        if p[0] & hw.POLL_HDP_FLUSH:
+            return None  # an HDP flush request: there is no host data path cache to flush
+        func = (p[0] >> hw.POLL_FUNC_SHIFT) & 7
+        if func == 7:
+            raise PacketError("POLL_REGMEM compare function 7 is reserved")
+        ref, mask = p[3], p[4]
+        if p[0] & hw.POLL_MEM:
+            addr = canonical(((p[2] << 32) | p[1]) & ~3)
+            value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
+        else:
+            reg = (p[1] >> 2) & 0x3FFFF
+            value, what = self.gpu.pm4.read_reg(q, reg), f"register {reg:#x}"
+        if hw_pm4.compare(func, value & mask, ref):
+            return None
+        return f"POLL_REGMEM: {what} = {value:#x}; waiting for (value & {mask:#x}) {hw_pm4.Compare(func).name} {ref:#x}"
+
+    def atomic(self, q: Queue, p: list[int]) -> str | None:
+        op = (p[0] >> hw.ATOMIC_OP_SHIFT) & 0x7F
+        return self.gpu.dma.atomic(q, op, canonical((p[2] << 32) | p[1]), p[3] | (p[4] << 32), p[5] | (p[6] << 32),
+                                   loop=bool(p[0] & hw.ATOMIC_LOOP), what="SDMA ATOMIC")
+
+    def timestamp_set(self, q: Queue, p: list[int]) -> None:
+        q.local_ts_offset = ((p[2] << 32) | p[1]) - self.gpu.clock.timestamp()
+
+    def timestamp_get(self, q: Queue, p: list[int]) -> None:
+        addr = canonical((p[2] << 32) | p[1])
+        if addr % 8:
+            raise PacketError(f"TIMESTAMP address {addr:#x} is not 8-byte aligned")
+        local = (p[0] >> 8) & 0xFF == hw.SUBOP_TIMESTAMP_GET
+        write_u64(self.gpu.mmu, q.vmid, addr, self.gpu.clock.timestamp() + (q.local_ts_offset if local else 0))
+
+    def gcr_req(self, q: Queue, p: list[int]) -> None:
+        return None  # caches are not modelled
+
+    def indirect(self, q: Queue, p: list[int]) -> Frame | None:
+        size = p[3] & hw.INDIRECT_SIZE_MASK
+        if size == 0:
+            return None
+        return Frame(canonical(((p[2] << 32) | p[1]) & ~0x1F), size, 0, size)

@@ -1,0 +1,212 @@
+"""simgpu.GPU: one simulated gfx1100 (Navi 31) device: memory, MMU, doorbells, queues, engines, clock.
+
+The owner (the mock kernel driver, or a test) creates queues the way amdgpu maps an MQD: ring base and
+size, rptr report and wptr poll addresses, doorbell, VMID and format. Progress happens only inside calls:
+`ring_doorbell(index, value)` runs that queue until it is idle, blocked or in error; `poll()` runs every
+queue that can move once; `run_until_idle()` repeats until nothing moves. Queues run one at a time in
+creation order, so memory, events and timestamps are the same on every run. Interrupts and other events
+are appended to `events` (and passed to `on_event`) in the order they happen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simgpu.cp.aql import AQLProcessor
+from simgpu.cp.clock import DeviceClock
+from simgpu.cp.dma import DMA
+from simgpu.cp.pm4 import PM4Processor
+from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
+from simgpu.cp.sdma import SDMAProcessor
+from simgpu.fault import GPUFault
+from simgpu.mem import MMU, PhysicalMemory
+from simgpu.shader import ShaderEngine
+
+# Navi 31 (gfx1100) shape.
+GFX_TARGET = "gfx1100"
+SHADER_ENGINES = 6
+COMPUTE_UNITS = 96
+SIMDS_PER_CU = 2
+WAVE_SIZE = 32
+LDS_BYTES_PER_WORKGROUP = 64 << 10
+TIMESTAMP_FREQUENCY_HZ = 100_000_000
+SDMA_ENGINES = 2
+DOORBELL_PAGE_SIZE = 8192
+DOORBELL_SLOTS = DOORBELL_PAGE_SIZE // 8  # 64-bit doorbells
+PACKET_BUDGET = 1 << 20  # packets one queue may run per call before the CP watchdog declares a hang
+
+
+@dataclass
+class Event:
+    """Something the device reports to its owner: an interrupt, a queue error, a shader message."""
+
+    seq: int
+    timestamp: int  # 100 MHz ticks
+    kind: str  # "end_of_pipe", "signal", "sdma_trap", "sendmsg", "queue_error"
+    queue: str
+    data: dict = field(default_factory=dict)
+
+
+class GPU:
+    """A simulated gfx1100 device."""
+
+    def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = 50_000_000,
+                 max_dispatch_workgroups: int = 1 << 20):
+        self.name = name
+        self.phys = PhysicalMemory(vram_size)
+        self.mmu = MMU(self.phys)
+        self.clock = DeviceClock()
+        self.engine = ShaderEngine(self.mmu, self.clock, watchdog=watchdog)
+        self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64)  # the doorbell page, as the owner maps it
+        self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers
+        self.queues: list[Queue] = []
+        self.events: list[Event] = []
+        self.on_event = None  # optional callback(Event)
+        self.device_mask = 1  # PRED_EXEC device select bit of this GPU
+        self.max_dispatch_workgroups = max_dispatch_workgroups
+        self.packet_budget = PACKET_BUDGET
+        self.pm4, self.aql, self.sdma, self.dma = PM4Processor(self), AQLProcessor(self), SDMAProcessor(self), DMA(self)
+        self._seq = 0
+
+    # ---------------------------------------------------------------------------------------------- queues
+    def create_queue(self, fmt: str, ring_base: int, ring_size: int, vmid: int, doorbell: int | None = None,
+                     rptr_addr: int = 0, wptr_addr: int = 0, name: str | None = None, engine: int = 0) -> Queue:
+        """Map a queue: fmt "pm4" or "aql" (compute HQD) or "sdma"; pointers start at 0."""
+        check_ring(fmt, ring_base, ring_size)
+        if not 0 <= vmid < 16:
+            raise ValueError(f"VMID {vmid} out of range 0..15")
+        if doorbell is not None:
+            if not 0 <= doorbell < DOORBELL_SLOTS:
+                raise ValueError(f"doorbell {doorbell} out of range 0..{DOORBELL_SLOTS - 1}")
+            if any(q.doorbell == doorbell for q in self.queues):
+                raise ValueError(f"doorbell {doorbell} is already used by another queue")
+        q = Queue(name or f"{fmt}{len(self.queues)}", fmt, ring_base, ring_size, vmid, doorbell, rptr_addr,
+                  wptr_addr, engine)
+        if fmt != "aql":
+            q.stack = [Frame(ring_base, ring_size // 4, 0, 0, ring=True)]
+        self.queues.append(q)
+        return q
+
+    def destroy_queue(self, q: Queue) -> None:
+        """Unmap a queue (its state is kept for describe() until then)."""
+        q.state = QueueState.DISABLED
+        self.queues.remove(q)
+
+    def queue_by_doorbell(self, index: int) -> Queue | None:
+        """The queue bound to a doorbell slot."""
+        return next((q for q in self.queues if q.doorbell == index), None)
+
+    # ---------------------------------------------------------------------------------------------- progress
+    def ring_doorbell(self, index: int, value: int) -> None:
+        """A doorbell write: the bound queue's wptr becomes value; run that queue until idle or blocked."""
+        if not 0 <= index < DOORBELL_SLOTS:
+            raise ValueError(f"doorbell {index} out of range 0..{DOORBELL_SLOTS - 1}")
+        self.doorbells[index] = value & 0xFFFFFFFFFFFFFFFF
+        q = self.queue_by_doorbell(index)
+        if q is not None:
+            q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
+            self.run_queue(q)
+
+    def poll(self) -> bool:
+        """Run every queue that can move once (reading wptr poll addresses); True if any made progress."""
+        progress = False
+        for q in list(self.queues):
+            self._poll_wptr(q)
+            progress |= self.run_queue(q)
+        return progress
+
+    def run_until_idle(self, max_rounds: int = 1 << 16) -> None:
+        """Poll until no queue moves: every queue is then idle, blocked or in error."""
+        for _ in range(max_rounds):
+            if not self.poll():
+                return
+
+    def _poll_wptr(self, q: Queue) -> None:
+        if q.wptr_addr and q.state != QueueState.ERROR:
+            try:
+                polled = int.from_bytes(self.mmu.read(q.vmid, q.wptr_addr, 8), "little")
+            except GPUFault as f:
+                self._fail(q, PacketError(f"wptr poll address unreadable: {f}", f), where="wptr poll")
+                return
+            if polled > q.wptr:
+                q.wptr = polled
+
+    def run_queue(self, q: Queue) -> bool:
+        """Process one queue until idle, blocked or error; True if it completed any packet."""
+        if q.state in (QueueState.ERROR, QueueState.DISABLED):
+            return False
+        q.waiting = ""
+        q.current = None
+        run = {"pm4": lambda: self.pm4.execute(q, self._ring_stack(q), self.packet_budget),
+               "aql": lambda: self.aql.execute(q, self.packet_budget),
+               "sdma": lambda: self.sdma.execute(q, self.packet_budget)}[q.fmt]
+        try:
+            status, done = run()
+        except PacketError as e:
+            self._fail(q, e)
+            return True
+        except GPUFault as f:
+            self._fail(q, PacketError(str(f), f))
+            return True
+        except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a queue error, not a host crash
+            self._fail(q, PacketError(f"internal error: {type(e).__name__}: {e}"))
+            return True
+        q.packets += done
+        if status == "budget":
+            self._fail(q, PacketError(f"CP watchdog: {done} packets without becoming idle (IB loop?)"))
+        else:
+            q.state = QueueState.BLOCKED if status == "blocked" else QueueState.IDLE
+        return done > 0
+
+    def _ring_stack(self, q: Queue) -> list[Frame]:
+        q.stack[0].end = q.wptr
+        return q.stack
+
+    def report_rptr(self, q: Queue, rptr: int) -> None:
+        """Advance the queue's rptr and write it to the rptr report address (64-bit)."""
+        q.rptr = rptr
+        if q.rptr_addr:
+            write_u64(self.mmu, q.vmid, q.rptr_addr, rptr)
+
+    def _fail(self, q: Queue, e: PacketError, where: str = "") -> None:
+        frame, pos, words = q.current or (None, q.rptr, [])
+        if not where and frame is not None and not frame.ring:
+            where = frame.describe()
+        rptr = q.rptr if frame is None or not frame.ring else (pos * 4 if q.fmt == "sdma" else pos)
+        q.error = QueueError(q.name, rptr, list(words), e.why, where, e.fault)
+        q.state = QueueState.ERROR
+        q.stack[1:] = []
+        q.ib_stack = []
+        self.emit("queue_error", q, why=e.why, rptr=rptr, packet=list(words), fault=e.fault)
+
+    # ---------------------------------------------------------------------------------------------- events
+    def emit(self, kind: str, q: Queue, **data) -> Event:
+        """Record an event (interrupt) from queue q and pass it to on_event."""
+        ev = Event(self._seq, self.clock.timestamp(), kind, q.name, data)
+        self._seq += 1
+        self.events.append(ev)
+        if self.on_event is not None:
+            self.on_event(ev)
+        return ev
+
+    def take_events(self) -> list[Event]:
+        """The events since the last call, oldest first."""
+        out, self.events = self.events, []
+        return out
+
+    # ---------------------------------------------------------------------------------------------- info
+    def properties(self) -> dict:
+        """The device shape (what the mock driver reports in the KFD topology)."""
+        return {"gfx_target": GFX_TARGET, "shader_engines": SHADER_ENGINES, "compute_units": COMPUTE_UNITS,
+                "simds_per_cu": SIMDS_PER_CU, "wave_size": WAVE_SIZE, "lds_bytes": LDS_BYTES_PER_WORKGROUP,
+                "timestamp_frequency": TIMESTAMP_FREQUENCY_HZ, "sdma_engines": SDMA_ENGINES,
+                "vram_size": self.phys.vram_size}
+
+    def describe(self) -> str:
+        """Every queue's state (and the clock) as text."""
+        lines = [f"{self.name}: {GFX_TARGET}, clock {self.clock.cycles} cycles = {self.clock.timestamp()} ticks, "
+                 f"{len(self.queues)} queues, {len(self.events)} pending events"]
+        lines += ["  " + q.describe() for q in self.queues]
+        return "\n".join(lines)

@@ -1,0 +1,421 @@
+"""PM4 type-3 packets for gfx11 compute queues (MEC): header, opcodes, field layouts and builders.
+
+Facts from amdgpu (drivers/gpu/drm/amd/amdgpu/nvd.h, soc15d.h, gfx_v11_0.c) and ROCr's PM4 MEC
+packet structures (PM4_MEC_*): a type-3 header is [31:30] = 3, [29:16] COUNT = body dwords - 1,
+[15:8] IT_OPCODE, [1] SHADER_TYPE (1 = compute), [0] PREDICATE. A type-2 packet (0x80000000) is a
+one-dword filler. Builders return lists of dwords (header included); they are what the runtime writes
+into a ring and what the simulator's command processor (simgpu.cp.pm4) parses with the same constants.
+
+May import: nothing outside simgpu.hw.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from simgpu.hw import regs
+
+PACKET_TYPE2 = 0x80000000
+COUNT_MASK = 0x3FFF
+MAX_BODY_DWORDS = COUNT_MASK + 1
+
+
+class Op(IntEnum):
+    """IT_OPCODE values (nvd.h)."""
+
+    NOP = 0x10
+    SET_BASE = 0x11
+    DISPATCH_DIRECT = 0x15
+    DISPATCH_INDIRECT = 0x16
+    ATOMIC_MEM = 0x1E
+    PRED_EXEC = 0x23
+    WRITE_DATA = 0x37
+    WAIT_REG_MEM = 0x3C
+    INDIRECT_BUFFER = 0x3F
+    COPY_DATA = 0x40
+    EVENT_WRITE = 0x46
+    RELEASE_MEM = 0x49
+    DMA_DATA = 0x50
+    ACQUIRE_MEM = 0x58
+    SET_SH_REG = 0x76
+    SET_UCONFIG_REG = 0x79
+
+
+def header(op: int, body_dwords: int, compute: bool = True, predicate: bool = False) -> int:
+    """A type-3 header for a packet with `body_dwords` dwords after the header."""
+    if not 1 <= body_dwords <= MAX_BODY_DWORDS:
+        raise ValueError(f"a type-3 packet carries 1..{MAX_BODY_DWORDS} body dwords, not {body_dwords}")
+    count = ((body_dwords - 1) & COUNT_MASK) << 16
+    return (3 << 30) | count | ((op & 0xFF) << 8) | (int(compute) << 1) | int(predicate)
+
+
+def parse_header(h: int) -> tuple[int, int, int]:
+    """(packet type, opcode, body dwords) of a header dword (opcode/count are only meaningful for type 3)."""
+    return (h >> 30) & 3, (h >> 8) & 0xFF, ((h >> 16) & COUNT_MASK) + 1
+
+
+def _lo(v: int) -> int:
+    return v & 0xFFFFFFFF
+
+
+def _hi(v: int) -> int:
+    return (v >> 32) & 0xFFFFFFFF
+
+
+def packet(op: int, *body: int) -> list[int]:
+    """Header plus body dwords (each masked to 32 bits)."""
+    return [header(op, len(body)), *(_lo(int(b)) for b in body)]
+
+
+# ---- NOP ------------------------------------------------------------------------------------------------
+def nop(body_dwords: int = 1) -> list[int]:
+    """A NOP that skips `body_dwords` dwords (padding)."""
+    return packet(Op.NOP, *([0] * body_dwords))
+
+
+# ---- SET_SH_REG / SET_UCONFIG_REG -----------------------------------------------------------------------
+def set_sh_reg(reg: int, *values: int) -> list[int]:
+    """Write consecutive SH registers starting at absolute dword address `reg` (e.g. regs.COMPUTE_PGM_LO)."""
+    if not regs.SH_REG_START <= reg < regs.SH_REG_END:
+        raise ValueError(f"register {reg:#x} is not an SH register")
+    return packet(Op.SET_SH_REG, reg - regs.SH_REG_START, *values)
+
+
+def set_uconfig_reg(reg: int, *values: int) -> list[int]:
+    """Write consecutive UCONFIG registers starting at absolute dword address `reg`."""
+    if not regs.UCONFIG_REG_START <= reg < regs.UCONFIG_REG_END:
+        raise ValueError(f"register {reg:#x} is not a UCONFIG register")
+    return packet(Op.SET_UCONFIG_REG, reg - regs.UCONFIG_REG_START, *values)
+
+
+# ---- WRITE_DATA: control [11:8] DST_SEL, [16] WR_ONE_ADDR, [20] WR_CONFIRM, [26:25] CACHE_POLICY -----------
+class WriteDst(IntEnum):
+    """WRITE_DATA DST_SEL (MEC)."""
+
+    REGISTER = 0
+    MEMORY_SYNC = 1  # "memory (sync - via GRBM)"
+    TC_L2 = 2
+    GDS = 3
+    MEMORY = 5
+
+
+WRITE_DATA_ONE_ADDR = 1 << 16
+WRITE_DATA_CONFIRM = 1 << 20
+
+
+def write_data(addr: int, *data: int, dst: int = WriteDst.MEMORY, one_addr: bool = False,
+               confirm: bool = True) -> list[int]:
+    """Write dwords to memory (addr = VA, dword aligned) or to registers (addr = dword register address)."""
+    control = (dst << 8) | (WRITE_DATA_ONE_ADDR if one_addr else 0) | (WRITE_DATA_CONFIRM if confirm else 0)
+    return packet(Op.WRITE_DATA, control, _lo(addr), _hi(addr), *data)
+
+
+# ---- COPY_DATA: control [3:0] SRC_SEL, [11:8] DST_SEL, [16] COUNT_SEL (64-bit), [20] WR_CONFIRM -----------
+class CopySrc(IntEnum):
+    """COPY_DATA SRC_SEL (MEC_COPY_DATA_src_sel_enum)."""
+
+    REGISTER = 0
+    MEMORY = 1  # tc_l2_obsolete
+    TC_L2 = 2
+    GDS = 3
+    PERFCOUNTERS = 4
+    IMMEDIATE = 5
+    ATOMIC_RETURN = 6
+    GPU_CLOCK = 9  # 64-bit GPU clock counter (the 100 MHz timestamp)
+    SYSTEM_CLOCK = 10
+
+
+class CopyDst(IntEnum):
+    """COPY_DATA DST_SEL (MEC_COPY_DATA_dst_sel_enum)."""
+
+    REGISTER = 0
+    TC_L2 = 2
+    GDS = 3
+    PERFCOUNTERS = 4
+    MEMORY = 5  # tc_l2_obsolete
+
+
+COPY_DATA_COUNT_SEL_64 = 1 << 16
+COPY_DATA_WR_CONFIRM = 1 << 20
+
+
+def copy_data(src_sel: int, src: int, dst_sel: int, dst: int, wide: bool = False, confirm: bool = True) -> list[int]:
+    """COPY_DATA: src is a register, a VA or an immediate value; dst a register or a VA."""
+    control = src_sel | (dst_sel << 8) | (COPY_DATA_COUNT_SEL_64 if wide else 0)
+    control |= COPY_DATA_WR_CONFIRM if confirm else 0
+    return packet(Op.COPY_DATA, control, _lo(src), _hi(src), _lo(dst), _hi(dst))
+
+
+# ---- WAIT_REG_MEM: [2:0] FUNCTION, [5:4] MEM_SPACE, [7:6] OPERATION, [9:8] ENGINE --------------------------
+class Compare(IntEnum):
+    """WAIT_REG_MEM / POLL_REGMEM compare functions: (value & mask) FUNC reference."""
+
+    ALWAYS = 0
+    LT = 1
+    LE = 2
+    EQ = 3
+    NE = 4
+    GE = 5
+    GT = 6
+
+
+def compare(func: int, value: int, ref: int) -> bool:
+    """Evaluate a WAIT_REG_MEM compare function on already-masked values (7 is reserved: False)."""
+    return (True, value < ref, value <= ref, value == ref, value != ref, value >= ref, value > ref, False)[func & 7]
+
+
+class MemSpace(IntEnum):
+    """WAIT_REG_MEM MEM_SPACE."""
+
+    REGISTER = 0
+    MEMORY = 1
+
+
+def wait_reg_mem(addr: int, ref: int, mask: int = 0xFFFFFFFF, func: int = Compare.EQ, memory: bool = True,
+                 poll_interval: int = 4) -> list[int]:
+    """Wait until (dword at addr & mask) FUNC ref; addr is a VA (memory) or a register address."""
+    control = (func & 7) | ((MemSpace.MEMORY if memory else MemSpace.REGISTER) << 4)
+    return packet(Op.WAIT_REG_MEM, control, _lo(addr), _hi(addr), ref, mask, poll_interval & 0xFFFF)
+
+
+# ---- RELEASE_MEM (gfx10+, 7 body dwords) -----------------------------------------------------------------
+# body[0]: [5:0] EVENT_TYPE, [11:8] EVENT_INDEX, [22:12] GCR_CNTL, [26:25] CACHE_POLICY, [28] EXECUTE
+# body[1]: [17:16] DST_SEL, [26:24] INT_SEL, [31:29] DATA_SEL; body[2:4] address; body[4:6] data; body[6] INT_CTXID
+class DataSel(IntEnum):
+    """RELEASE_MEM DATA_SEL."""
+
+    NONE = 0
+    DATA32 = 1
+    DATA64 = 2
+    GPU_CLOCK = 3  # 64-bit GPU counter (timestamp)
+    SYSTEM_CLOCK = 4
+
+
+class IntSel(IntEnum):
+    """RELEASE_MEM INT_SEL."""
+
+    NONE = 0
+    INT_ONLY = 1
+    INT_AFTER_WRITE = 2  # "send interrupt when write is confirmed"
+
+
+RELEASE_MEM_GCR_SEQ = 1 << 22
+RELEASE_MEM_GCR_GL2_WB = 1 << 21
+RELEASE_MEM_GCR_GL2_INV = 1 << 20
+RELEASE_MEM_GCR_GLM_WB = 1 << 12
+RELEASE_MEM_GCR_GLM_INV = 1 << 13
+RELEASE_MEM_GCR_GLV_INV = 1 << 14
+RELEASE_MEM_GCR_GL1_INV = 1 << 15
+
+
+def release_mem(addr: int = 0, data: int = 0, data_sel: int = DataSel.DATA32, int_sel: int = IntSel.NONE,
+                event: int | None = None, ctx_id: int = 0, gcr: int = 0) -> list[int]:
+    """End-of-pipe release: wait for prior work, optionally write data/timestamp, optionally interrupt."""
+    event = Event.CACHE_FLUSH_AND_INV_TS_EVENT if event is None else event
+    dw0 = (event & 0x3F) | (5 << 8) | gcr  # EVENT_INDEX 5 = end of pipe
+    dw1 = ((data_sel & 7) << 29) | ((int_sel & 7) << 24)
+    return packet(Op.RELEASE_MEM, dw0, dw1, _lo(addr), _hi(addr), _lo(data), _hi(data), ctx_id)
+
+
+# ---- ACQUIRE_MEM (gfx10+, 7 body dwords): COHER_CNTL, SIZE, SIZE_HI, BASE, BASE_HI, POLL_INTERVAL, GCR_CNTL --
+def acquire_mem(base: int = 0, size: int = (1 << 64) - 1, gcr: int = 0, poll_interval: int = 0x0A) -> list[int]:
+    """Cache acquire over [base, base + size) (the range is in 256-byte units, as amdgpu programs it)."""
+    return packet(Op.ACQUIRE_MEM, 0, _lo(size), (size >> 32) & 0xFFFFFF, _lo(base), (base >> 32) & 0xFFFFFF,
+                  poll_interval, gcr)
+
+
+# ---- EVENT_WRITE: [5:0] EVENT_TYPE, [11:8] EVENT_INDEX (+ address for sampling events) ---------------------
+class Event(IntEnum):
+    """VGT_EVENT_TYPE values a compute queue uses."""
+
+    CACHE_FLUSH_TS = 0x04
+    CACHE_FLUSH = 0x06
+    CS_PARTIAL_FLUSH = 0x07
+    CACHE_FLUSH_AND_INV_TS_EVENT = 0x14
+    CACHE_FLUSH_AND_INV_EVENT = 0x16
+    PERFCOUNTER_START = 0x17
+    PERFCOUNTER_STOP = 0x18
+    PIPELINESTAT_START = 0x19
+    PIPELINESTAT_STOP = 0x1A
+    PERFCOUNTER_SAMPLE = 0x1B
+    SAMPLE_PIPELINESTAT = 0x1E
+    SQ_NON_EVENT = 0x26
+    BOTTOM_OF_PIPE_TS = 0x28
+    CS_DONE = 0x2F
+    THREAD_TRACE_START = 0x33
+    THREAD_TRACE_STOP = 0x34
+    THREAD_TRACE_MARKER = 0x35
+    THREAD_TRACE_FINISH = 0x37
+
+
+EVENT_INDEX_CS_PARTIAL_FLUSH = 4  # "*S_PARTIAL_FLUSH"
+EVENT_INDEX_SAMPLE = 2  # SAMPLE_PIPELINESTAT carries an address
+
+
+def event_write(event: int, index: int | None = None, addr: int | None = None) -> list[int]:
+    """EVENT_WRITE of `event` (index defaults to 4 for CS_PARTIAL_FLUSH, else 0); addr for sampling events."""
+    if index is None:
+        index = EVENT_INDEX_CS_PARTIAL_FLUSH if event == Event.CS_PARTIAL_FLUSH else 0
+    dw = (event & 0x3F) | ((index & 0xF) << 8)
+    return packet(Op.EVENT_WRITE, dw) if addr is None else packet(Op.EVENT_WRITE, dw, _lo(addr), _hi(addr))
+
+
+# ---- DISPATCH_DIRECT / DISPATCH_INDIRECT ---------------------------------------------------------------
+# COMPUTE_DISPATCH_INITIATOR bits
+INITIATOR_COMPUTE_SHADER_EN = 1 << 0
+INITIATOR_PARTIAL_TG_EN = 1 << 1
+INITIATOR_FORCE_START_AT_000 = 1 << 2
+INITIATOR_USE_THREAD_DIMENSIONS = 1 << 5
+INITIATOR_ORDER_MODE = 1 << 6
+INITIATOR_CS_W32_EN = 1 << 15
+DEFAULT_INITIATOR = INITIATOR_COMPUTE_SHADER_EN | INITIATOR_FORCE_START_AT_000 | INITIATOR_ORDER_MODE | \
+    INITIATOR_CS_W32_EN
+
+
+def dispatch_direct(x: int, y: int = 1, z: int = 1, initiator: int = DEFAULT_INITIATOR) -> list[int]:
+    """Launch the kernel programmed in the COMPUTE_* registers over x*y*z workgroups."""
+    return packet(Op.DISPATCH_DIRECT, x, y, z, initiator)
+
+
+def dispatch_indirect(addr: int, initiator: int = DEFAULT_INITIATOR) -> list[int]:
+    """Launch with the three workgroup counts read from memory at addr (MEC form: address in the packet)."""
+    return packet(Op.DISPATCH_INDIRECT, _lo(addr), _hi(addr), initiator)
+
+
+# ---- INDIRECT_BUFFER: base lo [31:2], hi [15:0], control [19:0] IB_SIZE, [20] CHAIN, [23] VALID, [27:24] VMID --
+IB_SIZE_MASK = 0xFFFFF
+IB_CHAIN = 1 << 20
+IB_VALID = 1 << 23
+
+
+def indirect_buffer(addr: int, size_dw: int, chain: bool = False, vmid: int = 0) -> list[int]:
+    """Call (or, chained, jump to) an indirect buffer of `size_dw` dwords at VA addr (dword aligned)."""
+    control = (size_dw & IB_SIZE_MASK) | (IB_CHAIN if chain else 0) | IB_VALID | ((vmid & 0xF) << 24)
+    return packet(Op.INDIRECT_BUFFER, addr & 0xFFFFFFFC, _hi(addr) & 0xFFFF, control)
+
+
+# ---- PRED_EXEC: [13:0] EXEC_COUNT dwords that follow, [31:24] DEVICE_SELECT -------------------------------
+def pred_exec(exec_count: int, device_select: int = 1) -> list[int]:
+    """Execute the next `exec_count` dwords only on the devices selected by the mask."""
+    return packet(Op.PRED_EXEC, (exec_count & 0x3FFF) | ((device_select & 0xFF) << 24))
+
+
+# ---- DMA_DATA: control, src lo/data, src hi, dst lo, dst hi, command --------------------------------------
+# control: [0] ENGINE, [14:13] SRC_CACHE_POLICY, [21:20] DST_SEL, [26:25] DST_CACHE_POLICY, [30:29] SRC_SEL,
+# [31] CP_SYNC; command: [25:0] BYTE_COUNT, [26] SAS, [27] DAS, [28] SAIC, [29] DAIC, [30] RAW_WAIT, [31] DIS_WC
+class DmaSrc(IntEnum):
+    """DMA_DATA SRC_SEL."""
+
+    ADDR = 0
+    GDS = 1
+    DATA = 2
+    ADDR_L2 = 3
+
+
+class DmaDst(IntEnum):
+    """DMA_DATA DST_SEL."""
+
+    ADDR = 0
+    GDS = 1
+    ADDR_L2 = 3
+
+
+DMA_DATA_CP_SYNC = 1 << 31
+DMA_BYTE_COUNT_MASK = (1 << 26) - 1
+DMA_CMD_SAS = 1 << 26
+DMA_CMD_DAS = 1 << 27
+DMA_CMD_SAIC = 1 << 28
+DMA_CMD_DAIC = 1 << 29
+DMA_CMD_RAW_WAIT = 1 << 30
+
+
+def dma_data(dst: int, src: int, byte_count: int, src_sel: int = DmaSrc.ADDR_L2, dst_sel: int = DmaDst.ADDR_L2,
+             sync: bool = True, command: int = 0) -> list[int]:
+    """Copy byte_count bytes from src to dst (VAs), or fill with the dword `src` when src_sel is DATA."""
+    control = ((src_sel & 3) << 29) | ((dst_sel & 3) << 20) | (DMA_DATA_CP_SYNC if sync else 0)
+    return packet(Op.DMA_DATA, control, _lo(src), _hi(src), _lo(dst), _hi(dst),
+                  (byte_count & DMA_BYTE_COUNT_MASK) | command)
+
+
+# ---- ATOMIC_MEM: [6:0] ATOMIC (TC_OP), [11:8] COMMAND, addr, src, cmp, loop interval ----------------------
+class TcOp(IntEnum):
+    """TC_OP atomic opcodes (the _RTN_ forms return the old value); shared with SDMA ATOMIC."""
+
+    SWAP_RTN_32 = 0x07
+    CMPSWAP_RTN_32 = 0x08
+    ADD_RTN_32 = 0x0F
+    SUB_RTN_32 = 0x10
+    SMIN_RTN_32 = 0x11
+    UMIN_RTN_32 = 0x12
+    SMAX_RTN_32 = 0x13
+    UMAX_RTN_32 = 0x14
+    AND_RTN_32 = 0x15
+    OR_RTN_32 = 0x16
+    XOR_RTN_32 = 0x17
+    INC_RTN_32 = 0x18
+    DEC_RTN_32 = 0x19
+    SWAP_RTN_64 = 0x27
+    CMPSWAP_RTN_64 = 0x28
+    ADD_RTN_64 = 0x2F
+    SUB_RTN_64 = 0x30
+    SMIN_RTN_64 = 0x31
+    UMIN_RTN_64 = 0x32
+    SMAX_RTN_64 = 0x33
+    UMAX_RTN_64 = 0x34
+    AND_RTN_64 = 0x35
+    OR_RTN_64 = 0x36
+    XOR_RTN_64 = 0x37
+    INC_RTN_64 = 0x38
+    DEC_RTN_64 = 0x39
+    SWAP_32 = 0x47
+    CMPSWAP_32 = 0x48
+    ADD_32 = 0x4F
+    SUB_32 = 0x50
+    SMIN_32 = 0x51
+    UMIN_32 = 0x52
+    SMAX_32 = 0x53
+    UMAX_32 = 0x54
+    AND_32 = 0x55
+    OR_32 = 0x56
+    XOR_32 = 0x57
+    INC_32 = 0x58
+    DEC_32 = 0x59
+    SWAP_64 = 0x67
+    CMPSWAP_64 = 0x68
+    ADD_64 = 0x6F
+    SUB_64 = 0x70
+    SMIN_64 = 0x71
+    UMIN_64 = 0x72
+    SMAX_64 = 0x73
+    UMAX_64 = 0x74
+    AND_64 = 0x75
+    OR_64 = 0x76
+    XOR_64 = 0x77
+    INC_64 = 0x78
+    DEC_64 = 0x79
+
+
+def tc_op_info(op: int) -> tuple[str, int] | None:
+    """(simgpu.mem atomic op name, size in bytes) of a TC_OP atomic, or None if it is not an integer atomic."""
+    try:
+        name = TcOp(op).name
+    except ValueError:
+        return None
+    base = name.split("_")[0].lower()
+    return base, 8 if name.endswith("64") else 4
+
+
+class AtomicCommand(IntEnum):
+    """ATOMIC_MEM COMMAND."""
+
+    SINGLE_PASS = 0
+    LOOP_UNTIL_COMPARE = 1  # cmpswap retried until it succeeds
+    WAIT_FOR_CONFIRM = 2
+    SEND_AND_CONTINUE = 3
+
+
+def atomic_mem(addr: int, op: int, src: int = 0, cmp: int = 0, command: int = AtomicCommand.SINGLE_PASS,
+               loop_interval: int = 128) -> list[int]:
+    """An atomic read-modify-write on memory (addr naturally aligned)."""
+    return packet(Op.ATOMIC_MEM, (op & 0x7F) | ((command & 0xF) << 8), _lo(addr), _hi(addr), _lo(src), _hi(src),
+                  _lo(cmp), _hi(cmp), loop_interval & 0x1FFF)

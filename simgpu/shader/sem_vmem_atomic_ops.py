@@ -1,0 +1,104 @@
+"""What memory atomics compute, and applying them in lane order to any memory (global, LDS, scratch).
+
+The MMU (simgpu.mem.atomics) implements the common ops (add, sub, min/max, and/or/xor, inc/dec, swap,
+bitwise cmpswap, fadd, fmin/fmax as IEEE minNum/maxNum). The shader adds the ones only some encodings
+have, from the RDNA3 ISA pseudo-code:
+- csub (GLOBAL/BUFFER_ATOMIC_CSUB_U32): old >= src ? old - src : 0 (clamped subtract).
+- rsub (DS_RSUB): src - old.  mskor (DS_MSKOR): (old & ~src) | data2.  wrap (DS_WRAP_RTN_B32):
+  old >= src ? old - src : old + data2.
+- fcmpswap (*_CMPSWAP_F32, DS_CMPSTORE_F32/F64): a float compare, so +0 == -0 and NaN never matches.
+- condxchg (DS_CONDXCHG32_RTN_B64): per 32-bit half, write data[30:0] when data[31] is set.
+Ops are applied one lane at a time in increasing lane order ([waves, lanes] C order): a lane sees
+every lower lane's effect on the same address. That is the hardware's per-address serialization made
+deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from simgpu.fault import GPUFault
+from simgpu.mem import atomics
+from simgpu.mem.lanes import stable_order
+
+EXTRA_OPS = frozenset({"csub", "rsub", "mskor", "wrap", "fcmpswap", "condxchg"})
+TWO_DATA = frozenset({"cmpswap", "fcmpswap", "mskor", "wrap"})  # ops with a second data operand
+
+
+def apply(op: str, old: np.ndarray, src: np.ndarray, cmp: np.ndarray | None) -> np.ndarray:
+    """The new memory words of atomic `op` (old, src, cmp: unsigned words of one width)."""
+    if op in atomics.OPS:
+        return atomics.apply(op, old, src, cmp)
+    u = old.dtype
+    match op:
+        case "csub":
+            return np.where(old >= src, old - src, u.type(0))
+        case "rsub":
+            return src - old
+        case "mskor":
+            return (old & ~src) | cmp
+        case "wrap":
+            return np.where(old >= src, old - src, old + cmp)
+        case "fcmpswap":
+            f = np.dtype(f"<f{u.itemsize}")
+            return np.where(old.view(f) == cmp.view(f), src, old)
+        case "condxchg":
+            lo_m, hi_m = u.type(0x7FFFFFFF), u.type(0x7FFFFFFF << 32)
+            lo = np.where((src & u.type(1 << 31)) != 0, src & lo_m, old & u.type(0xFFFFFFFF))
+            hi = np.where((src & u.type(1 << 63)) != 0, src & hi_m, old & u.type(0xFFFFFFFF << 32))
+            return lo | hi
+    raise ValueError(f"unknown atomic op {op!r}")
+
+
+def run(op: str, keys: np.ndarray, src: np.ndarray, cmp: np.ndarray | None,
+        load: Callable, store: Callable) -> np.ndarray:
+    """Apply `op` lane by lane (keys name each lane's word); load/store see only distinct keys. Returns old."""
+    if op in atomics.OPS:
+        return atomics.run(op, keys, src, cmp, load, store)
+    m = keys.size
+    old = np.zeros_like(src)
+    if m == 0:
+        return old
+    order, sk = stable_order(keys)
+    start = np.ones(m, dtype=bool)
+    start[1:] = sk[1:] != sk[:-1]
+    pos = np.arange(m)
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = pos - np.maximum.accumulate(np.where(start, pos, 0))
+    # round k applies the k-th lane of every address: keys are distinct within a round
+    for r in range(int(rank.max()) + 1):
+        sel = np.flatnonzero(rank == r)
+        o = load(sel)
+        store(sel, apply(op, o, src[sel], None if cmp is None else cmp[sel]))
+        old[sel] = o
+    return old
+
+
+def global_atomic(ex, op: str, addr: np.ndarray, src: np.ndarray, cmp: np.ndarray | None, size: int,
+                  mask: np.ndarray) -> np.ndarray:
+    """An atomic on virtual memory for the lanes in `mask` ([n, lanes]); returns old words (0 elsewhere)."""
+    if op in atomics.OPS:
+        return ex.mem.atomic(ex.vmid, op, addr, src, cmp, size=size, mask=mask)
+    flat = addr.reshape(-1)
+    lanes = np.flatnonzero(mask.reshape(-1))
+    a = flat[lanes]
+    bad = (a & np.uint64(size - 1)) != 0
+    if bad.any():
+        raise GPUFault(kind="memory_violation", address=int(a[np.argmax(bad)]), access="atomic", vmid=ex.vmid,
+                       message=f"misaligned {size}-byte atomic")
+    dt = np.dtype(f"<u{size}")
+    s = src.reshape(-1)[lanes].astype(dt)
+    c = None if cmp is None else cmp.reshape(-1)[lanes].astype(dt)
+
+    def load(ls):
+        return ex.mem.gather(ex.vmid, a[ls], size).astype(dt)
+
+    def store(ls, v):
+        ex.mem.scatter(ex.vmid, a[ls], v, size)
+
+    out = np.zeros(flat.size, dt)
+    out[lanes] = run(op, a, s, c, load, store)
+    return out.reshape(addr.shape)
+
