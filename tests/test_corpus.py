@@ -26,7 +26,8 @@ def run_kernel(name: str, seed: int = 0):
     args = k.inputs(np.random.default_rng(seed))
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
     tb.launch(loaded, vas, k.grid, k.block, k.shared)
-    after = [tb.download(va, a.dtype, a.size) if isinstance(a, np.ndarray) else a for va, a in zip(vas, args)]
+    after = [tb.download(va, a.dtype, a.size) if isinstance(a, np.ndarray) else a
+             for va, a in zip(vas, args, strict=True)]
     return args, after, tb.engine.counters.snapshot(), tb.engine.clock.cycles
 
 
