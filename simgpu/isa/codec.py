@@ -120,22 +120,32 @@ def _assemble_one(text: str, ctx: AsmContext) -> bytes:
     parts = text.split(None, 1)
     mnemonic, rest = parts[0], (parts[1] if len(parts) > 1 else "")
     toks = split_operands(rest)
-    out = _assemble_mnemonic(mnemonic, toks, ctx)
+    error = None
+    try:
+        out = _assemble_mnemonic(mnemonic, toks, ctx)
+    except AsmError as e:  # e.g. a VOPC name that is also its DPP form's: the plain forms may still fit
+        out, error = None, e
     if out is not None:
         return out
     # Like llvm-mc, a VALU mnemonic without an encoding suffix takes the shortest encoding that fits.
-    error = None
     for suffix in ("_e32", "_e64"):
         try:
             out = _assemble_mnemonic(mnemonic + suffix, toks, ctx)
         except AsmError as e:
-            error = error or e
+            error = error if error is not None and mnemonic + suffix not in _all_mnemonics() else e
             continue
         if out is not None:
             return out
     if error is not None:
         raise error
     raise AsmError("expected a gfx1100 instruction mnemonic", line=ctx.line, column=ctx.column, token=mnemonic)
+
+
+def _all_mnemonics() -> set[str]:
+    out: set[str] = set()
+    for fam in families():
+        out |= fam.mnemonics()
+    return out
 
 
 def _assemble_mnemonic(mnemonic: str, toks: list[str], ctx: AsmContext) -> bytes | None:

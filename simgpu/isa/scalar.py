@@ -83,18 +83,35 @@ def _slot_text(inst: Inst, slot: list, offset: int) -> str:
         text = scalar_name(f["sdst"], count)
     elif name in ("ssrc0", "ssrc1"):
         code = f[name]
-        text = f"0x{inst.literal:x}" if code == LITERAL else src_name(code, count, slot[2])
+        text = _literal_text(inst, name) if code == LITERAL else src_name(code, count, slot[2])
     elif name == "ssrc0_msg":
         text = simm16.format_sendmsg(f["ssrc0"], tables()["names"]["sendmsg"])
     elif name == "simm16":
         text = simm16.format_imm(inst.info["imm"], f["simm16"], tables()["names"])
     elif name == "literal":
-        text = f"0x{inst.literal:x}"
+        text = _literal_text(inst, name)
     else:
         text = None
     if text is None:
         raise _bad(inst, offset, f"invalid operand {name}")
     return text
+
+
+def _literal_text(inst: Inst, name: str) -> str:
+    """A literal as llvm prints it in this operand: a constant (22, 1.0) where the table says so, else hex."""
+    idx = inst.info.get("litv", {}).get(name)
+    shown = tables()["literals"][idx].get(f"{inst.literal:x}") if idx is not None else None
+    return shown if shown is not None else f"0x{inst.literal:x}"
+
+
+def _parse_literal(entry: dict, name: str, tok: str, ctx) -> int:
+    """The value of a literal operand token: an integer, or a constant spelling from the operand's table."""
+    idx = entry.get("litv", {}).get(name)
+    if idx is not None:
+        for value, text in tables()["literals"][idx].items():
+            if text == tok:
+                return int(value, 16)
+    return parse_int(tok, ctx.line, ctx.column) & 0xFFFFFFFF
 
 
 def _smem_operands(inst: Inst, offset: int) -> list[str]:
@@ -165,14 +182,14 @@ def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
         elif name in ("ssrc0", "ssrc1"):
             code = parse_src(tok, count)
             if code is None or code >= 256:
-                code, literal = LITERAL, parse_int(tok, ctx.line, ctx.column) & 0xFFFFFFFF
+                code, literal = LITERAL, _parse_literal(entry, name, tok, ctx)
             fields[name] = code
         elif name == "ssrc0_msg":
             fields["ssrc0"] = simm16.parse_sendmsg(tok, tables()["names"]["sendmsg"], ctx)
         elif name == "simm16":
             fields["simm16"] = simm16.parse_imm(entry["imm"], tok, tables()["names"], ctx)
         elif name == "literal":
-            literal = parse_int(tok, ctx.line, ctx.column) & 0xFFFFFFFF
+            literal = _parse_literal(entry, name, tok, ctx)
     out = ENCODINGS[enc].pack(fields).to_bytes(4, "little")
     return out + (literal.to_bytes(4, "little") if literal is not None else b"")
 

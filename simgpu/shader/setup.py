@@ -91,15 +91,20 @@ def _system_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
 def _workitem_ids(d: Dispatch, st: WaveState, groups, waves_per_group: int) -> None:
     wx, wy, wz = d.workgroup
     lanes = d.wave_size
-    flat = st.wave_in_group[:, None] * lanes + np.arange(lanes)[None, :]  # [n, lanes] flat id in group
+    ngroups = len(groups)
+    # The ids of one workgroup's waves, [waves_per_group, lanes], repeated for every group.
+    flat = np.arange(waves_per_group)[:, None] * lanes + np.arange(lanes)[None, :]
     x, y, z = flat % wx, (flat // wx) % wy, flat // (wx * wy)
-    valid = flat < wx * wy * wz
-    g = np.array(groups, np.int64).reshape(-1, 3)[st.group] + np.array(d.grid_offset, np.int64)
-    # Partial workgroups at the grid's edge: items beyond the grid are not launched.
-    for dim, ids in enumerate((x, y, z)):
-        valid &= g[:, dim:dim + 1] * d.workgroup[dim] + ids < d.grid[dim]
     dims = (d.rsrc2 >> 11) & 3  # ENABLE_VGPR_WORKITEM_ID: 0 = x, 1 = x,y, 2 = x,y,z
     v0 = x if dims == 0 else x | (y << 10) | ((z << 20) if dims >= 2 else 0)
-    st.vgpr[:, 0, :] = v0.astype(np.uint32)
+    st.vgpr[:, 0, :] = np.tile(v0.astype(np.uint32), (ngroups, 1))
+    in_group = flat < wx * wy * wz
+    if all(g % w == 0 for g, w in zip(d.grid, d.workgroup, strict=True)):
+        valid = np.tile(in_group, (ngroups, 1))
+    else:  # partial workgroups at the grid's edge: items beyond the grid are not launched
+        valid = np.tile(in_group, (ngroups, 1))
+        g = np.array(groups, np.int64).reshape(-1, 3)[st.group] + np.array(d.grid_offset, np.int64)
+        for dim, ids in enumerate((x, y, z)):
+            valid &= g[:, dim:dim + 1] * d.workgroup[dim] + np.tile(ids, (ngroups, 1)) < d.grid[dim]
     st.set_mask64(np.arange(st.n), EXEC_LO, st.bits_of(valid))
     st.status[~valid.any(axis=1)] = DONE  # hardware launches no wave for an empty tail of a workgroup
