@@ -32,7 +32,44 @@ def exponent(x: np.ndarray, t: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- add/sub/mul/fma
 
 
+def native_mode(ctx, t: str) -> bool:
+    """Whether every wave runs type t in round-to-nearest-even with denormals kept (the default): then
+    numpy's IEEE arithmetic gives the hardware's result directly."""
+    m = np.asarray(ctx.mode)
+    shift = (0, 4) if t == "f32" else (2, 6)
+    return bool(((((m >> shift[0]) & 3) == 0) & (((m >> shift[1]) & 3) == 3)).all())
+
+
+def _native(t, fn, slow, *args):
+    """fn(*args) computed natively when MODE allows and no lane produced a NaN (whose payload rules
+    are the exact path's); else the exact path."""
+    with np.errstate(all="ignore"):
+        r = fn(*args)
+    if np.isnan(r).any():
+        return slow()
+    return r
+
+
+def _fma_native(a, b, c, dt):
+    """fma for f16/f32 through f64: the product is exact; the f64 sum rounds once, then to dt again.
+    The second rounding is wrong only when the f64 sum sits exactly halfway between two dt values, so
+    such lanes are reported (None) for the exact path."""
+    s = a.astype(F64) * b.astype(F64) + c.astype(F64)
+    r = s.astype(dt)
+    up = np.nextafter(r, np.where(s > r.astype(F64), dt(np.inf), dt(-np.inf)))
+    tie = (r.astype(F64) + up.astype(F64)) * 0.5 == s
+    if tie.any() or np.isnan(r).any():
+        return None
+    return r
+
+
 def _add(t, ctx, a, b):
+    if native_mode(ctx, t):
+        return _native(t, np.add, lambda: _add_exact(t, ctx, a, b), a, b)
+    return _add_exact(t, ctx, a, b)
+
+
+def _add_exact(t, ctx, a, b):
     rm, dm = modes(ctx, t)
     a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
     r = fx.add64(a, b, rm) if t == "f64" else fx.add_small(a, b, DT[t], rm)
@@ -40,6 +77,12 @@ def _add(t, ctx, a, b):
 
 
 def _mul(t, ctx, a, b):
+    if native_mode(ctx, t):
+        return _native(t, np.multiply, lambda: _mul_exact(t, ctx, a, b), a, b)
+    return _mul_exact(t, ctx, a, b)
+
+
+def _mul_exact(t, ctx, a, b):
     rm, dm = modes(ctx, t)
     a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
     r = fx.mul64(a, b, rm) if t == "f64" else fx.mul_small(a, b, DT[t], rm)
@@ -47,6 +90,15 @@ def _mul(t, ctx, a, b):
 
 
 def _fma(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
+    if t != "f64" and isinstance(post_scale, int) and post_scale == 0 and native_mode(ctx, t):
+        with np.errstate(all="ignore"):
+            r = _fma_native(a, b, c, DT[t])
+        if r is not None:
+            return r
+    return _fma_exact(t, ctx, a, b, c, post_scale, flush_inputs)
+
+
+def _fma_exact(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
     rm, dm = modes(ctx, t)
     if flush_inputs:
         a, b, c = fx.flush_in(a, dm), fx.flush_in(b, dm), fx.flush_in(c, dm)
