@@ -459,6 +459,23 @@ class MMU:
         pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))
         return Translation(pa, bool(v & _SYS), bool(v & _PRT))
 
+    def _read_in_cached_page(self, vmid: int, va: int, nbytes: int, access: str) -> bytes | None:
+        """Small reads inside one VRAM page whose translation is in the TLB and grants `access`, in plain
+        Python (instruction fetch and SMEM do many of these); None to take the general path."""
+        if not 0 <= vmid < gmc.NUM_VMIDS or not 0 <= va < (1 << (gmc.VA_BITS - 1)):
+            return None
+        inpage = va & (gmc.PAGE_SIZE - 1)
+        if inpage + nbytes > gmc.PAGE_SIZE:
+            return None
+        v = self._tlb[vmid].get(va >> gmc.PAGE_SHIFT)
+        need = _NEED[access]
+        if v is None or v & (_SYS | _PRT) or v & need != need:
+            return None
+        pa = ((v >> 8) << gmc.PAGE_SHIFT) + inpage
+        if pa + nbytes > self.phys.vram_size:
+            return None
+        return self.phys.region_buffers()[0][pa:pa + nbytes].tobytes()
+
     def _pieces(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, int, int] | None]:
         """[region, offset, length, position] per page of [va, va + nbytes) (None for a PRT hole)."""
         va &= (1 << 64) - 1
@@ -484,6 +501,9 @@ class MMU:
         """Read `nbytes` of virtual memory page by page (access "execute" for instruction fetch)."""
         if nbytes <= 0:
             return b""
+        fast = self._read_in_cached_page(vmid, va, nbytes, access)
+        if fast is not None:
+            return fast
         out = bytearray(nbytes)
         bufs = self.phys.region_buffers()
         for piece in self._pieces(vmid, va, nbytes, access):

@@ -59,6 +59,9 @@ class ShaderEngine:
         self.counters = Counters()
         self.watchdog = watchdog  # wave-instruction budget per dispatch before a hang is declared
         self.interrupts: list[tuple[str, int]] = []  # s_sendmsg MSG_INTERRUPT, in issue order
+        # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
+        # the bytes (once per PC) and decodes again only if they changed.
+        self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
 
     def run(self, d: Dispatch) -> None:
         """Run every workgroup of the dispatch to completion (or raise GPUFault)."""
@@ -154,6 +157,10 @@ class Exec:
         except GPUFault as f:
             self._locate(f, w, pc, None)
             raise
+        known = self.engine.decoded.get((self.vmid, pc))
+        if known is not None and known[0] == data:  # same bytes as an earlier dispatch: reuse the decode
+            self.cache[pc] = known[1]
+            return known[1]
         try:
             inst = decode(data)
         except DecodeError as e:
@@ -163,6 +170,7 @@ class Exec:
             raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
         entry = (inst, fn, inst.mnemonic.startswith("v_"))
         self.cache[pc] = entry
+        self.engine.decoded[(self.vmid, pc)] = (data, entry)
         return entry
 
     def _release_barriers(self) -> bool:

@@ -33,21 +33,29 @@ def exponent(x: np.ndarray, t: str) -> np.ndarray:
 
 
 def native_mode(ctx, t: str) -> bool:
-    """Whether every wave runs type t in round-to-nearest-even with denormals kept (the default): then
-    numpy's IEEE arithmetic gives the hardware's result directly."""
+    """Whether every wave rounds type t to nearest even (the default): then numpy's IEEE arithmetic,
+    with MODE's denormal flushing applied around it, gives the hardware's result directly."""
     m = np.asarray(ctx.mode)
-    shift = (0, 4) if t == "f32" else (2, 6)
-    return bool(((((m >> shift[0]) & 3) == 0) & (((m >> shift[1]) & 3) == 3)).all())
+    return bool((((m >> (0 if t == "f32" else 2)) & 3) == 0).all())
 
 
-def _native(t, fn, slow, *args):
-    """fn(*args) computed natively when MODE allows and no lane produced a NaN (whose payload rules
-    are the exact path's); else the exact path."""
+def _flushing(ctx, t: str):
+    """The denorm mode [n, 1] when some wave flushes denormals of type t, else None (nothing to do)."""
+    dm = fx.denorm_mode(ctx.mode, t)
+    return None if (dm == 3).all() else dm
+
+
+def _native(t, ctx, fn, slow, *args):
+    """fn(*args) computed natively, denormals flushed as MODE says; the exact path when a lane produced
+    a NaN (whose payload rules are the exact path's)."""
+    dm = _flushing(ctx, t)
+    if dm is not None:
+        args = tuple(fx.flush_in(a, dm) for a in args)
     with np.errstate(all="ignore"):
         r = fn(*args)
     if np.isnan(r).any():
         return slow()
-    return r
+    return r if dm is None else fx.flush_out(r, dm)
 
 
 def _fma_native(a, b, c, dt):
@@ -65,7 +73,7 @@ def _fma_native(a, b, c, dt):
 
 def _add(t, ctx, a, b):
     if native_mode(ctx, t):
-        return _native(t, np.add, lambda: _add_exact(t, ctx, a, b), a, b)
+        return _native(t, ctx, np.add, lambda: _add_exact(t, ctx, a, b), a, b)
     return _add_exact(t, ctx, a, b)
 
 
@@ -78,7 +86,7 @@ def _add_exact(t, ctx, a, b):
 
 def _mul(t, ctx, a, b):
     if native_mode(ctx, t):
-        return _native(t, np.multiply, lambda: _mul_exact(t, ctx, a, b), a, b)
+        return _native(t, ctx, np.multiply, lambda: _mul_exact(t, ctx, a, b), a, b)
     return _mul_exact(t, ctx, a, b)
 
 
@@ -91,10 +99,12 @@ def _mul_exact(t, ctx, a, b):
 
 def _fma(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
     if t != "f64" and isinstance(post_scale, int) and post_scale == 0 and native_mode(ctx, t):
+        dm = _flushing(ctx, t)
+        x, y, z = (a, b, c) if dm is None or not flush_inputs else (fx.flush_in(v, dm) for v in (a, b, c))
         with np.errstate(all="ignore"):
-            r = _fma_native(a, b, c, DT[t])
+            r = _fma_native(x, y, z, DT[t])
         if r is not None:
-            return r
+            return r if dm is None else fx.flush_out(r, dm)
     return _fma_exact(t, ctx, a, b, c, post_scale, flush_inputs)
 
 
