@@ -99,8 +99,15 @@ class Exec:
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
         st = self.st
         group = None  # (pc, waves) when every runnable wave stands at one PC: no need to search
+        one = np.zeros(1, np.int64) if st.n == 1 else None
         while True:
-            if group is None:
+            if group is None and one is not None:  # a single wave: no search at all
+                if st.status[0] != RUNNING:
+                    if not self._release_barriers():
+                        break
+                    continue
+                pc, w, uniform = int(st.pc[0]), one, True
+            elif group is None:
                 runnable = st.status == RUNNING
                 if not runnable.any():
                     if not self._release_barriers():

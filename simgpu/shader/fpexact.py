@@ -37,8 +37,20 @@ def is_denormal(x: np.ndarray) -> np.ndarray:
     return (x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny)
 
 
+_EXP_MASK = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}
+
+
 def _flush(x: np.ndarray, when: np.ndarray) -> np.ndarray:
-    return np.where(when & is_denormal(x), np.copysign(x.dtype.type(0), x), x).astype(x.dtype)
+    """x with denormals replaced by zero of the same sign where `when` holds (bit operations: an exponent
+    field of 0 is zero or denormal, and both become the bare sign bit)."""
+    x = np.asarray(x)
+    size = x.dtype.itemsize
+    u = x.view(f"<u{size}")
+    sign = u.dtype.type(1 << (8 * size - 1))
+    tiny = (u & u.dtype.type(_EXP_MASK[size])) == 0
+    if not tiny.any():
+        return x
+    return np.where(when & tiny, u & sign, u).astype(u.dtype).view(x.dtype)
 
 
 def flush_in(x: np.ndarray, dm: np.ndarray) -> np.ndarray:

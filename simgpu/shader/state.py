@@ -68,9 +68,8 @@ class WaveState:
     def bits_of(self, lanes: np.ndarray) -> np.ndarray:
         """Per-wave bit masks from [n, lanes] bool."""
         packed = np.packbits(np.asarray(lanes, bool), axis=1, bitorder="little")  # [n, lanes / 8] bytes
-        if packed.shape[1] < 8:
-            packed = np.pad(packed, ((0, 0), (0, 8 - packed.shape[1])))
-        return np.ascontiguousarray(packed).view("<u8").reshape(-1).astype(np.uint64)
+        word = "<u4" if packed.shape[1] == 4 else "<u8"
+        return np.ascontiguousarray(packed).view(word).reshape(-1).astype(np.uint64)
 
     def exec_lanes(self, w: np.ndarray) -> np.ndarray:
         return self.lanes_of(self.mask64(w, EXEC_LO))

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .operand import scalar_src, vector_src, write_sgpr, write_vgpr
+from .operand import constant, scalar_src, vector_src, write_sgpr, write_vgpr
 from .semantics import register
-from .state import EXEC_LO, HW_MODE, VCC_LO
+from .state import EXEC_LO, HW_MODE, VCC_LO, wsel
 
 U32, U64 = np.uint32, np.uint64
 
@@ -292,9 +292,75 @@ def _dst16(inst) -> tuple[int, int]:
     return code - 256, hi | _op_sel(inst, 3)
 
 
+_PLAIN32 = ("f32", "i32", "u32", "b32")
+_NO_PLAN = object()
+
+
+def _fast_plan(spec: VOp, inst):
+    """Source readers for the common case — 32-bit types, no DPP, no modifiers, VGPR/SGPR/constant/
+    literal sources — as ("v", reg) / ("s", code) / ("c", bits) pairs; None when the general path is needed."""
+    if (spec.dst not in _PLAIN32 or any(t not in _PLAIN32 for t in spec.srcs) or inst.dpp is not None
+            or spec.compare or spec.carry_out or spec.mask_in or spec.acc or spec.vcc_in):
+        return None
+    f = inst.fields
+    if inst.encoding == "VOP3" and (f["abs"] or f["neg"] or f["omod"] or f["clamp"] or f["op_sel"]):
+        return None
+    if inst.encoding not in ("VOP1", "VOP2", "VOP3"):
+        return None
+    plan = []
+    for entry, t in zip(_source_entries(inst), spec.srcs, strict=False):
+        field = entry[0]
+        if field == "K":
+            plan.append(("c", inst.literal or 0, t))
+            continue
+        code = 256 + f["vsrc1"] if field == "vsrc1" else f[field]
+        if code >= 256:
+            plan.append(("v", code - 256, t))
+        elif code < 128:  # SGPRs, VCC, TTMPs, null (always 0), M0, EXEC: all in the SGPR file
+            plan.append(("s", code, t))
+        elif code == 255:
+            plan.append(("c", inst.literal or 0, t))
+        else:
+            c = constant(code, const_kind(t))
+            if c is None:
+                return None
+            plan.append(("c", c, t))
+    return plan if len(plan) == len(spec.srcs) else None
+
+
+def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
+    st = ex.st
+    ix = wsel(w)
+    srcs = []
+    for kind, v, t in plan:
+        dt = TYPES[t][0]
+        if kind == "v":
+            srcs.append(st.vgpr[ix, v, :].view(dt))
+        elif kind == "s":
+            srcs.append(st.sgpr[ix, v][:, None].view(dt))
+        else:
+            srcs.append(np.array(v, U32).view(dt))
+    ctx = OpCtx(False, st.hwreg[ix, HW_MODE], st.lanes, ex, w)
+    with np.errstate(all="ignore"):
+        out = spec.fn(ctx, *srcs)
+    raw = np.asarray(out).astype(TYPES[spec.dst][0], copy=False).view(U32)
+    exec_bits = st.sgpr[ix, EXEC_LO]
+    full = 0xFFFFFFFF if st.lanes == 32 else None
+    vdst = inst.fields["vdst"]
+    if full is not None and bool((exec_bits == full).all()):
+        st.vgpr[ix, vdst, :] = raw  # every lane active: no mask needed
+    else:
+        write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w))
+
+
 def execute(spec: VOp):
     """The semantic function for a VALU opcode described by `spec`."""
     def fn(ex, w, inst):
+        plan = inst.__dict__.get("_vplan", _NO_PLAN)
+        if plan is _NO_PLAN:
+            plan = inst.__dict__["_vplan"] = _fast_plan(spec, inst)
+        if plan is not None:
+            return _run_fast(ex, w, inst, spec, plan)
         st = ex.st
         active = st.exec_lanes(w)
         entries = _source_entries(inst)
