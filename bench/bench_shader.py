@@ -4,7 +4,9 @@ to numpy doing the same work, for an elementwise f32 kernel over 4M elements, a 
 
     python -m bench.bench_shader
 
-Each kernel runs once to warm the TLB and decode cache, then is timed over one more launch.
+Each kernel runs once to warm the TLB and decode cache, then is timed over one more launch. Times
+are this process's CPU time (time.process_time): the simulator is single-threaded, so on an idle
+machine that equals wall time, and on a shared one it does not count other processes' work.
 """
 
 from __future__ import annotations
@@ -125,16 +127,16 @@ def _timed(tb: Testbed, kernel, args, grid, block) -> tuple[float, int, int]:
     tb.launch(kernel, args, grid, block)  # warm: TLB, decode cache
     c = tb.engine.counters
     w0, l0 = c.wave_instructions, c.lane_ops
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     tb.launch(kernel, args, grid, block)
-    return time.perf_counter() - t0, c.wave_instructions - w0, c.lane_ops - l0
+    return time.process_time() - t0, c.wave_instructions - w0, c.lane_ops - l0
 
 
 def _numpy_time(fn) -> float:
     fn()
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     fn()
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def _report(name: str, dt: float, wi: int, lo: int, np_dt: float, ok: bool) -> None:

@@ -8,11 +8,11 @@ amdkfd and queues; this is the shortest path to the engine.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 import numpy as np
 
+from .hw import kernargs
 from .isa import assemble
 from .isa.codeobject import CodeObject, Kernel, read_code_object, write_code_object
 from .isa.kdescriptor import make_descriptor
@@ -123,46 +123,9 @@ class Testbed:
         return d
 
 
-_HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_count_z": 2}
-_HIDDEN_GROUP = {"hidden_group_size_x": 0, "hidden_group_size_y": 1, "hidden_group_size_z": 2}
-_HIDDEN_REM = {"hidden_remainder_x": 0, "hidden_remainder_y": 1, "hidden_remainder_z": 2}
-
-
-def _hidden_value(kind: str, grid, block) -> int:
-    if kind in _HIDDEN:
-        return grid[_HIDDEN[kind]]
-    if kind in _HIDDEN_GROUP:
-        return block[_HIDDEN_GROUP[kind]]
-    if kind in _HIDDEN_REM:
-        return 0  # whole workgroups only: HIP launches count workgroups
-    if kind == "hidden_grid_dims":
-        return 3 if grid[2] > 1 or block[2] > 1 else 2 if grid[1] > 1 or block[1] > 1 else 1
-    return 0  # offsets, printf/hostcall buffers, queue pointers: none in the testbed
-
-
 def pack_kernargs(k: LoadedKernel, args: list, grid, block) -> bytes:
     """The kernarg segment: explicit arguments from `args`, hidden ones filled per code object v5."""
-    size = max(k.kernel.descriptor.kernarg_size, 16)
-    buf = bytearray(size)
-    explicit = [a for a in k.args if not a.get(".value_kind", "").startswith("hidden_")]
-    if len(explicit) != len(args):
-        raise TypeError(f"{k.kernel.name} takes {len(explicit)} arguments, got {len(args)}")
-    for meta, value in zip(explicit, args, strict=True):
-        _put(buf, meta, value)
-    for meta in k.args:
-        kind = meta.get(".value_kind", "")
-        if kind.startswith("hidden_"):
-            _put(buf, meta, _hidden_value(kind, grid, block))
-    return bytes(buf)
-
-
-def _put(buf: bytearray, meta: dict, value) -> None:
-    off, size = meta[".offset"], meta[".size"]
-    if isinstance(value, float | np.floating) and not isinstance(value, np.integer):
-        fmt = {2: "<e", 4: "<f", 8: "<d"}[size]
-        struct.pack_into(fmt, buf, off, float(value))
-    elif isinstance(value, np.generic):
-        raw = value.tobytes()
-        buf[off:off + size] = raw[:size].ljust(size, b"\0")
-    else:
-        buf[off:off + size] = (int(value) & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    try:
+        return kernargs.pack(k.args, k.kernel.descriptor.kernarg_size, list(args), grid, block)
+    except TypeError as e:
+        raise TypeError(f"{k.kernel.name}: {e}") from None

@@ -299,13 +299,15 @@ _NO_PLAN = object()
 def _fast_plan(spec: VOp, inst):
     """Source readers for the common case — 32-bit types, no DPP, no modifiers, VGPR/SGPR/constant/
     literal sources — as ("v", reg) / ("s", code) / ("c", bits) pairs; None when the general path is needed."""
-    if (spec.dst not in _PLAIN32 or any(t not in _PLAIN32 for t in spec.srcs) or inst.dpp is not None
-            or spec.compare or spec.carry_out or spec.mask_in or spec.acc or spec.vcc_in):
+    if ((spec.dst not in _PLAIN32 and not spec.compare) or any(t not in _PLAIN32 for t in spec.srcs)
+            or inst.dpp is not None or spec.int_clamp and inst.fields.get("clamp")):
         return None
     f = inst.fields
     if inst.encoding == "VOP3" and (f["abs"] or f["neg"] or f["omod"] or f["clamp"] or f["op_sel"]):
         return None
-    if inst.encoding not in ("VOP1", "VOP2", "VOP3"):
+    if inst.encoding == "VOP3SD" and (f["omod"] or f["neg"] or f["clamp"]):
+        return None
+    if inst.encoding not in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOPC"):
         return None
     plan = []
     for entry, t in zip(_source_entries(inst), spec.srcs, strict=False):
@@ -340,17 +342,41 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
             srcs.append(st.sgpr[ix, v][:, None].view(dt))
         else:
             srcs.append(np.array(v, U32).view(dt))
+    vdst = inst.fields.get("vdst", 0)
+    if spec.acc:
+        srcs.append(st.vgpr[ix, vdst, :].view(TYPES[spec.dst][0]))
+    if spec.mask_in:
+        srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
     ctx = OpCtx(False, st.hwreg[ix, HW_MODE], st.lanes, ex, w)
     with np.errstate(all="ignore"):
         out = spec.fn(ctx, *srcs)
+    if spec.compare:
+        _write_compare(ex, w, inst, spec, np.broadcast_to(out, (len(w), st.lanes)), st.exec_lanes(w))
+        return
+    carry = None
+    if spec.carry_out:
+        out, carry = out
     raw = np.asarray(out).astype(TYPES[spec.dst][0], copy=False).view(U32)
-    exec_bits = st.sgpr[ix, EXEC_LO]
-    full = 0xFFFFFFFF if st.lanes == 32 else None
-    vdst = inst.fields["vdst"]
-    if full is not None and bool((exec_bits == full).all()):
+    full = st.lanes == 32 and bool((st.sgpr[ix, EXEC_LO] == 0xFFFFFFFF).all())
+    if full:
         st.vgpr[ix, vdst, :] = raw  # every lane active: no mask needed
     else:
         write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w))
+    if carry is not None:
+        code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
+        carry = np.broadcast_to(np.asarray(carry, bool), (len(w), st.lanes))
+        _write_mask(ex, w, code, carry if full else carry & st.exec_lanes(w))
+
+
+def _write_compare(ex, w, inst, spec: VOp, out: np.ndarray, active: np.ndarray) -> None:
+    """A VOPC result: the lane mask (inactive lanes 0) to EXEC (cmpx), the VOP3 sdst, or VCC."""
+    res = np.asarray(out, bool) & active
+    if spec.cmpx:
+        ex.st.set_mask64(w, EXEC_LO, ex.st.bits_of(res))
+    elif inst.encoding == "VOP3":
+        _write_mask(ex, w, inst.fields["vdst"], res)
+    else:
+        _write_mask(ex, w, VCC_LO, res)
 
 
 def execute(spec: VOp):
@@ -374,13 +400,7 @@ def execute(spec: VOp):
         with np.errstate(all="ignore"):
             out = spec.fn(ctx, *srcs)
         if spec.compare:
-            res = np.asarray(out, bool) & active
-            if spec.cmpx:
-                st.set_mask64(w, EXEC_LO, st.bits_of(res))
-            elif inst.encoding == "VOP3":
-                _write_mask(ex, w, inst.fields["vdst"], res)
-            else:
-                _write_mask(ex, w, VCC_LO, res)
+            _write_compare(ex, w, inst, spec, out, active)
             return None
         carry = None
         if spec.carry_out:
