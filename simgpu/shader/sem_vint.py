@@ -52,7 +52,12 @@ def _arith(bits: int, signed: bool, op):
     """fn(ctx, a, b): a (op) b on `bits`-wide integers; clamp saturates to the type's range."""
     lo, hi = IRANGE[bits] if signed else (0, UMAX[bits])
     dt = {(16, False): U16, (16, True): np.int16, (32, False): U32, (32, True): np.int32}[(bits, signed)]
-    return lambda c, a, b: wrap_or_sat(c, op(i64(a), i64(b)), lo, hi, dt)
+
+    def fn(c, a, b):
+        if not c.clamp:  # wraparound is numpy's own integer arithmetic in the operand type
+            return op(a, b).astype(dt, copy=False)
+        return wrap_or_sat(c, op(i64(a), i64(b)), lo, hi, dt)
+    return fn
 
 
 def _add(a, b):
@@ -77,6 +82,8 @@ vop("v_subrev_nc_u32", "u32", ("u32", "u32"), _arith(32, False, _rsub), int_clam
 def _carry_op(op, with_carry: bool):
     """fn for v_add/sub(rev)_co(_ci)_u32: (D0, carry/borrow lane mask); clamp saturates D0 unsigned."""
     def fn(c, a, b, *m):
+        if not c.clamp:
+            return _carry_wrap(op, a, b, m[0] if with_carry else None)
         full = op(i64(a), i64(b))
         if with_carry:
             cin = m[0].astype(I64)
@@ -84,6 +91,27 @@ def _carry_op(op, with_carry: bool):
         out = wrap_or_sat(c, full, 0, 0xFFFFFFFF, U32)
         return out, (full > 0xFFFFFFFF) | (full < 0)
     return fn
+
+
+def _carry_wrap(op, a, b, cin):
+    """(D0, carry) in uint32 arithmetic: the carry of an add is a wrapped sum below an operand, the
+    borrow of a subtract a subtrahend above the minuend (then the same again for carry-in)."""
+    x, y = (b, a) if op is _rsub else (a, b)
+    if op is _add:
+        d = x + y
+        carry = d < x
+        if cin is not None:
+            d2 = d + cin.astype(U32)
+            carry = carry | (d2 < d)
+            d = d2
+        return d, carry
+    d = x - y
+    borrow = y > x
+    if cin is not None:
+        c32 = cin.astype(U32)
+        borrow = borrow | (c32 > d)
+        d = d - c32
+    return d, borrow
 
 
 vop("v_add_co_u32", "u32", ("u32", "u32"), _carry_op(_add, False), carry_out=True, int_clamp=True)
