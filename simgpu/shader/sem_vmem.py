@@ -20,6 +20,7 @@ import numpy as np
 from .operand import PRIVATE_BASE_HI, SHARED_BASE_HI
 from .sem_ds_mem import lds_read, lds_write
 from .semantics import register
+from .state import wsel
 
 U32, U64 = np.uint32, np.uint64
 SADDR_OFF = 124
@@ -37,16 +38,18 @@ def _offset(inst) -> int:
 
 def _vaddr64(ex, w, reg: int) -> np.ndarray:
     st = ex.st
-    return st.vgpr[w, reg, :].astype(U64) | (st.vgpr[w, reg + 1, :].astype(U64) << U64(32))
+    ix = wsel(w)
+    return st.vgpr[ix, reg, :].astype(U64) | (st.vgpr[ix, reg + 1, :].astype(U64) << U64(32))
 
 
 def global_addresses(ex, w, inst) -> np.ndarray:
     """[n, lanes] uint64 virtual addresses of a GLOBAL/FLAT instruction."""
     f = inst.fields
     st = ex.st
+    ix = wsel(w)
     if inst.mnemonic.startswith("global_") and f["saddr"] != SADDR_OFF:
-        base = st.sgpr[w, f["saddr"]].astype(U64) | (st.sgpr[w, f["saddr"] + 1].astype(U64) << U64(32))
-        addr = base[:, None] + st.vgpr[w, f["addr"], :].astype(U64)
+        base = st.sgpr[ix, f["saddr"]].astype(U64) | (st.sgpr[ix, f["saddr"] + 1].astype(U64) << U64(32))
+        addr = base[:, None] + st.vgpr[ix, f["addr"], :].astype(U64)
     else:
         addr = _vaddr64(ex, w, f["addr"])
     return (addr.astype(np.int64) + _offset(inst)).astype(U64)
@@ -139,14 +142,15 @@ def scratch_write(ex, w, off: np.ndarray, data: np.ndarray, mask: np.ndarray) ->
 def write_loaded(ex, w, vdst: int, mnemonic: str, raw: np.ndarray, kind: str, mask: np.ndarray) -> None:
     """Put loaded bytes into vdst: zero/sign extension, d16 halves (from the mnemonic), multi-dword."""
     st = ex.st
+    ix = wsel(w)
     size = raw.shape[2]
     if "d16" in mnemonic:
         val = raw[..., 0].astype(U32) if size == 1 else raw.view(np.uint16)[..., 0].astype(U32)
         if kind == "i8":
             val = raw[..., 0].view(np.int8).astype(np.int32).astype(U32) & U32(0xFFFF)
-        cur = st.vgpr[w, vdst, :]
+        cur = st.vgpr[ix, vdst, :]
         new = (cur & U32(0xFFFF)) | (val << U32(16)) if "_hi" in mnemonic else (cur & U32(0xFFFF0000)) | val
-        st.vgpr[w, vdst, :] = np.where(mask, new, cur)
+        st.vgpr[ix, vdst, :] = np.where(mask, new, cur)
         return
     if size < 4:
         if kind == "i8":
@@ -157,17 +161,18 @@ def write_loaded(ex, w, vdst: int, mnemonic: str, raw: np.ndarray, kind: str, ma
             val = raw[..., 0].astype(U32)
         else:
             val = raw.view(np.uint16)[..., 0].astype(U32)
-        st.vgpr[w, vdst, :] = np.where(mask, val, st.vgpr[w, vdst, :])
+        st.vgpr[ix, vdst, :] = np.where(mask, val, st.vgpr[ix, vdst, :])
         return
     words = raw.view(U32)
     for i in range(size // 4):
-        st.vgpr[w, vdst + i, :] = np.where(mask, words[..., i], st.vgpr[w, vdst + i, :])
+        st.vgpr[ix, vdst + i, :] = np.where(mask, words[..., i], st.vgpr[ix, vdst + i, :])
 
 
 def store_data(ex, w, d: int, mnemonic: str, size: int) -> np.ndarray:
     """[n, lanes, size] bytes to store from the data VGPRs at `d` (d16_hi stores take the high half)."""
     st = ex.st
-    words = np.stack([st.vgpr[w, d + i, :] for i in range(_dwords(size))], axis=-1)
+    ix = wsel(w)
+    words = np.stack([st.vgpr[ix, d + i, :] for i in range(_dwords(size))], axis=-1)
     if "d16_hi" in mnemonic:
         words = words >> U32(16)
     return np.ascontiguousarray(words).view(np.uint8)[..., :size]
