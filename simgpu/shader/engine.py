@@ -39,15 +39,22 @@ class Counters:
 
 
 class Clock:
-    """The virtual clock: cycles advanced by work done; read by s_memtime and timestamps."""
+    """The virtual clock: core cycles advanced by work done, and the 100 MHz timestamp counter derived
+    from them (what MSG_RTN_GET_REALTIME and the CP's timestamps read)."""
 
     CYCLES_PER_WAVE_INSTRUCTION = 1  # documented cost model: one cycle per wave-instruction issued
+    core_mhz = 2500  # Navi 31 shader clock
+    timestamp_mhz = 100
 
     def __init__(self) -> None:
         self.cycles = 0
 
     def advance(self, cycles: int) -> None:
         self.cycles += int(cycles)
+
+    def timestamp(self) -> int:
+        """The 64-bit timestamp counter (100 MHz ticks since the clock started)."""
+        return self.cycles * self.timestamp_mhz // self.core_mhz
 
 
 class ShaderEngine:

@@ -166,7 +166,7 @@ def _swappc(ex, w, inst):
 
 def _sendmsg_rtn(ex, w, inst):
     msg = inst.fields["ssrc0"]
-    value = ex.engine.clock.cycles if msg == 0x83 else 0  # MSG_RTN_GET_REALTIME; others read as 0
+    value = ex.engine.clock.timestamp() if msg == 0x83 else 0  # MSG_RTN_GET_REALTIME; others read as 0
     write_sgpr(ex, w, inst.fields["sdst"], np.full(len(w), value, U64) & _mask(_dst_wide(inst)), _dst_wide(inst))
 
 
