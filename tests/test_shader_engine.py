@@ -86,3 +86,27 @@ def test_illegal_instruction(tb):
     with pytest.raises(GPUFault) as e:
         tb.launch(k, [], (1,), (32,))
     assert e.value.kind == "illegal_instruction"
+
+
+def test_realtime_comes_from_the_virtual_clock():
+    def run():
+        tb = Testbed(vram_size=1 << 28)
+        k = tb.load_asm("""
+            s_load_b64 s[4:5], s[0:1], 0x0
+            s_sendmsg_rtn_b64 s[6:7], sendmsg(MSG_RTN_GET_REALTIME)
+            s_nop 0
+            s_sendmsg_rtn_b64 s[8:9], sendmsg(MSG_RTN_GET_REALTIME)
+            s_waitcnt lgkmcnt(0)
+            v_mov_b32 v1, s6
+            v_mov_b32 v2, s8
+            v_mov_b32 v3, 0
+            global_store_b32 v3, v1, s[4:5]
+            global_store_b32 v3, v2, s[4:5] offset:4
+            s_endpgm
+        """, args=1)
+        out = tb.alloc(8)
+        tb.engine.clock.advance(2500 * 1000)  # 1 ms of core cycles = 100,000 timestamp ticks
+        tb.launch(k, [out], (1,), (32,))
+        return tb.download(out, np.uint32, 2)
+    a, b = run(), run()
+    assert np.array_equal(a, b) and a[0] >= 100_000 and a[1] >= a[0]
