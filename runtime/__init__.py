@@ -4,3 +4,10 @@ Talks to the driver through one seam, an `OS` object (HostOS for /dev/kfd, MockO
 May import: simgpu.hw and simgpu.isa (definitions only, never the engines). Never mockgpu unless
 MOCKGPU is set.
 """
+
+from runtime.device import Device, GPUFault
+from runtime.memory import Buffer
+from runtime.module import Kernel, Module
+from runtime.os import OS, HostOS, Mapping, select_os
+
+__all__ = ["OS", "Buffer", "Device", "GPUFault", "HostOS", "Kernel", "Mapping", "Module", "select_os"]

@@ -5,10 +5,8 @@ import sys
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    print("simgpu demo: will build an elementwise kernel and a 256x256 matmul from LLVM IR, run them on\n"
-          "the emulated gfx1100 through runtime -> amdkfd (mockgpu) -> simgpu, check them against numpy\n"
-          "and print a table of wave-instructions, lane-ops and GPU time. Not built yet (issue 6).")
-    return 0
+    from simgpu.demo import run
+    return 0 if run(args.queue) else 1
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:

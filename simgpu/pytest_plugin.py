@@ -15,3 +15,30 @@ def pytest_configure(config):
     """Set MOCKGPU=1 before any test imports the runtime, when --mockgpu is given."""
     if config.getoption("--mockgpu", default=False):
         os.environ["MOCKGPU"] = "1"
+    config.addinivalue_line("markers", "hardware: needs a real AMD GPU (skipped under MOCKGPU)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip tests marked `hardware` when running on the simulator."""
+    if os.environ.get("MOCKGPU", "") in ("", "0"):
+        return
+    import pytest
+    skip = pytest.mark.skip(reason="needs real hardware (MOCKGPU is set)")
+    for item in items:
+        if "hardware" in item.keywords:
+            item.add_marker(skip)
+
+
+def _amd_device():
+    from mockgpu import MockOS
+    from runtime import Device
+    dev = Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 30))
+    yield dev
+
+
+try:
+    import pytest as _pytest
+    amd_device = _pytest.fixture(_amd_device, name="amd_device")
+    amd_device.__doc__ = "A fresh simulated gfx1100 Device (its own MockOS)."
+except ImportError:  # pragma: no cover - pytest is what loads this plugin
+    pass

@@ -1,0 +1,197 @@
+"""MockOS: the `OS` seam over simulated GPUs: /dev/kfd, /dev/dri/renderD128+, sysfs, mmap, doorbells.
+
+Ioctls on /dev/kfd are decoded with the argument structs of runtime.uapi.kfd and handled by
+mockgpu.kfd.KfdProcess; a failure is an OSError with the errno amdkfd returns, and no Python exception
+from inside the driver reaches the caller (an internal error is EIO, naming the bug). mmap returns
+memoryviews onto simulator-owned memory; a doorbell store (mmio_write) rings the simulated GPU, which
+runs that queue synchronously.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+from dataclasses import dataclass
+
+from mockgpu import topology
+from mockgpu.kfd import VRAM_BASE, KfdProcess, Node
+from mockgpu.memory import PAGE, PT_POOL, HostMemory, KfdError, RangeAllocator, page_align
+from runtime.os import MAP_ANONYMOUS, OS, Mapping, check_mmio
+from runtime.uapi import kfd
+
+DEFAULT_VRAM = 8 << 30
+GPU_ID_BASE = 0x4A10
+
+# request number -> (argument struct, handler name, needs the fd table)
+_HANDLERS = {
+    kfd.AMDKFD_IOC_GET_VERSION: (kfd.kfd_ioctl_get_version_args, "get_version"),
+    kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "create_queue"),
+    kfd.AMDKFD_IOC_DESTROY_QUEUE: (kfd.kfd_ioctl_destroy_queue_args, "destroy_queue"),
+    kfd.AMDKFD_IOC_SET_MEMORY_POLICY: (kfd.kfd_ioctl_set_memory_policy_args, "set_memory_policy"),
+    kfd.AMDKFD_IOC_GET_CLOCK_COUNTERS: (kfd.kfd_ioctl_get_clock_counters_args, "get_clock_counters"),
+    kfd.AMDKFD_IOC_UPDATE_QUEUE: (kfd.kfd_ioctl_update_queue_args, "update_queue"),
+    kfd.AMDKFD_IOC_CREATE_EVENT: (kfd.kfd_ioctl_create_event_args, "create_event"),
+    kfd.AMDKFD_IOC_DESTROY_EVENT: (kfd.kfd_ioctl_destroy_event_args, "destroy_event"),
+    kfd.AMDKFD_IOC_SET_EVENT: (kfd.kfd_ioctl_set_event_args, "set_event"),
+    kfd.AMDKFD_IOC_RESET_EVENT: (kfd.kfd_ioctl_reset_event_args, "reset_event"),
+    kfd.AMDKFD_IOC_WAIT_EVENTS: (kfd.kfd_ioctl_wait_events_args, "wait_events"),
+    kfd.AMDKFD_IOC_SET_SCRATCH_BACKING_VA: (kfd.kfd_ioctl_set_scratch_backing_va_args, "set_scratch_backing_va"),
+    kfd.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW: (kfd.kfd_ioctl_get_process_apertures_new_args,
+                                               "get_process_apertures_new"),
+    kfd.AMDKFD_IOC_ACQUIRE_VM: (kfd.kfd_ioctl_acquire_vm_args, "acquire_vm"),
+    kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: (kfd.kfd_ioctl_alloc_memory_of_gpu_args, "alloc_memory_of_gpu"),
+    kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU: (kfd.kfd_ioctl_free_memory_of_gpu_args, "free_memory_of_gpu"),
+    kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU: (kfd.kfd_ioctl_map_memory_to_gpu_args, "map_memory_to_gpu"),
+    kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: (kfd.kfd_ioctl_unmap_memory_from_gpu_args, "unmap_memory_from_gpu"),
+    kfd.AMDKFD_IOC_SET_XNACK_MODE: (kfd.kfd_ioctl_set_xnack_mode_args, "set_xnack_mode"),
+    kfd.AMDKFD_IOC_AVAILABLE_MEMORY: (kfd.kfd_ioctl_get_available_memory_args, "available_memory"),
+    kfd.AMDKFD_IOC_RUNTIME_ENABLE: (kfd.kfd_ioctl_runtime_enable_args, "runtime_enable"),
+}
+_BY_NR = {kfd.ioc_nr(req): (req, *v) for req, v in _HANDLERS.items()}
+
+
+@dataclass
+class File:
+    """An open file of the mock: /dev/kfd or a render node."""
+
+    kind: str  # "kfd" or "render"
+    path: str
+    node: Node | None = None
+
+
+class MockOS(OS):
+    """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated gfx1100 GPUs."""
+
+    def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None):
+        from simgpu.gpu import GPU
+        n = devices if devices is not None else int(os.environ.get("MOCKGPU_DEVICES", "1") or 1)
+        vram = vram_size or int(os.environ.get("MOCKGPU_VRAM", DEFAULT_VRAM))
+        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or 50_000_000}
+        self.gpus = [GPU(vram, name=f"gpu{i}", **kw) for i in range(n)]
+        self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL))
+                      for i, g in enumerate(self.gpus)]
+        self.host = HostMemory()
+        self.process = KfdProcess(self.nodes, self.host)
+        self.files: dict[int, File] = {}
+        self._next_fd = 100
+        self.sysfs = topology.build([(nd.gpu_id, g.properties()) for nd, g in zip(self.nodes, self.gpus, strict=True)])
+        self.devices = {"/dev/kfd": None} | {f"/dev/dri/renderD{128 + i}": nd for i, nd in enumerate(self.nodes)}
+        self.dirs = topology.listing(self.sysfs, list(self.devices))
+
+    def simulator(self, gpu_id: int):
+        """The simgpu.GPU behind a gpu_id (None if unknown): for reports and tests, not for the data path."""
+        return next((nd.gpu for nd in self.nodes if nd.gpu_id == gpu_id), None)
+
+    # ---- files --------------------------------------------------------------------------------------
+    def open(self, path: str, flags: int = os.O_RDWR) -> int:
+        if path not in self.devices:
+            raise OSError(errno.ENOENT, f"{path}: no such device", path)
+        fd = self._next_fd
+        self._next_fd += 1
+        self.files[fd] = File("kfd" if path == "/dev/kfd" else "render", path, self.devices[path])
+        return fd
+
+    def close(self, fd: int) -> None:
+        if self.files.pop(fd, None) is None:
+            raise OSError(errno.EBADF, f"fd {fd} is not open")
+
+    def read_text(self, path: str) -> str:
+        if path not in self.sysfs:
+            raise OSError(errno.ENOENT, f"{path}: no such file", path)
+        return self.sysfs[path]
+
+    def listdir(self, path: str) -> list[str]:
+        path = path.rstrip("/") or "/"
+        if path not in self.dirs:
+            raise OSError(errno.ENOENT, f"{path}: no such directory", path)
+        return sorted(self.dirs[path])
+
+    def exists(self, path: str) -> bool:
+        path = path.rstrip("/") or "/"
+        return path in self.sysfs or path in self.dirs or path in self.devices
+
+    # ---- ioctl --------------------------------------------------------------------------------------
+    def ioctl(self, fd: int, request: int, buf: bytearray) -> int:
+        f = self.files.get(fd)
+        if f is None:
+            raise OSError(errno.EBADF, f"fd {fd} is not open")
+        try:
+            self._ioctl(f, request, buf)
+        except KfdError as e:
+            raise OSError(e.errno, f"{kfd.COMMANDS.get(request, hex(request))}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - a driver bug must not escape as a Python exception
+            raise OSError(errno.EIO, f"mockgpu internal error in ioctl {request:#x}: {type(e).__name__}: {e}") from None
+        return 0
+
+    def _ioctl(self, f: File, request: int, buf) -> None:
+        if not isinstance(buf, bytearray | memoryview):
+            raise KfdError(errno.EFAULT, "ioctl argument must be a writable buffer")
+        if f.kind != "kfd":
+            # The render node's DRM ioctls (AMDGPU_INFO and friends) are not emulated.
+            raise KfdError(errno.EINVAL if kfd.ioc_type(request) == ord("d") else errno.ENOTTY, "not a DRM ioctl")
+        if kfd.ioc_type(request) != kfd.AMDKFD_IOCTL_BASE:
+            raise KfdError(errno.ENOTTY, f"request {request:#x} is not an amdkfd ioctl")
+        nr = kfd.ioc_nr(request)
+        if nr not in _BY_NR:
+            raise KfdError(errno.EINVAL, f"amdkfd command {nr:#x} is not implemented by mockgpu (docs/driver.md)")
+        _, struct, name = _BY_NR[nr]
+        usize = kfd.ioc_size(request)
+        if len(buf) < usize:
+            raise KfdError(errno.EFAULT, f"argument buffer of {len(buf)} bytes is shorter than {usize}")
+        # Like amdkfd: copy in min(user, kernel) size, zero-extend, run, copy the user's size back out.
+        data = bytearray(max(ctypes.sizeof(struct), usize))
+        data[:usize] = bytes(buf[:usize])
+        args = struct.from_buffer(data)
+        handler = getattr(self.process, name)
+        handler(args, self.files) if name == "acquire_vm" else handler(args)
+        if request >> 30 & 2:  # _IOC_READ: results go back to user space
+            buf[:usize] = data[:usize]
+
+    # ---- mmap ---------------------------------------------------------------------------------------
+    def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
+        if length <= 0 or offset % PAGE:
+            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}")
+        if fd == -1 and flags & MAP_ANONYMOUS:
+            a, buf = self.host.map(length, addr)
+            return Mapping(a, memoryview(buf)[:length], length, -1, 0, ("anon", a))
+        f = self.files.get(fd)
+        if f is None:
+            raise OSError(errno.EBADF, f"fd {fd} is not open")
+        view = self._file_view(f, length, offset)
+        a, _ = self.host.map(PAGE, addr)  # reserve a CPU address for the mapping
+        handle = ("doorbell", self._node_of_offset(offset)) if f.kind == "kfd" else ("bo", offset)
+        return Mapping(a, view, length, fd, offset, handle)
+
+    def _node_of_offset(self, offset: int) -> Node | None:
+        gid = (offset & kfd.KFD_MMAP_GPU_ID_MASK) >> kfd.KFD_MMAP_GPU_ID_SHIFT
+        return next((nd for nd in self.nodes if nd.gpu_id == gid), None)
+
+    def _file_view(self, f: File, length: int, offset: int) -> memoryview:
+        if f.kind == "kfd":
+            node = self._node_of_offset(offset)
+            if offset & kfd.KFD_MMAP_TYPE_MASK != kfd.KFD_MMAP_TYPE_DOORBELL or node is None:
+                raise OSError(errno.EINVAL, f"/dev/kfd mmap offset {offset:#x} is not a doorbell page")
+            if length > 8192:
+                raise OSError(errno.EINVAL, "doorbell mappings are at most 8 KiB")
+            return memoryview(node.gpu.doorbells).cast("B")[:length]
+        al = next((al for al in self.process.allocs.values()
+                   if al.mmap_offset == offset and al.kind in ("vram", "gtt") and al.node == f.node.index), None)
+        if al is None or length > page_align(al.size):
+            raise OSError(errno.EINVAL, f"render node mmap offset {offset:#x} (+{length:#x}) names no buffer")
+        if al.kind == "vram":
+            return self.nodes[al.node].gpu.phys.view(al.pa, length)
+        return memoryview(al.buf)[:length]
+
+    def munmap(self, mapping: Mapping) -> None:
+        kind, key = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
+        self.host.unmap(mapping.addr)
+        mapping.view = memoryview(b"")
+
+    def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
+        check_mmio(mapping, offset, size)
+        kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
+        if kind == "doorbell" and node is not None:
+            node.gpu.ring_doorbell((mapping.offset & 0x1FFF) // 8 + offset // 8, value)
+            return
+        mapping.view[offset:offset + size] = int(value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")

@@ -1,0 +1,77 @@
+"""The KFD sysfs topology the mock driver shows: /sys/devices/virtual/kfd/kfd/topology/.
+
+Node 0 is the CPU, nodes 1.. are the simulated gfx1100 GPUs, with the property names amdkfd prints
+(kfd_topology.c) and Navi 31 (Radeon RX 7900 XTX) values.
+"""
+
+from __future__ import annotations
+
+TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
+
+
+def _props(d: dict) -> str:
+    return "".join(f"{k} {v}\n" for k, v in d.items())
+
+
+def cpu_node() -> dict[str, str]:
+    """Files of the CPU node (relative to nodes/0)."""
+    props = {"cpu_cores_count": 16, "simd_count": 0, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 0,
+             "p2p_links_count": 0, "cpu_core_id_base": 0, "simd_id_base": 0, "max_waves_per_simd": 0,
+             "lds_size_in_kb": 0, "gds_size_in_kb": 0, "num_gws": 0, "wave_front_size": 0, "array_count": 0,
+             "simd_arrays_per_engine": 0, "cu_per_simd_array": 0, "simd_per_cu": 0, "max_slots_scratch_cu": 0,
+             "gfx_target_version": 0, "vendor_id": 0, "device_id": 0, "location_id": 0, "domain": 0,
+             "drm_render_minor": 0, "hive_id": 0, "num_sdma_engines": 0, "num_sdma_xgmi_engines": 0,
+             "num_sdma_queues_per_engine": 0, "num_cp_queues": 0, "max_engine_clk_ccompute": 4500}
+    return {"gpu_id": "0\n", "name": "\n", "properties": _props(props),
+            "mem_banks/0/properties": _props({"heap_type": 0, "size_in_bytes": 64 << 30, "flags": 0, "width": 64,
+                                              "mem_clk_max": 4800})}
+
+
+def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict[str, str]:
+    """Files of a GPU node (relative to nodes/N) from simgpu.GPU.properties()."""
+    se, cus, simds = props["shader_engines"], props["compute_units"], props["simds_per_cu"]
+    arrays = se * 2  # two shader arrays per shader engine on Navi 31
+    p = {"cpu_cores_count": 0, "simd_count": cus * simds, "mem_banks_count": 1, "caches_count": 1,
+         "io_links_count": 1, "p2p_links_count": 0, "cpu_core_id_base": 0,
+         "simd_id_base": 0x80001000 + index * 0x400, "max_waves_per_simd": 16,
+         "lds_size_in_kb": props["lds_bytes"] >> 10,
+         "gds_size_in_kb": 0, "num_gws": 64, "wave_front_size": props["wave_size"], "array_count": arrays,
+         "simd_arrays_per_engine": 2, "cu_per_simd_array": cus // arrays, "simd_per_cu": simds,
+         "max_slots_scratch_cu": 32, "gfx_target_version": 110000, "vendor_id": 0x1002, "device_id": 0x744C,
+         "location_id": 0x300 + 0x100 * index, "domain": 0, "drm_render_minor": 128 + index, "hive_id": 0,
+         "num_sdma_engines": props["sdma_engines"], "num_sdma_xgmi_engines": 0, "num_sdma_queues_per_engine": 6,
+         "num_cp_queues": 8, "max_engine_clk_fcompute": 2482, "local_mem_size": 0, "fw_version": 550,
+         "capability": 0x28A8, "debug_prop": 0, "sdma_fw_version": 21, "unique_id": 0x5A11C0DE00 + index,
+         "num_xcc": 1, "max_engine_clk_ccompute": 4500}
+    return {"gpu_id": f"{gpu_id}\n", "name": "ip discovery\n", "properties": _props(p),
+            "mem_banks/0/properties": _props({"heap_type": 1, "size_in_bytes": props["vram_size"], "flags": 0,
+                                              "width": 384, "mem_clk_max": 1249}),
+            "caches/0/properties": _props({"processor_id_low": p["simd_id_base"], "level": 1, "size": 32,
+                                           "cache_line_size": 128, "cache_lines_per_tag": 1, "association": 64,
+                                           "latency": 1, "type": 5, "sibling_map": "1,0,0,0"}),
+            "io_links/0/properties": _props({"type": 2, "version_major": 0, "version_minor": 0,
+                                             "node_from": index + 1, "node_to": cpu_node_id, "weight": 20,
+                                             "min_latency": 0, "max_latency": 0, "min_bandwidth": 312,
+                                             "max_bandwidth": 64000, "recommended_transfer_size": 0, "flags": 1})}
+
+
+def build(gpus: list[tuple[int, dict]]) -> dict[str, str]:
+    """Every topology file: absolute path -> contents, for (gpu_id, properties) of each GPU."""
+    files = {f"{TOPOLOGY}/generation_id": "1\n",
+             f"{TOPOLOGY}/system_properties": _props({"platform_oem": 0, "platform_id": 0, "platform_rev": 0})}
+    nodes = [cpu_node()] + [gpu_node(i, gid, p) for i, (gid, p) in enumerate(gpus)]
+    for n, node in enumerate(nodes):
+        for rel, text in node.items():
+            files[f"{TOPOLOGY}/nodes/{n}/{rel}"] = text
+    return files
+
+
+def listing(files: dict[str, str], extra: list[str]) -> dict[str, set[str]]:
+    """Directory -> entries for every directory above the given files (and extra paths)."""
+    dirs: dict[str, set[str]] = {}
+    for path in list(files) + extra:
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i]) or "/"
+            dirs.setdefault(parent, set()).add(parts[i])
+    return dirs

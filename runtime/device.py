@@ -1,0 +1,298 @@
+"""Device: one AMD GPU opened through amdkfd (the `OS` seam): memory, queues, events, copies, launches."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import struct
+
+from runtime import memory as rtmem
+from runtime.memory import PAGE, Buffer
+from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
+from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
+from runtime.uapi import kfd
+from simgpu.hw import sdma
+
+STAGING = 4 << 20  # host bounce buffer for copyin/copyout
+COPY_CHUNK = 1 << 26  # bytes per SDMA COPY_LINEAR between GPU buffers
+KERNARG_RING = 1 << 20
+TIMESTAMP_HZ = 100_000_000  # gfx11 GPU timestamp counter
+DEFAULT_TIMEOUT_MS = 30_000
+_EVENT_SIZE = ctypes.sizeof(kfd.kfd_event_data)
+
+
+class GPUFault(Exception):
+    """A GPU fault seen by the runtime: the driver's exception data plus, on the simulator, its report."""
+
+    def __init__(self, report: str, kind: str = "", address: int | None = None, gpu_id: int = 0,
+                 device_usable: bool = True):
+        super().__init__(report)
+        self.report, self.kind, self.address, self.gpu_id = report, kind, address, gpu_id
+        self.device_usable = device_usable
+
+
+def _arch(version: int) -> str:
+    return f"gfx{version // 10000}{(version // 100) % 100:x}{version % 100:x}"
+
+
+def _props(text: str) -> dict:
+    out = {}
+    for line in text.splitlines():
+        k, _, v = line.partition(" ")
+        if k:
+            out[k] = int(v) if v.strip().lstrip("-").isdigit() else v.strip()
+    return out
+
+
+class Device:
+    """An AMD GPU: Device("AMD:0", queue="pm4"|"aql"); os defaults to the process's OS (select_os())."""
+
+    def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None):
+        if queue not in ("pm4", "aql"):
+            raise ValueError(f"queue must be 'pm4' or 'aql', not {queue!r}")
+        self.name, self.queue_kind = name, queue
+        self.os = os if os is not None else select_os()
+        self.index = int(name.partition(":")[2] or 0)
+        self._find_node()
+        self.usable = True
+        self._open_driver()
+        self._setup_memory_and_events()
+        self.sdma = SDMAQueue(self, self.completion_event)
+        self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
+        self.staging = self.alloc_system(STAGING)
+        self.kernargs = self.alloc_system(KERNARG_RING)
+        self.stamps = self.alloc_system(1 << 16)  # timestamps (PM4) and amd_signal_t (AQL) slots
+        self._kernarg_pos = self._stamp_pos = 0
+        self.launches = 0
+
+    # ---- discovery and set-up -----------------------------------------------------------------------
+    def _find_node(self) -> None:
+        nodes = sorted(int(n) for n in self.os.listdir(f"{TOPOLOGY}/nodes"))
+        gpus = [n for n in nodes if int(self.os.read_text(f"{TOPOLOGY}/nodes/{n}/gpu_id").strip() or 0)]
+        if not 0 <= self.index < len(gpus):
+            raise RuntimeError(f"{self.name}: no such device ({len(gpus)} AMD GPU(s) found)")
+        node = gpus[self.index]
+        self.node_id = node
+        self.gpu_id = int(self.os.read_text(f"{TOPOLOGY}/nodes/{node}/gpu_id"))
+        self.properties = _props(self.os.read_text(f"{TOPOLOGY}/nodes/{node}/properties"))
+        self.arch = _arch(self.properties["gfx_target_version"])
+        self.simulator = self.os.simulator(self.gpu_id) if hasattr(self.os, "simulator") else None
+
+    def _open_driver(self) -> None:
+        self.kfd_fd = self.os.open("/dev/kfd")
+        self.drm_fd = self.os.open(f"/dev/dri/renderD{self.properties['drm_render_minor']}")
+        v = self.kfd_ioctl(kfd.AMDKFD_IOC_GET_VERSION, kfd.kfd_ioctl_get_version_args())
+        self.kfd_version = (v.major_version, v.minor_version)
+        self.kfd_ioctl(kfd.AMDKFD_IOC_ACQUIRE_VM, kfd.kfd_ioctl_acquire_vm_args(drm_fd=self.drm_fd, gpu_id=self.gpu_id))
+        if self.kfd_version >= (1, 14):
+            try:
+                self.kfd_ioctl(kfd.AMDKFD_IOC_RUNTIME_ENABLE, kfd.kfd_ioctl_runtime_enable_args(mode_mask=1))
+            except OSError as e:
+                if e.errno != errno.EBUSY:  # another Device of this process enabled it already
+                    raise
+        # Host memory for ioctl arguments that are pointers (device id arrays, event data).
+        self.args_page = self.os.mmap(-1, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS)
+        self._doorbells: dict[int, object] = {}
+
+    def _setup_memory_and_events(self) -> None:
+        self.event_page = self.alloc_system(kfd.KFD_SIGNAL_EVENT_LIMIT * 8)
+        self.completion_event = self._create_event(kfd.KFD_IOC_EVENT_SIGNAL, self.event_page.handle)
+        self.memory_event = self._create_event(kfd.KFD_IOC_EVENT_MEMORY)
+        self.hw_event = self._create_event(kfd.KFD_IOC_EVENT_HW_EXCEPTION)
+
+    def _create_event(self, etype: int, page_handle: int = 0) -> int:
+        a = kfd.kfd_ioctl_create_event_args(event_type=etype, auto_reset=1, node_id=self.node_id,
+                                            event_page_offset=page_handle)
+        return self.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_EVENT, a).event_id
+
+    def kfd_ioctl(self, request: int, args):
+        """Issue an amdkfd ioctl with a ctypes argument struct; returns the updated struct."""
+        buf = args.pack()
+        self.os.ioctl(self.kfd_fd, request, buf)
+        return type(args).unpack(buf)
+
+    def doorbell_mapping(self, doorbell_offset: int):
+        """The CPU mapping of the doorbell page holding `doorbell_offset` (mapped once)."""
+        page = doorbell_offset & ~0x1FFF
+        if page not in self._doorbells:
+            self._doorbells[page] = self.os.mmap(self.kfd_fd, 0x2000, PROT_READ | PROT_WRITE, MAP_SHARED, page)
+        return self._doorbells[page]
+
+    # ---- memory ---------------------------------------------------------------------------------
+    def _map_on(self, handle: int, gpu_ids: list[int], unmap: bool = False) -> None:
+        struct.pack_into(f"<{len(gpu_ids)}I", self.args_page.view, 0, *gpu_ids)
+        cls, req = ((kfd.kfd_ioctl_unmap_memory_from_gpu_args, kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU) if unmap else
+                    (kfd.kfd_ioctl_map_memory_to_gpu_args, kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU))
+        self.kfd_ioctl(req, cls(handle=handle, device_ids_array_ptr=self.args_page.addr, n_devices=len(gpu_ids)))
+
+    def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = ()) -> Buffer:
+        size = max(PAGE, -(-nbytes // PAGE) * PAGE)
+        va = rtmem.VA.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
+        a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
+            va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
+        self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])
+        mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, a.mmap_offset) if cpu else None
+        return Buffer(self, va, nbytes, size, a.handle, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT), mapping,
+                      [self, *peers])
+
+    def alloc(self, nbytes: int, host: bool = False, executable: bool = False) -> Buffer:
+        """GPU memory of at least `nbytes` (VRAM, or host memory the GPU reaches when `host`)."""
+        if nbytes <= 0:
+            raise ValueError(f"cannot allocate {nbytes} bytes")
+        self._check_usable()
+        flags = (kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT if host else kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM) | \
+            kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE | \
+            (kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE if executable else 0)
+        return self._alloc(nbytes, flags, cpu=False)
+
+    def alloc_system(self, nbytes: int, peers: tuple = ()) -> Buffer:
+        """Runtime-internal host memory, mapped on this GPU (and `peers`) and into the CPU."""
+        flags = kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | \
+            kfd.KFD_IOC_ALLOC_MEM_FLAGS_COHERENT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED
+        return self._alloc(nbytes, flags, cpu=True, peers=peers)
+
+    def free(self, buf: Buffer) -> None:
+        """Free a buffer (Buffer.free calls this)."""
+        if buf.mapping is not None:
+            self.os.munmap(buf.mapping)
+        self.synchronize()
+        self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
+
+    # ---- copies ---------------------------------------------------------------------------------
+    def copy_from_host(self, dst_va: int, src: memoryview) -> None:
+        """Host bytes -> GPU VA, through the staging buffer and SDMA."""
+        for pos in range(0, src.nbytes, STAGING):
+            n = min(STAGING, src.nbytes - pos)
+            self.staging.view[:n] = src[pos:pos + n]
+            self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(dst_va + pos, self.staging.va, n)))
+
+    def copy_to_host(self, dst: memoryview, src_va: int) -> None:
+        """GPU VA -> host bytes, through SDMA and the staging buffer."""
+        for pos in range(0, dst.nbytes, STAGING):
+            n = min(STAGING, dst.nbytes - pos)
+            self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(self.staging.va, src_va + pos, n)))
+            dst[pos:pos + n] = self.staging.view[:n]
+
+    def copy_between(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
+        """Buffer -> buffer; across devices through a system-memory buffer both GPUs map."""
+        if dst.device is self:
+            self._sdma_copy(dst.va, src.va, nbytes)
+            return
+        if src.device is not self:
+            src.device.copy_between(dst, src, nbytes)
+            return
+        bounce = self.alloc_system(min(nbytes, STAGING), peers=(dst.device,))
+        try:
+            for pos in range(0, nbytes, STAGING):
+                n = min(STAGING, nbytes - pos)
+                self._sdma_copy(bounce.va, src.va + pos, n)
+                dst.device._sdma_copy(dst.va + pos, bounce.va, n)
+        finally:
+            bounce.free()
+
+    def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int) -> None:
+        packets = []
+        for pos in range(0, nbytes, COPY_CHUNK):
+            packets += sdma.copy_linear(dst_va + pos, src_va + pos, min(COPY_CHUNK, nbytes - pos))
+        self.wait(self.sdma, self.sdma.submit(packets))
+
+    # ---- code -------------------------------------------------------------------------------------
+    def load(self, code_object: bytes):
+        """Load a code object (ET_DYN or ET_REL); returns a Module."""
+        from runtime.module import Module
+        return Module(self, code_object)
+
+    # ---- waiting ----------------------------------------------------------------------------------
+    def synchronize(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+        """Wait until every queue of the device finished its submitted work."""
+        for q in (self.sdma, self.compute):
+            self.wait(q, q.submitted, timeout_ms)
+
+    def wait(self, q, value: int, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+        """Wait until queue q reaches timeline `value` (WAIT_EVENTS); GPUFault or TimeoutError otherwise."""
+        while q.completed() < value:
+            result, fired = self._wait_events(timeout_ms)
+            if fired:
+                self._fault(fired)
+            if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and q.completed() < value:
+                raise TimeoutError(f"{self.name}: {q.fmt} queue did not reach {value} (at {q.completed()}) within "
+                                   f"{timeout_ms} ms" + self._simulator_report())
+
+    def _wait_events(self, timeout_ms: int) -> tuple[int, list]:
+        ids = (self.completion_event, self.memory_event, self.hw_event)
+        arr = b"".join(bytes(kfd.kfd_event_data(event_id=i)) for i in ids)
+        base = 4096
+        self.args_page.view[base:base + len(arr)] = arr
+        a = self.kfd_ioctl(kfd.AMDKFD_IOC_WAIT_EVENTS, kfd.kfd_ioctl_wait_events_args(
+            events_ptr=self.args_page.addr + base, num_events=len(ids), wait_for_all=0, timeout=timeout_ms))
+        out = [kfd.kfd_event_data.unpack(self.args_page.view[base + i * _EVENT_SIZE:]) for i in range(1, 3)]
+        fired = []
+        mem, hw = out[0].u.memory_exception_data, out[1].u.hw_exception_data
+        if mem.gpu_id == self.gpu_id:
+            fired.append(("page_fault", mem.va))
+        if hw.gpu_id == self.gpu_id:
+            fired.append(("hang", None))
+        return a.wait_result, fired
+
+    def _simulator_report(self) -> str:
+        if self.simulator is None:
+            return ""
+        return "\n" + self.simulator.describe()
+
+    def _fault(self, fired: list) -> None:
+        kind, address = fired[0]
+        what = f"memory exception at VA {address:#x}" if kind == "page_fault" else "queue hang / hardware exception"
+        lines = [f"{self.name} (gpu_id {self.gpu_id}): {what}"]
+        fault_obj = None
+        if self.simulator is not None:
+            for q in self.simulator.queues:
+                if q.error is not None:
+                    lines.append(str(q.error))
+                    fault_obj = fault_obj or q.error.fault
+        try:
+            for q in (self.sdma, self.compute):
+                if q.completed() < q.submitted:
+                    q.recreate()
+        except OSError as e:
+            self.usable = False
+            lines.append(f"device lost: recreating the queue failed: {e}")
+        if fault_obj is not None:
+            kind, address = fault_obj.kind, fault_obj.address if fault_obj.address is not None else address
+        raise GPUFault("\n".join(lines), kind, address, self.gpu_id, self.usable)
+
+    def _check_usable(self) -> None:
+        if not self.usable:
+            raise RuntimeError(f"{self.name} is lost after a fault; create a new Device")
+
+    # ---- launch support ----------------------------------------------------------------------------
+    def kernarg_alloc(self, nbytes: int) -> tuple[int, memoryview]:
+        """Kernarg space (64-byte aligned) in the kernarg ring: (GPU VA, CPU view)."""
+        size = -(-max(nbytes, 64) // 64) * 64
+        if self._kernarg_pos + size > KERNARG_RING:
+            self.synchronize()  # everything earlier has been consumed before the ring wraps
+            self._kernarg_pos = 0
+        pos = self._kernarg_pos
+        self._kernarg_pos += size
+        return self.kernargs.va + pos, self.kernargs.view[pos:pos + size]
+
+    def stamp_slot(self) -> tuple[int, int]:
+        """A 64-byte slot for timestamps or an amd_signal_t: (GPU VA, offset in self.stamps)."""
+        if self._stamp_pos + 64 > self.stamps.size:
+            self.synchronize()
+            self._stamp_pos = 0
+        pos = self._stamp_pos
+        self._stamp_pos += 64
+        return self.stamps.va + pos, pos
+
+    def close(self) -> None:
+        """Destroy the queues and close the driver files."""
+        for q in (self.sdma, self.compute):
+            try:
+                q.destroy()
+            except OSError:
+                pass
+        self.os.close(self.drm_fd)
+        self.os.close(self.kfd_fd)
+
+    def __repr__(self) -> str:
+        return f"<Device {self.name} {self.arch} gpu_id {self.gpu_id} queue {self.queue_kind}>"

@@ -1,0 +1,84 @@
+"""Buffers: KFD allocations mapped on the GPU and into the CPU, and the process's GPU VA space."""
+
+from __future__ import annotations
+
+import numpy as np
+
+PAGE = 4096
+VA_BASE = 0x1000_0000_0000  # where this process places buffers in the GPUVM aperture
+
+
+class VASpace:
+    """Process-wide GPU virtual addresses: one range serves every device, so a buffer mapped on several
+    GPUs has one address (what amdkfd requires of a BO mapped to many devices)."""
+
+    def __init__(self, base: int = VA_BASE):
+        self.next = base
+
+    def reserve(self, size: int, align: int = PAGE) -> int:
+        """A fresh range (never reused; a guard page follows it so overruns fault)."""
+        va = -(-self.next // align) * align
+        self.next = va + size + PAGE
+        return va
+
+
+VA = VASpace()
+
+
+class Buffer:
+    """GPU memory of one device: `.va`, `.nbytes`; copyin/copyout go through the device's SDMA queue."""
+
+    def __init__(self, dev, va: int, nbytes: int, size: int, handle: int, host: bool, mapping=None, owner=None):
+        self.device, self.va, self.nbytes, self.size, self.handle = dev, va, nbytes, size, handle
+        self.host, self.mapping, self._owner = host, mapping, owner
+        self.freed = False
+
+    @property
+    def view(self) -> memoryview:
+        """The CPU mapping's bytes (runtime-internal buffers only)."""
+        self._check()
+        return self.mapping.view
+
+    def _check(self) -> None:
+        if self.freed:
+            raise RuntimeError(f"buffer at {self.va:#x} used after free")
+
+    def copyin(self, data, offset: int = 0) -> Buffer:
+        """Copy bytes (or an array's bytes) into the buffer at `offset`, through SDMA; waits."""
+        self._check()
+        raw = memoryview(np.ascontiguousarray(data) if isinstance(data, np.ndarray) else data).cast("B")
+        if offset < 0 or offset + raw.nbytes > self.nbytes:
+            raise ValueError(f"copyin of {raw.nbytes} bytes at offset {offset} exceeds the {self.nbytes}-byte buffer")
+        self.device.copy_from_host(self.va + offset, raw)
+        return self
+
+    def copyout(self, out: np.ndarray | None = None, offset: int = 0, nbytes: int | None = None):
+        """Copy the buffer (from `offset`) into `out` (a contiguous array), through SDMA; returns `out`."""
+        self._check()
+        if out is None:
+            out = np.empty(self.nbytes - offset if nbytes is None else nbytes, np.uint8)
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise ValueError("copyout needs a writable contiguous array")
+        if offset < 0 or offset + out.nbytes > self.nbytes:
+            raise ValueError(f"copyout of {out.nbytes} bytes at offset {offset} exceeds the {self.nbytes}-byte buffer")
+        self.device.copy_to_host(memoryview(out.reshape(-1).view(np.uint8)), self.va + offset)
+        return out
+
+    def copy_to(self, dst: Buffer, nbytes: int | None = None) -> None:
+        """Copy into another buffer, possibly on another device (through system memory)."""
+        self._check()
+        dst._check()
+        n = min(self.nbytes, dst.nbytes) if nbytes is None else nbytes
+        self.device.copy_between(dst, self, n)
+
+    def free(self) -> None:
+        """Release the memory; a second free raises."""
+        if self.freed:
+            raise RuntimeError(f"buffer at {self.va:#x} freed twice")
+        self.device.free(self)
+        self.freed = True
+
+    def __repr__(self) -> str:
+        where = "host" if self.host else "vram"
+        state = " freed" if self.freed else ""
+        return f"<Buffer {where} {self.va:#x} {self.nbytes} bytes on {self.device.name}{state}>"

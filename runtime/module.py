@@ -1,0 +1,156 @@
+"""Module and Kernel: a loaded code object and launches through PM4 or AQL (HIP launch conventions)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from runtime.memory import Buffer
+from simgpu.hw import aql, kernargs, regs
+from simgpu.hw import pm4 as hw
+from simgpu.isa.codeobject import read_code_object
+
+_POINTER_KINDS = ("global_buffer", "dynamic_shared_pointer")
+
+
+class Module:
+    """A code object loaded into device memory: `.kernels` (names), module[name] -> Kernel."""
+
+    def __init__(self, dev, code_object: bytes):
+        co = read_code_object(code_object)
+        self.device = dev
+        self.code = dev.alloc(max(len(co.image), 256), executable=True)
+        self.code.copyin(co.relocated_image(self.code.va))
+        self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
+        self.metadata = getattr(co, "metadata", {})
+
+    @property
+    def kernels(self) -> list[str]:
+        """Names of the kernels in the code object."""
+        return list(self._kernels)
+
+    def __getitem__(self, name: str) -> Kernel:
+        if name not in self._kernels:
+            raise KeyError(f"no kernel {name!r}; the code object has {self.kernels}")
+        return self._kernels[name]
+
+
+class Kernel:
+    """A kernel of a loaded module; call it to launch."""
+
+    def __init__(self, module: Module, k):
+        self.module, self.name, self._k = module, k.name, k
+        self.metadata = k.metadata
+        self.descriptor = k.descriptor
+        self.descriptor_va = module.code.va + k.descriptor_address
+        self.code_va = module.code.va + k.entry_address
+        self.args = self.metadata.get(".args", [])
+
+    def _check_args(self, args: tuple) -> list:
+        explicit = kernargs.explicit_args(self.args)
+        if len(args) != len(explicit):
+            raise TypeError(f"{self.name}() takes {len(explicit)} arguments ({', '.join(_names(explicit))}), "
+                            f"got {len(args)}")
+        values = []
+        for i, (meta, a) in enumerate(zip(explicit, args, strict=True)):
+            name = meta.get(".name", f"#{i}")
+            kind, size = meta.get(".value_kind", "by_value"), meta[".size"]
+            if kind in _POINTER_KINDS:
+                if a is not None and not isinstance(a, Buffer):
+                    raise TypeError(f"{self.name}: argument {name} is a pointer; pass a Buffer or None, "
+                                    f"not {type(a).__name__}")
+                if isinstance(a, Buffer):
+                    a._check()
+                values.append(0 if a is None else a.va)
+            elif isinstance(a, Buffer) or a is None or not isinstance(a, int | float | np.generic):
+                raise TypeError(f"{self.name}: argument {name} is a {size}-byte value, not {type(a).__name__}")
+            elif isinstance(a, np.generic) and a.nbytes != size:
+                raise TypeError(f"{self.name}: argument {name} is {size} bytes, got {a.dtype} ({a.nbytes} bytes)")
+            elif isinstance(a, int) and not -(1 << (8 * size - 1)) <= a < 1 << (8 * size):
+                raise TypeError(f"{self.name}: argument {name} ({a}) does not fit in {size} bytes")
+            elif isinstance(a, float) and size not in (2, 4, 8):
+                raise TypeError(f"{self.name}: argument {name} is {size} bytes; a float does not fit")
+            else:
+                values.append(a)
+        return values
+
+    def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), shared: int = 0, wait: bool = True,
+                 timeout_ms: int | None = None) -> float | None:
+        """Launch over `grid` workgroups of `block` work-items; with wait, the GPU time in seconds."""
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        block = tuple(block) + (1,) * (3 - len(block))
+        if any(int(g) <= 0 for g in grid + block):
+            raise ValueError(f"grid {grid} and block {block} must be positive")
+        dev = self.module.device
+        dev._check_usable()
+        values = self._check_args(args)
+        aql_queue = dev.queue_kind == "aql"
+        extra = {"hidden_dynamic_lds_size": shared,
+                 "hidden_queue_ptr": dev.compute.ptrs.va if aql_queue else 0}
+        data = kernargs.pack(self.args, self.descriptor.kernarg_size, values, grid, block, extra)
+        ka_va, ka_view = dev.kernarg_alloc(len(data))
+        ka_view[:len(data)] = data
+        slot_va, slot = dev.stamp_slot()
+        if aql_queue:
+            value = dev.compute.submit(self._aql_packet(dev, grid, block, shared, ka_va, slot_va, slot))
+            start_off, end_off = aql.SIGNAL_START_TS, aql.SIGNAL_END_TS
+        else:
+            value = dev.compute.submit(self._pm4_packets(grid, block, shared, ka_va, slot_va))
+            start_off, end_off = 0, 8
+        dev.launches += 1
+        if not wait:
+            return None
+        dev.wait(dev.compute, value, timeout_ms or 30_000)
+        start, end = (struct.unpack_from("<Q", dev.stamps.view, slot + o)[0] for o in (start_off, end_off))
+        return (end - start) / 100_000_000
+
+    def _user_data(self, kernarg: int) -> list[int]:
+        kd, out = self.descriptor, []
+        if kd.enable_sgpr_private_segment_buffer:
+            out += [0, 0, 0, 0]
+        for flag, value in ((kd.enable_sgpr_dispatch_ptr, 0), (kd.enable_sgpr_queue_ptr, 0),
+                            (kd.enable_sgpr_kernarg_segment_ptr, kernarg), (kd.enable_sgpr_dispatch_id, 0)):
+            if flag:
+                out += [value & 0xFFFFFFFF, value >> 32]
+        return out
+
+    def _pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
+        kd = self.descriptor
+        lds = kd.group_segment_fixed_size + shared
+        rsrc2 = (kd.compute_pgm_rsrc2 & ~(0x1FF << 15)) | ((-(-lds // regs.LDS_SIZE_UNIT) & 0x1FF) << 15)
+        initiator = hw.DEFAULT_INITIATOR if kd.enable_wavefront_size32 else \
+            hw.DEFAULT_INITIATOR & ~hw.INITIATOR_CS_W32_EN
+        lanes = 32 if kd.enable_wavefront_size32 else 64
+        code = self.code_va
+        return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK),
+                *hw.set_sh_reg(regs.COMPUTE_PGM_LO, (code >> 8) & 0xFFFFFFFF, code >> 40),
+                *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),
+                *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC3, kd.compute_pgm_rsrc3),
+                *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE, regs.tmpring_size(1, kd.private_segment_fixed_size * lanes)),
+                *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *(self._user_data(kernarg) or [0])),
+                *hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),
+                *hw.dispatch_direct(*grid, initiator=initiator),
+                *hw.release_mem(stamp + 8, data_sel=hw.DataSel.GPU_CLOCK)]
+
+    def _aql_packet(self, dev, grid, block, shared: int, kernarg: int, signal_va: int, slot: int) -> bytes:
+        kd = self.descriptor
+        mailbox = dev.event_page.va + 8 * dev.completion_event
+        dev.stamps.view[slot:slot + aql.SIGNAL_SIZE] = aql.Signal(aql.SignalKind.USER, 1, mailbox,
+                                                                  dev.completion_event).pack()
+        dims = kernargs.grid_dims(grid, block)
+        items = tuple(g * b for g, b in zip(grid, block, strict=True))
+        pkt = aql.KernelDispatchPacket(header=aql.make_header(aql.PacketType.KERNEL_DISPATCH), setup=dims,
+                                       workgroup_size=block, grid_size=items,
+                                       private_segment_size=kd.private_segment_fixed_size,
+                                       group_segment_size=kd.group_segment_fixed_size + shared,
+                                       kernel_object=self.descriptor_va, kernarg_address=kernarg,
+                                       completion_signal=signal_va)
+        return pkt.pack()
+
+    def __repr__(self) -> str:
+        return f"<Kernel {self.name} ({', '.join(_names(kernargs.explicit_args(self.args)))})>"
+
+
+def _names(args: list[dict]) -> list[str]:
+    return [a.get(".name", f"#{i}") for i, a in enumerate(args)]

@@ -1,0 +1,142 @@
+"""The seam between the runtime and the kernel driver: one `OS` object (DESIGN.md "The seam").
+
+The runtime never calls os.open, fcntl.ioctl or mmap itself; it asks an `OS`. `HostOS` is the real
+thing (/dev/kfd, the DRM render nodes, sysfs); `mockgpu.MockOS` emulates the driver over simulated GPUs.
+`select_os()` picks one: MOCKGPU=1 -> MockOS (imported only then), /dev/kfd present -> HostOS, otherwise
+a RuntimeError: a benchmark must never run on the simulator by accident.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import mmap as _mmap
+import os
+import struct
+from dataclasses import dataclass, field
+
+PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
+MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 0x01, 0x02, 0x10, 0x20
+KFD_PATH = "/dev/kfd"
+TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
+_MMIO_FMT = {1: "<B", 2: "<H", 4: "<I", 8: "<Q"}
+
+
+@dataclass
+class Mapping:
+    """A mapped range: its (CPU) virtual address and a writable memoryview of its bytes."""
+
+    addr: int
+    view: memoryview
+    length: int
+    fd: int = -1
+    offset: int = 0
+    handle: object = field(default=None, repr=False)  # what keeps the mapping alive (mmap object, buffer)
+
+
+class OS:
+    """The driver interface the runtime uses; every method may raise OSError(errno)."""
+
+    def open(self, path: str, flags: int = os.O_RDWR) -> int:
+        """Open a device node; returns an fd."""
+        raise NotImplementedError
+
+    def close(self, fd: int) -> None:
+        """Close an fd."""
+        raise NotImplementedError
+
+    def ioctl(self, fd: int, request: int, buf: bytearray) -> int:
+        """Issue an ioctl; `buf` is read and updated in place; OSError(errno) on failure."""
+        raise NotImplementedError
+
+    def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
+        """Map `length` bytes of fd at `offset` (fd -1 with MAP_ANONYMOUS: host memory)."""
+        raise NotImplementedError
+
+    def munmap(self, mapping: Mapping) -> None:
+        """Unmap a mapping."""
+        raise NotImplementedError
+
+    def read_text(self, path: str) -> str:
+        """The contents of a (sysfs) text file."""
+        raise NotImplementedError
+
+    def listdir(self, path: str) -> list[str]:
+        """Entries of a (sysfs) directory."""
+        raise NotImplementedError
+
+    def exists(self, path: str) -> bool:
+        """Whether a path exists."""
+        raise NotImplementedError
+
+    def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
+        """A store to MMIO (doorbells): never a plain memoryview store, so a mock or a recorder sees it."""
+        raise NotImplementedError
+
+
+class HostOS(OS):
+    """The real kernel: /dev/kfd, /dev/dri/renderD*, sysfs."""
+
+    def open(self, path: str, flags: int = os.O_RDWR) -> int:
+        return os.open(path, flags | os.O_CLOEXEC)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def ioctl(self, fd: int, request: int, buf: bytearray) -> int:
+        import fcntl
+        return fcntl.ioctl(fd, request, buf, True)
+
+    def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
+        # Python's mmap cannot place a mapping at a chosen address; the CPU address is wherever the kernel puts it.
+        m = _mmap.mmap(fd, length, flags=flags & ~MAP_FIXED, prot=prot, offset=offset)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+        return Mapping(base, memoryview(m), length, fd, offset, m)
+
+    def munmap(self, mapping: Mapping) -> None:
+        mapping.view.release()
+        mapping.handle.close()
+
+    def read_text(self, path: str) -> str:
+        with open(path) as f:
+            return f.read()
+
+    def listdir(self, path: str) -> list[str]:
+        return os.listdir(path)
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
+        struct.pack_into(_MMIO_FMT[size], mapping.view, offset, value)
+
+
+def check_mmio(mapping: Mapping, offset: int, size: int) -> None:
+    """Validate an MMIO store (size and bounds)."""
+    if size not in _MMIO_FMT or offset < 0 or offset + size > mapping.length or offset % size:
+        raise OSError(errno.EINVAL, f"bad MMIO write of {size} bytes at offset {offset:#x}")
+
+
+_default: OS | None = None
+
+
+def select_os() -> OS:
+    """The process's OS: MockOS under MOCKGPU=1, HostOS when /dev/kfd exists, else a RuntimeError."""
+    global _default
+    if _default is not None:
+        return _default
+    if os.environ.get("MOCKGPU", "") not in ("", "0"):
+        from mockgpu import MockOS  # only here: the hardware path never imports the simulator
+        _default = MockOS()
+    elif os.path.exists(KFD_PATH):
+        _default = HostOS()
+    else:
+        raise RuntimeError(f"no AMD GPU driver: {KFD_PATH} does not exist. Set MOCKGPU=1 to run on the simulated "
+                           "gfx1100 (simgpu) instead.")
+    return _default
+
+
+def reset_default_os() -> None:
+    """Forget the process's OS (the next Device() selects again)."""
+    global _default
+    _default = None

@@ -1,0 +1,174 @@
+"""Runtime buffers on MockOS: copies of many sizes and offsets, frees, several devices, faults."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import runtime
+from compiler.llvm import compile_ir
+from mockgpu import MockOS
+from simgpu.isa import assemble
+from simgpu.isa.codeobject import write_code_object
+from simgpu.isa.kdescriptor import make_descriptor
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return runtime.Device(os=MockOS(devices=1, vram_size=1 << 30))
+
+
+@pytest.mark.parametrize("size", [1, 3, 4, 255, 4096, 4097, 100_000, (4 << 20) + 5])
+@pytest.mark.parametrize("host", [False, True])
+def test_copy_roundtrip(dev, size, host):
+    data = np.random.default_rng(size).integers(0, 256, size, np.uint8)
+    buf = dev.alloc(size + 16, host=host)
+    buf.copyin(data, offset=7 if size > 1 else 0)
+    out = buf.copyout(np.zeros(size, np.uint8), offset=7 if size > 1 else 0)
+    assert np.array_equal(out, data)
+    buf.free()
+
+
+def test_copy_64mib(dev):
+    data = np.arange(16 << 20, dtype=np.uint32)
+    buf = dev.alloc(data.nbytes)
+    buf.copyin(data)
+    assert np.array_equal(buf.copyout(np.empty_like(data)), data)
+    buf.free()
+
+
+def test_use_after_free_and_double_free(dev):
+    buf = dev.alloc(64)
+    buf.free()
+    with pytest.raises(RuntimeError, match="after free"):
+        buf.copyin(b"x")
+    with pytest.raises(RuntimeError, match="twice"):
+        buf.free()
+    with pytest.raises(ValueError):
+        dev.alloc(16).copyin(b"x" * 17)
+
+
+def test_device_properties(dev):
+    assert dev.arch == "gfx1100"
+    assert dev.properties["gfx_target_version"] == 110000
+    assert dev.properties["wave_front_size"] == 32
+    assert dev.simulator is not None
+
+
+def test_copies_between_devices():
+    os_ = MockOS(devices=2, vram_size=1 << 30)
+    a, b = runtime.Device("AMD:0", os=os_), runtime.Device("AMD:1", os=os_)
+    assert a.gpu_id != b.gpu_id and b.simulator is not a.simulator
+    data = np.random.default_rng(0).integers(0, 1 << 32, 300_000, np.uint32)
+    src, dst = a.alloc(data.nbytes).copyin(data), b.alloc(data.nbytes)
+    src.copy_to(dst)
+    assert np.array_equal(dst.copyout(np.empty_like(data)), data)
+    back = a.alloc(data.nbytes)
+    dst.copy_to(back)
+    assert np.array_equal(back.copyout(np.empty_like(data)), data)
+    with pytest.raises(RuntimeError, match="no such device"):
+        runtime.Device("AMD:2", os=os_)
+
+
+def _asm_kernel(dev, body: str):
+    meta = {".args": [{".name": "p", ".offset": 0, ".size": 8, ".value_kind": "global_buffer"}]}
+    co = write_code_object([("k", assemble(body), make_descriptor(8, kernarg_size=8), meta)])
+    return dev.load(co)["k"]
+
+
+STORE = """
+s_load_b64 s[4:5], s[0:1], 0x0
+s_waitcnt lgkmcnt(0)
+v_mov_b32 v1, 0
+v_mov_b32 v2, 42
+global_store_b32 v1, v2, s[4:5]
+s_endpgm
+"""
+
+
+def _ok(dev):
+    k = _asm_kernel(dev, STORE)
+    buf = dev.alloc(64)
+    k(buf, grid=(1,), block=(32,))
+    assert buf.copyout(np.zeros(1, np.uint32))[0] == 42
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_page_fault_is_reported_and_device_recovers(queue):
+    dev = runtime.Device(queue=queue, os=MockOS(devices=1, vram_size=1 << 30))
+    k = _asm_kernel(dev, STORE)
+    with pytest.raises(runtime.GPUFault) as e:
+        k(None, grid=(1,), block=(32,))
+    assert e.value.kind == "page_fault" and e.value.address == 0 and e.value.device_usable
+    assert "page_fault" in e.value.report or "page fault" in e.value.report
+    _ok(dev)
+
+
+def test_s_trap_and_hang_are_reported():
+    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 30, watchdog=20_000))
+    with pytest.raises(runtime.GPUFault) as e:
+        _asm_kernel(dev, "s_trap 2\ns_endpgm")(None, grid=(1,), block=(32,))
+    assert e.value.kind == "trap"
+    _ok(dev)
+    with pytest.raises(runtime.GPUFault) as e:
+        _asm_kernel(dev, "s_branch -1\ns_endpgm")(None, grid=(1,), block=(32,), timeout_ms=100)
+    assert e.value.kind == "watchdog"
+    _ok(dev)
+
+
+def test_no_driver_error_and_no_mockgpu_import():
+    code = """
+import os, sys
+os.environ.pop("MOCKGPU", None)
+import runtime, runtime.device, runtime.module, runtime.queues, runtime.os, runtime.uapi.kfd
+assert "mockgpu" not in sys.modules and "simgpu.gpu" not in sys.modules, sorted(sys.modules)
+if not os.path.exists("/dev/kfd"):
+    try:
+        runtime.Device()
+    except RuntimeError as e:
+        assert "MOCKGPU=1" in str(e), e
+    else:
+        raise AssertionError("no error")
+assert "mockgpu" not in sys.modules
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MOCKGPU"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_mockgpu_env_selects_the_simulator():
+    code = """
+import runtime, numpy as np
+d = runtime.Device()
+assert d.simulator is not None and d.arch == "gfx1100"
+b = d.alloc(8).copyin(np.arange(2, dtype=np.uint32))
+assert list(b.copyout(np.zeros(2, np.uint32))) == [0, 1]
+"""
+    env = dict(__import__("os").environ, MOCKGPU="1", MOCKGPU_DEVICES="2", MOCKGPU_VRAM=str(1 << 30))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+
+
+def test_elementwise_from_ir(dev):
+    ir = """
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+define amdgpu_kernel void @add(ptr addrspace(1) %o, ptr addrspace(1) %a, float %s) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %b = mul i32 %g, 64
+  %i = add i32 %b, %t
+  %pa = getelementptr float, ptr addrspace(1) %a, i32 %i
+  %x = load float, ptr addrspace(1) %pa
+  %r = fmul float %x, %s
+  %po = getelementptr float, ptr addrspace(1) %o, i32 %i
+  store float %r, ptr addrspace(1) %po
+  ret void
+}
+"""
+    k = dev.load(compile_ir(ir))["add"]
+    x = np.linspace(-1, 1, 256, dtype=np.float32)
+    a, o = dev.alloc(1024).copyin(x), dev.alloc(1024)
+    k(o, a, np.float32(2.5), grid=(4,), block=(64,))
+    assert np.array_equal(o.copyout(np.empty_like(x)), x * np.float32(2.5))
