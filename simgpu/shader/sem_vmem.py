@@ -39,7 +39,10 @@ def _offset(inst) -> int:
 def _vaddr64(ex, w, reg: int) -> np.ndarray:
     st = ex.st
     ix = wsel(w)
-    return st.vgpr[ix, reg, :].astype(U64) | (st.vgpr[ix, reg + 1, :].astype(U64) << U64(32))
+    addr = st.vgpr[ix, reg + 1, :].astype(U64)
+    addr <<= U64(32)
+    addr |= st.vgpr[ix, reg, :]
+    return addr
 
 
 def global_addresses(ex, w, inst) -> np.ndarray:
@@ -52,7 +55,10 @@ def global_addresses(ex, w, inst) -> np.ndarray:
         addr = base[:, None] + st.vgpr[ix, f["addr"], :].astype(U64)
     else:
         addr = _vaddr64(ex, w, f["addr"])
-    return (addr.astype(np.int64) + _offset(inst)).astype(U64)
+    off = _offset(inst)
+    if off:  # two's complement: adding the offset's 64-bit pattern wraps like the hardware's adder
+        addr = addr + U64(off & 0xFFFFFFFFFFFFFFFF)
+    return addr
 
 
 def scratch_offsets(ex, w, inst) -> np.ndarray:
@@ -98,8 +104,11 @@ def global_read(ex, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray
     n, lanes = addr.shape
     unit = size if size in (1, 2, 4, 8, 16) else 4
     count = size // unit
-    addrs = (addr[:, :, None] + U64(unit) * np.arange(count, dtype=U64)[None, None, :]).reshape(-1)
-    m = np.repeat(mask.reshape(-1), count)
+    if count == 1:
+        addrs, m = addr.reshape(-1), mask.reshape(-1)
+    else:
+        addrs = (addr[:, :, None] + U64(unit) * np.arange(count, dtype=U64)[None, None, :]).reshape(-1)
+        m = np.repeat(mask.reshape(-1), count)
     vals = ex.mem.gather(ex.vmid, addrs, unit, m)
     return np.ascontiguousarray(vals).view(np.uint8).reshape(n, lanes, size)
 
@@ -108,11 +117,14 @@ def global_write(ex, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> No
     n, lanes, size = data.shape
     unit = size if size in (1, 2, 4, 8, 16) else 4
     count = size // unit
-    addrs = (addr[:, :, None] + U64(unit) * np.arange(count, dtype=U64)[None, None, :]).reshape(-1)
+    if count == 1:
+        addrs = addr.reshape(-1)
+    else:
+        addrs = (addr[:, :, None] + U64(unit) * np.arange(count, dtype=U64)[None, None, :]).reshape(-1)
     dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint32}[unit]
     vals = np.ascontiguousarray(data).view(dtype)
     vals = vals.reshape(-1, 4) if unit == 16 else vals.reshape(-1)
-    ex.mem.scatter(ex.vmid, addrs, vals, unit, np.repeat(mask.reshape(-1), count))
+    ex.mem.scatter(ex.vmid, addrs, vals, unit, mask.reshape(-1) if count == 1 else np.repeat(mask.reshape(-1), count))
 
 
 def scratch_read(ex, w, off: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
@@ -165,7 +177,10 @@ def write_loaded(ex, w, vdst: int, mnemonic: str, raw: np.ndarray, kind: str, ma
         return
     words = raw.view(U32)
     for i in range(size // 4):
-        st.vgpr[ix, vdst + i, :] = np.where(mask, words[..., i], st.vgpr[ix, vdst + i, :])
+        if isinstance(ix, slice):
+            np.copyto(st.vgpr[ix, vdst + i, :], words[..., i], where=mask)
+        else:
+            st.vgpr[ix, vdst + i, :] = np.where(mask, words[..., i], st.vgpr[ix, vdst + i, :])
 
 
 def store_data(ex, w, d: int, mnemonic: str, size: int) -> np.ndarray:
