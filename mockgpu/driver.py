@@ -14,7 +14,7 @@ import errno
 import os
 from dataclasses import dataclass
 
-from mockgpu import topology
+from mockgpu import drm, topology
 from mockgpu.kfd import VRAM_BASE, KfdProcess, Node
 from mockgpu.memory import PAGE, PT_POOL, HostMemory, KfdError, RangeAllocator, page_align
 from runtime.os import MAP_ANONYMOUS, OS, Mapping, check_mmio
@@ -63,7 +63,8 @@ class File:
 class MockOS(OS):
     """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated gfx1100 GPUs."""
 
-    def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None):
+    def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None,
+                 lazy_doorbells: bool | None = None):
         from simgpu.gpu import GPU
         n = devices if devices is not None else int(os.environ.get("MOCKGPU_DEVICES", "1") or 1)
         vram = vram_size or int(os.environ.get("MOCKGPU_VRAM", DEFAULT_VRAM))
@@ -71,11 +72,16 @@ class MockOS(OS):
         self.gpus = [GPU(vram, name=f"gpu{i}", **kw) for i in range(n)]
         self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL))
                       for i, g in enumerate(self.gpus)]
+        # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
+        # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).
+        self.lazy_doorbells = bool(int(os.environ.get("MOCKGPU_LAZY_DOORBELLS", "0") or 0)) \
+            if lazy_doorbells is None else lazy_doorbells
         self.host = HostMemory()
         self.process = KfdProcess(self.nodes, self.host)
         self.files: dict[int, File] = {}
         self._next_fd = 100
-        self.sysfs = topology.build([(nd.gpu_id, g.properties()) for nd, g in zip(self.nodes, self.gpus, strict=True)])
+        shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
+        self.sysfs = topology.build(shapes)
         self.devices = {"/dev/kfd": None} | {f"/dev/dri/renderD{128 + i}": nd for i, nd in enumerate(self.nodes)}
         self.dirs = topology.listing(self.sysfs, list(self.devices))
 
@@ -128,8 +134,8 @@ class MockOS(OS):
         if not isinstance(buf, bytearray | memoryview):
             raise KfdError(errno.EFAULT, "ioctl argument must be a writable buffer")
         if f.kind != "kfd":
-            # The render node's DRM ioctls (AMDGPU_INFO and friends) are not emulated.
-            raise KfdError(errno.EINVAL if kfd.ioc_type(request) == ord("d") else errno.ENOTTY, "not a DRM ioctl")
+            drm.ioctl(f.node, self.process, request, buf)  # AMDGPU_INFO; other DRM ioctls: EINVAL
+            return
         if kfd.ioc_type(request) != kfd.AMDKFD_IOCTL_BASE:
             raise KfdError(errno.ENOTTY, f"request {request:#x} is not an amdkfd ioctl")
         nr = kfd.ioc_nr(request)
@@ -192,6 +198,10 @@ class MockOS(OS):
         check_mmio(mapping, offset, size)
         kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
         if kind == "doorbell" and node is not None:
-            node.gpu.ring_doorbell((mapping.offset & 0x1FFF) // 8 + offset // 8, value)
+            slot = (mapping.offset & 0x1FFF) // 8 + offset // 8
+            if self.lazy_doorbells:
+                node.gpu.doorbells[slot] = value & 0xFFFFFFFFFFFFFFFF  # polled from wptr later
+            else:
+                node.gpu.ring_doorbell(slot, value)
             return
         mapping.view[offset:offset + size] = int(value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")

@@ -8,6 +8,14 @@ from __future__ import annotations
 
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 
+# Navi 31 identity, shared with the render node's AMDGPU_INFO answers (mockgpu.drm).
+DEVICE_ID = 0x744C  # Radeon RX 7900 XTX
+MEC_FW_VERSION = 550  # topology fw_version is the MEC firmware version
+SDMA_FW_VERSION = 21
+VRAM_WIDTH_BITS = 384
+MEM_CLK_MAX_MHZ = 1249
+SHADER_ARRAYS_PER_ENGINE = 2
+
 
 def _props(d: dict) -> str:
     return "".join(f"{k} {v}\n" for k, v in d.items())
@@ -28,24 +36,25 @@ def cpu_node() -> dict[str, str]:
 
 
 def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict[str, str]:
-    """Files of a GPU node (relative to nodes/N) from simgpu.GPU.properties()."""
+    """Files of a GPU node (relative to nodes/N) from simgpu.GPU.properties() plus its core clock ("core_mhz")."""
     se, cus, simds = props["shader_engines"], props["compute_units"], props["simds_per_cu"]
-    arrays = se * 2  # two shader arrays per shader engine on Navi 31
+    arrays = se * SHADER_ARRAYS_PER_ENGINE
     p = {"cpu_cores_count": 0, "simd_count": cus * simds, "mem_banks_count": 1, "caches_count": 1,
          "io_links_count": 1, "p2p_links_count": 0, "cpu_core_id_base": 0,
          "simd_id_base": 0x80001000 + index * 0x400, "max_waves_per_simd": 16,
          "lds_size_in_kb": props["lds_bytes"] >> 10,
          "gds_size_in_kb": 0, "num_gws": 64, "wave_front_size": props["wave_size"], "array_count": arrays,
-         "simd_arrays_per_engine": 2, "cu_per_simd_array": cus // arrays, "simd_per_cu": simds,
-         "max_slots_scratch_cu": 32, "gfx_target_version": 110000, "vendor_id": 0x1002, "device_id": 0x744C,
+         "simd_arrays_per_engine": SHADER_ARRAYS_PER_ENGINE, "cu_per_simd_array": cus // arrays, "simd_per_cu": simds,
+         "max_slots_scratch_cu": 32, "gfx_target_version": 110000, "vendor_id": 0x1002, "device_id": DEVICE_ID,
          "location_id": 0x300 + 0x100 * index, "domain": 0, "drm_render_minor": 128 + index, "hive_id": 0,
          "num_sdma_engines": props["sdma_engines"], "num_sdma_xgmi_engines": 0, "num_sdma_queues_per_engine": 6,
-         "num_cp_queues": 8, "max_engine_clk_fcompute": 2482, "local_mem_size": 0, "fw_version": 550,
-         "capability": 0x28A8, "debug_prop": 0, "sdma_fw_version": 21, "unique_id": 0x5A11C0DE00 + index,
+         "num_cp_queues": 8, "max_engine_clk_fcompute": props["core_mhz"], "local_mem_size": 0,
+         "fw_version": MEC_FW_VERSION,
+         "capability": 0x28A8, "debug_prop": 0, "sdma_fw_version": SDMA_FW_VERSION, "unique_id": 0x5A11C0DE00 + index,
          "num_xcc": 1, "max_engine_clk_ccompute": 4500}
     return {"gpu_id": f"{gpu_id}\n", "name": "ip discovery\n", "properties": _props(p),
             "mem_banks/0/properties": _props({"heap_type": 1, "size_in_bytes": props["vram_size"], "flags": 0,
-                                              "width": 384, "mem_clk_max": 1249}),
+                                              "width": VRAM_WIDTH_BITS, "mem_clk_max": MEM_CLK_MAX_MHZ}),
             "caches/0/properties": _props({"processor_id_low": p["simd_id_base"], "level": 1, "size": 32,
                                            "cache_line_size": 128, "cache_lines_per_tag": 1, "association": 64,
                                            "latency": 1, "type": 5, "sibling_map": "1,0,0,0"}),
@@ -75,3 +84,9 @@ def listing(files: dict[str, str], extra: list[str]) -> dict[str, set[str]]:
             parent = "/".join(parts[:i]) or "/"
             dirs.setdefault(parent, set()).add(parts[i])
     return dirs
+
+
+def gpu_shape(gpu) -> dict:
+    """What the topology (and the render node's AMDGPU_INFO) reports of a simgpu.GPU: its properties()
+    plus the core clock its virtual clock runs at."""
+    return gpu.properties() | {"core_mhz": gpu.clock.core_mhz}

@@ -6,8 +6,9 @@ MOCKGPU is set.
 """
 
 from runtime.device import Device, GPUFault
+from runtime.launch import Launch
 from runtime.memory import Buffer
 from runtime.module import Kernel, Module
 from runtime.os import OS, HostOS, Mapping, select_os
 
-__all__ = ["OS", "Buffer", "Device", "GPUFault", "HostOS", "Kernel", "Mapping", "Module", "select_os"]
+__all__ = ["OS", "Buffer", "Device", "GPUFault", "HostOS", "Kernel", "Launch", "Mapping", "Module", "select_os"]

@@ -7,18 +7,23 @@ import errno
 import struct
 
 from runtime import memory as rtmem
+from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
 from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
 from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
+from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
 from simgpu.hw import sdma
 
 STAGING = 4 << 20  # host bounce buffer for copyin/copyout
 COPY_CHUNK = 1 << 26  # bytes per SDMA COPY_LINEAR between GPU buffers
 KERNARG_RING = 1 << 20
-TIMESTAMP_HZ = 100_000_000  # gfx11 GPU timestamp counter
+STAMP_RING = 1 << 16  # 64-byte slots: PM4 start/end timestamps, or an AQL completion signal (amd_signal_t)
+STAMP_SLOT = 64
 DEFAULT_TIMEOUT_MS = 30_000
 _EVENT_SIZE = ctypes.sizeof(kfd.kfd_event_data)
+# Offsets in the host page of ioctl pointer arguments (args_page).
+_ARGS_DEVICE_IDS, _ARGS_EVENTS, _ARGS_INFO = 0, 4096, 8192
 
 
 class GPUFault(Exception):
@@ -56,14 +61,17 @@ class Device:
         self._find_node()
         self.usable = True
         self._open_driver()
+        self._query_driver_info()
         self._setup_memory_and_events()
         self.sdma = SDMAQueue(self, self.completion_event)
         self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
         self.staging = self.alloc_system(STAGING)
         self.kernargs = self.alloc_system(KERNARG_RING)
-        self.stamps = self.alloc_system(1 << 16)  # timestamps (PM4) and amd_signal_t (AQL) slots
-        self._kernarg_pos = self._stamp_pos = 0
+        self.stamps = self.alloc_system(STAMP_RING)
+        self.kernarg_ring, self.stamp_ring = FencedRing(KERNARG_RING, 64), FencedRing(STAMP_RING, STAMP_SLOT)
         self.launches = 0
+        self.sync_epoch, self.sync_time = 0, 0.0  # GPU time of this epoch's retired launches (synchronize())
+        self._aborted: list[tuple[int, int, str]] = []  # compute timeline ranges (lo, hi] a fault discarded
 
     # ---- discovery and set-up -----------------------------------------------------------------------
     def _find_node(self) -> None:
@@ -94,6 +102,42 @@ class Device:
         self.args_page = self.os.mmap(-1, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS)
         self._doorbells: dict[int, object] = {}
 
+    def _query_driver_info(self) -> None:
+        """What the render node says (AMDGPU_INFO): clocks for .properties, the engines the runtime needs."""
+        self.dev_info = self.drm_info(drm.AMDGPU_INFO_DEV_INFO, drm.drm_amdgpu_info_device)
+        self.properties["gpu_counter_freq"] = self.dev_info.gpu_counter_freq * 1000  # KHz -> Hz
+        self.properties["max_engine_clk"] = self.dev_info.max_engine_clock // 1000  # KHz -> MHz
+        self.counter_hz = self.properties["gpu_counter_freq"]
+        self.hw_ip = {name: self.drm_info(drm.AMDGPU_INFO_HW_IP_INFO, drm.drm_amdgpu_info_hw_ip, query_hw_ip=(ip, 0))
+                      for name, ip in (("gfx", drm.AMDGPU_HW_IP_GFX), ("compute", drm.AMDGPU_HW_IP_COMPUTE),
+                                       ("dma", drm.AMDGPU_HW_IP_DMA))}
+        for name in ("compute", "dma"):
+            if not self.hw_ip[name].available_rings:
+                raise RuntimeError(f"{self.name}: the driver reports no {name} engine")
+        self.firmware = {name: self.drm_info(drm.AMDGPU_INFO_FW_VERSION, drm.drm_amdgpu_info_firmware,
+                                             query_fw=drm.drm_amdgpu_query_fw(fw_type=fw)).ver
+                         for name, fw in (("me", drm.AMDGPU_INFO_FW_GFX_ME), ("mec", drm.AMDGPU_INFO_FW_GFX_MEC),
+                                          ("rlc", drm.AMDGPU_INFO_FW_GFX_RLC))}
+
+    def drm_info(self, query: int, result_type, **arg):
+        """DRM_IOCTL_AMDGPU_INFO on the render node: the answer to `query` as a `result_type` struct; `arg`
+        sets the query's argument (query_hw_ip=(type, instance), query_fw=drm_amdgpu_query_fw(...))."""
+        size = ctypes.sizeof(result_type)
+        a = drm.drm_amdgpu_info(return_pointer=self.args_page.addr + _ARGS_INFO, return_size=size, query=query)
+        for k, v in arg.items():
+            setattr(a, k, v)
+        self.args_page.view[_ARGS_INFO:_ARGS_INFO + size] = bytes(size)
+        self.os.ioctl(self.drm_fd, drm.DRM_IOCTL_AMDGPU_INFO, a.pack())
+        return result_type.unpack(self.args_page.view[_ARGS_INFO:_ARGS_INFO + size])
+
+    def memory_info(self) -> dict:
+        """VRAM and GTT sizes and usage in bytes (AMDGPU_INFO_VRAM_GTT and AMDGPU_INFO_MEMORY)."""
+        vg = self.drm_info(drm.AMDGPU_INFO_VRAM_GTT, drm.drm_amdgpu_info_vram_gtt)
+        mem = self.drm_info(drm.AMDGPU_INFO_MEMORY, drm.drm_amdgpu_memory_info)
+        return {"vram_size": vg.vram_size, "vram_cpu_accessible_size": vg.vram_cpu_accessible_size,
+                "gtt_size": vg.gtt_size, "vram_used": mem.vram.heap_usage, "gtt_used": mem.gtt.heap_usage,
+                "vram_max_allocation": mem.vram.max_allocation, "gtt_max_allocation": mem.gtt.max_allocation}
+
     def _setup_memory_and_events(self) -> None:
         self.event_page = self.alloc_system(kfd.KFD_SIGNAL_EVENT_LIMIT * 8)
         self.completion_event = self._create_event(kfd.KFD_IOC_EVENT_SIGNAL, self.event_page.handle)
@@ -120,10 +164,11 @@ class Device:
 
     # ---- memory ---------------------------------------------------------------------------------
     def _map_on(self, handle: int, gpu_ids: list[int], unmap: bool = False) -> None:
-        struct.pack_into(f"<{len(gpu_ids)}I", self.args_page.view, 0, *gpu_ids)
+        struct.pack_into(f"<{len(gpu_ids)}I", self.args_page.view, _ARGS_DEVICE_IDS, *gpu_ids)
         cls, req = ((kfd.kfd_ioctl_unmap_memory_from_gpu_args, kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU) if unmap else
                     (kfd.kfd_ioctl_map_memory_to_gpu_args, kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU))
-        self.kfd_ioctl(req, cls(handle=handle, device_ids_array_ptr=self.args_page.addr, n_devices=len(gpu_ids)))
+        self.kfd_ioctl(req, cls(handle=handle, device_ids_array_ptr=self.args_page.addr + _ARGS_DEVICE_IDS,
+                                n_devices=len(gpu_ids)))
 
     def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = ()) -> Buffer:
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
@@ -155,7 +200,7 @@ class Device:
         """Free a buffer (Buffer.free calls this)."""
         if buf.mapping is not None:
             self.os.munmap(buf.mapping)
-        self.synchronize()
+        self.wait_idle()
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
 
     # ---- copies ---------------------------------------------------------------------------------
@@ -203,13 +248,23 @@ class Device:
         return Module(self, code_object)
 
     # ---- waiting ----------------------------------------------------------------------------------
-    def synchronize(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
-        """Wait until every queue of the device finished its submitted work."""
+    def synchronize(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> float:
+        """Wait until every queue finished its work; the summed GPU time (s) of the kernels launched since the
+        previous synchronize() (waited for or not; launches a fault aborted count 0)."""
+        self.wait_idle(timeout_ms)
+        self.stamp_ring.retire_all()  # every launch not yet retired still owns its stamp slot
+        total, self.sync_time = self.sync_time, 0.0
+        self.sync_epoch += 1
+        return total
+
+    def wait_idle(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+        """Wait until every queue of the device finished its submitted work (what the runtime itself uses)."""
         for q in (self.sdma, self.compute):
             self.wait(q, q.submitted, timeout_ms)
 
-    def wait(self, q, value: int, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
+    def wait(self, q, value: int, timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> None:
         """Wait until queue q reaches timeline `value` (WAIT_EVENTS); GPUFault or TimeoutError otherwise."""
+        timeout_ms = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
         while q.completed() < value:
             result, fired = self._wait_events(timeout_ms)
             if fired:
@@ -221,7 +276,7 @@ class Device:
     def _wait_events(self, timeout_ms: int) -> tuple[int, list]:
         ids = (self.completion_event, self.memory_event, self.hw_event)
         arr = b"".join(bytes(kfd.kfd_event_data(event_id=i)) for i in ids)
-        base = 4096
+        base = _ARGS_EVENTS
         self.args_page.view[base:base + len(arr)] = arr
         a = self.kfd_ioctl(kfd.AMDKFD_IOC_WAIT_EVENTS, kfd.kfd_ioctl_wait_events_args(
             events_ptr=self.args_page.addr + base, num_events=len(ids), wait_for_all=0, timeout=timeout_ms))
@@ -249,6 +304,7 @@ class Device:
                 if q.error is not None:
                     lines.append(str(q.error))
                     fault_obj = fault_obj or q.error.fault
+        lost = (self.compute.completed(), self.compute.submitted)
         try:
             for q in (self.sdma, self.compute):
                 if q.completed() < q.submitted:
@@ -256,33 +312,38 @@ class Device:
         except OSError as e:
             self.usable = False
             lines.append(f"device lost: recreating the queue failed: {e}")
+        if lost[0] < lost[1]:
+            self._aborted.append((*lost, lines[0]))
         if fault_obj is not None:
             kind, address = fault_obj.kind, fault_obj.address if fault_obj.address is not None else address
         raise GPUFault("\n".join(lines), kind, address, self.gpu_id, self.usable)
+
+    def aborted_by(self, value: int, name: str = "launch") -> GPUFault | None:
+        """The fault that discarded compute timeline `value` (unfinished when it hit), or None."""
+        for lo, hi, what in self._aborted:
+            if lo < value <= hi:
+                return GPUFault(f"{name} (compute #{value}) was aborted by an earlier GPU fault: {what}",
+                                "aborted", None, self.gpu_id, self.usable)
+        return None
 
     def _check_usable(self) -> None:
         if not self.usable:
             raise RuntimeError(f"{self.name} is lost after a fault; create a new Device")
 
     # ---- launch support ----------------------------------------------------------------------------
-    def kernarg_alloc(self, nbytes: int) -> tuple[int, memoryview]:
-        """Kernarg space (64-byte aligned) in the kernarg ring: (GPU VA, CPU view)."""
-        size = -(-max(nbytes, 64) // 64) * 64
-        if self._kernarg_pos + size > KERNARG_RING:
-            self.synchronize()  # everything earlier has been consumed before the ring wraps
-            self._kernarg_pos = 0
-        pos = self._kernarg_pos
-        self._kernarg_pos += size
-        return self.kernargs.va + pos, self.kernargs.view[pos:pos + size]
+    def kernarg_alloc(self, nbytes: int) -> int:
+        """Offset of 64-byte aligned kernarg space in self.kernargs; claim it with kernarg_ring.claim()."""
+        return self.kernarg_ring.alloc(nbytes)
 
-    def stamp_slot(self) -> tuple[int, int]:
-        """A 64-byte slot for timestamps or an amd_signal_t: (GPU VA, offset in self.stamps)."""
-        if self._stamp_pos + 64 > self.stamps.size:
-            self.synchronize()
-            self._stamp_pos = 0
-        pos = self._stamp_pos
-        self._stamp_pos += 64
-        return self.stamps.va + pos, pos
+    def stamp_slot(self) -> int:
+        """Offset of a 64-byte slot in self.stamps (timestamps or an amd_signal_t); claim it with stamp_ring."""
+        return self.stamp_ring.alloc(STAMP_SLOT)
+
+    def launched(self, launch: Launch, kernarg_off: int, kernarg_size: int) -> None:
+        """Record a submitted launch: it owns its kernarg region and stamp slot until it completes."""
+        self.kernarg_ring.claim(kernarg_off, kernarg_size, launch)
+        self.stamp_ring.claim(launch._slot, STAMP_SLOT, launch)
+        self.launches += 1
 
     def close(self) -> None:
         """Destroy the queues and close the driver files."""

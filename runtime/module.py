@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import struct
-
 import numpy as np
 
+from runtime.launch import Launch
 from runtime.memory import Buffer
 from simgpu.hw import aql, kernargs, regs
 from simgpu.hw import pm4 as hw
@@ -76,8 +75,9 @@ class Kernel:
         return values
 
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), shared: int = 0, wait: bool = True,
-                 timeout_ms: int | None = None) -> float | None:
-        """Launch over `grid` workgroups of `block` work-items; with wait, the GPU time in seconds."""
+                 timeout_ms: int | None = None) -> float | Launch:
+        """Launch over `grid` workgroups of `block` work-items. wait=True: block and return the GPU time in
+        seconds; wait=False: return the `Launch` handle at once (its .wait() gives the time)."""
         grid = tuple(grid) + (1,) * (3 - len(grid))
         block = tuple(block) + (1,) * (3 - len(block))
         if any(int(g) <= 0 for g in grid + block):
@@ -89,21 +89,21 @@ class Kernel:
         extra = {"hidden_dynamic_lds_size": shared,
                  "hidden_queue_ptr": dev.compute.ptrs.va if aql_queue else 0}
         data = kernargs.pack(self.args, self.descriptor.kernarg_size, values, grid, block, extra)
-        ka_va, ka_view = dev.kernarg_alloc(len(data))
-        ka_view[:len(data)] = data
-        slot_va, slot = dev.stamp_slot()
+        # Both regions are fenced: they are free once the launches that used them last have completed.
+        ka_off = dev.kernarg_alloc(len(data))
+        dev.kernargs.view[ka_off:ka_off + len(data)] = data
+        ka_va = dev.kernargs.va + ka_off
+        slot = dev.stamp_slot()
+        slot_va = dev.stamps.va + slot
         if aql_queue:
             value = dev.compute.submit(self._aql_packet(dev, grid, block, shared, ka_va, slot_va, slot))
             start_off, end_off = aql.SIGNAL_START_TS, aql.SIGNAL_END_TS
         else:
             value = dev.compute.submit(self._pm4_packets(grid, block, shared, ka_va, slot_va))
             start_off, end_off = 0, 8
-        dev.launches += 1
-        if not wait:
-            return None
-        dev.wait(dev.compute, value, timeout_ms or 30_000)
-        start, end = (struct.unpack_from("<Q", dev.stamps.view, slot + o)[0] for o in (start_off, end_off))
-        return (end - start) / 100_000_000
+        launch = Launch(dev, self.name, value, slot, start_off, end_off)
+        dev.launched(launch, ka_off, len(data))
+        return launch.wait(timeout_ms) if wait else launch
 
     def _user_data(self, kernarg: int) -> list[int]:
         kd, out = self.descriptor, []

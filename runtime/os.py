@@ -3,7 +3,8 @@
 The runtime never calls os.open, fcntl.ioctl or mmap itself; it asks an `OS`. `HostOS` is the real
 thing (/dev/kfd, the DRM render nodes, sysfs); `mockgpu.MockOS` emulates the driver over simulated GPUs.
 `select_os()` picks one: MOCKGPU=1 -> MockOS (imported only then), /dev/kfd present -> HostOS, otherwise
-a RuntimeError: a benchmark must never run on the simulator by accident.
+a RuntimeError: a benchmark must never run on the simulator by accident. SIMGPU_TRACE=path wraps the
+choice in traces.RecordingOS.
 """
 
 from __future__ import annotations
@@ -133,6 +134,9 @@ def select_os() -> OS:
     else:
         raise RuntimeError(f"no AMD GPU driver: {KFD_PATH} does not exist. Set MOCKGPU=1 to run on the simulated "
                            "gfx1100 (simgpu) instead.")
+    if os.environ.get("SIMGPU_TRACE"):
+        from traces.record import RecordingOS  # only when asked: record every call (docs/traces.md)
+        _default = RecordingOS(_default, os.environ["SIMGPU_TRACE"], close_at_exit=True)
     return _default
 
 

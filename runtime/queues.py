@@ -62,7 +62,7 @@ class HWQueue:
     def _write_ring(self, data: bytes) -> None:
         unit = {"pm4": 4, "sdma": 1, "aql": 64}[self.fmt]
         if len(data) > RING_SIZE - (self.wptr - self._rptr()) * unit:
-            self.dev.synchronize()
+            self.dev.wait_idle()
         pos = (self.wptr * unit) % RING_SIZE
         first = min(len(data), RING_SIZE - pos)
         self.ring.view[pos:pos + first] = data[:first]

@@ -14,6 +14,11 @@ def _cmd_disasm(args: argparse.Namespace) -> int:
     return disasm_main(args.file, out=sys.stdout)
 
 
+def _cmd_trace(args: argparse.Namespace) -> int:
+    from traces.cli import run
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
     p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
@@ -24,6 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object")
     s.add_argument("file")
     s.set_defaults(func=_cmd_disasm)
+    t = sub.add_parser("trace", help="record, replay, show, diff and export traces of the driver seam")
+    from traces.cli import add_arguments
+    add_arguments(t)
+    t.set_defaults(func=_cmd_trace)
     return p
 
 

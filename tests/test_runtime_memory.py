@@ -122,6 +122,7 @@ def test_no_driver_error_and_no_mockgpu_import():
 import os, sys
 os.environ.pop("MOCKGPU", None)
 import runtime, runtime.device, runtime.module, runtime.queues, runtime.os, runtime.uapi.kfd
+import runtime.launch, runtime.uapi.amdgpu_drm
 assert "mockgpu" not in sys.modules and "simgpu.gpu" not in sys.modules, sorted(sys.modules)
 if not os.path.exists("/dev/kfd"):
     try:

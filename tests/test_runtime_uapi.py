@@ -2,6 +2,7 @@
 
 import ctypes
 
+from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
 
 # struct sizes from linux include/uapi/linux/kfd_ioctl.h (KFD ioctl 1.17, x86-64)
@@ -36,3 +37,29 @@ def test_struct_sizes_match_the_header():
 def test_request_numbers_match_the_header():
     for name, value in HEADER_REQUESTS.items():
         assert getattr(kfd, name) == value, name
+
+
+# struct sizes from linux include/uapi/drm/amdgpu_drm.h (x86-64; result structs as of the userq additions)
+DRM_SIZES = {
+    "drm_amdgpu_info": 32, "drm_amdgpu_query_fw": 16, "drm_amdgpu_info_vram_gtt": 24, "drm_amdgpu_heap_info": 32,
+    "drm_amdgpu_memory_info": 96, "drm_amdgpu_info_firmware": 8, "drm_amdgpu_info_hw_ip": 40,
+    "drm_amdgpu_info_device": 448,
+}
+# field offsets that catch a missed member or a wrong alignment hole (pa_sc_tile_steering_override is followed by
+# 4 bytes of padding before the __u64 tcc_disabled_mask)
+DEVICE_OFFSETS = {"gpu_counter_freq": 28, "max_engine_clock": 32, "cu_bitmap": 56, "ids_flags": 136,
+                  "wave_front_size": 240, "cu_ao_bitmap": 272, "pa_sc_tile_steering_override": 352,
+                  "tcc_disabled_mask": 360, "tcp_cache_size": 384, "mall_size": 408, "userq_ip_mask": 436}
+
+
+def test_drm_amdgpu_structs_match_the_header():
+    for name, size in DRM_SIZES.items():
+        assert ctypes.sizeof(getattr(drm, name)) == size, name
+    for name, off in DEVICE_OFFSETS.items():
+        assert getattr(drm.drm_amdgpu_info_device, name).offset == off, name
+    assert drm.drm_amdgpu_info.query_hw_ip.offset == 16 and drm.drm_amdgpu_info.query_fw.offset == 16
+
+
+def test_drm_amdgpu_info_request_number():
+    # DRM_IOW(DRM_COMMAND_BASE + DRM_AMDGPU_INFO, struct drm_amdgpu_info) with DRM_IOCTL_BASE 'd'
+    assert drm.DRM_IOCTL_AMDGPU_INFO == 0x40206445

@@ -159,6 +159,40 @@ def _src_widths(enc: str, table: dict[str, dict]) -> None:
         slot.append(64 if t and "0.15915494309189532" in t else 32)
 
 
+def learn_literals(enc: str, table: dict[str, dict], interned: list[dict]) -> None:
+    """Per operand that can hold a 32-bit literal (a source with code 255, s_setreg_imm32_b32's value):
+    the literal values llvm prints as a constant, entry["litv"][operand] = index into `interned` of a
+    {hex value: text} table (other values print as 0x<hex>)."""
+    import isatab_valu
+    values = sorted(set(isatab_valu.VALUE_PROBES + isatab_valu.HIGH_PROBES + isatab_valu.LITERALS))
+    probes, owners = [], []
+    for op, entry in table.items():
+        base = {k: PROBE[k] for k in PROBE if k in ENCODINGS[enc].field_names} | {"op": int(op)}
+        if "simm16" in ENCODINGS[enc].field_names:
+            base["simm16"] = 0x1234
+        for pos, slot in enumerate(entry["ops"]):
+            if slot[0] not in ("ssrc0", "ssrc1", "literal"):
+                continue
+            vals = base | ({slot[0]: 255} if slot[0] != "literal" else {})
+            for v in values:
+                probes.append(_word(enc, vals, v))
+                owners.append((op, slot[0], pos, v))
+    shown: dict[tuple[str, str], dict[str, str]] = {}
+    # isatab_valu.mc keeps a probe whose literal llvm re-encodes as an inline constant (shorter).
+    for (op, name, pos, v), t in zip(owners, isatab_valu.mc(probes), strict=True):
+        consts = shown.setdefault((op, name), {})
+        toks = split_operands(t[len(table[op]["name"]):]) if t is not None else []
+        if pos < len(toks) and toks[pos] != f"0x{v:x}":
+            consts[f"{v:x}"] = toks[pos]
+    index = {json.dumps(d, sort_keys=True): i for i, d in enumerate(interned)}
+    for (op, name), consts in shown.items():
+        key = json.dumps(consts, sort_keys=True)
+        if key not in index:
+            index[key] = len(interned)
+            interned.append(consts)
+        table[op].setdefault("litv", {})[name] = index[key]
+
+
 def sweep_smem() -> dict[str, dict]:
     """SMEM opcodes: mnemonic and the widths of sdata and sbase (or sdata as an immediate)."""
     e = ENCODINGS["SMEM"]
@@ -229,10 +263,11 @@ def _sopk_op(name: str) -> int:
 
 
 def main() -> None:
-    tables = {}
+    tables: dict = {"literals": []}
     for enc in ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"):
         tables[enc] = sweep_encoding(enc)
         _src_widths(enc, tables[enc])
+        learn_literals(enc, tables[enc], tables["literals"])
         print(f"{enc}: {len(tables[enc])} opcodes", file=sys.stderr)
     _SOPK_NAMES.update({e["name"]: int(op) for op, e in tables["SOPK"].items()})
     tables["SMEM"] = sweep_smem()

@@ -397,9 +397,10 @@ FULL_PROBES = ([(c, None) for c in CONST_CODES] + [(255, v) for v in LITERALS] +
 
 
 def class_table(got: list[str | None]) -> dict:
-    """Class record from the texts of FULL_PROBES: non-register code -> text ("inline"); the literal style ("lit": hex of
-    all 32 bits or of the low 16, None if no literal is allowed); the values printed as a constant; and
-    "fold16" when only the low 16 bits are compared with the constants. Checked against every probe."""
+    """Class record from the texts of FULL_PROBES: non-register code -> text ("inline"); the literal style
+    ("lit": hex of all 32 bits or of the low 16, None if no literal is allowed); the values printed as a
+    constant; and "fold16" when only the low 16 bits are compared with the constants. Checked against
+    every probe."""
     n, m, k = len(CONST_CODES), len(LITERALS), len(VALUE_PROBES)
     inl = {str(c): t for c, t in zip(CONST_CODES, got[:n], strict=True) if t is not None}
     lit = dict(zip(LITERALS, got[n:n + m], strict=True))

@@ -73,6 +73,11 @@ def _struct(name: str, fields: list) -> type:
     return type(name, (_S,), {"_fields_": fields})
 
 
+# Public names for the other ABI modules (runtime.uapi.amdgpu_drm).
+KernelStruct, make_struct, ioc = _S, _struct, _ioc
+IOC_WRITE, IOC_READ = _IOC_WRITE, _IOC_READ
+
+
 kfd_ioctl_get_version_args = _struct("kfd_ioctl_get_version_args", [("major_version", u32), ("minor_version", u32)])
 
 KFD_IOC_QUEUE_TYPE_COMPUTE = 0

@@ -1,0 +1,55 @@
+"""The `simgpu trace ...` subcommands (wired into simgpu/cli.py)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the record/replay/show/diff/export subcommands to the `trace` parser."""
+    sub = p.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
+    r = sub.add_parser("record", help="run a command with SIMGPU_TRACE set: -o out.trace -- python script.py")
+    r.add_argument("-o", "--output", required=True)
+    r.add_argument("cmd", nargs=argparse.REMAINDER)
+    p_ = sub.add_parser("replay", help="replay on a fresh MockOS; report the first divergence")
+    p_.add_argument("path")
+    s = sub.add_parser("show", help="strace-like listing")
+    s.add_argument("path")
+    s.add_argument("--kind", help="comma-separated record types (ioctl,mmap,mmio,open,...)")
+    s.add_argument("--range", dest="rng", help="record range A:B (or N)")
+    s.add_argument("-v", "--verbose", action="store_true", help="list the memory page runs too")
+    d = sub.add_parser("diff", help="first records where two traces differ")
+    d.add_argument("a")
+    d.add_argument("b")
+    d.add_argument("-C", "--context", type=int, default=3)
+    d.add_argument("-n", "--limit", type=int, default=1, help="how many differing records to show")
+    e = sub.add_parser("export", help="Chrome trace-event JSON (Perfetto)")
+    e.add_argument("--perfetto", action="store_true", help="trace-event JSON for ui.perfetto.dev (the default)")
+    e.add_argument("path")
+    e.add_argument("out")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch a parsed `simgpu trace` command."""
+    cmd = args.trace_command
+    if cmd == "record":
+        argv = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+        if not argv:
+            print("simgpu trace record: nothing to run (usage: -o out.trace -- python script.py)", file=sys.stderr)
+            return 2
+        env = dict(os.environ, SIMGPU_TRACE=os.path.abspath(args.output))
+        return subprocess.call(argv, env=env)
+    if cmd == "replay":
+        from traces.replay import replay_main
+        return replay_main(args.path)
+    if cmd == "show":
+        from traces.show import show_main
+        return show_main(args.path, args.kind, args.rng, args.verbose)
+    if cmd == "diff":
+        from traces.diff import diff_main
+        return diff_main(args.a, args.b, args.context, args.limit)
+    from traces.export import export_main
+    return export_main(args.path, args.out)

@@ -1,0 +1,149 @@
+"""RecordingOS: wraps any `OS` and writes every call through the seam to a trace (docs/traces.md).
+
+At each point where the GPU can observe host memory (every ioctl and every mmio_write) the host's writes to
+tracked mappings since the previous point are recorded as page runs ("w"); after the call, what changed
+during it (the GPU or the driver writing) is recorded too ("g"). Tracked: every mapping except /dev/kfd
+doorbell pages, whose stores go through mmio_write.
+"""
+
+from __future__ import annotations
+
+import atexit
+import errno as _errno
+import os
+
+import simgpu
+from runtime.os import OS, TOPOLOGY, Mapping
+from traces.decode import ioctl_name
+from traces.format import TraceWriter
+from traces.shadow import Shadows
+
+
+def describe_os(inner: OS) -> dict:
+    """Header facts about the machine behind `inner`: OS kind, arch, GPU count (and the mock's VRAM size)."""
+    info = {"simgpu": simgpu.__version__ if hasattr(simgpu, "__version__") else "0.1.0",
+            "os": type(inner).__name__, "arch": "unknown", "devices": 0}
+    try:
+        gpus = []
+        for n in sorted(inner.listdir(f"{TOPOLOGY}/nodes"), key=int):
+            if int(inner.read_text(f"{TOPOLOGY}/nodes/{n}/gpu_id").strip() or 0):
+                gpus.append(n)
+        info["devices"] = len(gpus)
+        if gpus:
+            props = inner.read_text(f"{TOPOLOGY}/nodes/{gpus[0]}/properties").split()
+            v = int(props[props.index("gfx_target_version") + 1])
+            info["arch"] = f"gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}"
+    except (OSError, ValueError, IndexError):
+        pass  # a machine without a readable topology still records; the header says "unknown"
+    gpus = getattr(inner, "gpus", None)
+    if gpus:
+        info["vram"] = int(gpus[0].phys.vram_size)
+    return info
+
+
+class RecordingOS(OS):
+    """An OS that forwards to `inner` and records every call to `dest` (a path or a binary stream)."""
+
+    def __init__(self, inner: OS, dest, close_at_exit: bool = False):
+        self.inner = inner
+        self.writer = TraceWriter(dest, describe_os(inner))
+        self.shadows = Shadows()
+        self._paths: dict[int, str] = {}
+        self._ids: dict[int, int] = {}  # id(Mapping) -> mapping id
+        self._maps: dict[int, Mapping] = {}  # keeps recorded mappings alive, so id() stays unique
+        self._next_id = 0
+        if close_at_exit:
+            atexit.register(self.finish)
+
+    def __getattr__(self, name):
+        # simulator(), gpus and other extras of the inner OS stay reachable (reports, tests).
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def finish(self) -> None:
+        """Finish the trace file (flush and close it)."""
+        self.writer.close()
+
+    # ---- plumbing ---------------------------------------------------------------------------------
+    def _call(self, rec: dict, fn, *args, sync: bool = False, result_key: str | None = None):
+        if sync:
+            rec["w"] = self.shadows.collect()
+        try:
+            result = fn(*args)
+        except OSError as e:
+            rec["errno"] = e.errno if e.errno is not None else _errno.EIO
+            if sync:
+                rec["g"] = self.shadows.collect()
+            self.writer.write(rec)
+            raise
+        if result_key is not None:
+            rec[result_key] = result
+        if sync:
+            rec["g"] = self.shadows.collect()
+        self.writer.write(rec)
+        return result
+
+    def _mid(self, mapping: Mapping) -> int:
+        mid = self._ids.get(id(mapping))
+        if mid is None:
+            raise OSError(_errno.EINVAL, "mapping was not created through this RecordingOS")
+        return mid
+
+    # ---- the seam ---------------------------------------------------------------------------------
+    def open(self, path: str, flags: int = os.O_RDWR) -> int:
+        fd = self._call({"t": "open", "path": path, "flags": flags}, self.inner.open, path, flags, result_key="fd")
+        self._paths[fd] = path
+        return fd
+
+    def close(self, fd: int) -> None:
+        self._call({"t": "close", "fd": fd}, self.inner.close, fd)
+        self._paths.pop(fd, None)
+
+    def ioctl(self, fd: int, request: int, buf: bytearray) -> int:
+        rec = {"t": "ioctl", "fd": fd, "req": request, "name": ioctl_name(request), "in": bytes(buf)}
+
+        def call(*a):
+            try:
+                return self.inner.ioctl(*a)
+            finally:
+                rec["out"] = bytes(buf)
+        return self._call(rec, call, fd, request, buf, sync=True, result_key="ret")
+
+    def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
+        rec = {"t": "mmap", "fd": fd, "length": length, "prot": prot, "flags": flags, "offset": offset, "addr": addr}
+        try:
+            m = self.inner.mmap(fd, length, prot, flags, offset, addr)
+        except OSError as e:
+            rec["errno"] = e.errno if e.errno is not None else _errno.EIO
+            self.writer.write(rec)
+            raise
+        mid, self._next_id = self._next_id, self._next_id + 1
+        rec["id"], rec["result"] = mid, m.addr
+        self._ids[id(m)], self._maps[mid] = mid, m
+        if self._paths.get(fd) != "/dev/kfd":  # doorbells are MMIO, written only through mmio_write
+            self.shadows.track(mid, m.view)
+            rec["g"] = self.shadows.collect([mid])  # the initial content the driver handed out
+        self.writer.write(rec)
+        return m
+
+    def munmap(self, mapping: Mapping) -> None:
+        mid = self._mid(mapping)
+        self.shadows.untrack(mid)  # before the inner munmap: a live numpy view would block closing an mmap
+        self._call({"t": "munmap", "id": mid}, self.inner.munmap, mapping)
+        self._maps.pop(mid, None)
+        self._ids.pop(id(mapping), None)
+
+    def read_text(self, path: str) -> str:
+        return self._call({"t": "read_text", "path": path}, self.inner.read_text, path, result_key="text")
+
+    def listdir(self, path: str) -> list[str]:
+        return self._call({"t": "listdir", "path": path}, self.inner.listdir, path, result_key="entries")
+
+    def exists(self, path: str) -> bool:
+        return self._call({"t": "exists", "path": path}, self.inner.exists, path, result_key="result")
+
+    def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
+        rec = {"t": "mmio", "id": self._mid(mapping), "offset": offset, "value": value, "size": size}
+        self._call(rec, self.inner.mmio_write, mapping, offset, value, size, sync=True)
+

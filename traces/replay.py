@@ -1,0 +1,241 @@
+"""`simgpu trace replay`: feed a trace's calls and host memory writes to a fresh MockOS and check, record by
+record, that every result and every page written during a call matches the recording."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from runtime.uapi import kfd
+from traces.decode import field_at, ioctl_name, ioctl_struct
+from traces.format import TraceError, TraceReader
+from traces.shadow import PAGE, Shadows, by_page
+
+# Pointer fields of ioctl arguments: CPU addresses that are translated between the recording and the replay.
+POINTER_FIELDS = {"device_ids_array_ptr", "events_ptr", "kfd_process_device_apertures_ptr"}
+# What a simulator cannot reproduce of a hardware recording: named, counted, never compared.
+HW_SKIPS = ("sysfs contents", "mmap addresses", "GET_CLOCK_COUNTERS outputs")
+
+
+@dataclass
+class Divergence:
+    """The first place where the replay differs from the recording."""
+
+    record: int
+    offset: int
+    call: str
+    field: str
+    expected: object
+    got: object
+
+    def __str__(self) -> str:
+        return (f"divergence at record {self.record} (byte offset {self.offset}): {self.call}: {self.field}: "
+                f"expected {self.expected}, got {self.got}")
+
+
+def _hex(data: bytes, at: int, n: int = 16) -> str:
+    lo = max(0, at - at % 4)
+    return data[lo:lo + n].hex(" ", 4) if data else "(not written)"
+
+
+def _first_difference(a, b) -> tuple[str, str]:
+    """Short excerpts of two values around where they first differ (whole reprs when short)."""
+    if isinstance(a, str) and isinstance(b, str):
+        la, lb = a.splitlines(), b.splitlines()
+        i = next((i for i, (x, y) in enumerate(zip(la, lb, strict=False)) if x != y), min(len(la), len(lb)))
+        return (f"line {i + 1} {la[i]!r}" if i < len(la) else "(end)"), (f"line {i + 1} {lb[i]!r}" if i < len(lb)
+                                                                          else "(end)")
+    return repr(a)[:200], repr(b)[:200]
+
+
+@dataclass
+class Replayer:
+    """Replays records one at a time against `os` (default: a MockOS shaped like the recorded machine)."""
+
+    header: dict
+    os: object = None
+    fds: dict = field(default_factory=dict)
+    maps: dict = field(default_factory=dict)
+    addrs: dict = field(default_factory=dict)  # mapping id -> (recorded addr, length, replay addr)
+    shadows: Shadows = field(default_factory=Shadows)
+    skipped: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.os is None:
+            from mockgpu import MockOS
+            self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"))
+        self.hw = self.header.get("os") != "MockOS"
+
+    def _skip(self, what: str) -> None:
+        self.skipped[what] = self.skipped.get(what, 0) + 1
+
+    def step(self, number: int, offset: int, rec: dict) -> Divergence | None:
+        """Replay one record; the divergence, if any."""
+        self._where = (number, offset)
+        return getattr(self, "_" + rec["t"])(rec)
+
+    def _div(self, call: str, fld: str, expected, got) -> Divergence:
+        return Divergence(*self._where, call, fld, expected, got)
+
+    def _run(self, call: str, rec: dict, fn, *args):
+        """Call fn; (result, divergence) where a differing errno is the divergence."""
+        try:
+            result, err = fn(*args), None
+        except OSError as e:
+            result, err = None, e.errno
+        if err != rec.get("errno"):
+            return result, self._div(call, "errno", rec.get("errno") or "success", err or "success")
+        return result, None
+
+    # ---- record types -----------------------------------------------------------------------------
+    def _open(self, rec):
+        fd, d = self._run(f"open({rec['path']})", rec, self.os.open, rec["path"], rec["flags"])
+        if fd is not None and "fd" in rec:
+            self.fds[rec["fd"]] = fd
+        return d
+
+    def _close(self, rec):
+        return self._run(f"close({rec['fd']})", rec, self.os.close, self.fds.pop(rec["fd"], rec["fd"]))[1]
+
+    def _sysfs(self, rec, kind: str, key: str):
+        call = f"{kind}({rec['path']})"
+        got, d = self._run(call, rec, getattr(self.os, kind), rec["path"])
+        if self.hw:
+            self._skip("sysfs contents")
+            return None
+        if d is None and key in rec and got != rec[key]:
+            return self._div(call, key, *_first_difference(rec[key], got))
+        return d
+
+    def _read_text(self, rec):
+        return self._sysfs(rec, "read_text", "text")
+
+    def _listdir(self, rec):
+        return self._sysfs(rec, "listdir", "entries")
+
+    def _exists(self, rec):
+        return self._sysfs(rec, "exists", "result")
+
+    def _mmap(self, rec):
+        call = f"mmap(fd={rec['fd']}, length={rec['length']:#x}, offset={rec['offset']:#x})"
+        fd = self.fds.get(rec["fd"], rec["fd"])
+        m, d = self._run(call, rec, self.os.mmap, fd, rec["length"], rec["prot"], rec["flags"], rec["offset"],
+                         rec["addr"])
+        if d is not None or m is None:
+            return d
+        mid = rec["id"]
+        self.maps[mid] = m
+        self.addrs[mid] = (rec["result"], rec["length"], m.addr)
+        if m.addr != rec["result"]:
+            if not self.hw:
+                return self._div(call, "address", hex(rec["result"]), hex(m.addr))
+            self._skip("mmap addresses")
+        if "g" in rec:
+            self.shadows.track(mid, m.view)
+            return self._compare_writes(call, rec["g"], self.shadows.collect([mid]))
+        return None
+
+    def _munmap(self, rec):
+        self.shadows.untrack(rec["id"])
+        m = self.maps.pop(rec["id"])
+        return self._run(f"munmap({rec['id']})", rec, self.os.munmap, m)[1]
+
+    def _mmio(self, rec):
+        call = f"mmio_write(mapping {rec['id']}, offset {rec['offset']:#x}, value {rec['value']:#x})"
+        self._host_writes(rec)
+        _, d = self._run(call, rec, self.os.mmio_write, self.maps[rec["id"]], rec["offset"], rec["value"], rec["size"])
+        return d or self._compare_writes(call, rec.get("g", []), self.shadows.collect())
+
+    def _ioctl(self, rec):
+        req = rec["req"]
+        call = f"ioctl({ioctl_name(req)})"
+        self._host_writes(rec)
+        buf, translated = self._translate(req, bytearray(rec["in"]))
+        _, d = self._run(call, rec, self.os.ioctl, self.fds.get(rec["fd"], rec["fd"]), req, buf)
+        if d is None and "out" in rec:
+            d = self._compare_out(call, req, rec["out"], bytes(buf), translated)
+        return d or self._compare_writes(call, rec.get("g", []), self.shadows.collect())
+
+    # ---- helpers ----------------------------------------------------------------------------------
+    def _host_writes(self, rec) -> None:
+        self.shadows.apply(rec.get("w", []))
+        self.shadows.collect()  # the host's writes are not the GPU's: fold them into the shadows
+
+    def _translate(self, req: int, buf: bytearray) -> tuple[bytearray, set]:
+        """Recorded fds and CPU addresses inside the argument -> this replay's."""
+        cls, done = ioctl_struct(req), set()
+        if cls is None or len(buf) < len(bytes(cls())):
+            return buf, done
+        args = cls.from_buffer(buf)
+        if req == kfd.AMDKFD_IOC_ACQUIRE_VM:
+            args.drm_fd = self.fds.get(args.drm_fd, args.drm_fd)
+        for name in POINTER_FIELDS & {f[0] for f in cls._fields_}:
+            old = getattr(args, name)
+            for rec_addr, length, new_addr in self.addrs.values():
+                if rec_addr <= old < rec_addr + length and rec_addr != new_addr:
+                    setattr(args, name, old - rec_addr + new_addr)
+                    done.add(name)
+        del args  # release the export of buf
+        return buf, done
+
+    def _compare_out(self, call: str, req: int, expected: bytes, got: bytes, translated: set):
+        if req == kfd.AMDKFD_IOC_GET_CLOCK_COUNTERS and self.hw:
+            self._skip("GET_CLOCK_COUNTERS outputs")
+            return None
+        for i in range(min(len(expected), len(got))):
+            if expected[i] != got[i]:
+                name = field_at(req, i)
+                if name in translated or (name == "drm_fd" and req == kfd.AMDKFD_IOC_ACQUIRE_VM):
+                    continue
+                return self._div(call, f"output field {name}", self._value(req, expected, name),
+                                 self._value(req, got, name))
+        if len(expected) != len(got):
+            return self._div(call, "output length", len(expected), len(got))
+        return None
+
+    @staticmethod
+    def _value(req: int, data: bytes, name: str):
+        from traces.decode import fields
+        v = fields(req, data).get(name)
+        return hex(v) if isinstance(v, int) and v > 4096 else v
+
+    def _compare_writes(self, call: str, expected: list, got: list):
+        e, g = by_page(expected), by_page(got)
+        for key in sorted(e.keys() | g.keys()):
+            a, b = e.get(key, b""), g.get(key, b"")
+            if a != b:
+                at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+                mid, page = key
+                return self._div(call, f"memory written during the call: mapping {mid} offset {page * PAGE + at:#x}",
+                                 _hex(a, at), _hex(b, at))
+        return None
+
+
+def replay(path, out=sys.stdout) -> tuple[Divergence | None, int]:
+    """Replay a trace file; (first divergence or None, records replayed)."""
+    with TraceReader(path) as r:
+        rp = Replayer(r.header)
+        n = 0
+        for number, offset, rec in r:
+            d = rp.step(number, offset, rec)
+            n = number + 1
+            if d is not None:
+                return d, n
+    if rp.skipped:
+        print("not compared (a simulator cannot reproduce them): " +
+              ", ".join(f"{k} x{v}" for k, v in sorted(rp.skipped.items())), file=out)
+    return None, n
+
+
+def replay_main(path: str, out=sys.stdout) -> int:
+    """CLI: 0 when the replay matches, 1 at a divergence, 2 for an unreadable trace."""
+    try:
+        d, n = replay(path, out)
+    except TraceError as e:
+        print(f"simgpu trace replay: {path}: {e}", file=sys.stderr)
+        return 2
+    if d is not None:
+        print(str(d), file=out)
+        return 1
+    print(f"replayed {n} records: no divergence", file=out)
+    return 0

@@ -1,0 +1,78 @@
+"""Shadow copies of GPU-visible mappings: which pages changed since the last look (vectorized with numpy)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+PAGE = 4096
+_WORDS = PAGE // 8
+
+
+def changed_pages(cur: np.ndarray, shadow: np.ndarray) -> np.ndarray:
+    """Indices of the pages (4 KiB; the last may be partial) where cur differs from shadow."""
+    full = cur.size // PAGE
+    parts = []
+    if full:
+        a = cur[:full * PAGE].view(np.uint64).reshape(full, _WORDS)
+        s = shadow[:full * PAGE].view(np.uint64).reshape(full, _WORDS)
+        parts.append(np.flatnonzero((a != s).any(axis=1)))
+    if cur.size > full * PAGE and not np.array_equal(cur[full * PAGE:], shadow[full * PAGE:]):
+        parts.append(np.array([full]))
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def runs(pages: np.ndarray) -> list[tuple[int, int]]:
+    """Consecutive page indices grouped into (first, count) runs."""
+    if pages.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(pages) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    ends = np.concatenate((breaks, [pages.size]))
+    return [(int(pages[s]), int(e - s)) for s, e in zip(starts, ends, strict=True)]
+
+
+class Shadows:
+    """Tracked mappings by id: their current bytes (a view) and the bytes last seen."""
+
+    def __init__(self):
+        self.cur: dict[int, np.ndarray] = {}
+        self.shadow: dict[int, np.ndarray] = {}
+
+    def track(self, mid: int, view) -> None:
+        """Start tracking a mapping; the shadow starts as zeros, so the first diff shows its initial content."""
+        arr = np.frombuffer(view, np.uint8) if len(view) else np.zeros(0, np.uint8)
+        self.cur[mid] = arr
+        self.shadow[mid] = np.zeros(arr.size, np.uint8)
+
+    def untrack(self, mid: int) -> None:
+        """Forget a mapping (drops our view before the mapping is closed)."""
+        self.cur.pop(mid, None)
+        self.shadow.pop(mid, None)
+
+    def collect(self, mids=None) -> list[list]:
+        """Changes since the last collect as [mapping id, first page, bytes] runs; updates the shadows."""
+        out = []
+        for mid in (sorted(self.cur) if mids is None else mids):
+            cur, sh = self.cur[mid], self.shadow[mid]
+            pages = changed_pages(cur, sh)
+            for first, count in runs(pages):
+                lo, hi = first * PAGE, min((first + count) * PAGE, cur.size)
+                sh[lo:hi] = cur[lo:hi]
+                out.append([mid, first, sh[lo:hi].tobytes()])
+        return out
+
+    def apply(self, writes: list[list]) -> None:
+        """Write recorded runs into the mappings (replay) without touching the shadows."""
+        for mid, first, data in writes:
+            cur = self.cur[mid]
+            lo = first * PAGE
+            cur[lo:lo + len(data)] = np.frombuffer(data, np.uint8)
+
+
+def by_page(writes: list[list]) -> dict[tuple[int, int], bytes]:
+    """Runs split into {(mapping id, page): bytes}."""
+    out = {}
+    for mid, first, data in writes:
+        for i in range(0, len(data), PAGE):
+            out[(mid, first + i // PAGE)] = bytes(data[i:i + PAGE])
+    return out

@@ -1,0 +1,92 @@
+"""`simgpu trace show`: an strace-like listing of a trace, with decoded ioctls and filters."""
+
+from __future__ import annotations
+
+import errno as _errno
+import sys
+
+from traces.decode import fields, format_fields, ioctl_name
+from traces.format import TraceError, TraceReader
+from traces.shadow import PAGE
+
+
+def _pages(writes: list) -> int:
+    return sum(-(-len(data) // PAGE) for _, _, data in writes)
+
+
+def _err(rec: dict) -> str:
+    e = rec.get("errno")
+    return f" = -1 {_errno.errorcode.get(e, e)}" if e is not None else ""
+
+
+def _mem(rec: dict) -> str:
+    parts = [f"{k}: {_pages(rec[k])} page(s)" for k, what in (("w", "w"), ("g", "g")) if rec.get(k) and what]
+    return f"  [{', '.join(parts)}]" if parts else ""
+
+
+def format_record(rec: dict, verbose: bool = False) -> str:
+    """One line (or a few, verbose) describing a record."""
+    t = rec["t"]
+    if t == "ioctl":
+        req = rec["req"]
+        s = f"ioctl({rec['fd']}, {ioctl_name(req)}, {format_fields(fields(req, rec['in']))})"
+        s += _err(rec) or f" = {rec.get('ret', 0)} -> {format_fields(fields(req, rec.get('out', b'')))}"
+    elif t == "open":
+        s = f"open({rec['path']!r}, {rec['flags']:#o})" + (_err(rec) or f" = {rec.get('fd')}")
+    elif t == "close":
+        s = f"close({rec['fd']})" + (_err(rec) or " = 0")
+    elif t == "mmap":
+        s = (f"mmap(fd={rec['fd']}, length={rec['length']:#x}, prot={rec['prot']}, flags={rec['flags']:#x}, "
+             f"offset={rec['offset']:#x})" + (_err(rec) or f" = {rec['result']:#x} (mapping {rec['id']})"))
+    elif t == "munmap":
+        s = f"munmap(mapping {rec['id']})" + (_err(rec) or " = 0")
+    elif t == "mmio":
+        s = f"mmio_write(mapping {rec['id']}, offset={rec['offset']:#x}, value={rec['value']:#x}, size={rec['size']})"
+        s += _err(rec)
+    elif t == "read_text":
+        text = rec.get("text") or ""
+        s = f"read_text({rec['path']!r})" + (_err(rec) or f" = {text[:60]!r}{'...' if len(text) > 60 else ''}")
+    elif t == "listdir":
+        s = f"listdir({rec['path']!r})" + (_err(rec) or f" = {rec.get('entries')}")
+    else:
+        s = f"exists({rec['path']!r})" + (_err(rec) or f" = {rec.get('result')}")
+    s += _mem(rec)
+    if verbose:
+        for k in ("w", "g"):
+            for mid, first, data in rec.get(k, []):
+                s += f"\n    {k} mapping {mid} offset {first * PAGE:#x} +{len(data):#x}"
+    return s
+
+
+def parse_range(text: str | None) -> tuple[int, int]:
+    """'A:B' (either side optional) or 'N' -> [start, stop)."""
+    if not text:
+        return 0, 1 << 62
+    if ":" not in text:
+        return int(text), int(text) + 1
+    a, b = text.split(":", 1)
+    return int(a or 0), int(b) if b else 1 << 62
+
+
+def show(path, kinds: set[str] | None = None, rng: tuple[int, int] = (0, 1 << 62), verbose: bool = False,
+         out=sys.stdout) -> None:
+    """Print the header and the selected records."""
+    with TraceReader(path) as r:
+        h = r.header
+        print(f"# simgpu trace v{h.get('format')} simgpu {h.get('simgpu')} os {h.get('os')} arch {h.get('arch')} "
+              f"devices {h.get('devices')}", file=out)
+        for number, _, rec in r:
+            if number >= rng[1]:
+                break
+            if number >= rng[0] and (not kinds or rec["t"] in kinds):
+                print(f"{number:6d} {format_record(rec, verbose)}", file=out)
+
+
+def show_main(path: str, kinds: str | None, rng: str | None, verbose: bool = False, out=sys.stdout) -> int:
+    """CLI entry: 0, or 2 for an unreadable trace (after printing what could be read)."""
+    try:
+        show(path, set(kinds.split(",")) if kinds else None, parse_range(rng), verbose, out)
+    except TraceError as e:
+        print(f"simgpu trace show: {path}: {e}", file=sys.stderr)
+        return 2
+    return 0
