@@ -58,15 +58,23 @@ def _native(t, ctx, fn, slow, *args):
     return r if dm is None else fx.flush_out(r, dm)
 
 
+_DROP = {np.dtype(F32): (29, -126), np.dtype(F16): (42, -14)}  # f64 mantissa bits below dt's, min exponent
+
+
 def _fma_native(a, b, c, dt):
     """fma for f16/f32 through f64: the product is exact; the f64 sum rounds once, then to dt again.
-    The second rounding is wrong only when the f64 sum sits exactly halfway between two dt values, so
-    such lanes are reported (None) for the exact path."""
-    s = a.astype(F64) * b.astype(F64) + c.astype(F64)
+    The second rounding can only be wrong when the f64 sum sits exactly halfway between two dt values
+    (its dropped bits are 100...0) or lands in dt's subnormal range; then None: the exact path decides."""
+    s = a.astype(F64) * b.astype(F64)
+    s += c.astype(F64)
+    drop, emin = _DROP[np.dtype(dt)]
+    bits = s.view(np.uint64)
+    risky = (bits & np.uint64((1 << drop) - 1)) == np.uint64(1 << (drop - 1))
+    risky |= ((bits & np.uint64(0x7FF0000000000000)) < np.uint64((1023 + emin) << 52)) & (s != 0)
+    if risky.any():
+        return None
     r = s.astype(dt)
-    up = np.nextafter(r, np.where(s > r.astype(F64), dt(np.inf), dt(-np.inf)))
-    tie = (r.astype(F64) + up.astype(F64)) * 0.5 == s
-    if tie.any() or np.isnan(r).any():
+    if np.isnan(r).any():
         return None
     return r
 

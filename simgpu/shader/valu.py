@@ -293,14 +293,17 @@ def _dst16(inst) -> tuple[int, int]:
 
 
 _PLAIN32 = ("f32", "i32", "u32", "b32")
+_PLAIN64 = ("f64", "i64", "u64", "b64")
+_PLAIN = _PLAIN32 + _PLAIN64
 _NO_PLAN = object()
 
 
 def _fast_plan(spec: VOp, inst):
     """Source readers for the common case — 32-bit types, no DPP, no modifiers, VGPR/SGPR/constant/
     literal sources — as ("v", reg) / ("s", code) / ("c", bits) pairs; None when the general path is needed."""
-    if ((spec.dst not in _PLAIN32 and not spec.compare) or any(t not in _PLAIN32 for t in spec.srcs)
-            or inst.dpp is not None or spec.int_clamp and inst.fields.get("clamp")):
+    if ((spec.dst not in _PLAIN and not spec.compare) or any(t not in _PLAIN for t in spec.srcs)
+            or inst.dpp is not None or spec.int_clamp and inst.fields.get("clamp")
+            or spec.acc and spec.dst not in _PLAIN32):
         return None
     f = inst.fields
     if inst.encoding == "VOP3" and (f["abs"] or f["neg"] or f["omod"] or f["clamp"] or f["op_sel"]):
@@ -321,7 +324,12 @@ def _fast_plan(spec: VOp, inst):
         elif code < 128:  # SGPRs, VCC, TTMPs, null (always 0), M0, EXEC: all in the SGPR file
             plan.append(("s", code, t))
         elif code == 255:
-            plan.append(("c", inst.literal or 0, t))
+            lit = inst.literal or 0
+            if t == "f64":  # a 32-bit literal is the high half of an f64 operand
+                lit <<= 32
+            elif t in _PLAIN64 and lit & 0x80000000:  # and sign-extends into a 64-bit integer one
+                lit |= 0xFFFFFFFF00000000
+            plan.append(("c", lit, t))
         else:
             c = constant(code, const_kind(t))
             if c is None:
@@ -335,8 +343,10 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     ix = wsel(w)
     srcs = []
     for kind, v, t in plan:
-        dt = TYPES[t][0]
-        if kind == "v":
+        dt, bits = TYPES[t]
+        if bits == 64:
+            srcs.append(_read64(st, ix, kind, v).view(dt))
+        elif kind == "v":
             srcs.append(st.vgpr[ix, v, :].view(dt))
         elif kind == "s":
             srcs.append(st.sgpr[ix, v][:, None].view(dt))
@@ -356,16 +366,36 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     carry = None
     if spec.carry_out:
         out, carry = out
-    raw = np.asarray(out).astype(TYPES[spec.dst][0], copy=False).view(U32)
+    dt, bits = TYPES[spec.dst]
     full = st.lanes == 32 and bool((st.sgpr[ix, EXEC_LO] == 0xFFFFFFFF).all())
-    if full:
-        st.vgpr[ix, vdst, :] = raw  # every lane active: no mask needed
+    if bits == 64:
+        raw64 = np.broadcast_to(np.asarray(out).astype(dt, copy=False).view(U64), (len(w), st.lanes))
+        write_vgpr(ex, w, vdst, raw64, True if full else st.exec_lanes(w), 2)
+    elif full:
+        st.vgpr[ix, vdst, :] = np.asarray(out).astype(dt, copy=False).view(U32)  # every lane active: no mask
     else:
+        raw = np.asarray(out).astype(dt, copy=False).view(U32)
         write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w))
     if carry is not None:
         code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
         carry = np.broadcast_to(np.asarray(carry, bool), (len(w), st.lanes))
         _write_mask(ex, w, code, carry if full else carry & st.exec_lanes(w))
+
+
+def _read64(st, ix, kind: str, v: int) -> np.ndarray:
+    """A 64-bit source as uint64: a VGPR pair [n, lanes], an SGPR pair [n, 1], or a constant."""
+    if kind == "v":
+        out = st.vgpr[ix, v + 1, :].astype(U64)
+        out <<= U64(32)
+        out |= st.vgpr[ix, v, :]
+        return out
+    if kind == "s":
+        out = st.sgpr[ix, min(v + 1, 127)].astype(U64) if v < 124 or v in (126,) else \
+            np.zeros(st.sgpr[ix, v].shape, U64)
+        out <<= U64(32)
+        out |= st.sgpr[ix, v]
+        return out[:, None]
+    return np.array(v, U64)
 
 
 def _write_compare(ex, w, inst, spec: VOp, out: np.ndarray, active: np.ndarray) -> None:
