@@ -4,9 +4,9 @@ to numpy doing the same work, for an elementwise f32 kernel over 4M elements, a 
 
     python -m bench.bench_shader
 
-Each kernel runs once to warm the TLB and decode cache, then is timed over one more launch. Times
-are this process's CPU time (time.process_time): the simulator is single-threaded, so on an idle
-machine that equals wall time, and on a shared one it does not count other processes' work.
+Each kernel runs once to warm the TLB and decode cache, then the best of three launches is reported.
+Times are this process's CPU time (time.process_time): the simulator is single-threaded, so on an
+idle machine that equals wall time, and on a shared one it does not count other processes' work.
 """
 
 from __future__ import annotations
@@ -123,20 +123,30 @@ exit:
 """
 
 
-def _timed(tb: Testbed, kernel, args, grid, block) -> tuple[float, int, int]:
+def _timed(tb: Testbed, kernel, args, grid, block, repeats: int = 3) -> tuple[float, int, int]:
+    """Best of `repeats` warm launches: (seconds, wave-instructions, lane-ops) of one launch."""
     tb.launch(kernel, args, grid, block)  # warm: TLB, decode cache
     c = tb.engine.counters
-    w0, l0 = c.wave_instructions, c.lane_ops
-    t0 = time.process_time()
-    tb.launch(kernel, args, grid, block)
-    return time.process_time() - t0, c.wave_instructions - w0, c.lane_ops - l0
+    best = None
+    for _ in range(repeats):
+        w0, l0 = c.wave_instructions, c.lane_ops
+        t0 = time.process_time()
+        tb.launch(kernel, args, grid, block)
+        dt = time.process_time() - t0
+        if best is None or dt < best[0]:
+            best = (dt, c.wave_instructions - w0, c.lane_ops - l0)
+    return best
 
 
 def _numpy_time(fn) -> float:
+    """Best wall time of a few runs (numpy's BLAS may use several threads)."""
     fn()
-    t0 = time.process_time()
-    fn()
-    return time.process_time() - t0
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
 
 
 def _report(name: str, dt: float, wi: int, lo: int, np_dt: float, ok: bool) -> None:
