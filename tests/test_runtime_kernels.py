@@ -86,7 +86,7 @@ def test_many_small_launches_run_in_order(queue):
     inc = dev.load(compile_ir(INC_IR))["inc"]
     buf = dev.alloc(4 * 32).copyin(np.zeros(32, np.uint32))
     expected = np.zeros(32, np.uint64)
-    for i in range(300):  # x -> 3x + i does not commute: any reordering changes the result
+    for i in range(2000):  # x -> 3x + i does not commute: any reordering changes the result
         inc(buf, i, grid=(1,), block=(32,), wait=False)
         expected = (expected * 3 + i) & 0xFFFFFFFF
     dev.synchronize()
