@@ -29,8 +29,11 @@ def test_random_text_assembles_or_raises_asm_error(text):
         assert e.line >= 1
 
 
+ALL_ENCODINGS = sorted(pairs_by_encoding())
+
+
 @FAST
-@given(st.sampled_from(["SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM"]), st.data())
+@given(st.sampled_from(ALL_ENCODINGS), st.data())
 def test_disassemble_assemble_decode_is_identity(enc, data):
     base, _ = data.draw(st.sampled_from(pairs_by_encoding()[enc]))
     layout = ENCODINGS[enc]
@@ -45,5 +48,7 @@ def test_disassemble_assemble_decode_is_identity(enc, data):
     except DecodeError:
         return
     text = inst.text()
+    if "invalid" in text.lower():  # LLVM's spelling of a word that is not a valid instruction (e.g.
+        return  # exp invalid_target_17, /*Invalid register*/): llvm-mc does not assemble it either
     again = decode(assemble(text))
     assert again.text() == text

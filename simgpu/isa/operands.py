@@ -64,7 +64,7 @@ def inline_constant(code: int, bits: int = 32) -> str | None:
 def src_name(code: int, count: int = 1, bits: int = 32) -> str | None:
     """Spelling of a (non-literal) source code: a register range, special register or inline constant."""
     if code >= VGPR0:
-        return reg_range("v", code - VGPR0, count)
+        return reg_range("v", code - VGPR0, count) if code - VGPR0 + count <= 256 else None
     name = scalar_name(code, count)
     if name is not None:
         return name

@@ -190,6 +190,8 @@ def vgpr_text(index: int, count: int) -> str:
     """A VGPR range; count 0 is a 16-bit half (true16 syntax), bit 7 of the index selecting .h."""
     if count == 0:
         return f"v{index & 127}.{'h' if index & 128 else 'l'}"
+    if index + count > 256:  # a range past v255 is not an operand LLVM decodes
+        raise ValueError(f"VGPR range v{index} of {count} dwords runs past v255")
     return reg_range("v", index, count)
 
 
