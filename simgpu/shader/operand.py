@@ -76,10 +76,11 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
     if code < 128:
         if code == 124:
             return np.zeros(len(w), np.uint64 if wide else np.uint32)
-        lo = st.sgpr[w, code]
+        ix = wsel(w)
+        lo = st.sgpr[ix, code]
         if not wide:
             return lo.copy()
-        return lo.astype(np.uint64) | (st.sgpr[w, code + 1].astype(np.uint64) << np.uint64(32))
+        return lo.astype(np.uint64) | (st.sgpr[ix, code + 1].astype(np.uint64) << np.uint64(32))
     if code == 255:
         lit = literal or 0
         if kind == "f64":
@@ -103,14 +104,15 @@ def write_sgpr(ex, w: np.ndarray, code: int, value: np.ndarray, wide: bool = Fal
     if code == 124 or code >= 128:
         return
     st = ex.st
+    ix = wsel(w)
     value = np.asarray(value)
     if wide:
         v = value.astype(np.uint64)
-        st.sgpr[w, code] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        st.sgpr[ix, code] = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         if code + 1 < 128:
-            st.sgpr[w, code + 1] = (v >> np.uint64(32)).astype(np.uint32)
+            st.sgpr[ix, code + 1] = (v >> np.uint64(32)).astype(np.uint32)
     else:
-        st.sgpr[w, code] = value.astype(np.uint32)
+        st.sgpr[ix, code] = value.astype(np.uint32)
 
 
 def vector_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b32") -> np.ndarray:

@@ -16,7 +16,11 @@ M32 = np.uint64(0xFFFFFFFF)
 
 
 def _widths(inst) -> dict[str, int]:
-    return {slot[0]: slot[1] for slot in inst.info.get("ops", [])}
+    """Dwords per operand field, from the codec's table entry (cached on the decoded instruction)."""
+    wd = inst.__dict__.get("_widths")
+    if wd is None:
+        wd = inst.__dict__["_widths"] = {slot[0]: slot[1] for slot in inst.info.get("ops", [])}
+    return wd
 
 
 def _srcs(ex, w, inst):
