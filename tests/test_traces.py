@@ -28,6 +28,7 @@ from traces.show import show
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 1 << 12
+GPU_TIMES: dict[tuple[float, str], float] = {}  # (a, queue) -> the launch's GPU time in seconds
 
 
 @cache
@@ -43,7 +44,7 @@ def workload(os_, a: float = 2.0, queue: str = "pm4") -> np.ndarray:
     x, y = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
     k = dev.load(_saxpy())["saxpy"]
     bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
-    k(by, bx, np.float32(a), grid=(N // 256, 1, 1), block=(256, 1, 1))
+    GPU_TIMES[(a, queue)] = k(by, bx, np.float32(a), grid=(N // 256, 1, 1), block=(256, 1, 1))
     out = by.copyout(np.empty_like(y))
     assert np.array_equal(out, np.float32(a) * x + y)
     bx.free()
@@ -65,6 +66,11 @@ def trace_a() -> bytes:
     return record(2.0)
 
 
+@cache
+def trace_aql() -> bytes:
+    return record(2.0, "aql")
+
+
 def replay_bytes(data: bytes):
     r = TraceReader(io.BytesIO(data))
     rp = Replayer(r.header)
@@ -77,7 +83,7 @@ def replay_bytes(data: bytes):
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])
 def test_record_then_replay_has_no_divergence(queue):
-    data = trace_a() if queue == "pm4" else record(2.0, queue)
+    data = trace_a() if queue == "pm4" else trace_aql()
     header, recs = read_trace(data)
     assert header["os"] == "MockOS" and header["arch"] == "gfx1100" and header["devices"] == 1
     kinds = {r["t"] for r in recs}
@@ -220,3 +226,43 @@ def test_cli_record_replay_show_diff(tmp_path):
     assert r.returncode == 0 and "mmio_write" in r.stdout
     r = subprocess.run([*cli, "diff", *outs], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0 and "identical" in r.stdout
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_show_decodes_the_dispatch_and_disassembles_the_kernel(tmp_path, queue):
+    path = tmp_path / "a.trace"
+    path.write_bytes(trace_a() if queue == "pm4" else trace_aql())
+    out = io.StringIO()
+    show(path, kinds={"mmio"}, out=out)
+    text = out.getvalue()
+    if queue == "pm4":
+        assert "DISPATCH_DIRECT groups=16x1x1 block=256x1x1" in text
+        assert "SET_SH_REG COMPUTE_PGM_LO=" in text and "data_sel=GPU_CLOCK" in text
+    else:
+        assert "AQL KERNEL_DISPATCH dims=1 grid=4096x1x1 workgroup=256x1x1" in text and "kernarg=0x" in text
+    assert text.count("SDMA COPY_LINEAR") == 4 and "SDMA FENCE" in text
+    # the kernel reached VRAM through an SDMA copy the reader re-applies; listed once, up to s_endpgm
+    listing = [line.split(": ", 1)[1] for line in text.splitlines() if line.strip().startswith("+0x")]
+    assert listing[0].startswith("v_and_b32") and listing[-1] == "s_endpgm"
+    assert any(i.startswith("global_load_b32") for i in listing) and any(i.startswith("v_mul_f32") for i in listing)
+    quiet = io.StringIO()
+    show(path, kinds={"mmio"}, out=quiet, packets=False)
+    assert "DISPATCH" not in quiet.getvalue() and "s_endpgm" not in quiet.getvalue()
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_export_uses_the_gpu_times_the_runtime_measured(tmp_path, queue):
+    path = tmp_path / "a.trace"
+    path.write_bytes(trace_a() if queue == "pm4" else trace_aql())
+    from traces.export import export
+    export(path, tmp_path / "a.json")
+    doc = json.loads((tmp_path / "a.json").read_text())
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    (d,) = [s for s in slices if s["name"] == "dispatch"]
+    tick_us = 1e6 / doc["otherData"]["gpu_counter_hz"]
+    assert doc["otherData"]["gpu_counter_hz_source"] == "AMDGPU_INFO_DEV_INFO"
+    assert d["args"]["clock"] == "gpu" and abs(d["dur"] - GPU_TIMES[(2.0, queue)] * 1e6) <= tick_us
+    assert doc["otherData"]["slices_gpu_timed"] == 1 and doc["otherData"]["slices_record_order"] == len(slices) - 1
+    assert all(s["args"]["clock"] == "record order" for s in slices if s["name"] == "copy")
+    ends = [s["ts"] + s["dur"] for s in slices]
+    assert all(b["ts"] >= e for b, e in zip(slices[1:], ends, strict=False))  # in order, never overlapping

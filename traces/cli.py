@@ -21,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--kind", help="comma-separated record types (ioctl,mmap,mmio,open,...)")
     s.add_argument("--range", dest="rng", help="record range A:B (or N)")
     s.add_argument("-v", "--verbose", action="store_true", help="list the memory page runs too")
+    s.add_argument("--no-packets", action="store_true", help="do not decode the packets submitted to the rings")
     d = sub.add_parser("diff", help="first records where two traces differ")
     d.add_argument("a")
     d.add_argument("b")
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         return replay_main(args.path)
     if cmd == "show":
         from traces.show import show_main
-        return show_main(args.path, args.kind, args.rng, args.verbose)
+        return show_main(args.path, args.kind, args.rng, args.verbose, packets=not args.no_packets)
     if cmd == "diff":
         from traces.diff import diff_main
         return diff_main(args.a, args.b, args.context, args.limit)

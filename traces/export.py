@@ -1,8 +1,10 @@
 """`simgpu trace export --perfetto`: dispatches, copies and waits as Chrome trace-event JSON.
 
-Time is the trace's virtual clock: record number n starts at n microseconds and every slice lasts one
-record (the simulator runs a queue synchronously inside the doorbell write that submitted the work, so the
-record order is the execution order). GPU timestamps written to memory are not decoded yet.
+Dispatches are placed with the GPU timestamps the runtime had the GPU write (PM4: the RELEASE_MEM GPU_CLOCK
+pair around DISPATCH_DIRECT; AQL: the completion signal's start_ts/end_ts), read from the GPU-written page
+diffs and converted with the counter frequency AMDGPU_INFO_DEV_INFO reported. Submissions without timestamps
+(the runtime's SDMA copies, waits) fall back to record order: they start where the previous slice ended and
+last 1 us. The JSON's otherData says which slices used which clock.
 """
 
 from __future__ import annotations
@@ -11,51 +13,99 @@ import json
 import sys
 
 from runtime.uapi import kfd
+from simgpu.hw import aql
 from traces.decode import fields
 from traces.format import TraceError, TraceReader
+from traces.rings import GPUView
 
-_QUEUE_KIND = {kfd.KFD_IOC_QUEUE_TYPE_COMPUTE: "dispatch", kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: "dispatch",
-               kfd.KFD_IOC_QUEUE_TYPE_SDMA: "copy", kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI: "copy",
-               kfd.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: "copy"}
 _WAIT_TID = 0
 
 
-def events(path) -> list[dict]:
-    """The trace's slices ("ph": "X"), in record order."""
-    queues: dict[int, tuple[str, int]] = {}  # doorbell offset -> (kind, queue id)
-    mappings: dict[int, int] = {}  # mapping id -> mmap offset
-    out = []
+_DEFAULT_HZ = 100_000_000  # when the trace holds no AMDGPU_INFO_DEV_INFO answer
+_FALLBACK_US = 1.0
+
+
+def _gpu_times(view: GPUView, packets) -> tuple[int, int] | None:
+    """(start, end) ticks of the submission's dispatch, from the timestamps now in memory."""
+    for i, p in enumerate(packets):
+        if p.kind != "dispatch":
+            continue
+        if p.signal is not None:
+            start, end = (int.from_bytes(view.mem.read(p.signal + o, 8), "little")
+                          for o in (aql.SIGNAL_START_TS, aql.SIGNAL_END_TS))
+        else:
+            before = [q.stamp for q in packets[:i] if q.stamp is not None]
+            after = [q.stamp for q in packets[i + 1:] if q.stamp is not None]
+            if not before or not after:
+                return None
+            start, end = (int.from_bytes(view.mem.read(a, 8), "little") for a in (before[-1], after[0]))
+        return (start, end) if 0 < start <= end else None
+    return None
+
+
+def raw_events(path) -> tuple[list[dict], GPUView]:
+    """Submissions and waits in record order, with their GPU ticks where found ("gpu": (start, end))."""
+    view, out = GPUView(), []
     with TraceReader(path) as r:
         for n, _, rec in r:
-            t = rec["t"]
-            if t == "mmap" and "id" in rec:
-                mappings[rec["id"]] = rec["offset"]
-            elif t == "ioctl" and rec["req"] == kfd.AMDKFD_IOC_CREATE_QUEUE and "errno" not in rec:
-                f_in, f_out = fields(rec["req"], rec["in"]), fields(rec["req"], rec["out"])
-                kind = _QUEUE_KIND.get(f_in.get("queue_type"), "submit")
-                queues[f_out.get("doorbell_offset", -1)] = (kind, f_out.get("queue_id", 0))
-            elif t == "mmio" and rec["id"] in mappings:
-                kind, qid = queues.get(mappings[rec["id"]] + rec["offset"], ("mmio", -1))
-                out.append(_slice(kind, n, qid + 1, {"queue_id": qid, "wptr": rec["value"]}))
-            elif t == "ioctl" and rec["req"] == kfd.AMDKFD_IOC_WAIT_EVENTS:
+            queue, packets = view.step(rec)
+            if rec["t"] == "mmio" and queue is not None:
+                kind = "copy" if queue.fmt == "sdma" else "dispatch"
+                args = {"queue_id": queue.qid, "wptr": rec["value"],
+                        "packets": [p.text for p in packets if p.kind != "other"]}
+                out.append({"name": kind, "record": n, "tid": queue.qid + 1, "args": args,
+                            "gpu": _gpu_times(view, packets)})
+            elif rec["t"] == "mmio":
+                out.append({"name": "mmio", "record": n, "tid": 0, "args": {"value": rec["value"]}, "gpu": None})
+            elif rec["t"] == "ioctl" and rec["req"] == kfd.AMDKFD_IOC_WAIT_EVENTS:
                 f = fields(rec["req"], rec.get("out", rec["in"]))
-                out.append(_slice("wait", n, _WAIT_TID, {"wait_result": f.get("wait_result"),
-                                                        "num_events": f.get("num_events")}))
-    return out
+                out.append({"name": "wait", "record": n, "tid": _WAIT_TID, "gpu": None,
+                            "args": {"wait_result": f.get("wait_result"), "num_events": f.get("num_events")}})
+    return out, view
 
 
-def _slice(name: str, record: int, tid: int, args: dict) -> dict:
-    return {"name": name, "cat": name, "ph": "X", "ts": record, "dur": 1, "pid": 1, "tid": tid,
-            "args": {"record": record, **args}}
+def events(path) -> list[dict]:
+    """The trace's slices ("ph": "X") in record order, on one timeline in microseconds."""
+    return timeline(path)[0]
+
+
+def timeline(path) -> tuple[list[dict], int | None]:
+    """The slices and the counter frequency the trace reported (None: not found)."""
+    raw, view = raw_events(path)
+    hz = view.counter_hz or _DEFAULT_HZ
+    cursor, origin, out = 0.0, None, []
+    for e in raw:
+        if e["gpu"] is not None:
+            start, end = e["gpu"]
+            if origin is None:
+                origin = (start, cursor)  # GPU tick `start` is placed at the current position
+            ts = max(cursor, origin[1] + (start - origin[0]) * 1e6 / hz)
+            dur, clock = (end - start) * 1e6 / hz, "gpu"
+            e["args"].update(gpu_start=start, gpu_end=end)
+        else:
+            ts, dur, clock = cursor, _FALLBACK_US, "record order"
+        cursor = ts + dur
+        out.append({"name": e["name"], "cat": e["name"], "ph": "X", "ts": ts, "dur": dur, "pid": 1,
+                    "tid": e["tid"], "args": {"record": e["record"], "clock": clock, **e["args"]}})
+    return out, view.counter_hz
+
+
+def _clock_note(ev: list[dict], hz: int | None) -> dict:
+    timed = sum(e["args"]["clock"] == "gpu" for e in ev)
+    return {"clock": "gpu timestamps where found, else record order",
+            "gpu_counter_hz": hz or _DEFAULT_HZ, "gpu_counter_hz_source": "AMDGPU_INFO_DEV_INFO" if hz else "assumed",
+            "slices_gpu_timed": timed, "slices_record_order": len(ev) - timed,
+            "record_order_fallback": f"slices without GPU timestamps start where the previous slice ended and last "
+                                     f"{_FALLBACK_US} us (their duration is not measured)"}
 
 
 def export(path, out_path) -> int:
     """Write the JSON; the number of slices."""
-    ev = events(path)
+    ev, raw_view_hz = timeline(path)
     meta = [{"name": "thread_name", "ph": "M", "pid": 1, "tid": _WAIT_TID, "args": {"name": "host waits"}}]
     with open(out_path, "w") as f:
         json.dump({"traceEvents": meta + ev, "displayTimeUnit": "ms",
-                   "otherData": {"clock": "virtual: 1 us per trace record"}}, f)
+                   "otherData": _clock_note(ev, raw_view_hz)}, f)
     return len(ev)
 
 

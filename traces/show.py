@@ -7,6 +7,7 @@ import sys
 
 from traces.decode import fields, format_fields, ioctl_name
 from traces.format import TraceError, TraceReader
+from traces.rings import GPUView
 from traces.shadow import PAGE
 
 
@@ -68,9 +69,20 @@ def parse_range(text: str | None) -> tuple[int, int]:
     return int(a or 0), int(b) if b else 1 << 62
 
 
+def _packet_lines(view: GPUView, queue, packets) -> list[str]:
+    out = []
+    for p in packets:
+        out.append(f"         {queue.fmt} queue {queue.qid}: {p.text}")
+        lines = view.disassemble_first(p.code) if p.code is not None else None
+        for line in lines or ():
+            out.append(f"             {line}")
+    return out
+
+
 def show(path, kinds: set[str] | None = None, rng: tuple[int, int] = (0, 1 << 62), verbose: bool = False,
-         out=sys.stdout) -> None:
-    """Print the header and the selected records."""
+         out=sys.stdout, packets: bool = True) -> None:
+    """Print the header and the selected records (with the packets each doorbell write submitted)."""
+    view = GPUView() if packets else None
     with TraceReader(path) as r:
         h = r.header
         print(f"# simgpu trace v{h.get('format')} simgpu {h.get('simgpu')} os {h.get('os')} arch {h.get('arch')} "
@@ -78,14 +90,20 @@ def show(path, kinds: set[str] | None = None, rng: tuple[int, int] = (0, 1 << 62
         for number, _, rec in r:
             if number >= rng[1]:
                 break
+            # Every record feeds the memory/queue state, even those outside the range or filter.
+            queue, pk = view.step(rec) if view is not None else (None, [])
             if number >= rng[0] and (not kinds or rec["t"] in kinds):
                 print(f"{number:6d} {format_record(rec, verbose)}", file=out)
+                if queue is not None:
+                    for line in _packet_lines(view, queue, pk):
+                        print(line, file=out)
 
 
-def show_main(path: str, kinds: str | None, rng: str | None, verbose: bool = False, out=sys.stdout) -> int:
+def show_main(path: str, kinds: str | None, rng: str | None, verbose: bool = False, out=sys.stdout,
+              packets: bool = True) -> int:
     """CLI entry: 0, or 2 for an unreadable trace (after printing what could be read)."""
     try:
-        show(path, set(kinds.split(",")) if kinds else None, parse_range(rng), verbose, out)
+        show(path, set(kinds.split(",")) if kinds else None, parse_range(rng), verbose, out, packets)
     except TraceError as e:
         print(f"simgpu trace show: {path}: {e}", file=sys.stderr)
         return 2
