@@ -105,16 +105,25 @@ class SDMAQueue(HWQueue):
 
     fmt, queue_type = "sdma", kfd.KFD_IOC_QUEUE_TYPE_SDMA
 
+    STAMPS = 32  # offset in `ptrs` of the start/end timestamps of the last submission (profiles, traces)
+
     def submit(self, packets: list[int]) -> int:
-        """Append packets plus FENCE and TRAP; ring the doorbell; the timeline value."""
+        """Append packets between two TIMESTAMPs, plus FENCE and TRAP; ring the doorbell; the timeline value."""
         self.submitted += 1
-        tail = sdma.fence(self.ptrs.va + 16, self.submitted) + sdma.trap(self.event_id)
-        self._write_ring(struct.pack(f"<{len(packets) + len(tail)}I", *packets, *tail))
+        head = sdma.timestamp(self.ptrs.va + self.STAMPS)
+        tail = (sdma.timestamp(self.ptrs.va + self.STAMPS + 8) + sdma.fence(self.ptrs.va + 16, self.submitted)
+                + sdma.trap(self.event_id))
+        words = head + list(packets) + tail
+        self._write_ring(struct.pack(f"<{len(words)}I", *words))
         self._ring_doorbell()
         return self.submitted
 
     def completed(self) -> int:
         return struct.unpack_from("<I", self.ptrs.view, 16)[0]
+
+    def last_times(self) -> tuple[int, int]:
+        """(start, end) timestamp ticks of the last completed submission."""
+        return struct.unpack_from("<QQ", self.ptrs.view, self.STAMPS)
 
     def _set_completed(self, value: int) -> None:
         struct.pack_into("<I", self.ptrs.view, 16, value)

@@ -40,6 +40,10 @@ def _gpu_times(view: GPUView, packets) -> tuple[int, int] | None:
                 return None
             start, end = (int.from_bytes(view.mem.read(a, 8), "little") for a in (before[-1], after[0]))
         return (start, end) if 0 < start <= end else None
+    stamps = [p.stamp for p in packets if p.stamp is not None]
+    if len(stamps) >= 2:  # an SDMA submission bracketed by TIMESTAMP packets (the runtime's copies)
+        start, end = (int.from_bytes(view.mem.read(a, 8), "little") for a in (stamps[0], stamps[-1]))
+        return (start, end) if start <= end and end > 0 else None  # the first copy may start at tick 0
     return None
 
 
