@@ -134,10 +134,17 @@ def select_os() -> OS:
     else:
         raise RuntimeError(f"no AMD GPU driver: {KFD_PATH} does not exist. Set MOCKGPU=1 to run on the simulated "
                            "gfx1100 (simgpu) instead.")
+    _default = traced(_default)
+    return _default
+
+
+def traced(os_):
+    """`os_` wrapped in traces.RecordingOS when SIMGPU_TRACE=path is set (else `os_` itself), for any
+    program that builds its own OS, like `simgpu demo`."""
     if os.environ.get("SIMGPU_TRACE"):
         from traces.record import RecordingOS  # only when asked: record every call (docs/traces.md)
-        _default = RecordingOS(_default, os.environ["SIMGPU_TRACE"], close_at_exit=True)
-    return _default
+        return RecordingOS(os_, os.environ["SIMGPU_TRACE"], close_at_exit=True)
+    return os_
 
 
 def reset_default_os() -> None:

@@ -67,7 +67,8 @@ def run(queue: str = "pm4", out=print) -> bool:
     from compiler.llvm import compile_ir
     from mockgpu import MockOS
     out(f"simgpu demo: running on the SIMULATED gfx1100 (mockgpu.MockOS, queue={queue}), not on hardware")
-    dev = runtime.Device("AMD:0", queue=queue, os=MockOS(devices=1, vram_size=1 << 30))
+    from runtime.os import traced
+    dev = runtime.Device("AMD:0", queue=queue, os=traced(MockOS(devices=1, vram_size=1 << 30)))
     rows, ok = [], True
     rng = np.random.default_rng(1234)
     n = 1 << 16

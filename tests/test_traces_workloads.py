@@ -66,3 +66,17 @@ def test_demo_matmul_replays_without_divergence():
         assert np.allclose(bc.copyout(np.empty_like(a)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
         dev.close()
     assert replay_bytes(_record(work)) is None
+
+
+def test_simgpu_demo_recorded_with_simgpu_trace_replays(tmp_path):
+    import os
+    import subprocess
+    import sys
+    path = tmp_path / "demo.trace"
+    env = dict(os.environ, SIMGPU_TRACE=str(path))
+    run = subprocess.run([sys.executable, "-m", "simgpu.cli", "demo"], env=env, capture_output=True, text=True)
+    assert run.returncode == 0 and "FAIL" not in run.stdout, run.stdout + run.stderr
+    env.pop("SIMGPU_TRACE")
+    rep = subprocess.run([sys.executable, "-m", "simgpu.cli", "trace", "replay", str(path)], env=env,
+                         capture_output=True, text=True)
+    assert rep.returncode == 0 and "no divergence" in rep.stdout, rep.stdout + rep.stderr
