@@ -474,62 +474,7 @@ def test_ds_nop(tb):
 
 # ---------------------------------------------------------------------------------------------- LLVM kernels
 
-REDUCE_IR = """
-@smem = internal addrspace(3) global [256 x float] undef, align 4
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-declare void @llvm.amdgcn.s.barrier()
-define amdgpu_kernel void @reduce(ptr addrspace(1) %in, ptr addrspace(1) %out) #0 {
-entry:
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 256
-  %i = add i32 %base, %tid
-  %p = getelementptr float, ptr addrspace(1) %in, i32 %i
-  %v = load float, ptr addrspace(1) %p
-  %s = getelementptr [256 x float], ptr addrspace(3) @smem, i32 0, i32 %tid
-  store float %v, ptr addrspace(3) %s
-  br label %loop
-loop:
-  %stride = phi i32 [128, %entry], [%next, %body_end]
-  fence syncscope("workgroup") release
-  call void @llvm.amdgcn.s.barrier()
-  fence syncscope("workgroup") acquire
-  %active = icmp ult i32 %tid, %stride
-  br i1 %active, label %body, label %body_end
-body:
-  %j = add i32 %tid, %stride
-  %q = getelementptr [256 x float], ptr addrspace(3) @smem, i32 0, i32 %j
-  %a = load float, ptr addrspace(3) %s
-  %b = load float, ptr addrspace(3) %q
-  %c = fadd float %a, %b
-  store float %c, ptr addrspace(3) %s
-  br label %body_end
-body_end:
-  %next = lshr i32 %stride, 1
-  %done = icmp eq i32 %next, 0
-  br i1 %done, label %exit, label %loop
-exit:
-  %is0 = icmp eq i32 %tid, 0
-  br i1 %is0, label %write, label %ret
-write:
-  %r = load float, ptr addrspace(3) @smem
-  %o = getelementptr float, ptr addrspace(1) %out, i32 %gid
-  store float %r, ptr addrspace(1) %o
-  br label %ret
-ret:
-  ret void
-}
-attributes #0 = { "amdgpu-flat-work-group-size"="256,256" }
-"""
-
-
-def test_llvm_lds_reduction(tb):
-    k = tb.load(compile_ir(REDUCE_IR))["reduce"]
-    x = np.arange(4 * 256, dtype=np.float32) % 17  # small integers: the sum is exact in any order
-    va, out = tb.upload(x), tb.alloc(16)
-    tb.launch(k, [va, out], (4,), (256,))
-    assert np.array_equal(tb.download(out, np.float32, 4), x.reshape(4, 256).sum(axis=1))
+# The LDS reduction with barriers is the corpus kernel `lds_reduce` (tests/corpus.py, test_corpus.py).
 
 
 LDS_ATOMIC_IR = """
