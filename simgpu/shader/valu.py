@@ -378,6 +378,8 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w))
     if carry is not None:
         code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
+        if code == 124:  # carry-out to null: nothing to write
+            return
         carry = np.broadcast_to(np.asarray(carry, bool), (len(w), st.lanes))
         _write_mask(ex, w, code, carry if full else carry & st.exec_lanes(w))
 
