@@ -22,6 +22,7 @@ from .setup import initial_state
 from .state import BARRIER, DONE, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
+BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
 
 
 @dataclass
@@ -75,7 +76,9 @@ class ShaderEngine:
         self.counters.dispatches += 1
         ex = Exec(self, d)
         groups = ex.all_groups()
-        per_batch = max(1, MAX_BATCH_WAVES // ex.waves_per_group)
+        wave_bytes = d.vgpr_count * d.wave_size * 4 + d.private_segment_size * d.wave_size
+        waves = min(MAX_BATCH_WAVES, max(1, BATCH_VGPR_BYTES // max(wave_bytes, 1)))
+        per_batch = max(1, waves // ex.waves_per_group)
         for start in range(0, len(groups), per_batch):
             ex.run_batch(groups[start:start + per_batch])
 
