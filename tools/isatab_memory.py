@@ -54,35 +54,7 @@ MODES = {
 
 def raw_disassemble(words: list[bytes]) -> list[tuple[str, bytes] | None]:
     """llvm-mc's (text, re-encoded bytes) for each probe, or None where it does not decode exactly one."""
-    out: list[tuple[str, bytes] | None] = []
-    for base in range(0, len(words), 0x8000):
-        out += _raw_batch(words[base:base + 0x8000])
-    return out
-
-
-def _raw_batch(words: list[bytes]) -> list[tuple[str, bytes] | None]:
-    lines = []
-    for i, w in enumerate(words):
-        lines.append(" ".join(f"0x{b:02x}" for b in w))
-        lines.append(" ".join(f"0x{b:02x}" for b in oracle._sentinel(i) * 3))
-    out, diags = oracle._run_mc(["--disassemble"], "\n".join(lines) + "\n")
-    parsed = [oracle._parse_encoded(line) for line in out]
-    groups: dict[int, list] = {}
-    group: list = []
-    nxt = 0
-    for k, (text, data) in enumerate(parsed):
-        idx = oracle._sentinel_index(text, data)
-        paired = k + 1 < len(parsed) and parsed[k + 1] == (text, data)
-        if idx is not None and (idx == nxt or (nxt < idx < len(words) and paired)):
-            groups[idx] = group if idx == nxt else []
-            nxt, group = idx + 1, []
-        elif group or idx is None or idx != nxt - 1:
-            group.append((text, data))
-    res = []
-    for i in range(len(words)):
-        g = groups.get(i, [])
-        res.append(g[0] if (2 * i + 1) not in diags and len(g) == 1 else None)
-    return res
+    return oracle.probe_outputs(words)
 
 
 def pack(enc: str, vals: dict[str, int], extra: bytes = b"") -> bytes:

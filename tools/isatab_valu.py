@@ -64,28 +64,9 @@ def mc_encoded(words: list[bytes], notes: bool = False) -> list[tuple[str, bytes
 
 
 def _mc_batch(words: list[bytes], notes: bool = False) -> list[tuple[str, bytes] | None]:
-    lines = []
-    for i, w in enumerate(words):
-        lines.append(" ".join(f"0x{b:02x}" for b in w))
-        lines.append(" ".join(f"0x{b:02x}" for b in oracle._sentinel(i) * 3))
-    outl, diags = oracle._run_mc(["--disassemble"], "\n".join(lines) + "\n")
-    groups: dict[int, list[tuple[str, bytes]]] = {}
-    group: list[tuple[str, bytes]] = []
-    nxt = 0
-    parsed = [oracle._parse_encoded(line) for line in outl]
-    for text, data in parsed:
-        idx = oracle._sentinel_index(text, data)
-        if idx is not None and idx == nxt:
-            groups[idx], nxt, group = group, idx + 1, []
-        elif idx is None or idx != nxt - 1:
-            group.append((text, data))
-    res: list[tuple[str, bytes] | None] = []
     # A shorter re-encoding is a literal llvm-mc turned into an inline constant; a longer one took sentinel bytes.
-    for i, w in enumerate(words):
-        g = groups.get(i, [])
-        ok = (2 * i + 1) not in diags and len(g) == 1 and len(g[0][1]) <= len(w) and (notes or "/*" not in g[0][0])
-        res.append(g[0] if ok else None)
-    return res
+    return [g if g is not None and len(g[1]) <= len(w) and (notes or "/*" not in g[0]) else None
+            for g, w in zip(oracle.probe_outputs(words), words, strict=True)]
 
 
 def word(enc: str, vals: dict[str, int], ext: list[int] = ()) -> bytes:

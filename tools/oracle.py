@@ -65,16 +65,22 @@ def _parse_encoded(line: str) -> tuple[str, bytes]:
     return text, data
 
 
-def disassemble(words: list[bytes]) -> list[str | None]:
-    """llvm-mc's text for each byte string (one instruction each), or None where it is not exactly one
-    valid instruction that llvm-mc encodes back to the same bytes."""
-    results: list[str | None] = []
+def probe_outputs(words: list[bytes]) -> list[tuple[str, bytes] | None]:
+    """llvm-mc's (text, re-encoded bytes) for each byte string, or None where llvm-mc warns or does not
+    print exactly one instruction for it. The re-encoding may differ from the probe (non-canonical input)."""
+    results: list[tuple[str, bytes] | None] = []
     for base in range(0, len(words), 0x8000):
-        results += _disassemble_batch(words[base:base + 0x8000])
+        results += _probe_batch(words[base:base + 0x8000])
     return results
 
 
-def _disassemble_batch(words: list[bytes]) -> list[str | None]:
+def disassemble(words: list[bytes]) -> list[str | None]:
+    """llvm-mc's text for each byte string (one instruction each), or None where it is not exactly one
+    valid instruction that llvm-mc encodes back to the same bytes."""
+    return [r[0] if r is not None and r[1] == w else None for r, w in zip(probe_outputs(words), words, strict=True)]
+
+
+def _probe_batch(words: list[bytes]) -> list[tuple[str, bytes] | None]:
     lines = []
     for i, w in enumerate(words):
         lines.append(" ".join(f"0x{b:02x}" for b in w))
@@ -92,11 +98,10 @@ def _disassemble_batch(words: list[bytes]) -> list[str | None]:
             nxt, group = idx + 1, []
         elif group or idx is None or idx != nxt - 1:
             group.append((text, data))
-    results: list[str | None] = []
-    for i, w in enumerate(words):
+    results: list[tuple[str, bytes] | None] = []
+    for i in range(len(words)):
         g = groups.get(i, [])
-        ok = (2 * i + 1) not in diags and len(g) == 1 and g[0][1] == w
-        results.append(g[0][0] if ok else None)
+        results.append(g[0] if (2 * i + 1) not in diags and len(g) == 1 else None)
     return results
 
 
