@@ -452,6 +452,18 @@ define amdgpu_kernel void @ballot_readfirstlane(ptr addrspace(1) %out, ptr addrs
                          ballot_ref, tags={"cross_lane"})]
 
 
+def check_outputs(k: CorpusKernel, args: list, after: list) -> None:
+    """Assert a run's final buffers match the numpy reference: bit-exact, or within the kernel's tolerance."""
+    for idx, expected in k.reference(args).items():
+        got = after[idx]
+        if k.rtol or k.atol:
+            np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=k.rtol, atol=k.atol,
+                                       equal_nan=True, err_msg=k.name)
+        else:
+            assert got.tobytes() == np.ascontiguousarray(expected).tobytes() or \
+                np.array_equal(got, expected, equal_nan=True), k.name
+
+
 def corpus() -> list[CorpusKernel]:
     """Every corpus kernel."""
     return _float_kernels() + _conversion_kernels() + _int_kernels() + _loop_kernels() + _memory_kernels() + \

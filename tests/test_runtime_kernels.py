@@ -5,7 +5,7 @@ from functools import cache
 
 import numpy as np
 import pytest
-from corpus import corpus
+from corpus import check_outputs, corpus
 
 import runtime
 from compiler.llvm import compile_ir
@@ -39,15 +39,7 @@ def run_corpus(dev: runtime.Device, name: str, seed: int = 0):
 
 
 def check(name: str, args, after) -> None:
-    k = KERNELS[name]
-    for idx, expected in k.reference(args).items():
-        got = after[idx]
-        if k.rtol or k.atol:
-            np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=k.rtol, atol=k.atol,
-                                       equal_nan=True, err_msg=name)
-        else:
-            assert got.tobytes() == np.ascontiguousarray(expected).tobytes() or \
-                np.array_equal(got, expected, equal_nan=True), name
+    check_outputs(KERNELS[name], args, after)
 
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])
