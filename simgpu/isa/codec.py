@@ -131,21 +131,14 @@ def _assemble_one(text: str, ctx: AsmContext) -> bytes:
     for suffix in ("_e32", "_e64"):
         try:
             out = _assemble_mnemonic(mnemonic + suffix, toks, ctx)
-        except AsmError as e:
-            error = error if error is not None and mnemonic + suffix not in _all_mnemonics() else e
+        except AsmError as e:  # a known form that does not fit: its reason is the one to report
+            error = e
             continue
         if out is not None:
             return out
     if error is not None:
         raise error
     raise AsmError("expected a gfx1100 instruction mnemonic", line=ctx.line, column=ctx.column, token=mnemonic)
-
-
-def _all_mnemonics() -> set[str]:
-    out: set[str] = set()
-    for fam in families():
-        out |= fam.mnemonics()
-    return out
 
 
 def _assemble_mnemonic(mnemonic: str, toks: list[str], ctx: AsmContext) -> bytes | None:

@@ -79,30 +79,31 @@ def _fma_native(a, b, c, dt):
     return r
 
 
-def _add(t, ctx, a, b):
+# Exact (any MODE) add and mul: (f64 routine, f16/f32 routine) in fpexact.
+_EXACT = {np.add: (fx.add64, fx.add_small), np.multiply: (fx.mul64, fx.mul_small)}
+
+
+def _binary(op, t, ctx, a, b):
+    """a (op) b for op np.add or np.multiply: numpy's own arithmetic in the default MODE, else exact."""
     if native_mode(ctx, t):
-        return _native(t, ctx, np.add, lambda: _add_exact(t, ctx, a, b), a, b)
-    return _add_exact(t, ctx, a, b)
+        return _native(t, ctx, op, lambda: _binary_exact(op, t, ctx, a, b), a, b)
+    return _binary_exact(op, t, ctx, a, b)
 
 
-def _add_exact(t, ctx, a, b):
+def _binary_exact(op, t, ctx, a, b):
     rm, dm = modes(ctx, t)
     a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
-    r = fx.add64(a, b, rm) if t == "f64" else fx.add_small(a, b, DT[t], rm)
+    wide, small = _EXACT[op]
+    r = wide(a, b, rm) if t == "f64" else small(a, b, DT[t], rm)
     return fx.flush_out(r, dm)
+
+
+def _add(t, ctx, a, b):
+    return _binary(np.add, t, ctx, a, b)
 
 
 def _mul(t, ctx, a, b):
-    if native_mode(ctx, t):
-        return _native(t, ctx, np.multiply, lambda: _mul_exact(t, ctx, a, b), a, b)
-    return _mul_exact(t, ctx, a, b)
-
-
-def _mul_exact(t, ctx, a, b):
-    rm, dm = modes(ctx, t)
-    a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
-    r = fx.mul64(a, b, rm) if t == "f64" else fx.mul_small(a, b, DT[t], rm)
-    return fx.flush_out(r, dm)
+    return _binary(np.multiply, t, ctx, a, b)
 
 
 def _fma(t, ctx, a, b, c, post_scale=0, flush_inputs=True):

@@ -98,11 +98,9 @@ def _workitem_ids(d: Dispatch, st: WaveState, groups, waves_per_group: int) -> N
     dims = (d.rsrc2 >> 11) & 3  # ENABLE_VGPR_WORKITEM_ID: 0 = x, 1 = x,y, 2 = x,y,z
     v0 = x if dims == 0 else x | (y << 10) | ((z << 20) if dims >= 2 else 0)
     st.vgpr[:, 0, :] = np.tile(v0.astype(np.uint32), (ngroups, 1))
-    in_group = flat < wx * wy * wz
-    if all(g % w == 0 for g, w in zip(d.grid, d.workgroup, strict=True)):
-        valid = np.tile(in_group, (ngroups, 1))
-    else:  # partial workgroups at the grid's edge: items beyond the grid are not launched
-        valid = np.tile(in_group, (ngroups, 1))
+    valid = np.tile(flat < wx * wy * wz, (ngroups, 1))
+    if any(g % w for g, w in zip(d.grid, d.workgroup, strict=True)):
+        # partial workgroups at the grid's edge: items beyond the grid are not launched
         g = np.array(groups, np.int64).reshape(-1, 3)[st.group] + np.array(d.grid_offset, np.int64)
         for dim, ids in enumerate((x, y, z)):
             valid &= g[:, dim:dim + 1] * d.workgroup[dim] + np.tile(ids, (ngroups, 1)) < d.grid[dim]

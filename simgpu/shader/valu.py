@@ -345,7 +345,7 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     for kind, v, t in plan:
         dt, bits = TYPES[t]
         if bits == 64:
-            srcs.append(_read64(st, ix, kind, v).view(dt))
+            srcs.append(_read64(ex, w, ix, kind, v).view(dt))
         elif kind == "v":
             srcs.append(st.vgpr[ix, v, :].view(dt))
         elif kind == "s":
@@ -384,19 +384,16 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         _write_mask(ex, w, code, carry if full else carry & st.exec_lanes(w))
 
 
-def _read64(st, ix, kind: str, v: int) -> np.ndarray:
+def _read64(ex, w, ix, kind: str, v: int) -> np.ndarray:
     """A 64-bit source as uint64: a VGPR pair [n, lanes], an SGPR pair [n, 1], or a constant."""
+    st = ex.st
     if kind == "v":
         out = st.vgpr[ix, v + 1, :].astype(U64)
         out <<= U64(32)
         out |= st.vgpr[ix, v, :]
         return out
     if kind == "s":
-        out = st.sgpr[ix, min(v + 1, 127)].astype(U64) if v < 124 or v in (126,) else \
-            np.zeros(st.sgpr[ix, v].shape, U64)
-        out <<= U64(32)
-        out |= st.sgpr[ix, v]
-        return out[:, None]
+        return scalar_src(ex, w, v, None, "b64")[:, None]
     return np.array(v, U64)
 
 
