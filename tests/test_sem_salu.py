@@ -2,7 +2,9 @@
 
 Each test runs one instruction in many waves at once (one workgroup per input row): every wave loads
 s4..s11 from its row, executes the instruction with its result in s12/s13, captures SCC, and stores
-s12, s13 and SCC. The references are plain Python integers.
+s12, s13 and SCC. The references are plain Python integers. The first rows run again each as a
+dispatch of one wave, where the scalar unit computes on Python ints instead of arrays (svalue), and
+must give the same results.
 """
 
 import numpy as np
@@ -14,6 +16,7 @@ from simgpu.testbed import Testbed
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 ROWS = 64
+SINGLE_WAVE_ROWS = 4
 SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 EDGES = [0, 1, 2, 31, 32, 63, 64, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE, 0x12345678]
 
@@ -49,6 +52,14 @@ def run(tb, inst: str, rows: np.ndarray, scc_in: np.ndarray | None = None) -> np
     data = np.array(rows, dtype=np.uint32).reshape(-1, 8).copy()
     if scc_in is not None:
         data[:, 7] = scc_in
+    got = _launch(tb, k, data)
+    for i in range(min(SINGLE_WAVE_ROWS, len(data))):
+        alone = _launch(tb, k, data[i:i + 1])
+        assert np.array_equal(alone[0], got[i]), (inst, i, alone[0], got[i])
+    return got
+
+
+def _launch(tb, k, data: np.ndarray) -> np.ndarray:
     inp, out = tb.upload(data), tb.alloc(16 * len(data))
     tb.launch(k, [out, inp], (len(data),), (32,))
     return tb.download(out, np.uint32, 4 * len(data)).reshape(-1, 4)[:, :3]
@@ -226,6 +237,73 @@ def test_sop1_64_bit_ops(tb, rows):
     check(got, rows, lambda r: (int(f"{u64(r[0], r[1]):064b}"[::-1], 2), None), wide=True)
     got = run(tb, "s_bitreplicate_b64_b32 s[12:13], s4", rows)
     check(got, rows, lambda r: (sum(3 << (2 * i) for i in range(32) if r[0] >> i & 1), None), wide=True)
+
+
+def _cls64(x: int) -> int:
+    return _cls(x, 64)
+
+
+SOP1_64 = {  # 64-bit sources: result in s12 (32-bit results) or s[12:13]
+    "s_ctz_i32_b64 s12, s[4:5]": (lambda a: (_ctz(a), None), False),
+    "s_clz_i32_u64 s12, s[4:5]": (lambda a: (_clz(a, 64), None), False),
+    "s_cls_i32_i64 s12, s[4:5]": (lambda a: (_cls64(a), None), False),
+    "s_quadmask_b64 s[12:13], s[4:5]": (lambda a: (sum(1 << i for i in range(16) if (a >> (4 * i)) & 0xF), a != 0),
+                                         True),
+    "s_wqm_b64 s[12:13], s[4:5]": (lambda a: (sum(0xF << (4 * i) for i in range(16) if (a >> (4 * i)) & 0xF),
+                                              a != 0), True),
+    "s_not_b64 s[12:13], s[4:5]": (lambda a: (~a & M64, ~a & M64 != 0), True),
+}
+
+
+@pytest.mark.parametrize("text", sorted(SOP1_64))
+@SETTINGS
+@given(rows=rows_strategy())
+def test_sop1_64(tb, text, rows):
+    ref, wide = SOP1_64[text]
+    got = run(tb, text, rows)
+    check(got, rows, lambda r: ref(u64(r[0], r[1])), wide=wide)
+
+
+# Inline constants and literals are Python ints in both the one-wave and the many-wave forms, mixed
+# with SGPR values: shifts of a constant by a register, sign-extended 64-bit constants, conditional moves.
+MIXED = {
+    "s_add_i32 s12, s4, -1": lambda r: ((r[0] - 1) & M32, not -2**31 <= s32(r[0]) - 1 < 2**31),
+    "s_lshl_b32 s12, 1, s5": lambda r: ((1 << (r[1] & 31)) & M32, True),
+    "s_ashr_i32 s12, -8, s5": lambda r: ((-8 >> (r[1] & 31)) & M32, True),
+    "s_ashr_i32 s12, 0x80000000, s5": lambda r: ((-2**31 >> (r[1] & 31)) & M32, True),
+    "s_mov_b64 s[12:13], -2": lambda r: (M64 - 1, None),
+    "s_mov_b64 s[12:13], 0x80000000": lambda r: (0xFFFFFFFF80000000, None),
+    "s_mov_b32 s12, s4\ns_bitset1_b32 s12, s5": lambda r: (r[0] | (1 << (r[1] & 31)), None),
+    "s_mov_b32 s12, s4\ns_bitset0_b32 s12, s5": lambda r: (r[0] & ~(1 << (r[1] & 31)) & M32, None),
+    "s_mov_b64 s[12:13], s[4:5]\ns_bitset1_b64 s[12:13], s6": lambda r: (u64(r[0], r[1]) | (1 << (r[2] & 63)), None),
+    "s_mov_b32 s12, s4\ns_cmp_lg_u32 s7, 0\ns_cmov_b32 s12, s5": lambda r: (r[1] if r[3] else r[0], None),
+    "s_mov_b32 s12, s4\ns_cmp_lg_u32 s7, 0\ns_cmovk_i32 s12, 0x8001":
+        lambda r: (0xFFFF8001 if r[3] else r[0], None),
+    "s_bitcmp1_b64 s[4:5], s6": lambda r: (0xDEADBEEF, (u64(r[0], r[1]) >> (r[2] & 63)) & 1),
+    "s_bfm_b64 s[12:13], s4, s5": lambda r: ((((1 << (r[0] & 63)) - 1) << (r[1] & 63)) & M64, None),
+}
+
+
+@pytest.mark.parametrize("text", sorted(MIXED))
+@SETTINGS
+@given(rows=rows_strategy())
+def test_constants_and_two_step_ops(tb, text, rows):
+    got = run(tb, text, rows)
+    wide = "s[12:13]" in text and "bitcmp" not in text
+    check(got, rows, MIXED[text], wide=wide)
+
+
+@SETTINGS
+@given(rows=rows_strategy())
+def test_saveexec_forms(tb, rows):
+    # EXEC starts as all 32 launched lanes; each form's new EXEC is read back in s13.
+    exec_ = M32
+    forms = {"or": lambda s, e: s | e, "xor": lambda s, e: s ^ e, "and_not0": lambda s, e: ~s & e,
+             "or_not1": lambda s, e: s | ~e, "nor": lambda s, e: ~(s | e)}
+    for name, f in forms.items():
+        got = run(tb, f"s_{name}_saveexec_b32 s12, s4\ns_mov_b32 s13, exec_lo\ns_mov_b32 exec_lo, -1", rows)
+        for i, r in enumerate(rows):
+            assert int(got[i, 0]) == exec_ and int(got[i, 1]) == f(r[0], exec_) & M32, (name, i)
 
 
 @SETTINGS

@@ -19,7 +19,7 @@ from ..isa import DecodeError, decode
 from . import semantics
 from .dispatch import Dispatch
 from .setup import initial_state
-from .state import BARRIER, DONE, RUNNING, WaveState, wsel
+from .state import BARRIER, DONE, EXEC_LO, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
@@ -79,8 +79,11 @@ class ShaderEngine:
         wave_bytes = d.vgpr_count * d.wave_size * 4 + d.private_segment_size * d.wave_size
         waves = min(MAX_BATCH_WAVES, max(1, BATCH_VGPR_BYTES // max(wave_bytes, 1)))
         per_batch = max(1, waves // ex.waves_per_group)
-        for start in range(0, len(groups), per_batch):
-            ex.run_batch(groups[start:start + per_batch])
+        # Float exceptions are results on a GPU (NaN, inf, flushed denormals), never errors: one
+        # error-state switch for the whole dispatch instead of one per instruction.
+        with np.errstate(all="ignore"):
+            for start in range(0, len(groups), per_batch):
+                ex.run_batch(groups[start:start + per_batch])
 
 
 class Exec:
@@ -142,7 +145,7 @@ class Exec:
         c.wave_instructions += n
         c.per_opcode[inst.mnemonic] += n
         if is_valu:
-            c.lane_ops += int(np.bitwise_count(st.mask64(w, 126)).sum())
+            c.lane_ops += self._active_lanes(w)
         self.engine.clock.cycles += n * Clock.CYCLES_PER_WAVE_INSTRUCTION
         self.budget -= n
         if self.budget < 0:
@@ -155,9 +158,20 @@ class Exec:
         except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
             raise self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}") from e
         if nxt is None:
-            st.pc[wsel(w)] = pc + inst.size
+            st.pc[int(w[0]) if n == 1 else wsel(w)] = pc + inst.size
             return inst.size
         return 0
+
+    def _active_lanes(self, w: np.ndarray) -> int:
+        """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""
+        sg = self.st.sgpr
+        if len(w) == 1:
+            w0 = int(w[0])
+            lanes = int(sg[w0, EXEC_LO]).bit_count()
+            return lanes + int(sg[w0, EXEC_LO + 1]).bit_count() if self.lanes == 64 else lanes
+        ix = wsel(w)
+        lanes = int(np.bitwise_count(sg[ix, EXEC_LO]).sum())
+        return lanes + int(np.bitwise_count(sg[ix, EXEC_LO + 1]).sum()) if self.lanes == 64 else lanes
 
     def fetch(self, pc: int, w: np.ndarray):
         hit = self.cache.get(pc)

@@ -1,194 +1,148 @@
-"""Scalar ALU semantics (SOP1, SOP2, SOPC, SOPK), from the RDNA3 ISA reference pseudo-code.
+"""Scalar ALU semantics of SOP2, from the RDNA3 ISA reference pseudo-code.
 
-Every function works on [n] arrays (one value per wave). Operand widths come from the decoded
-instruction's table entry (dwords per operand), so one function serves the b32 and b64 forms.
+Each op is written once over values of the scalar unit (svalue: a Python int for one wave, a uint64
+array for many). Operand widths come from the decoded instruction's table entry, so one function
+serves the b32 and b64 forms.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .operand import scalar_src, write_sgpr
+from .salu import dst_wide, read_scc, sources, write_scc, write_sgpr
 from .semantics import register
-
-U32, U64 = np.uint32, np.uint64
-M32 = np.uint64(0xFFFFFFFF)
-
-
-def _widths(inst) -> dict[str, int]:
-    """Dwords per operand field, from the codec's table entry (cached on the decoded instruction)."""
-    wd = inst.__dict__.get("_widths")
-    if wd is None:
-        wd = inst.__dict__["_widths"] = {slot[0]: slot[1] for slot in inst.info.get("ops", [])}
-    return wd
-
-
-def _srcs(ex, w, inst):
-    wd = _widths(inst)
-    out = []
-    for name in ("ssrc0", "ssrc1"):
-        if name in wd:
-            out.append(scalar_src(ex, w, inst.fields[name], inst.literal, "b64" if wd[name] == 2 else "b32"))
-    return out
-
-
-def _dst_wide(inst) -> bool:
-    return _widths(inst).get("sdst", 1) == 2
-
-
-def _u(x, wide: bool):
-    return np.asarray(x).astype(U64 if wide else U32)
-
-
-def _i(x, wide: bool):
-    return _u(x, wide).view(np.int64 if wide else np.int32)
-
-
-def _set_scc(ex, w, cond) -> None:
-    ex.st.scc[w] = np.asarray(cond).astype(U32)
-
-
-# ---------------------------------------------------------------------------------------------- SOP2
+from .svalue import M32, select, signed, unsigned, width_mask
 
 
 def _arith(kind: str):
+    """32-bit add/sub: SCC is the carry (unsigned forms) or the signed overflow (_i32 forms)."""
     def fn(ex, w, inst):
-        a, b = _srcs(ex, w, inst)
-        a64, b64 = a.astype(U64), b.astype(U64)
-        scc = ex.st.scc[w].astype(U64)
+        a, b = sources(ex, w, inst)
         if kind == "add_u":
-            r = a64 + b64
-            carry = r >> np.uint64(32)
+            full = a + b
+            carry = full > M32
         elif kind == "addc":
-            r = a64 + b64 + scc
-            carry = r >> np.uint64(32)
+            full = a + b + read_scc(ex, w)
+            carry = full > M32
         elif kind == "sub_u":
-            r = a64 - b64
-            carry = (b64 > a64)
+            full, carry = a - b, b > a
         elif kind == "subb":
-            r = a64 - b64 - scc
-            carry = (b64 + scc > a64)
-        else:  # signed add/sub: SCC = signed overflow
-            ai, bi = a.view(np.int32).astype(np.int64), b.view(np.int32).astype(np.int64)
-            full = ai + bi if kind == "add_i" else ai - bi
-            r = full.astype(U64)
+            scc = read_scc(ex, w)
+            full, carry = a - b - scc, b + scc > a
+        else:
+            full = signed(a, 32) + signed(b, 32) if kind == "add_i" else signed(a, 32) - signed(b, 32)
             carry = (full > 0x7FFFFFFF) | (full < -0x80000000)
-        write_sgpr(ex, w, inst.fields["sdst"], (r & M32).astype(U32))
-        _set_scc(ex, w, carry != 0)
+        write_sgpr(ex, w, inst.fields["sdst"], unsigned(full, 32))
+        write_scc(ex, w, carry)
     return fn
 
 
-def _binop(op, scc_rule="nonzero", signed=False):
-    """A two-source op whose result sets SCC by `scc_rule`."""
+def _binop(op, scc_rule: str | None = "nonzero"):
+    """A two-source op `op(a, b, bits) -> (result, scc)`; SCC = result != 0, or the op's, or kept."""
     def fn(ex, w, inst):
-        a, b = _srcs(ex, w, inst)
-        wide = _dst_wide(inst)
-        r, scc = op(a, b, wide, ex.st.scc[w])
-        r = _u(r, wide)
+        a, b = sources(ex, w, inst)
+        wide = dst_wide(inst)
+        r, scc = op(a, b, 64 if wide else 32)
+        r = r & width_mask(wide)
         write_sgpr(ex, w, inst.fields["sdst"], r, wide)
         if scc_rule == "nonzero":
-            _set_scc(ex, w, r != 0)
+            write_scc(ex, w, r != 0)
         elif scc_rule == "op":
-            _set_scc(ex, w, scc)
+            write_scc(ex, w, scc)
     return fn
 
 
-def _shift_amount(b, wide):
-    return (b.astype(U64) & np.uint64(63 if wide else 31))
+def _lshl(a, b, bits):
+    return a << (b & (bits - 1)), None
 
 
-def _lshl(a, b, wide, scc):
-    return (a.astype(U64) << _shift_amount(b, wide)) & (np.uint64(0xFFFFFFFFFFFFFFFF) if wide else M32), None
+def _lshr(a, b, bits):
+    return a >> (b & (bits - 1)), None
 
 
-def _lshr(a, b, wide, scc):
-    return a.astype(U64) >> _shift_amount(b, wide), None
+def _ashr(a, b, bits):
+    return arith_shift_right(a, b & (bits - 1), bits), None
 
 
-def _ashr(a, b, wide, scc):
-    return (_i(a, wide).astype(np.int64) >> _shift_amount(b, wide).astype(np.int64)), None
+def arith_shift_right(x, amount, bits: int):
+    """x >> amount with the sign bit of a `bits`-wide x shifted in."""
+    s = signed(x, bits)
+    if not isinstance(amount, int):  # an int64 shift of an int64 value (numpy refuses mixed signedness)
+        amount = amount.astype(np.int64)
+    return unsigned(s >> amount, bits)
 
 
-def _lshl_add(n):
-    def op(a, b, wide, scc):
-        full = ((a.astype(U64) << np.uint64(n)) & M32) + b.astype(U64)
-        return full & M32, (full >> np.uint64(32)) != 0
+def _lshl_add(n: int):
+    def op(a, b, bits):
+        full = ((a << n) & M32) + b
+        return full, full > M32
     return op
 
 
-def _minmax(is_min: bool, signed: bool):
-    def op(a, b, wide, scc):
-        x, y = (_i(a, wide), _i(b, wide)) if signed else (a, b)
+def _minmax(is_min: bool, is_signed: bool):
+    def op(a, b, bits):
+        x, y = (signed(a, bits), signed(b, bits)) if is_signed else (a, b)
         pick = (x < y) if is_min else (x >= y)
-        return np.where(pick, a, b), pick
+        return select(pick, a, b), pick
     return op
 
 
-def _bfe(signed: bool):
-    def op(a, b, wide, scc):
-        bits = 64 if wide else 32
-        off = (b.astype(np.int64) & (bits - 1))
-        width = (b.astype(np.int64) >> 16) & 0x7F
-        width = np.minimum(width, bits)
-        v = a.astype(U64) >> off.astype(U64)
-        mask = np.where(width >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
-                        (np.uint64(1) << np.minimum(width, 63).astype(U64)) - np.uint64(1))
-        v = v & mask
-        if signed:
-            sign = np.where(width > 0, (v >> np.maximum(width - 1, 0).astype(U64)) & np.uint64(1), 0)
-            ext = np.where((sign == 1) & (width < 64), ~mask, np.uint64(0))
-            v = v | ext
-        if not wide:
-            v = v & M32
+def _field_mask(width):
+    """Ones in the low `width` bits, width 0..64."""
+    return select(width >= 64, width_mask(True), (1 << (width & 63)) - 1)
+
+
+def _bfe(is_signed: bool):
+    """Bit-field extract: offset in S1[5:0] (S1[4:0] for 32 bits), width in S1[22:16]."""
+    def op(a, b, bits):
+        off = b & (bits - 1)
+        width = (b >> 16) & 0x7F
+        width = select(width > bits, bits, width)
+        mask = _field_mask(width)
+        v = (a >> off) & mask
+        if is_signed:
+            sign = (v >> ((width + 63) & 63)) & 1  # the field's top bit (0 for an empty field)
+            v = v | select((sign == 1) & (width < 64), ~mask & width_mask(True), 0)
         return v, None
     return op
 
 
-def _bfm(a, b, wide, scc):
-    bits = 63 if wide else 31
-    w_ = a.astype(U64) & np.uint64(bits)
-    o = b.astype(U64) & np.uint64(bits)
-    v = ((np.uint64(1) << w_) - np.uint64(1)) << o
-    return (v if wide else v & M32), None
+def _bfm(a, b, bits):
+    return ((1 << (a & (bits - 1))) - 1) << (b & (bits - 1)), None
 
 
-def _mul(a, b, wide, scc):
-    return (a.astype(U64) * b.astype(U64)) & M32, None
+def _mul(a, b, bits):
+    return a * b, None
 
 
-def _mul_hi_u(a, b, wide, scc):
-    return (a.astype(U64) * b.astype(U64)) >> np.uint64(32), None
+def _mul_hi_u(a, b, bits):
+    return (a * b) >> 32, None
 
 
-def _mul_hi_i(a, b, wide, scc):
-    p = a.view(np.int32).astype(np.int64) * b.view(np.int32).astype(np.int64)
-    return (p >> 32).astype(np.int64).astype(U64) & M32, None
+def _mul_hi_i(a, b, bits):
+    return unsigned((signed(a, 32) * signed(b, 32)) >> 32, 32), None
 
 
-def _absdiff(a, b, wide, scc):
-    d = np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
-    return d.astype(U64) & M32, None
+def _absdiff(a, b, bits):
+    d = signed(a, 32) - signed(b, 32)
+    return unsigned(select(d < 0, -d, d), 32), None
 
 
 def _pack(sel0: int, sel1: int):
-    def op(a, b, wide, scc):
-        lo = (a.astype(U64) >> np.uint64(16 * sel0)) & np.uint64(0xFFFF)
-        hi = (b.astype(U64) >> np.uint64(16 * sel1)) & np.uint64(0xFFFF)
-        return lo | (hi << np.uint64(16)), None
-    return op
-
-
-def _logic(f):
-    def op(a, b, wide, scc):
-        r = f(a.astype(U64), b.astype(U64))
-        return r & (np.uint64(0xFFFFFFFFFFFFFFFF) if wide else M32), None
+    def op(a, b, bits):
+        return ((a >> (16 * sel0)) & 0xFFFF) | (((b >> (16 * sel1)) & 0xFFFF) << 16), None
     return op
 
 
 def _cselect(ex, w, inst):
-    a, b = _srcs(ex, w, inst)
-    wide = _dst_wide(inst)
-    write_sgpr(ex, w, inst.fields["sdst"], np.where(ex.st.scc[w] != 0, a, b), wide)
+    a, b = sources(ex, w, inst)
+    write_sgpr(ex, w, inst.fields["sdst"], select(read_scc(ex, w) != 0, a, b), dst_wide(inst))
+
+
+def _logic(f):
+    def op(a, b, bits):
+        return f(a, b), None
+    return op
 
 
 LOGIC = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,

@@ -1,106 +1,78 @@
 """Scalar semantics of SOP1 (moves, bit counts, saveexec, PC), SOPC (compares) and SOPK (16-bit
-immediate forms), from the RDNA3 ISA reference pseudo-code. Values are [n] arrays, one per wave."""
+immediate forms), from the RDNA3 ISA reference pseudo-code. Values are those of the scalar unit
+(svalue: a Python int for one wave, a uint64 array for many); the M0-indexed moves and the PC
+instructions work on arrays over waves."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from .operand import scalar_src, write_sgpr
-from .sem_salu import _dst_wide, _i, _set_scc, _srcs, _u, _widths
+from . import svalue as sv
+from .operand import scalar_src
+from .operand import write_sgpr as write_sgpr_array
+from .salu import dst_wide, read_scc, read_sgpr, source_wide, sources, write_scc, write_sgpr
 from .semantics import register
 from .state import EXEC_LO, M0
 
 U32, U64 = np.uint32, np.uint64
-ALL64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def _mask(wide: bool):
-    return ALL64 if wide else np.uint64(0xFFFFFFFF)
 
 
 def _unary(op, scc_rule=None):
+    """A one-source op `op(x, bits) -> result` (bits: the source's width); SCC = result != 0 or kept."""
     def fn(ex, w, inst):
-        (a,) = _srcs(ex, w, inst)
-        src_wide = _widths(inst).get("ssrc0", 1) == 2
-        r = op(a.astype(U64), src_wide, ex, w)
-        wide = _dst_wide(inst)
-        r = np.asarray(r).astype(U64) & _mask(wide)
+        (a,) = sources(ex, w, inst)
+        src_bits = 64 if source_wide(inst, 0) else 32
+        wide = dst_wide(inst)
+        r = op(a, src_bits) & sv.width_mask(wide)
         write_sgpr(ex, w, inst.fields["sdst"], r, wide)
         if scc_rule == "nonzero":
-            _set_scc(ex, w, r != 0)
+            write_scc(ex, w, r != 0)
     return fn
 
 
-def _popcount(x):
-    return np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8)).reshape(len(x), 64).sum(axis=1).astype(U64)
-
-
-def _brev(x, wide, ex, w):
-    bits = np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8), bitorder="little").reshape(len(x), 64)
-    n = 64 if wide else 32
-    rev = bits[:, :n][:, ::-1]
-    return np.packbits(np.pad(rev, ((0, 0), (0, 64 - n))), axis=1, bitorder="little").view(U64).ravel()
-
-
-def _ctz(x, wide, ex, w):
-    n = 64 if wide else 32
-    bits = np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8), bitorder="little").reshape(len(x), 64)[:, :n]
-    any_ = bits.any(axis=1)
-    return np.where(any_, bits.argmax(axis=1), -1).astype(np.int64).astype(U64)
-
-
-def _clz(x, wide, ex, w):
-    n = 64 if wide else 32
-    bits = np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8), bitorder="little").reshape(len(x), 64)[:, :n]
-    any_ = bits.any(axis=1)
-    return np.where(any_, bits[:, ::-1].argmax(axis=1), -1).astype(np.int64).astype(U64)
-
-
-def _cls(x, wide, ex, w):
-    n = 64 if wide else 32
-    sign = (x >> np.uint64(n - 1)) & np.uint64(1)
-    flipped = np.where(sign == 1, ~x & _mask(wide), x)
-    lz = _clz(flipped, wide, ex, w).astype(np.int64)
-    return np.where(lz < 0, -1, lz).astype(np.int64).astype(U64)
+def _cls(x, bits):
+    """Leading bits equal to the sign bit (counted as leading zeros of x or ~x), -1 when all are."""
+    flipped = sv.select((x >> (bits - 1)) & 1 == 1, ~x & sv.width_mask(bits == 64), x)
+    return sv.count_leading_zeros(flipped, bits)
 
 
 def _sext(bits):
-    def op(x, wide, ex, w):
-        v = x & np.uint64((1 << bits) - 1)
-        s = (v >> np.uint64(bits - 1)) & np.uint64(1)
-        return np.where(s == 1, v | (np.uint64(0xFFFFFFFF) ^ np.uint64((1 << bits) - 1)), v)
+    def op(x, src_bits):
+        return sv.unsigned(sv.signed(x, bits), 32)
     return op
+
+
+def _abs(x, bits):
+    v = sv.signed(x, 32)
+    return sv.unsigned(sv.select(v < 0, -v, v), 32)
 
 
 def _bitset(value: int):
     def fn(ex, w, inst):
-        wide = _dst_wide(inst)
-        (a,) = _srcs(ex, w, inst)
-        cur = scalar_src(ex, w, inst.fields["sdst"], None, "b64" if wide else "b32").astype(U64)
-        bit = np.uint64(1) << (a.astype(U64) & np.uint64(63 if wide else 31))
+        wide = dst_wide(inst)
+        (a,) = sources(ex, w, inst)
+        cur = read_sgpr(ex, w, inst.fields["sdst"], wide)
+        bit = 1 << (a & (63 if wide else 31))
         r = (cur | bit) if value else (cur & ~bit)
-        write_sgpr(ex, w, inst.fields["sdst"], r & _mask(wide), wide)
+        write_sgpr(ex, w, inst.fields["sdst"], r & sv.width_mask(wide), wide)
     return fn
 
 
-def _bitreplicate(x, wide, ex, w):
-    bits = np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8), bitorder="little").reshape(len(x), 64)[:, :32]
-    rep = np.repeat(bits, 2, axis=1)
-    return np.packbits(rep, axis=1, bitorder="little").view(U64).ravel()
+def _cmov(ex, w, inst):
+    (a,) = sources(ex, w, inst)
+    wide = dst_wide(inst)
+    cur = read_sgpr(ex, w, inst.fields["sdst"], wide)
+    write_sgpr(ex, w, inst.fields["sdst"], sv.select(read_scc(ex, w) != 0, a, cur), wide)
 
 
-def _quadmask(x, wide, ex, w):
-    n = 64 if wide else 32
-    bits = np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8), bitorder="little").reshape(len(x), 64)[:, :n]
-    q = bits.reshape(len(x), n // 4, 4).any(axis=2).astype(np.uint8)
-    return np.packbits(np.pad(q, ((0, 0), (0, 64 - n // 4))), axis=1, bitorder="little").view(U64).ravel()
+def _quadmask(x, bits):
+    return sv.compress_nibbles(sv.nibbles_any(x & sv.width_mask(bits == 64)))
 
 
-def _wqm(x, wide, ex, w):
-    n = 64 if wide else 32
-    bits = np.unpackbits(np.ascontiguousarray(x, U64).view(np.uint8), bitorder="little").reshape(len(x), 64)[:, :n]
-    q = np.repeat(bits.reshape(len(x), n // 4, 4).any(axis=2), 4, axis=1).astype(np.uint8)
-    return np.packbits(np.pad(q, ((0, 0), (0, 64 - n))), axis=1, bitorder="little").view(U64).ravel()
+def _wqm(x, bits):
+    return sv.nibbles_any(x & sv.width_mask(bits == 64)) * 0xF
 
 
 SAVEEXEC = {"and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
@@ -110,35 +82,34 @@ SAVEEXEC = {"and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s
 
 
 def _saveexec(f, wrexec: bool = False):
+    """EXEC = f(S0, EXEC); SDST = the old EXEC (or the new one, for the wrexec forms); SCC = EXEC != 0."""
     def fn(ex, w, inst):
-        wide = _dst_wide(inst)
-        (s,) = _srcs(ex, w, inst)
-        old = ex.st.mask64(w, EXEC_LO) if wide else ex.st.sgpr[w, EXEC_LO].astype(U64)
-        new = f(s.astype(U64), old) & _mask(wide)
-        if wide:
-            ex.st.set_mask64(w, EXEC_LO, new)
-        else:
-            ex.st.sgpr[w, EXEC_LO] = new.astype(U32)
+        wide = dst_wide(inst)
+        (s,) = sources(ex, w, inst)
+        old = read_sgpr(ex, w, EXEC_LO, wide)
+        new = f(s, old) & sv.width_mask(wide)
+        write_sgpr(ex, w, EXEC_LO, new, wide)
         write_sgpr(ex, w, inst.fields["sdst"], new if wrexec else old, wide)
-        _set_scc(ex, w, new != 0)
+        write_scc(ex, w, new != 0)
     return fn
 
 
 def _movrel(kind: str):
+    """s_movrels/s_movreld/s_movrelsd_2: SGPR moves indexed by M0 (arrays: the index differs per wave)."""
     def fn(ex, w, inst):
-        wide = _dst_wide(inst)
+        wide = dst_wide(inst)
         m0 = ex.st.sgpr[w, M0].astype(np.int64)
         n = 2 if wide else 1
         if kind == "s":
             idx = inst.fields["ssrc0"] + m0
             vals = [ex.st.sgpr[w, np.clip(idx + k, 0, 127)] for k in range(n)]
             for k in range(n):
-                write_sgpr(ex, w, inst.fields["sdst"] + k, vals[k])
+                write_sgpr_array(ex, w, inst.fields["sdst"] + k, vals[k])
         elif kind == "d":
-            (s,) = _srcs(ex, w, inst)
+            s = scalar_src(ex, w, inst.fields["ssrc0"], inst.literal, "b64" if wide else "b32").astype(U64)
             idx = inst.fields["sdst"] + m0
             for k in range(n):
-                part = (s.astype(U64) >> np.uint64(32 * k)) & np.uint64(0xFFFFFFFF)
+                part = (s >> np.uint64(32 * k)) & np.uint64(0xFFFFFFFF)
                 ex.st.sgpr[w, np.clip(idx + k, 0, 105)] = part.astype(U32)
         else:  # movrelsd_2: source offset M0[9:0], destination offset M0[25:16]
             src = inst.fields["ssrc0"] + (m0 & 0x3FF)
@@ -147,39 +118,52 @@ def _movrel(kind: str):
     return fn
 
 
+def _return_address(ex, w, inst, next_pc: int) -> None:
+    write_sgpr_array(ex, w, inst.fields["sdst"], (ex.st.pc[w] + next_pc).astype(U64), True)
+
+
+def _jump(ex, w, inst) -> None:
+    target = scalar_src(ex, w, inst.fields["ssrc0"], inst.literal, "b64")
+    ex.st.pc[w] = target.astype(np.int64)
+
+
 def _getpc(ex, w, inst):
-    write_sgpr(ex, w, inst.fields["sdst"], (ex.st.pc[w] + inst.size).astype(U64), True)
+    _return_address(ex, w, inst, inst.size)
 
 
 def _setpc(ex, w, inst):
-    (s,) = _srcs(ex, w, inst)
-    ex.st.pc[w] = s.astype(np.int64)
+    _jump(ex, w, inst)
     return True
 
 
 def _swappc(ex, w, inst):
-    (s,) = _srcs(ex, w, inst)
-    write_sgpr(ex, w, inst.fields["sdst"], (ex.st.pc[w] + inst.size).astype(U64), True)
-    ex.st.pc[w] = s.astype(np.int64)
+    target = scalar_src(ex, w, inst.fields["ssrc0"], inst.literal, "b64")
+    _return_address(ex, w, inst, inst.size)
+    ex.st.pc[w] = target.astype(np.int64)
     return True
 
 
 def _sendmsg_rtn(ex, w, inst):
     msg = inst.fields["ssrc0"]
     value = ex.engine.clock.timestamp() if msg == 0x83 else 0  # MSG_RTN_GET_REALTIME; others read as 0
-    write_sgpr(ex, w, inst.fields["sdst"], np.full(len(w), value, U64) & _mask(_dst_wide(inst)), _dst_wide(inst))
+    wide = dst_wide(inst)
+    write_sgpr(ex, w, inst.fields["sdst"], value & sv.width_mask(wide), wide)
 
 
-register("s_mov_b32", _unary(lambda x, wd, ex, w: x))
-register("s_mov_b64", _unary(lambda x, wd, ex, w: x))
-for _wd in ("b32", "b64"):
-    register(f"s_cmov_{_wd}", lambda ex, w, inst: _unary(lambda x, wd, e, ww: x)(ex, w[ex.st.scc[w] != 0], inst))
-register("s_brev_b32", _unary(_brev))
-register("s_brev_b64", _unary(_brev))
-register("s_ctz_i32_b32", _unary(_ctz))
-register("s_ctz_i32_b64", _unary(_ctz))
-register("s_clz_i32_u32", _unary(_clz))
-register("s_clz_i32_u64", _unary(_clz))
+def _bcnt0(x, bits):
+    return bits - sv.popcount(x)
+
+
+register("s_mov_b32", _unary(lambda x, bits: x))
+register("s_mov_b64", _unary(lambda x, bits: x))
+register("s_cmov_b32", _cmov)
+register("s_cmov_b64", _cmov)
+register("s_brev_b32", _unary(sv.bit_reverse))
+register("s_brev_b64", _unary(sv.bit_reverse))
+register("s_ctz_i32_b32", _unary(sv.count_trailing_zeros))
+register("s_ctz_i32_b64", _unary(sv.count_trailing_zeros))
+register("s_clz_i32_u32", _unary(sv.count_leading_zeros))
+register("s_clz_i32_u64", _unary(sv.count_leading_zeros))
 register("s_cls_i32", _unary(_cls))
 register("s_cls_i32_i64", _unary(_cls))
 register("s_sext_i32_i8", _unary(_sext(8)))
@@ -188,19 +172,18 @@ register("s_bitset0_b32", _bitset(0))
 register("s_bitset0_b64", _bitset(0))
 register("s_bitset1_b32", _bitset(1))
 register("s_bitset1_b64", _bitset(1))
-register("s_bitreplicate_b64_b32", _unary(_bitreplicate))
-register("s_abs_i32", _unary(lambda x, wd, ex, w: np.abs(_i(x & np.uint64(0xFFFFFFFF), False).astype(np.int64)),
-                             "nonzero"))
-register("s_bcnt1_i32_b32", _unary(lambda x, wd, ex, w: _popcount(x), "nonzero"))
-register("s_bcnt1_i32_b64", _unary(lambda x, wd, ex, w: _popcount(x), "nonzero"))
-register("s_bcnt0_i32_b32", _unary(lambda x, wd, ex, w: 32 - _popcount(x & np.uint64(0xFFFFFFFF)), "nonzero"))
-register("s_bcnt0_i32_b64", _unary(lambda x, wd, ex, w: 64 - _popcount(x), "nonzero"))
+register("s_bitreplicate_b64_b32", _unary(lambda x, bits: sv.spread_bits(x) * 3))
+register("s_abs_i32", _unary(_abs, "nonzero"))
+register("s_bcnt1_i32_b32", _unary(lambda x, bits: sv.popcount(x), "nonzero"))
+register("s_bcnt1_i32_b64", _unary(lambda x, bits: sv.popcount(x), "nonzero"))
+register("s_bcnt0_i32_b32", _unary(_bcnt0, "nonzero"))
+register("s_bcnt0_i32_b64", _unary(_bcnt0, "nonzero"))
 register("s_quadmask_b32", _unary(_quadmask, "nonzero"))
 register("s_quadmask_b64", _unary(_quadmask, "nonzero"))
 register("s_wqm_b32", _unary(_wqm, "nonzero"))
 register("s_wqm_b64", _unary(_wqm, "nonzero"))
-register("s_not_b32", _unary(lambda x, wd, ex, w: ~x, "nonzero"))
-register("s_not_b64", _unary(lambda x, wd, ex, w: ~x, "nonzero"))
+register("s_not_b32", _unary(lambda x, bits: ~x, "nonzero"))
+register("s_not_b64", _unary(lambda x, bits: ~x, "nonzero"))
 for _name, _f in SAVEEXEC.items():
     register(f"s_{_name}_saveexec_b32", _saveexec(_f))
     register(f"s_{_name}_saveexec_b64", _saveexec(_f))
@@ -222,33 +205,32 @@ register("s_sendmsg_rtn_b64", _sendmsg_rtn)
 
 # ---------------------------------------------------------------------------------------------- SOPC
 
-_CMP = {"eq": np.equal, "lg": np.not_equal, "gt": np.greater, "ge": np.greater_equal, "lt": np.less,
-        "le": np.less_equal}
+_CMP = {"eq": operator.eq, "lg": operator.ne, "gt": operator.gt, "ge": operator.ge, "lt": operator.lt,
+        "le": operator.le}
 
 
-def _cmp(op, signed: bool):
+def _cmp(op, is_signed: bool):
     def fn(ex, w, inst):
-        a, b = _srcs(ex, w, inst)
-        wide = a.dtype == U64
-        x, y = (_i(a, wide), _i(b, wide)) if signed else (a, b)
-        _set_scc(ex, w, op(x, y))
+        a, b = sources(ex, w, inst)
+        if is_signed:
+            a, b = sv.signed(a, 32), sv.signed(b, 32)
+        write_scc(ex, w, op(a, b))
     return fn
 
 
 def _bitcmp(value: int):
     def fn(ex, w, inst):
-        a, b = _srcs(ex, w, inst)
-        wide = a.dtype == U64
-        bit = (a.astype(U64) >> (b.astype(U64) & np.uint64(63 if wide else 31))) & np.uint64(1)
-        _set_scc(ex, w, bit == value)
+        a, b = sources(ex, w, inst)
+        bits = 64 if source_wide(inst, 0) else 32
+        write_scc(ex, w, (a >> (b & (bits - 1))) & 1 == value)
     return fn
 
 
 for _c, _f in _CMP.items():
     register(f"s_cmp_{_c}_i32", _cmp(_f, True))
     register(f"s_cmp_{_c}_u32", _cmp(_f, False))
-register("s_cmp_eq_u64", _cmp(np.equal, False))
-register("s_cmp_lg_u64", _cmp(np.not_equal, False))
+register("s_cmp_eq_u64", _cmp(operator.eq, False))
+register("s_cmp_lg_u64", _cmp(operator.ne, False))
 register("s_bitcmp0_b32", _bitcmp(0))
 register("s_bitcmp1_b32", _bitcmp(1))
 register("s_bitcmp0_b64", _bitcmp(0))
@@ -258,43 +240,40 @@ register("s_bitcmp1_b64", _bitcmp(1))
 # ---------------------------------------------------------------------------------------------- SOPK
 
 
-def _simm(inst, signed: bool) -> int:
+def _simm(inst, is_signed: bool) -> int:
     v = inst.fields["simm16"]
-    return v - 0x10000 if signed and v & 0x8000 else v
+    return v - 0x10000 if is_signed and v & 0x8000 else v
 
 
 def _movk(cond: bool):
     def fn(ex, w, inst):
+        value = _simm(inst, True) & sv.M32
         if cond:
-            w = w[ex.st.scc[w] != 0]
-        write_sgpr(ex, w, inst.fields["sdst"], np.full(len(w), _simm(inst, True) & 0xFFFFFFFF, U32))
+            value = sv.select(read_scc(ex, w) != 0, value, read_sgpr(ex, w, inst.fields["sdst"]))
+        write_sgpr(ex, w, inst.fields["sdst"], value)
     return fn
 
 
-def _cmpk(op, signed: bool):
+def _cmpk(op, is_signed: bool):
     def fn(ex, w, inst):
-        a = ex.st.sgpr[w, inst.fields["sdst"]]
-        if signed:
-            _set_scc(ex, w, op(a.view(np.int32).astype(np.int64), _simm(inst, True)))
-        else:
-            _set_scc(ex, w, op(a.astype(np.int64), _simm(inst, False)))
+        a = read_sgpr(ex, w, inst.fields["sdst"])
+        write_scc(ex, w, op(sv.signed(a, 32), _simm(inst, True)) if is_signed else op(a, _simm(inst, False)))
     return fn
 
 
 def _addk(ex, w, inst):
-    a = ex.st.sgpr[w, inst.fields["sdst"]].view(np.int32).astype(np.int64)
-    full = a + _simm(inst, True)
-    write_sgpr(ex, w, inst.fields["sdst"], _u(full & 0xFFFFFFFF, False))
-    _set_scc(ex, w, (full > 0x7FFFFFFF) | (full < -0x80000000))
+    full = sv.signed(read_sgpr(ex, w, inst.fields["sdst"]), 32) + _simm(inst, True)
+    write_sgpr(ex, w, inst.fields["sdst"], sv.unsigned(full, 32))
+    write_scc(ex, w, (full > 0x7FFFFFFF) | (full < -0x80000000))
 
 
 def _mulk(ex, w, inst):
-    a = ex.st.sgpr[w, inst.fields["sdst"]].view(np.int32).astype(np.int64)
-    write_sgpr(ex, w, inst.fields["sdst"], _u((a * _simm(inst, True)) & 0xFFFFFFFF, False))
+    a = sv.signed(read_sgpr(ex, w, inst.fields["sdst"]), 32)
+    write_sgpr(ex, w, inst.fields["sdst"], sv.unsigned(a * _simm(inst, True), 32))
 
 
 def _call(ex, w, inst):
-    write_sgpr(ex, w, inst.fields["sdst"], (ex.st.pc[w] + 4).astype(U64), True)
+    _return_address(ex, w, inst, 4)
     ex.st.pc[w] = ex.st.pc[w] + 4 + 4 * _simm(inst, True)
     return True
 

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..fault import GPUFault
 from .operand import scalar_src, write_sgpr
+from .salu import read_scc, read_sgpr
 from .semantics import register
-from .state import BARRIER, DONE, EXEC_LO, HW_HW_ID1, HW_MODE, HW_SHADER_CYCLES, HW_STATUS, VCC_LO
+from .state import BARRIER, DONE, EXEC_LO, HW_HW_ID1, HW_MODE, HW_SHADER_CYCLES, HW_STATUS, VCC_LO, wsel
 
 U32, U64 = np.uint32, np.uint64
 
@@ -26,12 +27,24 @@ def _nop(ex, w, inst):
 
 
 def _branch(cond):
+    """PC += 4 + 4 * simm16 where cond(ex, w) holds (a bool for one wave, an array for many), else 4."""
     def fn(ex, w, inst):
-        st = ex.st
-        take = np.ones(len(w), bool) if cond is None else cond(ex, w)
-        st.pc[w] = np.where(take, st.pc[w] + 4 + 4 * _simm(inst), st.pc[w] + 4)
+        pc = ex.st.pc
+        take = True if cond is None else cond(ex, w)
+        if isinstance(take, np.ndarray):
+            pc[w] = np.where(take, pc[w] + 4 + 4 * _simm(inst), pc[w] + 4)
+        else:
+            w0 = int(w[0]) if len(w) == 1 else wsel(w)
+            pc[w0] += 4 + 4 * _simm(inst) if take else 4
         return True
     return fn
+
+
+def _mask_is(code: int, zero: bool):
+    """Whether the wave's VCC or EXEC (both halves in wave64) is zero (vccz/execz), or not."""
+    if zero:
+        return lambda ex, w: read_sgpr(ex, w, code, ex.st.lanes == 64) == 0
+    return lambda ex, w: read_sgpr(ex, w, code, ex.st.lanes == 64) != 0
 
 
 def _endpgm(ex, w, inst):
@@ -79,14 +92,14 @@ def _code_end(ex, w, inst):
 
 
 register("s_branch", _branch(None))
-register("s_cbranch_scc0", _branch(lambda ex, w: ex.st.scc[w] == 0))
-register("s_cbranch_scc1", _branch(lambda ex, w: ex.st.scc[w] != 0))
-register("s_cbranch_vccz", _branch(lambda ex, w: ex.st.mask64(w, VCC_LO) == 0))
-register("s_cbranch_vccnz", _branch(lambda ex, w: ex.st.mask64(w, VCC_LO) != 0))
-register("s_cbranch_execz", _branch(lambda ex, w: ex.st.mask64(w, EXEC_LO) == 0))
-register("s_cbranch_execnz", _branch(lambda ex, w: ex.st.mask64(w, EXEC_LO) != 0))
+register("s_cbranch_scc0", _branch(lambda ex, w: read_scc(ex, w) == 0))
+register("s_cbranch_scc1", _branch(lambda ex, w: read_scc(ex, w) != 0))
+register("s_cbranch_vccz", _branch(_mask_is(VCC_LO, True)))
+register("s_cbranch_vccnz", _branch(_mask_is(VCC_LO, False)))
+register("s_cbranch_execz", _branch(_mask_is(EXEC_LO, True)))
+register("s_cbranch_execnz", _branch(_mask_is(EXEC_LO, False)))
 for _dbg in ("s_cbranch_cdbgsys", "s_cbranch_cdbguser", "s_cbranch_cdbgsys_or_user", "s_cbranch_cdbgsys_and_user"):
-    register(_dbg, _branch(lambda ex, w: np.zeros(len(w), bool)))  # no debugger attached
+    register(_dbg, _branch(lambda ex, w: False))  # no debugger attached
 register("s_endpgm", _endpgm)
 register("s_endpgm_saved", _endpgm)
 register("s_barrier", _barrier)

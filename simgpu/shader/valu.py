@@ -299,8 +299,8 @@ _NO_PLAN = object()
 
 
 def _fast_plan(spec: VOp, inst):
-    """Source readers for the common case — 32-bit types, no DPP, no modifiers, VGPR/SGPR/constant/
-    literal sources — as ("v", reg) / ("s", code) / ("c", bits) pairs; None when the general path is needed."""
+    """Source readers for the common case — 32/64-bit types, no DPP, no modifiers, VGPR/SGPR/constant/
+    literal sources — each a function (ex, w, ix) -> typed array; None when the general path is needed."""
     if ((spec.dst not in _PLAIN and not spec.compare) or any(t not in _PLAIN for t in spec.srcs)
             or inst.dpp is not None or spec.int_clamp and inst.fields.get("clamp")
             or spec.acc and spec.dst not in _PLAIN32):
@@ -316,50 +316,75 @@ def _fast_plan(spec: VOp, inst):
     for entry, t in zip(_source_entries(inst), spec.srcs, strict=False):
         field = entry[0]
         if field == "K":
-            plan.append(("c", inst.literal or 0, t))
+            plan.append(_constant_reader(inst.literal or 0, t))
             continue
         code = 256 + f["vsrc1"] if field == "vsrc1" else f[field]
         if code >= 256:
-            plan.append(("v", code - 256, t))
+            plan.append(_vgpr_reader(code - 256, t))
         elif code < 128:  # SGPRs, VCC, TTMPs, null (always 0), M0, EXEC: all in the SGPR file
-            plan.append(("s", code, t))
+            plan.append(_sgpr_reader(code, t))
         elif code == 255:
             lit = inst.literal or 0
             if t == "f64":  # a 32-bit literal is the high half of an f64 operand
                 lit <<= 32
             elif t in _PLAIN64 and lit & 0x80000000:  # and sign-extends into a 64-bit integer one
                 lit |= 0xFFFFFFFF00000000
-            plan.append(("c", lit, t))
+            plan.append(_constant_reader(lit, t))
         else:
             c = constant(code, const_kind(t))
             if c is None:
                 return None
-            plan.append(("c", c, t))
+            plan.append(_constant_reader(c, t))
     return plan if len(plan) == len(spec.srcs) else None
+
+
+def _vgpr_reader(r: int, t: str):
+    dt, bits = TYPES[t]
+    if bits == 64:
+        def read64(ex, w, ix):
+            out = ex.st.vgpr[ix, r + 1, :].astype(U64)
+            out <<= U64(32)
+            out |= ex.st.vgpr[ix, r, :]
+            return out.view(dt)
+        return read64
+    if dt is U32:
+        return lambda ex, w, ix: ex.st.vgpr[ix, r, :]
+    return lambda ex, w, ix: ex.st.vgpr[ix, r, :].view(dt)
+
+
+def _sgpr_reader(code: int, t: str):
+    """An SGPR source as [n, 1], broadcast against the lanes by the op."""
+    dt, bits = TYPES[t]
+    if bits == 64:
+        return lambda ex, w, ix: scalar_src(ex, w, code, None, "b64")[:, None].view(dt)
+    return lambda ex, w, ix: ex.st.sgpr[ix, code][:, None].view(dt)
+
+
+def _constant_reader(value: int, t: str):
+    dt, bits = TYPES[t]
+    const = np.array(value, U64 if bits == 64 else U32).view(dt)
+    return lambda ex, w, ix: const
+
+
+def _exec_full(st, w, ix) -> bool:
+    """Every lane of every wave in `w` is active (then results need no mask)."""
+    sg = st.sgpr
+    if len(w) == 1:
+        w0 = int(w[0])
+        return sg[w0, EXEC_LO] == 0xFFFFFFFF and (st.lanes == 32 or sg[w0, EXEC_LO + 1] == 0xFFFFFFFF)
+    return bool((sg[ix, EXEC_LO:EXEC_LO + st.lanes // 32] == 0xFFFFFFFF).all())
 
 
 def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     st = ex.st
     ix = wsel(w)
-    srcs = []
-    for kind, v, t in plan:
-        dt, bits = TYPES[t]
-        if bits == 64:
-            srcs.append(_read64(ex, w, ix, kind, v).view(dt))
-        elif kind == "v":
-            srcs.append(st.vgpr[ix, v, :].view(dt))
-        elif kind == "s":
-            srcs.append(st.sgpr[ix, v][:, None].view(dt))
-        else:
-            srcs.append(np.array(v, U32).view(dt))
+    srcs = [read(ex, w, ix) for read in plan]
     vdst = inst.fields.get("vdst", 0)
     if spec.acc:
         srcs.append(st.vgpr[ix, vdst, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
-    ctx = OpCtx(False, st.hwreg[ix, HW_MODE], st.lanes, ex, w)
-    with np.errstate(all="ignore"):
-        out = spec.fn(ctx, *srcs)
+    out = spec.fn(OpCtx(False, st.hwreg[ix, HW_MODE], st.lanes, ex, w), *srcs)
     if spec.compare:
         _write_compare(ex, w, inst, spec, np.broadcast_to(out, (len(w), st.lanes)), st.exec_lanes(w))
         return
@@ -367,34 +392,21 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     if spec.carry_out:
         out, carry = out
     dt, bits = TYPES[spec.dst]
-    full = st.lanes == 32 and bool((st.sgpr[ix, EXEC_LO] == 0xFFFFFFFF).all())
-    if bits == 64:
-        raw64 = np.broadcast_to(np.asarray(out).astype(dt, copy=False).view(U64), (len(w), st.lanes))
-        write_vgpr(ex, w, vdst, raw64, True if full else st.exec_lanes(w), 2)
+    full = _exec_full(st, w, ix)
+    raw = np.asarray(out).astype(dt, copy=False).view(U64 if bits == 64 else U32)
+    if full and bits == 64:
+        st.vgpr[ix, vdst, :] = raw  # the low halves (the cast keeps the low 32 bits)
+        st.vgpr[ix, vdst + 1, :] = raw >> U64(32)
     elif full:
-        st.vgpr[ix, vdst, :] = np.asarray(out).astype(dt, copy=False).view(U32)  # every lane active: no mask
+        st.vgpr[ix, vdst, :] = raw  # every lane active: no mask
     else:
-        raw = np.asarray(out).astype(dt, copy=False).view(U32)
-        write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w))
+        write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w), bits // 32)
     if carry is not None:
         code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
         if code == 124:  # carry-out to null: nothing to write
             return
         carry = np.broadcast_to(np.asarray(carry, bool), (len(w), st.lanes))
         _write_mask(ex, w, code, carry if full else carry & st.exec_lanes(w))
-
-
-def _read64(ex, w, ix, kind: str, v: int) -> np.ndarray:
-    """A 64-bit source as uint64: a VGPR pair [n, lanes], an SGPR pair [n, 1], or a constant."""
-    st = ex.st
-    if kind == "v":
-        out = st.vgpr[ix, v + 1, :].astype(U64)
-        out <<= U64(32)
-        out |= st.vgpr[ix, v, :]
-        return out
-    if kind == "s":
-        return scalar_src(ex, w, v, None, "b64")[:, None]
-    return np.array(v, U64)
 
 
 def _write_compare(ex, w, inst, spec: VOp, out: np.ndarray, active: np.ndarray) -> None:
@@ -426,8 +438,7 @@ def execute(spec: VOp):
             srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
         clamp = bool(inst.fields.get("clamp", 0)) if inst.encoding in ("VOP3", "VOP3SD") else False
         ctx = OpCtx(clamp, st.hwreg[w, HW_MODE], st.lanes, ex, w)
-        with np.errstate(all="ignore"):
-            out = spec.fn(ctx, *srcs)
+        out = spec.fn(ctx, *srcs)
         if spec.compare:
             _write_compare(ex, w, inst, spec, out, active)
             return None
@@ -435,8 +446,7 @@ def execute(spec: VOp):
         if spec.carry_out:
             out, carry = out
         wmask = active if inst.dpp is None else active & dpp_write_mask(ex, w, inst)
-        with np.errstate(all="ignore"):
-            out = _omod_clamp(inst, spec, out, ctx)
+        out = _omod_clamp(inst, spec, out, ctx)
         _write_result(ex, w, inst, spec, out, wmask)
         if carry is not None:
             code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
