@@ -62,15 +62,20 @@ class VOp:
     vcc_in: bool = False  # with mask_in: the mask is always VCC, also in VOP3 (v_div_fmas_*)
 
 
-@dataclass
 class OpCtx:
-    """What an op function may need beyond its sources."""
+    """What an op function may need beyond its sources: clamp, the waves' MODE register, lanes, the
+    dispatch and its waves. MODE is read when an op asks for it (integer ops never do)."""
 
-    clamp: bool
-    mode: np.ndarray  # MODE register per wave
-    lanes: int
-    ex: object
-    w: np.ndarray
+    __slots__ = ("clamp", "lanes", "ex", "w", "_mode")
+
+    def __init__(self, clamp: bool, mode: np.ndarray | None, lanes: int, ex, w: np.ndarray):
+        self.clamp, self._mode, self.lanes, self.ex, self.w = clamp, mode, lanes, ex, w
+
+    @property
+    def mode(self) -> np.ndarray:
+        if self._mode is None:
+            self._mode = self.ex.st.hwreg[wsel(self.w), HW_MODE]
+        return self._mode
 
 
 # ---------------------------------------------------------------------------------------------- sources
@@ -375,6 +380,9 @@ def _exec_full(st, w, ix) -> bool:
     return bool((sg[ix, EXEC_LO:EXEC_LO + st.lanes // 32] == 0xFFFFFFFF).all())
 
 
+_RAW = {32: np.dtype(U32), 64: np.dtype(U64)}
+
+
 def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     st = ex.st
     ix = wsel(w)
@@ -384,7 +392,7 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         srcs.append(st.vgpr[ix, vdst, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
-    out = spec.fn(OpCtx(False, st.hwreg[ix, HW_MODE], st.lanes, ex, w), *srcs)
+    out = spec.fn(OpCtx(False, None, st.lanes, ex, w), *srcs)
     if spec.compare:
         _write_compare(ex, w, inst, spec, np.broadcast_to(out, (len(w), st.lanes)), st.exec_lanes(w))
         return
@@ -393,7 +401,10 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         out, carry = out
     dt, bits = TYPES[spec.dst]
     full = _exec_full(st, w, ix)
-    raw = np.asarray(out).astype(dt, copy=False).view(U64 if bits == 64 else U32)
+    if getattr(out, "dtype", None) == dt == _RAW[bits]:  # already raw bits: skip the conversions
+        raw = out
+    else:
+        raw = np.asarray(out).astype(dt, copy=False).view(_RAW[bits])
     if full and bits == 64:
         st.vgpr[ix, vdst, :] = raw  # the low halves (the cast keeps the low 32 bits)
         st.vgpr[ix, vdst + 1, :] = raw >> U64(32)
