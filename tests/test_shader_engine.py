@@ -82,10 +82,26 @@ def test_trap_and_watchdog(tb):
 
 
 def test_illegal_instruction(tb):
-    k = tb.load_asm("s_nop 0\ns_code_end", args=0)
-    with pytest.raises(GPUFault) as e:
-        tb.launch(k, [], (1,), (32,))
-    assert e.value.kind == "illegal_instruction"
+    for text in ("s_nop 0\ns_code_end", "v_nop\nv_pipeflush\nv_illegal\ns_endpgm"):
+        k = tb.load_asm(text, args=0)
+        with pytest.raises(GPUFault) as e:
+            tb.launch(k, [], (1,), (32,))
+        assert e.value.kind == "illegal_instruction"
+    assert e.value.instruction == "v_illegal" and e.value.pc == k.code_address + 8
+
+
+def test_valu_nops_change_nothing(tb):
+    k = tb.load_asm("""
+        s_load_b64 s[4:5], s[0:1], 0x0
+        v_mov_b32 v1, 7
+        v_nop
+        v_pipeflush
+        s_waitcnt lgkmcnt(0)
+        global_store_b32 v0, v1, s[4:5]
+        s_endpgm""", args=1, vgprs=4)
+    out = tb.alloc(4)
+    tb.launch(k, [out], (1,), (1,))
+    assert int(tb.download(out, np.uint32, 1)[0]) == 7
 
 
 def test_realtime_comes_from_the_virtual_clock():

@@ -87,6 +87,10 @@ def _icache_inv(ex, w, inst):
     ex.cache.clear()
 
 
+def _illegal():
+    raise GPUFault("illegal_instruction", "executed v_illegal")
+
+
 def _code_end(ex, w, inst):
     raise GPUFault("illegal_instruction", "executed s_code_end padding (ran off the end of the kernel)")
 
@@ -111,6 +115,11 @@ register("s_round_mode", _mode_field(0))
 register("s_denorm_mode", _mode_field(4))
 register("s_icache_inv", _icache_inv)
 register("s_code_end", _code_end)
+# VALU instructions that only control the pipeline: v_nop and v_pipeflush change no state; v_illegal
+# exists to raise the illegal-instruction exception.
+register("v_nop", _nop)
+register("v_pipeflush", _nop)
+register("v_illegal", lambda ex, w, inst: _illegal())
 for _name in ("s_nop", "s_setkill", "s_sethalt", "s_set_inst_prefetch_distance", "s_clause", "s_delay_alu",
               "s_waitcnt_depctr", "s_waitcnt", "s_wait_idle", "s_wait_event", "s_setprio", "s_incperflevel",
               "s_decperflevel", "s_ttracedata", "s_ttracedata_imm", "s_wakeup"):
