@@ -217,6 +217,27 @@ class MMU:
             vals[i] = self._fill(vmid, keys[i])
         return vals
 
+    def _linear_offset(self, vmid: int, lo: int, hi: int, access: str) -> tuple[int, bool] | None:
+        """(PA - VA, SYSTEM bit) when every page of [lo, hi) translates (through the TLB) at one VA->PA
+        offset into one aperture, grants `access` and is no PRT hole; None otherwise, and then the general
+        path translates lane by lane (and reports faults). Low-half canonical addresses only."""
+        if lo < 0 or hi <= lo or hi > (1 << (gmc.VA_BITS - 1)):
+            return None
+        first = lo >> gmc.PAGE_SHIFT
+        vals = list(map(self._tlb[vmid].get, range(first, ((hi - 1) >> gmc.PAGE_SHIFT) + 1)))
+        if None in vals:
+            for i in [i for i, v in enumerate(vals) if v is None]:
+                vals[i] = self._fill(vmid, first + i)
+                if vals[i] < 0:  # faults are not cached: stop at the first rather than walk every hole
+                    return None
+        v0, need = vals[0], _NEED[access]
+        if v0 < 0 or v0 & _PRT or v0 & need != need:
+            return None
+        # one VA->PA offset and the same bits <=> page i's word is page 0's plus i physical pages
+        if vals != list(range(v0, v0 + (len(vals) << 8), 1 << 8)):
+            return None
+        return ((v0 >> 8) - first) << gmc.PAGE_SHIFT, bool(v0 & _SYS)
+
     def _linear_units(self, vmid: int, a: np.ndarray, size: int, access: str) -> np.ndarray | None:
         """Fast path for the common access: aligned lanes within a few MiB that translate linearly (every
         page touched maps to VRAM at the same VA->PA offset and grants `access`): the element index of
@@ -224,27 +245,27 @@ class MMU:
         general path (which also reports faults)."""
         unit = min(size, 8) if size != 16 else 4
         lo, hi = int(a.min()), int(a.max()) + size
-        if hi - lo > (4 << 20) or lo < 0 or hi > (1 << (gmc.VA_BITS - 1)) or (a & _U64(unit - 1)).any():
+        if hi - lo > (4 << 20) or (a & _U64(unit - 1)).any():
             return None
-        first, last = lo >> gmc.PAGE_SHIFT, (hi - 1) >> gmc.PAGE_SHIFT
-        tlb, need = self._tlb[vmid], _NEED[access]
-        delta = None
-        for vpn in range(first, last + 1):
-            v = tlb.get(vpn)
-            if v is None:
-                v = self._fill(vmid, vpn)
-            if v < 0 or v & (_SYS | _PRT) or v & need != need:
-                return None
-            d = (v >> 8) - vpn
-            if delta is None:
-                delta = d
-            elif d != delta:
-                return None
-        base = delta << gmc.PAGE_SHIFT  # PA - VA for every lane
+        linear = self._linear_offset(vmid, lo, hi, access)
+        if linear is None or linear[1]:
+            return None
+        base = linear[0]  # PA - VA for every lane
         if base + lo < 0 or base + hi > self.phys.vram_size:
             return None
         idx = (a.astype(np.int64) + base) >> (unit.bit_length() - 1)
         return idx[:, None] + np.arange(4) if size == 16 else idx
+
+    def linear_span(self, vmid: int, va: int, nbytes: int, access: str) -> np.ndarray | None:
+        """The memory behind [va, va + nbytes) as one writable uint8 view, when the range translates
+        linearly (see _linear_offset) into one physical buffer: a coalesced access then copies a slice
+        instead of translating lanes. None otherwise; nothing is reported, so the caller takes the
+        general path, which raises the fault if there is one."""
+        _check_vmid(vmid)
+        linear = self._linear_offset(vmid, va, va + nbytes, access)
+        if linear is None:
+            return None
+        return self.phys.span(va + linear[0], nbytes, linear[1])
 
     def _dense_pages(self, vmid: int, vpn: np.ndarray, m: int):
         """Fast path for the usual access pattern (lanes clustered in a few pages): index a page range

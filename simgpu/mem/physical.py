@@ -144,6 +144,18 @@ class PhysicalMemory:
             v = self._views[dtype] = self.vram.view(np.dtype(dtype))
         return v
 
+    def span(self, pa: int, nbytes: int, system: bool = False) -> np.ndarray | None:
+        """[pa, pa + nbytes) as a writable uint8 view when it lies inside one buffer (VRAM or one system
+        buffer), else None."""
+        try:
+            pieces = self._segments(pa, nbytes, system)
+        except PhysicalAddressError:
+            return None
+        if len(pieces) != 1:
+            return None
+        buf, off, n = pieces[0]
+        return buf[off:off + n]
+
     def region_buffers(self) -> list[np.ndarray]:
         """Buffers by region number: 0 is VRAM, i + 1 is the i-th system buffer in address order."""
         return [self.vram, *self._sys_bufs]

@@ -13,6 +13,7 @@ bits [31:16] (b16) or [23:16] (b8).
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from .operand import PRIVATE_BASE_HI, SHARED_BASE_HI
 from .sem_ds_mem import lds_read, lds_write
 from .semantics import register
-from .state import wsel
+from .state import EXEC_LO, wsel
 
 U32, U64 = np.uint32, np.uint64
 SADDR_OFF = 124
@@ -193,12 +194,86 @@ def store_data(ex, w, d: int, mnemonic: str, size: int) -> np.ndarray:
     return np.ascontiguousarray(words).view(np.uint8)[..., :size]
 
 
+# ---- coalesced accesses ----------------------------------------------------------------------------
+# The elementwise pattern: EXEC all ones, and each lane addresses the `size` bytes right after the previous
+# lane's, wave after wave (lane 0 follows the previous wave's last lane). The batch then touches one
+# contiguous range, and when that translates linearly into one buffer (MMU.linear_span) the access is a
+# copy between a VGPR plane and a slice of memory, with no per-lane translation or byte arrays.
+
+
+@functools.lru_cache(maxsize=8)
+def _ramp(count: int, stride: int) -> np.ndarray:
+    """0, stride, 2 * stride, ... (`count` uint32 values; read-only, shared between calls)."""
+    r = np.arange(count, dtype=U32) * U32(stride)
+    r.flags.writeable = False
+    return r
+
+
+def _coalesced_address(ex, w, inst, stride: int) -> int | None:
+    """Lane 0's address when each lane of waves `w`, in order, addresses `stride` bytes after the previous
+    lane; else None. The high half (SGPR base or VGPR high dword) must be uniform and the low dwords must
+    step by `stride` without wrapping, so the 64-bit addresses step too."""
+    f = inst.fields
+    st = ex.st
+    ix = wsel(w)
+    low = st.vgpr[ix, f["addr"], :]
+    first = int(low[0, 0])
+    last = first + stride * (low.size - 1)
+    # probe lane 1 and the last lane before whole passes: other patterns (strided, uniform) fail here
+    if last > 0xFFFFFFFF or int(low[0, 1]) != first + stride or int(low[-1, -1]) != last:
+        return None
+    if inst.mnemonic.startswith("global_") and f["saddr"] != SADDR_OFF:
+        pair = st.sgpr[ix, f["saddr"]:f["saddr"] + 2]
+        if not (pair == pair[0]).all():
+            return None
+        high = int(pair[0, 0]) | int(pair[0, 1]) << 32
+    else:
+        hi = st.vgpr[ix, f["addr"] + 1, :]
+        high = int(hi[0, 0])
+        if not (hi == U32(high)).all():
+            return None
+        high <<= 32
+    if not ((low - U32(first)) == _ramp(low.size, stride).reshape(low.shape)).all():
+        return None
+    return (high + first + _offset(inst)) & 0xFFFFFFFFFFFFFFFF
+
+
+def _coalesced_span(ex, w, inst, size: int, access: str) -> np.ndarray | None:
+    """[n, lanes, dwords] uint32 view of the memory a coalesced whole-dword GLOBAL/FLAT access of waves `w`
+    touches, or None to take the per-lane path (which also reports any fault)."""
+    st = ex.st
+    if size % 4 or not len(w) or inst.mnemonic.startswith("scratch_"):
+        return None
+    if not (st.mask64(w, EXEC_LO) == U64((1 << st.lanes) - 1)).all():
+        return None
+    va = _coalesced_address(ex, w, inst, size)
+    if va is None:
+        return None
+    nbytes = len(w) * st.lanes * size
+    if inst.mnemonic.startswith("flat_") and _touches_aperture(va, nbytes):
+        return None
+    span = ex.mem.linear_span(ex.vmid, va, nbytes, access)
+    return None if span is None else span.view(U32).reshape(len(w), st.lanes, size // 4)
+
+
+def _touches_aperture(va: int, nbytes: int) -> bool:
+    """True if [va, va + nbytes) reaches the FLAT shared (LDS) or private (scratch) aperture."""
+    lo, hi = va >> 32, (va + nbytes - 1) >> 32
+    return lo <= SHARED_BASE_HI <= hi or lo <= PRIVATE_BASE_HI <= hi
+
+
 _LOAD = re.compile(r"^(global|scratch|flat)_load_(?:d16_(?:hi_)?)?(u8|i8|u16|i16|b16|b32|b64|b96|b128)$")
 _STORE = re.compile(r"^(global|scratch|flat)_store_(?:d16_hi_)?(b8|b16|b32|b64|b96|b128)$")
 
 
 def _load(ex, w, inst):
     kind = _LOAD.match(inst.mnemonic).group(2)
+    span = _coalesced_span(ex, w, inst, _SIZES[kind], "read")
+    if span is not None:
+        ix, vdst = wsel(w), inst.fields["vdst"]
+        for i in range(span.shape[2]):
+            ex.st.vgpr[ix, vdst + i, :] = span[..., i]
+        return
     mask = ex.st.exec_lanes(w)
     raw = _load_bytes(ex, w, inst, _SIZES[kind], mask)
     write_loaded(ex, w, inst.fields["vdst"], inst.mnemonic, raw, kind, mask)
@@ -207,6 +282,12 @@ def _load(ex, w, inst):
 def _store(ex, w, inst):
     kind = _STORE.match(inst.mnemonic).group(2)
     size = _SIZES[kind]
+    span = _coalesced_span(ex, w, inst, size, "write")
+    if span is not None:
+        ix, d = wsel(w), inst.fields["data"]
+        for i in range(span.shape[2]):
+            span[..., i] = ex.st.vgpr[ix, d + i, :]
+        return
     mask = ex.st.exec_lanes(w)
     data = store_data(ex, w, inst.fields["data"], inst.mnemonic, size)
     if inst.mnemonic.startswith("scratch_"):
