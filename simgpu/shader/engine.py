@@ -111,62 +111,62 @@ class Exec:
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
         st = self.st
-        group = None  # (pc, waves) when every runnable wave stands at one PC: no need to search
         one = np.zeros(1, np.int64) if st.n == 1 else None
         while True:
-            if group is None and one is not None:  # a single wave: no search at all
+            if one is not None:  # a single wave: no search at all
                 if st.status[0] != RUNNING:
                     if not self._release_barriers():
                         break
                     continue
-                pc, w, uniform = int(st.pc[0]), one, True
-            elif group is None:
-                runnable = st.status == RUNNING
-                if not runnable.any():
-                    if not self._release_barriers():
-                        break
-                    continue
-                pc = int(st.pc[runnable].min())
-                at_pc = runnable & (st.pc == pc)
-                w = np.nonzero(at_pc)[0]
-                uniform = len(w) == int(np.count_nonzero(runnable))
-            else:
-                pc, w = group
-            size = self.step(pc, w)
-            # A fall-through instruction moves all its waves to the next PC and changes no status.
-            group = (pc + size, w) if uniform and size else None
+                self.run(int(st.pc[0]), one, True)
+                continue
+            runnable = st.status == RUNNING
+            if not runnable.any():
+                if not self._release_barriers():
+                    break
+                continue
+            pc = int(st.pc[runnable].min())
+            w = np.nonzero(runnable & (st.pc == pc))[0]
+            # When every runnable wave stands at this PC they stay together while instructions fall through.
+            self.run(pc, w, len(w) == int(np.count_nonzero(runnable)))
 
-    def step(self, pc: int, w: np.ndarray) -> int:
-        """Execute the instruction at `pc` for waves `w`; its size if they all fell through, else 0."""
-        inst, fn, is_valu = self.cache.get(pc) or self.fetch(pc, w)
-        st = self.st
+    def run(self, pc: int, w: np.ndarray, straight: bool) -> None:
+        """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as
+        long as they fall through (a fall-through instruction moves all its waves to the next PC and
+        changes no status, so they stay one group). Locals hold what every instruction touches."""
+        counters, clock, per_opcode = self.engine.counters, self.engine.clock, self.engine.counters.per_opcode
+        cache, pcs = self.cache, self.st.pc
         n = len(w)
-        c = self.engine.counters
-        c.wave_instructions += n
-        c.per_opcode[inst.mnemonic] += n
-        if is_valu:
-            c.lane_ops += self._active_lanes(w)
-        self.engine.clock.cycles += n * Clock.CYCLES_PER_WAVE_INSTRUCTION
-        self.budget -= n
-        if self.budget < 0:
-            raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
-        try:
-            nxt = fn(self, w, inst)
-        except GPUFault as f:
-            self._locate(f, w, pc, inst)
-            raise
-        except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
-            raise self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}") from e
-        if nxt is None:
-            st.pc[int(w[0]) if n == 1 else wsel(w)] = pc + inst.size
-            return inst.size
-        return 0
+        ix = w.item(0) if n == 1 else wsel(w)
+        while True:
+            inst, fn, is_valu = cache.get(pc) or self.fetch(pc, w)
+            counters.wave_instructions += n
+            per_opcode[inst.mnemonic] += n
+            if is_valu:
+                counters.lane_ops += self._active_lanes(w)
+            clock.cycles += n * Clock.CYCLES_PER_WAVE_INSTRUCTION
+            self.budget -= n
+            if self.budget < 0:
+                raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
+            try:
+                nxt = fn(self, w, inst)
+            except GPUFault as f:
+                self._locate(f, w, pc, inst)
+                raise
+            except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
+                raise self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}") from e
+            if nxt is not None:  # the instruction set the PC (a branch) or the status itself
+                return
+            pc += inst.size
+            pcs[ix] = pc
+            if not straight:
+                return
 
     def _active_lanes(self, w: np.ndarray) -> int:
         """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""
         sg = self.st.sgpr
         if len(w) == 1:
-            w0 = int(w[0])
+            w0 = w.item(0)
             lanes = int(sg[w0, EXEC_LO]).bit_count()
             return lanes + int(sg[w0, EXEC_LO + 1]).bit_count() if self.lanes == 64 else lanes
         ix = wsel(w)
@@ -229,7 +229,7 @@ class Exec:
         return f
 
     def _locate(self, f: GPUFault, w, pc: int, inst) -> None:
-        w0 = int(w[0]) if len(w) else 0
+        w0 = w.item(0) if len(w) else 0
         f.wave = w0 if f.wave is None else f.wave
         f.pc = pc if f.pc is None else f.pc
         if f.instruction is None and inst is not None:

@@ -63,7 +63,7 @@ def read_sgpr(ex, w, code: int, wide: bool = False):
     """SGPR `code` (and code+1 when wide) of waves `w`: an int for one wave, else uint64 [n]."""
     sg = ex.st.sgpr
     if len(w) == 1:
-        w0 = int(w[0])
+        w0 = w.item(0)
         v = int(sg[w0, code])
         return v | (int(sg[w0, code + 1]) << 32) if wide else v
     ix = wsel(w)
@@ -78,7 +78,7 @@ def write_sgpr(ex, w, code: int, value, wide: bool = False) -> None:
     if code == NULL or code >= 128:
         return
     sg = ex.st.sgpr
-    ix = int(w[0]) if len(w) == 1 else wsel(w)
+    ix = w.item(0) if len(w) == 1 else wsel(w)
     if isinstance(value, np.ndarray):
         sg[ix, code] = (value & U64(M32)).astype(U32)
         if wide and code + 1 < 128:
@@ -91,13 +91,13 @@ def write_sgpr(ex, w, code: int, value, wide: bool = False) -> None:
 
 def read_scc(ex, w):
     if len(w) == 1:
-        return int(ex.st.scc[int(w[0])])
+        return int(ex.st.scc[w.item(0)])
     return ex.st.scc[wsel(w)].astype(U64)
 
 
 def write_scc(ex, w, cond) -> None:
     """SCC = cond (a bool for one wave, a bool array for many)."""
-    ix = int(w[0]) if len(w) == 1 else wsel(w)
+    ix = w.item(0) if len(w) == 1 else wsel(w)
     ex.st.scc[ix] = cond.astype(U32) if isinstance(cond, np.ndarray) else int(bool(cond))
 
 

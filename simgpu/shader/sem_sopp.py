@@ -34,7 +34,7 @@ def _branch(cond):
         if isinstance(take, np.ndarray):
             pc[w] = np.where(take, pc[w] + 4 + 4 * _simm(inst), pc[w] + 4)
         else:
-            w0 = int(w[0]) if len(w) == 1 else wsel(w)
+            w0 = w.item(0) if len(w) == 1 else wsel(w)
             pc[w0] += 4 + 4 * _simm(inst) if take else 4
         return True
     return fn

@@ -375,7 +375,7 @@ def _exec_full(st, w, ix) -> bool:
     """Every lane of every wave in `w` is active (then results need no mask)."""
     sg = st.sgpr
     if len(w) == 1:
-        w0 = int(w[0])
+        w0 = w.item(0)
         return sg[w0, EXEC_LO] == 0xFFFFFFFF and (st.lanes == 32 or sg[w0, EXEC_LO + 1] == 0xFFFFFFFF)
     return bool((sg[ix, EXEC_LO:EXEC_LO + st.lanes // 32] == 0xFFFFFFFF).all())
 
