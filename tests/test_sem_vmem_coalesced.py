@@ -125,3 +125,72 @@ def test_faults_and_partial_exec_match_the_per_lane_path(seg, saddr, layout, par
     assert fast[0] == slow[0] and np.array_equal(fast[1], slow[1])
     if layout != "vram":
         assert fast[0] is not None and fast[0][0] == "page_fault"
+
+
+# ---- gathered loads: every lane's address in one linearly mapped range, in any pattern -------------------
+
+def gather_kernel(kind: str, pattern: str) -> str:
+    """out[item] = in[f(item)] for f = pattern: 'bcast' (all lanes one element), 'stride' (every 5th
+    element), 'perm' (lanes reversed in each wave); 64-bit VGPR addresses for the load."""
+    index = {"bcast": "v_mov_b32 v1, 3",
+             "stride": "v_mul_u32_u24 v1, v1, 5",
+             "perm": "v_xor_b32 v1, 31, v1"}[pattern]
+    return f"""
+        s_load_b256 s[4:11], s[0:1], 0x0
+        s_waitcnt lgkmcnt(0)
+        s_lshl_b32 s12, s2, 8
+        v_add_nc_u32 v1, s12, v0
+        v_lshlrev_b32 v3, {SIZES[kind].bit_length() - 1}, v1
+        {index}
+        v_lshlrev_b32 v2, {SIZES[kind].bit_length() - 1}, v1
+        v_add_co_u32 v4, vcc_lo, s4, v2
+        v_mov_b32 v5, s5
+        v_add_co_ci_u32_e32 v5, vcc_lo, 0, v5, vcc_lo
+        global_load_{kind} {REGS[kind]}, v[4:5], off
+        s_waitcnt vmcnt(0)
+        global_store_{kind} v3, {REGS[kind]}, s[6:7]
+        s_endpgm
+    """
+
+
+def run_gather(kind: str, pattern: str, src_pages: int | None, fast: bool):
+    real, taken = sem_vmem._gathered_load, []
+
+    def spy(*a):
+        done = real(*a) if fast else False
+        taken.append(done)
+        return done
+    sem_vmem._gathered_load = spy
+    try:
+        tb = Testbed(vram_size=1 << 28)
+        n = GROUPS * 256
+        src = np.random.default_rng(2).integers(0, 2**32, n * SIZES[kind] // 4 * 5, dtype=np.uint32)
+        vsrc = tb.upload(src if src_pages is None else src[:src_pages * PAGE // 4])
+        vdst = tb.alloc(n * SIZES[kind])
+        fault = None
+        try:
+            tb.launch(tb.load_asm(gather_kernel(kind, pattern), args=4), [vsrc, vdst, 0, 0], (GROUPS,), (256,))
+        except GPUFault as e:
+            fault = (e.kind, e.address, e.access, e.wave, e.pc)
+        out = np.frombuffer(tb.read(vdst, n * SIZES[kind]), np.uint32)
+    finally:
+        sem_vmem._gathered_load = real
+    return fault, out, src, any(taken)
+
+
+@pytest.mark.parametrize("kind", sorted(SIZES))
+@pytest.mark.parametrize("pattern", ["bcast", "stride", "perm"])
+def test_gathered_load_matches_numpy(kind, pattern):
+    fault, out, src, taken = run_gather(kind, pattern, None, fast=True)
+    assert fault is None and taken
+    n, dw = GROUPS * 256, SIZES[kind] // 4
+    item = np.arange(n)
+    index = {"bcast": np.full(n, 3), "stride": item * 5, "perm": item ^ 31}[pattern]
+    want = src.reshape(-1, dw)[index].reshape(-1)
+    assert np.array_equal(out, want)
+
+
+def test_gathered_load_past_the_mapping_faults_like_the_per_lane_path():
+    fast, slow = run_gather("b32", "stride", 2, fast=True), run_gather("b32", "stride", 2, fast=False)
+    assert fast[0] is not None and fast[0][0] == "page_fault" and fast[0] == slow[0]
+    assert np.array_equal(fast[1], slow[1])

@@ -51,6 +51,7 @@ _U64 = np.uint64
 # Per-page TLB entries kept per VMID before the page cache is emptied (fragment/huge-page leaves stay):
 # bounds host memory like a finite hardware TLB, deterministically.
 TLB_CAPACITY = 1 << 20
+_LINEAR_RUNS = 8  # verified linear page runs kept per VMID
 
 
 class Translation(NamedTuple):
@@ -131,6 +132,8 @@ class MMU:
         self._tlb: list[dict[int, int]] = [{} for _ in range(gmc.NUM_VMIDS)]
         self._leaves: list[dict[tuple[int, int], Leaf]] = [{} for _ in range(gmc.NUM_VMIDS)]
         self._leaf_log2s: list[set[int]] = [set() for _ in range(gmc.NUM_VMIDS)]
+        # (first page, last page, translation word of the first page) of verified linear runs; see _linear_offset
+        self._linear_runs: list[list[tuple[int, int, int]]] = [[] for _ in range(gmc.NUM_VMIDS)]
         self.walks = 0  # page-table walks so far (TLB misses that were not covered by a cached leaf)
 
     # ---- configuration --------------------------------------------------------------------------------
@@ -142,6 +145,7 @@ class MMU:
     def invalidate(self, vmid: int | None = None, va_range: tuple[int, int] | None = None) -> None:
         """Drop cached translations of one VMID (or all) for [start, end) (or everything)."""
         for v in range(gmc.NUM_VMIDS) if vmid is None else (_check_vmid(vmid),):
+            self._linear_runs[v].clear()
             if va_range is None:
                 self._tlb[v].clear()
                 self._leaves[v].clear()
@@ -220,23 +224,53 @@ class MMU:
     def _linear_offset(self, vmid: int, lo: int, hi: int, access: str) -> tuple[int, bool] | None:
         """(PA - VA, SYSTEM bit) when every page of [lo, hi) translates (through the TLB) at one VA->PA
         offset into one aperture, grants `access` and is no PRT hole; None otherwise, and then the general
-        path translates lane by lane (and reports faults). Low-half canonical addresses only."""
+        path translates lane by lane (and reports faults). Low-half canonical addresses only.
+
+        Verified page runs are remembered (until the next invalidate) and grown as accesses slide along
+        them, so a loop stepping through a large buffer checks each page once, not once per access."""
         if lo < 0 or hi <= lo or hi > (1 << (gmc.VA_BITS - 1)):
             return None
-        first = lo >> gmc.PAGE_SHIFT
-        vals = list(map(self._tlb[vmid].get, range(first, ((hi - 1) >> gmc.PAGE_SHIFT) + 1)))
+        first, last = lo >> gmc.PAGE_SHIFT, (hi - 1) >> gmc.PAGE_SHIFT
+        runs = self._linear_runs[vmid]
+        for i, (a, b, word_a) in enumerate(runs):
+            if a <= last + 1 and first <= b + 1:  # the request overlaps or touches this run: try to grow it
+                grown = self._grow_run(vmid, a, b, word_a, first, last)
+                if grown is not None:
+                    runs[i] = grown
+                    return _grant(grown[2] + ((first - grown[0]) << 8), first, access)
+        word = self._tlb[vmid].get(first)
+        if word is None:
+            word = self._fill(vmid, first)
+        if word < 0 or not self._pages_follow(vmid, first + 1, last, word + (1 << 8)):
+            return None
+        if len(runs) >= _LINEAR_RUNS:
+            runs.pop(0)
+        runs.append((first, last, word))
+        return _grant(word, first, access)
+
+    def _grow_run(self, vmid: int, a: int, b: int, word_a: int, first: int, last: int):
+        """Run (a, b, word of a) extended to cover [first, last], if the pages outside it continue it."""
+        if first < a and not self._pages_follow(vmid, first, a - 1, word_a - ((a - first) << 8)):
+            return None
+        if last > b and not self._pages_follow(vmid, b + 1, last, word_a + ((b + 1 - a) << 8)):
+            return None
+        start = min(a, first)
+        return start, max(b, last), word_a - ((a - start) << 8)
+
+    def _pages_follow(self, vmid: int, first: int, last: int, word: int) -> bool:
+        """Pages first..last translate to the words word, word + 1 page, ... (same bits, consecutive PAs)."""
+        if last < first:
+            return True
+        if word < 0:
+            return False
+        tlb = self._tlb[vmid]
+        vals = list(map(tlb.get, range(first, last + 1)))
         if None in vals:
             for i in [i for i, v in enumerate(vals) if v is None]:
                 vals[i] = self._fill(vmid, first + i)
                 if vals[i] < 0:  # faults are not cached: stop at the first rather than walk every hole
-                    return None
-        v0, need = vals[0], _NEED[access]
-        if v0 < 0 or v0 & _PRT or v0 & need != need:
-            return None
-        # one VA->PA offset and the same bits <=> page i's word is page 0's plus i physical pages
-        if vals != list(range(v0, v0 + (len(vals) << 8), 1 << 8)):
-            return None
-        return ((v0 >> 8) - first) << gmc.PAGE_SHIFT, bool(v0 & _SYS)
+                    return False
+        return vals == list(range(word, word + (len(vals) << 8), 1 << 8))
 
     def _linear_units(self, vmid: int, a: np.ndarray, size: int, access: str) -> np.ndarray | None:
         """Fast path for the common access: aligned lanes within a few MiB that translate linearly (every
@@ -583,6 +617,15 @@ class MMU:
             if piece is not None:
                 r, o, n, p = piece
                 bufs[r][o:o + n] = src[p:p + n]
+
+
+def _grant(word: int, first: int, access: str) -> tuple[int, bool] | None:
+    """(PA - VA, SYSTEM bit) of a linear run whose page `first` has translation `word`, if it grants
+    `access` and is no PRT hole."""
+    need = _NEED[access]
+    if word & _PRT or word & need != need:
+        return None
+    return ((word >> 8) - first) << gmc.PAGE_SHIFT, bool(word & _SYS)
 
 
 def _leaf(word: int, vpn: int, level: gmc.Level) -> Leaf | str:

@@ -209,33 +209,42 @@ def _ramp(count: int, stride: int) -> np.ndarray:
     return r
 
 
+def _uniform_high(ex, w, inst) -> int | None:
+    """The part of the address above the 32-bit VGPR offset when all waves `w` share it: the SGPR base
+    (saddr forms) or the high VGPR dword shifted up (64-bit VGPR addresses); None when it varies."""
+    f = inst.fields
+    st = ex.st
+    ix = wsel(w)
+    if inst.mnemonic.startswith("global_") and f["saddr"] != SADDR_OFF:
+        pair = st.sgpr[ix, f["saddr"]:f["saddr"] + 2]
+        if not (pair == pair[0]).all():
+            return None
+        return int(pair[0, 0]) | int(pair[0, 1]) << 32
+    hi = st.vgpr[ix, f["addr"] + 1, :]
+    high = int(hi[0, 0])
+    if not (hi == U32(high)).all():
+        return None
+    return high << 32
+
+
 def _coalesced_address(ex, w, inst, stride: int) -> int | None:
     """Lane 0's address when each lane of waves `w`, in order, addresses `stride` bytes after the previous
     lane; else None. The high half (SGPR base or VGPR high dword) must be uniform and the low dwords must
     step by `stride` without wrapping, so the 64-bit addresses step too."""
-    f = inst.fields
-    st = ex.st
-    ix = wsel(w)
-    low = st.vgpr[ix, f["addr"], :]
+    low = ex.st.vgpr[wsel(w), inst.fields["addr"], :]
     first = int(low[0, 0])
     last = first + stride * (low.size - 1)
     # probe lane 1 and the last lane before whole passes: other patterns (strided, uniform) fail here
     if last > 0xFFFFFFFF or int(low[0, 1]) != first + stride or int(low[-1, -1]) != last:
         return None
-    if inst.mnemonic.startswith("global_") and f["saddr"] != SADDR_OFF:
-        pair = st.sgpr[ix, f["saddr"]:f["saddr"] + 2]
-        if not (pair == pair[0]).all():
-            return None
-        high = int(pair[0, 0]) | int(pair[0, 1]) << 32
-    else:
-        hi = st.vgpr[ix, f["addr"] + 1, :]
-        high = int(hi[0, 0])
-        if not (hi == U32(high)).all():
-            return None
-        high <<= 32
-    if not ((low - U32(first)) == _ramp(low.size, stride).reshape(low.shape)).all():
+    high = _uniform_high(ex, w, inst)
+    if high is None or not ((low - U32(first)) == _ramp(low.size, stride).reshape(low.shape)).all():
         return None
     return (high + first + _offset(inst)) & 0xFFFFFFFFFFFFFFFF
+
+
+def _full_exec(ex, w) -> bool:
+    return bool((ex.st.mask64(w, EXEC_LO) == U64((1 << ex.st.lanes) - 1)).all())
 
 
 def _coalesced_span(ex, w, inst, size: int, access: str) -> np.ndarray | None:
@@ -244,7 +253,7 @@ def _coalesced_span(ex, w, inst, size: int, access: str) -> np.ndarray | None:
     st = ex.st
     if size % 4 or not len(w) or inst.mnemonic.startswith("scratch_"):
         return None
-    if not (st.mask64(w, EXEC_LO) == U64((1 << st.lanes) - 1)).all():
+    if not _full_exec(ex, w):
         return None
     va = _coalesced_address(ex, w, inst, size)
     if va is None:
@@ -254,6 +263,41 @@ def _coalesced_span(ex, w, inst, size: int, access: str) -> np.ndarray | None:
         return None
     span = ex.mem.linear_span(ex.vmid, va, nbytes, access)
     return None if span is None else span.view(U32).reshape(len(w), st.lanes, size // 4)
+
+
+# A wider pattern, for loads: every lane's address falls in one range of at most GATHER_SPAN_LIMIT bytes
+# that translates linearly (rows of a matrix read by many waves, strided or repeated addresses). The load
+# is then one fancy-index gather from that memory on the 32-bit VGPR offsets, with no 64-bit addresses.
+GATHER_SPAN_LIMIT = 256 << 20
+
+
+def _gathered_load(ex, w, inst, size: int) -> bool:
+    """Load whole dwords for waves `w` (full EXEC) from one linearly mapped range; False when the access
+    does not fit (misaligned, several ranges, unmapped), and then the per-lane path runs."""
+    if size % 4 or inst.mnemonic.startswith("scratch_") or not _full_exec(ex, w):
+        return False
+    st, f = ex.st, inst.fields
+    ix = wsel(w)
+    low = st.vgpr[ix, f["addr"], :]
+    lo_min, lo_max = int(low.min()), int(low.max())
+    off = _offset(inst)
+    high = _uniform_high(ex, w, inst)
+    misaligned = int(np.bitwise_or.reduce(low, axis=None)) & 3 or (high or 0) + off & 3
+    if high is None or lo_max - lo_min + size > GATHER_SPAN_LIMIT or misaligned:
+        return False
+    va, nbytes = high + lo_min + off, lo_max - lo_min + size
+    if inst.mnemonic.startswith("flat_") and _touches_aperture(va, nbytes):
+        return False
+    span = ex.mem.linear_span(ex.vmid, va, nbytes, "read")
+    if span is None:
+        return False
+    words = span.view(U32)
+    index = low.astype(np.intp)  # numpy gathers fastest with native-width indices
+    index -= lo_min
+    index >>= 2
+    for i in range(size // 4):
+        st.vgpr[ix, f["vdst"] + i, :] = words[index + i] if i else words[index]
+    return True
 
 
 def _touches_aperture(va: int, nbytes: int) -> bool:
@@ -273,6 +317,8 @@ def _load(ex, w, inst):
         ix, vdst = wsel(w), inst.fields["vdst"]
         for i in range(span.shape[2]):
             ex.st.vgpr[ix, vdst + i, :] = span[..., i]
+        return
+    if _gathered_load(ex, w, inst, _SIZES[kind]):
         return
     mask = ex.st.exec_lanes(w)
     raw = _load_bytes(ex, w, inst, _SIZES[kind], mask)
