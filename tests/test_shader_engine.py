@@ -126,3 +126,52 @@ def test_realtime_comes_from_the_virtual_clock():
         return tb.download(out, np.uint32, 2)
     a, b = run(), run()
     assert np.array_equal(a, b) and a[0] >= 100_000 and a[1] >= a[0]
+
+
+WAVE64_DIVERGENT = """
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+define amdgpu_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) %in) #0 {
+entry:
+  %tid = call i32 @llvm.amdgcn.workitem.id.x()
+  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
+  %base = shl i32 %gid, 6
+  %i = add i32 %base, %tid
+  %p = getelementptr i32, ptr addrspace(1) %in, i32 %i
+  %n = load i32, ptr addrspace(1) %p
+  %odd = and i32 %tid, 1
+  %c = icmp ne i32 %odd, 0
+  br i1 %c, label %loop, label %even
+loop:
+  %k = phi i32 [ 0, %entry ], [ %k1, %loop ]
+  %acc = phi i32 [ 1, %entry ], [ %acc1, %loop ]
+  %acc1 = mul i32 %acc, 3
+  %k1 = add i32 %k, 1
+  %done = icmp uge i32 %k1, %n
+  br i1 %done, label %exit, label %loop
+even:
+  %e = add i32 %n, 100
+  br label %exit
+exit:
+  %r = phi i32 [ %acc1, %loop ], [ %e, %even ]
+  %q = getelementptr i32, ptr addrspace(1) %out, i32 %i
+  store i32 %r, ptr addrspace(1) %q
+  ret void
+}
+attributes #0 = { "target-features"="+wavefrontsize64" }
+"""
+
+
+@pytest.mark.parametrize("groups", [1, 6])
+def test_wave64_divergent_loops_one_wave_and_many(tb, groups):
+    """Odd lanes loop a per-lane number of times (EXEC narrows each iteration: 64-bit saveexec, VCC and
+    execz branches), even lanes take the other branch; one wave runs the scalar unit on Python ints,
+    several on arrays, and both must match numpy."""
+    k = tb.load(compile_ir(WAVE64_DIVERGENT))["k"]
+    n = np.random.default_rng(3).integers(1, 12, 64 * groups).astype(np.uint32)
+    vin, vout = tb.upload(n), tb.alloc(4 * 64 * groups)
+    tb.launch(k, [vout, vin], (groups,), (64,))
+    tid = np.arange(64 * groups) % 64
+    want = np.where(tid & 1, (3 ** n.astype(np.int64)) & 0xFFFFFFFF, n + 100).astype(np.uint32)
+    assert np.array_equal(tb.download(vout, np.uint32, 64 * groups), want)
