@@ -197,3 +197,46 @@ SHIFT64 = [
 @given(data=st.data())
 def test_shift_64(runner, inst, ref, data):
     check(runner, data, inst, ref, bits=(32, 64, 32), dwords=2)
+
+
+# 64-bit shifts by a constant run on the two halves of the VGPR pair (valu._run_pair): every amount
+# class (0, below 32, 32, above 32, 63, past 63 from a literal, a float constant's bits), full and partial EXEC.
+PARTIAL_EXEC = 0x0F0F00FF
+SHIFT64_BY_CONSTANT = [(op, k) for op in ("v_lshlrev_b64", "v_lshrrev_b64", "v_ashrrev_i64")
+                       for k in ("0", "1", "31", "32", "33", "63", "0x47", "-1", "0.5")]
+_K = {"0": 0, "1": 1, "31": 31, "32": 32, "33": 33, "63": 63, "0x47": 0x47, "-1": M32, "0.5": 0x3F000000}
+_SHIFT64 = {"v_lshlrev_b64": lambda b, s: (b << s) & M64, "v_lshrrev_b64": lambda b, s: b >> s,
+            "v_ashrrev_i64": lambda b, s: (sx(b, 64) >> s) & M64}
+
+
+@pytest.mark.parametrize("op,k", SHIFT64_BY_CONSTANT, ids=[f"{o} {k}" for o, k in SHIFT64_BY_CONSTANT])
+@pytest.mark.parametrize("partial", [False, True])
+@SETTINGS
+@given(data=st.data())
+def test_shift_64_by_constant(runner, op, k, partial, data):
+    f, s = _SHIFT64[op], _K[k] & 63
+
+    def ref(a, b, c, d, cin, lane):
+        if partial and not (PARTIAL_EXEC >> lane) & 1:
+            return (d & M32, (d >> 32) & M32), None  # inactive lanes keep the destination
+        r = f(b, s)
+        return (r & M32, r >> 32), None
+    pre = f"s_mov_b32 exec_lo, {PARTIAL_EXEC:#x}" if partial else ""
+    check(runner, data, f"{op} v[20:21], {k}, v[12:13]", ref, bits=(32, 64, 32), dwords=2, pre=pre)
+
+
+# Carry-out to null: the sum is written, VCC (the carry-in) is left as it was.
+CARRY_TO_NULL = [
+    ("v_add_co_u32 v20, null, v10, v12", lambda a, b, cin: u32(a) + u32(b)),
+    ("v_sub_co_u32 v20, null, v10, v12", lambda a, b, cin: u32(a) - u32(b)),
+    ("v_add_co_ci_u32_e64 v20, null, v10, v12, vcc_lo", lambda a, b, cin: u32(a) + u32(b) + cin),
+    ("v_sub_co_ci_u32_e64 v20, null, v10, v12, vcc_lo", lambda a, b, cin: u32(a) - u32(b) - cin),
+    ("v_subrev_co_ci_u32_e64 v20, null, v10, v12, vcc_lo", lambda a, b, cin: u32(b) - u32(a) - cin),
+]
+
+
+@pytest.mark.parametrize("inst,f", CARRY_TO_NULL, ids=[x[0] for x in CARRY_TO_NULL])
+@SETTINGS
+@given(data=st.data())
+def test_carry_to_null(runner, inst, f, data):
+    check(runner, data, inst, lambda a, b, c, d, cin, lane: ((u32(f(a, b, cin)),), cin), carry=True)

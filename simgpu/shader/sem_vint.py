@@ -83,7 +83,7 @@ def _carry_op(op, with_carry: bool):
     """fn for v_add/sub(rev)_co(_ci)_u32: (D0, carry/borrow lane mask); clamp saturates D0 unsigned."""
     def fn(c, a, b, *m):
         if not c.clamp:
-            return _carry_wrap(op, a, b, m[0] if with_carry else None)
+            return _carry_wrap(op, a, b, m[0] if with_carry else None, c.carry)
         full = op(i64(a), i64(b))
         if with_carry:
             cin = m[0].astype(I64)
@@ -93,10 +93,14 @@ def _carry_op(op, with_carry: bool):
     return fn
 
 
-def _carry_wrap(op, a, b, cin):
+def _carry_wrap(op, a, b, cin, want_carry: bool = True):
     """(D0, carry) in uint32 arithmetic: the carry of an add is a wrapped sum below an operand, the
-    borrow of a subtract a subtrahend above the minuend (then the same again for carry-in)."""
+    borrow of a subtract a subtrahend above the minuend (then the same again for carry-in). Without
+    `want_carry` (carry-out to null) the carry is None: only the sum, bool carry-in added directly."""
     x, y = (b, a) if op is _rsub else (a, b)
+    if not want_carry:
+        d = x + y if op is _add else x - y
+        return (d if cin is None else d + cin if op is _add else d - cin), None
     if op is _add:
         d = x + y
         carry = d < x
@@ -130,23 +134,57 @@ vop("v_xad_u32", "u32", ("u32", "u32", "u32"), lambda c, a, b, d: (u64(a ^ b) + 
 # ---------------------------------------------------------------------------------------------- shifts
 
 
+# Shifts run in the operand's own type (no int64 widening: one pass over the lanes instead of four);
+# the amount is masked to the width first, so numpy never sees an out-of-range shift.
+_UDT = {16: U16, 32: U32, 64: U64}
+_IDT = {16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def _amount(s, bits: int, dt):
+    """S0[log2(bits)-1:0] as `dt` (the shift amount is the first source in the rev forms)."""
+    return (np.asarray(s) & U32(bits - 1)).astype(dt, copy=False)
+
+
 def _lshl(bits: int):
-    """D = S1 << S0[log2(bits)-1:0] (shift amount is the first source in the rev forms)."""
-    m = U64(bits - 1)
-    dt = {16: U16, 32: U32, 64: U64}[bits]
-    return lambda c, s, v: (u64(v) << (u64(s) & m)).astype(dt)
+    """D = S1 << S0[log2(bits)-1:0]."""
+    dt = _UDT[bits]
+    return lambda c, s, v: np.left_shift(np.asarray(v).astype(dt, copy=False), _amount(s, bits, dt))
 
 
 def _lshr(bits: int):
-    m = U64(bits - 1)
-    dt = {16: U16, 32: U32, 64: U64}[bits]
-    return lambda c, s, v: (u64(v) >> (u64(s) & m)).astype(dt)
+    dt = _UDT[bits]
+    return lambda c, s, v: np.right_shift(np.asarray(v).astype(dt, copy=False), _amount(s, bits, dt))
 
 
 def _ashr(bits: int):
-    m = I64(bits - 1)
-    dt = {16: np.int16, 32: np.int32, 64: np.int64}[bits]
-    return lambda c, s, v: (i64(v) >> (i64(u64(s) & U64(63)) & m)).astype(dt)
+    dt = _IDT[bits]
+    return lambda c, s, v: np.right_shift(np.asarray(v).astype(dt, copy=False), _amount(s, bits, dt))
+
+
+# The same 64-bit shifts on the (lo, hi) uint32 halves for a constant amount 0-63 (see VOp.pair_fn).
+def _lshl_pair(n: int, lo, hi):
+    if n == 0:
+        return lo.copy(), hi.copy()
+    if n >= 32:
+        return np.zeros_like(lo), lo << U32(n - 32)
+    return lo << U32(n), (hi << U32(n)) | (lo >> U32(32 - n))
+
+
+def _lshr_pair(n: int, lo, hi):
+    if n == 0:
+        return lo.copy(), hi.copy()
+    if n >= 32:
+        return hi >> U32(n - 32), np.zeros_like(hi)
+    return (lo >> U32(n)) | (hi << U32(32 - n)), hi >> U32(n)
+
+
+def _ashr_pair(n: int, lo, hi):
+    shi = hi.view(np.int32)
+    if n == 0:
+        return lo.copy(), hi.copy()
+    if n >= 32:
+        return (shi >> np.int32(n - 32)).view(U32), (shi >> np.int32(31)).view(U32)
+    return (lo >> U32(n)) | (hi << U32(32 - n)), (shi >> np.int32(n)).view(U32)
 
 
 vop("v_lshlrev_b16", "b16", ("u16", "b16"), _lshl(16))
@@ -155,9 +193,9 @@ vop("v_ashrrev_i16", "i16", ("u16", "i16"), _ashr(16))
 vop("v_lshlrev_b32", "b32", ("u32", "b32"), _lshl(32))
 vop("v_lshrrev_b32", "b32", ("u32", "b32"), _lshr(32))
 vop("v_ashrrev_i32", "i32", ("u32", "i32"), _ashr(32))
-vop("v_lshlrev_b64", "b64", ("u32", "b64"), _lshl(64))
-vop("v_lshrrev_b64", "b64", ("u32", "b64"), _lshr(64))
-vop("v_ashrrev_i64", "i64", ("u32", "i64"), _ashr(64))
+vop("v_lshlrev_b64", "b64", ("u32", "b64"), _lshl(64), pair_fn=_lshl_pair)
+vop("v_lshrrev_b64", "b64", ("u32", "b64"), _lshr(64), pair_fn=_lshr_pair)
+vop("v_ashrrev_i64", "i64", ("u32", "i64"), _ashr(64), pair_fn=_ashr_pair)
 
 vop("v_lshl_add_u32", "u32", ("u32", "u32", "u32"),
     lambda c, a, s, b: ((u64(a) << (u64(s) & U64(31))) + u64(b)).astype(U32))

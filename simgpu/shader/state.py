@@ -60,16 +60,29 @@ class WaveState:
             self.sgpr[w, code + 1] = (value >> np.uint64(32)).astype(np.uint32)
 
     def lanes_of(self, bits: np.ndarray) -> np.ndarray:
-        """[n, lanes] bool from per-wave bit masks."""
-        b = np.ascontiguousarray(np.asarray(bits, np.uint64).astype("<u8"))
-        unpacked = np.unpackbits(b.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-        return unpacked[:, :self.lanes].view(bool)
+        """[n, lanes] bool from per-wave bit masks (any integer type; bits above `lanes` are ignored)."""
+        word = "<u4" if self.lanes == 32 else "<u8"
+        return self.lanes_of_words(np.asarray(bits).astype(word, copy=False))
+
+    def lanes_of_words(self, words: np.ndarray) -> np.ndarray:
+        """[n, lanes] bool from little-endian mask words: [n] masks, or [n, 2] dword pairs for wave64
+        (an SGPR pair sliced from the file). One flat unpackbits: per-row unpacking is several times slower."""
+        flat = np.ascontiguousarray(words).view(np.uint8)
+        return np.unpackbits(flat, bitorder="little").reshape(-1, self.lanes).view(bool)
 
     def bits_of(self, lanes: np.ndarray) -> np.ndarray:
-        """Per-wave bit masks from [n, lanes] bool."""
-        packed = np.packbits(np.asarray(lanes, bool), axis=1, bitorder="little")  # [n, lanes / 8] bytes
-        word = "<u4" if packed.shape[1] == 4 else "<u8"
-        return np.ascontiguousarray(packed).view(word).reshape(-1).astype(np.uint64)
+        """Per-wave bit masks (uint64) from [n, lanes] bool."""
+        return self.words_of(lanes).view("<u8" if self.lanes == 64 else "<u4").reshape(-1).astype(np.uint64)
+
+    def words_of(self, lanes: np.ndarray) -> np.ndarray:
+        """[n, lanes / 32] uint32 mask dwords (low first) from [n, lanes] bool: ready for an SGPR (pair).
+        Packs the flattened array in one call (per-row packbits is several times slower)."""
+        flat = np.ascontiguousarray(lanes, bool).reshape(-1)
+        return np.packbits(flat, bitorder="little").view("<u4").reshape(-1, self.lanes // 32)
+
+    def exec_words(self, w: np.ndarray) -> np.ndarray:
+        """EXEC of waves `w` as [n, lanes / 32] dwords (a view of the SGPR file)."""
+        return self.sgpr[wsel(w), EXEC_LO:EXEC_LO + self.lanes // 32]
 
     def exec_lanes(self, w: np.ndarray) -> np.ndarray:
-        return self.lanes_of(self.mask64(w, EXEC_LO))
+        return self.lanes_of_words(self.exec_words(w))

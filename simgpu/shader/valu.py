@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .operand import constant, scalar_src, vector_src, write_sgpr, write_vgpr
+from .operand import constant, scalar_src, vector_src, write_vgpr
 from .semantics import register
 from .state import EXEC_LO, HW_MODE, VCC_LO, wsel
 
@@ -60,16 +60,20 @@ class VOp:
     no_omod: bool = False
     acc: bool = False  # the destination is also an input (v_fmac_*, v_mac_*): passed after the sources
     vcc_in: bool = False  # with mask_in: the mask is always VCC, also in VOP3 (v_div_fmas_*)
+    # 64-bit shifts by a constant amount, done on the two 32-bit halves of a VGPR pair (a uint64 view
+    # of a pair costs several strided passes): pair_fn(amount, lo, hi) -> fresh (lo, hi) uint32 arrays
+    pair_fn: Callable | None = None
 
 
 class OpCtx:
     """What an op function may need beyond its sources: clamp, the waves' MODE register, lanes, the
     dispatch and its waves. MODE is read when an op asks for it (integer ops never do)."""
 
-    __slots__ = ("clamp", "lanes", "ex", "w", "_mode")
+    __slots__ = ("clamp", "lanes", "ex", "w", "_mode", "carry")
 
-    def __init__(self, clamp: bool, mode: np.ndarray | None, lanes: int, ex, w: np.ndarray):
+    def __init__(self, clamp: bool, mode: np.ndarray | None, lanes: int, ex, w: np.ndarray, carry: bool = True):
         self.clamp, self._mode, self.lanes, self.ex, self.w = clamp, mode, lanes, ex, w
+        self.carry = carry  # False: the carry-out goes to null, an op may return None for it
 
     @property
     def mode(self) -> np.ndarray:
@@ -244,20 +248,22 @@ def _omod_clamp(inst, spec: VOp, r: np.ndarray, ctx: OpCtx) -> np.ndarray:
 
 def _lane_mask_in(ex, w, inst, vcc_only: bool = False) -> np.ndarray:
     """The extra mask input: VCC for e32 forms, the src2 SGPR (pair) for VOP3 forms."""
-    if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only:
-        code = inst.fields["src2"]
-        bits = scalar_src(ex, w, code, inst.literal, "b64" if ex.st.lanes == 64 else "b32").astype(U64)
-    else:
-        bits = ex.st.mask64(w, VCC_LO)
-    return ex.st.lanes_of(bits)
+    st = ex.st
+    code = inst.fields["src2"] if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only else VCC_LO
+    if code < 124 or code == EXEC_LO:  # a plain SGPR (pair): unpack its dwords straight from the file
+        return st.lanes_of_words(st.sgpr[wsel(w), code:code + st.lanes // 32])
+    bits = scalar_src(ex, w, code, inst.literal, "b64" if st.lanes == 64 else "b32").astype(U64)
+    return st.lanes_of(bits)
 
 
 def _write_mask(ex, w, code: int, lanes_true: np.ndarray) -> None:
-    bits = ex.st.bits_of(lanes_true)
-    if ex.st.lanes == 64:
-        write_sgpr(ex, w, code, bits, True)
-    else:
-        write_sgpr(ex, w, code, bits.astype(U32))
+    """A lane mask to SGPR (pair) `code`, as write_sgpr would (null and codes >= 128 dropped)."""
+    if code == 124 or code >= 128:
+        return
+    st = ex.st
+    words = st.words_of(lanes_true)  # [n, 1] or [n, 2] dwords
+    k = min(words.shape[1], 128 - code)
+    st.sgpr[wsel(w), code:code + k] = words[:, :k]
 
 
 def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> None:
@@ -383,6 +389,10 @@ def _exec_full(st, w, ix) -> bool:
 _RAW = {32: np.dtype(U32), 64: np.dtype(U64)}
 
 
+def _carry_code(inst) -> int:
+    return inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
+
+
 def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     st = ex.st
     ix = wsel(w)
@@ -392,7 +402,8 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         srcs.append(st.vgpr[ix, vdst, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
-    out = spec.fn(OpCtx(False, None, st.lanes, ex, w), *srcs)
+    carry_used = not spec.carry_out or _carry_code(inst) != 124
+    out = spec.fn(OpCtx(False, None, st.lanes, ex, w, carry_used), *srcs)
     if spec.compare:
         _write_compare(ex, w, inst, spec, np.broadcast_to(out, (len(w), st.lanes)), st.exec_lanes(w))
         return
@@ -412,12 +423,38 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         st.vgpr[ix, vdst, :] = raw  # every lane active: no mask
     else:
         write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w), bits // 32)
-    if carry is not None:
-        code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
-        if code == 124:  # carry-out to null: nothing to write
-            return
+    if carry is not None and carry_used:
         carry = np.broadcast_to(np.asarray(carry, bool), (len(w), st.lanes))
-        _write_mask(ex, w, code, carry if full else carry & st.exec_lanes(w))
+        _write_mask(ex, w, _carry_code(inst), carry if full else carry & st.exec_lanes(w))
+
+
+def _pair_plan(spec: VOp, inst):
+    """(amount, source VGPR) when a `pair_fn` op can run on halves: VOP3 without modifiers, a constant
+    or literal shift amount and a VGPR pair source; else None."""
+    f = inst.fields
+    if (spec.pair_fn is None or inst.encoding != "VOP3" or inst.dpp is not None
+            or f["abs"] or f["neg"] or f["omod"] or f["clamp"] or f["op_sel"] or f["src1"] < 256):
+        return None
+    code = f["src0"]
+    amount = (inst.literal or 0) if code == 255 else constant(code, const_kind(spec.srcs[0])) if code >= 128 else None
+    if amount is None:
+        return None
+    return amount & 63, f["src1"] - 256
+
+
+def _run_pair(ex, w, inst, spec: VOp, plan) -> None:
+    st = ex.st
+    ix = wsel(w)
+    amount, r = plan
+    lo, hi = spec.pair_fn(amount, st.vgpr[ix, r, :], st.vgpr[ix, r + 1, :])  # fresh arrays: overlap is safe
+    vdst = inst.fields["vdst"]
+    if _exec_full(st, w, ix):
+        st.vgpr[ix, vdst, :] = lo
+        st.vgpr[ix, vdst + 1, :] = hi
+    else:
+        active = st.exec_lanes(w)
+        write_vgpr(ex, w, vdst, lo, active)
+        write_vgpr(ex, w, vdst + 1, hi, active)
 
 
 def _write_compare(ex, w, inst, spec: VOp, out: np.ndarray, active: np.ndarray) -> None:
@@ -436,7 +473,10 @@ def execute(spec: VOp):
     def fn(ex, w, inst):
         plan = inst.__dict__.get("_vplan", _NO_PLAN)
         if plan is _NO_PLAN:
-            plan = inst.__dict__["_vplan"] = _fast_plan(spec, inst)
+            pair = _pair_plan(spec, inst)
+            plan = inst.__dict__["_vplan"] = ("pair", pair) if pair else _fast_plan(spec, inst)
+        if type(plan) is tuple:
+            return _run_pair(ex, w, inst, spec, plan[1])
         if plan is not None:
             return _run_fast(ex, w, inst, spec, plan)
         st = ex.st
@@ -460,8 +500,7 @@ def execute(spec: VOp):
         out = _omod_clamp(inst, spec, out, ctx)
         _write_result(ex, w, inst, spec, out, wmask)
         if carry is not None:
-            code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
-            _write_mask(ex, w, code, np.asarray(carry, bool) & active)
+            _write_mask(ex, w, _carry_code(inst), np.asarray(carry, bool) & active)
         return None
     return fn
 
