@@ -238,6 +238,6 @@ class Exec:
             except Exception:  # noqa: BLE001 - a fault report must not fail on printing
                 f.instruction = inst.mnemonic
         if not f.registers and self.st is not None:
-            f.registers = {"sgpr": self.st.sgpr[w0].copy(), "vgpr": self.st.vgpr[w0].copy(),
+            f.registers = {"sgpr": self.st.sgpr[w0].copy(), "vgpr": self.st.vgpr[:, w0].copy(),
                            "scc": int(self.st.scc[w0]), "exec": int(self.st.mask64(np.array([w0]), 126)[0])}
         f.args = (str(f),)

@@ -123,10 +123,10 @@ def vector_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
     if code >= 256:
         r = code - 256
         ix = wsel(w)
-        lo = st.vgpr[ix, r, :]
+        lo = st.vgpr[r, ix, :]
         if kind not in ("b64", "f64"):
             return lo
-        return lo.astype(np.uint64) | (st.vgpr[ix, r + 1, :].astype(np.uint64) << np.uint64(32))
+        return lo.astype(np.uint64) | (st.vgpr[r + 1, ix, :].astype(np.uint64) << np.uint64(32))
     s = scalar_src(ex, w, code, literal, kind)
     return np.broadcast_to(s[:, None], (len(w), st.lanes))
 
@@ -134,9 +134,9 @@ def vector_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
 def _masked_store(st, w, reg: int, value: np.ndarray, mask: np.ndarray) -> None:
     ix = wsel(w)
     if isinstance(ix, slice):
-        np.copyto(st.vgpr[ix, reg, :], value, where=mask, casting="unsafe")
+        np.copyto(st.vgpr[reg, ix, :], value, where=mask, casting="unsafe")
     else:
-        st.vgpr[ix, reg, :] = np.where(mask, value, st.vgpr[ix, reg, :])
+        st.vgpr[reg, ix, :] = np.where(mask, value, st.vgpr[reg, ix, :])
 
 
 def write_vgpr(ex, w: np.ndarray, reg: int, value: np.ndarray, mask: np.ndarray, dwords: int = 1) -> None:

@@ -34,7 +34,7 @@ def ds_offset(inst) -> int:
 
 def ds_address(ex, w, inst) -> np.ndarray:
     """[n, lanes] int64 LDS byte address: VGPR addr + instruction offset."""
-    return ex.st.vgpr[w, inst.fields["addr"], :].astype(np.int64) + ds_offset(inst)
+    return ex.st.vgpr[inst.fields["addr"], w, :].astype(np.int64) + ds_offset(inst)
 
 
 # ---------------------------------------------------------------------------------------------- loads/stores
@@ -59,7 +59,7 @@ def _store(ex, w, inst):
 def _two_addresses(ex, w, inst) -> tuple[np.ndarray, np.ndarray, int]:
     size = 8 if inst.mnemonic.endswith("b64") else 4
     scale = size * (64 if "stride64" in inst.mnemonic else 1)
-    base = ex.st.vgpr[w, inst.fields["addr"], :].astype(np.int64)
+    base = ex.st.vgpr[inst.fields["addr"], w, :].astype(np.int64)
     return base + inst.fields["offset0"] * scale, base + inst.fields["offset1"] * scale, size
 
 

@@ -34,7 +34,7 @@ U32 = np.uint32
 def _lane_index(ex, w, inst) -> np.ndarray:
     """[n, lanes] lane each lane names through ADDR + offset, within its own 32-lane half."""
     st = ex.st
-    a = st.vgpr[w, inst.fields["addr"], :].astype(np.int64) + ds_offset(inst)
+    a = st.vgpr[inst.fields["addr"], w, :].astype(np.int64) + ds_offset(inst)
     half = np.arange(st.lanes, dtype=np.int64) & 32
     return ((a >> 2) & 31) | half[None, :]
 
@@ -43,7 +43,7 @@ def _bpermute(ex, w, inst):
     st = ex.st
     mask = st.exec_lanes(w)
     src = _lane_index(ex, w, inst)
-    data = st.vgpr[w, inst.fields["data0"], :]
+    data = st.vgpr[inst.fields["data0"], w, :]
     got = np.take_along_axis(data, src, axis=1)
     ok = np.take_along_axis(mask, src, axis=1)
     write_vgpr(ex, w, inst.fields["vdst"], np.where(ok, got, U32(0)), mask)
@@ -54,7 +54,7 @@ def _permute(ex, w, inst):
     n, lanes = len(w), st.lanes
     mask = st.exec_lanes(w)
     dst = _lane_index(ex, w, inst)
-    data = st.vgpr[w, inst.fields["data0"], :]
+    data = st.vgpr[inst.fields["data0"], w, :]
     keys = (np.arange(n)[:, None] * lanes + dst)[mask]
     vals = data[mask]
     keep = last_wins(keys)  # keys are in lane order: the highest source lane wins
@@ -93,7 +93,7 @@ def _swizzle(ex, w, inst):
     st = ex.st
     mask = st.exec_lanes(w)
     src = swizzle_lanes(ds_offset(inst), st.lanes)
-    data = st.vgpr[w, inst.fields["addr"], :]  # the swizzled VGPR sits in the ADDR field
+    data = st.vgpr[inst.fields["addr"], w, :]  # the swizzled VGPR sits in the ADDR field
     out = np.where(mask[:, src], data[:, src], U32(0))
     write_vgpr(ex, w, inst.fields["vdst"], out, mask)
 

@@ -90,11 +90,11 @@ def access(ex, w, inst) -> Access:
     n, lanes = len(w), st.lanes
     index = np.zeros((n, lanes), np.int64)
     if f["idxen"]:
-        index += st.vgpr[w, f["vaddr"], :]
+        index += st.vgpr[f["vaddr"], w, :]
     index += np.where(d.add_tid[:, None] != 0, np.arange(lanes)[None, :], 0)
     offset = np.full((n, lanes), f["offset"], np.int64)
     if f["offen"]:
-        offset += st.vgpr[w, f["vaddr"] + f["idxen"], :]
+        offset += st.vgpr[f["vaddr"] + f["idxen"], w, :]
     stride = d.stride[:, None]
     linear = index * stride + offset
     elem = np.array([1, 4, 8, 16])[d.swizzle][:, None]

@@ -203,7 +203,7 @@ def _load_format(ex, w, inst):
     if d16:
         vals = [_to_d16(v, kind) for v in vals]
         if hi:
-            cur = ex.st.vgpr[w, inst.fields["vdata"], :]
+            cur = ex.st.vgpr[inst.fields["vdata"], w, :]
             vals = [(cur & U32(0xFFFF)) | (vals[0] << U32(16))]
         else:
             vals = [vals[i] | (vals[i + 1] << U32(16)) if i + 1 < len(vals) else vals[i]
@@ -220,14 +220,14 @@ def _store_format(ex, w, inst):
     mask = st.exec_lanes(w)
     v0 = inst.fields["vdata"]
     if d16:
-        halves = [(st.vgpr[w, v0 + i // 2, :] >> U32(16 * (i % 2))) & U32(0xFFFF) for i in range(len(chans))]
+        halves = [(st.vgpr[v0 + i // 2, w, :] >> U32(16 * (i % 2))) & U32(0xFFFF) for i in range(len(chans))]
         if hi:
-            halves = [st.vgpr[w, v0, :] >> U32(16)]
+            halves = [st.vgpr[v0, w, :] >> U32(16)]
         # widen d16 data to the 32-bit register form the encoder takes
         vals = [h if kind in _INT_KINDS else h.astype(np.uint16).view(np.float16).astype(np.float32).view(U32)
                 for h in halves]
     else:
-        vals = [st.vgpr[w, v0 + i, :] for i in range(len(chans))]
+        vals = [st.vgpr[v0 + i, w, :] for i in range(len(chans))]
     raw = [encode_component(v, n, kind) for v, n in zip(vals, widths, strict=False)]
     if _packed(widths):  # components share the dword: the ones not supplied are written as 0
         raw += [np.zeros_like(raw[0])] * (len(widths) - len(raw))

@@ -33,7 +33,7 @@ def _readlane(ex, w, inst):
     st = ex.st
     reg = _vgpr_of(ex, w, inst, inst.fields["src0"])
     lane = scalar_src(ex, w, inst.fields["src1"], inst.literal).astype(np.int64) & (st.lanes - 1)
-    write_sgpr(ex, w, inst.fields["vdst"], st.vgpr[w, reg, lane])
+    write_sgpr(ex, w, inst.fields["vdst"], st.vgpr[reg, w, lane])
 
 
 @sem("v_readfirstlane_b32")
@@ -52,7 +52,7 @@ def _writelane(ex, w, inst):
     st = ex.st
     val = scalar_src(ex, w, inst.fields["src0"], inst.literal)
     lane = scalar_src(ex, w, inst.fields["src1"], inst.literal).astype(np.int64) & (st.lanes - 1)
-    st.vgpr[w, inst.fields["vdst"], lane] = val
+    st.vgpr[inst.fields["vdst"], w, lane] = val
 
 
 # ---------------------------------------------------------------------------------------------- permutes
@@ -126,20 +126,20 @@ def _rel_full(ex, w, base: int) -> np.ndarray:
 def _read_rel(ex, w, idx: np.ndarray) -> np.ndarray:
     """VGPR[idx[wave]] for every lane; an index past the allocation reads 0."""
     st = ex.st
-    nv = st.vgpr.shape[1]
+    nv = st.vgpr.shape[0]
     ok = (idx >= 0) & (idx < nv)
-    vals = st.vgpr[w, np.where(ok, idx, 0), :]
+    vals = st.vgpr[np.where(ok, idx, 0), w, :]
     return np.where(ok[:, None], vals, U32(0))
 
 
 def _write_rel(ex, w, idx: np.ndarray, value: np.ndarray, mask: np.ndarray) -> None:
     """VGPR[idx[wave]] = value under mask; a write past the allocation is dropped."""
     st = ex.st
-    nv = st.vgpr.shape[1]
+    nv = st.vgpr.shape[0]
     ok = (idx >= 0) & (idx < nv)
     safe = np.where(ok, idx, 0)
-    cur = st.vgpr[w, safe, :]
-    st.vgpr[w, safe, :] = np.where(mask & ok[:, None], value, cur)
+    cur = st.vgpr[safe, w, :]
+    st.vgpr[safe, w, :] = np.where(mask & ok[:, None], value, cur)
 
 
 @sem("v_swap_b32")
@@ -149,7 +149,7 @@ def _swap(ex, w, inst):
     st = ex.st
     a, b = inst.fields["vdst"], _vgpr_of(ex, w, inst, inst.fields["src0"])
     active = st.exec_lanes(w)
-    va, vb = st.vgpr[w, a, :].copy(), st.vgpr[w, b, :].copy()
+    va, vb = st.vgpr[a, w, :].copy(), st.vgpr[b, w, :].copy()
     write_vgpr(ex, w, a, vb, active)
     write_vgpr(ex, w, b, va, active)
 

@@ -40,9 +40,9 @@ def _offset(inst) -> int:
 def _vaddr64(ex, w, reg: int) -> np.ndarray:
     st = ex.st
     ix = wsel(w)
-    addr = st.vgpr[ix, reg + 1, :].astype(U64)
+    addr = st.vgpr[reg + 1, ix, :].astype(U64)
     addr <<= U64(32)
-    addr |= st.vgpr[ix, reg, :]
+    addr |= st.vgpr[reg, ix, :]
     return addr
 
 
@@ -53,7 +53,7 @@ def global_addresses(ex, w, inst) -> np.ndarray:
     ix = wsel(w)
     if inst.mnemonic.startswith("global_") and f["saddr"] != SADDR_OFF:
         base = st.sgpr[ix, f["saddr"]].astype(U64) | (st.sgpr[ix, f["saddr"] + 1].astype(U64) << U64(32))
-        addr = base[:, None] + st.vgpr[ix, f["addr"], :].astype(U64)
+        addr = base[:, None] + st.vgpr[f["addr"], ix, :].astype(U64)
     else:
         addr = _vaddr64(ex, w, f["addr"])
     off = _offset(inst)
@@ -70,7 +70,7 @@ def scratch_offsets(ex, w, inst) -> np.ndarray:
     if f["saddr"] != SADDR_OFF:
         off += st.sgpr[w, f["saddr"]].astype(np.int64)[:, None]
     if f["sve"]:
-        off += st.vgpr[w, f["addr"], :].astype(np.int64)
+        off += st.vgpr[f["addr"], w, :].astype(np.int64)
     return off
 
 
@@ -161,9 +161,9 @@ def write_loaded(ex, w, vdst: int, mnemonic: str, raw: np.ndarray, kind: str, ma
         val = raw[..., 0].astype(U32) if size == 1 else raw.view(np.uint16)[..., 0].astype(U32)
         if kind == "i8":
             val = raw[..., 0].view(np.int8).astype(np.int32).astype(U32) & U32(0xFFFF)
-        cur = st.vgpr[ix, vdst, :]
+        cur = st.vgpr[vdst, ix, :]
         new = (cur & U32(0xFFFF)) | (val << U32(16)) if "_hi" in mnemonic else (cur & U32(0xFFFF0000)) | val
-        st.vgpr[ix, vdst, :] = np.where(mask, new, cur)
+        st.vgpr[vdst, ix, :] = np.where(mask, new, cur)
         return
     if size < 4:
         if kind == "i8":
@@ -174,21 +174,21 @@ def write_loaded(ex, w, vdst: int, mnemonic: str, raw: np.ndarray, kind: str, ma
             val = raw[..., 0].astype(U32)
         else:
             val = raw.view(np.uint16)[..., 0].astype(U32)
-        st.vgpr[ix, vdst, :] = np.where(mask, val, st.vgpr[ix, vdst, :])
+        st.vgpr[vdst, ix, :] = np.where(mask, val, st.vgpr[vdst, ix, :])
         return
     words = raw.view(U32)
     for i in range(size // 4):
         if isinstance(ix, slice):
-            np.copyto(st.vgpr[ix, vdst + i, :], words[..., i], where=mask)
+            np.copyto(st.vgpr[vdst + i, ix, :], words[..., i], where=mask)
         else:
-            st.vgpr[ix, vdst + i, :] = np.where(mask, words[..., i], st.vgpr[ix, vdst + i, :])
+            st.vgpr[vdst + i, ix, :] = np.where(mask, words[..., i], st.vgpr[vdst + i, ix, :])
 
 
 def store_data(ex, w, d: int, mnemonic: str, size: int) -> np.ndarray:
     """[n, lanes, size] bytes to store from the data VGPRs at `d` (d16_hi stores take the high half)."""
     st = ex.st
     ix = wsel(w)
-    words = np.stack([st.vgpr[ix, d + i, :] for i in range(_dwords(size))], axis=-1)
+    words = np.stack([st.vgpr[d + i, ix, :] for i in range(_dwords(size))], axis=-1)
     if "d16_hi" in mnemonic:
         words = words >> U32(16)
     return np.ascontiguousarray(words).view(np.uint8)[..., :size]
@@ -220,7 +220,7 @@ def _uniform_high(ex, w, inst) -> int | None:
         if not (pair == pair[0]).all():
             return None
         return int(pair[0, 0]) | int(pair[0, 1]) << 32
-    hi = st.vgpr[ix, f["addr"] + 1, :]
+    hi = st.vgpr[f["addr"] + 1, ix, :]
     high = int(hi[0, 0])
     if not (hi == U32(high)).all():
         return None
@@ -231,7 +231,7 @@ def _coalesced_address(ex, w, inst, stride: int) -> int | None:
     """Lane 0's address when each lane of waves `w`, in order, addresses `stride` bytes after the previous
     lane; else None. The high half (SGPR base or VGPR high dword) must be uniform and the low dwords must
     step by `stride` without wrapping, so the 64-bit addresses step too."""
-    low = ex.st.vgpr[wsel(w), inst.fields["addr"], :]
+    low = ex.st.vgpr[inst.fields["addr"], wsel(w), :]
     first = int(low[0, 0])
     last = first + stride * (low.size - 1)
     # probe lane 1 and the last lane before whole passes: other patterns (strided, uniform) fail here
@@ -278,7 +278,7 @@ def _gathered_load(ex, w, inst, size: int) -> bool:
         return False
     st, f = ex.st, inst.fields
     ix = wsel(w)
-    low = st.vgpr[ix, f["addr"], :]
+    low = st.vgpr[f["addr"], ix, :]
     lo_min, lo_max = int(low.min()), int(low.max())
     off = _offset(inst)
     high = _uniform_high(ex, w, inst)
@@ -296,7 +296,7 @@ def _gathered_load(ex, w, inst, size: int) -> bool:
     index -= lo_min
     index >>= 2
     for i in range(size // 4):
-        st.vgpr[ix, f["vdst"] + i, :] = words[index + i] if i else words[index]
+        st.vgpr[f["vdst"] + i, ix, :] = words[index + i] if i else words[index]
     return True
 
 
@@ -316,7 +316,7 @@ def _load(ex, w, inst):
     if span is not None:
         ix, vdst = wsel(w), inst.fields["vdst"]
         for i in range(span.shape[2]):
-            ex.st.vgpr[ix, vdst + i, :] = span[..., i]
+            ex.st.vgpr[vdst + i, ix, :] = span[..., i]
         return
     if _gathered_load(ex, w, inst, _SIZES[kind]):
         return
@@ -332,7 +332,7 @@ def _store(ex, w, inst):
     if span is not None:
         ix, d = wsel(w), inst.fields["data"]
         for i in range(span.shape[2]):
-            span[..., i] = ex.st.vgpr[ix, d + i, :]
+            span[..., i] = ex.st.vgpr[d + i, ix, :]
         return
     mask = ex.st.exec_lanes(w)
     data = store_data(ex, w, inst.fields["data"], inst.mnemonic, size)

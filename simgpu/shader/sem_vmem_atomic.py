@@ -41,10 +41,10 @@ def atomic_op(mnemonic: str) -> tuple[str, int]:
 
 def read_data(ex, w, reg: int, size: int) -> np.ndarray:
     """[n, lanes] uint32 or uint64 operand from VGPR `reg` (two VGPRs for 64-bit)."""
-    lo = ex.st.vgpr[w, reg, :]
+    lo = ex.st.vgpr[reg, w, :]
     if size == 4:
         return lo.copy()
-    return lo.astype(U64) | (ex.st.vgpr[w, reg + 1, :].astype(U64) << U64(32))
+    return lo.astype(U64) | (ex.st.vgpr[reg + 1, w, :].astype(U64) << U64(32))
 
 
 def operands(ex, w, op: str, reg: int, size: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -320,7 +320,7 @@ def _dot2_16(ex, w, inst, kind: str) -> None:
         acc = clamp01(conv(acc).astype(F32))
         acc = acc.astype(F16).view(U16) if kind == "f16" else f32_to_bf16(acc)
     vdst, hi = inst.fields["vdst"], op_sel(inst, 3)
-    cur = ex.st.vgpr[w, vdst, :]
+    cur = ex.st.vgpr[vdst, w, :]
     v = acc.astype(U32)
     new = (cur & U32(0xFFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
     _write32(ex, w, inst, new)
@@ -381,7 +381,7 @@ def _fma_mix(ex, w, inst, out: str) -> None:
             return
         r16 = r.astype(F16)
     v = (clamp01(r16) if clamp else r16).view(U16).astype(U32)
-    cur = ex.st.vgpr[w, inst.fields["vdst"], :]
+    cur = ex.st.vgpr[inst.fields["vdst"], w, :]
     new = (cur & U32(0xFFFF)) | (v << U32(16)) if out == "hi" else (cur & U32(0xFFFF0000)) | v
     _write32(ex, w, inst, new)
 

@@ -67,7 +67,7 @@ def _source(ex, w, inst, entry: list, t: str) -> np.ndarray:
     if kind == "lit":
         raw = np.full((len(w), ex.st.lanes), inst.literal or 0, U32)
     elif kind == "v":
-        raw = ex.st.vgpr[w, inst.fields[field], :]
+        raw = ex.st.vgpr[inst.fields[field], w, :]
     else:
         raw = vector_src(ex, w, inst.fields[field], inst.literal, const_kind(t))
     raw = np.asarray(raw).astype(UNSIGNED[bits], copy=False)
@@ -82,7 +82,7 @@ def _component(ex, w, inst, side: str):
     vdst = _vdst(inst, ops[0][0])
     srcs = [_source(ex, w, inst, e, t) for e, t in zip(ops[1:], spec.srcs, strict=True)]
     if spec.acc:
-        srcs.append(ex.st.vgpr[w, vdst, :].view(TYPES[spec.dst][0]))
+        srcs.append(ex.st.vgpr[vdst, w, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(ex.st.lanes_of(ex.st.mask64(w, VCC_LO)))
     ctx = OpCtx(False, ex.st.hwreg[w, HW_MODE], ex.st.lanes, ex, w)

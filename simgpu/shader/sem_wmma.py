@@ -44,7 +44,7 @@ def _fragment(ex, w, inst, i: int, kind: str) -> np.ndarray:
         raise _illegal(ex, w, inst, "WMMA A/B operands must be VGPRs")
     bits = _BITS[kind]
     per = 32 // bits
-    regs = ex.st.vgpr[w, code - 256:code - 256 + 16 // per, :].astype(I64)  # [n, nreg, lanes]
+    regs = ex.st.vgpr[code - 256:code - 256 + 16 // per, w, :].astype(I64).transpose(1, 0, 2)  # [n, nreg, lanes]
     shifts = np.arange(per) * bits
     el = (regs[:, :, :, None] >> shifts) & ((1 << bits) - 1)  # [n, nreg, lanes, per]
     el = el.transpose(0, 2, 1, 3).reshape(len(w), ex.st.lanes, 16)
@@ -64,7 +64,7 @@ def _accumulator(ex, w, inst, out: str, nreg: int) -> np.ndarray:
     code = inst.fields["src2"]
     if code < 256:
         raise _illegal(ex, w, inst, "WMMA C operand must be VGPRs")
-    regs = ex.st.vgpr[w, code - 256:code - 256 + nreg, :].transpose(0, 2, 1)
+    regs = ex.st.vgpr[code - 256:code - 256 + nreg, w, :].transpose(1, 2, 0)  # [n, lanes, nreg]
     if out == "i32":
         return regs.view(np.int32).astype(I64)
     if out == "f32":
@@ -101,7 +101,7 @@ def _result_words(ex, w, inst, out: str, d: np.ndarray, nreg: int) -> np.ndarray
             return d.astype(F32).view(U32)
         h = d.astype(F16).view(U16) if out == "f16" else to_bf16(d)
     vdst = inst.fields["vdst"]
-    cur = ex.st.vgpr[w, vdst:vdst + nreg, :].transpose(0, 2, 1)
+    cur = ex.st.vgpr[vdst:vdst + nreg, w, :].transpose(1, 2, 0)  # [n, lanes, nreg]
     v = h.astype(U32)
     return (cur & U32(0xFFFF)) | (v << U32(16)) if op_sel(inst, 2) else (cur & U32(0xFFFF0000)) | v
 

@@ -97,7 +97,7 @@ def _workitem_ids(d: Dispatch, st: WaveState, groups, waves_per_group: int) -> N
     x, y, z = flat % wx, (flat // wx) % wy, flat // (wx * wy)
     dims = (d.rsrc2 >> 11) & 3  # ENABLE_VGPR_WORKITEM_ID: 0 = x, 1 = x,y, 2 = x,y,z
     v0 = x if dims == 0 else x | (y << 10) | ((z << 20) if dims >= 2 else 0)
-    st.vgpr[:, 0, :] = np.tile(v0.astype(np.uint32), (ngroups, 1))
+    st.vgpr[0, :, :] = np.tile(v0.astype(np.uint32), (ngroups, 1))
     valid = np.tile(flat < wx * wy * wz, (ngroups, 1))
     if any(g % w for g, w in zip(d.grid, d.workgroup, strict=True)):
         # partial workgroups at the grid's edge: items beyond the grid are not launched

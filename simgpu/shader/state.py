@@ -1,7 +1,9 @@
 """The register state of a batch of waves, as numpy arrays over [waves, ...].
 
 SGPRs are stored by operand code (0-105 SGPRs, 106/107 VCC, 108-123 TTMP, 124 null, 125 M0, 126/127
-EXEC), so an instruction's operand field indexes the file directly. VGPRs are [waves, vgpr, lanes].
+EXEC), so an instruction's operand field indexes the file directly. VGPRs are [vgpr, waves, lanes]:
+one register of every wave in a batch is one contiguous plane, so a VALU op over many waves is a
+single pass (with [waves, vgpr, lanes] numpy pays a 32-lane inner loop per wave, several times slower).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class WaveState:
     def __init__(self, n: int, nvgpr: int, lanes: int, lds_groups: int, lds_bytes: int):
         self.n, self.lanes = n, lanes
         self.sgpr = np.zeros((n, 128), np.uint32)
-        self.vgpr = np.zeros((n, max(nvgpr, 1), lanes), np.uint32)
+        self.vgpr = np.zeros((max(nvgpr, 1), n, lanes), np.uint32)
         self.scc = np.zeros(n, np.uint32)
         self.pc = np.zeros(n, np.int64)
         self.status = np.full(n, RUNNING, np.int8)

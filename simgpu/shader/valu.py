@@ -278,7 +278,7 @@ def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> No
         write_vgpr(ex, w, vdst, raw, mask)
     else:  # 16-bit results go to the low half, or the high half with op_sel[3]; the other half is kept
         vdst, hi = _dst16(inst)
-        cur = ex.st.vgpr[w, vdst, :]
+        cur = ex.st.vgpr[vdst, w, :]
         v = raw.astype(U32)
         new = (cur & U32(0x0000FFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
         write_vgpr(ex, w, vdst, new, mask)
@@ -288,12 +288,12 @@ def _current_dst(ex, w, inst, t: str) -> np.ndarray:
     dt, bits = TYPES[t]
     vdst = inst.fields["vdst"]
     if bits == 64:
-        raw = ex.st.vgpr[w, vdst, :].astype(U64) | (ex.st.vgpr[w, vdst + 1, :].astype(U64) << U64(32))
+        raw = ex.st.vgpr[vdst, w, :].astype(U64) | (ex.st.vgpr[vdst + 1, w, :].astype(U64) << U64(32))
     elif bits == 32:
-        raw = ex.st.vgpr[w, vdst, :]
+        raw = ex.st.vgpr[vdst, w, :]
     else:
         vdst, hi = _dst16(inst)
-        raw = (ex.st.vgpr[w, vdst, :] >> U32(16 * hi)).astype(np.uint16)
+        raw = (ex.st.vgpr[vdst, w, :] >> U32(16 * hi)).astype(np.uint16)
     return raw.view(dt)
 
 
@@ -353,14 +353,14 @@ def _vgpr_reader(r: int, t: str):
     dt, bits = TYPES[t]
     if bits == 64:
         def read64(ex, w, ix):
-            out = ex.st.vgpr[ix, r + 1, :].astype(U64)
+            out = ex.st.vgpr[r + 1, ix, :].astype(U64)
             out <<= U64(32)
-            out |= ex.st.vgpr[ix, r, :]
+            out |= ex.st.vgpr[r, ix, :]
             return out.view(dt)
         return read64
     if dt is U32:
-        return lambda ex, w, ix: ex.st.vgpr[ix, r, :]
-    return lambda ex, w, ix: ex.st.vgpr[ix, r, :].view(dt)
+        return lambda ex, w, ix: ex.st.vgpr[r, ix, :]
+    return lambda ex, w, ix: ex.st.vgpr[r, ix, :].view(dt)
 
 
 def _sgpr_reader(code: int, t: str):
@@ -399,7 +399,7 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     srcs = [read(ex, w, ix) for read in plan]
     vdst = inst.fields.get("vdst", 0)
     if spec.acc:
-        srcs.append(st.vgpr[ix, vdst, :].view(TYPES[spec.dst][0]))
+        srcs.append(st.vgpr[vdst, ix, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
     carry_used = not spec.carry_out or _carry_code(inst) != 124
@@ -417,10 +417,10 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     else:
         raw = np.asarray(out).astype(dt, copy=False).view(_RAW[bits])
     if full and bits == 64:
-        st.vgpr[ix, vdst, :] = raw  # the low halves (the cast keeps the low 32 bits)
-        st.vgpr[ix, vdst + 1, :] = raw >> U64(32)
+        st.vgpr[vdst, ix, :] = raw  # the low halves (the cast keeps the low 32 bits)
+        st.vgpr[vdst + 1, ix, :] = raw >> U64(32)
     elif full:
-        st.vgpr[ix, vdst, :] = raw  # every lane active: no mask
+        st.vgpr[vdst, ix, :] = raw  # every lane active: no mask
     else:
         write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w), bits // 32)
     if carry is not None and carry_used:
@@ -446,11 +446,11 @@ def _run_pair(ex, w, inst, spec: VOp, plan) -> None:
     st = ex.st
     ix = wsel(w)
     amount, r = plan
-    lo, hi = spec.pair_fn(amount, st.vgpr[ix, r, :], st.vgpr[ix, r + 1, :])  # fresh arrays: overlap is safe
+    lo, hi = spec.pair_fn(amount, st.vgpr[r, ix, :], st.vgpr[r + 1, ix, :])  # fresh arrays: overlap is safe
     vdst = inst.fields["vdst"]
     if _exec_full(st, w, ix):
-        st.vgpr[ix, vdst, :] = lo
-        st.vgpr[ix, vdst + 1, :] = hi
+        st.vgpr[vdst, ix, :] = lo
+        st.vgpr[vdst + 1, ix, :] = hi
     else:
         active = st.exec_lanes(w)
         write_vgpr(ex, w, vdst, lo, active)
