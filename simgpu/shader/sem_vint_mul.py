@@ -65,7 +65,7 @@ def _mad_u64_u32(c, a, b, acc):
     """{D1, D0.u64} = 65-bit S0.u32 * S1.u32 + S2.u64: the carry is bit 64."""
     prod = u64(a) * u64(b)
     full = prod + acc
-    return full, full < prod
+    return full, (full < prod) if c.carry else None  # no carry-out work when it goes to null
 
 
 def _mad_i64_i32(c, a, b, acc):
