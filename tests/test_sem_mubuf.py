@@ -313,6 +313,28 @@ def test_format_stores(tb, fmt):
     assert got == mem
 
 
+@pytest.mark.parametrize("fmt", ["8_8_8_8_sint", "16_16_16_16_snorm", "32_32_32_32_uint"])
+@pytest.mark.parametrize("chans", ["xyz", "x"])
+def test_format_stores_with_fewer_components(tb, fmt, chans):
+    """Storing xyz (or x) to a four-component format writes only those components' bytes: 3 bytes or
+    6 of an 8-bit or 16-bit element (found by the engine fuzz test, which hit a 3-byte store)."""
+    bits, comps, kind = fmt_info(fmt)
+    esize = bits // 8 * comps
+    vals = np.array(([0x3F000000, 0xBF800000, 0x3E800000, 0x7FC00000, 0x40000000, 300, 0xFFFFFF80] * 40)[: 4 * LANES],
+                    np.uint32)
+    index = np.arange(LANES) % 50
+    regs = {"xyz": "v[6:8]", "x": "v6"}[chans]
+    area = np.full(AREA, 0xA5, np.uint8)
+    _, _, got = run(tb, f"tbuffer_store_format_{chans} {regs}, v2, s[12:15], 0 format:{FMT[fmt]} idxen\n",
+                    lambda a: vsharp(a, esize, 40, 1), index, np.zeros(LANES), vals, area=area)
+    mem = bytearray(area.tobytes())
+    for lane in range(LANES):
+        if index[lane] < 40:
+            for c in range(len(chans)):
+                wr(mem, index[lane] * esize + c * bits // 8, bits // 8, ref_encode(int(vals[4 * lane + c]), bits, kind))
+    assert got == mem
+
+
 def test_d16_format_and_cache_invalidates(tb):
     area = np.arange(AREA // 2, dtype=np.uint16) * 257
     index = np.arange(LANES) % 8

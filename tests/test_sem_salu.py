@@ -281,6 +281,13 @@ MIXED = {
         lambda r: (0xFFFF8001 if r[3] else r[0], None),
     "s_bitcmp1_b64 s[4:5], s6": lambda r: (0xDEADBEEF, (u64(r[0], r[1]) >> (r[2] & 63)) & 1),
     "s_bfm_b64 s[12:13], s4, s5": lambda r: ((((1 << (r[0] & 63)) - 1) << (r[1] & 63)) & M64, None),
+    # NOT of a constant, and a constant minus a constant minus SCC, meeting per-wave values (found by
+    # the engine fuzz test: a negative Python int cannot meet a uint64 array)
+    "s_and_not1_b64 s[12:13], s[4:5], 16": lambda r: (u64(r[0], r[1]) & ~16 & M64, u64(r[0], r[1]) & ~16 != 0),
+    "s_or_not1_b32 s12, s4, 28": lambda r: ((r[0] | ~28) & M32, True),
+    "s_cmp_lg_u32 s7, 0\ns_subb_u32 s12, 5, 7": lambda r: ((5 - 7 - bool(r[3])) & M32, True),
+    "s_mov_b32 s12, s4\ns_bitset0_b32 s12, 3": lambda r: (r[0] & ~8 & M32, None),
+    "s_mov_b32 s12, s4\ns_cmp_lg_u32 s7, 0\ns_cselect_b32 s12, 9, s12": lambda r: (9 if r[3] else r[0], None),
 }
 
 

@@ -18,6 +18,7 @@ from ..fault import GPUFault
 from ..isa import DecodeError, decode
 from . import semantics
 from .dispatch import Dispatch
+from .operand import highest_vgpr
 from .setup import initial_state
 from .state import BARRIER, DONE, EXEC_LO, RUNNING, WaveState, wsel
 
@@ -154,7 +155,7 @@ class Exec:
                 self._locate(f, w, pc, inst)
                 raise
             except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
-                raise self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}") from e
+                raise self._unexpected(w, pc, inst, e) from e
             if nxt is not None:  # the instruction set the PC (a branch) or the status itself
                 return
             pc += inst.size
@@ -190,19 +191,30 @@ class Exec:
             raise
         known = self.engine.decoded.get((self.vmid, pc))
         if known is not None and known[0] == data:  # same bytes as an earlier dispatch: reuse the decode
-            self.cache[pc] = known[1]
-            return known[1]
-        try:
-            inst = decode(data)
-        except DecodeError as e:
-            raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
-        fn = semantics.lookup(inst)
-        if fn is None:
-            raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
-        entry = (inst, fn, inst.mnemonic.startswith("v_"))
+            entry = known[1]
+        else:
+            try:
+                inst = decode(data)
+            except DecodeError as e:
+                raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
+            fn = semantics.lookup(inst)
+            if fn is None:
+                raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
+            entry = (inst, fn, inst.mnemonic.startswith("v_"))
+            self.engine.decoded[(self.vmid, pc)] = (data, entry)
         self.cache[pc] = entry
-        self.engine.decoded[(self.vmid, pc)] = (data, entry)
         return entry
+
+    def _unexpected(self, w: np.ndarray, pc: int, inst, e: Exception) -> GPUFault:
+        """The fault for an exception a semantic function did not mean to raise. An index past the VGPR
+        file from an instruction that names a VGPR beyond the kernel descriptor's allocation is the
+        program's error (compilers never emit one; what hardware does is not documented); anything
+        else is a simulator bug, reported as an internal error."""
+        top, allocated = highest_vgpr(inst), self.st.vgpr.shape[0]
+        if isinstance(e, IndexError) and top >= allocated:
+            return self.fault(w, pc, inst, "illegal_instruction",
+                              f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates")
+        return self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}")
 
     def _release_barriers(self) -> bool:
         st = self.st

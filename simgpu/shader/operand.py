@@ -9,6 +9,7 @@ sign-extended.
 
 from __future__ import annotations
 
+import re
 import struct
 
 import numpy as np
@@ -148,3 +149,21 @@ def write_vgpr(ex, w: np.ndarray, reg: int, value: np.ndarray, mask: np.ndarray,
     v = np.asarray(value).astype(np.uint64, copy=False)
     _masked_store(st, w, reg, (v & np.uint64(0xFFFFFFFF)).astype(np.uint32), mask)
     _masked_store(st, w, reg + 1, (v >> np.uint64(32)).astype(np.uint32), mask)
+
+
+_VGPR_TEXT = re.compile(r"\bv(?:\[(\d+):(\d+)\]|(\d+))")
+
+
+def highest_vgpr(inst) -> int:
+    """The highest VGPR an instruction names (-1 if none), read from its operands as LLVM prints them
+    (ranges include every dword: b128 data, tfe, d16 packing). An upper bound: a 16-bit VOP1/VOP2/VOPC
+    operand printed as v128 and up may be the high half of v(N - 128) (see valu.t16_vgpr)."""
+    top = inst.__dict__.get("_highest_vgpr")
+    if top is None:
+        top = -1
+        for text in inst.operands:
+            for m in _VGPR_TEXT.finditer(text):
+                reg = int(m.group(2) or m.group(3))
+                top = max(top, reg)
+        inst.__dict__["_highest_vgpr"] = top
+    return top

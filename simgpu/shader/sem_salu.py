@@ -11,7 +11,7 @@ import numpy as np
 
 from .salu import dst_wide, read_scc, sources, write_scc, write_sgpr
 from .semantics import register
-from .svalue import M32, select, signed, unsigned, width_mask
+from .svalue import M32, inv, select, signed, unsigned, width_mask
 
 
 def _arith(kind: str):
@@ -27,8 +27,8 @@ def _arith(kind: str):
         elif kind == "sub_u":
             full, carry = a - b, b > a
         elif kind == "subb":
-            scc = read_scc(ex, w)
-            full, carry = a - b - scc, b + scc > a
+            borrow = b + read_scc(ex, w)
+            full, carry = a - borrow, borrow > a
         else:
             full = signed(a, 32) + signed(b, 32) if kind == "add_i" else signed(a, 32) - signed(b, 32)
             carry = (full > 0x7FFFFFFF) | (full < -0x80000000)
@@ -102,7 +102,7 @@ def _bfe(is_signed: bool):
         v = (a >> off) & mask
         if is_signed:
             sign = (v >> ((width + 63) & 63)) & 1  # the field's top bit (0 for an empty field)
-            v = v | select((sign == 1) & (width < 64), ~mask & width_mask(True), 0)
+            v = v | select((sign == 1) & (width < 64), inv(mask), 0)
         return v, None
     return op
 
@@ -146,8 +146,8 @@ def _logic(f):
 
 
 LOGIC = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b,
-         "nand": lambda a, b: ~(a & b), "nor": lambda a, b: ~(a | b), "xnor": lambda a, b: ~(a ^ b),
-         "and_not1": lambda a, b: a & ~b, "or_not1": lambda a, b: a | ~b}
+         "nand": lambda a, b: inv(a & b), "nor": lambda a, b: inv(a | b), "xnor": lambda a, b: inv(a ^ b),
+         "and_not1": lambda a, b: a & inv(b), "or_not1": lambda a, b: a | inv(b)}
 
 for _k in ("add_u", "sub_u"):
     register(f"s_{_k[:3]}_u32", _arith(_k))

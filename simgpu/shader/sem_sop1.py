@@ -33,8 +33,8 @@ def _unary(op, scc_rule=None):
 
 
 def _cls(x, bits):
-    """Leading bits equal to the sign bit (counted as leading zeros of x or ~x), -1 when all are."""
-    flipped = sv.select((x >> (bits - 1)) & 1 == 1, ~x & sv.width_mask(bits == 64), x)
+    """Leading bits equal to the sign bit (counted as leading zeros of x or NOT x), -1 when all are."""
+    flipped = sv.select((x >> (bits - 1)) & 1 == 1, sv.inv(x) & sv.width_mask(bits == 64), x)
     return sv.count_leading_zeros(flipped, bits)
 
 
@@ -55,7 +55,7 @@ def _bitset(value: int):
         (a,) = sources(ex, w, inst)
         cur = read_sgpr(ex, w, inst.fields["sdst"], wide)
         bit = 1 << (a & (63 if wide else 31))
-        r = (cur | bit) if value else (cur & ~bit)
+        r = (cur | bit) if value else (cur & sv.inv(bit))
         write_sgpr(ex, w, inst.fields["sdst"], r & sv.width_mask(wide), wide)
     return fn
 
@@ -76,9 +76,10 @@ def _wqm(x, bits):
 
 
 SAVEEXEC = {"and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
-            "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
-            "and_not0": lambda s, e: ~s & e, "or_not0": lambda s, e: ~s | e,
-            "and_not1": lambda s, e: s & ~e, "or_not1": lambda s, e: s | ~e}
+            "nand": lambda s, e: sv.inv(s & e), "nor": lambda s, e: sv.inv(s | e),
+            "xnor": lambda s, e: sv.inv(s ^ e), "and_not0": lambda s, e: sv.inv(s) & e,
+            "or_not0": lambda s, e: sv.inv(s) | e, "and_not1": lambda s, e: s & sv.inv(e),
+            "or_not1": lambda s, e: s | sv.inv(e)}
 
 
 def _saveexec(f, wrexec: bool = False):
@@ -182,8 +183,8 @@ register("s_quadmask_b32", _unary(_quadmask, "nonzero"))
 register("s_quadmask_b64", _unary(_quadmask, "nonzero"))
 register("s_wqm_b32", _unary(_wqm, "nonzero"))
 register("s_wqm_b64", _unary(_wqm, "nonzero"))
-register("s_not_b32", _unary(lambda x, bits: ~x, "nonzero"))
-register("s_not_b64", _unary(lambda x, bits: ~x, "nonzero"))
+register("s_not_b32", _unary(lambda x, bits: sv.inv(x), "nonzero"))
+register("s_not_b64", _unary(lambda x, bits: sv.inv(x), "nonzero"))
 for _name, _f in SAVEEXEC.items():
     register(f"s_{_name}_saveexec_b32", _saveexec(_f))
     register(f"s_{_name}_saveexec_b64", _saveexec(_f))

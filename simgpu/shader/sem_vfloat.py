@@ -66,7 +66,7 @@ def _fma_native(a, b, c, dt):
     The second rounding can only be wrong when the f64 sum sits exactly halfway between two dt values
     (its dropped bits are 100...0) or lands in dt's subnormal range; then None: the exact path decides."""
     s = a.astype(F64) * b.astype(F64)
-    s += c.astype(F64)
+    s = s + c.astype(F64)  # not in place: an SGPR product [n, 1] broadcasts against a VGPR addend
     drop, emin = _DROP[np.dtype(dt)]
     bits = s.view(np.uint64)
     risky = (bits & np.uint64((1 << drop) - 1)) == np.uint64(1 << (drop - 1))

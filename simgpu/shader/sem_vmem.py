@@ -101,9 +101,17 @@ def flat_route(addr: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return mask & ~lds & ~priv, mask & lds, mask & priv, low
 
 
+def _unit(size: int) -> int:
+    """The access unit for `size` bytes per lane: the size itself when the MMU moves it whole, else the
+    largest of 4, 2, 1 dividing it (b96 as 3 dwords; a 3- or 6-byte typed-buffer element in bytes or halves)."""
+    if size in (1, 2, 4, 8, 16):
+        return size
+    return 4 if size % 4 == 0 else 2 if size % 2 == 0 else 1
+
+
 def global_read(ex, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
     n, lanes = addr.shape
-    unit = size if size in (1, 2, 4, 8, 16) else 4
+    unit = _unit(size)
     count = size // unit
     if count == 1:
         addrs, m = addr.reshape(-1), mask.reshape(-1)
@@ -116,7 +124,7 @@ def global_read(ex, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray
 
 def global_write(ex, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
     n, lanes, size = data.shape
-    unit = size if size in (1, 2, 4, 8, 16) else 4
+    unit = _unit(size)
     count = size // unit
     if count == 1:
         addrs = addr.reshape(-1)

@@ -3,12 +3,13 @@
 Scalar instructions run for every wave at one PC. When that is a single wave (a kernel's lone wave,
 a loop a workgroup runs alone) numpy costs a microsecond per call on a one-element array, while a
 Python int costs tens of nanoseconds. So the SALU semantics are written once, over values that are
-either kind: they use only the operators both support alike (+ - * & | ^ ~ << >> and comparisons)
+either kind: they use only the operators both support alike (+ - * & | ^ << >> and comparisons)
 and the helpers here for the rest (selection, signedness, bit counts).
 
 The rules that keep the two kinds equal: a value is unsigned and fits its width (mask after every
-operation that can leave it); shift amounts are masked below 64; signed arithmetic goes through
-`signed` and comes back through `unsigned`.
+operation that can leave it); no negative Python int may meet an array (numpy refuses to convert it),
+so NOT is `inv` rather than ~ and subtractions take the array side last; shift amounts are masked
+below 64; signed arithmetic goes through `signed` and comes back through `unsigned`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ M64 = 0xFFFFFFFFFFFFFFFF
 
 def width_mask(wide: bool) -> int:
     return M64 if wide else M32
+
+
+def inv(x):
+    """Bitwise NOT within 64 bits. Python's ~ on an int gives a negative number, which numpy cannot
+    combine with a uint64 array; x ^ M64 stays a non-negative value of either kind."""
+    return x ^ M64
 
 
 def select(cond, a, b):
@@ -70,7 +77,7 @@ def smear_right(x):
 
 def lowest_bit(x):
     """The lowest set bit of a 64-bit value alone (0 for 0)."""
-    return x & ((~x + 1) & M64)
+    return x & ((inv(x) + 1) & M64)
 
 
 def count_trailing_zeros(x, bits: int):
