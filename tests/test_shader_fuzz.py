@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simgpu.fault import GPUFault
-from simgpu.isa import DecodeError, decode
+from simgpu.isa import DecodeError, assemble, decode
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.kdescriptor import make_descriptor
 from simgpu.shader import semantics
@@ -78,6 +78,64 @@ def test_random_instructions_fault_cleanly(tb, seed, wave32, groups, items, vgpr
     except GPUFault as e:
         assert e.kind != "internal_error", str(e)
         assert e.pc is not None and e.wave is not None
+
+
+# Primed streams: a prologue points every even SGPR pair and half the VGPR pairs at a mapped 64 KiB
+# buffer (other VGPRs hold small per-lane offsets), M0 at LDS, with 64 KiB of LDS and 256 bytes of
+# scratch per lane, so random memory instructions mostly reach real memory. Control flow is left out
+# (a random jump lands in the prologue or past the end).
+_NO_JUMPS = ("s_setpc", "s_swappc", "s_call", "s_branch", "s_cbranch", "s_endpgm", "s_sethalt", "s_trap",
+             "v_illegal", "s_code_end", "s_sleep", "s_rfe")
+
+
+def _prologue() -> bytes:
+    lines = ["s_load_b64 s[104:105], s[0:1], 0x0", "s_waitcnt lgkmcnt(0)"]
+    for k in range(0, 104, 2):
+        lines += [f"s_add_u32 s{k}, s104, {256 * k}", f"s_addc_u32 s{k + 1}, s105, 0"]
+    lines += ["s_mov_b32 m0, 0x100", "v_lshlrev_b32 v255, 2, v0"]
+    for k in range(0, 254, 2):
+        if k % 4 == 0:
+            lines += [f"v_add_co_u32 v{k}, vcc_lo, s104, v255", f"v_add_co_ci_u32_e64 v{k + 1}, null, s105, 0, vcc_lo"]
+        else:
+            lines += [f"v_add_nc_u32 v{k}, {64 * k}, v255", f"v_mov_b32 v{k + 1}, v255"]
+    return assemble("\n".join(lines))
+
+
+PROLOGUE = _prologue()
+
+
+def primed_kernel(tb: Testbed, rng: np.random.Generator):
+    body = b""
+    while len(body) < 8 * 4:
+        data = random_instruction(rng)
+        if not decode(data).mnemonic.startswith(_NO_JUMPS):
+            body += data
+    kd = make_descriptor(256, kernarg_size=8, group_segment_size=65536, private_segment_size=256, wave32=True)
+    meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
+    return tb.load(write_code_object([("k", PROLOGUE + body + S_ENDPGM, kd, meta)]))["k"]
+
+
+def _run_primed(tb: Testbed, k, buf: int, data: np.ndarray):
+    tb.write(buf, data)  # the same address every run: values derived from it repeat too
+    try:
+        tb.launch(k, [buf], (2,), (64,))
+        fault = None
+    except GPUFault as e:
+        assert e.kind != "internal_error", str(e)
+        fault = (e.kind, e.pc, e.wave, e.address)
+    return fault, tb.read(buf, data.size)
+
+
+@settings(max_examples=max(EXAMPLES // 4, 10), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**63 - 1))
+def test_primed_random_instructions_fault_cleanly_and_repeat_exactly(tb, seed):
+    """...and run twice on the same memory they leave the same bytes and end the same way."""
+    rng = np.random.default_rng(seed)
+    k = primed_kernel(tb, rng)
+    data = rng.integers(0, 256, 1 << 16, dtype=np.uint8)
+    buf = tb.alloc(data.size)
+    assert _run_primed(tb, k, buf, data) == _run_primed(tb, k, buf, data)
 
 
 def test_engine_is_usable_after_the_fuzz(tb):
