@@ -290,8 +290,9 @@ def _gathered_load(ex, w, inst, size: int) -> bool:
     lo_min, lo_max = int(low.min()), int(low.max())
     off = _offset(inst)
     high = _uniform_high(ex, w, inst)
-    misaligned = int(np.bitwise_or.reduce(low, axis=None)) & 3 or (high or 0) + off & 3
-    if high is None or lo_max - lo_min + size > GATHER_SPAN_LIMIT or misaligned:
+    if high is None or lo_max - lo_min + size > GATHER_SPAN_LIMIT:
+        return False
+    if (int(np.bitwise_or.reduce(low, axis=None)) | (high + off)) & 3:  # some lane's address is misaligned
         return False
     va, nbytes = high + lo_min + off, lo_max - lo_min + size
     if inst.mnemonic.startswith("flat_") and _touches_aperture(va, nbytes):
