@@ -20,7 +20,7 @@ from . import semantics
 from .dispatch import Dispatch
 from .operand import highest_vgpr
 from .setup import initial_state
-from .state import BARRIER, DONE, EXEC_LO, RUNNING, WaveState, wsel
+from .state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
@@ -99,6 +99,7 @@ class Exec:
         self.cache: dict[int, tuple] = {}
         self.budget = engine.watchdog
         self.st: WaveState | None = None
+        self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
@@ -109,6 +110,8 @@ class Exec:
 
     def run_batch(self, groups: list[tuple[int, int, int]]) -> None:
         self.st = initial_state(self.d, groups, self.waves_per_group)
+        # Every wave starts with the descriptor's MODE; until one writes MODE, float ops read it as one int.
+        self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
         st = self.st

@@ -80,6 +80,7 @@ def _mode_field(lo: int):
     def fn(ex, w, inst):
         mode = ex.st.hwreg[w, HW_MODE]
         ex.st.hwreg[w, HW_MODE] = (mode & ~U32(0xF << lo)) | U32((inst.fields["simm16"] & 0xF) << lo)
+        ex.uniform_mode = None
     return fn
 
 
@@ -154,6 +155,8 @@ def _setreg_value(ex, w, rid: int, off: int, size: int, value: np.ndarray) -> No
     mask = ((1 << size) - 1) << off & 0xFFFFFFFF
     cur = ex.st.hwreg[w, rid]
     ex.st.hwreg[w, rid] = (cur & U32(~mask & 0xFFFFFFFF)) | ((value.astype(U64) << U64(off)).astype(U32) & U32(mask))
+    if rid == HW_MODE:
+        ex.uniform_mode = None
 
 
 def _setreg(ex, w, inst):

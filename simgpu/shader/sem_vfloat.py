@@ -35,12 +35,18 @@ def exponent(x: np.ndarray, t: str) -> np.ndarray:
 def native_mode(ctx, t: str) -> bool:
     """Whether every wave rounds type t to nearest even (the default): then numpy's IEEE arithmetic,
     with MODE's denormal flushing applied around it, gives the hardware's result directly."""
+    u = ctx.uniform_mode
+    if u is not None:
+        return (u >> (0 if t == "f32" else 2)) & 3 == 0
     m = np.asarray(ctx.mode)
     return bool((((m >> (0 if t == "f32" else 2)) & 3) == 0).all())
 
 
 def _flushing(ctx, t: str):
     """The denorm mode [n, 1] when some wave flushes denormals of type t, else None (nothing to do)."""
+    u = ctx.uniform_mode
+    if u is not None and (u >> (4 if t == "f32" else 6)) & 3 == 3:
+        return None
     dm = fx.denorm_mode(ctx.mode, t)
     return None if (dm == 3).all() else dm
 

@@ -17,7 +17,11 @@ F32 = np.float32
 _IEEE_BIT = 9
 
 
-def _ieee(ctx) -> np.ndarray:
+def _ieee(ctx) -> np.ndarray | bool:
+    """MODE.IEEE per wave ([n, 1] bool), or one bool when every wave has the same MODE."""
+    u = ctx.uniform_mode
+    if u is not None:
+        return bool((u >> _IEEE_BIT) & 1)
     return ((np.asarray(ctx.mode).astype(np.int64).reshape(-1, 1) >> _IEEE_BIT) & 1).astype(bool)
 
 
@@ -28,8 +32,10 @@ def _less(a, b):
 
 def _pick(ieee, a, b, a_wins):
     """The min/max selection with the reference's NaN rules; a_wins: a is the strict winner."""
-    sa, sb = fx.is_snan(a), fx.is_snan(b)
     na, nb = np.isnan(a), np.isnan(b)
+    if not (na.any() or nb.any()):  # no NaN operand: both rule sets pick the winner
+        return np.where(a_wins, a, b).astype(a.dtype)
+    sa, sb = fx.is_snan(a), fx.is_snan(b)
     ieee_r = np.select([sa, sb, nb, na], [fx.quiet_nan(a), fx.quiet_nan(b), a, b], np.where(a_wins, a, b))
     legacy_r = np.select([nb, na], [a, b], np.where(a_wins, a, b))
     return np.where(ieee, ieee_r, legacy_r).astype(a.dtype)
@@ -46,6 +52,9 @@ def fmax(ctx, t, a, b):
 
 
 def _flushed(ctx, t, *xs):
+    u = ctx.uniform_mode
+    if u is not None and (u >> (4 if t == "f32" else 6)) & 1:  # every wave keeps input denormals
+        return list(xs)
     dm = fx.denorm_mode(ctx.mode, t)
     return [fx.flush_in(x, dm) for x in xs]
 

@@ -76,6 +76,12 @@ class OpCtx:
         self.carry = carry  # False: the carry-out goes to null, an op may return None for it
 
     @property
+    def uniform_mode(self) -> int | None:
+        """MODE as one int when every wave of the batch has the same one (the dispatch's initial MODE,
+        until some wave writes MODE): float ops then test its fields without numpy."""
+        return getattr(self.ex, "uniform_mode", None)
+
+    @property
     def mode(self) -> np.ndarray:
         if self._mode is None:
             self._mode = self.ex.st.hwreg[wsel(self.w), HW_MODE]
