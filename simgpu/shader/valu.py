@@ -257,6 +257,10 @@ def _lane_mask_in(ex, w, inst, vcc_only: bool = False) -> np.ndarray:
     st = ex.st
     code = inst.fields["src2"] if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only else VCC_LO
     if code < 124 or code == EXEC_LO:  # a plain SGPR (pair): unpack its dwords straight from the file
+        if len(w) == 1:  # one wave: the mask as an int against each lane's bit (no packing calls)
+            w0 = w.item(0)
+            bits = int(st.sgpr[w0, code]) | (int(st.sgpr[w0, code + 1]) << 32 if st.lanes == 64 else 0)
+            return ((U64(bits) & st.lane_bits) != 0)[None, :]
         return st.lanes_of_words(st.sgpr[wsel(w), code:code + st.lanes // 32])
     bits = scalar_src(ex, w, code, inst.literal, "b64" if st.lanes == 64 else "b32").astype(U64)
     return st.lanes_of(bits)
@@ -267,6 +271,12 @@ def _write_mask(ex, w, code: int, lanes_true: np.ndarray) -> None:
     if code == 124 or code >= 128:
         return
     st = ex.st
+    if len(w) == 1:  # one wave: the lane bits summed into an int (no packing calls)
+        bits, w0 = int(lanes_true.reshape(-1) @ st.lane_bits), w.item(0)
+        st.sgpr[w0, code] = bits & 0xFFFFFFFF
+        if st.lanes == 64 and code < 127:
+            st.sgpr[w0, code + 1] = bits >> 32
+        return
     words = st.words_of(lanes_true)  # [n, 1] or [n, 2] dwords
     k = min(words.shape[1], 128 - code)
     st.sgpr[wsel(w), code:code + k] = words[:, :k]
@@ -395,6 +405,13 @@ def _exec_full(st, w, ix) -> bool:
 _RAW = {32: np.dtype(U32), 64: np.dtype(U64)}
 
 
+def _per_lane(x, n: int, lanes: int) -> np.ndarray:
+    """x as [n, lanes]: results of ops whose sources were all scalars ([n, 1] or 0-d) are broadcast
+    (np.broadcast_to costs microseconds even when there is nothing to do, so check the shape first)."""
+    x = np.asarray(x)
+    return x if x.shape == (n, lanes) else np.broadcast_to(x, (n, lanes))
+
+
 def _carry_code(inst) -> int:
     return inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
 
@@ -411,7 +428,7 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     carry_used = not spec.carry_out or _carry_code(inst) != 124
     out = spec.fn(OpCtx(False, None, st.lanes, ex, w, carry_used), *srcs)
     if spec.compare:
-        _write_compare(ex, w, inst, spec, np.broadcast_to(out, (len(w), st.lanes)), st.exec_lanes(w))
+        _write_compare(ex, w, inst, spec, _per_lane(out, len(w), st.lanes), st.exec_lanes(w))
         return
     carry = None
     if spec.carry_out:
@@ -428,9 +445,9 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     elif full:
         st.vgpr[vdst, ix, :] = raw  # every lane active: no mask
     else:
-        write_vgpr(ex, w, vdst, np.broadcast_to(raw, (len(w), st.lanes)), st.exec_lanes(w), bits // 32)
+        write_vgpr(ex, w, vdst, _per_lane(raw, len(w), st.lanes), st.exec_lanes(w), bits // 32)
     if carry is not None and carry_used:
-        carry = np.broadcast_to(np.asarray(carry, bool), (len(w), st.lanes))
+        carry = _per_lane(np.asarray(carry, bool), len(w), st.lanes)
         _write_mask(ex, w, _carry_code(inst), carry if full else carry & st.exec_lanes(w))
 
 
