@@ -240,3 +240,12 @@ CARRY_TO_NULL = [
 @given(data=st.data())
 def test_carry_to_null(runner, inst, f, data):
     check(runner, data, inst, lambda a, b, c, d, cin, lane: ((u32(f(a, b, cin)),), cin), carry=True)
+
+
+@pytest.mark.parametrize("inst,ref", CARRY + [(t, lambda a, b, c, d, cin, lane, f=f: ((u32(f(a, b, cin)),), cin))
+                                              for t, f in CARRY_TO_NULL], ids=[x[0] for x in CARRY + CARRY_TO_NULL])
+@SETTINGS
+@given(data=st.data())
+def test_carry_in_one_wave(runner, inst, ref, data):
+    """One wave reads and writes its lane masks as ints (valu._lane_mask_in, _write_mask)."""
+    check(runner, data, inst, ref, carry=True, n=32, block=32)

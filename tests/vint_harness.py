@@ -56,10 +56,11 @@ class Runner:
         self.tb = tb
         self.cache = {}
 
-    def run(self, inst: str, a, b=None, c=None, d=None, pre: str = "", vcc: int | None = None):
+    def run(self, inst: str, a, b=None, c=None, d=None, pre: str = "", vcc: int | None = None,
+            block: int = BLOCK):
         """Per lane: (dst dwords [n, 4] uint32, vcc bit [n] bool)."""
         n = len(a)
-        assert n % BLOCK == 0
+        assert n % block == 0
         z = np.zeros(n, np.uint64)
         b = z if b is None else b
         c = z if c is None else c
@@ -72,7 +73,7 @@ class Runner:
         k = self.cache[key]
         bufs = [self.tb.upload(np.ascontiguousarray(x, np.uint64)) for x in (a, b, c, d)]
         out = self.tb.alloc(32 * n)
-        self.tb.launch(k, [out, *bufs, 0], (n // BLOCK,), (BLOCK,))
+        self.tb.launch(k, [out, *bufs, 0], (n // block,), (block,))
         raw = self.tb.download(out, np.uint32, 8 * n).reshape(n, 8)
         return raw[:, :4], raw[:, 4].astype(bool)
 
@@ -89,7 +90,7 @@ def sx(v: int, bits: int) -> int:
 
 def lanes_input(data, n: int, bits: int, rng_seed: int) -> np.ndarray:
     """n lane words: a hypothesis-drawn head (special values) then seeded random bits."""
-    head = data.draw(words(64, bits))
+    head = data.draw(words(min(n, 64), bits))
     rng = np.random.default_rng(rng_seed)
     tail = rng.integers(0, 1 << 63, n - len(head), dtype=np.uint64) * np.uint64(2) + \
         rng.integers(0, 2, n - len(head), dtype=np.uint64)
@@ -99,12 +100,13 @@ def lanes_input(data, n: int, bits: int, rng_seed: int) -> np.ndarray:
 
 
 def check(runner, data, inst: str, ref, bits=(32, 32, 32), dwords: int = 1, carry: bool = False,
-          pre: str = "", n: int = 2 * BLOCK) -> None:
-    """Run `inst` over n lanes and compare with ref(a, b, c, d, vcc_in, lane) -> (dwords tuple, carry)."""
+          pre: str = "", n: int = 2 * BLOCK, block: int = BLOCK) -> None:
+    """Run `inst` over n lanes (workgroups of `block`) and compare with ref(a, b, c, d, vcc_in, lane) ->
+    (dwords tuple, carry). n = block = 32 is one wave: the engine's single-wave paths."""
     seed = data.draw(st.integers(0, 2**32 - 1))
     a, b, c = (lanes_input(data, n, bt, seed + i) for i, bt in enumerate(bits))
     d = np.stack([lanes_input(data, n, 64, seed + 7), lanes_input(data, n, 64, seed + 8)], axis=1)
-    out, vcc = runner.run(inst, a, b, c, d, pre=pre, vcc=VCC_PATTERN)
+    out, vcc = runner.run(inst, a, b, c, d, pre=pre, vcc=VCC_PATTERN, block=block)
     for lane in range(n):
         dv = int(d[lane, 0]) | (int(d[lane, 1]) << 64)
         cin = (VCC_PATTERN >> (lane % 32)) & 1
