@@ -554,9 +554,11 @@ class MMU:
         pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))
         return Translation(pa, bool(v & _SYS), bool(v & _PRT))
 
-    def _read_in_cached_page(self, vmid: int, va: int, nbytes: int, access: str) -> bytes | None:
-        """Small reads inside one VRAM page whose translation is in the TLB and grants `access`, in plain
-        Python (instruction fetch and SMEM do many of these); None to take the general path."""
+    def _cached_page_span(self, vmid: int, va: int, nbytes: int, access: str) -> np.ndarray | None:
+        """The memory behind a small access inside one page whose translation is in the TLB and grants
+        `access`, found in plain Python: instruction fetch, SMEM, and the command processor's reads and
+        writes of rings, packets and signals (VRAM or system memory) do many of these. None to take the
+        general path (which walks the tables and reports faults)."""
         if not 0 <= vmid < gmc.NUM_VMIDS or not 0 <= va < (1 << (gmc.VA_BITS - 1)):
             return None
         inpage = va & (gmc.PAGE_SIZE - 1)
@@ -564,12 +566,14 @@ class MMU:
             return None
         v = self._tlb[vmid].get(va >> gmc.PAGE_SHIFT)
         need = _NEED[access]
-        if v is None or v & (_SYS | _PRT) or v & need != need:
+        if v is None or v & _PRT or v & need != need:
             return None
         pa = ((v >> 8) << gmc.PAGE_SHIFT) + inpage
+        if v & _SYS:
+            return self.phys.span(pa, nbytes, True)
         if pa + nbytes > self.phys.vram_size:
             return None
-        return self.phys.region_buffers()[0][pa:pa + nbytes].tobytes()
+        return self.phys.region_buffers()[0][pa:pa + nbytes]
 
     def _pieces(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, int, int] | None]:
         """[region, offset, length, position] per page of [va, va + nbytes) (None for a PRT hole)."""
@@ -596,9 +600,9 @@ class MMU:
         """Read `nbytes` of virtual memory page by page (access "execute" for instruction fetch)."""
         if nbytes <= 0:
             return b""
-        fast = self._read_in_cached_page(vmid, va, nbytes, access)
+        fast = self._cached_page_span(vmid, va, nbytes, access)
         if fast is not None:
-            return fast
+            return fast.tobytes()
         out = bytearray(nbytes)
         bufs = self.phys.region_buffers()
         for piece in self._pieces(vmid, va, nbytes, access):
@@ -611,6 +615,10 @@ class MMU:
         """Write bytes-like `data` to virtual memory; every page is checked before any byte is written."""
         src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
         if src.size == 0:
+            return
+        fast = self._cached_page_span(vmid, va, src.size, "write")
+        if fast is not None:
+            fast[:] = src
             return
         bufs = self.phys.region_buffers()
         for piece in self._pieces(vmid, va, src.size, "write"):
