@@ -87,6 +87,31 @@ class ShaderEngine:
                 ex.run_batch(groups[start:start + per_batch])
 
 
+# Decoded instructions by the bytes fetched at their PC, shared by every engine: the same kernel loaded
+# again (each test's fresh device, another address) decodes once. A decoded instruction and what
+# semantics cache on it are functions of its bytes alone. Emptied when full, like a cache would be.
+_DECODED: dict[bytes, tuple] = {}
+_DECODED_CAPACITY = 1 << 17
+
+
+def _decode_entry(data: bytes) -> tuple | None:
+    """(inst, semantic function, is VALU) for instruction bytes, or None if they do not decode to an
+    implemented instruction (the caller then reports why)."""
+    entry = _DECODED.get(data)
+    if entry is None:
+        try:
+            inst = decode(data)
+        except DecodeError:
+            return None
+        fn = semantics.lookup(inst)
+        if fn is None:
+            return None
+        if len(_DECODED) >= _DECODED_CAPACITY:
+            _DECODED.clear()
+        entry = _DECODED[data] = (inst, fn, inst.mnemonic.startswith("v_"))
+    return entry
+
+
 class Exec:
     """One dispatch in flight: its decode cache, the current batch's wave state, and operand access."""
 
@@ -196,17 +221,17 @@ class Exec:
         if known is not None and known[0] == data:  # same bytes as an earlier dispatch: reuse the decode
             entry = known[1]
         else:
-            try:
-                inst = decode(data)
-            except DecodeError as e:
-                raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
-            fn = semantics.lookup(inst)
-            if fn is None:
-                raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
-            entry = (inst, fn, inst.mnemonic.startswith("v_"))
+            entry = _decode_entry(data) or self._decode_fault(w, pc, data)
             self.engine.decoded[(self.vmid, pc)] = (data, entry)
         self.cache[pc] = entry
         return entry
+
+    def _decode_fault(self, w: np.ndarray, pc: int, data: bytes):
+        try:
+            inst = decode(data)
+        except DecodeError as e:
+            raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
+        raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
 
     def _unexpected(self, w: np.ndarray, pc: int, inst, e: Exception) -> GPUFault:
         """The fault for an exception a semantic function did not mean to raise. An index past the VGPR
