@@ -188,7 +188,18 @@ def _s_load(ex, w, inst):
     f, dwords = inst.fields, inst.info["sdata"]
     base = scalar_src(ex, w, f["sbase"] * 2, None, "b64").astype(np.int64) & ((1 << 48) - 1)
     addr = (base + _smem_offset(ex, w, inst)) & ~3
+    if (addr == addr[0]).all():  # one address for every wave (kernel arguments, constants): read it once
+        _broadcast_dwords(ex, w, f["sdata"], int(addr[0]), dwords)
+        return
     _load_dwords(ex, w, f["sdata"], addr, dwords, None)
+
+
+def _broadcast_dwords(ex, w, sdata: int, addr: int, dwords: int) -> None:
+    """`dwords` dwords at one address into SGPRs sdata.. of every wave in `w` (faults as a gather would:
+    MMU.read checks every page first and reports the address)."""
+    vals = np.frombuffer(ex.mem.read(ex.vmid, addr, 4 * dwords), "<u4")
+    count = max(0, min(dwords, 106 - sdata))  # destinations past the SGPRs (s106 up) are dropped
+    ex.st.sgpr[wsel(w), sdata:sdata + count] = vals[:count]
 
 
 def _s_buffer_load(ex, w, inst):
