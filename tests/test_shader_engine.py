@@ -175,3 +175,25 @@ def test_wave64_divergent_loops_one_wave_and_many(tb, groups):
     tid = np.arange(64 * groups) % 64
     want = np.where(tid & 1, (3 ** n.astype(np.int64)) & 0xFFFFFFFF, n + 100).astype(np.uint32)
     assert np.array_equal(tb.download(vout, np.uint32, 64 * groups), want)
+
+
+def test_s_load_of_one_address_for_all_waves_and_its_fault(tb):
+    """Every wave loading the same kernel-argument dwords reads them once (sem_sopp._broadcast_dwords);
+    an unmapped address still faults with that address."""
+    k = tb.load_asm("""
+        s_load_b128 s[4:7], s[0:1], 0x0
+        s_waitcnt lgkmcnt(0)
+        s_load_b64 s[8:9], s[4:5], 0x10
+        s_waitcnt lgkmcnt(0)
+        v_mov_b32 v1, s8
+        v_mov_b32 v2, s9
+        v_lshlrev_b32 v3, 3, v0
+        global_store_b64 v3, v[1:2], s[6:7]
+        s_endpgm""", args=2, vgprs=8)
+    table = tb.upload(np.arange(16, dtype=np.uint32) * 3)
+    out = tb.alloc(8 * 256)
+    tb.launch(k, [table, out], (4,), (64,))
+    assert np.array_equal(tb.download(out, np.uint32, 128).reshape(64, 2), np.tile([12, 15], (64, 1)))
+    with pytest.raises(GPUFault) as e:
+        tb.launch(k, [0x1234_0000, out], (4,), (64,))
+    assert e.value.kind == "page_fault" and e.value.address == 0x1234_0010 and "s_load_b64" in e.value.instruction
