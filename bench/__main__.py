@@ -1,12 +1,14 @@
 """Run every benchmark and print its figures."""
 
-from bench import bench_decode, bench_mem, bench_shader
+from bench import bench_decode, bench_launch, bench_mem, bench_shader, bench_trace
 
 
 def main() -> None:
     bench_decode.main()
     bench_mem.main()
     bench_shader.main()
+    bench_launch.main()
+    bench_trace.main()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,70 @@
+"""Runtime round trips on the simulated device: launch-and-wait of a small kernel over PM4 and AQL
+queues, and small host-to-device copies. These bound how fast a test suite of many small kernels
+runs under MOCKGPU=1.
+
+    python -m bench.bench_launch
+
+Best of three batches of 200 operations, wall time (the runtime and the device share one thread).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+SAXPY = """
+target triple = "amdgcn-amd-amdhsa"
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare i32 @llvm.amdgcn.workgroup.id.x()
+define amdgpu_kernel void @saxpy(ptr addrspace(1) %y, ptr addrspace(1) %x, float %a) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %g = call i32 @llvm.amdgcn.workgroup.id.x()
+  %b = mul i32 %g, 256
+  %i = add i32 %b, %t
+  %px = getelementptr float, ptr addrspace(1) %x, i32 %i
+  %py = getelementptr float, ptr addrspace(1) %y, i32 %i
+  %xv = load float, ptr addrspace(1) %px
+  %yv = load float, ptr addrspace(1) %py
+  %m = fmul float %a, %xv
+  %r = fadd float %m, %yv
+  store float %r, ptr addrspace(1) %py
+  ret void
+}
+"""
+
+
+def _best(fn, count: int = 200, batches: int = 3) -> float:
+    """Seconds per call: the best of `batches` timed batches of `count` calls."""
+    fn()
+    best = float("inf")
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(count):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / count)
+    return best
+
+
+def main() -> None:
+    import runtime
+    from compiler.llvm import compile_ir
+    from mockgpu import MockOS
+    code = compile_ir(SAXPY)
+    x = np.ones(256, np.float32)
+    for queue in ("pm4", "aql"):
+        dev = runtime.Device("AMD:0", queue=queue, os=MockOS(devices=1, vram_size=1 << 28))
+        saxpy = dev.load(code)["saxpy"]
+        bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(x.nbytes).copyin(x)
+
+        def launch(k=saxpy, y=by, xb=bx):
+            k(y, xb, np.float32(2.0), grid=(1, 1, 1), block=(256, 1, 1))
+        dt = _best(launch)
+        print(f"launch+wait, 256-item saxpy ({queue}): {dt * 1e3:6.2f} ms  ({1 / dt:6.0f} launches/s)")
+        if queue == "aql":
+            dt = _best(lambda y=by: y.copyin(x))
+            print(f"copy in, 1 KiB (SDMA):              {dt * 1e3:6.2f} ms  ({1 / dt:6.0f} copies/s)")
+
+
+if __name__ == "__main__":
+    main()
