@@ -44,10 +44,12 @@ def _fragment(ex, w, inst, i: int, kind: str) -> np.ndarray:
         raise _illegal(ex, w, inst, "WMMA A/B operands must be VGPRs")
     bits = _BITS[kind]
     per = 32 // bits
-    regs = ex.st.vgpr[code - 256:code - 256 + 16 // per, w, :].astype(I64).transpose(1, 0, 2)  # [n, nreg, lanes]
-    shifts = np.arange(per) * bits
-    el = (regs[:, :, :, None] >> shifts) & ((1 << bits) - 1)  # [n, nreg, lanes, per]
-    el = el.transpose(0, 2, 1, 3).reshape(len(w), ex.st.lanes, 16)
+    regs = ex.st.vgpr[code - 256:code - 256 + 16 // per, w, :]  # [nreg, n, lanes]
+    if bits >= 8:  # whole bytes: a little-endian view splits each dword into its elements, lowest first
+        el = np.ascontiguousarray(regs).view(U16 if bits == 16 else np.uint8).reshape(regs.shape + (per,))
+    else:
+        el = (regs[..., None] >> (np.arange(per, dtype=U32) * U32(bits))) & U32((1 << bits) - 1)
+    el = el.transpose(1, 2, 0, 3).reshape(len(w), ex.st.lanes, 16).astype(I64)  # [n, lanes, k]
     if kind in ("iu8", "iu4"):
         if neg_lo(inst, i):
             top = 1 << (bits - 1)
