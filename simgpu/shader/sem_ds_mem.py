@@ -20,50 +20,48 @@ def _rows(ex, w, shape) -> np.ndarray:
     return np.broadcast_to(ex.st.group[w].reshape((-1,) + (1,) * (len(shape) - 1)), shape)
 
 
-def _dword_aligned(lds: np.ndarray, addr: np.ndarray, size: int) -> bool:
-    """Whole, aligned dwords in an LDS whose rows are whole dwords: then a lane's access is dwords,
-    each entirely inside or outside the allocation, and the byte rules give the same result per dword."""
-    return size % 4 == 0 and lds.shape[1] % 4 == 0 and addr.size > 0 and \
-        not int(np.bitwise_or.reduce(addr, axis=None)) & 3
+_UNITS = {4: np.uint32, 2: np.uint16, 1: np.uint8}
+
+
+def _unit(lds: np.ndarray, addr: np.ndarray, size: int) -> int:
+    """The widest access unit (4, 2 or 1 bytes) dividing the size, every lane's address and the row
+    length: a lane then touches whole units, each entirely inside or outside the allocation, so the
+    per-byte rules give the same result per unit, with a fraction of the index work."""
+    if addr.size == 0:
+        return 1
+    low = int(np.bitwise_or.reduce(addr, axis=None)) | size | lds.shape[1]
+    return 4 if not low & 3 else 2 if not low & 1 else 1
 
 
 def lds_read(ex, w, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
     """[n, lanes, size] bytes at LDS byte addresses `addr` ([n, lanes] int64) for lanes in `mask`."""
-    lds = ex.st.lds
     addr = addr.astype(np.int64)
-    if _dword_aligned(lds, addr, size):  # gather dwords, not bytes: a quarter of the index work
-        words = lds.view(np.uint32)
-        idx = (addr >> 2)[..., None] + np.arange(size // 4)
-        ok = mask[..., None] & (idx >= 0) & (idx < words.shape[1])
-        rows = _rows(ex, w, idx.shape)
-        if ok.all():
-            return words[rows, idx].view(np.uint8).reshape(addr.shape + (size,))
-        out = np.zeros(idx.shape, np.uint32)
-        out[ok] = words[rows[ok], idx[ok]]
-        return out.view(np.uint8).reshape(addr.shape + (size,))
-    idx = addr[..., None] + np.arange(size)
-    ok = mask[..., None] & (idx >= 0) & (idx < lds.shape[1])
-    out = np.zeros(idx.shape, np.uint8)
-    out[ok] = lds[_rows(ex, w, idx.shape)[ok], idx[ok]]
-    return out
+    unit = _unit(ex.st.lds, addr, size)
+    units = ex.st.lds.view(_UNITS[unit])
+    idx = (addr // unit)[..., None] + np.arange(size // unit)
+    ok = mask[..., None] & (idx >= 0) & (idx < units.shape[1])
+    rows = _rows(ex, w, idx.shape)
+    if ok.all():
+        return units[rows, idx].view(np.uint8).reshape(addr.shape + (size,))
+    out = np.zeros(idx.shape, units.dtype)
+    out[ok] = units[rows[ok], idx[ok]]
+    return out.view(np.uint8).reshape(addr.shape + (size,))
 
 
 def lds_write(ex, w, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> None:
     """Store [n, lanes, size] bytes at LDS addresses for lanes in `mask` (highest lane wins a byte)."""
-    lds = ex.st.lds
     size = data.shape[-1]
     addr = addr.astype(np.int64)
-    if _dword_aligned(lds, addr, size):  # dwords: a lane writes all or none of each one
-        lds, size = lds.view(np.uint32), size // 4
-        data = np.ascontiguousarray(data).view(np.uint32)
-        addr = addr >> 2
-    idx = addr[..., None] + np.arange(size)
-    ok = mask[..., None] & (idx >= 0) & (idx < lds.shape[1])
+    unit = _unit(ex.st.lds, addr, size)
+    units = ex.st.lds.view(_UNITS[unit])  # a lane writes all or none of each unit
+    data = np.ascontiguousarray(data).view(_UNITS[unit])
+    idx = (addr // unit)[..., None] + np.arange(size // unit)
+    ok = mask[..., None] & (idx >= 0) & (idx < units.shape[1])
     rows, cols, vals = _rows(ex, w, idx.shape)[ok], idx[ok], data[ok]
-    keep = last_wins(rows * lds.shape[1] + cols)
+    keep = last_wins(rows * units.shape[1] + cols)
     if keep is not None:
         rows, cols, vals = rows[keep], cols[keep], vals[keep]
-    lds[rows, cols] = vals
+    units[rows, cols] = vals
 
 
 def lds_atomic(ex, w, op: str, addr: np.ndarray, src: np.ndarray, cmp: np.ndarray | None, size: int,
