@@ -111,8 +111,8 @@ def test_fma_rounds_once_in_every_mode(runner, t, data):
     d, x, y, z = _regs(t)
     a, b, c = _draw(data, t, 3, 11)
     # hard cases: addends that nearly cancel the product, so the rounding happens far below it
-    af, bf = as_float(a, t).astype(np.float64), as_float(b, t).astype(np.float64)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # NaN/inf operands are part of the data
+        af, bf = as_float(a, t).astype(np.float64), as_float(b, t).astype(np.float64)
         near = (-(af * bf)).astype(FLOAT[t]).view(UINT[t]).astype(np.uint64)
     c = np.where(np.arange(N) % 3 == 0, near, c)
     for rnd, dm in MODES:
@@ -402,4 +402,5 @@ def test_cube_ops(runner, data):
     a, b, c = _draw(data, "f32", 3, 111)
     for k, name in enumerate(("cubeid", "cubesc", "cubetc", "cubema")):
         got, _, _ = runner.run(f"v_{name}_f32 v20, v10, v12, v14", a, b, c)
-        _check(got, lambda x, y, z, k=k: float(np.float32(ref_cube(x, y, z)[k])), "f32", (a, b, c), name)
+        with np.errstate(over="ignore"):  # references past the f32 range round to inf, as the hardware does
+            _check(got, lambda x, y, z, k=k: float(np.float32(ref_cube(x, y, z)[k])), "f32", (a, b, c), name)
