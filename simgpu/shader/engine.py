@@ -1,10 +1,12 @@
 """The RDNA3 shader engine: runs a `Dispatch` over simulated memory, waves batched by PC.
 
 Waves of a dispatch that stand at the same PC execute together: each instruction is one numpy
-operation over [waves, lanes] with EXEC as a mask. The scheduler always runs the lowest PC among
-runnable waves (a fixed order: deterministic, and waves that fell behind catch up and reconverge).
-Instructions are decoded once per code address per dispatch and cached with their semantic function.
-Large grids run in batches of workgroups so register files stay bounded.
+operation over [waves, lanes] with EXEC as a mask (a lone wave's scalar instructions use Python ints,
+see svalue.py). The scheduler always runs the lowest PC among runnable waves (a fixed order:
+deterministic, and waves that fell behind catch up and reconverge); while they all stand at one PC,
+`Exec.run` keeps executing until an instruction branches or changes their status. Instructions are
+decoded once per code address per dispatch (and once per instruction bytes across engines) and cached
+with their semantic function. Large grids run in batches of workgroups so register files stay bounded.
 """
 
 from __future__ import annotations
