@@ -249,3 +249,26 @@ def test_carry_to_null(runner, inst, f, data):
 def test_carry_in_one_wave(runner, inst, ref, data):
     """One wave reads and writes its lane masks as ints (valu._lane_mask_in, _write_mask)."""
     check(runner, data, inst, ref, carry=True, n=32, block=32)
+
+
+# 16-bit ops in the VALU fast path (valu._fast_plan: no op_sel or modifiers) under partial EXEC and as
+# one wave: inactive lanes keep the whole destination, active ones only the other half.
+FAST16 = [
+    ("v_add_nc_u16 v20, v10, v12", r16(lambda a, b, c: a + b)),
+    ("v_mov_b16 v20.h, v12.h", r16(lambda a, b, c: b, (0, 1, 0, 1))),
+    ("v_add_nc_u16 v20, -2, v12", r16(lambda a, b, c: b - 2)),
+    ("v_add_nc_u16 v20, 0x1234, v12", r16(lambda a, b, c: b + 0x1234)),
+]
+
+
+@pytest.mark.parametrize("inst,ref", FAST16, ids=[x[0] for x in FAST16])
+@pytest.mark.parametrize("one_wave", [False, True])
+@SETTINGS
+@given(data=st.data())
+def test_16bit_fast_path_partial_exec(runner, inst, ref, one_wave, data):
+    def masked(a, b, c, d, cin, lane):
+        if not (PARTIAL_EXEC >> lane) & 1:
+            return (d & M32,), None
+        return ref(a, b, c, d, cin, lane)
+    kw = {"n": 32, "block": 32} if one_wave else {}
+    check(runner, data, inst, masked, pre=f"s_mov_b32 exec_lo, {PARTIAL_EXEC:#x}", **kw)

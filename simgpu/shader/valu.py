@@ -321,13 +321,15 @@ def _dst16(inst) -> tuple[int, int]:
 
 _PLAIN32 = ("f32", "i32", "u32", "b32")
 _PLAIN64 = ("f64", "i64", "u64", "b64")
-_PLAIN = _PLAIN32 + _PLAIN64
+_PLAIN16 = ("f16", "i16", "u16", "b16")
+_PLAIN = _PLAIN16 + _PLAIN32 + _PLAIN64
 _NO_PLAN = object()
 
 
 def _fast_plan(spec: VOp, inst):
-    """Source readers for the common case — 32/64-bit types, no DPP, no modifiers, VGPR/SGPR/constant/
-    literal sources — each a function (ex, w, ix) -> typed array; None when the general path is needed."""
+    """Source readers for the common case — 16/32/64-bit types, no DPP, no modifiers, no op_sel,
+    VGPR/SGPR/constant/literal sources — each a function (ex, w, ix) -> typed array; None when the
+    general path is needed. 16-bit VGPR operands of VOP1/VOP2/VOPC may name a high half (t16_vgpr)."""
     if ((spec.dst not in _PLAIN and not spec.compare) or any(t not in _PLAIN for t in spec.srcs)
             or inst.dpp is not None or spec.int_clamp and inst.fields.get("clamp")
             or spec.acc and spec.dst not in _PLAIN32):
@@ -347,7 +349,8 @@ def _fast_plan(spec: VOp, inst):
             continue
         code = 256 + f["vsrc1"] if field == "vsrc1" else f[field]
         if code >= 256:
-            plan.append(_vgpr_reader(code - 256, t))
+            code, hi = t16_vgpr(inst, code, TYPES[t][1])
+            plan.append(_vgpr_reader(code - 256, t, hi))
         elif code < 128:  # SGPRs, VCC, TTMPs, null (always 0), M0, EXEC: all in the SGPR file
             plan.append(_sgpr_reader(code, t))
         elif code == 255:
@@ -356,6 +359,8 @@ def _fast_plan(spec: VOp, inst):
                 lit <<= 32
             elif t in _PLAIN64 and lit & 0x80000000:  # and sign-extends into a 64-bit integer one
                 lit |= 0xFFFFFFFF00000000
+            elif t in _PLAIN16:  # a 16-bit operand takes the literal's low half
+                lit &= 0xFFFF
             plan.append(_constant_reader(lit, t))
         else:
             c = constant(code, const_kind(t))
@@ -365,8 +370,12 @@ def _fast_plan(spec: VOp, inst):
     return plan if len(plan) == len(spec.srcs) else None
 
 
-def _vgpr_reader(r: int, t: str):
+def _vgpr_reader(r: int, t: str, hi: int = 0):
     dt, bits = TYPES[t]
+    if bits == 16:  # a half of the register: the low one, or the high one (t16 high-half operands)
+        if hi:
+            return lambda ex, w, ix: (ex.st.vgpr[r, ix, :] >> U32(16)).astype(np.uint16).view(dt)
+        return lambda ex, w, ix: ex.st.vgpr[r, ix, :].astype(np.uint16).view(dt)
     if bits == 64:
         def read64(ex, w, ix):
             out = ex.st.vgpr[r + 1, ix, :].astype(U64)
@@ -384,12 +393,14 @@ def _sgpr_reader(code: int, t: str):
     dt, bits = TYPES[t]
     if bits == 64:
         return lambda ex, w, ix: scalar_src(ex, w, code, None, "b64")[:, None].view(dt)
+    if bits == 16:  # the low half (op_sel, which could pick the high one, is not in the fast path)
+        return lambda ex, w, ix: ex.st.sgpr[ix, code][:, None].astype(np.uint16).view(dt)
     return lambda ex, w, ix: ex.st.sgpr[ix, code][:, None].view(dt)
 
 
 def _constant_reader(value: int, t: str):
     dt, bits = TYPES[t]
-    const = np.array(value, U64 if bits == 64 else U32).view(dt)
+    const = np.array(value & ((1 << bits) - 1), UNSIGNED[bits]).view(dt)  # a 16-bit operand: the low half
     return lambda ex, w, ix: const
 
 
@@ -402,7 +413,7 @@ def _exec_full(st, w, ix) -> bool:
     return bool((sg[ix, EXEC_LO:EXEC_LO + st.lanes // 32] == 0xFFFFFFFF).all())
 
 
-_RAW = {32: np.dtype(U32), 64: np.dtype(U64)}
+_RAW = {16: np.dtype(np.uint16), 32: np.dtype(U32), 64: np.dtype(U64)}
 
 
 def _per_lane(x, n: int, lanes: int) -> np.ndarray:
@@ -439,7 +450,9 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         raw = out
     else:
         raw = np.asarray(out).astype(dt, copy=False).view(_RAW[bits])
-    if full and bits == 64:
+    if bits == 16:
+        _write_half(ex, w, ix, inst, raw, full)
+    elif full and bits == 64:
         st.vgpr[vdst, ix, :] = raw  # the low halves (the cast keeps the low 32 bits)
         st.vgpr[vdst + 1, ix, :] = raw >> U64(32)
     elif full:
@@ -449,6 +462,18 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     if carry is not None and carry_used:
         carry = _per_lane(np.asarray(carry, bool), len(w), st.lanes)
         _write_mask(ex, w, _carry_code(inst), carry if full else carry & st.exec_lanes(w))
+
+
+def _write_half(ex, w, ix, inst, raw16: np.ndarray, full: bool) -> None:
+    """A 16-bit result into the low or high half of its VGPR (_dst16); the other half is kept."""
+    vdst, hi = _dst16(inst)
+    cur = ex.st.vgpr[vdst, ix, :]
+    v = raw16.astype(U32)
+    new = (cur & U32(0x0000FFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
+    if full:
+        ex.st.vgpr[vdst, ix, :] = new
+    else:
+        write_vgpr(ex, w, vdst, _per_lane(new, len(w), ex.st.lanes), ex.st.exec_lanes(w))
 
 
 def _pair_plan(spec: VOp, inst):
