@@ -93,7 +93,7 @@ class ShaderEngine:
 # again (each test's fresh device, another address) decodes once. A decoded instruction and what
 # semantics cache on it are functions of its bytes alone. Emptied when full, like a cache would be.
 _DECODED: dict[bytes, tuple] = {}
-_DECODED_CAPACITY = 1 << 17
+_DECODED_CAPACITY = 1 << 15  # about 2 KB each: at most ~64 MB
 
 
 def _decode_entry(data: bytes) -> tuple | None:
