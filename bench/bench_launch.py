@@ -13,26 +13,6 @@ import time
 
 import numpy as np
 
-SAXPY = """
-target triple = "amdgcn-amd-amdhsa"
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-define amdgpu_kernel void @saxpy(ptr addrspace(1) %y, ptr addrspace(1) %x, float %a) {
-  %t = call i32 @llvm.amdgcn.workitem.id.x()
-  %g = call i32 @llvm.amdgcn.workgroup.id.x()
-  %b = mul i32 %g, 256
-  %i = add i32 %b, %t
-  %px = getelementptr float, ptr addrspace(1) %x, i32 %i
-  %py = getelementptr float, ptr addrspace(1) %y, i32 %i
-  %xv = load float, ptr addrspace(1) %px
-  %yv = load float, ptr addrspace(1) %py
-  %m = fmul float %a, %xv
-  %r = fadd float %m, %yv
-  store float %r, ptr addrspace(1) %py
-  ret void
-}
-"""
-
 
 def _best(fn, count: int = 200, batches: int = 3) -> float:
     """Seconds per call: the best of `batches` timed batches of `count` calls."""
@@ -50,6 +30,7 @@ def main() -> None:
     import runtime
     from compiler.llvm import compile_ir
     from mockgpu import MockOS
+    from simgpu.demo import SAXPY
     code = compile_ir(SAXPY)
     x = np.ones(256, np.float32)
     for queue in ("pm4", "aql"):

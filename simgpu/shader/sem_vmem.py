@@ -21,7 +21,7 @@ import numpy as np
 from .operand import PRIVATE_BASE_HI, SHARED_BASE_HI
 from .sem_ds_mem import lds_read, lds_write
 from .semantics import register
-from .state import EXEC_LO, wsel
+from .state import wsel
 
 U32, U64 = np.uint32, np.uint64
 SADDR_OFF = 124
@@ -251,17 +251,13 @@ def _coalesced_address(ex, w, inst, stride: int) -> int | None:
     return (high + first + _offset(inst)) & 0xFFFFFFFFFFFFFFFF
 
 
-def _full_exec(ex, w) -> bool:
-    return bool((ex.st.mask64(w, EXEC_LO) == U64((1 << ex.st.lanes) - 1)).all())
-
-
 def _coalesced_span(ex, w, inst, size: int, access: str) -> np.ndarray | None:
     """[n, lanes, dwords] uint32 view of the memory a coalesced whole-dword GLOBAL/FLAT access of waves `w`
     touches, or None to take the per-lane path (which also reports any fault)."""
     st = ex.st
     if size % 4 or not len(w) or inst.mnemonic.startswith("scratch_"):
         return None
-    if not _full_exec(ex, w):
+    if not ex.st.exec_full(w):
         return None
     va = _coalesced_address(ex, w, inst, size)
     if va is None:
@@ -282,7 +278,7 @@ GATHER_SPAN_LIMIT = 256 << 20
 def _gathered_load(ex, w, inst, size: int) -> bool:
     """Load whole dwords for waves `w` (full EXEC) from one linearly mapped range; False when the access
     does not fit (misaligned, several ranges, unmapped), and then the per-lane path runs."""
-    if size % 4 or inst.mnemonic.startswith("scratch_") or not _full_exec(ex, w):
+    if size % 4 or inst.mnemonic.startswith("scratch_") or not ex.st.exec_full(w):
         return False
     st, f = ex.st, inst.fields
     ix = wsel(w)

@@ -86,5 +86,12 @@ class WaveState:
         """EXEC of waves `w` as [n, lanes / 32] dwords (a view of the SGPR file)."""
         return self.sgpr[wsel(w), EXEC_LO:EXEC_LO + self.lanes // 32]
 
+    def exec_full(self, w: np.ndarray) -> bool:
+        """Every lane of every wave in `w` is active (then results need no mask)."""
+        if len(w) == 1:  # one wave: plain element reads, no numpy reduction
+            sg, w0 = self.sgpr, w.item(0)
+            return sg[w0, EXEC_LO] == 0xFFFFFFFF and (self.lanes == 32 or sg[w0, EXEC_LO + 1] == 0xFFFFFFFF)
+        return bool((self.exec_words(w) == 0xFFFFFFFF).all())
+
     def exec_lanes(self, w: np.ndarray) -> np.ndarray:
         return self.lanes_of_words(self.exec_words(w))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .operand import constant, scalar_src, vector_src, write_vgpr
+from .salu import read_sgpr, write_sgpr
 from .semantics import register
 from .state import EXEC_LO, HW_MODE, VCC_LO, wsel
 
@@ -258,9 +259,7 @@ def _lane_mask_in(ex, w, inst, vcc_only: bool = False) -> np.ndarray:
     code = inst.fields["src2"] if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only else VCC_LO
     if code < 124 or code == EXEC_LO:  # a plain SGPR (pair): unpack its dwords straight from the file
         if len(w) == 1:  # one wave: the mask as an int against each lane's bit (no packing calls)
-            w0 = w.item(0)
-            bits = int(st.sgpr[w0, code]) | (int(st.sgpr[w0, code + 1]) << 32 if st.lanes == 64 else 0)
-            return ((U64(bits) & st.lane_bits) != 0)[None, :]
+            return ((U64(read_sgpr(ex, w, code, st.lanes == 64)) & st.lane_bits) != 0)[None, :]
         return st.lanes_of_words(st.sgpr[wsel(w), code:code + st.lanes // 32])
     bits = scalar_src(ex, w, code, inst.literal, "b64" if st.lanes == 64 else "b32").astype(U64)
     return st.lanes_of(bits)
@@ -272,10 +271,7 @@ def _write_mask(ex, w, code: int, lanes_true: np.ndarray) -> None:
         return
     st = ex.st
     if len(w) == 1:  # one wave: the lane bits summed into an int (no packing calls)
-        bits, w0 = int(lanes_true.reshape(-1) @ st.lane_bits), w.item(0)
-        st.sgpr[w0, code] = bits & 0xFFFFFFFF
-        if st.lanes == 64 and code < 127:
-            st.sgpr[w0, code + 1] = bits >> 32
+        write_sgpr(ex, w, code, int(lanes_true.reshape(-1) @ st.lane_bits), st.lanes == 64)
         return
     words = st.words_of(lanes_true)  # [n, 1] or [n, 2] dwords
     k = min(words.shape[1], 128 - code)
@@ -404,15 +400,6 @@ def _constant_reader(value: int, t: str):
     return lambda ex, w, ix: const
 
 
-def _exec_full(st, w, ix) -> bool:
-    """Every lane of every wave in `w` is active (then results need no mask)."""
-    sg = st.sgpr
-    if len(w) == 1:
-        w0 = w.item(0)
-        return sg[w0, EXEC_LO] == 0xFFFFFFFF and (st.lanes == 32 or sg[w0, EXEC_LO + 1] == 0xFFFFFFFF)
-    return bool((sg[ix, EXEC_LO:EXEC_LO + st.lanes // 32] == 0xFFFFFFFF).all())
-
-
 _RAW = {16: np.dtype(np.uint16), 32: np.dtype(U32), 64: np.dtype(U64)}
 
 
@@ -445,7 +432,7 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     if spec.carry_out:
         out, carry = out
     dt, bits = TYPES[spec.dst]
-    full = _exec_full(st, w, ix)
+    full = st.exec_full(w)
     if getattr(out, "dtype", None) == dt == _RAW[bits]:  # already raw bits: skip the conversions
         raw = out
     else:
@@ -496,7 +483,7 @@ def _run_pair(ex, w, inst, spec: VOp, plan) -> None:
     amount, r = plan
     lo, hi = spec.pair_fn(amount, st.vgpr[r, ix, :], st.vgpr[r + 1, ix, :])  # fresh arrays: overlap is safe
     vdst = inst.fields["vdst"]
-    if _exec_full(st, w, ix):
+    if st.exec_full(w):
         st.vgpr[vdst, ix, :] = lo
         st.vgpr[vdst + 1, ix, :] = hi
     else:
