@@ -3,7 +3,7 @@ result structs of the queries the runtime makes.
 
 Written from linux include/uapi/drm/amdgpu_drm.h (and drm.h for the DRM ioctl encoding). Result
 structs grow at their end over kernel versions; the kernel copies min(return_size, its size) bytes,
-so an older or newer layout stays compatible. Sizes are checked in tests/test_runtime_uapi.py.
+so an older or newer layout stays compatible. Sizes are checked in tests/runtime/test_runtime_uapi.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Written from linux include/uapi/linux/kfd_ioctl.h (KFD ioctl version 1.17). Only what the runtime and
 the mock driver use is defined; every struct's size is checked against the header in
-tests/test_runtime_uapi.py.
+tests/runtime/test_runtime_uapi.py.
 """
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fault import GPUFault
-from ..isa import DecodeError, decode
-from . import semantics
-from .dispatch import Dispatch
-from .operand import highest_vgpr
-from .setup import initial_state
-from .state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
+from simgpu.fault import GPUFault
+from simgpu.isa import DecodeError, decode
+from simgpu.shader import semantics
+from simgpu.shader.dispatch import Dispatch
+from simgpu.shader.operand import highest_vgpr
+from simgpu.shader.setup import initial_state
+from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)

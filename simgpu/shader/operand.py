@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-from .state import wsel
+from simgpu.shader.state import wsel
 
 # Aperture bases returned by src_shared_base / src_private_base (high 32 bits of the 64-bit base), the
 # values amdkfd programs for gfx9+ (LDS aperture at 1 << 48, private at 2 << 48).

@@ -15,6 +15,7 @@ from collections.abc import Callable
 _TABLE: dict[str, Callable] = {}
 _SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp")
 _loaded = False
+UNITS = ("scalar", "vector", "memory", "lds", "matrix")  # the subpackages holding semantics
 
 
 def sem(*names: str):
@@ -61,7 +62,8 @@ def _load() -> None:
     import importlib
     import pkgutil
 
-    from .. import shader
-    for mod in pkgutil.iter_modules(shader.__path__):
-        if mod.name.startswith("sem_"):
-            importlib.import_module(f"{shader.__name__}.{mod.name}")
+    # Every module of the unit packages registers its mnemonics when imported.
+    for unit in UNITS:
+        pkg = importlib.import_module(f"{__package__}.{unit}")
+        for mod in pkgutil.iter_modules(pkg.__path__):
+            importlib.import_module(f"{pkg.__name__}.{mod.name}")

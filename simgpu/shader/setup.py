@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dispatch import (
+from simgpu.shader.dispatch import (
     KCP_DISPATCH_ID,
     KCP_DISPATCH_PTR,
     KCP_FLAT_SCRATCH_INIT,
@@ -16,7 +16,7 @@ from .dispatch import (
     KCP_QUEUE_PTR,
     Dispatch,
 )
-from .state import DONE, EXEC_LO, HW_MODE, WaveState
+from simgpu.shader.state import DONE, EXEC_LO, HW_MODE, WaveState
 
 
 def _u64(v: int) -> list[int]:

@@ -1,0 +1,1 @@
+"""The local data share: DS loads, stores, atomics and lane permutes."""

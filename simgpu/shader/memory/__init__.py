@@ -1,0 +1,1 @@
+"""Vector memory: global/flat/scratch, buffer (MUBUF/MTBUF) and image (MIMG) loads, stores and atomics."""

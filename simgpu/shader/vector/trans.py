@@ -1,0 +1,104 @@
+"""VALU transcendentals (rcp, rsq, sqrt, exp, log, sin, cos) and v_trig_preop_f64, from the RDNA3 ISA
+reference.
+
+Each result is computed in float64 (numpy, i.e. the C library) and rounded to nearest once, which is
+within the documented accuracy (f32: 1 ULP, f16: 0.51 ULP, f64 rcp/rsq/sqrt: 2**29 ULP). As the
+reference says, the f32 rcp/rsq/sqrt/exp/log flush denormal inputs and results whatever MODE says
+(LLVM scales around this); sin/cos and the f16/f64 forms keep denormals. sin/cos take revolutions:
+sin(x * 2 pi), reduced exactly to a quarter turn before the f64 sine, so large inputs stay accurate
+and the reference's exact zeros and ones at quarter turns come out exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.vector.valu import vop
+
+F16, F32, F64 = np.float16, np.float32, np.float64
+DT = {"f16": F16, "f32": F32, "f64": F64}
+_ALWAYS_FLUSH = np.zeros((1, 1), np.int64)  # a denorm mode that flushes inputs and outputs
+
+
+def _turn(x):
+    """x - rint(x) in [-0.5, 0.5] (exact for f16/f32 inputs), keeping the sign of a zero x."""
+    return np.where(x == 0, x, x - np.rint(x))
+
+
+def _sin_rev(x):
+    # fold into [-1/4, 1/4] turn (sin(pi - a) = sin(a)), so half and whole turns give exact zeros
+    r = _turn(x)
+    s = np.where(np.abs(r) > 0.25, np.copysign(0.5 - np.abs(r), r), r)
+    return np.sin(2.0 * np.pi * s)
+
+
+def _cos_rev(x):
+    # cos(2 pi r) = sin(2 pi (1/4 - |r|)): quarter turns give exact zeros, whole turns exact ones
+    return np.sin(2.0 * np.pi * (0.25 - np.abs(_turn(x))))
+
+
+_FUNCS = {"rcp": lambda x: 1.0 / x, "rsq": lambda x: 1.0 / np.sqrt(x), "sqrt": np.sqrt, "exp": np.exp2,
+          "log": np.log2, "sin": _sin_rev, "cos": _cos_rev}
+
+
+def _trans(name, t, ctx, x):
+    flush = t == "f32" and name not in ("sin", "cos")
+    if flush:
+        x = fx.flush_in(x, _ALWAYS_FLUSH)
+    r = _FUNCS[name](x.astype(F64)).astype(DT[t])
+    return fx.flush_out(r, _ALWAYS_FLUSH) if flush else r
+
+
+for _name in _FUNCS:
+    for _t in ("f16", "f32"):
+        vop(f"v_{_name}_{_t}", _t, (_t,), lambda c, x, n=_name, t=_t: _trans(n, t, c, x))
+for _name in ("rcp", "rsq", "sqrt"):
+    vop(f"v_{_name}_f64", "f64", ("f64",), lambda c, x, n=_name: _trans(n, "f64", c, x))
+vop("v_rcp_iflag_f32", "f32", ("f32",), lambda c, x: _trans("rcp", "f32", c, x))
+
+
+# ---------------------------------------------------------------------------------------------- trig_preop
+
+
+def _two_over_pi_bits(nbits: int = 1201) -> int:
+    """floor(2/pi * 2**nbits), from Machin's formula in integer fixed point (guard bits included)."""
+    prec = nbits + 64  # 64 guard bits absorb the truncation of the series terms
+    one = 1 << prec
+
+    def atan_inv(k: int) -> int:
+        total, term, n, sign = 0, one // k, 1, 1
+        while term:
+            total += sign * (term // n)
+            term //= k * k
+            n += 2
+            sign = -sign
+        return total
+
+    pi = 16 * atan_inv(5) - 4 * atan_inv(239)
+    return (1 << (nbits + 1 + prec)) // pi
+
+
+def _preop_table() -> np.ndarray:
+    """53-bit segment of 2/pi starting `shift` bits after the binary point, for every reachable shift."""
+    v = _two_over_pi_bits()
+    mask = (1 << 53) - 1
+    out = []
+    for shift in range(31 * 53 + 2047 - 1077 + 1):
+        down = 1201 - 53 - shift
+        out.append(float(((v >> down) if down >= 0 else (v << -down)) & mask))
+    return np.array(out, F64)
+
+
+_PREOP = _preop_table()
+
+
+def _trig_preop(ctx, x, sel):
+    """ldexp(segment, -53 - shift): shift = 53 * S1[4:0], plus the excess of S0's exponent over 1077."""
+    e = (x.view(np.uint64) >> np.uint64(52)).astype(np.int64) & 0x7FF
+    shift = (sel & np.uint32(31)).astype(np.int64) * 53 + np.maximum(e - 1077, 0)
+    scale = -53 - shift + np.where(e >= 1968, 128, 0)
+    return np.ldexp(_PREOP[shift], scale)
+
+
+vop("v_trig_preop_f64", "f64", ("f64", "u32"), _trig_preop)

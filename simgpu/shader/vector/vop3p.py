@@ -1,0 +1,391 @@
+"""VOP3P semantics: packed 16-bit math (v_pk_*), dot products (v_dot2/4/8*), v_fma_mix*, plus the VOP3 and
+VOP2 relatives (v_dot2_f16_f16, v_dot2_bf16_bf16, v_dot2acc_f32_f16, v_pk_fmac_f16), from the RDNA3 ISA
+reference pseudo-code.
+
+A packed source supplies two 16-bit halves: the low lane of the operation reads half op_sel[i] of the
+32-bit operand, the high lane half op_sel_hi[i]; neg_lo/neg_hi negate them (float ops). An inline constant
+is a 32-bit value as LLVM encodes it: a float constant holds its f16 (bf16) bits in the low half and 0 in
+the high half, an integer constant is sign-extended to 32 bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from simgpu.shader.operand import vector_src, write_vgpr
+from simgpu.shader.semantics import register
+from simgpu.shader.state import HW_MODE
+from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.vector.valu import dpp_source, dpp_write_mask, vop
+
+U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
+F16, F32, F64 = np.float16, np.float32, np.float64
+MODE_IEEE = 1 << 9
+
+# ---------------------------------------------------------------------------------------------- float helpers
+
+
+def round_odd_sum(p: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """p + c in f64 rounded to odd, so a later rounding to f32/f16/bf16 equals one correct rounding of the
+    exact sum (p, c exact f64 values; round-to-odd with 53 >= 2*24+2 bits avoids double rounding)."""
+    with np.errstate(all="ignore"):
+        s = p + c
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)  # TwoSum: exact error of the rounded sum
+        even = (s.view(U64) & U64(1)) == 0
+        fix = (err != 0) & even & np.isfinite(s) & np.isfinite(err)
+        toward = np.where(err > 0, np.inf, -np.inf)
+        return np.where(fix, np.nextafter(s, toward), s)
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """a*b + c as a round-to-odd f64 (a*b must be exact in f64: f16, bf16 or f32 inputs)."""
+    with np.errstate(all="ignore"):
+        return round_odd_sum(np.asarray(a, F64) * np.asarray(b, F64), np.asarray(c, F64))
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    """bf16 bit patterns -> f32."""
+    return (np.asarray(bits).astype(U32) << U32(16)).view(F32)
+
+
+def f32_to_bf16(x) -> np.ndarray:
+    """f32 -> bf16 bit patterns, round to nearest even (NaN stays NaN, quieted)."""
+    b = np.asarray(x, F32).view(U32)
+    nan = np.isnan(np.asarray(x, F32))
+    rounded = (b.astype(U64) + U64(0x7FFF) + ((b >> U32(16)) & U32(1)).astype(U64)) >> U64(16)
+    return np.where(nan, (b >> U32(16)) | U32(0x40), rounded).astype(U16)
+
+
+def to_bf16(x64: np.ndarray) -> np.ndarray:
+    """A round-to-odd f64 -> bf16 bits (via f32: rounding to odd f32 first keeps it a single rounding)."""
+    x64 = np.asarray(x64, F64)
+    with np.errstate(all="ignore"):
+        f = x64.astype(F32)
+        back = f.astype(F64)
+        inexact = (back != x64) & np.isfinite(x64) & np.isfinite(f)
+        odd = (f.view(U32) & U32(1)) == 1
+        f = np.where(inexact & ~odd, np.nextafter(f, np.where(x64 > back, F32(np.inf), F32(-np.inf))), f)
+    return f32_to_bf16(f)
+
+
+_FLOAT_BITS = {2: (U16, 10), 4: (U32, 23)}  # bytes -> (bits dtype, mantissa bits)
+
+
+def _is_snan(bits: np.ndarray, mant: int) -> np.ndarray:
+    t = bits.dtype.type
+    exp = t(((1 << (8 * bits.itemsize - 1)) - 1) & ~((1 << mant) - 1))
+    return ((bits & exp) == exp) & ((bits & t((1 << mant) - 1)) != 0) & ((bits & t(1 << (mant - 1))) == 0)
+
+
+def ieee_minmax(a: np.ndarray, b: np.ndarray, is_max: bool, ieee: np.ndarray) -> np.ndarray:
+    """v_max_* / v_min_* (f16, f32): a signalling NaN (IEEE mode) is returned quieted, else a NaN yields the
+    other operand; +0 is larger than -0."""
+    ut, mant = _FLOAT_BITS[a.dtype.itemsize]
+    ab, bb = a.view(ut), b.view(ut)
+    sign = ut(1 << (8 * a.dtype.itemsize - 1))
+    quiet = ut(1 << (mant - 1))
+    ieee = np.asarray(ieee, bool)
+    if is_max:
+        pick_a = (a > b) | ((a == 0) & (b == 0) & ((ab & sign) == 0) & ((bb & sign) != 0))
+    else:
+        pick_a = (a < b) | ((a == 0) & (b == 0) & ((ab & sign) != 0) & ((bb & sign) == 0))
+    r = np.where(pick_a, ab, bb)
+    r = np.where(np.isnan(b), ab, r)
+    r = np.where(np.isnan(a), bb, r)
+    r = np.where(ieee & _is_snan(bb, mant), bb | quiet, r)
+    r = np.where(ieee & _is_snan(ab, mant), ab | quiet, r)
+    return r.view(a.dtype)
+
+
+def clamp01(x: np.ndarray) -> np.ndarray:
+    """Output clamp of a float result to [0, 1] (NaN becomes 0)."""
+    t = x.dtype.type
+    return np.where(np.isnan(x), t(0), np.clip(x, t(0), t(1))).astype(x.dtype)
+
+
+# ---------------------------------------------------------------------------------------------- operands
+
+
+def op_sel(inst, i: int) -> int:
+    return (inst.fields.get("op_sel", 0) >> i) & 1
+
+
+def op_sel_hi(inst, i: int) -> int:
+    if i == 2:
+        return inst.fields.get("op_sel_hi2", 1)
+    return (inst.fields.get("op_sel_hi", 3) >> i) & 1
+
+
+def neg_lo(inst, i: int) -> int:
+    return (inst.fields.get("neg", 0) >> i) & 1
+
+
+def neg_hi(inst, i: int) -> int:
+    return (inst.fields.get("neg_hi", 0) >> i) & 1
+
+
+def raw32(ex, w, inst, i: int, kind: str = "b32") -> np.ndarray:
+    """Source i as 32-bit words [n, lanes] (src0 through DPP when the instruction has it)."""
+    if i == 0 and inst.dpp is not None:
+        return dpp_source(ex, w, inst, 256 + inst.dpp["src0"], kind).astype(U32)
+    code = inst.fields[("src0", "src1", "src2")[i]]
+    if kind == "bf16" and code < 256 and code != 255:
+        v = vector_src(ex, w, code, inst.literal, "f32").astype(U32)
+        return v >> U32(16) if 240 <= code <= 248 else v  # float constants as bf16 in the low half
+    return vector_src(ex, w, code, inst.literal, "b32" if kind == "bf16" else kind).astype(U32)
+
+
+def half(word: np.ndarray, hi: int) -> np.ndarray:
+    return ((word >> U32(16)) if hi else word).astype(U16)
+
+
+def packed(ex, w, inst, i: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """(low-lane, high-lane) 16-bit halves of packed source i, with op_sel/op_sel_hi and neg_lo/neg_hi."""
+    word = raw32(ex, w, inst, i, kind)
+    lo, hi = half(word, op_sel(inst, i)), half(word, op_sel_hi(inst, i))
+    if kind in ("f16", "bf16"):
+        lo = lo ^ U16(0x8000 * neg_lo(inst, i))
+        hi = hi ^ U16(0x8000 * neg_hi(inst, i))
+    return lo, hi
+
+
+def write_mask(ex, w, inst) -> np.ndarray:
+    active = ex.st.exec_lanes(w)
+    return active if inst.dpp is None else active & dpp_write_mask(ex, w, inst)
+
+
+def f32_denorm(ex, w) -> np.ndarray:
+    """MODE.FP_DENORM for f32, [n, 1] (fpexact.flush_in / flush_out take it)."""
+    return fx.denorm_mode(ex.st.hwreg[w, HW_MODE], "f32")
+
+
+def ieee_mode(ex, w) -> np.ndarray:
+    return ((ex.st.hwreg[w, HW_MODE] & U32(MODE_IEEE)) != 0)[:, None]
+
+
+# ---------------------------------------------------------------------------------------------- packed 16-bit ops
+
+_RANGE = {"u16": (0, 0xFFFF), "i16": (-0x8000, 0x7FFF)}
+
+
+@dataclass
+class PkOp:
+    """A packed op: `fn(ieee, *halves)` runs once per lane half; ints return exact int64 results."""
+
+    kind: str  # f16 / u16 / i16
+    nsrc: int
+    fn: Callable
+    sat: bool = False  # clamp saturates the integer result
+
+
+def _typed(h: np.ndarray, kind: str) -> np.ndarray:
+    if kind == "f16":
+        return h.view(F16)
+    return h.view(np.int16).astype(I64) if kind == "i16" else h.astype(I64)
+
+
+def _pk_half(op: PkOp, halves, ieee, clamp: bool) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        r = op.fn(ieee, *[_typed(h, op.kind) for h in halves])
+    if op.kind == "f16":
+        r = np.asarray(r, F16)
+        return (clamp01(r) if clamp else r).view(U16)
+    if clamp and op.sat:
+        lo, hi = _RANGE[op.kind]
+        r = np.clip(r, lo, hi)
+    return (np.asarray(r, I64) & 0xFFFF).astype(U16)
+
+
+def pk_execute(op: PkOp):
+    """The semantic function of a packed op."""
+    def fn(ex, w, inst):
+        srcs = [packed(ex, w, inst, i, "f16" if op.kind == "f16" else "b16") for i in range(op.nsrc)]
+        ieee, clamp = ieee_mode(ex, w), bool(inst.fields.get("clamp", 0))
+        lo = _pk_half(op, [s[0] for s in srcs], ieee, clamp)
+        hi = _pk_half(op, [s[1] for s in srcs], ieee, clamp)
+        write_vgpr(ex, w, inst.fields["vdst"], lo.astype(U32) | (hi.astype(U32) << U32(16)), write_mask(ex, w, inst))
+    return fn
+
+
+def _fma16(ieee, a, b, c):
+    return fma64(a, b, c).astype(F16)
+
+
+def _shift(s):
+    return s & 15
+
+
+PK_OPS = {
+    "v_pk_add_f16": PkOp("f16", 2, lambda m, a, b: a + b),
+    "v_pk_mul_f16": PkOp("f16", 2, lambda m, a, b: a * b),
+    "v_pk_fma_f16": PkOp("f16", 3, _fma16),
+    "v_pk_max_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, True, m)),
+    "v_pk_min_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, False, m)),
+    "v_pk_add_u16": PkOp("u16", 2, lambda m, a, b: a + b, sat=True),
+    "v_pk_add_i16": PkOp("i16", 2, lambda m, a, b: a + b, sat=True),
+    "v_pk_sub_u16": PkOp("u16", 2, lambda m, a, b: a - b, sat=True),
+    "v_pk_sub_i16": PkOp("i16", 2, lambda m, a, b: a - b, sat=True),
+    "v_pk_mul_lo_u16": PkOp("u16", 2, lambda m, a, b: a * b),
+    "v_pk_mad_u16": PkOp("u16", 3, lambda m, a, b, c: a * b + c, sat=True),
+    "v_pk_mad_i16": PkOp("i16", 3, lambda m, a, b, c: a * b + c, sat=True),
+    "v_pk_max_u16": PkOp("u16", 2, lambda m, a, b: np.maximum(a, b)),
+    "v_pk_max_i16": PkOp("i16", 2, lambda m, a, b: np.maximum(a, b)),
+    "v_pk_min_u16": PkOp("u16", 2, lambda m, a, b: np.minimum(a, b)),
+    "v_pk_min_i16": PkOp("i16", 2, lambda m, a, b: np.minimum(a, b)),
+    "v_pk_lshlrev_b16": PkOp("u16", 2, lambda m, s, v: v << _shift(s)),
+    "v_pk_lshrrev_b16": PkOp("u16", 2, lambda m, s, v: v >> _shift(s)),
+    "v_pk_ashrrev_i16": PkOp("i16", 2, lambda m, s, v: v >> (s & 0xFFFF & 15)),
+}
+for _name, _op in PK_OPS.items():
+    register(_name, pk_execute(_op))
+
+
+# ---------------------------------------------------------------------------------------------- dot products
+
+
+def _write32(ex, w, inst, value: np.ndarray) -> None:
+    write_vgpr(ex, w, inst.fields["vdst"], value, write_mask(ex, w, inst))
+
+
+def _dot2_f32(ex, w, inst, kind: str) -> None:
+    """D.f32 = S2.f32 + S0.lo*S1.lo + S0.hi*S1.hi, each step a fused multiply-add rounded to f32."""
+    a, b = packed(ex, w, inst, 0, kind), packed(ex, w, inst, 1, kind)
+    conv = (lambda h: h.view(F16)) if kind == "f16" else bf16_to_f32
+    dm = f32_denorm(ex, w)
+    c = fx.flush_in(raw32(ex, w, inst, 2, "f32").view(F32), dm)
+    c = np.where(neg_lo(inst, 2), -c, c).astype(F32)
+    with np.errstate(all="ignore"):
+        acc = fx.flush_out(fma64(conv(a[0]), conv(b[0]), c).astype(F32), dm)
+        acc = fx.flush_out(fma64(conv(a[1]), conv(b[1]), acc).astype(F32), dm)
+    if inst.fields.get("clamp", 0):
+        acc = clamp01(acc)
+    _write32(ex, w, inst, acc.view(U32))
+
+
+def _int_dot(ex, w, inst, bits: int, signed: bool) -> None:
+    """D = S2 + sum of products of `bits`-bit elements; neg_lo[0]/[1] make A/B signed (the iu forms)."""
+    a, b = raw32(ex, w, inst, 0).astype(I64), raw32(ex, w, inst, 1).astype(I64)
+    c = raw32(ex, w, inst, 2)
+    acc = c.view(np.int32).astype(I64) if signed else c.astype(I64)
+    sa, sb = signed and neg_lo(inst, 0), signed and neg_lo(inst, 1)
+    mask, top = (1 << bits) - 1, 1 << (bits - 1)
+    for k in range(32 // bits):
+        ea, eb = (a >> (k * bits)) & mask, (b >> (k * bits)) & mask
+        if sa:
+            ea = (ea ^ top) - top
+        if sb:
+            eb = (eb ^ top) - top
+        acc = acc + ea * eb
+    if inst.fields.get("clamp", 0):
+        acc = np.clip(acc, -(1 << 31), (1 << 31) - 1) if signed else np.clip(acc, 0, (1 << 32) - 1)
+    _write32(ex, w, inst, (acc & 0xFFFFFFFF).astype(U32))
+
+
+register("v_dot2_f32_f16", lambda ex, w, inst: _dot2_f32(ex, w, inst, "f16"))
+register("v_dot2_f32_bf16", lambda ex, w, inst: _dot2_f32(ex, w, inst, "bf16"))
+register("v_dot4_i32_iu8", lambda ex, w, inst: _int_dot(ex, w, inst, 8, True))
+register("v_dot4_u32_u8", lambda ex, w, inst: _int_dot(ex, w, inst, 8, False))
+register("v_dot8_i32_iu4", lambda ex, w, inst: _int_dot(ex, w, inst, 4, True))
+register("v_dot8_u32_u4", lambda ex, w, inst: _int_dot(ex, w, inst, 4, False))
+
+
+# VOP3 v_dot2_f16_f16 / v_dot2_bf16_bf16: 16-bit accumulator and result with VOP3 op_sel (S2 half: op_sel[2],
+# destination half: op_sel[3], the other half kept); abs/neg apply to both halves of S0/S1.
+
+
+def _vop3_mods(inst, i: int) -> tuple[np.uint16, np.uint16]:
+    flip = U16(0x8000 * ((inst.fields.get("neg", 0) >> i) & 1))
+    keep = U16(0x7FFF) if (inst.fields.get("abs", 0) >> i) & 1 else U16(0xFFFF)
+    return keep, flip
+
+
+def _dot2_16(ex, w, inst, kind: str) -> None:
+    conv = (lambda h: h.view(F16)) if kind == "f16" else bf16_to_f32
+    halves = []
+    for i in range(2):
+        word = raw32(ex, w, inst, i, kind)
+        keep, flip = _vop3_mods(inst, i)
+        halves.append([(half(word, k) & keep) ^ flip for k in (0, 1)])
+    keep, flip = _vop3_mods(inst, 2)
+    c = (half(raw32(ex, w, inst, 2, kind), op_sel(inst, 2)) & keep) ^ flip
+    rnd = (lambda x: x.astype(F16).view(U16)) if kind == "f16" else to_bf16
+    acc = c
+    for k in (0, 1):
+        acc = rnd(fma64(conv(halves[0][k]), conv(halves[1][k]), conv(acc)))
+    if inst.fields.get("clamp", 0):
+        acc = clamp01(conv(acc).astype(F32))
+        acc = acc.astype(F16).view(U16) if kind == "f16" else f32_to_bf16(acc)
+    vdst, hi = inst.fields["vdst"], op_sel(inst, 3)
+    cur = ex.st.vgpr[vdst, w, :]
+    v = acc.astype(U32)
+    new = (cur & U32(0xFFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
+    _write32(ex, w, inst, new)
+
+
+register("v_dot2_f16_f16", lambda ex, w, inst: _dot2_16(ex, w, inst, "f16"))
+register("v_dot2_bf16_bf16", lambda ex, w, inst: _dot2_16(ex, w, inst, "bf16"))
+
+
+# VOP2 relatives, through the generic executor (so VOPD reuses them). Sources are raw packed words.
+
+
+def _halves16(x: np.ndarray):
+    return (x & U32(0xFFFF)).astype(U16).view(F16), (x >> U32(16)).astype(U16).view(F16)
+
+
+def _dot2acc(ctx, a, b, d):
+    (a0, a1), (b0, b1) = _halves16(a), _halves16(b)
+    dm = fx.denorm_mode(ctx.mode, "f32")
+    acc = fx.flush_out(fma64(a0, b0, fx.flush_in(d, dm)).astype(F32), dm)
+    return fx.flush_out(fma64(a1, b1, acc).astype(F32), dm)
+
+
+def _pk_fmac(ctx, a, b, d):
+    (a0, a1), (b0, b1), (d0, d1) = _halves16(a), _halves16(b), _halves16(d)
+    lo, hi = fma64(a0, b0, d0).astype(F16), fma64(a1, b1, d1).astype(F16)
+    return lo.view(U16).astype(U32) | (hi.view(U16).astype(U32) << U32(16))
+
+
+vop("v_dot2acc_f32_f16", "f32", ("v2f16", "v2f16"), _dot2acc, acc=True)
+vop("v_pk_fmac_f16", "b32", ("v2f16", "v2f16"), _pk_fmac, acc=True)
+
+
+# ---------------------------------------------------------------------------------------------- fma_mix
+
+
+def _mix_source(ex, w, inst, i: int) -> np.ndarray:
+    """Source i of v_fma_mix*: f16 (half op_sel[i]) when op_sel_hi[i], else f32; neg_hi is abs, neg_lo neg."""
+    f16 = op_sel_hi(inst, i)
+    word = raw32(ex, w, inst, i, "f16" if f16 else "f32")
+    if f16:
+        x = half(word, op_sel(inst, i)).view(F16).astype(F64)
+    else:
+        x = fx.flush_in(word.view(F32), f32_denorm(ex, w)).astype(F64)
+    if neg_hi(inst, i):
+        x = np.abs(x)
+    return -x if neg_lo(inst, i) else x
+
+
+def _fma_mix(ex, w, inst, out: str) -> None:
+    a, b, c = (_mix_source(ex, w, inst, i) for i in range(3))
+    r = fma64(a, b, c)
+    clamp = bool(inst.fields.get("clamp", 0))
+    with np.errstate(all="ignore"):
+        if out == "f32":
+            r32 = fx.flush_out(r.astype(F32), f32_denorm(ex, w))
+            _write32(ex, w, inst, (clamp01(r32) if clamp else r32).view(U32))
+            return
+        r16 = r.astype(F16)
+    v = (clamp01(r16) if clamp else r16).view(U16).astype(U32)
+    cur = ex.st.vgpr[inst.fields["vdst"], w, :]
+    new = (cur & U32(0xFFFF)) | (v << U32(16)) if out == "hi" else (cur & U32(0xFFFF0000)) | v
+    _write32(ex, w, inst, new)
+
+
+register("v_fma_mix_f32", lambda ex, w, inst: _fma_mix(ex, w, inst, "f32"))
+register("v_fma_mixlo_f16", lambda ex, w, inst: _fma_mix(ex, w, inst, "lo"))
+register("v_fma_mixhi_f16", lambda ex, w, inst: _fma_mix(ex, w, inst, "hi"))

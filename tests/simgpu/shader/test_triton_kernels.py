@@ -1,0 +1,491 @@
+"""Real Triton kernels, compiled for gfx1100 without a GPU, run on the simulator and checked against numpy.
+
+Optional: the module skips unless Triton is installed.
+
+    pip install -e .[test,triton]
+    pytest tests/simgpu/shader/test_triton_kernels.py
+
+How the kernels are built (tested with Triton 3.9.0):
+
+- `triton.compile(ASTSource(...), target=GPUTarget("hip", "gfx1100", 32))` compiles ahead of time. Naming the
+  target explicitly is the whole workaround: Triton then never asks the active driver for the current device, so
+  neither torch nor a HIP runtime is needed. No Triton internals are patched.
+- The code object (`compiled.asm["hsaco"]`) is wave32 (gfx1100); a program of `num_warps` warps is one workgroup
+  of `num_warps * warp_size` work-items.
+- The kernel arguments are the signature's non-constexpr parameters, in order, followed by two pointers Triton
+  appends (global scratch and profile scratch, see HIPLauncher in triton/backends/amd/driver.py). They are only
+  used when `metadata.global_scratch_size` / `profile_scratch_size` are non-zero; `launch` allocates them then.
+- Triton's shared memory is dynamic LDS: the descriptor's group segment size is 0 and the launcher passes
+  `metadata.shared` bytes per workgroup (`Testbed.launch(..., shared=)`); without it LDS reads return 0.
+- Triton caches compiled kernels in ~/.triton/cache (TRITON_CACHE_DIR), so reruns do not recompile.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import numpy as np
+import pytest
+
+from simgpu.testbed import Testbed
+
+# exc_type=ImportError: also skip (not error) on a broken install, e.g. a missing libtriton.so; pytest >= 9 would
+# otherwise only skip ModuleNotFoundError.
+triton = pytest.importorskip("triton", reason="optional: pip install -e .[triton]", exc_type=ImportError)
+
+import triton.language as tl  # noqa: E402  (after the skip: only importable with triton)
+from triton.backends.compiler import GPUTarget  # noqa: E402
+
+# Silences Triton 3.9's UserWarning about the default changing; fusion (FMA contraction) stays on, its 3.9 default.
+# Read at compile time, so setting it after the import is enough.
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+TARGET = GPUTarget("hip", "gfx1100", 32)
+
+
+# ================================================================================================== harness
+
+
+@functools.cache
+def _compile(fn, signature: tuple, constexprs: tuple, num_warps: int):
+    """Compile once per process (Triton's disk cache makes later processes cheap too)."""
+    sig = dict(signature)
+    sig.update({name: "constexpr" for name, _ in constexprs})
+    src = triton.compiler.ASTSource(fn=fn, signature=sig, constexprs=dict(constexprs))
+    return triton.compile(src, target=TARGET, options={"num_warps": num_warps})
+
+
+def compile_kernel(fn, signature: dict, constexprs: dict | None = None, num_warps: int = 4):
+    """`signature` maps each runtime parameter to a Triton type ("*fp32", "i32", ...), in parameter order."""
+    return _compile(fn, tuple(signature.items()), tuple((constexprs or {}).items()), num_warps)
+
+
+@pytest.fixture
+def tb() -> Testbed:
+    return Testbed(vram_size=1 << 30)
+
+
+def launch(tb: Testbed, compiled, args: list, grid: tuple[int, ...]) -> None:
+    """Run a compiled Triton kernel as Triton's HIP launcher would: one workgroup per program."""
+    meta = compiled.metadata
+    kernel = tb.load(compiled.asm["hsaco"])[meta.name]
+    # Triton's warp is the hardware wave: the block size below relies on the code object agreeing.
+    assert kernel.kernel.descriptor.wavefront_size == meta.warp_size == 32
+    programs = int(np.prod(grid))
+    scratch = [_scratch(tb, meta.global_scratch_size, programs), _scratch(tb, meta.profile_scratch_size, programs)]
+    # Only pass as many trailing scratch pointers as this Triton version declares.
+    extra = len(kernel.args) - len(args) - _hidden_count(kernel.args)
+    # Triton's LDS is dynamic: the descriptor declares none, the launcher passes metadata.shared bytes.
+    tb.launch(kernel, list(args) + scratch[:extra], grid=grid, block=(meta.num_warps * meta.warp_size,),
+              shared=meta.shared)
+
+
+def _scratch(tb: Testbed, per_program: int, programs: int) -> int:
+    return tb.alloc(per_program * programs) if per_program else 0
+
+
+def _hidden_count(args_meta: list[dict]) -> int:
+    return sum(a[".value_kind"].startswith("hidden_") for a in args_meta)
+
+
+def isa(compiled) -> str:
+    return compiled.asm["amdgcn"]
+
+
+# ================================================================================================== kernels
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
+
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * row_stride + cols, mask=mask, other=-float("inf"))
+    x = x - tl.max(x, axis=0)
+    e = tl.exp(x)
+    tl.store(out_ptr + row * row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
+
+
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = A @ B for row-major f16 A (MxK), B (KxN); f32 accumulate and output. 2-D grid of BMxBN tiles."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K),
+                    other=0.0)
+        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N),
+                    other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def atomic_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Each program reduces its block in registers/LDS, then one atomic add per program into out[0]."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(out_ptr, tl.sum(x, axis=0))
+
+
+@triton.jit
+def int_ops_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Integer ALU plus tl.where: signed div/rem, shifts, xor, min; division guarded where y == 0."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask, other=1)
+    safe = tl.where(y == 0, 1, y)
+    q = tl.where(y == 0, -1, x // safe)
+    r = tl.where(y == 0, 0, x % safe)
+    mixed = ((x << 3) ^ (y >> 2)) + tl.minimum(x, y) * q + r
+    tl.store(out_ptr + offs, mixed, mask=mask)
+
+
+@triton.jit
+def cumsum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Inclusive prefix sum within each program's block (a scan across lanes and warps)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, tl.cumsum(x, axis=0), mask=mask)
+
+
+@triton.jit
+def dot_tile_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, OUT: tl.constexpr):
+    """One unmasked MxK @ KxN tile (constexpr shape: vectorized loads, no masks); OUT is the accumulator type."""
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=OUT))
+
+
+@triton.jit
+def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """f16 in, bf16 out; transcendental (ocml/native), sqrt, abs and an IEEE f32 division in between."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+    y = tl.sqrt(tl.abs(x)) + tl.sin(x) * tl.cos(x) + tl.log(tl.abs(x) + 1) + tl.exp2(x) / (x * x + 1)
+    tl.store(out_ptr + offs, y.to(tl.bfloat16), mask=mask)
+
+
+@triton.jit
+def randint_kernel(out_ptr, seed, n, BLOCK: tl.constexpr):
+    """Philox: 32-bit umulhi, wrapping multiplies and xors."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.randint(seed, offs), mask=offs < n)
+
+
+@triton.jit
+def int64_kernel(x_ptr, out_ptr, f_ptr, n, BLOCK: tl.constexpr):
+    """64-bit integer multiply/shift/division and f64 arithmetic (both expanded into 32-bit ops or DPFP)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * -7046029254386353131 + (x >> 7) // 3, mask=mask)
+    tl.store(f_ptr + offs, x.to(tl.float64) * 1.5 / 7.0, mask=mask)
+
+
+@triton.jit
+def argmax_sort_kernel(x_ptr, idx_ptr, sorted_ptr, BLOCK: tl.constexpr):
+    """Per row: tl.argmax (value+index reduction) and tl.sort (bitonic network across lanes and warps)."""
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK))
+    tl.store(idx_ptr + row, tl.argmax(x, axis=0))
+    tl.store(sorted_ptr + row * BLOCK + tl.arange(0, BLOCK), tl.sort(x))
+
+
+@triton.jit
+def contended_atomics_kernel(x_ptr, max_ptr, count_ptr, n, BLOCK: tl.constexpr):
+    """Many lanes hit the same address: atomic max into 4 slots, atomic add of 1 into 8 counters."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.atomic_max(max_ptr + offs % 4, tl.load(x_ptr + offs, mask=mask), mask=mask)
+    tl.atomic_add(count_ptr + offs % 8, 1, mask=mask)
+
+
+@triton.jit
+def histogram_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, BINS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(out_ptr + tl.arange(0, BINS), tl.histogram(x, BINS))
+
+
+@triton.jit
+def layernorm_kernel(x_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    """Two reductions per row (mean, variance) and rsqrt; an f32 scalar argument."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    d = tl.where(mask, x - tl.sum(x, axis=0) / n_cols, 0.0)
+    var = tl.sum(d * d, axis=0) / n_cols
+    tl.store(out_ptr + row * n_cols + cols, d * tl.rsqrt(var + eps), mask=mask)
+
+
+@triton.jit
+def fp8_roundtrip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    """f32 -> fp8e5 (no hardware fp8 on gfx1100: a bit-twiddling software conversion) -> f32."""
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e5).to(tl.float32))
+
+
+# ================================================================================================== tests
+
+
+@pytest.mark.parametrize("n", [1, 255, 256, 1000, 4096 + 17])
+def test_vector_add(tb, n):
+    c = compile_kernel(add_kernel, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                       {"BLOCK": 256})
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal(n, np.float32), rng.standard_normal(n, np.float32)
+    out = tb.alloc(4 * n)
+    launch(tb, c, [tb.upload(x), tb.upload(y), out, n], grid=(triton.cdiv(n, 256),))
+    np.testing.assert_array_equal(tb.download(out, np.float32, n), x + y)
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (4, 100), (7, 128), (3, 781)])
+def test_softmax(tb, rows, cols):
+    block = triton.next_power_of_2(cols)
+    c = compile_kernel(softmax_kernel, {"out_ptr": "*fp32", "in_ptr": "*fp32", "row_stride": "i32", "n_cols": "i32"},
+                       {"BLOCK": block})
+    x = np.random.default_rng(cols).standard_normal((rows, cols), np.float32) * 4
+    out = tb.alloc(x.nbytes)
+    launch(tb, c, [out, tb.upload(x), cols, cols], grid=(rows,))
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(tb.download(out, np.float32, x.size).reshape(x.shape), e / e.sum(axis=1, keepdims=True),
+                               rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("m,n,k,tile,warps", [(64, 64, 64, 32, 4), (32, 48, 40, 32, 4), (70, 33, 96, 32, 4),
+                                               (130, 70, 200, 64, 8)])
+def test_matmul_f16(tb, m, n, k, tile, warps):
+    c = compile_kernel(matmul_kernel, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32",
+                                       "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},
+                       {"BM": tile, "BN": tile, "BK": 32}, num_warps=warps)
+    assert "v_wmma_f32_16x16x16_f16" in isa(c)  # tl.dot on gfx1100 lowers to WMMA
+    assert c.metadata.shared > 0  # operands staged through LDS (num_stages=2 software pipelining)
+    rng = np.random.default_rng(m * n * k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    out = tb.alloc(4 * m * n)
+    grid = (triton.cdiv(m, tile), triton.cdiv(n, tile))
+    launch(tb, c, [tb.upload(a), tb.upload(b), out, m, n, k, k, n, n], grid=grid)
+    # Products of f16 are exact in f32; only the f32 summation order differs from numpy's.
+    ref = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(tb.download(out, np.float32, m * n).reshape(m, n), ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n", [5, 1024, 3000])
+@pytest.mark.parametrize("dtype", ["fp32", "i32"])
+def test_atomic_sum(tb, n, dtype):
+    c = compile_kernel(atomic_sum_kernel, {"x_ptr": f"*{dtype}", "out_ptr": f"*{dtype}", "n": "i32"}, {"BLOCK": 512})
+    np_dtype = np.float32 if dtype == "fp32" else np.int32
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(np.float32) if dtype == "fp32" else rng.integers(-1000, 1000, n, np.int32)
+    out = tb.upload(np.zeros(1, np_dtype))
+    launch(tb, c, [tb.upload(x), out, n], grid=(triton.cdiv(n, 512),))
+    got = tb.download(out, np_dtype, 1)[0]
+    if dtype == "i32":
+        assert got == x.sum()
+    else:
+        assert got == pytest.approx(float(x.astype(np.float64).sum()), rel=1e-5, abs=1e-4)
+
+
+@pytest.mark.parametrize("n", [3, 128, 777])
+def test_int_ops_where(tb, n):
+    c = compile_kernel(int_ops_kernel, {"x_ptr": "*i32", "y_ptr": "*i32", "out_ptr": "*i32", "n": "i32"},
+                       {"BLOCK": 256})
+    rng = np.random.default_rng(n)
+    x = rng.integers(-(1 << 20), 1 << 20, n, np.int32)
+    y = rng.integers(-50, 50, n, np.int32)
+    out = tb.alloc(4 * n)
+    launch(tb, c, [tb.upload(x), tb.upload(y), out, n], grid=(triton.cdiv(n, 256),))
+    np.testing.assert_array_equal(tb.download(out, np.int32, n), _int_ops_ref(x, y))
+
+
+def _int_ops_ref(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Triton's // and % truncate toward zero (C semantics), unlike numpy's floor division."""
+    x64, y64 = x.astype(np.int64), y.astype(np.int64)
+    safe = np.where(y64 == 0, 1, y64)
+    q = np.where(y64 == 0, -1, np.trunc(x64 / safe).astype(np.int64))
+    r = np.where(y64 == 0, 0, x64 - np.trunc(x64 / safe).astype(np.int64) * safe)
+    mixed = ((x64 << 3) ^ (y64 >> 2)) + np.minimum(x64, y64) * q + r
+    return mixed.astype(np.int32)  # wraps like the kernel's i32 arithmetic
+
+
+@pytest.mark.parametrize("n", [1, 100, 256, 1000])
+def test_cumsum(tb, n):
+    c = compile_kernel(cumsum_kernel, {"x_ptr": "*i32", "out_ptr": "*i32", "n": "i32"}, {"BLOCK": 256})
+    x = np.random.default_rng(n).integers(-100, 100, n, np.int32)
+    out = tb.alloc(4 * n)
+    launch(tb, c, [tb.upload(x), out, n], grid=(triton.cdiv(n, 256),))
+    # Each 256-element block is scanned independently.
+    ref = np.concatenate([np.cumsum(x[i:i + 256]) for i in range(0, n, 256)]).astype(np.int32)
+    np.testing.assert_array_equal(tb.download(out, np.int32, n), ref)
+
+
+@pytest.mark.parametrize("ins,out,wmma", [("fp16", "fp16", "v_wmma_f32_16x16x16_f16"),
+                                          ("bf16", "fp32", "v_wmma_f32_16x16x16_bf16"),
+                                          ("i8", "i32", "v_wmma_i32_16x16x16_iu8")])
+def test_dot_dtypes(tb, ins, out, wmma):
+    m = n = k = 32
+    out_tl = {"fp16": tl.float16, "fp32": tl.float32, "i32": tl.int32}[out]
+    c = compile_kernel(dot_tile_kernel, {"a_ptr": f"*{ins}", "b_ptr": f"*{ins}", "c_ptr": f"*{out}"},
+                       {"M": m, "N": n, "K": k, "OUT": out_tl})
+    assert wmma in isa(c)
+    rng = np.random.default_rng(7)
+    a, a_bits = _dot_input(rng, ins, (m, k))
+    b, b_bits = _dot_input(rng, ins, (k, n))
+    res = tb.alloc(4 * m * n)
+    launch(tb, c, [tb.upload(a_bits), tb.upload(b_bits), res], grid=(1,))
+    if ins == "i8":
+        np.testing.assert_array_equal(tb.download(res, np.int32, m * n).reshape(m, n), a @ b)
+        return
+    got = tb.download(res, np.float16 if out == "fp16" else np.float32, m * n).reshape(m, n).astype(np.float32)
+    # An f16 result is rounded once more (to ~1e-3 relative) than the f32 reference.
+    tol = 2e-2 if out == "fp16" else 1e-4
+    np.testing.assert_allclose(got, a @ b, rtol=tol, atol=tol)
+
+
+def _dot_input(rng, dtype: str, shape) -> tuple[np.ndarray, np.ndarray]:
+    """(exact values as f32/i32 for the reference, the bits to upload)."""
+    if dtype == "i8":
+        v = rng.integers(-128, 128, shape, np.int8)
+        return v.astype(np.int32), v
+    if dtype == "fp16":
+        v = rng.standard_normal(shape).astype(np.float16)
+        return v.astype(np.float32), v
+    # bf16: numpy has none; truncate f32 to its top 16 bits, which is exactly a bf16 value.
+    hi = (rng.standard_normal(shape).astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return (hi.astype(np.uint32) << 16).view(np.float32), hi
+
+
+def test_math_f16_to_bf16(tb):
+    n = 1000
+    c = compile_kernel(math_kernel, {"x_ptr": "*fp16", "out_ptr": "*bf16", "n": "i32"}, {"BLOCK": 256})
+    x = (np.random.default_rng(1).standard_normal(n) * 3).astype(np.float16)
+    out = tb.alloc(2 * n)
+    launch(tb, c, [tb.upload(x), out, n], grid=(triton.cdiv(n, 256),))
+    got = (tb.download(out, np.uint16, n).astype(np.uint32) << 16).view(np.float32)
+    xf = x.astype(np.float64)
+    ref = np.sqrt(np.abs(xf)) + np.sin(xf) * np.cos(xf) + np.log(np.abs(xf) + 1) + np.exp2(xf) / (xf * xf + 1)
+    np.testing.assert_allclose(got, ref, rtol=1e-2, atol=1e-2)  # bf16 output: 8 significant bits
+
+
+def test_philox_randint(tb):
+    n = 300
+    c = compile_kernel(randint_kernel, {"out_ptr": "*i32", "seed": "i32", "n": "i32"}, {"BLOCK": 128})
+    out = tb.alloc(4 * n)
+    launch(tb, c, [out, 42, n], grid=(triton.cdiv(n, 128),))
+    np.testing.assert_array_equal(tb.download(out, np.int32, n), _philox_ref(42, np.arange(n)))
+
+
+def _philox_ref(seed: int, offsets: np.ndarray) -> np.ndarray:
+    """triton.language.random.randint: 10 rounds of Philox-4x32 on (offset, 0, 0, 0), key (seed lo, seed hi)."""
+    mask32, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
+    c0 = offsets.astype(np.uint64)
+    c1, c2, c3 = np.zeros_like(c0), np.zeros_like(c0), np.zeros_like(c0)
+    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32 & 0xFFFFFFFF)
+    a, b = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for _ in range(10):
+        hi_b, lo_b, hi_a, lo_a = (b * c2) >> shift, (b * c2) & mask32, (a * c0) >> shift, (a * c0) & mask32
+        c0, c1, c2, c3 = hi_b ^ c1 ^ k0, lo_b, hi_a ^ c3 ^ k1, lo_a
+        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & mask32, (k1 + np.uint64(0xBB67AE85)) & mask32
+    return c0.astype(np.uint32).view(np.int32)
+
+
+def test_int64_f64(tb):
+    n = 200
+    c = compile_kernel(int64_kernel, {"x_ptr": "*i64", "out_ptr": "*i64", "f_ptr": "*fp64", "n": "i32"}, {"BLOCK": 128})
+    x = np.random.default_rng(5).integers(-(2**62), 2**62, n, np.int64)
+    out, f = tb.alloc(8 * n), tb.alloc(8 * n)
+    launch(tb, c, [tb.upload(x), out, f, n], grid=(triton.cdiv(n, 128),))
+    q = x >> 7
+    with np.errstate(over="ignore"):  # the multiply wraps, as in the kernel
+        ref = x * np.int64(-7046029254386353131) + np.sign(q) * (np.abs(q) // 3)  # // truncates toward zero
+    np.testing.assert_array_equal(tb.download(out, np.int64, n), ref)
+    np.testing.assert_array_equal(tb.download(f, np.float64, n), x.astype(np.float64) * 1.5 / 7.0)
+
+
+def test_argmax_sort(tb):
+    rows, block = 5, 256
+    c = compile_kernel(argmax_sort_kernel, {"x_ptr": "*i32", "idx_ptr": "*i32", "sorted_ptr": "*i32"},
+                       {"BLOCK": block})
+    # Distinct values, so argmax has one answer.
+    x = np.random.default_rng(2).permutation(rows * block).astype(np.int32).reshape(rows, block) - 600
+    idx, srt = tb.alloc(4 * rows), tb.alloc(x.nbytes)
+    launch(tb, c, [tb.upload(x), idx, srt], grid=(rows,))
+    np.testing.assert_array_equal(tb.download(idx, np.int32, rows), x.argmax(axis=1))
+    np.testing.assert_array_equal(tb.download(srt, np.int32, x.size).reshape(x.shape), np.sort(x, axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "i32"])
+def test_contended_atomics(tb, dtype):
+    n = 1001
+    np_dtype = np.float32 if dtype == "fp32" else np.int32
+    c = compile_kernel(contended_atomics_kernel, {"x_ptr": f"*{dtype}", "max_ptr": f"*{dtype}", "count_ptr": "*i32",
+                                                  "n": "i32"}, {"BLOCK": 256})
+    x = (np.random.default_rng(4).standard_normal(n) * 100).astype(np_dtype)
+    maxes, counts = tb.upload(np.full(4, -(10**9), np_dtype)), tb.alloc(32)
+    launch(tb, c, [tb.upload(x), maxes, counts, n], grid=(triton.cdiv(n, 256),))
+    np.testing.assert_array_equal(tb.download(maxes, np_dtype, 4), [x[i::4].max() for i in range(4)])
+    np.testing.assert_array_equal(tb.download(counts, np.int32, 8), [len(x[i::8]) for i in range(8)])
+
+
+def test_histogram(tb):
+    c = compile_kernel(histogram_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, {"BLOCK": 512, "BINS": 16})
+    x = np.random.default_rng(3).integers(0, 16, 512, np.int32)
+    out = tb.alloc(4 * 16)
+    launch(tb, c, [tb.upload(x), out], grid=(1,))
+    np.testing.assert_array_equal(tb.download(out, np.int32, 16), np.bincount(x, minlength=16))
+
+
+def test_layernorm(tb):
+    rows, cols = 3, 1000
+    c = compile_kernel(layernorm_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n_cols": "i32", "eps": "fp32"},
+                       {"BLOCK": 1024}, num_warps=8)
+    x = np.random.default_rng(2).standard_normal((rows, cols)).astype(np.float32)
+    out = tb.alloc(x.nbytes)
+    launch(tb, c, [tb.upload(x), out, cols, 1e-5], grid=(rows,))
+    ref = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(tb.download(out, np.float32, x.size).reshape(x.shape), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_fp8e5_roundtrip(tb):
+    c = compile_kernel(fp8_roundtrip_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 256})
+    x = np.random.default_rng(3).standard_normal(256).astype(np.float32) * 100
+    # Exact ties (to even: 0.25, 0.375), just above a tie (0.3125), a subnormal, and values past the largest finite
+    # e5m2 (57344), which Triton saturates to it rather than producing inf.
+    x[:7] = [0.28125, 0.34375, -0.28128743, 3e-5, 57344.0, 6e4, -1e6]
+    out = tb.alloc(x.nbytes)
+    launch(tb, c, [tb.upload(x), out], grid=(1,))
+    np.testing.assert_array_equal(tb.download(out, np.float32, x.size), _round_to_e5m2(x))
+
+
+def _round_to_e5m2(x: np.ndarray) -> np.ndarray:
+    """Nearest finite fp8e5m2 value (so saturating), ties to even. e5m2 is the top byte of an f16, so its 256 codes
+    enumerate easily. (Rounding via f16 first would double-round: 0.28128743 must give 0.3125, not 0.25 via the
+    f16 tie 0.28125.)"""
+    codes = np.arange(256, dtype=np.uint16)
+    values = (codes << 8).view(np.float16).astype(np.float64)
+    finite = np.isfinite(values)
+    codes, values = codes[finite], values[finite]
+    dist = np.abs(x.astype(np.float64)[:, None] - values[None, :])
+    # Primary key the distance, secondary the code's low bit: exact ties go to the even code.
+    order = np.lexsort(((codes & 1)[None, :].repeat(len(x), 0), dist), axis=1)[:, 0]
+    return values[order].astype(np.float32)

@@ -1,0 +1,53 @@
+"""Loading the gfx1100 golden pairs (made by llvm-mc; regenerate: python tools/gen_isa_golden.py)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections import defaultdict
+from functools import cache
+
+from simgpu.isa.encodings import identify
+from tests import DATA
+
+GOLDEN = os.path.join(DATA, "isa", "gfx1100_golden.tsv.gz")
+
+
+@cache
+def golden_pairs() -> list[tuple[bytes, str]]:
+    """Every (bytes, text) pair of the golden file."""
+    with gzip.open(GOLDEN, "rt") as f:
+        rows = [line.rstrip("\n").split("\t", 1) for line in f]
+    return [(bytes.fromhex(h), t) for h, t in rows]
+
+
+@cache
+def pairs_by_encoding() -> dict[str, list[tuple[bytes, str]]]:
+    """The golden pairs grouped by the encoding of their first dword."""
+    out: dict[str, list[tuple[bytes, str]]] = defaultdict(list)
+    for data, text in golden_pairs():
+        out[identify(int.from_bytes(data[:4], "little")) or "?"].append((data, text))
+    return dict(out)
+
+
+def check_pair(data: bytes, text: str) -> str | None:
+    """None when the codec agrees with LLVM on this pair, else what differs."""
+    from simgpu.isa import assemble, decode
+    try:
+        inst = decode(data)
+        got = inst.text()
+    except Exception as e:  # noqa: BLE001 - a report, not control flow
+        return f"decode: {type(e).__name__}: {e}"
+    if inst.size != len(data):
+        return f"size {inst.size} != {len(data)}"
+    if got != text:
+        return f"text {got!r} != {text!r}"
+    if inst.encode() != data:
+        return f"encode {inst.encode().hex()} != {data.hex()}"
+    try:
+        back = assemble(text)
+    except Exception as e:  # noqa: BLE001
+        return f"assemble: {type(e).__name__}: {e}"
+    if back != data:
+        return f"assemble {back.hex()} != {data.hex()}"
+    return None
