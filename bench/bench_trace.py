@@ -47,8 +47,8 @@ def main() -> None:
     """Print unrecorded and recorded seconds, their ratio and the trace size."""
     from compiler.llvm import compile_ir
     from mockgpu import MockOS
-    from simgpu.demo import SAXPY
     from traces.record import RecordingOS
+    from wiring.demo import SAXPY
     code = compile_ir(SAXPY)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.trace")

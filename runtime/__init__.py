@@ -1,8 +1,8 @@
 """runtime: the HCQ runtime (Device, Buffer, Module/Kernel, PM4/AQL/SDMA queues, signals, loader).
 
 Talks to the driver through one seam, an `OS` object (HostOS for /dev/kfd, MockOS under MOCKGPU=1).
-May import: simgpu.hw and simgpu.isa (definitions only, never the engines). Never mockgpu unless
-MOCKGPU is set.
+May import: simgpu.hw and simgpu.isa (definitions only, never the engines). Never mockgpu, traces or
+wiring: the process's OS comes from the selector installed under the `simgpu.os` entry point.
 """
 
 from runtime.device import Device, GPUFault

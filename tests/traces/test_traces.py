@@ -18,13 +18,13 @@ import runtime.memory as rtmem
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
 from runtime.uapi import kfd
-from simgpu.demo import SAXPY
 from traces.diff import diff_main, first_differences
 from traces.export import events
 from traces.format import TraceError, TraceReader, read_trace, write_trace
 from traces.record import RecordingOS
 from traces.replay import Replayer, replay
 from traces.show import show
+from wiring.demo import SAXPY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 N = 1 << 12
@@ -211,7 +211,7 @@ def test_cli_record_replay_show_diff(tmp_path):
                       "test_traces.workload(None)\n")
     path_env = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), ROOT]))
     env = dict(os.environ, MOCKGPU="1", MOCKGPU_VRAM=str(1 << 30), PYTHONPATH=path_env)
-    cli = [sys.executable, "-m", "simgpu.cli", "trace"]
+    cli = [sys.executable, "-m", "wiring.cli", "trace"]
     outs = []
     for name in ("a", "b"):
         path = str(tmp_path / f"{name}.trace")
