@@ -304,9 +304,10 @@ class KfdProcess:
             raise KfdError(errno.EINVAL, "ring is not mapped on the GPU")
         if q.hw.rptr != q.hw.wptr:
             raise KfdError(errno.EBUSY, "queue is not idle")
-        q.hw.ring_base, q.hw.ring_size = a.ring_base_address, a.ring_size
-        if q.hw.stack:
-            q.hw.stack[0].base, q.hw.stack[0].size_dw = a.ring_base_address, a.ring_size // 4
+        try:
+            q.node.gpu.update_queue(q.hw, a.ring_base_address, a.ring_size)
+        except ValueError as e:
+            raise KfdError(errno.EINVAL, str(e)) from None
 
     # ---- events ------------------------------------------------------------------------------------
     def create_event(self, a) -> None:

@@ -38,6 +38,16 @@ class Mapping:
     handle: object = field(default=None, repr=False)  # what keeps the mapping alive (mmap object, buffer)
 
 
+@dataclass
+class DeviceReport:
+    """The driver's own account of a device, for fault and timeout messages (OS.device_report). The
+    kernel's exception events say what happened and where; a simulator can say much more."""
+
+    text: str = ""  # human-readable: every queue's state; for a queue in error its packet or wave, PC,
+    #                 instruction and registers. Empty when the driver has nothing to add (HostOS).
+    fault: str = ""  # the kind of fault that stopped the first queue in error ("trap", "watchdog", ...), or ""
+
+
 class OS:
     """The driver interface the runtime uses; every method may raise OSError(errno)."""
 
@@ -77,6 +87,11 @@ class OS:
         """A store to MMIO (doorbells): never a plain memoryview store, so a mock or a recorder sees it."""
         raise NotImplementedError
 
+    def device_report(self, gpu_id: int) -> DeviceReport:
+        """What the driver can tell about GPU `gpu_id` beyond the exception events (the runtime asks after a
+        fault or a timeout); the only call that is not the kernel's interface. An empty report by default."""
+        return DeviceReport()
+
 
 class HostOS(OS):
     """The real kernel: /dev/kfd, /dev/dri/renderD*, sysfs."""
@@ -113,6 +128,9 @@ class HostOS(OS):
 
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
         struct.pack_into(_MMIO_FMT[size], mapping.view, offset, value)
+
+    def device_report(self, gpu_id: int) -> DeviceReport:
+        return DeviceReport()  # amdgpu's own account (the kernel log) is not part of its interface
 
 
 def check_mmio(mapping: Mapping, offset: int, size: int) -> None:

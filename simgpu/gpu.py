@@ -83,6 +83,15 @@ class GPU:
         self.queues.append(q)
         return q
 
+    def update_queue(self, q: Queue, ring_base: int, ring_size: int) -> None:
+        """Re-point an idle queue at another ring (what rewriting its MQD does); its pointers keep counting."""
+        check_ring(q.fmt, ring_base, ring_size)
+        if q.rptr != q.wptr:
+            raise ValueError(f"queue {q.name} is not idle (rptr {q.rptr}, wptr {q.wptr})")
+        q.ring_base, q.ring_size = ring_base, ring_size
+        if q.stack:  # PM4 and SDMA execute the ring as the bottom frame of their stack
+            q.stack[0].base, q.stack[0].size_dw = ring_base, ring_size // 4
+
     def destroy_queue(self, q: Queue) -> None:
         """Unmap a queue (its state is kept for describe() until then)."""
         q.state = QueueState.DISABLED
@@ -204,5 +213,8 @@ class GPU:
         """Every queue's state (and the clock) as text."""
         lines = [f"{self.name}: {GFX_TARGET}, clock {self.clock.cycles} cycles = {self.clock.timestamp()} ticks, "
                  f"{len(self.queues)} queues, {self._seq} interrupts raised"]
-        lines += ["  " + q.describe() for q in self.queues]
+        for q in self.queues:
+            lines.append("  " + q.describe())
+            if q.error is not None and q.error.fault is not None:
+                lines += ["    " + line for line in q.error.fault.register_lines()]
         return "\n".join(lines)

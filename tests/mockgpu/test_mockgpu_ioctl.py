@@ -181,6 +181,18 @@ def test_queues_events_and_doorbells(drv):
     assert errno_of(m, fd, F.AMDKFD_IOC_WAIT_EVENTS, w) == errno.EINVAL
     w.events_ptr = 0x42
     assert errno_of(m, fd, F.AMDKFD_IOC_WAIT_EVENTS, w) == errno.EFAULT
+    # UPDATE_QUEUE re-points the idle queue at another ring; its pointers keep counting.
+    up = F.kfd_ioctl_update_queue_args(queue_id=q.queue_id, ring_base_address=0x10002000, ring_size=4096,
+                                       queue_percentage=100)
+    call(m, fd, F.AMDKFD_IOC_UPDATE_QUEUE, up)
+    first = 4 * len(words)
+    struct.pack_into(f"<{len(words)}I", mp.view, 0x2000 + first, *words)
+    m.mmio_write(db, q.doorbell_offset & 0x1FFF, 2 * first, 8)
+    w.events_ptr, host.view[:48] = host.addr, bytes(evd)
+    assert call(m, fd, F.AMDKFD_IOC_WAIT_EVENTS, w).wait_result == F.KFD_IOC_WAIT_RESULT_COMPLETE
+    assert m.simulator(gid).queues[0].ring_base == 0x10002000 and m.simulator(gid).queues[0].rptr == 2 * first
+    up.ring_size = 1000
+    assert errno_of(m, fd, F.AMDKFD_IOC_UPDATE_QUEUE, up) == errno.EINVAL
     d = F.kfd_ioctl_destroy_queue_args(queue_id=q.queue_id)
     call(m, fd, F.AMDKFD_IOC_DESTROY_QUEUE, d)
     assert errno_of(m, fd, F.AMDKFD_IOC_DESTROY_QUEUE, d) == errno.EINVAL

@@ -92,6 +92,27 @@ def test_record_then_replay_has_no_divergence(queue):
     assert replay_bytes(data) is None
 
 
+def test_a_fault_records_the_drivers_report_and_replays_it(tmp_path):
+    f = io.BytesIO()
+    rec = RecordingOS(MockOS(devices=1, vram_size=1 << 30), f)
+    assert not hasattr(rec, "simulator") and not hasattr(rec, "gpus")  # nothing reaches around the seam
+    dev = runtime.Device("AMD:0", os=rec)
+    k = dev.load(_saxpy())["saxpy"]
+    with pytest.raises(runtime.GPUFault) as e:
+        k(None, None, np.float32(1.0), grid=(1, 1, 1), block=(256, 1, 1))  # loads from VA 0: a page fault
+    rec.finish()
+    header, recs = read_trace(f.getvalue())
+    reports = [r for r in recs if r["t"] == "report"]
+    assert header["vram"] == 1 << 30 and len(reports) == 1 and reports[0]["gpu_id"] == dev.gpu_id
+    assert reports[0]["fault"] == e.value.kind == "page_fault" and reports[0]["text"] in e.value.report
+    assert replay_bytes(f.getvalue()) is None
+    out = io.StringIO()
+    path = tmp_path / "fault.trace"
+    path.write_bytes(f.getvalue())
+    show(path, kinds={"report"}, out=out)
+    assert f"device_report({dev.gpu_id}) = fault page_fault: 'gpu0: gfx1100" in out.getvalue()
+
+
 def test_same_workload_twice_gives_identical_files():
     assert record(2.0) == trace_a()
 

@@ -14,7 +14,7 @@ from simgpu.cp import clock as costs
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU, INTERRUPT_LOG
 from simgpu.hw import pm4 as hw
-from simgpu.hw import regs
+from simgpu.hw import regs, sdma
 from simgpu.interrupt import Kind, Source
 from tests import DATA
 from tests.support.gpu_harness import VM, Ring, asm_kernel, pm4_launch
@@ -344,6 +344,23 @@ def test_ring_wraps_around(vm):
     for i in range(40):
         r.submit(hw.write_data(out + 4 * i, i + 1))  # 5 dwords each: wraps every ~13 packets
     assert vm.u32(out, 40) == list(range(1, 41)) and r.q.rptr == 200
+
+
+@pytest.mark.parametrize("fmt", ["pm4", "sdma"])
+def test_update_queue_repoints_an_idle_ring_and_refuses_a_busy_one(vm, fmt):
+    write = hw.write_data if fmt == "pm4" else sdma.fence
+    r, out = Ring(vm, fmt), vm.alloc(64)
+    r.submit(write(out, 1))
+    r.base = vm.alloc(8192)  # the harness writes packets at Ring.base from now on
+    vm.gpu.update_queue(r.q, r.base, 8192)
+    r.size = 8192
+    r.submit(write(out + 4, 2))
+    assert vm.u32(out, 2) == [1, 2] and r.q.ring_base == r.base and r.q.rptr == r.q.wptr
+    r.submit(hw.wait_reg_mem(out, 7) if fmt == "pm4" else sdma.poll_regmem(out, 7))  # blocks: not idle
+    with pytest.raises(ValueError, match="not idle"):
+        vm.gpu.update_queue(r.q, r.base, 8192)
+    with pytest.raises(ValueError, match="power of two"):
+        vm.gpu.update_queue(r.q, r.base, 1000)
 
 
 def test_wptr_poll_address_is_read_by_poll(vm):
