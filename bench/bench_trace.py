@@ -19,8 +19,6 @@ ROUNDS = 4
 
 def _workload(os_, code: bytes) -> None:
     import runtime
-    import runtime.memory as rtmem
-    rtmem.VA = rtmem.VASpace()
     dev = runtime.Device("AMD:0", os=os_)
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)

@@ -48,6 +48,7 @@ class Device:
             raise ValueError(f"queue must be 'pm4' or 'aql', not {queue!r}")
         self.name, self.queue_kind = name, queue
         self.os = os if os is not None else select_os()
+        self.va_space = rtmem.va_space(self.os)  # shared with every Device on this OS object
         self.index = int(name.partition(":")[2] or 0)
         self._find_node()
         self.usable = True
@@ -162,7 +163,7 @@ class Device:
 
     def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = ()) -> Buffer:
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
-        va = rtmem.VA.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
+        va = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
         a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
             va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
         self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])

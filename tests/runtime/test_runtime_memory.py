@@ -124,6 +124,19 @@ def test_s_trap_and_hang_are_reported():
     _ok(dev)
 
 
+def test_addresses_depend_only_on_the_os_objects_own_history():
+    def three(os_, name="AMD:0"):
+        dev = runtime.Device(name, os=os_)
+        return dev, [dev.alloc(1 << 20).va for _ in range(3)]
+
+    _, first = three(MockOS(devices=1, vram_size=1 << 30))
+    shared = MockOS(devices=2, vram_size=1 << 30)
+    a, second = three(shared)
+    assert second == first  # a second MockOS in the same process gets the same addresses
+    b, third = three(shared, "AMD:1")  # devices of one process share its VA space: one address per buffer
+    assert b.va_space is a.va_space and min(third) > max(second)
+
+
 def test_a_timeout_says_what_the_queue_waits_for():
     dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 30))
     flag = dev.alloc(64)

@@ -14,7 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runtime
-import runtime.memory as rtmem
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
 from runtime.uapi import kfd
@@ -38,7 +37,6 @@ def _saxpy() -> bytes:
 
 def workload(os_, a: float = 2.0, queue: str = "pm4") -> np.ndarray:
     """The demo's saxpy through runtime.Device: copies in, one dispatch, a copy out."""
-    rtmem.VA = rtmem.VASpace()  # a fresh process's VA space: recordings are comparable byte for byte
     dev = runtime.Device("AMD:0", queue=queue, os=os_)
     rng = np.random.default_rng(7)
     x, y = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import runtime
-import runtime.memory as rtmem
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
 from tests.runtime.test_runtime_kernels import check, run_corpus
@@ -23,7 +22,6 @@ assert KINDS <= {k.name for k in corpus()}
 
 
 def _record(work, devices: int = 1) -> bytes:
-    rtmem.VA = rtmem.VASpace()  # a fresh process's VA space, as a new program would have
     f = io.BytesIO()
     rec = RecordingOS(MockOS(devices=devices, vram_size=1 << 30), f)
     work(rec)
