@@ -23,7 +23,7 @@ from runtime.uapi import kfd
 DEFAULT_VRAM = 8 << 30
 GPU_ID_BASE = 0x4A10
 
-# request number -> (argument struct, handler name, needs the fd table)
+# request number -> (argument struct, name of the KfdProcess handler)
 _HANDLERS = {
     kfd.AMDKFD_IOC_GET_VERSION: (kfd.kfd_ioctl_get_version_args, "get_version"),
     kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "create_queue"),
@@ -199,7 +199,6 @@ class MockOS(OS):
         return memoryview(al.buf)[:length]
 
     def munmap(self, mapping: Mapping) -> None:
-        kind, key = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
         self.host.unmap(mapping.addr)
         mapping.view = memoryview(b"")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runtime.uapi import kfd
 from simgpu.mem import PageTableBuilder
 
 PAGE = 4096
@@ -150,8 +151,8 @@ class VM:
 
     def map(self, a: Allocation) -> None:
         """Write PTEs for the allocation (VRAM or system aperture) and flush the TLB."""
-        writable = bool(a.flags & (1 << 31))
-        executable = bool(a.flags & (1 << 30))
+        writable = bool(a.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
+        executable = bool(a.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE)
         system = a.kind in ("gtt", "userptr")
         if system:
             regs = dict(self.gpu.phys.system_buffers())

@@ -105,7 +105,7 @@ class SDMAQueue(HWQueue):
 
     fmt, queue_type = "sdma", kfd.KFD_IOC_QUEUE_TYPE_SDMA
 
-    STAMPS = 32  # offset in `ptrs` of the start/end timestamps of the last submission (profiles, traces)
+    STAMPS = 32  # offset in `ptrs` of the start/end timestamps of the last submission (read back by traces/export.py)
 
     def submit(self, packets: list[int]) -> int:
         """Append packets between two TIMESTAMPs, plus FENCE and TRAP; ring the doorbell; the timeline value."""
@@ -120,10 +120,6 @@ class SDMAQueue(HWQueue):
 
     def completed(self) -> int:
         return struct.unpack_from("<I", self.ptrs.view, 16)[0]
-
-    def last_times(self) -> tuple[int, int]:
-        """(start, end) timestamp ticks of the last completed submission."""
-        return struct.unpack_from("<QQ", self.ptrs.view, self.STAMPS)
 
     def _set_completed(self, value: int) -> None:
         struct.pack_into("<I", self.ptrs.view, 16, value)

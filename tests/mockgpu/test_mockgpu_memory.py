@@ -1,15 +1,18 @@
 """The mock driver's per-GPU VM: mapped() answers exactly what the page tables say, for every page."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mockgpu.memory import PAGE, VM, Allocation
 from runtime.uapi import kfd
+from simgpu.fault import GPUFault
 from simgpu.gpu import GPU
 
 BASE = 0x1000_0000
 VMID = 8
 RW = kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM | kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+EXECUTABLE = kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE
 
 
 def _vm_with(ranges: list[tuple[int, int]], unmapped: set[int] = frozenset()) -> VM:
@@ -69,3 +72,20 @@ def test_mapped_agrees_with_a_walk_of_every_page(layout, data):
         va = BASE - PAGE + data.draw(st.integers(0, (top + 2) * PAGE))
         nbytes = data.draw(st.integers(0, (top + 2) * PAGE))
         assert vm.mapped(va, nbytes) == _walk(vm, va, nbytes), (va, nbytes)
+
+
+@pytest.mark.parametrize("flags, write, execute", [(kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, False, False), (RW, True, False),
+                                                   (RW | EXECUTABLE, True, True),
+                                                   (kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM | EXECUTABLE, False, True)])
+def test_page_permissions_follow_the_kfd_flags(flags, write, execute):
+    vm = VM(GPU(1 << 30), VMID)
+    vm.map(Allocation(1, 0, "vram", BASE, PAGE, flags, pa=16 << 20))
+    mmu = vm.gpu.mmu
+    assert mmu.read(VMID, BASE, 4) == bytes(4)  # every mapping is readable
+    for allowed, access in ((write, lambda: mmu.write(VMID, BASE, b"abcd")),
+                            (execute, lambda: mmu.read(VMID, BASE, 4, access="execute"))):
+        if allowed:
+            access()
+        else:
+            with pytest.raises(GPUFault, match="not permitted by the PTE"):
+                access()
