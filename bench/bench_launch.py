@@ -30,7 +30,7 @@ def main() -> None:
     import runtime
     from compiler.llvm import compile_ir
     from mockgpu import MockOS
-    from simgpu.demo import SAXPY
+    from wiring.demo import SAXPY
     code = compile_ir(SAXPY)
     x = np.ones(256, np.float32)
     for queue in ("pm4", "aql"):

@@ -19,8 +19,6 @@ ROUNDS = 4
 
 def _workload(os_, code: bytes) -> None:
     import runtime
-    import runtime.memory as rtmem
-    rtmem.VA = rtmem.VASpace()
     dev = runtime.Device("AMD:0", os=os_)
     rng = np.random.default_rng(1)
     x, y = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
@@ -47,8 +45,8 @@ def main() -> None:
     """Print unrecorded and recorded seconds, their ratio and the trace size."""
     from compiler.llvm import compile_ir
     from mockgpu import MockOS
-    from simgpu.demo import SAXPY
     from traces.record import RecordingOS
+    from wiring.demo import SAXPY
     code = compile_ir(SAXPY)
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.trace")

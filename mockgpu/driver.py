@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from mockgpu import drm, topology
 from mockgpu.kfd import VRAM_BASE, KfdProcess, Node
 from mockgpu.memory import PAGE, PT_POOL, HostMemory, KfdError, RangeAllocator, page_align
-from runtime.os import MAP_ANONYMOUS, OS, Mapping, check_mmio
+from runtime.os import MAP_ANONYMOUS, OS, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
 
 DEFAULT_VRAM = 8 << 30
 GPU_ID_BASE = 0x4A10
 
-# request number -> (argument struct, handler name, needs the fd table)
+# request number -> (argument struct, name of the KfdProcess handler)
 _HANDLERS = {
     kfd.AMDKFD_IOC_GET_VERSION: (kfd.kfd_ioctl_get_version_args, "get_version"),
     kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "create_queue"),
@@ -86,8 +86,17 @@ class MockOS(OS):
         self.dirs = topology.listing(self.sysfs, list(self.devices))
 
     def simulator(self, gpu_id: int):
-        """The simgpu.GPU behind a gpu_id (None if unknown): for reports and tests, not for the data path."""
+        """The simgpu.GPU behind a gpu_id (None if unknown): for tests and tools; the runtime never asks."""
         return next((nd.gpu for nd in self.nodes if nd.gpu_id == gpu_id), None)
+
+    def device_report(self, gpu_id: int) -> DeviceReport:
+        """The simulator's account of a GPU: every queue's state, its error and fault (wave, PC, instruction,
+        registers) for a queue that stopped, and the kind of the first such fault."""
+        gpu = self.simulator(gpu_id)
+        if gpu is None:
+            raise OSError(errno.ENODEV, f"no GPU with gpu_id {gpu_id}")
+        fault = next((q.error.fault for q in gpu.queues if q.error is not None and q.error.fault is not None), None)
+        return DeviceReport(gpu.describe(), fault.kind if fault is not None else "")
 
     # ---- files --------------------------------------------------------------------------------------
     def open(self, path: str, flags: int = os.O_RDWR) -> int:
@@ -190,7 +199,6 @@ class MockOS(OS):
         return memoryview(al.buf)[:length]
 
     def munmap(self, mapping: Mapping) -> None:
-        kind, key = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
         self.host.unmap(mapping.addr)
         mapping.view = memoryview(b"")
 

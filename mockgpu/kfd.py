@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 from dataclasses import dataclass, field
 
 from mockgpu.memory import PAGE, SYSTEM_PA_BASE, VM, Allocation, HostMemory, KfdError, RangeAllocator
 from runtime.uapi import kfd
+from simgpu.fault import GPUFault
+from simgpu.interrupt import Interrupt, Kind
 
 VMID = 8  # amdkfd hands the first process VMID 8 (0..7 belong to amdgpu graphics)
 VRAM_BASE = 16 << 20  # VRAM below this is reserved (firmware, in the simulation: nothing)
@@ -77,9 +80,8 @@ class KfdProcess:
         self.event_page: Allocation | None = None
         self._next_handle = 1
         self._next_mmap = 1 << 32
-        self.faults: list[tuple[int, object]] = []  # (node index, QueueError) in order
         for n in nodes:
-            n.gpu.on_event = lambda ev, n=n: self.on_gpu_event(n, ev)
+            n.gpu.interrupt_hooks.append(functools.partial(self.on_interrupt, n))
 
     # ---- helpers ------------------------------------------------------------------------------------
     def node(self, gpu_id: int) -> Node:
@@ -302,9 +304,10 @@ class KfdProcess:
             raise KfdError(errno.EINVAL, "ring is not mapped on the GPU")
         if q.hw.rptr != q.hw.wptr:
             raise KfdError(errno.EBUSY, "queue is not idle")
-        q.hw.ring_base, q.hw.ring_size = a.ring_base_address, a.ring_size
-        if q.hw.stack:
-            q.hw.stack[0].base, q.hw.stack[0].size_dw = a.ring_base_address, a.ring_size // 4
+        try:
+            q.node.gpu.update_queue(q.hw, a.ring_base_address, a.ring_size)
+        except ValueError as e:
+            raise KfdError(errno.EINVAL, str(e)) from None
 
     # ---- events ------------------------------------------------------------------------------------
     def create_event(self, a) -> None:
@@ -374,19 +377,17 @@ class KfdProcess:
         a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE
 
     # ---- interrupts from the simulated GPUs --------------------------------------------------------
-    def on_gpu_event(self, n: Node, ev) -> None:
-        """Turn a device event (interrupt) into KFD events, like the interrupt handler does."""
-        if ev.kind in ("end_of_pipe", "signal", "sdma_trap", "sendmsg"):
-            eid = ev.data.get("ctx_id", ev.data.get("event_id", ev.data.get("int_context", ev.data.get("m0"))))
-            e = self.events.get(eid)
-            if e is not None and e.type in (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_DEBUG_EVENT):
-                e.signaled = True
-        elif ev.kind == "queue_error":
-            q = next((q for q in n.gpu.queues if q.name == ev.queue), None)
-            self.faults.append((n.index, q.error if q is not None else ev.data.get("why")))
-            self._exception(n, ev.data.get("fault"))
+    def on_interrupt(self, n: Node, intr: Interrupt) -> None:
+        """amdkfd's interrupt handler: a completion signals the event its context id names; a queue error
+        becomes a memory exception (page faults) or a hardware exception event."""
+        if intr.kind == Kind.QUEUE_ERROR:
+            self._exception(n, intr.fault)
+            return
+        e = self.events.get(intr.context_id)
+        if e is not None and e.type in (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_DEBUG_EVENT):
+            e.signaled = True
 
-    def _exception(self, n: Node, fault) -> None:
+    def _exception(self, n: Node, fault: GPUFault | None) -> None:
         if fault is not None and fault.kind == "page_fault":
             data = kfd.kfd_hsa_memory_exception_data(va=fault.address or 0, gpu_id=n.gpu_id)
             data.failure.NotPresent = 1

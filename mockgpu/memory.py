@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runtime.uapi import kfd
 from simgpu.mem import PageTableBuilder
 
 PAGE = 4096
@@ -143,11 +144,15 @@ class VM:
         self.tables = PageTableBuilder(gpu.phys, lambda: self._pt_pages.alloc(PAGE),
                                        lambda pa: self._pt_pages.release(pa, PAGE))
         gpu.mmu.set_root(vmid, self.tables.root)
+        # What this VM mapped, as sorted disjoint ranges: its page tables have no other writer, so these answer
+        # mapped() exactly without walking the tables page by page.
+        self._starts: list[int] = []
+        self._ends: list[int] = []
 
     def map(self, a: Allocation) -> None:
         """Write PTEs for the allocation (VRAM or system aperture) and flush the TLB."""
-        writable = bool(a.flags & (1 << 31))
-        executable = bool(a.flags & (1 << 30))
+        writable = bool(a.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
+        executable = bool(a.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE)
         system = a.kind in ("gtt", "userptr")
         if system:
             regs = dict(self.gpu.phys.system_buffers())
@@ -156,6 +161,9 @@ class VM:
         self.tables.map(a.va, a.size, a.pa, system=system, writeable=writable, executable=executable,
                         snooped=system)
         self.gpu.mmu.invalidate(self.vmid)
+        i = bisect.bisect_left(self._starts, a.va)
+        self._starts.insert(i, a.va)
+        self._ends.insert(i, a.va + a.size)
 
     def unmap(self, a: Allocation) -> None:
         """Clear the allocation's PTEs and flush the TLB."""
@@ -163,9 +171,16 @@ class VM:
         if a.kind in ("gtt", "userptr") and a.pa in dict(self.gpu.phys.system_buffers()):
             self.gpu.phys.remove_system(a.pa)
         self.gpu.mmu.invalidate(self.vmid)
+        i = bisect.bisect_left(self._starts, a.va)
+        if i < len(self._starts) and self._starts[i] == a.va:
+            del self._starts[i], self._ends[i]
 
     def mapped(self, va: int, nbytes: int = 1) -> bool:
-        """Whether [va, va + nbytes) is mapped (a page-table walk per page)."""
-        first, last = va // PAGE, (va + max(nbytes, 1) - 1) // PAGE
-        return all(not isinstance(self.gpu.mmu.walk(self.vmid, p * PAGE), str) for p in range(first, last + 1)
-                   if p in (first, last) or (p - first) % 512 == 0)
+        """Whether every byte of [va, va + nbytes) is mapped (exact; O(log n) plus one step per adjacent range)."""
+        end = va + max(nbytes, 1)
+        i = bisect.bisect_right(self._starts, va) - 1
+        while 0 <= i < len(self._starts) and self._starts[i] <= va < self._ends[i]:
+            if end <= self._ends[i]:
+                return True
+            va, i = self._ends[i], i + 1  # continues only into a range that starts exactly here
+        return False

@@ -7,6 +7,7 @@ import errno
 import struct
 
 from runtime import memory as rtmem
+from runtime.fault import HW, MEMORY, GPUFault
 from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
 from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
@@ -24,16 +25,6 @@ DEFAULT_TIMEOUT_MS = 30_000
 _EVENT_SIZE = ctypes.sizeof(kfd.kfd_event_data)
 # Offsets in the host page of ioctl pointer arguments (args_page).
 _ARGS_DEVICE_IDS, _ARGS_EVENTS, _ARGS_INFO = 0, 4096, 8192
-
-
-class GPUFault(Exception):
-    """A GPU fault seen by the runtime: the driver's exception data plus, on the simulator, its report."""
-
-    def __init__(self, report: str, kind: str = "", address: int | None = None, gpu_id: int = 0,
-                 device_usable: bool = True):
-        super().__init__(report)
-        self.report, self.kind, self.address, self.gpu_id = report, kind, address, gpu_id
-        self.device_usable = device_usable
 
 
 def _arch(version: int) -> str:
@@ -57,6 +48,7 @@ class Device:
             raise ValueError(f"queue must be 'pm4' or 'aql', not {queue!r}")
         self.name, self.queue_kind = name, queue
         self.os = os if os is not None else select_os()
+        self.va_space = rtmem.va_space(self.os)  # shared with every Device on this OS object
         self.index = int(name.partition(":")[2] or 0)
         self._find_node()
         self.usable = True
@@ -84,7 +76,6 @@ class Device:
         self.gpu_id = int(self.os.read_text(f"{TOPOLOGY}/nodes/{node}/gpu_id"))
         self.properties = _props(self.os.read_text(f"{TOPOLOGY}/nodes/{node}/properties"))
         self.arch = _arch(self.properties["gfx_target_version"])
-        self.simulator = self.os.simulator(self.gpu_id) if hasattr(self.os, "simulator") else None
 
     def _open_driver(self) -> None:
         self.kfd_fd = self.os.open("/dev/kfd")
@@ -172,7 +163,7 @@ class Device:
 
     def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = ()) -> Buffer:
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
-        va = rtmem.VA.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
+        va = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
         a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
             va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
         self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])
@@ -270,8 +261,9 @@ class Device:
             if fired:
                 self._fault(fired)
             if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and q.completed() < value:
+                report = self.os.device_report(self.gpu_id).text
                 raise TimeoutError(f"{self.name}: {q.fmt} queue did not reach {value} (at {q.completed()}) within "
-                                   f"{timeout_ms} ms" + self._simulator_report())
+                                   f"{timeout_ms} ms" + (f"\n{report}" if report else ""))
 
     def _wait_events(self, timeout_ms: int) -> tuple[int, list]:
         ids = (self.completion_event, self.memory_event, self.hw_event)
@@ -281,29 +273,14 @@ class Device:
         a = self.kfd_ioctl(kfd.AMDKFD_IOC_WAIT_EVENTS, kfd.kfd_ioctl_wait_events_args(
             events_ptr=self.args_page.addr + base, num_events=len(ids), wait_for_all=0, timeout=timeout_ms))
         out = [kfd.kfd_event_data.unpack(self.args_page.view[base + i * _EVENT_SIZE:]) for i in range(1, 3)]
-        fired = []
         mem, hw = out[0].u.memory_exception_data, out[1].u.hw_exception_data
-        if mem.gpu_id == self.gpu_id:
-            fired.append(("page_fault", mem.va))
-        if hw.gpu_id == self.gpu_id:
-            fired.append(("hang", None))
+        fired = [(event, data) for event, data in ((MEMORY, mem), (HW, hw)) if data.gpu_id == self.gpu_id]
         return a.wait_result, fired
 
-    def _simulator_report(self) -> str:
-        if self.simulator is None:
-            return ""
-        return "\n" + self.simulator.describe()
-
     def _fault(self, fired: list) -> None:
-        kind, address = fired[0]
-        what = f"memory exception at VA {address:#x}" if kind == "page_fault" else "queue hang / hardware exception"
-        lines = [f"{self.name} (gpu_id {self.gpu_id}): {what}"]
-        fault_obj = None
-        if self.simulator is not None:
-            for q in self.simulator.queues:
-                if q.error is not None:
-                    lines.append(str(q.error))
-                    fault_obj = fault_obj or q.error.fault
+        """Raise the GPUFault of the first exception event that fired, after restarting the hung queues."""
+        report = self.os.device_report(self.gpu_id)  # before the restart: the queues still hold their errors
+        notes = []
         lost = (self.compute.completed(), self.compute.submitted)
         try:
             for q in (self.sdma, self.compute):
@@ -311,12 +288,11 @@ class Device:
                     q.recreate()
         except OSError as e:
             self.usable = False
-            lines.append(f"device lost: recreating the queue failed: {e}")
+            notes.append(f"device lost: recreating the queue failed: {e}")
+        fault = GPUFault.from_exception(self.name, self.gpu_id, *fired[0], report, notes, self.usable)
         if lost[0] < lost[1]:
-            self._aborted.append((*lost, lines[0]))
-        if fault_obj is not None:
-            kind, address = fault_obj.kind, fault_obj.address if fault_obj.address is not None else address
-        raise GPUFault("\n".join(lines), kind, address, self.gpu_id, self.usable)
+            self._aborted.append((*lost, fault.report.partition("\n")[0]))
+        raise fault
 
     def aborted_by(self, value: int, name: str = "launch") -> GPUFault | None:
         """The fault that discarded compute timeline `value` (unfinished when it hit), or None."""

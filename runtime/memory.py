@@ -1,15 +1,18 @@
-"""Buffers: KFD allocations mapped on the GPU and into the CPU, and the process's GPU VA space."""
+"""Buffers: KFD allocations mapped on the GPU and into the CPU, and the GPU VA space of the process an OS
+object drives."""
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
 PAGE = 4096
-VA_BASE = 0x1000_0000_0000  # where this process places buffers in the GPUVM aperture
+VA_BASE = 0x1000_0000_0000  # where a process places buffers in the GPUVM aperture
 
 
 class VASpace:
-    """Process-wide GPU virtual addresses: one range serves every device, so a buffer mapped on several
+    """The GPU virtual addresses of one process: one range serves every device, so a buffer mapped on several
     GPUs has one address (what amdkfd requires of a BO mapped to many devices)."""
 
     def __init__(self, base: int = VA_BASE):
@@ -22,7 +25,16 @@ class VASpace:
         return va
 
 
-VA = VASpace()
+_SPACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def va_space(os_) -> VASpace:
+    """The VA space of the process `os_` drives: one per OS object, shared by every Device on it, so that
+    addresses depend only on that OS object's own history (a second MockOS starts from VA_BASE again)."""
+    space = _SPACES.get(os_)
+    if space is None:
+        space = _SPACES[os_] = VASpace()
+    return space
 
 
 class Buffer:

@@ -2,15 +2,18 @@
 
 The runtime never calls os.open, fcntl.ioctl or mmap itself; it asks an `OS`. `HostOS` is the real
 thing (/dev/kfd, the DRM render nodes, sysfs); `mockgpu.MockOS` emulates the driver over simulated GPUs.
-`select_os()` picks one: MOCKGPU=1 -> MockOS (imported only then), /dev/kfd present -> HostOS, otherwise
-a RuntimeError: a benchmark must never run on the simulator by accident. SIMGPU_TRACE=path wraps the
-choice in traces.RecordingOS.
+
+`select_os()` gives the process's OS. The runtime does not know the simulator or the trace recorder: it
+asks the selector installed under the `simgpu.os` entry point (the wiring layer's, which picks MockOS
+under MOCKGPU=1 and wraps it for SIMGPU_TRACE). Without one installed it can only offer HostOS, and
+MOCKGPU=1 is then an error, never a silent fallback.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import importlib.metadata
 import mmap as _mmap
 import os
 import struct
@@ -33,6 +36,16 @@ class Mapping:
     fd: int = -1
     offset: int = 0
     handle: object = field(default=None, repr=False)  # what keeps the mapping alive (mmap object, buffer)
+
+
+@dataclass
+class DeviceReport:
+    """The driver's own account of a device, for fault and timeout messages (OS.device_report). The
+    kernel's exception events say what happened and where; a simulator can say much more."""
+
+    text: str = ""  # human-readable: every queue's state; for a queue in error its packet or wave, PC,
+    #                 instruction and registers. Empty when the driver has nothing to add (HostOS).
+    fault: str = ""  # the kind of fault that stopped the first queue in error ("trap", "watchdog", ...), or ""
 
 
 class OS:
@@ -74,6 +87,11 @@ class OS:
         """A store to MMIO (doorbells): never a plain memoryview store, so a mock or a recorder sees it."""
         raise NotImplementedError
 
+    def device_report(self, gpu_id: int) -> DeviceReport:
+        """What the driver can tell about GPU `gpu_id` beyond the exception events (the runtime asks after a
+        fault or a timeout); the only call that is not the kernel's interface. An empty report by default."""
+        return DeviceReport()
+
 
 class HostOS(OS):
     """The real kernel: /dev/kfd, /dev/dri/renderD*, sysfs."""
@@ -111,6 +129,9 @@ class HostOS(OS):
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
         struct.pack_into(_MMIO_FMT[size], mapping.view, offset, value)
 
+    def device_report(self, gpu_id: int) -> DeviceReport:
+        return DeviceReport()  # amdgpu's own account (the kernel log) is not part of its interface
+
 
 def check_mmio(mapping: Mapping, offset: int, size: int) -> None:
     """Validate an MMIO store (size and bounds)."""
@@ -118,36 +139,36 @@ def check_mmio(mapping: Mapping, offset: int, size: int) -> None:
         raise OSError(errno.EINVAL, f"bad MMIO write of {size} bytes at offset {offset:#x}")
 
 
+OS_SELECTOR_GROUP = "simgpu.os"  # entry point group of the OS selector (pyproject.toml: wiring.os_select)
 _default: OS | None = None
 
 
 def select_os() -> OS:
-    """The process's OS: MockOS under MOCKGPU=1, HostOS when /dev/kfd exists, else a RuntimeError."""
+    """The process's OS (chosen once): what the installed `simgpu.os` selector returns, else host_os()."""
     global _default
-    if _default is not None:
-        return _default
-    if os.environ.get("MOCKGPU", "") not in ("", "0"):
-        from mockgpu import MockOS  # only here: the hardware path never imports the simulator
-        _default = MockOS()
-    elif os.path.exists(KFD_PATH):
-        _default = HostOS()
-    else:
-        raise RuntimeError(f"no AMD GPU driver: {KFD_PATH} does not exist. Set MOCKGPU=1 to run on the simulated "
-                           "gfx1100 (simgpu) instead.")
-    _default = traced(_default)
+    if _default is None:
+        _default = _selector()()
     return _default
 
 
-def traced(os_):
-    """`os_` wrapped in traces.RecordingOS when SIMGPU_TRACE=path is set (else `os_` itself), for any
-    program that builds its own OS, like `simgpu demo`."""
-    if os.environ.get("SIMGPU_TRACE"):
-        from traces.record import RecordingOS  # only when asked: record every call (docs/traces.md)
-        return RecordingOS(os_, os.environ["SIMGPU_TRACE"], close_at_exit=True)
-    return os_
+def _selector():
+    eps = sorted(importlib.metadata.entry_points(group=OS_SELECTOR_GROUP), key=lambda ep: ep.name)
+    if eps:
+        return eps[0].load()
+    if mockgpu_requested():
+        raise RuntimeError("MOCKGPU=1 asks for the simulated GPU, but no OS selector is installed (entry point "
+                           f"group {OS_SELECTOR_GROUP!r}; install simgpu with `pip install -e .`)")
+    return host_os
 
 
-def reset_default_os() -> None:
-    """Forget the process's OS (the next Device() selects again)."""
-    global _default
-    _default = None
+def mockgpu_requested() -> bool:
+    """Whether MOCKGPU asks for the simulated GPU (set and not 0)."""
+    return os.environ.get("MOCKGPU", "") not in ("", "0")
+
+
+def host_os() -> HostOS:
+    """HostOS when the amdkfd driver is there, else a RuntimeError that says to set MOCKGPU=1."""
+    if not os.path.exists(KFD_PATH):
+        raise RuntimeError(f"no AMD GPU driver: {KFD_PATH} does not exist. Set MOCKGPU=1 to run on the simulated "
+                           "gfx1100 (simgpu) instead.")
+    return HostOS()

@@ -22,6 +22,7 @@ class HWQueue:
 
     fmt = ""
     queue_type = 0
+    FENCE = "<Q"  # the fence at ptrs + 16: 64-bit (PM4 RELEASE_MEM DATA64); SDMA FENCE writes 32 bits
 
     def __init__(self, dev, event_id: int):
         self.dev, self.event_id = dev, event_id
@@ -79,10 +80,10 @@ class HWQueue:
 
     def completed(self) -> int:
         """The last timeline value the GPU finished."""
-        return struct.unpack_from("<Q", self.ptrs.view, 16)[0]
+        return struct.unpack_from(self.FENCE, self.ptrs.view, 16)[0]
 
     def _set_completed(self, value: int) -> None:
-        struct.pack_into("<Q", self.ptrs.view, 16, value)
+        struct.pack_into(self.FENCE, self.ptrs.view, 16, value)
 
 
 class PM4Queue(HWQueue):
@@ -105,7 +106,8 @@ class SDMAQueue(HWQueue):
 
     fmt, queue_type = "sdma", kfd.KFD_IOC_QUEUE_TYPE_SDMA
 
-    STAMPS = 32  # offset in `ptrs` of the start/end timestamps of the last submission (profiles, traces)
+    FENCE = "<I"
+    STAMPS = 32  # offset in `ptrs` of the last submission's start/end timestamps (traces/export.py reads them)
 
     def submit(self, packets: list[int]) -> int:
         """Append packets between two TIMESTAMPs, plus FENCE and TRAP; ring the doorbell; the timeline value."""
@@ -117,16 +119,6 @@ class SDMAQueue(HWQueue):
         self._write_ring(struct.pack(f"<{len(words)}I", *words))
         self._ring_doorbell()
         return self.submitted
-
-    def completed(self) -> int:
-        return struct.unpack_from("<I", self.ptrs.view, 16)[0]
-
-    def last_times(self) -> tuple[int, int]:
-        """(start, end) timestamp ticks of the last completed submission."""
-        return struct.unpack_from("<QQ", self.ptrs.view, self.STAMPS)
-
-    def _set_completed(self, value: int) -> None:
-        struct.pack_into("<I", self.ptrs.view, 16, value)
 
 
 class AQLQueue(HWQueue):

@@ -5,7 +5,7 @@ the runtime (`simgpu.hw`: packet layouts, registers, kernel descriptor, page-tab
 memory and the GPUVM MMU (`simgpu.mem`), the shader engine (`simgpu.shader`), the command processors and
 SDMA engines (`simgpu.cp`) and the device that ties them together (`simgpu.GPU`, imported lazily).
 
-May import: nothing of compiler/, runtime/, mockgpu/ or traces/ (it is the bottom layer).
+May import: nothing of compiler/, runtime/, mockgpu/, traces/ or wiring/ (it is the bottom layer).
 """
 
 __version__ = "0.1.0"

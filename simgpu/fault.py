@@ -42,3 +42,18 @@ class GPUFault(Exception):
         if self.instruction:
             parts.append(f"[{self.instruction}]")
         return ": ".join(parts[:2]) + (", " + ", ".join(parts[2:]) if len(parts) > 2 else "")
+
+    def register_lines(self, sgprs: int = 16, vgprs: int = 8) -> list[str]:
+        """The faulting wave's register snapshot as text: EXEC and SCC, the first SGPRs, the first VGPRs of
+        lane 0 (no lines when there is no snapshot)."""
+        r = self.registers
+        if not r:
+            return []
+        lines = [f"exec {r.get('exec', 0):#018x} scc {r.get('scc', 0)}"]
+        if r.get("sgpr") is not None:
+            s = [int(v) & 0xFFFFFFFF for v in r["sgpr"][:sgprs]]
+            lines.append(f"s[0:{len(s) - 1}] " + " ".join(f"{v:08x}" for v in s))
+        if r.get("vgpr") is not None and len(r["vgpr"]):
+            v = [int(x[0]) & 0xFFFFFFFF for x in r["vgpr"][:vgprs]]
+            lines.append(f"v[0:{len(v) - 1}] lane 0 " + " ".join(f"{x:08x}" for x in v))
+        return lines

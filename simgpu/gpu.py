@@ -4,13 +4,15 @@ The owner (the mock kernel driver, or a test) creates queues the way amdgpu maps
 size, rptr report and wptr poll addresses, doorbell, VMID and format. Progress happens only inside calls:
 `ring_doorbell(index, value)` runs that queue until it is idle, blocked or in error; `poll()` runs every
 queue that can move once; `run_until_idle()` repeats until nothing moves. Queues run one at a time in
-creation order, so memory, events and timestamps are the same on every run. Interrupts and other events
-are appended to `events` (and passed to `on_event`) in the order they happen.
+creation order, so memory, interrupts and timestamps are the same on every run. Interrupts
+(simgpu.interrupt) go to every hook in `interrupt_hooks`, in the order they happen; the most recent ones
+stay in the bounded `interrupt_log` (like the IH ring: older entries are overwritten, nothing grows).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Callable
 
 import numpy as np
 
@@ -21,6 +23,7 @@ from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
 from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import GPUFault
+from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
 from simgpu.shader import ShaderEngine
 
@@ -36,17 +39,7 @@ SDMA_ENGINES = 2
 DOORBELL_PAGE_SIZE = 8192
 DOORBELL_SLOTS = DOORBELL_PAGE_SIZE // 8  # 64-bit doorbells
 PACKET_BUDGET = 1 << 20  # packets one queue may run per call before the CP watchdog declares a hang
-
-
-@dataclass
-class Event:
-    """Something the device reports to its owner: an interrupt, a queue error, a shader message."""
-
-    seq: int
-    timestamp: int  # 100 MHz ticks
-    kind: str  # "end_of_pipe", "signal", "sdma_trap", "sendmsg", "queue_error"
-    queue: str
-    data: dict = field(default_factory=dict)
+INTERRUPT_LOG = 256  # interrupts kept in GPU.interrupt_log (the hooks see every one)
 
 
 class GPU:
@@ -62,8 +55,9 @@ class GPU:
         self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64)  # the doorbell page, as the owner maps it
         self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers
         self.queues: list[Queue] = []
-        self.events: list[Event] = []
-        self.on_event = None  # optional callback(Event)
+        self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # the owner's interrupt handlers, in order
+        self.interrupt_log: deque[Interrupt] = deque(maxlen=INTERRUPT_LOG)
+        self.engine.interrupt_hooks.append(self.interrupt)  # the SQ's s_sendmsg interrupts
         self.device_mask = 1  # PRED_EXEC device select bit of this GPU
         self.max_dispatch_workgroups = max_dispatch_workgroups
         self.packet_budget = PACKET_BUDGET
@@ -88,6 +82,15 @@ class GPU:
             q.stack = [Frame(ring_base, ring_size // 4, 0, 0, ring=True)]
         self.queues.append(q)
         return q
+
+    def update_queue(self, q: Queue, ring_base: int, ring_size: int) -> None:
+        """Re-point an idle queue at another ring (what rewriting its MQD does); its pointers keep counting."""
+        check_ring(q.fmt, ring_base, ring_size)
+        if q.rptr != q.wptr:
+            raise ValueError(f"queue {q.name} is not idle (rptr {q.rptr}, wptr {q.wptr})")
+        q.ring_base, q.ring_size = ring_base, ring_size
+        if q.stack:  # PM4 and SDMA execute the ring as the bottom frame of their stack
+            q.stack[0].base, q.stack[0].size_dw = ring_base, ring_size // 4
 
     def destroy_queue(self, q: Queue) -> None:
         """Unmap a queue (its state is kept for describe() until then)."""
@@ -179,21 +182,23 @@ class GPU:
         q.state = QueueState.ERROR
         q.stack[1:] = []
         q.ib_stack = []
-        self.emit("queue_error", q, why=e.why, rptr=rptr, packet=list(words), fault=e.fault)
+        source = Source.SDMA if q.fmt == "sdma" else Source.CP
+        self.interrupt(Interrupt(source, Kind.QUEUE_ERROR, q.name, error=q.error))
 
-    # ---------------------------------------------------------------------------------------------- events
-    def emit(self, kind: str, q: Queue, **data) -> Event:
-        """Record an event (interrupt) from queue q and pass it to on_event."""
-        ev = Event(self._seq, self.clock.timestamp(), kind, q.name, data)
+    # ---------------------------------------------------------------------------------------------- interrupts
+    def interrupt(self, intr: Interrupt) -> Interrupt:
+        """Raise an interrupt: stamp it, log it and hand it to every hook in order."""
+        intr.seq, intr.timestamp = self._seq, self.clock.timestamp()
         self._seq += 1
-        self.events.append(ev)
-        if self.on_event is not None:
-            self.on_event(ev)
-        return ev
+        self.interrupt_log.append(intr)
+        for hook in self.interrupt_hooks:
+            hook(intr)
+        return intr
 
-    def take_events(self) -> list[Event]:
-        """The events since the last call, oldest first."""
-        out, self.events = self.events, []
+    def take_interrupts(self) -> list[Interrupt]:
+        """The logged interrupts (at most INTERRUPT_LOG, oldest first); the log is empty afterwards."""
+        out = list(self.interrupt_log)
+        self.interrupt_log.clear()
         return out
 
     # ---------------------------------------------------------------------------------------------- info
@@ -207,6 +212,9 @@ class GPU:
     def describe(self) -> str:
         """Every queue's state (and the clock) as text."""
         lines = [f"{self.name}: {GFX_TARGET}, clock {self.clock.cycles} cycles = {self.clock.timestamp()} ticks, "
-                 f"{len(self.queues)} queues, {len(self.events)} pending events"]
-        lines += ["  " + q.describe() for q in self.queues]
+                 f"{len(self.queues)} queues, {self._seq} interrupts raised"]
+        for q in self.queues:
+            lines.append("  " + q.describe())
+            if q.error is not None and q.error.fault is not None:
+                lines += ["    " + line for line in q.error.fault.register_lines()]
         return "\n".join(lines)

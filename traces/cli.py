@@ -1,4 +1,4 @@
-"""The `simgpu trace ...` subcommands (wired into simgpu/cli.py)."""
+"""The `simgpu trace ...` subcommands (wired into wiring/cli.py)."""
 
 from __future__ import annotations
 

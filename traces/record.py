@@ -3,7 +3,8 @@
 At each point where the GPU can observe host memory (every ioctl and every mmio_write) the host's writes to
 tracked mappings since the previous point are recorded as page runs ("w"); after the call, what changed
 during it (the GPU or the driver writing) is recorded too ("g"). Tracked: every mapping except /dev/kfd
-doorbell pages, whose stores go through mmio_write.
+doorbell pages, whose stores go through mmio_write. The driver's report (device_report) is forwarded and
+recorded like any other call.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ import errno as _errno
 import os
 
 import simgpu
-from runtime.os import OS, TOPOLOGY, Mapping
+from runtime.os import OS, TOPOLOGY, DeviceReport, Mapping
 from traces.decode import ioctl_name
 from traces.format import TraceWriter
 from traces.shadow import Shadows
 
 
 def describe_os(inner: OS) -> dict:
-    """Header facts about the machine behind `inner`: OS kind, arch, GPU count (and the mock's VRAM size)."""
+    """Header facts about the machine behind `inner`, read through the seam: OS kind, arch, GPU count and the
+    first GPU's VRAM size (which a replay gives its MockOS)."""
     info = {"simgpu": simgpu.__version__ if hasattr(simgpu, "__version__") else "0.1.0",
             "os": type(inner).__name__, "arch": "unknown", "devices": 0}
     try:
@@ -33,11 +35,10 @@ def describe_os(inner: OS) -> dict:
             props = inner.read_text(f"{TOPOLOGY}/nodes/{gpus[0]}/properties").split()
             v = int(props[props.index("gfx_target_version") + 1])
             info["arch"] = f"gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}"
+            bank = inner.read_text(f"{TOPOLOGY}/nodes/{gpus[0]}/mem_banks/0/properties").split()
+            info["vram"] = int(bank[bank.index("size_in_bytes") + 1])
     except (OSError, ValueError, IndexError):
         pass  # a machine without a readable topology still records; the header says "unknown"
-    gpus = getattr(inner, "gpus", None)
-    if gpus:
-        info["vram"] = int(gpus[0].phys.vram_size)
     return info
 
 
@@ -54,12 +55,6 @@ class RecordingOS(OS):
         self._next_id = 0
         if close_at_exit:
             atexit.register(self.finish)
-
-    def __getattr__(self, name):
-        # simulator(), gpus and other extras of the inner OS stay reachable (reports, tests).
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
 
     def finish(self) -> None:
         """Finish the trace file (flush and close it)."""
@@ -146,4 +141,13 @@ class RecordingOS(OS):
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
         rec = {"t": "mmio", "id": self._mid(mapping), "offset": offset, "value": value, "size": size}
         self._call(rec, self.inner.mmio_write, mapping, offset, value, size, sync=True)
+
+    def device_report(self, gpu_id: int) -> DeviceReport:
+        rec = {"t": "report", "gpu_id": gpu_id}
+
+        def call(g):
+            report = self.inner.device_report(g)
+            rec["text"], rec["fault"] = report.text, report.fault
+            return report
+        return self._call(rec, call, gpu_id)
 

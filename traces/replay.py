@@ -14,7 +14,7 @@ from traces.shadow import PAGE, Shadows, by_page
 # Pointer fields of ioctl arguments: CPU addresses that are translated between the recording and the replay.
 POINTER_FIELDS = {"device_ids_array_ptr", "events_ptr", "kfd_process_device_apertures_ptr"}
 # What a simulator cannot reproduce of a hardware recording: named, counted, never compared.
-HW_SKIPS = ("sysfs contents", "mmap addresses", "GET_CLOCK_COUNTERS outputs")
+HW_SKIPS = ("sysfs contents", "mmap addresses", "GET_CLOCK_COUNTERS outputs", "device reports")
 
 
 @dataclass
@@ -115,6 +115,17 @@ class Replayer:
 
     def _exists(self, rec):
         return self._sysfs(rec, "exists", "result")
+
+    def _report(self, rec):
+        call = f"device_report({rec['gpu_id']})"
+        got, d = self._run(call, rec, self.os.device_report, rec["gpu_id"])
+        if self.hw:
+            self._skip("device reports")
+            return None
+        for key in ("fault", "text"):
+            if d is None and key in rec and getattr(got, key) != rec[key]:
+                d = self._div(call, key, *_first_difference(rec[key], getattr(got, key)))
+        return d
 
     def _mmap(self, rec):
         call = f"mmap(fd={rec['fd']}, length={rec['length']:#x}, offset={rec['offset']:#x})"

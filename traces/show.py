@@ -49,6 +49,9 @@ def format_record(rec: dict, verbose: bool = False) -> str:
         s = f"read_text({rec['path']!r})" + (_err(rec) or f" = {text[:60]!r}{'...' if len(text) > 60 else ''}")
     elif t == "listdir":
         s = f"listdir({rec['path']!r})" + (_err(rec) or f" = {rec.get('entries')}")
+    elif t == "report":
+        first = (rec.get("text") or "").partition("\n")[0]
+        s = f"device_report({rec['gpu_id']})" + (_err(rec) or f" = fault {rec.get('fault') or '-'}: {first[:60]!r}")
     else:
         s = f"exists({rec['path']!r})" + (_err(rec) or f" = {rec.get('result')}")
     s += _mem(rec)

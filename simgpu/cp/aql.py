@@ -18,6 +18,7 @@ from simgpu.cp import launch
 from simgpu.cp.queue import PacketError, Queue, canonical, read_u32, read_u64, write_u32, write_u64
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw_pm4
+from simgpu.interrupt import Interrupt, Kind, Source
 
 
 class AQLProcessor:
@@ -126,5 +127,6 @@ class AQLProcessor:
         if mailbox:
             event_id = read_u32(mmu, vmid, signal + aql.SIGNAL_EVENT_ID)
             write_u32(mmu, vmid, mailbox, event_id)
-            self.gpu.emit("signal", q, signal=signal, event_id=event_id, value=self.signal_value(q, signal))
+            self.gpu.interrupt(Interrupt(Source.CP, Kind.SIGNAL, q.name, context_id=event_id,
+                                         data=self.signal_value(q, signal), signal=signal))
 

@@ -117,14 +117,10 @@ def run(gpu, q: Queue, d: Dispatch) -> None:
     q.dispatches += 1
     if groups == 0:
         return
-    first_interrupt = len(gpu.engine.interrupts)
+    d.queue = q.name  # named by the interrupts its waves raise
     try:
         gpu.engine.run(d)
     except GPUFault as f:
         f.queue = q.name
         f.args = (str(f),)
         raise PacketError(f"shader fault: {f}", f) from None
-    finally:
-        for kind, m0 in gpu.engine.interrupts[first_interrupt:]:
-            gpu.emit(kind, q, m0=m0)
-        del gpu.engine.interrupts[first_interrupt:]

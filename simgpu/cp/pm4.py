@@ -15,6 +15,7 @@ from simgpu.cp import launch
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw
 from simgpu.hw import regs
+from simgpu.interrupt import Interrupt, Kind, Source
 
 MAX_IB_DEPTH = 4  # ring + nested IBs (hardware has IB1 and IB2; chaining does not nest)
 REG_ADDR_MASK = 0x3FFFF  # 18-bit register offsets (COPY_DATA src/dst_reg_offset)
@@ -245,7 +246,7 @@ class PM4Processor:
             value = self.gpu.clock.timestamp() if ts else body[4] | (body[5] << 32)
             write_u64(self.gpu.mmu, q.vmid, _addr(body[2], body[3], 8), value)
         if int_sel != hw.IntSel.NONE:
-            self.gpu.emit("end_of_pipe", q, ctx_id=body[6], data=value)
+            self.gpu.interrupt(Interrupt(Source.CP, Kind.END_OF_PIPE, q.name, context_id=body[6], data=value))
 
     def acquire_mem(self, q: Queue, body: list[int]) -> None:
         # Caches are not modelled (every access goes to memory), so an acquire has nothing to invalidate.

@@ -10,6 +10,7 @@ from simgpu.cp import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma as hw
+from simgpu.interrupt import Interrupt, Kind, Source
 
 MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window copy
 
@@ -130,7 +131,7 @@ class SDMAProcessor:
         write_u32(self.gpu.mmu, q.vmid, canonical(((p[2] << 32) | p[1]) & ~3), p[3])
 
     def trap(self, q: Queue, p: list[int]) -> None:
-        self.gpu.emit("sdma_trap", q, int_context=p[1] & hw.TRAP_INT_CONTEXT_MASK)
+        self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=p[1] & hw.TRAP_INT_CONTEXT_MASK))
 
     def poll_regmem(self, q: Queue, p: list[int]) -> str | None:
         if p[0] & hw.POLL_HDP_FLUSH:

@@ -40,6 +40,7 @@ class Dispatch:
     user_sgprs: list[int] | None = None  # PM4 path: COMPUTE_USER_DATA_* values, used as-is
     grid_offset: tuple[int, int, int] = (0, 0, 0)  # COMPUTE_START_X/Y/Z, in workgroups
     extra: dict = field(default_factory=dict)
+    queue: str = ""  # the queue that launched it (named in the interrupts its waves raise)
 
     @property
     def wave32(self) -> bool:

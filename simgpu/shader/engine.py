@@ -12,11 +12,13 @@ with their semantic function. Large grids run in batches of workgroups so regist
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from simgpu.fault import GPUFault
+from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
@@ -69,10 +71,15 @@ class ShaderEngine:
         self.clock = clock or Clock()
         self.counters = Counters()
         self.watchdog = watchdog  # wave-instruction budget per dispatch before a hang is declared
-        self.interrupts: list[tuple[str, int]] = []  # s_sendmsg MSG_INTERRUPT, in issue order
+        self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # who hears s_sendmsg MSG_INTERRUPT
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
+
+    def interrupt(self, intr: Interrupt) -> None:
+        """A wave's interrupt (s_sendmsg MSG_INTERRUPT), raised at once to every hook (the device), in issue order."""
+        for hook in self.interrupt_hooks:
+            hook(intr)
 
     def run(self, d: Dispatch) -> None:
         """Run every workgroup of the dispatch to completion (or raise GPUFault)."""

@@ -39,7 +39,10 @@ def drv():
     return m, fd, drm, gid, host
 
 
-def alloc(m, fd, gid, va=0x10000000, size=1 << 16, flags=F.KFD_IOC_ALLOC_MEM_FLAGS_VRAM | (1 << 31)):
+RW_VRAM = F.KFD_IOC_ALLOC_MEM_FLAGS_VRAM | F.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+
+
+def alloc(m, fd, gid, va=0x10000000, size=1 << 16, flags=RW_VRAM):
     return call(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU,
                 F.kfd_ioctl_alloc_memory_of_gpu_args(va_addr=va, size=size, gpu_id=gid, flags=flags))
 
@@ -116,7 +119,8 @@ def test_memory_errnos(drv):
     assert e.value.errno == errno.EINVAL
     # USERPTR over host memory works
     u = call(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, args(
-        va_addr=0x20000000, size=4096, gpu_id=gid, flags=F.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | (1 << 31),
+        va_addr=0x20000000, size=4096, gpu_id=gid,
+        flags=F.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR | F.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE,
         mmap_offset=host.addr + 4096))
     map_(m, fd, host, u.handle, [gid])
     host.view[4096:4100] = b"abcd"
@@ -147,7 +151,7 @@ def test_fd_errors(drv):
 
 def test_queues_events_and_doorbells(drv):
     m, fd, drm, gid, host = drv
-    a = alloc(m, fd, gid, flags=F.KFD_IOC_ALLOC_MEM_FLAGS_GTT | (1 << 31))
+    a = alloc(m, fd, gid, flags=F.KFD_IOC_ALLOC_MEM_FLAGS_GTT | F.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
     map_(m, fd, host, a.handle, [gid])
     cq = F.kfd_ioctl_create_queue_args(ring_base_address=0x10000000, ring_size=4096, gpu_id=gid,
                                        queue_type=F.KFD_IOC_QUEUE_TYPE_SDMA, queue_percentage=100,
@@ -181,6 +185,18 @@ def test_queues_events_and_doorbells(drv):
     assert errno_of(m, fd, F.AMDKFD_IOC_WAIT_EVENTS, w) == errno.EINVAL
     w.events_ptr = 0x42
     assert errno_of(m, fd, F.AMDKFD_IOC_WAIT_EVENTS, w) == errno.EFAULT
+    # UPDATE_QUEUE re-points the idle queue at another ring; its pointers keep counting.
+    up = F.kfd_ioctl_update_queue_args(queue_id=q.queue_id, ring_base_address=0x10002000, ring_size=4096,
+                                       queue_percentage=100)
+    call(m, fd, F.AMDKFD_IOC_UPDATE_QUEUE, up)
+    first = 4 * len(words)
+    struct.pack_into(f"<{len(words)}I", mp.view, 0x2000 + first, *words)
+    m.mmio_write(db, q.doorbell_offset & 0x1FFF, 2 * first, 8)
+    w.events_ptr, host.view[:48] = host.addr, bytes(evd)
+    assert call(m, fd, F.AMDKFD_IOC_WAIT_EVENTS, w).wait_result == F.KFD_IOC_WAIT_RESULT_COMPLETE
+    assert m.simulator(gid).queues[0].ring_base == 0x10002000 and m.simulator(gid).queues[0].rptr == 2 * first
+    up.ring_size = 1000
+    assert errno_of(m, fd, F.AMDKFD_IOC_UPDATE_QUEUE, up) == errno.EINVAL
     d = F.kfd_ioctl_destroy_queue_args(queue_id=q.queue_id)
     call(m, fd, F.AMDKFD_IOC_DESTROY_QUEUE, d)
     assert errno_of(m, fd, F.AMDKFD_IOC_DESTROY_QUEUE, d) == errno.EINVAL

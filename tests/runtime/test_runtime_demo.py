@@ -14,7 +14,7 @@ GPU_SIDE = ("kernel", "shape", "wave_instr", "lane_ops", "gpu_time")
 
 def _command(queue: str) -> list[str]:
     script = Path(sys.executable).with_name("simgpu")  # the console script `make demo` runs
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "simgpu.cli"]
+    base = [str(script)] if script.exists() else [sys.executable, "-m", "wiring.cli"]
     return [*base, "demo", *(["--queue", queue] if queue != "pm4" else [])]
 
 

@@ -9,6 +9,7 @@ import pytest
 import runtime
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
+from simgpu.hw import pm4 as hw
 from simgpu.isa import assemble
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.kdescriptor import make_descriptor
@@ -53,13 +54,13 @@ def test_device_properties(dev):
     assert dev.arch == "gfx1100"
     assert dev.properties["gfx_target_version"] == 110000
     assert dev.properties["wave_front_size"] == 32
-    assert dev.simulator is not None
+    assert not hasattr(dev, "simulator")  # the runtime knows the driver only through the seam
 
 
 def test_copies_between_devices():
     os_ = MockOS(devices=2, vram_size=1 << 30)
     a, b = runtime.Device("AMD:0", os=os_), runtime.Device("AMD:1", os=os_)
-    assert a.gpu_id != b.gpu_id and b.simulator is not a.simulator
+    assert a.gpu_id != b.gpu_id and os_.simulator(b.gpu_id) is not os_.simulator(a.gpu_id)
     data = np.random.default_rng(0).integers(0, 1 << 32, 300_000, np.uint32)
     src, dst = a.alloc(data.nbytes).copyin(data), b.alloc(data.nbytes)
     src.copy_to(dst)
@@ -101,7 +102,12 @@ def test_page_fault_is_reported_and_device_recovers(queue):
     with pytest.raises(runtime.GPUFault) as e:
         k(None, grid=(1,), block=(32,))
     assert e.value.kind == "page_fault" and e.value.address == 0 and e.value.device_usable
-    assert "page_fault" in e.value.report or "page fault" in e.value.report
+    report = e.value.report
+    assert report.startswith(f"AMD:0 (gpu_id {dev.gpu_id}): memory exception at VA 0x0 (page not present)")
+    # the driver's report: the queue that stopped, the wave, PC, instruction and registers
+    assert "GPU fault (page_fault)" in report and "write at VA 0x0" in report and "wave 0, pc 0x" in report
+    assert "[global_store_b32 v1, v2, s[4:5]]" in report and "exec 0x00000000ffffffff" in report
+    assert "v[0:7] lane 0 00000000 00000000 0000002a" in report  # v2 = 42, the value being stored
     _ok(dev)
 
 
@@ -109,12 +115,35 @@ def test_s_trap_and_hang_are_reported():
     dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 30, watchdog=20_000))
     with pytest.raises(runtime.GPUFault) as e:
         _asm_kernel(dev, "s_trap 2\ns_endpgm")(None, grid=(1,), block=(32,))
-    assert e.value.kind == "trap"
+    assert e.value.kind == "trap" and e.value.address is None
+    assert "hardware exception: GPU hang, per-engine reset" in e.value.report and "[s_trap 2]" in e.value.report
     _ok(dev)
     with pytest.raises(runtime.GPUFault) as e:
         _asm_kernel(dev, "s_branch -1\ns_endpgm")(None, grid=(1,), block=(32,), timeout_ms=100)
     assert e.value.kind == "watchdog"
     _ok(dev)
+
+
+def test_addresses_depend_only_on_the_os_objects_own_history():
+    def three(os_, name="AMD:0"):
+        dev = runtime.Device(name, os=os_)
+        return dev, [dev.alloc(1 << 20).va for _ in range(3)]
+
+    _, first = three(MockOS(devices=1, vram_size=1 << 30))
+    shared = MockOS(devices=2, vram_size=1 << 30)
+    a, second = three(shared)
+    assert second == first  # a second MockOS in the same process gets the same addresses
+    b, third = three(shared, "AMD:1")  # devices of one process share its VA space: one address per buffer
+    assert b.va_space is a.va_space and min(third) > max(second)
+
+
+def test_a_timeout_says_what_the_queue_waits_for():
+    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 30))
+    flag = dev.alloc(64)
+    value = dev.compute.submit(hw.wait_reg_mem(flag.va, 1))  # waits for memory that never becomes 1
+    with pytest.raises(TimeoutError) as e:
+        dev.wait(dev.compute, value, timeout_ms=10)
+    assert "pm4 queue did not reach 1" in str(e.value) and "waiting: WAIT_REG_MEM" in str(e.value)
 
 
 def test_no_driver_error_and_no_mockgpu_import():
@@ -142,7 +171,7 @@ def test_mockgpu_env_selects_the_simulator():
     code = """
 import runtime, numpy as np
 d = runtime.Device()
-assert d.simulator is not None and d.arch == "gfx1100"
+assert type(d.os).__name__ == "MockOS" and d.os.simulator(d.gpu_id) is not None and d.arch == "gfx1100"
 b = d.alloc(8).copyin(np.arange(2, dtype=np.uint32))
 assert list(b.copyout(np.zeros(2, np.uint32))) == [0, 1]
 """

@@ -14,17 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runtime
-import runtime.memory as rtmem
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
 from runtime.uapi import kfd
-from simgpu.demo import SAXPY
 from traces.diff import diff_main, first_differences
 from traces.export import events
 from traces.format import TraceError, TraceReader, read_trace, write_trace
 from traces.record import RecordingOS
 from traces.replay import Replayer, replay
 from traces.show import show
+from wiring.demo import SAXPY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 N = 1 << 12
@@ -38,7 +37,6 @@ def _saxpy() -> bytes:
 
 def workload(os_, a: float = 2.0, queue: str = "pm4") -> np.ndarray:
     """The demo's saxpy through runtime.Device: copies in, one dispatch, a copy out."""
-    rtmem.VA = rtmem.VASpace()  # a fresh process's VA space: recordings are comparable byte for byte
     dev = runtime.Device("AMD:0", queue=queue, os=os_)
     rng = np.random.default_rng(7)
     x, y = rng.standard_normal(N).astype(np.float32), rng.standard_normal(N).astype(np.float32)
@@ -90,6 +88,27 @@ def test_record_then_replay_has_no_divergence(queue):
     assert {"open", "close", "ioctl", "mmap", "mmio", "read_text", "listdir"} <= kinds
     assert any(r.get("g") for r in recs if r["t"] == "mmio")  # the GPU's writes were seen
     assert replay_bytes(data) is None
+
+
+def test_a_fault_records_the_drivers_report_and_replays_it(tmp_path):
+    f = io.BytesIO()
+    rec = RecordingOS(MockOS(devices=1, vram_size=1 << 30), f)
+    assert not hasattr(rec, "simulator") and not hasattr(rec, "gpus")  # nothing reaches around the seam
+    dev = runtime.Device("AMD:0", os=rec)
+    k = dev.load(_saxpy())["saxpy"]
+    with pytest.raises(runtime.GPUFault) as e:
+        k(None, None, np.float32(1.0), grid=(1, 1, 1), block=(256, 1, 1))  # loads from VA 0: a page fault
+    rec.finish()
+    header, recs = read_trace(f.getvalue())
+    reports = [r for r in recs if r["t"] == "report"]
+    assert header["vram"] == 1 << 30 and len(reports) == 1 and reports[0]["gpu_id"] == dev.gpu_id
+    assert reports[0]["fault"] == e.value.kind == "page_fault" and reports[0]["text"] in e.value.report
+    assert replay_bytes(f.getvalue()) is None
+    out = io.StringIO()
+    path = tmp_path / "fault.trace"
+    path.write_bytes(f.getvalue())
+    show(path, kinds={"report"}, out=out)
+    assert f"device_report({dev.gpu_id}) = fault page_fault: 'gpu0: gfx1100" in out.getvalue()
 
 
 def test_same_workload_twice_gives_identical_files():
@@ -211,7 +230,7 @@ def test_cli_record_replay_show_diff(tmp_path):
                       "test_traces.workload(None)\n")
     path_env = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), ROOT]))
     env = dict(os.environ, MOCKGPU="1", MOCKGPU_VRAM=str(1 << 30), PYTHONPATH=path_env)
-    cli = [sys.executable, "-m", "simgpu.cli", "trace"]
+    cli = [sys.executable, "-m", "wiring.cli", "trace"]
     outs = []
     for name in ("a", "b"):
         path = str(tmp_path / f"{name}.trace")

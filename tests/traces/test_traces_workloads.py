@@ -1,5 +1,5 @@
 """Record the runtime's test workloads and the demo's kernels, replay each on a fresh MockOS: no
-divergence (issue 7). Workloads: corpus kernels of every kind over PM4 and AQL, a two-device copy,
+divergence. Workloads: corpus kernels of every kind over PM4 and AQL, a two-device copy,
 the demo's saxpy and matmul."""
 
 import io
@@ -8,14 +8,13 @@ import numpy as np
 import pytest
 
 import runtime
-import runtime.memory as rtmem
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
-from simgpu.demo import MATMUL
 from tests.runtime.test_runtime_kernels import check, run_corpus
 from tests.support.corpus import corpus
 from tests.traces.test_traces import replay_bytes
 from traces.record import RecordingOS
+from wiring.demo import MATMUL
 
 KINDS = {"divergent_loop", "lds_reduce", "global_atomics", "private_array", "hidden_args", "ballot_readfirstlane",
          "fma_float32", "sdiv_i32"}
@@ -23,7 +22,6 @@ assert KINDS <= {k.name for k in corpus()}
 
 
 def _record(work, devices: int = 1) -> bytes:
-    rtmem.VA = rtmem.VASpace()  # a fresh process's VA space, as a new program would have
     f = io.BytesIO()
     rec = RecordingOS(MockOS(devices=devices, vram_size=1 << 30), f)
     work(rec)
@@ -74,9 +72,9 @@ def test_simgpu_demo_recorded_with_simgpu_trace_replays(tmp_path):
     import sys
     path = tmp_path / "demo.trace"
     env = dict(os.environ, SIMGPU_TRACE=str(path))
-    run = subprocess.run([sys.executable, "-m", "simgpu.cli", "demo"], env=env, capture_output=True, text=True)
+    run = subprocess.run([sys.executable, "-m", "wiring.cli", "demo"], env=env, capture_output=True, text=True)
     assert run.returncode == 0 and "FAIL" not in run.stdout, run.stdout + run.stderr
     env.pop("SIMGPU_TRACE")
-    rep = subprocess.run([sys.executable, "-m", "simgpu.cli", "trace", "replay", str(path)], env=env,
+    rep = subprocess.run([sys.executable, "-m", "wiring.cli", "trace", "replay", str(path)], env=env,
                          capture_output=True, text=True)
     assert rep.returncode == 0 and "no divergence" in rep.stdout, rep.stdout + rep.stderr

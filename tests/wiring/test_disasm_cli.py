@@ -4,9 +4,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from simgpu.cli import main
 from tests import DATA
 from tests.support.llvm import llvm_tool_or_skip
+from wiring.cli import main
 
 DATA = DATA / "codeobjects"
 

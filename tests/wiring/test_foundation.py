@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
-from simgpu.cli import main
+from wiring.cli import main
 
-PACKAGES = ["simgpu", "simgpu.isa", "simgpu.hw", "compiler", "runtime", "runtime.uapi", "mockgpu", "traces"]
+PACKAGES = ["simgpu", "simgpu.isa", "simgpu.hw", "compiler", "runtime", "runtime.uapi", "mockgpu", "traces", "wiring"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -26,13 +26,13 @@ def test_cli_help_lists_subcommands(capsys):
     assert "demo" in out and "disasm" in out
 
 
-def test_demo_placeholder_exits_zero(capsys):
+def test_demo_exits_zero(capsys):
     assert main(["demo"]) == 0
     assert "matmul" in capsys.readouterr().out
 
 
 def test_console_script_runs():
-    r = subprocess.run([sys.executable, "-m", "simgpu.cli", "--help"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "wiring.cli", "--help"], capture_output=True, text=True)
     assert r.returncode == 0 and "disasm" in r.stdout
 
 

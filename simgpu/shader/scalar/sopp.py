@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.fault import GPUFault
+from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.shader.operand import scalar_src, write_sgpr
 from simgpu.shader.scalar.alu import read_scc, read_sgpr
 from simgpu.shader.semantics import register
@@ -69,7 +70,7 @@ def _sendmsg(ex, w, inst):
     msg = inst.fields["simm16"] & 0xFF
     if msg == 1:  # MSG_INTERRUPT: the device owner sees an interrupt with the wave's M0
         for m0 in ex.st.sgpr[w, 125]:
-            ex.engine.interrupts.append(("sendmsg", int(m0)))
+            ex.engine.interrupt(Interrupt(Source.SQ, Kind.SENDMSG, ex.d.queue, context_id=int(m0)))
     if inst.mnemonic == "s_sendmsghalt":
         ex.st.status[w] = DONE
         return True

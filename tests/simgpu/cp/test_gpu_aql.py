@@ -12,6 +12,7 @@ from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw
+from simgpu.interrupt import Kind, Source
 from tests import DATA
 from tests.support.gpu_harness import VM, Ring, aql_launch, asm_kernel, new_signal, pm4_launch
 
@@ -87,8 +88,8 @@ def test_completion_signal_timestamps_mailbox_and_read_dispatch_id(vm):
     s = aql.Signal.unpack(vm.read(sig, 64))
     assert s.value == 1 and t0 <= s.start_ts < s.end_ts <= vm.gpu.clock.timestamp()
     assert vm.u32(mailbox)[0] == 17
-    ev = vm.gpu.take_events()
-    assert [(e.kind, e.data["event_id"], e.data["value"]) for e in ev] == [("signal", 17, 1)]
+    ev = vm.gpu.take_interrupts()
+    assert [(e.source, e.kind, e.context_id, e.data, e.signal) for e in ev] == [(Source.CP, Kind.SIGNAL, 17, 1, sig)]
     assert vm.u64(r.rptr_addr) == 1 == r.q.rptr  # amd_queue_t.read_dispatch_id
     assert np.array_equal(vm.download(vc, np.float32, 512), 2 * a)
 

@@ -74,8 +74,8 @@ class World:
         assert not vram[self.vm.next_pa:VRAM // 2].any(), "write outside the VM's mapped memory"
 
     def fingerprint(self, rings: list[Ring]) -> tuple:
-        events = [(e.seq, e.timestamp, e.kind, e.queue, sorted((k, str(v)) for k, v in e.data.items()))
-                  for e in self.gpu.events]
+        events = [(e.seq, e.timestamp, e.kind, e.queue, e.context_id, e.data, e.signal, str(e.error))
+                  for e in self.gpu.interrupt_log]
         states = [(r.q.state, r.q.rptr, str(r.q.error), r.q.waiting) for r in rings]
         return self.vm.snapshot(), events, self.gpu.clock.cycles, states
 

@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 from compiler.llvm import compile_ir
 from simgpu.cp import clock as costs
 from simgpu.cp.queue import QueueState
-from simgpu.gpu import GPU
+from simgpu.gpu import GPU, INTERRUPT_LOG
 from simgpu.hw import pm4 as hw
-from simgpu.hw import regs
+from simgpu.hw import regs, sdma
+from simgpu.interrupt import Kind, Source
 from tests import DATA
 from tests.support.gpu_harness import VM, Ring, asm_kernel, pm4_launch
 
@@ -142,10 +143,11 @@ def test_release_mem_data_timestamp_and_interrupt_order(vm):
              hw.release_mem(out + 16, data_sel=hw.DataSel.GPU_CLOCK, int_sel=hw.IntSel.INT_AFTER_WRITE, ctx_id=43),
              hw.release_mem(data_sel=hw.DataSel.NONE, int_sel=hw.IntSel.INT_ONLY, ctx_id=44))
     assert vm.u32(out)[0] == 0x1234 and vm.u64(out + 8) == 0x1_0000_0002
-    events = vm.gpu.take_events()
-    assert [(e.kind, e.data["ctx_id"]) for e in events] == [("end_of_pipe", 42), ("end_of_pipe", 43),
-                                                           ("end_of_pipe", 44)]
-    assert events[1].data["data"] == vm.u64(out + 16) == events[1].timestamp
+    events = vm.gpu.take_interrupts()
+    assert [(e.source, e.kind, e.context_id, e.queue) for e in events] == [
+        (Source.CP, Kind.END_OF_PIPE, ctx, r.q.name) for ctx in (42, 43, 44)]
+    assert events[0].data == 0x1_0000_0002 and events[2].data is None
+    assert events[1].data == vm.u64(out + 16) == events[1].timestamp
     assert [e.seq for e in events] == sorted(e.seq for e in events)
 
 
@@ -291,7 +293,8 @@ def test_bad_packets_report_queue_rptr_words_and_reason(vm):
     r.submit(hw.nop(1), [hw.header(0x99, 2), 1, 2])  # 0x99 is AQL_PACKET: not a compute-queue packet here
     e = r.q.error
     assert r.q.state == QueueState.ERROR and e.rptr == 2 and e.packet == [hw.header(0x99, 2), 1, 2]
-    assert "opcode 0x99" in e.why and vm.gpu.events[-1].kind == "queue_error"
+    last = vm.gpu.interrupt_log[-1]
+    assert "opcode 0x99" in e.why and (last.kind, last.error, last.fault) == (Kind.QUEUE_ERROR, e, None)
     assert "hung at rptr 2" in vm.gpu.describe()
     r2 = Ring(vm, "pm4")
     r2.submit([0x00001234])  # type-0 packet
@@ -304,12 +307,31 @@ def test_bad_packets_report_queue_rptr_words_and_reason(vm):
     assert "past the end of the ring" in r4.q.error.why
 
 
+def test_sendmsg_interrupts_reach_every_hook_in_order_and_the_log_stays_bounded(vm):
+    r = Ring(vm, "pm4")
+    k = asm_kernel(vm, "s_add_u32 m0, s2, 100\ns_sendmsg sendmsg(MSG_INTERRUPT)\ns_endpgm", args=0)
+    heard: list = []
+    vm.gpu.interrupt_hooks.append(heard.append)
+    vm.gpu.take_interrupts()
+    r.submit(pm4_launch(vm, k, [], (3,), (32,)), hw.release_mem(int_sel=hw.IntSel.INT_ONLY,
+                                                              data_sel=hw.DataSel.NONE, ctx_id=9))
+    assert [(e.source, e.kind, e.context_id, e.queue) for e in heard] == [
+        *((Source.SQ, Kind.SENDMSG, 100 + g, r.q.name) for g in range(3)), (Source.CP, Kind.END_OF_PIPE, 9, r.q.name)]
+    assert vm.gpu.take_interrupts() == heard and [e.seq for e in heard] == sorted(e.seq for e in heard)
+    launches = INTERRUPT_LOG // 3 + 1  # more interrupts than the log holds
+    for _ in range(launches):
+        r.submit(pm4_launch(vm, k, [], (3,), (32,)))
+    assert len(heard) == 4 + 3 * launches and len(vm.gpu.interrupt_log) == INTERRUPT_LOG
+    assert list(vm.gpu.interrupt_log) == heard[-INTERRUPT_LOG:]
+
+
 def test_shader_fault_is_reported_by_the_queue_and_device_stays_usable(vm):
     r = Ring(vm, "pm4")
     k = asm_kernel(vm, "s_trap 2\ns_endpgm", args=0)
     r.submit(pm4_launch(vm, k, [], (1,), (32,)))
     assert r.q.state == QueueState.ERROR and r.q.error.fault.kind == "trap"
-    assert r.q.error.fault.queue == r.q.name and vm.gpu.events[-1].kind == "queue_error"
+    last = vm.gpu.interrupt_log[-1]
+    assert r.q.error.fault.queue == r.q.name and (last.kind, last.fault) == (Kind.QUEUE_ERROR, r.q.error.fault)
     ok = Ring(vm, "pm4")
     k2, a, b, va, vb, vc = _vadd(vm)
     ok.submit(pm4_launch(vm, k2, [va, vb, vc], (4,), (256,)))
@@ -322,6 +344,23 @@ def test_ring_wraps_around(vm):
     for i in range(40):
         r.submit(hw.write_data(out + 4 * i, i + 1))  # 5 dwords each: wraps every ~13 packets
     assert vm.u32(out, 40) == list(range(1, 41)) and r.q.rptr == 200
+
+
+@pytest.mark.parametrize("fmt", ["pm4", "sdma"])
+def test_update_queue_repoints_an_idle_ring_and_refuses_a_busy_one(vm, fmt):
+    write = hw.write_data if fmt == "pm4" else sdma.fence
+    r, out = Ring(vm, fmt), vm.alloc(64)
+    r.submit(write(out, 1))
+    r.base = vm.alloc(8192)  # the harness writes packets at Ring.base from now on
+    vm.gpu.update_queue(r.q, r.base, 8192)
+    r.size = 8192
+    r.submit(write(out + 4, 2))
+    assert vm.u32(out, 2) == [1, 2] and r.q.ring_base == r.base and r.q.rptr == r.q.wptr
+    r.submit(hw.wait_reg_mem(out, 7) if fmt == "pm4" else sdma.poll_regmem(out, 7))  # blocks: not idle
+    with pytest.raises(ValueError, match="not idle"):
+        vm.gpu.update_queue(r.q, r.base, 8192)
+    with pytest.raises(ValueError, match="power of two"):
+        vm.gpu.update_queue(r.q, r.base, 1000)
 
 
 def test_wptr_poll_address_is_read_by_poll(vm):

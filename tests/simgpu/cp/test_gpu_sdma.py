@@ -11,6 +11,7 @@ from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma
+from simgpu.interrupt import Kind, Source
 from tests.support.gpu_harness import VM, Ring
 
 
@@ -69,8 +70,8 @@ def test_trap_interrupt_and_timestamps(vm):
     r.submit(sdma.timestamp(out), sdma.nop(), sdma.timestamp(out + 8), sdma.trap(0x123))
     t0, t1 = vm.u64(out), vm.u64(out + 8)
     assert 0 <= t0 < t1 <= vm.gpu.clock.timestamp()
-    ev = vm.gpu.take_events()
-    assert [(e.kind, e.data["int_context"]) for e in ev] == [("sdma_trap", 0x123)]
+    ev = vm.gpu.take_interrupts()
+    assert [(e.source, e.kind, e.context_id, e.queue) for e in ev] == [(Source.SDMA, Kind.SDMA_TRAP, 0x123, r.q.name)]
     r.submit([sdma.header(sdma.Op.TIMESTAMP, sdma.SUBOP_TIMESTAMP_SET), 1000, 0],
              sdma.timestamp(out + 16, global_counter=False))
     assert 1000 <= vm.u64(out + 16) < 1010

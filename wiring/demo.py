@@ -66,22 +66,24 @@ def run(queue: str = "pm4", out=print) -> bool:
     import runtime
     from compiler.llvm import compile_ir
     from mockgpu import MockOS
+    from wiring.os_select import traced
     out(f"simgpu demo: running on the SIMULATED gfx1100 (mockgpu.MockOS, queue={queue}), not on hardware")
-    from runtime.os import traced
-    dev = runtime.Device("AMD:0", queue=queue, os=traced(MockOS(devices=1, vram_size=1 << 30)))
+    mock = MockOS(devices=1, vram_size=1 << 30)
+    dev = runtime.Device("AMD:0", queue=queue, os=traced(mock))
+    counters = mock.simulator(dev.gpu_id).engine.counters  # the simulator's own count, not the runtime's
     rows, ok = [], True
     rng = np.random.default_rng(1234)
     n = 1 << 16
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
     saxpy = dev.load(compile_ir(SAXPY))["saxpy"]
     bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
-    rows.append(_run(dev, "saxpy", saxpy, (by, bx, np.float32(2.0)), (n // 256, 1, 1), (256, 1, 1),
+    rows.append(_run(counters, "saxpy", saxpy, (by, bx, np.float32(2.0)), (n // 256, 1, 1), (256, 1, 1),
                      lambda: np.array_equal(by.copyout(np.empty_like(y)), np.float32(2.0) * x + y)))
     m = 256
     a, b = rng.standard_normal((m, m)).astype(np.float32), rng.standard_normal((m, m)).astype(np.float32)
     matmul = dev.load(compile_ir(MATMUL))["matmul"]
     ba, bb, bc = dev.alloc(a.nbytes).copyin(a), dev.alloc(b.nbytes).copyin(b), dev.alloc(a.nbytes)
-    rows.append(_run(dev, "matmul 256x256", matmul, (bc, ba, bb, m), (m, 1, 1), (m, 1, 1),
+    rows.append(_run(counters, "matmul 256x256", matmul, (bc, ba, bb, m), (m, 1, 1), (m, 1, 1),
                      lambda: np.allclose(bc.copyout(np.empty_like(a)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)))
     out(f"{'kernel':<16}{'grid x block':>22}{'wave-instr':>12}{'lane-ops':>14}{'GPU time':>12}{'host time':>11}  check")
     for name, shape, wi, lo, gpu_t, host_t, good in rows:
@@ -91,8 +93,7 @@ def run(queue: str = "pm4", out=print) -> bool:
     return ok
 
 
-def _run(dev, name, kernel, args, grid, block, check):
-    counters = dev.simulator.engine.counters
+def _run(counters, name, kernel, args, grid, block, check):
     before = counters.snapshot()
     t0 = time.perf_counter()
     gpu_t = kernel(*args, grid=grid, block=block)

@@ -5,7 +5,7 @@ import sys
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from simgpu.demo import run
+    from wiring.demo import run
     return 0 if run(args.queue) else 1
 
 

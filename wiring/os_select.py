@@ -1,0 +1,31 @@
+"""The process's OS, as the runtime asks for it through the `simgpu.os` entry point (runtime.os.select_os).
+
+MOCKGPU=1 -> mockgpu.MockOS (the simulated gfx1100), else HostOS when /dev/kfd exists, else the runtime's
+clear error saying to set MOCKGPU=1: a benchmark never runs on the simulator by accident. SIMGPU_TRACE=path
+wraps the choice in traces.RecordingOS. mockgpu and traces are imported only when asked for, so the
+hardware path never loads the simulator.
+"""
+
+from __future__ import annotations
+
+import os
+
+from runtime.os import OS, host_os, mockgpu_requested
+
+
+def select_os() -> OS:
+    """A new OS for this process: MockOS under MOCKGPU=1, else HostOS (or RuntimeError), traced if asked."""
+    if mockgpu_requested():
+        from mockgpu import MockOS  # only here: the hardware path never imports the simulator
+        return traced(MockOS())
+    return traced(host_os())
+
+
+def traced(os_: OS) -> OS:
+    """`os_` wrapped in traces.RecordingOS when SIMGPU_TRACE=path is set (else `os_` itself), for any
+    program that builds its own OS, like `simgpu demo`."""
+    path = os.environ.get("SIMGPU_TRACE")
+    if path:
+        from traces.record import RecordingOS  # only when asked: record every call (docs/traces.md)
+        return RecordingOS(os_, path, close_at_exit=True)
+    return os_
