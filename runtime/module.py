@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
-
+from runtime.kernel_args import convert
 from runtime.launch import Launch
+from runtime.limits import check_launch
 from runtime.memory import Buffer
 from simgpu.hw import aql, kernargs, regs
 from simgpu.hw import pm4 as hw
-from simgpu.isa.codeobject import read_code_object
+from simgpu.isa.codeobject import CodeObjectError, read_code_object
 
 _POINTER_KINDS = ("global_buffer", "dynamic_shared_pointer")
 
@@ -18,6 +18,7 @@ class Module:
 
     def __init__(self, dev, code_object: bytes):
         co = read_code_object(code_object)
+        _check_target(co.target, dev)
         self.device = dev
         self.code = dev.alloc(max(len(co.image), 256), executable=True)
         self.code.copyin(co.relocated_image(self.code.va))
@@ -54,7 +55,7 @@ class Kernel:
         values = []
         for i, (meta, a) in enumerate(zip(explicit, args, strict=True)):
             name = meta.get(".name", f"#{i}")
-            kind, size = meta.get(".value_kind", "by_value"), meta[".size"]
+            kind = meta.get(".value_kind", "by_value")
             if kind in _POINTER_KINDS:
                 if a is not None and not isinstance(a, Buffer):
                     raise TypeError(f"{self.name}: argument {name} is a pointer; pass a Buffer or None, "
@@ -62,27 +63,18 @@ class Kernel:
                 if isinstance(a, Buffer):
                     a._check()
                 values.append(0 if a is None else a.va)
-            elif isinstance(a, Buffer) or a is None or not isinstance(a, int | float | np.generic):
-                raise TypeError(f"{self.name}: argument {name} is a {size}-byte value, not {type(a).__name__}")
-            elif isinstance(a, np.generic) and a.nbytes != size:
-                raise TypeError(f"{self.name}: argument {name} is {size} bytes, got {a.dtype} ({a.nbytes} bytes)")
-            elif isinstance(a, int) and not -(1 << (8 * size - 1)) <= a < 1 << (8 * size):
-                raise TypeError(f"{self.name}: argument {name} ({a}) does not fit in {size} bytes")
-            elif isinstance(a, float) and size not in (2, 4, 8):
-                raise TypeError(f"{self.name}: argument {name} is {size} bytes; a float does not fit")
             else:
-                values.append(a)
+                values.append(convert(self.name, name, meta, a))
         return values
 
     def __call__(self, *args, grid=(1, 1, 1), block=(1, 1, 1), shared: int = 0, wait: bool = True,
                  timeout_ms: int | None = None) -> float | Launch:
-        """Launch over `grid` workgroups of `block` work-items. wait=True: block and return the GPU time in
-        seconds; wait=False: return the `Launch` handle at once (its .wait() gives the time)."""
-        grid = tuple(grid) + (1,) * (3 - len(grid))
-        block = tuple(block) + (1,) * (3 - len(block))
-        if any(int(g) <= 0 for g in grid + block):
-            raise ValueError(f"grid {grid} and block {block} must be positive")
+        """Launch over `grid` workgroups of `block` work-items (each an int or up to three ints). wait=True:
+        block and return the GPU time in seconds; wait=False: return the `Launch` handle at once (its .wait()
+        gives the time). Shapes are checked against the device's limits first (runtime.limits)."""
         dev = self.module.device
+        grid, block = check_launch(grid, block, shared, self.descriptor.group_segment_fixed_size,
+                                   dev.properties["lds_size_in_kb"] << 10)
         dev._check_usable()
         values = self._check_args(args)
         aql_queue = dev.queue_kind == "aql"
@@ -154,3 +146,11 @@ class Kernel:
 
 def _names(args: list[dict]) -> list[str]:
     return [a.get(".name", f"#{i}") for i, a in enumerate(args)]
+
+
+def _check_target(target: str, dev) -> None:
+    """Refuse a code object built for another processor (it would fail later as illegal instructions)."""
+    processor = target.rsplit("--", 1)[-1].split(":")[0]
+    if processor != dev.arch:
+        raise CodeObjectError(f"code object is built for {processor} ({target}); {dev.name} is a {dev.arch}: "
+                              f"compile it with -mcpu={dev.arch}")

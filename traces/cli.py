@@ -7,6 +7,9 @@ import os
 import subprocess
 import sys
 
+from traces.format import RECORD_TYPES
+from traces.show import parse_range
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the record/replay/show/diff/export subcommands to the `trace` parser."""
@@ -18,8 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p_.add_argument("path")
     s = sub.add_parser("show", help="strace-like listing")
     s.add_argument("path")
-    s.add_argument("--kind", help="comma-separated record types (ioctl,mmap,mmio,open,...)")
-    s.add_argument("--range", dest="rng", help="record range A:B (or N)")
+    s.add_argument("--kind", type=_kinds, help=f"comma-separated record types ({','.join(RECORD_TYPES)})")
+    s.add_argument("--range", dest="rng", type=_record_range,
+                   help="record range A:B or A-B (either end optional), or N")
     s.add_argument("-v", "--verbose", action="store_true", help="list the memory page runs too")
     s.add_argument("--no-packets", action="store_true", help="do not decode the packets submitted to the rings")
     d = sub.add_parser("diff", help="first records where two traces differ")
@@ -33,14 +37,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("out")
 
 
+def _kinds(text: str) -> set[str]:
+    kinds = {k.strip() for k in text.split(",") if k.strip()}
+    unknown = sorted(kinds - set(RECORD_TYPES))
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown record type(s) {', '.join(unknown) or repr(text)}; "
+                                         f"known: {', '.join(RECORD_TYPES)}")
+    return kinds
+
+
+def _record_range(text: str) -> tuple[int, int]:
+    try:
+        return parse_range(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad record range {text!r}: use A:B or A-B (either end optional), "
+                                         "or N") from None
+
+
 def run(args: argparse.Namespace) -> int:
-    """Dispatch a parsed `simgpu trace` command."""
+    """Dispatch a parsed `simgpu trace` command; a file that cannot be read or written is a one-line error
+    and exit status 2."""
+    try:
+        return _run(args)
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"simgpu trace {args.trace_command}: {where}{e.strerror or e}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     cmd = args.trace_command
     if cmd == "record":
         argv = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
         if not argv:
             print("simgpu trace record: nothing to run (usage: -o out.trace -- python script.py)", file=sys.stderr)
             return 2
+        with open(args.output, "wb"):  # fail here, in one line, rather than in the traced program
+            pass
         env = dict(os.environ, SIMGPU_TRACE=os.path.abspath(args.output))
         return subprocess.call(argv, env=env)
     if cmd == "replay":

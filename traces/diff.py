@@ -34,8 +34,9 @@ def first_differences(a, b, limit: int = 1) -> list[tuple[int, dict | None, dict
     return out
 
 
-def diff_main(a: str, b: str, context: int = 3, limit: int = 1, out=sys.stdout) -> int:
+def diff_main(a: str, b: str, context: int = 3, limit: int = 1, out=None) -> int:
     """CLI: 0 when identical, 1 when they differ (first differences printed with context), 2 unreadable."""
+    out = out or sys.stdout
     try:
         diffs = first_differences(a, b, limit)
         if not diffs:

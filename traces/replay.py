@@ -222,8 +222,9 @@ class Replayer:
         return None
 
 
-def replay(path, out=sys.stdout) -> tuple[Divergence | None, int]:
+def replay(path, out=None) -> tuple[Divergence | None, int]:
     """Replay a trace file; (first divergence or None, records replayed)."""
+    out = out or sys.stdout
     with TraceReader(path) as r:
         rp = Replayer(r.header)
         n = 0
@@ -238,8 +239,9 @@ def replay(path, out=sys.stdout) -> tuple[Divergence | None, int]:
     return None, n
 
 
-def replay_main(path: str, out=sys.stdout) -> int:
+def replay_main(path: str, out=None) -> int:
     """CLI: 0 when the replay matches, 1 at a divergence, 2 for an unreadable trace."""
+    out = out or sys.stdout
     try:
         d, n = replay(path, out)
     except TraceError as e:

@@ -63,13 +63,17 @@ def format_record(rec: dict, verbose: bool = False) -> str:
 
 
 def parse_range(text: str | None) -> tuple[int, int]:
-    """'A:B' (either side optional) or 'N' -> [start, stop)."""
+    """'A:B' or 'A-B' (either side optional) or 'N' -> [start, stop); ValueError for anything else."""
     if not text:
         return 0, 1 << 62
-    if ":" not in text:
+    sep = ":" if ":" in text else "-" if "-" in text else None
+    if sep is None:
         return int(text), int(text) + 1
-    a, b = text.split(":", 1)
-    return int(a or 0), int(b) if b else 1 << 62
+    a, b = text.split(sep, 1)
+    start, stop = int(a or 0), int(b) if b else 1 << 62
+    if start < 0 or stop < start:
+        raise ValueError(f"empty or negative record range {text!r}")
+    return start, stop
 
 
 def _packet_lines(view: GPUView, queue, packets) -> list[str]:
@@ -83,8 +87,9 @@ def _packet_lines(view: GPUView, queue, packets) -> list[str]:
 
 
 def show(path, kinds: set[str] | None = None, rng: tuple[int, int] = (0, 1 << 62), verbose: bool = False,
-         out=sys.stdout, packets: bool = True) -> None:
+         out=None, packets: bool = True) -> None:
     """Print the header and the selected records (with the packets each doorbell write submitted)."""
+    out = out or sys.stdout
     view = GPUView() if packets else None
     with TraceReader(path) as r:
         h = r.header
@@ -102,11 +107,12 @@ def show(path, kinds: set[str] | None = None, rng: tuple[int, int] = (0, 1 << 62
                         print(line, file=out)
 
 
-def show_main(path: str, kinds: str | None, rng: str | None, verbose: bool = False, out=sys.stdout,
-              packets: bool = True) -> int:
+def show_main(path: str, kinds: set[str] | None, rng: tuple[int, int] | None, verbose: bool = False,
+              out=None, packets: bool = True) -> int:
     """CLI entry: 0, or 2 for an unreadable trace (after printing what could be read)."""
+    out = out or sys.stdout
     try:
-        show(path, set(kinds.split(",")) if kinds else None, parse_range(rng), verbose, out, packets)
+        show(path, kinds, rng or parse_range(None), verbose, out, packets)
     except TraceError as e:
         print(f"simgpu trace show: {path}: {e}", file=sys.stderr)
         return 2

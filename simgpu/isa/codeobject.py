@@ -462,13 +462,14 @@ def _unpack_metadata(desc: object, where: str) -> dict:
 
 
 def _text(ctx: _Elf) -> tuple[int, bytes]:
-    """Address and bytes of .text (or of the first executable section)."""
+    """Address and bytes of .text (or of the first executable section) as the file stores them, before
+    relocation: what a disassembler lists (llvm-objdump -d)."""
     execs = [s for s in ctx.sections if s.index in ctx.addr and s.flags & SHF_EXECINSTR]
     if not execs:
         return 0, b""
     sec = next((s for s in execs if s.name == ".text"), execs[0])
     addr = ctx.addr[sec.index]
-    return addr, bytes(ctx.image[addr:addr + sec.size])
+    return addr, bytes(sec.data[:sec.size])
 
 
 def _kernels(ctx: _Elf, symbols: dict[str, Symbol], metadata: dict) -> dict[str, Kernel]:

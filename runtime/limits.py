@@ -1,0 +1,48 @@
+"""Launch limits, checked before anything is submitted (a bad shape must not become a queue hang).
+
+The limits are the HSA agent's (what ROCr reports for gfx11): at most 1024 work-items in a workgroup along
+all axes together (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE / _DIM), a grid of at most 2^32 - 1 work-items along
+each axis (HSA_AGENT_INFO_GRID_MAX_DIM: AQL's grid_size fields are 32 bits), and the LDS a workgroup may
+use, from the KFD topology's lds_size_in_kb.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+MAX_WORKGROUP_SIZE = 1024
+MAX_GRID_ITEMS = (1 << 32) - 1
+
+
+def dims(value, what: str) -> tuple[int, int, int]:
+    """A grid or block given as an int or a sequence of up to three ints, as (x, y, z)."""
+    seq = (value,) if isinstance(value, int | np.integer) else value
+    try:
+        out = tuple(operator.index(v) for v in seq)  # ints only: 2.0 or "2" is a mistake, not a size
+    except TypeError:
+        raise TypeError(f"{what} must be an int or up to three ints, not {value!r}") from None
+    if not 1 <= len(out) <= 3:
+        raise TypeError(f"{what} must be an int or up to three ints, not {value!r}")
+    return out + (1,) * (3 - len(out))
+
+
+def check_launch(grid, block, shared: int, static_lds: int, lds_limit: int) -> tuple[tuple, tuple]:
+    """(grid, block) as 3-tuples, or ValueError naming the limit a launch exceeds."""
+    grid, block = dims(grid, "grid"), dims(block, "block")
+    if any(v <= 0 for v in grid + block):
+        raise ValueError(f"grid {grid} and block {block} must be positive")
+    items = block[0] * block[1] * block[2]
+    if items > MAX_WORKGROUP_SIZE:
+        raise ValueError(f"block {block} has {items} work-items; a workgroup holds at most {MAX_WORKGROUP_SIZE}")
+    for axis, g, b in zip("xyz", grid, block, strict=True):
+        if g * b > MAX_GRID_ITEMS:
+            raise ValueError(f"grid {grid} of block {block} has {g * b} work-items along {axis}; at most "
+                             f"{MAX_GRID_ITEMS} (2^32 - 1) per axis")
+    if not isinstance(shared, int) or shared < 0:
+        raise ValueError(f"dynamic LDS (shared={shared!r}) must be a non-negative int")
+    if static_lds + shared > lds_limit:
+        raise ValueError(f"LDS of {static_lds} static + {shared} dynamic bytes exceeds the {lds_limit} bytes a "
+                         "workgroup may use")
+    return grid, block

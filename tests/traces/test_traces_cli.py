@@ -1,0 +1,67 @@
+"""`simgpu trace ...` on bad input: one-line errors and non-zero exits, never a traceback (issue 12, item 10)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from tests.traces.test_traces import record
+from traces.cli import add_arguments, run
+
+
+def _trace(argv: list[str], capsys) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="simgpu trace")
+    add_arguments(parser)
+    try:
+        rc = run(parser.parse_args(argv))
+    except SystemExit as e:  # argparse rejected an argument
+        rc = e.code
+    err = capsys.readouterr().err
+    return rc, err
+
+
+@pytest.fixture(scope="module")
+def trace_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "saxpy.trace"
+    path.write_bytes(record())
+    return str(path)
+
+
+@pytest.mark.parametrize("argv", [["show", "/nonexistent.trace"], ["replay", "/nonexistent.trace"],
+                                  ["diff", "/nonexistent.trace", "/nonexistent2.trace"],
+                                  ["export", "/nonexistent.trace", "/tmp/out.json"]])
+def test_missing_trace_is_one_line_error(argv, capsys):
+    rc, err = _trace(argv, capsys)
+    assert rc == 2
+    assert err.strip() == f"simgpu trace {argv[0]}: /nonexistent.trace: No such file or directory"
+
+
+def test_unwritable_export_path_is_one_line_error(trace_file, tmp_path, capsys):
+    out = tmp_path / "missing-dir" / "out.json"
+    rc, err = _trace(["export", trace_file, str(out)], capsys)
+    assert rc == 2 and err.strip() == f"simgpu trace export: {out}: No such file or directory"
+
+
+def test_unwritable_record_output_fails_before_running_anything(tmp_path, capsys):
+    marker = tmp_path / "ran"
+    out = tmp_path / "missing-dir" / "x.trace"
+    rc, err = _trace(["record", "-o", str(out), "--", "touch", str(marker)], capsys)
+    assert rc == 2 and "No such file or directory" in err and not marker.exists()
+
+
+@pytest.mark.parametrize("rng, first, last", [("10-20", 10, 19), ("10:20", 10, 19), ("15", 15, 15), ("-3", 0, 2)])
+def test_show_accepts_dash_and_colon_ranges(trace_file, capsys, rng, first, last):
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert run(parser.parse_args(["show", trace_file, "--range", rng, "--no-packets"])) == 0
+    numbers = [int(line.split()[0]) for line in capsys.readouterr().out.splitlines()[1:]]
+    assert numbers[0] == first and numbers[-1] == last
+
+
+@pytest.mark.parametrize("argv, says", [(["--range", "1-x"], "bad record range '1-x'"),
+                                        (["--range", "20-10"], "bad record range '20-10'"),
+                                        (["--kind", "ioctl,foo"], "unknown record type(s) foo; known: open")])
+def test_show_rejects_bad_filters(trace_file, capsys, argv, says):
+    rc, err = _trace(["show", trace_file, *argv], capsys)
+    assert rc == 2 and says in err
