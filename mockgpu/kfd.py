@@ -313,13 +313,18 @@ class KfdProcess:
     def create_event(self, a) -> None:
         if a.event_type > kfd.KFD_IOC_EVENT_MEMORY:
             raise KfdError(errno.EINVAL, f"unknown event type {a.event_type}")
+        if a.event_page_offset:  # amdkfd takes the event page from the first call that names one, only once
+            if self.event_page is not None:
+                raise KfdError(errno.EINVAL, "the event page is already set for this process")
+            page = self.allocs.get(a.event_page_offset)
+            if page is None or page.kind != "gtt":
+                raise KfdError(errno.EINVAL, "event page handle is not a system-memory buffer object")
+            self.event_page = page
         if a.event_type in (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_DEBUG_EVENT):
-            if a.event_page_offset and self.event_page is None:
-                page = self.allocs.get(a.event_page_offset)
-                if page is None:
-                    raise KfdError(errno.EINVAL, "event page handle is not a buffer object")
-                self.event_page = page
-            eid = next((i for i in range(kfd.KFD_SIGNAL_EVENT_LIMIT) if i not in self.events), None)
+            # Slot 0 is reserved (amdkfd ignores CP interrupts without a context id through it); without an
+            # event page of its own the process gets amdkfd's page of 256 slots.
+            slots = min(self.event_page.size // 8, kfd.KFD_SIGNAL_EVENT_LIMIT) if self.event_page else 256
+            eid = next((i for i in range(1, slots) if i not in self.events), None)
             if eid is None:
                 raise KfdError(errno.ENOSPC, "out of signal event slots")
             a.event_page_offset = kfd.KFD_MMAP_TYPE_EVENTS
@@ -327,6 +332,7 @@ class KfdProcess:
         else:
             eid = next(i for i in range(FIRST_NONSIGNAL_EVENT_ID, FIRST_NONSIGNAL_EVENT_ID + len(self.events) + 1)
                        if i not in self.events)
+            a.event_trigger_data = eid
         self.events[eid] = MockEvent(eid, a.event_type, bool(a.auto_reset))
         a.event_id = eid
 

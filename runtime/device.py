@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import errno
 import struct
 
 from runtime import memory as rtmem
@@ -11,6 +10,7 @@ from runtime.fault import HW, MEMORY, GPUFault
 from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
 from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
+from runtime.process import kfd_context
 from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
 from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
@@ -41,7 +41,9 @@ def _props(text: str) -> dict:
 
 
 class Device:
-    """An AMD GPU: Device("AMD:0", queue="pm4"|"aql"); os defaults to the process's OS (select_os())."""
+    """An AMD GPU: Device("AMD:0", queue="pm4"|"aql"); os defaults to the process's OS (select_os()). Several
+    Devices may drive one GPU in one process (they share its amdkfd context); close() or a `with` block
+    releases what one holds."""
 
     def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None):
         if queue not in ("pm4", "aql"):
@@ -78,20 +80,15 @@ class Device:
         self.arch = _arch(self.properties["gfx_target_version"])
 
     def _open_driver(self) -> None:
-        self.kfd_fd = self.os.open("/dev/kfd")
-        self.drm_fd = self.os.open(f"/dev/dri/renderD{self.properties['drm_render_minor']}")
-        v = self.kfd_ioctl(kfd.AMDKFD_IOC_GET_VERSION, kfd.kfd_ioctl_get_version_args())
-        self.kfd_version = (v.major_version, v.minor_version)
-        self.kfd_ioctl(kfd.AMDKFD_IOC_ACQUIRE_VM, kfd.kfd_ioctl_acquire_vm_args(drm_fd=self.drm_fd, gpu_id=self.gpu_id))
-        if self.kfd_version >= (1, 14):
-            try:
-                self.kfd_ioctl(kfd.AMDKFD_IOC_RUNTIME_ENABLE, kfd.kfd_ioctl_runtime_enable_args(mode_mask=1))
-            except OSError as e:
-                if e.errno != errno.EBUSY:  # another Device of this process enabled it already
-                    raise
+        """This GPU in the process's amdkfd context (opened by the first Device on this OS object)."""
+        self.process = kfd_context(self.os)
+        self.kfd_fd, self.kfd_version = self.process.kfd_fd, self.process.version
+        self.drm_fd = self.process.render_fd(self.gpu_id, self.properties["drm_render_minor"])
         # Host memory for ioctl arguments that are pointers (device id arrays, event data).
         self.args_page = self.os.mmap(-1, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS)
         self._doorbells: dict[int, object] = {}
+        self._buffers: dict[int, Buffer] = {}  # live buffers by VA: freed by close()
+        self.closed = False
 
     def _query_driver_info(self) -> None:
         """What the render node says (AMDGPU_INFO): clocks for .properties, the engines the runtime needs."""
@@ -130,15 +127,11 @@ class Device:
                 "vram_max_allocation": mem.vram.max_allocation, "gtt_max_allocation": mem.gtt.max_allocation}
 
     def _setup_memory_and_events(self) -> None:
-        self.event_page = self.alloc_system(kfd.KFD_SIGNAL_EVENT_LIMIT * 8)
-        self.completion_event = self._create_event(kfd.KFD_IOC_EVENT_SIGNAL, self.event_page.handle)
-        self.memory_event = self._create_event(kfd.KFD_IOC_EVENT_MEMORY)
-        self.hw_event = self._create_event(kfd.KFD_IOC_EVENT_HW_EXCEPTION)
-
-    def _create_event(self, etype: int, page_handle: int = 0) -> int:
-        a = kfd.kfd_ioctl_create_event_args(event_type=etype, auto_reset=1, node_id=self.node_id,
-                                            event_page_offset=page_handle)
-        return self.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_EVENT, a).event_id
+        self.process.event_page_on(self.gpu_id)
+        self.event_page_va = self.process.event_page_va  # signal event e's mailbox is at + 8 * e
+        self.completion_event = self.process.create_event(kfd.KFD_IOC_EVENT_SIGNAL, self.node_id)
+        self.memory_event = self.process.create_event(kfd.KFD_IOC_EVENT_MEMORY, self.node_id)
+        self.hw_event = self.process.create_event(kfd.KFD_IOC_EVENT_HW_EXCEPTION, self.node_id)
 
     def kfd_ioctl(self, request: int, args):
         """Issue an amdkfd ioctl with a ctypes argument struct; returns the updated struct."""
@@ -168,8 +161,10 @@ class Device:
             va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
         self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])
         mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, a.mmap_offset) if cpu else None
-        return Buffer(self, va, nbytes, size, a.handle, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT), mapping,
-                      [self, *peers])
+        buf = Buffer(self, va, nbytes, size, a.handle, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT), mapping,
+                     [self, *peers])
+        self._buffers[va] = buf
+        return buf
 
     def alloc(self, nbytes: int, host: bool = False, executable: bool = False) -> Buffer:
         """GPU memory of at least `nbytes` (VRAM, or host memory the GPU reaches when `host`)."""
@@ -188,10 +183,12 @@ class Device:
         return self._alloc(nbytes, flags, cpu=True, peers=peers)
 
     def free(self, buf: Buffer) -> None:
-        """Free a buffer (Buffer.free calls this)."""
+        """Free a buffer (Buffer.free calls this), once the queues are done with it."""
+        self._buffers.pop(buf.va, None)
         if buf.mapping is not None:
             self.os.munmap(buf.mapping)
-        self.wait_idle()
+        if not self.closed:  # close() destroyed the queues first: nothing uses the buffer any more
+            self.wait_idle()
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
 
     # ---- copies ---------------------------------------------------------------------------------
@@ -303,6 +300,8 @@ class Device:
         return None
 
     def _check_usable(self) -> None:
+        if self.closed:
+            raise RuntimeError(f"{self.name} is closed")
         if not self.usable:
             raise RuntimeError(f"{self.name} is lost after a fault; create a new Device")
 
@@ -322,14 +321,32 @@ class Device:
         self.launches += 1
 
     def close(self) -> None:
-        """Destroy the queues and close the driver files."""
+        """Release everything this Device holds: its queues, events, buffers (they count as freed) and
+        mappings. The process's amdkfd context (/dev/kfd, the render node, the VM, the event page) stays for
+        the next Device on the same OS, as the kernel keeps it for the life of the process."""
+        if self.closed:
+            return
+        if self.usable:
+            self.wait_idle()
         for q in (self.sdma, self.compute):
             try:
                 q.destroy()
             except OSError:
-                pass
-        self.os.close(self.drm_fd)
-        self.os.close(self.kfd_fd)
+                pass  # a queue lost with the device is gone already
+        for event in (self.completion_event, self.memory_event, self.hw_event):
+            self.process.destroy_event(event)
+        self.closed = True
+        for buf in list(self._buffers.values()):
+            buf.release()
+        for mapping in (*self._doorbells.values(), self.args_page):
+            self.os.munmap(mapping)
+        self._doorbells.clear()
+
+    def __enter__(self) -> Device:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"<Device {self.name} {self.arch} gpu_id {self.gpu_id} queue {self.queue_kind}>"

@@ -87,8 +87,13 @@ class Buffer:
         """Release the memory; a second free raises."""
         if self.freed:
             raise RuntimeError(f"buffer at {self.va:#x} freed twice")
-        self.device.free(self)
-        self.freed = True
+        self.release()
+
+    def release(self) -> None:
+        """Release the memory if it is still held (what Device.close does to every live buffer)."""
+        if not self.freed:
+            self.device.free(self)
+            self.freed = True
 
     def __repr__(self) -> str:
         where = "host" if self.host else "vram"

@@ -127,7 +127,7 @@ class Kernel:
 
     def _aql_packet(self, dev, grid, block, shared: int, kernarg: int, signal_va: int, slot: int) -> bytes:
         kd = self.descriptor
-        mailbox = dev.event_page.va + 8 * dev.completion_event
+        mailbox = dev.event_page_va + 8 * dev.completion_event
         dev.stamps.view[slot:slot + aql.SIGNAL_SIZE] = aql.Signal(aql.SignalKind.USER, 1, mailbox,
                                                                   dev.completion_event).pack()
         dims = kernargs.grid_dims(grid, block)
