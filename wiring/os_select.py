@@ -9,6 +9,7 @@ hardware path never loads the simulator.
 from __future__ import annotations
 
 import os
+import sys
 
 from runtime.os import OS, host_os, mockgpu_requested
 
@@ -23,9 +24,20 @@ def select_os() -> OS:
 
 def traced(os_: OS) -> OS:
     """`os_` wrapped in traces.RecordingOS when SIMGPU_TRACE=path is set (else `os_` itself), for any
-    program that builds its own OS, like `simgpu demo`."""
+    program that builds its own OS, like `simgpu demo`. Under pytest-xdist each worker records to its own
+    file: `path` with the worker's id before the suffix (run.trace -> run.gw0.trace)."""
     path = os.environ.get("SIMGPU_TRACE")
     if path:
         from traces.record import RecordingOS  # only when asked: record every call (docs/traces.md)
-        return RecordingOS(os_, path, close_at_exit=True)
+        return RecordingOS(os_, trace_path(path), close_at_exit=True)
     return os_
+
+
+def trace_path(path: str) -> str:
+    """Where this process records SIMGPU_TRACE=path: `path` itself, or per pytest-xdist worker."""
+    # Only the worker process itself: programs a test starts inherit PYTEST_XDIST_WORKER but record to `path`.
+    worker = os.environ.get("PYTEST_XDIST_WORKER") if "xdist" in sys.modules else None
+    if not worker:
+        return path
+    root, ext = os.path.splitext(path)
+    return f"{root}.{worker}{ext or '.trace'}"

@@ -1,5 +1,5 @@
 """pytest plugin (registered through the pytest11 entry point): `--mockgpu` runs the session on the
-simulated GPU by setting MOCKGPU=1."""
+simulated GPU by setting MOCKGPU=1; the `amd_device` fixture; the `hardware` marker (skipped on the simulator)."""
 
 import os
 
@@ -30,15 +30,18 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _amd_device():
-    from mockgpu import MockOS
+    """A runtime.Device on the process's OS: the simulated gfx1100 under --mockgpu / MOCKGPU=1, the real GPU
+    otherwise (the same test runs on both). Closed after the test; recorded when SIMGPU_TRACE is set."""
     from runtime import Device
-    dev = Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 30))
-    yield dev
+    dev = Device("AMD:0")
+    try:
+        yield dev
+    finally:
+        dev.close()
 
 
 try:
     import pytest as _pytest
     amd_device = _pytest.fixture(_amd_device, name="amd_device")
-    amd_device.__doc__ = "A fresh simulated gfx1100 Device (its own MockOS)."
 except ImportError:  # pragma: no cover - pytest is what loads this plugin
     pass

@@ -4,7 +4,7 @@ import numpy as np
 
 
 def test_amd_device_fixture(amd_device):
-    assert amd_device.arch == "gfx1100" and amd_device.os.simulator(amd_device.gpu_id) is not None
+    assert amd_device.arch == "gfx1100"
     b = amd_device.alloc(16).copyin(np.arange(4, dtype=np.uint32))
     assert list(b.copyout(np.zeros(4, np.uint32))) == [0, 1, 2, 3]
 
