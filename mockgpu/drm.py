@@ -16,11 +16,10 @@ import errno
 
 from mockgpu import topology
 from mockgpu.kfd import GPUVM_BASE, GPUVM_LIMIT, VRAM_BASE, KfdProcess, Node
-from mockgpu.memory import PAGE, PT_POOL, KfdError
+from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError
 from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
 
-GTT_SIZE = 32 << 30  # amdgpu's default GTT limit: half of system memory (the CPU node shows 64 GiB)
 CHIP_REV, EXTERNAL_REV, PCI_REV = 0, 1, 0xC8  # GC 11.0.0 A0: external_rev = rev_id + 1; PCI revision of a 7900 XTX
 # fw_type -> (version, feature, number of engine indexes). MEC and SDMA match the topology's fw_version and
 # sdma_fw_version; the other versions are plausible gfx11 values, not taken from a real board.

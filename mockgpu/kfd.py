@@ -12,7 +12,17 @@ import errno
 import functools
 from dataclasses import dataclass, field
 
-from mockgpu.memory import PAGE, SYSTEM_PA_BASE, VM, Allocation, HostMemory, KfdError, RangeAllocator
+from mockgpu.memory import (
+    GTT_SIZE,
+    PAGE,
+    SYSTEM_PA_BASE,
+    VM,
+    Allocation,
+    HostMemory,
+    KfdError,
+    RangeAllocator,
+    page_align,
+)
 from runtime.uapi import kfd
 from simgpu.fault import GPUFault
 from simgpu.interrupt import Interrupt, Kind
@@ -175,39 +185,53 @@ class KfdProcess:
         if len(kinds) != 1:
             raise KfdError(errno.EINVAL, f"flags {a.flags:#x} must name exactly one memory type")
         kind = kinds[0]
-        if a.size == 0 or a.size % PAGE or a.va_addr % PAGE or a.size >= 1 << 40:
-            raise KfdError(errno.EINVAL, f"bad size {a.size:#x} or VA {a.va_addr:#x} (page aligned, nonzero)")
-        if kind not in ("doorbell", "mmio") and (a.va_addr < GPUVM_BASE or a.va_addr + a.size > GPUVM_LIMIT + 1):
+        if a.size == 0 or a.va_addr % PAGE:
+            raise KfdError(errno.EINVAL, f"bad size {a.size:#x} or VA {a.va_addr:#x} (nonzero size, page-aligned VA)")
+        size = page_align(a.size)  # amdkfd rounds the size up to whole pages (the caller's args keep theirs)
+        self._check_room(n, kind, size)
+        if kind not in ("doorbell", "mmio") and (a.va_addr < GPUVM_BASE or a.va_addr + size > GPUVM_LIMIT + 1):
             raise KfdError(errno.EINVAL, f"VA {a.va_addr:#x} outside the GPUVM aperture")
         for o in self.allocs.values():
-            if o.node == n.index and o.va < a.va_addr + a.size and a.va_addr < o.va + o.size:
-                raise KfdError(errno.EINVAL, f"VA range {a.va_addr:#x}+{a.size:#x} overlaps another buffer")
-        al = Allocation((n.gpu_id << 48) | self._next_handle, n.index, kind, a.va_addr, a.size, a.flags)
+            if o.node == n.index and o.va < a.va_addr + size and a.va_addr < o.va + o.size:
+                raise KfdError(errno.EINVAL, f"VA range {a.va_addr:#x}+{size:#x} overlaps another buffer")
+        al = Allocation((n.gpu_id << 48) | self._next_handle, n.index, kind, a.va_addr, size, a.flags)
         if kind == "vram":
-            al.pa = n.vram.alloc(a.size)
-            n.gpu.phys.vram[al.pa:al.pa + a.size] = 0  # amdgpu clears VRAM handed to user space
+            al.pa = n.vram.alloc(size)
+            n.gpu.phys.vram[al.pa:al.pa + size] = 0  # amdgpu clears VRAM handed to user space
         elif kind == "gtt":
-            al.pa = self.sysmem.alloc(a.size)
-            al.buf = _zeros(a.size)
+            al.pa = self.sysmem.alloc(size)
+            al.buf = _zeros(size)
         elif kind == "userptr":
-            al.buf = self.host.find(a.mmap_offset, a.size) if a.mmap_offset % PAGE == 0 else None
+            al.buf = self.host.find(a.mmap_offset, size) if a.mmap_offset % PAGE == 0 else None
             if al.buf is None:
                 raise KfdError(errno.EFAULT, f"userptr {a.mmap_offset:#x} is not page-aligned host memory")
-            al.pa = self.sysmem.alloc(a.size)
+            al.pa = self.sysmem.alloc(size)
         elif kind == "doorbell":
-            if a.size != DOORBELL_PAGE:
+            if size != DOORBELL_PAGE:
                 raise KfdError(errno.EINVAL, f"doorbell allocations are {DOORBELL_PAGE} bytes")
             al.mmap_offset = kfd.KFD_MMAP_TYPE_DOORBELL | (n.gpu_id << kfd.KFD_MMAP_GPU_ID_SHIFT)
         else:
-            if a.size != PAGE:
+            if size != PAGE:
                 raise KfdError(errno.EINVAL, "MMIO_REMAP allocations are one page")
             al.mmap_offset = kfd.KFD_MMAP_TYPE_MMIO | (n.gpu_id << kfd.KFD_MMAP_GPU_ID_SHIFT)
         if kind in ("vram", "gtt"):
             al.mmap_offset = self._next_mmap  # a DRM fake offset: mmap it on the render node
-            self._next_mmap += a.size
+            self._next_mmap += size
         self._next_handle += 1
         self.allocs[al.handle] = al
         a.handle, a.mmap_offset = al.handle, al.mmap_offset
+
+    def _check_room(self, n: Node, kind: str, size: int) -> None:
+        """ENOMEM, naming the sizes, for more VRAM or system memory than the device can give."""
+        if kind == "vram":
+            free, total, what = n.vram.available(), n.vram.size, "VRAM"
+        elif kind == "gtt":
+            used = sum(al.size for al in self.allocs.values() if al.kind in ("gtt", "userptr"))
+            free, total, what = GTT_SIZE - used, GTT_SIZE, "GTT (system memory the GPU may use)"
+        else:
+            return
+        if size > free:
+            raise KfdError(errno.ENOMEM, f"{size} bytes exceed the {what} available: {free} of {total} bytes free")
 
     def free_memory_of_gpu(self, a) -> None:
         al = self.alloc_of(a.handle)

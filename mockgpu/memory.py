@@ -21,6 +21,7 @@ PAGE = 4096
 HOST_BASE = 0x7E00_0000_0000  # fake CPU addresses of anonymous mappings
 SYSTEM_PA_BASE = 1 << 32  # system-aperture physical addresses of GTT/USERPTR buffers
 PT_POOL = 64 << 20  # VRAM at the top of each GPU reserved for page tables
+GTT_SIZE = 32 << 30  # amdgpu's default GTT limit: half of system memory (the CPU node shows 64 GiB)
 
 
 class KfdError(Exception):
@@ -89,6 +90,7 @@ class RangeAllocator:
 
     def __init__(self, start: int, end: int):
         self.free: list[tuple[int, int]] = [(start, end - start)]
+        self.size = end - start
 
     def alloc(self, size: int, align: int = PAGE) -> int:
         """Start of a free range of `size` bytes, or ENOMEM."""

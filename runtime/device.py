@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import errno
 import struct
 
 from runtime import memory as rtmem
@@ -29,6 +30,14 @@ _ARGS_DEVICE_IDS, _ARGS_EVENTS, _ARGS_INFO = 0, 4096, 8192
 
 def _arch(version: int) -> str:
     return f"gfx{version // 10000}{(version // 100) % 100:x}{version % 100:x}"
+
+
+def _size(n: int) -> str:
+    """A byte count for messages: exact bytes, and the largest binary unit that keeps it above 1."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n} bytes ({n / (1 << shift):.4g} {unit})"
+    return f"{n} bytes"
 
 
 def _props(text: str) -> dict:
@@ -157,8 +166,13 @@ class Device:
     def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = ()) -> Buffer:
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
         va = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
-        a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
-            va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
+        try:
+            a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
+                va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
+        except OSError as e:
+            if e.errno == errno.ENOMEM:
+                raise MemoryError(self._out_of_memory(nbytes, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT))) from e
+            raise
         self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])
         mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, a.mmap_offset) if cpu else None
         buf = Buffer(self, va, nbytes, size, a.handle, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT), mapping,
@@ -166,8 +180,16 @@ class Device:
         self._buffers[va] = buf
         return buf
 
+    def _out_of_memory(self, nbytes: int, host: bool) -> str:
+        info = self.memory_info()
+        what, total, used = ("system memory the GPU may use (GTT)", info["gtt_size"], info["gtt_used"]) if host \
+            else ("VRAM", info["vram_size"], info["vram_used"])
+        return (f"{self.name}: cannot allocate {_size(nbytes)} of {what}: it exceeds the device's memory "
+                f"({_size(total - used)} free of {_size(total)})")
+
     def alloc(self, nbytes: int, host: bool = False, executable: bool = False) -> Buffer:
-        """GPU memory of at least `nbytes` (VRAM, or host memory the GPU reaches when `host`)."""
+        """GPU memory of at least `nbytes` (VRAM, or host memory the GPU reaches when `host`); MemoryError
+        naming the sizes when the device has not that much free."""
         if nbytes <= 0:
             raise ValueError(f"cannot allocate {nbytes} bytes")
         self._check_usable()

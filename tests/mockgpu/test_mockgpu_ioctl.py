@@ -97,6 +97,10 @@ def test_memory_errnos(drv):
                                                                   flags=V | 2)) == errno.EINVAL
     assert errno_of(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, args(va_addr=1 << 28, size=1 << 34, gpu_id=gid,
                                                                   flags=V)) == errno.ENOMEM
+    for huge in (1 << 40, (1 << 64) - 4096):  # more than the device has: ENOMEM, as amdkfd's memory limit says
+        for kind in (V, F.KFD_IOC_ALLOC_MEM_FLAGS_GTT):
+            assert errno_of(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, args(va_addr=1 << 28, size=huge, gpu_id=gid,
+                                                                          flags=kind)) == errno.ENOMEM
     assert errno_of(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, args(
         va_addr=1 << 28, size=4096, gpu_id=gid, flags=F.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, mmap_offset=0x5000)) \
         == errno.EFAULT
@@ -117,6 +121,9 @@ def test_memory_errnos(drv):
     with pytest.raises(OSError) as e:
         m.mmap(drm, 4096, 3, MAP_SHARED, a.mmap_offset)  # freed buffer
     assert e.value.errno == errno.EINVAL
+    # amdkfd rounds a size that is not page-aligned up to whole pages
+    odd = call(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, args(va_addr=1 << 30, size=0x100, gpu_id=gid, flags=V))
+    assert m.process.allocs[odd.handle].size == 4096
     # USERPTR over host memory works
     u = call(m, fd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, args(
         va_addr=0x20000000, size=4096, gpu_id=gid,

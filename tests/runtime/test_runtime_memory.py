@@ -39,6 +39,14 @@ def test_copy_64mib(dev):
     buf.free()
 
 
+@pytest.mark.parametrize("host, what", [(False, "VRAM"), (True, r"system memory the GPU may use \(GTT\)")])
+def test_an_allocation_larger_than_the_device_says_so(dev, host, what):
+    with pytest.raises(MemoryError, match=rf"cannot allocate 1099511627776 bytes \(1 TiB\) of {what}: it exceeds "
+                                          r"the device's memory \(\d+ bytes \(.*\) free of \d+ bytes"):
+        dev.alloc(1 << 40, host=host)
+    assert dev.alloc(4096)  # nothing was lost
+
+
 def test_use_after_free_and_double_free(dev):
     buf = dev.alloc(64)
     buf.free()
