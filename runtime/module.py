@@ -24,6 +24,9 @@ class Module:
         self.code.copyin(co.relocated_image(self.code.va))
         self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
         self.metadata = getattr(co, "metadata", {})
+        # For whoever reads a recording: which kernel lives where (traces name dispatches with it).
+        dev.os.annotate({"what": "code_object", "gpu_id": dev.gpu_id, "base": self.code.va, "size": self.code.size,
+                         "kernels": [[k.name, k.descriptor_va, k.code_va] for k in self._kernels.values()]})
 
     @property
     def kernels(self) -> list[str]:

@@ -89,8 +89,12 @@ class OS:
 
     def device_report(self, gpu_id: int) -> DeviceReport:
         """What the driver can tell about GPU `gpu_id` beyond the exception events (the runtime asks after a
-        fault or a timeout); the only call that is not the kernel's interface. An empty report by default."""
+        fault or a timeout); not the kernel's interface. An empty report by default."""
         return DeviceReport()
+
+    def annotate(self, note: dict) -> None:
+        """A note from the runtime for tools that read a recording (what it loaded where, so that a trace can
+        name kernels); not the kernel's interface: drivers ignore it, traces.RecordingOS records it."""
 
 
 class HostOS(OS):

@@ -54,11 +54,14 @@ def raw_events(path) -> tuple[list[dict], GPUView]:
         for n, _, rec in r:
             queue, packets = view.step(rec)
             if rec["t"] == "mmio" and queue is not None:
-                kind = "copy" if queue.fmt == "sdma" else "dispatch"
+                kernels = [view.kernel_name(p.code) or f"code@{p.code:#x}" for p in packets if p.kind == "dispatch"]
+                name = "copy" if queue.fmt == "sdma" else ", ".join(kernels) or "dispatch"
                 args = {"queue_id": queue.qid, "wptr": rec["value"],
                         "packets": [p.text for p in packets if p.kind != "other"]}
-                out.append({"name": kind, "record": n, "tid": queue.qid + 1, "args": args,
-                            "gpu": _gpu_times(view, packets)})
+                if kernels:
+                    args["kernels"] = kernels
+                out.append({"name": name, "record": n, "tid": queue.qid + 1, "args": args,
+                            "gpu": _gpu_times(view, packets), "cat": "copy" if queue.fmt == "sdma" else "dispatch"})
             elif rec["t"] == "mmio":
                 out.append({"name": "mmio", "record": n, "tid": 0, "args": {"value": rec["value"]}, "gpu": None})
             elif rec["t"] == "ioctl" and rec["req"] == kfd.AMDKFD_IOC_WAIT_EVENTS:
@@ -73,8 +76,15 @@ def events(path) -> list[dict]:
     return timeline(path)[0]
 
 
-def timeline(path) -> tuple[list[dict], int | None]:
-    """The slices and the counter frequency the trace reported (None: not found)."""
+def queue_track(q) -> str:
+    """The name of a queue's track: its id and what it runs."""
+    return {"pm4": f"queue {q.qid}: PM4 compute", "aql": f"queue {q.qid}: AQL compute",
+            "sdma": f"queue {q.qid}: SDMA copy"}.get(q.fmt, f"queue {q.qid}")
+
+
+def timeline(path, with_queues: bool = False):
+    """The slices and the counter frequency the trace reported (None: not found), and with `with_queues` the
+    queues the trace created."""
     raw, view = raw_events(path)
     hz = view.counter_hz or _DEFAULT_HZ
     cursor, origin, out = 0.0, None, []
@@ -89,9 +99,9 @@ def timeline(path) -> tuple[list[dict], int | None]:
         else:
             ts, dur, clock = cursor, _FALLBACK_US, "record order"
         cursor = ts + dur
-        out.append({"name": e["name"], "cat": e["name"], "ph": "X", "ts": ts, "dur": dur, "pid": 1,
+        out.append({"name": e["name"], "cat": e.get("cat", e["name"]), "ph": "X", "ts": ts, "dur": dur, "pid": 1,
                     "tid": e["tid"], "args": {"record": e["record"], "clock": clock, **e["args"]}})
-    return out, view.counter_hz
+    return (out, view.counter_hz, list(view.queues.values())) if with_queues else (out, view.counter_hz)
 
 
 def _clock_note(ev: list[dict], hz: int | None) -> dict:
@@ -105,8 +115,10 @@ def _clock_note(ev: list[dict], hz: int | None) -> dict:
 
 def export(path, out_path) -> int:
     """Write the JSON; the number of slices."""
-    ev, raw_view_hz = timeline(path)
+    ev, raw_view_hz, queues = timeline(path, with_queues=True)
     meta = [{"name": "thread_name", "ph": "M", "pid": 1, "tid": _WAIT_TID, "args": {"name": "host waits"}}]
+    meta += [{"name": "thread_name", "ph": "M", "pid": 1, "tid": q.qid + 1, "args": {"name": queue_track(q)}}
+             for q in sorted(queues, key=lambda q: q.qid)]
     with open(out_path, "w") as f:
         json.dump({"traceEvents": meta + ev, "displayTimeUnit": "ms",
                    "otherData": _clock_note(ev, raw_view_hz)}, f)

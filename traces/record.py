@@ -151,3 +151,6 @@ class RecordingOS(OS):
             return report
         return self._call(rec, call, gpu_id)
 
+    def annotate(self, note: dict) -> None:
+        self.writer.write({"t": "note", **note})
+        self.inner.annotate(note)

@@ -116,6 +116,10 @@ class Replayer:
     def _exists(self, rec):
         return self._sysfs(rec, "exists", "result")
 
+    def _note(self, rec):
+        self.os.annotate({k: v for k, v in rec.items() if k != "t"})  # the runtime's notes change nothing
+        return None
+
     def _report(self, rec):
         call = f"device_report({rec['gpu_id']})"
         got, d = self._run(call, rec, self.os.device_report, rec["gpu_id"])

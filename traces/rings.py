@@ -84,6 +84,7 @@ class GPUView:
         self.queues: dict[int, Queue] = {}  # doorbell offset -> queue
         self.counter_hz: int | None = None  # GPU timestamp frequency, from AMDGPU_INFO_DEV_INFO
         self.seen_code: set[int] = set()
+        self.kernels: dict[int, str] = {}  # kernel code entry VA -> name (the runtime's code_object notes)
 
     def apply(self, writes) -> None:
         """Store recorded page runs."""
@@ -96,7 +97,10 @@ class GPUView:
         t = rec["t"]
         self.apply(rec.get("w"))
         queue, packets = None, []
-        if t == "ioctl" and "errno" not in rec:
+        if t == "note" and rec.get("what") == "code_object":
+            for name, _descriptor, entry in rec.get("kernels", []):
+                self.kernels[entry] = name
+        elif t == "ioctl" and "errno" not in rec:
             self._ioctl(rec)
         elif t == "mmap" and "errno" not in rec:
             self._mmap(rec)
@@ -158,6 +162,10 @@ class GPUView:
                 dst, value, n = p.fill
                 self.mem.write(dst, (struct.pack("<I", value) * (n // 4 + 1))[:n])
         return packets
+
+    def kernel_name(self, code: int | None) -> str | None:
+        """The name of the kernel whose code starts at `code`, when the runtime noted its code object."""
+        return self.kernels.get(code) if code is not None else None
 
     def disassemble_first(self, code: int, limit: int = MAX_DISASM) -> list[str] | None:
         """The kernel's first instructions, the first time `code` is dispatched (None afterwards)."""

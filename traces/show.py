@@ -49,6 +49,9 @@ def format_record(rec: dict, verbose: bool = False) -> str:
         s = f"read_text({rec['path']!r})" + (_err(rec) or f" = {text[:60]!r}{'...' if len(text) > 60 else ''}")
     elif t == "listdir":
         s = f"listdir({rec['path']!r})" + (_err(rec) or f" = {rec.get('entries')}")
+    elif t == "note":
+        kernels = ", ".join(f"{name}@{entry:#x}" for name, _, entry in rec.get("kernels", []))
+        s = f"note({rec.get('what')}: base={rec.get('base', 0):#x} kernels=[{kernels}])"
     elif t == "report":
         first = (rec.get("text") or "").partition("\n")[0]
         s = f"device_report({rec['gpu_id']})" + (_err(rec) or f" = fault {rec.get('fault') or '-'}: {first[:60]!r}")
@@ -79,7 +82,8 @@ def parse_range(text: str | None) -> tuple[int, int]:
 def _packet_lines(view: GPUView, queue, packets) -> list[str]:
     out = []
     for p in packets:
-        out.append(f"         {queue.fmt} queue {queue.qid}: {p.text}")
+        name = view.kernel_name(p.code) if p.kind == "dispatch" else None
+        out.append(f"         {queue.fmt} queue {queue.qid}: {p.text}" + (f" kernel={name}" if name else ""))
         lines = view.disassemble_first(p.code) if p.code is not None else None
         for line in lines or ():
             out.append(f"             {line}")

@@ -206,11 +206,15 @@ def test_export_is_trace_event_json_with_one_slice_per_submission(tmp_path):
     doorbells = [r for r in read_trace(trace_a())[1] if r["t"] == "mmio"]
     assert len(slices) == len(doorbells)
     names = [s["name"] for s in slices]
-    assert names.count("dispatch") == 1 and names.count("copy") == len(doorbells) - 1
+    assert names.count("saxpy") == 1 and names.count("copy") == len(doorbells) - 1  # dispatches by kernel name
+    assert [s["cat"] for s in slices].count("dispatch") == 1
     ts = [s["ts"] for s in slices]
     assert ts == sorted(ts) and all(s["dur"] > 0 and {"pid", "tid", "cat"} <= s.keys() for s in slices)
     # the dispatch comes after the copies in and before the copy out
-    assert names.index("dispatch") == len(names) - 2
+    assert names.index("saxpy") == len(names) - 2
+    tracks = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"}
+    assert tracks == {0: "host waits", 1: "queue 0: SDMA copy", 2: "queue 1: PM4 compute"}
+    assert {tracks[s["tid"]] for s in slices} == {"queue 0: SDMA copy", "queue 1: PM4 compute"}
 
 
 def test_show_lists_decoded_ioctls_with_filters(tmp_path):
@@ -260,6 +264,10 @@ def test_show_decodes_the_dispatch_and_disassembles_the_kernel(tmp_path, queue):
     else:
         assert "AQL KERNEL_DISPATCH dims=1 grid=4096x1x1 workgroup=256x1x1" in text and "kernarg=0x" in text
     assert text.count("SDMA COPY_LINEAR") == 4 and "SDMA FENCE" in text
+    assert text.count(" kernel=saxpy") == 1  # named from the runtime's code_object note
+    everything = io.StringIO()
+    show(path, kinds={"note"}, out=everything)
+    assert "note(code_object: base=0x" in everything.getvalue() and "kernels=[saxpy@0x" in everything.getvalue()
     # the kernel reached VRAM through an SDMA copy the reader re-applies; listed once, up to s_endpgm
     listing = [line.split(": ", 1)[1] for line in text.splitlines() if line.strip().startswith("+0x")]
     assert listing[0].startswith("v_and_b32") and listing[-1] == "s_endpgm"
@@ -277,7 +285,7 @@ def test_export_uses_the_gpu_times_the_runtime_measured(tmp_path, queue):
     export(path, tmp_path / "a.json")
     doc = json.loads((tmp_path / "a.json").read_text())
     slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
-    (d,) = [s for s in slices if s["name"] == "dispatch"]
+    (d,) = [s for s in slices if s["name"] == "saxpy"]
     tick_us = 1e6 / doc["otherData"]["gpu_counter_hz"]
     assert doc["otherData"]["gpu_counter_hz_source"] == "AMDGPU_INFO_DEV_INFO"
     assert d["args"]["clock"] == "gpu" and abs(d["dur"] - GPU_TIMES[(2.0, queue)] * 1e6) <= tick_us
