@@ -19,6 +19,11 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from wiring.stats import stats_main
+    return stats_main(args.cmd, args.top)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
     p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
@@ -29,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object")
     s.add_argument("file")
     s.set_defaults(func=_cmd_disasm)
+    st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "
+                                      "(wave-instructions, lane-ops, virtual time, per-opcode histogram)")
+    st.add_argument("--top", type=int, default=20, help="opcodes to list per GPU (0: all)")
+    st.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
+    st.set_defaults(func=_cmd_stats)
     t = sub.add_parser("trace", help="record, replay, show, diff and export traces of the driver seam")
     from traces.cli import add_arguments
     add_arguments(t)

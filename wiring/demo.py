@@ -65,10 +65,9 @@ def run(queue: str = "pm4", out=print) -> bool:
     """Build, run and check both kernels; print the table; True when every check passes."""
     import runtime
     from compiler.llvm import compile_ir
-    from mockgpu import MockOS
-    from wiring.os_select import traced
+    from wiring.os_select import mock_os, traced
     out(f"simgpu demo: running on the SIMULATED gfx1100 (mockgpu.MockOS, queue={queue}), not on hardware")
-    mock = MockOS(devices=1, vram_size=1 << 30)
+    mock = mock_os(devices=1, vram_size=1 << 30)
     dev = runtime.Device("AMD:0", queue=queue, os=traced(mock))
     counters = mock.simulator(dev.gpu_id).engine.counters  # the simulator's own count, not the runtime's
     rows, ok = [], True
