@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the golden AMDGPU code objects of tests/data/codeobjects/ and the facts LLVM reports about them.
 
-Run from the repository root:  .venv/bin/python tools/gen_codeobjects.py
+Run from the repository root:  .venv/bin/python -m tools.gen_codeobjects
 Needs llvmlite and Debian's llvm-19, lld-19 and clang-19 (/usr/lib/llvm-19/bin).
 
 Writes:

@@ -8,7 +8,7 @@ buffers, gds for DS) the tables record the operand template; the modifiers an op
 printed order; MIMG data/address widths for every dmask/d16/tfe/lwe and dim/a16; the names of the MTBUF
 formats, MIMG dims and EXP targets.
 
-    python tools/isatab_memory.py
+    python -m tools.isatab_memory
 """
 
 from __future__ import annotations
@@ -19,14 +19,10 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-import oracle  # noqa: E402
-
-from simgpu.isa.codec import split_operands  # noqa: E402
-from simgpu.isa.encodings import ENCODINGS  # noqa: E402
-from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text  # noqa: E402
+from simgpu.isa.codec import split_operands
+from simgpu.isa.encodings import ENCODINGS
+from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text
+from tools import oracle
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "memory.json")
 

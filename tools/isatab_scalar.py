@@ -6,7 +6,7 @@ their widths (s[20:21] = 2 dwords), the inline-constant width of each source, an
 immediate prints (decimal, hex, both, or a named form such as hwreg/sendmsg/waitcnt). Name tables for
 hwreg, sendmsg and the delay/depctr fields are probed the same way.
 
-    python tools/isatab_scalar.py
+    python -m tools.isatab_scalar
 """
 
 from __future__ import annotations
@@ -16,14 +16,10 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-import oracle  # noqa: E402
-
-from simgpu.isa.codec import split_operands  # noqa: E402
-from simgpu.isa.encodings import ENCODINGS, identify  # noqa: E402
-from simgpu.isa.operands import parse_register  # noqa: E402
+from simgpu.isa.codec import split_operands
+from simgpu.isa.encodings import ENCODINGS, identify
+from simgpu.isa.operands import parse_register
+from tools import oracle
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "scalar.json")
 PROBE = {"sdst": 10, "ssrc0": 20, "ssrc1": 40}
@@ -163,7 +159,7 @@ def learn_literals(enc: str, table: dict[str, dict], interned: list[dict]) -> No
     """Per operand that can hold a 32-bit literal (a source with code 255, s_setreg_imm32_b32's value):
     the literal values llvm prints as a constant, entry["litv"][operand] = index into `interned` of a
     {hex value: text} table (other values print as 0x<hex>)."""
-    import isatab_valu
+    from tools import isatab_valu
     values = sorted(set(isatab_valu.VALUE_PROBES + isatab_valu.HIGH_PROBES + isatab_valu.LITERALS))
     probes, owners = [], []
     for op, entry in table.items():

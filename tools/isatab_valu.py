@@ -8,7 +8,7 @@ position in an `op_sel:[...]`-style array, `clamp`, an output modifier). Each 9-
 inline constants and literals; sources that print alike share an operand class whose full
 constant/literal spelling is recorded once. DPP16/DPP8 forms are probed for their mnemonics.
 
-    python tools/isatab_valu.py            # writes simgpu/isa/data/valu.json
+    python -m tools.isatab_valu            # writes simgpu/isa/data/valu.json
 """
 
 from __future__ import annotations
@@ -20,13 +20,9 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-import oracle  # noqa: E402
-
-from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify  # noqa: E402
-from simgpu.isa.valu import literal_spelling  # noqa: E402
+from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify
+from simgpu.isa.valu import literal_spelling
+from tools import oracle
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "valu.json")
 

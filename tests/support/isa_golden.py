@@ -1,4 +1,4 @@
-"""Loading the gfx1100 golden pairs (made by llvm-mc; regenerate: python tools/gen_isa_golden.py)."""
+"""Loading the gfx1100 golden pairs (made by llvm-mc; regenerate: python -m tools.gen_isa_golden)."""
 
 from __future__ import annotations
 
