@@ -28,10 +28,9 @@ def _best(fn, count: int = 200, batches: int = 3) -> float:
 
 def main() -> None:
     import runtime
-    from compiler.llvm import compile_ir
+    from compiler.samples import SAXPY
     from mockgpu import MockOS
-    from simgpu.demo import SAXPY
-    code = compile_ir(SAXPY)
+    code = SAXPY.code_object()
     x = np.ones(256, np.float32)
     for queue in ("pm4", "aql"):
         dev = runtime.Device("AMD:0", queue=queue, os=MockOS(devices=1, vram_size=1 << 28))

@@ -45,11 +45,10 @@ def _best(fn, reps: int = 3) -> float:
 
 def main() -> None:
     """Print unrecorded and recorded seconds, their ratio and the trace size."""
-    from compiler.llvm import compile_ir
+    from compiler.samples import SAXPY
     from mockgpu import MockOS
-    from simgpu.demo import SAXPY
     from traces.record import RecordingOS
-    code = compile_ir(SAXPY)
+    code = SAXPY.code_object()
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.trace")
 

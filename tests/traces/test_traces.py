@@ -15,10 +15,9 @@ from hypothesis import strategies as st
 
 import runtime
 import runtime.memory as rtmem
-from compiler.llvm import compile_ir
+from compiler.samples import SAXPY
 from mockgpu import MockOS
 from runtime.uapi import kfd
-from simgpu.demo import SAXPY
 from traces.diff import diff_main, first_differences
 from traces.export import events
 from traces.format import TraceError, TraceReader, read_trace, write_trace
@@ -33,7 +32,7 @@ GPU_TIMES: dict[tuple[float, str], float] = {}  # (a, queue) -> the launch's GPU
 
 @cache
 def _saxpy() -> bytes:
-    return compile_ir(SAXPY)
+    return SAXPY.code_object()
 
 
 def workload(os_, a: float = 2.0, queue: str = "pm4") -> np.ndarray:

@@ -9,11 +9,9 @@ import pytest
 
 import runtime
 import runtime.memory as rtmem
-from compiler.llvm import compile_ir
+from compiler.samples import MATMUL, corpus
 from mockgpu import MockOS
-from simgpu.demo import MATMUL
 from tests.runtime.test_runtime_kernels import check, run_corpus
-from tests.support.corpus import corpus
 from tests.traces.test_traces import replay_bytes
 from traces.record import RecordingOS
 
@@ -60,7 +58,7 @@ def test_demo_matmul_replays_without_divergence():
         m = 64
         rng = np.random.default_rng(3)
         a, b = rng.random((m, m), np.float32), rng.random((m, m), np.float32)
-        k = dev.load(compile_ir(MATMUL))["matmul"]
+        k = dev.load(MATMUL.code_object())["matmul"]
         ba, bb, bc = dev.alloc(a.nbytes).copyin(a), dev.alloc(b.nbytes).copyin(b), dev.alloc(a.nbytes)
         k(bc, ba, bb, m, grid=(m, 1, 1), block=(m, 1, 1))
         assert np.allclose(bc.copyout(np.empty_like(a)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -8,14 +8,12 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_ir
+from compiler.samples import VADD
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw
-from tests import DATA
 from tests.support.gpu_harness import VM, Ring, aql_launch, asm_kernel, new_signal, pm4_launch
-
-KERNELS = DATA / "kernels"
 
 # y = a * x + b over a 2-D grid, using workgroup and work-item ids in x and y: exercises grid shape and ids.
 SAXPY2D = """
@@ -77,7 +75,7 @@ def test_pm4_and_aql_dispatch_of_the_same_kernel_give_identical_results():
 
 def test_completion_signal_timestamps_mailbox_and_read_dispatch_id(vm):
     r = Ring(vm, "aql")
-    k = vm.load(compile_ir((KERNELS / "vadd.ll").read_text()))["vadd"]
+    k = vm.load(VADD.code_object())["vadd"]
     a = np.arange(512, dtype=np.float32)
     va, vc = vm.upload(a), vm.alloc(2048)
     mailbox = vm.alloc(64)

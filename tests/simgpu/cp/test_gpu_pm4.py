@@ -9,16 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.llvm import compile_ir
+from compiler.samples import VADD
 from simgpu.cp import clock as costs
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
 from simgpu.hw import pm4 as hw
 from simgpu.hw import regs
-from tests import DATA
 from tests.support.gpu_harness import VM, Ring, asm_kernel, pm4_launch
-
-KERNELS = DATA / "kernels"
 
 
 @pytest.fixture
@@ -161,7 +158,7 @@ def test_acquire_mem_and_event_write(vm):
 
 
 def _vadd(vm, n=1024):
-    k = vm.load(compile_ir((KERNELS / "vadd.ll").read_text()))["vadd"]
+    k = vm.load(VADD.code_object())["vadd"]
     rng = np.random.default_rng(1)
     a, b = rng.random(n, np.float32), rng.random(n, np.float32)
     return k, a, b, vm.upload(a), vm.upload(b), vm.alloc(4 * n)

@@ -282,6 +282,12 @@ def test_code_object_v6_reads_like_v5():
     assert v6.kernels["vadd"].metadata[".kernarg_segment_size"] == 280
 
 
+def test_committed_llvmlite_objects_are_what_the_generator_compiles_from_the_vadd_sample():
+    from tools import gen_codeobjects  # VADD from compiler.samples, compiled by llvmlite
+    assert gen_codeobjects.compile_llvmlite(500) == data("llvmlite_vadd.o")
+    assert gen_codeobjects.compile_llvmlite(600) == data("llvmlite_vadd_v6.o")
+
+
 def test_kernels_without_metadata_come_from_kd_symbols():
     co = read_code_object(data("asm_kernels.o"))
     assert co.metadata == {} and co.target == "amdgcn-amd-amdhsa--gfx1100"
