@@ -9,6 +9,8 @@ May import: nothing outside simgpu.hw.
 
 from __future__ import annotations
 
+from simgpu.hw.bits import Field, Layout, hi32, lo32
+
 SH_REG_START = 0x2C00
 SH_REG_END = 0x3000
 # nvd.h says 0xC400 for the end; gfx11's UCONFIG space (GRBM_GFX_INDEX, CP_* counters, ...) reaches
@@ -23,7 +25,7 @@ COMPUTE_DIM_Z = 0x2E03
 COMPUTE_START_X = 0x2E04
 COMPUTE_START_Y = 0x2E05
 COMPUTE_START_Z = 0x2E06
-COMPUTE_NUM_THREAD_X = 0x2E07  # [15:0] NUM_THREAD_FULL, [31:16] NUM_THREAD_PARTIAL
+COMPUTE_NUM_THREAD_X = 0x2E07  # NUM_THREAD layout
 COMPUTE_NUM_THREAD_Y = 0x2E08
 COMPUTE_NUM_THREAD_Z = 0x2E09
 COMPUTE_PIPELINESTAT_ENABLE = 0x2E0A
@@ -40,7 +42,7 @@ COMPUTE_VMID = 0x2E14
 COMPUTE_RESOURCE_LIMITS = 0x2E15
 COMPUTE_STATIC_THREAD_MGMT_SE0 = 0x2E16
 COMPUTE_STATIC_THREAD_MGMT_SE1 = 0x2E17
-COMPUTE_TMPRING_SIZE = 0x2E18  # [11:0] WAVES, [26:12] WAVESIZE (gfx11: 256-byte units per wave)
+COMPUTE_TMPRING_SIZE = 0x2E18  # TMPRING_SIZE layout
 COMPUTE_STATIC_THREAD_MGMT_SE2 = 0x2E19
 COMPUTE_STATIC_THREAD_MGMT_SE3 = 0x2E1A
 COMPUTE_RESTART_X = 0x2E1B
@@ -68,13 +70,33 @@ def compute_user_data(i: int) -> int:
     return COMPUTE_USER_DATA_0 + i
 
 
+# ---- register fields ---------------------------------------------------------------------------------
+DISPATCH_INITIATOR = Layout(compute_shader_en=Field(0), partial_tg_en=Field(1), force_start_at_000=Field(2),
+                            use_thread_dimensions=Field(5), order_mode=Field(6), cs_w32_en=Field(15))
+NUM_THREAD = Layout(num_thread_full=Field(0, 16), num_thread_partial=Field(16, 16))  # COMPUTE_NUM_THREAD_X/Y/Z
+TMPRING_SIZE = Layout(waves=Field(0, 12), wavesize=Field(12, 15))
 TMPRING_WAVESIZE_UNIT = 256  # bytes per WAVESIZE unit on gfx11
-LDS_SIZE_UNIT = 512  # COMPUTE_PGM_RSRC2.LDS_SIZE granule on gfx11 (128 dwords)
+ADDRESS_SHIFT = 8  # COMPUTE_PGM_LO/HI and COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold an address >> 8
+
+
+def dispatch_initiator(wave32: bool = True) -> int:
+    """COMPUTE_DISPATCH_INITIATOR as a compute queue launches a kernel (wave32 or wave64)."""
+    return DISPATCH_INITIATOR.pack(compute_shader_en=1, force_start_at_000=1, order_mode=1, cs_w32_en=wave32)
 
 
 def tmpring_size(waves: int, wave_bytes: int) -> int:
     """COMPUTE_TMPRING_SIZE for `waves` waves of `wave_bytes` scratch bytes each."""
-    return (waves & 0xFFF) | (((-(-wave_bytes // TMPRING_WAVESIZE_UNIT)) & 0x7FFF) << 12)
+    return TMPRING_SIZE.pack(waves=waves, wavesize=-(-wave_bytes // TMPRING_WAVESIZE_UNIT))
+
+
+def address_regs(address: int) -> tuple[int, int]:
+    """The LO and HI register values of a 256-byte aligned address (COMPUTE_PGM_*, COMPUTE_DISPATCH_SCRATCH_BASE_*)."""
+    return lo32(address >> ADDRESS_SHIFT), hi32(address >> ADDRESS_SHIFT)
+
+
+def address_of(lo: int, hi: int) -> int:
+    """The address a LO/HI register pair holds (64 bits)."""
+    return (((hi << 32) | lo) << ADDRESS_SHIFT) & ((1 << 64) - 1)
 
 
 NAMES = {v: k for k, v in globals().items() if k.startswith("COMPUTE_") and isinstance(v, int)}

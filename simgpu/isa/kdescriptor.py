@@ -12,6 +12,8 @@ import math
 import struct
 from dataclasses import dataclass
 
+from simgpu.hw.bits import Field
+
 KD_SIZE = 64
 # Every wave on gfx10+ has 106 addressable SGPRs (s0-s105); GRANULATED_WAVEFRONT_SGPR_COUNT is reserved there.
 GFX10_PLUS_SGPRS = 106
@@ -19,6 +21,7 @@ GFX10_PLUS_SGPRS = 106
 # wave32, but the descriptor field counts blocks of this size).
 VGPR_GRANULE_WAVE32 = 8
 VGPR_GRANULE_WAVE64 = 4
+LDS_GRANULE = 512  # bytes per unit of COMPUTE_PGM_RSRC2.LDS_SIZE (granulated_lds_size) on gfx11: 128 dwords
 
 # group_segment_fixed_size, private_segment_fixed_size, kernarg_size, reserved0[4], kernel_code_entry_byte_offset,
 # reserved1[20], compute_pgm_rsrc3, compute_pgm_rsrc1, compute_pgm_rsrc2, kernel_code_properties,
@@ -32,11 +35,12 @@ class KernelDescriptorError(ValueError):
 
 
 class _Bits:
-    """A bit field of one integer field of the descriptor, read and written as an attribute."""
+    """A bit field of one integer field of the descriptor, read and written as an attribute. On the class,
+    `KernelDescriptor.<name>` reads and writes the field in a bare register value (`.get`, `.put`): the rsrc
+    words are what the CP loads into COMPUTE_PGM_RSRC1/2/3."""
 
     def __init__(self, word: str, lo: int, width: int = 1, doc: str = ""):
-        self.word, self.lo, self.width, self.__doc__ = word, lo, width, doc
-        self.mask = (1 << width) - 1
+        self.word, self.field, self.__doc__ = word, Field(lo, width), doc
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -45,14 +49,21 @@ class _Bits:
     def __get__(self, obj: object, owner: type | None = None):
         if obj is None:
             return self
-        return (getattr(obj, self.word) >> self.lo) & self.mask
+        return self.field.get(getattr(obj, self.word))
 
     def __set__(self, obj: object, value: int) -> None:
         value = int(value)
-        if not 0 <= value <= self.mask:
-            raise ValueError(f"{self.name} must be in 0..{self.mask}, got {value}")
-        word = getattr(obj, self.word) & ~(self.mask << self.lo)
-        setattr(obj, self.word, word | (value << self.lo))
+        if not 0 <= value <= self.field.mask:
+            raise ValueError(f"{self.name} must be in 0..{self.field.mask}, got {value}")
+        setattr(obj, self.word, self.field.put(getattr(obj, self.word), value))
+
+    def get(self, word: int) -> int:
+        """The field in a bare value of its word (e.g. a COMPUTE_PGM_RSRC2 register value)."""
+        return self.field.get(word)
+
+    def put(self, word: int, value: int) -> int:
+        """A bare value of its word with the field replaced by `value`."""
+        return self.field.put(word, value)
 
 
 @dataclass
@@ -105,7 +116,8 @@ class KernelDescriptor:
     enable_vgpr_workitem_id = _Bits("compute_pgm_rsrc2", 11, 2, "0: X, 1: X and Y, 2: X, Y and Z")
     enable_exception_address_watch = _Bits("compute_pgm_rsrc2", 13, 1)
     enable_exception_memory = _Bits("compute_pgm_rsrc2", 14, 1)
-    granulated_lds_size = _Bits("compute_pgm_rsrc2", 15, 9)
+    granulated_lds_size = _Bits("compute_pgm_rsrc2", 15, 9, "LDS_SIZE: LDS_GRANULE units; 0 in a descriptor, the CP "
+                                "programs what the launch needs")
     enable_exception_ieee_754_fp_invalid_operation = _Bits("compute_pgm_rsrc2", 24, 1)
     enable_exception_fp_denormal_source = _Bits("compute_pgm_rsrc2", 25, 1)
     enable_exception_ieee_754_fp_division_by_zero = _Bits("compute_pgm_rsrc2", 26, 1)
@@ -197,6 +209,16 @@ class KernelDescriptor:
 
 
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(KernelDescriptor))
+
+
+def lds_size(rsrc2: int) -> int:
+    """LDS bytes per workgroup that a COMPUTE_PGM_RSRC2 value allocates (its LDS_SIZE field)."""
+    return KernelDescriptor.granulated_lds_size.get(rsrc2) * LDS_GRANULE
+
+
+def with_lds_size(rsrc2: int, nbytes: int) -> int:
+    """A COMPUTE_PGM_RSRC2 value whose LDS_SIZE covers `nbytes` of LDS per workgroup (what the CP programs)."""
+    return KernelDescriptor.granulated_lds_size.put(rsrc2, -(-nbytes // LDS_GRANULE))
 
 # User SGPR inputs make_descriptor accepts, in the order they fill s0... gfx11 has architected flat scratch, so
 # LLVM refuses the private segment buffer and flat scratch init inputs there; so do we.

@@ -231,7 +231,7 @@ def test_dma_data_copy_across_scattered_pages_fill_and_fixed_dst(vm):
     vm.write(src, data.tobytes())
     dst, fill = vm.alloc(n, scattered=True), vm.alloc(8192)
     r.submit(hw.dma_data(dst + 3, src, n - 3), hw.dma_data(fill, 0xA5A5A5A5, 4096 + 8, src_sel=hw.DmaSrc.DATA),
-             hw.dma_data(fill + 8192 - 4, src, 16, command=hw.DMA_CMD_DAIC))
+             hw.dma_data(fill + 8192 - 4, src, 16, command=hw.DMA_DATA_COMMAND.daic.bits()))
     assert vm.read(dst + 3, n - 3) == data[:n - 3].tobytes()
     assert vm.read(fill, 4096 + 12) == b"\xa5" * (4096 + 8) + bytes(4)
     assert vm.read(fill + 8192 - 4, 4) == data[12:16].tobytes()
