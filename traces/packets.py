@@ -106,20 +106,22 @@ def decode_aql(data: bytes, read) -> list[Packet]:
     """AQL packets of 64-byte slots; `read(va, n)` reads reconstructed memory (for the kernel's code entry)."""
     out = []
     for pos in range(0, len(data) - aql.PACKET_SIZE + 1, aql.PACKET_SIZE):
-        f = aql.KERNEL_DISPATCH.unpack_from(data, pos)
-        ptype, barrier, acq, rel = aql.parse_header(f[0])
+        raw = data[pos:pos + aql.PACKET_SIZE]
+        ptype, barrier, acq, rel = aql.parse_header(int.from_bytes(raw[:2], "little"))
         name = _name(aql.PacketType, ptype)
         if ptype == aql.PacketType.KERNEL_DISPATCH:
-            kobj, kernarg, signal = f[11], f[12], f[14]
+            k = aql.KernelDispatchPacket.unpack(raw)
+            kobj, signal = k.kernel_object, k.completion_signal
             code = kobj + struct.unpack("<q", read(kobj + _KD_ENTRY_OFFSET, 8))[0]
-            out.append(Packet(f"AQL KERNEL_DISPATCH dims={f[1] & aql.SETUP_DIMENSIONS_MASK} "
-                              f"grid={f[6]}x{f[7]}x{f[8]} workgroup={f[2]}x{f[3]}x{f[4]} private={f[9]} group={f[10]} "
-                              f"kernel_object={kobj:#x} kernarg={kernarg:#x} signal={signal:#x} code={code:#x}",
-                              "dispatch", code=code, signal=signal or None))
+            grid, wg = "x".join(map(str, k.grid_size)), "x".join(map(str, k.workgroup_size))
+            out.append(Packet(f"AQL KERNEL_DISPATCH dims={aql.SETUP.dimensions.get(k.setup)} grid={grid} "
+                              f"workgroup={wg} private={k.private_segment_size} group={k.group_segment_size} "
+                              f"kernel_object={kobj:#x} kernarg={k.kernarg_address:#x} signal={signal:#x} "
+                              f"code={code:#x}", "dispatch", code=code, signal=signal or None))
         elif ptype in (aql.PacketType.BARRIER_AND, aql.PacketType.BARRIER_OR):
-            b = aql.BARRIER.unpack_from(data, pos)
-            deps = [f"{d:#x}" for d in b[3:3 + aql.BARRIER_DEP_SIGNALS] if d]
-            out.append(Packet(f"AQL {name} deps=[{', '.join(deps)}] signal={b[-1]:#x}"))
+            b = aql.BarrierPacket.unpack(raw)
+            deps = [f"{d:#x}" for d in b.dep_signals if d]
+            out.append(Packet(f"AQL {name} deps=[{', '.join(deps)}] signal={b.completion_signal:#x}"))
         else:
             out.append(Packet(f"AQL {name} barrier={int(barrier)} acquire={acq} release={rel}"))
     return out
@@ -128,25 +130,25 @@ def decode_aql(data: bytes, read) -> list[Packet]:
 # ---- SDMA -------------------------------------------------------------------------------------------
 def _sdma_length(op: int, sub: int, d: list[int], i: int) -> int:
     if op == sdma.Op.NOP:
-        return 1 + ((d[i] >> sdma.NOP_COUNT_SHIFT) & sdma.NOP_COUNT_MASK)
+        return 1 + sdma.NOP_HEADER.count.get(d[i])
     if op == sdma.Op.WRITE:
-        return 4 + ((d[i + 3] & sdma.WRITE_COUNT_MASK) + 1 if i + 3 < len(d) else 0)
+        return 4 + (sdma.WRITE_COUNT.get(d[i + 3]) + 1 if i + 3 < len(d) else 0)
     return sdma.LENGTH.get((op, sub), 0)
 
 
 def _sdma_packet(op: int, sub: int, p: list[int]) -> Packet:
     if op == sdma.Op.COPY and sub == sdma.SUBOP_COPY_LINEAR:
-        n, src, dst = (p[1] & sdma.COPY_LINEAR_COUNT_MASK) + 1, _u64(p[3], p[4]), _u64(p[5], p[6])
+        n, src, dst = sdma.COPY_LINEAR_COUNT.get(p[1]) + 1, _u64(p[3], p[4]), _u64(p[5], p[6])
         return Packet(f"SDMA COPY_LINEAR dst={dst:#x} src={src:#x} bytes={n}", "copy", copy=(dst, src, n))
     if op == sdma.Op.CONST_FILL:
-        n, dst = (p[4] & sdma.CONST_FILL_COUNT_MASK) + 1, _u64(p[1], p[2])
+        n, dst = sdma.CONST_FILL_COUNT.get(p[4]) + 1, _u64(p[1], p[2])
         return Packet(f"SDMA CONST_FILL dst={dst:#x} value={p[3]:#x} bytes={n}", "copy", fill=(dst, p[3], n))
     if op == sdma.Op.WRITE:
         return Packet(f"SDMA WRITE_UNTILED dst={_u64(p[1], p[2]):#x} dwords={len(p) - 4}")
     if op == sdma.Op.FENCE:
         return Packet(f"SDMA FENCE addr={_u64(p[1], p[2]):#x} value={p[3]:#x}")
     if op == sdma.Op.TRAP:
-        return Packet(f"SDMA TRAP int_context={p[1] & sdma.TRAP_INT_CONTEXT_MASK:#x}")
+        return Packet(f"SDMA TRAP int_context={sdma.TRAP_INT_CONTEXT.get(p[1]):#x}")
     if op == sdma.Op.TIMESTAMP and sub != sdma.SUBOP_TIMESTAMP_SET:
         addr = _u64(p[1], p[2])
         return Packet(f"SDMA TIMESTAMP addr={addr:#x}", stamp=addr)

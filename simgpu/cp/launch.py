@@ -55,7 +55,7 @@ def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int) -> Dispat
 
 def aql_dispatch(gpu, q: Queue, pkt: aql.KernelDispatchPacket, packet_va: int, dispatch_id: int) -> Dispatch:
     """A Dispatch from an AQL kernel-dispatch packet: descriptor from kernel_object, queue_ptr from the rptr."""
-    dims = pkt.setup & aql.SETUP_DIMENSIONS_MASK
+    dims = aql.SETUP.dimensions.get(pkt.setup)
     if dims == 0:
         raise PacketError("kernel dispatch with setup.dimensions = 0")
     if pkt.kernel_object % 64:

@@ -3,14 +3,17 @@ parsers read them back out, from the same declaration.
 
 A `Field` is `width` bits at bit `lo` of a word (a packet dword, a register, a descriptor word); a `Layout`
 names the fields of one word (`layout.name` is the Field, `pack(name=value, ...)` builds the word).
-Values are masked to their field's width on the way in, as the hardware reads only those bits.
+Values are masked to their field's width on the way in, as the hardware reads only those bits. A `Record`
+is a fixed-size structure of such words in memory (an AQL packet, amd_signal_t, the kernel descriptor).
 
 May import: nothing outside simgpu.hw.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,61 @@ class Layout:
     def unpack(self, word: int) -> dict[str, int]:
         """Every field's value in `word`."""
         return {name: f.get(word) for name, f in self.fields.items()}
+
+
+class Record:
+    """Base of a dataclass that is a fixed-size little-endian structure in memory. `LAYOUT` lists its parts in
+    memory order as (field name, struct format): a format with a count ("3H") is a tuple field (packed with
+    zeros after the values given), "Ns" is a bytes field; a part named None is reserved: zeros when packed,
+    dropped when unpacked."""
+
+    LAYOUT: ClassVar[tuple[tuple[str | None, str], ...]] = ()
+    SIZE: ClassVar[int] = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._struct = struct.Struct("<" + "".join(fmt for _, fmt in cls.LAYOUT))
+        cls._parts = tuple((name, *_items(fmt)) for name, fmt in cls.LAYOUT)  # (name, values, tuple?)
+        cls.SIZE = cls._struct.size
+
+    @classmethod
+    def offset(cls, name: str) -> int:
+        """Byte offset of a field in the structure."""
+        at = 0
+        for part, fmt in cls.LAYOUT:
+            if part == name:
+                return at
+            at += struct.calcsize("<" + fmt)
+        raise KeyError(f"{cls.__name__} has no field {name!r}")
+
+    def pack(self) -> bytes:
+        """The structure's bytes."""
+        values: list = []
+        for name, n, many in self._parts:
+            if name is None:
+                values += [0] * n
+            elif many:
+                given = tuple(getattr(self, name))[:n]
+                values += [*given, *(0,) * (n - len(given))]
+            else:
+                values.append(getattr(self, name))
+        return self._struct.pack(*values)
+
+    @classmethod
+    def unpack(cls, data: bytes):
+        """The record the first SIZE bytes of `data` hold."""
+        items, fields = iter(cls._struct.unpack(bytes(data[:cls.SIZE]))), {}
+        for name, n, many in cls._parts:
+            values = tuple(next(items) for _ in range(n))
+            if name is not None:
+                fields[name] = values if many else values[0]
+        return cls(**fields)
+
+
+def _items(fmt: str) -> tuple[int, bool]:
+    """(how many values a struct format part holds, whether they form a tuple)."""
+    n = len(struct.unpack("<" + fmt, bytes(struct.calcsize("<" + fmt))))
+    return n, fmt[:1].isdigit() and fmt[-1] not in "sx"
 
 
 def lo32(v: int) -> int:

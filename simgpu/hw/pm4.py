@@ -339,10 +339,6 @@ def dma_data(dst: int, src: int, byte_count: int, src_sel: int = DmaSrc.ADDR_L2,
 
 
 # ---- ATOMIC_MEM: control, addr lo/hi, src lo/hi, cmp lo/hi, loop interval --------------------------------
-ATOMIC_MEM_CONTROL = Layout(atomic=Field(0, 7), command=Field(8, 4))
-LOOP_INTERVAL = Field(0, 13)
-
-
 class TcOp(IntEnum):
     """TC_OP atomic opcodes (the _RTN_ forms return the old value); shared with SDMA ATOMIC."""
 
@@ -417,6 +413,10 @@ class AtomicCommand(IntEnum):
     LOOP_UNTIL_COMPARE = 1  # cmpswap retried until it succeeds
     WAIT_FOR_CONFIRM = 2
     SEND_AND_CONTINUE = 3
+
+
+ATOMIC_MEM_CONTROL = Layout(atomic=Field(0, 7), command=Field(8, 4))
+LOOP_INTERVAL = Field(0, 13)
 
 
 def atomic_mem(addr: int, op: int, src: int = 0, cmp: int = 0, command: int = AtomicCommand.SINGLE_PASS,

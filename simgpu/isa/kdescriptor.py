@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import struct
 from dataclasses import dataclass
 
-from simgpu.hw.bits import Field
+from simgpu.hw.bits import Field, Record
 
 KD_SIZE = 64
 # Every wave on gfx10+ has 106 addressable SGPRs (s0-s105); GRANULATED_WAVEFRONT_SGPR_COUNT is reserved there.
@@ -22,12 +21,6 @@ GFX10_PLUS_SGPRS = 106
 VGPR_GRANULE_WAVE32 = 8
 VGPR_GRANULE_WAVE64 = 4
 LDS_GRANULE = 512  # bytes per unit of COMPUTE_PGM_RSRC2.LDS_SIZE (granulated_lds_size) on gfx11: 128 dwords
-
-# group_segment_fixed_size, private_segment_fixed_size, kernarg_size, reserved0[4], kernel_code_entry_byte_offset,
-# reserved1[20], compute_pgm_rsrc3, compute_pgm_rsrc1, compute_pgm_rsrc2, kernel_code_properties,
-# kernarg_preload, reserved2[4].
-_LAYOUT = struct.Struct("<III4sq20sIIIHH4s")
-assert _LAYOUT.size == KD_SIZE
 
 
 class KernelDescriptorError(ValueError):
@@ -67,9 +60,13 @@ class _Bits:
 
 
 @dataclass
-class KernelDescriptor:
+class KernelDescriptor(Record):
     """The 64-byte kernel descriptor, field by field; bit fields of the rsrc words are attributes."""
 
+    LAYOUT = (("group_segment_fixed_size", "I"), ("private_segment_fixed_size", "I"), ("kernarg_size", "I"),
+              ("reserved0", "4s"), ("kernel_code_entry_byte_offset", "q"), ("reserved1", "20s"),
+              ("compute_pgm_rsrc3", "I"), ("compute_pgm_rsrc1", "I"), ("compute_pgm_rsrc2", "I"),
+              ("kernel_code_properties", "H"), ("kernarg_preload", "H"), ("reserved2", "4s"))
     group_segment_fixed_size: int = 0
     private_segment_fixed_size: int = 0
     kernarg_size: int = 0
@@ -153,15 +150,11 @@ class KernelDescriptor:
         """Decode a 64-byte descriptor."""
         if len(data) != KD_SIZE:
             raise KernelDescriptorError(f"a kernel descriptor is {KD_SIZE} bytes, got {len(data)}")
-        (gs, ps, ka, r0, entry, r1, rsrc3, rsrc1, rsrc2, props, preload, r2) = _LAYOUT.unpack(data)
-        return cls(gs, ps, ka, entry, rsrc3, rsrc1, rsrc2, props, preload, r0, r1, r2)
+        return cls.unpack(data)
 
     def to_bytes(self) -> bytes:
         """Encode as the 64 bytes the hardware reads."""
-        return _LAYOUT.pack(self.group_segment_fixed_size, self.private_segment_fixed_size, self.kernarg_size,
-                            bytes(self.reserved0), self.kernel_code_entry_byte_offset, bytes(self.reserved1),
-                            self.compute_pgm_rsrc3, self.compute_pgm_rsrc1, self.compute_pgm_rsrc2,
-                            self.kernel_code_properties, self.kernarg_preload, bytes(self.reserved2))
+        return self.pack()
 
     @property
     def wg_rr_en(self) -> int:
@@ -208,6 +201,7 @@ class KernelDescriptor:
         return new
 
 
+assert KernelDescriptor.SIZE == KD_SIZE
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(KernelDescriptor))
 
 
