@@ -8,7 +8,7 @@ queue errors instead of host exceptions.
 
 from __future__ import annotations
 
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp.queue import PacketError, Queue, read_u32, read_u64
 from simgpu.fault import GPUFault
 from simgpu.hw import aql, regs

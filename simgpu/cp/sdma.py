@@ -6,7 +6,7 @@ POLL_REGMEM and looping atomics block the queue until satisfied; TRAP raises an 
 
 from __future__ import annotations
 
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma as hw

@@ -5,8 +5,8 @@ May import: simgpu.hw.bits (the bit-field machinery), nothing else outside simgp
 pyelftools are fine).
 """
 
-from .codec import assemble, decode, decode_all, disassemble
+from .codec import assemble, decode, decode_all, disassemble, fetch_size
 from .errors import AsmError, DecodeError
 from .inst import Inst
 
-__all__ = ["AsmError", "DecodeError", "Inst", "assemble", "decode", "decode_all", "disassemble"]
+__all__ = ["AsmError", "DecodeError", "Inst", "assemble", "decode", "decode_all", "disassemble", "fetch_size"]

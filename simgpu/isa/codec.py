@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .encodings import identify
+from .encodings import ENCODINGS, identify
 from .errors import AsmError, DecodeError
 from .inst import Inst, families, family_of
 
@@ -26,6 +26,18 @@ def decode(data: bytes, offset: int = 0) -> Inst:
     inst = family_of(enc).decode(enc, data, offset)
     inst.offset = offset
     return inst
+
+
+def fetch_size(word0: int) -> int:
+    """The most bytes the instruction whose first dword is `word0` can occupy: its encoding's base words, one
+    extension dword (a literal or DPP control) or MIMG's NSA address dwords. Fetching that many and decoding
+    gives the instruction and its exact `size`."""
+    enc = identify(word0)
+    if enc is None:
+        return 4
+    e = ENCODINGS[enc]
+    nsa = e.field("nsa").get(word0) if enc == "MIMG" else 0
+    return e.size + 4 * max(1, nsa)
 
 
 def decode_all(data: bytes) -> list[Inst]:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.samples import VADD
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
 from simgpu.hw import pm4 as hw
