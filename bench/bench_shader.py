@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from bench import best_time
 from compiler.samples import AXPB, MATMUL, ROWSUM, SPIN
 from compiler.samples.workloads import lcg
 from simgpu.testbed import Testbed
@@ -37,14 +38,8 @@ def _timed(tb: Testbed, kernel, args, grid, block, repeats: int = 5) -> tuple[fl
 
 
 def _numpy_time(fn) -> float:
-    """Best wall time of a few runs (numpy's BLAS may use several threads)."""
-    fn()
-    times = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    """Best wall time of five warm runs (numpy's BLAS may use several threads)."""
+    return best_time(fn, reps=5, warm=True)
 
 
 def _report(name: str, dt: float, wi: int, lo: int, np_dt: float, ok: bool) -> None:

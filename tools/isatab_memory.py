@@ -14,17 +14,15 @@ formats, MIMG dims and EXP targets.
 from __future__ import annotations
 
 import itertools
-import json
-import os
 import re
 import sys
 
 from simgpu.isa.codec import split_operands
 from simgpu.isa.encodings import ENCODINGS
 from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text
-from tools import oracle
+from tools import isatab, oracle
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "memory.json")
+OUT = isatab.table_path("memory")
 
 # Distinctive values of the operand fields: vector ranges far apart, scalar fields distinct after scaling.
 PROBE = {
@@ -323,10 +321,7 @@ def generate() -> dict:
 
 def main() -> None:
     tables = generate()
-    with open(OUT, "w") as f:
-        json.dump(tables, f, separators=(",", ":"), sort_keys=True)
-        f.write("\n")
-    print(f"{os.path.getsize(OUT)} bytes -> {OUT}", file=sys.stderr)
+    isatab.write_table(OUT, tables)
 
 
 if __name__ == "__main__":

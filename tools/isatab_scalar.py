@@ -12,16 +12,15 @@ hwreg, sendmsg and the delay/depctr fields are probed the same way.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 
 from simgpu.isa.codec import split_operands
 from simgpu.isa.encodings import ENCODINGS, identify
 from simgpu.isa.operands import parse_register
-from tools import oracle
+from tools import isatab, oracle
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "scalar.json")
+OUT = isatab.table_path("scalar")
 PROBE = {"sdst": 10, "ssrc0": 20, "ssrc1": 40}
 LIT = 0x11223344
 
@@ -269,9 +268,7 @@ def main() -> None:
     tables["SMEM"] = sweep_smem()
     print(f"SMEM: {len(tables['SMEM'])} opcodes", file=sys.stderr)
     tables["names"] = name_tables(tables["SOPP"])
-    with open(OUT, "w") as f:
-        json.dump(tables, f, indent=0, sort_keys=True)
-        f.write("\n")
+    isatab.write_table(OUT, tables, indent=0)
 
 
 if __name__ == "__main__":

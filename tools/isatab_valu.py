@@ -22,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify
 from simgpu.isa.valu import literal_spelling
-from tools import oracle
+from tools import isatab, oracle
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "valu.json")
+OUT = isatab.table_path("valu")
 
 # Distinctive register numbers of the probes: a printed register names the field it came from.
 VDST, SDST, SRC = 8, 20, {"src0": 40, "src1": 52, "src2": 68}
@@ -602,10 +602,8 @@ def main() -> None:
         for e in entries.values():
             e.pop("_probe", None)
             e.pop("_dpp", None)
-    with open(OUT, "w") as f:
-        json.dump(tables, f, separators=(",", ":"), sort_keys=True)
-        f.write("\n")
-    print(f"{len(tables['classes'])} operand classes -> {OUT}", file=sys.stderr)
+    print(f"{len(tables['classes'])} operand classes", file=sys.stderr)
+    isatab.write_table(OUT, tables)
 
 
 if __name__ == "__main__":

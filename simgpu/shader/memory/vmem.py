@@ -384,15 +384,25 @@ def _flat_segment(addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi == U32(SHARED_BASE_HI), hi == U32(PRIVATE_BASE_HI)
 
 
+LOAD_KINDS = ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128")  # what a load reads and how it extends
+STORE_KINDS = ("b8", "b16", "b32", "b64", "b96", "b128")
+
+
+def register_loads_stores(prefix: str, load, store) -> None:
+    """Register a vector-memory segment's loads and stores under the ISA's names: <prefix>_load_<kind>,
+    _load_d16[_hi]_{u8,i8,b16}, _store_<kind>, _store_d16_hi_{b8,b16} (prefix global, scratch, flat, buffer)."""
+    for k in LOAD_KINDS:
+        register(f"{prefix}_load_{k}", load)
+    for k in ("u8", "i8", "b16"):
+        register(f"{prefix}_load_d16_{k}", load)
+        register(f"{prefix}_load_d16_hi_{k}", load)
+    for k in STORE_KINDS:
+        register(f"{prefix}_store_{k}", store)
+    for k in ("b8", "b16"):
+        register(f"{prefix}_store_d16_hi_{k}", store)
+
+
 register("global_load_addtid_b32", _load_addtid)
 register("global_store_addtid_b32", _store_addtid)
 for _seg in ("global", "scratch", "flat"):
-    for _k in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128"):
-        register(f"{_seg}_load_{_k}", _load)
-    for _k in ("u8", "i8", "b16"):
-        register(f"{_seg}_load_d16_{_k}", _load)
-        register(f"{_seg}_load_d16_hi_{_k}", _load)
-    for _k in ("b8", "b16", "b32", "b64", "b96", "b128"):
-        register(f"{_seg}_store_{_k}", _store)
-    for _k in ("b8", "b16"):
-        register(f"{_seg}_store_d16_hi_{_k}", _store)
+    register_loads_stores(_seg, _load, _store)
