@@ -1,8 +1,8 @@
 """Testbed: the shader engine on simulated memory with a VM already set up, no driver or queues.
 
-For the shader engine's own tests, the kernel corpus and the benchmarks: allocate mapped buffers,
+For the shader engine's own tests, the sample kernels and the benchmarks: allocate mapped buffers,
 load a code object, pack kernel arguments from its metadata (hidden arguments of code object v5
-filled as ROCm's runtime fills them) and run a grid. The runtime (issue 6) does the same through
+filled as ROCm's runtime fills them) and run a grid. The runtime (runtime/) does the same through
 amdkfd and queues; this is the shortest path to the engine.
 """
 

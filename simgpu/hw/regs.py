@@ -63,13 +63,6 @@ COMPUTE_USER_DATA_0 = 0x2E40
 NUM_USER_DATA = 16
 
 
-def compute_user_data(i: int) -> int:
-    """COMPUTE_USER_DATA_i (0..15)."""
-    if not 0 <= i < NUM_USER_DATA:
-        raise ValueError(f"COMPUTE_USER_DATA_{i} does not exist")
-    return COMPUTE_USER_DATA_0 + i
-
-
 # ---- register fields ---------------------------------------------------------------------------------
 DISPATCH_INITIATOR = Layout(compute_shader_en=Field(0), partial_tg_en=Field(1), force_start_at_000=Field(2),
                             use_thread_dimensions=Field(5), order_mode=Field(6), cs_w32_en=Field(15))

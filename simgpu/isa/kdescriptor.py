@@ -157,11 +157,6 @@ class KernelDescriptor(Record):
         return self.pack()
 
     @property
-    def wg_rr_en(self) -> int:
-        """Bit 21 of RSRC1 under its gfx12 name (workgroup round robin); ENABLE_DX10_CLAMP on gfx11."""
-        return self.enable_dx10_clamp
-
-    @property
     def wavefront_size(self) -> int:
         """32 or 64, from ENABLE_WAVEFRONT_SIZE32."""
         return 32 if self.enable_wavefront_size32 else 64

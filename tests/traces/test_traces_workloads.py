@@ -1,5 +1,5 @@
 """Record the runtime's test workloads and the demo's kernels, replay each on a fresh MockOS: no
-divergence (issue 7). Workloads: corpus kernels of every kind over PM4 and AQL, a two-device copy,
+divergence. Workloads: corpus kernels of every kind over PM4 and AQL, a two-device copy,
 the demo's saxpy and matmul."""
 
 import io
