@@ -173,5 +173,11 @@ def assemble(source: str) -> bytes:
                 labels[label] = len(out)
                 continue
             ctx = AsmContext(line=line, column=col, pc=len(out), labels=labels, final=final)
-            out += _assemble_one(text, ctx)
+            try:
+                out += _assemble_one(text, ctx)
+            except AsmError as e:
+                if e.line:
+                    raise
+                # raised below the statement (an operand parser without the context): give it the position
+                raise AsmError(e.expected, line=line, column=col, token=e.token) from None
     return bytes(out)
