@@ -9,7 +9,6 @@ from runtime.memory import Buffer
 from simgpu.hw import aql, kernargs, regs
 from simgpu.hw import pm4 as hw
 from simgpu.isa.codeobject import read_code_object
-from simgpu.isa.kdescriptor import with_lds_size
 
 _POINTER_KINDS = ("global_buffer", "dynamic_shared_pointer")
 
@@ -118,7 +117,7 @@ class Kernel:
 
     def _pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
         kd = self.descriptor
-        rsrc2 = with_lds_size(kd.compute_pgm_rsrc2, kd.group_segment_fixed_size + shared)
+        rsrc2 = regs.with_lds_size(kd.compute_pgm_rsrc2, kd.group_segment_fixed_size + shared)
         return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(self.code_va)),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),

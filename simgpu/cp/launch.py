@@ -12,7 +12,7 @@ from simgpu import clock as costs
 from simgpu.cp.queue import PacketError, Queue, read_u32, read_u64
 from simgpu.fault import GPUFault
 from simgpu.hw import aql, regs
-from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor, lds_size
+from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor
 from simgpu.shader import Dispatch
 
 MAX_WORKGROUP_ITEMS = 1024
@@ -44,7 +44,7 @@ def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int) -> Dispat
         grid = tuple(d * w for d, w in zip(dims, workgroup, strict=True))
     wave_bytes = regs.TMPRING_SIZE.wavesize.get(_reg(q, regs.COMPUTE_TMPRING_SIZE)) * regs.TMPRING_WAVESIZE_UNIT
     d = Dispatch(code_address=code, descriptor=kd, grid=grid, workgroup=workgroup,
-                 group_segment_size=lds_size(kd.compute_pgm_rsrc2),
+                 group_segment_size=regs.lds_size(kd.compute_pgm_rsrc2),
                  private_segment_size=wave_bytes // kd.wavefront_size if kd.enable_private_segment else 0, vmid=q.vmid,
                  user_sgprs=[_reg(q, regs.COMPUTE_USER_DATA_0 + i) for i in range(regs.NUM_USER_DATA)],
                  grid_offset=start, dispatch_id=q.dispatches)

@@ -11,7 +11,6 @@ May import: nothing outside simgpu.hw.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
 
 from simgpu.hw.bits import Field, Layout, Record
@@ -55,52 +54,32 @@ def parse_header(h: int) -> tuple[int, bool, int, int]:
     return f["type"], bool(f["barrier"]), f["acquire_fence_scope"], f["release_fence_scope"]
 
 
-@dataclass
 class KernelDispatchPacket(Record):
     """hsa_kernel_dispatch_packet_t."""
 
-    LAYOUT = (("header", "H"), ("setup", "H"), ("workgroup_size", "3H"), (None, "H"), ("grid_size", "3I"),
-              ("private_segment_size", "I"), ("group_segment_size", "I"), ("kernel_object", "Q"),
-              ("kernarg_address", "Q"), (None, "Q"), ("completion_signal", "Q"))
-    header: int = 0
-    setup: int = 1
-    workgroup_size: tuple[int, int, int] = (1, 1, 1)
-    grid_size: tuple[int, int, int] = (1, 1, 1)
-    private_segment_size: int = 0
-    group_segment_size: int = 0
-    kernel_object: int = 0
-    kernarg_address: int = 0
-    completion_signal: int = 0
+    LAYOUT = (("header", "H"), ("setup", "H", 1), ("workgroup_size", "3H", (1, 1, 1)), (None, "H"),
+              ("grid_size", "3I", (1, 1, 1)), ("private_segment_size", "I"), ("group_segment_size", "I"),
+              ("kernel_object", "Q"), ("kernarg_address", "Q"), (None, "Q"), ("completion_signal", "Q"))
 
 
 BARRIER_DEP_SIGNALS = 5
 
 
-@dataclass
 class BarrierPacket(Record):
     """hsa_barrier_and_packet_t / hsa_barrier_or_packet_t (same layout)."""
 
     LAYOUT = (("header", "H"), (None, "H"), (None, "I"), ("dep_signals", f"{BARRIER_DEP_SIGNALS}Q"), (None, "Q"),
               ("completion_signal", "Q"))
-    header: int = 0
-    dep_signals: tuple[int, ...] = (0,) * BARRIER_DEP_SIGNALS
-    completion_signal: int = 0
 
 
 VENDOR_DW_CNT_REMAIN = 0xA
 
 
-@dataclass
 class VendorPM4IBPacket(Record):
     """amd_aql_pm4_ib_packet_t: run a PM4 indirect buffer (ib_jump_cmd, a PM4 INDIRECT_BUFFER) from an AQL queue."""
 
-    LAYOUT = (("header", "H"), ("ven_hdr", "H"), ("ib_jump_cmd", "4I"), ("dw_cnt_remain", "I"), (None, "8I"),
-              ("completion_signal", "Q"))
-    header: int = 0
-    ib_jump_cmd: tuple[int, int, int, int] = (0, 0, 0, 0)
-    completion_signal: int = 0
-    ven_hdr: int = AMD_AQL_FORMAT_PM4_IB
-    dw_cnt_remain: int = VENDOR_DW_CNT_REMAIN
+    LAYOUT = (("header", "H"), ("ven_hdr", "H", AMD_AQL_FORMAT_PM4_IB), ("ib_jump_cmd", "4I"),
+              ("dw_cnt_remain", "I", VENDOR_DW_CNT_REMAIN), (None, "8I"), ("completion_signal", "Q"))
 
 
 assert KernelDispatchPacket.SIZE == BarrierPacket.SIZE == VendorPM4IBPacket.SIZE == PACKET_SIZE
@@ -116,19 +95,11 @@ class SignalKind(IntEnum):
     LEGACY_DOORBELL = -2
 
 
-@dataclass
 class Signal(Record):
     """amd_signal_t."""
 
-    LAYOUT = (("kind", "q"), ("value", "q"), ("event_mailbox_ptr", "Q"), ("event_id", "I"), (None, "I"),
-              ("start_ts", "Q"), ("end_ts", "Q"), ("queue_ptr", "Q"), (None, "8x"))
-    kind: int = SignalKind.USER
-    value: int = 0
-    event_mailbox_ptr: int = 0
-    event_id: int = 0
-    start_ts: int = 0
-    end_ts: int = 0
-    queue_ptr: int = 0
+    LAYOUT = (("kind", "q", SignalKind.USER), ("value", "q"), ("event_mailbox_ptr", "Q"), ("event_id", "I"),
+              (None, "I"), ("start_ts", "Q"), ("end_ts", "Q"), ("queue_ptr", "Q"), (None, "8x"))
 
 
 SIGNAL_SIZE = Signal.SIZE

@@ -66,28 +66,41 @@ class Layout:
 
 
 class Record:
-    """Base of a dataclass that is a fixed-size little-endian structure in memory. `LAYOUT` lists its parts in
-    memory order as (field name, struct format): a format with a count ("3H") is a tuple field (packed with
-    zeros after the values given), "Ns" is a bytes field; a part named None is reserved: zeros when packed,
-    dropped when unpacked."""
+    """Base of a fixed-size little-endian structure in memory (an AQL packet, amd_signal_t, the kernel descriptor).
 
-    LAYOUT: ClassVar[tuple[tuple[str | None, str], ...]] = ()
+    `LAYOUT` lists its parts in memory order as (field name, struct format[, default]); a subclass becomes a
+    dataclass with those fields, in that order. A format with a count ("3H") makes a tuple field (packed with
+    zeros after the values given), "Ns" a bytes field; a part named None is reserved: zeros when packed,
+    dropped when unpacked. Fields default to zeros."""
+
+    LAYOUT: ClassVar[tuple[tuple, ...]] = ()
     SIZE: ClassVar[int] = 0
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._struct = struct.Struct("<" + "".join(fmt for _, fmt in cls.LAYOUT))
-        cls._parts = tuple((name, *_items(fmt)) for name, fmt in cls.LAYOUT)  # (name, values, tuple?)
+        cls._struct = struct.Struct("<" + "".join(part[1] for part in cls.LAYOUT))
+        cls._parts = tuple((part[0], *_items(part[1])) for part in cls.LAYOUT)  # (name, values, tuple?)
         cls.SIZE = cls._struct.size
+        annotations = {}
+        for name, fmt, *default in cls.LAYOUT:
+            if name is None:
+                continue
+            n, many = _items(fmt)
+            kind = tuple if many else bytes if fmt.endswith("s") else int
+            annotations[name] = kind.__name__
+            zero = (0,) * n if many else bytes(struct.calcsize("<" + fmt)) if kind is bytes else 0
+            setattr(cls, name, default[0] if default else zero)
+        cls.__annotations__ = annotations
+        dataclass(cls)
 
     @classmethod
     def offset(cls, name: str) -> int:
         """Byte offset of a field in the structure."""
         at = 0
-        for part, fmt in cls.LAYOUT:
-            if part == name:
+        for part in cls.LAYOUT:
+            if part[0] == name:
                 return at
-            at += struct.calcsize("<" + fmt)
+            at += struct.calcsize("<" + part[1])
         raise KeyError(f"{cls.__name__} has no field {name!r}")
 
     def pack(self) -> bytes:

@@ -64,6 +64,43 @@ NUM_USER_DATA = 16
 
 
 # ---- register fields ---------------------------------------------------------------------------------
+# COMPUTE_PGM_RSRC1/2/3 (GFX10-GFX11), named as LLVM's kernel descriptor names them (AMDGPUUsage): the CP
+# loads these registers from the descriptor's compute_pgm_rsrc words. Granulated counts are "blocks - 1".
+PGM_RSRC1 = Layout(
+    granulated_workitem_vgpr_count=Field(0, 6),
+    # Reserved on gfx10+ (every wave has 106 SGPRs), yet clang-19 fills it for gfx11 (and llvm-objdump 19 then
+    # refuses to print the descriptor); the hardware ignores it.
+    granulated_wavefront_sgpr_count=Field(6, 4),
+    priority=Field(10, 2), float_round_mode_32=Field(12, 2), float_round_mode_16_64=Field(14, 2),
+    float_denorm_mode_32=Field(16, 2), float_denorm_mode_16_64=Field(18, 2), priv=Field(20),
+    enable_dx10_clamp=Field(21), debug_mode=Field(22), enable_ieee_mode=Field(23), bulky=Field(24), cdbg_user=Field(25),
+    fp16_ovfl=Field(26), workgroup_processor_mode=Field(29), mem_ordered=Field(30), fwd_progress=Field(31))
+PGM_RSRC2 = Layout(
+    enable_private_segment=Field(0),  # SCRATCH_EN
+    user_sgpr_count=Field(1, 5), enable_trap_handler=Field(6), enable_sgpr_workgroup_id_x=Field(7),
+    enable_sgpr_workgroup_id_y=Field(8), enable_sgpr_workgroup_id_z=Field(9), enable_sgpr_workgroup_info=Field(10),
+    enable_vgpr_workitem_id=Field(11, 2),  # 0: X, 1: X and Y, 2: X, Y and Z
+    enable_exception_address_watch=Field(13), enable_exception_memory=Field(14),
+    granulated_lds_size=Field(15, 9),  # LDS_SIZE in LDS_GRANULE units: 0 in a descriptor, the CP programs it
+    enable_exception_ieee_754_fp_invalid_operation=Field(24), enable_exception_fp_denormal_source=Field(25),
+    enable_exception_ieee_754_fp_division_by_zero=Field(26), enable_exception_ieee_754_fp_overflow=Field(27),
+    enable_exception_ieee_754_fp_underflow=Field(28), enable_exception_ieee_754_fp_inexact=Field(29),
+    enable_exception_int_divide_by_zero=Field(30))
+PGM_RSRC3 = Layout(shared_vgpr_count=Field(0, 4), inst_pref_size=Field(4, 6), trap_on_start=Field(10),
+                   trap_on_end=Field(11), image_op=Field(31))
+LDS_GRANULE = 512  # bytes per LDS_SIZE unit on gfx11 (128 dwords)
+
+
+def lds_size(rsrc2: int) -> int:
+    """LDS bytes per workgroup that a COMPUTE_PGM_RSRC2 value allocates."""
+    return PGM_RSRC2.granulated_lds_size.get(rsrc2) * LDS_GRANULE
+
+
+def with_lds_size(rsrc2: int, nbytes: int) -> int:
+    """A COMPUTE_PGM_RSRC2 value whose LDS_SIZE covers `nbytes` of LDS per workgroup (what the CP programs)."""
+    return PGM_RSRC2.granulated_lds_size.put(rsrc2, -(-nbytes // LDS_GRANULE))
+
+
 DISPATCH_INITIATOR = Layout(compute_shader_en=Field(0), partial_tg_en=Field(1), force_start_at_000=Field(2),
                             use_thread_dimensions=Field(5), order_mode=Field(6), cs_w32_en=Field(15))
 NUM_THREAD = Layout(num_thread_full=Field(0, 16), num_thread_partial=Field(16, 16))  # COMPUTE_NUM_THREAD_X/Y/Z

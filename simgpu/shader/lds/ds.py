@@ -18,7 +18,7 @@ from simgpu.isa.memory import tables
 from simgpu.shader.lds.ds_mem import lds_atomic, lds_read, lds_write
 from simgpu.shader.memory.atomic import read_data
 from simgpu.shader.memory.atomic_ops import TWO_DATA, op_of
-from simgpu.shader.memory.vmem import LOAD_KINDS, STORE_KINDS, store_data, write_loaded
+from simgpu.shader.memory.vmem import register_loads_stores, store_data, write_loaded
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
 
@@ -147,15 +147,8 @@ def ds_mnemonics() -> list[str]:
     return sorted(e["m"] for e in tables()["ops"]["DS"].values())
 
 
-for _m in LOAD_KINDS:
-    register(f"ds_load_{_m}", _load)
-for _m in ("u8", "i8", "u16"):
-    register(f"ds_load_{_m}_d16", _load)
-    register(f"ds_load_{_m}_d16_hi", _load)
-for _m in STORE_KINDS:
-    register(f"ds_store_{_m}", _store)
-register("ds_store_b8_d16_hi", _store)
-register("ds_store_b16_d16_hi", _store)
+register_loads_stores(_load, _store, lambda op, kind, d16: f"ds_{op}_{kind}{'_' + d16 if d16 else ''}",
+                      d16_loads=("u8", "i8", "u16"))
 for _s in ("", "_stride64"):
     for _b in ("b32", "b64"):
         register(f"ds_load_2addr{_s}_{_b}", _load_2addr)

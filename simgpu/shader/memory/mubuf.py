@@ -28,7 +28,14 @@ import numpy as np
 
 from simgpu.shader.memory.atomic import ATOMICS, atomic_op, operands
 from simgpu.shader.memory.atomic_ops import global_atomic
-from simgpu.shader.memory.vmem import global_read, global_write, register_loads_stores, store_data, write_loaded
+from simgpu.shader.memory.vmem import (
+    global_read,
+    global_write,
+    register_loads_stores,
+    store_data,
+    vmem_name,
+    write_loaded,
+)
 from simgpu.shader.operand import scalar_src, write_vgpr
 from simgpu.shader.semantics import register
 
@@ -170,7 +177,7 @@ def _cache_invalidate(ex, w, inst):
     return None
 
 
-register_loads_stores("buffer", _load, _store)
+register_loads_stores(_load, _store, vmem_name("buffer"))
 for _o in (*ATOMICS, "csub_u32"):
     register(f"buffer_atomic_{_o}", _atomic)
 register("buffer_gl0_inv", _cache_invalidate)

@@ -388,21 +388,27 @@ LOAD_KINDS = ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128")  # what a l
 STORE_KINDS = ("b8", "b16", "b32", "b64", "b96", "b128")
 
 
-def register_loads_stores(prefix: str, load, store) -> None:
-    """Register a vector-memory segment's loads and stores under the ISA's names: <prefix>_load_<kind>,
-    _load_d16[_hi]_{u8,i8,b16}, _store_<kind>, _store_d16_hi_{b8,b16} (prefix global, scratch, flat, buffer)."""
+def register_loads_stores(load, store, name, d16_loads: tuple[str, ...] = ("u8", "i8", "b16")) -> None:
+    """Register the loads and stores every memory unit has: each kind, the 16-bit loads into the low or high
+    half (`d16_loads`), the stores of a register's high half. `name(op, kind, d16)` spells the mnemonic (op
+    "load" or "store", d16 "", "d16" or "d16_hi"): the units differ only in that."""
     for k in LOAD_KINDS:
-        register(f"{prefix}_load_{k}", load)
-    for k in ("u8", "i8", "b16"):
-        register(f"{prefix}_load_d16_{k}", load)
-        register(f"{prefix}_load_d16_hi_{k}", load)
+        register(name("load", k, ""), load)
+    for k in d16_loads:
+        register(name("load", k, "d16"), load)
+        register(name("load", k, "d16_hi"), load)
     for k in STORE_KINDS:
-        register(f"{prefix}_store_{k}", store)
+        register(name("store", k, ""), store)
     for k in ("b8", "b16"):
-        register(f"{prefix}_store_d16_hi_{k}", store)
+        register(name("store", k, "d16_hi"), store)
+
+
+def vmem_name(prefix: str):
+    """The mnemonic spelling of global/scratch/flat/buffer: <prefix>_load_d16_hi_u8."""
+    return lambda op, kind, d16: f"{prefix}_{op}_{d16 + '_' if d16 else ''}{kind}"
 
 
 register("global_load_addtid_b32", _load_addtid)
 register("global_store_addtid_b32", _store_addtid)
 for _seg in ("global", "scratch", "flat"):
-    register_loads_stores(_seg, _load, _store)
+    register_loads_stores(_load, _store, vmem_name(_seg))

@@ -130,7 +130,7 @@ def test_vendor_specific_pm4_ib_with_a_wait_inside(vm):
     ib_va = vm.upload(np.array(ib, np.uint32))
     sig = new_signal(vm)
     pkt = aql.VendorPM4IBPacket(aql.make_header(aql.PacketType.VENDOR_SPECIFIC),
-                                tuple(hw.indirect_buffer(ib_va, len(ib))), sig)
+                                ib_jump_cmd=tuple(hw.indirect_buffer(ib_va, len(ib))), completion_signal=sig)
     r.submit(pkt.pack())
     assert r.q.state == QueueState.BLOCKED and vm.u32(out, 2) == [1, 0] and r.q.rptr == 0
     vm.write(flag, struct.pack("<I", 1))
