@@ -16,17 +16,23 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 
-@dataclass(frozen=True)
 class Field:
     """`width` bits at bit `lo` of a word."""
 
-    lo: int
-    width: int = 1
+    __slots__ = ("lo", "width", "mask")
 
-    @property
-    def mask(self) -> int:
-        """The field's bits, unshifted: (1 << width) - 1."""
-        return (1 << self.width) - 1
+    def __init__(self, lo: int, width: int = 1):
+        self.lo, self.width = lo, width
+        self.mask = (1 << width) - 1  # the field's bits, unshifted
+
+    def __repr__(self) -> str:
+        return f"Field({self.lo}, {self.width})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Field) and (self.lo, self.width) == (other.lo, other.width)
+
+    def __hash__(self) -> int:
+        return hash((self.lo, self.width))
 
     def get(self, word: int) -> int:
         """The field's value in `word`."""
@@ -42,27 +48,26 @@ class Field:
 
 
 class Layout:
-    """The named fields of one word."""
+    """The named fields of one word; each is also an attribute (`layout.name`)."""
 
     def __init__(self, **fields: Field):
+        for name in fields:
+            if name in ("fields", "pack", "unpack"):
+                raise ValueError(f"a field may not be called {name!r}")
         self.fields = fields
-
-    def __getattr__(self, name: str) -> Field:
-        try:
-            return self.__dict__["fields"][name]
-        except KeyError:
-            raise AttributeError(f"layout has no field {name!r}") from None
+        self.__dict__.update(fields)
 
     def pack(self, **values: int) -> int:
         """The word with the given fields set (each masked to its width); the others 0."""
-        word = 0
+        word, fields = 0, self.fields
         for name, value in values.items():
-            word |= getattr(self, name).bits(value)
+            f = fields[name]
+            word |= (value & f.mask) << f.lo
         return word
 
     def unpack(self, word: int) -> dict[str, int]:
         """Every field's value in `word`."""
-        return {name: f.get(word) for name, f in self.fields.items()}
+        return {name: (word >> f.lo) & f.mask for name, f in self.fields.items()}
 
 
 class Record:
@@ -79,17 +84,20 @@ class Record:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls._struct = struct.Struct("<" + "".join(part[1] for part in cls.LAYOUT))
-        cls._parts = tuple((part[0], *_items(part[1])) for part in cls.LAYOUT)  # (name, values, tuple?)
         cls.SIZE = cls._struct.size
-        annotations = {}
+        cls._fields = []  # (name, first value, end, tuple?) in the struct's flat value list
+        annotations, at = {}, 0
         for name, fmt, *default in cls.LAYOUT:
+            n, many = _items(fmt)
+            at += n
             if name is None:
                 continue
-            n, many = _items(fmt)
+            cls._fields.append((name, at - n, at, many))
             kind = tuple if many else bytes if fmt.endswith("s") else int
             annotations[name] = kind.__name__
             zero = (0,) * n if many else bytes(struct.calcsize("<" + fmt)) if kind is bytes else 0
             setattr(cls, name, default[0] if default else zero)
+        cls._count = at
         cls.__annotations__ = annotations
         dataclass(cls)
 
@@ -105,26 +113,21 @@ class Record:
 
     def pack(self) -> bytes:
         """The structure's bytes."""
-        values: list = []
-        for name, n, many in self._parts:
-            if name is None:
-                values += [0] * n
-            elif many:
-                given = tuple(getattr(self, name))[:n]
-                values += [*given, *(0,) * (n - len(given))]
+        values = [0] * self._count
+        for name, a, b, many in self._fields:
+            v = getattr(self, name)
+            if many:
+                v = tuple(v)[:b - a]
+                values[a:a + len(v)] = v
             else:
-                values.append(getattr(self, name))
+                values[a] = v
         return self._struct.pack(*values)
 
     @classmethod
     def unpack(cls, data: bytes):
         """The record the first SIZE bytes of `data` hold."""
-        items, fields = iter(cls._struct.unpack(bytes(data[:cls.SIZE]))), {}
-        for name, n, many in cls._parts:
-            values = tuple(next(items) for _ in range(n))
-            if name is not None:
-                fields[name] = values if many else values[0]
-        return cls(**fields)
+        vals = cls._struct.unpack_from(data)
+        return cls(*[vals[a:b] if many else vals[a] for _, a, b, many in cls._fields])
 
 
 def _items(fmt: str) -> tuple[int, bool]:

@@ -12,11 +12,17 @@ from dataclasses import dataclass
 from simgpu.hw import bits
 
 
-@dataclass(frozen=True)
 class Field(bits.Field):
     """A named bit field of an instruction: `width` bits at bit `lo` of the (up to 64-bit) base word."""
 
-    name: str = ""
+    __slots__ = ("name",)
+
+    def __init__(self, lo: int, width: int, name: str):
+        super().__init__(lo, width)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Field({self.lo}, {self.width}, {self.name!r})"
 
 
 @dataclass(frozen=True)
