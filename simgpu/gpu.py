@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from simgpu.clock import Clock
 from simgpu.cp.aql import AQLProcessor
-from simgpu.cp.clock import DeviceClock
 from simgpu.cp.dma import DMA
 from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
@@ -50,7 +50,7 @@ class GPU:
         self.name = name
         self.phys = PhysicalMemory(vram_size)
         self.mmu = MMU(self.phys)
-        self.clock = DeviceClock()
+        self.clock = Clock()
         self.engine = ShaderEngine(self.mmu, self.clock, watchdog=watchdog)
         self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64)  # the doorbell page, as the owner maps it
         self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers

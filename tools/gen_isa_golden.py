@@ -5,7 +5,7 @@ with simgpu's bit layouts, disassembled by llvm-mc, and kept only where llvm-mc 
 text to the same bytes (LLVM's disassembly is not always canonical). Output:
 tests/data/isa/gfx1100_golden.tsv.gz, one "hexbytes<TAB>text" line per pair, sorted.
 
-    python tools/gen_isa_golden.py [--per-op N] [--seed S]
+    python -m tools.gen_isa_golden [--per-op N] [--seed S]
 """
 
 from __future__ import annotations
@@ -17,12 +17,8 @@ import random
 import sys
 from collections import defaultdict
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-
-import oracle  # noqa: E402
-
-from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL  # noqa: E402
+from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from tools import oracle
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", "gfx1100_golden.tsv.gz")
 

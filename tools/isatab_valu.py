@@ -8,7 +8,7 @@ position in an `op_sel:[...]`-style array, `clamp`, an output modifier). Each 9-
 inline constants and literals; sources that print alike share an operand class whose full
 constant/literal spelling is recorded once. DPP16/DPP8 forms are probed for their mnemonics.
 
-    python tools/isatab_valu.py            # writes simgpu/isa/data/valu.json
+    python -m tools.isatab_valu            # writes simgpu/isa/data/valu.json
 """
 
 from __future__ import annotations
@@ -20,15 +20,11 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify
+from simgpu.isa.valu import literal_spelling
+from tools import isatab, oracle
 
-import oracle  # noqa: E402
-
-from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify  # noqa: E402
-from simgpu.isa.valu import literal_spelling  # noqa: E402
-
-OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "valu.json")
+OUT = isatab.table_path("valu")
 
 # Distinctive register numbers of the probes: a printed register names the field it came from.
 VDST, SDST, SRC = 8, 20, {"src0": 40, "src1": 52, "src2": 68}
@@ -606,10 +602,8 @@ def main() -> None:
         for e in entries.values():
             e.pop("_probe", None)
             e.pop("_dpp", None)
-    with open(OUT, "w") as f:
-        json.dump(tables, f, separators=(",", ":"), sort_keys=True)
-        f.write("\n")
-    print(f"{len(tables['classes'])} operand classes -> {OUT}", file=sys.stderr)
+    print(f"{len(tables['classes'])} operand classes", file=sys.stderr)
+    isatab.write_table(OUT, tables)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .encodings import identify
+from .encodings import ENCODINGS, identify
 from .errors import AsmError, DecodeError
 from .inst import Inst, families, family_of
 
@@ -26,6 +26,18 @@ def decode(data: bytes, offset: int = 0) -> Inst:
     inst = family_of(enc).decode(enc, data, offset)
     inst.offset = offset
     return inst
+
+
+def fetch_size(word0: int) -> int:
+    """The most bytes the instruction whose first dword is `word0` can occupy: its encoding's base words, one
+    extension dword (a literal or DPP control) or MIMG's NSA address dwords. Fetching that many and decoding
+    gives the instruction and its exact `size`."""
+    enc = identify(word0)
+    if enc is None:
+        return 4
+    e = ENCODINGS[enc]
+    nsa = e.field("nsa").get(word0) if enc == "MIMG" else 0
+    return e.size + 4 * max(1, nsa)
 
 
 def decode_all(data: bytes) -> list[Inst]:
@@ -161,5 +173,11 @@ def assemble(source: str) -> bytes:
                 labels[label] = len(out)
                 continue
             ctx = AsmContext(line=line, column=col, pc=len(out), labels=labels, final=final)
-            out += _assemble_one(text, ctx)
+            try:
+                out += _assemble_one(text, ctx)
+            except AsmError as e:
+                if e.line:
+                    raise
+                # raised below the statement (an operand parser without the context): give it the position
+                raise AsmError(e.expected, line=line, column=col, token=e.token) from None
     return bytes(out)

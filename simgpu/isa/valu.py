@@ -1,6 +1,6 @@
 """The vector-ALU family of the gfx11 codec: VOP1, VOP2, VOPC, VOP3(SD), VOP3P, VOPD, VINTERP and DPP.
 
-Everything per opcode comes from data/valu.json (generated from llvm-mc by tools/isatab_valu.py): the
+Everything per opcode comes from data/valu.json (generated from llvm-mc by `python -m tools.isatab_valu`): the
 mnemonic of each form, the printed operands ([field, kind, dwords, class]), how each modifier bit prints,
 and per operand class the spelling of inline constants and literals. This module holds only the code
 per encoding and operand kind; the assembler is in valu_asm.py.

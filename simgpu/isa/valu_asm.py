@@ -102,6 +102,8 @@ def _build_vopd(opx: int, toks: list[str]) -> Inst:
     if "::" not in toks:
         raise _Bad("expected '::' and the second half of a dual instruction")
     i = toks.index("::")
+    if i + 1 >= len(toks):
+        raise _Bad("expected a dual (v_dual_*) mnemonic after '::'", "::")
     ymn, ytoks = toks[i + 1], toks[i + 2:]
     x = tables()["vopd"]["x"][opx]
     ys = [(op, e) for op, e in tables()["vopd"]["y"].items() if e["m"] == ymn]

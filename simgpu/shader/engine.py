@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION, Clock
 from simgpu.fault import GPUFault
 from simgpu.interrupt import Interrupt
-from simgpu.isa import DecodeError, decode
+from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.operand import highest_vgpr
@@ -42,25 +43,6 @@ class Counters:
     def snapshot(self) -> dict:
         return {"wave_instructions": self.wave_instructions, "lane_ops": self.lane_ops,
                 "dispatches": self.dispatches, "per_opcode": dict(self.per_opcode)}
-
-
-class Clock:
-    """The virtual clock: core cycles advanced by work done, and the 100 MHz timestamp counter derived
-    from them (what MSG_RTN_GET_REALTIME and the CP's timestamps read)."""
-
-    CYCLES_PER_WAVE_INSTRUCTION = 1  # documented cost model: one cycle per wave-instruction issued
-    core_mhz = 2500  # Navi 31 shader clock
-    timestamp_mhz = 100
-
-    def __init__(self) -> None:
-        self.cycles = 0
-
-    def advance(self, cycles: int) -> None:
-        self.cycles += int(cycles)
-
-    def timestamp(self) -> int:
-        """The 64-bit timestamp counter (100 MHz ticks since the clock started)."""
-        return self.cycles * self.timestamp_mhz // self.core_mhz
 
 
 class ShaderEngine:
@@ -182,7 +164,7 @@ class Exec:
             per_opcode[inst.mnemonic] += n
             if is_valu:
                 counters.lane_ops += self._active_lanes(w)
-            clock.cycles += n * Clock.CYCLES_PER_WAVE_INSTRUCTION
+            clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
             self.budget -= n
             if self.budget < 0:
                 raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
@@ -216,13 +198,10 @@ class Exec:
         if hit is not None:
             return hit
         try:
-            data = self.mem.read(self.vmid, pc, 8, access="execute")
-            word = int.from_bytes(data[:4], "little")
-            if word >> 26 in (0b110101, 0b110010, 0b110110, 0b110111, 0b111000, 0b111010, 0b111100, 0b111101,
-                              0b111110) or word >> 24 in (0b11001100, 0b11001101):
-                data += self.mem.read(self.vmid, pc + 8, 8, access="execute")
-            else:
-                data += self.mem.read(self.vmid, pc + 8, 4, access="execute")
+            data = self.mem.read(self.vmid, pc, 4, access="execute")
+            size = fetch_size(int.from_bytes(data, "little"))
+            if size > 4:
+                data += self.mem.read(self.vmid, pc + 4, size - 4, access="execute")
         except GPUFault as f:
             self._locate(f, w, pc, None)
             raise

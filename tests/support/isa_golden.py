@@ -1,4 +1,4 @@
-"""Loading the gfx1100 golden pairs (made by llvm-mc; regenerate: python tools/gen_isa_golden.py)."""
+"""Loading the gfx1100 golden pairs (made by llvm-mc; regenerate: python -m tools.gen_isa_golden)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def pairs_by_encoding() -> dict[str, list[tuple[bytes, str]]]:
 
 def check_pair(data: bytes, text: str) -> str | None:
     """None when the codec agrees with LLVM on this pair, else what differs."""
-    from simgpu.isa import assemble, decode
+    from simgpu.isa import assemble, decode, fetch_size
     try:
         inst = decode(data)
         got = inst.text()
@@ -40,6 +40,8 @@ def check_pair(data: bytes, text: str) -> str | None:
         return f"decode: {type(e).__name__}: {e}"
     if inst.size != len(data):
         return f"size {inst.size} != {len(data)}"
+    if fetch_size(int.from_bytes(data[:4], "little")) < inst.size:  # the shader engine fetches that many bytes
+        return f"fetch_size {fetch_size(int.from_bytes(data[:4], 'little'))} < size {inst.size}"
     if got != text:
         return f"text {got!r} != {text!r}"
     if inst.encode() != data:

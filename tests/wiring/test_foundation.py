@@ -26,7 +26,7 @@ def test_cli_help_lists_subcommands(capsys):
     assert "demo" in out and "disasm" in out
 
 
-def test_demo_exits_zero(capsys):
+def test_demo_runs_and_exits_zero(capsys):
     assert main(["demo"]) == 0
     assert "matmul" in capsys.readouterr().out
 

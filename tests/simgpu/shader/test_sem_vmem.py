@@ -180,10 +180,10 @@ def test_addtid_and_scratch_offsets(tb):
 # ---------------------------------------------------------------------------------------------- atomics
 
 def _cases():
-    from simgpu.shader.memory.atomic import _OPS32, _OPS64
+    from simgpu.shader.memory.atomic import ATOMICS as ops
     out = []
     for seg in ("flat", "global"):
-        for o in _OPS32 + _OPS64 + (("csub_u32",) if seg == "global" else ()):
+        for o in ops + (("csub_u32",) if seg == "global" else ()):
             name, t = o.rsplit("_", 1)
             key = {"swap": "storexchg", "cmpswap": "cmpstore_b"}.get(name, name)
             if name in ("min", "max"):
