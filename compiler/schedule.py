@@ -1,0 +1,170 @@
+"""The scheduler: cuts the lazy graph into kernels and orders them.
+
+Every base that must live in memory becomes one kernel (or a copy): the requested outputs, host data,
+CONTIGUOUS, and reductions whose result is read through a view that is not the identity (softmax's
+`x - x.max(keepdim)`), by more than one consumer, or inside another reduction's input. Elementwise work is
+fused into every consumer, loads included, through views (the view of a view composes; a masked view wraps
+the fused value in its VALID condition, so padding reads 0 whatever the op). A reduction read once through
+the identity fuses with the elementwise work after it. Each kernel is an AST of the kernel IR:
+
+    SINK(STORE(PARAM 0, VIEW(out), value))   value := LOAD(PARAM i, VIEW) | CONST | IOTA(VIEW) | VALID(VIEW)
+                                                     | ALU(value...) | REDUCE(value)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.dtypes import PtrDType, dtypes
+from compiler.ir.ops import Ops, UOp
+from compiler.lazy import LazyBuffer, LoadOps
+from compiler.views import ShapeTracker
+
+# a fused elementwise input that every output element of a reduction reads again is computed once instead,
+# when it costs one of these (the rest of ALU is cheaper than a round trip through memory)
+EXPENSIVE = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.IDIV, Ops.MOD}
+MAX_FUSED = 400  # AST nodes a kernel may fuse before an input is computed by a kernel of its own
+
+
+@dataclass
+class ScheduleItem:
+    """One step: a kernel (ast, buffers: output first) or a copy (kind 'copyin'/'copy'/'empty')."""
+
+    kind: str
+    out: LazyBuffer
+    ast: UOp | None = None
+    inputs: list[LazyBuffer] = field(default_factory=list)
+
+
+class _Restart(Exception):
+    def __init__(self, base: LazyBuffer):
+        self.base = base
+
+
+def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
+    """The ordered steps that realize the bases `outs` (and what they need)."""
+    graph = _collect(outs)
+    consumers: dict[LazyBuffer, set[LazyBuffer]] = {b: set() for b in graph}
+    for b in graph:
+        for s in b.srcs:
+            if s.base in consumers:
+                consumers[s.base].add(b)
+    must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
+    while True:
+        try:
+            items = [_item(b, must, consumers) for b in graph if b in must]
+            return [i for i in items if i is not None]
+        except _Restart as r:
+            must.add(r.base)
+
+
+def _collect(outs: list[LazyBuffer]) -> list[LazyBuffer]:
+    """Unrealized bases reachable from outs, sources first."""
+    order, seen = [], set()
+    stack = [(b, False) for b in outs]
+    while stack:
+        b, done = stack.pop()
+        if done:
+            order.append(b)
+            continue
+        if b in seen or b.op is LoadOps.BUFFER:
+            continue
+        seen.add(b)
+        stack.append((b, True))
+        stack.extend((s.base, False) for s in b.srcs if s.base not in seen)
+    return order
+
+
+def _must_realize(b: LazyBuffer, consumers) -> bool:
+    if b.op in (LoadOps.COPYIN, LoadOps.EMPTY, LoadOps.CONTIGUOUS, LoadOps.COPY):
+        return True
+    if b.op is LoadOps.REDUCE:
+        users = consumers[b]
+        if len(users) != 1:
+            return True
+        (user,) = users
+        views = [s for s in user.srcs if s.base is b]
+        return user.op is LoadOps.REDUCE or any(v.st != ShapeTracker.contiguous(b.shape) for v in views)
+    return False
+
+
+class _Builder:
+    """Builds one kernel's AST, collecting its input buffers."""
+
+    def __init__(self, root: LazyBuffer, must: set, consumers):
+        self.root, self.must, self.consumers = root, must, consumers
+        self.inputs: list[LazyBuffer] = []
+        self.memo: dict = {}
+        self.size = 0
+
+    def param(self, b: LazyBuffer) -> UOp:
+        if b not in self.inputs:
+            self.inputs.append(b)
+        i = 1 + self.inputs.index(b)
+        return UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
+
+    def build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
+        key = (b, st, in_reduce)
+        if key not in self.memo:
+            self.memo[key] = self._build(b, st, in_reduce)
+            self.size += 1
+            if self.size > MAX_FUSED and b is not self.root and b.op not in (LoadOps.BUFFER, LoadOps.CONST):
+                raise _Restart(b)
+        return self.memo[key]
+
+    def _build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
+        view = UOp(Ops.VIEW, dtypes.int32, (), st)
+        if b is not self.root and (b in self.must or b.op is LoadOps.BUFFER):
+            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
+        if b.op is LoadOps.CONST:
+            v = UOp.const(b.dtype, b.arg)
+        elif b.op is LoadOps.IOTA:
+            v = UOp(Ops.IOTA, dtypes.int32, (view,))
+        elif b.op is LoadOps.REDUCE:
+            if in_reduce or st != ShapeTracker.contiguous(b.shape):
+                raise _Restart(b)
+            (src,) = b.srcs
+            inner = self.build(src.base, src.st, True)
+            v = UOp(Ops.REDUCE, b.dtype, (inner,), (*b.arg, src.shape))
+        elif isinstance(b.op, Ops):
+            if in_reduce and self._recompute_is_costly(b, st):
+                raise _Restart(b)
+            srcs = tuple(self.build(s.base, s.st + st, in_reduce) for s in b.srcs)
+            v = UOp(b.op, b.dtype, srcs)
+        else:
+            raise AssertionError(f"cannot fuse {b}")
+        if st.masked:
+            v = UOp(Ops.VALID, dtypes.bool, (view,)).where(v, UOp.const(b.dtype, 0))
+        return v
+
+    def _recompute_is_costly(self, b: LazyBuffer, st: ShapeTracker) -> bool:
+        if st.size() <= b.st.size():
+            return False
+        return b.op in EXPENSIVE
+
+
+def _mem(dt):
+    """The type a buffer of dt holds (bool as bytes)."""
+    return dtypes.uint8 if dt == dtypes.bool else dt
+
+
+def _item(b: LazyBuffer, must: set, consumers) -> ScheduleItem | None:
+    if b.op is LoadOps.COPYIN:
+        return ScheduleItem("copyin", b)
+    if b.op is LoadOps.EMPTY:
+        return ScheduleItem("empty", b)
+    if b.op is LoadOps.COPY:
+        return ScheduleItem("copy", b, inputs=[b.srcs[0].base])
+    if b.st.size() == 0:
+        return ScheduleItem("empty", b)
+    builder = _Builder(b, must, consumers)
+    if b.op is LoadOps.CONTIGUOUS:
+        (src,) = b.srcs
+        value = builder.build(src.base, src.st, False)
+    else:
+        value = builder.build(b, ShapeTracker.contiguous(b.shape), False)
+    value = value.cast(_mem(b.dtype))
+    out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), 0)
+    view = UOp(Ops.VIEW, dtypes.int32, (), ShapeTracker.contiguous(b.shape))
+    store = UOp(Ops.STORE, dtypes.int32, (out, view, value))
+    return ScheduleItem("kernel", b, UOp(Ops.SINK, dtypes.int32, (store,)), builder.inputs)
