@@ -140,6 +140,29 @@ class Div(Function):
         return ga, gb
 
 
+class FloatMod(Function):
+    """a mod b with b's sign, as NumPy: r = a - floor(a/b)*b in one fused multiply-add (exact when the quotient
+    is right), then corrected by b when the rounded quotient was off by one."""
+
+    def forward(self, a, b):
+        bool_ = dtypes.bool
+        q = a.alu(Ops.FDIV, b)
+        t = q.alu(Ops.TRUNC)
+        self.floor = q.alu(Ops.CMPLT, t, dtype=bool_).alu(Ops.WHERE, t.alu(Ops.SUB, _const(t, 1)), t, dtype=t.dtype)
+        r = self.floor.alu(Ops.NEG).alu(Ops.MULACC, b, a)
+        zero = _const(r, 0)
+        b_neg = b.alu(Ops.CMPLT, zero, dtype=bool_)
+        wrong_sign = r.alu(Ops.CMPNE, zero, dtype=bool_).alu(
+            Ops.AND, r.alu(Ops.CMPLT, zero, dtype=bool_).alu(Ops.XOR, b_neg, dtype=bool_), dtype=bool_)
+        r = wrong_sign.alu(Ops.WHERE, r.alu(Ops.ADD, b), r, dtype=r.dtype)
+        too_big = b_neg.alu(Ops.WHERE, b.alu(Ops.CMPLT, r, dtype=bool_).alu(Ops.NOT, dtype=bool_),
+                            r.alu(Ops.CMPLT, b, dtype=bool_).alu(Ops.NOT, dtype=bool_), dtype=bool_)
+        return too_big.alu(Ops.WHERE, r.alu(Ops.SUB, b), r, dtype=r.dtype)
+
+    def backward(self, g):
+        return g, g.alu(Ops.MUL, self.floor).alu(Ops.NEG)
+
+
 class Maximum(Function):
     """max(a, b); at ties each side gets half the gradient."""
 

@@ -40,7 +40,7 @@ class CompositeOps:
         a = a._broadcast_to(batch + (m, k))
         b = b._broadcast_to(batch + (k, n))
         prod = a.reshape(batch + (m, 1, k)) * b.transpose(-1, -2).reshape(batch + (1, n, k))
-        out = prod.sum(-1, dtype=prod.dtype if prod.dtype.is_float else None)
+        out = prod.sum(-1, dtype=prod.dtype)
         if self.ndim == 1:
             out = out.squeeze(-2)
         if other.ndim == 1:

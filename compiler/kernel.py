@@ -13,7 +13,7 @@ from compiler.backend import Backend
 from compiler.helpers import check_oob, debug
 from compiler.ir.linearize import LinearKernel, linearize
 from compiler.ir.lower import Geometry, lower
-from compiler.ir.ops import UOp
+from compiler.ir.ops import Ops, UOp
 from compiler.ir.printer import format_kernel
 from compiler.ir.rewrite import rewrite
 from compiler.ir.symbolic import SYMBOLIC
@@ -48,9 +48,10 @@ _by_ast: dict[tuple, Program] = {}
 
 def linear_kernel(ast: UOp, backend: Backend) -> LinearKernel:
     """The AST lowered, rewritten with the simplifier and the backend's rules, and linearized."""
+    params = [u.dtype for u in sorted((u for u in ast.toposort() if u.op is Ops.PARAM), key=lambda u: u.arg)]
     sink, geometry = lower(ast)
     sink = rewrite(sink, SYMBOLIC + backend.rules())
-    return linearize(sink, geometry)
+    return linearize(sink, geometry, params)
 
 
 def compile_ast(ast: UOp, backend: Backend) -> Program:

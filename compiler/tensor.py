@@ -40,6 +40,17 @@ def _shape_arg(shape) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _in_float32(fn):
+    """Run a float op on float16/bfloat16 tensors in float32 and round once at the end (as NumPy and PyTorch
+    do for half-precision transcendentals: a composite op rounded at every step loses most of 11 bits)."""
+    def wrapper(self, *args, **kw):
+        if self.dtype in (dtypes.float16, dtypes.bfloat16):
+            return fn(self.cast(dtypes.float32), *args, **kw).cast(self.dtype)
+        return fn(self, *args, **kw)
+    wrapper.__doc__, wrapper.__name__ = fn.__doc__, fn.__name__
+    return wrapper
+
+
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """NumPy's broadcast of shapes; ValueError naming them when they do not broadcast."""
     n = max(len(s) for s in shapes)
@@ -408,7 +419,7 @@ class Tensor(CompositeOps, IndexingOps, RandomOps):
         """Remainder with the divisor's sign, as NumPy (x % 0 == 0 for integers)."""
         a, b = self._operands(other, reverse)
         if a.dtype.is_float:
-            return a - (a / b).floor() * b
+            return self._apply(F.FloatMod, a, b)
         r = self._apply(F.NoGrad, a, b, op=Ops.MOD)
         if a.dtype.is_unsigned:
             return r
@@ -555,18 +566,22 @@ class Tensor(CompositeOps, IndexingOps, RandomOps):
             return self.logical_not()
         return self._apply(F.Neg, self)
 
+    @_in_float32
     def exp2(self) -> Tensor:
         """2 ** x."""
         return self._apply(F.Exp2, self._float())
 
+    @_in_float32
     def exp(self) -> Tensor:
         """e ** x."""
         return (self._float() * (1 / math.log(2))).exp2()
 
+    @_in_float32
     def log2(self) -> Tensor:
         """log base 2."""
         return self._apply(F.Log2, self._float())
 
+    @_in_float32
     def log(self) -> Tensor:
         """Natural logarithm."""
         return self.log2() * math.log(2)
@@ -575,26 +590,32 @@ class Tensor(CompositeOps, IndexingOps, RandomOps):
         """Square root."""
         return self._apply(F.Sqrt, self._float())
 
+    @_in_float32
     def rsqrt(self) -> Tensor:
         """1 / sqrt(x)."""
         return 1 / self.sqrt()
 
+    @_in_float32
     def sin(self) -> Tensor:
         """Sine."""
         return self._apply(F.Sin, self._float())
 
+    @_in_float32
     def cos(self) -> Tensor:
         """Cosine, as sin(pi/2 - x)."""
         return (math.pi / 2 - self._float()).sin()
 
+    @_in_float32
     def tan(self) -> Tensor:
         """Tangent."""
         return self.sin() / self.cos()
 
+    @_in_float32
     def sigmoid(self) -> Tensor:
         """1 / (1 + e^-x)."""
         return 1 / (1 + (-self._float()).exp())
 
+    @_in_float32
     def tanh(self) -> Tensor:
         """Hyperbolic tangent, 2 sigmoid(2x) - 1."""
         return 2 * (2 * self._float()).sigmoid() - 1
@@ -603,10 +624,12 @@ class Tensor(CompositeOps, IndexingOps, RandomOps):
         """max(x, 0) (gradient 0 at 0)."""
         return (self > 0).where(self, 0)
 
+    @_in_float32
     def silu(self) -> Tensor:
         """x * sigmoid(x)."""
         return self * self.sigmoid()
 
+    @_in_float32
     def erf(self) -> Tensor:
         """The error function (Abramowitz & Stegun 7.1.26, absolute error below 1.5e-7)."""
         x = self._float()
@@ -615,6 +638,7 @@ class Tensor(CompositeOps, IndexingOps, RandomOps):
         y = 1 - poly * (-(x * x)).exp()
         return (x < 0).where(-y, y)
 
+    @_in_float32
     def gelu(self) -> Tensor:
         """x * Phi(x) with the exact (erf) form, as PyTorch's default."""
         return 0.5 * self * (1 + (self * (1 / math.sqrt(2))).erf())

@@ -83,3 +83,20 @@ def _cast(dtype: DType, src: DType | None, x):
         if not dtype.min <= x <= dtype.max:
             return None  # out of range: the backends' conversions differ (saturate or undefined)
     return normalize(dtype, x)
+
+
+def evaluate(u, env: dict):
+    """The value of an integer/bool IR expression, with `env` giving SPECIAL, RANGE and other leaf values
+    (tests compare expressions before and after rewriting with it)."""
+    memo: dict = {}
+    for x in u.toposort():
+        if x in env:
+            memo[x] = env[x]
+        elif x.op is Ops.CONST:
+            memo[x] = x.arg
+        else:
+            v = exec_alu(x.op, x.dtype, [memo[s] for s in x.src], x.src[0].dtype if x.src else None)
+            if v is None:
+                raise ValueError(f"cannot evaluate {x.op.name}")
+            memo[x] = v
+    return memo[u]

@@ -44,8 +44,9 @@ def loops_of(order: list[UOp]) -> dict[UOp, frozenset]:
     return scope
 
 
-def linearize(sink: UOp, geometry: Geometry) -> LinearKernel:
-    """The kernel's uops in execution order (module docstring)."""
+def linearize(sink: UOp, geometry: Geometry, params: list[PtrDType] | None = None) -> LinearKernel:
+    """The kernel's uops in execution order (module docstring). params: every buffer argument of the kernel
+    (those the simplifier left unused too; default: the PARAMs still in the graph)."""
     order = sink.toposort()
     scope = loops_of(order)
     rank = {u: i for i, u in enumerate(order)}  # structural: a DFS from the sink in source order
@@ -84,5 +85,6 @@ def linearize(sink: UOp, geometry: Geometry) -> LinearKernel:
             if waiting[x] == 0:
                 ready.append(x)
     assert not stack, "linearize: a loop was never closed"
-    params = sorted((u for u in out if u.op is Ops.PARAM), key=lambda u: u.arg)
-    return LinearKernel(sink.arg or geometry.name, out, [p.dtype for p in params], geometry)
+    if params is None:
+        params = [p.dtype for p in sorted((u for u in out if u.op is Ops.PARAM), key=lambda u: u.arg)]
+    return LinearKernel(sink.arg or geometry.name, out, params, geometry)

@@ -14,7 +14,8 @@ def _ty(dt) -> str:
 def format_kernel(k: LinearKernel) -> str:
     """The kernel's uops in order, each `%n = OP type arg (sources)`, indented by loop depth."""
     names: dict[UOp, str] = {}
-    lines = [f"kernel {k.name} grid={k.geometry.grid} block={k.geometry.block}"]
+    lines = [f"kernel {k.name} grid={k.geometry.grid} block={k.geometry.block}",
+             "  params " + ", ".join(f"data{i}: {p!r}" for i, p in enumerate(k.params))]
     depth = 1
     for i, u in enumerate(k.uops):
         names[u] = f"%{i}"

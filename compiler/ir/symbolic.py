@@ -181,7 +181,7 @@ def div_mod(u: UOp) -> UOp | None:
     g = math.gcd(c, const, *terms.values())
     if g > 1 and u.op is Ops.IDIV:
         return build({t: k // g for t, k in terms.items()}, const // g, u.dtype) // (c // g)
-    quot = {t: k // c for t, k in terms.items() if k % c == 0}
+    quot = {t: k // c for t, k in terms.items() if k // c}  # x = c * (quot + qc) + (rem + rc), rem + rc >= 0
     rem = {t: k % c for t, k in terms.items() if k % c}
     rc = const % c
     qc = const // c
@@ -193,7 +193,7 @@ def div_mod(u: UOp) -> UOp | None:
         if u.op is Ops.IDIV:
             return build(quot, qc + k, u.dtype)
         return build(rem, rc - k * c, u.dtype)
-    if u.op is Ops.MOD and (quot or any(terms[t] != rem[t] for t in rem) or rc != const):
+    if u.op is Ops.MOD and (quot or any(terms[t] != k for t, k in rem.items()) or rc != const):
         return build(rem, rc, u.dtype) % c
     if u.op is Ops.IDIV and quot and _fits(u, *_span(rem, rc)):
         return build(quot, qc, u.dtype) + build(rem, rc, u.dtype) // c
