@@ -1016,7 +1016,10 @@ def _host_array(data, dt: DType | None) -> tuple[np.ndarray, DType]:
         arr = data
         dt = dt or dtypes.from_any(arr.dtype)
     else:
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:
+            arr = np.empty(0, object)
         if arr.dtype == object:
             raise TypeError(f"cannot make a tensor from {type(data).__name__} (ragged or non-numeric)")
         if dt is None:
