@@ -84,8 +84,34 @@ def _must_realize(b: LazyBuffer, consumers) -> bool:
             return True
         (user,) = users
         views = [s for s in user.srcs if s.base is b]
-        return user.op is LoadOps.REDUCE or any(v.st != ShapeTracker.contiguous(b.shape) for v in views)
+        return user.op is LoadOps.REDUCE or not all(_is_reshape(v.st, b.shape) for v in views)
     return False
+
+
+def _is_reshape(st: ShapeTracker, shape) -> bool:
+    """Whether st reads a base of shape `shape` in order, only inserting or removing size-1 dimensions."""
+    return st.contiguous_layout and _squeeze(st.shape) == _squeeze(shape)
+
+
+def _squeeze(shape) -> tuple[int, ...]:
+    return tuple(s for s in shape if s != 1)
+
+
+def _kernel_shape(root: LazyBuffer, must: set) -> tuple[int, ...]:
+    """The index space of root's kernel: root's shape, or the shape of a reduction fused into it that differs
+    only by size-1 dimensions (sum(keepdim=False) followed by elementwise work), so the reduction is read
+    through the identity."""
+    stack, seen = [root], set()
+    while stack:
+        b = stack.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        if b.op is LoadOps.REDUCE and b is not root and b not in must:
+            return b.shape if _squeeze(b.shape) == _squeeze(root.shape) else root.shape
+        if isinstance(b.op, Ops) or b is root and b.op is LoadOps.CONTIGUOUS:
+            stack.extend(s.base for s in b.srcs if _is_reshape(s.st, s.base.shape) and s.base not in must)
+    return root.shape
 
 
 class _Builder:
@@ -121,7 +147,7 @@ class _Builder:
         elif b.op is LoadOps.IOTA:
             v = UOp(Ops.IOTA, dtypes.int32, (view,))
         elif b.op is LoadOps.REDUCE:
-            if in_reduce or st != ShapeTracker.contiguous(b.shape):
+            if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b is not self.root):
                 raise _Restart(b)
             (src,) = b.srcs
             inner = self.build(src.base, src.st, True)
@@ -158,13 +184,15 @@ def _item(b: LazyBuffer, must: set, consumers) -> ScheduleItem | None:
     if b.st.size() == 0:
         return ScheduleItem("empty", b)
     builder = _Builder(b, must, consumers)
+    shape = _kernel_shape(b, must)
+    here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
     if b.op is LoadOps.CONTIGUOUS:
         (src,) = b.srcs
-        value = builder.build(src.base, src.st, False)
+        value = builder.build(src.base, src.st + here, False)
     else:
-        value = builder.build(b, ShapeTracker.contiguous(b.shape), False)
+        value = builder.build(b, here, False)
     value = value.cast(_mem(b.dtype))
     out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), 0)
-    view = UOp(Ops.VIEW, dtypes.int32, (), ShapeTracker.contiguous(b.shape))
+    view = UOp(Ops.VIEW, dtypes.int32, (), here)
     store = UOp(Ops.STORE, dtypes.int32, (out, view, value))
     return ScheduleItem("kernel", b, UOp(Ops.SINK, dtypes.int32, (store,)), builder.inputs)

@@ -1,6 +1,95 @@
-"""Tiled matrix products with LDS (see compiler.ir.lower's docstring); written in the next step."""
+"""Tiled matrix products through LDS.
+
+A kernel whose one reduction sums over one axis k, and whose output has two trailing dimensions i and j
+divisible by the tile size T (16), runs as T x T workgroups: work-item (y, x) computes output (i, j) =
+(tile_i * T + y, tile_j * T + x), and the loop over k is split into k = ko * T + ki. The reduction's input is
+lowered once at that index; every load in it that varies with ki and with exactly one of y and x (A[i, k],
+B[k, j], or anything fused into them) is staged: before the ki loop, work-item (y, x) loads that value at
+ki := the other local id into an LDS tile laid out [dep][k] and a barrier follows; inside the loop the
+value is read back from LDS at [dep][ki]. So each work-item makes one global load per staged input per
+step of ko instead of T, and reads T consecutive LDS words (which LLVM merges into wide LDS loads). A
+second barrier ends the step before the tiles are overwritten. Loads that do not qualify stay global.
+
+The staged values are the original loads with ki substituted, so the index proof covers them as written.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from compiler.dtypes import dtypes
+from compiler.ir.ops import Ops, UOp
+from compiler.ir.rewrite import substitute
+
+TILE = 16
 
 
-def plan(lowerer):
-    """The tiled lowering of the kernel, or None when it does not apply."""
-    return None
+def _ids(u: UOp) -> set[UOp]:
+    return {x for x in u.toposort() if x.op in (Ops.SPECIAL, Ops.RANGE)}
+
+
+def applies(lw) -> bool:
+    """Whether the kernel has the shape of a tiled matrix product (module docstring)."""
+    if len(lw.reduces) != 1:
+        return False
+    op, axes, full = lw.reduces[0].arg
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    return op is Ops.ADD and len(axes) == 1 and full[axes[0]] % TILE == 0 and len(dims) >= 2 and \
+        lw.shape[dims[-1]] % TILE == 0 and lw.shape[dims[-2]] % TILE == 0
+
+
+def plan(lw):
+    """The tiled lowering (sink, geometry) of Lowerer lw's kernel, or None when it does not apply or nothing
+    would be staged."""
+    if not applies(lw):
+        return None
+    from compiler.ir.lower import c, unflatten
+    (red,) = lw.reduces
+    _, (k,), full = red.arg
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    di, dj = dims[-2], dims[-1]
+    batch = dims[:-2]
+    n_batch = prod(lw.shape[d] for d in batch)
+    gx, gy = lw.special("group", 0, lw.shape[dj] // TILE), lw.special("group", 1, lw.shape[di] // TILE)
+    gz = lw.special("group", 2, n_batch)
+    lx, ly = lw.special("local", 0, TILE), lw.special("local", 1, TILE)
+    idx = [c(0)] * len(lw.shape)
+    idx[dj], idx[di] = gx * TILE + lx, gy * TILE + ly
+    if batch:
+        for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
+            idx[d] = v
+    idx = tuple(idx)
+    true = UOp.const(dtypes.bool, True)
+    ko = lw.new_range(full[k] // TILE)
+    ki0 = UOp(Ops.RANGE, lx.dtype, (c(TILE),), "ki")  # placeholder until the barrier exists
+    inner = list(idx)
+    inner[k] = ko * TILE + ki0 if ko.op is Ops.RANGE else ki0
+    value = lw.lower(red.src[0], tuple(inner), true)
+    stores, reads = [], {}
+    for load in (u for u in value.toposort() if u.op is Ops.LOAD):
+        deps = _ids(load)
+        if ki0 not in deps or (ly in deps) == (lx in deps):
+            continue
+        dep, other = (ly, lx) if ly in deps else (lx, ly)
+        lds = lw.new_lds(load.dtype, TILE * TILE)
+        stores.append(UOp(Ops.STORE, lx.dtype, (lds, dep * TILE + other, substitute(load, {ki0: other}))))
+        reads[load] = (lds, dep)
+    if not stores:
+        return None
+    barrier = UOp(Ops.BARRIER, lx.dtype, tuple(stores))
+    ki = lw.new_range(TILE, *([ko] if ko.op is Ops.RANGE else []), barrier)
+    mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)), dep * TILE + ki))
+               for load, (lds, dep) in reads.items()}
+    mapping[ki0] = ki
+    value = substitute(value, mapping)
+    acc = lw.new_acc(red.dtype, 0)
+    end = UOp(Ops.ENDRANGE, lx.dtype, (ki, UOp(Ops.ASSIGN, red.dtype, (acc, acc.alu(Ops.ADD, value)))))
+    after = UOp(Ops.BARRIER, lx.dtype, (end,))
+    if ko.op is Ops.RANGE:
+        end = UOp(Ops.ENDRANGE, lx.dtype, (ko, after))
+    else:
+        end = after
+    lw.memo[(red, idx, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
+    out = lw.lower(lw.store.src[2], idx, true)
+    grid = (lw.shape[dj] // TILE, lw.shape[di] // TILE, n_batch)
+    return lw.finish(out, idx, true, grid, (TILE, TILE, 1), "M")
