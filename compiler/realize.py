@@ -24,25 +24,19 @@ def run_schedule(items: list[ScheduleItem]) -> None:
     """Realize every item in order (sources come first in a schedule)."""
     progress = _progress(len([i for i in items if i.kind == "kernel"]))
     for item in items:
-        out = item.out
-        dev = devices.get(out.device)
-        nbytes = out.st.size() * out.dtype.itemsize
+        dev = devices.get(item.out.device)
+        bufs = [dev.alloc(o.st.size() * o.dtype.itemsize) for o in item.outs]
         if item.kind == "copy":
-            src = item.inputs[0]
-            buf = dev.alloc(nbytes)
-            dev.transfer(buf, src.buffer, nbytes)
+            dev.transfer(bufs[0], item.inputs[0].buffer, bufs[0].nbytes)
         elif item.kind == "copyin":
-            buf = dev.alloc(nbytes)
-            buf.copyin(host_bytes(out.arg, out.dtype))
-        elif item.kind == "empty":
-            buf = dev.alloc(nbytes)
-        else:
+            bufs[0].copyin(host_bytes(item.out.arg, item.out.dtype))
+        elif item.kind == "kernel":
             prog = compile_ast(item.ast, dev.backend)
-            buf = dev.alloc(nbytes)
-            dev.launch(prog, [buf, *(i.buffer for i in item.inputs)])
+            dev.launch(prog, [*bufs, *(i.buffer for i in item.inputs)])
             if progress:
                 progress.update(1)
-        mark_realized(out, buf)
+        for out, buf in zip(item.outs, bufs, strict=True):
+            mark_realized(out, buf)
     if progress:
         progress.close()
 

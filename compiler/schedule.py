@@ -24,16 +24,22 @@ from compiler.views import ShapeTracker
 # when it costs one of these (the rest of ALU is cheaper than a round trip through memory)
 EXPENSIVE = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.IDIV, Ops.MOD}
 MAX_FUSED = 400  # AST nodes a kernel may fuse before an input is computed by a kernel of its own
+MAX_OUTPUTS = 8  # stores one elementwise kernel may make
 
 
 @dataclass
 class ScheduleItem:
-    """One step: a kernel (ast, buffers: output first) or a copy (kind 'copyin'/'copy'/'empty')."""
+    """One step: a kernel (ast; buffers: the outputs, then the inputs) or a copy ('copyin'/'copy'/'empty')."""
 
     kind: str
-    out: LazyBuffer
+    outs: list[LazyBuffer]
     ast: UOp | None = None
     inputs: list[LazyBuffer] = field(default_factory=list)
+
+    @property
+    def out(self) -> LazyBuffer:
+        """The (first) output."""
+        return self.outs[0]
 
 
 class _Restart(Exception):
@@ -52,10 +58,80 @@ def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
     must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
     while True:
         try:
-            items = [_item(b, must, consumers) for b in graph if b in must]
-            return [i for i in items if i is not None]
+            return _items(graph, must, consumers)
         except _Restart as r:
             must.add(r.base)
+
+
+def _items(graph: list[LazyBuffer], must: set, consumers) -> list[ScheduleItem]:
+    """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
+    the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
+    its state in one launch)."""
+    todo = [b for b in graph if b in must]
+    deps = {b: _deps(b, must) for b in todo}
+    done: set[LazyBuffer] = set()
+    items: list[ScheduleItem] = []
+    group: list[LazyBuffer] = []
+    while todo:
+        ready = [b for b in todo if deps[b] <= done]
+        # a kernel joins the group when its inputs are ready or are the group's own outputs (recomputed inline)
+        inline = done | set(group)
+        b = next((x for x in todo if group and deps[x] <= inline and _joins(group, x, must)), None)
+        if b is None:
+            if group:  # nothing else joins: the group's kernel runs now
+                items.append(_kernel(group, must, consumers))
+                done.update(group)
+                group = []
+                continue
+            b = ready[0]
+        todo.remove(b)
+        if b.op in (LoadOps.COPYIN, LoadOps.EMPTY) or b.st.size() == 0:
+            items.append(ScheduleItem("copyin" if b.op is LoadOps.COPYIN else "empty", [b]))
+            done.add(b)
+        elif b.op is LoadOps.COPY:
+            items.append(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
+            done.add(b)
+        else:
+            group.append(b)
+    if group:
+        items.append(_kernel(group, must, consumers))
+    return items
+
+
+def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
+    """The realized-in-this-schedule bases b's kernel reads (through fused sources)."""
+    out, stack, seen = set(), list(s.base for s in b.srcs), set()
+    while stack:
+        x = stack.pop()
+        if x in seen or x.op is LoadOps.BUFFER:
+            continue
+        seen.add(x)
+        if x in must:
+            out.add(x)
+        else:
+            stack.extend(s.base for s in x.srcs)
+    return out
+
+
+def _joins(group: list[LazyBuffer], b: LazyBuffer, must: set) -> bool:
+    g = group[0]
+    return len(group) < MAX_OUTPUTS and b.op is not LoadOps.COPY and b.device == g.device and \
+        b.shape == g.shape and not _has_reduce(b, must) and not any(_has_reduce(m, must) for m in group)
+
+
+def _has_reduce(b: LazyBuffer, must: set) -> bool:
+    """Whether b's kernel would contain a reduction (one fused into it, or b itself)."""
+    stack, seen = [b], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.op is LoadOps.REDUCE and (x is b or x not in must):
+            return True
+        if x is b or (x not in must and (isinstance(x.op, Ops) or x.op is LoadOps.CONTIGUOUS)):
+            stack.extend(s.base for s in x.srcs)
+    return False
 
 
 def _collect(outs: list[LazyBuffer]) -> list[LazyBuffer]:
@@ -117,8 +193,9 @@ def _kernel_shape(root: LazyBuffer, must: set) -> tuple[int, ...]:
 class _Builder:
     """Builds one kernel's AST, collecting its input buffers."""
 
-    def __init__(self, root: LazyBuffer, must: set, consumers):
-        self.root, self.must, self.consumers = root, must, consumers
+    def __init__(self, roots: list[LazyBuffer], must: set, consumers):
+        self.roots, self.must, self.consumers = roots, must, consumers
+        self.root = roots[0]
         self.inputs: list[LazyBuffer] = []
         self.memo: dict = {}
         self.size = 0
@@ -126,7 +203,7 @@ class _Builder:
     def param(self, b: LazyBuffer) -> UOp:
         if b not in self.inputs:
             self.inputs.append(b)
-        i = 1 + self.inputs.index(b)
+        i = len(self.roots) + self.inputs.index(b)
         return UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
 
     def build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
@@ -134,24 +211,27 @@ class _Builder:
         if key not in self.memo:
             self.memo[key] = self._build(b, st, in_reduce)
             self.size += 1
-            if self.size > MAX_FUSED and b is not self.root and b.op not in (LoadOps.BUFFER, LoadOps.CONST):
+            if self.size > MAX_FUSED and b not in self.roots and b.op not in (LoadOps.BUFFER, LoadOps.CONST):
                 raise _Restart(b)
         return self.memo[key]
 
     def _build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
         view = UOp(Ops.VIEW, dtypes.int32, (), st)
-        if b is not self.root and (b in self.must or b.op is LoadOps.BUFFER):
+        if b.op is LoadOps.BUFFER or (b in self.must and b not in self.roots):
             return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
         if b.op is LoadOps.CONST:
             v = UOp.const(b.dtype, b.arg)
         elif b.op is LoadOps.IOTA:
             v = UOp(Ops.IOTA, dtypes.int32, (view,))
         elif b.op is LoadOps.REDUCE:
-            if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b is not self.root):
+            if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b not in self.roots):
                 raise _Restart(b)
             (src,) = b.srcs
             inner = self.build(src.base, src.st, True)
             v = UOp(Ops.REDUCE, b.dtype, (inner,), (*b.arg, src.shape))
+        elif b.op is LoadOps.CONTIGUOUS:
+            (src,) = b.srcs
+            return self.build(src.base, src.st + st, in_reduce)
         elif isinstance(b.op, Ops):
             if in_reduce and self._recompute_is_costly(b, st):
                 raise _Restart(b)
@@ -174,25 +254,14 @@ def _mem(dt):
     return dtypes.uint8 if dt == dtypes.bool else dt
 
 
-def _item(b: LazyBuffer, must: set, consumers) -> ScheduleItem | None:
-    if b.op is LoadOps.COPYIN:
-        return ScheduleItem("copyin", b)
-    if b.op is LoadOps.EMPTY:
-        return ScheduleItem("empty", b)
-    if b.op is LoadOps.COPY:
-        return ScheduleItem("copy", b, inputs=[b.srcs[0].base])
-    if b.st.size() == 0:
-        return ScheduleItem("empty", b)
-    builder = _Builder(b, must, consumers)
-    shape = _kernel_shape(b, must)
-    here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
-    if b.op is LoadOps.CONTIGUOUS:
-        (src,) = b.srcs
-        value = builder.build(src.base, src.st + here, False)
-    else:
-        value = builder.build(b, here, False)
-    value = value.cast(_mem(b.dtype))
-    out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), 0)
-    view = UOp(Ops.VIEW, dtypes.int32, (), here)
-    store = UOp(Ops.STORE, dtypes.int32, (out, view, value))
-    return ScheduleItem("kernel", b, UOp(Ops.SINK, dtypes.int32, (store,)), builder.inputs)
+def _kernel(group: list[LazyBuffer], must: set, consumers) -> ScheduleItem:
+    """One kernel storing every base of group (a single one may take a fused reduction's index space)."""
+    builder = _Builder(group, must, consumers)
+    stores = []
+    for i, b in enumerate(group):
+        shape = _kernel_shape(b, must) if len(group) == 1 else b.shape
+        here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
+        value = builder.build(b, here, False).cast(_mem(b.dtype))
+        out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
+        stores.append(UOp(Ops.STORE, dtypes.int32, (out, UOp(Ops.VIEW, dtypes.int32, (), here), value)))
+    return ScheduleItem("kernel", list(group), UOp(Ops.SINK, dtypes.int32, tuple(stores)), builder.inputs)

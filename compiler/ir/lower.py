@@ -6,8 +6,9 @@ and offset applied to that index, its masks a bool `valid` that gates the load; 
 the flat offset with // and %. Reductions become an accumulator (DEFINE_ACC, ASSIGN) in RANGE loops:
 
 - serial: each work-item loops over the reduced axes (many outputs);
-- group: a workgroup of `GROUP` work-items splits the reduced elements, each accumulates a strided
-  part, the partial results meet in LDS after a barrier (few outputs, long reductions);
+- group: a workgroup of 16-64 work-items splits the reduced elements, each accumulates a strided part,
+  and the partial results are combined in LDS by a tree (log2 steps, a barrier each) (outputs up to a
+  few thousand, reductions of 16 or more: fewer sequential instructions than a loop per output);
 - tiled (matrix products): a 16x16 workgroup computes a 16x16 output tile; each step of the reduction
   stages, through LDS, the 16x16 tiles of the inputs that one of the two tile dimensions does not index,
   so a work-item loads one element of each per step instead of 16 (compiler.ir.tiling).
@@ -23,9 +24,13 @@ from compiler.ir.ops import Ops, UOp
 from compiler.views import ShapeTracker
 
 MAX_LOCAL = 256
-GROUP = 64          # work-items that share one reduction (group strategy)
-GROUP_MIN_REDUCE = 256
-GROUP_MAX_OUTPUTS = 64
+GROUP_MIN_REDUCE = 16     # the group strategy serves reductions at least this long...
+GROUP_MAX_OUTPUTS = 2048  # ...with at most this many outputs (more outputs fill the GPU one loop each)
+
+
+def group_lanes(n: int) -> int:
+    """Work-items sharing a reduction of n elements (a power of two: the LDS tree halves it)."""
+    return 16 if n < 64 else 32 if n < 256 else 64
 INT = dtypes.int32
 
 
@@ -96,9 +101,8 @@ class Lowerer:
 
     def __init__(self, ast: UOp):
         self.ast = ast
-        (self.store,) = ast.src
-        self.out_st: ShapeTracker = self.store.src[1].arg
-        self.shape = self.out_st.shape
+        self.stores = ast.src  # one STORE per output, all over the same index space
+        self.shape = self.stores[0].src[1].arg.shape
         self.reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE]
         self.memo: dict = {}
         self.loops = 0
@@ -136,23 +140,26 @@ class Lowerer:
         if tiled is not None:
             return tiled
         out_elems = prod(self.shape)
-        if len(self.reduces) == 1 and out_elems <= GROUP_MAX_OUTPUTS and \
+        if len(self.reduces) == 1 and len(self.stores) == 1 and out_elems <= GROUP_MAX_OUTPUTS and \
                 prod(self.reduces[0].arg[2]) // max(out_elems, 1) >= GROUP_MIN_REDUCE:
             return self.run_group()
         idx, gate, grid, block = self.grid_index(self.shape)
-        return self.finish(self.lower(self.store.src[2], idx, gate), idx, gate, grid, block, "R" if self.reduces
-                           else "E")
+        return self.finish(idx, gate, gate, grid, block, "R" if self.reduces else "E")
 
-    def finish(self, value: UOp, idx, gate, grid, block, prefix: str) -> tuple[UOp, Geometry]:
-        """The STORE of value at idx, and the geometry."""
-        flat, valid = view_index(self.out_st, idx)
-        g = valid.logical_and(gate)
-        store = UOp(Ops.STORE, INT, (self.store.src[0], flat, value) + (() if _is_true(g) else (g,)))
+    def finish(self, idx, gate, store_gate, grid, block, prefix: str) -> tuple[UOp, Geometry]:
+        """The STOREs of every output's value (computed under gate) at idx (stored under store_gate), and the
+        geometry."""
+        stores = []
+        for st in self.stores:
+            value = self.lower(st.src[2], idx, gate)
+            flat, valid = view_index(st.src[1].arg, idx)
+            g = valid.logical_and(store_gate)
+            stores.append(UOp(Ops.STORE, INT, (st.src[0], flat, value) + (() if _is_true(g) else (g,))))
         dims = "_".join(str(s) for s in self.shape if s != 1) or "1"
-        name = f"{prefix}_{dims}"
+        name = f"{prefix}{len(self.stores) if len(self.stores) > 1 else ''}_{dims}"
         if self.reduces:
             name += "_" + "_".join(str(prod(r.arg[2]) // max(prod(self.shape), 1)) for r in self.reduces)
-        return UOp(Ops.SINK, INT, (store,), name), Geometry(name, grid, block)
+        return UOp(Ops.SINK, INT, tuple(stores), name), Geometry(name, grid, block)
 
     def grid_index(self, shape: tuple[int, ...], max_local: int = MAX_LOCAL, first_axis: int = 0):
         """Index UOps for every dimension of shape from grid ids, a bounds gate, grid and block sizes."""
@@ -228,7 +235,7 @@ class Lowerer:
         op, axes, full = red.arg
         idx, gate, grid, block = self.grid_index(self.shape, max_local=1, first_axis=1)
         total = prod(full[a] for a in axes)
-        lanes = GROUP
+        lanes = group_lanes(total)
         lid = self.special("local", 0, lanes)
         block = (lanes, 1, 1)
         step = self.new_range(-(-total // lanes))
@@ -242,17 +249,23 @@ class Lowerer:
         v = self.lower(red.src[0], tuple(new_idx), inside)
         if total % lanes:
             v = inside.where(v, UOp.const(red.dtype, ident))
-        end = UOp(Ops.ENDRANGE, INT, (step, UOp(Ops.ASSIGN, red.dtype, (acc, combine(op, acc, v)))))
-        partial = UOp(Ops.AFTER, red.dtype, (acc, end))
+        partial = UOp(Ops.ASSIGN, red.dtype, (acc, combine(op, acc, v)))
+        if step.op is Ops.RANGE:
+            partial = UOp(Ops.AFTER, red.dtype, (acc, UOp(Ops.ENDRANGE, INT, (step, partial))))
         lds = self.new_lds(red.dtype, lanes)
         barrier = UOp(Ops.BARRIER, INT, (UOp(Ops.STORE, INT, (lds, lid, partial)),))
-        k = self.new_range(lanes, barrier)
-        acc2 = self.new_acc(red.dtype, ident)
-        part = UOp(Ops.LOAD, red.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)), k))
-        end2 = UOp(Ops.ENDRANGE, INT, (k, UOp(Ops.ASSIGN, red.dtype, (acc2, combine(op, acc2, part)))))
-        self.memo[(red, idx, gate)] = UOp(Ops.AFTER, red.dtype, (acc2, end2))
-        value = self.lower(self.store.src[2], idx, gate)
-        return self.finish(value, idx, gate.logical_and(lid.eq(0)), grid, block, "G")
+        half = lanes // 2
+        while half:  # a tree: work-item i < half adds element i + half, then everyone waits
+            ready = UOp(Ops.AFTER, lds.dtype, (lds, barrier))
+            lo = UOp(Ops.LOAD, red.dtype, (ready, lid))
+            active = lid.lt(half)
+            hi = UOp(Ops.LOAD, red.dtype, (ready, lid + half, active))
+            store = UOp(Ops.STORE, INT, (lds, lid, combine(op, lo, hi), active))
+            barrier = UOp(Ops.BARRIER, INT, (store,))
+            half //= 2
+        total_v = UOp(Ops.LOAD, red.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)), c(0)))
+        self.memo[(red, idx, gate)] = total_v
+        return self.finish(idx, gate, gate.logical_and(lid.eq(0)), grid, block, "G")
 
 
 def _pick_local(size: int, budget: int) -> int:
