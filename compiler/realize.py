@@ -20,8 +20,22 @@ def host_bytes(array: np.ndarray, dtype) -> np.ndarray:
     return np.ascontiguousarray(array, dtype.storage)
 
 
+def check_dtypes(items: list[ScheduleItem]) -> None:
+    """TypeError before anything runs when a kernel uses a dtype its device's backend does not compile."""
+    for item in items:
+        if item.kind != "kernel":
+            continue
+        be = devices.get(item.out.device).backend
+        for u in item.ast.toposort():
+            dt = getattr(u.dtype, "base", u.dtype)
+            if not be.supports(dt):
+                raise TypeError(f"the {be.name} backend ({be.target}) does not support {dt.name} "
+                                f"(needed by a kernel writing {item.out.shape} {item.out.dtype.name})")
+
+
 def run_schedule(items: list[ScheduleItem]) -> None:
     """Realize every item in order (sources come first in a schedule)."""
+    check_dtypes(items)
     progress = _progress(len([i for i in items if i.kind == "kernel"]))
     for item in items:
         dev = devices.get(item.out.device)
