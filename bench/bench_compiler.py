@@ -53,9 +53,9 @@ def compile_times() -> dict:
     for t in _programs().values():
         asts += [i.ast for i in schedule([t.lazydata.base]) if i.kind == "kernel"]
     cold, cached, lowering, proof, llvm = [], [], [], [], []
+    saved = {k: os.environ.get(k) for k in ("SIMGPU_CACHE_DIR", "SIMGPU_CHECK_OOB", "SIMGPU_CACHE")}
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["SIMGPU_CACHE_DIR"] = tmp
-        os.environ["SIMGPU_CHECK_OOB"] = "1"
+        os.environ.update(SIMGPU_CACHE_DIR=tmp, SIMGPU_CHECK_OOB="1", SIMGPU_CACHE="1")
         for ast in asts:
             kernel._by_ast.clear()
             cache.clear_memory()
@@ -71,6 +71,11 @@ def compile_times() -> dict:
             t0 = time.perf_counter()
             kernel.compile_ast(ast, be)
             cached.append(time.perf_counter() - t0)
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
     return {"kernels": len(asts), "cold": cold, "cached": cached, "lowering": lowering, "proof": proof, "llvm": llvm}
 
 
