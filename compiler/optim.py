@@ -30,6 +30,13 @@ class Optimizer:
     def _update(self) -> list[Tensor]:
         raise NotImplementedError
 
+    def _gradients(self, weight_decay: float):
+        """(index, parameter, gradient + weight_decay * parameter) of every parameter that has a gradient."""
+        for i, p in enumerate(self.params):
+            if p.grad is not None:
+                g = p.grad.detach()
+                yield i, p, (g + weight_decay * p.detach()) if weight_decay else g
+
 
 class SGD(Optimizer):
     """p -= lr * (g + weight_decay p), with optional (Nesterov) momentum."""
@@ -42,12 +49,7 @@ class SGD(Optimizer):
 
     def _update(self) -> list[Tensor]:
         state = []
-        for i, p in enumerate(self.params):
-            if p.grad is None:
-                continue
-            g = p.grad.detach()
-            if self.weight_decay:
-                g = g + self.weight_decay * p.detach()
+        for i, p, g in self._gradients(self.weight_decay):
             if self.momentum:
                 b = g if self.buf[i] is None else self.buf[i] * self.momentum + g
                 self.buf[i] = b
@@ -72,12 +74,7 @@ class Adam(Optimizer):
         self.t += 1
         c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
         state = []
-        for i, p in enumerate(self.params):
-            if p.grad is None:
-                continue
-            g = p.grad.detach()
-            if self.weight_decay:
-                g = g + self.weight_decay * p.detach()
+        for i, p, g in self._gradients(self.weight_decay):
             self.m[i] = self.m[i] * self.b1 + g * (1 - self.b1)
             self.v[i] = self.v[i] * self.b2 + g * g * (1 - self.b2)
             update = (self.m[i] * (1 / c1)) / ((self.v[i] * (1 / c2)).sqrt() + self.eps)

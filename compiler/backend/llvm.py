@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import pathlib
 
@@ -38,10 +39,14 @@ class LLVMBackend(Backend):
         """LLVM's gfx1100 assembly."""
         return llvm_compiler.compile_asm(self.source(kernel), mcpu=self.target, optimize=True)
 
-    def fingerprint(self) -> str:
-        """Name, target, llvmlite's LLVM version and a hash of the renderer's source."""
+    @functools.cached_property
+    def _fingerprint(self) -> str:
         import llvmlite
         here = pathlib.Path(__file__).parent
         code = b"".join((here / f).read_bytes() for f in ("llvmir.py", "llvm.py"))
-        code += (here.parent / "ir" / "transcendental.py").read_bytes()
+        code += b"".join((here.parent / f).read_bytes() for f in ("llvm.py", "ir/transcendental.py"))
         return f"llvm-{self.target}-{llvmlite.__version__}-{hashlib.sha256(code).hexdigest()[:16]}"
+
+    def fingerprint(self) -> str:
+        """Name, target, llvmlite's version and a hash of the renderer's source (read once)."""
+        return self._fingerprint
