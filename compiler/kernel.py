@@ -49,7 +49,7 @@ _by_ast: dict[tuple, Program] = {}
 def linear_kernel(ast: UOp, backend: Backend) -> LinearKernel:
     """The AST lowered, rewritten with the simplifier and the backend's rules, and linearized."""
     params = [u.dtype for u in sorted((u for u in ast.toposort() if u.op is Ops.PARAM), key=lambda u: u.arg)]
-    sink, geometry = lower(ast)
+    sink, geometry = lower(ast, backend.features)
     sink = rewrite(sink, SYMBOLIC + backend.rules())
     return linearize(sink, geometry, params)
 

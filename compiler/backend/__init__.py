@@ -23,6 +23,7 @@ class Backend:
     name = "?"
     target = "?"
     device_kind = "AMD"  # which compiler.device kind runs its programs
+    features: frozenset[str] = frozenset()  # what lowering may use: "wmma" (gfx11 matrix cores, wave32)
 
     def supports(self, dtype: DType) -> bool:
         """Whether kernels may use dtype."""

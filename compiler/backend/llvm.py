@@ -19,6 +19,7 @@ class LLVMBackend(Backend):
     name = "llvm"
     target = "gfx1100"
     device_kind = "AMD"
+    features = frozenset({"wmma"})
 
     def rules(self) -> Rules:
         """f64 exp2/log2/sin as polynomials (LLVM's AMDGPU target has no lowering for them: it aborts), and f32

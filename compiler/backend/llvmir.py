@@ -261,8 +261,40 @@ class _Render:
             return self.cast(u.src[0].dtype, dt, srcs[0])
         elif op is Ops.BITCAST:
             self.emit(f"{t} = bitcast {sty} {srcs[0]} to {ty}")
+        elif op is Ops.WMMA:
+            return self.wmma(u, srcs)
+        elif op is Ops.GEP:
+            self.emit(f"{t} = extractelement <8 x float> {srcs[0]}, i32 {u.arg}")
         else:
             raise NotImplementedError(f"LLVM backend: no rendering for {op.name}")
+        return t
+
+    def vector(self, ty: str, elems: list[str], n: int) -> str:
+        """A <n x ty> value built from scalars."""
+        v = "poison"
+        for i, e in enumerate(elems):
+            t = self.tmp()
+            self.emit(f"{t} = insertelement <{n} x {ty}> {v}, {ty} {e}, i32 {i}")
+            v = t
+        return v
+
+    def wmma(self, u: UOp, srcs: list[str]) -> str:
+        """D = A x B + C on the matrix cores (llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16}, wave32)."""
+        el = "half" if u.arg == "float16" else "i16"
+        ab = srcs[:32]
+        if u.arg == "bfloat16":  # the intrinsic takes bfloat16 bit patterns as i16
+            bits = []
+            for x in ab:
+                t = self.tmp()
+                self.emit(f"{t} = bitcast bfloat {x} to i16")
+                bits.append(t)
+            ab = bits
+        a, b = self.vector(el, ab[:16], 16), self.vector(el, ab[16:], 16)
+        acc = self.vector("float", srcs[32:], 8)
+        fn = f"llvm.amdgcn.wmma.f32.16x16x16.{'f16' if u.arg == 'float16' else 'bf16'}"
+        self.declare(f"<8 x float> @{fn}(<16 x {el}>, <16 x {el}>, <8 x float>)")
+        t = self.tmp()
+        self.emit(f"{t} = call <8 x float> @{fn}(<16 x {el}> {a}, <16 x {el}> {b}, <8 x float> {acc})")
         return t
 
     def int_div(self, u: UOp, srcs: list[str]) -> str:

@@ -99,8 +99,8 @@ def unflatten(flat: UOp, shape: tuple[int, ...]) -> tuple[UOp, ...]:
 class Lowerer:
     """Lowers one kernel AST (see module docstring)."""
 
-    def __init__(self, ast: UOp):
-        self.ast = ast
+    def __init__(self, ast: UOp, features: frozenset[str] = frozenset()):
+        self.ast, self.features = ast, features
         self.stores = ast.src  # one STORE per output, all over the same index space
         self.shape = self.stores[0].src[1].arg.shape
         self.reduces = [u for u in ast.toposort() if u.op is Ops.REDUCE]
@@ -136,9 +136,10 @@ class Lowerer:
     def run(self) -> tuple[UOp, Geometry]:
         """The lowered kernel (a SINK of STOREs) and its launch geometry."""
         from compiler.ir import tiling
-        tiled = tiling.plan(self)
-        if tiled is not None:
-            return tiled
+        for plan in (tiling.plan_wmma, tiling.plan):
+            tiled = plan(self)
+            if tiled is not None:
+                return tiled
         out_elems = prod(self.shape)
         if len(self.reduces) == 1 and len(self.stores) == 1 and out_elems <= GROUP_MAX_OUTPUTS and \
                 prod(self.reduces[0].arg[2]) // max(out_elems, 1) >= GROUP_MIN_REDUCE:
@@ -146,15 +147,16 @@ class Lowerer:
         idx, gate, grid, block = self.grid_index(self.shape)
         return self.finish(idx, gate, gate, grid, block, "R" if self.reduces else "E")
 
-    def finish(self, idx, gate, store_gate, grid, block, prefix: str) -> tuple[UOp, Geometry]:
-        """The STOREs of every output's value (computed under gate) at idx (stored under store_gate), and the
-        geometry."""
+    def finish(self, idx, gate, store_gate, grid, block, prefix: str, more_idx=()) -> tuple[UOp, Geometry]:
+        """The STOREs of every output's value (computed under gate) at idx and each of more_idx (stored under
+        store_gate), and the geometry."""
         stores = []
-        for st in self.stores:
-            value = self.lower(st.src[2], idx, gate)
-            flat, valid = view_index(st.src[1].arg, idx)
-            g = valid.logical_and(store_gate)
-            stores.append(UOp(Ops.STORE, INT, (st.src[0], flat, value) + (() if _is_true(g) else (g,))))
+        for at in (idx, *more_idx):
+            for st in self.stores:
+                value = self.lower(st.src[2], at, gate)
+                flat, valid = view_index(st.src[1].arg, at)
+                g = valid.logical_and(store_gate)
+                stores.append(UOp(Ops.STORE, INT, (st.src[0], flat, value) + (() if _is_true(g) else (g,))))
         dims = "_".join(str(s) for s in self.shape if s != 1) or "1"
         name = f"{prefix}{len(self.stores) if len(self.stores) > 1 else ''}_{dims}"
         if self.reduces:
@@ -285,6 +287,7 @@ def _is_true(u: UOp) -> bool:
     return u.op is Ops.CONST and u.arg is True
 
 
-def lower(ast: UOp) -> tuple[UOp, Geometry]:
-    """The kernel AST lowered to index arithmetic and loops, with its launch geometry."""
-    return Lowerer(ast).run()
+def lower(ast: UOp, features: frozenset[str] = frozenset()) -> tuple[UOp, Geometry]:
+    """The kernel AST lowered to index arithmetic and loops, with its launch geometry; features: what the
+    backend's target offers (compiler.backend.Backend.features)."""
+    return Lowerer(ast, features).run()

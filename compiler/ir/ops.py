@@ -67,6 +67,9 @@ class Ops(Enum):
     TRUNC = auto()
     CAST = auto()        # value conversion (float->int truncates)
     BITCAST = auto()     # same-width reinterpretation
+    # matrix cores (gfx11 wave32): D = A x B + C on a 16x16x16 tile held across the wave's 32 lanes
+    WMMA = auto()        # src: 16 A elements (row lane%16), 16 B (column lane%16), 8 C floats; arg: A/B dtype
+    GEP = auto()         # src: (WMMA,); arg: r; float32 element r of D: row 2r + lane//16, column lane%16
 
 
 UNARY = {Ops.NEG, Ops.NOT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC}

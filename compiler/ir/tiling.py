@@ -92,3 +92,76 @@ def plan(lw):
     lw.memo[(red, idx, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
     grid = (lw.shape[dj] // TILE, lw.shape[di] // TILE, n_batch)
     return lw.finish(idx, true, true, grid, (TILE, TILE, 1), "M")
+
+
+WMMA_TYPES = ("float16", "bfloat16")
+WMMA_TILE = 16
+
+
+def _wmma_factors(red: UOp) -> tuple[UOp, UOp] | None:
+    """The two factors of a float32 sum of float16 (or bfloat16) products, as matmul builds it, or None."""
+    src = red.src[0]
+    if red.dtype != dtypes.float32 or src.op is not Ops.CAST or src.src[0].op is not Ops.MUL:
+        return None
+    x, y = src.src[0].src
+    return (x, y) if x.dtype == y.dtype and x.dtype.name in WMMA_TYPES else None
+
+
+def plan_wmma(lw):
+    """A float16/bfloat16 matrix product on gfx11's matrix cores: one wave32 workgroup per 16x16 output tile.
+
+    The sum's factors are lowered at placeholder indices (i, j, k); the one that varies with i and k only is
+    A, with j and k only B (else no WMMA). Lane l holds A's row l % 16 and B's column l % 16 for k = ko*16 +
+    0..15 (16 loads each per step, substituted into the factors) and accumulates D's rows 2r + l // 16,
+    column l % 16, r = 0..7, in 8 float32 registers: 8 stores per lane. Products are exact (the AST's
+    product rounded to float16 first; the matrix core does not round it)."""
+    if "wmma" not in lw.features or not applies(lw):
+        return None
+    (red,) = lw.reduces
+    factors = _wmma_factors(red)
+    if factors is None:
+        return None
+    from compiler.ir.lower import c, unflatten
+    _, (k,), full = red.arg
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    di, dj = dims[-2], dims[-1]
+    batch = dims[:-2]
+    n_batch = prod(lw.shape[d] for d in batch)
+    lane = lw.special("local", 0, 32)
+    gx, gy = lw.special("group", 0, lw.shape[dj] // WMMA_TILE), lw.special("group", 1, lw.shape[di] // WMMA_TILE)
+    gz = lw.special("group", 2, n_batch)
+    base = [c(0)] * len(lw.shape)
+    for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
+        base[d] = v
+    true = UOp.const(dtypes.bool, True)
+    ph_i, ph_j, ph_k = (UOp(Ops.RANGE, lane.dtype, (c(WMMA_TILE),), n) for n in ("wmma_i", "wmma_j", "wmma_k"))
+    at = list(base)
+    at[di], at[dj], at[k] = ph_i, ph_j, ph_k
+    fx, fy = (lw.lower(f, tuple(at), true) for f in factors)
+    dx, dy = _ids(fx) & {ph_i, ph_j, ph_k}, _ids(fy) & {ph_i, ph_j, ph_k}
+    if dx <= {ph_i, ph_k} and dy <= {ph_j, ph_k}:
+        a, b = fx, fy
+    elif dx <= {ph_j, ph_k} and dy <= {ph_i, ph_k}:
+        a, b = fy, fx
+    else:
+        return None
+    ko = lw.new_range(full[k] // WMMA_TILE)
+    row, col = gy * WMMA_TILE + lane % 16, gx * WMMA_TILE + lane % 16
+    ks = [ko * WMMA_TILE + e if ko.op is Ops.RANGE else c(e) for e in range(WMMA_TILE)]
+    a_el = [substitute(a, {ph_i: row, ph_k: kk}) for kk in ks]
+    b_el = [substitute(b, {ph_j: col, ph_k: kk}) for kk in ks]
+    accs = [lw.new_acc(dtypes.float32, 0.0) for _ in range(8)]
+    mma = UOp(Ops.WMMA, dtypes.float32, (*a_el, *b_el, *accs), a.dtype.name)
+    parts = [UOp(Ops.GEP, dtypes.float32, (mma,), r) for r in range(8)]
+    if ko.op is Ops.RANGE:
+        end = UOp(Ops.ENDRANGE, lane.dtype, (ko, *(UOp(Ops.ASSIGN, dtypes.float32, (acc, p))
+                                                   for acc, p in zip(accs, parts, strict=True))))
+        parts = [UOp(Ops.AFTER, dtypes.float32, (acc, end)) for acc in accs]
+    idxs = []
+    for r in range(8):
+        at = list(base)
+        at[di], at[dj] = gy * WMMA_TILE + (lane // 16 + 2 * r), col
+        lw.memo[(red, tuple(at), true)] = parts[r]
+        idxs.append(tuple(at))
+    grid = (lw.shape[dj] // WMMA_TILE, lw.shape[di] // WMMA_TILE, n_batch)
+    return lw.finish(idxs[0], true, true, grid, (32, 1, 1), "W", more_idx=idxs[1:])

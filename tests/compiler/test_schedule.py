@@ -86,3 +86,22 @@ def test_expensive_input_of_a_broadcasting_reduction_is_computed_once():
     a = Tensor(np.ones((16, 16), np.float32))
     ks = kernels(a.exp() @ a)
     assert [k.name[0] for k in ks] == ["E", "M"]
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("sa,sb", [((32, 48), (48, 64)), ((2, 16, 32), (32, 16)), ((16, 16), (16, 16))], ids=str)
+def test_half_matmul_uses_the_matrix_cores(backend, dt, sa, sb):
+    """float16/bfloat16 products of 16-multiples run as v_wmma_f32_16x16x16_* (one wave per 16x16 tile); the
+    result is the exact sum of exact products of the rounded inputs, rounded once to the type."""
+    from compiler import dtypes
+    rng = np.random.default_rng(61)
+    a = Tensor(rng.standard_normal(sa).astype(np.float32), dtype=getattr(dtypes, dt))
+    b = Tensor(rng.standard_normal(sb).astype(np.float32), dtype=getattr(dtypes, dt))
+    out = a @ b
+    ks = kernels(out)
+    if backend == "llvm":
+        assert [k.name[0] for k in ks] == ["W"] and any(u.op is Ops.WMMA for u in ks[0].uops)
+    ref = a.float().numpy().astype(np.float64) @ b.float().numpy().astype(np.float64)
+    got = out.float().numpy()
+    ulp = 2.0 ** -10 if dt == "float16" else 2.0 ** -7
+    assert np.all(np.abs(got - ref) <= np.abs(ref) * ulp + 1e-6)
