@@ -4,7 +4,10 @@ Every IR op keeps its defined semantics in the text: integer division and remain
 INT_MIN / -1 wraps), shifts by the type's width or more give 0 (or the sign), float max/min propagate NaN,
 gated loads read index 0 and select 0 (so a false gate never reads out of bounds), gated stores branch
 around the store. Loops are counted blocks (at least two iterations: a one-trip RANGE is a constant);
-an accumulator is an SSA value with a phi in the header of every loop that assigns it.
+an accumulator is an SSA value with a phi in the header of every loop that assigns it. A loop whose
+trips times body exceed UNROLL_BUDGET uops gets an unroll count that keeps an unrolled body within it:
+LLVM unrolls a 16-trip loop fully, and a big fully unrolled body hoists its loads into more registers
+than a work-item has (the 4x4 matmul tile spilled to scratch).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ _TYPES = {"bool": "i1", "int8": "i8", "uint8": "i8", "int16": "i16", "uint16": "
 _SUFFIX = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64"}
 _SPECIALS = {("group", 0): "workgroup.id.x", ("group", 1): "workgroup.id.y", ("group", 2): "workgroup.id.z",
              ("local", 0): "workitem.id.x", ("local", 1): "workitem.id.y", ("local", 2): "workitem.id.z"}
+UNROLL_BUDGET = 512
 _INTRINSIC = {Ops.EXP2: "exp2", Ops.LOG2: "log2", Ops.SIN: "sin", Ops.SQRT: "sqrt", Ops.TRUNC: "trunc"}
 
 
@@ -68,6 +72,11 @@ class _Render:
         self.n = 0
         self.block = "entry"
         self.loops: dict[UOp, tuple[str, str]] = {}
+        self.meta: list[str] = []  # loop metadata nodes
+        self.body: dict[UOp, int] = {}  # loop -> uops inside it
+        for u in k.uops:
+            for r in scope[u] - {u}:
+                self.body[r] = self.body.get(r, 0) + 1
 
     def tmp(self) -> str:
         self.n += 1
@@ -101,7 +110,7 @@ class _Render:
         body = [f"define amdgpu_kernel void @{k.name}({args}) #0 {{", "entry:",
                 *self.lines, "  ret void", "}"]
         attrs = f'attributes #0 = {{ nounwind "amdgpu-flat-work-group-size"="1,{threads}" }}'
-        return "\n".join([*sorted(self.decls), *self.globals, *body, attrs]) + "\n"
+        return "\n".join([*sorted(self.decls), *self.globals, *body, attrs, *self.meta]) + "\n"
 
     # ---- one uop ------------------------------------------------------------------------------------------
     def op(self, u: UOp) -> None:  # noqa: C901 - one branch per structural op
@@ -166,8 +175,21 @@ class _Render:
         self.label(latch)
         self.emit(f"%r{n}.next = add i32 %r{n}, 1")
         self.emit(f"%r{n}.more = icmp slt i32 %r{n}.next, {self.val(r.src[0])}")
-        self.emit(f"br i1 %r{n}.more, label %{head}, label %loop{n}.exit")
+        self.emit(f"br i1 %r{n}.more, label %{head}, label %loop{n}.exit{self.unroll_hint(r)}")
         self.label(f"loop{n}.exit")
+
+    def unroll_hint(self, r: UOp) -> str:
+        """`, !llvm.loop !n` with an unroll count for a loop too big to unroll fully (module docstring)."""
+        body, trips = max(self.body.get(r, 1), 1), r.src[0].arg
+        if body * trips <= UNROLL_BUDGET:
+            return ""
+        count = 1
+        while count * 2 * body <= UNROLL_BUDGET and count * 2 <= trips:
+            count *= 2
+        n = len(self.meta)
+        self.meta += [f"!{1000 + n} = distinct !{{!{1000 + n}, !{1001 + n}}}",
+                      f'!{1001 + n} = !{{!"llvm.loop.unroll.count", i32 {count}}}']
+        return f", !llvm.loop !{1000 + n}"
 
     def address(self, buf: UOp, idx: str) -> str:
         pt = buf.dtype

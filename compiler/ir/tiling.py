@@ -1,16 +1,20 @@
-"""Tiled matrix products through LDS.
+"""Tiled matrix products through LDS, and float16/bfloat16 ones on the matrix cores.
 
-A kernel whose one reduction sums over one axis k, and whose output has two trailing dimensions i and j
-divisible by the tile size T (16), runs as T x T workgroups: work-item (y, x) computes output (i, j) =
-(tile_i * T + y, tile_j * T + x), and the loop over k is split into k = ko * T + ki. The reduction's input is
-lowered once at that index; every load in it that varies with ki and with exactly one of y and x (A[i, k],
-B[k, j], or anything fused into them) is staged: before the ki loop, work-item (y, x) loads that value at
-ki := the other local id into an LDS tile laid out [dep][k] and a barrier follows; inside the loop the
-value is read back from LDS at [dep][ki]. So each work-item makes one global load per staged input per
-step of ko instead of T, and reads T consecutive LDS words (which LLVM merges into wide LDS loads). A
-second barrier ends the step before the tiles are overwritten. Loads that do not qualify stay global.
+A kernel whose one reduction sums over one axis k (a multiple of 16), and whose output has two trailing
+dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item computing U x U outputs (U = 4
+when i and j are multiples of 64, else 1): work-item (y, x) owns rows tile_i*16U + y*U + 0..U-1 and columns
+tile_j*16U + x*U + 0..U-1. The loop over k is split into k = ko*16 + ki. The reduction's input is lowered once
+at placeholder indices (i, j, k); every load in it that varies with k and with exactly one of i and j (A[i, k],
+B[k, j], or anything fused into them) is staged: before the ki loop the workgroup loads its 16U x 16 tile of
+that value into LDS, laid out [i or j][k] (each work-item loads U elements, consecutive work-items along k
+for an (i, k) input and along j for a (k, j) one, so global loads stay coalesced for row-major operands), and
+a barrier follows; inside the loop each output reads it back at [row or column][ki], 16 consecutive words
+per row that LLVM merges into wide LDS loads. A second barrier ends the step before the tiles are
+overwritten. Loads that do not qualify stay global. The U x U outputs share every staged read, so a
+work-item makes 2U LDS reads for U*U multiply-adds.
 
-The staged values are the original loads with ki substituted, so the index proof covers them as written.
+The staged values are the original loads with the placeholders substituted, so the index proof covers them
+as written.
 """
 
 from __future__ import annotations
@@ -38,60 +42,84 @@ def applies(lw) -> bool:
         lw.shape[dims[-1]] % TILE == 0 and lw.shape[dims[-2]] % TILE == 0
 
 
+def _frame(lw, tile: int):
+    """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans."""
+    from compiler.ir.lower import c, unflatten
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    di, dj = dims[-2], dims[-1]
+    batch = dims[:-2]
+    n_batch = prod(lw.shape[d] for d in batch)
+    gx, gy = lw.special("group", 0, lw.shape[dj] // tile), lw.special("group", 1, lw.shape[di] // tile)
+    gz = lw.special("group", 2, n_batch)
+    base = [c(0)] * len(lw.shape)
+    for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
+        base[d] = v
+    ph = tuple(UOp(Ops.RANGE, dtypes.int32, (c(TILE),), n) for n in ("tile_i", "tile_j", "tile_k"))
+    return base, di, dj, gx, gy, ph, n_batch
+
+
 def plan(lw):
     """The tiled lowering (sink, geometry) of Lowerer lw's kernel, or None when it does not apply or nothing
     would be staged."""
     if not applies(lw):
         return None
-    from compiler.ir.lower import c, unflatten
+    from compiler.ir.lower import c
     (red,) = lw.reduces
     _, (k,), full = red.arg
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
-    di, dj = dims[-2], dims[-1]
-    batch = dims[:-2]
-    n_batch = prod(lw.shape[d] for d in batch)
-    gx, gy = lw.special("group", 0, lw.shape[dj] // TILE), lw.special("group", 1, lw.shape[di] // TILE)
-    gz = lw.special("group", 2, n_batch)
+    up = 4 if lw.shape[dims[-1]] % (TILE * 4) == 0 and lw.shape[dims[-2]] % (TILE * 4) == 0 else 1
+    span = TILE * up  # rows (and columns) of a workgroup's tile
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, span)
     lx, ly = lw.special("local", 0, TILE), lw.special("local", 1, TILE)
-    idx = [c(0)] * len(lw.shape)
-    idx[dj], idx[di] = gx * TILE + lx, gy * TILE + ly
-    if batch:
-        for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
-            idx[d] = v
-    idx = tuple(idx)
     true = UOp.const(dtypes.bool, True)
+    at = list(base)
+    at[di], at[dj], at[k] = ph_i, ph_j, ph_k
+    value = lw.lower(red.src[0], tuple(at), true)
     ko = lw.new_range(full[k] // TILE)
-    ki0 = UOp(Ops.RANGE, lx.dtype, (c(TILE),), "ki")  # placeholder until the barrier exists
-    inner = list(idx)
-    inner[k] = ko * TILE + ki0 if ko.op is Ops.RANGE else ki0
-    value = lw.lower(red.src[0], tuple(inner), true)
+    k0 = ko * TILE if ko.op is Ops.RANGE else c(0)
+    flat = ly * TILE + lx  # the work-item's number in the workgroup
     stores, reads = [], {}
     for load in (u for u in value.toposort() if u.op is Ops.LOAD):
-        deps = _ids(load)
-        if ki0 not in deps or (ly in deps) == (lx in deps):
+        deps = _ids(load) & {ph_i, ph_j, ph_k}
+        if ph_k not in deps or (ph_i in deps) == (ph_j in deps):
             continue
-        dep, other = (ly, lx) if ly in deps else (lx, ly)
-        lds = lw.new_lds(load.dtype, TILE * TILE)
-        stores.append(UOp(Ops.STORE, lx.dtype, (lds, dep * TILE + other, substitute(load, {ki0: other}))))
-        reads[load] = (lds, dep)
+        lds = lw.new_lds(load.dtype, span * TILE)
+        for q in range(up):
+            e = flat + q * TILE * TILE
+            if ph_i in deps:  # an (i, k) input: consecutive work-items take consecutive k
+                p, kk = e // TILE, e % TILE
+                v = substitute(load, {ph_i: gy * span + p, ph_k: k0 + kk})
+            else:  # a (k, j) input: consecutive work-items take consecutive j
+                p, kk = e % span, e // span
+                v = substitute(load, {ph_j: gx * span + p, ph_k: k0 + kk})
+            stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * TILE + kk, v)))
+        reads[load] = (lds, ph_i in deps)
     if not stores:
         return None
-    barrier = UOp(Ops.BARRIER, lx.dtype, tuple(stores))
+    barrier = UOp(Ops.BARRIER, dtypes.int32, tuple(stores))
     ki = lw.new_range(TILE, *([ko] if ko.op is Ops.RANGE else []), barrier)
-    mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)), dep * TILE + ki))
-               for load, (lds, dep) in reads.items()}
-    mapping[ki0] = ki
-    value = substitute(value, mapping)
-    acc = lw.new_acc(red.dtype, 0)
-    end = UOp(Ops.ENDRANGE, lx.dtype, (ki, UOp(Ops.ASSIGN, red.dtype, (acc, acc.alu(Ops.ADD, value)))))
-    after = UOp(Ops.BARRIER, lx.dtype, (end,))
+    accs, idxs, assigns = [], [], []
+    for ui in range(up):
+        for uj in range(up):
+            mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)),
+                                                         ((ly * up + ui) if by_row else (lx * up + uj)) * TILE + ki))
+                       for load, (lds, by_row) in reads.items()}
+            row, col = gy * span + ly * up + ui, gx * span + lx * up + uj
+            mapping |= {ph_i: row, ph_j: col, ph_k: k0 + ki}
+            acc = lw.new_acc(red.dtype, 0)
+            assigns.append(UOp(Ops.ASSIGN, red.dtype, (acc, acc.alu(Ops.ADD, substitute(value, mapping)))))
+            accs.append(acc)
+            out = list(base)
+            out[di], out[dj] = row, col
+            idxs.append(tuple(out))
+    end = UOp(Ops.ENDRANGE, dtypes.int32, (ki, *assigns))
+    end = UOp(Ops.BARRIER, dtypes.int32, (end,))
     if ko.op is Ops.RANGE:
-        end = UOp(Ops.ENDRANGE, lx.dtype, (ko, after))
-    else:
-        end = after
-    lw.memo[(red, idx, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
-    grid = (lw.shape[dj] // TILE, lw.shape[di] // TILE, n_batch)
-    return lw.finish(idx, true, true, grid, (TILE, TILE, 1), "M")
+        end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, end))
+    for acc, at in zip(accs, idxs, strict=True):
+        lw.memo[(red, at, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
+    grid = (lw.shape[dj] // span, lw.shape[di] // span, n_batch)
+    return lw.finish(idxs[0], true, true, grid, (TILE, TILE, 1), "M", more_idx=idxs[1:])
 
 
 WMMA_TYPES = ("float16", "bfloat16")
@@ -121,20 +149,11 @@ def plan_wmma(lw):
     factors = _wmma_factors(red)
     if factors is None:
         return None
-    from compiler.ir.lower import c, unflatten
+    from compiler.ir.lower import c
     _, (k,), full = red.arg
-    dims = [d for d, s in enumerate(lw.shape) if s != 1]
-    di, dj = dims[-2], dims[-1]
-    batch = dims[:-2]
-    n_batch = prod(lw.shape[d] for d in batch)
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE)
     lane = lw.special("local", 0, 32)
-    gx, gy = lw.special("group", 0, lw.shape[dj] // WMMA_TILE), lw.special("group", 1, lw.shape[di] // WMMA_TILE)
-    gz = lw.special("group", 2, n_batch)
-    base = [c(0)] * len(lw.shape)
-    for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
-        base[d] = v
     true = UOp.const(dtypes.bool, True)
-    ph_i, ph_j, ph_k = (UOp(Ops.RANGE, lane.dtype, (c(WMMA_TILE),), n) for n in ("wmma_i", "wmma_j", "wmma_k"))
     at = list(base)
     at[di], at[dj], at[k] = ph_i, ph_j, ph_k
     fx, fy = (lw.lower(f, tuple(at), true) for f in factors)

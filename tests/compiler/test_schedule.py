@@ -48,6 +48,16 @@ def test_matmul_is_tiled_with_lds():
     assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 2
 
 
+def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
+    rng = np.random.default_rng(62)
+    a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 128)).astype(np.float32)
+    out = Tensor(a) @ Tensor(b)
+    (k,) = kernels(out)
+    assert k.name.startswith("M_") and k.geometry.grid == (2, 1, 1) and k.geometry.block == (16, 16, 1)
+    assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == 16
+    assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
+
+
 def test_unaligned_matmul_falls_back_to_loops():
     (k,) = kernels(Tensor(np.ones((17, 5), np.float32)) @ Tensor(np.ones((5, 9), np.float32)))
     assert k.name.startswith("R_") and not any(u.op is Ops.LDS for u in k.uops)
