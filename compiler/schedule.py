@@ -5,10 +5,13 @@ CONTIGUOUS, and reductions whose result is read through a view that is not the i
 `x - x.max(keepdim)`), by more than one consumer, or inside another reduction's input. Elementwise work is
 fused into every consumer, loads included, through views (the view of a view composes; a masked view wraps
 the fused value in its VALID condition, so padding reads 0 whatever the op). A reduction read once through
-the identity fuses with the elementwise work after it. Each kernel is an AST of the kernel IR:
+the identity fuses with the elementwise work after it, except that an elementwise input a reduction reads
+through an expanding view (matmul's operands) is computed once by a kernel of its own when it holds a
+transcendental or a division. Elementwise kernels of one shape that are ready together share one kernel.
+Each kernel is an AST of the kernel IR:
 
-    SINK(STORE(PARAM 0, VIEW(out), value))   value := LOAD(PARAM i, VIEW) | CONST | IOTA(VIEW) | VALID(VIEW)
-                                                     | ALU(value...) | REDUCE(value)
+    SINK(STORE(PARAM 0, VIEW, value), STORE(PARAM 1, ...)...)     one STORE per output
+    value := LOAD(PARAM i, VIEW) | CONST | IOTA(VIEW) | VALID(VIEW) | ALU(value...) | REDUCE(value)
 """
 
 from __future__ import annotations
@@ -58,12 +61,12 @@ def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
     must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
     while True:
         try:
-            return _items(graph, must, consumers)
+            return _items(graph, must)
         except _Restart as r:
             must.add(r.base)
 
 
-def _items(graph: list[LazyBuffer], must: set, consumers) -> list[ScheduleItem]:
+def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
     """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
     the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
     its state in one launch)."""
@@ -79,7 +82,7 @@ def _items(graph: list[LazyBuffer], must: set, consumers) -> list[ScheduleItem]:
         b = next((x for x in todo if group and deps[x] <= inline and _joins(group, x, must)), None)
         if b is None:
             if group:  # nothing else joins: the group's kernel runs now
-                items.append(_kernel(group, must, consumers))
+                items.append(_kernel(group, must))
                 done.update(group)
                 group = []
                 continue
@@ -94,7 +97,7 @@ def _items(graph: list[LazyBuffer], must: set, consumers) -> list[ScheduleItem]:
         else:
             group.append(b)
     if group:
-        items.append(_kernel(group, must, consumers))
+        items.append(_kernel(group, must))
     return items
 
 
@@ -193,9 +196,9 @@ def _kernel_shape(root: LazyBuffer, must: set) -> tuple[int, ...]:
 class _Builder:
     """Builds one kernel's AST, collecting its input buffers."""
 
-    def __init__(self, roots: list[LazyBuffer], must: set, consumers):
-        self.roots, self.must, self.consumers = roots, must, consumers
-        self.root = roots[0]
+    def __init__(self, roots: list[LazyBuffer], must: set):
+        self.roots, self.must = roots, must
+        self.costly: dict[LazyBuffer, bool] = {}
         self.inputs: list[LazyBuffer] = []
         self.memo: dict = {}
         self.size = 0
@@ -244,9 +247,15 @@ class _Builder:
         return v
 
     def _recompute_is_costly(self, b: LazyBuffer, st: ShapeTracker) -> bool:
-        if st.size() <= b.st.size():
-            return False
-        return b.op in EXPENSIVE
+        """Whether reading b through st (an expanding view) would recompute a transcendental or a division."""
+        return st.size() > b.st.size() and self._holds_expensive(b)
+
+    def _holds_expensive(self, b: LazyBuffer) -> bool:
+        if b not in self.costly:
+            self.costly[b] = b.op in EXPENSIVE or any(
+                self._holds_expensive(s.base) for s in b.srcs
+                if isinstance(s.base.op, Ops) and s.base not in self.must)
+        return self.costly[b]
 
 
 def _mem(dt):
@@ -254,9 +263,9 @@ def _mem(dt):
     return dtypes.uint8 if dt == dtypes.bool else dt
 
 
-def _kernel(group: list[LazyBuffer], must: set, consumers) -> ScheduleItem:
+def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem:
     """One kernel storing every base of group (a single one may take a fused reduction's index space)."""
-    builder = _Builder(group, must, consumers)
+    builder = _Builder(group, must)
     stores = []
     for i, b in enumerate(group):
         shape = _kernel_shape(b, must) if len(group) == 1 else b.shape

@@ -115,3 +115,9 @@ def test_half_matmul_uses_the_matrix_cores(backend, dt, sa, sb):
     got = out.float().numpy()
     ulp = 2.0 ** -10 if dt == "float16" else 2.0 ** -7
     assert np.all(np.abs(got - ref) <= np.abs(ref) * ulp + 1e-6)
+
+
+def test_expensive_work_below_an_elementwise_input_is_also_computed_once():
+    a = Tensor(np.ones((16, 16), np.float32))
+    ks = kernels((a.exp() + 1) @ a)
+    assert [k.name[0] for k in ks] == ["E", "M"]
