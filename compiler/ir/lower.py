@@ -108,7 +108,6 @@ class Lowerer:
         self.loops = 0
         self.accs = 0
         self.lds = 0
-        self.strategy = "serial"
 
     # ---- ids --------------------------------------------------------------------------------------------------
     def special(self, kind: str, axis: int, extent: int) -> UOp:
@@ -137,9 +136,11 @@ class Lowerer:
         """The lowered kernel (a SINK of STOREs) and its launch geometry."""
         from compiler.ir import tiling
         for plan in (tiling.plan_wmma, tiling.plan):
+            counters = (self.loops, self.accs, self.lds)
             tiled = plan(self)
             if tiled is not None:
                 return tiled
+            self.loops, self.accs, self.lds = counters  # a plan that gave up numbers nothing
         out_elems = prod(self.shape)
         if len(self.reduces) == 1 and len(self.stores) == 1 and out_elems <= GROUP_MAX_OUTPUTS and \
                 prod(self.reduces[0].arg[2]) // max(out_elems, 1) >= GROUP_MIN_REDUCE:
