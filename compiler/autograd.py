@@ -6,7 +6,6 @@ these or a composition of them (compiler.tensor, compiler.composite), which is h
 from __future__ import annotations
 
 import math
-from math import prod
 
 from compiler.dtypes import dtypes
 from compiler.ir.ops import Ops
@@ -287,8 +286,3 @@ class Contiguous(Function):
 
     def backward(self, g):
         return g
-
-
-def numel(shape) -> int:
-    """Elements in a shape."""
-    return prod(shape)

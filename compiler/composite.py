@@ -7,7 +7,6 @@ import math
 from typing import TYPE_CHECKING
 
 from compiler.dtypes import dtypes
-from compiler.helpers import normalize_axis
 
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
@@ -175,8 +174,3 @@ class CompositeOps:
             return self
         keep = Tensor.rand(*self.shape, device=self.device) >= p
         return keep.where(self, 0) * (1 / (1 - p))
-
-
-def axis_arg(axis, ndim: int) -> int:
-    """One axis normalised (for composites taking an axis)."""
-    return normalize_axis(axis, ndim)
