@@ -69,36 +69,48 @@ def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
 def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
     """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
     the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
-    its state in one launch)."""
+    its state in one launch). While such a group is open, ready reductions and copies run first: they may
+    make more of its members ready."""
     todo = [b for b in graph if b in must]
     deps = {b: _deps(b, must) for b in todo}
     done: set[LazyBuffer] = set()
     items: list[ScheduleItem] = []
     group: list[LazyBuffer] = []
+
+    def emit(item: ScheduleItem) -> None:
+        items.append(item)
+        done.update(item.outs)
+
     while todo:
-        ready = [b for b in todo if deps[b] <= done]
-        # a kernel joins the group when its inputs are ready or are the group's own outputs (recomputed inline)
         inline = done | set(group)
         b = next((x for x in todo if group and deps[x] <= inline and _joins(group, x, must)), None)
         if b is None:
-            if group:  # nothing else joins: the group's kernel runs now
-                items.append(_kernel(group, must))
-                done.update(group)
-                group = []
-                continue
-            b = ready[0]
+            ready = [x for x in todo if deps[x] <= done]
+            b = next((x for x in ready if not group or not _groupable(x, must)), None)
+            if b is None:
+                if group:  # nothing else can run first: the group's kernel runs now
+                    emit(_kernel(group, must))
+                    group = []
+                    continue
+                b = ready[0]
         todo.remove(b)
         if b.op in (LoadOps.COPYIN, LoadOps.EMPTY) or b.st.size() == 0:
-            items.append(ScheduleItem("copyin" if b.op is LoadOps.COPYIN else "empty", [b]))
-            done.add(b)
+            emit(ScheduleItem("copyin" if b.op is LoadOps.COPYIN else "empty", [b]))
         elif b.op is LoadOps.COPY:
-            items.append(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
-            done.add(b)
+            emit(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
+        elif not _groupable(b, must):
+            emit(_kernel([b], must))
         else:
             group.append(b)
     if group:
-        items.append(_kernel(group, must))
+        emit(_kernel(group, must))
     return items
+
+
+def _groupable(b: LazyBuffer, must: set) -> bool:
+    """Whether b's kernel is elementwise (it may share a kernel with others of its shape)."""
+    return b.op not in (LoadOps.COPYIN, LoadOps.EMPTY, LoadOps.COPY) and b.st.size() > 0 and \
+        not _has_reduce(b, must)
 
 
 def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
@@ -118,8 +130,8 @@ def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
 
 def _joins(group: list[LazyBuffer], b: LazyBuffer, must: set) -> bool:
     g = group[0]
-    return len(group) < MAX_OUTPUTS and b.op is not LoadOps.COPY and b.device == g.device and \
-        b.shape == g.shape and not _has_reduce(b, must) and not any(_has_reduce(m, must) for m in group)
+    return len(group) < MAX_OUTPUTS and b.device == g.device and _squeeze(b.shape) == _squeeze(g.shape) and \
+        _groupable(b, must)
 
 
 def _has_reduce(b: LazyBuffer, must: set) -> bool:
@@ -268,7 +280,7 @@ def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem:
     builder = _Builder(group, must)
     stores = []
     for i, b in enumerate(group):
-        shape = _kernel_shape(b, must) if len(group) == 1 else b.shape
+        shape = _kernel_shape(b, must) if len(group) == 1 else group[0].shape
         here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
         value = builder.build(b, here, False).cast(_mem(b.dtype))
         out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
