@@ -36,6 +36,11 @@ def run(queue: str = "pm4", out=print) -> bool:
         ok &= good
         out(f"{name:<16}{shape:>22}{wi:>12}{lo:>14}{gpu_t * 1e6:>10.2f}us{host_t:>10.2f}s  {'ok' if good else 'FAIL'}")
     out("GPU time is the simulator's virtual clock (deterministic); host time is wall time.")
+    out("The compiler (compiler.Tensor -> kernel IR -> z3-proven indices -> LLVM -> gfx1100), on the same GPU:")
+    from compiler import device as compiler_device
+    from compiler.examples import demo as compiled_demo
+    compiler_device.attach("AMD:0", compiler_device.AMDDevice("AMD:0", rt=dev))
+    ok &= compiled_demo(out)
     return ok
 
 
