@@ -103,4 +103,4 @@ def using(name: str):
 
 def _load_builtin() -> None:
     if not _REGISTRY:
-        from compiler.backend import llvm  # noqa: F401 - registers itself
+        from compiler.backend import llvm, native  # noqa: F401 - register themselves
