@@ -104,3 +104,4 @@ def using(name: str):
 def _load_builtin() -> None:
     if not _REGISTRY:
         from compiler.backend import llvm, native  # noqa: F401 - register themselves
+        from compiler.backend.x86 import backend  # noqa: F401

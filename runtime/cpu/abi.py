@@ -4,14 +4,17 @@ code may assume. The x86-64 backend (compiler.backend.x86) builds code against t
 
 - kernarg page, `KERNARG` (read/write, for the device's life): at `8*i` the address of buffer argument i;
   at `FUEL` the instruction budget left; at `SCHED` the fiber scheduler's words.
-- code, `CODE_BASE + k * CODE_STRIDE` (read/execute, during its launches): the kernel's .text; every program of
-  the device has its own address, so unicorn's translations of it stay valid from one launch to the next.
-- buffer argument i, page-aligned in `buffer_slot(i)` (read/write, during the launch): the buffer's bytes,
-  placed so that its last byte is the last byte of a page: the first byte past the end faults.
-- LDS, `LDS_BASE` (read/write, zeroed, during launches that use it): the workgroup's shared memory
-  (workgroups run one after another).
-- fibers, `FIBER_BASE` (read/write, during launches with barriers): the fiber table (a saved stack pointer
-  per work-item of a workgroup), then one stack per work-item.
+- code, `CODE_BASE + k * CODE_STRIDE` (read/execute-only, from its first launch on): program k's .text. Code
+  stays mapped so that unicorn's translations of it survive from one launch to the next (unmapping memory
+  makes unicorn drop every translation); it is never writable.
+- buffers, in the heap from `HEAP_BASE` (mapped for the buffer's life, but accessible, read/write, only
+  during a launch that has it as an argument; no access otherwise): the buffer's bytes, placed so that its
+  last byte is the last byte of a page, followed by `BUFFER_GUARD` bytes that are never mapped: the first byte
+  past the end faults.
+- LDS, `LDS_BASE` (`LDS_SIZE`; read/write and zeroed during launches that use it): the workgroup's shared
+  memory (workgroups run one after another).
+- fibers, `FIBER_BASE` (`FIBER_SIZE`; read/write during launches with barriers): the fiber table (a saved
+  stack pointer per work-item of a workgroup), then one stack per work-item.
 - stack, below `STACK_TOP` (`STACK_SIZE`, read/write, for the device's life): the entry's frame (spill
   slots); `[STACK_TOP - 8]` holds `EXIT`.
 
@@ -32,23 +35,22 @@ FUEL = KERNARG + 0x800
 SCHED = KERNARG + 0x840  # fiber scheduler: current work-item, the driver's rsp, group ids (8 bytes each)
 SCHED_WORDS = 8
 
-CODE_BASE = 0x400000000000  # above every buffer slot
+CODE_BASE = 0x400000000000  # above the heap
 CODE_STRIDE = 0x100000  # 1 MiB of address space per loaded program (the largest kernel text)
 LDS_BASE = 0x20000000
+LDS_SIZE = 0x10000  # gfx11's 64 KiB per workgroup
 FIBER_BASE = 0x30000000
+FIBER_SIZE = 0x1000000
 STACK_TOP = 0x70000000
 STACK_SIZE = 0x100000
 EXIT = 0x7FFF0000
 
 PAGE = 0x1000
-BUFFER_SLOT = 1 << 36  # address space per buffer argument (64 GiB: beyond any int32 index times 8)
+HEAP_BASE = 1 << 40
+HEAP_END = CODE_BASE
+BUFFER_GUARD = 1 << 32  # unmapped bytes after every buffer (an int32 index past the end lands in them)
 MXCSR = 0x1F80
 DEFAULT_BUDGET = 20_000_000_000  # instructions charged at loop branches (about two minutes of emulation)
-
-
-def buffer_slot(i: int) -> int:
-    """The start of buffer argument i's address range."""
-    return (i + 1) * BUFFER_SLOT
 
 
 def pages(nbytes: int) -> int:

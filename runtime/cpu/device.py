@@ -1,8 +1,9 @@
 """The CPU device: x86-64 kernels (compiler.backend.x86) run under unicorn in a sandbox (runtime.cpu.abi).
 
-One unicorn instance per device. A launch maps the kernel's code (read/execute), its buffers (read/write, host
-memory mapped in place, no copies), LDS and fiber stacks when it has them, runs from the entry to the return
-address, and unmaps everything again, so a kernel sees only its own memory. The kernel walks its index grid
+One unicorn instance per device. Buffers are host memory mapped into the sandbox in place (no copies) with no
+access; a launch opens its argument buffers (read/write), LDS and fiber stacks when it has them, runs from the
+entry to the return address, and closes them again, so a kernel reaches only its own memory. Code is mapped
+read/execute-only at its first launch and stays (runtime.cpu.abi says why). The kernel walks its index grid
 itself (the driver loop is part of its code). Anything the sandbox refuses stops it with a CPUFault
 (runtime.cpu.fault) and the device stays usable: the next launch starts from a clean register state.
 
@@ -38,6 +39,7 @@ from unicorn import (
     UC_MEM_WRITE_UNMAPPED,
     UC_MODE_64,
     UC_PROT_EXEC,
+    UC_PROT_NONE,
     UC_PROT_READ,
     UC_PROT_WRITE,
     Uc,
@@ -55,19 +57,17 @@ _KIND = {UC_ERR_READ_UNMAPPED: "page_fault", UC_ERR_WRITE_UNMAPPED: "page_fault"
          UC_ERR_WRITE_PROT: "page_fault", UC_ERR_FETCH_UNMAPPED: "no_execute", UC_ERR_FETCH_PROT: "no_execute",
          UC_ERR_INSN_INVALID: "illegal_instruction", UC_ERR_EXCEPTION: "exception"}
 _RW = UC_PROT_READ | UC_PROT_WRITE
+FREE_POOL_BYTES = 256 << 20  # freed buffer memory kept mapped for reuse
 
 
 class CPUBuffer:
-    """Host memory of a buffer, laid out for the sandbox: whole pages with the bytes at the end (abi)."""
+    """A buffer's memory: host pages mapped into the sandbox for the buffer's life, the bytes at their end (abi)."""
 
-    def __init__(self, device: CPUDevice, nbytes: int):
-        self.device, self.nbytes = device, nbytes
-        self.mapped_size = abi.pages(nbytes)
-        self._mm = mmap.mmap(-1, self.mapped_size)
-        self._pages = np.frombuffer(self._mm, np.uint8)
-        self.offset = self.mapped_size - nbytes  # where the bytes start in the pages
-        self.data = self._pages[self.offset:]
-        self.host = self._pages.ctypes.data
+    def __init__(self, device: CPUDevice, nbytes: int, mapping: _Mapping):
+        self.device, self.nbytes, self._mapping = device, nbytes, mapping
+        self.offset = mapping.size - nbytes  # where the bytes start in the pages
+        self.address = mapping.address + self.offset  # in the sandbox
+        self.data = mapping.pages[self.offset:]
         self.freed = False
 
     def copyin(self, data: np.ndarray) -> None:
@@ -86,9 +86,21 @@ class CPUBuffer:
         dst.data[:nbytes] = self.data[:nbytes]
 
     def free(self) -> None:
-        """Give the memory back (the mapping goes when the last view of it does)."""
-        self.freed = True
-        self.data = self._pages = np.empty(0, np.uint8)
+        """Give the memory back to the device (once)."""
+        if not self.freed:
+            self.freed = True
+            self.data = np.empty(0, np.uint8)
+            self.device._release(self._mapping)
+
+
+@dataclass
+class _Mapping:
+    """Host pages mapped at a sandbox address (no access until a launch opens them)."""
+
+    address: int
+    size: int
+    pages: np.ndarray
+    mm: mmap.mmap
 
 
 @dataclass
@@ -97,6 +109,7 @@ class Program:
 
     image: Image
     address: int
+    mapped: bool = False
 
     @property
     def name(self) -> str:
@@ -128,7 +141,12 @@ class CPUDevice:
         self._clean = uc.context_save()
         self._access: Access | None = None
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid)
+        uc.mem_map(abi.LDS_BASE, abi.LDS_SIZE, UC_PROT_NONE)
+        uc.mem_map(abi.FIBER_BASE, abi.FIBER_SIZE, UC_PROT_NONE)
         self._programs: dict[bytes, Program] = {}
+        self._heap = abi.HEAP_BASE
+        self._free: dict[int, list[_Mapping]] = {}  # freed mappings by size, for reuse
+        self._free_bytes = 0
         self.launches = 0
 
     def _on_invalid(self, uc, access, address, size, value, user_data) -> bool:
@@ -137,8 +155,32 @@ class CPUDevice:
 
     # ---- memory and programs -------------------------------------------------------------------------------
     def alloc(self, nbytes: int) -> CPUBuffer:
-        """A buffer of nbytes (zeroed)."""
-        return CPUBuffer(self, nbytes)
+        """A buffer of nbytes (zeroed). Freed mappings of the same size are reused: unmapping would make unicorn
+        drop every translated block."""
+        size = abi.pages(nbytes)
+        pool = self._free.get(size)
+        if pool:
+            m = pool.pop()
+            self._free_bytes -= size
+            m.pages[:] = 0
+        else:
+            if self._heap + size > abi.HEAP_END:
+                raise MemoryError(f"{self.name}: the sandbox's heap is exhausted")
+            mm = mmap.mmap(-1, size)
+            pages = np.frombuffer(mm, np.uint8)
+            m = _Mapping(self._heap, size, pages, mm)
+            self.uc.mem_map_ptr(m.address, size, UC_PROT_NONE, pages.ctypes.data)
+            self._heap += size + abi.BUFFER_GUARD
+        return CPUBuffer(self, nbytes, m)
+
+    def _release(self, m: _Mapping) -> None:
+        self._free.setdefault(m.size, []).append(m)
+        self._free_bytes += m.size
+        while self._free_bytes > FREE_POOL_BYTES:  # really unmap the largest freed mappings
+            size = max(k for k, v in self._free.items() if v)
+            old = self._free[size].pop()
+            self.uc.mem_unmap(old.address, old.size)
+            self._free_bytes -= size
 
     def load(self, binary: bytes) -> Program:
         """The program of a CPU code object (each distinct binary loaded once, at its own address)."""
@@ -163,13 +205,11 @@ class CPUDevice:
         uc = self.uc
         uc.context_restore(self._clean)
         budget = self.budget if budget is None else budget
-        mapped: list[tuple[int, int]] = []
+        opened: list[tuple[int, int]] = []
         try:
-            where = self._map(program, buffers, mapped)
-            args = bytearray(8 * len(buffers))
-            for i, addr in enumerate(where):
-                args[8 * i:8 * i + 8] = addr.to_bytes(8, "little")
-            uc.mem_write(abi.KERNARG, bytes(args))
+            self._open(program, buffers, opened)
+            args = b"".join(b.address.to_bytes(8, "little") for b in buffers)
+            uc.mem_write(abi.KERNARG, args)
             uc.mem_write(abi.FUEL, budget.to_bytes(8, "little"))
             uc.mem_write(abi.STACK_TOP - 8, abi.EXIT.to_bytes(8, "little"))
             self._access = None
@@ -178,43 +218,44 @@ class CPUDevice:
             try:
                 uc.emu_start(program.address + meta["entry"], abi.EXIT, timeout=int(self.watchdog_s * 1e6))
             except UcError as e:
-                raise self._fault(program, buffers, where, e.errno, budget) from None
+                raise self._fault(program, buffers, e.errno, budget) from None
             seconds = time.perf_counter() - t0
             if uc.reg_read(ux.UC_X86_REG_RIP) != abi.EXIT:
-                raise self._fault(program, buffers, where, None, budget)
+                raise self._fault(program, buffers, None, budget)
             left = int.from_bytes(uc.mem_read(abi.FUEL, 8), "little")
             return LaunchStats(budget - left, seconds)
         finally:
-            for addr, size in mapped:
-                uc.mem_unmap(addr, size)
+            for addr, size in opened:
+                uc.mem_protect(addr, size, UC_PROT_NONE)
 
-    def _map(self, program: Program, buffers: list[CPUBuffer], mapped: list) -> list[int]:
-        """Map code, buffers, LDS and fiber stacks for one launch; the address of each buffer argument."""
+    def _open(self, program: Program, buffers: list[CPUBuffer], opened: list) -> None:
+        """Map the code (once), open the argument buffers, LDS and fiber stacks for one launch."""
         uc, meta = self.uc, program.image.meta
-        code = program.image.code
-        uc.mem_map(program.address, abi.pages(len(code)), UC_PROT_READ | UC_PROT_EXEC)
-        mapped.append((program.address, abi.pages(len(code))))
-        uc.mem_write(program.address, code)
-        where: list[int] = []
-        seen: dict[int, int] = {}
+        if not program.mapped:
+            size = abi.pages(len(program.image.code))
+            uc.mem_map(program.address, size, UC_PROT_READ | UC_PROT_EXEC)
+            uc.mem_write(program.address, program.image.code)
+            program.mapped = True
         for i, buf in enumerate(buffers):
             if buf.freed:
                 raise ValueError(f"{program.name}: buffer argument {i} was freed")
-            if id(buf) not in seen:
-                base = abi.buffer_slot(i)
-                uc.mem_map_ptr(base, buf.mapped_size, _RW, buf.host)
-                mapped.append((base, buf.mapped_size))
-                seen[id(buf)] = base + buf.offset
-            where.append(seen[id(buf)])
-        for base, size in ((abi.LDS_BASE, meta["lds"]), (abi.FIBER_BASE, meta["fibers"])):
+            m = buf._mapping
+            if (m.address, m.size) not in opened:
+                uc.mem_protect(m.address, m.size, _RW)
+                opened.append((m.address, m.size))
+        for base, size, limit in ((abi.LDS_BASE, meta["lds"], abi.LDS_SIZE),
+                                  (abi.FIBER_BASE, meta["fibers"], abi.FIBER_SIZE)):
+            if size > limit:
+                raise ImageError(f"{program.name}: {size} bytes needed at {base:#x}, at most {limit}")
             if size:
-                uc.mem_map(base, abi.pages(size), _RW)  # fresh pages: zeroed
-                mapped.append((base, abi.pages(size)))
-        return where
+                size = abi.pages(size)
+                uc.mem_protect(base, size, _RW)
+                opened.append((base, size))
+                if base == abi.LDS_BASE:
+                    uc.mem_write(base, bytes(size))
 
     # ---- faults ------------------------------------------------------------------------------------------------
-    def _fault(self, program: Program, buffers: list[CPUBuffer], where: list[int], errno: int | None,
-               budget: int) -> CPUFault:
+    def _fault(self, program: Program, buffers: list[CPUBuffer], errno: int | None, budget: int) -> CPUFault:
         uc, meta = self.uc, program.image.meta
         regs = read_registers(uc)
         pc = regs["rip"]
@@ -233,7 +274,7 @@ class CPUDevice:
             kind, address = _KIND[errno], acc.address
             prot = "protected" if errno in (UC_ERR_READ_PROT, UC_ERR_WRITE_PROT, UC_ERR_FETCH_PROT) else "unmapped"
             what = f"{acc.kind} of {prot} memory at {acc.address:#x} ({acc.size} bytes)"
-            near = self._near(acc.address, buffers, where, program)
+            near = self._near(acc.address, buffers, program)
             if near:
                 what += f": {near}"
         else:
@@ -252,24 +293,28 @@ class CPUDevice:
             return f"<{program.image.symbol_at(off)}>"
         return "(outside the kernel's code)"
 
-    @staticmethod
-    def _near(address: int, buffers: list[CPUBuffer], where: list[int], program: Program) -> str:
-        """Which memory a bad address is near: a buffer's slot, the stack's guard, LDS, fiber stacks, code."""
-        for i, (buf, start) in enumerate(zip(buffers, where, strict=True)):
-            slot = abi.buffer_slot(i)
-            if slot <= address < slot + abi.BUFFER_SLOT:
-                end = start + buf.nbytes
-                span = f"data{i} ({buf.nbytes} bytes at {start:#x})"
+    def _near(self, address: int, buffers: list[CPUBuffer], program: Program) -> str:
+        """Which memory a bad address is near: an argument buffer (or its guard), another buffer of the device,
+        the stack's guard, LDS, the fiber stacks, the kernarg page, code."""
+        for i, buf in enumerate(buffers):
+            m = buf._mapping
+            if m.address <= address < m.address + m.size + abi.BUFFER_GUARD:
+                end = buf.address + buf.nbytes
+                span = f"data{i} ({buf.nbytes} bytes at {buf.address:#x})"
                 if address >= end:
                     return f"{address - end} bytes past the end of {span}"
-                if address < start:
-                    return f"{start - address} bytes before {span}"
+                if address < buf.address:
+                    return f"{buf.address - address} bytes before {span}"
                 return f"inside {span}"
+        if abi.HEAP_BASE <= address < self._heap:
+            return "a buffer of this device that is not an argument of this kernel (or its guard)"
         stack = abi.STACK_TOP - abi.STACK_SIZE
         regions = ((stack - 0x10000, stack, "the stack's guard (a stack overflow)"),
-                   (abi.LDS_BASE, abi.FIBER_BASE, "LDS"), (abi.FIBER_BASE, stack - 0x10000, "the fiber stacks"),
+                   (abi.LDS_BASE, abi.LDS_BASE + abi.LDS_SIZE, "LDS"),
+                   (abi.FIBER_BASE, abi.FIBER_BASE + abi.FIBER_SIZE, "the fiber stacks"),
                    (abi.KERNARG, abi.KERNARG + abi.KERNARG_SIZE, "the kernarg page"),
-                   (program.address, program.address + abi.CODE_STRIDE, "the kernel's code"))
+                   (program.address, program.address + abi.CODE_STRIDE, "the kernel's code"),
+                   (abi.CODE_BASE, abi.HEAP_END + (1 << 46), "another kernel's code"))
         for lo, hi, name in regions:
             if lo <= address < hi:
                 return name

@@ -59,14 +59,17 @@ def test_a_corrupt_cache_entry_is_ignored(tmp_path):
     assert compiled > 0
 
 
+ASSEMBLY = {"AMD": ["s_endpgm", "global_load_b32"], "CPU": ["movss xmm", "dword ptr [", "ret"]}
+
+
 @pytest.mark.parametrize("level,expect", [("1", ["launch E_7_3", " us"]), ("2", ["kernel E_7_3", "= LOAD float32"]),
-                                          ("3", ["s_endpgm", "global_load_b32"])])
+                                          ("3", None)])
 def test_debug_levels(backend, capfd, monkeypatch, level, expect):
     monkeypatch.setenv("SIMGPU_DEBUG", level)
     monkeypatch.setenv("SIMGPU_CACHE", "0")  # compile here, so levels 2 and 3 print
     (Tensor(np.ones((7, 3), np.float32)) * 3 + 1).numpy()
     err = capfd.readouterr().err
-    for e in expect:
+    for e in expect or ASSEMBLY[compiler.backend.get(backend).device_kind]:
         assert e in err, err
 
 

@@ -107,7 +107,7 @@ def test_every_form_decodes_back_with_capstone():
             decoded_like(inst, encode(inst))
 
 
-@settings(max_examples=1500, derandomize=True, deadline=None)
+@settings(max_examples=600, derandomize=True, deadline=None)
 @given(st.sampled_from(ALL_FORMS), st.randoms(use_true_random=False))
 def test_drawn_operands_decode_back_with_capstone(form, rng):
     inst = instance(rng, form)
