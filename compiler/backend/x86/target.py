@@ -92,15 +92,29 @@ def compile_kernel(k: LinearKernel) -> Compiled:
         fiber_bytes = table + workitems * stack
     else:
         items = [k.name, *framed]
+    meta = {"name": k.name, "entry": 0, "params": len(k.params), "lds": sel.lds_bytes, "fibers": fiber_bytes,
+            "workitems": workitems, "grid": list(g.grid), "block": list(g.block), "frame": frame}
+    binary, code, symbols = link(items, meta)
+    return Compiled(binary, code, meta, symbols, dict(alloc.spilled), sel.used_rules)
+
+
+def link(items: list, meta: dict) -> tuple[bytes, bytes, list[tuple[int, str]]]:
+    """Instructions and labels (entry first) -> (CPU code object, code, symbols): budget checks added, assembled,
+    wrapped with the metadata (its "traps" filled in)."""
     items, traps = _budget_checks(items)
     asm = assemble(items)
-    trap_offsets = {asm.labels[t]: asm.offsets[_inst_index(items, b)] for t, b in traps.items()}
-    meta = {"name": k.name, "entry": 0, "params": len(k.params), "lds": sel.lds_bytes, "fibers": fiber_bytes,
-            "workitems": workitems, "grid": list(g.grid), "block": list(g.block), "frame": frame,
-            "traps": trap_offsets}
+    meta["traps"] = {asm.labels[t]: asm.offsets[_inst_index(items, b)] for t, b in traps.items()}
     symbols = sorted((off, name) for name, off in asm.labels.items())
-    binary = write_image(asm.code, meta, symbols)
-    return Compiled(binary, asm.code, meta, symbols, dict(alloc.spilled), sel.used_rules)
+    return write_image(asm.code, meta, symbols), asm.code, symbols
+
+
+def raw_kernel(name: str, items: list, params: int, lds: int = 0) -> bytes:
+    """A CPU code object of hand-written x86-64 (compiler.backend.x86.isa instructions and labels) run once, as
+    one work-item: for tests of the device's containment. Backward jumps get budget checks as compiled loops do
+    (a conditional one needs the FUEL marker before its compare)."""
+    meta = {"name": name, "entry": 0, "params": params, "lds": lds, "fibers": 0, "workitems": 1,
+            "grid": [1, 1, 1], "block": [1, 1, 1], "frame": 0}
+    return link([name, *items], meta)[0]
 
 
 def _barrier_saves(code: list[MInst]) -> list[MInst]:
@@ -125,6 +139,14 @@ def _budget_checks(items: list) -> tuple[list, dict[str, int]]:
     """Fill in every loop's budget check (`sub qword ptr [FUEL], n; jb trap`, n = the loop's own instructions:
     those not inside a nested loop, which charges its own) and append the traps. Returns the items and
     {trap label: position of the loop's branch in the new items}."""
+    where = {it: i for i, it in enumerate(items) if isinstance(it, str)}
+    marked = []  # an unconditional backward jmp needs no marker: its check cannot disturb a comparison
+    for i, it in enumerate(items):
+        if isinstance(it, Inst) and it.mnemonic == "jmp" and isinstance(it.ops[0], Label) and \
+                where.get(it.ops[0].name, len(items)) <= i and (not marked or marked[-1] is not FUEL):
+            marked.append(FUEL)
+        marked.append(it)
+    items = marked
     where = {it: i for i, it in enumerate(items) if isinstance(it, str)}
     loops = []
     for i, it in enumerate(items):
