@@ -84,6 +84,10 @@ def test_backend_selection(monkeypatch):
             pass
     with backend.using("llvm"):
         assert backend.for_device("AMD").name == "llvm"
+    monkeypatch.setenv("SIMGPU_BACKEND", "native")  # a GPU backend leaves the CPU device its own
+    assert backend.for_device("CPU").name == "x86" and backend.for_device("AMD").name == "native"
+    with backend.using("native"), backend.using("x86"):  # one choice per device kind
+        assert backend.for_device("AMD").name == "native" and backend.for_device("CPU").name == "x86"
 
 
 def test_unsupported_dtype_is_a_type_error_before_launch():
