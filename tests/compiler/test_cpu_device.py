@@ -182,3 +182,41 @@ def test_damaged_images_are_image_errors(data):
 
 
 _GOOD = _good_kernel()
+
+
+def test_simgpu_disasm_lists_cached_cpu_kernels_as_llvm_objdump_decodes_them(tmp_path, capsys, monkeypatch):
+    """`simgpu disasm` accepts a CPU code object and the kernel cache's entry of one; every instruction line
+    has the address and mnemonic llvm-objdump-19 finds in the same object."""
+    import re
+    import subprocess
+
+    from compiler import Tensor, cache
+    from compiler import backend as backends
+    from compiler import device as devices
+    from tests.support.llvm import llvm_tool_or_skip
+    from wiring.cli import main
+
+    monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path))
+    cache.clear_memory()
+    old = devices.DEFAULT
+    devices.DEFAULT = "CPU"
+    try:
+        with backends.using("x86"):
+            (Tensor(np.arange(40, dtype=np.float32).reshape(5, 8)).sum(1) * 3).numpy()
+    finally:
+        devices.DEFAULT = old
+    entries = sorted((tmp_path / "kernels").glob("x86-*/*.msgpack"))
+    assert entries
+    assert main(["disasm", str(entries[0])]) == 0
+    ours = capsys.readouterr().out
+    assert "elf64-x86-64 (simgpu CPU kernel)" in ours and "budget trap" in ours
+    import msgpack
+    obj = tmp_path / "kernel.o"
+    obj.write_bytes(msgpack.unpackb(entries[0].read_bytes())["binary"])
+    assert main(["disasm", str(obj)]) == 0
+    assert capsys.readouterr().out.split("\n", 3)[3] == ours.split("\n", 3)[3]  # same listing after the file line
+    objdump = llvm_tool_or_skip("llvm-objdump")
+    ref = subprocess.run([objdump, "-d", "--x86-asm-syntax=intel", str(obj)], capture_output=True, text=True).stdout
+    pat = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*([a-z0-9]+)", re.M)
+    assert pat.findall(ours) == pat.findall(ref) != []
+    assert main(["disasm", str(tmp_path / "missing.o")]) == 1
