@@ -4,9 +4,10 @@ conventions of compiler.backend.x86.select.
 Floats follow IEEE 754 binary32/binary64 with round to nearest even and no reassociation: every IR op is one
 SSE operation (or a fixed sequence), evaluated in the IR's order. What SSE lacks:
 
-- MULACC (fused a*b+c): no FMA under unicorn, so float32 computes in float64 (the product is exact), rounds the
-  sum to odd (TwoSum gives the exact error) and then to float32: one correct rounding, as an FMA. float16 and
-  bfloat16 the same, rounding to odd once more to float32 before the final rounding. float64 uses Boldo and
+- MULACC (fused a*b+c): no FMA under unicorn, so float32 computes in float64 (the product is exact) and rounds
+  the sum to float32, breaking the rare tie that the float64 rounding can create with the sum's exact error
+  (TwoSum): one correct rounding, as an FMA. float16 and bfloat16 round the float64 sum to odd (TwoSum and a
+  fix of the last bit), then to odd again to float32, then to the type. float64 uses Boldo and
   Melquiond's emulation (Dekker's exact product, TwoSum, an addition rounded to odd): correctly rounded while
   the operands' magnitudes stay below 2^995 and the product above 2^-969; outside that (and for inf/NaN
   operands) it is the product rounded, then the sum.
@@ -278,10 +279,12 @@ def _float_fma(s: X86Selector, u: UOp) -> None:
         wide.append(t)
     p = s.x()
     s.op("f.mul.sd", p, wide[0], wide[1])  # exact: 24 + 24 bits
-    r = add_to_odd(s, p, wide[2])
     if dt.name == "float32":
-        s.op("cvt.sd2ss", s.dst(u), r)
+        total = s.x()
+        s.op("f.add.sd", total, p, wide[2])
+        s.op("fma32.round", s.dst(u), total, p, wide[2])
         return
+    r = add_to_odd(s, p, wide[2])
     t = s.x()
     s.op("rto.sd2ss", t, r)
     rounded(s, u, t)

@@ -27,6 +27,7 @@ from compiler.backend.mir import MInst, Sub
 from compiler.backend.x86.isa import NEGATE, RAX, RCX, RDX, Imm, Inst, Label, Mem, Reg, gpr, xmm
 
 SCRATCH_X = 15
+SCRATCH_X2 = 14
 Out = list  # of Inst and label names (str)
 
 
@@ -578,6 +579,28 @@ def _rto_fix(m, ctx):
             I("movq", gpr(RCX), x(e)), I("xor", gpr(RCX), gpr(RAX)), I("sar", gpr(RCX), Imm(63)),
             I("lea", gpr(RAX), Mem(8, gpr(RAX), gpr(RCX), 2, 1)), I("movq", x(d), gpr(RAX)), I("jmp", Label(end)),
             keep, *([] if same(d, s) else [I("movaps", x(d), x(s))]), end]
+
+
+@expands("fma32.round")
+def _fma32_round(m, ctx):
+    """d <- float32(p + c) rounded once, given s = p + c rounded to float64 (p exact). Rounding s to float32 is
+    that one correct rounding unless s landed exactly on a float32 midpoint (its low 29 bits 1000...0); then the
+    exact error's sign (TwoSum, negated to fit two scratch registers) breaks the tie by moving s one float64 ulp
+    toward the true value."""
+    d, s_, p, c = m.ops
+    fast, end = ctx.label("fma_fast"), ctx.label("fma_end")
+    x14, x15 = xmm(SCRATCH_X2), xmm(SCRATCH_X)
+    rax, rcx = gpr(RAX), gpr(RCX)
+    return [I("movq", rax, x(s_)), I("mov", gpr(RCX, 4), gpr(RAX, 4)), I("and", gpr(RCX, 4), Imm(0x1FFFFFFF)),
+            I("cmp", gpr(RCX, 4), Imm(0x10000000)), I("jne", Label(fast)),
+            I("movaps", x15, x(s_)), I("subsd", x15, x(p)),  # bb = s - p
+            I("movaps", x14, x(s_)), I("subsd", x14, x15), I("subsd", x14, x(p)),  # (s - bb) - p = -(p - (s - bb))
+            I("subsd", x15, x(c)), I("addsd", x14, x15),  # -e
+            I("xorps", x15, x15), I("ucomisd", x14, x15), I("je", Label(fast)),
+            I("movq", rcx, x14), I("xor", rcx, rax), I("shr", rcx, Imm(63)),  # 1 when e has s's sign
+            I("lea", rax, Mem(8, rax, rcx, 2, -1)), I("movq", x15, rax), I("cvtsd2ss", x(d), x15),
+            I("jmp", Label(end)),
+            fast, I("cvtsd2ss", x(d), x(s_)), end]
 
 
 @expands("rto.sd2ss")

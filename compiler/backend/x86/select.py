@@ -12,7 +12,7 @@ Values (register class 'g': a general-purpose register, 'x': an XMM register; on
   correctly rounded 16-bit result: float32 has 24 >= 2*11+2 bits).
 
 Constants stay `C` operands (immediates where an instruction takes one) until a register is needed; then they
-are made once per kernel and register class at their CONST's position.
+are made once per kernel and register class, before the grid loops, as are the buffer addresses.
 
 The grid walk: without barriers, loops over the group ids (z, y, x) and the local ids (z, y, x) wrap the
 kernel's body, so one work-item after another runs it and loop-invariant values stay in registers. With
@@ -112,6 +112,7 @@ class X86Selector(Selector):
         self.lds_bytes = off
         self.ids: dict[tuple[str, int], Sub] = {}
         self.nlabels = 0
+        self.hoisted: list[MInst] = []  # before the grid loops: buffer addresses and constants
 
     def run(self) -> list[MInst]:
         """The kernel's machine IR: the grid walk or fiber entry around every uop's instructions."""
@@ -119,7 +120,8 @@ class X86Selector(Selector):
             self._fiber_ids()
         else:
             self._grid_loops()
-        return super().run()
+        code = super().run()
+        return [*self.hoisted, *code]
 
     # ---- structure -----------------------------------------------------------------------------------------
     def _extents(self) -> list[tuple[str, int, int]]:
@@ -217,7 +219,8 @@ class X86Selector(Selector):
         return self.reg(v)
 
     def materialize(self, c: C) -> Sub:
-        """A constant in a register (made once per kernel and class, at its CONST's position)."""
+        """A constant in a register (made once per kernel and class, before the grid loops: a constant the
+        allocator has to spill is reloaded from the stack, one instruction like making it again)."""
         rc = rc_of(c.dtype)
         bits = const_bits(c.value, c.dtype)
         wide = c.dtype.itemsize == 8
@@ -229,8 +232,7 @@ class X86Selector(Selector):
             m = MInst("li", [r, imm(bits)], 1)
         else:
             m = MInst("fli64" if wide else "fli32", [r, imm(bits)], 1)
-        target = self.slot.get(c.uop) if c.uop is not None else None
-        (target if target is not None else self.cur).append(m)
+        self.hoisted.append(m)
         self.const_regs[key] = r
         return r
 
@@ -275,8 +277,7 @@ def _sink(s: X86Selector, u: UOp) -> None:
 
 @RULES.rule(Ops.PARAM)
 def _param(s: X86Selector, u: UOp) -> None:
-    d = s.dst(u)
-    s.op("ld.64", d, imm(1), imm(abi.KERNARG + 8 * u.arg))
+    s.hoisted.append(MInst("ld.64", [s.dst(u), imm(1), imm(abi.KERNARG + 8 * u.arg)], 1))
 
 
 @RULES.rule(Ops.CONST)

@@ -4,7 +4,7 @@ spills to 8-byte stack slots), expand to real instructions, add the budget check
 fiber scheduler, assemble, and wrap it in a CPU code object (runtime.cpu.image).
 
 Register files: GPRs rbx rbp rsi rdi r8-r15 (rax, rcx and rdx are the expansions' scratch, rsp the stack
-pointer) and xmm0-xmm14 (xmm15 is scratch).
+pointer) and xmm0-xmm13 (xmm14 and xmm15 are scratch).
 
 Kernels without barriers are one function: the grid loops the selector put around the body. Kernels with
 barriers run each workgroup's work-items as fibers (runtime.cpu.abi: fiber stacks and scheduler words): the
@@ -33,7 +33,7 @@ from runtime.cpu import abi
 from runtime.cpu.image import write_image
 
 GPR_RESERVED = frozenset({RAX, RCX, RDX, RSP})
-XMM_RESERVED = frozenset({15})
+XMM_RESERVED = frozenset({14, 15})
 FIBER_HEADROOM = 512  # per fiber beyond the body's frame: return addresses and the barrier's saved registers
 
 
