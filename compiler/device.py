@@ -153,6 +153,7 @@ class CPUDevice(Device):
         super().__init__(name)
         from runtime.cpu import CPUDevice as Sandbox
         self.rt = rt if rt is not None else Sandbox(name)
+        self._programs: dict[str, Any] = {}
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         return DeviceBuffer(self, nbytes, self.rt.alloc(nbytes))
@@ -172,7 +173,10 @@ class CPUDevice(Device):
             src.handle.copy_to(dst.handle, nbytes)
 
     def launch(self, program, buffers: list[DeviceBuffer]):
-        stats = self.rt.launch(self.rt.load(program.binary), [b.handle for b in buffers])
+        loaded = self._programs.get(program.key)
+        if loaded is None:
+            loaded = self._programs[program.key] = self.rt.load(program.binary)
+        stats = self.rt.launch(loaded, [b.handle for b in buffers])
         if debug() >= 1:
             g = program.geometry
             threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
