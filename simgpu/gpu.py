@@ -23,6 +23,7 @@ from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
 from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import GPUFault
+from simgpu.hw import regs
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
 from simgpu.shader import ShaderEngine
@@ -184,6 +185,14 @@ class GPU:
         q.ib_stack = []
         source = Source.SDMA if q.fmt == "sdma" else Source.CP
         self.interrupt(Interrupt(source, Kind.QUEUE_ERROR, q.name, error=q.error))
+
+    # ---------------------------------------------------------------------------------------------- registers
+    def write_reg(self, reg: int, value: int) -> None:
+        """Write a device-wide register. A write to NBIO's HDP flush request completes the flush at once (the
+        host data path has no cache in the model): the same bits read back from HDP_FLUSH_DONE."""
+        self.regs[reg] = value & 0xFFFFFFFF
+        if reg == regs.BIF_BX_PF0_GPU_HDP_FLUSH_REQ:
+            self.regs[regs.BIF_BX_PF0_GPU_HDP_FLUSH_DONE] = value & 0xFFFFFFFF
 
     # ---------------------------------------------------------------------------------------------- interrupts
     def interrupt(self, intr: Interrupt) -> Interrupt:
