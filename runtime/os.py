@@ -19,8 +19,8 @@ import os
 import struct
 from dataclasses import dataclass, field
 
-PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
-MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 0x01, 0x02, 0x10, 0x20
+PROT_NONE, PROT_READ, PROT_WRITE, PROT_EXEC = 0, 1, 2, 4
+MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 KFD_PATH = "/dev/kfd"
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 _MMIO_FMT = {1: "<B", 2: "<H", 4: "<I", 8: "<Q"}

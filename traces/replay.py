@@ -63,7 +63,9 @@ class Replayer:
     def __post_init__(self):
         if self.os is None:
             from mockgpu import MockOS
-            self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"))
+            # Recorded addresses mean nothing in this process: never touch its own memory or place mappings in it.
+            self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"), user=False,
+                             place=False)
         self.hw = self.header.get("os") != "MockOS"
 
     def _skip(self, what: str) -> None:
