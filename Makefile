@@ -13,7 +13,9 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,tinygrad]'
+	@# the interposer of `simgpu run` (system C compiler); without one, `simgpu run` says so and its tests skip
+	-$(BIN)/python -m mockgpu.native
 	touch $(STAMP)
 
 # LLVM 19 command-line tools are the test oracles (llvm-mc, llvm-objdump, ld.lld, clang).

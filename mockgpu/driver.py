@@ -204,10 +204,11 @@ class MockOS(OS):
         if request >> 30 & 2:  # _IOC_READ: results go back to user space
             buf[:usize] = data[:usize]
 
-    def progress(self) -> bool:
+    def progress(self, poll_all: bool = True) -> bool:
         """Run every queue that can move (doorbells stored straight into a doorbell page, queues waiting on memory
-        that changed); True if anything moved. What a driver's interrupt handler and the GPU do on their own."""
-        return self.process.progress()
+        that changed, and with `poll_all` every queue's wptr); True if anything moved. What the GPU does on its
+        own while the caller is not in a driver call (the process-level server calls it continually)."""
+        return self.process.progress(poll_all)
 
     # ---- mmap ---------------------------------------------------------------------------------------
     def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
@@ -224,6 +225,15 @@ class MockOS(OS):
         file_offset, arr, handle = self._file_region(f, length, offset)
         a = self._place(length, addr, flags, arr, file_offset, prot)
         return Mapping(a, memoryview(arr)[:length], length, fd, offset, handle)
+
+    def check_mmap(self, fd: int, length: int, offset: int) -> None:
+        """OSError(errno) unless an mmap of fd at offset would succeed (the process-level server asks first)."""
+        f = self.files.get(fd)
+        if f is None:
+            raise OSError(errno.EBADF, f"fd {fd} is not open")
+        if length <= 0 or offset % PAGE:
+            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}")
+        self._file_region(f, length, offset)
 
     def _place(self, length: int, addr: int | None, flags: int, buf, file_offset: int | None, prot: int) -> int:
         """The address of a new mapping in the caller's address space (see __init__ on `place`)."""

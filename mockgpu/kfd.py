@@ -417,14 +417,19 @@ class KfdProcess:
         self.user.write(a.events_ptr, bytes(arr))
         a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE
 
-    def progress(self) -> bool:
+    def progress(self, poll_all: bool = True) -> bool:
         """Run every queue of every GPU that can move: doorbells stored straight into a doorbell page, queues that
-        wait on memory, queues with work; True if anything moved."""
+        wait (on memory that may have changed) and, with `poll_all`, every queue whose wptr moved in memory;
+        True if anything moved."""
         moved = False
         for n in self.nodes:
-            moved |= n.gpu.scan_doorbells()
             before = n.gpu.clock.cycles
-            n.gpu.run_until_idle()
+            moved |= n.gpu.scan_doorbells()
+            if poll_all:
+                n.gpu.run_until_idle()
+            else:
+                while n.gpu.retry_blocked():
+                    pass
             moved |= n.gpu.clock.cycles != before
         return moved
 

@@ -1,0 +1,42 @@
+"""`simgpu run`: programs we did not write drive the simulated GPU through the real amdkfd interface from another
+process -- a C program on <linux/kfd_ioctl.h> that rings its doorbell with a plain store and waits on the
+completion signal, and our own runtime on HostOS -- while the server runs the GPU."""
+
+import sys
+import textwrap
+
+from tests import DATA
+from tests.support.clients import c_program_or_skip, simgpu_run
+
+
+def test_c_program_rings_a_doorbell_with_a_plain_store_and_waits_on_the_signal():
+    prog = c_program_or_skip("kfd_aql_vadd")
+    r = simgpu_run([str(prog), str(DATA / "codeobjects" / "llvmlite_vadd.so")])
+    assert r.returncode == 0, r.stderr
+    assert "vadd: 1024 items ok" in r.stdout
+
+
+def test_our_runtime_on_hostos_through_the_interposer(tmp_path):
+    script = tmp_path / "saxpy.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np, runtime
+        from compiler.llvm import compile_ir
+        from wiring.demo import SAXPY
+        dev = runtime.Device("AMD:0")
+        k = dev.load(compile_ir(SAXPY))["saxpy"]
+        x, y = np.arange(256, dtype=np.float32), np.ones(256, np.float32)
+        bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
+        k(by, bx, np.float32(2.0), grid=(1, 1, 1), block=(256, 1, 1))
+        print(type(dev.os).__name__, np.array_equal(by.copyout(np.empty_like(y)), 2 * x + 1))
+    """))
+    r = simgpu_run([sys.executable, str(script)])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["HostOS", "True"]  # the real driver path, on the simulated GPU
+
+
+def test_exit_status_and_usage_errors():
+    assert simgpu_run([sys.executable, "-c", "import sys; sys.exit(3)"]).returncode == 3
+    r = simgpu_run(["/nonexistent/program"])
+    assert r.returncode == 127 and "nonexistent" in r.stderr
+    r = simgpu_run([])
+    assert r.returncode == 2 and "nothing to run" in r.stderr
