@@ -30,23 +30,36 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mockgpu import protocol
+from mockgpu.devmem import DOORBELL_PAGE
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
-from runtime.os import MAP_FIXED, PROT_READ, PROT_WRITE, Mapping
+from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
 from runtime.uapi import kfd
 from simgpu.mem import shared
 
 ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
 IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
 ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the server keeps polling fast
+RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
 
 
 class RemoteMemory:
     """The client's own memory, through its interposer (the foreign backend of mockgpu.usermem): only while the
-    server handles one of its requests, on the connection that sent it."""
+    server handles one of its requests, on the connection that sent it. With `log`, what was read and written is
+    kept for a trace (take_log), so that a replay can answer the same pointer arguments."""
 
-    def __init__(self):
+    def __init__(self, log: bool = False):
         self.sock: socket.socket | None = None
+        self.log = log
+        self.reads: list[tuple[int, bytes]] = []
+        self.writes: list[tuple[int, bytes]] = []
+        self.shares: list[tuple[int, object]] = []
+
+    def take_log(self) -> tuple[list, list, list]:
+        """The (address, bytes) read and written and the (address, pages) shared (USERPTR) since the last call."""
+        out = (self.reads, self.writes, self.shares)
+        self.reads, self.writes, self.shares = [], [], []
+        return out
 
     def _call(self, kind: int, args, payload: bytes = b"") -> tuple[list[int], bytes, int | None]:
         if self.sock is None:
@@ -71,12 +84,16 @@ class RemoteMemory:
             if len(data) != k:
                 raise KfdError(errno.EFAULT, f"bad user address {addr + pos:#x}")
             out += data
+        if self.log:
+            self.reads.append((addr, bytes(out)))
         return bytes(out)
 
     def write(self, addr: int, data: bytes) -> None:
         """copy_to_user in pieces of at most one message."""
         for pos in range(0, len(data), protocol.MAX_PAYLOAD):
             self._call(protocol.MEM_WRITE, (addr + pos,), bytes(data[pos:pos + protocol.MAX_PAYLOAD]))
+        if self.log:
+            self.writes.append((addr, bytes(data)))
 
     def fd_handle(self, fd: int) -> int:
         """The server handle of the client's file descriptor `fd` (EBADF if it is not a device file)."""
@@ -92,9 +109,15 @@ class RemoteMemory:
         if fd is None:
             raise KfdError(errno.EFAULT, f"userptr {addr:#x}: the client sent no memory")
         try:
-            return shared.view(shared.mmap(None, size, PROT_READ | PROT_WRITE, shared.MAP_SHARED, fd), size)
+            pages = shared.view(shared.mmap(None, size, PROT_READ | PROT_WRITE, shared.MAP_SHARED, fd), size)
         finally:
             os.close(fd)
+        if self.log:
+            self.shares.append((addr, pages))
+        return pages
+
+
+DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
 
 
 @dataclass
@@ -106,8 +129,49 @@ class Session:
     mock: object  # the MockOS
     memory: RemoteMemory
     finish: Callable[[], None]
+    recording: bool = False
     conns: set = field(default_factory=set)
     mappings: dict[int, Mapping] = field(default_factory=dict)  # client address -> mapping
+    kfd: int | None = None  # the driver's own /dev/kfd file (doorbell pages)
+    doorbell_pages: dict[int, Mapping] = field(default_factory=dict)  # GPU index -> the driver's mapping
+    views: dict[int, Mapping] = field(default_factory=dict)  # buffer handle -> the driver's mapping (recording)
+    next_va: int = DRIVER_VA
+
+    def driver_map(self, fd: int, length: int, offset: int) -> Mapping:
+        """A mapping of the driver's own, through the OS (so a recorder sees and records it)."""
+        addr, self.next_va = self.next_va, self.next_va + ((length + 0xFFFF) & ~0xFFFF) + 0x10000
+        return self.os.mmap(fd, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, offset, addr)
+
+    def ring_doorbells(self) -> bool:
+        """Doorbells the client stored into the shared pages become doorbell writes through the OS (MockOS runs
+        the queue; a recorder records an mmio record, which a replay performs the same way)."""
+        rang = False
+        for i, gpu in enumerate(self.mock.gpus):
+            pending = gpu.pending_doorbells()
+            if not pending:
+                continue
+            if i not in self.doorbell_pages:
+                if self.kfd is None:
+                    self.kfd = self.os.open("/dev/kfd")
+                self.doorbell_pages[i] = self.driver_map(self.kfd, DOORBELL_PAGE, self.mock.devmem.doorbell_offset(i))
+            for slot, value in pending:
+                self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
+            rang = True
+        return rang
+
+    def after_ioctl(self, request: int, buf: bytearray) -> None:
+        """Recording: every CPU-mappable buffer gets a mapping of the driver's own, so the trace holds the client's
+        stores into it even when the client maps it behind the interposer's back (ctypes' libc mmap)."""
+        if request == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
+            a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(buf)
+            al = self.mock.process.allocs.get(a.handle)
+            node = self.mock.nodes[al.node] if al is not None else None
+            if al is not None and al.kind in ("vram", "gtt") and node.drm_fd is not None:
+                self.views[a.handle] = self.driver_map(node.drm_fd, al.size, al.mmap_offset)
+        elif request == kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU:
+            view = self.views.pop(kfd.kfd_ioctl_free_memory_of_gpu_args.unpack(buf).handle, None)
+            if view is not None:
+                self.os.munmap(view)
 
 
 @dataclass
@@ -126,8 +190,11 @@ class Parked:
 class Server:
     """Listens on `path`; `make_machine(memory)` gives a new session's (os, mock, finish)."""
 
-    def __init__(self, path: str, make_machine: Callable, log=None):
-        self.path, self.make_machine, self.log = path, make_machine, log or sys.stderr
+    def __init__(self, path: str, make_machine: Callable, log=None, record: bool = False):
+        self.path, self.make_machine, self.log, self.record = path, make_machine, log or sys.stderr, record
+        # Recording diffs every tracked page at each point the GPU may run: retry waiting queues less often.
+        self.retry_interval = RECORDING_RETRY if record else 0.0
+        self._last_retry = 0.0
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         self.listener.bind(path)
         self.listener.listen(64)
@@ -167,17 +234,25 @@ class Server:
         return [s for s in self.conns if s not in parked]
 
     def _blocked(self) -> bool:
-        return any(q.state == "blocked" for s in self.sessions.values() for g in s.mock.gpus for q in g.queues)
+        return any(self._waiting(s) for s in self.sessions.values())
+
+    @staticmethod
+    def _waiting(s: Session) -> bool:
+        return any(q.state == "blocked" for g in s.mock.gpus for q in g.queues)
 
     def _advance(self) -> bool:
         """Run the GPUs of every session; answer the parked waits that can be answered."""
         moved = False
+        now = time.monotonic()
+        retry = now - self._last_retry >= self.retry_interval
         for s in list(self.sessions.values()):
             try:
-                moved |= bool(s.os.progress(poll_all=False))
+                moved |= s.ring_doorbells()
+                if retry and self._waiting(s):
+                    moved |= bool(s.os.progress(poll_all=False))
+                    self._last_retry = now
             except Exception as e:  # noqa: BLE001 - a simulator bug must not take the server down
                 print(f"simgpu server: pid {s.pid}: progress failed: {type(e).__name__}: {e}", file=self.log)
-        now = time.monotonic()
         for p in list(self.parked):
             if now >= p.deadline or self._fired(p):
                 self.parked.remove(p)
@@ -247,9 +322,9 @@ class Server:
         handler(sock, session, args, payload)
 
     def _new_session(self, pid: int) -> Session:
-        memory = RemoteMemory()
+        memory = RemoteMemory(log=self.record)
         os_, mock, finish = self.make_machine(memory)
-        self.sessions[pid] = s = Session(pid, os_, mock, memory, finish)
+        self.sessions[pid] = s = Session(pid, os_, mock, memory, finish, recording=self.record)
         return s
 
     # ---- requests -------------------------------------------------------------------------------------
@@ -291,6 +366,8 @@ class Server:
             return
         finally:
             s.memory.sock = None
+        if s.recording:
+            s.after_ioctl(request, buf)
         self._reply(sock, result or 0, bytes(buf))
 
     def _park(self, sock, s: Session, args, payload) -> Parked | None:

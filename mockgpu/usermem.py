@@ -122,4 +122,6 @@ class UserMemory:
             if len(pieces) != 1:
                 raise KfdError(errno.EFAULT, f"userptr {addr:#x}+{size:#x} spans several mappings")
             return pieces[0]
-        return self._foreign(addr, size).share(addr, size)
+        pages = self._foreign(addr, size).share(addr, size)
+        self.space.map(addr, size, pages)  # from now on the driver reaches these pages as the caller does
+        return pages

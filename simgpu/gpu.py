@@ -112,19 +112,26 @@ class GPU:
         """A doorbell write: the bound queue's wptr becomes value; run that queue until idle or blocked."""
         if not 0 <= index < DOORBELL_SLOTS:
             raise ValueError(f"doorbell {index} out of range 0..{DOORBELL_SLOTS - 1}")
-        self.doorbells[index] = self._rung[index] = value & 0xFFFFFFFFFFFFFFFF
+        value &= 0xFFFFFFFFFFFFFFFF
+        if self.doorbells[index] == self._rung[index]:  # nobody stored into the shared page since: this is the store
+            self.doorbells[index] = value  # (else a client stored there itself, maybe a newer value: leave it)
+        self._rung[index] = value
         q = self.queue_by_doorbell(index)
         if q is not None:
             q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
             self.run_queue(q)
 
+    def pending_doorbells(self) -> list[tuple[int, int]]:
+        """(slot, value) of every doorbell whose value changed since the GPU last acted on it: a client's plain
+        store into the shared doorbell page."""
+        return [(i, int(self.doorbells[i])) for i in np.flatnonzero(self.doorbells != self._rung).tolist()]
+
     def scan_doorbells(self) -> bool:
-        """Ring every doorbell whose slot changed since the GPU last acted on it (a client's plain store into the
-        shared doorbell page), in slot order; True if any did."""
-        changed = np.flatnonzero(self.doorbells != self._rung).tolist()
-        for index in changed:
-            self.ring_doorbell(index, int(self.doorbells[index]))
-        return bool(changed)
+        """Ring every pending doorbell, in slot order; True if any."""
+        pending = self.pending_doorbells()
+        for index, value in pending:
+            self.ring_doorbell(index, value)
+        return bool(pending)
 
     def retry_blocked(self) -> bool:
         """Run every blocked queue once more (the memory or register it waits on may have changed); True if any

@@ -61,6 +61,18 @@ class Shadows:
                 out.append([mid, first, sh[lo:hi].tobytes()])
         return out
 
+    def changes(self) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+        """(mapping id, page, bytes before, bytes now) of every page that changed since the last look; updates the
+        shadows (like collect, with the old contents)."""
+        out = []
+        for mid in sorted(self.cur):
+            cur, sh = self.cur[mid], self.shadow[mid]
+            for page in changed_pages(cur, sh).tolist():
+                lo, hi = page * PAGE, min((page + 1) * PAGE, cur.size)
+                out.append((mid, page, sh[lo:hi].copy(), cur[lo:hi].copy()))
+                sh[lo:hi] = cur[lo:hi]
+        return out
+
     def apply(self, writes: list[list]) -> None:
         """Write recorded runs into the mappings (replay) without touching the shadows."""
         for mid, first, data in writes:

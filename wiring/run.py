@@ -51,13 +51,13 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         if not record:
             return mock, mock, lambda: None
         from traces.record import RecordingOS
-        rec = RecordingOS(mock, record_path(record, recorded[0]))
+        rec = RecordingOS(mock, record_path(record, recorded[0]), user=memory, concurrent=True)
         recorded[0] += 1
         return rec, mock, rec.finish
 
     try:
         write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
-        server = Server(str(tmp / "server.sock"), make_machine)
+        server = Server(str(tmp / "server.sock"), make_machine, record=bool(record))
         env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock

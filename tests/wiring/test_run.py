@@ -7,6 +7,8 @@ import textwrap
 
 from tests import DATA
 from tests.support.clients import c_program_or_skip, simgpu_run
+from traces.format import read_trace
+from traces.replay import replay
 
 
 def test_c_program_rings_a_doorbell_with_a_plain_store_and_waits_on_the_signal():
@@ -40,3 +42,15 @@ def test_exit_status_and_usage_errors():
     assert r.returncode == 127 and "nonexistent" in r.stderr
     r = simgpu_run([])
     assert r.returncode == 2 and "nothing to run" in r.stderr
+
+
+def test_record_replays_on_a_fresh_mockos(tmp_path):
+    prog = c_program_or_skip("kfd_aql_vadd")
+    trace = tmp_path / "c.trace"
+    r = simgpu_run([str(prog), str(DATA / "codeobjects" / "llvmlite_vadd.so")], "--record", str(trace))
+    assert r.returncode == 0, r.stderr
+    header, recs = read_trace(trace)
+    assert header["concurrent"] and any(rec["t"] == "mmio" for rec in recs)  # the plain-store doorbell, as seen
+    assert any(rec.get("u") for rec in recs)  # pointer arguments in the client's memory, kept for the replay
+    divergence, n = replay(trace)
+    assert divergence is None and n == len(recs)

@@ -19,8 +19,8 @@ from tests.support.clients import simgpu_run
 LIBLLVM = [Path("/usr/lib/llvm-19/lib/libLLVM.so"), Path("/usr/lib/llvm-19/lib/libLLVM-19.so")]
 
 
-@cache
-def _run(tmp: str) -> dict:
+def _env(tmp: str) -> dict:
+    """What tinygrad needs to run here, or skip saying what is missing."""
     try:
         import tinygrad  # noqa: F401
     except ImportError as e:
@@ -28,7 +28,12 @@ def _run(tmp: str) -> dict:
     lib = next((p for p in LIBLLVM if p.exists()), None)
     if lib is None:
         pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19, tools/install-oracles.sh installs it)")
-    env = {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db", "PYTHONUNBUFFERED": "1"}
+    return {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db", "PYTHONUNBUFFERED": "1"}
+
+
+@cache
+def _run(tmp: str) -> dict:
+    env = _env(tmp)
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_checks.py"))], "--devices", "2", env=env)
     checks = {}
     for line in r.stdout.splitlines():
@@ -88,3 +93,13 @@ def test_out_of_bounds_access_is_reported_by_tinygrad_as_a_gpu_fault(checks):
     assert f["error"] is not None and f["error"].startswith("MMU fault: ")
     assert int(f["error"].split()[2], 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the bad store
     assert "NotPresent=1" in f["error"]
+
+
+def test_a_recorded_tinygrad_run_replays_without_divergence(tmp_path):
+    from traces.replay import replay
+    trace = tmp_path / "tinygrad.trace"
+    script = "from tinygrad import Tensor\nprint((Tensor([1, 2, 3]) + 1).tolist())"
+    r = simgpu_run([sys.executable, "-c", script], "--record", str(trace), env=_env(str(tmp_path)))
+    assert r.returncode == 0 and r.stdout.strip() == "[2, 3, 4]", r.stderr
+    divergence, n = replay(trace)
+    assert divergence is None and n > 50, divergence
