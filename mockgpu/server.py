@@ -208,11 +208,17 @@ class Server:
         """Serve until `done()` is true and no client is connected; the GPUs run in between."""
         pause = ACTIVE_POLL
         while not (done() and not self.conns):
-            ready, _, _ = select.select([self.listener, *self._readable()], [], [], pause)
+            ready, _, _ = select.select([self.listener, *self.conns], [], [], pause)
             moved = False
+            parked = {p.sock for p in self.parked}
             for sock in ready:
                 moved = True
-                self._accept() if sock is self.listener else self._serve_one(sock)
+                if sock is self.listener:
+                    self._accept()
+                elif sock in parked:  # a client in a wait sends nothing: it went away (or broke the protocol)
+                    self._drop(sock)
+                elif sock in self.conns:
+                    self._serve_one(sock)
             moved |= self._advance()
             now = time.monotonic()
             if moved:
@@ -228,10 +234,6 @@ class Server:
         self.listener.close()
         if os.path.exists(self.path):
             os.unlink(self.path)
-
-    def _readable(self) -> list[socket.socket]:
-        parked = {p.sock for p in self.parked}
-        return [s for s in self.conns if s not in parked]
 
     def _blocked(self) -> bool:
         return any(self._waiting(s) for s in self.sessions.values())
