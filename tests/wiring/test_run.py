@@ -21,6 +21,7 @@ def test_c_program_rings_a_doorbell_with_a_plain_store_and_waits_on_the_signal()
 def test_our_runtime_on_hostos_through_the_interposer(tmp_path):
     script = tmp_path / "saxpy.py"
     script.write_text(textwrap.dedent("""
+        import ctypes
         import numpy as np, runtime
         from compiler.llvm import compile_ir
         from wiring.demo import SAXPY
@@ -30,10 +31,15 @@ def test_our_runtime_on_hostos_through_the_interposer(tmp_path):
         bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
         k(by, bx, np.float32(2.0), grid=(1, 1, 1), block=(256, 1, 1))
         print(type(dev.os).__name__, np.array_equal(by.copyout(np.empty_like(y)), 2 * x + 1))
+        # CPU address = GPU address: a raw store at the staging buffer's GPU VA is what SDMA copies from it
+        print(dev.staging.mapping.addr == dev.staging.va)
+        ctypes.memmove(dev.staging.va, b"raw!", 4)
+        dev._sdma_copy(by.va, dev.staging.va, 4)
+        print(by.copyout(np.empty(4, np.uint8)).tobytes().decode())
     """))
     r = simgpu_run([sys.executable, str(script)])
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["HostOS", "True"]  # the real driver path, on the simulated GPU
+    assert r.stdout.split() == ["HostOS", "True", "True", "raw!"]  # the real driver path, on the simulated GPU
 
 
 def test_exit_status_and_usage_errors():
