@@ -392,9 +392,11 @@ class KfdProcess:
 
         if not done():
             # The simulated machine advances only here: run every queue that can move. If that does not
-            # satisfy the wait, nothing ever will, so a finite and an infinite timeout both time out.
+            # satisfy the wait, nothing ever will, so a finite and an infinite timeout both time out. A
+            # dispatch still running when a finite timeout expires is stopped (a `timeout` queue error).
+            seconds = a.timeout / 1000 if 0 < a.timeout < kfd.KFD_EVENT_TIMEOUT_INFINITE else None
             for n in self.nodes:
-                n.gpu.run_until_idle()
+                n.gpu.run_until_idle(seconds=seconds)
         if not done():
             a.wait_result = kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
             return
