@@ -73,8 +73,9 @@ def arith_shift_right(x, amount, bits: int):
 
 
 def _lshl_add(n: int):
+    """S_LSHLn_ADD_U32: tmp = (64'U(S0) << n) + S1; SCC = tmp >= 2**32 (the carry out of the shift and the add)."""
     def op(a, b, bits):
-        full = ((a << n) & M32) + b
+        full = (a << n) + b  # a < 2**32: the shifted value fits in 64 bits of either kind
         return full, full > M32
     return op
 

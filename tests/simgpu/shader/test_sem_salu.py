@@ -124,9 +124,8 @@ SOP2_32 = {
     "s_pack_hh_b32_b16": lambda a, b, c: ((a >> 16) | (b & 0xFFFF0000), None),
     "s_pack_hl_b32_b16": lambda a, b, c: ((a >> 16) | ((b & 0xFFFF) << 16), None),
 }
-for _n in range(1, 5):
-    SOP2_32[f"s_lshl{_n}_add_u32"] = (lambda n: lambda a, b, c: ((((a << n) & M32) + b) & M32,
-                                                                  ((a << n) & M32) + b > M32))(_n)
+for _n in range(1, 5):  # tmp = (64'U(S0) << n) + 64'U(S1); SCC = tmp >= 2**32
+    SOP2_32[f"s_lshl{_n}_add_u32"] = (lambda n: lambda a, b, c: (((a << n) + b) & M32, (a << n) + b > M32))(_n)
 
 
 def _bfe(a: int, b: int, bits: int, signed: bool) -> int:
@@ -370,3 +369,17 @@ def test_getreg_setreg_round_trip(tb):
     rows = [[x & 0xF] + [0] * 7 for x in range(ROWS)]
     got = run(tb, "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s4\ns_getreg_b32 s12, hwreg(HW_REG_MODE, 0, 4)", rows)
     assert [int(g) for g in got[:, 0]] == [r[0] for r in rows]
+
+
+# ---------------------------------------------------------------------------------------------- regressions
+# Cases where simgpu once disagreed with the RDNA3 ISA reference (issue 21), each with its evidence.
+
+
+def test_lshl_add_carry_includes_shifted_out_bits(tb):
+    # RDNA3 ISA 16.1 S_LSHL1_ADD_U32..S_LSHL4_ADD_U32: "tmp = (64'U(S0.u) << N) + 64'U(S1.u);
+    # SCC = tmp >= 0x100000000ULL": bits shifted out of S0 count towards the carry.
+    rows = [[0x83796060, 0x00FFFFFF] + [0] * 6] * 4
+    for n in range(1, 5):
+        got = run(tb, f"s_lshl{n}_add_u32 s12, s4, s5", rows)
+        assert int(got[0, 0]) == ((0x83796060 << n) + 0x00FFFFFF) & M32
+        assert int(got[0, 2]) == 1, n
