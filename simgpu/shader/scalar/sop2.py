@@ -94,13 +94,17 @@ def _field_mask(width):
 
 
 def _bfe(is_signed: bool):
-    """Bit-field extract: offset in S1[5:0] (S1[4:0] for 32 bits), width in S1[22:16]."""
+    """Bit-field extract: offset in S1[5:0] (S1[4:0] for 32 bits), width in S1[22:16].
+
+    The signed forms shift the *signed* source (the reference: `tmp = (S0.i >> offset) & mask;
+    D = signextFromBit(tmp, width)`), so a field running past the top of the register takes copies
+    of the sign bit, and its own top bit is then the source's sign."""
     def op(a, b, bits):
         off = b & (bits - 1)
         width = (b >> 16) & 0x7F
         width = select(width > bits, bits, width)
         mask = _field_mask(width)
-        v = (a >> off) & mask
+        v = (arith_shift_right(a, off, bits) if is_signed else a >> off) & mask
         if is_signed:
             sign = (v >> ((width + 63) & 63)) & 1  # the field's top bit (0 for an empty field)
             v = v | select((sign == 1) & (width < 64), inv(mask), 0)

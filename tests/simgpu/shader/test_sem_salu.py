@@ -129,7 +129,10 @@ for _n in range(1, 5):  # tmp = (64'U(S0) << n) + 64'U(S1); SCC = tmp >= 2**32
 
 
 def _bfe(a: int, b: int, bits: int, signed: bool) -> int:
+    """The reference's S_BFE_*: tmp = (S0 >> offset) & mask, the shift signed for the _i forms."""
     off, width = b & (bits - 1), min((b >> 16) & 0x7F, bits)
+    if signed and a >> (bits - 1):
+        a -= 1 << bits
     v = (a >> off) & ((1 << width) - 1) if width else 0
     if signed and width and v >> (width - 1):
         v -= 1 << width
@@ -383,3 +386,15 @@ def test_lshl_add_carry_includes_shifted_out_bits(tb):
         got = run(tb, f"s_lshl{n}_add_u32 s12, s4, s5", rows)
         assert int(got[0, 0]) == ((0x83796060 << n) + 0x00FFFFFF) & M32
         assert int(got[0, 2]) == 1, n
+
+
+def test_bfe_signed_field_past_the_top_sign_extends_from_the_source(tb):
+    # RDNA3 ISA 16.1 S_BFE_I32: "tmp = ((S0.i >> S1.u[4:0].u) & ((1 << S1.u[22:16].u) - 1));
+    # D0.i = signextFromBit(tmp, S1.i[22:16])": the shift is arithmetic, so a 13-bit field at offset 25
+    # of 0x9e1b3037 reads sign copies above bit 31 and is negative: 0xffffffcf (not 0x4f).
+    rows = [[0x9E1B3037, 0x970D8299, 0xF000000F, 0x80000000, 0x00200038] + [0] * 3] * 4
+    got = run(tb, "s_bfe_i32 s12, s4, s5", rows)
+    assert int(got[0, 0]) == 0xFFFFFFCF and int(got[0, 2]) == 1
+    # S_BFE_I64 likewise: a 32-bit field at offset 56 of 0x80000000_0000000f (s[6:7] = lo, hi) is -128.
+    got = run(tb, "s_bfe_i64 s[12:13], s[6:7], s8", rows)
+    assert u64(int(got[0, 0]), int(got[0, 1])) == M64 - 127
