@@ -129,7 +129,9 @@ def _mul_hi_i(a, b, bits):
 
 
 def _absdiff(a, b, bits):
-    d = signed(a, 32) - signed(b, 32)
+    """D = S0 - S1 wrapped to 32 bits, negated when that is negative (the reference's functional
+    examples: (0x80000000, 0) -> 0x80000000, (0x80000000, 1) -> 0x7fffffff): not the true magnitude."""
+    d = signed(unsigned(signed(a, 32) - signed(b, 32), 32), 32)
     return unsigned(select(d < 0, -d, d), 32), None
 
 

@@ -98,7 +98,7 @@ SOP2_32 = {
     "s_sub_i32": lambda a, b, c: ((a - b) & M32, not -2**31 <= s32(a) - s32(b) < 2**31),
     "s_addc_u32": lambda a, b, c: ((a + b + c) & M32, a + b + c > M32),
     "s_subb_u32": lambda a, b, c: ((a - b - c) & M32, b + c > a),
-    "s_absdiff_i32": lambda a, b, c: (abs(s32(a) - s32(b)) & M32, abs(s32(a) - s32(b)) & M32 != 0),
+    "s_absdiff_i32": lambda a, b, c: (abs(s32((a - b) & M32)) & M32, abs(s32((a - b) & M32)) != 0),
     "s_lshl_b32": lambda a, b, c: ((a << (b & 31)) & M32, (a << (b & 31)) & M32 != 0),
     "s_lshr_b32": lambda a, b, c: (a >> (b & 31), a >> (b & 31) != 0),
     "s_ashr_i32": lambda a, b, c: ((s32(a) >> (b & 31)) & M32, (s32(a) >> (b & 31)) & M32 != 0),
@@ -398,3 +398,14 @@ def test_bfe_signed_field_past_the_top_sign_extends_from_the_source(tb):
     # S_BFE_I64 likewise: a 32-bit field at offset 56 of 0x80000000_0000000f (s[6:7] = lo, hi) is -128.
     got = run(tb, "s_bfe_i64 s[12:13], s[6:7], s8", rows)
     assert u64(int(got[0, 0]), int(got[0, 1])) == M64 - 127
+
+
+def test_absdiff_wraps_like_the_reference(tb):
+    # RDNA3 ISA 16.1 S_ABSDIFF_I32: "D0.i = S0.i - S1.i; if D0.i < 0 then D0.i = -D0.i": the difference
+    # wraps in 32 bits first; its functional examples: (0x80000000, 0x00000000) => 0x80000000 ("result
+    # is negative!"), (0x80000000, 0x00000001) => 0x7fffffff, (0x80000000, 0xfffffffe) => 0x7ffffffe.
+    cases = [(0x80000000, 0, 0x80000000), (0x80000000, 1, 0x7FFFFFFF), (0x80000000, 0xFFFFFFFF, 0x7FFFFFFF),
+             (0x80000000, 0xFFFFFFFE, 0x7FFFFFFE), (2, 5, 3), (0xFFFFFFFF, 0, 1), (0x44A3B86A, 0xC25D34B2, 0x7DB97C48)]
+    rows = [[a, b] + [0] * 6 for a, b, _ in cases]
+    got = run(tb, "s_absdiff_i32 s12, s4, s5", rows)
+    assert [int(g) for g in got[:, 0]] == [want for _, _, want in cases]
