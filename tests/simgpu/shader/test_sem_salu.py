@@ -274,7 +274,8 @@ MIXED = {
     "s_ashr_i32 s12, -8, s5": lambda r: ((-8 >> (r[1] & 31)) & M32, True),
     "s_ashr_i32 s12, 0x80000000, s5": lambda r: ((-2**31 >> (r[1] & 31)) & M32, True),
     "s_mov_b64 s[12:13], -2": lambda r: (M64 - 1, None),
-    "s_mov_b64 s[12:13], 0x80000000": lambda r: (0xFFFFFFFF80000000, None),
+    # a 32-bit literal zero-extends into a 64-bit bit/unsigned operand (see test_literal_64_extension)
+    "s_mov_b64 s[12:13], 0x80000000": lambda r: (0x80000000, None),
     "s_mov_b32 s12, s4\ns_bitset1_b32 s12, s5": lambda r: (r[0] | (1 << (r[1] & 31)), None),
     "s_mov_b32 s12, s4\ns_bitset0_b32 s12, s5": lambda r: (r[0] & ~(1 << (r[1] & 31)) & M32, None),
     "s_mov_b64 s[12:13], s[4:5]\ns_bitset1_b64 s[12:13], s6": lambda r: (u64(r[0], r[1]) | (1 << (r[2] & 63)), None),

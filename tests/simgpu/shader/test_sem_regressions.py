@@ -1,0 +1,87 @@
+"""Instruction semantics where simgpu once disagreed with the RDNA3 ISA reference, LLVM or hardware
+(issue 21), one test per finding, each naming its evidence: the reference's pseudo-code (RDNA3 ISA
+section 16.x), an LLVM fold or comment, or a hardware-verified fact.
+
+Each case runs one wave of 32 lanes (vint_harness: a, b, c in v[10:11], v[12:13], v[14:15], results
+stored from v[20:23]); scalar results are copied to v20/v21 by the instruction text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simgpu.testbed import Testbed
+from tests.support.vint_harness import Runner
+
+LANES = 32
+M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return Runner(Testbed(vram_size=1 << 28))
+
+
+def run(runner, text: str, a=0, b=0, c=0, pre: str = "") -> list[int]:
+    """v20..v23 of lane 0 after `text` with every lane's a, b, c set to the given 64-bit words."""
+    def col(x):
+        return np.full(LANES, x, np.uint64)
+    out, _ = runner.run(text, col(a), col(b), col(c), pre=pre, block=LANES)
+    return [int(x) for x in out[0]]
+
+
+def u64(words: list[int]) -> int:
+    return words[0] | (words[1] << 32)
+
+
+# ---------------------------------------------------------------------------------------------- 64-bit literals
+
+# A 32-bit literal in a 64-bit operand: hardware zero-extends it for bit and unsigned operands
+# (verified: s_mov_b64 with 0x80000000 gives 0x00000000_80000000) and sign-extends it only for signed
+# operands. LLVM: "[AMDGPU] Prevent folding of the negative i32 literals as i64" (llvm-project #70274:
+# the literal is "encoded as its low 32 bits and then either correctly sign extended or incorrectly
+# zero extended by HW") and #186575, which types as signed exactly s_ashr_i64 and S_FLBIT_I32_I64
+# (s_cls_i32_i64), v_ashrrev_i64, v_mad_i64_i32 and v_cmp(x)_*_i64. An f64 operand takes the literal
+# as its high half (RDNA3 ISA 7.1 / LLVM's f64 literal encoding).
+LITERAL64 = [
+    ("s_mov_b64 s[12:13], 0x80000000", 0x0000000080000000),
+    ("s_or_b64 s[12:13], 0x80000000, 0", 0x0000000080000000),
+    ("s_lshr_b64 s[12:13], 0x80000000, 4", 0x0000000008000000),
+    ("s_ashr_i64 s[12:13], 0x80000000, 4", 0xFFFFFFFFF8000000),
+    ("s_cselect_b64 s[12:13], 0xfffffff0, 0", 0x00000000FFFFFFF0),
+]
+
+
+@pytest.mark.parametrize("text,want", LITERAL64)
+def test_literal_64_extension_scalar(runner, text, want):
+    words = run(runner, f"s_cmp_eq_u32 0, 0\n{text}\nv_mov_b32 v20, s12\nv_mov_b32 v21, s13")
+    assert u64(words) == want
+
+
+def test_literal_64_extension_scalar_cls(runner):
+    # s_cls_i32_i64 of a sign-extended 0x80000000 (0xffffffff_80000000): the first bit differing from the
+    # sign is bit 30, 33 places below it; zero-extended (0x00000000_80000000) it would be 32.
+    words = run(runner, "s_cls_i32_i64 s12, 0x80000000\nv_mov_b32 v20, s12")
+    assert words[0] == 33
+
+
+VLITERAL64 = [
+    ("v_lshlrev_b64 v[20:21], 0, 0x80000000", 0x0000000080000000),
+    ("v_lshrrev_b64 v[20:21], 1, 0x80000000", 0x0000000040000000),
+    ("v_ashrrev_i64 v[20:21], 1, 0x80000000", 0xFFFFFFFFC0000000),
+    ("v_mad_u64_u32 v[20:21], null, 0, 0, 0x80000000", 0x0000000080000000),
+    ("v_mad_i64_i32 v[20:21], null, 0, 0, 0x80000000", 0xFFFFFFFF80000000),
+    ("v_add_f64 v[20:21], 0x3ff00000, 0", 0x3FF0000000000000),  # f64: the literal is the high half
+]
+
+
+@pytest.mark.parametrize("text,want", VLITERAL64)
+def test_literal_64_extension_vector(runner, text, want):
+    assert u64(run(runner, text)) == want
+
+
+def test_literal_64_extension_compares(runner):
+    # v_cmp_gt_i64 0x80000000 (sign-extended: -2**31) > 0 is false; v_cmp_gt_u64 (2**31 > 0) is true.
+    text = ("v_cmp_gt_i64_e32 vcc_lo, 0x80000000, v[10:11]\nv_cndmask_b32_e64 v20, 0, 1, vcc_lo\n"
+            "v_cmp_gt_u64_e32 vcc_lo, 0x80000000, v[10:11]\nv_cndmask_b32_e64 v21, 0, 1, vcc_lo")
+    assert run(runner, text, a=0)[:2] == [0, 1]
