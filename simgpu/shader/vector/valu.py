@@ -30,6 +30,7 @@ TYPES = {"f16": (np.float16, 16), "f32": (np.float32, 32), "f64": (np.float64, 6
          "u64": (np.uint64, 64), "i64": (np.int64, 64), "b64": (np.uint64, 64),
          "v2f16": (np.uint32, 32)}  # two packed f16 (v_pk_fmac_f16, v_dot2acc_f32_f16): raw bits, f16 constants
 UNSIGNED = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+MODE_IEEE = 1 << 9  # MODE.IEEE: min/max NaN rules, and omod is ignored
 
 
 def is_float(t: str) -> bool:
@@ -247,7 +248,10 @@ def _omod_clamp(inst, spec: VOp, r: np.ndarray, ctx: OpCtx) -> np.ndarray:
         return r
     omod = inst.fields.get("omod", 0) if inst.encoding in ("VOP3", "VOP3SD") else 0
     if omod and not spec.no_omod:
-        r = r * r.dtype.type((2.0, 4.0, 0.5)[omod - 1])
+        # The hardware ignores omod while MODE.IEEE is set (LLVM's SIFoldOperands: "omod is ignored by
+        # hardware if IEEE bit is enabled", so it only folds omod into IEEE-off code).
+        ieee = (np.asarray(ctx.mode).reshape(-1, 1) & MODE_IEEE) != 0
+        r = np.where(ieee, r, r * r.dtype.type((2.0, 4.0, 0.5)[omod - 1])).astype(r.dtype)
     if ctx.clamp:
         r = np.where(np.isnan(r), r.dtype.type(0), np.clip(r, r.dtype.type(0), r.dtype.type(1)))
     return r

@@ -19,11 +19,10 @@ from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import fpexact as fx
-from simgpu.shader.vector.valu import dpp_source, dpp_write_mask, vop
+from simgpu.shader.vector.valu import MODE_IEEE, dpp_source, dpp_write_mask, vop
 
 U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
 F16, F32, F64 = np.float16, np.float32, np.float64
-MODE_IEEE = 1 << 9
 
 # ---------------------------------------------------------------------------------------------- float helpers
 

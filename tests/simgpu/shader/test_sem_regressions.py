@@ -85,3 +85,21 @@ def test_literal_64_extension_compares(runner):
     text = ("v_cmp_gt_i64_e32 vcc_lo, 0x80000000, v[10:11]\nv_cndmask_b32_e64 v20, 0, 1, vcc_lo\n"
             "v_cmp_gt_u64_e32 vcc_lo, 0x80000000, v[10:11]\nv_cndmask_b32_e64 v21, 0, 1, vcc_lo")
     assert run(runner, text, a=0)[:2] == [0, 1]
+
+
+# ---------------------------------------------------------------------------------------------- output modifiers
+
+IEEE_OFF = "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 9, 1), 0"
+
+
+@pytest.mark.parametrize("ieee,want", [(1, 4.0), (0, 8.0)])
+def test_omod_is_ignored_in_ieee_mode(runner, ieee, want):
+    # Hardware-verified: v_add_f32 3.0 + 1.0 with mul:2 gives 4.0 while MODE.IEEE is set. LLVM
+    # (SIFoldOperands.cpp): "omod is ignored by hardware if IEEE bit is enabled", so it folds omod only
+    # into IEEE-off code, where the result is scaled (8.0).
+    a = int(np.float32(3.0).view(np.uint32))
+    got = run(runner, "v_add_f32_e64 v20, v10, 1.0 mul:2", a=a, pre="" if ieee else IEEE_OFF)
+    assert np.uint32(got[0]).view(np.float32) == want
+    got = run(runner, "v_fma_f64 v[20:21], v[10:11], 1.0, 1.0 div:2", a=int(np.float64(3.0).view(np.uint64)),
+              pre="" if ieee else IEEE_OFF)
+    assert np.uint64(u64(got)).view(np.float64) == (4.0 if ieee else 2.0)
