@@ -4,8 +4,9 @@ reference pseudo-code.
 
 A packed source supplies two 16-bit halves: the low lane of the operation reads half op_sel[i] of the
 32-bit operand, the high lane half op_sel_hi[i]; neg_lo/neg_hi negate them (float ops). An inline constant
-is a 32-bit value as LLVM encodes it: a float constant holds its f16 (bf16) bits in the low half and 0 in
-the high half, an integer constant is sign-extended to 32 bits.
+is a 32-bit value as LLVM encodes it: for f16 (bf16) operands a float constant holds its f16 (bf16) bits in
+the low half and 0 in the high half; for integer operands it is the f32 bit pattern; an integer constant
+is sign-extended to 32 bits.
 """
 
 from __future__ import annotations
@@ -202,7 +203,11 @@ def _pk_half(op: PkOp, halves, ieee, clamp: bool) -> np.ndarray:
 def pk_execute(op: PkOp):
     """The semantic function of a packed op."""
     def fn(ex, w, inst):
-        srcs = [packed(ex, w, inst, i, "f16" if op.kind == "f16" else "b16") for i in range(op.nsrc)]
+        # An inline float constant is the f16 bits (low half) for f16 ops, but its f32 bit pattern for the
+        # integer ops, whose halves are then the pattern's halves (hardware-verified: v_pk_add_u16 with
+        # 2.0 adds 0x0000 to the low half, 0x4000 to the high one; LLVM 19 agrees: it folds the literal
+        # 0x40000000, not 0x4000, into 2.0 for v_pk_add_u16).
+        srcs = [packed(ex, w, inst, i, "f16" if op.kind == "f16" else "b32") for i in range(op.nsrc)]
         ieee, clamp = ieee_mode(ex, w), bool(inst.fields.get("clamp", 0))
         lo = _pk_half(op, [s[0] for s in srcs], ieee, clamp)
         hi = _pk_half(op, [s[1] for s in srcs], ieee, clamp)

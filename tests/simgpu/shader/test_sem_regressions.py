@@ -103,3 +103,18 @@ def test_omod_is_ignored_in_ieee_mode(runner, ieee, want):
     got = run(runner, "v_fma_f64 v[20:21], v[10:11], 1.0, 1.0 div:2", a=int(np.float64(3.0).view(np.uint64)),
               pre="" if ieee else IEEE_OFF)
     assert np.uint64(u64(got)).view(np.float64) == (4.0 if ieee else 2.0)
+
+
+# ---------------------------------------------------------------------------------------------- packed constants
+
+
+def test_packed_integer_ops_read_float_constants_as_f32_bits(runner):
+    # Hardware-verified: v_pk_add_u16 of 0x00030005 and the inline constant 2.0 adds the halves of the f32
+    # pattern 0x40000000 (low half 0x0005 + 0x0000); f16 2.0 (0x4000) in the low half would give 0x4005.
+    # LLVM 19 agrees: `llvm-mc` folds the literal 0x40000000, not 0x4000, into 2.0 for v_pk_add_u16, and
+    # 0x4000 (not 0x40000000) for v_pk_add_f16.
+    assert run(runner, "v_pk_add_u16 v20, v10, 2.0", a=0x00030005)[0] == 0x40030005
+    assert run(runner, "v_pk_add_u16 v20, v10, 2.0 op_sel_hi:[1,0]", a=0x00030005)[0] == 0x00030005
+    assert run(runner, "v_pk_mul_lo_u16 v20, v10, 0.5", a=0x00020002)[0] == 0x7E000000
+    assert run(runner, "v_pk_add_u16 v20, v10, -1", a=0x00030005)[0] == 0x00020004
+    assert run(runner, "v_pk_add_f16 v20, v10, 2.0", a=0x3C003C00)[0] == 0x3C004200  # f16 ops: f16 bits, low half
