@@ -241,6 +241,11 @@ def _div_fixup(t, ctx, q, den, num):
         limit = 150 if t == "f32" else 1075
         conds.append(exponent(num, t) - exponent(den, t) < -limit)
         vals.append(sgn * dt(0))  # UNDERFLOW: the quotient rounds to zero
+        # OVERFLOW: the reference tests `exponent(S1) == 255` (2047 for f64) here, which the NaN and inf
+        # cases above already took; the hardware tests the quotient S0 (verified: a NaN S0 with finite S1,
+        # S2 gives +-inf, as when the Newton-Raphson steps overflowed).
+        conds.append(exponent(q, t) == _EXP_BITS[t][1])
+        vals.append(sgn * dt(np.inf))
     return np.select(conds, vals, sgn * np.abs(q)).astype(dt)
 
 

@@ -118,3 +118,27 @@ def test_packed_integer_ops_read_float_constants_as_f32_bits(runner):
     assert run(runner, "v_pk_mul_lo_u16 v20, v10, 0.5", a=0x00020002)[0] == 0x7E000000
     assert run(runner, "v_pk_add_u16 v20, v10, -1", a=0x00030005)[0] == 0x00020004
     assert run(runner, "v_pk_add_f16 v20, v10, 2.0", a=0x3C003C00)[0] == 0x3C004200  # f16 ops: f16 bits, low half
+
+
+# ---------------------------------------------------------------------------------------------- division fixup
+
+F32_ONE, F64_ONE = 0x3F800000, 0x3FF0000000000000
+
+
+@pytest.mark.parametrize("den,want", [(F32_ONE, 0x7F800000), (0xBF800000, 0xFF800000)])
+def test_div_fixup_f32_nan_quotient_overflows(runner, den, want):
+    # Hardware-verified: V_DIV_FIXUP_F32 with a NaN estimate in S0 and finite S1, S2 returns +-inf (the
+    # sign of S1 ^ S2). The reference's pseudo-code (RDNA3 ISA 16.12) has the OVERFLOW case behind
+    # `exponent(S1.f) == 255`, unreachable after its NaN/inf cases: the quotient's exponent is meant.
+    got = run(runner, "v_div_fixup_f32 v20, v10, v12, v14", a=0x7FC00000, b=den, c=F32_ONE)
+    assert got[0] == want
+
+
+def test_div_fixup_f64_nan_quotient_overflows(runner):
+    got = run(runner, "v_div_fixup_f64 v[20:21], v[10:11], v[12:13], v[14:15]", a=0x7FF8000000000000,
+              b=F64_ONE | (1 << 63), c=F64_ONE)
+    assert u64(got) == 0xFFF0000000000000
+    # a NaN numerator or denominator still wins (the earlier cases), quieted
+    got = run(runner, "v_div_fixup_f64 v[20:21], v[10:11], v[12:13], v[14:15]", a=0x7FF8000000000000,
+              b=F64_ONE, c=0x7FF0000000000001)
+    assert u64(got) == 0x7FF8000000000001
