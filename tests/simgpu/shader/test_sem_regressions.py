@@ -142,3 +142,20 @@ def test_div_fixup_f64_nan_quotient_overflows(runner):
     got = run(runner, "v_div_fixup_f64 v[20:21], v[10:11], v[12:13], v[14:15]", a=0x7FF8000000000000,
               b=F64_ONE, c=0x7FF0000000000001)
     assert u64(got) == 0x7FF8000000000001
+
+
+# ---------------------------------------------------------------------------------------------- fract
+
+
+@pytest.mark.parametrize("text,a,want", [
+    ("v_fract_f32 v20, v10", 0x7F800001, 0x7FC00001),
+    ("v_fract_f32 v20, v10", 0xFF800123, 0xFFC00123),
+    ("v_fract_f16 v20, v10", 0x7C01, 0x7E01),
+    ("v_fract_f64 v[20:21], v[10:11]", 0x7FF0000000000001, 0x7FF8000000000001),
+])
+def test_fract_quiets_signaling_nan(runner, text, a, want):
+    # RDNA3 ISA 16.12 V_FRACT_F32: "D0.f32 = S0.f32 + -floor(S0.f32)": an arithmetic result, so a
+    # signaling NaN comes out quieted (IEEE 754 6.2), payload kept: 0x7f800001 -> 0x7fc00001.
+    got = run(runner, text, a=a)
+    have = u64(got) if "f64" in text else got[0] & (0xFFFF if "f16" in text else M32)
+    assert have == want
