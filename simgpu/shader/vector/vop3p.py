@@ -375,6 +375,9 @@ def _mix_source(ex, w, inst, i: int) -> np.ndarray:
 
 
 def _fma_mix(ex, w, inst, out: str) -> None:
+    """D = fma(in0, in1, in2) in f32; the lo/hi forms then convert that f32 to f16: two roundings, as the
+    reference says (`D0[15:0].f16 = f32_to_f16(fma(in[0], in[1], in[2]))` with f32 `in`), and as LLVM needs:
+    it selects v_fma_mixlo_f16 for `fptrunc (fmul float a, b) to half`, an f32 rounding then an f16 one."""
     a, b, c = (_mix_source(ex, w, inst, i) for i in range(3))
     r = fma64(a, b, c)
     clamp = bool(inst.fields.get("clamp", 0))
@@ -383,7 +386,7 @@ def _fma_mix(ex, w, inst, out: str) -> None:
             r32 = fx.flush_out(r.astype(F32), f32_denorm(ex, w))
             _write32(ex, w, inst, (clamp01(r32) if clamp else r32).view(U32))
             return
-        r16 = r.astype(F16)
+        r16 = r.astype(F32).astype(F16)
     v = (clamp01(r16) if clamp else r16).view(U16).astype(U32)
     cur = ex.st.vgpr[inst.fields["vdst"], w, :]
     new = (cur & U32(0xFFFF)) | (v << U32(16)) if out == "hi" else (cur & U32(0xFFFF0000)) | v
