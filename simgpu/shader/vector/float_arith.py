@@ -131,8 +131,15 @@ def _fma_exact(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
     return fx.flush_out(r, dm)
 
 
-def _neg(x):
-    return -x
+def _sub(t, ctx, a, b):
+    """a - b, computed as a + (-b); a NaN result from b alone is b quieted with its own sign: subtraction
+    does not negate a NaN (as LLVM's constant folder evaluates fsub, so folded and run-time results agree;
+    docs/shader.md, "NaN results")."""
+    r = _add(t, ctx, a, -b)
+    nan = np.isnan(r)
+    if nan.any():
+        r = np.where(nan & np.isnan(b) & ~np.isnan(a), fx.quiet_nan(np.asarray(b, DT[t])), r).astype(DT[t])
+    return r
 
 
 for _t in ("f16", "f32", "f64"):
@@ -140,8 +147,8 @@ for _t in ("f16", "f32", "f64"):
     vop(f"v_mul_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _mul(t, c, a, b))
     vop(f"v_fma_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d))
 for _t in ("f16", "f32"):
-    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, a, _neg(b)))
-    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, b, _neg(a)))
+    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _sub(t, c, a, b))
+    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _sub(t, c, b, a))
     vop(f"v_fmac_{_t}", _t, (_t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d), acc=True)
     # fmamk: D = S0 * K + S1 with operands listed (src0, K, vsrc1); fmaak: D = S0 * S1 + K
     vop(f"v_fmamk_{_t}", _t, (_t, _t, _t), lambda c, a, k, b, t=_t: _fma(t, c, a, k, b))

@@ -251,3 +251,23 @@ def test_llvm_fdiv_expansion_is_correct_at_the_scaling_edges(dm):
             want = np.where(np.abs(q) < fl, np.copysign(np.float32(0), q), q)
     assert np.array_equal(got.view(np.uint32), want.astype(np.float32).view(np.uint32)), \
         [(float(x), float(y), float(g), float(w)) for x, y, g, w in zip(a, b, got, want, strict=True) if g != w]
+
+
+# ---------------------------------------------------------------------------------------------- NaN results
+
+
+@pytest.mark.parametrize("text,a,b,want", [
+    ("v_sub_f32 v20, v10, v12", 0x3F800000, 0x7FC00001, 0x7FC00001),
+    ("v_sub_f32 v20, v10, v12", 0x3F800000, 0xFF800002, 0xFFC00002),  # a signaling NaN, quieted
+    ("v_subrev_f32 v20, v10, v12", 0x7FC00003, 0x3F800000, 0x7FC00003),
+    ("v_sub_f32 v20, v10, v12", 0x7FC00004, 0xFFC00005, 0x7FC00004),  # the first NaN operand wins
+    ("v_sub_f16 v20, v10, v12", 0x3C00, 0x7E01, 0x7E01),
+    ("v_sub_f32_e64 v20, v10, -v12", 0x3F800000, 0x7FC00001, 0xFFC00001),  # the neg modifier does negate
+])
+def test_sub_keeps_the_sign_of_a_nan_operand(runner, text, a, b, want):
+    # Decision (docs/shader.md, "NaN results"): subtraction does not negate a NaN. The reference says
+    # only D0.f = S0.f - S1.f, IEEE 754 leaves a NaN result's sign open, and LLVM's constant folder
+    # (llvmlite's LLVM 22) folds `fsub float 1.0, NaN` to that NaN unchanged; matching it keeps a folded
+    # and a run-time subtraction bit-identical. tests/simgpu/shader/test_sem_llvm_fold.py checks the rest.
+    got = run(runner, text, a=a, b=b)[0] & (0xFFFF if "f16" in text else M32)
+    assert got == want
