@@ -271,3 +271,21 @@ def test_sub_keeps_the_sign_of_a_nan_operand(runner, text, a, b, want):
     # and a run-time subtraction bit-identical. tests/simgpu/shader/test_sem_llvm_fold.py checks the rest.
     got = run(runner, text, a=a, b=b)[0] & (0xFFFF if "f16" in text else M32)
     assert got == want
+
+
+# ---------------------------------------------------------------------------------------------- True16 encodings
+
+
+@pytest.mark.parametrize("text,a,d,want", [
+    ("v_mov_b16_e64 v20.h, v10.l", 0x1111ABCD, 0x22223333, 0xABCD3333),
+    ("v_mov_b16_e64 v20.l, v10.h", 0xABCD1111, 0x22223333, 0x2222ABCD),
+    ("v_mov_b16_e64 v20.h, 0x1234", 0, 0x22223333, 0x12343333),
+    ("v_add_f16_e32 v20.h, v10.h, v10.l", 0x3C004000, 0x22223333, 0x42003333),
+])
+def test_true16_only_encodings_execute(runner, text, a, d, want):
+    # LLVM 20+ (the LLVM in Triton 3.9) emits v_mov_b16_e64 (VOP3 opcode 412), which only
+    # `llvm-mc -mattr=+real-true16` decodes: D0.b16 = S0.b16 (RDNA3 ISA 16.12 V_MOV_B16), op_sel picking the
+    # halves. The engine decodes LLVM's default encodings and the True16 ones (issue 21).
+    dd = np.full((LANES, 2), d, np.uint64)
+    out, _ = runner.run(text, np.full(LANES, a, np.uint64), d=dd, block=LANES)
+    assert int(out[0, 0]) == want
