@@ -101,7 +101,7 @@ def _binary_exact(op, t, ctx, a, b):
     a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
     wide, small = _EXACT[op]
     r = wide(a, b, rm) if t == "f64" else small(a, b, DT[t], rm)
-    return fx.flush_out(r, dm)
+    return fx.first_nan(fx.flush_out(r, dm), a, b)
 
 
 def _add(t, ctx, a, b):
@@ -128,18 +128,14 @@ def _fma_exact(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
     if flush_inputs:
         a, b, c = fx.flush_in(a, dm), fx.flush_in(b, dm), fx.flush_in(c, dm)
     r = fx.fma64(a, b, c, rm, post_scale) if t == "f64" else fx.fma_small(a, b, c, DT[t], rm, post_scale)
-    return fx.flush_out(r, dm)
+    return fx.first_nan(fx.flush_out(r, dm), a, b, c)
 
 
 def _sub(t, ctx, a, b):
     """a - b, computed as a + (-b); a NaN result from b alone is b quieted with its own sign: subtraction
     does not negate a NaN (as LLVM's constant folder evaluates fsub, so folded and run-time results agree;
     docs/shader.md, "NaN results")."""
-    r = _add(t, ctx, a, -b)
-    nan = np.isnan(r)
-    if nan.any():
-        r = np.where(nan & np.isnan(b) & ~np.isnan(a), fx.quiet_nan(np.asarray(b, DT[t])), r).astype(DT[t])
-    return r
+    return fx.first_nan(_add(t, ctx, a, -b), a, b)
 
 
 for _t in ("f16", "f32", "f64"):

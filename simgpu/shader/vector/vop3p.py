@@ -180,6 +180,7 @@ class PkOp:
     nsrc: int
     fn: Callable
     sat: bool = False  # clamp saturates the integer result
+    arith: bool = False  # f16 arithmetic (add/mul/fma): NaN results propagate the first NaN operand
 
 
 def _typed(h: np.ndarray, kind: str) -> np.ndarray:
@@ -189,10 +190,13 @@ def _typed(h: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _pk_half(op: PkOp, halves, ieee, clamp: bool) -> np.ndarray:
+    typed = [_typed(h, op.kind) for h in halves]
     with np.errstate(all="ignore"):
-        r = op.fn(ieee, *[_typed(h, op.kind) for h in halves])
+        r = op.fn(ieee, *typed)
     if op.kind == "f16":
         r = np.asarray(r, F16)
+        if op.arith:  # a NaN result: the first NaN operand, quieted (min/max have their own rules)
+            r = fx.first_nan(r, *typed)
         return (clamp01(r) if clamp else r).view(U16)
     if clamp and op.sat:
         lo, hi = _RANGE[op.kind]
@@ -224,9 +228,9 @@ def _shift(s):
 
 
 PK_OPS = {
-    "v_pk_add_f16": PkOp("f16", 2, lambda m, a, b: a + b),
-    "v_pk_mul_f16": PkOp("f16", 2, lambda m, a, b: a * b),
-    "v_pk_fma_f16": PkOp("f16", 3, _fma16),
+    "v_pk_add_f16": PkOp("f16", 2, lambda m, a, b: a + b, arith=True),
+    "v_pk_mul_f16": PkOp("f16", 2, lambda m, a, b: a * b, arith=True),
+    "v_pk_fma_f16": PkOp("f16", 3, _fma16, arith=True),
     "v_pk_max_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, True, m)),
     "v_pk_min_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, False, m)),
     "v_pk_add_u16": PkOp("u16", 2, lambda m, a, b: a + b, sat=True),
@@ -350,7 +354,8 @@ def _dot2acc(ctx, a, b, d):
 
 def _pk_fmac(ctx, a, b, d):
     (a0, a1), (b0, b1), (d0, d1) = _halves16(a), _halves16(b), _halves16(d)
-    lo, hi = fma64(a0, b0, d0).astype(F16), fma64(a1, b1, d1).astype(F16)
+    lo = fx.first_nan(fma64(a0, b0, d0).astype(F16), a0, b0, d0)
+    hi = fx.first_nan(fma64(a1, b1, d1).astype(F16), a1, b1, d1)
     return lo.view(U16).astype(U32) | (hi.view(U16).astype(U32) << U32(16))
 
 
@@ -379,7 +384,7 @@ def _fma_mix(ex, w, inst, out: str) -> None:
     reference says (`D0[15:0].f16 = f32_to_f16(fma(in[0], in[1], in[2]))` with f32 `in`), and as LLVM needs:
     it selects v_fma_mixlo_f16 for `fptrunc (fmul float a, b) to half`, an f32 rounding then an f16 one."""
     a, b, c = (_mix_source(ex, w, inst, i) for i in range(3))
-    r = fma64(a, b, c)
+    r = fx.first_nan(fma64(a, b, c), a, b, c)
     clamp = bool(inst.fields.get("clamp", 0))
     with np.errstate(all="ignore"):
         if out == "f32":

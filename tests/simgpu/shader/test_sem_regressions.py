@@ -273,6 +273,25 @@ def test_sub_keeps_the_sign_of_a_nan_operand(runner, text, a, b, want):
     assert got == want
 
 
+@pytest.mark.parametrize("text,a,b,c,want", [
+    ("v_fma_f32 v20, v10, v12, v14", 0x7FC00001, 0x7FC00002, 0x7FC00003, 0x7FC00001),
+    ("v_fma_f32 v20, v10, v12, v14", 0x3F800000, 0xFF800002, 0x7FC00003, 0xFFC00002),
+    ("v_fma_f32 v20, v10, v12, v14", 0x3F800000, 0x3F800000, 0x7F800003, 0x7FC00003),
+    ("v_fmaak_f32 v20, v10, v12, 0x7fc00009", 0x3F800000, 0x7FC00002, 0, 0x7FC00002),
+    ("v_fmaak_f32 v20, v10, v12, 0x7fc00009", 0x3F800000, 0x3F800000, 0, 0x7FC00009),
+    ("v_pk_mul_f16 v20, v10, v12", 0x1E8EFDC8, 0x00567DC4, 0, 0x0001FFC8),  # two sNaNs: the first, quieted
+    ("v_pk_add_f16 v20, v10, v12", 0x7E013C00, 0x7E023C00, 0, 0x7E014000),
+    ("v_pk_fma_f16 v20, v10, v12, v14", 0x3C003C00, 0x3C007D01, 0x7E027E03, 0x7E027F01),
+])
+def test_nan_results_propagate_the_first_nan_operand(runner, text, a, b, c, want):
+    # Decision (docs/shader.md, "NaN results"): a NaN result of add/mul/fma is the first NaN source operand
+    # (S0, then S1, then S2), quieted. The reference does not say; LLVM's constant folder does exactly that
+    # (checked bit for bit by tests/simgpu/shader/test_sem_llvm_fold.py), as the reference's LDS float add
+    # does ("if both inputs are NaN, the NaN from the first input is selected", RDNA3.5 ISA 13.3).
+    got = run(runner, text, a=a, b=b, c=c)[0]
+    assert got == want
+
+
 # ---------------------------------------------------------------------------------------------- True16 encodings
 
 
