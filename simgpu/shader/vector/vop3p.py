@@ -320,10 +320,12 @@ def _dot2_16(ex, w, inst, kind: str) -> None:
         halves.append([(half(word, k) & keep) ^ flip for k in (0, 1)])
     keep, flip = _vop3_mods(inst, 2)
     c = (half(raw32(ex, w, inst, 2, kind), op_sel(inst, 2)) & keep) ^ flip
-    rnd = (lambda x: x.astype(F16).view(U16)) if kind == "f16" else to_bf16
-    acc = c
-    for k in (0, 1):
-        acc = rnd(fma64(conv(halves[0][k]), conv(halves[1][k]), conv(acc)))
+    if kind == "f16":
+        acc = _dot2_f16_once(conv(halves[0][0]), conv(halves[1][0]), conv(halves[0][1]), conv(halves[1][1]), conv(c))
+    else:
+        acc = c
+        for k in (0, 1):
+            acc = to_bf16(fma64(conv(halves[0][k]), conv(halves[1][k]), conv(acc)))
     if inst.fields.get("clamp", 0):
         acc = clamp01(conv(acc).astype(F32))
         acc = acc.astype(F16).view(U16) if kind == "f16" else f32_to_bf16(acc)
@@ -332,6 +334,21 @@ def _dot2_16(ex, w, inst, kind: str) -> None:
     v = acc.astype(U32)
     new = (cur & U32(0xFFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
     _write32(ex, w, inst, new)
+
+
+def _dot2_f16_once(a0, b0, a1, b1, c) -> np.ndarray:
+    """a0*b0 + a1*b1 + c for f16 values, rounded once to f16 (nearest even): the dot unit keeps products
+    exact and rounds the sum once (docs/shader.md, "V_DOT2_F16_F16"). Exact in f64 pairs: every term is a
+    multiple of 2**-48 below 2**34, so TwoSum's errors and their sum are exact."""
+    with np.errstate(all="ignore"):
+        p0, p1 = a0.astype(F64) * b0.astype(F64), a1.astype(F64) * b1.astype(F64)  # exact
+        s1, e1 = fx.two_sum(p0, p1)
+        s2, e2 = fx.two_sum(s1, c.astype(F64))
+        hi, lo = fx.two_sum(s2, e1 + e2)
+        r = fx.round_pair(hi, lo, F16, np.zeros((1, 1), np.int64))
+        # inf/NaN, and an exact zero's sign: as IEEE arithmetic gives them
+        r = np.where(np.isfinite(hi) & (hi != 0), r, (p0 + p1 + c.astype(F64)).astype(F16))
+    return fx.first_nan(np.asarray(r, F16), a0, b0, a1, b1, c).view(U16)
 
 
 register("v_dot2_f16_f16", lambda ex, w, inst: _dot2_16(ex, w, inst, "f16"))

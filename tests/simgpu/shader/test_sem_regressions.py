@@ -308,3 +308,30 @@ def test_true16_only_encodings_execute(runner, text, a, d, want):
     dd = np.full((LANES, 2), d, np.uint64)
     out, _ = runner.run(text, np.full(LANES, a, np.uint64), d=dd, block=LANES)
     assert int(out[0, 0]) == want
+
+
+# ---------------------------------------------------------------------------------------------- dot products
+
+
+def test_dot2_f16_f16_rounds_once(runner):
+    # Decision (docs/shader.md, "V_DOT2_F16_F16"): the f16 result is one rounding of the exact
+    # S0.lo*S1.lo + S0.hi*S1.hi + S2. The reference's pseudo-code declares no intermediate type; the dot unit
+    # measured on RDNA3.5 silicon (ROCm/rocm-systems#12056, V_DOT2_F32_F16) multiplies exactly and
+    # accumulates before one rounding, not one rounding per step. Here 1*1 + 2**-6 * 2**-5 + 2**-12 =
+    # 1 + 2**-11 + 2**-12 rounds up to 1 + 2**-10 (0x3c01); rounding after each step gives 1.0 (0x3c00).
+    a = 0x24003C00  # lo 1.0, hi 2**-6
+    b = 0x28003C00  # lo 1.0, hi 2**-5
+    c = 0x0C00  # 2**-12
+    assert run(runner, "v_dot2_f16_f16 v20, v10, v12, v14", a=a, b=b, c=c)[0] & 0xFFFF == 0x3C01
+
+
+def test_div_fmas_scales_before_rounding(runner):
+    # Decision (docs/shader.md, "V_DIV_FMAS"): with VCC set the post-scale is applied to the exact fma and the
+    # result rounded once. The reference calls the instruction "FMA with fused scale" that "scales the
+    # resulting exponent"; its pseudo-code's `2.0F ** 32 * fma(...)` would round first, so an fma that
+    # overflows f32 before the scale would be inf. LLVM's division needs the single rounding for denormal
+    # quotients (test_llvm_fdiv_expansion_is_correct_at_the_scaling_edges). 2**65 * 2**65 + 1, scaled by
+    # 2**-64 (S2 = 1.0: exponent not above the bias), is 2**66.
+    text = "s_mov_b32 vcc_lo, -1\nv_div_fmas_f32 v20, v10, v12, v14"
+    got = run(runner, text, a=0x60000000, b=0x60000000, c=0x3F800000)[0]
+    assert got == 0x60800000
