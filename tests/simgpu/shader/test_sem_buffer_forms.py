@@ -125,7 +125,8 @@ def test_d16_format_stores(tb, unit, chans):
 
 
 @pytest.mark.parametrize("chans", ["xy", "xyz", "xyzw"])
-def test_buffer_format_stores(tb, chans):
+@pytest.mark.parametrize("unit", ["buffer", "tbuffer"])
+def test_format_stores_by_channel_count(tb, unit, chans):
     fmt = "8_8_8_8_unorm"
     bits, comps, kind = fmt_info(fmt)
     esize = bits // 8 * comps
@@ -134,7 +135,8 @@ def test_buffer_format_stores(tb, chans):
     index = np.arange(LANES) % 50
     n = len(chans)
     area = np.full(AREA, 0xA5, np.uint8)
-    _, _, got = run(tb, f"buffer_store_format_{chans} v[6:{5 + n}], v2, s[12:15], 0 idxen\n",
+    tfmt = f" format:{FMT[fmt]}" if unit == "tbuffer" else ""
+    _, _, got = run(tb, f"{unit}_store_format_{chans} v[6:{5 + n}], v2, s[12:15], 0{tfmt} idxen\n",
                     lambda a: vsharp(a, esize, 40, 1, fmt=FMT[fmt]), index, np.zeros(LANES), vals, area=area)
     mem = bytearray(area.tobytes())
     for lane in range(LANES):

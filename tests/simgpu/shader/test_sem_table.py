@@ -131,12 +131,10 @@ ROWS = {
                       "s_gl1_inv\ns_incperflevel 1\ns_decperflevel 1\ns_waitcnt_vmcnt null, 0\n"
                       "s_waitcnt_expcnt null, 0\ns_waitcnt_lgkmcnt null, 0\ns_version 0x2\n"
                       "s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)\n"
-                      "s_atc_probe 0, s[0:1], 0x0\n"
+                      "s_atc_probe 0, s[0:1], 0x0\ns_atc_probe_buffer 0, s[0:3], 0x0\n"
                       "v_nop\nv_pipeflush", {"s40": 7}),
     # S_ROUND_MODE sets MODE[3:0] (the round modes): read back through s_getreg
     "round_mode": ("s_round_mode 0x9\ns_getreg_b32 s40, hwreg(HW_REG_MODE, 0, 4)", {"s40": 9}),
-    # a wave that ends with s_endpgm_saved or s_sendmsghalt ends there
-    "endpgm_saved": ("s_mov_b32 s40, 5\ns_branch done\nsave:\ns_endpgm_saved\ndone:", {"s40": 5}),
     # V_RCP_IFLAG_F32: 1.0 / S0 (the integer-division flag only affects exceptions)
     "rcp_iflag_f32": ("v_mov_b32 v40, 4.0\nv_rcp_iflag_f32 v40, v40", {"v40": 0x3E800000}),
     # V_DOT2_BF16_BF16: S0.lo*S1.lo + S0.hi*S1.hi + S2.bf16 = 1.5*2 + 2*3 + 1 = 10.0 (bf16 0x4120)
@@ -177,9 +175,22 @@ def test_faulting_instructions(tb, name):
     assert e.value.kind == kind
 
 
-def test_sendmsghalt_ends_the_wave(tb):
-    got = run_program(tb, "s_mov_b32 s40, 3\ns_sendmsghalt sendmsg(MSG_DEALLOC_VGPRS)\ns_mov_b32 s40, 4")
+@pytest.mark.parametrize("end", ["s_sendmsghalt sendmsg(MSG_DEALLOC_VGPRS)", "s_endpgm_saved"])
+def test_wave_ending_instructions(tb, end):
+    # S_SENDMSGHALT (send, then halt) and S_ENDPGM_SAVED (end of a context-saved program) end the wave
+    got = run_program(tb, f"s_mov_b32 s40, 3\n{end}\ns_mov_b32 s40, 4")
     assert got["s40"] == 0  # the epilogue's store never ran: the output keeps its zeroed allocation
+
+
+def test_sendmsg_rtn_realtime(tb):
+    # S_SENDMSG_RTN_B64 MSG_RTN_GET_REALTIME returns the 64-bit real-time counter (here the virtual clock's
+    # 100 MHz timestamp): it advances; the _B32 form returns its low dword
+    text = ("s_sendmsg_rtn_b64 s[40:41], sendmsg(MSG_RTN_GET_REALTIME)\ns_waitcnt lgkmcnt(0)\ns_sleep 10\n"
+            "s_sendmsg_rtn_b64 s[42:43], sendmsg(MSG_RTN_GET_REALTIME)\n"
+            "s_sendmsg_rtn_b32 s44, sendmsg(MSG_RTN_GET_REALTIME)\ns_waitcnt lgkmcnt(0)")
+    got = run_program(tb, text)
+    t0, t1 = got["s40"] | got["s41"] << 32, got["s42"] | got["s43"] << 32
+    assert 0 < t0 < t1 and got["s44"] >= got["s42"]
 
 
 def test_s_buffer_load(tb):
