@@ -62,7 +62,7 @@ def test_true16_random_words_round_trip_or_raise(enc):
     ops = sorted({op for d, t in pairs_by_encoding(true16=True)[enc] if ".h" in t or ".l" in t
                   for op in [e.unpack(int.from_bytes(d[:e.size], "little"))["op"]]})
     done = 0
-    for _ in range(4000):
+    for _ in range(1200):
         vals = e.unpack(e.fixed_word | (r.getrandbits(64) & free))
         vals["op"] = r.choice(ops)
         word = e.pack(vals)
@@ -78,4 +78,4 @@ def test_true16_random_words_round_trip_or_raise(enc):
         if "/*" not in text:  # LLVM's invalid-operand notes are not assembly
             assert decode(assemble(text), true16=True).text() == text
         done += 1
-    assert done > 100
+    assert done > 50

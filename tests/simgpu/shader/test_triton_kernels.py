@@ -119,7 +119,8 @@ def softmax_kernel(out_ptr, in_ptr, row_stride, n_cols, BLOCK: tl.constexpr):
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B for row-major f16 A (MxK), B (KxN); f32 accumulate and output. 2-D grid of BMxBN tiles."""
+    """C = A @ B for row-major f16 A (MxK), B (KxN); f32 accumulate, output in C's type (an f16 C passes its
+    results through v_mov_b16_e64). 2-D grid of BMxBN tiles."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -131,7 +132,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
         b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N),
                     other=0.0)
         acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
@@ -268,21 +270,6 @@ def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, D: tl.constex
         acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
         m_i = m_new
     tl.store(o_ptr + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16), mask=rm[:, None] < seq)
-
-
-@triton.jit
-def matmul_f16_out_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B with f16 A, B and an f16 C (f32 accumulation): the f16 results pass through v_mov_b16_e64."""
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * N + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
@@ -566,14 +553,15 @@ def test_flash_attention(tb):
 
 def test_matmul_f16_out_8_warps(tb):
     m, n, k = 130, 140, 96
-    c = compile_kernel(matmul_f16_out_kernel, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
-                                               "N": "i32", "K": "i32"}, {"BM": 128, "BN": 128, "BK": 32}, num_warps=8)
+    c = compile_kernel(matmul_kernel, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                                       "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},
+                       {"BM": 128, "BN": 128, "BK": 32}, num_warps=8)
     assert "v_mov_b16_e64" in isa(c)
     rng = np.random.default_rng(12)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     out = tb.alloc(2 * m * n)
-    launch(tb, c, [tb.upload(a), tb.upload(b), out, m, n, k], grid=(triton.cdiv(m, 128), triton.cdiv(n, 128)))
+    launch(tb, c, [tb.upload(a), tb.upload(b), out, m, n, k, k, n, n], grid=(triton.cdiv(m, 128), triton.cdiv(n, 128)))
     ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     got = tb.download(out, np.float16, m * n).reshape(m, n)
     # f32 sums in another order, then one f16 rounding: at most one f16 ulp apart.
