@@ -1,6 +1,6 @@
 """How many of gfx1100's compute opcodes the semantics test suites execute and check.
 
-    python tools/opcode_coverage.py [--list] [pytest args ...]
+    python -m tools.opcode_coverage [--list] [pytest args ...]
 
 Runs the semantics suites (tests/simgpu/shader/test_sem_*.py: reference models written from the RDNA3
 ISA pseudo-code, the LLVM constant-folding differential test, LLVM IR kernels checked against numpy, the
@@ -85,6 +85,7 @@ def pytest_configure(config) -> None:
 
 
 def pytest_unconfigure(config) -> None:
+    """Write this process's recorded opcodes to the log directory."""
     seen = getattr(config, "_simgpu_opcodes", None)
     if seen is None:
         return
@@ -96,6 +97,7 @@ def pytest_unconfigure(config) -> None:
 
 
 def main() -> None:
+    """Run the suites under the plugin and print covered / total (with --list, the missing names)."""
     args = sys.argv[1:]
     show = "--list" in args
     args = [a for a in args if a != "--list"]
