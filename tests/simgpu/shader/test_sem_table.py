@@ -183,14 +183,18 @@ def test_wave_ending_instructions(tb, end):
 
 
 def test_sendmsg_rtn_realtime(tb):
-    # S_SENDMSG_RTN_B64 MSG_RTN_GET_REALTIME returns the 64-bit real-time counter (here the virtual clock's
-    # 100 MHz timestamp): it advances; the _B32 form returns its low dword
-    text = ("s_sendmsg_rtn_b64 s[40:41], sendmsg(MSG_RTN_GET_REALTIME)\ns_waitcnt lgkmcnt(0)\ns_sleep 10\n"
-            "s_sendmsg_rtn_b64 s[42:43], sendmsg(MSG_RTN_GET_REALTIME)\n"
+    # S_SENDMSG_RTN_B64 MSG_RTN_GET_REALTIME returns the 64-bit real-time counter: here the virtual clock's
+    # 100 MHz timestamp (simgpu/clock.py: one core cycle per wave-instruction, 25 cycles a tick). Started
+    # past 2**32 ticks, it advances over 100 instructions; the _B32 form returns its low dword
+    clock = tb.engine.clock
+    clock.advance(((1 << 32) + 5) * (clock.core_mhz // clock.timestamp_mhz))
+    text = ("s_sendmsg_rtn_b64 s[40:41], sendmsg(MSG_RTN_GET_REALTIME)\ns_waitcnt lgkmcnt(0)\n"
+            + "s_nop 0\n" * 100 + "s_sendmsg_rtn_b64 s[42:43], sendmsg(MSG_RTN_GET_REALTIME)\n"
             "s_sendmsg_rtn_b32 s44, sendmsg(MSG_RTN_GET_REALTIME)\ns_waitcnt lgkmcnt(0)")
     got = run_program(tb, text)
     t0, t1 = got["s40"] | got["s41"] << 32, got["s42"] | got["s43"] << 32
-    assert 0 < t0 < t1 and got["s44"] >= got["s42"]
+    assert (1 << 32) + 5 <= t0 < t1 <= clock.timestamp() and got["s41"] == 1
+    assert t1 & M32 <= got["s44"] <= (t1 & M32) + 1
 
 
 def test_s_buffer_load(tb):
