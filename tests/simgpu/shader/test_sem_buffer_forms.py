@@ -65,19 +65,23 @@ def test_format_loads_by_channel_count(tb, unit, chans, fmt):
         assert list(regs[lane][:n]) + [PREV] * (4 - n) == want + list(regs[lane][n:4]), (lane, chans)
 
 
+def _d16_form(unit: str, chans: str, fmt: str) -> tuple[int, int, str, str]:
+    """(channels, VGPRs, mnemonic suffix, format operand) of a d16 format load/store; skips the hi form
+    tbuffer lacks."""
+    if unit == "tbuffer" and chans == "hi_x":
+        pytest.skip("tbuffer has no d16_hi_format_x form")
+    n = 1 if chans == "hi_x" else len(chans)
+    name = "d16_hi_format_x" if chans == "hi_x" else f"d16_format_{chans}"
+    return n, (n + 1) // 2, name, f" format:{FMT[fmt]}" if unit == "tbuffer" else ""
+
+
 @pytest.mark.parametrize("chans", CHANNELS + ["hi_x"])
 @pytest.mark.parametrize("unit", ["buffer", "tbuffer"])
 def test_d16_format_loads(tb, unit, chans):
-    if unit == "tbuffer" and chans == "hi_x":
-        pytest.skip("there is no tbuffer_load_d16_hi_format_x")
     fmt = "16_16_16_16_snorm"
-    bits, comps, _ = fmt_info(fmt)
+    n, dwords, name, tfmt = _d16_form(unit, chans, fmt)
     area = np.frombuffer(np.random.default_rng(3).bytes(AREA), np.uint8)
     index = np.arange(LANES) % 40
-    n = 1 if chans == "hi_x" else len(chans)
-    dwords = (n + 1) // 2
-    tfmt = f" format:{FMT[fmt]}" if unit == "tbuffer" else ""
-    name = "d16_hi_format_x" if chans == "hi_x" else f"d16_format_{chans}"
     regs, _, _ = run(tb, f"{unit}_load_{name} {_regs(dwords)}, v2, s[12:15], 0{tfmt} idxen\n",
                      lambda a: vsharp(a, 8, 30, 3, fmt=FMT[fmt]), index, np.zeros(LANES), np.zeros((LANES, 4)), 0,
                      area)
@@ -94,9 +98,8 @@ def test_d16_format_loads(tb, unit, chans):
 @pytest.mark.parametrize("chans", CHANNELS + ["hi_x"])
 @pytest.mark.parametrize("unit", ["buffer", "tbuffer"])
 def test_d16_format_stores(tb, unit, chans):
-    if unit == "tbuffer" and chans == "hi_x":
-        pytest.skip("there is no tbuffer_store_d16_hi_format_x")
     fmt = "16_16_16_16_snorm"
+    n, dwords, name, tfmt = _d16_form(unit, chans, fmt)
     bits, comps, kind = fmt_info(fmt)
     esize = bits // 8 * comps
     rng = np.random.default_rng(4)
@@ -105,11 +108,7 @@ def test_d16_format_stores(tb, unit, chans):
     data[:, 0] = halves[:, 0] | halves[:, 1] << 16
     data[:, 1] = halves[:, 2] | halves[:, 3] << 16
     index = np.arange(LANES) % 50
-    n = 1 if chans == "hi_x" else len(chans)
-    dwords = (n + 1) // 2
     vdata = "v6" if dwords == 1 else f"v[6:{5 + dwords}]"
-    name = "d16_hi_format_x" if chans == "hi_x" else f"d16_format_{chans}"
-    tfmt = f" format:{FMT[fmt]}" if unit == "tbuffer" else ""
     area = np.full(AREA, 0xA5, np.uint8)
     _, _, got = run(tb, f"{unit}_store_{name} {vdata}, v2, s[12:15], 0{tfmt} idxen\n",
                     lambda a: vsharp(a, esize, 40, 1, fmt=FMT[fmt]), index, np.zeros(LANES), data, area=area)
