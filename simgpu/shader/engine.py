@@ -124,7 +124,7 @@ def _decode_entry(data: bytes) -> tuple | None:
     entry = _DECODED.get(data)
     if entry is None:
         try:
-            inst = decode(data)
+            inst = decode(data, true16=None)  # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
         except DecodeError:
             return None
         fn = semantics.lookup(inst)
@@ -254,7 +254,7 @@ class Exec:
 
     def _decode_fault(self, w: np.ndarray, pc: int, data: bytes):
         try:
-            inst = decode(data)
+            inst = decode(data, true16=None)
         except DecodeError as e:
             raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
         raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
