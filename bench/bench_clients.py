@@ -27,10 +27,9 @@ _RUNTIME_CHILD = textwrap.dedent("""
     import json, sys, time
     import numpy as np
     import runtime
-    from compiler.llvm import compile_ir
-    from wiring.demo import SAXPY
+    from compiler.samples import SAXPY
     dev = runtime.Device("AMD:0")
-    k = dev.load(compile_ir(SAXPY))["saxpy"]
+    k = dev.load(SAXPY.code_object())["saxpy"]
     x = np.ones(256, np.float32)
     bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(x.nbytes).copyin(x)
     launch = lambda: k(by, bx, np.float32(2.0), grid=(1, 1, 1), block=(256, 1, 1))
@@ -77,11 +76,10 @@ def _in_process() -> float:
     import numpy as np
 
     import runtime
-    from compiler.llvm import compile_ir
+    from compiler.samples import SAXPY
     from mockgpu import MockOS
-    from wiring.demo import SAXPY
     dev = runtime.Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 28))
-    k = dev.load(compile_ir(SAXPY))["saxpy"]
+    k = dev.load(SAXPY.code_object())["saxpy"]
     x = np.ones(256, np.float32)
     bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(x.nbytes).copyin(x)
 

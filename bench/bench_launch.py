@@ -9,29 +9,21 @@ Best of three batches of 200 operations, wall time (the runtime and the device s
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
+from bench import best_time
 
-def _best(fn, count: int = 200, batches: int = 3) -> float:
-    """Seconds per call: the best of `batches` timed batches of `count` calls."""
-    fn()
-    best = float("inf")
-    for _ in range(batches):
-        t0 = time.perf_counter()
-        for _ in range(count):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / count)
-    return best
+
+def _best(fn) -> float:
+    """Seconds per call: the best of three timed batches of 200 calls, after a warm-up call."""
+    return best_time(fn, count=200, warm=True)
 
 
 def main() -> None:
     import runtime
-    from compiler.llvm import compile_ir
+    from compiler.samples import SAXPY
     from mockgpu import MockOS
-    from wiring.demo import SAXPY
-    code = compile_ir(SAXPY)
+    code = SAXPY.code_object()
     x = np.ones(256, np.float32)
     for queue in ("pm4", "aql"):
         dev = runtime.Device("AMD:0", queue=queue, os=MockOS(devices=1, vram_size=1 << 28))

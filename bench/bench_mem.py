@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from bench import best_time
 from simgpu.mem import MMU, PageTableBuilder, PhysicalMemory, bump_allocator
 
 VMID = 8
@@ -27,14 +28,9 @@ def _setup(fragments: bool) -> MMU:
     return mmu
 
 
-def _rate(fn, reps: int = 3) -> float:
-    """Best lanes/s over `reps` runs."""
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return LANES / best
+def _rate(fn) -> float:
+    """Best lanes/s over three runs."""
+    return LANES / best_time(fn)
 
 
 def main() -> None:

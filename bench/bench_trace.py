@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 
 import numpy as np
+
+from bench import best_time
 
 N = 1 << 18  # floats per buffer (1 MiB)
 ROUNDS = 4
@@ -32,22 +33,12 @@ def _workload(os_, code: bytes) -> None:
     dev.close()
 
 
-def _best(fn, reps: int = 3) -> float:
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def main() -> None:
     """Print unrecorded and recorded seconds, their ratio and the trace size."""
-    from compiler.llvm import compile_ir
+    from compiler.samples import SAXPY
     from mockgpu import MockOS
     from traces.record import RecordingOS
-    from wiring.demo import SAXPY
-    code = compile_ir(SAXPY)
+    code = SAXPY.code_object()
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "bench.trace")
 
@@ -55,8 +46,8 @@ def main() -> None:
             rec = RecordingOS(MockOS(devices=1, vram_size=1 << 30), path)
             _workload(rec, code)
             rec.finish()
-        plain = _best(lambda: _workload(MockOS(devices=1, vram_size=1 << 30), code))
-        traced = _best(recorded)
+        plain = best_time(lambda: _workload(MockOS(devices=1, vram_size=1 << 30), code))
+        traced = best_time(recorded)
         size = os.path.getsize(path)
     print(f"trace recording: workload {ROUNDS} x (saxpy of {N} floats + 1 MiB copy out + 1 MiB copy in)")
     print(f"  unrecorded {plain:.3f} s, recorded {traced:.3f} s, ratio {traced / plain:.2f}x (target <= 2x), "

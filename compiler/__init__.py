@@ -1,5 +1,20 @@
-"""compiler: kernels from IR through passes to backends (rdna3 native, LLVM via llvmlite, x86-64),
-producing AMDGPU code objects.
+"""compiler: array programs -> gfx1100 kernels, run through runtime.Device.
 
-May import: simgpu.isa (encodings, code objects); runtime (only to execute what it compiled).
+    from compiler import Tensor, dtypes
+    x = Tensor([[1.0, 2.0], [3.0, 4.0]])
+    print((x @ x.T).softmax().numpy())
+
+`Tensor` builds a lazy graph; `realize()` / `numpy()` hand it to the scheduler (compiler.schedule), which cuts
+it into kernels; each kernel is lowered to the kernel IR (compiler.ir), simplified, linearized, proven in
+bounds with z3 (SIMGPU_CHECK_OOB=1) and compiled by a backend (compiler.backend: today the LLVM backend, via
+llvmlite, to a gfx1100 code object), cached in memory and on disk (compiler.cache), and launched on
+`runtime.Device`. docs/compiler.md describes the pipeline.
+
+May import: simgpu.isa (targets, code objects); runtime (only to execute what it compiled).
 """
+
+from compiler.dtypes import DType, dtypes
+from compiler.errors import CompileError
+from compiler.tensor import Tensor, no_grad
+
+__all__ = ["CompileError", "DType", "Tensor", "dtypes", "no_grad"]

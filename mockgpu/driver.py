@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mockgpu import drm, topology
+from mockgpu import drm, progress, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
 from mockgpu.kfd import VRAM_BASE, KfdProcess, Node
@@ -29,6 +29,7 @@ from runtime.uapi import kfd
 from simgpu.mem import shared
 
 DEFAULT_VRAM = 8 << 30
+DEFAULT_WALL_WATCHDOG = 30.0  # seconds of host time a dispatch may run (SIMGPU_WATCHDOG_S; 0: no limit)
 GPU_ID_BASE = 0x4A10
 
 # request number -> (argument struct, name of the KfdProcess handler)
@@ -72,16 +73,23 @@ class MockOS(OS):
     """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated gfx1100 GPUs."""
 
     def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None,
-                 lazy_doorbells: bool | None = None, user=None, place: bool = True):
+                 lazy_doorbells: bool | None = None, wall_watchdog: float | None = None, user=None,
+                 place: bool = True):
         from simgpu.gpu import GPU
         n = devices if devices is not None else int(os.environ.get("MOCKGPU_DEVICES", "1") or 1)
         if not 1 <= n <= MAX_GPUS:
             raise ValueError(f"{n} devices: mockgpu emulates 1 to {MAX_GPUS} GPUs")
         vram = vram_size or int(os.environ.get("MOCKGPU_VRAM", DEFAULT_VRAM))
-        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or 50_000_000}
+        if wall_watchdog is None:
+            wall_watchdog = float(os.environ.get("SIMGPU_WATCHDOG_S", DEFAULT_WALL_WATCHDOG) or 0)
+        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or 50_000_000,
+              "wall_watchdog": wall_watchdog or None}
         self.devmem = DeviceMemory([vram] * n, GTT_SIZE)  # every byte a client can map: mockgpu/devmem.py
         self.gpus = [GPU(vram, name=f"gpu{i}", vram_backing=self.devmem.vram(i),
                          doorbell_page=self.devmem.doorbell_page(i), **kw) for i in range(n)]
+        if progress.enabled():
+            for g in self.gpus:
+                g.engine.progress_hooks.append(progress.DispatchProgress(g.name))
         self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL),
                            RangeAllocator(0, GTT_SIZE)) for i, g in enumerate(self.gpus)]
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the

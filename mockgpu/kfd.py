@@ -403,7 +403,10 @@ class KfdProcess:
             return all(e.signaled for e in events) if a.wait_for_all else any(e.signaled for e in events)
 
         if not done():
-            self.progress()  # run every queue that can move
+            # Run every queue that can move; a dispatch still running when a finite timeout expires is stopped
+            # (a `timeout` queue error).
+            seconds = a.timeout / 1000 if 0 < a.timeout < kfd.KFD_EVENT_TIMEOUT_INFINITE else None
+            self.progress(seconds=seconds)
         if not done():
             if a.timeout and not self.expired:
                 raise WouldBlock(a.timeout)  # the caller waits for progress (or the timeout) and asks again
@@ -417,19 +420,20 @@ class KfdProcess:
         self.user.write(a.events_ptr, bytes(arr))
         a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE
 
-    def progress(self, poll_all: bool = True) -> bool:
+    def progress(self, poll_all: bool = True, seconds: float | None = None) -> bool:
         """Run every queue of every GPU that can move: doorbells stored straight into a doorbell page, queues that
         wait (on memory that may have changed) and, with `poll_all`, every queue whose wptr moved in memory;
-        True if anything moved."""
+        True if anything moved. A dispatch running longer than `seconds` is stopped (a `timeout` fault)."""
         moved = False
         for n in self.nodes:
             before = n.gpu.clock.cycles
-            moved |= n.gpu.scan_doorbells()
-            if poll_all:
-                n.gpu.run_until_idle()
-            else:
-                while n.gpu.retry_blocked():
-                    pass
+            with n.gpu.time_limit(seconds):  # the caller's limit holds for doorbell work too (nested: outer wins)
+                moved |= n.gpu.scan_doorbells()
+                if poll_all:
+                    n.gpu.run_until_idle()
+                else:
+                    while n.gpu.retry_blocked():
+                        pass
             moved |= n.gpu.clock.cycles != before
         return moved
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import struct
@@ -281,7 +282,8 @@ class Device:
         """Wait until queue q reaches timeline `value` (WAIT_EVENTS); GPUFault or TimeoutError otherwise."""
         timeout_ms = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
         while q.completed() < value:
-            result, fired = self._wait_events(timeout_ms)
+            with self.abort_on_interrupt():
+                result, fired = self._wait_events(timeout_ms)
             if fired:
                 self._fault(fired)
             if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and q.completed() < value:
@@ -302,10 +304,19 @@ class Device:
         return a.wait_result, fired
 
     def _fault(self, fired: list) -> None:
-        """Raise the GPUFault of the first exception event that fired, after restarting the hung queues."""
+        """Raise the GPUFault of the first exception event that fired, after restarting the hung queues (a
+        dispatch the driver stopped at the wait's timeout raises GPUTimeout, a TimeoutError too)."""
         report = self.os.device_report(self.gpu_id)  # before the restart: the queues still hold their errors
-        notes = []
-        lost = (self.compute.completed(), self.compute.submitted)
+        notes, lost = self._restart_queues()
+        fault = GPUFault.from_exception(self.name, self.gpu_id, *fired[0], report, notes, self.usable)
+        if lost[0] < lost[1]:
+            self._aborted.append((*lost, fault.report.partition("\n")[0]))
+        raise fault
+
+    def _restart_queues(self) -> tuple[list[str], tuple[int, int]]:
+        """Destroy and recreate every queue with unfinished work (its work counts as done); (notes, the compute
+        timeline range that was lost)."""
+        notes, lost = [], (self.compute.completed(), self.compute.submitted)
         try:
             for q in (self.sdma, self.compute):
                 if q.completed() < q.submitted:
@@ -313,10 +324,24 @@ class Device:
         except OSError as e:
             self.usable = False
             notes.append(f"device lost: recreating the queue failed: {e}")
-        fault = GPUFault.from_exception(self.name, self.gpu_id, *fired[0], report, notes, self.usable)
-        if lost[0] < lost[1]:
-            self._aborted.append((*lost, fault.report.partition("\n")[0]))
-        raise fault
+        return notes, lost
+
+    @contextlib.contextmanager
+    def abort_on_interrupt(self):
+        """Ctrl-C while the GPU runs (inside a doorbell or a wait) abandons the work in flight: the exception
+        event it raised is taken and the queues are restarted before KeyboardInterrupt goes on, so the next
+        launch runs on a clean queue instead of resuming the interrupted kernel."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            try:
+                self._wait_events(kfd.KFD_EVENT_TIMEOUT_IMMEDIATE)
+            except OSError:
+                pass  # nothing to take
+            _, lost = self._restart_queues()
+            if lost[0] < lost[1]:
+                self._aborted.append((*lost, f"{self.name}: interrupted by KeyboardInterrupt"))
+            raise
 
     def aborted_by(self, value: int, name: str = "launch") -> GPUFault | None:
         """The fault that discarded compute timeline `value` (unfinished when it hit), or None."""

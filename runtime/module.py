@@ -112,20 +112,16 @@ class Kernel:
 
     def _pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
         kd = self.descriptor
-        lds = kd.group_segment_fixed_size + shared
-        rsrc2 = (kd.compute_pgm_rsrc2 & ~(0x1FF << 15)) | ((-(-lds // regs.LDS_SIZE_UNIT) & 0x1FF) << 15)
-        initiator = hw.DEFAULT_INITIATOR if kd.enable_wavefront_size32 else \
-            hw.DEFAULT_INITIATOR & ~hw.INITIATOR_CS_W32_EN
-        lanes = 32 if kd.enable_wavefront_size32 else 64
-        code = self.code_va
+        rsrc2 = regs.with_lds_size(kd.compute_pgm_rsrc2, kd.group_segment_fixed_size + shared)
         return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK),
-                *hw.set_sh_reg(regs.COMPUTE_PGM_LO, (code >> 8) & 0xFFFFFFFF, code >> 40),
+                *hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(self.code_va)),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC3, kd.compute_pgm_rsrc3),
-                *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE, regs.tmpring_size(1, kd.private_segment_fixed_size * lanes)),
+                *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE,
+                               regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size)),
                 *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *(self._user_data(kernarg) or [0])),
                 *hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),
-                *hw.dispatch_direct(*grid, initiator=initiator),
+                *hw.dispatch_direct(*grid, initiator=regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)),
                 *hw.release_mem(stamp + 8, data_sel=hw.DataSel.GPU_CLOCK)]
 
     def _aql_packet(self, dev, grid, block, shared: int, kernarg: int, signal_va: int, slot: int) -> bytes:

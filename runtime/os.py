@@ -1,4 +1,4 @@
-"""The seam between the runtime and the kernel driver: one `OS` object (DESIGN.md "The seam").
+"""The seam between the runtime and the kernel driver: one `OS` object (docs/design.md "The OS seam").
 
 The runtime never calls os.open, fcntl.ioctl or mmap itself; it asks an `OS`. `HostOS` is the real
 thing (/dev/kfd, the DRM render nodes, sysfs); `mockgpu.MockOS` emulates the driver over simulated GPUs.

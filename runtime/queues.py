@@ -76,7 +76,8 @@ class HWQueue:
 
     def _ring_doorbell(self) -> None:
         struct.pack_into("<Q", self.ptrs.view, 8, self.wptr)
-        self.dev.os.mmio_write(self.doorbell, self.doorbell_offset, self.wptr, 8)
+        with self.dev.abort_on_interrupt():  # a simulated GPU runs the work during the doorbell write
+            self.dev.os.mmio_write(self.doorbell, self.doorbell_offset, self.wptr, 8)
 
     def completed(self) -> int:
         """The last timeline value the GPU finished."""

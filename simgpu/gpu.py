@@ -13,13 +13,15 @@ stay in the bounded `interrupt_log` (like the IH ring: older entries are overwri
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections import deque
 from collections.abc import Callable
 
 import numpy as np
 
+from simgpu.clock import Clock
 from simgpu.cp.aql import AQLProcessor
-from simgpu.cp.clock import DeviceClock
 from simgpu.cp.dma import DMA
 from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
@@ -49,11 +51,12 @@ class GPU:
     """A simulated gfx1100 device."""
 
     def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = 50_000_000,
-                 max_dispatch_workgroups: int = 1 << 20, vram_backing=None, doorbell_page=None):
+                 max_dispatch_workgroups: int = 1 << 20, wall_watchdog: float | None = None, vram_backing=None,
+                 doorbell_page=None):
         self.name = name
         self.phys = PhysicalMemory(vram_size, vram_backing)
         self.mmu = MMU(self.phys)
-        self.clock = DeviceClock()
+        self.clock = Clock()
         self.engine = ShaderEngine(self.mmu, self.clock, watchdog=watchdog)
         # The doorbell page, as the owner maps it (given: shared memory a CPU client stores to).
         self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64) if doorbell_page is None else \
@@ -66,6 +69,7 @@ class GPU:
         self.engine.interrupt_hooks.append(self.interrupt)  # the SQ's s_sendmsg interrupts
         self.device_mask = 1  # PRED_EXEC device select bit of this GPU
         self.max_dispatch_workgroups = max_dispatch_workgroups
+        self.wall_watchdog = wall_watchdog  # seconds of host time a dispatch may run (None: no limit)
         self.packet_budget = PACKET_BUDGET
         self.pm4, self.aql, self.sdma, self.dma = PM4Processor(self), AQLProcessor(self), SDMAProcessor(self), DMA(self)
         self._seq = 0
@@ -119,7 +123,8 @@ class GPU:
         q = self.queue_by_doorbell(index)
         if q is not None:
             q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
-            self.run_queue(q)
+            with self.time_limit():
+                self.run_queue(q)
 
     def pending_doorbells(self) -> list[tuple[int, int]]:
         """(slot, value) of every doorbell whose value changed since the GPU last acted on it: a client's plain
@@ -137,9 +142,10 @@ class GPU:
         """Run every blocked queue once more (the memory or register it waits on may have changed); True if any
         completed a packet."""
         progress = False
-        for q in list(self.queues):
-            if q.state == QueueState.BLOCKED:
-                progress |= self.run_queue(q)
+        with self.time_limit():
+            for q in list(self.queues):
+                if q.state == QueueState.BLOCKED:
+                    progress |= self.run_queue(q)
         return progress
 
     def poll(self) -> bool:
@@ -150,11 +156,33 @@ class GPU:
             progress |= self.run_queue(q)
         return progress
 
-    def run_until_idle(self, max_rounds: int = 1 << 16) -> None:
-        """Poll until no queue moves: every queue is then idle, blocked or in error."""
-        for _ in range(max_rounds):
-            if not self.poll():
-                return
+    def run_until_idle(self, max_rounds: int = 1 << 16, seconds: float | None = None) -> None:
+        """Poll until no queue moves: every queue is then idle, blocked or in error. A dispatch still running
+        after `seconds` of host time (the owner's wait timeout) is stopped with a `timeout` fault."""
+        with self.time_limit(seconds):
+            for _ in range(max_rounds):
+                if not self.poll():
+                    return
+
+    @contextlib.contextmanager
+    def time_limit(self, seconds: float | None = None):
+        """Within the block, a dispatch running longer than `seconds` (a `timeout` fault) or than the wall-clock
+        watchdog (a `watchdog` fault) of host time is stopped and its queue put in error. Nested blocks keep
+        the outer limit."""
+        engine = self.engine
+        if engine.deadline is not None:
+            yield
+            return
+        limits = [(s, kind) for s, kind in ((seconds, "timeout"), (self.wall_watchdog, "watchdog")) if s]
+        if limits:
+            s, kind = min(limits)
+            why = (f"still running after the caller's {s:g} s wait timeout" if kind == "timeout" else
+                   f"ran longer than the {s:g} s wall-clock watchdog (SIMGPU_WATCHDOG_S)")
+            engine.deadline = (time.monotonic() + s, kind, why)
+        try:
+            yield
+        finally:
+            engine.deadline = None
 
     def _poll_wptr(self, q: Queue) -> None:
         if q.wptr_addr and q.state != QueueState.ERROR:
@@ -186,6 +214,10 @@ class GPU:
         except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a queue error, not a host crash
             self._fail(q, PacketError(f"internal error: {type(e).__name__}: {e}"))
             return True
+        except KeyboardInterrupt:  # Ctrl-C: the work in flight is abandoned, not resumed by the next doorbell
+            self._fail(q, PacketError("stopped by a KeyboardInterrupt (Ctrl-C) on the host",
+                                      GPUFault("interrupted", "stopped by a KeyboardInterrupt on the host")))
+            raise
         q.packets += done
         if status == "budget":
             self._fail(q, PacketError(f"CP watchdog: {done} packets without becoming idle (IB loop?)"))
@@ -254,5 +286,5 @@ class GPU:
         for q in self.queues:
             lines.append("  " + q.describe())
             if q.error is not None and q.error.fault is not None:
-                lines += ["    " + line for line in q.error.fault.register_lines()]
+                lines += ["    " + line for line in q.error.fault.report_lines()]
         return "\n".join(lines)

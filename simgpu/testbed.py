@@ -1,6 +1,6 @@
 """Testbed: the shader engine on simulated memory with a VM already set up, no driver or queues.
 
-For the shader engine's own tests, the kernel corpus and the benchmarks: allocate mapped buffers,
+For the shader engine's own tests, the sample kernels and the benchmarks: allocate mapped buffers,
 load a code object, pack kernel arguments from its metadata (hidden arguments of code object v5
 filled as ROCm's runtime fills them) and run a grid. The runtime (runtime/) does the same through
 amdkfd and queues; this is the shortest path to the engine.
@@ -114,8 +114,7 @@ class Testbed:
         kernarg = pack_kernargs(k, args, grid, block)
         kva = self.alloc(max(len(kernarg), 256))
         self.write(kva, kernarg)
-        d = Dispatch(code_address=k.code_address, rsrc1=desc.compute_pgm_rsrc1, rsrc2=desc.compute_pgm_rsrc2,
-                     rsrc3=desc.compute_pgm_rsrc3, kernel_code_properties=desc.kernel_code_properties,
+        d = Dispatch(code_address=k.code_address, descriptor=desc,
                      grid=tuple(g * b for g, b in zip(grid, block, strict=True)), workgroup=block,
                      kernarg_address=kva, group_segment_size=desc.group_segment_fixed_size + shared,
                      private_segment_size=desc.private_segment_fixed_size, vmid=VMID)

@@ -2,4 +2,4 @@
 
 from pathlib import Path
 
-DATA = Path(__file__).parent / "data"  # generated golden files (tools/ regenerates them)
+DATA = Path(__file__).parent / "data"  # generated golden files (`python -m tools.gen_*` regenerates them)

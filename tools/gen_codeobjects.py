@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the golden AMDGPU code objects of tests/data/codeobjects/ and the facts LLVM reports about them.
 
-Run from the repository root:  .venv/bin/python tools/gen_codeobjects.py
+Run from the repository root:  .venv/bin/python -m tools.gen_codeobjects
 Needs llvmlite and Debian's llvm-19, lld-19 and clang-19 (/usr/lib/llvm-19/bin).
 
 Writes:
@@ -22,33 +22,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from compiler.samples import VADD
+
 LLVM = Path("/usr/lib/llvm-19/bin")
 OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "codeobjects"
 
-VADD_IR = """\
-target triple = "amdgcn-amd-amdhsa"
-
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-
-define amdgpu_kernel void @vadd(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrspace(1) %c) {
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 256
-  %i = add i32 %base, %tid
-  %pa = getelementptr float, ptr addrspace(1) %a, i32 %i
-  %pb = getelementptr float, ptr addrspace(1) %b, i32 %i
-  %pc = getelementptr float, ptr addrspace(1) %c, i32 %i
-  %x = load float, ptr addrspace(1) %pa
-  %y = load float, ptr addrspace(1) %pb
-  %s = fadd float %x, %y
-  store float %s, ptr addrspace(1) %pc
-  ret void
-}
-
-!llvm.module.flags = !{!0}
-!0 = !{i32 1, !"amdhsa_code_object_version", i32 VERSION}
-"""
+# VADD (compiler.samples) as a module of its own: target triple, and the code object version filled in per build.
+VADD_IR = (f'target triple = "amdgcn-amd-amdhsa"\n\n{VADD.ir}\n!llvm.module.flags = !{{!0}}\n'
+           '!0 = !{i32 1, !"amdhsa_code_object_version", i32 VERSION}\n')
 
 OPENCL = """\
 __kernel void saxpy(__global float *y, __global const float *x, float a, int n) {

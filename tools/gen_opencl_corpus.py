@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compile the OpenCL C test corpus (tests/data/opencl/corpus.cl) into the code object the tests load.
 
-Run from the repository root:  .venv/bin/python tools/gen_opencl_corpus.py
+Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus
 Needs Debian's clang-19 and lld-19 (/usr/lib/llvm-19/bin). Builtins only (-nogpulib: no device
 libraries), -O2, then `ld.lld -shared` as a runtime would load it. The output is committed, so the
 tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py checks it is what this script builds when clang-19

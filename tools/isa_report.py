@@ -1,16 +1,11 @@
 """Report how many golden pairs the codec gets right, per encoding, with sample failures.
 
-    python tools/isa_report.py [ENCODING ...] [--show N]
+    python -m tools.isa_report [ENCODING ...] [--show N]
 """
 
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-
-from isa_golden import check_pair, pairs_by_encoding  # noqa: E402
+from tests.support.isa_golden import check_pair, pairs_by_encoding
 
 
 def main() -> None:

@@ -8,27 +8,21 @@ buffers, gds for DS) the tables record the operand template; the modifiers an op
 printed order; MIMG data/address widths for every dmask/d16/tfe/lwe and dim/a16; the names of the MTBUF
 formats, MIMG dims and EXP targets.
 
-    python tools/isatab_memory.py
+    python -m tools.isatab_memory
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from simgpu.isa.codec import split_operands
+from simgpu.isa.encodings import ENCODINGS
+from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text
+from tools import isatab, oracle
 
-import oracle  # noqa: E402
-
-from simgpu.isa.codec import split_operands  # noqa: E402
-from simgpu.isa.encodings import ENCODINGS  # noqa: E402
-from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text  # noqa: E402
-
-OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "memory.json")
+OUT = isatab.table_path("memory")
 
 # Distinctive values of the operand fields: vector ranges far apart, scalar fields distinct after scaling.
 PROBE = {
@@ -327,10 +321,7 @@ def generate() -> dict:
 
 def main() -> None:
     tables = generate()
-    with open(OUT, "w") as f:
-        json.dump(tables, f, separators=(",", ":"), sort_keys=True)
-        f.write("\n")
-    print(f"{os.path.getsize(OUT)} bytes -> {OUT}", file=sys.stderr)
+    isatab.write_table(OUT, tables)
 
 
 if __name__ == "__main__":

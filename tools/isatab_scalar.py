@@ -6,26 +6,21 @@ their widths (s[20:21] = 2 dwords), the inline-constant width of each source, an
 immediate prints (decimal, hex, both, or a named form such as hwreg/sendmsg/waitcnt). Name tables for
 hwreg, sendmsg and the delay/depctr fields are probed the same way.
 
-    python tools/isatab_scalar.py
+    python -m tools.isatab_scalar
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from simgpu.isa.codec import split_operands
+from simgpu.isa.encodings import ENCODINGS, identify
+from simgpu.isa.operands import parse_register
+from tools import isatab, oracle
 
-import oracle  # noqa: E402
-
-from simgpu.isa.codec import split_operands  # noqa: E402
-from simgpu.isa.encodings import ENCODINGS, identify  # noqa: E402
-from simgpu.isa.operands import parse_register  # noqa: E402
-
-OUT = os.path.join(os.path.dirname(__file__), "..", "simgpu", "isa", "data", "scalar.json")
+OUT = isatab.table_path("scalar")
 PROBE = {"sdst": 10, "ssrc0": 20, "ssrc1": 40}
 LIT = 0x11223344
 
@@ -163,7 +158,7 @@ def learn_literals(enc: str, table: dict[str, dict], interned: list[dict]) -> No
     """Per operand that can hold a 32-bit literal (a source with code 255, s_setreg_imm32_b32's value):
     the literal values llvm prints as a constant, entry["litv"][operand] = index into `interned` of a
     {hex value: text} table (other values print as 0x<hex>)."""
-    import isatab_valu
+    from tools import isatab_valu
     values = sorted(set(isatab_valu.VALUE_PROBES + isatab_valu.HIGH_PROBES + isatab_valu.LITERALS))
     probes, owners = [], []
     for op, entry in table.items():
@@ -273,9 +268,7 @@ def main() -> None:
     tables["SMEM"] = sweep_smem()
     print(f"SMEM: {len(tables['SMEM'])} opcodes", file=sys.stderr)
     tables["names"] = name_tables(tables["SOPP"])
-    with open(OUT, "w") as f:
-        json.dump(tables, f, indent=0, sort_keys=True)
-        f.write("\n")
+    isatab.write_table(OUT, tables, indent=0)
 
 
 if __name__ == "__main__":

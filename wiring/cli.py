@@ -29,6 +29,11 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_stats(args: argparse.Namespace) -> int:
+    from wiring.stats import stats_main
+    return stats_main(args.cmd, args.top)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
     p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
@@ -45,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
     r.add_argument("cmd", nargs=argparse.REMAINDER)
     r.set_defaults(func=_cmd_run)
+    st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "
+                                      "(wave-instructions, lane-ops, virtual time, per-opcode histogram)")
+    st.add_argument("--top", type=int, default=20, help="opcodes to list per GPU (0: all)")
+    st.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
+    st.set_defaults(func=_cmd_stats)
     t = sub.add_parser("trace", help="record, replay, show, diff and export traces of the driver seam")
     from traces.cli import add_arguments
     add_arguments(t)

@@ -7,81 +7,27 @@ import time
 
 import numpy as np
 
-SAXPY = """
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-define amdgpu_kernel void @saxpy(ptr addrspace(1) %y, ptr addrspace(1) %x, float %a) {
-  %t = call i32 @llvm.amdgcn.workitem.id.x()
-  %g = call i32 @llvm.amdgcn.workgroup.id.x()
-  %b = mul i32 %g, 256
-  %i = add i32 %b, %t
-  %px = getelementptr float, ptr addrspace(1) %x, i32 %i
-  %py = getelementptr float, ptr addrspace(1) %y, i32 %i
-  %xv = load float, ptr addrspace(1) %px
-  %yv = load float, ptr addrspace(1) %py
-  %m = fmul float %a, %xv
-  %r = fadd float %m, %yv
-  store float %r, ptr addrspace(1) %py
-  ret void
-}
-"""
-
-MATMUL = """
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workitem.id.y()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.y()
-define amdgpu_kernel void @matmul(ptr addrspace(1) %c, ptr addrspace(1) %a, ptr addrspace(1) %b, i32 %n) {
-entry:
-  %col = call i32 @llvm.amdgcn.workitem.id.x()
-  %row = call i32 @llvm.amdgcn.workgroup.id.x()
-  %rowbase = mul i32 %row, %n
-  br label %loop
-loop:
-  %k = phi i32 [0, %entry], [%k1, %loop]
-  %acc = phi float [0.0, %entry], [%acc1, %loop]
-  %ai = add i32 %rowbase, %k
-  %pa = getelementptr float, ptr addrspace(1) %a, i32 %ai
-  %av = load float, ptr addrspace(1) %pa
-  %kn = mul i32 %k, %n
-  %bi = add i32 %kn, %col
-  %pb = getelementptr float, ptr addrspace(1) %b, i32 %bi
-  %bv = load float, ptr addrspace(1) %pb
-  %acc1 = call float @llvm.fma.f32(float %av, float %bv, float %acc)
-  %k1 = add i32 %k, 1
-  %done = icmp eq i32 %k1, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  %ci = add i32 %rowbase, %col
-  %pc = getelementptr float, ptr addrspace(1) %c, i32 %ci
-  store float %acc1, ptr addrspace(1) %pc
-  ret void
-}
-declare float @llvm.fma.f32(float, float, float)
-"""
-
 
 def run(queue: str = "pm4", out=print) -> bool:
     """Build, run and check both kernels; print the table; True when every check passes."""
     import runtime
-    from compiler.llvm import compile_ir
-    from mockgpu import MockOS
-    from wiring.os_select import traced
+    from compiler.samples import MATMUL, SAXPY
+    from wiring.os_select import mock_os, traced
     out(f"simgpu demo: running on the SIMULATED gfx1100 (mockgpu.MockOS, queue={queue}), not on hardware")
-    mock = MockOS(devices=1, vram_size=1 << 30)
+    mock = mock_os(devices=1, vram_size=1 << 30)
     dev = runtime.Device("AMD:0", queue=queue, os=traced(mock))
     counters = mock.simulator(dev.gpu_id).engine.counters  # the simulator's own count, not the runtime's
     rows, ok = [], True
     rng = np.random.default_rng(1234)
     n = 1 << 16
     x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
-    saxpy = dev.load(compile_ir(SAXPY))["saxpy"]
+    saxpy = dev.load(SAXPY.code_object())["saxpy"]
     bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
     rows.append(_run(counters, "saxpy", saxpy, (by, bx, np.float32(2.0)), (n // 256, 1, 1), (256, 1, 1),
                      lambda: np.array_equal(by.copyout(np.empty_like(y)), np.float32(2.0) * x + y)))
     m = 256
     a, b = rng.standard_normal((m, m)).astype(np.float32), rng.standard_normal((m, m)).astype(np.float32)
-    matmul = dev.load(compile_ir(MATMUL))["matmul"]
+    matmul = dev.load(MATMUL.code_object())["matmul"]
     ba, bb, bc = dev.alloc(a.nbytes).copyin(a), dev.alloc(b.nbytes).copyin(b), dev.alloc(a.nbytes)
     rows.append(_run(counters, "matmul 256x256", matmul, (bc, ba, bb, m), (m, 1, 1), (m, 1, 1),
                      lambda: np.allclose(bc.copyout(np.empty_like(a)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)))
@@ -90,6 +36,11 @@ def run(queue: str = "pm4", out=print) -> bool:
         ok &= good
         out(f"{name:<16}{shape:>22}{wi:>12}{lo:>14}{gpu_t * 1e6:>10.2f}us{host_t:>10.2f}s  {'ok' if good else 'FAIL'}")
     out("GPU time is the simulator's virtual clock (deterministic); host time is wall time.")
+    out("The compiler (compiler.Tensor -> kernel IR -> z3-proven indices -> LLVM -> gfx1100), on the same GPU:")
+    from compiler import device as compiler_device
+    from compiler.examples import demo as compiled_demo
+    compiler_device.attach("AMD:0", compiler_device.AMDDevice("AMD:0", rt=dev))
+    ok &= compiled_demo(out)
     return ok
 
 

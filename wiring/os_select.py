@@ -17,9 +17,17 @@ from runtime.os import OS, host_os, mockgpu_requested
 def select_os() -> OS:
     """A new OS for this process: MockOS under MOCKGPU=1, else HostOS (or RuntimeError), traced if asked."""
     if mockgpu_requested():
-        from mockgpu import MockOS  # only here: the hardware path never imports the simulator
-        return traced(MockOS())
+        return traced(mock_os())
     return traced(host_os())
+
+
+def mock_os(**kw) -> OS:
+    """A new mockgpu.MockOS (keyword arguments as MockOS takes them), its counters reported to `simgpu stats`."""
+    from mockgpu import MockOS  # only here: the hardware path never imports the simulator
+    from wiring.stats import watch
+    mock = MockOS(**kw)
+    watch(mock)
+    return mock
 
 
 def traced(os_: OS) -> OS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp import launch
 from simgpu.cp.queue import PacketError, Queue, canonical, read_u32, read_u64, write_u32, write_u64
 from simgpu.hw import aql

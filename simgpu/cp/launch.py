@@ -8,14 +8,12 @@ queue errors instead of host exceptions.
 
 from __future__ import annotations
 
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp.queue import PacketError, Queue, read_u32, read_u64
 from simgpu.fault import GPUFault
 from simgpu.hw import aql, regs
-from simgpu.hw import pm4 as hw
 from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor
 from simgpu.shader import Dispatch
-from simgpu.shader.dispatch import KCP_WAVEFRONT_SIZE32
 
 MAX_WORKGROUP_ITEMS = 1024
 MAX_LDS_BYTES = 64 << 10
@@ -27,35 +25,37 @@ def _reg(q: Queue, r: int) -> int:
 
 def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int) -> Dispatch | None:
     """A Dispatch from the queue's COMPUTE_* registers (None when COMPUTE_SHADER_EN is clear)."""
-    if not initiator & hw.INITIATOR_COMPUTE_SHADER_EN:
+    flags = regs.DISPATCH_INITIATOR.unpack(initiator)
+    if not flags["compute_shader_en"]:
         return None
-    code = ((_reg(q, regs.COMPUTE_PGM_LO) | (_reg(q, regs.COMPUTE_PGM_HI) << 32)) << 8) & ((1 << 64) - 1)
-    workgroup = tuple(_reg(q, regs.COMPUTE_NUM_THREAD_X + i) & 0xFFFF for i in range(3))
+    code = regs.address_of(_reg(q, regs.COMPUTE_PGM_LO), _reg(q, regs.COMPUTE_PGM_HI))
+    workgroup = tuple(regs.NUM_THREAD.num_thread_full.get(_reg(q, regs.COMPUTE_NUM_THREAD_X + i)) for i in range(3))
     start = tuple(_reg(q, regs.COMPUTE_START_X + i) for i in range(3))
-    wave32 = bool(initiator & hw.INITIATOR_CS_W32_EN)
-    lanes = 32 if wave32 else 64
-    if initiator & hw.INITIATOR_USE_THREAD_DIMENSIONS:
+    # The registers hold the descriptor's rsrc words; the wave size comes from the initiator.
+    kd = KernelDescriptor(compute_pgm_rsrc1=_reg(q, regs.COMPUTE_PGM_RSRC1),
+                          compute_pgm_rsrc2=_reg(q, regs.COMPUTE_PGM_RSRC2),
+                          compute_pgm_rsrc3=_reg(q, regs.COMPUTE_PGM_RSRC3))
+    kd.enable_wavefront_size32 = flags["cs_w32_en"]
+    if flags["use_thread_dimensions"]:
         grid = tuple(dims)  # dimensions in threads: the last workgroup of a row may be partial
     else:
         # DIM is the end of the workgroup range and START its beginning (PAL's DispatchOffset programs
         # DIM = offset + size), so the grid covers DIM workgroups and the engine skips those below START.
         grid = tuple(d * w for d, w in zip(dims, workgroup, strict=True))
-    rsrc2 = _reg(q, regs.COMPUTE_PGM_RSRC2)
-    wave_bytes = ((_reg(q, regs.COMPUTE_TMPRING_SIZE) >> 12) & 0x7FFF) * regs.TMPRING_WAVESIZE_UNIT
-    d = Dispatch(code_address=code, rsrc1=_reg(q, regs.COMPUTE_PGM_RSRC1), rsrc2=rsrc2,
-                 rsrc3=_reg(q, regs.COMPUTE_PGM_RSRC3), kernel_code_properties=KCP_WAVEFRONT_SIZE32 if wave32 else 0,
-                 grid=grid, workgroup=workgroup, group_segment_size=((rsrc2 >> 15) & 0x1FF) * regs.LDS_SIZE_UNIT,
-                 private_segment_size=wave_bytes // lanes if rsrc2 & 1 else 0, vmid=q.vmid,
+    wave_bytes = regs.TMPRING_SIZE.wavesize.get(_reg(q, regs.COMPUTE_TMPRING_SIZE)) * regs.TMPRING_WAVESIZE_UNIT
+    d = Dispatch(code_address=code, descriptor=kd, grid=grid, workgroup=workgroup,
+                 group_segment_size=regs.lds_size(kd.compute_pgm_rsrc2),
+                 private_segment_size=wave_bytes // kd.wavefront_size if kd.enable_private_segment else 0, vmid=q.vmid,
                  user_sgprs=[_reg(q, regs.COMPUTE_USER_DATA_0 + i) for i in range(regs.NUM_USER_DATA)],
                  grid_offset=start, dispatch_id=q.dispatches)
-    scratch = _reg(q, regs.COMPUTE_DISPATCH_SCRATCH_BASE_LO) | (_reg(q, regs.COMPUTE_DISPATCH_SCRATCH_BASE_HI) << 32)
-    d.extra["scratch_base"] = scratch << 8
+    d.extra["scratch_base"] = regs.address_of(_reg(q, regs.COMPUTE_DISPATCH_SCRATCH_BASE_LO),
+                                              _reg(q, regs.COMPUTE_DISPATCH_SCRATCH_BASE_HI))
     return d
 
 
 def aql_dispatch(gpu, q: Queue, pkt: aql.KernelDispatchPacket, packet_va: int, dispatch_id: int) -> Dispatch:
     """A Dispatch from an AQL kernel-dispatch packet: descriptor from kernel_object, queue_ptr from the rptr."""
-    dims = pkt.setup & aql.SETUP_DIMENSIONS_MASK
+    dims = aql.SETUP.dimensions.get(pkt.setup)
     if dims == 0:
         raise PacketError("kernel dispatch with setup.dimensions = 0")
     if pkt.kernel_object % 64:
@@ -67,8 +67,7 @@ def aql_dispatch(gpu, q: Queue, pkt: aql.KernelDispatchPacket, packet_va: int, d
         raise PacketError(f"grid size {grid} has a zero dimension")
     queue_ptr = q.rptr_addr - aql.QUEUE_READ_DISPATCH_ID if q.rptr_addr else 0
     d = Dispatch(code_address=(pkt.kernel_object + kd.kernel_code_entry_byte_offset) & ((1 << 64) - 1),
-                 rsrc1=kd.compute_pgm_rsrc1, rsrc2=kd.compute_pgm_rsrc2, rsrc3=kd.compute_pgm_rsrc3,
-                 kernel_code_properties=kd.kernel_code_properties, grid=grid, workgroup=wg,
+                 descriptor=kd, grid=grid, workgroup=wg,
                  kernarg_address=pkt.kernarg_address, dispatch_ptr=packet_va, queue_ptr=queue_ptr,
                  dispatch_id=dispatch_id, vmid=q.vmid,
                  group_segment_size=max(pkt.group_segment_size, kd.group_segment_fixed_size),

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp import launch
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw
 from simgpu.hw import regs
+from simgpu.hw.bits import u64
 from simgpu.interrupt import Interrupt, Kind, Source
 
 MAX_IB_DEPTH = 4  # ring + nested IBs (hardware has IB1 and IB2; chaining does not nest)
-REG_ADDR_MASK = 0x3FFFF  # 18-bit register offsets (COPY_DATA src/dst_reg_offset)
 
 
 class Block:
@@ -44,7 +44,7 @@ class Skip:
 
 def _addr(lo: int, hi: int, align: int = 4) -> int:
     """A packet address (low bits below the alignment are other fields or ignored)."""
-    return canonical(((hi << 32) | lo) & ~(align - 1))
+    return canonical(u64(lo, hi) & ~(align - 1))
 
 
 class PM4Processor:
@@ -150,7 +150,7 @@ class PM4Processor:
 
     def _set_regs(self, q: Queue, body: list[int], start: int, end: int, name: str) -> None:
         self._need(body, 2, name, exact=False)
-        first = start + (body[0] & 0xFFFF)
+        first = start + hw.REG_OFFSET.get(body[0])
         if first + len(body) - 1 > end:
             raise PacketError(f"{name} writes registers {first:#x}..{first + len(body) - 2:#x} outside "
                               f"[{start:#x}, {end:#x})")
@@ -159,12 +159,12 @@ class PM4Processor:
 
     def write_data(self, q: Queue, body: list[int]) -> None:
         self._need(body, 4, "WRITE_DATA", exact=False)
-        ctl, data = body[0], body[3:]
-        dst, one = (ctl >> 8) & 0xF, bool(ctl & hw.WRITE_DATA_ONE_ADDR)
+        ctl, data = hw.WRITE_DATA_CONTROL.unpack(body[0]), body[3:]
+        dst, one = ctl["dst_sel"], ctl["wr_one_addr"]
         self.gpu.clock.advance(costs.PM4_DWORD_CYCLES * len(data))
         if dst == hw.WriteDst.REGISTER:
             for i, v in enumerate(data):
-                self.write_reg(q, (body[1] & REG_ADDR_MASK) + (0 if one else i), v)
+                self.write_reg(q, hw.REG_ADDR.get(body[1]) + (0 if one else i), v)
         elif dst in (hw.WriteDst.MEMORY_SYNC, hw.WriteDst.TC_L2, hw.WriteDst.MEMORY):
             addr = _addr(body[1], body[2])
             if one:
@@ -176,11 +176,11 @@ class PM4Processor:
 
     def copy_data(self, q: Queue, body: list[int]) -> None:
         self._need(body, 5, "COPY_DATA")
-        ctl = body[0]
-        src, dst, wide = ctl & 0xF, (ctl >> 8) & 0xF, bool(ctl & hw.COPY_DATA_COUNT_SEL_64)
+        ctl = hw.COPY_DATA_CONTROL.unpack(body[0])
+        src, dst, wide = ctl["src_sel"], ctl["dst_sel"], bool(ctl["count_sel"])
         value = self._copy_source(q, src, body, wide)
         if dst == hw.CopyDst.REGISTER:
-            reg = body[3] & REG_ADDR_MASK
+            reg = hw.REG_ADDR.get(body[3])
             self.write_reg(q, reg, value)
             if wide:
                 self.write_reg(q, reg + 1, value >> 32)
@@ -193,13 +193,14 @@ class PM4Processor:
     def _copy_source(self, q: Queue, src: int, body: list[int], wide: bool) -> int:
         mmu = self.gpu.mmu
         if src == hw.CopySrc.REGISTER:
-            reg = body[1] & REG_ADDR_MASK
-            return self.read_reg(q, reg) | ((self.read_reg(q, reg + 1) << 32) if wide else 0)
+            reg = hw.REG_ADDR.get(body[1])
+            lo = self.read_reg(q, reg)
+            return u64(lo, self.read_reg(q, reg + 1)) if wide else lo
         if src in (hw.CopySrc.MEMORY, hw.CopySrc.TC_L2):
             words = read_dwords(mmu, q.vmid, _addr(body[1], body[2], 8 if wide else 4), 2 if wide else 1)
-            return words[0] | ((words[1] << 32) if wide else 0)
+            return u64(*words) if wide else words[0]
         if src == hw.CopySrc.IMMEDIATE:
-            return body[1] | ((body[2] << 32) if wide else 0)
+            return u64(body[1], body[2]) if wide else body[1]
         if src in (hw.CopySrc.GPU_CLOCK, hw.CopySrc.SYSTEM_CLOCK):
             ts = self.gpu.clock.timestamp()
             return ts if wide else ts & 0xFFFFFFFF
@@ -209,8 +210,8 @@ class PM4Processor:
 
     def wait_reg_mem(self, q: Queue, body: list[int]) -> Block | None:
         self._need(body, 6, "WAIT_REG_MEM")
-        ctl, ref, mask = body[0], body[3], body[4]
-        func, space, operation = ctl & 7, (ctl >> 4) & 3, (ctl >> 6) & 3
+        ctl, ref, mask = hw.WAIT_REG_MEM_CONTROL.unpack(body[0]), body[3], body[4]
+        func, space, operation = ctl["function"], ctl["mem_space"], ctl["operation"]
         if func == 7:
             raise PacketError("WAIT_REG_MEM compare function 7 is reserved")
         if operation == hw.WAIT_REG_MEM_WRITE_WAIT:
@@ -219,9 +220,9 @@ class PM4Processor:
             # Write REFERENCE to the first register once, then poll the second (amdgpu's HDP flush and
             # reg_write_reg_wait); a blocked retry of the same packet does not write again.
             if q.written_by != q.current[:2]:
-                self.write_reg(q, body[1] & REG_ADDR_MASK, ref)
+                self.write_reg(q, hw.REG_ADDR.get(body[1]), ref)
                 q.written_by = q.current[:2]
-            poll = body[2] & REG_ADDR_MASK
+            poll = hw.REG_ADDR.get(body[2])
             value, what = self.read_reg(q, poll), f"register {regs.name(poll)}"
         elif operation != 0:
             raise PacketError(f"WAIT_REG_MEM OPERATION {operation} (preemptable waits) is not supported")
@@ -229,7 +230,7 @@ class PM4Processor:
             addr = _addr(body[1], body[2])
             value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
         elif space == hw.MemSpace.REGISTER:
-            reg = body[1] & REG_ADDR_MASK
+            reg = hw.REG_ADDR.get(body[1])
             value, what = self.read_reg(q, reg), f"register {regs.name(reg)}"
         else:
             raise PacketError(f"WAIT_REG_MEM MEM_SPACE {space} is reserved")
@@ -241,7 +242,8 @@ class PM4Processor:
 
     def release_mem(self, q: Queue, body: list[int]) -> None:
         self._need(body, 7, "RELEASE_MEM")
-        data_sel, int_sel, dst_sel = (body[1] >> 29) & 7, (body[1] >> 24) & 7, (body[1] >> 16) & 3
+        cntl = hw.RELEASE_MEM_DATA_CNTL.unpack(body[1])
+        data_sel, int_sel, dst_sel = cntl["data_sel"], cntl["int_sel"], cntl["dst_sel"]
         if data_sel > hw.DataSel.SYSTEM_CLOCK:
             raise PacketError(f"RELEASE_MEM DATA_SEL {data_sel} (GDS/reserved) is not supported")
         if int_sel > hw.IntSel.INT_AFTER_WRITE:
@@ -254,7 +256,7 @@ class PM4Processor:
             write_u32(self.gpu.mmu, q.vmid, _addr(body[2], body[3]), value)
         elif data_sel != hw.DataSel.NONE:
             ts = data_sel in (hw.DataSel.GPU_CLOCK, hw.DataSel.SYSTEM_CLOCK)
-            value = self.gpu.clock.timestamp() if ts else body[4] | (body[5] << 32)
+            value = self.gpu.clock.timestamp() if ts else u64(body[4], body[5])
             write_u64(self.gpu.mmu, q.vmid, _addr(body[2], body[3], 8), value)
         if int_sel != hw.IntSel.NONE:
             self.gpu.interrupt(Interrupt(Source.CP, Kind.END_OF_PIPE, q.name, context_id=body[6], data=value))
@@ -267,7 +269,7 @@ class PM4Processor:
     def event_write(self, q: Queue, body: list[int]) -> None:
         if len(body) not in (1, 3):
             raise PacketError(f"EVENT_WRITE needs 1 or 3 body dwords, has {len(body)}")
-        event = body[0] & 0x3F
+        event = hw.EVENT_CNTL.event_type.get(body[0])
         if event not in hw.Event._value2member_map_:
             raise PacketError(f"EVENT_WRITE event type {event:#x} is not a compute event")
         name = hw.Event(event).name
@@ -294,38 +296,39 @@ class PM4Processor:
 
     def indirect_buffer(self, q: Queue, body: list[int]) -> Push | None:
         self._need(body, 3, "INDIRECT_BUFFER")
-        size = body[2] & hw.IB_SIZE_MASK
+        control = hw.IB_CONTROL.unpack(body[2])
+        size = control["ib_size"]
         if size == 0:
             return None
-        base = canonical(((body[1] & 0xFFFF) << 32) | (body[0] & ~3))
-        return Push(Frame(base, size, 0, size), bool(body[2] & hw.IB_CHAIN))
+        base = canonical(u64(body[0] & ~3, hw.IB_BASE_HI.get(body[1])))
+        return Push(Frame(base, size, 0, size), bool(control["chain"]))
 
     def pred_exec(self, q: Queue, body: list[int]) -> Skip | None:
         self._need(body, 1, "PRED_EXEC")
-        count, select = body[0] & 0x3FFF, (body[0] >> 24) & 0xFF
+        count, select = hw.PRED_EXEC_CNTL.exec_count.get(body[0]), hw.PRED_EXEC_CNTL.device_select.get(body[0])
         return None if select & self.gpu.device_mask else Skip(count)
 
     def dma_data(self, q: Queue, body: list[int]) -> None:
         self._need(body, 6, "DMA_DATA")
-        ctl, cmd = body[0], body[5]
-        src_sel, dst_sel, nbytes = (ctl >> 29) & 3, (ctl >> 20) & 3, cmd & hw.DMA_BYTE_COUNT_MASK
+        ctl, cmd = hw.DMA_DATA_CONTROL.unpack(body[0]), hw.DMA_DATA_COMMAND.unpack(body[5])
+        src_sel, dst_sel, nbytes = ctl["src_sel"], ctl["dst_sel"], cmd["byte_count"]
         if src_sel == hw.DmaSrc.GDS or dst_sel in (hw.DmaDst.GDS, 2):
             raise PacketError(f"DMA_DATA SRC_SEL {src_sel} / DST_SEL {dst_sel} (GDS/reserved) is not supported")
-        if cmd & (hw.DMA_CMD_SAS | hw.DMA_CMD_DAS):
+        if cmd["sas"] or cmd["das"]:
             raise PacketError("DMA_DATA register address spaces (SAS/DAS) are not supported")
-        dst = canonical((body[4] << 32) | body[3])
+        dst = canonical(u64(body[3], body[4]))
         if src_sel == hw.DmaSrc.DATA:
-            self.gpu.dma.fill(q.vmid, dst, body[1].to_bytes(4, "little"), nbytes, fixed_dst=bool(cmd & hw.DMA_CMD_DAIC))
+            self.gpu.dma.fill(q.vmid, dst, body[1].to_bytes(4, "little"), nbytes, fixed_dst=bool(cmd["daic"]))
         else:
-            src = canonical((body[2] << 32) | body[1])
-            self.gpu.dma.copy(q.vmid, dst, src, nbytes, fixed_src=bool(cmd & hw.DMA_CMD_SAIC),
-                              fixed_dst=bool(cmd & hw.DMA_CMD_DAIC))
+            src = canonical(u64(body[1], body[2]))
+            self.gpu.dma.copy(q.vmid, dst, src, nbytes, fixed_src=bool(cmd["saic"]), fixed_dst=bool(cmd["daic"]))
 
     def atomic_mem(self, q: Queue, body: list[int]) -> Block | None:
         self._need(body, 8, "ATOMIC_MEM")
-        op, command = body[0] & 0x7F, (body[0] >> 8) & 0xF
-        addr = canonical((body[2] << 32) | body[1])
-        src, cmp = body[3] | (body[4] << 32), body[5] | (body[6] << 32)
+        ctl = hw.ATOMIC_MEM_CONTROL.unpack(body[0])
+        op, command = ctl["atomic"], ctl["command"]
+        addr = canonical(u64(body[1], body[2]))
+        src, cmp = u64(body[3], body[4]), u64(body[5], body[6])
         result = self.gpu.dma.atomic(q, op, addr, src, cmp, loop=command == hw.AtomicCommand.LOOP_UNTIL_COMPARE,
                                      what="ATOMIC_MEM")
         return Block(result) if isinstance(result, str) else None

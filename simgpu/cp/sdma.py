@@ -6,10 +6,11 @@ POLL_REGMEM and looping atomics block the queue until satisfied; TRAP raises an 
 
 from __future__ import annotations
 
-from simgpu.cp import clock as costs
+from simgpu import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma as hw
+from simgpu.hw.bits import u64
 from simgpu.interrupt import Interrupt, Kind, Source
 
 MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window copy
@@ -72,11 +73,11 @@ class SDMAProcessor:
     def _length(self, q: Queue, top: Frame, h: int) -> tuple[tuple[int, int], int]:
         op, sub = hw.parse_header(h)
         if op == hw.Op.NOP:
-            return (op, sub), 1 + ((h >> hw.NOP_COUNT_SHIFT) & hw.NOP_COUNT_MASK)
+            return (op, sub), 1 + hw.NOP_HEADER.count.get(h)
         if (op, sub) == (hw.Op.WRITE, hw.SUBOP_WRITE_LINEAR):
             if top.pos + 4 > top.end:
                 raise PacketError("WRITE_UNTILED header runs past the end of the stream")
-            count = read_frame(self.gpu.mmu, q.vmid, top, top.pos + 3, 1)[0] & hw.WRITE_COUNT_MASK
+            count = hw.WRITE_COUNT.get(read_frame(self.gpu.mmu, q.vmid, top, top.pos + 3, 1)[0])
             return (op, sub), 4 + count + 1
         length = hw.LENGTH.get((op, sub))
         if length is None:
@@ -86,23 +87,20 @@ class SDMAProcessor:
 
     # ---------------------------------------------------------------------------------------------- packets
     def copy_linear(self, q: Queue, p: list[int]) -> None:
-        if p[0] & (1 << 27):
+        if hw.COPY_HEADER.broadcast.get(p[0]):
             raise PacketError("COPY_LINEAR broadcast is not supported")
-        nbytes = (p[1] & hw.COPY_LINEAR_COUNT_MASK) + 1
-        self.gpu.dma.copy(q.vmid, canonical((p[6] << 32) | p[5]), canonical((p[4] << 32) | p[3]), nbytes)
+        nbytes = hw.COPY_LINEAR_COUNT.get(p[1]) + 1
+        self.gpu.dma.copy(q.vmid, canonical(u64(p[5], p[6])), canonical(u64(p[3], p[4])), nbytes)
 
     def copy_sub_window(self, q: Queue, p: list[int]) -> None:
-        es = 1 << ((p[0] >> hw.SUB_WIND_ELEMENT_SHIFT) & 7)
+        es = 1 << hw.SUB_WIND_HEADER.element_size.get(p[0])
         if es > 16:
             raise PacketError(f"COPY_LINEAR_SUB_WINDOW element size {es} bytes (at most 16)")
-        src, dst = canonical((p[2] << 32) | p[1]), canonical((p[7] << 32) | p[6])
-        sx, sy, sz = p[3] & hw.SUB_WIND_XY_MASK, (p[3] >> 16) & hw.SUB_WIND_XY_MASK, p[4] & hw.SUB_WIND_Z_MASK
-        dx, dy, dz = p[8] & hw.SUB_WIND_XY_MASK, (p[8] >> 16) & hw.SUB_WIND_XY_MASK, p[9] & hw.SUB_WIND_Z_MASK
-        spitch = ((p[4] >> hw.SUB_WIND_PITCH_SHIFT) & hw.SUB_WIND_PITCH_MASK) + 1
-        dpitch = ((p[9] >> hw.SUB_WIND_PITCH_SHIFT) & hw.SUB_WIND_PITCH_MASK) + 1
-        sslice, dslice = (p[5] & hw.SUB_WIND_SLICE_MASK) + 1, (p[10] & hw.SUB_WIND_SLICE_MASK) + 1
-        rx, ry, rz = (p[11] & hw.SUB_WIND_XY_MASK) + 1, ((p[11] >> 16) & hw.SUB_WIND_XY_MASK) + 1, \
-            (p[12] & hw.SUB_WIND_Z_MASK) + 1
+        src, (sx, sy, sz), spitch, sslice = hw.sub_window_surface(p, 1)
+        dst, (dx, dy, dz), dpitch, dslice = hw.sub_window_surface(p, 6)
+        src, dst = canonical(src), canonical(dst)
+        rect = hw.SUB_WIND_XY.unpack(p[11])
+        rx, ry, rz = rect["x"] + 1, rect["y"] + 1, hw.SUB_WIND_RECT_Z.get(p[12]) + 1
         if ry * rz > MAX_SUB_WINDOW_ROWS:
             raise PacketError(f"sub-window of {ry * rz} rows exceeds the simulator limit {MAX_SUB_WINDOW_ROWS}")
         mmu, row = self.gpu.mmu, rx * es
@@ -116,60 +114,61 @@ class SDMAProcessor:
     def write_untiled(self, q: Queue, p: list[int]) -> None:
         data = p[4:]
         self.gpu.clock.advance_bytes(4 * len(data))
-        self.gpu.mmu.write(q.vmid, canonical(((p[2] << 32) | p[1]) & ~3),
+        self.gpu.mmu.write(q.vmid, canonical(u64(p[1], p[2]) & ~3),
                            b"".join(v.to_bytes(4, "little") for v in data))
 
     def const_fill(self, q: Queue, p: list[int]) -> None:
-        size = (p[0] >> hw.CONST_FILL_SIZE_SHIFT) & 3
+        size = hw.CONST_FILL_HEADER.fillsize.get(p[0])
         if size not in (0, 2):
             raise PacketError(f"CONST_FILL fill size {size} (only 0 = byte and 2 = dword)")
         pattern = p[3].to_bytes(4, "little")[:1 if size == 0 else 4]
-        nbytes = (p[4] & hw.CONST_FILL_COUNT_MASK) + 1
-        self.gpu.dma.fill(q.vmid, canonical((p[2] << 32) | p[1]), pattern, nbytes)
+        nbytes = hw.CONST_FILL_COUNT.get(p[4]) + 1
+        self.gpu.dma.fill(q.vmid, canonical(u64(p[1], p[2])), pattern, nbytes)
 
     def fence(self, q: Queue, p: list[int]) -> None:
-        write_u32(self.gpu.mmu, q.vmid, canonical(((p[2] << 32) | p[1]) & ~3), p[3])
+        write_u32(self.gpu.mmu, q.vmid, canonical(u64(p[1], p[2]) & ~3), p[3])
 
     def trap(self, q: Queue, p: list[int]) -> None:
-        self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=p[1] & hw.TRAP_INT_CONTEXT_MASK))
+        self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=hw.TRAP_INT_CONTEXT.get(p[1])))
 
     def poll_regmem(self, q: Queue, p: list[int]) -> str | None:
-        if p[0] & hw.POLL_HDP_FLUSH:
+        poll = hw.POLL_HEADER.unpack(p[0])
+        if poll["hdp_flush"]:
             return None  # an HDP flush request: there is no host data path cache to flush
-        func = (p[0] >> hw.POLL_FUNC_SHIFT) & 7
+        func = poll["func"]
         if func == 7:
             raise PacketError("POLL_REGMEM compare function 7 is reserved")
         ref, mask = p[3], p[4]
-        if p[0] & hw.POLL_MEM:
-            addr = canonical(((p[2] << 32) | p[1]) & ~3)
+        if poll["mem_poll"]:
+            addr = canonical(u64(p[1], p[2]) & ~3)
             value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
         else:
-            reg = (p[1] >> 2) & 0x3FFFF
+            reg = hw.POLL_REG_ADDR.get(p[1])
             value, what = self.gpu.pm4.read_reg(q, reg), f"register {reg:#x}"
         if hw_pm4.compare(func, value & mask, ref):
             return None
         return f"POLL_REGMEM: {what} = {value:#x}; waiting for (value & {mask:#x}) {hw_pm4.Compare(func).name} {ref:#x}"
 
     def atomic(self, q: Queue, p: list[int]) -> str | None:
-        op = (p[0] >> hw.ATOMIC_OP_SHIFT) & 0x7F
-        return self.gpu.dma.atomic(q, op, canonical((p[2] << 32) | p[1]), p[3] | (p[4] << 32), p[5] | (p[6] << 32),
-                                   loop=bool(p[0] & hw.ATOMIC_LOOP), what="SDMA ATOMIC")
+        head = hw.ATOMIC_HEADER.unpack(p[0])
+        return self.gpu.dma.atomic(q, head["operation"], canonical(u64(p[1], p[2])), u64(p[3], p[4]), u64(p[5], p[6]),
+                                   loop=bool(head["loop"]), what="SDMA ATOMIC")
 
     def timestamp_set(self, q: Queue, p: list[int]) -> None:
-        q.local_ts_offset = ((p[2] << 32) | p[1]) - self.gpu.clock.timestamp()
+        q.local_ts_offset = u64(p[1], p[2]) - self.gpu.clock.timestamp()
 
     def timestamp_get(self, q: Queue, p: list[int]) -> None:
-        addr = canonical((p[2] << 32) | p[1])
+        addr = canonical(u64(p[1], p[2]))
         if addr % 8:
             raise PacketError(f"TIMESTAMP address {addr:#x} is not 8-byte aligned")
-        local = (p[0] >> 8) & 0xFF == hw.SUBOP_TIMESTAMP_GET
+        local = hw.HEADER.sub_op.get(p[0]) == hw.SUBOP_TIMESTAMP_GET
         write_u64(self.gpu.mmu, q.vmid, addr, self.gpu.clock.timestamp() + (q.local_ts_offset if local else 0))
 
     def gcr_req(self, q: Queue, p: list[int]) -> None:
         return None  # caches are not modelled
 
     def indirect(self, q: Queue, p: list[int]) -> Frame | None:
-        size = p[3] & hw.INDIRECT_SIZE_MASK
+        size = hw.INDIRECT_SIZE.get(p[3])
         if size == 0:
             return None
-        return Frame(canonical(((p[2] << 32) | p[1]) & ~0x1F), size, 0, size)
+        return Frame(canonical(u64(p[1], p[2]) & ~0x1F), size, 0, size)

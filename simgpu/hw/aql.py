@@ -11,8 +11,9 @@ May import: nothing outside simgpu.hw.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from enum import IntEnum
+
+from simgpu.hw.bits import Field, Layout, Record
 
 PACKET_SIZE = 64
 
@@ -36,107 +37,52 @@ class FenceScope(IntEnum):
     SYSTEM = 2
 
 
-HEADER_TYPE_SHIFT = 0
-HEADER_BARRIER = 1 << 8
-HEADER_ACQUIRE_SHIFT = 9
-HEADER_RELEASE_SHIFT = 11
-SETUP_DIMENSIONS_MASK = 3
+HEADER = Layout(type=Field(0, 8), barrier=Field(8), acquire_fence_scope=Field(9, 2), release_fence_scope=Field(11, 2))
+SETUP = Layout(dimensions=Field(0, 2))  # kernel dispatch setup
 AMD_AQL_FORMAT_PM4_IB = 1  # ven_hdr of the AMD vendor-specific packet
 
 
 def make_header(ptype: int, barrier: bool = True, acquire: int = FenceScope.SYSTEM,
                 release: int = FenceScope.SYSTEM) -> int:
     """A packet header word."""
-    return (ptype & 0xFF) | (HEADER_BARRIER if barrier else 0) | ((acquire & 3) << HEADER_ACQUIRE_SHIFT) | \
-        ((release & 3) << HEADER_RELEASE_SHIFT)
+    return HEADER.pack(type=ptype, barrier=barrier, acquire_fence_scope=acquire, release_fence_scope=release)
 
 
 def parse_header(h: int) -> tuple[int, bool, int, int]:
     """(type, barrier, acquire scope, release scope) of a header word."""
-    return h & 0xFF, bool(h & HEADER_BARRIER), (h >> HEADER_ACQUIRE_SHIFT) & 3, (h >> HEADER_RELEASE_SHIFT) & 3
+    f = HEADER.unpack(h)
+    return f["type"], bool(f["barrier"]), f["acquire_fence_scope"], f["release_fence_scope"]
 
 
-# hsa_kernel_dispatch_packet_t: header, setup, workgroup_size_x/y/z, reserved0, grid_size_x/y/z,
-# private_segment_size, group_segment_size, kernel_object, kernarg_address, reserved2, completion_signal.
-KERNEL_DISPATCH = struct.Struct("<HHHHHHIIIIIQQQQ")
-# hsa_barrier_and_packet_t / hsa_barrier_or_packet_t: header, reserved0, reserved1, dep_signal[5], reserved2,
-# completion_signal.
-BARRIER = struct.Struct("<HHI5QQQ")
-BARRIER_DEP_SIGNALS = 5
-# amd_aql_pm4_ib_packet_t: header, ven_hdr, ib_jump_cmd[4] (a PM4 INDIRECT_BUFFER packet), dw_cnt_remain,
-# reserved[8], completion_signal.
-VENDOR_PM4_IB = struct.Struct("<HH4II8IQ")
-VENDOR_DW_CNT_REMAIN = 0xA
-assert KERNEL_DISPATCH.size == BARRIER.size == VENDOR_PM4_IB.size == PACKET_SIZE
-
-
-@dataclass
-class KernelDispatchPacket:
+class KernelDispatchPacket(Record):
     """hsa_kernel_dispatch_packet_t."""
 
-    header: int = 0
-    setup: int = 1
-    workgroup_size: tuple[int, int, int] = (1, 1, 1)
-    grid_size: tuple[int, int, int] = (1, 1, 1)
-    private_segment_size: int = 0
-    group_segment_size: int = 0
-    kernel_object: int = 0
-    kernarg_address: int = 0
-    completion_signal: int = 0
-
-    def pack(self) -> bytes:
-        """The 64 packet bytes."""
-        return KERNEL_DISPATCH.pack(self.header, self.setup, *self.workgroup_size, 0, *self.grid_size,
-                                    self.private_segment_size, self.group_segment_size, self.kernel_object,
-                                    self.kernarg_address, 0, self.completion_signal)
-
-    @classmethod
-    def unpack(cls, data: bytes) -> KernelDispatchPacket:
-        """Parse 64 packet bytes."""
-        f = KERNEL_DISPATCH.unpack(data[:PACKET_SIZE])
-        return cls(f[0], f[1], tuple(f[2:5]), tuple(f[6:9]), f[9], f[10], f[11], f[12], f[14])
+    LAYOUT = (("header", "H"), ("setup", "H", 1), ("workgroup_size", "3H", (1, 1, 1)), (None, "H"),
+              ("grid_size", "3I", (1, 1, 1)), ("private_segment_size", "I"), ("group_segment_size", "I"),
+              ("kernel_object", "Q"), ("kernarg_address", "Q"), (None, "Q"), ("completion_signal", "Q"))
 
 
-@dataclass
-class BarrierPacket:
+BARRIER_DEP_SIGNALS = 5
+
+
+class BarrierPacket(Record):
     """hsa_barrier_and_packet_t / hsa_barrier_or_packet_t (same layout)."""
 
-    header: int = 0
-    dep_signals: tuple[int, ...] = (0,) * BARRIER_DEP_SIGNALS
-    completion_signal: int = 0
-
-    def pack(self) -> bytes:
-        """The 64 packet bytes."""
-        deps = tuple(self.dep_signals) + (0,) * (BARRIER_DEP_SIGNALS - len(self.dep_signals))
-        return BARRIER.pack(self.header, 0, 0, *deps[:BARRIER_DEP_SIGNALS], 0, self.completion_signal)
-
-    @classmethod
-    def unpack(cls, data: bytes) -> BarrierPacket:
-        """Parse 64 packet bytes."""
-        f = BARRIER.unpack(data[:PACKET_SIZE])
-        return cls(f[0], tuple(f[3:8]), f[9])
+    LAYOUT = (("header", "H"), (None, "H"), (None, "I"), ("dep_signals", f"{BARRIER_DEP_SIGNALS}Q"), (None, "Q"),
+              ("completion_signal", "Q"))
 
 
-@dataclass
-class VendorPM4IBPacket:
-    """amd_aql_pm4_ib_packet_t: run a PM4 indirect buffer from an AQL queue."""
+VENDOR_DW_CNT_REMAIN = 0xA
 
-    header: int = 0
-    ib_jump_cmd: tuple[int, int, int, int] = (0, 0, 0, 0)
-    completion_signal: int = 0
-    ven_hdr: int = AMD_AQL_FORMAT_PM4_IB
-    dw_cnt_remain: int = VENDOR_DW_CNT_REMAIN
 
-    def pack(self) -> bytes:
-        """The 64 packet bytes."""
-        return VENDOR_PM4_IB.pack(self.header, self.ven_hdr, *self.ib_jump_cmd, self.dw_cnt_remain, *([0] * 8),
-                                  self.completion_signal)
+class VendorPM4IBPacket(Record):
+    """amd_aql_pm4_ib_packet_t: run a PM4 indirect buffer (ib_jump_cmd, a PM4 INDIRECT_BUFFER) from an AQL queue."""
 
-    @classmethod
-    def unpack(cls, data: bytes) -> VendorPM4IBPacket:
-        """Parse 64 packet bytes."""
-        f = VENDOR_PM4_IB.unpack(data[:PACKET_SIZE])
-        return cls(f[0], tuple(f[2:6]), f[15], f[1], f[6])
+    LAYOUT = (("header", "H"), ("ven_hdr", "H", AMD_AQL_FORMAT_PM4_IB), ("ib_jump_cmd", "4I"),
+              ("dw_cnt_remain", "I", VENDOR_DW_CNT_REMAIN), (None, "8I"), ("completion_signal", "Q"))
+
+
+assert KernelDispatchPacket.SIZE == BarrierPacket.SIZE == VendorPM4IBPacket.SIZE == PACKET_SIZE
 
 
 # ---- amd_signal_t (64 bytes, 64-byte aligned) ------------------------------------------------------------
@@ -149,41 +95,22 @@ class SignalKind(IntEnum):
     LEGACY_DOORBELL = -2
 
 
-SIGNAL_SIZE = 64
-# kind, value, event_mailbox_ptr, event_id, reserved1, start_ts, end_ts, queue_ptr, reserved3[2]
-SIGNAL = struct.Struct("<qqQIIQQQ8x")
-SIGNAL_KIND = 0
-SIGNAL_VALUE = 8
-SIGNAL_EVENT_MAILBOX_PTR = 16
-SIGNAL_EVENT_ID = 24
-SIGNAL_START_TS = 32
-SIGNAL_END_TS = 40
-SIGNAL_QUEUE_PTR = 48
-assert SIGNAL.size == SIGNAL_SIZE
-
-
-@dataclass
-class Signal:
+class Signal(Record):
     """amd_signal_t."""
 
-    kind: int = SignalKind.USER
-    value: int = 0
-    event_mailbox_ptr: int = 0
-    event_id: int = 0
-    start_ts: int = 0
-    end_ts: int = 0
-    queue_ptr: int = 0
+    LAYOUT = (("kind", "q", SignalKind.USER), ("value", "q"), ("event_mailbox_ptr", "Q"), ("event_id", "I"),
+              (None, "I"), ("start_ts", "Q"), ("end_ts", "Q"), ("queue_ptr", "Q"), (None, "8x"))
 
-    def pack(self) -> bytes:
-        """The 64 signal bytes."""
-        return SIGNAL.pack(self.kind, self.value, self.event_mailbox_ptr, self.event_id, 0, self.start_ts,
-                           self.end_ts, self.queue_ptr)
 
-    @classmethod
-    def unpack(cls, data: bytes) -> Signal:
-        """Parse 64 signal bytes."""
-        f = SIGNAL.unpack(data[:SIGNAL_SIZE])
-        return cls(f[0], f[1], f[2], f[3], f[5], f[6], f[7])
+SIGNAL_SIZE = Signal.SIZE
+SIGNAL_KIND = Signal.offset("kind")
+SIGNAL_VALUE = Signal.offset("value")
+SIGNAL_EVENT_MAILBOX_PTR = Signal.offset("event_mailbox_ptr")
+SIGNAL_EVENT_ID = Signal.offset("event_id")
+SIGNAL_START_TS = Signal.offset("start_ts")
+SIGNAL_END_TS = Signal.offset("end_ts")
+SIGNAL_QUEUE_PTR = Signal.offset("queue_ptr")
+assert SIGNAL_SIZE == 64
 
 
 # ---- amd_queue_t (256 bytes, 256-byte aligned): the fields the packet processor uses ---------------------

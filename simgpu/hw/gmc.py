@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
+from simgpu.hw.bits import Field, Layout
+
 # ---- geometry -------------------------------------------------------------------------------------
 PAGE_SHIFT = 12
 PAGE_SIZE = 1 << PAGE_SHIFT
@@ -54,32 +56,29 @@ def level_index(va: int, level: Level) -> int:
     return (va >> level_shift(level)) & (ENTRIES_PER_TABLE - 1)
 
 
-# ---- PTE bits ---------------------------------------------------------------------------------------
-PTE_VALID = 1 << 0
-PTE_SYSTEM = 1 << 1
-PTE_SNOOPED = 1 << 2
-PTE_TMZ = 1 << 3
-PTE_EXECUTABLE = 1 << 4
-PTE_READABLE = 1 << 5
-PTE_WRITEABLE = 1 << 6
-PTE_FRAG_SHIFT = 7
-PTE_FRAG_MASK = 0x1F << PTE_FRAG_SHIFT
+# ---- PTE and PDE fields -------------------------------------------------------------------------------
+PTE_FIELDS = Layout(valid=Field(0), system=Field(1), snooped=Field(2), tmz=Field(3), executable=Field(4),
+                    readable=Field(5), writeable=Field(6), fragment=Field(7, 5), mtype=Field(48, 3),  # NV10 MTYPE
+                    prt=Field(51), log=Field(55), tf=Field(56), noalloc=Field(58))
 PTE_ADDR_MASK = 0x0000_FFFF_FFFF_F000  # bits 47:12
-PTE_MTYPE_SHIFT = 48  # AMDGPU_PTE_MTYPE_NV10
-PTE_MTYPE_MASK = 0x7 << PTE_MTYPE_SHIFT
-PTE_PRT = 1 << 51
-PTE_LOG = 1 << 55
-PTE_TF = 1 << 56
-PTE_NOALLOC = 1 << 58
-
-# ---- PDE bits ---------------------------------------------------------------------------------------
-PDE_VALID = PTE_VALID
-PDE_SYSTEM = PTE_SYSTEM
-PDE_COHERENT = 1 << 2
+PDE_FIELDS = Layout(valid=Field(0), system=Field(1), coherent=Field(2), pte=Field(54), bfs=Field(59, 5))
 PDE_ADDR_MASK = 0x0000_FFFF_FFFF_FFC0  # bits 47:6
-PDE_PTE = 1 << 54
-PDE_BFS_SHIFT = 59
-PDE_BFS_MASK = 0x1F << PDE_BFS_SHIFT
+_PTE_FLAGS = ("valid", "system", "snooped", "tmz", "executable", "readable", "writeable", "prt")
+
+# Single bits as masks, for the MMU's page walk.
+PTE_VALID = PTE_FIELDS.valid.bits()
+PTE_SYSTEM = PTE_FIELDS.system.bits()
+PTE_SNOOPED = PTE_FIELDS.snooped.bits()
+PTE_TMZ = PTE_FIELDS.tmz.bits()
+PTE_EXECUTABLE = PTE_FIELDS.executable.bits()
+PTE_READABLE = PTE_FIELDS.readable.bits()
+PTE_WRITEABLE = PTE_FIELDS.writeable.bits()
+PTE_FRAG_MASK = PTE_FIELDS.fragment.bits(-1)
+PTE_PRT = PTE_FIELDS.prt.bits()
+PTE_TF = PTE_FIELDS.tf.bits()
+PDE_VALID = PDE_FIELDS.valid.bits()
+PDE_SYSTEM = PDE_FIELDS.system.bits()
+PDE_PTE = PDE_FIELDS.pte.bits()
 
 
 class MType(IntEnum):
@@ -109,18 +108,15 @@ class PTE:
 
     def encode(self) -> int:
         """The 64-bit PTE word."""
-        return encode_pte(self.address, valid=self.valid, system=self.system, snooped=self.snooped,
-                          tmz=self.tmz, executable=self.executable, readable=self.readable,
-                          writeable=self.writeable, fragment=self.fragment, mtype=self.mtype, prt=self.prt)
+        return encode_pte(self.address, fragment=self.fragment, mtype=self.mtype,
+                          **{name: getattr(self, name) for name in _PTE_FLAGS})
 
     @classmethod
     def decode(cls, word: int) -> PTE:
         """Decode a 64-bit PTE word (reserved and software bits are dropped)."""
-        return cls(address=word & PTE_ADDR_MASK, valid=bool(word & PTE_VALID), system=bool(word & PTE_SYSTEM),
-                   snooped=bool(word & PTE_SNOOPED), tmz=bool(word & PTE_TMZ),
-                   executable=bool(word & PTE_EXECUTABLE), readable=bool(word & PTE_READABLE),
-                   writeable=bool(word & PTE_WRITEABLE), fragment=pte_fragment(word),
-                   mtype=(word & PTE_MTYPE_MASK) >> PTE_MTYPE_SHIFT, prt=bool(word & PTE_PRT))
+        f = PTE_FIELDS.unpack(word)
+        return cls(address=word & PTE_ADDR_MASK, fragment=f["fragment"], mtype=f["mtype"],
+                   **{name: bool(f[name]) for name in _PTE_FLAGS})
 
 
 @dataclass(frozen=True)
@@ -140,8 +136,9 @@ class PDE:
     @classmethod
     def decode(cls, word: int) -> PDE:
         """Decode a 64-bit PDE word."""
-        return cls(address=word & PDE_ADDR_MASK, valid=bool(word & PDE_VALID), system=bool(word & PDE_SYSTEM),
-                   coherent=bool(word & PDE_COHERENT), bfs=(word & PDE_BFS_MASK) >> PDE_BFS_SHIFT)
+        f = PDE_FIELDS.unpack(word)
+        return cls(address=word & PDE_ADDR_MASK, valid=bool(f["valid"]), system=bool(f["system"]),
+                   coherent=bool(f["coherent"]), bfs=f["bfs"])
 
 
 def encode_pte(address: int, *, valid: bool = True, system: bool = False, snooped: bool = False,
@@ -154,13 +151,8 @@ def encode_pte(address: int, *, valid: bool = True, system: bool = False, snoope
         raise ValueError(f"PTE fragment {fragment} out of range 0..31")
     if not 0 <= mtype <= 7:
         raise ValueError(f"PTE mtype {mtype} out of range 0..7")
-    word = address | (fragment << PTE_FRAG_SHIFT) | (mtype << PTE_MTYPE_SHIFT)
-    for flag, bit in ((valid, PTE_VALID), (system, PTE_SYSTEM), (snooped, PTE_SNOOPED), (tmz, PTE_TMZ),
-                      (executable, PTE_EXECUTABLE), (readable, PTE_READABLE), (writeable, PTE_WRITEABLE),
-                      (prt, PTE_PRT)):
-        if flag:
-            word |= bit
-    return word
+    return address | PTE_FIELDS.pack(valid=valid, system=system, snooped=snooped, tmz=tmz, executable=executable,
+                                     readable=readable, writeable=writeable, fragment=fragment, mtype=mtype, prt=prt)
 
 
 def encode_pde(address: int, *, valid: bool = True, system: bool = False, coherent: bool = False,
@@ -170,14 +162,7 @@ def encode_pde(address: int, *, valid: bool = True, system: bool = False, cohere
         raise ValueError(f"PDE address {address:#x} is not a 64-byte aligned 48-bit address")
     if not 0 <= bfs <= 0x1F:
         raise ValueError(f"PDE block fragment size {bfs} out of range 0..31")
-    word = address | (bfs << PDE_BFS_SHIFT)
-    if valid:
-        word |= PDE_VALID
-    if system:
-        word |= PDE_SYSTEM
-    if coherent:
-        word |= PDE_COHERENT
-    return word
+    return address | PDE_FIELDS.pack(valid=valid, system=system, coherent=coherent, bfs=bfs)
 
 
 def encode_huge_pde(address: int, **pte_flags) -> int:
@@ -192,4 +177,4 @@ def is_huge(word: int) -> bool:
 
 def pte_fragment(word: int) -> int:
     """The fragment field of a PTE word."""
-    return (word & PTE_FRAG_MASK) >> PTE_FRAG_SHIFT
+    return PTE_FIELDS.fragment.get(word)

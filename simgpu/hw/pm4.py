@@ -3,8 +3,9 @@
 Facts from amdgpu (drivers/gpu/drm/amd/amdgpu/nvd.h, soc15d.h, gfx_v11_0.c) and ROCr's PM4 MEC
 packet structures (PM4_MEC_*): a type-3 header is [31:30] = 3, [29:16] COUNT = body dwords - 1,
 [15:8] IT_OPCODE, [1] SHADER_TYPE (1 = compute), [0] PREDICATE. A type-2 packet (0x80000000) is a
-one-dword filler. Builders return lists of dwords (header included); they are what the runtime writes
-into a ring and what the simulator's command processor (simgpu.cp.pm4) parses with the same constants.
+one-dword filler. Each control dword is a `Layout` (simgpu.hw.bits): the builders here pack it, the
+simulator's command processor (simgpu.cp.pm4) and the trace decoder read it back from the same
+declaration. Builders return lists of dwords (header included), what the runtime writes into a ring.
 
 May import: nothing outside simgpu.hw.
 """
@@ -14,10 +15,11 @@ from __future__ import annotations
 from enum import IntEnum
 
 from simgpu.hw import regs
+from simgpu.hw.bits import Field, Layout, hi32, lo32
 
-PACKET_TYPE2 = 0x80000000
-COUNT_MASK = 0x3FFF
-MAX_BODY_DWORDS = COUNT_MASK + 1
+HEADER = Layout(predicate=Field(0), shader_type=Field(1), opcode=Field(8, 8), count=Field(16, 14), type=Field(30, 2))
+PACKET_TYPE2 = HEADER.pack(type=2)
+MAX_BODY_DWORDS = HEADER.count.mask + 1
 
 
 class Op(IntEnum):
@@ -45,26 +47,17 @@ def header(op: int, body_dwords: int, compute: bool = True, predicate: bool = Fa
     """A type-3 header for a packet with `body_dwords` dwords after the header."""
     if not 1 <= body_dwords <= MAX_BODY_DWORDS:
         raise ValueError(f"a type-3 packet carries 1..{MAX_BODY_DWORDS} body dwords, not {body_dwords}")
-    count = ((body_dwords - 1) & COUNT_MASK) << 16
-    return (3 << 30) | count | ((op & 0xFF) << 8) | (int(compute) << 1) | int(predicate)
+    return HEADER.pack(type=3, count=body_dwords - 1, opcode=op, shader_type=compute, predicate=predicate)
 
 
 def parse_header(h: int) -> tuple[int, int, int]:
     """(packet type, opcode, body dwords) of a header dword (opcode/count are only meaningful for type 3)."""
-    return (h >> 30) & 3, (h >> 8) & 0xFF, ((h >> 16) & COUNT_MASK) + 1
-
-
-def _lo(v: int) -> int:
-    return v & 0xFFFFFFFF
-
-
-def _hi(v: int) -> int:
-    return (v >> 32) & 0xFFFFFFFF
+    return HEADER.type.get(h), HEADER.opcode.get(h), HEADER.count.get(h) + 1
 
 
 def packet(op: int, *body: int) -> list[int]:
     """Header plus body dwords (each masked to 32 bits)."""
-    return [header(op, len(body)), *(_lo(int(b)) for b in body)]
+    return [header(op, len(body)), *(lo32(int(b)) for b in body)]
 
 
 # ---- NOP ------------------------------------------------------------------------------------------------
@@ -73,22 +66,29 @@ def nop(body_dwords: int = 1) -> list[int]:
     return packet(Op.NOP, *([0] * body_dwords))
 
 
-# ---- SET_SH_REG / SET_UCONFIG_REG -----------------------------------------------------------------------
+# ---- SET_SH_REG / SET_UCONFIG_REG: body[0] [15:0] REG_OFFSET from the range's start, then the values ---------
+REG_OFFSET = Field(0, 16)
+REG_ADDR = Field(0, 18)  # a register's dword address where a packet names one (COPY_DATA, WRITE_DATA, WAIT_REG_MEM)
+
+
 def set_sh_reg(reg: int, *values: int) -> list[int]:
     """Write consecutive SH registers starting at absolute dword address `reg` (e.g. regs.COMPUTE_PGM_LO)."""
     if not regs.SH_REG_START <= reg < regs.SH_REG_END:
         raise ValueError(f"register {reg:#x} is not an SH register")
-    return packet(Op.SET_SH_REG, reg - regs.SH_REG_START, *values)
+    return packet(Op.SET_SH_REG, REG_OFFSET.bits(reg - regs.SH_REG_START), *values)
 
 
 def set_uconfig_reg(reg: int, *values: int) -> list[int]:
     """Write consecutive UCONFIG registers starting at absolute dword address `reg`."""
     if not regs.UCONFIG_REG_START <= reg < regs.UCONFIG_REG_END:
         raise ValueError(f"register {reg:#x} is not a UCONFIG register")
-    return packet(Op.SET_UCONFIG_REG, reg - regs.UCONFIG_REG_START, *values)
+    return packet(Op.SET_UCONFIG_REG, REG_OFFSET.bits(reg - regs.UCONFIG_REG_START), *values)
 
 
-# ---- WRITE_DATA: control [11:8] DST_SEL, [16] WR_ONE_ADDR, [20] WR_CONFIRM, [26:25] CACHE_POLICY -----------
+# ---- WRITE_DATA: control, address lo, address hi, data... -------------------------------------------------
+WRITE_DATA_CONTROL = Layout(dst_sel=Field(8, 4), wr_one_addr=Field(16), wr_confirm=Field(20), cache_policy=Field(25, 2))
+
+
 class WriteDst(IntEnum):
     """WRITE_DATA DST_SEL (MEC)."""
 
@@ -99,18 +99,18 @@ class WriteDst(IntEnum):
     MEMORY = 5
 
 
-WRITE_DATA_ONE_ADDR = 1 << 16
-WRITE_DATA_CONFIRM = 1 << 20
-
 
 def write_data(addr: int, *data: int, dst: int = WriteDst.MEMORY, one_addr: bool = False,
                confirm: bool = True) -> list[int]:
     """Write dwords to memory (addr = VA, dword aligned) or to registers (addr = dword register address)."""
-    control = (dst << 8) | (WRITE_DATA_ONE_ADDR if one_addr else 0) | (WRITE_DATA_CONFIRM if confirm else 0)
-    return packet(Op.WRITE_DATA, control, _lo(addr), _hi(addr), *data)
+    control = WRITE_DATA_CONTROL.pack(dst_sel=dst, wr_one_addr=one_addr, wr_confirm=confirm)
+    return packet(Op.WRITE_DATA, control, lo32(addr), hi32(addr), *data)
 
 
-# ---- COPY_DATA: control [3:0] SRC_SEL, [11:8] DST_SEL, [16] COUNT_SEL (64-bit), [20] WR_CONFIRM -----------
+# ---- COPY_DATA: control, source lo, source hi, destination lo, destination hi -------------------------------
+COPY_DATA_CONTROL = Layout(src_sel=Field(0, 4), dst_sel=Field(8, 4), count_sel=Field(16), wr_confirm=Field(20))
+
+
 class CopySrc(IntEnum):
     """COPY_DATA SRC_SEL (MEC_COPY_DATA_src_sel_enum)."""
 
@@ -135,18 +135,19 @@ class CopyDst(IntEnum):
     MEMORY = 5  # tc_l2_obsolete
 
 
-COPY_DATA_COUNT_SEL_64 = 1 << 16
-COPY_DATA_WR_CONFIRM = 1 << 20
-
 
 def copy_data(src_sel: int, src: int, dst_sel: int, dst: int, wide: bool = False, confirm: bool = True) -> list[int]:
     """COPY_DATA: src is a register, a VA or an immediate value; dst a register or a VA."""
-    control = src_sel | (dst_sel << 8) | (COPY_DATA_COUNT_SEL_64 if wide else 0)
-    control |= COPY_DATA_WR_CONFIRM if confirm else 0
-    return packet(Op.COPY_DATA, control, _lo(src), _hi(src), _lo(dst), _hi(dst))
+    control = COPY_DATA_CONTROL.pack(src_sel=src_sel, dst_sel=dst_sel, count_sel=wide, wr_confirm=confirm)
+    return packet(Op.COPY_DATA, control, lo32(src), hi32(src), lo32(dst), hi32(dst))
 
 
-# ---- WAIT_REG_MEM: [2:0] FUNCTION, [5:4] MEM_SPACE, [7:6] OPERATION, [9:8] ENGINE --------------------------
+# ---- WAIT_REG_MEM: control, address lo, address hi, reference, mask, poll interval ---------------------------
+WAIT_REG_MEM_CONTROL = Layout(function=Field(0, 3), mem_space=Field(4, 2), operation=Field(6, 2),
+                              engine_sel=Field(8, 2))
+POLL_INTERVAL = Field(0, 16)
+
+
 class Compare(IntEnum):
     """WAIT_REG_MEM / POLL_REGMEM compare functions: (value & mask) FUNC reference."""
 
@@ -177,13 +178,18 @@ WAIT_REG_MEM_WRITE_WAIT = 1  # OPERATION WR_WAIT_WR_REG: write REFERENCE to regi
 def wait_reg_mem(addr: int, ref: int, mask: int = 0xFFFFFFFF, func: int = Compare.EQ, memory: bool = True,
                  poll_interval: int = 4) -> list[int]:
     """Wait until (dword at addr & mask) FUNC ref; addr is a VA (memory) or a register address."""
-    control = (func & 7) | ((MemSpace.MEMORY if memory else MemSpace.REGISTER) << 4)
-    return packet(Op.WAIT_REG_MEM, control, _lo(addr), _hi(addr), ref, mask, poll_interval & 0xFFFF)
+    control = WAIT_REG_MEM_CONTROL.pack(function=func, mem_space=MemSpace.MEMORY if memory else MemSpace.REGISTER)
+    return packet(Op.WAIT_REG_MEM, control, lo32(addr), hi32(addr), ref, mask, POLL_INTERVAL.bits(poll_interval))
 
 
 # ---- RELEASE_MEM (gfx10+, 7 body dwords) -----------------------------------------------------------------
-# body[0]: [5:0] EVENT_TYPE, [11:8] EVENT_INDEX, [22:12] GCR_CNTL, [26:25] CACHE_POLICY, [28] EXECUTE
-# body[1]: [17:16] DST_SEL, [26:24] INT_SEL, [31:29] DATA_SEL; body[2:4] address; body[4:6] data; body[6] INT_CTXID
+# body[0]: EVENT_CNTL plus [22:12] GCR_CNTL (RELEASE_MEM_GCR_* flags), [26:25] CACHE_POLICY, [28] EXECUTE;
+# body[1]: RELEASE_MEM_DATA_CNTL; body[2:4] address; body[4:6] data; body[6] INT_CTXID
+EVENT_CNTL = Layout(event_type=Field(0, 6), event_index=Field(8, 4))  # also EVENT_WRITE's body[0]
+RELEASE_MEM_DATA_CNTL = Layout(dst_sel=Field(16, 2), int_sel=Field(24, 3), data_sel=Field(29, 3))
+EVENT_INDEX_END_OF_PIPE = 5
+
+
 class DataSel(IntEnum):
     """RELEASE_MEM DATA_SEL."""
 
@@ -215,19 +221,22 @@ def release_mem(addr: int = 0, data: int = 0, data_sel: int = DataSel.DATA32, in
                 event: int | None = None, ctx_id: int = 0, gcr: int = 0) -> list[int]:
     """End-of-pipe release: wait for prior work, optionally write data/timestamp, optionally interrupt."""
     event = Event.CACHE_FLUSH_AND_INV_TS_EVENT if event is None else event
-    dw0 = (event & 0x3F) | (5 << 8) | gcr  # EVENT_INDEX 5 = end of pipe
-    dw1 = ((data_sel & 7) << 29) | ((int_sel & 7) << 24)
-    return packet(Op.RELEASE_MEM, dw0, dw1, _lo(addr), _hi(addr), _lo(data), _hi(data), ctx_id)
+    dw0 = EVENT_CNTL.pack(event_type=event, event_index=EVENT_INDEX_END_OF_PIPE) | gcr
+    dw1 = RELEASE_MEM_DATA_CNTL.pack(data_sel=data_sel, int_sel=int_sel)
+    return packet(Op.RELEASE_MEM, dw0, dw1, lo32(addr), hi32(addr), lo32(data), hi32(data), ctx_id)
 
 
 # ---- ACQUIRE_MEM (gfx10+, 7 body dwords): COHER_CNTL, SIZE, SIZE_HI, BASE, BASE_HI, POLL_INTERVAL, GCR_CNTL --
+ACQUIRE_HI = Field(0, 24)  # SIZE_HI and BASE_HI: bits 55:32 of the range
+
+
 def acquire_mem(base: int = 0, size: int = (1 << 64) - 1, gcr: int = 0, poll_interval: int = 0x0A) -> list[int]:
     """Cache acquire over [base, base + size) (the range is in 256-byte units, as amdgpu programs it)."""
-    return packet(Op.ACQUIRE_MEM, 0, _lo(size), (size >> 32) & 0xFFFFFF, _lo(base), (base >> 32) & 0xFFFFFF,
+    return packet(Op.ACQUIRE_MEM, 0, lo32(size), ACQUIRE_HI.bits(size >> 32), lo32(base), ACQUIRE_HI.bits(base >> 32),
                   poll_interval, gcr)
 
 
-# ---- EVENT_WRITE: [5:0] EVENT_TYPE, [11:8] EVENT_INDEX (+ address for sampling events) ---------------------
+# ---- EVENT_WRITE: EVENT_CNTL (+ address for sampling events) -------------------------------------------------
 class Event(IntEnum):
     """VGT_EVENT_TYPE values a compute queue uses."""
 
@@ -259,20 +268,12 @@ def event_write(event: int, index: int | None = None, addr: int | None = None) -
     """EVENT_WRITE of `event` (index defaults to 4 for CS_PARTIAL_FLUSH, else 0); addr for sampling events."""
     if index is None:
         index = EVENT_INDEX_CS_PARTIAL_FLUSH if event == Event.CS_PARTIAL_FLUSH else 0
-    dw = (event & 0x3F) | ((index & 0xF) << 8)
-    return packet(Op.EVENT_WRITE, dw) if addr is None else packet(Op.EVENT_WRITE, dw, _lo(addr), _hi(addr))
+    dw = EVENT_CNTL.pack(event_type=event, event_index=index)
+    return packet(Op.EVENT_WRITE, dw) if addr is None else packet(Op.EVENT_WRITE, dw, lo32(addr), hi32(addr))
 
 
 # ---- DISPATCH_DIRECT / DISPATCH_INDIRECT ---------------------------------------------------------------
-# COMPUTE_DISPATCH_INITIATOR bits
-INITIATOR_COMPUTE_SHADER_EN = 1 << 0
-INITIATOR_PARTIAL_TG_EN = 1 << 1
-INITIATOR_FORCE_START_AT_000 = 1 << 2
-INITIATOR_USE_THREAD_DIMENSIONS = 1 << 5
-INITIATOR_ORDER_MODE = 1 << 6
-INITIATOR_CS_W32_EN = 1 << 15
-DEFAULT_INITIATOR = INITIATOR_COMPUTE_SHADER_EN | INITIATOR_FORCE_START_AT_000 | INITIATOR_ORDER_MODE | \
-    INITIATOR_CS_W32_EN
+DEFAULT_INITIATOR = regs.dispatch_initiator(wave32=True)  # COMPUTE_DISPATCH_INITIATOR, regs.DISPATCH_INITIATOR
 
 
 def dispatch_direct(x: int, y: int = 1, z: int = 1, initiator: int = DEFAULT_INITIATOR) -> list[int]:
@@ -282,30 +283,37 @@ def dispatch_direct(x: int, y: int = 1, z: int = 1, initiator: int = DEFAULT_INI
 
 def dispatch_indirect(addr: int, initiator: int = DEFAULT_INITIATOR) -> list[int]:
     """Launch with the three workgroup counts read from memory at addr (MEC form: address in the packet)."""
-    return packet(Op.DISPATCH_INDIRECT, _lo(addr), _hi(addr), initiator)
+    return packet(Op.DISPATCH_INDIRECT, lo32(addr), hi32(addr), initiator)
 
 
-# ---- INDIRECT_BUFFER: base lo [31:2], hi [15:0], control [19:0] IB_SIZE, [20] CHAIN, [23] VALID, [27:24] VMID --
-IB_SIZE_MASK = 0xFFFFF
-IB_CHAIN = 1 << 20
-IB_VALID = 1 << 23
+# ---- INDIRECT_BUFFER: base lo (dword aligned), base hi, control ---------------------------------------------
+IB_BASE_HI = Field(0, 16)
+IB_CONTROL = Layout(ib_size=Field(0, 20), chain=Field(20), valid=Field(23), vmid=Field(24, 4))
 
 
 def indirect_buffer(addr: int, size_dw: int, chain: bool = False, vmid: int = 0) -> list[int]:
     """Call (or, chained, jump to) an indirect buffer of `size_dw` dwords at VA addr (dword aligned)."""
-    control = (size_dw & IB_SIZE_MASK) | (IB_CHAIN if chain else 0) | IB_VALID | ((vmid & 0xF) << 24)
-    return packet(Op.INDIRECT_BUFFER, addr & 0xFFFFFFFC, _hi(addr) & 0xFFFF, control)
+    control = IB_CONTROL.pack(ib_size=size_dw, chain=chain, valid=1, vmid=vmid)
+    return packet(Op.INDIRECT_BUFFER, lo32(addr) & ~3, IB_BASE_HI.bits(hi32(addr)), control)
 
 
-# ---- PRED_EXEC: [13:0] EXEC_COUNT dwords that follow, [31:24] DEVICE_SELECT -------------------------------
+# ---- PRED_EXEC: EXEC_COUNT dwords that follow run only on the devices DEVICE_SELECT names -----------------
+PRED_EXEC_CNTL = Layout(exec_count=Field(0, 14), device_select=Field(24, 8))
+
+
 def pred_exec(exec_count: int, device_select: int = 1) -> list[int]:
     """Execute the next `exec_count` dwords only on the devices selected by the mask."""
-    return packet(Op.PRED_EXEC, (exec_count & 0x3FFF) | ((device_select & 0xFF) << 24))
+    return packet(Op.PRED_EXEC, PRED_EXEC_CNTL.pack(exec_count=exec_count, device_select=device_select))
 
 
 # ---- DMA_DATA: control, src lo/data, src hi, dst lo, dst hi, command --------------------------------------
-# control: [0] ENGINE, [14:13] SRC_CACHE_POLICY, [21:20] DST_SEL, [26:25] DST_CACHE_POLICY, [30:29] SRC_SEL,
-# [31] CP_SYNC; command: [25:0] BYTE_COUNT, [26] SAS, [27] DAS, [28] SAIC, [29] DAIC, [30] RAW_WAIT, [31] DIS_WC
+DMA_DATA_CONTROL = Layout(engine_sel=Field(0), src_cache_policy=Field(13, 2), dst_sel=Field(20, 2),
+                          dst_cache_policy=Field(25, 2), src_sel=Field(29, 2), cp_sync=Field(31))
+# SAS/DAS: source/destination is a register; SAIC/DAIC: its address does not increment.
+DMA_DATA_COMMAND = Layout(byte_count=Field(0, 26), sas=Field(26), das=Field(27), saic=Field(28), daic=Field(29),
+                          raw_wait=Field(30), dis_wc=Field(31))
+
+
 class DmaSrc(IntEnum):
     """DMA_DATA SRC_SEL."""
 
@@ -323,24 +331,17 @@ class DmaDst(IntEnum):
     ADDR_L2 = 3
 
 
-DMA_DATA_CP_SYNC = 1 << 31
-DMA_BYTE_COUNT_MASK = (1 << 26) - 1
-DMA_CMD_SAS = 1 << 26
-DMA_CMD_DAS = 1 << 27
-DMA_CMD_SAIC = 1 << 28
-DMA_CMD_DAIC = 1 << 29
-DMA_CMD_RAW_WAIT = 1 << 30
-
 
 def dma_data(dst: int, src: int, byte_count: int, src_sel: int = DmaSrc.ADDR_L2, dst_sel: int = DmaDst.ADDR_L2,
              sync: bool = True, command: int = 0) -> list[int]:
-    """Copy byte_count bytes from src to dst (VAs), or fill with the dword `src` when src_sel is DATA."""
-    control = ((src_sel & 3) << 29) | ((dst_sel & 3) << 20) | (DMA_DATA_CP_SYNC if sync else 0)
-    return packet(Op.DMA_DATA, control, _lo(src), _hi(src), _lo(dst), _hi(dst),
-                  (byte_count & DMA_BYTE_COUNT_MASK) | command)
+    """Copy byte_count bytes from src to dst (VAs), or fill with the dword `src` when src_sel is DATA;
+    `command` adds DMA_DATA_COMMAND flags (e.g. DMA_DATA_COMMAND.daic.bits())."""
+    control = DMA_DATA_CONTROL.pack(src_sel=src_sel, dst_sel=dst_sel, cp_sync=sync)
+    return packet(Op.DMA_DATA, control, lo32(src), hi32(src), lo32(dst), hi32(dst),
+                  DMA_DATA_COMMAND.pack(byte_count=byte_count) | command)
 
 
-# ---- ATOMIC_MEM: [6:0] ATOMIC (TC_OP), [11:8] COMMAND, addr, src, cmp, loop interval ----------------------
+# ---- ATOMIC_MEM: control, addr lo/hi, src lo/hi, cmp lo/hi, loop interval --------------------------------
 class TcOp(IntEnum):
     """TC_OP atomic opcodes (the _RTN_ forms return the old value); shared with SDMA ATOMIC."""
 
@@ -417,8 +418,12 @@ class AtomicCommand(IntEnum):
     SEND_AND_CONTINUE = 3
 
 
+ATOMIC_MEM_CONTROL = Layout(atomic=Field(0, 7), command=Field(8, 4))
+LOOP_INTERVAL = Field(0, 13)
+
+
 def atomic_mem(addr: int, op: int, src: int = 0, cmp: int = 0, command: int = AtomicCommand.SINGLE_PASS,
                loop_interval: int = 128) -> list[int]:
     """An atomic read-modify-write on memory (addr naturally aligned)."""
-    return packet(Op.ATOMIC_MEM, (op & 0x7F) | ((command & 0xF) << 8), _lo(addr), _hi(addr), _lo(src), _hi(src),
-                  _lo(cmp), _hi(cmp), loop_interval & 0x1FFF)
+    return packet(Op.ATOMIC_MEM, ATOMIC_MEM_CONTROL.pack(atomic=op, command=command), lo32(addr), hi32(addr),
+                  lo32(src), hi32(src), lo32(cmp), hi32(cmp), LOOP_INTERVAL.bits(loop_interval))

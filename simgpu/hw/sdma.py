@@ -3,7 +3,8 @@
 Facts from amdgpu's sdma_v6_0_0_pkt_open.h and sdma_v6_0.c. Every packet starts with a header dword:
 [7:0] OP, [15:8] SUB_OP, [31:16] op-specific bits. Counts are "minus one" encoded (COPY_LINEAR count =
 bytes - 1, WRITE count = dwords - 1, CONST_FILL count = bytes - 1; sub-window pitches and rectangle
-sizes too). SDMA ring pointers are byte offsets. Builders return lists of dwords.
+sizes too). SDMA ring pointers are byte offsets. Builders return lists of dwords; the fields they pack
+are Layouts (simgpu.hw.bits) that the simulator's SDMA engine (simgpu.cp.sdma) reads back.
 
 May import: nothing outside simgpu.hw.
 """
@@ -11,6 +12,8 @@ May import: nothing outside simgpu.hw.
 from __future__ import annotations
 
 from enum import IntEnum
+
+from simgpu.hw.bits import Field, Layout, hi32, lo32, u64
 
 
 class Op(IntEnum):
@@ -48,55 +51,60 @@ LENGTH = {(Op.COPY, SUBOP_COPY_LINEAR): 7, (Op.COPY, SUBOP_COPY_LINEAR_SUB_WIND)
           (Op.TIMESTAMP, SUBOP_TIMESTAMP_SET): 3, (Op.TIMESTAMP, SUBOP_TIMESTAMP_GET): 3,
           (Op.TIMESTAMP, SUBOP_TIMESTAMP_GET_GLOBAL): 3, (Op.GCR_REQ, 0): 5}
 
-COPY_LINEAR_COUNT_MASK = 0x3FFFFFFF
-WRITE_COUNT_MASK = 0xFFFFF
-CONST_FILL_COUNT_MASK = 0x3FFFFFFF
-INDIRECT_SIZE_MASK = 0xFFFFF
-NOP_COUNT_SHIFT, NOP_COUNT_MASK = 16, 0x3FFF
-INDIRECT_VMID_SHIFT = 16
-FENCE_MTYPE_SHIFT = 16
-TRAP_INT_CONTEXT_MASK = 0x0FFFFFFF
-POLL_HDP_FLUSH = 1 << 26
-POLL_FUNC_SHIFT = 28
-POLL_MEM = 1 << 31
-ATOMIC_LOOP = 1 << 16
-ATOMIC_OP_SHIFT = 25
-CONST_FILL_SIZE_SHIFT = 30  # FILLSIZE: 0 = byte, 2 = dword
-SUB_WIND_ELEMENT_SHIFT = 29
-SUB_WIND_XY_MASK = 0x3FFF
-SUB_WIND_Z_MASK = 0x1FFF
-SUB_WIND_PITCH_SHIFT, SUB_WIND_PITCH_MASK = 13, 0x7FFFF
-SUB_WIND_SLICE_MASK = 0x0FFFFFFF
-GCR_VMID_SHIFT = 24
+# ---- header dwords: OP and SUB_OP, then each op's own bits ----------------------------------------------
+HEADER = Layout(op=Field(0, 8), sub_op=Field(8, 8))
+NOP_HEADER = Layout(count=Field(16, 14))  # dwords that follow the header
+COPY_HEADER = Layout(broadcast=Field(27))
+SUB_WIND_HEADER = Layout(element_size=Field(29, 3))  # log2 of the element's bytes
+CONST_FILL_HEADER = Layout(fillsize=Field(30, 2))  # 0: byte, 2: dword
+FENCE_HEADER = Layout(mtype=Field(16, 3))
+POLL_HEADER = Layout(hdp_flush=Field(26), func=Field(28, 3), mem_poll=Field(31))
+ATOMIC_HEADER = Layout(loop=Field(16), operation=Field(25, 7))  # operation: a TC_OP (simgpu.hw.pm4.TcOp)
+INDIRECT_HEADER = Layout(vmid=Field(16, 4))
 
-
-def _lo(v: int) -> int:
-    return v & 0xFFFFFFFF
-
-
-def _hi(v: int) -> int:
-    return (v >> 32) & 0xFFFFFFFF
+# ---- body fields ------------------------------------------------------------------------------------------
+COPY_LINEAR_COUNT = Field(0, 30)  # bytes - 1
+WRITE_COUNT = Field(0, 20)  # dwords - 1
+CONST_FILL_COUNT = Field(0, 30)  # bytes - 1
+INDIRECT_SIZE = Field(0, 20)  # dwords
+TRAP_INT_CONTEXT = Field(0, 28)
+POLL_REG_ADDR = Field(2, 18)  # POLL_REGMEM of a register: its dword address, in bytes
+POLL_DW5 = Layout(interval=Field(0, 16), retry_count=Field(16, 12))
+LOOP_INTERVAL = Field(0, 13)
+SUB_WIND_XY = Layout(x=Field(0, 14), y=Field(16, 14))  # a start point; the rectangle's size - 1
+SUB_WIND_Z_PITCH = Layout(z=Field(0, 13), pitch=Field(13, 19))  # pitch - 1, in elements
+SUB_WIND_SLICE_PITCH = Field(0, 28)  # slice pitch - 1, in elements
+SUB_WIND_RECT_Z = Field(0, 13)  # depth - 1
+GCR_BASE_HI = Layout(base_hi=Field(0, 16), gcr_control_lo=Field(16, 16))
+GCR_LIMIT_LO = Layout(gcr_control_hi=Field(0, 3), limit_lo=Field(7, 25))
+GCR_LIMIT_HI = Layout(limit_hi=Field(0, 16), vmid=Field(24, 4))
 
 
 def header(op: int, sub_op: int = 0, extra: int = 0) -> int:
-    """A header dword: op, sub_op and the op-specific high bits (already shifted into place)."""
-    return (op & 0xFF) | ((sub_op & 0xFF) << 8) | (extra & 0xFFFF0000)
+    """A header dword: op, sub_op and the op-specific high bits (an op's header layout, packed)."""
+    return HEADER.pack(op=op, sub_op=sub_op) | (extra & 0xFFFF0000)
 
 
 def parse_header(h: int) -> tuple[int, int]:
     """(op, sub_op) of a header dword."""
-    return h & 0xFF, (h >> 8) & 0xFF
+    return HEADER.op.get(h), HEADER.sub_op.get(h)
 
 
 def nop(extra_dwords: int = 0) -> list[int]:
     """A NOP that also skips `extra_dwords` following dwords."""
-    return [header(Op.NOP, 0, (extra_dwords & NOP_COUNT_MASK) << NOP_COUNT_SHIFT)] + [0] * extra_dwords
+    return [header(Op.NOP, 0, NOP_HEADER.pack(count=extra_dwords))] + [0] * extra_dwords
 
 
 def copy_linear(dst: int, src: int, nbytes: int) -> list[int]:
     """Copy nbytes (1 .. 2^30) from VA src to VA dst."""
-    return [header(Op.COPY, SUBOP_COPY_LINEAR), (nbytes - 1) & COPY_LINEAR_COUNT_MASK, 0,
-            _lo(src), _hi(src), _lo(dst), _hi(dst)]
+    return [header(Op.COPY, SUBOP_COPY_LINEAR), COPY_LINEAR_COUNT.bits(nbytes - 1), 0,
+            lo32(src), hi32(src), lo32(dst), hi32(dst)]
+
+
+def _sub_window_surface(addr: int, xyz: tuple[int, int, int], pitch: int, slice_pitch: int) -> list[int]:
+    x, y, z = xyz
+    return [lo32(addr), hi32(addr), SUB_WIND_XY.pack(x=x, y=y), SUB_WIND_Z_PITCH.pack(z=z, pitch=pitch - 1),
+            SUB_WIND_SLICE_PITCH.bits(slice_pitch - 1)]
 
 
 def copy_linear_sub_window(dst: int, src: int, element_log2: int, rect: tuple[int, int, int],
@@ -106,77 +114,73 @@ def copy_linear_sub_window(dst: int, src: int, element_log2: int, rect: tuple[in
     """Copy a rect (x, y, z elements of 2^element_log2 bytes) between two linear 3-D surfaces.
 
     Pitches are in elements (row pitch) and elements (slice pitch), as in the packet."""
-    sx, sy, sz = src_xyz
-    dx, dy, dz = dst_xyz
     rx, ry, rz = rect
-    return [header(Op.COPY, SUBOP_COPY_LINEAR_SUB_WIND, (element_log2 & 7) << SUB_WIND_ELEMENT_SHIFT),
-            _lo(src), _hi(src),
-            (sx & SUB_WIND_XY_MASK) | ((sy & SUB_WIND_XY_MASK) << 16),
-            (sz & SUB_WIND_Z_MASK) | (((src_pitch - 1) & SUB_WIND_PITCH_MASK) << SUB_WIND_PITCH_SHIFT),
-            (src_slice_pitch - 1) & SUB_WIND_SLICE_MASK,
-            _lo(dst), _hi(dst),
-            (dx & SUB_WIND_XY_MASK) | ((dy & SUB_WIND_XY_MASK) << 16),
-            (dz & SUB_WIND_Z_MASK) | (((dst_pitch - 1) & SUB_WIND_PITCH_MASK) << SUB_WIND_PITCH_SHIFT),
-            (dst_slice_pitch - 1) & SUB_WIND_SLICE_MASK,
-            ((rx - 1) & SUB_WIND_XY_MASK) | (((ry - 1) & SUB_WIND_XY_MASK) << 16),
-            (rz - 1) & SUB_WIND_Z_MASK]
+    return [header(Op.COPY, SUBOP_COPY_LINEAR_SUB_WIND, SUB_WIND_HEADER.pack(element_size=element_log2)),
+            *_sub_window_surface(src, src_xyz, src_pitch, src_slice_pitch),
+            *_sub_window_surface(dst, dst_xyz, dst_pitch, dst_slice_pitch),
+            SUB_WIND_XY.pack(x=rx - 1, y=ry - 1), SUB_WIND_RECT_Z.bits(rz - 1)]
+
+
+def sub_window_surface(p: list[int], at: int) -> tuple[int, tuple[int, int, int], int, int]:
+    """(address, (x, y, z), row pitch, slice pitch) of the surface whose 5 dwords start at p[at]."""
+    xy, zp = SUB_WIND_XY.unpack(p[at + 2]), SUB_WIND_Z_PITCH.unpack(p[at + 3])
+    return (u64(p[at], p[at + 1]), (xy["x"], xy["y"], zp["z"]), zp["pitch"] + 1,
+            SUB_WIND_SLICE_PITCH.get(p[at + 4]) + 1)
 
 
 def write_untiled(dst: int, *data: int) -> list[int]:
     """Write dwords to VA dst (dword aligned)."""
     if not data:
         raise ValueError("WRITE_UNTILED needs at least one dword")
-    return [header(Op.WRITE, SUBOP_WRITE_LINEAR), _lo(dst) & ~3, _hi(dst), (len(data) - 1) & WRITE_COUNT_MASK,
-            *(_lo(d) for d in data)]
+    return [header(Op.WRITE, SUBOP_WRITE_LINEAR), lo32(dst) & ~3, hi32(dst), WRITE_COUNT.bits(len(data) - 1),
+            *(lo32(d) for d in data)]
 
 
 def const_fill(dst: int, value: int, nbytes: int, dword: bool = True) -> list[int]:
     """Fill nbytes at dst with the dword `value` (or its low byte when dword is False)."""
-    size = 2 if dword else 0
-    return [header(Op.CONST_FILL, 0, size << CONST_FILL_SIZE_SHIFT), _lo(dst), _hi(dst), _lo(value),
-            (nbytes - 1) & CONST_FILL_COUNT_MASK]
+    return [header(Op.CONST_FILL, 0, CONST_FILL_HEADER.pack(fillsize=2 if dword else 0)), lo32(dst), hi32(dst),
+            lo32(value), CONST_FILL_COUNT.bits(nbytes - 1)]
 
 
 def fence(addr: int, value: int, mtype: int = 3) -> list[int]:
     """Write a 32-bit fence value to VA addr once all prior packets completed."""
-    return [header(Op.FENCE, 0, (mtype & 7) << FENCE_MTYPE_SHIFT), _lo(addr) & ~3, _hi(addr), _lo(value)]
+    return [header(Op.FENCE, 0, FENCE_HEADER.pack(mtype=mtype)), lo32(addr) & ~3, hi32(addr), lo32(value)]
 
 
 def trap(int_context: int = 0) -> list[int]:
     """Raise an interrupt carrying int_context (28 bits)."""
-    return [header(Op.TRAP), int_context & TRAP_INT_CONTEXT_MASK]
+    return [header(Op.TRAP), TRAP_INT_CONTEXT.bits(int_context)]
 
 
 def poll_regmem(addr: int, ref: int, mask: int = 0xFFFFFFFF, func: int = 3, memory: bool = True,
                 hdp_flush: bool = False, interval: int = 10, retry_count: int = 0xFFF) -> list[int]:
     """Wait until (dword at addr & mask) FUNC ref (functions as PM4 WAIT_REG_MEM); addr VA or register."""
-    extra = ((func & 7) << POLL_FUNC_SHIFT) | (POLL_MEM if memory else 0) | (POLL_HDP_FLUSH if hdp_flush else 0)
-    a = (addr & ~3) if memory else (addr << 2)
-    return [header(Op.POLL_REGMEM, 0, extra), _lo(a), _hi(a), _lo(ref), _lo(mask),
-            (interval & 0xFFFF) | ((retry_count & 0xFFF) << 16)]
+    extra = POLL_HEADER.pack(func=func, mem_poll=memory, hdp_flush=hdp_flush)
+    a = (addr & ~3) if memory else POLL_REG_ADDR.bits(addr)
+    return [header(Op.POLL_REGMEM, 0, extra), lo32(a), hi32(a), lo32(ref), lo32(mask),
+            POLL_DW5.pack(interval=interval, retry_count=retry_count)]
 
 
 def timestamp(addr: int, global_counter: bool = True) -> list[int]:
     """Write the 64-bit timestamp (100 MHz) to VA addr."""
     sub = SUBOP_TIMESTAMP_GET_GLOBAL if global_counter else SUBOP_TIMESTAMP_GET
-    return [header(Op.TIMESTAMP, sub), _lo(addr), _hi(addr)]
+    return [header(Op.TIMESTAMP, sub), lo32(addr), hi32(addr)]
 
 
 def atomic(addr: int, op: int, src: int = 0, cmp: int = 0, loop: bool = False, loop_interval: int = 128) -> list[int]:
     """Atomic op (a TC_OP code, see simgpu.hw.pm4.TcOp) on VA addr."""
-    extra = (ATOMIC_LOOP if loop else 0) | ((op & 0x7F) << ATOMIC_OP_SHIFT)
-    return [header(Op.ATOMIC, 0, extra), _lo(addr), _hi(addr), _lo(src), _hi(src), _lo(cmp), _hi(cmp),
-            loop_interval & 0x1FFF]
+    return [header(Op.ATOMIC, 0, ATOMIC_HEADER.pack(loop=loop, operation=op)), lo32(addr), hi32(addr),
+            lo32(src), hi32(src), lo32(cmp), hi32(cmp), LOOP_INTERVAL.bits(loop_interval)]
 
 
 def gcr_req(base: int = 0, limit: int = 0, gcr_control: int = 0, vmid: int = 0) -> list[int]:
     """Cache control request over [base, limit] (addresses in 128-byte units)."""
-    return [header(Op.GCR_REQ), base & 0xFFFFFF80, ((base >> 32) & 0xFFFF) | ((gcr_control & 0xFFFF) << 16),
-            (limit & 0xFFFFFF80) | ((gcr_control >> 16) & 7),
-            ((limit >> 32) & 0xFFFF) | ((vmid & 0xF) << GCR_VMID_SHIFT)]
+    return [header(Op.GCR_REQ), base & 0xFFFFFF80, GCR_BASE_HI.pack(base_hi=base >> 32, gcr_control_lo=gcr_control),
+            (limit & 0xFFFFFF80) | GCR_LIMIT_LO.gcr_control_hi.bits(gcr_control >> 16),
+            GCR_LIMIT_HI.pack(limit_hi=limit >> 32, vmid=vmid)]
 
 
 def indirect_buffer(addr: int, size_dw: int, vmid: int = 0, csa: int = 0) -> list[int]:
     """Run an indirect buffer of size_dw dwords at VA addr (32-byte aligned)."""
-    return [header(Op.INDIRECT, 0, (vmid & 0xF) << INDIRECT_VMID_SHIFT), _lo(addr) & ~0x1F, _hi(addr),
-            size_dw & INDIRECT_SIZE_MASK, _lo(csa), _hi(csa)]
+    return [header(Op.INDIRECT, 0, INDIRECT_HEADER.pack(vmid=vmid)), lo32(addr) & ~0x1F, hi32(addr),
+            INDIRECT_SIZE.bits(size_dw), lo32(csa), hi32(csa)]

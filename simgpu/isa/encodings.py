@@ -9,24 +9,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simgpu.hw import bits
 
-@dataclass(frozen=True)
-class Field:
-    """A bit field of an instruction: `width` bits at bit `lo` of the (up to 64-bit) base word."""
 
-    name: str
-    lo: int
-    width: int
+class Field(bits.Field):
+    """A named bit field of an instruction: `width` bits at bit `lo` of the (up to 64-bit) base word."""
 
-    @property
-    def mask(self) -> int:
-        return (1 << self.width) - 1
+    __slots__ = ("name",)
 
-    def get(self, word: int) -> int:
-        return (word >> self.lo) & self.mask
+    def __init__(self, lo: int, width: int, name: str):
+        super().__init__(lo, width)
+        self.name = name
 
-    def put(self, word: int, value: int) -> int:
-        return (word & ~(self.mask << self.lo)) | ((value & self.mask) << self.lo)
+    def __repr__(self) -> str:
+        return f"Field({self.lo}, {self.width}, {self.name!r})"
 
 
 @dataclass(frozen=True)
@@ -66,7 +62,7 @@ class Encoding:
 
 
 def _enc(name: str, size: int, fixed_lo: int, fixed_value: int, *fields: tuple[str, int, int]) -> Encoding:
-    return Encoding(name, size, fixed_lo, fixed_value, tuple(Field(n, lo, w) for n, lo, w in fields))
+    return Encoding(name, size, fixed_lo, fixed_value, tuple(Field(lo, w, n) for n, lo, w in fields))
 
 
 # Field positions in 64-bit encodings count from bit 0 of the first dword; bits 32..63 are the second.

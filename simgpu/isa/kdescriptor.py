@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import struct
-from dataclasses import dataclass
+
+from simgpu.hw import regs
+from simgpu.hw.bits import Field, Layout, Record
 
 KD_SIZE = 64
 # Every wave on gfx10+ has 106 addressable SGPRs (s0-s105); GRANULATED_WAVEFRONT_SGPR_COUNT is reserved there.
@@ -20,141 +21,72 @@ GFX10_PLUS_SGPRS = 106
 VGPR_GRANULE_WAVE32 = 8
 VGPR_GRANULE_WAVE64 = 4
 
-# group_segment_fixed_size, private_segment_fixed_size, kernarg_size, reserved0[4], kernel_code_entry_byte_offset,
-# reserved1[20], compute_pgm_rsrc3, compute_pgm_rsrc1, compute_pgm_rsrc2, kernel_code_properties,
-# kernarg_preload, reserved2[4].
-_LAYOUT = struct.Struct("<III4sq20sIIIHH4s")
-assert _LAYOUT.size == KD_SIZE
-
 
 class KernelDescriptorError(ValueError):
     """A kernel descriptor that cannot be decoded (wrong size)."""
 
 
+# The descriptor's own words (the rsrc words are the COMPUTE_PGM_RSRC* registers, simgpu.hw.regs).
+KERNEL_CODE_PROPERTIES = Layout(
+    enable_sgpr_private_segment_buffer=Field(0),  # the user SGPRs each input takes: 4
+    enable_sgpr_dispatch_ptr=Field(1), enable_sgpr_queue_ptr=Field(2), enable_sgpr_kernarg_segment_ptr=Field(3),
+    enable_sgpr_dispatch_id=Field(4), enable_sgpr_flat_scratch_init=Field(5),  # 2 each
+    enable_sgpr_private_segment_size=Field(6),  # 1
+    enable_wavefront_size32=Field(10), uses_dynamic_stack=Field(11))
+KERNARG_PRELOAD = Layout(kernarg_preload_spec_length=Field(0, 7), kernarg_preload_spec_offset=Field(7, 9))  # not gfx11
+_WORDS = (("compute_pgm_rsrc1", regs.PGM_RSRC1), ("compute_pgm_rsrc2", regs.PGM_RSRC2),
+          ("compute_pgm_rsrc3", regs.PGM_RSRC3), ("kernel_code_properties", KERNEL_CODE_PROPERTIES),
+          ("kernarg_preload", KERNARG_PRELOAD))
+
+
 class _Bits:
     """A bit field of one integer field of the descriptor, read and written as an attribute."""
 
-    def __init__(self, word: str, lo: int, width: int = 1, doc: str = ""):
-        self.word, self.lo, self.width, self.__doc__ = word, lo, width, doc
-        self.mask = (1 << width) - 1
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        owner._BITFIELDS = {**getattr(owner, "_BITFIELDS", {}), name: self}
+    def __init__(self, name: str, word: str, field: Field):
+        self.name, self.word, self.field = name, word, field
 
     def __get__(self, obj: object, owner: type | None = None):
         if obj is None:
             return self
-        return (getattr(obj, self.word) >> self.lo) & self.mask
+        return self.field.get(getattr(obj, self.word))
 
     def __set__(self, obj: object, value: int) -> None:
         value = int(value)
-        if not 0 <= value <= self.mask:
-            raise ValueError(f"{self.name} must be in 0..{self.mask}, got {value}")
-        word = getattr(obj, self.word) & ~(self.mask << self.lo)
-        setattr(obj, self.word, word | (value << self.lo))
+        if not 0 <= value <= self.field.mask:
+            raise ValueError(f"{self.name} must be in 0..{self.field.mask}, got {value}")
+        setattr(obj, self.word, self.field.put(getattr(obj, self.word), value))
 
 
-@dataclass
-class KernelDescriptor:
-    """The 64-byte kernel descriptor, field by field; bit fields of the rsrc words are attributes."""
+def _with_bit_fields(cls):
+    """Give the descriptor an attribute per bit field of its words (kd.user_sgpr_count, ...)."""
+    cls._BITFIELDS = {}
+    for word, layout in _WORDS:
+        for name, field in layout.fields.items():
+            cls._BITFIELDS[name] = _Bits(name, word, field)
+            setattr(cls, name, cls._BITFIELDS[name])
+    return cls
 
-    group_segment_fixed_size: int = 0
-    private_segment_fixed_size: int = 0
-    kernarg_size: int = 0
-    kernel_code_entry_byte_offset: int = 0
-    compute_pgm_rsrc3: int = 0
-    compute_pgm_rsrc1: int = 0
-    compute_pgm_rsrc2: int = 0
-    kernel_code_properties: int = 0
-    kernarg_preload: int = 0
-    # Reserved bytes are kept so that from_bytes/to_bytes round-trip any descriptor exactly.
-    reserved0: bytes = bytes(4)
-    reserved1: bytes = bytes(20)
-    reserved2: bytes = bytes(4)
 
-    # COMPUTE_PGM_RSRC1 (GFX10-GFX11)
-    granulated_workitem_vgpr_count = _Bits("compute_pgm_rsrc1", 0, 6, "VGPR blocks - 1")
-    # Reserved on gfx10+ per AMDGPUUsage, yet clang-19 fills it for gfx11 (and llvm-objdump 19 then refuses to
-    # print the descriptor); the hardware ignores it.
-    granulated_wavefront_sgpr_count = _Bits("compute_pgm_rsrc1", 6, 4, "SGPR blocks - 1 (ignored on gfx10+)")
-    priority = _Bits("compute_pgm_rsrc1", 10, 2)
-    float_round_mode_32 = _Bits("compute_pgm_rsrc1", 12, 2)
-    float_round_mode_16_64 = _Bits("compute_pgm_rsrc1", 14, 2)
-    float_denorm_mode_32 = _Bits("compute_pgm_rsrc1", 16, 2)
-    float_denorm_mode_16_64 = _Bits("compute_pgm_rsrc1", 18, 2)
-    priv = _Bits("compute_pgm_rsrc1", 20, 1)
-    enable_dx10_clamp = _Bits("compute_pgm_rsrc1", 21, 1, "DX10_CLAMP on gfx6-gfx11")
-    debug_mode = _Bits("compute_pgm_rsrc1", 22, 1)
-    enable_ieee_mode = _Bits("compute_pgm_rsrc1", 23, 1, "IEEE_MODE on gfx6-gfx11")
-    bulky = _Bits("compute_pgm_rsrc1", 24, 1)
-    cdbg_user = _Bits("compute_pgm_rsrc1", 25, 1)
-    fp16_ovfl = _Bits("compute_pgm_rsrc1", 26, 1)
-    workgroup_processor_mode = _Bits("compute_pgm_rsrc1", 29, 1)
-    mem_ordered = _Bits("compute_pgm_rsrc1", 30, 1)
-    fwd_progress = _Bits("compute_pgm_rsrc1", 31, 1)
+@_with_bit_fields
+class KernelDescriptor(Record):
+    """The 64-byte kernel descriptor, field by field; each bit field of its words (_WORDS) is an attribute.
+    Reserved bytes are fields too, so that from_bytes/to_bytes round-trip any descriptor exactly."""
 
-    # COMPUTE_PGM_RSRC2 (GFX10-GFX11)
-    enable_private_segment = _Bits("compute_pgm_rsrc2", 0, 1, "SCRATCH_EN")
-    user_sgpr_count = _Bits("compute_pgm_rsrc2", 1, 5)
-    enable_trap_handler = _Bits("compute_pgm_rsrc2", 6, 1)
-    enable_sgpr_workgroup_id_x = _Bits("compute_pgm_rsrc2", 7, 1)
-    enable_sgpr_workgroup_id_y = _Bits("compute_pgm_rsrc2", 8, 1)
-    enable_sgpr_workgroup_id_z = _Bits("compute_pgm_rsrc2", 9, 1)
-    enable_sgpr_workgroup_info = _Bits("compute_pgm_rsrc2", 10, 1)
-    enable_vgpr_workitem_id = _Bits("compute_pgm_rsrc2", 11, 2, "0: X, 1: X and Y, 2: X, Y and Z")
-    enable_exception_address_watch = _Bits("compute_pgm_rsrc2", 13, 1)
-    enable_exception_memory = _Bits("compute_pgm_rsrc2", 14, 1)
-    granulated_lds_size = _Bits("compute_pgm_rsrc2", 15, 9)
-    enable_exception_ieee_754_fp_invalid_operation = _Bits("compute_pgm_rsrc2", 24, 1)
-    enable_exception_fp_denormal_source = _Bits("compute_pgm_rsrc2", 25, 1)
-    enable_exception_ieee_754_fp_division_by_zero = _Bits("compute_pgm_rsrc2", 26, 1)
-    enable_exception_ieee_754_fp_overflow = _Bits("compute_pgm_rsrc2", 27, 1)
-    enable_exception_ieee_754_fp_underflow = _Bits("compute_pgm_rsrc2", 28, 1)
-    enable_exception_ieee_754_fp_inexact = _Bits("compute_pgm_rsrc2", 29, 1)
-    enable_exception_int_divide_by_zero = _Bits("compute_pgm_rsrc2", 30, 1)
-
-    # COMPUTE_PGM_RSRC3 (GFX11)
-    shared_vgpr_count = _Bits("compute_pgm_rsrc3", 0, 4)
-    inst_pref_size = _Bits("compute_pgm_rsrc3", 4, 6)
-    trap_on_start = _Bits("compute_pgm_rsrc3", 10, 1)
-    trap_on_end = _Bits("compute_pgm_rsrc3", 11, 1)
-    image_op = _Bits("compute_pgm_rsrc3", 31, 1)
-
-    # kernel_code_properties
-    enable_sgpr_private_segment_buffer = _Bits("kernel_code_properties", 0, 1, "4 user SGPRs")
-    enable_sgpr_dispatch_ptr = _Bits("kernel_code_properties", 1, 1, "2 user SGPRs")
-    enable_sgpr_queue_ptr = _Bits("kernel_code_properties", 2, 1, "2 user SGPRs")
-    enable_sgpr_kernarg_segment_ptr = _Bits("kernel_code_properties", 3, 1, "2 user SGPRs")
-    enable_sgpr_dispatch_id = _Bits("kernel_code_properties", 4, 1, "2 user SGPRs")
-    enable_sgpr_flat_scratch_init = _Bits("kernel_code_properties", 5, 1, "2 user SGPRs")
-    enable_sgpr_private_segment_size = _Bits("kernel_code_properties", 6, 1, "1 user SGPR")
-    enable_wavefront_size32 = _Bits("kernel_code_properties", 10, 1)
-    uses_dynamic_stack = _Bits("kernel_code_properties", 11, 1)
-
-    # kernarg_preload (gfx90a/gfx940 feature; zero on gfx11)
-    kernarg_preload_spec_length = _Bits("kernarg_preload", 0, 7)
-    kernarg_preload_spec_offset = _Bits("kernarg_preload", 7, 9)
+    LAYOUT = (("group_segment_fixed_size", "I"), ("private_segment_fixed_size", "I"), ("kernarg_size", "I"),
+              ("reserved0", "4s"), ("kernel_code_entry_byte_offset", "q"), ("reserved1", "20s"),
+              ("compute_pgm_rsrc3", "I"), ("compute_pgm_rsrc1", "I"), ("compute_pgm_rsrc2", "I"),
+              ("kernel_code_properties", "H"), ("kernarg_preload", "H"), ("reserved2", "4s"))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> KernelDescriptor:
         """Decode a 64-byte descriptor."""
         if len(data) != KD_SIZE:
             raise KernelDescriptorError(f"a kernel descriptor is {KD_SIZE} bytes, got {len(data)}")
-        (gs, ps, ka, r0, entry, r1, rsrc3, rsrc1, rsrc2, props, preload, r2) = _LAYOUT.unpack(data)
-        return cls(gs, ps, ka, entry, rsrc3, rsrc1, rsrc2, props, preload, r0, r1, r2)
+        return cls.unpack(data)
 
     def to_bytes(self) -> bytes:
         """Encode as the 64 bytes the hardware reads."""
-        return _LAYOUT.pack(self.group_segment_fixed_size, self.private_segment_fixed_size, self.kernarg_size,
-                            bytes(self.reserved0), self.kernel_code_entry_byte_offset, bytes(self.reserved1),
-                            self.compute_pgm_rsrc3, self.compute_pgm_rsrc1, self.compute_pgm_rsrc2,
-                            self.kernel_code_properties, self.kernarg_preload, bytes(self.reserved2))
-
-    @property
-    def wg_rr_en(self) -> int:
-        """Bit 21 of RSRC1 under its gfx12 name (workgroup round robin); ENABLE_DX10_CLAMP on gfx11."""
-        return self.enable_dx10_clamp
+        return self.pack()
 
     @property
     def wavefront_size(self) -> int:
@@ -196,7 +128,9 @@ class KernelDescriptor:
         return new
 
 
+assert KernelDescriptor.SIZE == KD_SIZE
 _FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(KernelDescriptor))
+
 
 # User SGPR inputs make_descriptor accepts, in the order they fill s0... gfx11 has architected flat scratch, so
 # LLVM refuses the private segment buffer and flat scratch init inputs there; so do we.

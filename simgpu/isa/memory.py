@@ -1,6 +1,6 @@
 """The memory instruction family of the gfx11 codec: DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF, MIMG, EXP, LDSDIR.
 
-Everything per instruction comes from data/memory.json (generated from llvm-mc by tools/isatab_memory.py):
+Everything per instruction comes from data/memory.json (generated from llvm-mc by `python -m tools.isatab_memory`):
 for each opcode its mnemonic, one operand template per "mode" (the field values that change the operand
 list, see memory_fmt.mode_of), the modifiers it accepts and their printed order, and for MIMG the data
 and address register counts. This module only knows how each kind of operand and modifier is spelled.

@@ -65,7 +65,10 @@ def _parse_mods(enc: str, key: dict, entry: dict, mods: list[str], tabs: dict) -
 
 
 def _width(enc: str, name: str) -> int:
-    return ENCODINGS[enc].field(MOD_FIELDS.get(name, name)).width
+    field = MOD_FIELDS.get(name, name)
+    if field not in ENCODINGS[enc].field_names:
+        raise _NoMatch(f"{enc} instructions take no {name} modifier")
+    return ENCODINGS[enc].field(field).width
 
 
 def _ranged(v: int, lo: int, hi: int, name: str) -> int:

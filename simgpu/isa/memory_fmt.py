@@ -1,7 +1,7 @@
 """Operand and modifier kinds of the gfx11 memory encodings, shared by the codec and its table generator.
 
 Per-instruction facts (mnemonics, operand templates, accepted modifiers, widths, names) live in
-data/memory.json, generated from llvm-mc by tools/isatab_memory.py; this module only knows how each kind
+data/memory.json, generated from llvm-mc by `python -m tools.isatab_memory`; this module only knows how each kind
 of operand or modifier is spelled.
 """
 

@@ -1,6 +1,6 @@
 """The scalar family of the gfx11 codec: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM.
 
-Driven by data/scalar.json (tools/isatab_scalar.py, probed from llvm-mc): per opcode the mnemonic,
+Driven by data/scalar.json (`python -m tools.isatab_scalar`, probed from llvm-mc): per opcode the mnemonic,
 the printed operands in order with their dword counts, and how the 16-bit immediate prints.
 """
 

@@ -92,7 +92,7 @@ def parse_version(tok: str, names: dict[str, str], flags: dict[str, str], ctx) -
     v = 0
     for part in re.split(r"[()|\s]+", tok):
         if part:
-            v |= inv[part] if part in inv else parse_int(part, ctx.line, ctx.column)
+            v |= inv[part] if part in inv else _int(part, ctx)
     return v
 
 
@@ -129,74 +129,107 @@ def format_imm(kind: str, v: int, names: dict) -> str:
 _CALL = re.compile(r"^(\w+)\((.*)\)$")
 
 
-def _named_fields(text: str, table, ctx) -> int:
-    v = 0
+def _int(tok: str, ctx) -> int:
+    return parse_int(tok, ctx.line, ctx.column)
+
+
+def _named_fields(text: str, table, ctx, repeat_ok: bool = False) -> tuple[int, set[str]]:
+    """(value, names given) of `name(value) name(value) ...` (separated by spaces, `&`, `|` or commas)
+    over the fields of `table`; a repeated name is an error unless `repeat_ok` (then the last one counts,
+    as llvm-mc does for s_waitcnt)."""
+    v, given = 0, set()
     for tok in re.split(r"[\s&|,]+", text.strip()):
         if not tok:
             continue
         m = _CALL.match(tok)
         if not m:
             raise ctx.error("expected name(value)", tok)
-        for entry in table:
-            if entry[0] == m.group(1):
-                names = entry[3] if len(entry) > 3 else None
-                x = names.index(m.group(2)) if names and m.group(2) in names else parse_int(m.group(2), ctx.line)
-                v |= (x & ((1 << entry[2]) - 1)) << entry[1]
-                break
-        else:
+        entry = next((e for e in table if e[0] == m.group(1)), None)
+        if entry is None:
             raise ctx.error("unknown field", tok)
-    return v
+        name, lo, width = entry[:3]
+        if name in given and not repeat_ok:
+            raise ctx.error(f"{name} given twice", tok)
+        names = entry[3] if len(entry) > 3 else None
+        x = names.index(m.group(2)) if names and m.group(2) in names else _int(m.group(2), ctx)
+        if not 0 <= x < 1 << width:
+            raise ctx.error(f"{name} takes 0..{(1 << width) - 1}", tok)
+        v = (v & ~(((1 << width) - 1) << lo)) | (x << lo)
+        given.add(name)
+    return v, given
 
 
-def parse_waitcnt(text: str, ctx) -> int:
-    full = 0
-    for _, lo, w in WAITCNT:
-        full |= ((1 << w) - 1) << lo
-    given = _named_fields(text, WAITCNT, ctx)
-    for name, lo, w in WAITCNT:
-        if f"{name}(" not in text:
-            given |= ((1 << w) - 1) << lo
-    return given & full
-
-
-def parse_depctr(text: str, ctx) -> int:
-    if not text.startswith("depctr"):
-        return parse_int(text, ctx.line, ctx.column)
-    v = _named_fields(text, DEPCTR, ctx)
-    for name, lo, w in DEPCTR:
-        if f"{name}(" not in text:
+def _with_defaults(text: str, table, ctx, repeat_ok: bool = False) -> int:
+    """Named fields, every field not named at its all-ones default (nothing to wait for)."""
+    v, given = _named_fields(text, table, ctx, repeat_ok)
+    for name, lo, w in table:
+        if name not in given:
             v |= ((1 << w) - 1) << lo
     return v
 
 
-def parse_hwreg(tok: str, names: dict[str, str], ctx) -> int:
+def parse_waitcnt(text: str, ctx) -> int:
+    """s_waitcnt's immediate: vmcnt(n) expcnt(n) lgkmcnt(n), or an integer."""
+    return _with_defaults(text, WAITCNT, ctx, repeat_ok=True) if "(" in text else _int(text, ctx)
+
+
+def parse_depctr(text: str, ctx) -> int:
+    """s_waitcnt_depctr's immediate: depctr_*(n) fields, or an integer."""
+    return _with_defaults(text, DEPCTR, ctx) if text.startswith("depctr") else _int(text, ctx)
+
+
+def _call_args(tok: str, name: str, count: tuple[int, ...], ctx) -> list[str] | None:
+    """The arguments of `name(a, b, ...)` (how many: one of `count`), or None when tok is not that call."""
     m = _CALL.match(tok)
-    if not m or m.group(1) != "hwreg":
-        return parse_int(tok, ctx.line, ctx.column)
+    if not m or m.group(1) != name:
+        return None
     args = [a.strip() for a in m.group(2).split(",")]
+    if len(args) not in count:
+        raise ctx.error(f"{name}(...) takes {' or '.join(map(str, count))} arguments", tok)
+    return args
+
+
+def _ranged(v: int, lo: int, hi: int, what: str, tok: str, ctx) -> int:
+    if not lo <= v <= hi:
+        raise ctx.error(f"{what} must be in {lo}..{hi}", tok)
+    return v
+
+
+def parse_hwreg(tok: str, names: dict[str, str], ctx) -> int:
+    """hwreg(register[, bit offset, bit count]) -- register by name or number -- or an integer."""
+    args = _call_args(tok, "hwreg", (1, 3), ctx)
+    if args is None:
+        return _int(tok, ctx)
     inv = {v: int(k) for k, v in names.items()}
-    rid = inv[args[0]] if args[0] in inv else parse_int(args[0], ctx.line, ctx.column)
-    off, size = (parse_int(args[1]), parse_int(args[2])) if len(args) == 3 else (0, 32)
-    return rid | (off << 6) | ((size - 1) << 11)
+    rid = _ranged(inv[args[0]] if args[0] in inv else _int(args[0], ctx), 0, 63, "a hardware register", tok, ctx)
+    off, size = (_int(args[1], ctx), _int(args[2], ctx)) if len(args) == 3 else (0, 32)
+    return rid | (_ranged(off, 0, 31, "a bit offset", tok, ctx) << 6) | \
+        ((_ranged(size, 1, 32, "a bit count", tok, ctx) - 1) << 11)
 
 
 def parse_sendmsg(tok: str, names: dict[str, str], ctx) -> int:
-    m = _CALL.match(tok)
-    if not m or m.group(1) != "sendmsg":
-        return parse_int(tok, ctx.line, ctx.column)
-    args = [a.strip() for a in m.group(2).split(",")]
+    """sendmsg(message[, operation[, stream]]) -- a named message takes no operation -- or an integer."""
+    args = _call_args(tok, "sendmsg", (1, 2, 3), ctx)
+    if args is None:
+        return _int(tok, ctx)
     inv = {v: int(k) for k, v in names.items()}
-    return inv[args[0]] if args[0] in inv else parse_int(args[0], ctx.line, ctx.column)
+    if args[0] in inv:
+        if len(args) > 1:
+            raise ctx.error(f"{args[0]} takes no operation or stream", tok)
+        return inv[args[0]]
+    msg, op, stream = (_int(a, ctx) for a in args + ["0"] * (3 - len(args)))
+    return _ranged(msg, 0, 255, "a message id", tok, ctx) | (_ranged(op, 0, 7, "an operation", tok, ctx) << 4) | \
+        (_ranged(stream, 0, 3, "a stream", tok, ctx) << 8)
 
 
 def parse_imm(kind: str, tok: str, names: dict, ctx) -> int:
     """Value of a 16-bit immediate written in the given print kind (labels for branches)."""
     if kind == "waitcnt":
-        return parse_waitcnt(tok, ctx) if "(" in tok else parse_int(tok, ctx.line, ctx.column)
+        return parse_waitcnt(tok, ctx)
     if kind == "depctr":
         return parse_depctr(tok, ctx)
     if kind == "delay_alu":
-        return _named_fields(tok, DELAY, ctx) if "(" in tok else parse_int(tok, ctx.line, ctx.column)
+        return _named_fields(tok, DELAY, ctx)[0] if "(" in tok else _int(tok, ctx)
     if kind == "hwreg":
         return parse_hwreg(tok, names["hwreg"], ctx)
     if kind == "sendmsg":
@@ -204,7 +237,7 @@ def parse_imm(kind: str, tok: str, names: dict, ctx) -> int:
     if kind == "version":
         return parse_version(tok, names["version"], names["version_flags"], ctx)
     if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", tok):
-        return parse_int(tok, ctx.line, ctx.column) & 0xFFFF
+        return _int(tok, ctx) & 0xFFFF
     target = ctx.label(tok)
     if target is None:
         raise ctx.error("undefined label", tok)

@@ -2,7 +2,7 @@
 the semantics of every compute instruction (one subpackage per unit: scalar, vector, memory, lds,
 matrix), over simulated memory (simgpu.mem).
 
-May import: simgpu.isa, simgpu.hw, simgpu.mem, simgpu.fault, simgpu.interrupt.
+May import: simgpu.isa, simgpu.hw, simgpu.mem, simgpu.fault, simgpu.interrupt, simgpu.clock.
 """
 
 from .dispatch import Dispatch

@@ -1,33 +1,24 @@
 """`Dispatch`: everything the shader engine needs to launch a grid, however it was submitted.
 
 The command processor builds one from COMPUTE_* registers (PM4) or from an AQL kernel-dispatch
-packet; tests build one directly. Field names follow the kernel descriptor and the HSA packet.
+packet; tests build one directly. The kernel's register counts, enabled inputs and float modes are
+its `KernelDescriptor` (for PM4, the one the COMPUTE_PGM_RSRC* registers and the initiator's wave size
+describe); the other field names follow the HSA packet.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# kernel_code_properties bits (AMDGPUUsage, "Kernel Descriptor").
-KCP_PRIVATE_SEGMENT_BUFFER = 1 << 0
-KCP_DISPATCH_PTR = 1 << 1
-KCP_QUEUE_PTR = 1 << 2
-KCP_KERNARG_SEGMENT_PTR = 1 << 3
-KCP_DISPATCH_ID = 1 << 4
-KCP_FLAT_SCRATCH_INIT = 1 << 5
-KCP_PRIVATE_SEGMENT_SIZE = 1 << 6
-KCP_WAVEFRONT_SIZE32 = 1 << 10
+from simgpu.isa.kdescriptor import KernelDescriptor
 
 
 @dataclass
 class Dispatch:
-    """One kernel launch: code, descriptor fields, user SGPR inputs, grid shape, segments."""
+    """One kernel launch: code, descriptor, user SGPR inputs, grid shape, segments."""
 
     code_address: int  # virtual address of the first instruction
-    rsrc1: int
-    rsrc2: int
-    rsrc3: int = 0
-    kernel_code_properties: int = KCP_KERNARG_SEGMENT_PTR | KCP_WAVEFRONT_SIZE32
+    descriptor: KernelDescriptor
     grid: tuple[int, int, int] = (1, 1, 1)  # work-items in each dimension (HSA grid_size)
     workgroup: tuple[int, int, int] = (32, 1, 1)  # work-items per workgroup
     kernarg_address: int = 0
@@ -43,22 +34,14 @@ class Dispatch:
     queue: str = ""  # the queue that launched it (named in the interrupts its waves raise)
 
     @property
-    def wave32(self) -> bool:
-        return bool(self.kernel_code_properties & KCP_WAVEFRONT_SIZE32)
-
-    @property
     def wave_size(self) -> int:
-        return 32 if self.wave32 else 64
-
-    @property
-    def user_sgpr_count(self) -> int:
-        return (self.rsrc2 >> 1) & 0x1F
+        """32 or 64 lanes per wave."""
+        return self.descriptor.wavefront_size
 
     @property
     def vgpr_count(self) -> int:
-        """VGPRs allocated per wave: rsrc1 granule (8 for wave32, 4 for wave64 on gfx11)."""
-        granule = 8 if self.wave32 else 4
-        return min(256, ((self.rsrc1 & 0x3F) + 1) * granule)
+        """VGPRs allocated per wave (at most the 256 a wave can address)."""
+        return min(256, self.descriptor.vgpr_count)
 
     @property
     def workgroups(self) -> tuple[int, int, int]:

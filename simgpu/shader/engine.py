@@ -11,15 +11,17 @@ with their semantic function. Large grids run in batches of workgroups so regist
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION, Clock
 from simgpu.fault import GPUFault
 from simgpu.interrupt import Interrupt
-from simgpu.isa import DecodeError, decode
+from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.operand import highest_vgpr
@@ -27,6 +29,7 @@ from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
+TICK = 1 << 16  # wave-instructions between the engine's checks of the wall clock (deadline) and progress hooks
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
 
 
@@ -44,23 +47,15 @@ class Counters:
                 "dispatches": self.dispatches, "per_opcode": dict(self.per_opcode)}
 
 
-class Clock:
-    """The virtual clock: core cycles advanced by work done, and the 100 MHz timestamp counter derived
-    from them (what MSG_RTN_GET_REALTIME and the CP's timestamps read)."""
+@dataclass
+class Progress:
+    """Where a running dispatch is, for progress reports: workgroups finished of all, wave-instructions so far."""
 
-    CYCLES_PER_WAVE_INSTRUCTION = 1  # documented cost model: one cycle per wave-instruction issued
-    core_mhz = 2500  # Navi 31 shader clock
-    timestamp_mhz = 100
-
-    def __init__(self) -> None:
-        self.cycles = 0
-
-    def advance(self, cycles: int) -> None:
-        self.cycles += int(cycles)
-
-    def timestamp(self) -> int:
-        """The 64-bit timestamp counter (100 MHz ticks since the clock started)."""
-        return self.cycles * self.timestamp_mhz // self.core_mhz
+    dispatch: Dispatch
+    groups_done: int
+    groups_total: int
+    wave_instructions: int
+    finished: bool = False  # the last report of a dispatch (ended or faulted)
 
 
 class ShaderEngine:
@@ -71,6 +66,9 @@ class ShaderEngine:
         self.clock = clock or Clock()
         self.counters = Counters()
         self.watchdog = watchdog  # wave-instruction budget per dispatch before a hang is declared
+        # (monotonic time, fault kind, message): the owner stops a dispatch still running then (None: no limit)
+        self.deadline: tuple[float, str, str] | None = None
+        self.progress_hooks: list[Callable[[Progress], None]] = []  # told every TICK wave-instructions
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # who hears s_sendmsg MSG_INTERRUPT
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
@@ -91,9 +89,16 @@ class ShaderEngine:
         per_batch = max(1, waves // ex.waves_per_group)
         # Float exceptions are results on a GPU (NaN, inf, flushed denormals), never errors: one
         # error-state switch for the whole dispatch instead of one per instruction.
-        with np.errstate(all="ignore"):
-            for start in range(0, len(groups), per_batch):
-                ex.run_batch(groups[start:start + per_batch])
+        try:
+            with np.errstate(all="ignore"):
+                for start in range(0, len(groups), per_batch):
+                    ex.groups_before = start
+                    ex.run_batch(groups[start:start + per_batch])
+        finally:
+            if self.progress_hooks:
+                done = Progress(d, len(groups), len(groups), ex.used + ex.slice - ex.budget, finished=True)
+                for hook in self.progress_hooks:
+                    hook(done)
 
 
 # Decoded instructions by the bytes fetched at their PC, shared by every engine: the same kernel loaded
@@ -103,13 +108,23 @@ _DECODED: dict[bytes, tuple] = {}
 _DECODED_CAPACITY = 1 << 15  # about 2 KB each: at most ~64 MB
 
 
+def _wave_range(waves: np.ndarray) -> str:
+    """'wave 3' or 'waves 0-63 (64)' or 'waves 0, 5, 9 (3)' for sorted wave indices."""
+    if len(waves) == 1:
+        return f"wave {waves[0]}"
+    if int(waves[-1]) - int(waves[0]) + 1 == len(waves):
+        return f"waves {waves[0]}-{waves[-1]} ({len(waves)})"
+    shown = ", ".join(str(int(i)) for i in waves[:4])
+    return f"waves {shown}{', ...' if len(waves) > 4 else ''} ({len(waves)})"
+
+
 def _decode_entry(data: bytes) -> tuple | None:
     """(inst, semantic function, is VALU) for instruction bytes, or None if they do not decode to an
     implemented instruction (the caller then reports why)."""
     entry = _DECODED.get(data)
     if entry is None:
         try:
-            inst = decode(data)
+            inst = decode(data, true16=None)  # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
         except DecodeError:
             return None
         fn = semantics.lookup(inst)
@@ -131,7 +146,12 @@ class Exec:
         self.group_items = wg[0] * wg[1] * wg[2]
         self.waves_per_group = -(-self.group_items // self.lanes)
         self.cache: dict[int, tuple] = {}
-        self.budget = engine.watchdog
+        # The watchdog's budget is spent in slices of at most TICK; the end of a slice (budget < 0) is when the
+        # engine looks at the wall clock and reports progress, so the hot loop tests one counter only.
+        self.remaining = engine.watchdog
+        self.slice = self.budget = min(TICK, self.remaining)
+        self.used = 0  # wave-instructions of this dispatch in finished slices
+        self.groups_before = 0  # workgroups of earlier batches (all finished)
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
@@ -182,10 +202,10 @@ class Exec:
             per_opcode[inst.mnemonic] += n
             if is_valu:
                 counters.lane_ops += self._active_lanes(w)
-            clock.cycles += n * Clock.CYCLES_PER_WAVE_INSTRUCTION
+            clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
             self.budget -= n
             if self.budget < 0:
-                raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
+                self._tick(w, pc, inst)
             try:
                 nxt = fn(self, w, inst)
             except GPUFault as f:
@@ -216,13 +236,10 @@ class Exec:
         if hit is not None:
             return hit
         try:
-            data = self.mem.read(self.vmid, pc, 8, access="execute")
-            word = int.from_bytes(data[:4], "little")
-            if word >> 26 in (0b110101, 0b110010, 0b110110, 0b110111, 0b111000, 0b111010, 0b111100, 0b111101,
-                              0b111110) or word >> 24 in (0b11001100, 0b11001101):
-                data += self.mem.read(self.vmid, pc + 8, 8, access="execute")
-            else:
-                data += self.mem.read(self.vmid, pc + 8, 4, access="execute")
+            data = self.mem.read(self.vmid, pc, 4, access="execute")
+            size = fetch_size(int.from_bytes(data, "little"))
+            if size > 4:
+                data += self.mem.read(self.vmid, pc + 4, size - 4, access="execute")
         except GPUFault as f:
             self._locate(f, w, pc, None)
             raise
@@ -237,7 +254,7 @@ class Exec:
 
     def _decode_fault(self, w: np.ndarray, pc: int, data: bytes):
         try:
-            inst = decode(data)
+            inst = decode(data, true16=None)
         except DecodeError as e:
             raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
         raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
@@ -269,6 +286,54 @@ class Exec:
         st.status[release] = RUNNING
         st.pc[release] += 4
         return True
+
+    def _tick(self, w, pc: int, inst) -> None:
+        """The end of a budget slice: the watchdog, the owner's deadline, progress hooks; then a new slice."""
+        used = self.slice - self.budget
+        self.used += used
+        self.remaining -= used
+        if self.remaining < 0:
+            raise self.hang(w, pc, inst, "watchdog", f"instruction budget of {self.engine.watchdog} wave-"
+                                                     "instructions exhausted (kernel hung?)")
+        deadline = self.engine.deadline
+        if deadline is not None and time.monotonic() > deadline[0]:
+            raise self.hang(w, pc, inst, deadline[1], deadline[2])
+        if self.engine.progress_hooks:
+            waves_done = int(np.count_nonzero(self.st.status == DONE))
+            p = Progress(self.d, self.groups_before + waves_done // self.waves_per_group,
+                         len(self.all_groups()), self.used)
+            for hook in self.engine.progress_hooks:
+                hook(p)
+        self.slice = self.budget = min(TICK, self.remaining)
+
+    def hang(self, w, pc: int, inst, kind: str, message: str) -> GPUFault:
+        """A fault for a dispatch that did not end: the wave at hand, and where every wave of the batch is."""
+        f = self.fault(w, pc, inst, kind, message)
+        f.waves = self.describe_waves()
+        return f
+
+    def describe_waves(self, limit: int = 16) -> list[str]:
+        """One line per group of waves at the same PC and status: PC, instruction, EXEC, what they wait for."""
+        st, out = self.st, []
+        if st is None:
+            return out
+        keys = sorted({(int(st.status[i]), int(st.pc[i])) for i in range(st.n) if st.status[i] != DONE})
+        for status, pc in keys[:limit]:
+            waves = np.nonzero((st.status == status) & (st.pc == pc))[0]
+            entry = self.cache.get(pc)
+            text = entry[0].text() if entry else "?"
+            execs = sorted({int(m) for m in st.mask64(waves, 126)})
+            exec_text = f"exec {execs[0]:#x}" if len(execs) == 1 else f"exec {len(execs)} different masks"
+            one = len(waves) == 1
+            what = (f"{'waits' if one else 'wait'} at s_barrier for the rest of {'its' if one else 'their'} workgroup"
+                    if status == BARRIER else "running")
+            out.append(f"{_wave_range(waves)}: pc {pc:#x} [{text}] {exec_text}, {what}")
+        if len(keys) > limit:
+            out.append(f"... and {len(keys) - limit} more groups of waves")
+        done = int(np.count_nonzero(st.status == DONE))
+        if done:
+            out.append(f"{done} of {st.n} waves of the batch have ended")
+        return out
 
     # ---------------------------------------------------------------------------------- faults
 

@@ -1,21 +1,13 @@
 """Initial wave state of a dispatch, as gfx11 hardware sets it up (AMDGPUUsage, "Initial Kernel
-Execution State"): user SGPRs in descriptor order, then the system SGPRs enabled by rsrc2, then the
-work-item IDs in v0 (packed as 10-bit x|y|z fields when more than one dimension is enabled)."""
+Execution State"): user SGPRs in descriptor order, then the system SGPRs the descriptor's rsrc2 enables,
+then the work-item IDs in v0 (packed as 10-bit x|y|z fields when more than one dimension is enabled)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.dispatch import (
-    KCP_DISPATCH_ID,
-    KCP_DISPATCH_PTR,
-    KCP_FLAT_SCRATCH_INIT,
-    KCP_KERNARG_SEGMENT_PTR,
-    KCP_PRIVATE_SEGMENT_BUFFER,
-    KCP_PRIVATE_SEGMENT_SIZE,
-    KCP_QUEUE_PTR,
-    Dispatch,
-)
+from simgpu.isa.kdescriptor import KernelDescriptor
+from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.state import DONE, EXEC_LO, HW_MODE, WaveState
 
 
@@ -25,35 +17,33 @@ def _u64(v: int) -> list[int]:
 
 def user_sgprs(d: Dispatch) -> list[int]:
     """User SGPR values in the order the descriptor enables them (or the PM4 USER_DATA values)."""
+    kd = d.descriptor
     if d.user_sgprs is not None:
-        return list(d.user_sgprs)[:d.user_sgpr_count]
-    kcp, out = d.kernel_code_properties, []
-    if kcp & KCP_PRIVATE_SEGMENT_BUFFER:
+        return list(d.user_sgprs)[:kd.user_sgpr_count]
+    out = []
+    if kd.enable_sgpr_private_segment_buffer:
         # gfx11 reaches scratch with scratch_* instructions; LLVM never enables this buffer resource
         # for gfx11, so it is passed as a null descriptor (every access out of range).
         out += [0, 0, 0, 0]
-    if kcp & KCP_DISPATCH_PTR:
+    if kd.enable_sgpr_dispatch_ptr:
         out += _u64(d.dispatch_ptr)
-    if kcp & KCP_QUEUE_PTR:
+    if kd.enable_sgpr_queue_ptr:
         out += _u64(d.queue_ptr)
-    if kcp & KCP_KERNARG_SEGMENT_PTR:
+    if kd.enable_sgpr_kernarg_segment_ptr:
         out += _u64(d.kernarg_address)
-    if kcp & KCP_DISPATCH_ID:
+    if kd.enable_sgpr_dispatch_id:
         out += _u64(d.dispatch_id)
-    if kcp & KCP_FLAT_SCRATCH_INIT:
+    if kd.enable_sgpr_flat_scratch_init:
         out += [0, d.private_segment_size]
-    if kcp & KCP_PRIVATE_SEGMENT_SIZE:
+    if kd.enable_sgpr_private_segment_size:
         out += [d.private_segment_size]
-    return out[:d.user_sgpr_count] if d.user_sgpr_count else out
+    return out[:kd.user_sgpr_count] if kd.user_sgpr_count else out
 
 
-def _mode_bits(d: Dispatch) -> int:
-    """MODE register at wave launch: round and denorm modes from rsrc1 (same bit order as MODE)."""
-    rsrc1 = d.rsrc1
-    float_mode = (rsrc1 >> 12) & 0xFF  # round32, round16_64, denorm32, denorm16_64: 2 bits each
-    dx10 = (rsrc1 >> 21) & 1
-    ieee = (rsrc1 >> 23) & 1
-    return float_mode | (dx10 << 8) | (ieee << 9)
+def _mode_bits(kd: KernelDescriptor) -> int:
+    """MODE register at wave launch: [3:0] round modes, [7:4] denorm modes, [8] DX10_CLAMP, [9] IEEE."""
+    return (kd.float_round_mode_32 | kd.float_round_mode_16_64 << 2 | kd.float_denorm_mode_32 << 4 |
+            kd.float_denorm_mode_16_64 << 6 | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9)
 
 
 def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_group: int) -> WaveState:
@@ -65,10 +55,10 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
     gid = np.repeat(np.arange(len(groups)), waves_per_group)
     st.group[:] = gid
     st.wave_in_group[:] = np.tile(np.arange(waves_per_group), len(groups))
-    st.hwreg[:, HW_MODE] = _mode_bits(d)
+    st.hwreg[:, HW_MODE] = _mode_bits(d.descriptor)
     users = user_sgprs(d)
     st.sgpr[:, :len(users)] = np.array(users, np.uint32)
-    _system_sgprs(d, st, groups, len(users) if not d.user_sgpr_count else d.user_sgpr_count)
+    _system_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))
     _workitem_ids(d, st, groups, waves_per_group)
     return st
 
@@ -76,15 +66,16 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
 def _system_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
     g = np.array(groups, np.int64).reshape(-1, 3) + np.array(d.grid_offset, np.int64)
     per_wave = g[st.group]
-    s = first
-    for dim in range(3):
-        if (d.rsrc2 >> (7 + dim)) & 1:  # ENABLE_SGPR_WORKGROUP_ID_X/Y/Z
+    kd, s = d.descriptor, first
+    for dim, enabled in enumerate((kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y,
+                                   kd.enable_sgpr_workgroup_id_z)):
+        if enabled:
             st.sgpr[:, s] = per_wave[:, dim].astype(np.uint32)
             s += 1
-    if (d.rsrc2 >> 10) & 1:  # ENABLE_SGPR_WORKGROUP_INFO
+    if kd.enable_sgpr_workgroup_info:
         st.sgpr[:, s] = 0
         s += 1
-    if d.rsrc2 & 1:  # SCRATCH_EN: private segment wave byte offset
+    if kd.enable_private_segment:  # SCRATCH_EN: private segment wave byte offset
         st.sgpr[:, s] = (np.arange(st.n) * d.private_segment_size * d.wave_size).astype(np.uint32)
 
 
@@ -95,7 +86,7 @@ def _workitem_ids(d: Dispatch, st: WaveState, groups, waves_per_group: int) -> N
     # The ids of one workgroup's waves, [waves_per_group, lanes], repeated for every group.
     flat = np.arange(waves_per_group)[:, None] * lanes + np.arange(lanes)[None, :]
     x, y, z = flat % wx, (flat // wx) % wy, flat // (wx * wy)
-    dims = (d.rsrc2 >> 11) & 3  # ENABLE_VGPR_WORKITEM_ID: 0 = x, 1 = x,y, 2 = x,y,z
+    dims = d.descriptor.enable_vgpr_workitem_id  # 0: x, 1: x and y, 2: x, y and z
     v0 = x if dims == 0 else x | (y << 10) | ((z << 20) if dims >= 2 else 0)
     st.vgpr[0, :, :] = np.tile(v0.astype(np.uint32), (ngroups, 1))
     valid = np.tile(flat < wx * wy * wz, (ngroups, 1))

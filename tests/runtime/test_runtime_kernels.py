@@ -8,15 +8,10 @@ import pytest
 
 import runtime
 from compiler.llvm import compile_ir
+from compiler.samples import corpus
 from mockgpu import MockOS
-from tests.support.corpus import check_outputs, corpus
 
 KERNELS = {k.name: k for k in corpus()}
-
-
-@cache
-def _compiled(name: str) -> bytes:
-    return compile_ir(KERNELS[name].ir)
 
 
 @cache
@@ -27,7 +22,7 @@ def _device(queue: str) -> runtime.Device:
 def run_corpus(dev: runtime.Device, name: str, seed: int = 0):
     """Run a corpus kernel on a device: (inputs, outputs, GPU time)."""
     k = KERNELS[name]
-    kern = dev.load(_compiled(name))[name]
+    kern = dev.load(k.code_object())[name]
     args = k.inputs(np.random.default_rng(seed))
     bufs = [dev.alloc(max(a.nbytes, 4)).copyin(a) if isinstance(a, np.ndarray) else a for a in args]
     t = kern(*bufs, grid=k.grid, block=k.block, shared=k.shared)
@@ -39,7 +34,7 @@ def run_corpus(dev: runtime.Device, name: str, seed: int = 0):
 
 
 def check(name: str, args, after) -> None:
-    check_outputs(KERNELS[name], args, after)
+    assert KERNELS[name].mismatch(args, after) is None
 
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])

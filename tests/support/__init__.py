@@ -1,1 +1,1 @@
-"""Helpers shared by the tests: kernel corpus, ISA golden data, VALU harnesses."""
+"""Helpers shared by the tests: ISA golden data, GPU and VALU harnesses (sample kernels: compiler.samples)."""

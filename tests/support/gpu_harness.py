@@ -151,8 +151,8 @@ def pm4_launch(vm: VM, k: LoadedKernel, args: list, grid: tuple, block: tuple) -
     kd = k.kernel.descriptor
     kernarg = kernarg_buffer(vm, k, args, grid, block)
     code = k.code_address
-    initiator = hw.DEFAULT_INITIATOR if kd.enable_wavefront_size32 else hw.DEFAULT_INITIATOR & ~hw.INITIATOR_CS_W32_EN
-    return [*hw.set_sh_reg(regs.COMPUTE_PGM_LO, code >> 8, code >> 40),
+    initiator = regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)
+    return [*hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(code)),
             *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, kd.compute_pgm_rsrc2),
             *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC3, kd.compute_pgm_rsrc3),
             *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE, regs.tmpring_size(1, kd.private_segment_fixed_size * 32)),

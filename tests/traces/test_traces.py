@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import runtime
-from compiler.llvm import compile_ir
+from compiler.samples import SAXPY
 from mockgpu import MockOS
 from runtime.uapi import kfd
 from traces.diff import diff_main, first_differences
@@ -23,7 +23,6 @@ from traces.format import TraceError, TraceReader, read_trace, write_trace
 from traces.record import RecordingOS
 from traces.replay import Replayer, replay
 from traces.show import show
-from wiring.demo import SAXPY
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the checkout
 N = 1 << 12
@@ -32,7 +31,7 @@ GPU_TIMES: dict[tuple[float, str], float] = {}  # (a, queue) -> the launch's GPU
 
 @cache
 def _saxpy() -> bytes:
-    return compile_ir(SAXPY)
+    return SAXPY.code_object()
 
 
 def workload(os_, a: float = 2.0, queue: str = "pm4") -> np.ndarray:

@@ -8,13 +8,11 @@ import numpy as np
 import pytest
 
 import runtime
-from compiler.llvm import compile_ir
+from compiler.samples import MATMUL, corpus
 from mockgpu import MockOS
 from tests.runtime.test_runtime_kernels import check, run_corpus
-from tests.support.corpus import corpus
 from tests.traces.test_traces import replay_bytes
 from traces.record import RecordingOS
-from wiring.demo import MATMUL
 
 KINDS = {"divergent_loop", "lds_reduce", "global_atomics", "private_array", "hidden_args", "ballot_readfirstlane",
          "fma_float32", "sdiv_i32"}
@@ -58,7 +56,7 @@ def test_demo_matmul_replays_without_divergence():
         m = 64
         rng = np.random.default_rng(3)
         a, b = rng.random((m, m), np.float32), rng.random((m, m), np.float32)
-        k = dev.load(compile_ir(MATMUL))["matmul"]
+        k = dev.load(MATMUL.code_object())["matmul"]
         ba, bb, bc = dev.alloc(a.nbytes).copyin(a), dev.alloc(b.nbytes).copyin(b), dev.alloc(a.nbytes)
         k(bc, ba, bb, m, grid=(m, 1, 1), block=(m, 1, 1))
         assert np.allclose(bc.copyout(np.empty_like(a)), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -23,10 +23,9 @@ def test_our_runtime_on_hostos_through_the_interposer(tmp_path):
     script.write_text(textwrap.dedent("""
         import ctypes
         import numpy as np, runtime
-        from compiler.llvm import compile_ir
-        from wiring.demo import SAXPY
+        from compiler.samples import SAXPY
         dev = runtime.Device("AMD:0")
-        k = dev.load(compile_ir(SAXPY))["saxpy"]
+        k = dev.load(SAXPY.code_object())["saxpy"]
         x, y = np.arange(256, dtype=np.float32), np.ones(256, np.float32)
         bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
         k(by, bx, np.float32(2.0), grid=(1, 1, 1), block=(256, 1, 1))

@@ -17,8 +17,8 @@ import numpy as np
 from simgpu.isa.memory import tables
 from simgpu.shader.lds.ds_mem import lds_atomic, lds_read, lds_write
 from simgpu.shader.memory.atomic import read_data
-from simgpu.shader.memory.atomic_ops import TWO_DATA
-from simgpu.shader.memory.vmem import store_data, write_loaded
+from simgpu.shader.memory.atomic_ops import TWO_DATA, op_of
+from simgpu.shader.memory.vmem import register_loads_stores, store_data, write_loaded
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
 
@@ -99,21 +99,12 @@ def _store_addtid(ex, w, inst):
 
 _ATOMIC = re.compile(r"^ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|mskor|cmpstore|storexchg|wrap)"
                      r"(_rtn)?_([ubif])(32|64)$")
-_RENAME = {"cmpstore": "cmpswap", "storexchg": "swap"}
 
 
 def ds_atomic_op(mnemonic: str) -> tuple[str, int, bool]:
     """(memory op, size in bytes, returns) of a DS atomic mnemonic."""
     name, rtn, kind, bits = _ATOMIC.match(mnemonic).groups()
-    if name in ("min", "max"):
-        op = {"i": "s", "u": "u", "f": "f"}[kind] + name
-    elif name == "add" and kind == "f":
-        op = "fadd"
-    elif name == "cmpstore" and kind == "f":
-        op = "fcmpswap"
-    else:
-        op = _RENAME.get(name, name)
-    return op, int(bits) // 8, bool(rtn)
+    return op_of(name, kind), int(bits) // 8, bool(rtn)
 
 
 def _atomic(ex, w, inst):
@@ -156,15 +147,8 @@ def ds_mnemonics() -> list[str]:
     return sorted(e["m"] for e in tables()["ops"]["DS"].values())
 
 
-for _m in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128"):
-    register(f"ds_load_{_m}", _load)
-for _m in ("u8", "i8", "u16"):
-    register(f"ds_load_{_m}_d16", _load)
-    register(f"ds_load_{_m}_d16_hi", _load)
-for _m in ("b8", "b16", "b32", "b64", "b96", "b128"):
-    register(f"ds_store_{_m}", _store)
-register("ds_store_b8_d16_hi", _store)
-register("ds_store_b16_d16_hi", _store)
+register_loads_stores(_load, _store, lambda op, kind, d16: f"ds_{op}_{kind}{'_' + d16 if d16 else ''}",
+                      d16_loads=("u8", "i8", "u16"))
 for _s in ("", "_stride64"):
     for _b in ("b32", "b64"):
         register(f"ds_load_2addr{_s}_{_b}", _load_2addr)

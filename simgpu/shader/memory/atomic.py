@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from simgpu.shader.lds.ds_mem import lds_atomic
-from simgpu.shader.memory.atomic_ops import TWO_DATA, apply, global_atomic
+from simgpu.shader.memory.atomic_ops import TWO_DATA, apply, global_atomic, op_of
 from simgpu.shader.memory.vmem import flat_route, global_addresses, scratch_read, scratch_write
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
@@ -28,15 +28,7 @@ _NAME = re.compile(r"^(?:flat|global|buffer)_atomic_([a-z]+)_([ubif])(32|64)$")
 def atomic_op(mnemonic: str) -> tuple[str, int]:
     """(memory op name, size in bytes) of a flat/global/buffer atomic mnemonic."""
     name, kind, bits = _NAME.match(mnemonic).groups()
-    if name in ("min", "max"):
-        op = {"i": "s", "u": "u", "f": "f"}[kind] + name
-    elif name == "add" and kind == "f":
-        op = "fadd"
-    elif name == "cmpswap" and kind == "f":
-        op = "fcmpswap"
-    else:
-        op = name
-    return op, int(bits) // 8
+    return op_of(name, kind), int(bits) // 8
 
 
 def read_data(ex, w, reg: int, size: int) -> np.ndarray:
@@ -83,12 +75,13 @@ def _flat_atomic(ex, w, inst):
         write_vgpr(ex, w, f["vdst"], old, mask, size // 4)
 
 
-_OPS32 = ("swap_b32", "cmpswap_b32", "add_u32", "sub_u32", "min_i32", "max_i32", "min_u32", "max_u32",
-          "and_b32", "or_b32", "xor_b32", "inc_u32", "dec_u32", "add_f32", "min_f32", "max_f32", "cmpswap_f32")
-_OPS64 = ("swap_b64", "cmpswap_b64", "add_u64", "sub_u64", "min_i64", "max_i64", "min_u64", "max_u64",
-          "and_b64", "or_b64", "xor_b64", "inc_u64", "dec_u64")
+# The atomics FLAT, GLOBAL and BUFFER have in common (GLOBAL and BUFFER add csub_u32).
+ATOMICS = ("swap_b32", "cmpswap_b32", "add_u32", "sub_u32", "min_i32", "max_i32", "min_u32", "max_u32",
+           "and_b32", "or_b32", "xor_b32", "inc_u32", "dec_u32", "add_f32", "min_f32", "max_f32", "cmpswap_f32",
+           "swap_b64", "cmpswap_b64", "add_u64", "sub_u64", "min_i64", "max_i64", "min_u64", "max_u64",
+           "and_b64", "or_b64", "xor_b64", "inc_u64", "dec_u64")
 
 for _seg in ("flat", "global"):
-    for _o in _OPS32 + _OPS64:
+    for _o in ATOMICS:
         register(f"{_seg}_atomic_{_o}", _flat_atomic)
 register("global_atomic_csub_u32", _flat_atomic)

@@ -25,6 +25,19 @@ from simgpu.mem.lanes import stable_order
 
 EXTRA_OPS = frozenset({"csub", "rsub", "mskor", "wrap", "fcmpswap", "condxchg"})
 TWO_DATA = frozenset({"cmpswap", "fcmpswap", "mskor", "wrap"})  # ops with a second data operand
+_DS_NAMES = {"cmpstore": "cmpswap", "storexchg": "swap"}  # DS's names for what the other encodings call these
+
+
+def op_of(name: str, kind: str) -> str:
+    """The memory op an atomic mnemonic names: its operation (`add`, `min`, `cmpstore`, ...) and the type
+    letter of its data (`u`, `i`, `f`, `b`): min/max are signed, unsigned or float; add and cmpswap of floats
+    are fadd and fcmpswap."""
+    name = _DS_NAMES.get(name, name)
+    if name in ("min", "max"):
+        return {"i": "s", "u": "u", "f": "f"}[kind] + name
+    if kind == "f" and name in ("add", "cmpswap"):
+        return "f" + name
+    return name
 
 
 def apply(op: str, old: np.ndarray, src: np.ndarray, cmp: np.ndarray | None) -> np.ndarray:

@@ -26,9 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simgpu.shader.memory.atomic import atomic_op, operands
+from simgpu.shader.memory.atomic import ATOMICS, atomic_op, operands
 from simgpu.shader.memory.atomic_ops import global_atomic
-from simgpu.shader.memory.vmem import global_read, global_write, store_data, write_loaded
+from simgpu.shader.memory.vmem import (
+    global_read,
+    global_write,
+    register_loads_stores,
+    store_data,
+    vmem_name,
+    write_loaded,
+)
 from simgpu.shader.operand import scalar_src, write_vgpr
 from simgpu.shader.semantics import register
 
@@ -170,19 +177,8 @@ def _cache_invalidate(ex, w, inst):
     return None
 
 
-for _k in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128"):
-    register(f"buffer_load_{_k}", _load)
-for _k in ("u8", "i8", "b16"):
-    register(f"buffer_load_d16_{_k}", _load)
-    register(f"buffer_load_d16_hi_{_k}", _load)
-for _k in ("b8", "b16", "b32", "b64", "b96", "b128"):
-    register(f"buffer_store_{_k}", _store)
-for _k in ("b8", "b16"):
-    register(f"buffer_store_d16_hi_{_k}", _store)
-for _o in ("swap_b32", "cmpswap_b32", "add_u32", "sub_u32", "csub_u32", "min_i32", "max_i32", "min_u32", "max_u32",
-           "and_b32", "or_b32", "xor_b32", "inc_u32", "dec_u32", "add_f32", "min_f32", "max_f32", "cmpswap_f32",
-           "swap_b64", "cmpswap_b64", "add_u64", "sub_u64", "min_i64", "max_i64", "min_u64", "max_u64",
-           "and_b64", "or_b64", "xor_b64", "inc_u64", "dec_u64"):
+register_loads_stores(_load, _store, vmem_name("buffer"))
+for _o in (*ATOMICS, "csub_u32"):
     register(f"buffer_atomic_{_o}", _atomic)
 register("buffer_gl0_inv", _cache_invalidate)
 register("buffer_gl1_inv", _cache_invalidate)

@@ -384,15 +384,31 @@ def _flat_segment(addr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return hi == U32(SHARED_BASE_HI), hi == U32(PRIVATE_BASE_HI)
 
 
+LOAD_KINDS = ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128")  # what a load reads and how it extends
+STORE_KINDS = ("b8", "b16", "b32", "b64", "b96", "b128")
+
+
+def register_loads_stores(load, store, name, d16_loads: tuple[str, ...] = ("u8", "i8", "b16")) -> None:
+    """Register the loads and stores every memory unit has: each kind, the 16-bit loads into the low or high
+    half (`d16_loads`), the stores of a register's high half. `name(op, kind, d16)` spells the mnemonic (op
+    "load" or "store", d16 "", "d16" or "d16_hi"): the units differ only in that."""
+    for k in LOAD_KINDS:
+        register(name("load", k, ""), load)
+    for k in d16_loads:
+        register(name("load", k, "d16"), load)
+        register(name("load", k, "d16_hi"), load)
+    for k in STORE_KINDS:
+        register(name("store", k, ""), store)
+    for k in ("b8", "b16"):
+        register(name("store", k, "d16_hi"), store)
+
+
+def vmem_name(prefix: str):
+    """The mnemonic spelling of global/scratch/flat/buffer: <prefix>_load_d16_hi_u8."""
+    return lambda op, kind, d16: f"{prefix}_{op}_{d16 + '_' if d16 else ''}{kind}"
+
+
 register("global_load_addtid_b32", _load_addtid)
 register("global_store_addtid_b32", _store_addtid)
 for _seg in ("global", "scratch", "flat"):
-    for _k in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128"):
-        register(f"{_seg}_load_{_k}", _load)
-    for _k in ("u8", "i8", "b16"):
-        register(f"{_seg}_load_d16_{_k}", _load)
-        register(f"{_seg}_load_d16_hi_{_k}", _load)
-    for _k in ("b8", "b16", "b32", "b64", "b96", "b128"):
-        register(f"{_seg}_store_{_k}", _store)
-    for _k in ("b8", "b16"):
-        register(f"{_seg}_store_d16_hi_{_k}", _store)
+    register_loads_stores(_load, _store, vmem_name(_seg))

@@ -13,35 +13,10 @@ import numpy as np
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.semantics import implemented, register
 from simgpu.shader.state import HW_MODE, VCC_LO
-from simgpu.shader.vector import fpexact as fx
 from simgpu.shader.vector.valu import SPECS, TYPES, UNSIGNED, OpCtx, VOp, const_kind
-from simgpu.shader.vector.vop3p import MODE_IEEE, ieee_minmax
 
 U32 = np.uint32
 
-
-def _ieee(ctx) -> np.ndarray:
-    return ((np.asarray(ctx.mode) & U32(MODE_IEEE)) != 0)[:, None]
-
-
-def _flushed(fn):
-    """fn with f32 denormal inputs and results flushed per MODE.FP_DENORM."""
-    def run(ctx, a, b):
-        dm = fx.denorm_mode(ctx.mode, "f32")
-        return fx.flush_out(fn(ctx, fx.flush_in(a, dm), fx.flush_in(b, dm)), dm)
-    return run
-
-
-def _mul_dx9_zero(ctx, a, b):
-    return np.where((a == 0) | (b == 0), np.float32(0), a * b).astype(np.float32)
-
-
-# Used only while the single-issue twin has no spec registered elsewhere (valu.SPECS wins).
-_FALLBACK = {
-    "v_max_f32": VOp("f32", ("f32", "f32"), _flushed(lambda c, a, b: ieee_minmax(a, b, True, _ieee(c)))),
-    "v_min_f32": VOp("f32", ("f32", "f32"), _flushed(lambda c, a, b: ieee_minmax(a, b, False, _ieee(c)))),
-    "v_mul_dx9_zero_f32": VOp("f32", ("f32", "f32"), _flushed(_mul_dx9_zero)),
-}
 
 _TWIN = {"v_dual_mul_dx9_zero_f32": "v_mul_dx9_zero_f32", "v_dual_dot2acc_f32_f16": "v_dot2acc_f32_f16"}
 
@@ -49,7 +24,7 @@ _TWIN = {"v_dual_mul_dx9_zero_f32": "v_mul_dx9_zero_f32", "v_dual_dot2acc_f32_f1
 def _spec(ex, w, inst, mnemonic: str) -> VOp:
     name = _TWIN.get(mnemonic, "v_" + mnemonic.removeprefix("v_dual_"))
     implemented()  # loads every sem_* module, so SPECS is complete
-    spec = SPECS.get(name) or _FALLBACK.get(name)
+    spec = SPECS.get(name)
     if spec is None:
         raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"{mnemonic}: {name} not implemented")
     return spec

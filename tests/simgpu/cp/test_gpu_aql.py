@@ -8,15 +8,13 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_ir
+from compiler.samples import VADD
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw
 from simgpu.interrupt import Kind, Source
-from tests import DATA
 from tests.support.gpu_harness import VM, Ring, aql_launch, asm_kernel, new_signal, pm4_launch
-
-KERNELS = DATA / "kernels"
 
 # y = a * x + b over a 2-D grid, using workgroup and work-item ids in x and y: exercises grid shape and ids.
 SAXPY2D = """
@@ -78,7 +76,7 @@ def test_pm4_and_aql_dispatch_of_the_same_kernel_give_identical_results():
 
 def test_completion_signal_timestamps_mailbox_and_read_dispatch_id(vm):
     r = Ring(vm, "aql")
-    k = vm.load(compile_ir((KERNELS / "vadd.ll").read_text()))["vadd"]
+    k = vm.load(VADD.code_object())["vadd"]
     a = np.arange(512, dtype=np.float32)
     va, vc = vm.upload(a), vm.alloc(2048)
     mailbox = vm.alloc(64)
@@ -133,7 +131,7 @@ def test_vendor_specific_pm4_ib_with_a_wait_inside(vm):
     ib_va = vm.upload(np.array(ib, np.uint32))
     sig = new_signal(vm)
     pkt = aql.VendorPM4IBPacket(aql.make_header(aql.PacketType.VENDOR_SPECIFIC),
-                                tuple(hw.indirect_buffer(ib_va, len(ib))), sig)
+                                ib_jump_cmd=tuple(hw.indirect_buffer(ib_va, len(ib))), completion_signal=sig)
     r.submit(pkt.pack())
     assert r.q.state == QueueState.BLOCKED and vm.u32(out, 2) == [1, 0] and r.q.rptr == 0
     vm.write(flag, struct.pack("<I", 1))

@@ -157,7 +157,8 @@ def aql_packet(draw, w: World) -> bytes:
         ptype = aql.PacketType.BARRIER_AND if choice == 1 else aql.PacketType.BARRIER_OR
         return aql.BarrierPacket(aql.make_header(ptype), (w.signal, 0), w.signal).pack()
     cmd = tuple(hw.indirect_buffer(w.ib, w.ib_len))
-    return aql.VendorPM4IBPacket(aql.make_header(aql.PacketType.VENDOR_SPECIFIC), cmd, w.signal).pack()
+    return aql.VendorPM4IBPacket(aql.make_header(aql.PacketType.VENDOR_SPECIFIC), ib_jump_cmd=cmd,
+                                 completion_signal=w.signal).pack()
 
 
 def _mutate(draw, words: list[int]) -> list[int]:

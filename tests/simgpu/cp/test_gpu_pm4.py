@@ -9,17 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.llvm import compile_ir
-from simgpu.cp import clock as costs
+from compiler.samples import VADD
+from simgpu import clock as costs
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU, INTERRUPT_LOG
 from simgpu.hw import pm4 as hw
 from simgpu.hw import regs, sdma
 from simgpu.interrupt import Kind, Source
-from tests import DATA
 from tests.support.gpu_harness import VM, Ring, asm_kernel, pm4_launch
-
-KERNELS = DATA / "kernels"
 
 
 @pytest.fixture
@@ -199,7 +196,7 @@ def test_acquire_mem_and_event_write(vm):
 
 
 def _vadd(vm, n=1024):
-    k = vm.load(compile_ir((KERNELS / "vadd.ll").read_text()))["vadd"]
+    k = vm.load(VADD.code_object())["vadd"]
     rng = np.random.default_rng(1)
     a, b = rng.random(n, np.float32), rng.random(n, np.float32)
     return k, a, b, vm.upload(a), vm.upload(b), vm.alloc(4 * n)
@@ -272,7 +269,7 @@ def test_dma_data_copy_across_scattered_pages_fill_and_fixed_dst(vm):
     vm.write(src, data.tobytes())
     dst, fill = vm.alloc(n, scattered=True), vm.alloc(8192)
     r.submit(hw.dma_data(dst + 3, src, n - 3), hw.dma_data(fill, 0xA5A5A5A5, 4096 + 8, src_sel=hw.DmaSrc.DATA),
-             hw.dma_data(fill + 8192 - 4, src, 16, command=hw.DMA_CMD_DAIC))
+             hw.dma_data(fill + 8192 - 4, src, 16, command=hw.DMA_DATA_COMMAND.daic.bits()))
     assert vm.read(dst + 3, n - 3) == data[:n - 3].tobytes()
     assert vm.read(fill, 4096 + 12) == b"\xa5" * (4096 + 8) + bytes(4)
     assert vm.read(fill + 8192 - 4, 4) == data[12:16].tobytes()

@@ -28,8 +28,7 @@ def _opkeys(enc):
 @pytest.mark.parametrize("enc", CHECKED)
 def test_fresh_random_encodings_agree_with_llvm_mc(enc):
     llvm_tool_or_skip("llvm-mc")
-    import gen_isa_golden
-    import oracle
+    from tools import gen_isa_golden, oracle
     r = random.Random()  # a new draw each run, by design; the seed is in the failure message
     seed = r.randrange(1 << 30)
     r.seed(seed)

@@ -1,6 +1,6 @@
 """The scalar family (SOP1/SOP2/SOPC/SOPK/SOPP/SMEM) agrees with llvm-mc on every golden pair.
 
-Golden pairs: python tools/gen_isa_golden.py; tables: python tools/isatab_scalar.py.
+Golden pairs: python -m tools.gen_isa_golden; tables: python -m tools.isatab_scalar.
 """
 
 import pytest

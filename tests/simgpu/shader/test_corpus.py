@@ -1,28 +1,21 @@
-"""The kernel corpus (tests/support/corpus.py) runs on the shader engine and matches numpy; each kernel run
+"""The kernel corpus (compiler/samples/corpus.py) runs on the shader engine and matches numpy; each kernel run
 twice gives identical bytes and counters."""
 
-from functools import cache
 
 import numpy as np
 import pytest
 
-from compiler.llvm import compile_ir
+from compiler.samples import corpus
 from simgpu.testbed import Testbed
-from tests.support.corpus import check_outputs, corpus
 
 KERNELS = {k.name: k for k in corpus()}
-
-
-@cache
-def _compiled(name: str) -> bytes:
-    return compile_ir(KERNELS[name].ir)
 
 
 def run_kernel(name: str, seed: int = 0):
     """Run a corpus kernel on a fresh testbed: (arguments after the run, counters, clock)."""
     k = KERNELS[name]
     tb = Testbed(vram_size=1 << 30)
-    loaded = tb.load(_compiled(name))[name]
+    loaded = tb.load(k.code_object())[name]
     args = k.inputs(np.random.default_rng(seed))
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
     tb.launch(loaded, vas, k.grid, k.block, k.shared)
@@ -34,7 +27,7 @@ def run_kernel(name: str, seed: int = 0):
 @pytest.mark.parametrize("name", sorted(KERNELS))
 def test_corpus_kernel_matches_numpy(name):
     args, after, counters, _ = run_kernel(name)
-    check_outputs(KERNELS[name], args, after)
+    assert KERNELS[name].mismatch(args, after) is None
     assert counters["wave_instructions"] > 0
 
 

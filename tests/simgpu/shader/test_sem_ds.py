@@ -474,7 +474,7 @@ def test_ds_nop(tb):
 
 # ---------------------------------------------------------------------------------------------- LLVM kernels
 
-# The LDS reduction with barriers is the corpus kernel `lds_reduce` (tests/support/corpus.py, test_corpus.py).
+# The LDS reduction with barriers is the corpus kernel `lds_reduce` (compiler/samples/corpus.py, test_corpus.py).
 
 
 LDS_ATOMIC_IR = """

@@ -5,11 +5,9 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_ir
+from compiler.samples import VADD
 from simgpu.fault import GPUFault
 from simgpu.testbed import Testbed
-from tests import DATA
-
-KERNELS = DATA / "kernels"
 
 
 @pytest.fixture
@@ -18,7 +16,7 @@ def tb():
 
 
 def test_llvm_vadd_matches_numpy(tb):
-    k = tb.load(compile_ir((KERNELS / "vadd.ll").read_text()))["vadd"]
+    k = tb.load(VADD.code_object())["vadd"]
     n = 4096
     rng = np.random.default_rng(0)
     a, b = rng.random(n, np.float32), rng.random(n, np.float32)
@@ -47,7 +45,7 @@ def test_deterministic_bytes_and_counters():
     results = []
     for _ in range(2):
         tb = Testbed(vram_size=1 << 30)
-        k = tb.load(compile_ir((KERNELS / "vadd.ll").read_text()))["vadd"]
+        k = tb.load(VADD.code_object())["vadd"]
         a = np.arange(1024, dtype=np.float32)
         va, vb, vc = tb.upload(a), tb.upload(a), tb.alloc(4096)
         tb.launch(k, [va, vb, vc], (4,), (256,))

@@ -1,85 +1,13 @@
-"""The kernel corpus: LLVM IR kernels compiled for gfx1100 by llvmlite, each with inputs and a numpy
-reference. Used by the shader-engine tests (and by the runtime's PM4/AQL tests later).
-
-A `CorpusKernel` says how to build its IR, its arguments (numpy arrays become buffers, scalars pass by
-value), the launch shape and the expected outputs. Elementwise kernels are generated from one
-template; the others are written out.
+"""The test corpus: small kernels that each exercise one kind of code (float and integer arithmetic,
+conversions, divergent control flow, LDS with barriers, atomics, scratch, hidden arguments, cross-lane
+operations). Elementwise kernels come from one template; the others are written out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 import numpy as np
 
-HEADER = """target triple = "amdgcn-amd-amdhsa"
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-"""
-
-LLVM_TYPES = {np.float16: "half", np.float32: "float", np.float64: "double", np.int8: "i8", np.uint8: "i8",
-              np.int16: "i16", np.uint16: "i16", np.int32: "i32", np.uint32: "i32", np.int64: "i64",
-              np.uint64: "i64"}
-
-
-@dataclass
-class CorpusKernel:
-    """One kernel of the corpus: IR, inputs, launch shape and the numpy reference."""
-
-    name: str
-    ir: str
-    inputs: Callable[[np.random.Generator], list]  # arrays (buffers) and scalars, in argument order
-    reference: Callable[[list], dict[int, np.ndarray]]  # argument index -> expected final buffer contents
-    grid: tuple[int, ...] = (4,)
-    block: tuple[int, ...] = (64,)
-    shared: int = 0
-    rtol: float = 0.0  # 0: bit-exact
-    atol: float = 0.0
-    tags: set[str] = field(default_factory=set)
-
-
-def elementwise(name: str, in_types: list, out_type, body: str, ref: Callable, n: int = 256,
-                gen: Callable | None = None, rtol: float = 0.0, atol: float = 0.0, decls: str = "",
-                tags: set[str] | None = None) -> CorpusKernel:
-    """out[i] = f(in0[i], in1[i], ...) where `body` computes %r from %x0, %x1, ... in LLVM IR."""
-    args = ", ".join(f"ptr addrspace(1) %in{i}" for i in range(len(in_types)))
-    loads = "\n".join(
-        f"  %p{i} = getelementptr {LLVM_TYPES[t]}, ptr addrspace(1) %in{i}, i32 %i\n"
-        f"  %x{i} = load {LLVM_TYPES[t]}, ptr addrspace(1) %p{i}" for i, t in enumerate(in_types))
-    ot = LLVM_TYPES[out_type]
-    ir = f"""{HEADER}{decls}
-define amdgpu_kernel void @{name}(ptr addrspace(1) %out, {args}) {{
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 64
-  %i = add i32 %base, %tid
-{loads}
-{body}
-  %po = getelementptr {ot}, ptr addrspace(1) %out, i32 %i
-  store {ot} %r, ptr addrspace(1) %po
-  ret void
-}}
-"""
-
-    def inputs(rng):
-        arrays = [(gen or _default_gen)(rng, t, n) for t in in_types]
-        return [np.zeros(n, out_type)] + arrays
-
-    def reference(args):
-        with np.errstate(all="ignore"):
-            return {0: np.asarray(ref(*args[1:])).astype(out_type)}
-
-    return CorpusKernel(name, ir, inputs, reference, grid=(n // 64,), block=(64,), rtol=rtol, atol=atol,
-                        tags=tags or {"elementwise"})
-
-
-def _default_gen(rng, t, n):
-    t = np.dtype(t)
-    if t.kind == "f":
-        return (rng.standard_normal(n) * 10).astype(t)
-    info = np.iinfo(t)
-    return rng.integers(info.min, info.max, n, dtype=t, endpoint=True)
+from compiler.samples.sample import HEADER, Sample, elementwise, kernel
 
 
 def _positive(rng, t, n):
@@ -95,7 +23,7 @@ def _nonzero_int(rng, t, n):
     return np.where(x == 0, 7, x).astype(t)
 
 
-def _float_kernels() -> list[CorpusKernel]:
+def _float_kernels() -> list[Sample]:
     out = []
     for t, lt in ((np.float32, "float"), (np.float64, "double"), (np.float16, "half")):
         tn = np.dtype(t).name
@@ -143,7 +71,7 @@ def _exact_fma(a, b, c):
     return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(a.dtype)
 
 
-def _conversion_kernels() -> list[CorpusKernel]:
+def _conversion_kernels() -> list[Sample]:
     f32, f64, f16, i32, u32, i64 = np.float32, np.float64, np.float16, np.int32, np.uint32, np.int64
     return [
         elementwise("fptosi_f32_i32", [f32], i32, "  %r = fptosi float %x0 to i32", lambda a: a.astype(i32)),
@@ -159,7 +87,7 @@ def _conversion_kernels() -> list[CorpusKernel]:
     ]
 
 
-def _int_kernels() -> list[CorpusKernel]:
+def _int_kernels() -> list[Sample]:
     i32, u32, i64, i16, u8 = np.int32, np.uint32, np.int64, np.int16, np.uint8
     return [
         elementwise("add_i32", [i32, i32], i32, "  %r = add i32 %x0, %x1", lambda a, b: a + b),
@@ -196,17 +124,9 @@ def _int_kernels() -> list[CorpusKernel]:
     ]
 
 
-def _loop_kernels() -> list[CorpusKernel]:
+def _loop_kernels() -> list[Sample]:
     # Divergent loop: each lane iterates x % 37 times (collatz-like steps), so waves diverge and reconverge.
-    loop_ir = HEADER + """
-define amdgpu_kernel void @divergent_loop(ptr addrspace(1) %out, ptr addrspace(1) %in) {
-entry:
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 64
-  %i = add i32 %base, %tid
-  %p = getelementptr i32, ptr addrspace(1) %in, i32 %i
-  %x = load i32, ptr addrspace(1) %p
+    loop_ir = kernel("divergent_loop", """
   %n = urem i32 %x, 37
   br label %loop
 loop:
@@ -227,8 +147,7 @@ exit:
   %po = getelementptr i32, ptr addrspace(1) %out, i32 %i
   store i32 %v, ptr addrspace(1) %po
   ret void
-}
-"""
+""", load="i32")
 
     def loop_ref(args):
         x = args[1].astype(np.uint64)
@@ -240,15 +159,7 @@ exit:
             out.append(v)
         return {0: np.array(out, np.uint32)}
 
-    branch_ir = HEADER + """
-define amdgpu_kernel void @divergent_branch(ptr addrspace(1) %out, ptr addrspace(1) %in) {
-entry:
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 64
-  %i = add i32 %base, %tid
-  %p = getelementptr float, ptr addrspace(1) %in, i32 %i
-  %x = load float, ptr addrspace(1) %p
+    branch_ir = kernel("divergent_branch", """
   %c = fcmp ogt float %x, 0.0
   br i1 %c, label %pos, label %neg
 pos:
@@ -263,31 +174,20 @@ join:
   %po = getelementptr float, ptr addrspace(1) %out, i32 %i
   store float %r, ptr addrspace(1) %po
   ret void
-}
-"""
+""", load="float")
     return [
-        CorpusKernel("divergent_loop", loop_ir,
-                     lambda rng: [np.zeros(256, np.uint32), rng.integers(0, 1 << 20, 256).astype(np.uint32)],
+        Sample("divergent_loop", loop_ir,
+               lambda rng: [np.zeros(256, np.uint32), rng.integers(0, 1 << 20, 256).astype(np.uint32)],
                      loop_ref, grid=(4,), block=(64,), tags={"control"}),
-        CorpusKernel("divergent_branch", branch_ir,
-                     lambda rng: [np.zeros(256, np.float32), rng.standard_normal(256).astype(np.float32)],
+        Sample("divergent_branch", branch_ir,
+               lambda rng: [np.zeros(256, np.float32), rng.standard_normal(256).astype(np.float32)],
                      lambda a: {0: np.where(a[1] > 0, a[1] * np.float32(2), -a[1] + np.float32(1))},
                      grid=(4,), block=(64,), tags={"control"}),
     ]
 
 
-def _memory_kernels() -> list[CorpusKernel]:
-    lds_reduce = HEADER + """
-@lds = internal addrspace(3) global [256 x float] undef, align 4
-declare void @llvm.amdgcn.s.barrier()
-define amdgpu_kernel void @lds_reduce(ptr addrspace(1) %out, ptr addrspace(1) %in) {
-entry:
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 256
-  %i = add i32 %base, %tid
-  %p = getelementptr float, ptr addrspace(1) %in, i32 %i
-  %x = load float, ptr addrspace(1) %p
+def _memory_kernels() -> list[Sample]:
+    lds_reduce = kernel("lds_reduce", """
   %l = getelementptr [256 x float], ptr addrspace(3) @lds, i32 0, i32 %tid
   store float %x, ptr addrspace(3) %l
   br label %loop
@@ -320,8 +220,9 @@ st:
   br label %ret
 ret:
   ret void
-}
-"""
+""", block=256, load="float", decls="""@lds = internal addrspace(3) global [256 x float] undef, align 4
+declare void @llvm.amdgcn.s.barrier()
+""")
 
     def lds_ref(args):
         x = args[1].reshape(4, 256)
@@ -333,22 +234,14 @@ ret:
             s //= 2
         return {0: v[:, 0].copy()}
 
-    atomics = HEADER + """
-define amdgpu_kernel void @global_atomics(ptr addrspace(1) %out, ptr addrspace(1) %in) {
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 64
-  %i = add i32 %base, %tid
-  %p = getelementptr i32, ptr addrspace(1) %in, i32 %i
-  %x = load i32, ptr addrspace(1) %p
+    atomics = kernel("global_atomics", """
   %slot = and i32 %x, 7
   %ps = getelementptr i32, ptr addrspace(1) %out, i32 %slot
   %old = atomicrmw add ptr addrspace(1) %ps, i32 1 monotonic
   %pm = getelementptr i32, ptr addrspace(1) %out, i32 8
   %o2 = atomicrmw umax ptr addrspace(1) %pm, i32 %x monotonic
   ret void
-}
-"""
+""", load="i32")
 
     def atomics_ref(args):
         x = args[1]
@@ -357,14 +250,8 @@ define amdgpu_kernel void @global_atomics(ptr addrspace(1) %out, ptr addrspace(1
         out[8] = x.max()
         return {0: out}
 
-    scratch = HEADER + """
-define amdgpu_kernel void @private_array(ptr addrspace(1) %out, ptr addrspace(1) %in) {
-entry:
+    scratch = kernel("private_array", """
   %arr = alloca [16 x i32], align 4, addrspace(5)
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 64
-  %i = add i32 %base, %tid
   br label %fill
 fill:
   %k = phi i32 [ 0, %entry ], [ %k1, %fill ]
@@ -383,8 +270,7 @@ read:
   %po = getelementptr i32, ptr addrspace(1) %out, i32 %i
   store i32 %r, ptr addrspace(1) %po
   ret void
-}
-"""
+""")
     hidden = HEADER + """
 declare ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
 define amdgpu_kernel void @hidden_args(ptr addrspace(1) %out) {
@@ -405,32 +291,23 @@ define amdgpu_kernel void @hidden_args(ptr addrspace(1) %out) {
 }
 """
     return [
-        CorpusKernel("lds_reduce", lds_reduce,
-                     lambda rng: [np.zeros(4, np.float32), rng.standard_normal(1024).astype(np.float32)],
-                     lds_ref, grid=(4,), block=(256,), tags={"lds", "barrier"}),
-        CorpusKernel("global_atomics", atomics,
-                     lambda rng: [np.zeros(16, np.uint32), rng.integers(0, 1 << 31, 256).astype(np.uint32)],
-                     atomics_ref, tags={"atomic"}),
-        CorpusKernel("private_array", scratch,
-                     lambda rng: [np.zeros(256, np.uint32), rng.integers(0, 1 << 30, 256).astype(np.uint32)],
-                     lambda a: {0: ((a[1] & 15) * np.arange(256, dtype=np.uint32)).astype(np.uint32)},
-                     tags={"scratch"}),
-        CorpusKernel("hidden_args", hidden, lambda rng: [np.zeros(256, np.uint32)],
-                     lambda a: {0: np.full(256, 4 * 1000 + 64, np.uint32)}, tags={"hidden"}),
+        Sample("lds_reduce", lds_reduce,
+               lambda rng: [np.zeros(4, np.float32), rng.standard_normal(1024).astype(np.float32)],
+               lds_ref, grid=(4,), block=(256,), tags={"lds", "barrier"}),
+        Sample("global_atomics", atomics,
+               lambda rng: [np.zeros(16, np.uint32), rng.integers(0, 1 << 31, 256).astype(np.uint32)],
+               atomics_ref, tags={"atomic"}),
+        Sample("private_array", scratch,
+               lambda rng: [np.zeros(256, np.uint32), rng.integers(0, 1 << 30, 256).astype(np.uint32)],
+               lambda a: {0: ((a[1] & 15) * np.arange(256, dtype=np.uint32)).astype(np.uint32)},
+               tags={"scratch"}),
+        Sample("hidden_args", hidden, lambda rng: [np.zeros(256, np.uint32)],
+               lambda a: {0: np.full(256, 4 * 1000 + 64, np.uint32)}, tags={"hidden"}),
     ]
 
 
-def _cross_lane_kernels() -> list[CorpusKernel]:
-    ballot = HEADER + """
-declare i32 @llvm.amdgcn.ballot.i32(i1)
-declare i32 @llvm.amdgcn.readfirstlane.i32(i32)
-define amdgpu_kernel void @ballot_readfirstlane(ptr addrspace(1) %out, ptr addrspace(1) %in) {
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %gid = call i32 @llvm.amdgcn.workgroup.id.x()
-  %base = mul i32 %gid, 64
-  %i = add i32 %base, %tid
-  %p = getelementptr i32, ptr addrspace(1) %in, i32 %i
-  %x = load i32, ptr addrspace(1) %p
+def _cross_lane_kernels() -> list[Sample]:
+    ballot = kernel("ballot_readfirstlane", """
   %odd = and i32 %x, 1
   %c = icmp ne i32 %odd, 0
   %b = call i32 @llvm.amdgcn.ballot.i32(i1 %c)
@@ -439,32 +316,21 @@ define amdgpu_kernel void @ballot_readfirstlane(ptr addrspace(1) %out, ptr addrs
   %po = getelementptr i32, ptr addrspace(1) %out, i32 %i
   store i32 %r, ptr addrspace(1) %po
   ret void
-}
-"""
+""", load="i32", decls="""declare i32 @llvm.amdgcn.ballot.i32(i1)
+declare i32 @llvm.amdgcn.readfirstlane.i32(i32)
+""")
 
     def ballot_ref(args):
         x = args[1].reshape(-1, 32)
         bits = ((x & 1).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
         return {0: np.repeat(bits ^ x[:, 0], 32).astype(np.uint32)}
 
-    return [CorpusKernel("ballot_readfirstlane", ballot,
-                         lambda rng: [np.zeros(256, np.uint32), rng.integers(0, 1 << 31, 256).astype(np.uint32)],
-                         ballot_ref, tags={"cross_lane"})]
+    return [Sample("ballot_readfirstlane", ballot,
+                   lambda rng: [np.zeros(256, np.uint32), rng.integers(0, 1 << 31, 256).astype(np.uint32)],
+                   ballot_ref, tags={"cross_lane"})]
 
 
-def check_outputs(k: CorpusKernel, args: list, after: list) -> None:
-    """Assert a run's final buffers match the numpy reference: bit-exact, or within the kernel's tolerance."""
-    for idx, expected in k.reference(args).items():
-        got = after[idx]
-        if k.rtol or k.atol:
-            np.testing.assert_allclose(got.astype(np.float64), expected.astype(np.float64), rtol=k.rtol, atol=k.atol,
-                                       equal_nan=True, err_msg=k.name)
-        else:
-            assert got.tobytes() == np.ascontiguousarray(expected).tobytes() or \
-                np.array_equal(got, expected, equal_nan=True), k.name
-
-
-def corpus() -> list[CorpusKernel]:
+def corpus() -> list[Sample]:
     """Every corpus kernel."""
     return _float_kernels() + _conversion_kernels() + _int_kernels() + _loop_kernels() + _memory_kernels() + \
         _cross_lane_kernels()

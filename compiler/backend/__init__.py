@@ -1,0 +1,106 @@
+"""Backends: one interface from a linearized kernel to a loadable program.
+
+A backend names itself and its target, says which dtypes it compiles, may add IR rewrite rules it needs
+before linearization (e.g. f64 transcendentals as polynomials when its target has no instruction for
+them), and turns a `LinearKernel` into bytes its device loads (an AMDGPU code object for the GPU backends).
+`SIMGPU_BACKEND` picks the backend of a device kind when more than one is registered; `using(name)` does
+the same for a block of code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from compiler.dtypes import DType
+from compiler.ir.linearize import LinearKernel
+from compiler.ir.rewrite import Rules
+
+
+class Backend:
+    """The interface every backend implements (module docstring)."""
+
+    name = "?"
+    target = "?"
+    device_kind = "AMD"  # which compiler.device kind runs its programs
+    features: frozenset[str] = frozenset()  # what lowering may use: "wmma" (gfx11 matrix cores, wave32)
+
+    def supports(self, dtype: DType) -> bool:
+        """Whether kernels may use dtype."""
+        return True
+
+    def rules(self) -> Rules:
+        """IR rewrites this backend needs after lowering (applied before linearizing and proving)."""
+        return Rules()
+
+    def source(self, kernel: LinearKernel) -> str:
+        """A readable rendering of the kernel in the backend's own input language (for SIMGPU_DEBUG=2)."""
+        raise NotImplementedError
+
+    def compile(self, kernel: LinearKernel) -> bytes:
+        """The program: bytes the device's loader accepts."""
+        raise NotImplementedError
+
+    def assembly(self, kernel: LinearKernel) -> str:
+        """The machine code as assembly text (for SIMGPU_DEBUG=3)."""
+        raise NotImplementedError
+
+    def fingerprint(self) -> str:
+        """What identifies this backend's output for the kernel cache (name, target, code version)."""
+        return f"{self.name}-{self.target}"
+
+
+_REGISTRY: dict[str, type[Backend]] = {}
+_INSTANCES: dict[str, Backend] = {}
+_override: list[str] = []
+
+
+def register(cls: type[Backend]) -> type[Backend]:
+    """Class decorator: make a backend available by its name."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def available(device_kind: str | None = None) -> list[str]:
+    """Names of the registered backends (for one device kind)."""
+    _load_builtin()
+    return [n for n, c in _REGISTRY.items() if device_kind is None or c.device_kind == device_kind]
+
+
+def get(name: str) -> Backend:
+    """The backend called name."""
+    _load_builtin()
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown backend {name!r} (available: {', '.join(sorted(_REGISTRY))})")
+    if name not in _INSTANCES:
+        _INSTANCES[name] = _REGISTRY[name]()
+    return _INSTANCES[name]
+
+
+def for_device(kind: str) -> Backend:
+    """The backend compiling for a device kind: `using()`, else SIMGPU_BACKEND, else the kind's first."""
+    names = available(kind)
+    for want in (*reversed(_override), os.environ.get("SIMGPU_BACKEND", "")):
+        if want:
+            if want not in names:
+                raise ValueError(f"backend {want!r} does not compile for {kind} devices (those: {', '.join(names)})")
+            return get(want)
+    if not names:
+        raise ValueError(f"no backend compiles for {kind} devices")
+    return get(names[0])
+
+
+@contextlib.contextmanager
+def using(name: str):
+    """Compile with backend `name` inside the block."""
+    get(name)
+    _override.append(name)
+    try:
+        yield
+    finally:
+        _override.pop()
+
+
+def _load_builtin() -> None:
+    if not _REGISTRY:
+        from compiler.backend import llvm  # noqa: F401 - registers itself

@@ -1,0 +1,53 @@
+"""The LLVM backend: kernel IR -> LLVM IR text (compiler.backend.llvmir) -> llvmlite -> gfx1100 code object."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import pathlib
+
+from compiler import llvm as llvm_compiler
+from compiler.backend import Backend, register
+from compiler.ir.linearize import LinearKernel
+from compiler.ir.rewrite import Rules
+
+
+@register
+class LLVMBackend(Backend):
+    """gfx1100 code objects through llvmlite's AMDGPU target."""
+
+    name = "llvm"
+    target = "gfx1100"
+    device_kind = "AMD"
+    features = frozenset({"wmma"})
+
+    def rules(self) -> Rules:
+        """f64 exp2/log2/sin as polynomials (LLVM's AMDGPU target has no lowering for them: it aborts), and f32
+        sin with an exact range reduction (compiler.ir.transcendental)."""
+        from compiler.ir.transcendental import LLVM_RULES
+        return LLVM_RULES
+
+    def source(self, kernel: LinearKernel) -> str:
+        """The LLVM IR."""
+        from compiler.backend.llvmir import render
+        return render(kernel)
+
+    def compile(self, kernel: LinearKernel) -> bytes:
+        """An ET_REL code object (the runtime's loader lays it out)."""
+        return llvm_compiler.compile_ir(self.source(kernel), mcpu=self.target, optimize=True)
+
+    def assembly(self, kernel: LinearKernel) -> str:
+        """LLVM's gfx1100 assembly."""
+        return llvm_compiler.compile_asm(self.source(kernel), mcpu=self.target, optimize=True)
+
+    @functools.cached_property
+    def _fingerprint(self) -> str:
+        import llvmlite
+        here = pathlib.Path(__file__).parent
+        code = b"".join((here / f).read_bytes() for f in ("llvmir.py", "llvm.py"))
+        code += b"".join((here.parent / f).read_bytes() for f in ("llvm.py", "ir/transcendental.py"))
+        return f"llvm-{self.target}-{llvmlite.__version__}-{hashlib.sha256(code).hexdigest()[:16]}"
+
+    def fingerprint(self) -> str:
+        """Name, target, llvmlite's version and a hash of the renderer's source (read once)."""
+        return self._fingerprint

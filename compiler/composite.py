@@ -1,0 +1,176 @@
+"""Composite operations of Tensor, written with its primitives (so their gradients come from autograd):
+matrix products, softmax, normalisation, convolution and pooling through sliding windows, attention."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from compiler.dtypes import dtypes
+
+if TYPE_CHECKING:
+    from compiler.tensor import Tensor
+
+
+def _pair(v, n: int = 2, what: str = "value") -> tuple[int, ...]:
+    t = (v,) * n if isinstance(v, int) else tuple(v)
+    if len(t) != n or not all(isinstance(x, int) for x in t):
+        raise ValueError(f"{what} must be an int or {n} ints, got {v!r}")
+    return t
+
+
+class CompositeOps:
+    """Mixed into Tensor (module docstring)."""
+
+    # ---- products -------------------------------------------------------------------------------------------
+    def matmul(self: Tensor, other: Tensor) -> Tensor:
+        """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast."""
+        from compiler.tensor import Tensor, broadcast_shape
+        other = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+        if self.ndim == 0 or other.ndim == 0:
+            raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
+        a = self.unsqueeze(0) if self.ndim == 1 else self
+        b = other.unsqueeze(-1) if other.ndim == 1 else other
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"matmul: shapes {self.shape} and {other.shape} do not align "
+                             f"({a.shape[-1]} != {b.shape[-2]})")
+        batch = broadcast_shape(a.shape[:-2], b.shape[:-2])
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        a = a._broadcast_to(batch + (m, k))
+        b = b._broadcast_to(batch + (k, n))
+        prod = a.reshape(batch + (m, 1, k)) * b.transpose(-1, -2).reshape(batch + (1, n, k))
+        out = prod.sum(-1, dtype=prod.dtype)
+        if self.ndim == 1:
+            out = out.squeeze(-2)
+        if other.ndim == 1:
+            out = out.squeeze(-1)
+        return out
+
+    def dot(self: Tensor, other: Tensor) -> Tensor:
+        """matmul (NumPy's dot for 1-D and 2-D operands)."""
+        return self.matmul(other)
+
+    def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+        """x @ weight.T + bias (PyTorch's F.linear: weight is (out, in))."""
+        out = self.matmul(weight.T)
+        return out if bias is None else out + bias
+
+    # ---- normalisation ---------------------------------------------------------------------------------------
+    def softmax(self: Tensor, axis: int = -1) -> Tensor:
+        """exp(x - max) / sum(exp(x - max)) along axis."""
+        x = self._float()
+        e = (x - x.max(axis, keepdim=True)).exp()
+        return e / e.sum(axis, keepdim=True)
+
+    def log_softmax(self: Tensor, axis: int = -1) -> Tensor:
+        """x - max - log(sum(exp(x - max))) along axis."""
+        x = self._float()
+        m = x - x.max(axis, keepdim=True)
+        return m - m.exp().sum(axis, keepdim=True).log()
+
+    def layernorm(self: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = None,
+                  bias: Tensor | None = None) -> Tensor:
+        """(x - mean) / sqrt(var + eps) over axis (biased variance, as PyTorch's LayerNorm), then * weight + bias."""
+        x = self._float()
+        mean = x.mean(axis, keepdim=True)
+        d = x - mean
+        out = d * ((d * d).mean(axis, keepdim=True) + eps).rsqrt()
+        if weight is not None:
+            out = out * weight
+        return out if bias is None else out + bias
+
+    # ---- windows ------------------------------------------------------------------------------------------
+    def _windows(self: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Tensor:
+        """(..., *spatial) -> (..., *out, *kernel): every window of the last len(kernel) dimensions, built from
+        movement ops only (no memory): repeat, pad, reshape and shrink turn the dimension into rows that each
+        start one dilation step later, then a stride is a reshape and a shrink."""
+        x = self
+        lead = x.ndim - len(kernel)
+        for i, (k, s, d) in enumerate(zip(kernel, stride, dilation, strict=True)):
+            axis = lead + i
+            n = x.shape[axis]
+            o = (n - d * (k - 1) - 1) // s + 1
+            if o <= 0:
+                raise ValueError(f"window {k} (dilation {d}) does not fit in a dimension of size {n}")
+            others = [j for j in range(x.ndim) if j != axis]
+            x = x.permute(others + [axis])                  # (A..., B..., n)
+            pre = x.shape[:-1]
+            keep = tuple((0, v) for v in pre)
+            rows = x.unsqueeze(-2).expand(pre + (k, n)).reshape(pre + (k * n,))
+            rows = rows.pad(((0, 0),) * len(pre) + ((0, k * d),)).reshape(pre + (k, n + d))  # row j starts at j*d
+            span = (o - 1) * s + 1
+            rows = rows.shrink(keep + ((0, k), (0, span))).pad(((0, 0),) * (len(pre) + 1) + ((0, o * s - span),))
+            rows = rows.reshape(pre + (k, o, s)).shrink(keep + ((0, k), (0, o), (0, 1))).reshape(pre + (k, o))
+            x = rows.transpose(-1, -2)                      # (A..., B..., o, k)
+            a, b = axis, x.ndim - 2 - axis
+            x = x.permute(list(range(a)) + [a + b] + list(range(a, a + b)) + [a + b + 1])  # (A..., o, B..., k)
+        return x
+
+    def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
+               groups: int = 1) -> Tensor:
+        """2-D convolution (cross-correlation, as PyTorch): self (N, C, H, W), weight (O, C/groups, KH, KW)."""
+        if self.ndim != 4 or weight.ndim != 4:
+            raise ValueError(f"conv2d: input {self.shape} and weight {weight.shape} must be 4-D")
+        n, c, h, w = self.shape
+        o, cg, kh, kw = weight.shape
+        if c % groups or o % groups or cg != c // groups:
+            raise ValueError(f"conv2d: {c} input channels, weight {weight.shape} and groups={groups} disagree")
+        st, dl = _pair(stride, what="stride"), _pair(dilation, what="dilation")
+        ph, pw = _pair(padding, what="padding")
+        x = self.pad(((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        win = x._windows((kh, kw), st, dl)                         # (N, C, OH, OW, KH, KW)
+        oh, ow = win.shape[2], win.shape[3]
+        win = win.reshape(n, groups, 1, cg, oh, ow, kh, kw)
+        wt = weight.reshape(1, groups, o // groups, cg, 1, 1, kh, kw)
+        out = (win * wt).sum((3, 6, 7)).reshape(n, o, oh, ow)
+        return out if bias is None else out + bias.reshape(1, o, 1, 1)
+
+    def _pool(self: Tensor, kernel_size, stride, padding, dilation, pad_value) -> Tensor:
+        if self.ndim < 2:
+            raise ValueError(f"pooling needs at least 2 dimensions, got {self.shape}")
+        k = _pair(kernel_size, what="kernel_size")
+        st = k if stride is None else _pair(stride, what="stride")
+        p, dl = _pair(padding, what="padding"), _pair(dilation, what="dilation")
+        x = self.pad(((0, 0),) * (self.ndim - 2) + ((p[0], p[0]), (p[1], p[1])), value=pad_value)
+        return x._windows(k, st, dl)
+
+    def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1) -> Tensor:
+        """Maximum over 2-D windows of the last two dimensions (padding is -inf)."""
+        pad = -math.inf if self.dtype.is_float else self.dtype.min
+        return self._pool(kernel_size, stride, padding, dilation, pad).max((-2, -1))
+
+    def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0) -> Tensor:
+        """Mean over 2-D windows of the last two dimensions (zero padding counted, as PyTorch's default)."""
+        return self._pool(kernel_size, stride, padding, 1, 0).mean((-2, -1))
+
+    # ---- misc --------------------------------------------------------------------------------------------------
+    def one_hot(self: Tensor, num_classes: int) -> Tensor:
+        """(..., num_classes) int32 with a 1 at each integer value."""
+        from compiler.tensor import Tensor
+        if self.dtype.is_float:
+            raise TypeError(f"one_hot needs integers, not {self.dtype.name}")
+        classes = Tensor.arange(num_classes, device=self.device)
+        return (self.unsqueeze(-1) == classes).cast(dtypes.int32)
+
+    def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                     is_causal: bool = False) -> Tensor:
+        """softmax(q @ k^T / sqrt(d) + mask) @ v; is_causal masks keys after each query."""
+        from compiler.tensor import Tensor
+        d = self.shape[-1]
+        scores = self.matmul(key.transpose(-1, -2)) * (1 / math.sqrt(d))
+        if is_causal:
+            lq, lk = scores.shape[-2], scores.shape[-1]
+            allowed = Tensor.arange(lq, device=self.device).reshape(lq, 1) >= \
+                Tensor.arange(lk, device=self.device).reshape(1, lk)
+            scores = allowed.where(scores, -math.inf)
+        if attn_mask is not None:
+            scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
+        return scores.softmax(-1).matmul(value)
+
+    def dropout(self: Tensor, p: float = 0.5) -> Tensor:
+        """Zero elements with probability p and scale the rest by 1/(1-p), when Tensor.training is set."""
+        from compiler.tensor import Tensor
+        if not Tensor.training or p == 0:
+            return self
+        keep = Tensor.rand(*self.shape, device=self.device) >= p
+        return keep.where(self, 0) * (1 / (1 - p))

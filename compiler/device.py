@@ -1,0 +1,166 @@
+"""Devices the compiler runs programs on. `device="AMD"` (or "AMD:1") is a runtime.Device: the simulated
+gfx1100 under MOCKGPU=1, a real GPU otherwise. A device kind registers a class with `register_kind`; each
+kind has the backends that compile for it (compiler.backend). The compiler reaches hardware only here, and
+only through runtime's public API.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from compiler import backend as backends
+from compiler.helpers import debug
+
+DEFAULT = "AMD"
+_KINDS: dict[str, type[Device]] = {}
+_OPEN: dict[str, Device] = {}
+
+
+class DeviceBuffer:
+    """Device memory behind a realized tensor."""
+
+    def __init__(self, device: Device, nbytes: int, handle: Any):
+        self.device, self.nbytes, self.handle = device, nbytes, handle
+        self.released = False
+
+    def copyin(self, data: np.ndarray) -> None:
+        """Host bytes into the buffer."""
+        self.device.copyin(self, data)
+
+    def copyout(self, out: np.ndarray) -> np.ndarray:
+        """The buffer's bytes into out (contiguous)."""
+        return self.device.copyout(self, out)
+
+    def release(self) -> None:
+        """Free the memory (once)."""
+        if not self.released:
+            self.released = True
+            self.device.free(self)
+
+
+class Device:
+    """What the compiler needs of a device: memory, copies, loading and launching programs."""
+
+    kind = "?"
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def backend(self) -> backends.Backend:
+        """The backend compiling for this device now (compiler.backend.for_device)."""
+        return backends.for_device(self.kind)
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        """Memory of at least nbytes."""
+        raise NotImplementedError
+
+    def free(self, buf: DeviceBuffer) -> None:
+        """Release memory."""
+        raise NotImplementedError
+
+    def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
+        """Host array -> buffer."""
+        raise NotImplementedError
+
+    def copyout(self, buf: DeviceBuffer, out: np.ndarray) -> np.ndarray:
+        """Buffer -> host array."""
+        raise NotImplementedError
+
+    def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
+        """Copy between buffers (src may be on another device of this kind)."""
+        raise NotImplementedError
+
+    def launch(self, program, buffers: list[DeviceBuffer]):
+        """Run a compiled program over buffers (output first); returns a handle with .wait() -> seconds."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait for everything launched."""
+
+
+class AMDDevice(Device):
+    """A runtime.Device (module docstring)."""
+
+    kind = "AMD"
+
+    def __init__(self, name: str, rt=None):
+        super().__init__(name)
+        import runtime
+        self.rt = rt if rt is not None else runtime.Device(name)  # rt: a runtime.Device opened by the caller
+        self._modules: dict[str, Any] = {}
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        return DeviceBuffer(self, nbytes, self.rt.alloc(max(nbytes, 4)))
+
+    def free(self, buf: DeviceBuffer) -> None:
+        if self.rt.usable:
+            buf.handle.free()
+
+    def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
+        if data.nbytes:
+            buf.handle.copyin(np.ascontiguousarray(data))
+
+    def copyout(self, buf: DeviceBuffer, out: np.ndarray) -> np.ndarray:
+        if out.nbytes:
+            buf.handle.copyout(out.reshape(-1).view(np.uint8))
+        return out
+
+    def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
+        if nbytes:
+            src.handle.copy_to(dst.handle, nbytes)
+
+    def kernel(self, program):
+        """The runtime kernel of a program (each binary loaded once)."""
+        if program.key not in self._modules:
+            self._modules[program.key] = self.rt.load(program.binary)[program.name]
+        return self._modules[program.key]
+
+    def launch(self, program, buffers: list[DeviceBuffer]):
+        g = program.geometry
+        launch = self.kernel(program)(*[b.handle for b in buffers], grid=g.grid, block=g.block, wait=False)
+        if debug() >= 1:
+            t = launch.wait()
+            threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
+            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us",
+                  file=sys.stderr)
+        return launch
+
+    def synchronize(self) -> None:
+        self.rt.synchronize()
+
+
+def register_kind(kind: str, cls: type[Device]) -> None:
+    """Make `Tensor(..., device="KIND[:n]")` open devices of class cls."""
+    _KINDS[kind.upper()] = cls
+
+
+register_kind("AMD", AMDDevice)
+
+
+def canonical(name: str | None) -> str:
+    """'amd' -> 'AMD:0'; ValueError for an unknown kind or a bad index."""
+    name = DEFAULT if name is None else str(name)
+    kind, _, idx = name.partition(":")
+    kind = kind.upper()
+    if kind not in _KINDS:
+        raise ValueError(f"unknown device {name!r} (kinds: {', '.join(sorted(_KINDS))})")
+    if idx and not idx.isdigit():
+        raise ValueError(f"bad device index in {name!r}")
+    return f"{kind}:{int(idx or 0)}"
+
+
+def get(name: str) -> Device:
+    """The open device called name (opened on first use)."""
+    name = canonical(name)
+    if name not in _OPEN:
+        _OPEN[name] = _KINDS[name.partition(":")[0]](name)
+    return _OPEN[name]
+
+
+def attach(name: str, device: Device) -> None:
+    """Use an already-open device under name (tests give the compiler a runtime.Device of their own)."""
+    _OPEN[canonical(name)] = device

@@ -1,0 +1,186 @@
+"""Tiled matrix products through LDS, and float16/bfloat16 ones on the matrix cores.
+
+A kernel whose one reduction sums over one axis k (a multiple of 16), and whose output has two trailing
+dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item computing U x U outputs (U = 4
+when i and j are multiples of 64, else 1): work-item (y, x) owns rows tile_i*16U + y*U + 0..U-1 and columns
+tile_j*16U + x*U + 0..U-1. The loop over k is split into k = ko*16 + ki. The reduction's input is lowered once
+at placeholder indices (i, j, k); every load in it that varies with k and with exactly one of i and j (A[i, k],
+B[k, j], or anything fused into them) is staged: before the ki loop the workgroup loads its 16U x 16 tile of
+that value into LDS, laid out [i or j][k] (each work-item loads U elements, consecutive work-items along k
+for an (i, k) input and along j for a (k, j) one, so global loads stay coalesced for row-major operands), and
+a barrier follows; inside the loop each output reads it back at [row or column][ki], 16 consecutive words
+per row that LLVM merges into wide LDS loads. A second barrier ends the step before the tiles are
+overwritten. Loads that do not qualify stay global. The U x U outputs share every staged read, so a
+work-item makes 2U LDS reads for U*U multiply-adds.
+
+The staged values are the original loads with the placeholders substituted, so the index proof covers them
+as written.
+"""
+
+from __future__ import annotations
+
+from math import prod
+
+from compiler.dtypes import dtypes
+from compiler.ir.ops import Ops, UOp
+from compiler.ir.rewrite import substitute
+
+TILE = 16
+
+
+def _ids(u: UOp) -> set[UOp]:
+    return {x for x in u.toposort() if x.op in (Ops.SPECIAL, Ops.RANGE)}
+
+
+def applies(lw) -> bool:
+    """Whether the kernel has the shape of a tiled matrix product (module docstring)."""
+    if len(lw.reduces) != 1 or len(lw.stores) != 1:
+        return False
+    op, axes, full = lw.reduces[0].arg
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    return op is Ops.ADD and len(axes) == 1 and full[axes[0]] % TILE == 0 and len(dims) >= 2 and \
+        lw.shape[dims[-1]] % TILE == 0 and lw.shape[dims[-2]] % TILE == 0
+
+
+def _frame(lw, tile: int):
+    """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans."""
+    from compiler.ir.lower import c, unflatten
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    di, dj = dims[-2], dims[-1]
+    batch = dims[:-2]
+    n_batch = prod(lw.shape[d] for d in batch)
+    gx, gy = lw.special("group", 0, lw.shape[dj] // tile), lw.special("group", 1, lw.shape[di] // tile)
+    gz = lw.special("group", 2, n_batch)
+    base = [c(0)] * len(lw.shape)
+    for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
+        base[d] = v
+    ph = tuple(UOp(Ops.RANGE, dtypes.int32, (c(TILE),), n) for n in ("tile_i", "tile_j", "tile_k"))
+    return base, di, dj, gx, gy, ph, n_batch
+
+
+def plan(lw):
+    """The tiled lowering (sink, geometry) of Lowerer lw's kernel, or None when it does not apply or nothing
+    would be staged."""
+    if not applies(lw):
+        return None
+    from compiler.ir.lower import c
+    (red,) = lw.reduces
+    _, (k,), full = red.arg
+    dims = [d for d, s in enumerate(lw.shape) if s != 1]
+    up = 4 if lw.shape[dims[-1]] % (TILE * 4) == 0 and lw.shape[dims[-2]] % (TILE * 4) == 0 else 1
+    span = TILE * up  # rows (and columns) of a workgroup's tile
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, span)
+    lx, ly = lw.special("local", 0, TILE), lw.special("local", 1, TILE)
+    true = UOp.const(dtypes.bool, True)
+    at = list(base)
+    at[di], at[dj], at[k] = ph_i, ph_j, ph_k
+    value = lw.lower(red.src[0], tuple(at), true)
+    ko = lw.new_range(full[k] // TILE)
+    k0 = ko * TILE if ko.op is Ops.RANGE else c(0)
+    flat = ly * TILE + lx  # the work-item's number in the workgroup
+    stores, reads = [], {}
+    for load in (u for u in value.toposort() if u.op is Ops.LOAD):
+        deps = _ids(load) & {ph_i, ph_j, ph_k}
+        if ph_k not in deps or (ph_i in deps) == (ph_j in deps):
+            continue
+        lds = lw.new_lds(load.dtype, span * TILE)
+        for q in range(up):
+            e = flat + q * TILE * TILE
+            if ph_i in deps:  # an (i, k) input: consecutive work-items take consecutive k
+                p, kk = e // TILE, e % TILE
+                v = substitute(load, {ph_i: gy * span + p, ph_k: k0 + kk})
+            else:  # a (k, j) input: consecutive work-items take consecutive j
+                p, kk = e % span, e // span
+                v = substitute(load, {ph_j: gx * span + p, ph_k: k0 + kk})
+            stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * TILE + kk, v)))
+        reads[load] = (lds, ph_i in deps)
+    if not stores:
+        return None
+    barrier = UOp(Ops.BARRIER, dtypes.int32, tuple(stores))
+    ki = lw.new_range(TILE, *([ko] if ko.op is Ops.RANGE else []), barrier)
+    accs, idxs, assigns = [], [], []
+    for ui in range(up):
+        for uj in range(up):
+            mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)),
+                                                         ((ly * up + ui) if by_row else (lx * up + uj)) * TILE + ki))
+                       for load, (lds, by_row) in reads.items()}
+            row, col = gy * span + ly * up + ui, gx * span + lx * up + uj
+            mapping |= {ph_i: row, ph_j: col, ph_k: k0 + ki}
+            acc = lw.new_acc(red.dtype, 0)
+            assigns.append(UOp(Ops.ASSIGN, red.dtype, (acc, acc.alu(Ops.ADD, substitute(value, mapping)))))
+            accs.append(acc)
+            out = list(base)
+            out[di], out[dj] = row, col
+            idxs.append(tuple(out))
+    end = UOp(Ops.ENDRANGE, dtypes.int32, (ki, *assigns))
+    end = UOp(Ops.BARRIER, dtypes.int32, (end,))
+    if ko.op is Ops.RANGE:
+        end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, end))
+    for acc, at in zip(accs, idxs, strict=True):
+        lw.memo[(red, at, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
+    grid = (lw.shape[dj] // span, lw.shape[di] // span, n_batch)
+    return lw.finish(idxs[0], true, true, grid, (TILE, TILE, 1), "M", more_idx=idxs[1:])
+
+
+WMMA_TYPES = ("float16", "bfloat16")
+WMMA_TILE = 16
+
+
+def _wmma_factors(red: UOp) -> tuple[UOp, UOp] | None:
+    """The two factors of a float32 sum of float16 (or bfloat16) products, as matmul builds it, or None."""
+    src = red.src[0]
+    if red.dtype != dtypes.float32 or src.op is not Ops.CAST or src.src[0].op is not Ops.MUL:
+        return None
+    x, y = src.src[0].src
+    return (x, y) if x.dtype == y.dtype and x.dtype.name in WMMA_TYPES else None
+
+
+def plan_wmma(lw):
+    """A float16/bfloat16 matrix product on gfx11's matrix cores: one wave32 workgroup per 16x16 output tile.
+
+    The sum's factors are lowered at placeholder indices (i, j, k); the one that varies with i and k only is
+    A, with j and k only B (else no WMMA). Lane l holds A's row l % 16 and B's column l % 16 for k = ko*16 +
+    0..15 (16 loads each per step, substituted into the factors) and accumulates D's rows 2r + l // 16,
+    column l % 16, r = 0..7, in 8 float32 registers: 8 stores per lane. Products are exact (the AST's
+    product rounded to float16 first; the matrix core does not round it)."""
+    if "wmma" not in lw.features or not applies(lw):
+        return None
+    (red,) = lw.reduces
+    factors = _wmma_factors(red)
+    if factors is None:
+        return None
+    from compiler.ir.lower import c
+    _, (k,), full = red.arg
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE)
+    lane = lw.special("local", 0, 32)
+    true = UOp.const(dtypes.bool, True)
+    at = list(base)
+    at[di], at[dj], at[k] = ph_i, ph_j, ph_k
+    fx, fy = (lw.lower(f, tuple(at), true) for f in factors)
+    dx, dy = _ids(fx) & {ph_i, ph_j, ph_k}, _ids(fy) & {ph_i, ph_j, ph_k}
+    if dx <= {ph_i, ph_k} and dy <= {ph_j, ph_k}:
+        a, b = fx, fy
+    elif dx <= {ph_j, ph_k} and dy <= {ph_i, ph_k}:
+        a, b = fy, fx
+    else:
+        return None
+    ko = lw.new_range(full[k] // WMMA_TILE)
+    row, col = gy * WMMA_TILE + lane % 16, gx * WMMA_TILE + lane % 16
+    ks = [ko * WMMA_TILE + e if ko.op is Ops.RANGE else c(e) for e in range(WMMA_TILE)]
+    a_el = [substitute(a, {ph_i: row, ph_k: kk}) for kk in ks]
+    b_el = [substitute(b, {ph_j: col, ph_k: kk}) for kk in ks]
+    accs = [lw.new_acc(dtypes.float32, 0.0) for _ in range(8)]
+    mma = UOp(Ops.WMMA, dtypes.float32, (*a_el, *b_el, *accs), a.dtype.name)
+    parts = [UOp(Ops.GEP, dtypes.float32, (mma,), r) for r in range(8)]
+    if ko.op is Ops.RANGE:
+        end = UOp(Ops.ENDRANGE, lane.dtype, (ko, *(UOp(Ops.ASSIGN, dtypes.float32, (acc, p))
+                                                   for acc, p in zip(accs, parts, strict=True))))
+        parts = [UOp(Ops.AFTER, dtypes.float32, (acc, end)) for acc in accs]
+    idxs = []
+    for r in range(8):
+        at = list(base)
+        at[di], at[dj] = gy * WMMA_TILE + (lane // 16 + 2 * r), col
+        lw.memo[(red, tuple(at), true)] = parts[r]
+        idxs.append(tuple(at))
+    grid = (lw.shape[dj] // WMMA_TILE, lw.shape[di] // WMMA_TILE, n_batch)
+    return lw.finish(idxs[0], true, true, grid, (32, 1, 1), "W", more_idx=idxs[1:])

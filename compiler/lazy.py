@@ -1,0 +1,172 @@
+"""The lazy graph: what Tensor operations build before anything runs.
+
+A `LazyBuffer` is either a base (an operation: host data, a constant, an ALU op over sources of one shape, a
+reduction, a copy) or a view of a base through a ShapeTracker: movement operations only make new views.
+`realize()` hands the bases to the scheduler (compiler.schedule); a realized base holds a device buffer and
+forgets its sources.
+"""
+
+from __future__ import annotations
+
+import weakref
+from enum import Enum, auto
+
+import numpy as np
+
+from compiler.dtypes import DType, dtypes
+from compiler.ir.ops import Ops
+from compiler.views import ShapeTracker
+
+
+class LoadOps(Enum):
+    """Lazy operations that are not ALU ops."""
+
+    CONST = auto()       # arg: the value; shape ()
+    COPYIN = auto()      # arg: a host array to copy to the device
+    EMPTY = auto()       # uninitialised memory
+    BUFFER = auto()      # realized: .buffer holds the device memory
+    IOTA = auto()        # 0, 1, 2... (int32) of its shape's flat index
+    CONTIGUOUS = auto()  # forces its source into a buffer of its own, in row-major order
+    COPY = auto()        # its source copied from another device
+    REDUCE = auto()      # arg: (Ops.ADD|Ops.MAX|Ops.MUL, axes); keeps reduced axes as size 1
+
+
+class LazyBuffer:
+    """A node of the lazy graph (module docstring)."""
+
+    def __init__(self, device: str, st: ShapeTracker, dtype: DType, op=None, srcs: tuple = (), arg=None,
+                 base: LazyBuffer | None = None):
+        self.device, self.st, self.dtype = device, st, dtype
+        self.shape = st.shape
+        if base is None:
+            self.op, self.srcs, self.arg = op, srcs, arg
+            self.buffer = None  # a compiler.device.DeviceBuffer once realized
+            self._base = None
+        else:
+            assert base.base is base, "a view's base is a base"
+            self._base = base
+
+    @property
+    def base(self) -> LazyBuffer:
+        """The base this node views (itself for a base)."""
+        return self if self._base is None else self._base
+
+    @property
+    def is_view(self) -> bool:
+        """Whether this node is a view of another."""
+        return self._base is not None
+
+    @property
+    def realized(self) -> bool:
+        """Whether the base holds a device buffer."""
+        return self.base.op is LoadOps.BUFFER
+
+    def __repr__(self) -> str:
+        b = self.base
+        what = b.op.name if isinstance(b.op, LoadOps | Ops) else str(b.op)
+        return f"<LB {self.device} {self.shape} {self.dtype.name} {what}{' view' if self.is_view else ''}>"
+
+    # ---- creation ------------------------------------------------------------------------------------------
+    @staticmethod
+    def const(value, dtype: DType, device: str, shape=()) -> LazyBuffer:
+        """A constant broadcast to shape (no memory)."""
+        from compiler.ir.ops import normalize
+        c = LazyBuffer(device, ShapeTracker.contiguous(()), dtype, LoadOps.CONST, (), normalize(dtype, value))
+        return c.reshape((1,) * len(shape)).expand(tuple(shape)) if shape else c
+
+    @staticmethod
+    def from_host(array: np.ndarray, dtype: DType, device: str) -> LazyBuffer:
+        """Host data to copy to the device when realized."""
+        return LazyBuffer(device, ShapeTracker.contiguous(array.shape), dtype, LoadOps.COPYIN, (), array)
+
+    @staticmethod
+    def iota(n: int, device: str) -> LazyBuffer:
+        """0..n-1 as int32."""
+        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dtypes.int32, LoadOps.IOTA)
+
+    @staticmethod
+    def empty(shape, dtype: DType, device: str) -> LazyBuffer:
+        """Memory whose contents are undefined."""
+        return LazyBuffer(device, ShapeTracker.contiguous(tuple(shape)), dtype, LoadOps.EMPTY)
+
+    # ---- operations ----------------------------------------------------------------------------------------
+    def alu(self, op: Ops, *others: LazyBuffer, dtype: DType | None = None) -> LazyBuffer:
+        """An elementwise op over self and others (all of self's shape); the result type is `dtype` or self's."""
+        for o in others:
+            if o.shape != self.shape:
+                raise ValueError(f"{op.name}: shapes {self.shape} and {o.shape} differ")
+        return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), dtype or self.dtype, op, (self, *others))
+
+    def cast(self, dtype: DType, bitcast: bool = False) -> LazyBuffer:
+        """Values converted to dtype (or their bits reinterpreted)."""
+        if dtype == self.dtype:
+            return self
+        op = Ops.BITCAST if bitcast else Ops.CAST
+        return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), dtype, op, (self,))
+
+    def reduce(self, op: Ops, axes: tuple[int, ...]) -> LazyBuffer:
+        """Reduce over axes (kept as size 1) with ADD, MAX or MUL."""
+        axes = tuple(sorted(a for a in axes if self.shape[a] != 1))
+        if not axes:
+            return self
+        shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+        return LazyBuffer(self.device, ShapeTracker.contiguous(shape), self.dtype, LoadOps.REDUCE, (self,), (op, axes))
+
+    def contiguous(self) -> LazyBuffer:
+        """A base of its own in row-major order (realized as a buffer when the graph runs)."""
+        if not self.is_view and self.op in (LoadOps.BUFFER, LoadOps.COPYIN, LoadOps.CONTIGUOUS):
+            return self
+        return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), self.dtype, LoadOps.CONTIGUOUS, (self,))
+
+    def copy_to(self, device: str) -> LazyBuffer:
+        """The values on another device."""
+        src = self.contiguous()
+        return LazyBuffer(device, ShapeTracker.contiguous(self.shape), self.dtype, LoadOps.COPY, (src,))
+
+    # ---- movement: views ---------------------------------------------------------------------------------------
+    def _view(self, st: ShapeTracker) -> LazyBuffer:
+        if st == self.base.st and not (self.base.op is LoadOps.CONST and st.shape != ()):
+            return self.base
+        return LazyBuffer(self.device, st, self.dtype, base=self.base)
+
+    def reshape(self, shape) -> LazyBuffer:
+        """See ShapeTracker.reshape."""
+        return self if tuple(shape) == self.shape else self._view(self.st.reshape(tuple(shape)))
+
+    def permute(self, order) -> LazyBuffer:
+        """See ShapeTracker.permute."""
+        return self if tuple(order) == tuple(range(len(order))) else self._view(self.st.permute(tuple(order)))
+
+    def expand(self, shape) -> LazyBuffer:
+        """See ShapeTracker.expand."""
+        return self if tuple(shape) == self.shape else self._view(self.st.expand(tuple(shape)))
+
+    def pad(self, pads) -> LazyBuffer:
+        """See ShapeTracker.pad."""
+        return self if all(p == (0, 0) for p in pads) else self._view(self.st.pad(tuple(pads)))
+
+    def shrink(self, bounds) -> LazyBuffer:
+        """See ShapeTracker.shrink."""
+        if all(b == (0, s) for b, s in zip(bounds, self.shape, strict=True)):
+            return self
+        return self._view(self.st.shrink(tuple(bounds)))
+
+    def flip(self, axes) -> LazyBuffer:
+        """See ShapeTracker.flip."""
+        axes = tuple(a for a in axes if self.shape[a] > 1)
+        return self._view(self.st.flip(axes)) if axes else self
+
+
+def realize(*bufs: LazyBuffer) -> None:
+    """Run everything the given lazy buffers need, so their bases hold device buffers."""
+    from compiler.realize import run_schedule
+    from compiler.schedule import schedule
+    todo = [b.base for b in bufs if not b.realized and b.base.op is not LoadOps.CONST]
+    if todo:
+        run_schedule(schedule(todo))
+
+
+def mark_realized(base: LazyBuffer, buffer) -> None:
+    """Turn a base into a realized buffer: drop its sources so the graph behind it can be freed."""
+    base.op, base.srcs, base.arg, base.buffer = LoadOps.BUFFER, (), None, buffer
+    weakref.finalize(base, buffer.release).atexit = False

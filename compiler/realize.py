@@ -1,0 +1,66 @@
+"""Running a schedule: allocate each output, copy host data in, compile (through the cache) and launch."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from compiler import device as devices
+from compiler.dtypes import to_bf16_bits
+from compiler.kernel import compile_ast
+from compiler.lazy import mark_realized
+from compiler.schedule import ScheduleItem
+
+
+def host_bytes(array: np.ndarray, dtype) -> np.ndarray:
+    """A host array as the bytes a buffer of dtype holds (bfloat16 as rounded bit patterns, bool as bytes)."""
+    if dtype.name == "bfloat16":
+        return to_bf16_bits(np.asarray(array, np.float32))
+    return np.ascontiguousarray(array, dtype.storage)
+
+
+def check_dtypes(items: list[ScheduleItem]) -> None:
+    """TypeError before anything runs when a kernel uses a dtype its device's backend does not compile."""
+    for item in items:
+        if item.kind != "kernel":
+            continue
+        be = devices.get(item.out.device).backend
+        for u in item.ast.toposort():
+            dt = getattr(u.dtype, "base", u.dtype)
+            if not be.supports(dt):
+                raise TypeError(f"the {be.name} backend ({be.target}) does not support {dt.name} "
+                                f"(needed by a kernel writing {item.out.shape} {item.out.dtype.name})")
+
+
+def run_schedule(items: list[ScheduleItem]) -> None:
+    """Realize every item in order (sources come first in a schedule)."""
+    check_dtypes(items)
+    progress = _progress(len([i for i in items if i.kind == "kernel"]))
+    for item in items:
+        dev = devices.get(item.out.device)
+        bufs = [dev.alloc(o.st.size() * o.dtype.itemsize) for o in item.outs]
+        if item.kind == "copy":
+            dev.transfer(bufs[0], item.inputs[0].buffer, bufs[0].nbytes)
+        elif item.kind == "copyin":
+            bufs[0].copyin(host_bytes(item.out.arg, item.out.dtype))
+        elif item.kind == "kernel":
+            prog = compile_ast(item.ast, dev.backend)
+            dev.launch(prog, [*bufs, *(i.buffer for i in item.inputs)])
+            if progress:
+                progress.update(1)
+        for out, buf in zip(item.outs, bufs, strict=True):
+            mark_realized(out, buf)
+    if progress:
+        progress.close()
+
+
+def _progress(n: int):
+    """A progress bar on a TTY for long schedules (tqdm), else None."""
+    if n < 32 or not sys.stderr.isatty():
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=n, desc="realize", unit="kernel", leave=False)

@@ -1,0 +1,288 @@
+"""The scheduler: cuts the lazy graph into kernels and orders them.
+
+Every base that must live in memory becomes one kernel (or a copy): the requested outputs, host data,
+CONTIGUOUS, and reductions whose result is read through a view that is not the identity (softmax's
+`x - x.max(keepdim)`), by more than one consumer, or inside another reduction's input. Elementwise work is
+fused into every consumer, loads included, through views (the view of a view composes; a masked view wraps
+the fused value in its VALID condition, so padding reads 0 whatever the op). A reduction read once through
+the identity fuses with the elementwise work after it, except that an elementwise input a reduction reads
+through an expanding view (matmul's operands) is computed once by a kernel of its own when it holds a
+transcendental or a division. Elementwise kernels of one shape that are ready together share one kernel.
+Each kernel is an AST of the kernel IR:
+
+    SINK(STORE(PARAM 0, VIEW, value), STORE(PARAM 1, ...)...)     one STORE per output
+    value := LOAD(PARAM i, VIEW) | CONST | IOTA(VIEW) | VALID(VIEW) | ALU(value...) | REDUCE(value)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.dtypes import PtrDType, dtypes
+from compiler.ir.ops import Ops, UOp
+from compiler.lazy import LazyBuffer, LoadOps
+from compiler.views import ShapeTracker
+
+# a fused elementwise input that every output element of a reduction reads again is computed once instead,
+# when it costs one of these (the rest of ALU is cheaper than a round trip through memory)
+EXPENSIVE = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.IDIV, Ops.MOD}
+MAX_FUSED = 400  # AST nodes a kernel may fuse before an input is computed by a kernel of its own
+MAX_OUTPUTS = 8  # stores one elementwise kernel may make
+
+
+@dataclass
+class ScheduleItem:
+    """One step: a kernel (ast; buffers: the outputs, then the inputs) or a copy ('copyin'/'copy'/'empty')."""
+
+    kind: str
+    outs: list[LazyBuffer]
+    ast: UOp | None = None
+    inputs: list[LazyBuffer] = field(default_factory=list)
+
+    @property
+    def out(self) -> LazyBuffer:
+        """The (first) output."""
+        return self.outs[0]
+
+
+class _Restart(Exception):
+    def __init__(self, base: LazyBuffer):
+        self.base = base
+
+
+def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
+    """The ordered steps that realize the bases `outs` (and what they need)."""
+    graph = _collect(outs)
+    consumers: dict[LazyBuffer, set[LazyBuffer]] = {b: set() for b in graph}
+    for b in graph:
+        for s in b.srcs:
+            if s.base in consumers:
+                consumers[s.base].add(b)
+    must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
+    while True:
+        try:
+            return _items(graph, must)
+        except _Restart as r:
+            must.add(r.base)
+
+
+def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
+    """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
+    the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
+    its state in one launch). While such a group is open, ready reductions and copies run first: they may
+    make more of its members ready."""
+    todo = [b for b in graph if b in must]
+    deps = {b: _deps(b, must) for b in todo}
+    done: set[LazyBuffer] = set()
+    items: list[ScheduleItem] = []
+    group: list[LazyBuffer] = []
+
+    def emit(item: ScheduleItem) -> None:
+        items.append(item)
+        done.update(item.outs)
+
+    while todo:
+        inline = done | set(group)
+        b = next((x for x in todo if group and deps[x] <= inline and _joins(group, x, must)), None)
+        if b is None:
+            ready = [x for x in todo if deps[x] <= done]
+            b = next((x for x in ready if not group or not _groupable(x, must)), None)
+            if b is None:
+                if group:  # nothing else can run first: the group's kernel runs now
+                    emit(_kernel(group, must))
+                    group = []
+                    continue
+                b = ready[0]
+        todo.remove(b)
+        if b.op in (LoadOps.COPYIN, LoadOps.EMPTY) or b.st.size() == 0:
+            emit(ScheduleItem("copyin" if b.op is LoadOps.COPYIN else "empty", [b]))
+        elif b.op is LoadOps.COPY:
+            emit(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
+        elif not _groupable(b, must):
+            emit(_kernel([b], must))
+        else:
+            group.append(b)
+    if group:
+        emit(_kernel(group, must))
+    return items
+
+
+def _groupable(b: LazyBuffer, must: set) -> bool:
+    """Whether b's kernel is elementwise (it may share a kernel with others of its shape)."""
+    return b.op not in (LoadOps.COPYIN, LoadOps.EMPTY, LoadOps.COPY) and b.st.size() > 0 and \
+        not _has_reduce(b, must)
+
+
+def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
+    """The realized-in-this-schedule bases b's kernel reads (through fused sources)."""
+    out, stack, seen = set(), list(s.base for s in b.srcs), set()
+    while stack:
+        x = stack.pop()
+        if x in seen or x.op is LoadOps.BUFFER:
+            continue
+        seen.add(x)
+        if x in must:
+            out.add(x)
+        else:
+            stack.extend(s.base for s in x.srcs)
+    return out
+
+
+def _joins(group: list[LazyBuffer], b: LazyBuffer, must: set) -> bool:
+    g = group[0]
+    return len(group) < MAX_OUTPUTS and b.device == g.device and _squeeze(b.shape) == _squeeze(g.shape) and \
+        _groupable(b, must)
+
+
+def _has_reduce(b: LazyBuffer, must: set) -> bool:
+    """Whether b's kernel would contain a reduction (one fused into it, or b itself)."""
+    stack, seen = [b], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if x.op is LoadOps.REDUCE and (x is b or x not in must):
+            return True
+        if x is b or (x not in must and (isinstance(x.op, Ops) or x.op is LoadOps.CONTIGUOUS)):
+            stack.extend(s.base for s in x.srcs)
+    return False
+
+
+def _collect(outs: list[LazyBuffer]) -> list[LazyBuffer]:
+    """Unrealized bases reachable from outs, sources first."""
+    order, seen = [], set()
+    stack = [(b, False) for b in outs]
+    while stack:
+        b, done = stack.pop()
+        if done:
+            order.append(b)
+            continue
+        if b in seen or b.op is LoadOps.BUFFER:
+            continue
+        seen.add(b)
+        stack.append((b, True))
+        stack.extend((s.base, False) for s in b.srcs if s.base not in seen)
+    return order
+
+
+def _must_realize(b: LazyBuffer, consumers) -> bool:
+    if b.op in (LoadOps.COPYIN, LoadOps.EMPTY, LoadOps.CONTIGUOUS, LoadOps.COPY):
+        return True
+    if b.op is LoadOps.REDUCE:
+        users = consumers[b]
+        if len(users) != 1:
+            return True
+        (user,) = users
+        views = [s for s in user.srcs if s.base is b]
+        return user.op is LoadOps.REDUCE or not all(_is_reshape(v.st, b.shape) for v in views)
+    return False
+
+
+def _is_reshape(st: ShapeTracker, shape) -> bool:
+    """Whether st reads a base of shape `shape` in order, only inserting or removing size-1 dimensions."""
+    return st.contiguous_layout and _squeeze(st.shape) == _squeeze(shape)
+
+
+def _squeeze(shape) -> tuple[int, ...]:
+    return tuple(s for s in shape if s != 1)
+
+
+def _kernel_shape(root: LazyBuffer, must: set) -> tuple[int, ...]:
+    """The index space of root's kernel: root's shape, or the shape of a reduction fused into it that differs
+    only by size-1 dimensions (sum(keepdim=False) followed by elementwise work), so the reduction is read
+    through the identity."""
+    stack, seen = [root], set()
+    while stack:
+        b = stack.pop()
+        if b in seen:
+            continue
+        seen.add(b)
+        if b.op is LoadOps.REDUCE and b is not root and b not in must:
+            return b.shape if _squeeze(b.shape) == _squeeze(root.shape) else root.shape
+        if isinstance(b.op, Ops) or b is root and b.op is LoadOps.CONTIGUOUS:
+            stack.extend(s.base for s in b.srcs if _is_reshape(s.st, s.base.shape) and s.base not in must)
+    return root.shape
+
+
+class _Builder:
+    """Builds one kernel's AST, collecting its input buffers."""
+
+    def __init__(self, roots: list[LazyBuffer], must: set):
+        self.roots, self.must = roots, must
+        self.costly: dict[LazyBuffer, bool] = {}
+        self.inputs: list[LazyBuffer] = []
+        self.memo: dict = {}
+        self.size = 0
+
+    def param(self, b: LazyBuffer) -> UOp:
+        if b not in self.inputs:
+            self.inputs.append(b)
+        i = len(self.roots) + self.inputs.index(b)
+        return UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
+
+    def build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
+        key = (b, st, in_reduce)
+        if key not in self.memo:
+            self.memo[key] = self._build(b, st, in_reduce)
+            self.size += 1
+            if self.size > MAX_FUSED and b not in self.roots and b.op not in (LoadOps.BUFFER, LoadOps.CONST):
+                raise _Restart(b)
+        return self.memo[key]
+
+    def _build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
+        view = UOp(Ops.VIEW, dtypes.int32, (), st)
+        if b.op is LoadOps.BUFFER or (b in self.must and b not in self.roots):
+            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
+        if b.op is LoadOps.CONST:
+            v = UOp.const(b.dtype, b.arg)
+        elif b.op is LoadOps.IOTA:
+            v = UOp(Ops.IOTA, dtypes.int32, (view,))
+        elif b.op is LoadOps.REDUCE:
+            if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b not in self.roots):
+                raise _Restart(b)
+            (src,) = b.srcs
+            inner = self.build(src.base, src.st, True)
+            v = UOp(Ops.REDUCE, b.dtype, (inner,), (*b.arg, src.shape))
+        elif b.op is LoadOps.CONTIGUOUS:
+            (src,) = b.srcs
+            return self.build(src.base, src.st + st, in_reduce)
+        elif isinstance(b.op, Ops):
+            if in_reduce and self._recompute_is_costly(b, st):
+                raise _Restart(b)
+            srcs = tuple(self.build(s.base, s.st + st, in_reduce) for s in b.srcs)
+            v = UOp(b.op, b.dtype, srcs)
+        else:
+            raise AssertionError(f"cannot fuse {b}")
+        if st.masked:
+            v = UOp(Ops.VALID, dtypes.bool, (view,)).where(v, UOp.const(b.dtype, 0))
+        return v
+
+    def _recompute_is_costly(self, b: LazyBuffer, st: ShapeTracker) -> bool:
+        """Whether reading b through st (an expanding view) would recompute a transcendental or a division."""
+        return st.size() > b.st.size() and self._holds_expensive(b)
+
+    def _holds_expensive(self, b: LazyBuffer) -> bool:
+        if b not in self.costly:
+            self.costly[b] = b.op in EXPENSIVE or any(
+                self._holds_expensive(s.base) for s in b.srcs
+                if isinstance(s.base.op, Ops) and s.base not in self.must)
+        return self.costly[b]
+
+
+def _mem(dt):
+    """The type a buffer of dt holds (bool as bytes)."""
+    return dtypes.uint8 if dt == dtypes.bool else dt
+
+
+def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem:
+    """One kernel storing every base of group (a single one may take a fused reduction's index space)."""
+    builder = _Builder(group, must)
+    stores = []
+    for i, b in enumerate(group):
+        shape = _kernel_shape(b, must) if len(group) == 1 else group[0].shape
+        here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
+        value = builder.build(b, here, False).cast(_mem(b.dtype))
+        out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
+        stores.append(UOp(Ops.STORE, dtypes.int32, (out, UOp(Ops.VIEW, dtypes.int32, (), here), value)))
+    return ScheduleItem("kernel", list(group), UOp(Ops.SINK, dtypes.int32, tuple(stores)), builder.inputs)

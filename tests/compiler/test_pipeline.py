@@ -1,0 +1,144 @@
+"""The pipeline around the kernels: the kernel cache (a second process compiles nothing; SIMGPU_CACHE=0),
+SIMGPU_DEBUG levels, backend selection, dtype support checks, a GPU fault inside a compiled kernel, and the
+import rule (compiler -> simgpu.isa, runtime only)."""
+
+import ast
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import compiler
+from compiler import Tensor, backend, dtypes
+from compiler.dtypes import PtrDType
+from compiler.ir.ops import Ops, UOp
+from compiler.views import ShapeTracker, View
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+PROGRAM = """
+import numpy as np
+from compiler import Tensor
+from compiler.kernel import stats
+x = Tensor(np.arange(48, dtype=np.float32).reshape(6, 8) / 10)
+out = (x.softmax() @ x.T).sum(0)
+print(out.numpy().tobytes().hex(), stats.compiled, stats.cache_hits)
+"""
+
+
+def _run(env_extra: dict) -> tuple[str, int, int]:
+    env = dict(os.environ, MOCKGPU="1", **env_extra)
+    r = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, cwd=ROOT,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    data, compiled, hits = r.stdout.split()
+    return data, int(compiled), int(hits)
+
+
+def test_a_second_process_compiles_nothing(tmp_path):
+    first = _run({"SIMGPU_CACHE_DIR": str(tmp_path)})
+    second = _run({"SIMGPU_CACHE_DIR": str(tmp_path)})
+    assert first[1] > 0 and second[1] == 0 and second[2] >= first[1]
+    assert first[0] == second[0]
+    assert list(tmp_path.glob("kernels/llvm-gfx1100-*/*.msgpack"))
+
+
+def test_cache_off_compiles_again_and_writes_nothing(tmp_path):
+    _run({"SIMGPU_CACHE_DIR": str(tmp_path)})
+    off = _run({"SIMGPU_CACHE_DIR": str(tmp_path / "other"), "SIMGPU_CACHE": "0"})
+    assert off[1] > 0 and not (tmp_path / "other").exists()
+
+
+def test_a_corrupt_cache_entry_is_ignored(tmp_path):
+    _run({"SIMGPU_CACHE_DIR": str(tmp_path)})
+    for f in tmp_path.glob("kernels/*/*.msgpack"):
+        f.write_bytes(b"\x93not a cache entry")
+    data, compiled, _ = _run({"SIMGPU_CACHE_DIR": str(tmp_path)})
+    assert compiled > 0
+
+
+@pytest.mark.parametrize("level,expect", [("1", ["launch E_7_3", " us"]), ("2", ["kernel E_7_3", "= LOAD float32"]),
+                                          ("3", ["s_endpgm", "global_load_b32"])])
+def test_debug_levels(backend, capfd, monkeypatch, level, expect):
+    monkeypatch.setenv("SIMGPU_DEBUG", level)
+    monkeypatch.setenv("SIMGPU_CACHE", "0")  # compile here, so levels 2 and 3 print
+    (Tensor(np.ones((7, 3), np.float32)) * 3 + 1).numpy()
+    err = capfd.readouterr().err
+    for e in expect:
+        assert e in err, err
+
+
+def test_backend_selection(monkeypatch):
+    assert "llvm" in backend.available("AMD")
+    monkeypatch.setenv("SIMGPU_BACKEND", "nonesuch")
+    with pytest.raises(ValueError, match="does not compile for AMD"):
+        backend.for_device("AMD")
+    monkeypatch.delenv("SIMGPU_BACKEND")
+    with pytest.raises(ValueError, match="unknown backend"):
+        with backend.using("nonesuch"):
+            pass
+    with backend.using("llvm"):
+        assert backend.for_device("AMD").name == "llvm"
+
+
+def test_unsupported_dtype_is_a_type_error_before_launch():
+    from compiler.backend.llvm import LLVMBackend
+
+    class NoF64(LLVMBackend):
+        name = "llvm-nof64"
+
+        def supports(self, dtype):
+            return dtype != dtypes.float64
+
+    backend.register(NoF64)
+    try:
+        with backend.using("llvm-nof64"):
+            with pytest.raises(TypeError, match="does not support float64"):
+                (Tensor([1.0, 2.0], dtype=dtypes.float64) * 2).numpy()
+    finally:
+        backend._REGISTRY.pop("llvm-nof64")
+        backend._INSTANCES.pop("llvm-nof64", None)
+
+
+def test_gpu_fault_in_a_compiled_kernel_leaves_the_device_usable(monkeypatch):
+    import runtime
+    from compiler import device
+    from compiler.kernel import compile_ast
+    monkeypatch.setenv("SIMGPU_CHECK_OOB", "0")  # the proof would refuse this kernel
+    f32, i32 = dtypes.float32, dtypes.int32
+    far = View.create((64,), (1,), offset=1 << 28)  # a gigabyte past the buffer: unmapped
+    load = UOp(Ops.LOAD, f32, (UOp(Ops.PARAM, PtrDType(f32, "global", 64), (), 1), UOp(Ops.VIEW, i32, (),
+                                                                                      ShapeTracker((far,)))))
+    store = UOp(Ops.STORE, i32, (UOp(Ops.PARAM, PtrDType(f32, "global", 64), (), 0),
+                                 UOp(Ops.VIEW, i32, (), ShapeTracker.contiguous((64,))), load))
+    dev = device.get("AMD")
+    prog = compile_ast(UOp(Ops.SINK, i32, (store,)), dev.backend)
+    a, b = dev.alloc(256), dev.alloc(256)
+    with pytest.raises(runtime.GPUFault, match="page"):
+        dev.launch(prog, [a, b]).wait()
+    a.release()
+    b.release()
+    assert (Tensor([1.0, 2.0]) + 1).tolist() == [2.0, 3.0]
+
+
+ALLOWED_FIRST_PARTY = ("compiler", "runtime", "simgpu.isa")
+FORBIDDEN = ("mockgpu", "simgpu", "traces", "wiring")
+
+
+def test_compiler_imports_only_simgpu_isa_and_runtime():
+    bad = []
+    for path in (ROOT / "compiler").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+            for n in names:
+                if n.split(".")[0] in FORBIDDEN and not n.startswith(ALLOWED_FIRST_PARTY):
+                    bad.append(f"{path.relative_to(ROOT)}: {n}")
+    assert not bad, bad
+
+
+def test_package_exports():
+    assert set(compiler.__all__) >= {"Tensor", "dtypes", "CompileError"}
+    assert "native" not in (compiler.__doc__ or "") and "x86" not in (compiler.__doc__ or "")

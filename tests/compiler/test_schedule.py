@@ -1,0 +1,123 @@
+"""The scheduler and the lowering strategies: what fuses into one kernel, when a reduction gets a kernel of its own,
+and which strategy a reduction gets (serial loop, workgroup through LDS, tiled matrix product with LDS)."""
+
+import numpy as np
+import pytest
+
+from compiler import Tensor, backend
+from compiler.ir.ops import Ops
+from compiler.kernel import linear_kernel
+from compiler.schedule import schedule
+from tests.support.ops import assert_close
+
+
+def kernels(t: Tensor) -> list:
+    """The linearized kernels realizing t (copies of host data left out)."""
+    items = schedule([t.lazydata.base])
+    return [linear_kernel(i.ast, backend.get("llvm")) for i in items if i.kind == "kernel"]
+
+
+def test_elementwise_chain_is_one_kernel():
+    x, y = Tensor.ones(4, 4), Tensor(np.ones((4, 1), np.float32))
+    ks = kernels(((x + y) * 2).exp().sqrt() - y.T)
+    assert len(ks) == 1 and ks[0].name.startswith("E_")
+
+
+def test_reduce_fuses_input_and_output_elementwise():
+    x = Tensor(np.ones((8, 8), np.float32))
+    ks = kernels((x * 3).exp().sum(1).sqrt() + 1)
+    assert len(ks) == 1 and ks[0].name.startswith("R_")
+
+
+def test_softmax_reductions_get_their_own_kernels():
+    x = Tensor(np.ones((4, 8), np.float32))
+    ks = kernels(x.softmax())
+    assert [k.name[0] for k in ks] == ["R", "R", "E"]  # max, sum of exp, normalize
+
+
+def test_long_reduction_uses_the_workgroup_and_lds():
+    (k,) = kernels(Tensor(np.ones(4096, np.float32)).sum())
+    assert k.name.startswith("G_") and k.geometry.block == (64, 1, 1)
+    assert any(u.op is Ops.LDS for u in k.uops) and any(u.op is Ops.BARRIER for u in k.uops)
+
+
+def test_matmul_is_tiled_with_lds():
+    a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 64), np.float32))
+    (k,) = kernels(a @ b)
+    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (4, 2, 1)
+    assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 2
+
+
+def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
+    rng = np.random.default_rng(62)
+    a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 128)).astype(np.float32)
+    out = Tensor(a) @ Tensor(b)
+    (k,) = kernels(out)
+    assert k.name.startswith("M_") and k.geometry.grid == (2, 1, 1) and k.geometry.block == (16, 16, 1)
+    assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == 16
+    assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
+
+
+def test_unaligned_matmul_falls_back_to_loops():
+    (k,) = kernels(Tensor(np.ones((17, 5), np.float32)) @ Tensor(np.ones((5, 9), np.float32)))
+    assert k.name.startswith("R_") and not any(u.op is Ops.LDS for u in k.uops)
+
+
+@pytest.mark.parametrize("case", ["fused_inputs", "batched", "bias_relu", "transposed", "float16"])
+def test_tiled_matmul_variants(backend, case):
+    rng = np.random.default_rng(60)
+    a, b = rng.standard_normal((2, 32, 16)).astype(np.float32), rng.standard_normal((16, 48)).astype(np.float32)
+    bias = rng.standard_normal(48).astype(np.float32)
+    if case == "fused_inputs":
+        out, ref = (Tensor(a) * 2).exp() @ Tensor(b).relu(), np.exp(a * 2) @ np.maximum(b, 0)
+    elif case == "batched":
+        out, ref = Tensor(a) @ Tensor(b), a @ b
+    elif case == "bias_relu":
+        out, ref = (Tensor(a[0]) @ Tensor(b) + Tensor(bias)).relu(), np.maximum(a[0] @ b + bias, 0)
+    elif case == "transposed":
+        out, ref = Tensor(b).T @ Tensor(a[1]).T, b.T @ a[1].T
+    else:
+        out = (Tensor(a[0]).half() @ Tensor(b).half()).float()
+        ref = (a[0].astype(np.float16).astype(np.float32) @ b.astype(np.float16).astype(np.float32))
+        assert_close(out.numpy(), ref, "float32", rtol=5e-3, atol=2e-2)
+        return
+    assert any(k.name.startswith("M_") for k in kernels(out))
+    assert_close(out.numpy(), ref, "float32", rtol=2e-5, atol=1e-4)
+
+
+def test_multi_consumer_elementwise_is_recomputed_not_stored():
+    x = Tensor(np.ones((4, 4), np.float32))
+    e = x * 2 + 1
+    ks = kernels(e.sum(0) + e.sum(1))  # e feeds two reductions (and is recomputed in both)
+    assert len(ks) == 2 + 1 or len(ks) == 2
+
+
+def test_expensive_input_of_a_broadcasting_reduction_is_computed_once():
+    a = Tensor(np.ones((16, 16), np.float32))
+    ks = kernels(a.exp() @ a)
+    assert [k.name[0] for k in ks] == ["E", "M"]
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("sa,sb", [((32, 48), (48, 64)), ((2, 16, 32), (32, 16)), ((16, 16), (16, 16))], ids=str)
+def test_half_matmul_uses_the_matrix_cores(backend, dt, sa, sb):
+    """float16/bfloat16 products of 16-multiples run as v_wmma_f32_16x16x16_* (one wave per 16x16 tile); the
+    result is the exact sum of exact products of the rounded inputs, rounded once to the type."""
+    from compiler import dtypes
+    rng = np.random.default_rng(61)
+    a = Tensor(rng.standard_normal(sa).astype(np.float32), dtype=getattr(dtypes, dt))
+    b = Tensor(rng.standard_normal(sb).astype(np.float32), dtype=getattr(dtypes, dt))
+    out = a @ b
+    ks = kernels(out)
+    if backend == "llvm":
+        assert [k.name[0] for k in ks] == ["W"] and any(u.op is Ops.WMMA for u in ks[0].uops)
+    ref = a.float().numpy().astype(np.float64) @ b.float().numpy().astype(np.float64)
+    got = out.float().numpy()
+    ulp = 2.0 ** -10 if dt == "float16" else 2.0 ** -7
+    assert np.all(np.abs(got - ref) <= np.abs(ref) * ulp + 1e-6)
+
+
+def test_expensive_work_below_an_elementwise_input_is_also_computed_once():
+    a = Tensor(np.ones((16, 16), np.float32))
+    ks = kernels((a.exp() + 1) @ a)
+    assert [k.name[0] for k in ks] == ["E", "M"]
