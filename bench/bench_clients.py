@@ -13,6 +13,7 @@ Best of three batches, wall time.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -120,10 +121,11 @@ def main() -> None:
     except ImportError:
         print("clients: tinygrad graph launch: not measured (pip install -e '.[tinygrad]')")
         return
-    lib = Path("/usr/lib/llvm-19/lib/libLLVM.so")
-    if not lib.exists():
+    found = sorted(glob.glob("/usr/lib/*-linux-gnu/libLLVM.so.19*"))  # Debian's libllvm19 (llvm-19 needs it)
+    if not found:
         print("clients: tinygrad graph launch: not measured (needs libLLVM 19: Debian llvm-19)")
         return
+    lib = Path(found[0])
     tg = _under_simgpu_run(_TINYGRAD_CHILD, {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib)})
     if tg:
         print(f"clients: tinygrad TinyJit graph of 3 kernels + sync:  {tg['graph'] * 1e3:6.2f} ms"

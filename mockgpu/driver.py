@@ -184,7 +184,8 @@ class MockOS(OS):
         while threading.active_count() > 1 and time.monotonic() < deadline:
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 2e-3)
-            if self.process.progress() or any(e.signaled for e in self.process.events.values()):
+            left = max(deadline - time.monotonic(), 1e-3)  # the caller's timeout bounds a dispatch started here
+            if self.process.progress(seconds=left) or any(e.signaled for e in self.process.events.values()):
                 return True
         return False
 

@@ -41,3 +41,10 @@ def simgpu_run(cmd: list[str], *options: str, env: dict | None = None, timeout: 
     full.pop("MOCKGPU", None)
     return subprocess.run([sys.executable, "-m", "wiring.cli", "run", *options, "--", *cmd], env=full, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def libllvm19() -> Path | None:
+    """Debian's libLLVM 19 (package libllvm19, which llvm-19 depends on), for tinygrad's LLVM_PATH."""
+    import glob
+    found = sorted(glob.glob("/usr/lib/*-linux-gnu/libLLVM.so.19*")) + glob.glob("/usr/lib/llvm-19/lib/libLLVM.so")
+    return Path(found[0]) if found else None

@@ -14,9 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.clients import simgpu_run
-
-LIBLLVM = [Path("/usr/lib/llvm-19/lib/libLLVM.so"), Path("/usr/lib/llvm-19/lib/libLLVM-19.so")]
+from tests.support.clients import libllvm19, simgpu_run
 
 
 def _env(tmp: str) -> dict:
@@ -25,7 +23,7 @@ def _env(tmp: str) -> dict:
         import tinygrad  # noqa: F401
     except ImportError as e:
         pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[tinygrad]' (make test installs it)")
-    lib = next((p for p in LIBLLVM if p.exists()), None)
+    lib = libllvm19()
     if lib is None:
         pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19, tools/install-oracles.sh installs it)")
     return {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db", "PYTHONUNBUFFERED": "1"}
