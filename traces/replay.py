@@ -210,8 +210,7 @@ class Replayer:
             d = self._div(call, "user memory written", rec.get("uw", []), self.user.writes)
         for mid, addr, _ in rec.get("shared", []) if d is None else ():  # USERPTR pages, tracked from here on
             self.shadows.track(mid, self.os.space.area(addr).buf)
-        self.shadows.apply(rec.get("sw", []))
-        self.shadows.collect([mid for mid, _, _ in rec.get("shared", []) if mid in self.shadows.cur])
+        self.shadows.apply(rec.get("sw", []), seen=True)
         return d or self._gpu_writes(call, rec)
 
     def _progress(self, rec):
@@ -224,8 +223,7 @@ class Replayer:
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _host_writes(self, rec) -> None:
-        self.shadows.apply(rec.get("w", []))
-        self.shadows.collect()  # the host's writes are not the GPU's: fold them into the shadows
+        self.shadows.apply(rec.get("w", []), seen=True)  # the host's writes are not the GPU's
 
     def _translate(self, req: int, buf: bytearray) -> tuple[bytearray, set]:
         """Recorded fds and CPU addresses inside the argument -> this replay's."""
@@ -281,8 +279,7 @@ class Replayer:
                 at = int(bad[0])
                 return self._div(call, f"memory written during the call: mapping {mid} offset {page * PAGE + at:#x}",
                                  _hex(want.tobytes(), at), _hex(new.tobytes(), at))
-        self.shadows.apply(rec.get("g", []))
-        self.shadows.collect()
+        self.shadows.apply(rec.get("g", []), seen=True)
         return None
 
     def _compare_writes(self, call: str, expected: list, got: list):

@@ -73,12 +73,14 @@ class Shadows:
                 sh[lo:hi] = cur[lo:hi]
         return out
 
-    def apply(self, writes: list[list]) -> None:
-        """Write recorded runs into the mappings (replay) without touching the shadows."""
+    def apply(self, writes: list[list], seen: bool = False) -> None:
+        """Write recorded runs into the mappings (replay); with `seen`, into the shadows too (the writes are known,
+        so no later collect() has to find them)."""
         for mid, first, data in writes:
-            cur = self.cur[mid]
-            lo = first * PAGE
-            cur[lo:lo + len(data)] = np.frombuffer(data, np.uint8)
+            lo, src = first * PAGE, np.frombuffer(data, np.uint8)
+            self.cur[mid][lo:lo + src.size] = src
+            if seen:
+                self.shadow[mid][lo:lo + src.size] = src
 
 
 def by_page(writes: list[list]) -> dict[tuple[int, int], bytes]:
