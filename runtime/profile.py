@@ -60,8 +60,9 @@ class KernelProfile:
     counters: dict[str, int] = field(default_factory=dict)
     per_instance: dict[str, list[int]] = field(default_factory=dict)
     sqtt: list[bytes] = field(default_factory=list)  # one thread-trace stream per SE (empty without SQTT)
-    code_va: int = 0  # the kernel's entry, and its code (for mapping trace tokens to instructions)
+    code_va: int = 0  # the kernel's entry; the code object's image and where it is loaded (for mapping traces)
     code: bytes = b""
+    code_base: int = 0
     wave_size: int = 32
 
     def metrics(self) -> dict[str, float]:
@@ -128,9 +129,9 @@ class Profiler:
     def collect(self, kernel, start: int, end: int) -> KernelProfile:
         """Read the launch's counters (and traces) after it completed."""
         raw = bytes(self.results.view)
+        wave_size = 32 if kernel.descriptor.enable_wavefront_size32 else 64
         rec = KernelProfile(kernel.name, self.dev.queue_kind, start, end, code_va=kernel.code_va,
-                            code=kernel.module.code_image, wave_size=32 if kernel.descriptor.enable_wavefront_size32
-                            else 64)
+                            code=kernel.module.code_image, code_base=kernel.module.code.va, wave_size=wave_size)
         for s in self.schedule:
             if s.block == "SQ":
                 values = list(struct.unpack_from(f"<{s.count}I", raw, s.offset))
