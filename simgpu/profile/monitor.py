@@ -83,7 +83,11 @@ class PerfMonitor:
 
     # ---- events -----------------------------------------------------------------------------------------
     def event(self, q, name: str, event: int) -> None:
-        """An EVENT_WRITE: the thread-trace and counter events act; every event is an EVENT token while tracing."""
+        """An EVENT_WRITE: every event is an EVENT token while tracing; the thread-trace and counter events act."""
+        now = self.gpu.clock.cycles
+        for t in self.traces:
+            if t.on and not t.excluded(pm.TokenExclude.EVENT):
+                t.emit("EVENT", now, event=event)
         if name == "THREAD_TRACE_START":
             for t in self.traces:
                 if t.size() and not t.on:
@@ -97,10 +101,6 @@ class PerfMonitor:
             self.counters.stop()
         elif name == "PERFCOUNTER_SAMPLE":
             self.counters.sample()
-        now = self.gpu.clock.cycles
-        for t in self.traces:
-            if t.on and not t.excluded(pm.TokenExclude.EVENT):
-                t.emit("EVENT", now, event=event)
 
     # ---- dispatches ---------------------------------------------------------------------------------------
     def begin(self, q) -> Observer | None:
