@@ -10,10 +10,11 @@ import numpy as np
 
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION
 from simgpu.hw import perfmon as pm
+from simgpu.hw.sqtt import InstOp
 from simgpu.profile import lds_banks
 from simgpu.profile.classify import CATEGORIES, Kind, classify
 from simgpu.profile.placement import instance, place
-from simgpu.shader.state import EXEC_LO
+from simgpu.shader.state import EXEC_LO, wsel
 
 # Per-wave count columns: the SQ_INSTS_* categories, then these.
 ISSUED, LANES, LDS_ACTIVE, LDS_CONFLICT = range(len(CATEGORIES), len(CATEGORIES) + 4)
@@ -37,7 +38,7 @@ class Observer:
         self.slot = np.full(st.n, -1, np.int64)  # wave slot on a traced SE (-1: none)
         self.itrace = np.zeros(st.n, bool)  # its instructions are traced
         for se, tt in self.traces.items():
-            unit = tt.traced_unit()
+            unit = tt.traced_unit() if tt.traces_instructions() else None
             for i in np.flatnonzero(self.se == se).tolist():
                 where = (int(self.sa[i]), int(self.wgp[i]), int(self.simd[i]))
                 self.slot[i] = tt.wave_start(self.start, *where)
@@ -90,11 +91,12 @@ class Observer:
                 lanes = int(sg[i, EXEC_LO]).bit_count()
                 c[i, LANES] += lanes + (int(sg[i, EXEC_LO + 1]).bit_count() if ex.lanes == 64 else 0)
         else:
-            c[w, ISSUED] += 1
+            ix = wsel(w)
+            c[ix, ISSUED] += 1
             if kind.category >= 0:
-                c[w, kind.category] += 1
+                c[ix, kind.category] += 1
             if kind.valu:
-                c[w, LANES] += ex.st.exec_lanes(w).sum(axis=1)
+                c[ix, LANES] += ex.st.exec_lanes(w).sum(axis=1)
         if kind.lds:
             active, conflict = lds_banks.cycles(ex, w, inst)
             c[w, LDS_ACTIVE] += active
@@ -105,28 +107,25 @@ class Observer:
         """Trace tokens of the instruction the waves `w` issued at `time`; wave ends."""
         if kind.end:
             self.end[w] = ex.engine.clock.cycles
-        if not self.any_itrace and not (kind.end and self.traces):
-            return
-        for i in w.tolist():
-            if kind.end:
-                if self.slot[i] >= 0:
+            if self.traces:
+                for i in w[self.slot[w] >= 0].tolist():
                     self._trace_end(i, time)
-            elif self.itrace[i]:
+        elif self.any_itrace:
+            for i in (w[self.itrace[w]].tolist() if len(w) > 1 else w.tolist() if self.itrace[w.item(0)] else ()):
                 self._trace_inst(ex, i, pc, inst, kind, time)
 
-    def _trace_inst(self, ex, i: int, pc: int, kind_inst, kind: Kind, time: int) -> None:
+    def _trace_inst(self, ex, i: int, pc: int, inst, kind: Kind, time: int) -> None:
         tt, slot = self.traces[int(self.se[i])], int(self.slot[i])
         if kind.token == "VALUINST":
-            if not tt.excluded(pm.TokenExclude.VALUINST):
+            if tt.wants(pm.TokenExclude.VALUINST):
                 tt.emit("VALUINST", time, wave=slot)
         elif kind.token == "IMMEDIATE":
-            if not tt.excluded(pm.TokenExclude.IMMEDIATE):
+            if tt.wants(pm.TokenExclude.IMMEDIATE):
                 tt.emit("IMMEDIATE", time, wave=slot)
-        elif kind.token == "INST" and not tt.excluded(pm.TokenExclude.INST):
+        elif kind.token == "INST" and tt.wants(pm.TokenExclude.INST):
             op = kind.op
-            if kind.branch and kind_inst.mnemonic.startswith("s_cbranch"):
-                taken = int(ex.st.pc[i]) != pc + kind_inst.size
-                op = kind.op if taken else 0x04  # InstOp.JUMP_NO
+            if kind.branch and inst.mnemonic.startswith("s_cbranch") and int(ex.st.pc[i]) == pc + inst.size:
+                op = InstOp.JUMP_NO  # not taken
             tt.emit("INST", time, wave=slot, op=op)
 
     def _trace_end(self, i: int, time: int) -> None:

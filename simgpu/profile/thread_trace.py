@@ -107,6 +107,17 @@ class EngineTrace:
         mask = self.regs.get(pm.SQ_THREAD_TRACE_TOKEN_MASK, 0)
         return bool(pm.TT_TOKEN_MASK.token_exclude.get(mask) >> token_bit & 1)
 
+    def wants(self, token_bit: int) -> bool:
+        """Whether TOKEN_MASK lets this kind of token through (per-instruction check: one lookup)."""
+        return not self._exclude >> token_bit & 1
+
+    def traces_instructions(self) -> bool:
+        """Whether the traced SIMD writes instruction tokens (some of INST / VALUINST / IMMEDIATE not excluded);
+        latches TOKEN_MASK for `wants` (a dispatch does not change it)."""
+        self._exclude = pm.TT_TOKEN_MASK.token_exclude.get(self.regs.get(pm.SQ_THREAD_TRACE_TOKEN_MASK, 0))
+        return any(self.wants(b) for b in (pm.TokenExclude.INST, pm.TokenExclude.VALUINST,
+                                           pm.TokenExclude.IMMEDIATE))
+
     def traces_compute(self) -> bool:
         return bool(self.mask("wtype_include") & pm.WTYPE_INCLUDE_CS)
 
