@@ -24,6 +24,22 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return stats_main(args.cmd, args.top)
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
+
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        print("simgpu profile: nothing to run (usage: simgpu profile [--sqtt] -- python script.py)", file=sys.stderr)
+        return 2
+    env = dict(os.environ, MOCKGPU="1", SIMGPU_PROFILE="1")
+    if args.sqtt:
+        env["SIMGPU_SQTT"] = "1"
+    if args.perfetto:
+        env["SIMGPU_PROFILE_OUT"] = args.perfetto
+    return subprocess.call(cmd, env=env)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
     p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
@@ -39,6 +55,12 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--top", type=int, default=20, help="opcodes to list per GPU (0: all)")
     st.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
     st.set_defaults(func=_cmd_stats)
+    pr = sub.add_parser("profile", help="run a command on the simulated GPU with every kernel launch profiled "
+                                        "(performance counters, optionally thread traces) and print a table per kernel")
+    pr.add_argument("--sqtt", action="store_true", help="thread-trace every launch too (SIMGPU_SQTT=1)")
+    pr.add_argument("--perfetto", metavar="OUT.json", help="also write a Perfetto / Chrome trace of the launches")
+    pr.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
+    pr.set_defaults(func=_cmd_profile)
     t = sub.add_parser("trace", help="record, replay, show, diff and export traces of the driver seam")
     from traces.cli import add_arguments
     add_arguments(t)
