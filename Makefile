@@ -14,8 +14,6 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@# tinygrad (PyPI) for tests/wiring/test_run_tinygrad.py; if it cannot be installed those tests skip and say why
-	$(BIN)/python -m pip install --quiet -e '.[tinygrad]' || echo "make setup: tinygrad not installed: its tests skip"
 	@# the interposer of `simgpu run` (system C compiler); without one, `simgpu run` says so and its tests skip
 	$(BIN)/python -m mockgpu.native || echo "make setup: the simgpu run interposer was not built: its tests skip"
 	touch $(STAMP)

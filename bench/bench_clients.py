@@ -119,7 +119,7 @@ def main() -> None:
     try:
         import tinygrad  # noqa: F401
     except ImportError:
-        print("clients: tinygrad graph launch: not measured (pip install -e '.[tinygrad]')")
+        print("clients: tinygrad graph launch: not measured (pip install -e '.[test]')")
         return
     found = sorted(glob.glob("/usr/lib/*-linux-gnu/libLLVM.so.19*"))  # Debian's libllvm19 (llvm-19 needs it)
     if not found:

@@ -70,6 +70,9 @@ class ShaderEngine:
         self.deadline: tuple[float, str, str] | None = None
         self.progress_hooks: list[Callable[[Progress], None]] = []  # told every TICK wave-instructions
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # who hears s_sendmsg MSG_INTERRUPT
+        # Sees every instruction while performance counters count or the thread trace traces (simgpu.profile);
+        # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
+        self.observer = None
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -168,7 +171,11 @@ class Exec:
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
-        st = self.st
+        st, observer = self.st, self.engine.observer
+        run = self.run
+        if observer is not None:
+            observer.batch_start(self)
+            run = self.run_observed
         one = np.zeros(1, np.int64) if st.n == 1 else None
         while True:
             if one is not None:  # a single wave: no search at all
@@ -176,7 +183,7 @@ class Exec:
                     if not self._release_barriers():
                         break
                     continue
-                self.run(int(st.pc[0]), one, True)
+                run(int(st.pc[0]), one, True)
                 continue
             runnable = st.status == RUNNING
             if not runnable.any():
@@ -186,7 +193,9 @@ class Exec:
             pc = int(st.pc[runnable].min())
             w = np.nonzero(runnable & (st.pc == pc))[0]
             # When every runnable wave stands at this PC they stay together while instructions fall through.
-            self.run(pc, w, len(w) == int(np.count_nonzero(runnable)))
+            run(pc, w, len(w) == int(np.count_nonzero(runnable)))
+        if observer is not None:
+            observer.batch_end(self)
 
     def run(self, pc: int, w: np.ndarray, straight: bool) -> None:
         """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as
@@ -219,6 +228,16 @@ class Exec:
             pcs[ix] = pc
             if not straight:
                 return
+
+    def run_observed(self, pc: int, w: np.ndarray, straight: bool) -> None:
+        """`run` one instruction at a time, each shown to the engine's observer as the waves issue it (the
+        scheduler then picks the same waves again while they stay together: the order is unchanged)."""
+        observer, clock = self.engine.observer, self.engine.clock
+        inst = (self.cache.get(pc) or self.fetch(pc, w))[0]
+        time = clock.cycles
+        kind = observer.before(self, w, inst)
+        self.run(pc, w, False)
+        observer.after(self, w, pc, inst, kind, time)
 
     def _active_lanes(self, w: np.ndarray) -> int:
         """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""

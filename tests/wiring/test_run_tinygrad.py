@@ -3,8 +3,8 @@ interface (ioctls with its own structs, sysfs and IP discovery, MAP_FIXED mmaps 
 the interposer, plain stores to rings and doorbells) and its LLVM compiler on Debian's libLLVM 19 (DEV=AMD:LLVM,
 LLVM_PATH). One run of tests/wiring/tinygrad_checks.py answers every test here.
 
-tinygrad comes with `pip install -e '.[tinygrad]'` (`make setup` / `make test` install it); without it, or without
-libLLVM 19 or a C compiler, these tests are skipped with the reason."""
+tinygrad comes with the test extra (`pip install -e '.[test]'`, which `make setup` / `make test` run); without it,
+or without libLLVM 19 or a C compiler, these tests are skipped with the reason."""
 
 import json
 import sys
@@ -22,7 +22,7 @@ def _env(tmp: str) -> dict:
     try:
         import tinygrad  # noqa: F401
     except ImportError as e:
-        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[tinygrad]' (make test installs it)")
+        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[test]' (make test installs it)")
     lib = libllvm19()
     if lib is None:
         pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19, tools/install-oracles.sh installs it)")
