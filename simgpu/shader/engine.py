@@ -70,6 +70,7 @@ class ShaderEngine:
         self.deadline: tuple[float, str, str] | None = None
         self.progress_hooks: list[Callable[[Progress], None]] = []  # told every TICK wave-instructions
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # who hears s_sendmsg MSG_INTERRUPT
+        self.sanitizer = None  # a simgpu.sanitize.Sanitizer observes every dispatch when set (off: None)
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -95,6 +96,8 @@ class ShaderEngine:
                     ex.groups_before = start
                     ex.run_batch(groups[start:start + per_batch])
         finally:
+            if ex.observer is not None:
+                ex.observer.end()
             if self.progress_hooks:
                 done = Progress(d, len(groups), len(groups), ex.used + ex.slice - ex.budget, finished=True)
                 for hook in self.progress_hooks:
@@ -155,6 +158,9 @@ class Exec:
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
+        # Sanitizers observe through checked semantic functions (observer.wrap at fetch): the interpreter
+        # tier only, and nothing is wrapped or tested per instruction when they are off.
+        self.observer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
         gx, gy, gz = self.d.workgroups
@@ -168,6 +174,8 @@ class Exec:
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
+        if self.observer is not None:
+            self.observer.batch(groups)
         st = self.st
         one = np.zeros(1, np.int64) if st.n == 1 else None
         while True:
@@ -249,6 +257,8 @@ class Exec:
         else:
             entry = _decode_entry(data) or self._decode_fault(w, pc, data)
             self.engine.decoded[(self.vmid, pc)] = (data, entry)
+        if self.observer is not None:
+            entry = self.observer.wrap(entry)
         self.cache[pc] = entry
         return entry
 
