@@ -52,11 +52,11 @@ class Testbed:
         self.tables = PageTableBuilder(self.phys, bump_allocator(table_pool, table_pool + (256 << 20)))
         self.mmu.set_root(VMID, self.tables.root)
         self.engine = ShaderEngine(self.mmu, watchdog=watchdog)
-        # Sanitizers (simgpu.sanitize), off unless asked for: "all", "memcheck,initcheck", ...
-        self.sanitizer = None
-        if sanitize:
-            from .sanitize import Sanitizer
-            self.sanitizer = self.engine.sanitizer = Sanitizer(sanitize)
+        # Sanitizers (simgpu.sanitize), off unless asked for: "all", "memcheck,initcheck", ...; None: whatever
+        # SIMGPU_SANITIZE says (unset: off)
+        from .sanitize import Sanitizer, parse_checks, requested
+        checks = requested() if sanitize is None else parse_checks(sanitize)
+        self.sanitizer = self.engine.sanitizer = Sanitizer(checks) if checks else None
         self._next_pa = 1 << 20
         self._next_va = HEAP_BASE
 

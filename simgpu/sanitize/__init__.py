@@ -20,6 +20,16 @@ from simgpu.sanitize.report import ERROR, WARNING, Finding, SanitizerFault
 
 CHECKS = ("memcheck", "initcheck", "racecheck", "hazards")
 FINDINGS_KEPT = 4096  # findings a Sanitizer keeps (oldest dropped; listeners see every one)
+ENV = "SIMGPU_SANITIZE"  # the checks a process asks for: "memcheck,initcheck,racecheck,hazards" or "all"
+# Tools watching a whole process (the pytest plugin's --sanitize, `simgpu run --sanitize`) hear every finding
+# of every Sanitizer here, besides each Sanitizer's own listeners.
+reporters: list[Callable[[Finding], None]] = []
+
+
+def requested(environ=None) -> frozenset[str]:
+    """The checks SIMGPU_SANITIZE asks for (none when unset): what MockOS and Testbed use by default."""
+    import os
+    return parse_checks((os.environ if environ is None else environ).get(ENV, ""))
 
 
 def parse_checks(spec: str | list | tuple | set | None) -> frozenset[str]:
@@ -63,18 +73,30 @@ class Sanitizer:
 
     def host_wrote(self, vmid: int, va: int, nbytes: int) -> None:
         """The host (or a copy engine) wrote [va, va + nbytes): initcheck counts those bytes as written."""
+        if "initcheck" not in self.checks or nbytes <= 0:
+            return
         end = va + nbytes
+        a = self.allocations.find(vmid, va)
+        if a is not None and end <= a.va + a.size:  # the usual case: inside one allocation
+            a.written()[va - a.va:end - a.va] = True
+            return
         for a in self.allocations.live(vmid):
             if a.va < end and va < a.va + a.size:
                 lo, hi = max(va, a.va) - a.va, min(end, a.va + a.size) - a.va
                 a.written()[lo:hi] = True
+
+    def host_mapped(self, alloc: Allocation) -> None:
+        """The CPU mapped `alloc`: its plain stores cannot be seen, so initcheck counts it as written."""
+        alloc.host_visible = True
+        if alloc.shadow is not None:
+            alloc.shadow[:] = True
 
     def collect(self, found: list[Finding]) -> None:
         """Findings of a finished dispatch: kept and told to every listener."""
         for f in found:
             self.findings.append(f)
             self.count += 1
-            for listener in self.listeners:
+            for listener in (*self.listeners, *reporters):
                 listener(f)
 
     def take(self) -> list[Finding]:

@@ -113,6 +113,16 @@ class Hazards:
             self.mask_read = np.zeros((n, 128), bool)  # SGPRs a VALU read as a mask, not yet expired
             self.mask_written = np.zeros((n, 128), bool)  # ... and an SALU wrote since
 
+    def _cols(self, regs: list[int]) -> list[int]:
+        """VGPR numbers as columns of the batch's file: a 16-bit e32 operand printed v128 and up is the high
+        half of v(N - 128) (simgpu.shader.vector.valu.t16_vgpr); anything else past the file is dropped."""
+        out = []
+        for v in regs:
+            v = v - 128 if v >= self.nv and 0 <= v - 128 < self.nv else v
+            if v < self.nv:
+                out.append(v)
+        return out
+
     def step(self, where: Where, inst) -> None:
         """Check the instruction about to execute for waves `where.w`, then record it."""
         p = profile(inst, self.wave64)
@@ -152,7 +162,7 @@ class Hazards:
                     np.zeros(shape, np.int64)
                 self.trans_seen = True
         if self.trans_seen and p.vdef:
-            cols = np.array(p.vdef)
+            cols = np.array(self._cols(p.vdef), np.int64)
             rows = np.asarray(w)[:, None]
             if p.trans:
                 self.t_valu[rows, cols] = self.valus[w][:, None]
@@ -162,7 +172,7 @@ class Hazards:
                 self.t_valu[rows, cols] = _FAR
 
     def _trans_use(self, where: Where, p: Profile, w) -> None:
-        cols = np.array([v for v in p.vuse if v < self.nv])
+        cols = np.array(self._cols(p.vuse), np.int64)
         rows = np.asarray(w)[:, None]
         near = (self.valus[w][:, None] - self.t_valu[rows, cols] <= 5) & \
             (self.transes[w][:, None] - self.t_trans[rows, cols] <= 1) & \
@@ -191,11 +201,11 @@ class Hazards:
         if p.mask_reads:
             cols = sorted(p.mask_reads)
             self.mask_read[rows[:, None], cols] = True
-        srcs = [v for v in p.vuse if v < self.nv]
+        srcs = sorted(set(self._cols(p.vuse)))
         if len(srcs) >= 2:
             self._partial_forwarding(where, w, srcs)
         if p.vdef:
-            cols = [v for v in p.vdef if v < self.nv]
+            cols = self._cols(p.vdef)
             self.v_valu[rows[:, None], cols] = (self.valus[w] + 1)[:, None]
             self.v_epoch[rows[:, None], cols] = self.epoch[w][:, None]
 

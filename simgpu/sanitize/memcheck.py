@@ -70,7 +70,8 @@ class Memcheck:
         freed = table.freed_at(vmid, va)
         verb = {"read": "read", "write": "write", "atomic": "atomic"}[acc.kind]
         if freed is not None and table.find(vmid, va) is None:
-            what, message = "use after free", f"{acc.size}-byte {verb} at {va:#x} in {freed.describe()}, freed"
+            what = "use after free"
+            message = f"{acc.size}-byte {verb} at {va:#x} in {freed.describe()}, freed or unmapped"
         else:
             _, near = table.nearest(vmid, va, acc.size)
             what, message = f"out-of-bounds {verb}", f"{acc.size}-byte {verb} at {va:#x}: {near}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simgpu.fault import GPUFault
 from simgpu.sanitize import footprint
 from simgpu.sanitize.context import Where
 from simgpu.sanitize.hazards import Hazards
@@ -54,12 +55,17 @@ class DispatchObserver:
 
         def checked(ex, w, inst):
             where = Where(self, w, int(ex.st.pc[w[0]]), inst)
-            if hazards is not None:
-                hazards.step(where, inst)
-            if rule is not None:
-                self.accesses(where, rule(ex, w, inst))
-            if barrier:
-                self.racecheck.barrier(w)
+            try:
+                if hazards is not None:
+                    hazards.step(where, inst)
+                if rule is not None:
+                    self.accesses(where, rule(ex, w, inst))
+                if barrier:
+                    self.racecheck.barrier(w)
+            except GPUFault:
+                raise
+            except Exception as e:  # noqa: BLE001 - a checker's bug is not the program's fault: say whose it is
+                raise GPUFault("internal_error", f"sanitizer internal error: {type(e).__name__}: {e}") from e
             return fn(ex, w, inst)
 
         return inst, checked, is_valu

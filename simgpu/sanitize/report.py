@@ -59,6 +59,7 @@ class Finding:
         """Plain data (for traces and the driver seam)."""
         d = asdict(self)
         d["workgroup"] = list(self.workgroup)
+        d["text"] = self.text()
         return d
 
 

@@ -67,7 +67,7 @@ def test_read_one_past_the_end_inside_the_page_is_an_error():
 
 def test_read_one_past_the_end_is_silent_without_the_sanitizer():
     data = np.arange(100, dtype=np.float32)
-    tb, _, (out, _) = _run(None, SHIFTED_COPY, "shifted_copy",
+    tb, _, (out, _) = _run("", SHIFTED_COPY, "shifted_copy",
                            [lambda tb: tb.alloc(400), lambda tb: tb.upload(data)], grid=(2,))
     assert np.array_equal(tb.download(out, np.float32, 99), data[1:])  # and element 99 read a stray 0
 
@@ -82,7 +82,7 @@ def test_use_after_free_names_the_freed_buffer():
     f = e.value.finding
     assert f.what == "use after free" and f.lane == 0 and "256-byte buffer" in f.message
     with pytest.raises(GPUFault) as plain:  # without the sanitizer: only a page fault at the address
-        _run(None, SHIFTED_COPY, "shifted_copy", [lambda tb: tb.alloc(1024), freed])
+        _run("", SHIFTED_COPY, "shifted_copy", [lambda tb: tb.alloc(1024), freed])
     assert plain.value.kind == "page_fault" and not isinstance(plain.value, SanitizerFault)
 
 
@@ -92,7 +92,7 @@ def test_uninitialized_global_read():
     [f] = tb.sanitizer.findings
     assert (f.check, f.what, f.lane, f.address) == ("initcheck", "uninitialized global read", 0, src + 4)
     assert f.lanes == 32 and f.severity == "warning"
-    quiet, _, _ = _run(None, SHIFTED_COPY, "shifted_copy", [lambda tb: tb.alloc(1024), lambda tb: tb.alloc(1024)])
+    quiet, _, _ = _run("", SHIFTED_COPY, "shifted_copy", [lambda tb: tb.alloc(1024), lambda tb: tb.alloc(1024)])
     assert quiet.sanitizer is None
 
 
@@ -201,5 +201,5 @@ def test_hand_written_trans_use_hazard(wait):
     f = found[0]
     assert (f.check, f.what, f.kernel, f.lane) == ("hazards", "transcendental result used too soon", "hazard", None)
     assert f.pc == k.code_address + 8 and "v1 was written by a transcendental" in f.message
-    quiet = Testbed(vram_size=1 << 28)
+    quiet = Testbed(vram_size=1 << 28, sanitize="")
     quiet.launch(quiet.load_asm(TRANS_USE.format(wait=wait), name="hazard", args=0), [], (1,), (32,))
