@@ -71,6 +71,8 @@ class Profile:
             self.mask_reads = r.suse & {106, 107}
         elif name.startswith(MASK_READERS):
             self.mask_reads = set(r.suse)
+        if wave64:  # a mask is an SGPR pair in wave64 (the codec prints its first register)
+            self.mask_reads |= {s + 1 for s in self.mask_reads if s < 127}
         self.sgpr_or_literal = self.valu and (bool(r.suse - {EXEC, EXEC + 1}) or r.literal)
         self.exec_write = self.salu and bool(r.sdef & {EXEC, EXEC + 1})
         self.scratch_svs = name.startswith("scratch_") and inst.fields.get("sve") and inst.fields.get("saddr") != 124
