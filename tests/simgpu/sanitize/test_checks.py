@@ -33,7 +33,8 @@ def test_corpus_kernels_are_clean(k):
     args = k.inputs(np.random.default_rng(0))
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
     tb.launch(loaded, vas, k.grid, k.block, k.shared)
-    after = [tb.download(va, a.dtype, a.size) if isinstance(a, np.ndarray) else a for va, a in zip(vas, args)]
+    after = [tb.download(va, a.dtype, a.size) if isinstance(a, np.ndarray) else a
+             for va, a in zip(vas, args, strict=True)]
     assert k.mismatch(args, after) is None  # the sanitizers change no result
     assert [f.text() for f in tb.sanitizer.findings] == []
 
