@@ -26,6 +26,15 @@ ENV = "SIMGPU_SANITIZE"  # the checks a process asks for: "memcheck,initcheck,ra
 reporters: list[Callable[[Finding], None]] = []
 
 
+def printer(stream) -> Callable[[Finding], None]:
+    """A listener that writes each finding's text to `stream` (what a process serving another program's
+    GPU, `simgpu run --sanitize`, adds to `reporters`: that program cannot take Python warnings)."""
+    def emit(f: Finding) -> None:
+        stream.write(f"simgpu sanitizer: {f.text()}\n")
+        stream.flush()
+    return emit
+
+
 def requested(environ=None) -> frozenset[str]:
     """The checks SIMGPU_SANITIZE asks for (none when unset): what MockOS and Testbed use by default."""
     import os
@@ -107,4 +116,4 @@ class Sanitizer:
 
 
 __all__ = ["CHECKS", "ERROR", "WARNING", "Allocation", "AllocationTable", "Finding", "Sanitizer", "SanitizerFault",
-           "parse_checks"]
+           "parse_checks", "printer", "reporters", "requested"]
