@@ -126,11 +126,10 @@ class MockOS(OS):
         if san is None:
             return
         if note.get("what") == "buffer":
-            for vmid in (VMID,):
-                a = san.allocations.find(vmid, int(note.get("va", -1)))
-                if a is not None and a.va == note["va"]:
-                    a.requested = min(int(note.get("nbytes", a.size)), a.size) or a.size
-                    a.name = str(note.get("name", a.name))
+            a = san.allocations.find(VMID, int(note.get("va", -1)))
+            if a is not None and a.va == note["va"]:
+                a.requested = min(int(note.get("nbytes", a.size)), a.size) or a.size
+                a.name = str(note.get("name", a.name))
         elif note.get("what") == "code_object":
             for name, _, code_va in note.get("kernels", []):
                 san.name_kernel(int(code_va), str(name))
