@@ -1,6 +1,15 @@
 """Run every benchmark and print its figures."""
 
-from bench import bench_compiler, bench_decode, bench_launch, bench_mem, bench_sanitize, bench_shader, bench_trace
+from bench import (
+    bench_compiler,
+    bench_decode,
+    bench_launch,
+    bench_mem,
+    bench_profile,
+    bench_sanitize,
+    bench_shader,
+    bench_trace,
+)
 
 
 def main() -> None:
@@ -10,6 +19,7 @@ def main() -> None:
     bench_sanitize.main()
     bench_launch.main()
     bench_trace.main()
+    bench_profile.main()
     bench_compiler.main()
 
 

@@ -8,6 +8,7 @@ import errno
 import struct
 
 from runtime import memory as rtmem
+from runtime import profile as rtprofile
 from runtime.fault import HW, MEMORY, GPUFault
 from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
@@ -82,6 +83,8 @@ class Device:
         self.launches = 0
         self.sync_epoch, self.sync_time = 0, 0.0  # GPU time of this epoch's retired launches (synchronize())
         self._aborted: list[tuple[int, int, str]] = []  # compute timeline ranges (lo, hi] a fault discarded
+        # A runtime.profile.Profiler around every launch (SIMGPU_PROFILE / SIMGPU_SQTT, Device.profile), or None.
+        self.profiler = rtprofile.from_environment(self)
 
     # ---- discovery and set-up -----------------------------------------------------------------------
     def _find_node(self) -> None:
@@ -267,6 +270,11 @@ class Device:
         return Module(self, code_object)
 
     # ---- waiting ----------------------------------------------------------------------------------
+    def profile(self, fn, counters: list[str] | None = None, sqtt: bool = False) -> rtprofile.Profile:
+        """Run `fn` (which launches kernels on this device) with every launch's performance counters collected,
+        once per counter pass (all modelled counters by default), and with thread traces if `sqtt`."""
+        return rtprofile.profile(self, fn, counters, sqtt)
+
     def synchronize(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> float:
         """Wait until every queue finished its work; the summed GPU time (s) of the kernels launched since the
         previous synchronize() (waited for or not; launches a fault aborted count 0)."""

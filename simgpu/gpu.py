@@ -27,6 +27,7 @@ from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import GPUFault
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
+from simgpu.profile import PerfMonitor
 from simgpu.shader import ShaderEngine
 
 # Navi 31 (gfx1100) shape.
@@ -65,6 +66,7 @@ class GPU:
         self.wall_watchdog = wall_watchdog  # seconds of host time a dispatch may run (None: no limit)
         self.packet_budget = PACKET_BUDGET
         self.pm4, self.aql, self.sdma, self.dma = PM4Processor(self), AQLProcessor(self), SDMAProcessor(self), DMA(self)
+        self.perfmon = PerfMonitor(self)  # performance counters and thread trace (simgpu.profile)
         self._seq = 0
 
     # ---------------------------------------------------------------------------------------------- queues

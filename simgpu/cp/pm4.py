@@ -124,14 +124,21 @@ class PM4Processor:
         """A register as the CP reads it: the queue's SH state, then the device's other registers."""
         if regs.SH_REG_START <= reg < regs.SH_REG_END:
             return q.regs.get(reg, 0)
+        if reg in self.gpu.perfmon.registers:  # counters and thread-trace state read live (simgpu.profile)
+            return self.gpu.perfmon.read(q, reg)
         return self.gpu.regs.get(reg, 0)
 
     def write_reg(self, q: Queue, reg: int, value: int) -> None:
         """Write an SH register (per queue) or another register (device-wide)."""
+        perfmon = self.gpu.perfmon
         if regs.SH_REG_START <= reg < regs.SH_REG_END:
             q.regs[reg] = value & 0xFFFFFFFF
+            if perfmon.tracing:
+                perfmon.sh_written(q, reg, value & 0xFFFFFFFF)
         else:
             self.gpu.regs[reg] = value & 0xFFFFFFFF
+            if reg in perfmon.registers:
+                perfmon.write(q, reg, value & 0xFFFFFFFF)
 
     @staticmethod
     def _need(body: list[int], n: int, name: str, exact: bool = True) -> None:
@@ -192,7 +199,7 @@ class PM4Processor:
 
     def _copy_source(self, q: Queue, src: int, body: list[int], wide: bool) -> int:
         mmu = self.gpu.mmu
-        if src == hw.CopySrc.REGISTER:
+        if src in (hw.CopySrc.REGISTER, hw.CopySrc.PERFCOUNTERS):  # a counter is read as its register
             reg = hw.REG_ADDR.get(body[1])
             lo = self.read_reg(q, reg)
             return u64(lo, self.read_reg(q, reg + 1)) if wide else lo
@@ -264,6 +271,7 @@ class PM4Processor:
         name = hw.Event(event).name
         if name.startswith(("THREAD_TRACE", "PERFCOUNTER", "PIPELINESTAT", "SAMPLE")):
             q.trace.append((name, self.gpu.clock.timestamp()))
+        self.gpu.perfmon.event(q, name, event)
         # CS_PARTIAL_FLUSH and cache events: dispatches complete synchronously and caches are not modelled.
 
     def dispatch_direct(self, q: Queue, body: list[int]) -> None:

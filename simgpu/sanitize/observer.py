@@ -6,8 +6,9 @@ their footprint checked (memcheck, initcheck, racecheck) before they run, every 
 hazard history when hazards are on, s_barrier advances the LDS race phase. Without a sanitizer nothing is
 wrapped and the interpreter runs exactly as before: the checks cost nothing when off.
 
-Sanitizers run on the interpreter tier: a JIT tier must hand waves to the interpreter while an observer is
-attached (`Exec.observer` is not None).
+Sanitizers run on the interpreter tier: a JIT tier must hand waves to the interpreter while one is attached
+(`Exec.sanitizer` is not None). They compose with the profiler's observer (`ShaderEngine.observer`, which
+runs instructions one at a time through `Exec.run_observed`): that path fetches the same wrapped entries.
 """
 
 from __future__ import annotations

@@ -70,7 +70,10 @@ class ShaderEngine:
         self.deadline: tuple[float, str, str] | None = None
         self.progress_hooks: list[Callable[[Progress], None]] = []  # told every TICK wave-instructions
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # who hears s_sendmsg MSG_INTERRUPT
-        self.sanitizer = None  # a simgpu.sanitize.Sanitizer observes every dispatch when set (off: None)
+        # Sees every instruction while performance counters count or the thread trace traces (simgpu.profile);
+        # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
+        self.observer = None
+        self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -96,8 +99,8 @@ class ShaderEngine:
                     ex.groups_before = start
                     ex.run_batch(groups[start:start + per_batch])
         finally:
-            if ex.observer is not None:
-                ex.observer.end()
+            if ex.sanitizer is not None:
+                ex.sanitizer.end()
             if self.progress_hooks:
                 done = Progress(d, len(groups), len(groups), ex.used + ex.slice - ex.budget, finished=True)
                 for hook in self.progress_hooks:
@@ -158,9 +161,9 @@ class Exec:
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
-        # Sanitizers observe through checked semantic functions (observer.wrap at fetch): the interpreter
-        # tier only, and nothing is wrapped or tested per instruction when they are off.
-        self.observer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
+        # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
+        # and nothing is wrapped or tested per instruction when they are off.
+        self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
         gx, gy, gz = self.d.workgroups
@@ -174,9 +177,13 @@ class Exec:
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
-        if self.observer is not None:
-            self.observer.batch(groups)
-        st = self.st
+        if self.sanitizer is not None:
+            self.sanitizer.batch(groups)
+        st, observer = self.st, self.engine.observer
+        run = self.run
+        if observer is not None:
+            observer.batch_start(self)
+            run = self.run_observed
         one = np.zeros(1, np.int64) if st.n == 1 else None
         while True:
             if one is not None:  # a single wave: no search at all
@@ -184,7 +191,7 @@ class Exec:
                     if not self._release_barriers():
                         break
                     continue
-                self.run(int(st.pc[0]), one, True)
+                run(int(st.pc[0]), one, True)
                 continue
             runnable = st.status == RUNNING
             if not runnable.any():
@@ -194,7 +201,9 @@ class Exec:
             pc = int(st.pc[runnable].min())
             w = np.nonzero(runnable & (st.pc == pc))[0]
             # When every runnable wave stands at this PC they stay together while instructions fall through.
-            self.run(pc, w, len(w) == int(np.count_nonzero(runnable)))
+            run(pc, w, len(w) == int(np.count_nonzero(runnable)))
+        if observer is not None:
+            observer.batch_end(self)
 
     def run(self, pc: int, w: np.ndarray, straight: bool) -> None:
         """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as
@@ -228,6 +237,16 @@ class Exec:
             if not straight:
                 return
 
+    def run_observed(self, pc: int, w: np.ndarray, straight: bool) -> None:
+        """`run` one instruction at a time, each shown to the engine's observer as the waves issue it (the
+        scheduler then picks the same waves again while they stay together: the order is unchanged)."""
+        observer, clock = self.engine.observer, self.engine.clock
+        inst = (self.cache.get(pc) or self.fetch(pc, w))[0]
+        time = clock.cycles
+        kind = observer.before(self, w, inst)
+        self.run(pc, w, False)
+        observer.after(self, w, pc, inst, kind, time)
+
     def _active_lanes(self, w: np.ndarray) -> int:
         """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""
         sg = self.st.sgpr
@@ -257,8 +276,8 @@ class Exec:
         else:
             entry = _decode_entry(data) or self._decode_fault(w, pc, data)
             self.engine.decoded[(self.vmid, pc)] = (data, entry)
-        if self.observer is not None:
-            entry = self.observer.wrap(entry)
+        if self.sanitizer is not None:
+            entry = self.sanitizer.wrap(entry)
         self.cache[pc] = entry
         return entry
 
