@@ -134,6 +134,7 @@ class Allocation:
     buf: np.ndarray | None = None  # the bytes of system memory
     mmap_offset: int = 0
     mapped_on: set[int] = field(default_factory=set)
+    sanitized: object = None  # its simgpu.sanitize.Allocation, once a GPU with sanitizers maps it
 
 
 class VM:
