@@ -7,6 +7,7 @@ from bench import (
     bench_launch,
     bench_mem,
     bench_profile,
+    bench_sanitize,
     bench_shader,
     bench_trace,
 )
@@ -16,6 +17,7 @@ def main() -> None:
     bench_decode.main()
     bench_mem.main()
     bench_shader.main()
+    bench_sanitize.main()
     bench_launch.main()
     bench_clients.main()
     bench_trace.main()

@@ -21,7 +21,7 @@ import numpy as np
 from mockgpu import drm, progress, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
-from mockgpu.kfd import VRAM_BASE, KfdProcess, Node
+from mockgpu.kfd import VMID, VRAM_BASE, KfdProcess, Node
 from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, WouldBlock, page_align
 from mockgpu.usermem import LocalProcess, UserMemory
 from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
@@ -73,8 +73,9 @@ class MockOS(OS):
     """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated gfx1100 GPUs."""
 
     def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None,
-                 lazy_doorbells: bool | None = None, wall_watchdog: float | None = None, user=None,
+                 lazy_doorbells: bool | None = None, wall_watchdog: float | None = None, sanitize=None, user=None,
                  place: bool = True):
+        from simgpu import sanitize as sanitizers
         from simgpu.gpu import GPU
         n = devices if devices is not None else int(os.environ.get("MOCKGPU_DEVICES", "1") or 1)
         if not 1 <= n <= MAX_GPUS:
@@ -106,6 +107,12 @@ class MockOS(OS):
         self.place = place
         self._placed: dict[int, int] = {}  # real placements: address -> length
         self.process = KfdProcess(self.nodes, self.user, self.devmem)
+        # Sanitizers (docs/shader.md "Sanitizers"): SIMGPU_SANITIZE unless `sanitize` says; the driver tells
+        # each GPU's sanitizer about every buffer it maps (kfd.py) and the runtime's exact sizes (annotate).
+        checks = sanitizers.requested() if sanitize is None else sanitizers.parse_checks(sanitize)
+        if checks:
+            for g in self.gpus:
+                g.sanitize(checks)
         self.files: dict[int, File] = {}
         self._next_fd = 100
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
@@ -116,6 +123,37 @@ class MockOS(OS):
     def simulator(self, gpu_id: int):
         """The simgpu.GPU behind a gpu_id (None if unknown): for tests and tools; the runtime never asks."""
         return next((nd.gpu for nd in self.nodes if nd.gpu_id == gpu_id), None)
+
+    def sanitize(self, gpu_id: int, checks=None) -> dict:
+        """The simulator's sanitizers of a GPU: turns `checks` on (if given) and returns the checks now on and
+        the findings not taken before, as plain data (the seam's `OS.sanitize`)."""
+        gpu = self.simulator(gpu_id)
+        if gpu is None:
+            raise OSError(errno.ENODEV, f"no GPU with gpu_id {gpu_id}")
+        try:
+            san = gpu.sanitize(checks) if checks else gpu.engine.sanitizer
+        except ValueError as e:
+            raise OSError(errno.EINVAL, str(e)) from None
+        if san is None:
+            return {"checks": [], "findings": []}
+        if checks:
+            self.process.track_allocations(self.nodes[[nd.gpu_id for nd in self.nodes].index(gpu_id)])
+        return {"checks": sorted(san.checks), "findings": [f.as_dict() for f in san.take()]}
+
+    def annotate(self, note: dict) -> None:
+        """The runtime's notes: a buffer's exact size and purpose, a code object's kernels, for the sanitizers."""
+        gpu = self.simulator(note.get("gpu_id", -1))
+        san = gpu.engine.sanitizer if gpu is not None else None
+        if san is None:
+            return
+        if note.get("what") == "buffer":
+            a = san.allocations.find(VMID, int(note.get("va", -1)))
+            if a is not None and a.va == note["va"]:
+                a.requested = min(int(note.get("nbytes", a.size)), a.size) or a.size
+                a.name = str(note.get("name", a.name))
+        elif note.get("what") == "code_object":
+            for name, _, code_va in note.get("kernels", []):
+                san.name_kernel(int(code_va), str(name))
 
     def device_report(self, gpu_id: int) -> DeviceReport:
         """The simulator's account of a GPU: every queue's state, its error and fault (wave, PC, instruction,
@@ -273,6 +311,7 @@ class MockOS(OS):
                    if al.mmap_offset == offset and al.kind in ("vram", "gtt") and al.node == f.node.index), None)
         if al is None or length > page_align(al.size):
             raise OSError(errno.EINVAL, f"render node mmap offset {offset:#x} (+{length:#x}) names no buffer")
+        self.process.host_mapped(al)
         arr = self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + length] if al.kind == "vram" else al.buf[:length]
         return al.file_offset, arr, ("bo", offset)
 

@@ -182,6 +182,39 @@ class KfdProcess:
     def available_memory(self, a) -> None:
         a.available = self.node(a.gpu_id).vram.available()
 
+    # ---- sanitizers: the driver tells each GPU which buffers are live ---------------------------------------
+    def _sanitizer_view(self, al: Allocation):
+        """The simulator-side record of a buffer object (one per BO, shared by every GPU that maps it)."""
+        if al.sanitized is None:
+            from simgpu.sanitize import Allocation as SanAllocation
+            what = {"vram": "VRAM buffer", "gtt": "system-memory buffer", "userptr": "userptr buffer"}[al.kind]
+            al.sanitized = SanAllocation(al.va, al.size, what, host_visible=al.kind == "userptr")
+        return al.sanitized
+
+    def _tell_mapped(self, n: Node, al: Allocation) -> None:
+        san = n.gpu.engine.sanitizer
+        if san is not None and al.kind in ("vram", "gtt", "userptr"):
+            san.allocations.add(VMID, self._sanitizer_view(al))
+
+    def _tell_unmapped(self, n: Node, al: Allocation) -> None:
+        san = n.gpu.engine.sanitizer
+        if san is not None and al.kind in ("vram", "gtt", "userptr"):
+            san.allocations.remove(VMID, al.va, al.va + al.size)
+
+    def track_allocations(self, n: Node) -> None:
+        """A GPU's sanitizer was just turned on: tell it what is already mapped there."""
+        for al in self.allocs.values():
+            if n.index in al.mapped_on:
+                self._tell_mapped(n, al)
+
+    def host_mapped(self, al: Allocation) -> None:
+        """The CPU mapped a buffer: initcheck counts it as written (plain CPU stores are not seen)."""
+        view = self._sanitizer_view(al) if al.kind in ("vram", "gtt", "userptr") else None
+        if view is not None:
+            view.host_visible = True
+            if view.shadow is not None:
+                view.shadow[:] = True
+
     # ---- memory --------------------------------------------------------------------------------------------
     def alloc_memory_of_gpu(self, a) -> None:
         n = self.vm_node(a.gpu_id)
@@ -242,6 +275,7 @@ class KfdProcess:
             raise KfdError(errno.EBUSY, "buffer holds a live queue's ring")
         for i in list(al.mapped_on):
             self.nodes[i].vm.unmap(al)
+            self._tell_unmapped(self.nodes[i], al)
         del self.allocs[a.handle]
         if al.kind == "vram":
             self.nodes[al.node].vram.release(al.pa, al.size)
@@ -267,6 +301,7 @@ class KfdProcess:
                 pass  # the BAR pages are mapped for the CP; nothing a shader reads in the simulation
             elif n.index not in al.mapped_on:
                 n.vm.map(al, *self._placement(al, n))
+                self._tell_mapped(n, al)
             al.mapped_on.add(n.index)
             a.n_success = i + 1
 
@@ -289,6 +324,7 @@ class KfdProcess:
                 raise KfdError(errno.EINVAL, f"buffer is not mapped on gpu_id {n.gpu_id}")
             if al.kind not in ("doorbell", "mmio"):
                 n.vm.unmap(al)
+                self._tell_unmapped(n, al)
             al.mapped_on.discard(n.index)
             a.n_success = i + 1
 

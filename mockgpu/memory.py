@@ -95,6 +95,7 @@ class Allocation:
     file_offset: int = 0  # where the bytes live in the device memory file (vram/gtt)
     mmap_offset: int = 0
     mapped_on: set[int] = field(default_factory=set)
+    sanitized: object = None  # its simgpu.sanitize.Allocation, once a GPU with sanitizers maps it
 
 
 class VM:

@@ -11,7 +11,8 @@ from runtime.launch import Launch
 from runtime.memory import Buffer
 from runtime.module import Kernel, Module
 from runtime.os import OS, DeviceReport, HostOS, Mapping, select_os
+from runtime.sanitize import SanitizerError, SanitizerWarning
 
 __all__ = ["OS", "Buffer", "Device", "DeviceReport", "GPUFault", "GPUTimeout", "HostOS", "Kernel", "Launch", "Mapping",
-           "Module",
+           "Module", "SanitizerError", "SanitizerWarning",
            "select_os"]

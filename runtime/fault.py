@@ -38,7 +38,11 @@ class GPUFault(Exception):
         lines = [f"{device} (gpu_id {gpu_id}): {describe_exception(event, data)}"]
         lines += ([report.text] if report.text else []) + notes
         kind = report.fault or ("page_fault" if event == MEMORY else "hang")
-        cls = GPUTimeout if kind == "timeout" else cls
+        if kind == "timeout":
+            cls = GPUTimeout
+        elif kind in ("memcheck", "initcheck", "racecheck", "hazards"):  # a sanitizer stopped the dispatch
+            from runtime.sanitize import SanitizerError
+            cls = SanitizerError
         return cls("\n".join(lines), kind, data.va if event == MEMORY else None, gpu_id, usable)
 
 

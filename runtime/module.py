@@ -22,7 +22,7 @@ class Module:
         co = read_code_object(code_object)
         _check_target(co.target, dev)
         self.device = dev
-        self.code = dev.alloc(max(len(co.image), 256), executable=True)
+        self.code = dev.alloc(max(len(co.image), 256), executable=True, name="code object")
         self.code_image = co.relocated_image(self.code.va)  # what the GPU fetches (profilers map traces onto it)
         self.code.copyin(self.code_image)
         self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}

@@ -93,7 +93,17 @@ class OS:
 
     def annotate(self, note: dict) -> None:
         """A note from the runtime for tools that read a recording (what it loaded where, so that a trace can
-        name kernels); not the kernel's interface: drivers ignore it, traces.RecordingOS records it."""
+        name kernels; what each buffer is and how many bytes of it were asked for); not the kernel's
+        interface: drivers ignore it (the simulator's sanitizers use it), traces.RecordingOS records it."""
+
+    def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
+        """The simulator's sanitizers on GPU `gpu_id` (docs/shader.md "Sanitizers"); not the kernel's interface.
+        `checks` ("memcheck,initcheck,racecheck,hazards" or "all") turns them on; returns {"checks": [names on],
+        "findings": [the findings not taken before, as dicts]}. A real GPU has none: asking to turn them on is
+        OSError(EOPNOTSUPP), asking what is on answers nothing."""
+        if checks:
+            raise OSError(errno.EOPNOTSUPP, "sanitizers need the simulated GPU (MOCKGPU=1)")
+        return {"checks": [], "findings": []}
 
 
 class HostOS(OS):

@@ -273,6 +273,24 @@ class GPU:
         self.interrupt_log.clear()
         return out
 
+    # ---------------------------------------------------------------------------------------------- sanitizers
+    def sanitize(self, checks):
+        """Turn on sanitizers (simgpu.sanitize: "memcheck,initcheck,racecheck,hazards" or "all"); returns the
+        Sanitizer, whose `allocations` the owner must keep up to date. With initcheck, the command processor's
+        and SDMA's writes go through a front-end that marks the bytes written. Checks add up; none: a no-op."""
+        from simgpu.sanitize import Sanitizer, parse_checks
+        from simgpu.sanitize.cpwrites import MarkingMMU
+        checks = parse_checks(checks)
+        if not checks:
+            return self.engine.sanitizer
+        if self.engine.sanitizer is None:
+            self.engine.sanitizer = Sanitizer(checks)
+        else:
+            self.engine.sanitizer.checks |= checks
+        if "initcheck" in checks and not isinstance(self.mmu, MarkingMMU):
+            self.mmu = MarkingMMU(self.mmu, self.engine.sanitizer)
+        return self.engine.sanitizer
+
     # ---------------------------------------------------------------------------------------------- info
     def properties(self) -> dict:
         """The device shape (what the mock driver reports in the KFD topology)."""

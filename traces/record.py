@@ -187,3 +187,12 @@ class RecordingOS(OS):
     def annotate(self, note: dict) -> None:
         self.writer.write({"t": "note", **note})
         self.inner.annotate(note)
+
+    def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
+        rec = {"t": "sanitize", "gpu_id": gpu_id, "checks": checks}
+
+        def call(g, c):
+            state = self.inner.sanitize(g, c)
+            rec["on"], rec["findings"] = state["checks"], state["findings"]
+            return state
+        return self._call(rec, call, gpu_id, checks)

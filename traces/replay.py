@@ -156,6 +156,17 @@ class Replayer:
         self.os.annotate({k: v for k, v in rec.items() if k != "t"})  # the runtime's notes change nothing
         return None
 
+    def _sanitize(self, rec):
+        """Sanitizers turned on in the recording are turned on again; their findings must be the same."""
+        call = f"sanitize({rec['gpu_id']}, {rec.get('checks')!r})"
+        got, d = self._run(call, rec, self.os.sanitize, rec["gpu_id"], rec.get("checks"))
+        if self.hw:
+            self._skip("sanitizer findings")
+            return None
+        if d is None and got is not None and got["findings"] != rec.get("findings", []):
+            return self._div(call, "findings", rec.get("findings", []), got["findings"])
+        return d
+
     def _report(self, rec):
         call = f"device_report({rec['gpu_id']})"
         got, d = self._run(call, rec, self.os.device_report, rec["gpu_id"])

@@ -73,6 +73,7 @@ class ShaderEngine:
         # Sees every instruction while performance counters count or the thread trace traces (simgpu.profile);
         # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
         self.observer = None
+        self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -98,6 +99,8 @@ class ShaderEngine:
                     ex.groups_before = start
                     ex.run_batch(groups[start:start + per_batch])
         finally:
+            if ex.sanitizer is not None:
+                ex.sanitizer.end()
             if self.progress_hooks:
                 done = Progress(d, len(groups), len(groups), ex.used + ex.slice - ex.budget, finished=True)
                 for hook in self.progress_hooks:
@@ -158,6 +161,9 @@ class Exec:
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
+        # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
+        # and nothing is wrapped or tested per instruction when they are off.
+        self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
         gx, gy, gz = self.d.workgroups
@@ -171,6 +177,8 @@ class Exec:
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
+        if self.sanitizer is not None:
+            self.sanitizer.batch(groups)
         st, observer = self.st, self.engine.observer
         run = self.run
         if observer is not None:
@@ -268,6 +276,8 @@ class Exec:
         else:
             entry = _decode_entry(data) or self._decode_fault(w, pc, data)
             self.engine.decoded[(self.vmid, pc)] = (data, entry)
+        if self.sanitizer is not None:
+            entry = self.sanitizer.wrap(entry)
         self.cache[pc] = entry
         return entry
 
