@@ -1,4 +1,5 @@
-"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] -- CMD ...`: run any program against simulated GPUs.
+"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] -- CMD ...`: run any program against
+simulated GPUs.
 
 The program runs with the interposer preloaded (mockgpu/csrc/preload.c, built on first use); this process is the
 simgpu server (mockgpu/server.py) for it and for every process it starts, and exits with the program's status.
@@ -33,9 +34,20 @@ def record_path(base: str, n: int) -> str:
     return f"{root}.{n}{ext or '.trace'}"
 
 
-def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None) -> int:
-    """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it)."""
+def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
+        sanitize: str | None = None) -> int:
+    """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
+    `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
+    program cannot take the runtime's Python warnings."""
     from mockgpu import MockOS
+    from simgpu import sanitize as sanitizers
+    try:
+        checks = sanitizers.parse_checks(sanitize) if sanitize is not None else sanitizers.requested()
+    except ValueError as e:
+        print(f"simgpu run: {e}", file=sys.stderr)
+        return 2
+    if checks:
+        sanitizers.reporters.append(sanitizers.printer(sys.stderr))
     from mockgpu.native import BuildError, build_preload
     from mockgpu.server import Server
     try:
@@ -47,7 +59,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     recorded = [0]
 
     def make_machine(memory):
-        mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False)
+        mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
         if not record:
             return mock, mock, lambda: None
         from traces.record import RecordingOS

@@ -101,3 +101,24 @@ def test_a_recorded_tinygrad_run_replays_without_divergence(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "[2, 3, 4]", r.stderr
     divergence, n = replay(trace)
     assert divergence is None and n > 50, divergence
+
+
+def test_sanitize_prints_memchecks_finding_for_a_program_that_cannot_take_warnings(tmp_path):
+    script = tmp_path / "oob.py"
+    script.write_text(f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n" + """
+from tinygrad import Device, Tensor
+from tinygrad.device import TinyELF
+from tinygrad.helpers import DEV
+from tinygrad_checks import OOB_IR
+dev = Device["AMD"]
+buf = Tensor.zeros(4).contiguous().realize().uop.buffer._buf
+prg = dev.runtime(TinyELF(dev.compiler.compile(OOB_IR), "oob", DEV.target("AMD"), ()))
+try:
+    prg(buf, global_size=(1, 1, 1), local_size=(1, 1, 1), wait=True)
+except RuntimeError as e:
+    print("fault:", e)
+import os; os._exit(0)
+""")
+    r = simgpu_run([sys.executable, str(script)], "--sanitize", "memcheck", env=_env(str(tmp_path)))
+    assert r.returncode == 0 and "fault:" in r.stdout, r.stderr[-2000:]
+    assert "simgpu sanitizer: memcheck error: out-of-bounds write" in r.stderr  # printed by the server
