@@ -12,7 +12,7 @@ from runtime import profile as rtprofile
 from runtime.fault import HW, MEMORY, GPUFault
 from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
-from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
+from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
 from runtime.process import kfd_context
 from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
 from runtime.sanitize import deliver
@@ -175,20 +175,23 @@ class Device:
 
     def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = (), name: str = "buffer") -> Buffer:
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
-        va = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
+        va, reservation = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
         try:
             a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
                 va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
         except OSError as e:
+            self.os.munmap(reservation)
             if e.errno == errno.ENOMEM:
                 raise MemoryError(self._out_of_memory(nbytes, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT))) from e
             raise
         self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])
         for gpu_id in (self.gpu_id, *(p.gpu_id for p in peers)):  # what the buffer is, for the sanitizers
             self.os.annotate({"what": "buffer", "gpu_id": gpu_id, "va": va, "nbytes": nbytes, "name": name})
-        mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, a.mmap_offset) if cpu else None
+        # The CPU mapping goes over the reservation, at the GPU VA: CPU address = GPU address.
+        mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a.mmap_offset,
+                               va) if cpu else None
         buf = Buffer(self, va, nbytes, size, a.handle, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT), mapping,
-                     [self, *peers])
+                     [self, *peers], reservation)
         self._buffers[va] = buf
         return buf
 
@@ -221,6 +224,8 @@ class Device:
         self._buffers.pop(buf.va, None)
         if buf.mapping is not None:
             self.os.munmap(buf.mapping)
+        if buf.reservation is not None:
+            self.os.munmap(buf.reservation)
         if not self.closed:  # close() destroyed the queues first: nothing uses the buffer any more
             self.wait_idle()
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))

@@ -3,8 +3,10 @@
 The owner (the mock kernel driver, or a test) creates queues the way amdgpu maps an MQD: ring base and
 size, rptr report and wptr poll addresses, doorbell, VMID and format. Progress happens only inside calls:
 `ring_doorbell(index, value)` runs that queue until it is idle, blocked or in error; `poll()` runs every
-queue that can move once; `run_until_idle()` repeats until nothing moves. Queues run one at a time in
-creation order, so memory, interrupts and timestamps are the same on every run. Interrupts
+queue that can move once; `run_until_idle()` repeats until nothing moves; `scan_doorbells()` acts on
+doorbells a CPU client stored straight into the (shared) doorbell page; `retry_blocked()` re-runs the queues
+that wait. Queues run one at a time in creation order, so memory, interrupts and timestamps are the same on
+every run. Interrupts
 (simgpu.interrupt) go to every hook in `interrupt_hooks`, in the order they happen; the most recent ones
 stay in the bounded `interrupt_log` (like the IH ring: older entries are overwritten, nothing grows).
 """
@@ -25,6 +27,7 @@ from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
 from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import GPUFault
+from simgpu.hw import regs
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
 from simgpu.profile import PerfMonitor
@@ -49,13 +52,17 @@ class GPU:
     """A simulated gfx1100 device."""
 
     def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = 50_000_000,
-                 max_dispatch_workgroups: int = 1 << 20, wall_watchdog: float | None = None):
+                 max_dispatch_workgroups: int = 1 << 20, wall_watchdog: float | None = None, vram_backing=None,
+                 doorbell_page=None):
         self.name = name
-        self.phys = PhysicalMemory(vram_size)
+        self.phys = PhysicalMemory(vram_size, vram_backing)
         self.mmu = MMU(self.phys)
         self.clock = Clock()
         self.engine = ShaderEngine(self.mmu, self.clock, watchdog=watchdog)
-        self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64)  # the doorbell page, as the owner maps it
+        # The doorbell page, as the owner maps it (given: shared memory a CPU client stores to).
+        self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64) if doorbell_page is None else \
+            np.frombuffer(doorbell_page, np.uint64, DOORBELL_SLOTS)
+        self._rung = np.zeros(DOORBELL_SLOTS, np.uint64)  # each doorbell's value when the GPU last acted on it
         self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers
         self.queues: list[Queue] = []
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # the owner's interrupt handlers, in order
@@ -111,12 +118,37 @@ class GPU:
         """A doorbell write: the bound queue's wptr becomes value; run that queue until idle or blocked."""
         if not 0 <= index < DOORBELL_SLOTS:
             raise ValueError(f"doorbell {index} out of range 0..{DOORBELL_SLOTS - 1}")
-        self.doorbells[index] = value & 0xFFFFFFFFFFFFFFFF
+        value &= 0xFFFFFFFFFFFFFFFF
+        if self.doorbells[index] == self._rung[index]:  # nobody stored into the shared page since: this is the store
+            self.doorbells[index] = value  # (else a client stored there itself, maybe a newer value: leave it)
+        self._rung[index] = value
         q = self.queue_by_doorbell(index)
         if q is not None:
             q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
             with self.time_limit():
                 self.run_queue(q)
+
+    def pending_doorbells(self) -> list[tuple[int, int]]:
+        """(slot, value) of every doorbell whose value changed since the GPU last acted on it: a client's plain
+        store into the shared doorbell page."""
+        return [(i, int(self.doorbells[i])) for i in np.flatnonzero(self.doorbells != self._rung).tolist()]
+
+    def scan_doorbells(self) -> bool:
+        """Ring every pending doorbell, in slot order; True if any."""
+        pending = self.pending_doorbells()
+        for index, value in pending:
+            self.ring_doorbell(index, value)
+        return bool(pending)
+
+    def retry_blocked(self) -> bool:
+        """Run every blocked queue once more (the memory or register it waits on may have changed); True if any
+        completed a packet."""
+        progress = False
+        with self.time_limit():
+            for q in list(self.queues):
+                if q.state == QueueState.BLOCKED:
+                    progress |= self.run_queue(q)
+        return progress
 
     def poll(self) -> bool:
         """Run every queue that can move once (reading wptr poll addresses); True if any made progress."""
@@ -216,6 +248,14 @@ class GPU:
         q.ib_stack = []
         source = Source.SDMA if q.fmt == "sdma" else Source.CP
         self.interrupt(Interrupt(source, Kind.QUEUE_ERROR, q.name, error=q.error))
+
+    # ---------------------------------------------------------------------------------------------- registers
+    def write_reg(self, reg: int, value: int) -> None:
+        """Write a device-wide register. A write to NBIO's HDP flush request completes the flush at once (the
+        host data path has no cache in the model): the same bits read back from HDP_FLUSH_DONE."""
+        self.regs[reg] = value & 0xFFFFFFFF
+        if reg == regs.BIF_BX_PF0_GPU_HDP_FLUSH_REQ:
+            self.regs[regs.BIF_BX_PF0_GPU_HDP_FLUSH_DONE] = value & 0xFFFFFFFF
 
     # ---------------------------------------------------------------------------------------------- interrupts
     def interrupt(self, intr: Interrupt) -> Interrupt:

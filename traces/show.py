@@ -32,6 +32,8 @@ def format_record(rec: dict, verbose: bool = False) -> str:
         req = rec["req"]
         s = f"ioctl({rec['fd']}, {ioctl_name(req)}, {format_fields(fields(req, rec['in']))})"
         s += _err(rec) or f" = {rec.get('ret', 0)} -> {format_fields(fields(req, rec.get('out', b'')))}"
+        user = [f"{k}: " + ", ".join(f"{a:#x}+{len(d)}" for a, d in rec[k]) for k in ("u", "uw") if rec.get(k)]
+        s += f"  [user memory {'; '.join(user)}]" if user else ""
     elif t == "open":
         s = f"open({rec['path']!r}, {rec['flags']:#o})" + (_err(rec) or f" = {rec.get('fd')}")
     elif t == "close":
@@ -54,6 +56,9 @@ def format_record(rec: dict, verbose: bool = False) -> str:
     elif t == "note":
         kernels = ", ".join(f"{name}@{entry:#x}" for name, _, entry in rec.get("kernels", []))
         s = f"note({rec.get('what')}: base={rec.get('base', 0):#x} kernels=[{kernels}])"
+    elif t == "progress":
+        s = f"progress({'all queues' if rec.get('poll_all') else 'waiting queues'})" + \
+            (_err(rec) or f" = {'moved' if rec.get('moved') else 'idle'}")
     elif t == "sanitize":
         found = rec.get("findings") or []
         s = f"sanitize({rec['gpu_id']}, {rec.get('checks')!r})" + (_err(rec) or f" = on {rec.get('on')}, "

@@ -14,6 +14,16 @@ def _cmd_disasm(args: argparse.Namespace) -> int:
     return disasm_main(args.file, out=sys.stdout)
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    from wiring.run import run
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
+              file=sys.stderr)
+        return 2
+    return run(cmd, args.devices, args.vram, args.record, args.sanitize)
+
+
 def _cmd_trace(args: argparse.Namespace) -> int:
     from traces.cli import run
     return run(args)
@@ -52,6 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object")
     s.add_argument("file")
     s.set_defaults(func=_cmd_disasm)
+    r = sub.add_parser("run", help="run any program (tinygrad, C on amdkfd) against simulated GPUs")
+    r.add_argument("--devices", type=int, default=None, help="number of GPUs (default: $MOCKGPU_DEVICES or 1)")
+    r.add_argument("--vram", type=int, default=None, help="bytes of VRAM per GPU (default: $MOCKGPU_VRAM or 8 GiB)")
+    r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
+    r.add_argument("--sanitize", metavar="CHECKS", help="memcheck,initcheck,racecheck,hazards or all; findings on "
+                                                        "stderr (default: $SIMGPU_SANITIZE)")
+    r.add_argument("cmd", nargs=argparse.REMAINDER)
+    r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "
                                       "(wave-instructions, lane-ops, virtual time, per-opcode histogram)")
     st.add_argument("--top", type=int, default=20, help="opcodes to list per GPU (0: all)")

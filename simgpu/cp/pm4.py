@@ -136,7 +136,7 @@ class PM4Processor:
             if perfmon.tracing:
                 perfmon.sh_written(q, reg, value & 0xFFFFFFFF)
         else:
-            self.gpu.regs[reg] = value & 0xFFFFFFFF
+            self.gpu.write_reg(reg, value)
             if reg in perfmon.registers:
                 perfmon.write(q, reg, value & 0xFFFFFFFF)
 
@@ -221,9 +221,19 @@ class PM4Processor:
         func, space, operation = ctl["function"], ctl["mem_space"], ctl["operation"]
         if func == 7:
             raise PacketError("WAIT_REG_MEM compare function 7 is reserved")
-        if operation != 0:
-            raise PacketError(f"WAIT_REG_MEM OPERATION {operation} (write/wait variants) is not supported")
-        if space == hw.MemSpace.MEMORY:
+        if operation == hw.WAIT_REG_MEM_WRITE_WAIT:
+            if space != hw.MemSpace.REGISTER:
+                raise PacketError("WAIT_REG_MEM OPERATION 1 (write, then wait) works on registers only")
+            # Write REFERENCE to the first register once, then poll the second (amdgpu's HDP flush and
+            # reg_write_reg_wait); a blocked retry of the same packet does not write again.
+            if q.written_by != q.current[:2]:
+                self.write_reg(q, hw.REG_ADDR.get(body[1]), ref)
+                q.written_by = q.current[:2]
+            poll = hw.REG_ADDR.get(body[2])
+            value, what = self.read_reg(q, poll), f"register {regs.name(poll)}"
+        elif operation != 0:
+            raise PacketError(f"WAIT_REG_MEM OPERATION {operation} (preemptable waits) is not supported")
+        elif space == hw.MemSpace.MEMORY:
             addr = _addr(body[1], body[2])
             value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
         elif space == hw.MemSpace.REGISTER:
@@ -232,6 +242,7 @@ class PM4Processor:
         else:
             raise PacketError(f"WAIT_REG_MEM MEM_SPACE {space} is reserved")
         if hw.compare(func, value & mask, ref):
+            q.written_by = None
             return None
         return Block(f"WAIT_REG_MEM: {what} = {value:#x}; waiting for (value & {mask:#x}) "
                      f"{hw.Compare(func).name} {ref:#x}")
