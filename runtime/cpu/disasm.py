@@ -37,6 +37,7 @@ def header(image: Image) -> str:
     m = image.meta
     return (f"; {m['name']}: grid {tuple(m['grid'])} block {tuple(m['block'])}, {m['params']} buffers, "
             f"frame {m['frame']} B, LDS {m['lds']} B, fibers {m['fibers']} B, "
+            f"{m.get('lanes', 1)} work-item{'s' if m.get('lanes', 1) > 1 else ''} per pass, "
             f"{len(image.code)} bytes of x86-64")
 
 

@@ -9,7 +9,8 @@ it returns is checked, so a damaged file raises ImageError naming what is wrong.
 Metadata keys: name, entry (offset), params (buffer arguments), lds (bytes), fibers (bytes of the fiber
 region: scheduler table and one stack per work-item; 0 without barriers), workitems (per workgroup), grid
 and block (launch geometry, HIP convention), frame (bytes of the stack frame), traps ({ud2 offset: offset
-of the loop branch it guards}).
+of the loop branch it guards}); optional: lanes (work-items of local x one pass of the code runs, 4 when the
+backend vectorized it; 1 when absent).
 """
 
 from __future__ import annotations

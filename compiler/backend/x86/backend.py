@@ -1,6 +1,8 @@
 """The x86 backend: kernel IR -> x86-64 (SSE4.1, the instructions unicorn's CPU model executes) for the CPU device
 (runtime.cpu), with the project's own instruction selection, the register allocator the native gfx1100
-backend uses (compiler.backend.regalloc, here over GPR and XMM register files) and its own encoder.
+backend uses (compiler.backend.regalloc, here over GPR and XMM register files) and its own encoder. Kernels
+whose work-items along local x access consecutive elements run four work-items per pass in SSE packed code
+(compiler.backend.x86.vector).
 
 exp2, log2 and sin of float32 and float64 are the IR polynomials of compiler.ir.transcendental (x86 has no
 instruction for them); float16 and bfloat16 ones compute in float32 and round once, as the frontend's own
@@ -75,5 +77,6 @@ class X86Backend(Backend):
         return f"x86-{self.target}-{hashlib.sha256(code).hexdigest()[:16]}"
 
     def fingerprint(self) -> str:
-        """Name, target and a hash of the backend's source (read once)."""
-        return self._fingerprint
+        """Name, target, a hash of the backend's source (read once) and whether it vectorizes."""
+        from compiler.backend.x86.vector import enabled
+        return self._fingerprint + ("" if enabled() else "-scalar")

@@ -209,6 +209,23 @@ def _build() -> None:
         _form(f"cmp{pred}sd", "x xm64", "RM", f"F2 0F C2 /r {k:02X}")
     _form("roundss", "x xm32 u8", "RMI", "66 0F 3A 0A /r ib")
     _form("roundsd", "x xm64 u8", "RMI", "66 0F 3A 0B /r ib")
+    # packed: four float32 or int32 lanes (compiler.backend.x86.vector)
+    for name, op in (("add", 0x58), ("mul", 0x59), ("sub", 0x5C), ("min", 0x5D), ("div", 0x5E), ("max", 0x5F),
+                     ("sqrt", 0x51)):
+        _form(f"{name}ps", "x xm128", "RM", f"0F {op:02X} /r")
+    _form("movups", "x xm128", "RM", "0F 10 /r")
+    _form("movups", "m128 x", "MR", "0F 11 /r")
+    for k, pred in enumerate(CMP_PREDICATES):
+        _form(f"cmp{pred}ps", "x xm128", "RM", f"0F C2 /r {k:02X}")
+    _form("roundps", "x xm128 u8", "RMI", "66 0F 3A 08 /r ib")
+    _form("cvtdq2ps", "x xm128", "RM", "0F 5B /r")
+    _form("cvttps2dq", "x xm128", "RM", "F3 0F 5B /r")
+    _form("pshufd", "x xm128 u8", "RMI", "66 0F 70 /r ib")
+    for name, op in (("paddd", "FE"), ("psubd", "FA"), ("pcmpeqd", "76"), ("pcmpgtd", "66"), ("pmulld", "38 40")):
+        _form(name, "x xm128", "RM", f"66 0F {op} /r")
+    for name, digit in (("psrld", 2), ("psrad", 4), ("pslld", 6)):
+        _form(name, "x u8", "MI", f"66 0F 72 /{digit} ib")
+    _form("pslldq", "x u8", "MI", "66 0F 73 /7 ib")
 
 
 _build()

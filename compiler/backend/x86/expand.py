@@ -367,8 +367,9 @@ def _store(m, ctx):
 
 
 def spill_slot(cls: str, slot: int, ctx: Ctx) -> Mem:
-    """The stack slot of a spilled register (GPR slots first, then XMM slots; 8 bytes each)."""
-    return Mem(8, gpr(4), None, 1, 8 * (slot if cls == "g" else ctx.gslots + slot))
+    """The stack slot of a spilled register (GPR slots of 8 bytes first, then XMM slots of 16: a register may
+    hold four lanes, compiler.backend.x86.vector); `slot` counts 8-byte units."""
+    return Mem(8 if cls == "g" else 16, gpr(4), None, 1, 8 * (slot if cls == "g" else ctx.gslots + slot))
 
 
 @expands("spill.g", "reload.g", "spill.x", "reload.x")
@@ -377,7 +378,98 @@ def _spill(m, ctx):
     mem = spill_slot(m.op[-1], imm(slot), ctx)
     if m.op[-1] == "g":
         return [I("mov", mem, g(r))] if m.op.startswith("spill") else [I("mov", g(r), mem)]
-    return [I("movsd", mem, x(r))] if m.op.startswith("spill") else [I("movsd", x(r), mem)]
+    return [I("movups", mem, x(r))] if m.op.startswith("spill") else [I("movups", x(r), mem)]
+
+
+# ---- packed (four lanes, compiler.backend.x86.vector) -----------------------------------------------------------
+_PCOMMUTATIVE = {"addps", "mulps", "andps", "orps", "xorps", "paddd", "pmulld", "pcmpeqd", "cmpeqps", "cmpneqps",
+                 "cmpunordps"}
+
+
+@expands("vld")
+def _vload(m, ctx):
+    mem, _ = address(m, 1)
+    return [I("movups", x(m.ops[0]), _mem(mem, 16))]
+
+
+@expands("vst")
+def _vstore(m, ctx):
+    mem, k = address(m, 0)
+    return [I("movups", _mem(mem, 16), x(m.ops[k]))]
+
+
+@expands("vli")
+def _vli(m, ctx):
+    """A 32-bit pattern in all four lanes."""
+    d, v = x(m.ops[0]), imm(m.ops[1]) & 0xFFFFFFFF
+    if v == 0:
+        return [I("xorps", d, d)]
+    if v == 0xFFFFFFFF:
+        return [I("pcmpeqd", d, d)]
+    return [I("mov", gpr(RAX, 4), Imm(v)), I("movd", d, gpr(RAX, 4)), I("pshufd", d, d, Imm(0))]
+
+
+@expands("vlanes")
+def _vlanes(m, ctx):
+    """(0, c, 2c, 3c) as int32 lanes: c in every lane, then the sum of it shifted up by one, two and three
+    lanes."""
+    d, c = x(m.ops[0]), imm(m.ops[1]) & 0xFFFFFFFF
+    s = xmm(SCRATCH_X)
+    return [I("mov", gpr(RAX, 4), Imm(c)), I("movd", s, gpr(RAX, 4)), I("pshufd", s, s, Imm(0)),
+            I("pslldq", s, Imm(4)), I("movaps", d, s), I("pslldq", s, Imm(4)), I("paddd", d, s),
+            I("pslldq", s, Imm(4)), I("paddd", d, s)]
+
+
+@expands("vbcast")
+def _vbcast(m, ctx):
+    """A float32 scalar (lane 0) into all four lanes."""
+    d, a = m.ops
+    return [I("pshufd", x(d), x(a), Imm(0))]
+
+
+@expands("vbcast.g")
+def _vbcast_g(m, ctx):
+    """A 32-bit integer of a GPR into all four lanes."""
+    d, a = m.ops
+    return [I("movd", x(d), g(a, 4)), I("pshufd", x(d), x(d), Imm(0))]
+
+
+@expands("pk.")
+def _packed(m, ctx):
+    """pk.OP d, a, b: the packed two-operand instruction OP, made three-address (as f.OP.ss)."""
+    op = m.op[3:]
+    d, a, b = m.ops
+    if same(d, a):
+        return [I(op, x(d), x(b))]
+    if same(d, b):
+        if op in _PCOMMUTATIVE:
+            return [I(op, x(d), x(a))]
+        return [I("movaps", xmm(SCRATCH_X), x(b)), I("movaps", x(d), x(a)), I(op, x(d), xmm(SCRATCH_X))]
+    return [I("movaps", x(d), x(a)), I(op, x(d), x(b))]
+
+
+@expands("pk1.")
+def _packed_unary(m, ctx):
+    """pk1.OP d, a: sqrtps, cvtdq2ps, cvttps2dq (truncating, as cvttss2si), roundps toward zero."""
+    op = m.op[4:]
+    d, a = m.ops
+    return [I(op, x(d), x(a), Imm(0xB))] if op == "roundps" else [I(op, x(d), x(a))]
+
+
+@expands("pki.")
+def _packed_shift(m, ctx):
+    """pki.OP d, a, n: a shift of every lane by a constant."""
+    d, a, n = m.ops
+    return [*([] if same(d, a) else [I("movaps", x(d), x(a))]), I(m.op[4:], x(d), Imm(imm(n)))]
+
+
+@expands("vsel")
+def _vsel(m, ctx):
+    """d <- t where the lane mask c is set, else f: (c & t) | (~c & f)."""
+    d, c, t, f = m.ops
+    s1, s2 = xmm(SCRATCH_X), xmm(SCRATCH_X2)
+    return [I("movaps", s1, x(c)), I("andps", s1, x(t)), I("movaps", s2, x(c)), I("andnps", s2, x(f)),
+            I("orps", s1, s2), I("movaps", x(d), s1)]
 
 
 # ---- floats ------------------------------------------------------------------------------------------------------

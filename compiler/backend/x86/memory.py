@@ -21,7 +21,7 @@ _STORE_KIND = {1: "8", 2: "16", 4: "32", 8: "64"}
 DISP_MAX = (1 << 31) - 1
 
 
-def _address(s: X86Selector, buf, idx: UOp, itemsize: int) -> tuple[str, list]:
+def address_of(s: X86Selector, buf, idx: UOp, itemsize: int) -> tuple[str, list]:
     """(mods, operands) of [base + index*itemsize + disp] for compiler.backend.x86.expand.address."""
     disp = 0
     if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST and idx.src[0].vmin >= 0 and idx.vmin >= 0 and \
@@ -58,7 +58,7 @@ def _load(s: X86Selector, u: UOp) -> None:
             s.copy(s.dst(u), C(0.0 if is_float(dt) else 0, dt, None), dt)
             return
         gate = None
-    mods, ops = _address(s, buf, u.src[1], dt.itemsize)
+    mods, ops = address_of(s, buf, u.src[1], dt.itemsize)
     flags = frozenset({"gated"}) if gate is not None else frozenset()
     tail = [gate] if gate is not None else []
     kind = _LOAD_KIND[dt.name]
@@ -101,7 +101,7 @@ def _store(s: X86Selector, u: UOp) -> None:
         kind = "f64"
     else:
         kind = _STORE_KIND[dt.itemsize]
-    mods, ops = _address(s, buf, u.src[1], dt.itemsize)
+    mods, ops = address_of(s, buf, u.src[1], dt.itemsize)
     flags = frozenset({"gated"}) if gate is not None else frozenset()
     s.op(f"st.{kind}", *ops, v, *([gate] if gate is not None else []), ndef=0, mods=mods, flags=flags)
 

@@ -142,8 +142,12 @@ class X86Selector(Selector):
             self.ids[(kind, axis)] = r
             tails.append((r, n, name))
         for r, n, name in reversed(tails):
-            self.epilogue.append(MInst("add32", [r, r, imm(1)], 1))
+            self.epilogue.append(MInst("add32", [r, r, imm(self.step(r))], 1))
             self.epilogue.append(MInst("br.b.32", [r, imm(n)], 0, target=name))
+
+    def step(self, r: Sub) -> int:
+        """How many work-items one pass of the body runs along the id in r (compiler.backend.x86.vector: 4)."""
+        return 1
 
     def _fiber_ids(self) -> None:
         """Ids of a fiber: group ids from the scheduler words, local ids from the work-item's index."""

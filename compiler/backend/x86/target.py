@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from compiler.backend import coalesce, regalloc
 from compiler.backend.mir import MInst
-from compiler.backend.x86 import alu, convert, memory  # noqa: F401 - rule modules register in RULES
+from compiler.backend.x86 import alu, convert, memory, vector  # noqa: F401 - rule modules register in RULES
 from compiler.backend.x86.encode import assemble
 from compiler.backend.x86.expand import FUEL, Ctx, expand
 from compiler.backend.x86.isa import RAX, RCX, RDX, RSP, Imm, Inst, Label, Mem, gpr
@@ -55,6 +55,7 @@ class Compiled:
     symbols: list[tuple[int, str]]
     spilled: dict[str, int]
     rules: dict[str, int]
+    scalar_why: str = ""  # why the kernel runs one work-item per pass ('' when vectorized)
 
 
 def I(op: str, *ops) -> Inst:  # noqa: E743 - short constructor, as in compiler.backend.x86.expand
@@ -69,10 +70,12 @@ def q(addr: int) -> Mem:
 def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
     fibers = any(u.op is Ops.BARRIER for u in k.uops)
-    sel = X86Selector(k, fibers)
+    plan = vector.Plan(why="barriers") if fibers else vector.plan(k)
+    sel = vector.VectorSelector(k, plan) if plan else X86Selector(k, fibers)
     code = coalesce.coalesce(sel.run(), copy_of)
     files = [regalloc.RegFile("g", 16, lambda n: 1, _spill("g"), _reload("g"), reserved=GPR_RESERVED),
-             regalloc.RegFile("x", 16, lambda n: 1, _spill("x"), _reload("x"), reserved=XMM_RESERVED)]
+             regalloc.RegFile("x", 16, lambda n: 1, _spill("x"), _reload("x"), reserved=XMM_RESERVED,
+                              slot_units=2)]  # 16-byte slots: four lanes
     alloc = regalloc.allocate(code, files, sel.regs)
     if fibers:
         alloc.code = _barrier_saves(alloc.code)
@@ -93,9 +96,10 @@ def compile_kernel(k: LinearKernel) -> Compiled:
     else:
         items = [k.name, *framed]
     meta = {"name": k.name, "entry": 0, "params": len(k.params), "lds": sel.lds_bytes, "fibers": fiber_bytes,
-            "workitems": workitems, "grid": list(g.grid), "block": list(g.block), "frame": frame}
+            "workitems": workitems, "lanes": vector.WIDTH if plan else 1,
+            "grid": list(g.grid), "block": list(g.block), "frame": frame}
     binary, code, symbols = link(items, meta)
-    return Compiled(binary, code, meta, symbols, dict(alloc.spilled), sel.used_rules)
+    return Compiled(binary, code, meta, symbols, dict(alloc.spilled), sel.used_rules, plan.why)
 
 
 def link(items: list, meta: dict) -> tuple[bytes, bytes, list[tuple[int, str]]]:
@@ -206,5 +210,6 @@ def describe(c: Compiled) -> str:
     """One comment line of a compiled kernel's resources."""
     m = c.meta
     return (f"; {m['name']}: {len(c.code)} bytes, frame {m['frame']} B, spilled {c.spilled.get('g', 0)} GPR / "
-            f"{c.spilled.get('x', 0)} XMM, LDS {m['lds']} B, fibers {m['fibers']} B")
+            f"{c.spilled.get('x', 0)} XMM, LDS {m['lds']} B, fibers {m['fibers']} B, "
+            + (f"{m['lanes']} work-items per pass (SSE packed)" if m["lanes"] > 1 else f"scalar: {c.scalar_why}"))
 

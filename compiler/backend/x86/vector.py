@@ -1,0 +1,330 @@
+"""SSE packed code across work-items: four consecutive work-items of local x in one XMM register each.
+
+unicorn's CPU model has no AVX (docs/compiler.md, "The CPU device"), so the vector width is SSE's: four float32
+or int32 lanes. A kernel vectorizes when every value that depends on local x is one of
+
+- an *address*: an int32/int64 sum of local x, constants and values that do not depend on it (scaled by
+  constants), used only by other addresses and as the index of a LOAD or STORE where its coefficient of local x
+  is exactly 1. It is computed once, as a scalar, for the first of the four work-items: the access is then
+  `movups` of the four consecutive elements;
+- a *vector*: a float32, int32/uint32 or bool value of an op with a packed SSE form (float + - * / sqrt trunc
+  neg max min, int32 + - * & | ^ and shifts by a constant, comparisons, where, float32 <-> int32 conversions,
+  bitcasts between them, bool <-> float32/int32), held four lanes to a register; a bool is a lane mask
+  (all ones or zero);
+
+ungated LOADs and STOREs of 4-byte elements, no barriers, LDS or loops (RANGE), and a workgroup whose local x
+extent is a multiple of 4. Everything else keeps its scalar rules: values that do not depend on local x are
+computed once per four work-items and broadcast (`pshufd`) where a vector op reads them. The grid walk then steps
+local x by 4. A kernel that does not qualify runs one work-item at a time, as before; `SIMGPU_X86_VECTOR=0`
+turns vectorization off (the bench measures both).
+
+The results are the scalar code's, bit for bit: every lane does the same IEEE operation (packed SSE rounds as
+scalar SSE does, MXCSR is shared), NaN-propagating max/min are built the same way, and a kernel's work-items
+write disjoint elements (a race between work-items is the program's, on any device).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from compiler.backend.isel import Rules
+from compiler.backend.mir import MInst, Sub
+from compiler.backend.x86.memory import address_of
+from compiler.backend.x86.select import RULES, C, X86Selector, const_bits, imm
+from compiler.dtypes import DType, dtypes
+from compiler.ir.linearize import LinearKernel
+from compiler.ir.ops import Ops, UOp
+
+WIDTH = 4
+VRULES = Rules()
+_LANE_TYPES = ("float32", "int32", "uint32", "bool")
+_INT_LINEAR = (Ops.ADD, Ops.SUB, Ops.MUL)
+_FLOAT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.SQRT, Ops.TRUNC, Ops.NEG, Ops.MAX, Ops.MIN}
+_INT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.NEG, Ops.NOT}
+_CMP = {Ops.CMPLT, Ops.CMPEQ, Ops.CMPNE}
+
+
+def enabled() -> bool:
+    """Whether the x86 backend vectorizes (SIMGPU_X86_VECTOR, default on)."""
+    return os.environ.get("SIMGPU_X86_VECTOR", "1") != "0"
+
+
+def _lane_dtype(dt) -> bool:
+    return isinstance(dt, DType) and dt.name in _LANE_TYPES
+
+
+def _coefficients(k: LinearKernel, lane: UOp) -> tuple[set[UOp], dict[UOp, int]]:
+    """(uops that depend on local x, {the linear ones among them: their coefficient of local x})."""
+    varying: set[UOp] = {lane}
+    coef: dict[UOp, int] = {lane: 1}
+    for u in k.uops:
+        if u is lane or u.op is Ops.SINK or not any(s in varying for s in u.src):
+            continue
+        varying.add(u)
+        if u.op not in _INT_LINEAR or u.dtype.is_float or u.dtype.name not in ("int32", "int64") or \
+                any(s in varying and s not in coef for s in u.src):
+            continue
+        a, b = (coef.get(s, 0) for s in u.src)
+        if u.op is Ops.ADD:
+            coef[u] = a + b
+        elif u.op is Ops.SUB:
+            coef[u] = a - b
+        elif u.src[0].op is Ops.CONST or u.src[1].op is Ops.CONST:  # a product with a constant
+            const = u.src[0] if u.src[0].op is Ops.CONST else u.src[1]
+            coef[u] = (a + b) * int(const.arg)
+    return varying, coef
+
+
+def _vector_ok(u: UOp, vec: set[UOp]) -> bool:
+    """Whether u (a value depending on local x, not an address) has a packed form (module docstring)."""
+    dt = u.dtype
+    srcs = [s.dtype for s in u.src]
+    if u.op in (Ops.LOAD, Ops.STORE):
+        return False  # decided with the addresses
+    if not _lane_dtype(dt) or not all(_lane_dtype(s) for s in srcs):
+        return False
+    if u.op is Ops.WHERE:
+        return u.src[0] in vec  # a uniform condition would need a mask made from a 0/1 register
+    if u.op in _CMP:
+        return srcs[0].name != "uint32" or u.op is not Ops.CMPLT  # SSE has only signed compares
+    if u.op in (Ops.CAST, Ops.BITCAST):
+        pair = (srcs[0].name, dt.name)
+        if u.op is Ops.BITCAST:
+            return pair[0] != "bool" and pair[1] != "bool"
+        return pair in (("int32", "float32"), ("float32", "int32"), ("bool", "float32"), ("bool", "int32"),
+                        ("bool", "uint32"), ("int32", "uint32"), ("uint32", "int32"))
+    if dt.name == "float32":
+        return u.op in _FLOAT_OPS
+    if dt.name == "bool":
+        return u.op in (Ops.AND, Ops.OR, Ops.XOR, Ops.NOT)
+    if u.op in (Ops.SHL, Ops.SHR):
+        c = u.src[1]
+        return u.src[0] in vec and c.op is Ops.CONST and 0 <= int(c.arg) < 32
+    return u.op in _INT_OPS
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a kernel vectorizes: `vec` the uops holding four lanes, `coef` the addresses with their coefficient
+    of local x; both empty, and `why` saying why, when it runs one work-item at a time."""
+
+    vec: frozenset[UOp] = frozenset()
+    coef: dict[UOp, int] = field(default_factory=dict)
+    why: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.vec)
+
+
+def plan(k: LinearKernel) -> Plan:
+    """The module docstring's analysis of one kernel."""
+    if not enabled():
+        return Plan(why="SIMGPU_X86_VECTOR=0")
+    if k.geometry.block[0] % WIDTH:
+        return Plan(why=f"local x extent {k.geometry.block[0]} is not a multiple of {WIDTH}")
+    if any(u.op in (Ops.BARRIER, Ops.LDS, Ops.RANGE) for u in k.uops):
+        return Plan(why="barriers, LDS or loops")
+    lanes = [u for u in k.uops if u.op is Ops.SPECIAL and u.arg[:2] == ("local", 0)]
+    if len(lanes) != 1:
+        return Plan(why="no local x id")
+    varying, coef = _coefficients(k, lanes[0])
+    vec = varying - set(coef)
+    users: dict[UOp, list[tuple[UOp, int]]] = {}
+    for u in k.uops:
+        for i, s in enumerate(u.src):
+            users.setdefault(s, []).append((u, i))
+    for a in coef:  # an address feeds addresses, and memory where it steps one element per work-item
+        for user, i in users.get(a, ()):
+            if user in coef:
+                continue
+            if user.op in (Ops.LOAD, Ops.STORE) and i == 1:
+                if coef[a] != 1:
+                    return Plan(why=f"{user.op.name} steps {coef[a]} elements per work-item")
+            elif a.dtype.name != "int32":  # an int32 value as four lanes: first + coef * (0, 1, 2, 3)
+                return Plan(why=f"{user.op.name} reads a {a.dtype.name} index of local x")
+    for u in vec:
+        if u.op is Ops.LOAD:
+            ok = len(u.src) == 2 and u.src[1] in coef and u.dtype.itemsize == 4 and _lane_dtype(u.dtype)
+        elif u.op is Ops.STORE:
+            v = u.src[2]
+            ok = len(u.src) == 3 and u.src[1] in coef and v.dtype.itemsize == 4 and _lane_dtype(v.dtype) and \
+                (v in vec or v.op is Ops.CONST or v.dtype != dtypes.bool)
+        else:
+            ok = _vector_ok(u, vec) and all(s in vec or s.op is Ops.CONST or s.dtype != dtypes.bool for s in u.src)
+        if not ok:
+            srcs = ", ".join(getattr(s.dtype, "name", "?") for s in u.src)
+            return Plan(why=f"no packed form of {u.op.name} {getattr(u.dtype, 'name', '?')} ({srcs})")
+    return Plan(frozenset(vec), coef)
+
+
+class _Dispatch:
+    """The vector rules for the plan's uops, the scalar ones for the rest."""
+
+    def select(self, sel: VectorSelector, u: UOp) -> str:
+        return (VRULES if u in sel.vec else RULES).select(sel, u)
+
+
+class VectorSelector(X86Selector):
+    """The x86 selector of a kernel that vectorizes (module docstring): `vec` the uops holding four lanes."""
+
+    rules = _Dispatch()
+
+    def __init__(self, kernel: LinearKernel, p: Plan):
+        super().__init__(kernel, fibers=False)
+        self.vec, self.coef = p.vec, p.coef
+        self.broadcast: dict[UOp, Sub] = {}
+
+    def step(self, r: Sub) -> int:
+        """Local x advances four work-items per pass."""
+        return WIDTH if r is self.ids.get(("local", 0)) else 1
+
+
+# ---- operands ----------------------------------------------------------------------------------------------------
+def vsrc(s: X86Selector, u: UOp) -> Sub:
+    """u's value as four lanes: its own vector, or a uniform value broadcast (once per uop)."""
+    if u in s.vec:
+        return s.val[u]
+    if u in s.broadcast:
+        return s.broadcast[u]
+    v = s.src(u)
+    if u in s.coef:  # an index of local x: first work-item's, plus coef * (0, 1, 2, 3)
+        r, b = s.x(), s.x()
+        s.op("vbcast.g", b, v)
+        s.op("pk.paddd", r, b, lane_steps(s, s.coef[u]))
+    elif isinstance(v, C):
+        r = vconst(s, v.value, u.dtype)
+    elif u.dtype == dtypes.bool:
+        raise AssertionError(f"{s.name()}: a uniform bool is never a vector operand (vector.plan)")
+    else:
+        r = s.x()
+        if u.dtype.is_float:
+            s.op("vbcast", r, v)
+        else:
+            s.op("vbcast.g", r, v)
+    s.broadcast[u] = r
+    return r
+
+
+def vconst(s: X86Selector, value, dt: DType) -> Sub:
+    """A constant in every lane (a mask for bools), made once before the grid loops."""
+    bits = 0xFFFFFFFF if dt == dtypes.bool and value else const_bits(value, dt) & 0xFFFFFFFF
+    key = (bits, "v", False)
+    if key not in s.const_regs:
+        r = s.x()
+        s.hoisted.append(MInst("vli", [r, imm(bits)], 1))
+        s.const_regs[key] = r
+    return s.const_regs[key]
+
+
+def lane_steps(s: X86Selector, step: int) -> Sub:
+    """(0, step, 2 step, 3 step) as int32 lanes, made once before the grid loops."""
+    key = (step & 0xFFFFFFFF, "lanes", False)
+    if key not in s.const_regs:
+        r = s.x()
+        s.hoisted.append(MInst("vlanes", [r, imm(step & 0xFFFFFFFF)], 1))
+        s.const_regs[key] = r
+    return s.const_regs[key]
+
+
+def vdst(s: X86Selector, u: UOp) -> Sub:
+    """A fresh XMM register for u's vector."""
+    r = s.x()
+    s.val[u] = r
+    return r
+
+
+# ---- rules -------------------------------------------------------------------------------------------------------
+@VRULES.rule(Ops.LOAD)
+def _load(s: X86Selector, u: UOp) -> None:
+    mods, ops = address_of(s, s.src(u.src[0]), u.src[1], 4)
+    s.op("vld", vdst(s, u), *ops, mods=mods)
+
+
+@VRULES.rule(Ops.STORE)
+def _store(s: X86Selector, u: UOp) -> None:
+    v = vsrc(s, u.src[2])
+    mods, ops = address_of(s, s.src(u.src[0]), u.src[1], 4)
+    s.op("vst", *ops, v, ndef=0, mods=mods)
+
+
+_PS = {Ops.ADD: "addps", Ops.SUB: "subps", Ops.MUL: "mulps", Ops.FDIV: "divps"}
+_PD = {Ops.ADD: "paddd", Ops.SUB: "psubd", Ops.MUL: "pmulld", Ops.AND: "andps", Ops.OR: "orps", Ops.XOR: "xorps"}
+
+
+@VRULES.rule(*_PS, when=lambda s, u: u.dtype == dtypes.float32, name="v_float_binary")
+def _float_binary(s: X86Selector, u: UOp) -> None:
+    s.op(f"pk.{_PS[u.op]}", vdst(s, u), vsrc(s, u.src[0]), vsrc(s, u.src[1]))
+
+
+@VRULES.rule(Ops.SQRT, Ops.TRUNC, Ops.NEG, name="v_float_unary", when=lambda s, u: u.dtype == dtypes.float32)
+def _float_unary(s: X86Selector, u: UOp) -> None:
+    a = vsrc(s, u.src[0])
+    if u.op is Ops.NEG:
+        s.op("pk.xorps", vdst(s, u), a, vconst(s, -0.0, dtypes.float32))
+    else:
+        s.op("pk1.sqrtps" if u.op is Ops.SQRT else "pk1.roundps", vdst(s, u), a)
+
+
+@VRULES.rule(Ops.MAX, Ops.MIN, name="v_float_minmax", when=lambda s, u: u.dtype == dtypes.float32)
+def _float_minmax(s: X86Selector, u: UOp) -> None:
+    """maxps/minps give the second operand where either is NaN; lanes where the first is NaN take it instead
+    (NaN-propagating, as the scalar rule)."""
+    a, b = vsrc(s, u.src[0]), vsrc(s, u.src[1])
+    t, nan = s.x(), s.x()
+    s.op(f"pk.{'maxps' if u.op is Ops.MAX else 'minps'}", t, a, b)
+    s.op("pk.cmpunordps", nan, a, a)
+    s.op("vsel", vdst(s, u), nan, a, t)
+
+
+@VRULES.rule(*_PD, name="v_int_binary", when=lambda s, u: not u.dtype.is_float)
+def _int_binary(s: X86Selector, u: UOp) -> None:
+    s.op(f"pk.{_PD[u.op]}", vdst(s, u), vsrc(s, u.src[0]), vsrc(s, u.src[1]))
+
+
+@VRULES.rule(Ops.NOT, Ops.NEG, name="v_int_unary", when=lambda s, u: not u.dtype.is_float)
+def _int_unary(s: X86Selector, u: UOp) -> None:
+    a = vsrc(s, u.src[0])
+    if u.op is Ops.NOT:
+        s.op("pk.xorps", vdst(s, u), a, vconst(s, True, dtypes.bool))  # all ones: a bool mask or ~x
+    else:
+        s.op("pk.psubd", vdst(s, u), vconst(s, 0, dtypes.int32), a)
+
+
+@VRULES.rule(Ops.SHL, Ops.SHR, name="v_int_shift")
+def _int_shift(s: X86Selector, u: UOp) -> None:
+    name = "pslld" if u.op is Ops.SHL else "psrad" if u.dtype.name == "int32" else "psrld"
+    s.op(f"pki.{name}", vdst(s, u), vsrc(s, u.src[0]), imm(int(u.src[1].arg)))
+
+
+@VRULES.rule(*_CMP, name="v_cmp")
+def _cmp(s: X86Selector, u: UOp) -> None:
+    a, b = vsrc(s, u.src[0]), vsrc(s, u.src[1])
+    d = vdst(s, u)
+    if u.src[0].dtype.is_float:
+        s.op(f"pk.cmp{ {Ops.CMPLT: 'lt', Ops.CMPEQ: 'eq', Ops.CMPNE: 'neq'}[u.op]}ps", d, a, b)
+    elif u.op is Ops.CMPLT:
+        s.op("pk.pcmpgtd", d, b, a)  # a < b as b > a (signed)
+    elif u.op is Ops.CMPEQ:
+        s.op("pk.pcmpeqd", d, a, b)
+    else:
+        t = s.x()
+        s.op("pk.pcmpeqd", t, a, b)
+        s.op("pk.xorps", d, t, vconst(s, True, dtypes.bool))
+
+
+@VRULES.rule(Ops.WHERE, name="v_where")
+def _where(s: X86Selector, u: UOp) -> None:
+    s.op("vsel", vdst(s, u), vsrc(s, u.src[0]), vsrc(s, u.src[1]), vsrc(s, u.src[2]))
+
+
+@VRULES.rule(Ops.CAST, Ops.BITCAST, name="v_convert")
+def _convert(s: X86Selector, u: UOp) -> None:
+    src, dt = u.src[0].dtype, u.dtype
+    a = vsrc(s, u.src[0])
+    if u.op is Ops.BITCAST or (src.name != "bool" and not src.is_float and not dt.is_float):
+        s.set(u, a)  # the same bits (int32 <-> uint32 wraps, as the scalar rule does)
+    elif src.name == "bool":
+        s.op("pk.andps", vdst(s, u), a, vconst(s, 1.0 if dt.is_float else 1, dt))
+    else:
+        s.op("pk1.cvtdq2ps" if dt.is_float else "pk1.cvttps2dq", vdst(s, u), a)
