@@ -9,7 +9,8 @@ then the best of three launches is reported as this process's CPU time (time.pro
 single-threaded, and the machine is shared). Counted in one extra launch each:
 
 - CPU: x86 instructions executed (a unicorn block hook adds each translated block's instruction count, from
-  capstone) -> instructions/s; work-items/s;
+  capstone) -> instructions/s; work-items/s; where the x86 backend vectorized the kernel (SSE packed, four
+  work-items per pass), the same kernel compiled with SIMGPU_X86_VECTOR=0 is measured too (the "scalar" line);
 - GPU: the simulator's wave-instructions and lane-ops -> wave-instructions/s, lane-ops/s.
 
 The last column is the CPU device's time over the simulator's for the same result (both checked against
@@ -94,17 +95,41 @@ def count_x86_instructions(dev, prog, buffers) -> int:
     return total[0]
 
 
+def _lanes(prog) -> int:
+    from runtime.cpu import read_image
+    return read_image(prog.binary).meta.get("lanes", 1)
+
+
+def _cpu(fn, arrays, expect, row: dict, prefix: str) -> int:
+    """The CPU device's figures of the program's kernel into row[prefix + ...]; its lanes per pass."""
+    dev, prog, out, ins, _, keep = _kernel(fn, arrays, "CPU", "x86")
+    bufs = [out, *ins]
+    row[prefix + "s"] = _best(lambda: dev.launch(prog, bufs))
+    row[prefix + "instr"] = count_x86_instructions(dev, prog, bufs)
+    g = prog.geometry
+    row["items"] = int(np.prod(g.grid) * np.prod(g.block))
+    row[prefix + "ok"] = np.allclose(out.copyout(np.empty(expect.size, np.float32)), expect, rtol=1e-4, atol=1e-4)
+    row[prefix + "kernel"] = prog.name
+    del keep
+    return _lanes(prog)
+
+
 def measure(name: str, fn, arrays, ref) -> dict:
     """One row: CPU and GPU seconds, counts, and whether both match numpy."""
     row = {"name": name}
     expect = ref(*arrays).reshape(-1)
-    dev, prog, out, ins, _, keep = _kernel(fn, arrays, "CPU", "x86")
-    bufs = [out, *ins]
-    row["cpu_s"] = _best(lambda: dev.launch(prog, bufs))
-    row["x86_instr"] = count_x86_instructions(dev, prog, bufs)
-    g = prog.geometry
-    row["items"] = int(np.prod(g.grid) * np.prod(g.block))
-    row["cpu_ok"] = np.allclose(out.copyout(np.empty(expect.size, np.float32)), expect, rtol=1e-4, atol=1e-4)
+    row["lanes"] = _cpu(fn, arrays, expect, row, "cpu_")
+    row["x86_instr"] = row["cpu_instr"]
+    if row["lanes"] > 1:
+        old = os.environ.get("SIMGPU_X86_VECTOR")
+        os.environ["SIMGPU_X86_VECTOR"] = "0"
+        try:
+            _cpu(fn, arrays, expect, row, "scalar_")
+        finally:
+            if old is None:
+                del os.environ["SIMGPU_X86_VECTOR"]
+            else:
+                os.environ["SIMGPU_X86_VECTOR"] = old
     gdev, gprog, gout, gins, _, gkeep = _kernel(fn, arrays, "AMD", "llvm")
     gbufs = [gout, *gins]
     row["gpu_s"] = _best(lambda: gdev.launch(gprog, gbufs).wait())
@@ -113,8 +138,8 @@ def measure(name: str, fn, arrays, ref) -> dict:
     gdev.launch(gprog, gbufs).wait()
     row["wave_instr"], row["lane_ops"] = c.wave_instructions - w0, c.lane_ops - l0
     row["gpu_ok"] = np.allclose(gout.copyout(np.empty(expect.size, np.float32)), expect, rtol=1e-4, atol=1e-4)
-    row["kernels"] = (prog.name, gprog.name)
-    del keep, gkeep
+    row["kernels"] = (row["cpu_kernel"], gprog.name)
+    del gkeep
     return row
 
 
@@ -144,12 +169,18 @@ def main() -> None:
           f"{'GPU sim':>9}{'wave-instr':>12}{'wave-i/s':>10}{'lane-ops/s':>11}{'CPU/GPU':>9}")
     for name, (fn, arrays, ref) in _programs(rng).items():
         r = measure(name, fn, arrays, ref)
-        ok = "" if r["cpu_ok"] and r["gpu_ok"] else "  MISMATCH"
+        ok = "" if r["cpu_ok"] and r["gpu_ok"] and r.get("scalar_ok", True) else "  MISMATCH"
         print(f"  {name:<32}{r['cpu_s'] * 1e3:>7.1f}ms{r['x86_instr']:>12}{r['x86_instr'] / r['cpu_s'] / 1e6:>9.1f}M"
               f"{r['items'] / r['cpu_s'] / 1e6:>9.2f}M   {r['gpu_s'] * 1e3:>7.1f}ms{r['wave_instr']:>12}"
               f"{r['wave_instr'] / r['gpu_s'] / 1e6:>9.2f}M{r['lane_ops'] / r['gpu_s'] / 1e6:>10.1f}M"
               f"{r['cpu_s'] / r['gpu_s']:>8.2f}x{ok}")
-        print(f"  {'':<32}kernels: {r['kernels'][0]} (CPU), {r['kernels'][1]} (GPU)")
+        if r["lanes"] > 1:
+            print(f"  {'  scalar (SIMGPU_X86_VECTOR=0)':<32}{r['scalar_s'] * 1e3:>7.1f}ms{r['scalar_instr']:>12}"
+                  f"{r['scalar_instr'] / r['scalar_s'] / 1e6:>9.1f}M{r['items'] / r['scalar_s'] / 1e6:>9.2f}M   "
+                  f"SSE packed: {r['scalar_s'] / r['cpu_s']:.2f}x faster, "
+                  f"{r['scalar_instr'] / r['cpu_instr']:.2f}x fewer instructions")
+        print(f"  {'':<32}kernels: {r['kernels'][0]} (CPU, {r['lanes']} work-item{'s' if r['lanes'] > 1 else ''} "
+              f"per pass), {r['kernels'][1]} (GPU)")
     print(f"  CPU device launch of a 16-work-item kernel: {launch_overhead() * 1e6:.1f} us")
 
 

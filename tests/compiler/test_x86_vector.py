@@ -97,11 +97,14 @@ def test_exact_float_ops_match_numpy():
 
 def test_kernels_that_cannot_vectorize_say_why(monkeypatch, capfd):
     monkeypatch.setenv("SIMGPU_DEBUG", "3")
-    a = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
-    got = (Tensor(a, device="CPU").T * 2).numpy()  # a transpose: consecutive work-items step 6 elements
+    a = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    got = (Tensor(a, device="CPU").T * 2).numpy()  # a transpose: consecutive work-items step 8 elements
     assert np.array_equal(got, a.T * 2)
     err = capfd.readouterr().err
-    assert "scalar: " in err and "SSE packed" not in err, err[-2000:]
+    assert "scalar: LOAD steps 8 elements per work-item" in err and "SSE packed" not in err, err[-2000:]
+    x = _floats(9)
+    Tensor(x, device="CPU").exp().numpy()  # the exp2 polynomial's fused multiply-adds
+    assert "scalar: no packed form of MULACC float32" in capfd.readouterr().err
 
 
 def test_vector_kernels_are_deterministic(monkeypatch, capfd):

@@ -18,6 +18,15 @@ computed once per four work-items and broadcast (`pshufd`) where a vector op rea
 local x by 4. A kernel that does not qualify runs one work-item at a time, as before; `SIMGPU_X86_VECTOR=0`
 turns vectorization off (the bench measures both).
 
+Not vectorized, on purpose: float32 MULACC (the transcendental polynomials are made of it). Its exact
+emulation needs float64 arithmetic, two lanes per register, and a round-to-odd fix per lane pair: about 75
+instructions per four work-items against 44 for four scalar ones, and unicorn runs packed float64 helpers at
+half its scalar rate. Built and measured (bench_cpu's exp(x)*sin(x), bit-identical to the scalar code), it ran
+2.6x slower than the scalar kernel, so kernels with a float MULACC stay scalar. Kernels with loops (RANGE),
+barriers or LDS stay scalar too: the scheduler's reductions either give each work-item a whole row (consecutive
+work-items read a row length apart: `sum(1)`) or split the reduced axis over the workgroup with LDS and barriers
+(`sum(0)`, matmul: fibers), so their loads are not consecutive across local x.
+
 The results are the scalar code's, bit for bit: every lane does the same IEEE operation (packed SSE rounds as
 scalar SSE does, MXCSR is shared), NaN-propagating max/min are built the same way, and a kernel's work-items
 write disjoint elements (a race between work-items is the program's, on any device).
