@@ -220,3 +220,34 @@ def test_simgpu_disasm_lists_cached_cpu_kernels_as_llvm_objdump_decodes_them(tmp
     pat = re.compile(r"^\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*([a-z0-9]+)", re.M)
     assert pat.findall(ours) == pat.findall(ref) != []
     assert main(["disasm", str(tmp_path / "missing.o")]) == 1
+
+
+def test_debug_level_3_prints_each_kernel_as_capstone_disassembles_it(tmp_path, capfd, monkeypatch):
+    """SIMGPU_DEBUG=3 prints every compiled CPU kernel's code: each instruction capstone decodes in the cached
+    code object appears, in order, as `address: bytes  mnemonic operands`."""
+    import capstone
+    import msgpack
+
+    from compiler import Tensor, cache
+    from compiler import backend as backends
+
+    monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_DEBUG", "3")
+    cache.clear_memory()
+    x = np.linspace(-3, 3, 1024, dtype=np.float32)
+    with backends.using("x86"):
+        got = ((Tensor(x, device="CPU") * 2).relu() + Tensor(x[:5], device="CPU").sum()).numpy()
+    assert np.allclose(got, np.maximum(x * 2, 0) + x[:5].sum())
+    printed = capfd.readouterr().err
+    entries = sorted((tmp_path / "kernels").glob("x86-*/*.msgpack"))
+    assert len(entries) >= 2
+    md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
+    for entry in entries:
+        image = read_image(msgpack.unpackb(entry.read_bytes())["binary"])
+        assert f"<{image.name}>:" in printed
+        at = printed.index(f"<{image.name}>:")
+        insns = list(md.disasm(image.code, 0))
+        assert sum(i.size for i in insns) == len(image.code)  # capstone decodes the whole kernel
+        for i in insns:
+            line = f"{i.address:8x}: {i.bytes.hex(' '):<30} {i.mnemonic} {i.op_str}".rstrip()
+            at = printed.index(line, at)  # in order, after the previous one
