@@ -37,11 +37,18 @@ FLOAT_PROGRAMS = {
     "trunc_cast": lambda x, y: x.trunc() + (x * 100).cast(dtypes.int32).cast(dtypes.float32),
     "arange": lambda x, y: x + Tensor.arange(N, device="CPU").float() * 0.25,
 }
+def _u32(t: Tensor) -> Tensor:
+    return t.bitcast(dtypes.uint32)
+
+
 INT_PROGRAMS = {  # (the program on Tensors, the same on NumPy arrays)
     "add_mul": (lambda a, b: a * b + (a - b), lambda a, b: a * b + (a - b)),
     "bits": (lambda a, b: (a & b) ^ (a | 7) ^ ~b, lambda a, b: (a & b) ^ (a | 7) ^ ~b),
     "shifts": (lambda a, b: (a << 3) + (a >> 5) + (a.bitcast(dtypes.uint32) >> 7).bitcast(dtypes.int32),
                lambda a, b: (a << 3) + (a >> 5) + (a.view(np.uint32) >> 7).view(np.int32)),
+    "minmax": (lambda a, b: a.maximum(b) - a.minimum(b ^ 5) + _u32(a).maximum(_u32(b)).bitcast(dtypes.int32),
+               lambda a, b: np.maximum(a, b) - np.minimum(a, b ^ 5) +
+               np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)),
     "cmp": (lambda a, b: (a < b).where(a, -b) + (a == 7).cast(dtypes.int32),
             lambda a, b: np.where(a < b, a, -b) + (a == 7).astype(np.int32)),
 }

@@ -221,7 +221,8 @@ def _build() -> None:
     _form("cvtdq2ps", "x xm128", "RM", "0F 5B /r")
     _form("cvttps2dq", "x xm128", "RM", "F3 0F 5B /r")
     _form("pshufd", "x xm128 u8", "RMI", "66 0F 70 /r ib")
-    for name, op in (("paddd", "FE"), ("psubd", "FA"), ("pcmpeqd", "76"), ("pcmpgtd", "66"), ("pmulld", "38 40")):
+    for name, op in (("paddd", "FE"), ("psubd", "FA"), ("pcmpeqd", "76"), ("pcmpgtd", "66"), ("pmulld", "38 40"),
+                     ("pminsd", "38 39"), ("pminud", "38 3B"), ("pmaxsd", "38 3D"), ("pmaxud", "38 3F")):
         _form(name, "x xm128", "RM", f"66 0F {op} /r")
     for name, digit in (("psrld", 2), ("psrad", 4), ("pslld", 6)):
         _form(name, "x u8", "MI", f"66 0F 72 /{digit} ib")

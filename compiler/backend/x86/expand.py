@@ -383,7 +383,7 @@ def _spill(m, ctx):
 
 # ---- packed (four lanes, compiler.backend.x86.vector) -----------------------------------------------------------
 _PCOMMUTATIVE = {"addps", "mulps", "andps", "orps", "xorps", "paddd", "pmulld", "pcmpeqd", "cmpeqps", "cmpneqps",
-                 "cmpunordps"}
+                 "cmpunordps", "pmaxsd", "pmaxud", "pminsd", "pminud"}
 
 
 @expands("vld")

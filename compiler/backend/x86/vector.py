@@ -8,7 +8,7 @@ or int32 lanes. A kernel vectorizes when every value that depends on local x is 
   is exactly 1. It is computed once, as a scalar, for the first of the four work-items: the access is then
   `movups` of the four consecutive elements;
 - a *vector*: a float32, int32/uint32 or bool value of an op with a packed SSE form (float + - * / sqrt trunc
-  neg max min, int32 + - * & | ^ and shifts by a constant, comparisons, where, float32 <-> int32 conversions,
+  neg max min, int32 + - * & | ^ max min and shifts by a constant, comparisons, where, float32 <-> int32 conversions,
   bitcasts between them, bool <-> float32/int32), held four lanes to a register; a bool is a lane mask
   (all ones or zero);
 
@@ -50,7 +50,7 @@ VRULES = Rules()
 _LANE_TYPES = ("float32", "int32", "uint32", "bool")
 _INT_LINEAR = (Ops.ADD, Ops.SUB, Ops.MUL)
 _FLOAT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.SQRT, Ops.TRUNC, Ops.NEG, Ops.MAX, Ops.MIN}
-_INT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.NEG, Ops.NOT}
+_INT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.NEG, Ops.NOT, Ops.MAX, Ops.MIN}
 _CMP = {Ops.CMPLT, Ops.CMPEQ, Ops.CMPNE}
 
 
@@ -289,6 +289,12 @@ def _float_minmax(s: X86Selector, u: UOp) -> None:
 @VRULES.rule(*_PD, name="v_int_binary", when=lambda s, u: not u.dtype.is_float)
 def _int_binary(s: X86Selector, u: UOp) -> None:
     s.op(f"pk.{_PD[u.op]}", vdst(s, u), vsrc(s, u.src[0]), vsrc(s, u.src[1]))
+
+
+@VRULES.rule(Ops.MAX, Ops.MIN, name="v_int_minmax", when=lambda s, u: not u.dtype.is_float)
+def _int_minmax(s: X86Selector, u: UOp) -> None:
+    op = ("pmax" if u.op is Ops.MAX else "pmin") + ("sd" if u.dtype.name == "int32" else "ud")
+    s.op(f"pk.{op}", vdst(s, u), vsrc(s, u.src[0]), vsrc(s, u.src[1]))
 
 
 @VRULES.rule(Ops.NOT, Ops.NEG, name="v_int_unary", when=lambda s, u: not u.dtype.is_float)
