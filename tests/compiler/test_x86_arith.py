@@ -1,6 +1,7 @@
 """The x86 backend's multi-instruction arithmetic against exact oracles: the emulated fused multiply-add (MULACC)
 is one correct rounding of the exact a*b+c (Python fractions), including the ties that rounding through
-float64 can create; float16 rounding and conversions agree with numpy bit for bit over whole ranges."""
+float64 can create; float16 rounding and conversions agree with numpy bit for bit over whole ranges; the
+transcendental polynomials keep the accuracy docs/compiler.md states."""
 
 from fractions import Fraction
 
@@ -149,3 +150,29 @@ def test_float16_conversions_match_numpy_over_every_pattern():
     assert np.array_equal(np.isnan(bf), np.isnan(ref_bf))
     ok = ~np.isnan(ref_bf)
     assert np.array_equal(bf.view(np.uint32)[ok], ref_bf.view(np.uint32)[ok])
+
+
+# docs/compiler.md, "Transcendentals": the bound each function keeps on the CPU device (ulp of the result's
+# format, or absolute), over the range it was measured on; NumPy in float64 is the reference.
+ACCURACY = {
+    ("float32", "exp2"): ((-120, 120), 1.0, "ulp"), ("float32", "log2"): ((1e-30, 1e30), 3.5, "ulp"),
+    ("float32", "sin"): ((-10, 10), 8e-8, "abs"), ("float32", "sin_far"): ((-1e5, 1e5), 2.5e-7, "abs"),
+    ("float64", "exp2"): ((-120, 120), 1.5, "ulp"), ("float64", "log2"): ((1e-30, 1e30), 3.5, "ulp"),
+    ("float64", "sin"): ((-10, 10), 2.5, "ulp"),
+}
+
+
+@pytest.mark.parametrize("dt, fn", list(ACCURACY))
+def test_transcendentals_keep_the_documented_accuracy(dt, fn):
+    from compiler import Tensor
+    (lo, hi), bound, unit = ACCURACY[(dt, fn)]
+    rng = np.random.default_rng(13)
+    x = np.geomspace(lo, hi, 4096) if fn == "log2" else rng.uniform(lo, hi, 4096)
+    x = x.astype(dt)
+    name = fn.removesuffix("_far")
+    got = _on_cpu(lambda: getattr(Tensor(x, dtype=getattr(dtypes, dt)), name)().numpy()).astype(np.float64)
+    ref = getattr(np, name)(x.astype(np.float64))
+    err = np.abs(got - ref)
+    if unit == "ulp":
+        err = err / np.spacing(np.abs(ref).astype(dt)).astype(np.float64)
+    assert err.max() <= bound, (dt, fn, float(err.max()), float(x[np.argmax(err)]))
