@@ -49,6 +49,10 @@ INT_PROGRAMS = {  # (the program on Tensors, the same on NumPy arrays)
     "minmax": (lambda a, b: a.maximum(b) - a.minimum(b ^ 5) + _u32(a).maximum(_u32(b)).bitcast(dtypes.int32),
                lambda a, b: np.maximum(a, b) - np.minimum(a, b ^ 5) +
                np.maximum(a.view(np.uint32), b.view(np.uint32)).view(np.int32)),
+    "to_float": (lambda a, b: a.cast(dtypes.float32).bitcast(dtypes.int32) ^
+                 _u32(b).cast(dtypes.float32).bitcast(dtypes.int32),
+                 lambda a, b: a.astype(np.float32).view(np.int32) ^
+                 b.view(np.uint32).astype(np.float32).view(np.int32)),
     "cmp": (lambda a, b: (a < b).where(a, -b) + (a == 7).cast(dtypes.int32),
             lambda a, b: np.where(a < b, a, -b) + (a == 7).astype(np.int32)),
 }

@@ -4,13 +4,13 @@ unicorn's CPU model has no AVX (docs/compiler.md, "The CPU device"), so the vect
 or int32 lanes. A kernel vectorizes when every value that depends on local x is one of
 
 - an *address*: an int32/int64 sum of local x, constants and values that do not depend on it (scaled by
-  constants), used only by other addresses and as the index of a LOAD or STORE where its coefficient of local x
-  is exactly 1. It is computed once, as a scalar, for the first of the four work-items: the access is then
-  `movups` of the four consecutive elements;
+  constants), which indexes LOADs and STOREs only where its coefficient of local x is exactly 1. It is computed
+  once, as a scalar, for the first of the four work-items: the access is then `movups` of the four consecutive
+  elements. An int32 address that is also read as a value becomes four lanes: first + c * (0, 1, 2, 3);
 - a *vector*: a float32, int32/uint32 or bool value of an op with a packed SSE form (float + - * / sqrt trunc
-  neg max min, int32 + - * & | ^ max min and shifts by a constant, comparisons, where, float32 <-> int32 conversions,
-  bitcasts between them, bool <-> float32/int32), held four lanes to a register; a bool is a lane mask
-  (all ones or zero);
+  neg max min, int32 + - * & | ^ ~ neg max min and shifts by a constant, comparisons, where, float32 <-> int32
+  and uint32 -> float32 conversions, bitcasts between them, bool -> float32/int32), held four lanes to a
+  register; a bool is a lane mask (all ones or zero);
 
 ungated LOADs and STOREs of 4-byte elements, no barriers, LDS or loops (RANGE), and a workgroup whose local x
 extent is a multiple of 4. Everything else keeps its scalar rules: values that do not depend on local x are
@@ -101,8 +101,8 @@ def _vector_ok(u: UOp, vec: set[UOp]) -> bool:
         pair = (srcs[0].name, dt.name)
         if u.op is Ops.BITCAST:
             return pair[0] != "bool" and pair[1] != "bool"
-        return pair in (("int32", "float32"), ("float32", "int32"), ("bool", "float32"), ("bool", "int32"),
-                        ("bool", "uint32"), ("int32", "uint32"), ("uint32", "int32"))
+        return pair in (("int32", "float32"), ("uint32", "float32"), ("float32", "int32"), ("bool", "float32"),
+                        ("bool", "int32"), ("bool", "uint32"), ("int32", "uint32"), ("uint32", "int32"))
     if dt.name == "float32":
         return u.op in _FLOAT_OPS
     if dt.name == "bool":
@@ -341,5 +341,13 @@ def _convert(s: X86Selector, u: UOp) -> None:
         s.set(u, a)  # the same bits (int32 <-> uint32 wraps, as the scalar rule does)
     elif src.name == "bool":
         s.op("pk.andps", vdst(s, u), a, vconst(s, 1.0 if dt.is_float else 1, dt))
+    elif src.name == "uint32":  # no unsigned conversion in SSE: hi16 * 65536 + lo16, both exact, rounded once
+        hi, fhi, scaled, lo, flo = (s.x() for _ in range(5))
+        s.op("pki.psrld", hi, a, imm(16))
+        s.op("pk1.cvtdq2ps", fhi, hi)
+        s.op("pk.mulps", scaled, fhi, vconst(s, 65536.0, dtypes.float32))
+        s.op("pk.andps", lo, a, vconst(s, 0xFFFF, dtypes.int32))
+        s.op("pk1.cvtdq2ps", flo, lo)
+        s.op("pk.addps", vdst(s, u), scaled, flo)
     else:
         s.op("pk1.cvtdq2ps" if dt.is_float else "pk1.cvttps2dq", vdst(s, u), a)
