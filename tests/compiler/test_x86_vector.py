@@ -34,6 +34,8 @@ FLOAT_PROGRAMS = {
     "maximum": lambda x, y: x.maximum(y),
     "minimum": lambda x, y: y.minimum(x),
     "where_cmp": lambda x, y: (x < y).where(x, y * 2) + (x == y).float() + (x != y).float() * 3,
+    "bool_logic": lambda x, y: (((x < 1) & (y > -1)) | ((x > 2) ^ (y < 0))).where(x, -y) +
+    ((x < y) == (y < 0)).float() + ((x < y) != (y < 0)).float() * 2,
     "trunc_cast": lambda x, y: x.trunc() + (x * 100).cast(dtypes.int32).cast(dtypes.float32),
     "arange": lambda x, y: x + Tensor.arange(N, device="CPU").float() * 0.25,
 }
@@ -116,6 +118,10 @@ def test_kernels_that_cannot_vectorize_say_why(monkeypatch, capfd):
     x = _floats(9)
     Tensor(x, device="CPU").exp().numpy()  # the exp2 polynomial's fused multiply-adds
     assert "scalar: no packed form of MULACC float32" in capfd.readouterr().err
+    y = x[::-1].copy()
+    got = ((Tensor(x, device="CPU") < Tensor(y, device="CPU")) < (Tensor(y, device="CPU") < 0)).float().numpy()
+    assert np.array_equal(got, ((x < y) < (y < 0)).astype(np.float32))  # True is a -1 mask: no signed compare
+    assert "scalar: no packed form of CMPLT bool (bool, bool)" in capfd.readouterr().err
 
 
 def test_vector_kernels_are_deterministic(monkeypatch, capfd):

@@ -95,8 +95,8 @@ def _vector_ok(u: UOp, vec: set[UOp]) -> bool:
         return False
     if u.op is Ops.WHERE:
         return u.src[0] in vec  # a uniform condition would need a mask made from a 0/1 register
-    if u.op in _CMP:
-        return srcs[0].name != "uint32" or u.op is not Ops.CMPLT  # SSE has only signed compares
+    if u.op in _CMP:  # SSE compares integers signed only; a bool is a mask (True is -1), so no bool CMPLT either
+        return u.op is not Ops.CMPLT or srcs[0].name not in ("uint32", "bool")
     if u.op in (Ops.CAST, Ops.BITCAST):
         pair = (srcs[0].name, dt.name)
         if u.op is Ops.BITCAST:
