@@ -71,6 +71,25 @@ def test_out_of_bounds_store_stops_at_the_first_byte_past_the_buffer():
     _check_next_kernel_runs(dev)
 
 
+def test_out_of_bounds_store_from_packed_code_stops_at_the_first_byte_past_the_buffer():
+    """Eight work-items (two packed passes) store to a buffer of six floats: the second movups crosses its end;
+    the elements before the end are written, as the scalar code writes them before its fault."""
+    dev = CPUDevice()
+    lid = UOp(Ops.SPECIAL, dtypes.int32, (), ("local", 0, 8))
+    store = UOp(Ops.STORE, dtypes.int32, (_param(0, 6), lid, _c(1.0, F32)))
+    buf = dev.alloc(24)
+    code = _compile(UOp(Ops.SINK, dtypes.int32, (store,), "oob_packed"), block=(8, 1, 1))
+    assert read_image(code).meta["lanes"] == 4
+    with pytest.raises(CPUFault) as e:
+        dev.launch(dev.load(code), [buf])
+    f = e.value
+    _report_ok(f, "oob_packed", "movups xmmword ptr [")
+    assert f.kind == "page_fault" and f.address == buf.address + 24
+    assert "0 bytes past the end of data0 (24 bytes" in f.report
+    assert buf.copyout(np.empty(6, np.float32)).tolist() == [1.0] * 6
+    _check_next_kernel_runs(dev)
+
+
 def test_jump_into_data_stops_at_the_buffer_it_jumped_to():
     dev = CPUDevice()
     buf = dev.alloc(32)
