@@ -17,6 +17,9 @@ SSE operation (or a fixed sequence), evaluated in the IR's order. What SSE lacks
 
 from __future__ import annotations
 
+import math
+import struct
+
 from compiler.backend.x86.select import RULES, C, X86Selector, ft, imm, is_float, w
 from compiler.dtypes import DType, dtypes
 from compiler.ir.ops import COMMUTATIVE, Ops, UOp
@@ -265,18 +268,28 @@ def _fma64(s: X86Selector, a, b, c):
     return d
 
 
+def _widened(s: X86Selector, x: UOp):
+    """A float32 (or 16-bit float) operand as float64: a finite constant is a float64 constant made once before
+    the grid loops (the polynomials' coefficients); any other value is converted (cvtss2sd, exact) once per
+    stretch of code between loop boundaries, where its other MULACCs reuse it (a polynomial's argument)."""
+    v = s.src(x)
+    if isinstance(v, C) and math.isfinite(float(v.value)):
+        return fconst(s, struct.unpack("<f", struct.pack("<f", float(v.value)))[0], dtypes.float64)
+    key = (x, s.loops_seen)
+    if key not in s.widened:
+        t = s.x()
+        s.op("cvt.ss2sd", t, s.reg(v))
+        s.widened[key] = t
+    return s.widened[key]
+
+
 @RULES.rule(Ops.MULACC, when=is_float_op, name="float_fma")
 def _float_fma(s: X86Selector, u: UOp) -> None:
     dt = u.dtype
-    a, b, c = (s.rsrc(x) for x in u.src)
     if dt.name == "float64":
-        s.set(u, _fma64(s, a, b, c))
+        s.set(u, _fma64(s, *(s.rsrc(x) for x in u.src)))
         return
-    wide = []
-    for v in (a, b, c):
-        t = s.x()
-        s.op("cvt.ss2sd", t, v)
-        wide.append(t)
+    wide = [_widened(s, x) for x in u.src]
     p = s.x()
     s.op("f.mul.sd", p, wide[0], wide[1])  # exact: 24 + 24 bits
     if dt.name == "float32":

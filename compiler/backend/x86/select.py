@@ -113,6 +113,8 @@ class X86Selector(Selector):
         self.ids: dict[tuple[str, int], Sub] = {}
         self.nlabels = 0
         self.hoisted: list[MInst] = []  # before the grid loops: buffer addresses and constants
+        self.loops_seen = 0  # RANGEs and ENDRANGEs so far: values made between two of them stay there
+        self.widened: dict[tuple[UOp, int], Sub] = {}  # float32 values as float64 (compiler.backend.x86.alu)
 
     def run(self) -> list[MInst]:
         """The kernel's machine IR: the grid walk or fiber entry around every uop's instructions."""
@@ -301,6 +303,7 @@ def _special(s: X86Selector, u: UOp) -> None:
 
 @RULES.rule(Ops.RANGE)
 def _range(s: X86Selector, u: UOp) -> None:
+    s.loops_seen += 1
     r = s.dst(u)
     s.op("li", r, imm(0))
     s.emit(label(f".Lloop{s.pos[u]}"))
@@ -308,6 +311,7 @@ def _range(s: X86Selector, u: UOp) -> None:
 
 @RULES.rule(Ops.ENDRANGE)
 def _endrange(s: X86Selector, u: UOp) -> None:
+    s.loops_seen += 1
     rng = u.src[0]
     r = s.val[rng]
     s.op("add32", r, r, imm(1))
