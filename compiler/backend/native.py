@@ -25,6 +25,7 @@ class NativeBackend(Backend):
     target = "gfx1100"
     device_kind = "AMD"
     features = frozenset({"wmma"})
+    preference = 0
 
     def rules(self) -> Rules:
         """The transcendental expansions both GPU backends share (module docstring)."""

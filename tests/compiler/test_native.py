@@ -1,0 +1,212 @@
+"""The native gfx1100 backend beyond the ops suite: register pressure that spills (VGPRs to scratch, SGPRs to VGPR
+lanes), division by magic numbers against Python, hazard and wait placement, determinism, the code object as
+LLVM's tools read it, every emitted instruction form against llvm-mc-19, and a cold start that never imports
+llvmlite."""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compiler import device
+from compiler.backend import get
+from compiler.backend.gfx11.divide import magic_signed, magic_unsigned
+from compiler.backend.gfx11.target import compile_kernel
+from compiler.dtypes import PtrDType, dtypes
+from compiler.ir.linearize import LinearKernel
+from compiler.ir.lower import Geometry
+from compiler.ir.ops import Ops, UOp
+from compiler.kernel import Program
+from simgpu.isa import assemble, decode_all
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LLVM_BIN = pathlib.Path("/usr/lib/llvm-19/bin")
+F32 = dtypes.float32
+I32 = dtypes.int32
+
+
+def _c(v, dt=I32) -> UOp:
+    return UOp.const(dt, v)
+
+
+def _run(k: LinearKernel, inputs: list[np.ndarray], out: np.ndarray) -> np.ndarray:
+    """Compile k natively, run it on the simulated device with buffer 0 = out, and return buffer 0."""
+    dev = device.get("AMD")
+    prog = Program(k.name, get("native").compile(k), k.geometry, len(k.params), "native", f"test-{k.name}")
+    bufs = [dev.alloc(a.nbytes) for a in (out, *inputs)]
+    for b, a in zip(bufs, (out, *inputs), strict=True):
+        b.copyin(a)
+    dev.launch(prog, bufs).wait()
+    got = bufs[0].copyout(np.empty_like(out))
+    for b in bufs:
+        b.release()
+    return got
+
+
+def pressure_kernel(n: int = 320, lanes: int = 32) -> LinearKernel:
+    """n per-lane values and n uniform values all live at once: out[l] = sum_i x[l*n + i] * w[i]."""
+    out = UOp(Ops.PARAM, PtrDType(F32, size=lanes), (), 0)
+    xs = UOp(Ops.PARAM, PtrDType(F32, size=lanes * n), (), 1)
+    ws = UOp(Ops.PARAM, PtrDType(F32, size=n), (), 2)
+    lid = UOp(Ops.SPECIAL, I32, (), ("local", 0, lanes))
+    row = lid * _c(n)
+    vec = [UOp(Ops.LOAD, F32, (xs, row + _c(i))) for i in range(n)]
+    uni = [UOp(Ops.LOAD, F32, (ws, _c(i))) for i in range(n)]
+    acc = vec[0] * uni[0]
+    combine = [acc]
+    for i in range(1, n):
+        prod = vec[i] * uni[i]
+        acc = acc + prod
+        combine += [prod, acc]
+    store = UOp(Ops.STORE, I32, (out, lid, acc))
+    consts = [_c(n), *(_c(i) for i in range(n) if i != n)]
+    adds = [row + _c(i) for i in range(n)]
+    uops = [out, xs, ws, lid, *consts, row, *adds, *vec, *uni, *combine, store]
+    uops.append(UOp(Ops.SINK, I32, (store,), "pressure"))
+    return LinearKernel("pressure", uops, [out.dtype, xs.dtype, ws.dtype], Geometry("pressure", (1, 1, 1),
+                                                                                     (lanes, 1, 1)))
+
+
+def test_register_pressure_spills_and_computes():
+    n, lanes = 320, 32
+    k = pressure_kernel(n, lanes)
+    res = compile_kernel(k).resources
+    assert res.vgpr_spills > 0 and res.scratch_bytes > 0, res  # VGPRs spilled to scratch
+    assert res.sgpr_spills > 0, res  # SGPRs spilled to VGPR lanes
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, lanes * n).astype(np.float32)
+    w = rng.uniform(-1, 1, n).astype(np.float32)
+    got = _run(k, [x, w], np.zeros(lanes, np.float32))
+    ref = np.zeros(lanes, np.float32)
+    for i in range(n):  # float32, in the kernel's order
+        ref = ref + x.reshape(lanes, n)[:, i] * w[i] if i else x.reshape(lanes, n)[:, 0] * w[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+@given(st.integers(2, (1 << 31) - 1), st.integers(0, (1 << 32) - 1))
+def test_magic_unsigned_divides_every_dividend_in_range(d, x):
+    m = magic_unsigned(d, (1 << 32) - 1)
+    if m is None:  # the 33-bit form: checked through the kernels of the ops suite
+        return
+    mul, s = m
+    assert (x * mul) >> (32 + s) == x // d
+
+
+@given(st.integers(2, (1 << 31) - 1), st.integers(-(1 << 31), (1 << 31) - 1))
+def test_magic_signed_divides_every_int32(d, x):
+    m, s = magic_signed(d)
+    signed_m = m - (1 << 32) if m >= 1 << 31 else m
+    q = (x * signed_m) >> 32  # mulhi_i32
+    if m >= 1 << 31:
+        q += x
+    q >>= s
+    q += 1 if x < 0 else 0
+    assert q == int(x / d) if abs(x) < 1 << 52 else True
+
+
+def _trans_kernel() -> LinearKernel:
+    out = UOp(Ops.PARAM, PtrDType(F32, size=32), (), 0)
+    xs = UOp(Ops.PARAM, PtrDType(F32, size=32), (), 1)
+    lid = UOp(Ops.SPECIAL, I32, (), ("local", 0, 32))
+    x = UOp(Ops.LOAD, F32, (xs, lid))
+    y = UOp(Ops.SQRT, F32, (x,))
+    store = UOp(Ops.STORE, I32, (out, lid, y))
+    uops = [out, xs, lid, x, y, store, UOp(Ops.SINK, I32, (store,), "sq")]
+    return LinearKernel("sq", uops, [out.dtype, xs.dtype], Geometry("sq", (1, 1, 1), (32, 1, 1)))
+
+
+def test_transcendental_results_wait_before_use_and_loads_before_use():
+    asm = compile_kernel(_trans_kernel()).assembly.splitlines()
+    trans = next(i for i, line in enumerate(asm) if "v_sqrt_f32" in line)
+    reg = re.search(r"v_sqrt_f32 (v\d+)", asm[trans]).group(1)
+    use = next(i for i in range(trans + 1, len(asm)) if re.search(rf"\b{reg}\b", asm[i].split(" ", 3)[-1]))
+    assert any("s_waitcnt_depctr 0xfff" in line for line in asm[trans:use])
+    load = next(i for i, line in enumerate(asm) if "global_load" in line)
+    assert any("s_waitcnt vmcnt(0)" in line for line in asm[load:trans])
+
+
+def test_sqrt_is_correctly_rounded():
+    x = np.concatenate([np.float32([0.0, -0.0, np.inf, 1e-40, 2.0, 3.0, 1e38]),
+                        np.random.default_rng(0).uniform(0, 100, 25).astype(np.float32)])
+    got = _run(_trans_kernel(), [x], np.zeros(32, np.float32))
+    assert np.array_equal(got.view(np.uint32), np.sqrt(x).view(np.uint32))
+
+
+def test_compiling_twice_gives_the_same_bytes():
+    k = pressure_kernel(40)
+    assert compile_kernel(k).binary == compile_kernel(k).binary
+
+
+@pytest.mark.skipif(not (LLVM_BIN / "llvm-mc").exists(), reason="needs Debian's llvm-19")
+def test_code_object_reads_back_with_llvm_tools(tmp_path):
+    from simgpu.isa import disassemble
+    from simgpu.isa.codeobject import read_code_object
+    co = compile_kernel(pressure_kernel(320)).binary
+    path = tmp_path / "k.co"
+    path.write_bytes(co)
+    notes = subprocess.run([LLVM_BIN / "llvm-readelf", "--notes", path], capture_output=True, text=True, check=True)
+    assert "amdhsa.kernels" in notes.stdout and ".vgpr_spill_count" in notes.stdout
+    dis = subprocess.run([LLVM_BIN / "llvm-objdump", "-d", "--mcpu=gfx1100", path], capture_output=True, text=True,
+                         check=True)
+    theirs = [line.split("//")[0].strip() for line in dis.stdout.splitlines() if line.startswith("\t")]
+    theirs = [t for t in theirs if t and t != "s_code_end"]
+    code = read_code_object(co).kernel("pressure").code
+    ours = [" ".join(t.split()) for t in disassemble(code)]
+    assert [" ".join(t.split()) for t in theirs] == ours
+    assert any(t.startswith("scratch_store") for t in ours) and any(t.startswith("v_writelane") for t in ours)
+
+
+def _forms(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines()
+            if line.startswith("  ") and not line.strip().startswith((";", "s_cbranch"))}
+
+
+@pytest.mark.skipif(not (LLVM_BIN / "llvm-mc").exists(), reason="needs Debian's llvm-19")
+def test_emitted_instructions_match_llvm_mc():
+    """Every instruction text the backend emits for a spread of kernels assembles to llvm-mc-19's bytes."""
+    from tests.compiler.native_corpus import corpus_kernels
+    lines = set()
+    for k in corpus_kernels():
+        lines |= _forms(compile_kernel(k).assembly)
+    lines = sorted(lines)
+    mc = subprocess.run([LLVM_BIN / "llvm-mc", "-arch=amdgcn", "-mcpu=gfx1100", "-show-encoding"],
+                        input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    encs = re.findall(r"encoding: \[([^\]]*)\]", mc.stdout)
+    assert len(encs) == len(lines), mc.stderr[:2000]
+    for line, enc in zip(lines, encs, strict=True):
+        want = bytes(int(b, 16) for b in enc.split(","))
+        assert assemble(line) == want, line
+        assert decode_all(want)
+
+
+def test_cold_start_does_not_import_llvmlite(tmp_path):
+    code = ("import sys; from compiler import Tensor; print((Tensor([1,2,3])+1).numpy().tolist()); "
+            "print('llvmlite' in sys.modules)")
+    env = dict(os.environ, MOCKGPU="1", SIMGPU_BACKEND="native", SIMGPU_CACHE_DIR=str(tmp_path))
+    env.pop("SIMGPU_CHECK_OOB", None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:2] == ["[2, 3, 4]", "False"]
+
+
+def test_without_llvmlite_the_native_backend_is_the_default(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(  # a finder that hides llvmlite, as if it were not installed
+        "import sys\n"
+        "class Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'llvmlite' or name.startswith('llvmlite.'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Hide())\n")
+    code = "from compiler import backend; print(backend.available('AMD'), backend.for_device('AMD').name)"
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), MOCKGPU="1")
+    env.pop("SIMGPU_BACKEND", None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['native'] native"
+
