@@ -17,6 +17,20 @@ from compiler.helpers import debug
 DEFAULT = "AMD"
 _KINDS: dict[str, type[Device]] = {}
 _OPEN: dict[str, Device] = {}
+_UNREFERENCED: list[DeviceBuffer] = []  # buffers whose tensors are gone, freed at the next safe point
+
+
+def release_later(buf: DeviceBuffer) -> None:
+    """Free a buffer whose tensor was garbage collected, at the next device operation rather than now: the
+    collector may run inside any allocation, in the middle of a queue submission, where freeing (which waits
+    for the queues) must not happen."""
+    _UNREFERENCED.append(buf)
+
+
+def release_unreferenced() -> None:
+    """Free the buffers release_later collected (called before each device operation)."""
+    while _UNREFERENCED:
+        _UNREFERENCED.pop().release()
 
 
 class DeviceBuffer:
@@ -94,6 +108,7 @@ class AMDDevice(Device):
         self._modules: dict[str, Any] = {}
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
+        release_unreferenced()
         return DeviceBuffer(self, nbytes, self.rt.alloc(max(nbytes, 4)))
 
     def free(self, buf: DeviceBuffer) -> None:
@@ -120,6 +135,7 @@ class AMDDevice(Device):
         return self._modules[program.key]
 
     def launch(self, program, buffers: list[DeviceBuffer]):
+        release_unreferenced()
         g = program.geometry
         launch = self.kernel(program)(*[b.handle for b in buffers], grid=g.grid, block=g.block, wait=False)
         if debug() >= 1:
@@ -130,6 +146,7 @@ class AMDDevice(Device):
         return launch
 
     def synchronize(self) -> None:
+        release_unreferenced()
         self.rt.synchronize()
 
 

@@ -146,3 +146,28 @@ def test_compiler_imports_only_simgpu_isa_and_runtime():
 def test_package_exports():
     assert set(compiler.__all__) >= {"Tensor", "dtypes", "CompileError"}
     assert "native" in (compiler.__doc__ or "") and "x86" not in (compiler.__doc__ or "")
+
+
+def test_a_tensor_collected_during_a_submission_is_freed_later(monkeypatch):
+    """The cyclic garbage collector may run inside a queue submission; freeing a buffer there (which waits for
+    the queues) corrupted the ring. Buffers of collected tensors are freed at the next device operation."""
+    import gc
+
+    from compiler import device
+    from runtime import queues
+    x = Tensor(np.arange(8, dtype=np.float32)).realize()
+    cycle = [(x + 1).realize()]
+    cycle.append(cycle)  # only the cycle collector frees it
+    buf = cycle[0].lazydata.base.buffer
+    del cycle
+    real = queues.HWQueue._write_ring
+
+    def collect_then_write(self, data):
+        gc.collect()
+        return real(self, data)
+    monkeypatch.setattr(queues.HWQueue, "_write_ring", collect_then_write)
+    assert (x * 2).tolist() == [float(2 * i) for i in range(8)]
+    monkeypatch.setattr(queues.HWQueue, "_write_ring", real)
+    assert buf in device._UNREFERENCED or buf.released
+    device.release_unreferenced()
+    assert buf.released
