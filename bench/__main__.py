@@ -1,6 +1,6 @@
 """Run every benchmark and print its figures."""
 
-from bench import bench_compiler, bench_decode, bench_launch, bench_mem, bench_shader, bench_trace
+from bench import bench_compiler, bench_decode, bench_launch, bench_mem, bench_native, bench_shader, bench_trace
 
 
 def main() -> None:
@@ -10,6 +10,7 @@ def main() -> None:
     bench_launch.main()
     bench_trace.main()
     bench_compiler.main()
+    bench_native.main([])
 
 
 if __name__ == "__main__":

@@ -107,6 +107,9 @@ def _divmod_const(s: GfxSelector, u: UOp) -> None:
         return
     lo, hi = _vmin_vmax(u.src[0])
     ad = abs(d)
+    if not div and (not signed or lo >= 0) and ad & (ad - 1) == 0:
+        e.op("and", out, x, _imm(ad - 1))
+        return
     if not signed or lo >= 0:
         q = _udiv_const(e, x, ad, hi if signed or dt.itemsize < 4 else min(hi, (1 << 32) - 1))
         neg = signed and d < 0

@@ -26,6 +26,7 @@ from compiler.backend.mir import Imm, MInst, Sub, label
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import loops_of
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.symbolic import linear
 
 _VLOAD = {1: "u8", 2: "u16", 4: "b32", 8: "b64", 12: "b96", 16: "b128"}
 _VSTORE = {1: "b8", 2: "b16", 4: "b32", 8: "b64", 12: "b96", 16: "b128"}
@@ -50,17 +51,39 @@ def buffer_of(u: UOp) -> UOp:
     return u
 
 
-def split_index(idx: UOp) -> tuple[UOp | None, int]:
-    """idx as (B, c) with idx == B + c (B None for a constant index)."""
-    if idx.op is Ops.CONST:
-        return None, int(idx.arg)
-    if idx.op is Ops.ADD:
-        a, b = idx.src
-        if b.op is Ops.CONST:
-            return a, int(b.arg)
-        if a.op is Ops.CONST:
-            return b, int(a.arg)
+def index_form(s: GfxSelector, idx: UOp) -> tuple[frozenset, int]:
+    """idx as (terms, c): the linear form sum(k * term) + c (compiler.ir.symbolic.linear), memoized."""
+    memo = s.linear_memo
+    if idx not in memo:
+        terms, c = linear(idx)
+        memo[idx] = (frozenset(terms.items()), int(c))
+    return memo[idx]
+
+
+def split_index(s: GfxSelector, idx: UOp, at: UOp | None = None) -> tuple[UOp | None, int]:
+    """idx as (B, c) with idx == B + c, B a uop that already has a value (None for a constant index), so loads
+    at B, B+1, B+2 share one address register and differ in their offset fields. Without such a B: (idx, 0)."""
+    terms, c = index_form(s, idx)
+    if not terms:
+        return None, c
+    if c == 0:
+        return idx, 0
+    b = base_of(s).get(terms)
+    if b is not None and b in s.val and (at is None or s.pos.get(b, 1 << 30) < s.pos.get(at, 0)):
+        return b, c
     return idx, 0
+
+
+def base_of(s: GfxSelector) -> dict[frozenset, UOp]:
+    """Integer uops by their linear form's terms, for those with no constant part (the first in kernel order)."""
+    if s.bases is None:
+        s.bases = {}
+        for u in s.k.uops:
+            if u.dtype == dtypes.int32 and u.op in (Ops.ADD, Ops.SUB, Ops.MUL, Ops.SHL, Ops.SPECIAL, Ops.RANGE):
+                terms, c = index_form(s, u)
+                if c == 0 and terms:
+                    s.bases.setdefault(terms, u)
+    return s.bases
 
 
 def multiple(u: UOp | None, depth: int = 0) -> int:
@@ -85,7 +108,6 @@ def multiple(u: UOp | None, depth: int = 0) -> int:
 # ---- planning: which loads combine -----------------------------------------------------------------------------
 def plan(s: GfxSelector) -> None:
     """Find load groups to combine (module docstring) and WMMA accumulators to keep in register tuples."""
-    s.combined = {}
     uops = s.k.uops
     scope = loops_of(uops)
     groups: dict[tuple, list[tuple[int, UOp]]] = {}
@@ -101,16 +123,21 @@ def plan(s: GfxSelector) -> None:
             continue
         if size not in (2, 4, 8) or u.dtype == dtypes.bool:
             continue
-        base, c = split_index(u.src[1])
-        key = (buffer_of(u.src[0]), base, u.dtype, scope[u], cut)
+        terms, c = index_form(s, u.src[1])
+        key = (buffer_of(u.src[0]), terms, u.dtype, scope[u], cut)
         groups.setdefault(key, []).append((c, u))
-    for (buf, base, dt, _, _), members in groups.items():
+    for (buf, terms, dt, _, _), members in groups.items():
         if len(members) < 2:
             continue
         members.sort(key=lambda m: m[0])
         lds = buf.op is Ops.LDS
         size = dt.itemsize
-        base_align = multiple(base) * size
+        base_align = size
+        if terms:
+            g = 0
+            for t, k in terms:
+                g = math.gcd(g, abs(k) * multiple(t))
+            base_align = min(g, 1 << 16) * size
         if lds:
             base_align = math.gcd(base_align, 1 << 16)  # LDS arrays start 16-byte aligned
         run: list[tuple[int, UOp]] = []
@@ -127,7 +154,9 @@ def plan(s: GfxSelector) -> None:
 
 
 def _chunks(s: GfxSelector, run: list[tuple[int, UOp]], size: int, base_align: int, lds: bool) -> None:
-    """Split a run of consecutive elements into combined loads of 8..16 bytes."""
+    """Split a run of consecutive elements into combined loads of 8..16 bytes; consecutive loads share one
+    register tuple of up to 8 registers (a WMMA operand is one)."""
+    chunks: list[list[UOp]] = []
     i = 0
     while i < len(run):
         c0 = run[i][0]
@@ -137,15 +166,30 @@ def _chunks(s: GfxSelector, run: list[tuple[int, UOp]], size: int, base_align: i
             if n < 2 or i + n > len(run):
                 continue
             align_need = 16 if (lds and width == 16) else 8 if (lds and width in (8, 12)) else 4
-            byte0 = c0 * size
-            if base_align % align_need == 0 and byte0 % align_need == 0:
+            if base_align % align_need == 0 and (c0 * size) % align_need == 0:
                 best = n
                 break
         if best > 1:
-            leader = run[i][1]
-            for k in range(best):
-                s.combined[run[i + k][1]] = (leader, k, best)
+            chunks.append([run[i + k][1] for k in range(best)])
+        elif chunks and chunks[-1] is not None:
+            chunks.append(None)  # a gap: the next chunk starts a new tuple
         i += best
+    tup, dwords = None, 0
+    for chunk in chunks:
+        if chunk is None:
+            tup = None
+            continue
+        n = len(chunk) * size // 4
+        if tup is None or dwords + n > 8:
+            tup, dwords = object(), 0
+        for k, u in enumerate(chunk):
+            s.combined[u] = (chunk[0], k, len(chunk), tup, dwords)
+        dwords += n
+    s.tuple_dwords = getattr(s, "tuple_dwords", {})
+    for chunk in chunks:
+        if chunk is not None:
+            t = s.combined[chunk[0]][3]
+            s.tuple_dwords[t] = max(s.tuple_dwords.get(t, 0), s.combined[chunk[0]][4] + len(chunk) * size // 4)
 
 
 # ---- addresses --------------------------------------------------------------------------------------------------
@@ -163,6 +207,18 @@ def _scaled(s: GfxSelector, x, size: int, rc: str):
     d = s.vreg().all
     s.vop("v_lshlrev_b32", d, opnd.imm(sh, "b32"), x)
     return d
+
+
+def _scaled_at(s: GfxSelector, base: UOp, size: int, rc: str):
+    """base * size computed once, at base's own position (so every access through base shares it)."""
+    key = (base, size, rc)
+    if key not in s.scaled:
+        x = s.src(base)
+        if isinstance(x, Sub) and x.rc == "v":
+            rc = "v"
+        with s.at(base):
+            s.scaled[key] = _scaled(s, x, size, rc)
+    return s.scaled[key]
 
 
 def _gate_index(s: GfxSelector, x, gate):
@@ -185,15 +241,16 @@ def _gate_index(s: GfxSelector, x, gate):
 def _address(s: GfxSelector, idx: UOp, gate: UOp | None, size: int, offsets: range, extra: int = 0,
              want: str = "v"):
     """(register or None, immediate byte offset) addressing element idx; want 'v' (VGPR offset) or 's' (SGPR)."""
-    base, c = split_index(idx) if gate is None else (idx, 0)
+    base, c = split_index(s, idx, s.current) if gate is None else (idx, 0)
     off = c * size + extra
-    if off not in offsets or (base is not None and base is not idx and base.op is not Ops.CONST and
-                              base not in s.val):
-        base, off = idx, extra  # no offset field for it, or B is computed only inside idx's fused instruction
+    if off not in offsets:
+        base, off = idx, extra
     if base is None:
         return None, off
-    x = _gate_index(s, s.src(base), gate)
-    b = _scaled(s, x, size, want)
+    if gate is None and base.op is not Ops.CONST:
+        b = _scaled_at(s, base, size, want)
+    else:
+        b = _scaled(s, _gate_index(s, s.src(base), gate), size, want)
     if isinstance(b, C):
         off2 = int(b.value) + off
         if off2 in offsets:
@@ -221,8 +278,11 @@ def _load_suffix(dt, size: int) -> str:
 @RULES.rule(Ops.LOAD)
 def _load(s: GfxSelector, u: UOp) -> None:
     buf = buffer_of(u.src[0])
-    if u in getattr(s, "combined", {}):
+    if u in s.combined:
         _combined_load(s, u)
+        return
+    if u in s.d16:
+        _d16_load(s, u, buf)
         return
     gate = u.src[2] if len(u.src) > 2 else None
     if gate is not None and gate.op is Ops.CONST:
@@ -306,9 +366,29 @@ def _smem_load(s: GfxSelector, u: UOp, buf: UOp, gate: UOp | None) -> None:
     s.set(u, d)
 
 
+def _d16_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
+    """A 16-bit element loaded into its half of a WMMA operand register (the other half kept)."""
+    word, half = s.d16[u]
+    lds = buf.op is Ops.LDS
+    extra = s.lds_offset[buf.arg] if lds else 0
+    addr, off = _address(s, u.src[1], None, 2, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
+    if addr is None:
+        addr = s.zero_vgpr()
+    if lds:
+        op = "ds_load_u16_d16_hi" if half else "ds_load_u16_d16"
+        s.emit(MInst(op, [word, addr], 1, _off(off), flags=frozenset({"lds", "load"}), rmw=True))
+    else:
+        op = "global_load_d16_hi_b16" if half else "global_load_d16_b16"
+        s.emit(MInst(op, [word, addr, s.src(buf)], 1, _off(off), flags=frozenset({"vmem", "load"}), rmw=True))
+    s.set(u, Packed(word, half, u.dtype))
+
+
 def _combined_load(s: GfxSelector, u: UOp) -> None:
-    leader, k, n = s.combined[u]
+    leader, k, n, tup, first = s.combined[u]
     size = u.dtype.itemsize
+    if tup not in s.combined_regs:
+        s.combined_regs[tup] = s.vreg(s.tuple_dwords[tup])
+    d = s.combined_regs[tup]
     if u is leader:
         buf = buffer_of(u.src[0])
         dwords = n * size // 4
@@ -317,20 +397,17 @@ def _combined_load(s: GfxSelector, u: UOp) -> None:
         addr, off = _address(s, u.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
         if addr is None:
             addr = s.zero_vgpr()
-        d = s.vreg(dwords)
+        dst = d.part(first, dwords)
         if lds:
-            s.emit(MInst(f"ds_load_b{32 * dwords}", [d.all, addr], 1, _off(off), flags=frozenset({"lds", "load"})))
+            s.emit(MInst(f"ds_load_b{32 * dwords}", [dst, addr], 1, _off(off), flags=frozenset({"lds", "load"})))
         else:
-            s.emit(MInst(f"global_load_b{32 * dwords}", [d.all, addr, s.src(buf)], 1, _off(off),
+            s.emit(MInst(f"global_load_b{32 * dwords}", [dst, addr, s.src(buf)], 1, _off(off),
                          flags=frozenset({"vmem", "load"})))
-        s.combined_regs = getattr(s, "combined_regs", {})
-        s.combined_regs[leader] = d
-    d = s.combined_regs[leader]
     if size == 2:
-        s.set(u, Packed(d[k // 2], k % 2, u.dtype))
+        s.set(u, Packed(d[first + k // 2], k % 2, u.dtype))
     else:
         r = nregs(u.dtype)
-        s.set(u, d.part(k * r, r))
+        s.set(u, d.part(first + k * r, r))
 
 
 # ---- stores -----------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.backend import coalesce, regalloc
+from compiler.backend import coalesce, dce, regalloc
 from compiler.backend.gfx11 import emit
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.hazards import fix_hazards
@@ -25,6 +25,18 @@ SCRATCH_OFFSET_MAX = 4095
 
 def _sgpr_align(n: int) -> int:
     return 1 if n == 1 else 2 if n == 2 else 4
+
+
+_KEEP_FLAGS = frozenset({"store", "exec", "barrier", "branch", "wait", "use_vcc"})
+
+
+def keep(m: MInst) -> bool:
+    """Instructions dead-code elimination must leave: side effects, named-register writes (VCC, EXEC)."""
+    if m.is_label() or m.target is not None or m.op.startswith(("pseudo.", "s_endpgm", "s_barrier")):
+        return True
+    if m.flags & _KEEP_FLAGS:
+        return True
+    return any(isinstance(o, opnd.Phys) and o.name not in ("null", "off") for o in m.ops[:m.ndef])
 
 
 def copy_of(m: MInst) -> tuple[Sub, Sub] | None:
@@ -105,6 +117,7 @@ def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
     sel = GfxSelector(k)
     code = sel.run()
+    code = dce.eliminate(code, keep)
     code = coalesce.coalesce(code, copy_of)
     spills = _Spills(sel)
     files = [regalloc.RegFile("s", SGPRS, _sgpr_align, spills.sgpr_spill, spills.sgpr_reload),
