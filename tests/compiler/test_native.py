@@ -3,6 +3,7 @@ lanes), division by magic numbers against Python, hazard and wait placement, det
 LLVM's tools read it, every emitted instruction form against llvm-mc-19, and a cold start that never imports
 llvmlite."""
 
+import hashlib
 import os
 import pathlib
 import re
@@ -38,7 +39,8 @@ def _c(v, dt=I32) -> UOp:
 def _run(k: LinearKernel, inputs: list[np.ndarray], out: np.ndarray) -> np.ndarray:
     """Compile k natively, run it on the simulated device with buffer 0 = out, and return buffer 0."""
     dev = device.get("AMD")
-    prog = Program(k.name, get("native").compile(k), k.geometry, len(k.params), "native", f"test-{k.name}")
+    binary = get("native").compile(k)
+    prog = Program(k.name, binary, k.geometry, len(k.params), "native", hashlib.sha256(binary).hexdigest())
     bufs = [dev.alloc(a.nbytes) for a in (out, *inputs)]
     for b, a in zip(bufs, (out, *inputs), strict=True):
         b.copyin(a)
@@ -210,3 +212,43 @@ def test_without_llvmlite_the_native_backend_is_the_default(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "['native'] native"
 
+
+
+def _binary_kernel(op: Ops, dt, n: int, const=None) -> LinearKernel:
+    """out[i] = a[i] op b[i] (or op const) over n elements."""
+    out = UOp(Ops.PARAM, PtrDType(dt, size=n), (), 0)
+    pa = UOp(Ops.PARAM, PtrDType(dt, size=n), (), 1)
+    pb = UOp(Ops.PARAM, PtrDType(dt, size=n), (), 2)
+    lid = UOp(Ops.SPECIAL, I32, (), ("local", 0, n))
+    a = UOp(Ops.LOAD, dt, (pa, lid))
+    b = UOp.const(dt, const) if const is not None else UOp(Ops.LOAD, dt, (pb, lid))
+    v = UOp(op, dt, (a, b))
+    st = UOp(Ops.STORE, I32, (out, lid, v))
+    uops = [out, pa, pb, lid, a, *([b] if const is None else [b]), v, st, UOp(Ops.SINK, I32, (st,), "div")]
+    return LinearKernel("div", uops, [out.dtype, pa.dtype, pb.dtype], Geometry("div", (1, 1, 1), (n, 1, 1)))
+
+
+def _values(dt, rng, n):
+    info = np.iinfo(dt.np)
+    bits = rng.integers(0, dt.bits + 1, n)
+    mags = [int.from_bytes(rng.bytes(8), "little") >> (64 - int(k)) if k else 0 for k in bits]
+    vals = [m if dt.kind == "u" or rng.random() < 0.5 else -m for m in mags]
+    vals[:6] = [0, 1, -1 if dt.kind == "i" else 2, info.max, info.min, info.max // 3]
+    return np.array([max(info.min, min(info.max, v)) for v in vals], dt.np)
+
+
+@pytest.mark.parametrize("dt", [dtypes.int64, dtypes.uint64, dtypes.int32, dtypes.uint32, dtypes.int8, dtypes.uint16])
+@pytest.mark.parametrize("op", [Ops.IDIV, Ops.MOD])
+def test_integer_division_by_variables_and_constants(op, dt):
+    from compiler.ir.fold import exec_alu
+    rng = np.random.default_rng(dt.bits)
+    n = 64
+    a, b = _values(dt, rng, n), _values(dt, rng, n)
+    got = _run(_binary_kernel(op, dt, n), [a, b], np.zeros(n, dt.np))
+    want = [exec_alu(op, dt, [int(x), int(y)]) for x, y in zip(a, b, strict=True)]
+    assert got.tolist() == want
+    for d in (3, 7, 10, 16, -5, 1000003) if dt.bits >= 32 else (3, 7, 16):
+        if dt.kind == "u" and d < 0:
+            continue
+        got = _run(_binary_kernel(op, dt, n, d), [a, b], np.zeros(n, dt.np))
+        assert got.tolist() == [exec_alu(op, dt, [int(x), d]) for x in a], d
