@@ -1,6 +1,7 @@
-"""gfx11 register files for the allocator, spill code, and the whole pipeline of one kernel: select, coalesce
-copies, allocate (SGPRs first: their spills go to VGPR lanes, v_writelane/v_readlane; then VGPRs: spills to
-scratch, the private segment the descriptor reserves per work-item), place waits, fix hazards, encode.
+"""gfx11 register files for the allocator, spill code, and the whole pipeline of one kernel: unroll small loops
+(compiler.ir.unroll), select, drop dead code, coalesce copies, allocate (SGPRs first: their spills go to VGPR
+lanes, v_writelane/v_readlane; then VGPRs: spills to scratch, the private segment the descriptor reserves per
+work-item), place waits, fix hazards, encode.
 """
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ class Compiled:
 
 def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
+    from compiler.ir.unroll import unroll
+    k = unroll(k)
     sel = GfxSelector(k)
     code = sel.run()
     code = dce.eliminate(code, keep)
