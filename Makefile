@@ -14,6 +14,8 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@# the interposer of `simgpu run` (system C compiler); without one, `simgpu run` says so and its tests skip
+	$(BIN)/python -m mockgpu.native || echo "make setup: the simgpu run interposer was not built: its tests skip"
 	touch $(STAMP)
 
 # LLVM 19 command-line tools are the test oracles (llvm-mc, llvm-objdump, ld.lld, clang).

@@ -1,14 +1,28 @@
 """Run every benchmark and print its figures."""
 
-from bench import bench_compiler, bench_decode, bench_launch, bench_mem, bench_native, bench_shader, bench_trace
+from bench import (
+    bench_clients,
+    bench_compiler,
+    bench_decode,
+    bench_launch,
+    bench_mem,
+    bench_native,
+    bench_profile,
+    bench_sanitize,
+    bench_shader,
+    bench_trace,
+)
 
 
 def main() -> None:
     bench_decode.main()
     bench_mem.main()
     bench_shader.main()
+    bench_sanitize.main()
     bench_launch.main()
+    bench_clients.main()
     bench_trace.main()
+    bench_profile.main()
     bench_compiler.main()
     bench_native.main([])
 

@@ -12,15 +12,24 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import threading
+import time
 from dataclasses import dataclass
 
-from mockgpu import drm, topology
-from mockgpu.kfd import VRAM_BASE, KfdProcess, Node
-from mockgpu.memory import PAGE, PT_POOL, HostMemory, KfdError, RangeAllocator, page_align
-from runtime.os import MAP_ANONYMOUS, OS, DeviceReport, Mapping, check_mmio
+import numpy as np
+
+from mockgpu import drm, progress, topology
+from mockgpu.addrspace import AddressSpace
+from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
+from mockgpu.kfd import VMID, VRAM_BASE, KfdProcess, Node
+from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, WouldBlock, page_align
+from mockgpu.usermem import LocalProcess, UserMemory
+from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
+from simgpu.mem import shared
 
 DEFAULT_VRAM = 8 << 30
+DEFAULT_WALL_WATCHDOG = 30.0  # seconds of host time a dispatch may run (SIMGPU_WATCHDOG_S; 0: no limit)
 GPU_ID_BASE = 0x4A10
 
 # request number -> (argument struct, name of the KfdProcess handler)
@@ -64,20 +73,46 @@ class MockOS(OS):
     """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated gfx1100 GPUs."""
 
     def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None,
-                 lazy_doorbells: bool | None = None):
+                 lazy_doorbells: bool | None = None, wall_watchdog: float | None = None, sanitize=None, user=None,
+                 place: bool = True):
+        from simgpu import sanitize as sanitizers
         from simgpu.gpu import GPU
         n = devices if devices is not None else int(os.environ.get("MOCKGPU_DEVICES", "1") or 1)
+        if not 1 <= n <= MAX_GPUS:
+            raise ValueError(f"{n} devices: mockgpu emulates 1 to {MAX_GPUS} GPUs")
         vram = vram_size or int(os.environ.get("MOCKGPU_VRAM", DEFAULT_VRAM))
-        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or 50_000_000}
-        self.gpus = [GPU(vram, name=f"gpu{i}", **kw) for i in range(n)]
-        self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL))
-                      for i, g in enumerate(self.gpus)]
+        if wall_watchdog is None:
+            wall_watchdog = float(os.environ.get("SIMGPU_WATCHDOG_S", DEFAULT_WALL_WATCHDOG) or 0)
+        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or 50_000_000,
+              "wall_watchdog": wall_watchdog or None}
+        self.devmem = DeviceMemory([vram] * n, GTT_SIZE)  # every byte a client can map: mockgpu/devmem.py
+        self.gpus = [GPU(vram, name=f"gpu{i}", vram_backing=self.devmem.vram(i),
+                         doorbell_page=self.devmem.doorbell_page(i), **kw) for i in range(n)]
+        if progress.enabled():
+            for g in self.gpus:
+                g.engine.progress_hooks.append(progress.DispatchProgress(g.name))
+        self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL),
+                           RangeAllocator(0, GTT_SIZE)) for i, g in enumerate(self.gpus)]
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
         # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).
         self.lazy_doorbells = bool(int(os.environ.get("MOCKGPU_LAZY_DOORBELLS", "0") or 0)) \
             if lazy_doorbells is None else lazy_doorbells
-        self.host = HostMemory()
-        self.process = KfdProcess(self.nodes, self.host)
+        # The caller's CPU address space as this driver sees it; addresses it did not hand out are the caller's own
+        # memory, reached through `user` (default: this process, checked by the kernel; False: none, EFAULT, for
+        # callers whose pointers are garbage on purpose, like fuzzers) -- mockgpu/usermem.py.
+        # `place`: a MAP_FIXED mapping of device memory over a range the caller reserved in this process is put
+        # there for real, so its address is a real pointer (CPU VA = GPU VA); never in a replay or a server.
+        self.space = AddressSpace()
+        self.user = UserMemory(self.space, LocalProcess() if user is None else (user or None))
+        self.place = place
+        self._placed: dict[int, int] = {}  # real placements: address -> length
+        self.process = KfdProcess(self.nodes, self.user, self.devmem)
+        # Sanitizers (docs/shader.md "Sanitizers"): SIMGPU_SANITIZE unless `sanitize` says; the driver tells
+        # each GPU's sanitizer about every buffer it maps (kfd.py) and the runtime's exact sizes (annotate).
+        checks = sanitizers.requested() if sanitize is None else sanitizers.parse_checks(sanitize)
+        if checks:
+            for g in self.gpus:
+                g.sanitize(checks)
         self.files: dict[int, File] = {}
         self._next_fd = 100
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
@@ -88,6 +123,37 @@ class MockOS(OS):
     def simulator(self, gpu_id: int):
         """The simgpu.GPU behind a gpu_id (None if unknown): for tests and tools; the runtime never asks."""
         return next((nd.gpu for nd in self.nodes if nd.gpu_id == gpu_id), None)
+
+    def sanitize(self, gpu_id: int, checks=None) -> dict:
+        """The simulator's sanitizers of a GPU: turns `checks` on (if given) and returns the checks now on and
+        the findings not taken before, as plain data (the seam's `OS.sanitize`)."""
+        gpu = self.simulator(gpu_id)
+        if gpu is None:
+            raise OSError(errno.ENODEV, f"no GPU with gpu_id {gpu_id}")
+        try:
+            san = gpu.sanitize(checks) if checks else gpu.engine.sanitizer
+        except ValueError as e:
+            raise OSError(errno.EINVAL, str(e)) from None
+        if san is None:
+            return {"checks": [], "findings": []}
+        if checks:
+            self.process.track_allocations(self.nodes[[nd.gpu_id for nd in self.nodes].index(gpu_id)])
+        return {"checks": sorted(san.checks), "findings": [f.as_dict() for f in san.take()]}
+
+    def annotate(self, note: dict) -> None:
+        """The runtime's notes: a buffer's exact size and purpose, a code object's kernels, for the sanitizers."""
+        gpu = self.simulator(note.get("gpu_id", -1))
+        san = gpu.engine.sanitizer if gpu is not None else None
+        if san is None:
+            return
+        if note.get("what") == "buffer":
+            a = san.allocations.find(VMID, int(note.get("va", -1)))
+            if a is not None and a.va == note["va"]:
+                a.requested = min(int(note.get("nbytes", a.size)), a.size) or a.size
+                a.name = str(note.get("name", a.name))
+        elif note.get("what") == "code_object":
+            for name, _, code_va in note.get("kernels", []):
+                san.name_kernel(int(code_va), str(name))
 
     def device_report(self, gpu_id: int) -> DeviceReport:
         """The simulator's account of a GPU: every queue's state, its error and fault (wave, PC, instruction,
@@ -131,13 +197,35 @@ class MockOS(OS):
         f = self.files.get(fd)
         if f is None:
             raise OSError(errno.EBADF, f"fd {fd} is not open")
+        deadline = None
         try:
-            self._ioctl(f, request, buf)
+            while True:
+                try:
+                    self._ioctl(f, request, buf)
+                    return 0
+                except WouldBlock as w:  # WAIT_EVENTS with a timeout: wait for progress, then ask again
+                    deadline = deadline or time.monotonic() + w.timeout_ms / 1000
+                    self.process.expired = not self._wait_for_progress(deadline)
         except KfdError as e:
             raise OSError(e.errno, f"{kfd.COMMANDS.get(request, hex(request))}: {e}") from None
         except Exception as e:  # noqa: BLE001 - a driver bug must not escape as a Python exception
-            raise OSError(errno.EIO, f"mockgpu internal error in ioctl {request:#x}: {type(e).__name__}: {e}") from None
-        return 0
+            raise OSError(errno.EIO, f"mockgpu internal error in ioctl {request:#x}: {type(e).__name__}: {e}") \
+                from None
+        finally:
+            self.process.expired = False
+
+    def _wait_for_progress(self, deadline: float) -> bool:
+        """Sleep until the GPUs move or an event is signaled (True), or until `deadline` (False: the wait times
+        out). While the caller sleeps here only another thread of this process can store to a doorbell or to
+        memory a queue waits on; with no other thread nothing can change, so it is False at once."""
+        pause = 50e-6
+        while threading.active_count() > 1 and time.monotonic() < deadline:
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 2e-3)
+            left = max(deadline - time.monotonic(), 1e-3)  # the caller's timeout bounds a dispatch started here
+            if self.process.progress(seconds=left) or any(e.signaled for e in self.process.events.values()):
+                return True
+        return False
 
     def _ioctl(self, f: File, request: int, buf) -> None:
         if not isinstance(buf, bytearray | memoryview):
@@ -163,43 +251,75 @@ class MockOS(OS):
         if request >> 30 & 2:  # _IOC_READ: results go back to user space
             buf[:usize] = data[:usize]
 
+    def progress(self, poll_all: bool = True) -> bool:
+        """Run every queue that can move (doorbells stored straight into a doorbell page, queues waiting on memory
+        that changed, and with `poll_all` every queue's wptr); True if anything moved. What the GPU does on its
+        own while the caller is not in a driver call (the process-level server calls it continually)."""
+        return self.process.progress(poll_all)
+
     # ---- mmap ---------------------------------------------------------------------------------------
     def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
-        if length <= 0 or offset % PAGE:
-            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}")
+        if length <= 0 or offset % PAGE or (flags & MAP_FIXED and (not addr or addr % PAGE)):
+            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}, address {addr or 0:#x}")
         if fd == -1 and flags & MAP_ANONYMOUS:
-            a, buf = self.host.map(length, addr)
-            return Mapping(a, memoryview(buf)[:length], length, -1, 0, ("anon", a))
+            buf = None if prot == PROT_NONE else np.zeros(page_align(length), np.uint8)  # zeroed, lazily committed
+            a = self._place(length, addr, flags, buf, None, prot)
+            return Mapping(a, memoryview(buf)[:length] if buf is not None else memoryview(b""), length, -1, 0,
+                           ("anon", a))
         f = self.files.get(fd)
         if f is None:
             raise OSError(errno.EBADF, f"fd {fd} is not open")
-        view = self._file_view(f, length, offset)
-        a, _ = self.host.map(PAGE, addr)  # reserve a CPU address for the mapping
-        handle = ("doorbell", self._node_of_offset(offset)) if f.kind == "kfd" else ("bo", offset)
-        return Mapping(a, view, length, fd, offset, handle)
+        file_offset, arr, handle = self._file_region(f, length, offset)
+        a = self._place(length, addr, flags, arr, file_offset, prot)
+        return Mapping(a, memoryview(arr)[:length], length, fd, offset, handle)
+
+    def check_mmap(self, fd: int, length: int, offset: int) -> None:
+        """OSError(errno) unless an mmap of fd at offset would succeed (the process-level server asks first)."""
+        f = self.files.get(fd)
+        if f is None:
+            raise OSError(errno.EBADF, f"fd {fd} is not open")
+        if length <= 0 or offset % PAGE:
+            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}")
+        self._file_region(f, length, offset)
+
+    def _place(self, length: int, addr: int | None, flags: int, buf, file_offset: int | None, prot: int) -> int:
+        """The address of a new mapping in the caller's address space (see __init__ on `place`)."""
+        if not flags & MAP_FIXED:
+            addr = self.space.choose(length, addr)
+        elif self.place and file_offset is not None and self.space.area(addr) is None \
+                and shared.is_mapped(addr, length):
+            shared.mmap(addr, page_align(length), prot, MAP_SHARED | MAP_FIXED, self.devmem.fd, file_offset)
+            self._placed[addr] = page_align(length)
+        self.space.map(addr, length, buf)
+        return addr
 
     def _node_of_offset(self, offset: int) -> Node | None:
-        gid = (offset & kfd.KFD_MMAP_GPU_ID_MASK) >> kfd.KFD_MMAP_GPU_ID_SHIFT
-        return next((nd for nd in self.nodes if nd.gpu_id == gid), None)
+        i = offset // DOORBELL_PAGE if offset < MMIO_AREA else (offset - MMIO_AREA) // MMIO_PAGE
+        return self.nodes[i] if i < len(self.nodes) else None
 
-    def _file_view(self, f: File, length: int, offset: int) -> memoryview:
+    def _file_region(self, f: File, length: int, offset: int):
+        """(offset in the device memory file, its bytes, mapping handle) of an mmap of a device file."""
         if f.kind == "kfd":
             node = self._node_of_offset(offset)
-            if offset & kfd.KFD_MMAP_TYPE_MASK != kfd.KFD_MMAP_TYPE_DOORBELL or node is None:
-                raise OSError(errno.EINVAL, f"/dev/kfd mmap offset {offset:#x} is not a doorbell page")
-            if length > 8192:
-                raise OSError(errno.EINVAL, "doorbell mappings are at most 8 KiB")
-            return memoryview(node.gpu.doorbells).cast("B")[:length]
+            page = DOORBELL_PAGE if offset < MMIO_AREA else MMIO_PAGE
+            if node is None or offset % page + length > page:
+                raise OSError(errno.EINVAL, f"/dev/kfd mmap offset {offset:#x} (+{length:#x}) is not a doorbell "
+                                            "or MMIO remap page")
+            kind = "doorbell" if offset < MMIO_AREA else "mmio"
+            return offset, self.devmem.span(offset, length), (kind, node)
         al = next((al for al in self.process.allocs.values()
                    if al.mmap_offset == offset and al.kind in ("vram", "gtt") and al.node == f.node.index), None)
         if al is None or length > page_align(al.size):
             raise OSError(errno.EINVAL, f"render node mmap offset {offset:#x} (+{length:#x}) names no buffer")
-        if al.kind == "vram":
-            return self.nodes[al.node].gpu.phys.view(al.pa, length)
-        return memoryview(al.buf)[:length]
+        self.process.host_mapped(al)
+        arr = self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + length] if al.kind == "vram" else al.buf[:length]
+        return al.file_offset, arr, ("bo", offset)
 
     def munmap(self, mapping: Mapping) -> None:
-        self.host.unmap(mapping.addr)
+        self.space.unmap(mapping.addr, mapping.length)
+        placed = self._placed.pop(mapping.addr, None)
+        if placed is not None:
+            shared.munmap(mapping.addr, placed)
         mapping.view = memoryview(b"")
 
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:

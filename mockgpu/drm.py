@@ -2,9 +2,9 @@
 for a simulated Navi 31 with the numbers the KFD topology shows (mockgpu.topology).
 
 Like amdgpu_info_ioctl: return_pointer and return_size must be nonzero (EINVAL), an unknown query or
-argument is EINVAL, and the answer is copied to the user's return_pointer -- an address of the emulated
-process's host memory (MockOS anonymous mmaps, as for every pointer argument of the kfd ioctls) --
-truncated to return_size; an address that is not mapped there is EFAULT. Graphics-only fields of
+argument is EINVAL, and the answer is copied to the user's return_pointer (mockgpu.usermem: the caller's
+memory, as for every pointer argument of the kfd ioctls), truncated to return_size; an address the caller
+does not own is EFAULT. Graphics-only fields of
 DEV_INFO (render backends, NGG buffers, GS depths, shadow/CSA areas) stay 0: the simulator has no
 graphics pipeline.
 """
@@ -42,7 +42,7 @@ def info(node: Node, process: KfdProcess, a) -> None:
     if query is None:
         raise KfdError(errno.EINVAL, f"AMDGPU_INFO query {a.query:#x} is not implemented by mockgpu (docs/driver.md)")
     answer = bytes(query(node, process, a))
-    process.host.write(a.return_pointer, answer[:a.return_size])  # copy_to_user: EFAULT outside host memory
+    process.user.write(a.return_pointer, answer[:a.return_size])  # copy_to_user: EFAULT for a bad pointer
 
 
 def usable_vram(node: Node) -> int:

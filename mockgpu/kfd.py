@@ -12,17 +12,20 @@ import errno
 import functools
 from dataclasses import dataclass, field
 
+from mockgpu.devmem import DeviceMemory
 from mockgpu.memory import (
     GTT_SIZE,
     PAGE,
+    PEER_PA_BASE,
     SYSTEM_PA_BASE,
     VM,
     Allocation,
-    HostMemory,
     KfdError,
     RangeAllocator,
+    WouldBlock,
     page_align,
 )
+from mockgpu.usermem import UserMemory
 from runtime.uapi import kfd
 from simgpu.fault import GPUFault
 from simgpu.interrupt import Interrupt, Kind
@@ -49,6 +52,7 @@ class Node:
     gpu: object  # simgpu.GPU
     gpu_id: int
     vram: RangeAllocator
+    gtt: RangeAllocator  # this GPU's GTT window of the device memory file
     vm: VM | None = None
     drm_fd: int | None = None
     doorbells: set[int] = field(default_factory=set)
@@ -80,16 +84,16 @@ class MockEvent:
 class KfdProcess:
     """The emulated process's amdkfd state over the machine's GPUs."""
 
-    def __init__(self, nodes: list[Node], host: HostMemory):
-        self.nodes, self.host = nodes, host
+    def __init__(self, nodes: list[Node], user: UserMemory, devmem: DeviceMemory):
+        self.nodes, self.user, self.devmem = nodes, user, devmem
         self.allocs: dict[int, Allocation] = {}
         self.queues: dict[int, MockQueue] = {}
         self.events: dict[int, MockEvent] = {}
         self.sysmem = RangeAllocator(SYSTEM_PA_BASE, SYSTEM_PA_BASE + (1 << 40))
         self.runtime_enabled = False
+        self.expired = False  # set by the caller of wait_events once a WouldBlock wait passed its deadline
         self.event_page: Allocation | None = None
         self._next_handle = 1
-        self._next_mmap = 1 << 32
         for n in nodes:
             n.gpu.interrupt_hooks.append(functools.partial(self.on_interrupt, n))
 
@@ -130,7 +134,7 @@ class KfdProcess:
                 scratch_limit=SCRATCH_APERTURE | 0xFFFFFFFF, gpuvm_base=GPUVM_BASE, gpuvm_limit=GPUVM_LIMIT,
                 gpu_id=n.gpu_id)
             out += bytes(ap)
-        self.host.write(a.kfd_process_device_apertures_ptr, out)
+        self.user.write(a.kfd_process_device_apertures_ptr, out)
         a.num_of_nodes = count
 
     def acquire_vm(self, a, files: dict) -> None:
@@ -178,6 +182,39 @@ class KfdProcess:
     def available_memory(self, a) -> None:
         a.available = self.node(a.gpu_id).vram.available()
 
+    # ---- sanitizers: the driver tells each GPU which buffers are live ---------------------------------------
+    def _sanitizer_view(self, al: Allocation):
+        """The simulator-side record of a buffer object (one per BO, shared by every GPU that maps it)."""
+        if al.sanitized is None:
+            from simgpu.sanitize import Allocation as SanAllocation
+            what = {"vram": "VRAM buffer", "gtt": "system-memory buffer", "userptr": "userptr buffer"}[al.kind]
+            al.sanitized = SanAllocation(al.va, al.size, what, host_visible=al.kind == "userptr")
+        return al.sanitized
+
+    def _tell_mapped(self, n: Node, al: Allocation) -> None:
+        san = n.gpu.engine.sanitizer
+        if san is not None and al.kind in ("vram", "gtt", "userptr"):
+            san.allocations.add(VMID, self._sanitizer_view(al))
+
+    def _tell_unmapped(self, n: Node, al: Allocation) -> None:
+        san = n.gpu.engine.sanitizer
+        if san is not None and al.kind in ("vram", "gtt", "userptr"):
+            san.allocations.remove(VMID, al.va, al.va + al.size)
+
+    def track_allocations(self, n: Node) -> None:
+        """A GPU's sanitizer was just turned on: tell it what is already mapped there."""
+        for al in self.allocs.values():
+            if n.index in al.mapped_on:
+                self._tell_mapped(n, al)
+
+    def host_mapped(self, al: Allocation) -> None:
+        """The CPU mapped a buffer: initcheck counts it as written (plain CPU stores are not seen)."""
+        view = self._sanitizer_view(al) if al.kind in ("vram", "gtt", "userptr") else None
+        if view is not None:
+            view.host_visible = True
+            if view.shadow is not None:
+                view.shadow[:] = True
+
     # ---- memory --------------------------------------------------------------------------------------------
     def alloc_memory_of_gpu(self, a) -> None:
         n = self.vm_node(a.gpu_id)
@@ -197,26 +234,25 @@ class KfdProcess:
         al = Allocation((n.gpu_id << 48) | self._next_handle, n.index, kind, a.va_addr, size, a.flags)
         if kind == "vram":
             al.pa = n.vram.alloc(size)
-            n.gpu.phys.vram[al.pa:al.pa + size] = 0  # amdgpu clears VRAM handed to user space
+            al.file_offset = self.devmem.vram_offset(n.index) + al.pa
         elif kind == "gtt":
-            al.pa = self.sysmem.alloc(size)
-            al.buf = _zeros(size)
+            window = n.gtt.alloc(size)
+            al.pa, al.buf = self.sysmem.alloc(size), self.devmem.gtt(n.index, window, size)
+            al.file_offset = self.devmem.gtt_offset(n.index) + window
         elif kind == "userptr":
-            al.buf = self.host.find(a.mmap_offset, size) if a.mmap_offset % PAGE == 0 else None
-            if al.buf is None:
-                raise KfdError(errno.EFAULT, f"userptr {a.mmap_offset:#x} is not page-aligned host memory")
+            al.buf = self.user.share(a.mmap_offset, size)  # EFAULT unless the caller owns those pages
             al.pa = self.sysmem.alloc(size)
         elif kind == "doorbell":
             if size != DOORBELL_PAGE:
                 raise KfdError(errno.EINVAL, f"doorbell allocations are {DOORBELL_PAGE} bytes")
-            al.mmap_offset = kfd.KFD_MMAP_TYPE_DOORBELL | (n.gpu_id << kfd.KFD_MMAP_GPU_ID_SHIFT)
+            al.mmap_offset = self.devmem.doorbell_offset(n.index)
         else:
             if size != PAGE:
                 raise KfdError(errno.EINVAL, "MMIO_REMAP allocations are one page")
-            al.mmap_offset = kfd.KFD_MMAP_TYPE_MMIO | (n.gpu_id << kfd.KFD_MMAP_GPU_ID_SHIFT)
+            al.mmap_offset = self.devmem.mmio_offset(n.index)
         if kind in ("vram", "gtt"):
-            al.mmap_offset = self._next_mmap  # a DRM fake offset: mmap it on the render node
-            self._next_mmap += size
+            self.devmem.clear(al.file_offset, size)  # amdgpu clears memory handed to user space
+            al.mmap_offset = al.file_offset  # mmap it on the render node (the file holds it at this offset)
         self._next_handle += 1
         self.allocs[al.handle] = al
         a.handle, a.mmap_offset = al.handle, al.mmap_offset
@@ -239,16 +275,19 @@ class KfdProcess:
             raise KfdError(errno.EBUSY, "buffer holds a live queue's ring")
         for i in list(al.mapped_on):
             self.nodes[i].vm.unmap(al)
+            self._tell_unmapped(self.nodes[i], al)
         del self.allocs[a.handle]
         if al.kind == "vram":
             self.nodes[al.node].vram.release(al.pa, al.size)
         elif al.kind in ("gtt", "userptr"):
             self.sysmem.release(al.pa, al.size)
+        if al.kind == "gtt":
+            self.nodes[al.node].gtt.release(al.file_offset - self.devmem.gtt_offset(al.node), al.size)
 
     def _device_ids(self, a) -> list[Node]:
         if a.n_devices == 0 or a.n_success > a.n_devices or a.n_devices > len(self.nodes) * 4:
             raise KfdError(errno.EINVAL, f"bad device count n_devices={a.n_devices} n_success={a.n_success}")
-        raw = self.host.read(a.device_ids_array_ptr, 4 * a.n_devices)
+        raw = self.user.read(a.device_ids_array_ptr, 4 * a.n_devices)
         ids = (ctypes.c_uint32 * a.n_devices).from_buffer_copy(raw)
         return [self.vm_node(i) for i in ids]
 
@@ -260,12 +299,20 @@ class KfdProcess:
                 continue
             if al.kind in ("doorbell", "mmio"):
                 pass  # the BAR pages are mapped for the CP; nothing a shader reads in the simulation
-            elif al.kind == "vram" and n.index != al.node:
-                raise KfdError(errno.EINVAL, "peer VRAM mappings are not emulated (use system memory)")
             elif n.index not in al.mapped_on:
-                n.vm.map(al)
+                n.vm.map(al, *self._placement(al, n))
+                self._tell_mapped(n, al)
             al.mapped_on.add(n.index)
             a.n_success = i + 1
+
+    def _placement(self, al: Allocation, n: Node) -> tuple[int, bool, object]:
+        """Where GPU n's page tables point for a buffer: its own VRAM, or the system aperture (GTT and USERPTR
+        pages; another GPU's VRAM through that GPU's BAR, as amdgpu maps peer VRAM over PCIe P2P)."""
+        if al.kind != "vram":
+            return al.pa, True, al.buf
+        if al.node == n.index:
+            return al.pa, False, None
+        return PEER_PA_BASE + (al.node << 40) + al.pa, True, self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + al.size]
 
     def unmap_memory_from_gpu(self, a) -> None:
         al = self.alloc_of(a.handle)
@@ -277,6 +324,7 @@ class KfdProcess:
                 raise KfdError(errno.EINVAL, f"buffer is not mapped on gpu_id {n.gpu_id}")
             if al.kind not in ("doorbell", "mmio"):
                 n.vm.unmap(al)
+                self._tell_unmapped(n, al)
             al.mapped_on.discard(n.index)
             a.n_success = i + 1
 
@@ -307,7 +355,7 @@ class KfdProcess:
         n.doorbells.add(slot)
         self.queues[qid] = MockQueue(qid, n, hw, slot, fmt)
         a.queue_id = qid
-        a.doorbell_offset = kfd.KFD_MMAP_TYPE_DOORBELL | (n.gpu_id << kfd.KFD_MMAP_GPU_ID_SHIFT) | (slot * 8)
+        a.doorbell_offset = self.devmem.doorbell_offset(n.index) + slot * 8
 
     def destroy_queue(self, a) -> None:
         q = self.queues.pop(a.queue_id, None)
@@ -383,7 +431,7 @@ class KfdProcess:
         if a.num_events == 0 or a.num_events > kfd.KFD_SIGNAL_EVENT_LIMIT:
             raise KfdError(errno.EINVAL, f"bad event count {a.num_events}")
         size = ctypes.sizeof(kfd.kfd_event_data)
-        arr = bytearray(self.host.read(a.events_ptr, size * a.num_events))
+        arr = bytearray(self.user.read(a.events_ptr, size * a.num_events))
         datas = [kfd.kfd_event_data.from_buffer(arr, i * size) for i in range(a.num_events)]
         events = [self.event(d.event_id) for d in datas]
 
@@ -391,11 +439,13 @@ class KfdProcess:
             return all(e.signaled for e in events) if a.wait_for_all else any(e.signaled for e in events)
 
         if not done():
-            # The simulated machine advances only here: run every queue that can move. If that does not
-            # satisfy the wait, nothing ever will, so a finite and an infinite timeout both time out.
-            for n in self.nodes:
-                n.gpu.run_until_idle()
+            # Run every queue that can move; a dispatch still running when a finite timeout expires is stopped
+            # (a `timeout` queue error).
+            seconds = a.timeout / 1000 if 0 < a.timeout < kfd.KFD_EVENT_TIMEOUT_INFINITE else None
+            self.progress(seconds=seconds)
         if not done():
+            if a.timeout and not self.expired:
+                raise WouldBlock(a.timeout)  # the caller waits for progress (or the timeout) and asks again
             a.wait_result = kfd.KFD_IOC_WAIT_RESULT_TIMEOUT
             return
         for d, e in zip(datas, events, strict=True):
@@ -403,8 +453,25 @@ class KfdProcess:
                 ctypes.memmove(ctypes.addressof(d.u), e.data, len(e.data))
             if e.signaled and e.auto_reset:
                 e.signaled = False
-        self.host.write(a.events_ptr, bytes(arr))
+        self.user.write(a.events_ptr, bytes(arr))
         a.wait_result = kfd.KFD_IOC_WAIT_RESULT_COMPLETE
+
+    def progress(self, poll_all: bool = True, seconds: float | None = None) -> bool:
+        """Run every queue of every GPU that can move: doorbells stored straight into a doorbell page, queues that
+        wait (on memory that may have changed) and, with `poll_all`, every queue whose wptr moved in memory;
+        True if anything moved. A dispatch running longer than `seconds` is stopped (a `timeout` fault)."""
+        moved = False
+        for n in self.nodes:
+            before = n.gpu.clock.cycles
+            with n.gpu.time_limit(seconds):  # the caller's limit holds for doorbell work too (nested: outer wins)
+                moved |= n.gpu.scan_doorbells()
+                if poll_all:
+                    n.gpu.run_until_idle()
+                else:
+                    while n.gpu.retry_blocked():
+                        pass
+            moved |= n.gpu.clock.cycles != before
+        return moved
 
     # ---- interrupts from the simulated GPUs --------------------------------------------------------
     def on_interrupt(self, n: Node, intr: Interrupt) -> None:
@@ -433,8 +500,3 @@ class KfdProcess:
 
 def _inside(va: int, al: Allocation) -> bool:
     return al.va <= va < al.va + al.size
-
-
-def _zeros(size: int):
-    import numpy as np
-    return np.zeros(size, np.uint8)  # calloc: pages are committed on first touch

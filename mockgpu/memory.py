@@ -1,9 +1,8 @@
-"""Memory of the mock driver: host memory (anonymous mmaps), VRAM ranges, system-aperture buffers and
-the per-GPU VM (page tables written with simgpu.mem.PageTableBuilder).
+"""Memory of the mock driver: VRAM and system-address allocators, buffer objects and the per-GPU VM (page
+tables written with simgpu.mem.PageTableBuilder).
 
-All bytes are simulator-owned numpy buffers; CPU addresses handed out here are fake (they name a
-buffer and an offset, never a host pointer), which is what lets a guest-provided address fault
-cleanly instead of crashing the host.
+The bytes themselves are numpy views of shared memory (mockgpu.devmem; USERPTR pages: mockgpu.usermem); the GPU
+reaches them only through its MMU, so a bad GPU address is a GPU page fault, never a host crash.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ from runtime.uapi import kfd
 from simgpu.mem import PageTableBuilder
 
 PAGE = 4096
-HOST_BASE = 0x7E00_0000_0000  # fake CPU addresses of anonymous mappings
 SYSTEM_PA_BASE = 1 << 32  # system-aperture physical addresses of GTT/USERPTR buffers
+PEER_PA_BASE = 1 << 44  # system-aperture addresses of peer VRAM: the BAR of GPU i at PEER_PA_BASE + (i << 40)
 PT_POOL = 64 << 20  # VRAM at the top of each GPU reserved for page tables
 GTT_SIZE = 32 << 30  # amdgpu's default GTT limit: half of system memory (the CPU node shows 64 GiB)
 
@@ -32,57 +31,18 @@ class KfdError(Exception):
         self.errno = err
 
 
+class WouldBlock(Exception):  # noqa: N818 - a control-flow signal, like BlockingIOError, not a failure
+    """WAIT_EVENTS has nothing to report yet and its timeout has not passed: the caller waits for progress
+    (up to `timeout_ms`) and asks again."""
+
+    def __init__(self, timeout_ms: int):
+        super().__init__(f"waiting up to {timeout_ms} ms")
+        self.timeout_ms = timeout_ms
+
+
 def page_align(n: int) -> int:
     """n rounded up to whole pages."""
     return -(-n // PAGE) * PAGE
-
-
-class HostMemory:
-    """The emulated process's anonymous memory: fake CPU address -> simulator-owned buffer."""
-
-    def __init__(self):
-        self._starts: list[int] = []
-        self._bufs: list[np.ndarray] = []
-        self._next = HOST_BASE
-
-    def map(self, length: int, addr: int | None = None) -> tuple[int, np.ndarray]:
-        """New zeroed memory at a fresh (or the requested, if free) address."""
-        size = page_align(length)
-        if addr is None or addr % PAGE or self.find(addr, size, quiet=True) is not None or self._overlaps(addr, size):
-            addr = self._next
-        self._next = max(self._next, addr + size + PAGE)
-        buf = np.zeros(size, np.uint8)
-        i = bisect.bisect_left(self._starts, addr)
-        self._starts.insert(i, addr)
-        self._bufs.insert(i, buf)
-        return addr, buf
-
-    def _overlaps(self, addr: int, size: int) -> bool:
-        return any(s < addr + size and addr < s + b.size for s, b in zip(self._starts, self._bufs, strict=True))
-
-    def unmap(self, addr: int) -> None:
-        """Drop the anonymous mapping starting at addr."""
-        i = bisect.bisect_left(self._starts, addr)
-        if i < len(self._starts) and self._starts[i] == addr:
-            del self._starts[i], self._bufs[i]
-
-    def find(self, addr: int, nbytes: int, quiet: bool = False) -> np.ndarray | None:
-        """The bytes [addr, addr + nbytes) of one mapping (a view), or EFAULT."""
-        i = bisect.bisect_right(self._starts, addr) - 1
-        if i >= 0 and nbytes >= 0 and addr + nbytes <= self._starts[i] + self._bufs[i].size:
-            off = addr - self._starts[i]
-            return self._bufs[i][off:off + nbytes]
-        if quiet:
-            return None
-        raise KfdError(errno.EFAULT, f"bad user address {addr:#x} (+{nbytes:#x})")
-
-    def read(self, addr: int, nbytes: int) -> bytes:
-        """copy_from_user."""
-        return self.find(addr, nbytes).tobytes()
-
-    def write(self, addr: int, data: bytes) -> None:
-        """copy_to_user."""
-        self.find(addr, len(data))[:] = np.frombuffer(data, np.uint8)
 
 
 class RangeAllocator:
@@ -132,8 +92,10 @@ class Allocation:
     flags: int
     pa: int = 0  # VRAM physical address, or system-aperture address (gtt/userptr)
     buf: np.ndarray | None = None  # the bytes of system memory
+    file_offset: int = 0  # where the bytes live in the device memory file (vram/gtt)
     mmap_offset: int = 0
     mapped_on: set[int] = field(default_factory=set)
+    sanitized: object = None  # its simgpu.sanitize.Allocation, once a GPU with sanitizers maps it
 
 
 class VM:
@@ -150,17 +112,17 @@ class VM:
         # mapped() exactly without walking the tables page by page.
         self._starts: list[int] = []
         self._ends: list[int] = []
+        self._system: dict[int, int] = {}  # buffer handle -> system-aperture address registered for it
 
-    def map(self, a: Allocation) -> None:
-        """Write PTEs for the allocation (VRAM or system aperture) and flush the TLB."""
+    def map(self, a: Allocation, pa: int, system: bool, buf: np.ndarray | None = None) -> None:
+        """Write PTEs for the allocation at `pa` (VRAM, or the system aperture where `buf` is registered) and
+        flush the TLB."""
         writable = bool(a.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE)
         executable = bool(a.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE)
-        system = a.kind in ("gtt", "userptr")
-        if system:
-            regs = dict(self.gpu.phys.system_buffers())
-            if a.pa not in regs:
-                self.gpu.phys.add_system(a.pa, a.buf)
-        self.tables.map(a.va, a.size, a.pa, system=system, writeable=writable, executable=executable,
+        if system and buf is not None:
+            self.gpu.phys.add_system(pa, buf)
+            self._system[a.handle] = pa
+        self.tables.map(a.va, a.size, pa, system=system, writeable=writable, executable=executable,
                         snooped=system)
         self.gpu.mmu.invalidate(self.vmid)
         i = bisect.bisect_left(self._starts, a.va)
@@ -168,10 +130,11 @@ class VM:
         self._ends.insert(i, a.va + a.size)
 
     def unmap(self, a: Allocation) -> None:
-        """Clear the allocation's PTEs and flush the TLB."""
+        """Clear the allocation's PTEs (and its system-aperture registration) and flush the TLB."""
         self.tables.unmap(a.va, a.size)
-        if a.kind in ("gtt", "userptr") and a.pa in dict(self.gpu.phys.system_buffers()):
-            self.gpu.phys.remove_system(a.pa)
+        pa = self._system.pop(a.handle, None)
+        if pa is not None:
+            self.gpu.phys.remove_system(pa)
         self.gpu.mmu.invalidate(self.vmid)
         i = bisect.bisect_left(self._starts, a.va)
         if i < len(self._starts) and self._starts[i] == a.va:

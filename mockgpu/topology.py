@@ -64,14 +64,53 @@ def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict
                                              "max_bandwidth": 64000, "recommended_transfer_size": 0, "flags": 1})}
 
 
+# The IP blocks a Navi 31 reports in its discovery table that the simulator models, as amdgpu's sysfs shows them
+# (amdgpu_discovery.c: ip_discovery/die/#die/#hw_id/#instance/): name -> (hw_id, instances, version, register
+# base addresses per segment). GC 11.0.0 is gfx1100; SDMA 6.0.0 per engine (HW_IP_INFO's DMA 6.0); NBIF 4.3.0
+# holds the HDP flush registers (simgpu.hw.regs); the bases are the navi10_ip_offset.h segments amdgpu uses.
+IP_BLOCKS = {
+    "GC": (11, 1, (11, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
+    "SDMA0": (42, 1, (6, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
+    "SDMA1": (43, 1, (6, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
+    "NBIF": (108, 1, (4, 3, 0), (0x0, 0x14, 0xD20, 0x10400, 0x241B000)),
+    "HDP": (41, 1, (6, 0, 0), (0xF20, 0x240A400)),
+    "MMHUB": (34, 1, (3, 0, 0), (0x1A000, 0x2408800)),
+    "ATHUB": (35, 1, (3, 0, 0), (0xC00, 0x2408C00)),
+    "OSSSYS": (40, 1, (6, 0, 0), (0x10A0, 0x240A000)),
+}
+DRM_CLASS = "/sys/class/drm"
+
+
+def ip_discovery(sdma_engines: int) -> dict[str, str]:
+    """The files of device/ip_discovery/ (relative to it) for one GPU; each hw_id directory also appears under
+    the block's name, as amdgpu links it."""
+    blocks = {k: v for k, v in IP_BLOCKS.items() if not k.startswith("SDMA") or int(k[4:]) < sdma_engines}
+    files = {"die/0/num_ips": f"{sum(v[1] for v in blocks.values())}\n"}
+    for name, (hw_id, count, (major, minor, rev), bases) in blocks.items():
+        for inst in range(count):
+            attrs = {"hw_id": hw_id, "num_instance": inst, "major": major, "minor": minor, "revision": rev,
+                     "harvest": "0x0", "num_base_addresses": len(bases),
+                     "base_addr": "".join(f"0x{b:08X}\n" for b in bases).rstrip("\n")}
+            for d in (str(hw_id), name):
+                files.update({f"die/0/{d}/{inst}/{k}": f"{v}\n" for k, v in attrs.items()})
+    return files
+
+
 def build(gpus: list[tuple[int, dict]]) -> dict[str, str]:
-    """Every topology file: absolute path -> contents, for (gpu_id, properties) of each GPU."""
+    """Every sysfs file: absolute path -> contents, for (gpu_id, properties) of each GPU: the KFD topology and,
+    per render node, /sys/class/drm/renderD<minor>/device/ip_discovery."""
     files = {f"{TOPOLOGY}/generation_id": "1\n",
              f"{TOPOLOGY}/system_properties": _props({"platform_oem": 0, "platform_id": 0, "platform_rev": 0})}
     nodes = [cpu_node()] + [gpu_node(i, gid, p) for i, (gid, p) in enumerate(gpus)]
     for n, node in enumerate(nodes):
         for rel, text in node.items():
             files[f"{TOPOLOGY}/nodes/{n}/{rel}"] = text
+    for i, (_, p) in enumerate(gpus):
+        device = f"{DRM_CLASS}/renderD{128 + i}/device"
+        files[f"{DRM_CLASS}/renderD{128 + i}/dev"] = f"226:{128 + i}\n"
+        files[f"{device}/vendor"], files[f"{device}/device"] = "0x1002\n", f"0x{DEVICE_ID:04x}\n"
+        for rel, text in ip_discovery(p["sdma_engines"]).items():
+            files[f"{device}/ip_discovery/{rel}"] = text
     return files
 
 

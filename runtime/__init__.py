@@ -6,11 +6,13 @@ wiring: the process's OS comes from the selector installed under the `simgpu.os`
 """
 
 from runtime.device import Device
-from runtime.fault import GPUFault
+from runtime.fault import GPUFault, GPUTimeout
 from runtime.launch import Launch
 from runtime.memory import Buffer
 from runtime.module import Kernel, Module
 from runtime.os import OS, DeviceReport, HostOS, Mapping, select_os
+from runtime.sanitize import SanitizerError, SanitizerWarning
 
-__all__ = ["OS", "Buffer", "Device", "DeviceReport", "GPUFault", "HostOS", "Kernel", "Launch", "Mapping", "Module",
+__all__ = ["OS", "Buffer", "Device", "DeviceReport", "GPUFault", "GPUTimeout", "HostOS", "Kernel", "Launch", "Mapping",
+           "Module", "SanitizerError", "SanitizerWarning",
            "select_os"]

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import struct
 
 from runtime import memory as rtmem
+from runtime import profile as rtprofile
 from runtime.fault import HW, MEMORY, GPUFault
 from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
-from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
+from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
 from runtime.process import kfd_context
 from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
+from runtime.sanitize import deliver
 from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
 from simgpu.hw import sdma
@@ -52,9 +55,10 @@ def _props(text: str) -> dict:
 class Device:
     """An AMD GPU: Device("AMD:0", queue="pm4"|"aql"); os defaults to the process's OS (select_os()). Several
     Devices may drive one GPU in one process (they share its amdkfd context); close() or a `with` block
-    releases what one holds."""
+    releases what one holds. `sanitize` ("memcheck,initcheck,racecheck,hazards" or "all") turns on the
+    simulator's sanitizers (runtime.sanitize; OSError on a real GPU)."""
 
-    def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None):
+    def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None, sanitize: str | None = None):
         if queue not in ("pm4", "aql"):
             raise ValueError(f"queue must be 'pm4' or 'aql', not {queue!r}")
         self.name, self.queue_kind = name, queue
@@ -64,17 +68,23 @@ class Device:
         self._find_node()
         self.usable = True
         self._open_driver()
+        self.findings: list[dict] = []  # non-fatal sanitizer findings (runtime.sanitize)
+        state = self.os.sanitize(self.gpu_id, sanitize)
+        self.sanitizers = frozenset(state["checks"])
+        deliver(state["findings"], self.findings)
         self._query_driver_info()
         self._setup_memory_and_events()
         self.sdma = SDMAQueue(self, self.completion_event)
         self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
-        self.staging = self.alloc_system(STAGING)
-        self.kernargs = self.alloc_system(KERNARG_RING)
-        self.stamps = self.alloc_system(STAMP_RING)
+        self.staging = self.alloc_system(STAGING, name="staging buffer")
+        self.kernargs = self.alloc_system(KERNARG_RING, name="kernarg ring")
+        self.stamps = self.alloc_system(STAMP_RING, name="timestamp/signal ring")
         self.kernarg_ring, self.stamp_ring = FencedRing(KERNARG_RING, 64), FencedRing(STAMP_RING, STAMP_SLOT)
         self.launches = 0
         self.sync_epoch, self.sync_time = 0, 0.0  # GPU time of this epoch's retired launches (synchronize())
         self._aborted: list[tuple[int, int, str]] = []  # compute timeline ranges (lo, hi] a fault discarded
+        # A runtime.profile.Profiler around every launch (SIMGPU_PROFILE / SIMGPU_SQTT, Device.profile), or None.
+        self.profiler = rtprofile.from_environment(self)
 
     # ---- discovery and set-up -----------------------------------------------------------------------
     def _find_node(self) -> None:
@@ -163,20 +173,25 @@ class Device:
         self.kfd_ioctl(req, cls(handle=handle, device_ids_array_ptr=self.args_page.addr + _ARGS_DEVICE_IDS,
                                 n_devices=len(gpu_ids)))
 
-    def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = ()) -> Buffer:
+    def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = (), name: str = "buffer") -> Buffer:
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
-        va = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
+        va, reservation = self.va_space.reserve(size, 1 << 21 if size >= 1 << 21 else PAGE)
         try:
             a = self.kfd_ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
                 va_addr=va, size=size, gpu_id=self.gpu_id, flags=flags))
         except OSError as e:
+            self.os.munmap(reservation)
             if e.errno == errno.ENOMEM:
                 raise MemoryError(self._out_of_memory(nbytes, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT))) from e
             raise
         self._map_on(a.handle, [self.gpu_id, *(p.gpu_id for p in peers)])
-        mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED, a.mmap_offset) if cpu else None
+        for gpu_id in (self.gpu_id, *(p.gpu_id for p in peers)):  # what the buffer is, for the sanitizers
+            self.os.annotate({"what": "buffer", "gpu_id": gpu_id, "va": va, "nbytes": nbytes, "name": name})
+        # The CPU mapping goes over the reservation, at the GPU VA: CPU address = GPU address.
+        mapping = self.os.mmap(self.drm_fd, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, a.mmap_offset,
+                               va) if cpu else None
         buf = Buffer(self, va, nbytes, size, a.handle, bool(flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT), mapping,
-                     [self, *peers])
+                     [self, *peers], reservation)
         self._buffers[va] = buf
         return buf
 
@@ -187,7 +202,7 @@ class Device:
         return (f"{self.name}: cannot allocate {_size(nbytes)} of {what}: it exceeds the device's memory "
                 f"({_size(total - used)} free of {_size(total)})")
 
-    def alloc(self, nbytes: int, host: bool = False, executable: bool = False) -> Buffer:
+    def alloc(self, nbytes: int, host: bool = False, executable: bool = False, name: str = "buffer") -> Buffer:
         """GPU memory of at least `nbytes` (VRAM, or host memory the GPU reaches when `host`); MemoryError
         naming the sizes when the device has not that much free."""
         if nbytes <= 0:
@@ -196,19 +211,21 @@ class Device:
         flags = (kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT if host else kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM) | \
             kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | kfd.KFD_IOC_ALLOC_MEM_FLAGS_NO_SUBSTITUTE | \
             (kfd.KFD_IOC_ALLOC_MEM_FLAGS_EXECUTABLE if executable else 0)
-        return self._alloc(nbytes, flags, cpu=False)
+        return self._alloc(nbytes, flags, cpu=False, name=name)
 
-    def alloc_system(self, nbytes: int, peers: tuple = ()) -> Buffer:
+    def alloc_system(self, nbytes: int, peers: tuple = (), name: str = "runtime buffer") -> Buffer:
         """Runtime-internal host memory, mapped on this GPU (and `peers`) and into the CPU."""
         flags = kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | \
             kfd.KFD_IOC_ALLOC_MEM_FLAGS_COHERENT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED
-        return self._alloc(nbytes, flags, cpu=True, peers=peers)
+        return self._alloc(nbytes, flags, cpu=True, peers=peers, name=name)
 
     def free(self, buf: Buffer) -> None:
         """Free a buffer (Buffer.free calls this), once the queues are done with it."""
         self._buffers.pop(buf.va, None)
         if buf.mapping is not None:
             self.os.munmap(buf.mapping)
+        if buf.reservation is not None:
+            self.os.munmap(buf.reservation)
         if not self.closed:  # close() destroyed the queues first: nothing uses the buffer any more
             self.wait_idle()
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
@@ -236,7 +253,7 @@ class Device:
         if src.device is not self:
             src.device.copy_between(dst, src, nbytes)
             return
-        bounce = self.alloc_system(min(nbytes, STAGING), peers=(dst.device,))
+        bounce = self.alloc_system(min(nbytes, STAGING), peers=(dst.device,), name="copy bounce buffer")
         try:
             for pos in range(0, nbytes, STAGING):
                 n = min(STAGING, nbytes - pos)
@@ -258,6 +275,11 @@ class Device:
         return Module(self, code_object)
 
     # ---- waiting ----------------------------------------------------------------------------------
+    def profile(self, fn, counters: list[str] | None = None, sqtt: bool = False) -> rtprofile.Profile:
+        """Run `fn` (which launches kernels on this device) with every launch's performance counters collected,
+        once per counter pass (all modelled counters by default), and with thread traces if `sqtt`."""
+        return rtprofile.profile(self, fn, counters, sqtt)
+
     def synchronize(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> float:
         """Wait until every queue finished its work; the summed GPU time (s) of the kernels launched since the
         previous synchronize() (waited for or not; launches a fault aborted count 0)."""
@@ -276,13 +298,23 @@ class Device:
         """Wait until queue q reaches timeline `value` (WAIT_EVENTS); GPUFault or TimeoutError otherwise."""
         timeout_ms = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
         while q.completed() < value:
-            result, fired = self._wait_events(timeout_ms)
+            with self.abort_on_interrupt():
+                result, fired = self._wait_events(timeout_ms)
             if fired:
                 self._fault(fired)
             if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and q.completed() < value:
                 report = self.os.device_report(self.gpu_id).text
                 raise TimeoutError(f"{self.name}: {q.fmt} queue did not reach {value} (at {q.completed()}) within "
                                    f"{timeout_ms} ms" + (f"\n{report}" if report else ""))
+        if self.sanitizers:  # the dispatches this wait saw end may have findings
+            self.take_findings()
+
+    def take_findings(self) -> list[dict]:
+        """Fetch the sanitizers' findings not fetched yet: appended to `findings`, warned about, returned."""
+        fresh: list[dict] = []
+        deliver(self.os.sanitize(self.gpu_id)["findings"], fresh, stacklevel=4)
+        self.findings += fresh
+        return fresh
 
     def _wait_events(self, timeout_ms: int) -> tuple[int, list]:
         ids = (self.completion_event, self.memory_event, self.hw_event)
@@ -297,10 +329,21 @@ class Device:
         return a.wait_result, fired
 
     def _fault(self, fired: list) -> None:
-        """Raise the GPUFault of the first exception event that fired, after restarting the hung queues."""
+        """Raise the GPUFault of the first exception event that fired, after restarting the hung queues (a
+        dispatch the driver stopped at the wait's timeout raises GPUTimeout, a TimeoutError too)."""
         report = self.os.device_report(self.gpu_id)  # before the restart: the queues still hold their errors
-        notes = []
-        lost = (self.compute.completed(), self.compute.submitted)
+        if self.sanitizers:
+            self.take_findings()
+        notes, lost = self._restart_queues()
+        fault = GPUFault.from_exception(self.name, self.gpu_id, *fired[0], report, notes, self.usable)
+        if lost[0] < lost[1]:
+            self._aborted.append((*lost, fault.report.partition("\n")[0]))
+        raise fault
+
+    def _restart_queues(self) -> tuple[list[str], tuple[int, int]]:
+        """Destroy and recreate every queue with unfinished work (its work counts as done); (notes, the compute
+        timeline range that was lost)."""
+        notes, lost = [], (self.compute.completed(), self.compute.submitted)
         try:
             for q in (self.sdma, self.compute):
                 if q.completed() < q.submitted:
@@ -308,10 +351,24 @@ class Device:
         except OSError as e:
             self.usable = False
             notes.append(f"device lost: recreating the queue failed: {e}")
-        fault = GPUFault.from_exception(self.name, self.gpu_id, *fired[0], report, notes, self.usable)
-        if lost[0] < lost[1]:
-            self._aborted.append((*lost, fault.report.partition("\n")[0]))
-        raise fault
+        return notes, lost
+
+    @contextlib.contextmanager
+    def abort_on_interrupt(self):
+        """Ctrl-C while the GPU runs (inside a doorbell or a wait) abandons the work in flight: the exception
+        event it raised is taken and the queues are restarted before KeyboardInterrupt goes on, so the next
+        launch runs on a clean queue instead of resuming the interrupted kernel."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            try:
+                self._wait_events(kfd.KFD_EVENT_TIMEOUT_IMMEDIATE)
+            except OSError:
+                pass  # nothing to take
+            _, lost = self._restart_queues()
+            if lost[0] < lost[1]:
+                self._aborted.append((*lost, f"{self.name}: interrupted by KeyboardInterrupt"))
+            raise
 
     def aborted_by(self, value: int, name: str = "launch") -> GPUFault | None:
         """The fault that discarded compute timeline `value` (unfinished when it hit), or None."""

@@ -38,7 +38,17 @@ class GPUFault(Exception):
         lines = [f"{device} (gpu_id {gpu_id}): {describe_exception(event, data)}"]
         lines += ([report.text] if report.text else []) + notes
         kind = report.fault or ("page_fault" if event == MEMORY else "hang")
+        if kind == "timeout":
+            cls = GPUTimeout
+        elif kind in ("memcheck", "initcheck", "racecheck", "hazards"):  # a sanitizer stopped the dispatch
+            from runtime.sanitize import SanitizerError
+            cls = SanitizerError
         return cls("\n".join(lines), kind, data.va if event == MEMORY else None, gpu_id, usable)
+
+
+class GPUTimeout(GPUFault, TimeoutError):
+    """A dispatch still running when the wait's timeout expired, stopped by the driver (its queue was reset):
+    a GPUFault (with the report of where every wave was) and a TimeoutError."""
 
 
 def describe_exception(event: str, data) -> str:

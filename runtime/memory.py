@@ -7,22 +7,36 @@ import weakref
 
 import numpy as np
 
+from runtime.os import MAP_ANONYMOUS, MAP_NORESERVE, MAP_PRIVATE, PROT_NONE
+
 PAGE = 4096
 VA_BASE = 0x1000_0000_0000  # where a process places buffers in the GPUVM aperture
 
 
 class VASpace:
     """The GPU virtual addresses of one process: one range serves every device, so a buffer mapped on several
-    GPUs has one address (what amdkfd requires of a BO mapped to many devices)."""
+    GPUs has one address (what amdkfd requires of a BO mapped to many devices). Each range is first reserved in the
+    process's CPU address space through the OS (PROT_NONE, no memory behind it), as libhsakmt and tinygrad do, so a
+    CPU mapping of the buffer can be placed at the same address with MAP_FIXED: CPU address = GPU address."""
 
-    def __init__(self, base: int = VA_BASE):
-        self.next = base
+    def __init__(self, os_, base: int = VA_BASE):
+        self.os, self.next = os_, base
 
-    def reserve(self, size: int, align: int = PAGE) -> int:
-        """A fresh range (never reused; a guard page follows it so overruns fault)."""
-        va = -(-self.next // align) * align
-        self.next = va + size + PAGE
-        return va
+    def reserve(self, size: int, align: int = PAGE):
+        """A fresh range (never reused; a guard page follows it so overruns fault): (VA, its reservation Mapping,
+        to munmap when the buffer goes). The OS places it at the address asked for when that is free (always on a
+        MockOS, whose addresses depend only on the OS object's own history); otherwise the VA is an aligned part of
+        a range the OS chose."""
+        want = -(-self.next // align) * align
+        flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+        m = self.os.mmap(-1, size + PAGE, PROT_NONE, flags, 0, want)
+        va = m.addr
+        if va != want:
+            self.os.munmap(m)
+            m = self.os.mmap(-1, size + align + PAGE, PROT_NONE, flags, 0)
+            va = -(-m.addr // align) * align
+        self.next = max(self.next, va + size + PAGE)
+        return va, m
 
 
 _SPACES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -33,16 +47,17 @@ def va_space(os_) -> VASpace:
     addresses depend only on that OS object's own history (a second MockOS starts from VA_BASE again)."""
     space = _SPACES.get(os_)
     if space is None:
-        space = _SPACES[os_] = VASpace()
+        space = _SPACES[os_] = VASpace(os_)
     return space
 
 
 class Buffer:
     """GPU memory of one device: `.va`, `.nbytes`; copyin/copyout go through the device's SDMA queue."""
 
-    def __init__(self, dev, va: int, nbytes: int, size: int, handle: int, host: bool, mapping=None, owner=None):
+    def __init__(self, dev, va: int, nbytes: int, size: int, handle: int, host: bool, mapping=None, owner=None,
+                 reservation=None):
         self.device, self.va, self.nbytes, self.size, self.handle = dev, va, nbytes, size, handle
-        self.host, self.mapping, self._owner = host, mapping, owner
+        self.host, self.mapping, self._owner, self.reservation = host, mapping, owner, reservation
         self.freed = False
 
     @property

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 from runtime.kernel_args import convert
 from runtime.launch import Launch
 from runtime.limits import check_launch
@@ -20,8 +22,9 @@ class Module:
         co = read_code_object(code_object)
         _check_target(co.target, dev)
         self.device = dev
-        self.code = dev.alloc(max(len(co.image), 256), executable=True)
-        self.code.copyin(co.relocated_image(self.code.va))
+        self.code = dev.alloc(max(len(co.image), 256), executable=True, name="code object")
+        self.code_image = co.relocated_image(self.code.va)  # what the GPU fetches (profilers map traces onto it)
+        self.code.copyin(self.code_image)
         self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
         self.metadata = getattr(co, "metadata", {})
         # For whoever reads a recording: which kernel lives where (traces name dispatches with it).
@@ -90,15 +93,33 @@ class Kernel:
         ka_va = dev.kernargs.va + ka_off
         slot = dev.stamp_slot()
         slot_va = dev.stamps.va + slot
+        prof = dev.profiler  # runtime.profile: counters / thread trace around this launch
         if aql_queue:
+            if prof is not None:
+                prof.submit_aql(prof.before(self))
             value = dev.compute.submit(self._aql_packet(dev, grid, block, shared, ka_va, slot_va, slot))
             start_off, end_off = aql.SIGNAL_START_TS, aql.SIGNAL_END_TS
         else:
-            value = dev.compute.submit(self._pm4_packets(grid, block, shared, ka_va, slot_va))
+            packets = self._pm4_packets(grid, block, shared, ka_va, slot_va)
+            if prof is not None:
+                packets = prof.before(self) + packets + prof.after()
+            value = dev.compute.submit(packets)
             start_off, end_off = 0, 8
         launch = Launch(dev, self.name, value, slot, start_off, end_off)
         dev.launched(launch, ka_off, len(data))
+        if prof is not None:
+            return self._profiled(prof, launch, slot, (start_off, end_off), timeout_ms, wait)
         return launch.wait(timeout_ms) if wait else launch
+
+    def _profiled(self, prof, launch: Launch, slot: int, offsets: tuple[int, int], timeout_ms, wait: bool):
+        """Finish a profiled launch: wait for it, read the counters out (on AQL after a second PM4 packet)."""
+        seconds = launch.wait(timeout_ms)
+        if self.module.device.queue_kind == "aql":
+            prof.submit_aql(prof.after())
+        stamps = self.module.device.stamps.view
+        start, end = (struct.unpack_from("<Q", stamps, slot + o)[0] for o in offsets)
+        prof.collect(self, start, end)
+        return seconds if wait else launch
 
     def _user_data(self, kernarg: int) -> list[int]:
         kd, out = self.descriptor, []

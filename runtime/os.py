@@ -14,13 +14,12 @@ from __future__ import annotations
 import ctypes
 import errno
 import importlib.metadata
-import mmap as _mmap
 import os
 import struct
 from dataclasses import dataclass, field
 
-PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
-MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS = 0x01, 0x02, 0x10, 0x20
+PROT_NONE, PROT_READ, PROT_WRITE, PROT_EXEC = 0, 1, 2, 4
+MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 KFD_PATH = "/dev/kfd"
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 _MMIO_FMT = {1: "<B", 2: "<H", 4: "<I", 8: "<Q"}
@@ -94,7 +93,17 @@ class OS:
 
     def annotate(self, note: dict) -> None:
         """A note from the runtime for tools that read a recording (what it loaded where, so that a trace can
-        name kernels); not the kernel's interface: drivers ignore it, traces.RecordingOS records it."""
+        name kernels; what each buffer is and how many bytes of it were asked for); not the kernel's
+        interface: drivers ignore it (the simulator's sanitizers use it), traces.RecordingOS records it."""
+
+    def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
+        """The simulator's sanitizers on GPU `gpu_id` (docs/shader.md "Sanitizers"); not the kernel's interface.
+        `checks` ("memcheck,initcheck,racecheck,hazards" or "all") turns them on; returns {"checks": [names on],
+        "findings": [the findings not taken before, as dicts]}. A real GPU has none: asking to turn them on is
+        OSError(EOPNOTSUPP), asking what is on answers nothing."""
+        if checks:
+            raise OSError(errno.EOPNOTSUPP, "sanitizers need the simulated GPU (MOCKGPU=1)")
+        return {"checks": [], "findings": []}
 
 
 class HostOS(OS):
@@ -111,14 +120,17 @@ class HostOS(OS):
         return fcntl.ioctl(fd, request, buf, True)
 
     def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
-        # Python's mmap cannot place a mapping at a chosen address; the CPU address is wherever the kernel puts it.
-        m = _mmap.mmap(fd, length, flags=flags & ~MAP_FIXED, prot=prot, offset=offset)
-        base = ctypes.addressof(ctypes.c_char.from_buffer(m))
-        return Mapping(base, memoryview(m), length, fd, offset, m)
+        # libc's mmap (Python's mmap module cannot place a mapping): the address hint and MAP_FIXED are honoured, so
+        # the runtime can map a buffer at its GPU VA (CPU address = GPU address).
+        base = libc_mmap(addr, length, prot, flags, fd, offset)
+        if prot == PROT_NONE:  # a reservation: nothing to look at
+            return Mapping(base, memoryview(b""), length, fd, offset, None)
+        chars = (ctypes.c_char * length).from_address(base)
+        return Mapping(base, memoryview(chars).cast("B"), length, fd, offset, chars)
 
     def munmap(self, mapping: Mapping) -> None:
         mapping.view.release()
-        mapping.handle.close()
+        libc_munmap(mapping.addr, mapping.length)
 
     def read_text(self, path: str) -> str:
         with open(path) as f:
@@ -135,6 +147,28 @@ class HostOS(OS):
 
     def device_report(self, gpu_id: int) -> DeviceReport:
         return DeviceReport()  # amdgpu's own account (the kernel log) is not part of its interface
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mmap.restype = ctypes.c_void_p
+_libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
+_libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+
+
+def libc_mmap(addr: int | None, length: int, prot: int, flags: int, fd: int, offset: int) -> int:
+    """mmap(2) through libc (ctypes): the mapping's address, or OSError with the kernel's errno."""
+    got = _libc.mmap(addr or None, length, prot, flags, fd, offset)
+    if got is None or got == ctypes.c_void_p(-1).value:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mmap of {length:#x} bytes (fd {fd}, offset {offset:#x}): {os.strerror(err)}")
+    return got
+
+
+def libc_munmap(addr: int, length: int) -> None:
+    """munmap(2) through libc."""
+    if _libc.munmap(addr, length):
+        err = ctypes.get_errno()
+        raise OSError(err, f"munmap of {length:#x} bytes at {addr:#x}: {os.strerror(err)}")
 
 
 def check_mmio(mapping: Mapping, offset: int, size: int) -> None:

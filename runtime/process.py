@@ -13,7 +13,7 @@ import struct
 import weakref
 
 from runtime.memory import PAGE, va_space
-from runtime.os import MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE
+from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE
 from runtime.uapi import kfd
 
 EVENT_PAGE_SIZE = kfd.KFD_SIGNAL_EVENT_LIMIT * 8  # one 64-bit slot per signal event
@@ -56,14 +56,14 @@ class KfdContext:
         """The handle of the process's event page, allocated on the first GPU that asks and mapped on every
         GPU that does (their CPs write completion signals' mailboxes there). Its VA: event_page_va."""
         if not self.event_page_handle:
-            self.event_page_va = self.va_space.reserve(EVENT_PAGE_SIZE)
+            self.event_page_va, self._event_page_reservation = self.va_space.reserve(EVENT_PAGE_SIZE)
             flags = kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE | \
                 kfd.KFD_IOC_ALLOC_MEM_FLAGS_COHERENT | kfd.KFD_IOC_ALLOC_MEM_FLAGS_UNCACHED
             a = self.ioctl(kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, kfd.kfd_ioctl_alloc_memory_of_gpu_args(
                 va_addr=self.event_page_va, size=EVENT_PAGE_SIZE, gpu_id=gpu_id, flags=flags))
             self.event_page_handle = a.handle
             self.event_page = self.os.mmap(self.render_fds[gpu_id], EVENT_PAGE_SIZE, PROT_READ | PROT_WRITE,
-                                           MAP_SHARED, a.mmap_offset)
+                                           MAP_SHARED | MAP_FIXED, a.mmap_offset, self.event_page_va)
         if gpu_id not in self._event_page_gpus:
             struct.pack_into("<I", self._args.view, 0, gpu_id)
             self.ioctl(kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU, kfd.kfd_ioctl_map_memory_to_gpu_args(

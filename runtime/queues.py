@@ -26,8 +26,8 @@ class HWQueue:
 
     def __init__(self, dev, event_id: int):
         self.dev, self.event_id = dev, event_id
-        self.ring = dev.alloc_system(RING_SIZE)
-        self.ptrs = dev.alloc_system(4096)  # rptr report, wptr, fence (and amd_queue_t for AQL)
+        self.ring = dev.alloc_system(RING_SIZE, name="queue ring")
+        self.ptrs = dev.alloc_system(4096, name="queue pointers")  # rptr report, wptr, fence (and amd_queue_t for AQL)
         self.submitted = 0  # timeline value of the last submission
         self.wptr = 0  # in the format's unit
         self._create()
@@ -76,7 +76,8 @@ class HWQueue:
 
     def _ring_doorbell(self) -> None:
         struct.pack_into("<Q", self.ptrs.view, 8, self.wptr)
-        self.dev.os.mmio_write(self.doorbell, self.doorbell_offset, self.wptr, 8)
+        with self.dev.abort_on_interrupt():  # a simulated GPU runs the work during the doorbell write
+            self.dev.os.mmio_write(self.doorbell, self.doorbell_offset, self.wptr, 8)
 
     def completed(self) -> int:
         """The last timeline value the GPU finished."""

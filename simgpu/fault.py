@@ -23,6 +23,7 @@ class GPUFault(Exception):
     pc: int | None = None
     instruction: str | None = None
     registers: dict = field(default_factory=dict)
+    waves: list[str] = field(default_factory=list)  # hangs: where every unfinished wave is and what it waits for
 
     def __post_init__(self):
         super().__init__(str(self))
@@ -42,6 +43,10 @@ class GPUFault(Exception):
         if self.instruction:
             parts.append(f"[{self.instruction}]")
         return ": ".join(parts[:2]) + (", " + ", ".join(parts[2:]) if len(parts) > 2 else "")
+
+    def report_lines(self) -> list[str]:
+        """The register snapshot, then (for a hang) every unfinished wave's PC, instruction and EXEC."""
+        return self.register_lines() + (["waves:"] + ["  " + line for line in self.waves] if self.waves else [])
 
     def register_lines(self, sgprs: int = 16, vgprs: int = 8) -> list[str]:
         """The faulting wave's register snapshot as text: EXEC and SCC, the first SGPRs, the first VGPRs of

@@ -3,14 +3,18 @@
 The owner (the mock kernel driver, or a test) creates queues the way amdgpu maps an MQD: ring base and
 size, rptr report and wptr poll addresses, doorbell, VMID and format. Progress happens only inside calls:
 `ring_doorbell(index, value)` runs that queue until it is idle, blocked or in error; `poll()` runs every
-queue that can move once; `run_until_idle()` repeats until nothing moves. Queues run one at a time in
-creation order, so memory, interrupts and timestamps are the same on every run. Interrupts
+queue that can move once; `run_until_idle()` repeats until nothing moves; `scan_doorbells()` acts on
+doorbells a CPU client stored straight into the (shared) doorbell page; `retry_blocked()` re-runs the queues
+that wait. Queues run one at a time in creation order, so memory, interrupts and timestamps are the same on
+every run. Interrupts
 (simgpu.interrupt) go to every hook in `interrupt_hooks`, in the order they happen; the most recent ones
 stay in the bounded `interrupt_log` (like the IH ring: older entries are overwritten, nothing grows).
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -23,8 +27,10 @@ from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
 from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import GPUFault
+from simgpu.hw import regs
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
+from simgpu.profile import PerfMonitor
 from simgpu.shader import ShaderEngine
 
 # Navi 31 (gfx1100) shape.
@@ -46,13 +52,17 @@ class GPU:
     """A simulated gfx1100 device."""
 
     def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = 50_000_000,
-                 max_dispatch_workgroups: int = 1 << 20):
+                 max_dispatch_workgroups: int = 1 << 20, wall_watchdog: float | None = None, vram_backing=None,
+                 doorbell_page=None):
         self.name = name
-        self.phys = PhysicalMemory(vram_size)
+        self.phys = PhysicalMemory(vram_size, vram_backing)
         self.mmu = MMU(self.phys)
         self.clock = Clock()
         self.engine = ShaderEngine(self.mmu, self.clock, watchdog=watchdog)
-        self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64)  # the doorbell page, as the owner maps it
+        # The doorbell page, as the owner maps it (given: shared memory a CPU client stores to).
+        self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64) if doorbell_page is None else \
+            np.frombuffer(doorbell_page, np.uint64, DOORBELL_SLOTS)
+        self._rung = np.zeros(DOORBELL_SLOTS, np.uint64)  # each doorbell's value when the GPU last acted on it
         self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers
         self.queues: list[Queue] = []
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # the owner's interrupt handlers, in order
@@ -60,8 +70,10 @@ class GPU:
         self.engine.interrupt_hooks.append(self.interrupt)  # the SQ's s_sendmsg interrupts
         self.device_mask = 1  # PRED_EXEC device select bit of this GPU
         self.max_dispatch_workgroups = max_dispatch_workgroups
+        self.wall_watchdog = wall_watchdog  # seconds of host time a dispatch may run (None: no limit)
         self.packet_budget = PACKET_BUDGET
         self.pm4, self.aql, self.sdma, self.dma = PM4Processor(self), AQLProcessor(self), SDMAProcessor(self), DMA(self)
+        self.perfmon = PerfMonitor(self)  # performance counters and thread trace (simgpu.profile)
         self._seq = 0
 
     # ---------------------------------------------------------------------------------------------- queues
@@ -106,11 +118,37 @@ class GPU:
         """A doorbell write: the bound queue's wptr becomes value; run that queue until idle or blocked."""
         if not 0 <= index < DOORBELL_SLOTS:
             raise ValueError(f"doorbell {index} out of range 0..{DOORBELL_SLOTS - 1}")
-        self.doorbells[index] = value & 0xFFFFFFFFFFFFFFFF
+        value &= 0xFFFFFFFFFFFFFFFF
+        if self.doorbells[index] == self._rung[index]:  # nobody stored into the shared page since: this is the store
+            self.doorbells[index] = value  # (else a client stored there itself, maybe a newer value: leave it)
+        self._rung[index] = value
         q = self.queue_by_doorbell(index)
         if q is not None:
             q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
-            self.run_queue(q)
+            with self.time_limit():
+                self.run_queue(q)
+
+    def pending_doorbells(self) -> list[tuple[int, int]]:
+        """(slot, value) of every doorbell whose value changed since the GPU last acted on it: a client's plain
+        store into the shared doorbell page."""
+        return [(i, int(self.doorbells[i])) for i in np.flatnonzero(self.doorbells != self._rung).tolist()]
+
+    def scan_doorbells(self) -> bool:
+        """Ring every pending doorbell, in slot order; True if any."""
+        pending = self.pending_doorbells()
+        for index, value in pending:
+            self.ring_doorbell(index, value)
+        return bool(pending)
+
+    def retry_blocked(self) -> bool:
+        """Run every blocked queue once more (the memory or register it waits on may have changed); True if any
+        completed a packet."""
+        progress = False
+        with self.time_limit():
+            for q in list(self.queues):
+                if q.state == QueueState.BLOCKED:
+                    progress |= self.run_queue(q)
+        return progress
 
     def poll(self) -> bool:
         """Run every queue that can move once (reading wptr poll addresses); True if any made progress."""
@@ -120,11 +158,33 @@ class GPU:
             progress |= self.run_queue(q)
         return progress
 
-    def run_until_idle(self, max_rounds: int = 1 << 16) -> None:
-        """Poll until no queue moves: every queue is then idle, blocked or in error."""
-        for _ in range(max_rounds):
-            if not self.poll():
-                return
+    def run_until_idle(self, max_rounds: int = 1 << 16, seconds: float | None = None) -> None:
+        """Poll until no queue moves: every queue is then idle, blocked or in error. A dispatch still running
+        after `seconds` of host time (the owner's wait timeout) is stopped with a `timeout` fault."""
+        with self.time_limit(seconds):
+            for _ in range(max_rounds):
+                if not self.poll():
+                    return
+
+    @contextlib.contextmanager
+    def time_limit(self, seconds: float | None = None):
+        """Within the block, a dispatch running longer than `seconds` (a `timeout` fault) or than the wall-clock
+        watchdog (a `watchdog` fault) of host time is stopped and its queue put in error. Nested blocks keep
+        the outer limit."""
+        engine = self.engine
+        if engine.deadline is not None:
+            yield
+            return
+        limits = [(s, kind) for s, kind in ((seconds, "timeout"), (self.wall_watchdog, "watchdog")) if s]
+        if limits:
+            s, kind = min(limits)
+            why = (f"still running after the caller's {s:g} s wait timeout" if kind == "timeout" else
+                   f"ran longer than the {s:g} s wall-clock watchdog (SIMGPU_WATCHDOG_S)")
+            engine.deadline = (time.monotonic() + s, kind, why)
+        try:
+            yield
+        finally:
+            engine.deadline = None
 
     def _poll_wptr(self, q: Queue) -> None:
         if q.wptr_addr and q.state != QueueState.ERROR:
@@ -156,6 +216,10 @@ class GPU:
         except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a queue error, not a host crash
             self._fail(q, PacketError(f"internal error: {type(e).__name__}: {e}"))
             return True
+        except KeyboardInterrupt:  # Ctrl-C: the work in flight is abandoned, not resumed by the next doorbell
+            self._fail(q, PacketError("stopped by a KeyboardInterrupt (Ctrl-C) on the host",
+                                      GPUFault("interrupted", "stopped by a KeyboardInterrupt on the host")))
+            raise
         q.packets += done
         if status == "budget":
             self._fail(q, PacketError(f"CP watchdog: {done} packets without becoming idle (IB loop?)"))
@@ -185,6 +249,14 @@ class GPU:
         source = Source.SDMA if q.fmt == "sdma" else Source.CP
         self.interrupt(Interrupt(source, Kind.QUEUE_ERROR, q.name, error=q.error))
 
+    # ---------------------------------------------------------------------------------------------- registers
+    def write_reg(self, reg: int, value: int) -> None:
+        """Write a device-wide register. A write to NBIO's HDP flush request completes the flush at once (the
+        host data path has no cache in the model): the same bits read back from HDP_FLUSH_DONE."""
+        self.regs[reg] = value & 0xFFFFFFFF
+        if reg == regs.BIF_BX_PF0_GPU_HDP_FLUSH_REQ:
+            self.regs[regs.BIF_BX_PF0_GPU_HDP_FLUSH_DONE] = value & 0xFFFFFFFF
+
     # ---------------------------------------------------------------------------------------------- interrupts
     def interrupt(self, intr: Interrupt) -> Interrupt:
         """Raise an interrupt: stamp it, log it and hand it to every hook in order."""
@@ -201,6 +273,24 @@ class GPU:
         self.interrupt_log.clear()
         return out
 
+    # ---------------------------------------------------------------------------------------------- sanitizers
+    def sanitize(self, checks):
+        """Turn on sanitizers (simgpu.sanitize: "memcheck,initcheck,racecheck,hazards" or "all"); returns the
+        Sanitizer, whose `allocations` the owner must keep up to date. With initcheck, the command processor's
+        and SDMA's writes go through a front-end that marks the bytes written. Checks add up; none: a no-op."""
+        from simgpu.sanitize import Sanitizer, parse_checks
+        from simgpu.sanitize.cpwrites import MarkingMMU
+        checks = parse_checks(checks)
+        if not checks:
+            return self.engine.sanitizer
+        if self.engine.sanitizer is None:
+            self.engine.sanitizer = Sanitizer(checks)
+        else:
+            self.engine.sanitizer.checks |= checks
+        if "initcheck" in checks and not isinstance(self.mmu, MarkingMMU):
+            self.mmu = MarkingMMU(self.mmu, self.engine.sanitizer)
+        return self.engine.sanitizer
+
     # ---------------------------------------------------------------------------------------------- info
     def properties(self) -> dict:
         """The device shape (what the mock driver reports in the KFD topology)."""
@@ -216,5 +306,5 @@ class GPU:
         for q in self.queues:
             lines.append("  " + q.describe())
             if q.error is not None and q.error.fault is not None:
-                lines += ["    " + line for line in q.error.fault.register_lines()]
+                lines += ["    " + line for line in q.error.fault.report_lines()]
         return "\n".join(lines)

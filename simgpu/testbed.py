@@ -45,30 +45,50 @@ class Testbed:
 
     __test__ = False  # not a pytest test class despite the name
 
-    def __init__(self, vram_size: int = 4 << 30, watchdog: int = 50_000_000):
+    def __init__(self, vram_size: int = 4 << 30, watchdog: int = 50_000_000, sanitize=None):
         self.phys = PhysicalMemory(vram_size)
         self.mmu = MMU(self.phys)
         table_pool = vram_size // 2
         self.tables = PageTableBuilder(self.phys, bump_allocator(table_pool, table_pool + (256 << 20)))
         self.mmu.set_root(VMID, self.tables.root)
         self.engine = ShaderEngine(self.mmu, watchdog=watchdog)
+        # Sanitizers (simgpu.sanitize), off unless asked for: "all", "memcheck,initcheck", ...; None: whatever
+        # SIMGPU_SANITIZE says (unset: off)
+        from .sanitize import Sanitizer, parse_checks, requested
+        checks = requested() if sanitize is None else parse_checks(sanitize)
+        self.sanitizer = self.engine.sanitizer = Sanitizer(checks) if checks else None
         self._next_pa = 1 << 20
         self._next_va = HEAP_BASE
 
     # ---------------------------------------------------------------------------------------------- memory
 
-    def alloc(self, nbytes: int, executable: bool = False) -> int:
-        """Map a zeroed buffer of at least `nbytes` bytes; returns its virtual address."""
+    def alloc(self, nbytes: int, executable: bool = False, name: str = "buffer") -> int:
+        """Map a zeroed buffer of at least `nbytes` bytes; returns its virtual address (sanitizers check
+        accesses against exactly `nbytes`)."""
         size = max(PAGE, -(-nbytes // PAGE) * PAGE)
         pa, va = self._next_pa, self._next_va
         self._next_pa += size
         self._next_va += size + PAGE  # a guard page between buffers: overruns fault
         self.tables.map(va, size, pa, executable=executable)
         self.mmu.invalidate(VMID, (va, va + size))
+        if self.sanitizer is not None:
+            self.sanitizer.allocations.map(VMID, va, size, name).requested = max(nbytes, 1)
         return va
 
+    def free(self, va: int) -> None:
+        """Unmap a buffer (later accesses fault; a sanitizer names them a use after free)."""
+        a = self.sanitizer.allocations.find(VMID, va) if self.sanitizer is not None else None
+        size = a.size if a is not None else PAGE
+        self.tables.unmap(va, size)
+        self.mmu.invalidate(VMID, (va, va + size))
+        if self.sanitizer is not None:
+            self.sanitizer.allocations.remove(VMID, va, va + size)
+
     def write(self, va: int, data) -> None:
-        self.mmu.write(VMID, va, bytes(memoryview(data).cast("B")))
+        raw = bytes(memoryview(data).cast("B"))
+        self.mmu.write(VMID, va, raw)
+        if self.sanitizer is not None:
+            self.sanitizer.host_wrote(VMID, va, len(raw))
 
     def read(self, va: int, nbytes: int) -> bytes:
         return self.mmu.read(VMID, va, nbytes)
@@ -90,9 +110,13 @@ class Testbed:
         """Load a code object at a fresh VA; its kernels by name."""
         co: CodeObject = read_code_object(code_object)
         size = len(co.image)
-        base = self.alloc(size, executable=True)
+        base = self.alloc(size, executable=True, name="code object")
         self.write(base, co.relocated_image(base))
-        return {name: LoadedKernel(k, base) for name, k in co.kernels.items()}
+        loaded = {name: LoadedKernel(k, base) for name, k in co.kernels.items()}
+        if self.sanitizer is not None:
+            for name, k in loaded.items():
+                self.sanitizer.name_kernel(k.code_address, name)
+        return loaded
 
     def load_asm(self, body: str, name: str = "k", vgprs: int = 256, args: int = 4, lds: int = 0,
                  scratch: int = 0, wave32: bool = True, workitem_id_dims: int = 1) -> LoadedKernel:
@@ -112,7 +136,7 @@ class Testbed:
         block = tuple(block) + (1,) * (3 - len(block))
         desc = k.kernel.descriptor
         kernarg = pack_kernargs(k, args, grid, block)
-        kva = self.alloc(max(len(kernarg), 256))
+        kva = self.alloc(max(len(kernarg), 256), name="kernarg segment")
         self.write(kva, kernarg)
         d = Dispatch(code_address=k.code_address, descriptor=desc,
                      grid=tuple(g * b for g, b in zip(grid, block, strict=True)), workgroup=block,

@@ -5,7 +5,15 @@ with simgpu's bit layouts, disassembled by llvm-mc, and kept only where llvm-mc 
 text to the same bytes (LLVM's disassembly is not always canonical). Output:
 tests/data/isa/gfx1100_golden.tsv.gz, one "hexbytes<TAB>text" line per pair, sorted.
 
-    python -m tools.gen_isa_golden [--per-op N] [--seed S]
+With --true16 the sweep runs llvm-mc with -mattr=+real-true16 (LLVM's True16 mode: 16-bit VGPR halves
+written vN.l/vN.h, and encodings only that mode decodes, such as v_mov_b16_e64 and the e32 forms'
+high halves) over the vector-ALU encodings, the only ones that mode changes, into
+tests/data/isa/gfx1100_true16_golden.tsv.gz. LLVM 19 prints a VOP3 half that op_sel selects as `.l`
+and its assembler then drops the op_sel bit; for those the pair's text is llvm-mc's own print of the
+assembly that does round-trip (`.h` on the selected operand, as LLVM 20 disassembles), unless LLVM
+notes an operand as invalid.
+
+    python -m tools.gen_isa_golden [--per-op N] [--seed S] [--true16]
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, 
 from tools import oracle
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", "gfx1100_golden.tsv.gz")
+OUT16 = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", "gfx1100_true16_golden.tsv.gz")
+VALU_ENCODINGS = ("VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P", "VINTERP")
 
 SPECIAL_SRC = [106, 107, 124, 125, 126, 127, 253, 251, 252, 235, 236, 237, 238, 239]
 FLOAT_CONST = list(range(240, 249))
@@ -163,10 +173,10 @@ ENCODING_ORDER = ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1"
                   "VINTERP", "LDSDIR", "DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP"]
 
 
-def discover(r: random.Random, tries: int) -> dict[str, list[dict[str, int]]]:
+def discover(r: random.Random, tries: int, encodings: list[str]) -> dict[str, list[dict[str, int]]]:
     """The opcode keys of each encoding for which llvm-mc decodes at least one random instance."""
     valid: dict[str, list[dict[str, int]]] = {}
-    for enc in ENCODING_ORDER:
+    for enc in encodings:
         keys = op_keys(enc)
         words, owners = [], []
         heavy = enc in ("VOP3", "VOP3P", "VINTERP", "DS", "FLAT", "MIMG", "MUBUF", "SMEM")
@@ -185,15 +195,42 @@ def mnemonic(text: str) -> str:
     return text.split()[0]
 
 
-def generate(per_op: int, seed: int) -> dict[bytes, str]:
+def roundtrip_true16(words: list[bytes]) -> list[str | None]:
+    """oracle.roundtrip, plus the VOP3 words whose op_sel selects a high half: LLVM 19 disassembles them with
+    `.l` halves that its assembler reads back without the op_sel bit. For those, simgpu's True16 text (`.h`
+    on the halves op_sel selects) is offered to llvm-mc; the pair's text is llvm-mc's own print of it, kept
+    when it assembles to the same bytes."""
+    from simgpu.isa import DecodeError, decode
+    texts = oracle.roundtrip(words)
+    decodes = oracle.disassemble(words)
+    retry = []
+    for i, (w, t) in enumerate(zip(words, texts, strict=True)):
+        if t is not None or decodes[i] is None:
+            continue
+        try:
+            inst = decode(w, true16=True)
+        except DecodeError:
+            continue
+        if inst.fields.get("op_sel") and ".h" in inst.text():
+            retry.append((i, inst.text()))
+    printed = oracle.assemble_printed([t for _, t in retry]) if retry else []
+    for (i, _), p in zip(retry, printed, strict=True):
+        # a print with an /*Invalid register*/ note is LLVM doubting its own operand: not golden
+        if not isinstance(p, str) and p[1] == words[i] and "/*" not in p[0]:
+            texts[i] = p[0]
+    return texts
+
+
+def generate(per_op: int, seed: int, true16: bool = False) -> dict[bytes, str]:
     """Golden pairs: about `per_op` round-tripping instances of every decodable opcode key."""
     r = random.Random(seed)
-    valid = discover(r, tries=24)
+    encodings = list(VALU_ENCODINGS) if true16 else ENCODING_ORDER
+    valid = discover(r, 24, encodings)
     pairs: dict[bytes, str] = {}
-    for enc in ENCODING_ORDER:
+    for enc in encodings:
         keys = valid[enc]
         words = [build(enc, k, r) for k in keys for _ in range(per_op * 4)]
-        texts = oracle.roundtrip(words)
+        texts = roundtrip_true16(words) if true16 else oracle.roundtrip(words)
         count: dict[str, int] = defaultdict(int)
         for w, t in zip(words, texts, strict=True):
             if t is None or w in pairs:
@@ -211,9 +248,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--per-op", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1100)
-    ap.add_argument("-o", "--output", default=OUT)
+    ap.add_argument("--true16", action="store_true", help="LLVM's True16 mode (-mattr=+real-true16)")
+    ap.add_argument("-o", "--output", default=None)
     args = ap.parse_args()
-    pairs = generate(args.per_op, args.seed)
+    args.output = args.output or (OUT16 if args.true16 else OUT)
+    if args.true16:
+        with oracle.features("+real-true16"):
+            pairs = generate(args.per_op, args.seed, true16=True)
+    else:
+        pairs = generate(args.per_op, args.seed)
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     lines = sorted(f"{w.hex()}\t{t}\n" for w, t in pairs.items())
     with gzip.GzipFile(args.output, "wb", mtime=0) as f:

@@ -6,7 +6,9 @@ text gives the mnemonic, the operand order, which field each operand comes from 
 Single modifier bits are then set one at a time to learn how each prints (a `-`/`|..|` on a source, a
 position in an `op_sel:[...]`-style array, `clamp`, an output modifier). Each 9-bit source is probed with
 inline constants and literals; sources that print alike share an operand class whose full
-constant/literal spelling is recorded once. DPP16/DPP8 forms are probed for their mnemonics.
+constant/literal spelling is recorded once. DPP16/DPP8 forms are probed for their mnemonics. Everything
+is probed twice: in llvm-mc's default mode and with -mattr=+real-true16 (True16 syntax and encodings);
+the second sweep is stored as its differences from the first ("ops16", "no16", "vopd16").
 
     python -m tools.isatab_valu            # writes simgpu/isa/data/valu.json
 """
@@ -318,18 +320,19 @@ def operand_at(text: str | None, pos: int, side: str | None = None) -> str | Non
     return strip_mods(ops[pos])[0] if pos < len(ops) else None
 
 
-def learn_classes(jobs: list[tuple[list, int, object]]) -> dict:
+def learn_classes(jobs: list[tuple[list, int, object]], out: dict | None = None, names: dict | None = None) -> dict:
     """Give each job's spec item a class name (appended); return the class tables.
 
     A job is (spec item, its printed position, maker(code, literal) -> probe bytes). Every item is probed
     with every inline constant and every literal value that prints as a constant for some operand type
-    (VALUE_PROBES); items whose spellings all agree share a class."""
+    (VALUE_PROBES); items whose spellings all agree share a class. `out`/`names` continue the tables of
+    an earlier call (the True16 sweep shares the default sweep's class names)."""
     full = FULL_PROBES
     # Register-class notes (learned by learn_notes) are dropped here: the class records the bare spelling.
     texts = [_NOTE.sub("", t) if t is not None else None
              for t in mc([make(c, lit) for _, _, make in jobs for c, lit in full], notes=True)]
-    out: dict[str, dict] = {}
-    names: dict[str, str] = {}
+    out = {} if out is None else out
+    names = {} if names is None else names
     for j, (item, pos, make) in enumerate(jobs):
         got = [operand_at(t, pos, getattr(make, "side", None)) for t in texts[j * len(full):(j + 1) * len(full)]]
         table = class_table(got)
@@ -444,12 +447,13 @@ def _dpp_src_maker(layout: str, vals: dict, kind: str):
     return make
 
 
-def learn_notes(jobs: list[tuple[dict, str, object, list[int]]]) -> list[dict]:
+def learn_notes(jobs: list[tuple[dict, str, object, list[int]]], out: list[dict] | None = None) -> list[dict]:
     """Which register codes llvm prints with a note (/*Invalid register, operand has 'X' register class*/):
-    entry["bad"][key] = indices into the returned list of {"note": text, "codes": [[first, last], ...]}."""
+    entry["bad"][key] = indices into the returned list of {"note": text, "codes": [[first, last], ...]}
+    (`out` continues an earlier call's list)."""
     texts = iter(mc([make(c) for _, _, make, codes in jobs for c in codes], notes=True))
-    notes: dict[str, int] = {}
-    out: list[dict] = []
+    out = [] if out is None else out
+    notes: dict[str, int] = {json.dumps(rec, sort_keys=True): i for i, rec in enumerate(out)}
     for entry, key, _, codes in jobs:
         by_note: dict[str, list[int]] = {}
         for c in codes:
@@ -579,7 +583,9 @@ def vopd_maker(vals: dict, lit: int | None, fieldname: str, side: str):
     return make_side
 
 
-def main() -> None:
+def sweep(classes: dict, names: dict, notes: list[dict]) -> dict:
+    """Probe every opcode space under llvm-mc's current features: {"ops": ..., "vopd": ...}, with class
+    names and note indices added to `classes`/`names`/`notes`."""
     tables: dict = {"ops": {}}
     modjobs, classjobs, dppjobs, notejobs = [], [], [], []
     for enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VINTERP"):
@@ -590,19 +596,55 @@ def main() -> None:
             dppjobs += dpp_forms(enc, entries)
         notejobs += note_jobs(enc, entries)
         tables["ops"][enc] = entries
-        print(f"{enc}: {len(entries)} opcodes", file=sys.stderr)
+        print(f"{enc}: {len(entries)} opcodes {oracle.MATTR}", file=sys.stderr)
     learn_mods(modjobs)
     learn_mods(dppjobs, "dppmods")
     x, y, cj = vopd_entries()
     tables["vopd"] = {"x": x, "y": y}
     print(f"VOPD: {len(x)} X, {len(y)} Y", file=sys.stderr)
-    tables["classes"] = learn_classes(classjobs + cj)
-    tables["notes"] = learn_notes(notejobs)
+    learn_classes(classjobs + cj, classes, names)
+    learn_notes(notejobs, notes)
     for entries in tables["ops"].values():
         for e in entries.values():
             e.pop("_probe", None)
             e.pop("_dpp", None)
-    print(f"{len(tables['classes'])} operand classes", file=sys.stderr)
+    return tables
+
+
+def true16_differences(default: dict, t16: dict) -> dict:
+    """What llvm-mc's +real-true16 mode decodes differently: "ops16" (enc -> op -> entry) for opcodes whose
+    entry differs or that only that mode decodes, "no16" (enc -> [op]) for opcodes it does not decode,
+    "vopd16" likewise for the dual halves."""
+    out: dict = {"ops16": {}, "no16": {}, "vopd16": {}}
+    for enc, entries in t16["ops"].items():
+        base = default["ops"].get(enc, {})
+        diff = {op: e for op, e in entries.items() if base.get(op) != e}
+        gone = sorted(op for op in base if op not in entries)
+        if diff:
+            out["ops16"][enc] = diff
+        if gone:
+            out["no16"][enc] = gone
+    for side in ("x", "y"):
+        diff = {op: e for op, e in t16["vopd"][side].items() if default["vopd"][side].get(op) != e}
+        if diff:
+            out["vopd16"][side] = diff
+    return out
+
+
+def main() -> None:
+    classes: dict = {}
+    names: dict = {}
+    notes: list[dict] = []
+    tables = sweep(classes, names, notes)
+    # The same probes under LLVM's True16 mode (real 16-bit registers: v_mov_b16_e64, vN.h halves in the
+    # e32 encodings, ...): stored as differences from the default mode's tables.
+    with oracle.features("+real-true16"):
+        t16 = sweep(classes, names, notes)
+    tables |= true16_differences(tables, t16)
+    tables["classes"] = classes
+    tables["notes"] = notes
+    n16 = sum(len(d) for d in tables["ops16"].values())
+    print(f"{len(tables['classes'])} operand classes, {n16} True16 entries", file=sys.stderr)
     isatab.write_table(OUT, tables)
 
 

@@ -6,6 +6,7 @@ generators in tools/ and by the tests that compare against a live llvm-mc.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -14,6 +15,9 @@ import subprocess
 LLVM_BIN = os.environ.get("SIMGPU_LLVM_BIN", "/usr/lib/llvm-19/bin")
 TRIPLE = "amdgcn-amd-amdhsa"
 MCPU = "gfx1100"
+# Extra subtarget features for every llvm-mc run (features()): "+real-true16" selects LLVM's True16
+# syntax and encodings (16-bit VGPR halves as vN.l/vN.h), which the default (fake16) mode rejects.
+MATTR: list[str] = []
 
 # llvm-mc's disassembler reads its input as one byte stream (an instruction short of bytes takes the
 # next line's), so each probe is followed by three copies of a numbered sentinel, s_nop <index>: a
@@ -46,7 +50,8 @@ def _run_mc(args: list[str], stdin: str) -> tuple[list[str], dict[int, str]]:
     mc = tool("llvm-mc")
     if mc is None:
         raise RuntimeError("llvm-mc from Debian package llvm-19 is not installed")
-    r = subprocess.run([mc, f"-triple={TRIPLE}", f"-mcpu={MCPU}", "-show-encoding", *args],
+    mattr = [f"-mattr={','.join(MATTR)}"] if MATTR else []
+    r = subprocess.run([mc, f"-triple={TRIPLE}", f"-mcpu={MCPU}", *mattr, "-show-encoding", *args],
                        input=stdin, capture_output=True, text=True)
     diags: dict[int, str] = {}
     for line in r.stderr.splitlines():
@@ -105,18 +110,34 @@ def _probe_batch(words: list[bytes]) -> list[tuple[str, bytes] | None]:
     return results
 
 
+@contextlib.contextmanager
+def features(*mattr: str):
+    """Run llvm-mc with these subtarget features (e.g. "+real-true16") inside the block."""
+    saved = MATTR[:]
+    MATTR[:] = list(mattr)
+    try:
+        yield
+    finally:
+        MATTR[:] = saved
+
+
 def assemble(texts: list[str]) -> list[bytes | str]:
     """llvm-mc's bytes for each line of assembly, or the diagnostic text where it is rejected."""
+    return [r if isinstance(r, str) else r[1] for r in assemble_printed(texts)]
+
+
+def assemble_printed(texts: list[str]) -> list[tuple[str, bytes] | str]:
+    """llvm-mc's (printed text, bytes) for each line of assembly, or the diagnostic where it is rejected.
+    The printed text is LLVM's asm printer's canonical spelling of what it assembled."""
     out, diags = _run_mc([], "\n".join(texts) + "\n")
-    results: list[bytes | str] = []
+    results: list[tuple[str, bytes] | str] = []
     pos = 0
     for i, _ in enumerate(texts):
         if (i + 1) in diags:
             results.append(diags[i + 1])
             continue
-        _, data = _parse_encoded(out[pos])
+        results.append(_parse_encoded(out[pos]))
         pos += 1
-        results.append(data)
     return results
 
 

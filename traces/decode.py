@@ -9,14 +9,26 @@ from runtime.uapi import kfd
 _STRUCT_OVERRIDES = {"AMDKFD_IOC_AVAILABLE_MEMORY": "kfd_ioctl_get_available_memory_args"}
 
 
+# amdkfd command number -> name: a client built against an older kfd_ioctl.h encodes a shorter argument size in its
+# request (amdkfd copies min(user, kernel) bytes), so a request is known by its type and number.
+_BY_NR = {kfd.ioc_nr(req): name for req, name in kfd.COMMANDS.items()}
+
+
+def _name(request: int) -> str | None:
+    name = kfd.COMMANDS.get(request)
+    if name is None and kfd.ioc_type(request) == kfd.AMDKFD_IOCTL_BASE:
+        name = _BY_NR.get(kfd.ioc_nr(request))
+    return name
+
+
 def ioctl_name(request: int) -> str:
     """AMDKFD_IOC_* name of a request, or its hex number."""
-    return kfd.COMMANDS.get(request, f"{request:#x}")
+    return _name(request) or f"{request:#x}"
 
 
 def ioctl_struct(request: int):
     """The ctypes argument struct of a request, or None."""
-    name = kfd.COMMANDS.get(request)
+    name = _name(request)
     if name is None:
         return None
     sname = _STRUCT_OVERRIDES.get(name, "kfd_ioctl_" + name[len("AMDKFD_IOC_"):].lower() + "_args")
@@ -35,9 +47,10 @@ def _flat_fields(cls, base: int = 0, prefix: str = ""):
 def fields(request: int, data: bytes) -> dict[str, int]:
     """Decoded fields of an argument buffer ({} when the request is unknown or the buffer short)."""
     cls = ioctl_struct(request)
-    if cls is None or len(data) < ctypes.sizeof(cls):
+    if cls is None:
         return {}
-    return {n: int.from_bytes(data[o:o + s], "little") for n, o, s in _flat_fields(cls) if not n.startswith("pad")}
+    return {n: int.from_bytes(data[o:o + s], "little") for n, o, s in _flat_fields(cls)
+            if not n.startswith("pad") and o + s <= len(data)}  # the fields an older, shorter struct has
 
 
 def field_at(request: int, offset: int) -> str:

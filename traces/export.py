@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import sys
 
-from runtime.uapi import kfd
 from simgpu.hw import aql
-from traces.decode import fields
+from traces.decode import fields, ioctl_name
 from traces.format import TraceError, TraceReader
 from traces.rings import GPUView
 
@@ -64,7 +63,7 @@ def raw_events(path) -> tuple[list[dict], GPUView]:
                             "gpu": _gpu_times(view, packets), "cat": "copy" if queue.fmt == "sdma" else "dispatch"})
             elif rec["t"] == "mmio":
                 out.append({"name": "mmio", "record": n, "tid": 0, "args": {"value": rec["value"]}, "gpu": None})
-            elif rec["t"] == "ioctl" and rec["req"] == kfd.AMDKFD_IOC_WAIT_EVENTS:
+            elif rec["t"] == "ioctl" and ioctl_name(rec["req"]) == "AMDKFD_IOC_WAIT_EVENTS":
                 f = fields(rec["req"], rec.get("out", rec["in"]))
                 out.append({"name": "wait", "record": n, "tid": _WAIT_TID, "gpu": None,
                             "args": {"wait_result": f.get("wait_result"), "num_events": f.get("num_events")}})

@@ -4,7 +4,7 @@ At each point where the GPU can observe host memory (every ioctl and every mmio_
 tracked mappings since the previous point are recorded as page runs ("w"); after the call, what changed
 during it (the GPU or the driver writing) is recorded too ("g"). Tracked: every mapping except /dev/kfd
 doorbell pages, whose stores go through mmio_write. The driver's report (device_report) is forwarded and
-recorded like any other call.
+recorded like any other call; so is `progress`, the process-level server running the GPUs between a client's calls.
 """
 
 from __future__ import annotations
@@ -45,9 +45,12 @@ def describe_os(inner: OS) -> dict:
 class RecordingOS(OS):
     """An OS that forwards to `inner` and records every call to `dest` (a path or a binary stream)."""
 
-    def __init__(self, inner: OS, dest, close_at_exit: bool = False):
+    def __init__(self, inner: OS, dest, close_at_exit: bool = False, user=None, concurrent: bool = False):
         self.inner = inner
-        self.writer = TraceWriter(dest, describe_os(inner))
+        self.user = user  # the driver's log of the caller's memory it read and wrote (mockgpu.server.RemoteMemory)
+        # concurrent: the caller runs while the GPU does (simgpu run), so a page that changes during a call may
+        # hold the caller's stores too; the header says so and a replay compares only the bytes its GPU writes.
+        self.writer = TraceWriter(dest, describe_os(inner) | ({"concurrent": True} if concurrent else {}))
         self.shadows = Shadows()
         self._paths: dict[int, str] = {}
         self._ids: dict[int, int] = {}  # id(Mapping) -> mapping id
@@ -103,7 +106,27 @@ class RecordingOS(OS):
                 return self.inner.ioctl(*a)
             finally:
                 rec["out"] = bytes(buf)
+                self._user_memory(rec)
         return self._call(rec, call, fd, request, buf, sync=True, result_key="ret")
+
+    def _user_memory(self, rec: dict) -> None:
+        """The caller's memory the driver read ("u") and wrote ("uw") during the call: [address, bytes] pairs, so
+        that a replay can answer the same pointer arguments without the caller's process; and the pages a USERPTR
+        buffer shares ("shared": [mapping id, address, length], their content in "sw")."""
+        if self.user is None:
+            return
+        reads, writes, shares = self.user.take_log()
+        if reads:
+            rec["u"] = [[a, bytes(d)] for a, d in reads]
+        if writes:
+            rec["uw"] = [[a, bytes(d)] for a, d in writes]
+        if shares:  # USERPTR pages: tracked from now on like a mapping; their content so far goes in "sw"
+            rec["shared"] = []
+            for addr, pages in shares:
+                mid, self._next_id = self._next_id, self._next_id + 1
+                self.shadows.track(mid, pages)
+                rec["shared"].append([mid, addr, len(pages)])
+            rec["sw"] = self.shadows.collect([m for m, _, _ in rec["shared"]])
 
     def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
         rec = {"t": "mmap", "fd": fd, "length": length, "prot": prot, "flags": flags, "offset": offset, "addr": addr}
@@ -142,6 +165,16 @@ class RecordingOS(OS):
         rec = {"t": "mmio", "id": self._mid(mapping), "offset": offset, "value": value, "size": size}
         self._call(rec, self.inner.mmio_write, mapping, offset, value, size, sync=True)
 
+    def progress(self, poll_all: bool = True) -> bool:
+        """The driver running the GPUs on its own (mockgpu's process-level server, between a client's calls),
+        recorded as a "progress" record when it moved anything or the host wrote memory since the last record."""
+        rec = {"t": "progress", "poll_all": poll_all, "w": self.shadows.collect()}
+        moved = bool(self.inner.progress(poll_all))
+        rec["moved"], rec["g"] = moved, self.shadows.collect()
+        if moved or rec["w"] or rec["g"]:
+            self.writer.write(rec)
+        return moved
+
     def device_report(self, gpu_id: int) -> DeviceReport:
         rec = {"t": "report", "gpu_id": gpu_id}
 
@@ -154,3 +187,12 @@ class RecordingOS(OS):
     def annotate(self, note: dict) -> None:
         self.writer.write({"t": "note", **note})
         self.inner.annotate(note)
+
+    def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
+        rec = {"t": "sanitize", "gpu_id": gpu_id, "checks": checks}
+
+        def call(g, c):
+            state = self.inner.sanitize(g, c)
+            rec["on"], rec["findings"] = state["checks"], state["findings"]
+            return state
+        return self._call(rec, call, gpu_id, checks)

@@ -3,9 +3,13 @@ record, that every result and every page written during a call matches the recor
 
 from __future__ import annotations
 
+import errno as _errno
 import sys
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from mockgpu.memory import KfdError
 from runtime.uapi import kfd
 from traces.decode import field_at, ioctl_name, ioctl_struct
 from traces.format import TraceError, TraceReader
@@ -48,6 +52,32 @@ def _first_difference(a, b) -> tuple[str, str]:
     return repr(a)[:200], repr(b)[:200]
 
 
+class RecordedMemory:
+    """The recorded process's own memory, as far as the driver touched it: reads are answered from the current
+    ioctl record's "u" (what the driver read there), writes are kept to compare with its "uw"."""
+
+    def __init__(self):
+        self.reads: list = []
+        self.writes: list[list] = []
+
+    def start(self, rec: dict) -> None:
+        """Serve the pointer arguments of this record."""
+        self.reads, self.writes = rec.get("u", []), []
+
+    def read(self, addr: int, n: int) -> bytes:
+        for base, data in self.reads:
+            if base <= addr and addr + n <= base + len(data):
+                return bytes(data[addr - base:addr - base + n])
+        raise KfdError(_errno.EFAULT, f"the recording holds no user memory at {addr:#x} (+{n:#x})")
+
+    def write(self, addr: int, data: bytes) -> None:
+        self.writes.append([addr, bytes(data)])
+
+    def share(self, addr: int, size: int):
+        """USERPTR pages: fresh here; the record's "sw" fills them (Replayer._ioctl)."""
+        return np.zeros(size, np.uint8)
+
+
 @dataclass
 class Replayer:
     """Replays records one at a time against `os` (default: a MockOS shaped like the recorded machine)."""
@@ -60,11 +90,17 @@ class Replayer:
     shadows: Shadows = field(default_factory=Shadows)
     skipped: dict = field(default_factory=dict)
 
+    user: RecordedMemory = field(default_factory=RecordedMemory)
+
     def __post_init__(self):
         if self.os is None:
             from mockgpu import MockOS
-            self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"))
+            # Recorded addresses mean nothing in this process: pointer arguments outside the recorded mappings are
+            # answered from the trace, and mappings are never placed in this process's own memory.
+            self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"),
+                             user=self.user, place=False)
         self.hw = self.header.get("os") != "MockOS"
+        self.concurrent = bool(self.header.get("concurrent"))
 
     def _skip(self, what: str) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + 1
@@ -120,6 +156,17 @@ class Replayer:
         self.os.annotate({k: v for k, v in rec.items() if k != "t"})  # the runtime's notes change nothing
         return None
 
+    def _sanitize(self, rec):
+        """Sanitizers turned on in the recording are turned on again; their findings must be the same."""
+        call = f"sanitize({rec['gpu_id']}, {rec.get('checks')!r})"
+        got, d = self._run(call, rec, self.os.sanitize, rec["gpu_id"], rec.get("checks"))
+        if self.hw:
+            self._skip("sanitizer findings")
+            return None
+        if d is None and got is not None and got["findings"] != rec.get("findings", []):
+            return self._div(call, "findings", rec.get("findings", []), got["findings"])
+        return d
+
     def _report(self, rec):
         call = f"device_report({rec['gpu_id']})"
         got, d = self._run(call, rec, self.os.device_report, rec["gpu_id"])
@@ -159,22 +206,35 @@ class Replayer:
         call = f"mmio_write(mapping {rec['id']}, offset {rec['offset']:#x}, value {rec['value']:#x})"
         self._host_writes(rec)
         _, d = self._run(call, rec, self.os.mmio_write, self.maps[rec["id"]], rec["offset"], rec["value"], rec["size"])
-        return d or self._compare_writes(call, rec.get("g", []), self.shadows.collect())
+        return d or self._gpu_writes(call, rec)
 
     def _ioctl(self, rec):
         req = rec["req"]
         call = f"ioctl({ioctl_name(req)})"
         self._host_writes(rec)
         buf, translated = self._translate(req, bytearray(rec["in"]))
+        self.user.start(rec)
         _, d = self._run(call, rec, self.os.ioctl, self.fds.get(rec["fd"], rec["fd"]), req, buf)
         if d is None and "out" in rec:
             d = self._compare_out(call, req, rec["out"], bytes(buf), translated)
-        return d or self._compare_writes(call, rec.get("g", []), self.shadows.collect())
+        if d is None and self.user.writes != [list(w) for w in rec.get("uw", [])]:
+            d = self._div(call, "user memory written", rec.get("uw", []), self.user.writes)
+        for mid, addr, _ in rec.get("shared", []) if d is None else ():  # USERPTR pages, tracked from here on
+            self.shadows.track(mid, self.os.space.area(addr).buf)
+        self.shadows.apply(rec.get("sw", []), seen=True)
+        return d or self._gpu_writes(call, rec)
+
+    def _progress(self, rec):
+        call = f"progress(poll_all={rec.get('poll_all')})"
+        self._host_writes(rec)
+        moved, d = self._run(call, rec, self.os.progress, rec.get("poll_all", True))
+        if d is None and bool(moved) != bool(rec.get("moved")):
+            d = self._div(call, "moved", rec.get("moved"), moved)
+        return d or self._gpu_writes(call, rec)
 
     # ---- helpers ----------------------------------------------------------------------------------
     def _host_writes(self, rec) -> None:
-        self.shadows.apply(rec.get("w", []))
-        self.shadows.collect()  # the host's writes are not the GPU's: fold them into the shadows
+        self.shadows.apply(rec.get("w", []), seen=True)  # the host's writes are not the GPU's
 
     def _translate(self, req: int, buf: bytearray) -> tuple[bytearray, set]:
         """Recorded fds and CPU addresses inside the argument -> this replay's."""
@@ -213,6 +273,25 @@ class Replayer:
         from traces.decode import fields
         v = fields(req, data).get(name)
         return hex(v) if isinstance(v, int) and v > 4096 else v
+
+    def _gpu_writes(self, call: str, rec: dict):
+        """Compare what changed during the call with the record's "g". In a concurrent recording (simgpu run) the
+        caller may have stored into the same pages meanwhile: every byte the replayed GPU changed must hold the
+        recorded value, and the recorded pages are then taken as they were (the rest was the caller's stores)."""
+        if not self.concurrent:
+            return self._compare_writes(call, rec.get("g", []), self.shadows.collect())
+        recorded = by_page(rec.get("g", []))
+        for mid, page, old, new in self.shadows.changes():
+            want = np.frombuffer(recorded.get((mid, page), b""), np.uint8)
+            changed = np.flatnonzero(old != new)
+            inside = changed[changed < want.size]
+            bad = np.concatenate([inside[want[inside] != new[inside]], changed[changed >= want.size]])
+            if bad.size:
+                at = int(bad[0])
+                return self._div(call, f"memory written during the call: mapping {mid} offset {page * PAGE + at:#x}",
+                                 _hex(want.tobytes(), at), _hex(new.tobytes(), at))
+        self.shadows.apply(rec.get("g", []), seen=True)
+        return None
 
     def _compare_writes(self, call: str, expected: list, got: list):
         e, g = by_page(expected), by_page(got)

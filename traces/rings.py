@@ -13,7 +13,7 @@ from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
 from simgpu.hw import aql
 from simgpu.isa import DecodeError, decode
-from traces.decode import fields
+from traces.decode import fields, ioctl_name
 from traces.packets import Packet, decode_aql, decode_pm4, decode_sdma
 from traces.shadow import PAGE
 
@@ -115,11 +115,15 @@ class GPUView:
 
     def _ioctl(self, rec: dict) -> None:
         req = rec["req"]
-        if req == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
+        name = ioctl_name(req)  # by name: an older kfd_ioctl.h makes a request number with a shorter size
+        if name == "AMDKFD_IOC_ALLOC_MEMORY_OF_GPU":
             f = fields(req, rec["out"])
             self.allocs[f["mmap_offset"]] = (f["va_addr"], f["size"])
             self.mem.add(f["va_addr"], f["size"])
-        elif req == kfd.AMDKFD_IOC_CREATE_QUEUE:
+            for mid, _addr, _size in rec.get("shared", []):  # USERPTR pages: their runs land at the buffer's VA
+                self.mapping_va[mid] = f["va_addr"]
+            self.apply(rec.get("sw"))
+        elif name == "AMDKFD_IOC_CREATE_QUEUE":
             fi, fo = fields(req, rec["in"]), fields(req, rec["out"])
             fmt = _FORMAT.get(fi.get("queue_type"), "pm4")
             self.queues[fo["doorbell_offset"]] = Queue(fo["queue_id"], fmt, fi["ring_base_address"], fi["ring_size"])

@@ -61,12 +61,26 @@ class Shadows:
                 out.append([mid, first, sh[lo:hi].tobytes()])
         return out
 
-    def apply(self, writes: list[list]) -> None:
-        """Write recorded runs into the mappings (replay) without touching the shadows."""
+    def changes(self) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+        """(mapping id, page, bytes before, bytes now) of every page that changed since the last look; updates the
+        shadows (like collect, with the old contents)."""
+        out = []
+        for mid in sorted(self.cur):
+            cur, sh = self.cur[mid], self.shadow[mid]
+            for page in changed_pages(cur, sh).tolist():
+                lo, hi = page * PAGE, min((page + 1) * PAGE, cur.size)
+                out.append((mid, page, sh[lo:hi].copy(), cur[lo:hi].copy()))
+                sh[lo:hi] = cur[lo:hi]
+        return out
+
+    def apply(self, writes: list[list], seen: bool = False) -> None:
+        """Write recorded runs into the mappings (replay); with `seen`, into the shadows too (the writes are known,
+        so no later collect() has to find them)."""
         for mid, first, data in writes:
-            cur = self.cur[mid]
-            lo = first * PAGE
-            cur[lo:lo + len(data)] = np.frombuffer(data, np.uint8)
+            lo, src = first * PAGE, np.frombuffer(data, np.uint8)
+            self.cur[mid][lo:lo + src.size] = src
+            if seen:
+                self.shadow[mid][lo:lo + src.size] = src
 
 
 def by_page(writes: list[list]) -> dict[tuple[int, int], bytes]:

@@ -32,6 +32,8 @@ def format_record(rec: dict, verbose: bool = False) -> str:
         req = rec["req"]
         s = f"ioctl({rec['fd']}, {ioctl_name(req)}, {format_fields(fields(req, rec['in']))})"
         s += _err(rec) or f" = {rec.get('ret', 0)} -> {format_fields(fields(req, rec.get('out', b'')))}"
+        user = [f"{k}: " + ", ".join(f"{a:#x}+{len(d)}" for a, d in rec[k]) for k in ("u", "uw") if rec.get(k)]
+        s += f"  [user memory {'; '.join(user)}]" if user else ""
     elif t == "open":
         s = f"open({rec['path']!r}, {rec['flags']:#o})" + (_err(rec) or f" = {rec.get('fd')}")
     elif t == "close":
@@ -49,9 +51,20 @@ def format_record(rec: dict, verbose: bool = False) -> str:
         s = f"read_text({rec['path']!r})" + (_err(rec) or f" = {text[:60]!r}{'...' if len(text) > 60 else ''}")
     elif t == "listdir":
         s = f"listdir({rec['path']!r})" + (_err(rec) or f" = {rec.get('entries')}")
+    elif t == "note" and rec.get("what") == "buffer":
+        s = f"note(buffer {rec.get('name', '')}: va={rec.get('va', 0):#x} nbytes={rec.get('nbytes')})"
     elif t == "note":
         kernels = ", ".join(f"{name}@{entry:#x}" for name, _, entry in rec.get("kernels", []))
         s = f"note({rec.get('what')}: base={rec.get('base', 0):#x} kernels=[{kernels}])"
+    elif t == "progress":
+        s = f"progress({'all queues' if rec.get('poll_all') else 'waiting queues'})" + \
+            (_err(rec) or f" = {'moved' if rec.get('moved') else 'idle'}")
+    elif t == "sanitize":
+        found = rec.get("findings") or []
+        s = f"sanitize({rec['gpu_id']}, {rec.get('checks')!r})" + (_err(rec) or f" = on {rec.get('on')}, "
+                                                                     f"{len(found)} finding(s)")
+        for f in found:
+            s += f"\n    {f['check']} {f['severity']}: {f['what']} in {f['kernel']} at pc {f['pc']:#x}: {f['message']}"
     elif t == "report":
         first = (rec.get("text") or "").partition("\n")[0]
         s = f"device_report({rec['gpu_id']})" + (_err(rec) or f" = fault {rec.get('fault') or '-'}: {first[:60]!r}")

@@ -6,12 +6,22 @@ import sys
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from wiring.demo import run
-    return 0 if run(args.queue) else 1
+    return 0 if run(args.queue, compiled=not args.kernels_only) else 1
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:
     from simgpu.isa.objdump import disasm_main
     return disasm_main(args.file, out=sys.stdout)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from wiring.run import run
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
+              file=sys.stderr)
+        return 2
+    return run(cmd, args.devices, args.vram, args.record, args.sanitize)
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
@@ -24,21 +34,53 @@ def _cmd_stats(args: argparse.Namespace) -> int:
     return stats_main(args.cmd, args.top)
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
+
+    cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
+    if not cmd:
+        print("simgpu profile: nothing to run (usage: simgpu profile [--sqtt] -- python script.py)", file=sys.stderr)
+        return 2
+    env = dict(os.environ, MOCKGPU="1", SIMGPU_PROFILE="1")
+    if args.sqtt:
+        env["SIMGPU_SQTT"] = "1"
+    if args.perfetto:
+        env["SIMGPU_PROFILE_OUT"] = args.perfetto
+    return subprocess.call(cmd, env=env)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
     p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
     d.add_argument("--queue", choices=["pm4", "aql"], default="pm4")
+    d.add_argument("--kernels-only", action="store_true",
+                   help="only the hand-written LLVM IR kernels, not the compiler's MLP and transformer block")
     d.set_defaults(func=_cmd_demo)
     s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object")
     s.add_argument("file")
     s.set_defaults(func=_cmd_disasm)
+    r = sub.add_parser("run", help="run any program (tinygrad, C on amdkfd) against simulated GPUs")
+    r.add_argument("--devices", type=int, default=None, help="number of GPUs (default: $MOCKGPU_DEVICES or 1)")
+    r.add_argument("--vram", type=int, default=None, help="bytes of VRAM per GPU (default: $MOCKGPU_VRAM or 8 GiB)")
+    r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
+    r.add_argument("--sanitize", metavar="CHECKS", help="memcheck,initcheck,racecheck,hazards or all; findings on "
+                                                        "stderr (default: $SIMGPU_SANITIZE)")
+    r.add_argument("cmd", nargs=argparse.REMAINDER)
+    r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "
                                       "(wave-instructions, lane-ops, virtual time, per-opcode histogram)")
     st.add_argument("--top", type=int, default=20, help="opcodes to list per GPU (0: all)")
     st.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
     st.set_defaults(func=_cmd_stats)
+    pr = sub.add_parser("profile", help="run a command on the simulated GPU with every kernel launch profiled "
+                                        "(performance counters, optionally thread traces) and print a table per kernel")
+    pr.add_argument("--sqtt", action="store_true", help="thread-trace every launch too (SIMGPU_SQTT=1)")
+    pr.add_argument("--perfetto", metavar="OUT.json", help="also write a Perfetto / Chrome trace of the launches")
+    pr.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
+    pr.set_defaults(func=_cmd_profile)
     t = sub.add_parser("trace", help="record, replay, show, diff and export traces of the driver seam")
     from traces.cli import add_arguments
     add_arguments(t)

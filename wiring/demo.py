@@ -8,8 +8,9 @@ import time
 import numpy as np
 
 
-def run(queue: str = "pm4", out=print) -> bool:
-    """Build, run and check both kernels; print the table; True when every check passes."""
+def run(queue: str = "pm4", out=print, compiled: bool = True) -> bool:
+    """Build, run and check both kernels (and, with `compiled`, the compiler's examples on the same device);
+    print the table; True when every check passes."""
     import runtime
     from compiler.samples import MATMUL, SAXPY
     from wiring.os_select import mock_os, traced
@@ -36,6 +37,8 @@ def run(queue: str = "pm4", out=print) -> bool:
         ok &= good
         out(f"{name:<16}{shape:>22}{wi:>12}{lo:>14}{gpu_t * 1e6:>10.2f}us{host_t:>10.2f}s  {'ok' if good else 'FAIL'}")
     out("GPU time is the simulator's virtual clock (deterministic); host time is wall time.")
+    if not compiled:
+        return ok
     out("The compiler (compiler.Tensor -> kernel IR -> z3-proven indices -> LLVM -> gfx1100), on the same GPU:")
     from compiler import device as compiler_device
     from compiler.examples import demo as compiled_demo

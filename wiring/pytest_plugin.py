@@ -1,7 +1,11 @@
 """pytest plugin (registered through the pytest11 entry point): `--mockgpu` runs the session on the
-simulated GPU by setting MOCKGPU=1; the `amd_device` fixture; the `hardware` marker (skipped on the simulator)."""
+simulated GPU by setting MOCKGPU=1; `--sanitize=CHECKS` runs it under the simulator's sanitizers
+(SIMGPU_SANITIZE) and fails every test during which one reported something; the `amd_device` fixture;
+the `hardware` marker (skipped on the simulator)."""
 
 import os
+
+_findings: list = []  # sanitizer findings of the running test (--sanitize)
 
 
 def pytest_addoption(parser):
@@ -9,12 +13,20 @@ def pytest_addoption(parser):
     group = parser.getgroup("simgpu")
     group.addoption("--mockgpu", action="store_true", default=False,
                     help="run on the simulated gfx1100 (sets MOCKGPU=1 for the session)")
+    group.addoption("--sanitize", default=None, metavar="CHECKS",
+                    help="run the simulator's sanitizers (memcheck,initcheck,racecheck,hazards or all; sets "
+                         "SIMGPU_SANITIZE): a test fails if any of them reports something while it runs")
 
 
 def pytest_configure(config):
     """Set MOCKGPU=1 before any test imports the runtime, when --mockgpu is given."""
     if config.getoption("--mockgpu", default=False):
         os.environ["MOCKGPU"] = "1"
+    checks = config.getoption("--sanitize", default=None)
+    if checks:
+        from simgpu import sanitize
+        os.environ[sanitize.ENV] = ",".join(sorted(sanitize.parse_checks(checks)))  # ValueError: unknown names
+        sanitize.reporters.append(_findings.append)
     config.addinivalue_line("markers", "hardware: needs a real AMD GPU (skipped under MOCKGPU)")
 
 
@@ -27,6 +39,23 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "hardware" in item.keywords:
             item.add_marker(skip)
+
+
+try:
+    import pytest as _pytest
+
+    @_pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(item):
+        """Under --sanitize: fail the test if a sanitizer reported anything while it ran."""
+        _findings.clear()
+        outcome = yield
+        found, _findings[:] = list(_findings), []
+        if found and outcome.excinfo is None:
+            shown = "\n".join(f.text() for f in found[:10])
+            more = f"\n... and {len(found) - 10} more" if len(found) > 10 else ""
+            _pytest.fail(f"{len(found)} sanitizer finding(s):\n{shown}{more}", pytrace=False)
+except ImportError:  # pragma: no cover - pytest is what loads this plugin
+    pass
 
 
 def _amd_device():

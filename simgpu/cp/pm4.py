@@ -124,14 +124,21 @@ class PM4Processor:
         """A register as the CP reads it: the queue's SH state, then the device's other registers."""
         if regs.SH_REG_START <= reg < regs.SH_REG_END:
             return q.regs.get(reg, 0)
+        if reg in self.gpu.perfmon.registers:  # counters and thread-trace state read live (simgpu.profile)
+            return self.gpu.perfmon.read(q, reg)
         return self.gpu.regs.get(reg, 0)
 
     def write_reg(self, q: Queue, reg: int, value: int) -> None:
         """Write an SH register (per queue) or another register (device-wide)."""
+        perfmon = self.gpu.perfmon
         if regs.SH_REG_START <= reg < regs.SH_REG_END:
             q.regs[reg] = value & 0xFFFFFFFF
+            if perfmon.tracing:
+                perfmon.sh_written(q, reg, value & 0xFFFFFFFF)
         else:
-            self.gpu.regs[reg] = value & 0xFFFFFFFF
+            self.gpu.write_reg(reg, value)
+            if reg in perfmon.registers:
+                perfmon.write(q, reg, value & 0xFFFFFFFF)
 
     @staticmethod
     def _need(body: list[int], n: int, name: str, exact: bool = True) -> None:
@@ -192,7 +199,7 @@ class PM4Processor:
 
     def _copy_source(self, q: Queue, src: int, body: list[int], wide: bool) -> int:
         mmu = self.gpu.mmu
-        if src == hw.CopySrc.REGISTER:
+        if src in (hw.CopySrc.REGISTER, hw.CopySrc.PERFCOUNTERS):  # a counter is read as its register
             reg = hw.REG_ADDR.get(body[1])
             lo = self.read_reg(q, reg)
             return u64(lo, self.read_reg(q, reg + 1)) if wide else lo
@@ -214,9 +221,19 @@ class PM4Processor:
         func, space, operation = ctl["function"], ctl["mem_space"], ctl["operation"]
         if func == 7:
             raise PacketError("WAIT_REG_MEM compare function 7 is reserved")
-        if operation != 0:
-            raise PacketError(f"WAIT_REG_MEM OPERATION {operation} (write/wait variants) is not supported")
-        if space == hw.MemSpace.MEMORY:
+        if operation == hw.WAIT_REG_MEM_WRITE_WAIT:
+            if space != hw.MemSpace.REGISTER:
+                raise PacketError("WAIT_REG_MEM OPERATION 1 (write, then wait) works on registers only")
+            # Write REFERENCE to the first register once, then poll the second (amdgpu's HDP flush and
+            # reg_write_reg_wait); a blocked retry of the same packet does not write again.
+            if q.written_by != q.current[:2]:
+                self.write_reg(q, hw.REG_ADDR.get(body[1]), ref)
+                q.written_by = q.current[:2]
+            poll = hw.REG_ADDR.get(body[2])
+            value, what = self.read_reg(q, poll), f"register {regs.name(poll)}"
+        elif operation != 0:
+            raise PacketError(f"WAIT_REG_MEM OPERATION {operation} (preemptable waits) is not supported")
+        elif space == hw.MemSpace.MEMORY:
             addr = _addr(body[1], body[2])
             value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
         elif space == hw.MemSpace.REGISTER:
@@ -225,6 +242,7 @@ class PM4Processor:
         else:
             raise PacketError(f"WAIT_REG_MEM MEM_SPACE {space} is reserved")
         if hw.compare(func, value & mask, ref):
+            q.written_by = None
             return None
         return Block(f"WAIT_REG_MEM: {what} = {value:#x}; waiting for (value & {mask:#x}) "
                      f"{hw.Compare(func).name} {ref:#x}")
@@ -264,6 +282,7 @@ class PM4Processor:
         name = hw.Event(event).name
         if name.startswith(("THREAD_TRACE", "PERFCOUNTER", "PIPELINESTAT", "SAMPLE")):
             q.trace.append((name, self.gpu.clock.timestamp()))
+        self.gpu.perfmon.event(q, name, event)
         # CS_PARTIAL_FLUSH and cache events: dispatches complete synchronously and caches are not modelled.
 
     def dispatch_direct(self, q: Queue, body: list[int]) -> None:

@@ -99,6 +99,7 @@ class Queue:
     local_ts_offset: int = 0  # SDMA TIMESTAMP_SET
     trace: list[tuple[str, int]] = field(default_factory=list)  # thread-trace/perf events (name, timestamp)
     current: tuple | None = None  # (frame, position, packet dwords read so far): for error reports
+    written_by: tuple | None = None  # (frame, position) of the blocked write-then-wait packet that already wrote
 
     @property
     def unit(self) -> int:

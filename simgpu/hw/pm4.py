@@ -172,6 +172,9 @@ class MemSpace(IntEnum):
     MEMORY = 1
 
 
+WAIT_REG_MEM_WRITE_WAIT = 1  # OPERATION WR_WAIT_WR_REG: write REFERENCE to register ADDR_LO, then wait on ADDR_HI
+
+
 def wait_reg_mem(addr: int, ref: int, mask: int = 0xFFFFFFFF, func: int = Compare.EQ, memory: bool = True,
                  poll_interval: int = 4) -> list[int]:
     """Wait until (dword at addr & mask) FUNC ref; addr is a VA (memory) or a register address."""

@@ -129,7 +129,12 @@ def address_of(lo: int, hi: int) -> int:
     return (((hi << 32) | lo) << ADDRESS_SHIFT) & ((1 << 64) - 1)
 
 
-NAMES = {v: k for k, v in globals().items() if k.startswith("COMPUTE_") and isinstance(v, int)}
+# NBIO 4.3 (Navi 31) host data path flush, as dword register offsets (base segment 2 = 0xD20, + 0x106/0x107):
+# amdgpu and tinygrad flush the HDP before a kernel with a WAIT_REG_MEM that writes REQ and waits for DONE.
+BIF_BX_PF0_GPU_HDP_FLUSH_REQ = 0xE26
+BIF_BX_PF0_GPU_HDP_FLUSH_DONE = 0xE27
+
+NAMES = {v: k for k, v in globals().items() if k.startswith(("COMPUTE_", "BIF_")) and isinstance(v, int)}
 NAMES.update({COMPUTE_USER_DATA_0 + i: f"COMPUTE_USER_DATA_{i}" for i in range(NUM_USER_DATA)})
 
 

@@ -14,8 +14,12 @@ from .errors import AsmError, DecodeError
 from .inst import Inst, families, family_of
 
 
-def decode(data: bytes, offset: int = 0) -> Inst:
-    """Decode the instruction at `offset` of `data`."""
+def decode(data: bytes, offset: int = 0, true16: bool | None = False) -> Inst:
+    """Decode the instruction at `offset` of `data`.
+
+    `true16` picks LLVM's mode: False is llvm-mc's default (fake16), True its -mattr=+real-true16 (16-bit
+    VGPR halves printed vN.l/vN.h, and encodings only that mode has, like v_mov_b16_e64), None either:
+    the default first, then True16 (what compiled code from an LLVM with real True16 registers needs)."""
     data = bytes(data)
     if offset < 0 or offset + 4 > len(data):
         raise DecodeError("truncated instruction: fewer than 4 bytes", offset)
@@ -23,7 +27,16 @@ def decode(data: bytes, offset: int = 0) -> Inst:
     enc = identify(word)
     if enc is None:
         raise DecodeError("no gfx11 encoding has these high bits", offset, word)
-    inst = family_of(enc).decode(enc, data, offset)
+    fam = family_of(enc)
+    if true16 is False or fam.decode16 is None:
+        inst = fam.decode(enc, data, offset)
+    elif true16:
+        inst = fam.decode16(enc, data, offset)
+    else:
+        try:
+            inst = fam.decode(enc, data, offset)
+        except DecodeError:
+            inst = fam.decode16(enc, data, offset)
     inst.offset = offset
     return inst
 
@@ -40,19 +53,20 @@ def fetch_size(word0: int) -> int:
     return e.size + 4 * max(1, nsa)
 
 
-def decode_all(data: bytes) -> list[Inst]:
+def decode_all(data: bytes, true16: bool | None = False) -> list[Inst]:
     """Decode a whole code buffer, instruction after instruction."""
     out, pos = [], 0
     while pos < len(data):
-        inst = decode(data, pos)
+        inst = decode(data, pos, true16)
         out.append(inst)
         pos += inst.size
     return out
 
 
-def disassemble(data: bytes) -> list[str]:
-    """One line per instruction, as `llvm-mc --disassemble -mcpu=gfx1100` prints it."""
-    return [inst.text() for inst in decode_all(data)]
+def disassemble(data: bytes, true16: bool = False) -> list[str]:
+    """One line per instruction, as `llvm-mc --disassemble -mcpu=gfx1100` prints it (with
+    `-mattr=+real-true16` when `true16`)."""
+    return [inst.text() for inst in decode_all(data, true16)]
 
 
 @dataclass
@@ -163,7 +177,8 @@ def _assemble_mnemonic(mnemonic: str, toks: list[str], ctx: AsmContext) -> bytes
 
 
 def assemble(source: str) -> bytes:
-    """Assemble LLVM-syntax gfx1100 assembly (labels, comments, blank lines) to llvm-mc's bytes."""
+    """Assemble LLVM-syntax gfx1100 assembly (labels, comments, blank lines) to llvm-mc's bytes. Both
+    syntaxes of 16-bit operands are accepted: the default one and True16's vN.l/vN.h halves."""
     stmts = _statements(source)
     labels: dict[str, int] = {}
     for final in (False, True):

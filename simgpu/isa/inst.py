@@ -58,6 +58,8 @@ class Family:
     format: Callable[[Inst], str]
     assemble: Callable[[str, list[str], object], bytes | None]  # (mnemonic, operand tokens, ctx) -> bytes
     mnemonics: Callable[[], set[str]]
+    # The decoder under LLVM's True16 mode (-mattr=+real-true16), for families whose encodings it changes
+    decode16: Callable[[str, bytes, int], Inst] | None = None
 
 
 _FAMILIES: dict[str, Family] = {}

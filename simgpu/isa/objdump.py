@@ -70,7 +70,7 @@ def disassemble(code: bytes, address: int, labels=None) -> list[str]:
         addr = address + pos
         target = None
         try:
-            inst = decode(code, pos)
+            inst = decode(code, pos, true16=None)  # also True16-only encodings (code from LLVM 20+)
             text, size = inst.text(), inst.size
             target = branch_target(inst, addr)
         except DecodeError:

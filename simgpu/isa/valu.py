@@ -4,6 +4,11 @@ Everything per opcode comes from data/valu.json (generated from llvm-mc by `pyth
 mnemonic of each form, the printed operands ([field, kind, dwords, class]), how each modifier bit prints,
 and per operand class the spelling of inline constants and literals. This module holds only the code
 per encoding and operand kind; the assembler is in valu_asm.py.
+
+LLVM's True16 mode (-mattr=+real-true16) decodes some opcodes differently: their entries are in "ops16"
+(and "no16" lists opcodes that mode does not decode). A 16-bit VGPR operand (dwords 0) prints as a half,
+vN.l or vN.h: in the e32 encodings (VOP1/VOP2/VOPC and their DPP forms) bit 7 of the register field
+selects the high half of v0-v127; in VOP3 the register is the whole field and op_sel selects the half.
 """
 
 from __future__ import annotations
@@ -27,25 +32,49 @@ DPP_ROWS = {0x100: "row_shl", 0x110: "row_shr", 0x120: "row_ror", 0x150: "row_sh
 
 @cache
 def tables() -> dict:
-    """The generated tables (opcode entries per encoding, VOPD halves, operand classes)."""
+    """The generated tables (opcode entries per encoding, VOPD halves, operand classes, True16 entries)."""
     with open(_DATA) as f:
         t = json.load(f)
-    for enc in t["ops"]:
-        t["ops"][enc] = {int(k): v for k, v in t["ops"][enc].items()}
-    t["vopd"] = {side: {int(k): v for k, v in d.items()} for side, d in t["vopd"].items()}
+    for key in ("ops", "ops16"):
+        t[key] = {enc: {int(k): v for k, v in d.items()} for enc, d in t.get(key, {}).items()}
+    for key in ("vopd", "vopd16"):
+        t[key] = {side: {int(k): v for k, v in d.items()} for side, d in t.get(key, {}).items()}
+    t["no16"] = {enc: set(ops) for enc, ops in t.get("no16", {}).items()}
     return t
 
 
-def _entry(enc: str, op: int, offset: int, word: int) -> dict:
-    e = tables()["ops"][enc].get(op)
+def entry(enc: str, op: int, true16: bool = False) -> dict | None:
+    """The table entry of an opcode in LLVM's default or True16 mode (None: not an instruction there)."""
+    t = tables()
+    if true16:
+        e = t["ops16"].get(enc, {}).get(op)
+        if e is not None or op in t["no16"].get(enc, ()):
+            return e
+    return t["ops"][enc].get(op)
+
+
+def vopd_half(side: str, op: int, true16: bool = False) -> dict | None:
+    """The table entry of a VOPD X or Y opcode in LLVM's default or True16 mode."""
+    t = tables()
+    e = t["vopd16"].get(side, {}).get(op) if true16 else None
+    return e if e is not None else t["vopd"][side].get(op)
+
+
+def _entry(enc: str, op: int, offset: int, word: int, true16: bool) -> dict:
+    e = entry(enc, op, true16)
     if e is None:
-        raise DecodeError(f"{enc} opcode {op} is not a gfx1100 instruction", offset, word)
+        mode = " in LLVM's True16 mode" if true16 else ""
+        raise DecodeError(f"{enc} opcode {op} is not a gfx1100 instruction{mode}", offset, word)
     return e
 
 
 # ---------------------------------------------------------------- decoding
 
-def _decode(enc: str, data: bytes, offset: int) -> Inst:
+def _decode16(enc: str, data: bytes, offset: int) -> Inst:
+    return _decode(enc, data, offset, True)
+
+
+def _decode(enc: str, data: bytes, offset: int, true16: bool = False) -> Inst:
     base = ENCODINGS[enc].size
     word0 = int.from_bytes(data[offset:offset + 4], "little")
     if offset + base > len(data):
@@ -55,8 +84,8 @@ def _decode(enc: str, data: bytes, offset: int) -> Inst:
     if ENCODINGS[enc].pack(fields) != raw:
         raise DecodeError(f"reserved bits of {enc} are set", offset, word0)
     if enc == "VOPD":
-        return _decode_vopd(fields, data, offset, word0)
-    e = _entry(enc, fields["op"], offset, word0)
+        return _decode_vopd(fields, data, offset, word0, true16)
+    e = _entry(enc, fields["op"], offset, word0, true16)
     if e.get("enc") == "VOP3SD":
         enc = "VOP3SD"
         fields = ENCODINGS[enc].unpack(int.from_bytes(data[offset:offset + base], "little"))
@@ -92,9 +121,8 @@ def _needs_literal(ops: list, fields: dict) -> bool:
     return any(o[1] == "lit" or (o[1] == "src" and fields.get(o[0]) == SRC_LITERAL) for o in ops)
 
 
-def _decode_vopd(fields: dict, data: bytes, offset: int, word0: int) -> Inst:
-    vd = tables()["vopd"]
-    x, y = vd["x"].get(fields["opx"]), vd["y"].get(fields["opy"])
+def _decode_vopd(fields: dict, data: bytes, offset: int, word0: int, true16: bool) -> Inst:
+    x, y = vopd_half("x", fields["opx"], true16), vopd_half("y", fields["opy"], true16)
     if x is None or y is None:
         raise DecodeError(f"VOPD opx {fields['opx']} / opy {fields['opy']} is not a gfx1100 dual op", offset, word0)
     inst = Inst("VOPD", fields["opx"], x["m"], fields, info={"x": x, "y": y, "form": "base"})
@@ -172,7 +200,7 @@ def _operand(inst: Inst, spec: list) -> str:
     if kind == "lit":
         return literal_text(inst.literal, spec[3])
     if kind == "v":
-        return vgpr_text(vgpr_index(inst, field), count)
+        return vgpr_text(vgpr_index(inst, field), count, half_select(inst, field))
     code = inst.fields[field]
     if kind == "s":
         name = scalar_name(code, count)
@@ -180,16 +208,31 @@ def _operand(inst: Inst, spec: list) -> str:
             raise ValueError(f"{field} code {code} is not a scalar register of {count} dwords")
         return name
     if field == "src0" and inst.dpp is not None:
-        return vgpr_text(inst.dpp["src0"], count)
+        return vgpr_text(inst.dpp["src0"], count, half_select(inst, field))
     if code >= 256:
-        return vgpr_text(code - 256, count)
+        return vgpr_text(code - 256, count, half_select(inst, field))
     return source_text(code, max(count, 1), spec[3], inst.literal)
 
 
-def vgpr_text(index: int, count: int) -> str:
-    """A VGPR range; count 0 is a 16-bit half (true16 syntax), bit 7 of the index selecting .h."""
+E32 = ("VOP1", "VOP2", "VOPC")
+OP_SEL_BIT = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}  # VOP3: the op_sel bit choosing an operand's half
+
+
+def half_select(inst: Inst, field: str) -> int | None:
+    """How a 16-bit VGPR operand picks its half: None in the e32 encodings (bit 7 of the register field),
+    else whether op_sel selects the high half (VOP3: the op_sel bit of the operand)."""
+    if inst.encoding in E32:
+        return None
+    return (inst.fields.get("op_sel", 0) >> OP_SEL_BIT[field]) & 1 if field in OP_SEL_BIT else 0
+
+
+def vgpr_text(index: int, count: int, high: int | None = None) -> str:
+    """A VGPR range; count 0 is a 16-bit half (True16 syntax): `high` None takes bit 7 of the index as .h
+    (e32 encodings), else the index is the register and `high` the half (VOP3, from op_sel)."""
     if count == 0:
-        return f"v{index & 127}.{'h' if index & 128 else 'l'}"
+        if high is None:
+            return f"v{index & 127}.{'h' if index & 128 else 'l'}"
+        return f"v{index}.{'h' if high else 'l'}"
     if index + count > 256:  # a range past v255 is not an operand LLVM decodes
         raise ValueError(f"VGPR range v{index} of {count} dwords runs past v255")
     return reg_range("v", index, count)
@@ -321,4 +364,4 @@ def _mnemonics() -> set[str]:
     return set(mnemonic_index())
 
 
-register(Family("valu", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics))
+register(Family("valu", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics, _decode16))

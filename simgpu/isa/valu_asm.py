@@ -13,7 +13,7 @@ from functools import cache
 from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .inst import Inst
 from .operands import parse_register, parse_src
-from .valu import DPP_ROWS, OMOD, tables
+from .valu import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
                        r"bound_ctrl:|bank_mask:|row_mask:)")
@@ -29,16 +29,19 @@ class _Bad(ValueError):
 
 
 @cache
-def mnemonic_index() -> dict[str, list[tuple[str, int, str]]]:
-    """mnemonic -> [(encoding, opcode, form)] over every form in the tables; VOPD under its X half."""
-    idx: dict[str, list[tuple[str, int, str]]] = {}
-    for enc, entries in tables()["ops"].items():
-        for op, e in entries.items():
-            for form in ("m", "dpp16", "dpp8"):
-                if form in e:
-                    idx.setdefault(e[form], []).append((enc, op, "base" if form == "m" else form))
+def mnemonic_index() -> dict[str, list[tuple[str, int, str, dict]]]:
+    """mnemonic -> [(encoding, opcode, form, entry)] over every form in the tables, the default mode's
+    entries before the True16 ones (a text that fits both assembles as llvm-mc's default mode would);
+    VOPD under its X half."""
+    idx: dict[str, list[tuple[str, int, str, dict]]] = {}
+    for key in ("ops", "ops16"):
+        for enc, entries in tables()[key].items():
+            for op, e in entries.items():
+                for form in ("m", "dpp16", "dpp8"):
+                    if form in e:
+                        idx.setdefault(e[form], []).append((enc, op, "base" if form == "m" else form, e))
     for op, e in tables()["vopd"]["x"].items():
-        idx.setdefault(e["m"], []).append(("VOPD", op, "x"))
+        idx.setdefault(e["m"], []).append(("VOPD", op, "x", e))
     return idx
 
 
@@ -50,15 +53,15 @@ def assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
     form = "dpp8" if any(t.startswith("dpp8:") for t in toks) else (
         "dpp16" if any(t.startswith(_DPP16_WORDS) for t in toks) else "base")
     err = _Bad(f"{mnemonic} takes other operands")
-    for enc, op, f in cands:
+    for enc, op, f, e in cands:
         if f not in (form, "x"):
             continue
         try:
-            inst = _build_vopd(op, toks) if enc == "VOPD" else _build(enc, op, f, toks)
+            inst = _build_vopd(op, toks) if enc == "VOPD" else _build(enc, op, f, e, toks)
             return inst.encode()
-        except _Bad as e:
-            err = e
-    if form != "base" and not any(f == form for _, _, f in cands):
+        except _Bad as exc:
+            err = exc
+    if form != "base" and not any(f == form for _, _, f, _ in cands):
         err = _Bad(f"{mnemonic} has no {form.upper()} form")
     raise ctx.error(str(err), err.tok or mnemonic)
 
@@ -68,8 +71,7 @@ def _split(toks: list[str]) -> tuple[list[str], list[str]]:
     return ops, [t for t in toks if _TRAILING.match(t)]
 
 
-def _build(enc: str, op: int, form: str, toks: list[str]) -> Inst:
-    e = tables()["ops"][enc][op]
+def _build(enc: str, op: int, form: str, e: dict, toks: list[str]) -> Inst:
     layout = e.get("enc", enc)
     inst = Inst(layout, op, e["m"], {"op": op} | e.get("fixed", {}), info={"entry": e, "form": form})
     if form == "dpp16":
@@ -152,21 +154,35 @@ def _operand(inst: Inst, spec: list, tok: str, effects: dict, dpp16_e32: bool) -
     elif kind == "lit":
         _set_literal(inst, _parse_literal(core, tok), tok)
     elif field == "src0" and inst.dpp is not None:
-        idx = _vgpr_index(core, count)
+        idx = _vgpr_index(core, count, inst, field)
         if idx is None:
             raise _Bad("expected a VGPR as the DPP source", tok)
         inst.dpp["src0"] = idx
-    elif _vgpr_index(core, count) is not None:
-        inst.fields[field] = 256 + _vgpr_index(core, count)
+    elif (idx := _vgpr_index(core, count, inst, field)) is not None:
+        inst.fields[field] = 256 + idx
     else:
         inst.fields[field] = _source(inst, core, max(count, 1), spec[3], tok)
 
 
-def _vgpr_index(core: str, count: int) -> int | None:
-    """Index of a VGPR range of `count` dwords (count 0: a v<N>.l/.h half, .h setting bit 7)."""
+_HALF = re.compile(r"v(\d+)\.([lh])")
+
+
+def _vgpr_index(core: str, count: int, inst: Inst, field: str) -> int | None:
+    """Index of a VGPR range of `count` dwords. Count 0 is a 16-bit half vN.l/vN.h: in the e32 encodings
+    .h sets bit 7 of the index (v0-v127); in VOP3 the index is N and .h sets the operand's op_sel bit (an
+    op_sel:[...] written as well adds its bits)."""
     if count == 0:
-        m = re.fullmatch(r"v(\d+)\.([lh])", core)
-        return None if not m or int(m.group(1)) > 127 else int(m.group(1)) | (128 if m.group(2) == "h" else 0)
+        m = _HALF.fullmatch(core)
+        if not m:
+            return None
+        n, high = int(m.group(1)), m.group(2) == "h"
+        if inst.encoding in E32:
+            return None if n > 127 else n | (128 if high else 0)
+        if n > 255 or (high and field not in OP_SEL_BIT):
+            return None
+        if high:
+            inst.fields["op_sel"] = inst.fields.get("op_sel", 0) | (1 << OP_SEL_BIT[field])
+        return n
     reg = parse_register(core)
     if reg is None or reg[0] != "v" or reg[2] != count or reg[1] + count > 256:
         return None
@@ -174,7 +190,7 @@ def _vgpr_index(core: str, count: int) -> int | None:
 
 
 def _vgpr(inst: Inst, field: str, core: str, count: int) -> None:
-    idx = _vgpr_index(core, count)
+    idx = _vgpr_index(core, count, inst, field)
     if idx is None:
         raise _Bad(f"expected a VGPR range of {count} dwords", core)
     if field == "vdsty":

@@ -1,8 +1,9 @@
 """Simulated physical memory: VRAM and the system-memory aperture, addressed by physical address.
 
-VRAM is one numpy uint8 array over an anonymous private mmap: the OS commits it page by page on first
-write, so a 24 GiB VRAM costs no RSS until used (MAP_NORESERVE so Linux's overcommit heuristic does not
-refuse a mapping larger than RAM). Reads of untouched VRAM return zeros.
+VRAM is one numpy uint8 array over an anonymous private mmap, or over a buffer the owner provides (the mock
+driver backs it with shared memory that CPU clients map): the OS commits it page by page on first write, so a
+24 GiB VRAM costs no RSS until used (MAP_NORESERVE so Linux's overcommit heuristic does not refuse a mapping
+larger than RAM). Reads of untouched VRAM return zeros.
 
 The system aperture is the host memory the GPU can reach (PTE/PDE SYSTEM bit set): buffers owned by
 the simulator, registered at page-aligned system physical addresses. VRAM physical address 0 is the
@@ -49,13 +50,17 @@ def _as_u8(buffer) -> np.ndarray:
 class PhysicalMemory:
     """VRAM plus the system-memory aperture of one simulated GPU."""
 
-    def __init__(self, vram_size: int = DEFAULT_VRAM_SIZE):
+    def __init__(self, vram_size: int = DEFAULT_VRAM_SIZE, backing=None):
         if vram_size <= 0 or vram_size % PAGE_SIZE:
             raise ValueError(f"VRAM size {vram_size:#x} must be a positive multiple of {PAGE_SIZE:#x}")
         self.vram_size = vram_size
-        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
-        self._vram_map = mmap.mmap(-1, vram_size, flags=flags)
-        self.vram = np.frombuffer(self._vram_map, dtype=np.uint8)
+        if backing is None:
+            flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _MAP_NORESERVE
+            self._vram_map = mmap.mmap(-1, vram_size, flags=flags)
+            backing = self._vram_map
+        self.vram = _as_u8(backing)[:vram_size]  # the owner's buffer (e.g. shared memory a CPU client maps)
+        if self.vram.size != vram_size:
+            raise ValueError(f"VRAM backing of {self.vram.size:#x} bytes is smaller than {vram_size:#x}")
         self._views: dict[str, np.ndarray] = {}
         self._sys_starts: list[int] = []  # sorted system PAs of the registered buffers
         self._sys_bufs: list[np.ndarray] = []

@@ -11,6 +11,7 @@ with their semantic function. Large grids run in batches of workgroups so regist
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
 
 MAX_BATCH_WAVES = 4096
+TICK = 1 << 16  # wave-instructions between the engine's checks of the wall clock (deadline) and progress hooks
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
 
 
@@ -45,6 +47,17 @@ class Counters:
                 "dispatches": self.dispatches, "per_opcode": dict(self.per_opcode)}
 
 
+@dataclass
+class Progress:
+    """Where a running dispatch is, for progress reports: workgroups finished of all, wave-instructions so far."""
+
+    dispatch: Dispatch
+    groups_done: int
+    groups_total: int
+    wave_instructions: int
+    finished: bool = False  # the last report of a dispatch (ended or faulted)
+
+
 class ShaderEngine:
     """Executes dispatches on simulated memory (an MMU with gather/scatter/atomic/read/write)."""
 
@@ -53,7 +66,14 @@ class ShaderEngine:
         self.clock = clock or Clock()
         self.counters = Counters()
         self.watchdog = watchdog  # wave-instruction budget per dispatch before a hang is declared
+        # (monotonic time, fault kind, message): the owner stops a dispatch still running then (None: no limit)
+        self.deadline: tuple[float, str, str] | None = None
+        self.progress_hooks: list[Callable[[Progress], None]] = []  # told every TICK wave-instructions
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # who hears s_sendmsg MSG_INTERRUPT
+        # Sees every instruction while performance counters count or the thread trace traces (simgpu.profile);
+        # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
+        self.observer = None
+        self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -73,9 +93,18 @@ class ShaderEngine:
         per_batch = max(1, waves // ex.waves_per_group)
         # Float exceptions are results on a GPU (NaN, inf, flushed denormals), never errors: one
         # error-state switch for the whole dispatch instead of one per instruction.
-        with np.errstate(all="ignore"):
-            for start in range(0, len(groups), per_batch):
-                ex.run_batch(groups[start:start + per_batch])
+        try:
+            with np.errstate(all="ignore"):
+                for start in range(0, len(groups), per_batch):
+                    ex.groups_before = start
+                    ex.run_batch(groups[start:start + per_batch])
+        finally:
+            if ex.sanitizer is not None:
+                ex.sanitizer.end()
+            if self.progress_hooks:
+                done = Progress(d, len(groups), len(groups), ex.used + ex.slice - ex.budget, finished=True)
+                for hook in self.progress_hooks:
+                    hook(done)
 
 
 # Decoded instructions by the bytes fetched at their PC, shared by every engine: the same kernel loaded
@@ -85,13 +114,23 @@ _DECODED: dict[bytes, tuple] = {}
 _DECODED_CAPACITY = 1 << 15  # about 2 KB each: at most ~64 MB
 
 
+def _wave_range(waves: np.ndarray) -> str:
+    """'wave 3' or 'waves 0-63 (64)' or 'waves 0, 5, 9 (3)' for sorted wave indices."""
+    if len(waves) == 1:
+        return f"wave {waves[0]}"
+    if int(waves[-1]) - int(waves[0]) + 1 == len(waves):
+        return f"waves {waves[0]}-{waves[-1]} ({len(waves)})"
+    shown = ", ".join(str(int(i)) for i in waves[:4])
+    return f"waves {shown}{', ...' if len(waves) > 4 else ''} ({len(waves)})"
+
+
 def _decode_entry(data: bytes) -> tuple | None:
     """(inst, semantic function, is VALU) for instruction bytes, or None if they do not decode to an
     implemented instruction (the caller then reports why)."""
     entry = _DECODED.get(data)
     if entry is None:
         try:
-            inst = decode(data)
+            inst = decode(data, true16=None)  # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
         except DecodeError:
             return None
         fn = semantics.lookup(inst)
@@ -113,10 +152,18 @@ class Exec:
         self.group_items = wg[0] * wg[1] * wg[2]
         self.waves_per_group = -(-self.group_items // self.lanes)
         self.cache: dict[int, tuple] = {}
-        self.budget = engine.watchdog
+        # The watchdog's budget is spent in slices of at most TICK; the end of a slice (budget < 0) is when the
+        # engine looks at the wall clock and reports progress, so the hot loop tests one counter only.
+        self.remaining = engine.watchdog
+        self.slice = self.budget = min(TICK, self.remaining)
+        self.used = 0  # wave-instructions of this dispatch in finished slices
+        self.groups_before = 0  # workgroups of earlier batches (all finished)
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
+        # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
+        # and nothing is wrapped or tested per instruction when they are off.
+        self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
         gx, gy, gz = self.d.workgroups
@@ -130,7 +177,13 @@ class Exec:
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
         priv = self.d.private_segment_size
         self.scratch = np.zeros((self.st.n, self.lanes, priv), np.uint8) if priv else None
-        st = self.st
+        if self.sanitizer is not None:
+            self.sanitizer.batch(groups)
+        st, observer = self.st, self.engine.observer
+        run = self.run
+        if observer is not None:
+            observer.batch_start(self)
+            run = self.run_observed
         one = np.zeros(1, np.int64) if st.n == 1 else None
         while True:
             if one is not None:  # a single wave: no search at all
@@ -138,7 +191,7 @@ class Exec:
                     if not self._release_barriers():
                         break
                     continue
-                self.run(int(st.pc[0]), one, True)
+                run(int(st.pc[0]), one, True)
                 continue
             runnable = st.status == RUNNING
             if not runnable.any():
@@ -148,18 +201,24 @@ class Exec:
             pc = int(st.pc[runnable].min())
             w = np.nonzero(runnable & (st.pc == pc))[0]
             # When every runnable wave stands at this PC they stay together while instructions fall through.
-            self.run(pc, w, len(w) == int(np.count_nonzero(runnable)))
+            run(pc, w, len(w) == int(np.count_nonzero(runnable)))
+        if observer is not None:
+            observer.batch_end(self)
 
-    def run(self, pc: int, w: np.ndarray, straight: bool) -> None:
+    def run(self, pc: int, w: np.ndarray, straight: bool, observer=None) -> None:
         """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as
         long as they fall through (a fall-through instruction moves all its waves to the next PC and
-        changes no status, so they stay one group). Locals hold what every instruction touches."""
+        changes no status, so they stay one group). Locals hold what every instruction touches. An
+        `observer` (simgpu.profile) is shown each instruction as the waves issue it and after it ran."""
         counters, clock, per_opcode = self.engine.counters, self.engine.clock, self.engine.counters.per_opcode
         cache, pcs = self.cache, self.st.pc
         n = len(w)
         ix = w.item(0) if n == 1 else wsel(w)
         while True:
             inst, fn, is_valu = cache.get(pc) or self.fetch(pc, w)
+            if observer is not None:
+                time = clock.cycles
+                kind = observer.before(self, w, pc, inst)
             counters.wave_instructions += n
             per_opcode[inst.mnemonic] += n
             if is_valu:
@@ -167,7 +226,7 @@ class Exec:
             clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
             self.budget -= n
             if self.budget < 0:
-                raise self.fault(w, pc, inst, "watchdog", "instruction budget exhausted (kernel hung?)")
+                self._tick(w, pc, inst)
             try:
                 nxt = fn(self, w, inst)
             except GPUFault as f:
@@ -175,12 +234,18 @@ class Exec:
                 raise
             except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
                 raise self._unexpected(w, pc, inst, e) from e
+            if observer is not None:
+                observer.after(self, w, pc, inst, kind, time)
             if nxt is not None:  # the instruction set the PC (a branch) or the status itself
                 return
             pc += inst.size
             pcs[ix] = pc
             if not straight:
                 return
+
+    def run_observed(self, pc: int, w: np.ndarray, straight: bool) -> None:
+        """`run` with the engine's observer shown every instruction (the same schedule as without it)."""
+        self.run(pc, w, straight, self.engine.observer)
 
     def _active_lanes(self, w: np.ndarray) -> int:
         """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""
@@ -211,12 +276,14 @@ class Exec:
         else:
             entry = _decode_entry(data) or self._decode_fault(w, pc, data)
             self.engine.decoded[(self.vmid, pc)] = (data, entry)
+        if self.sanitizer is not None:
+            entry = self.sanitizer.wrap(entry)
         self.cache[pc] = entry
         return entry
 
     def _decode_fault(self, w: np.ndarray, pc: int, data: bytes):
         try:
-            inst = decode(data)
+            inst = decode(data, true16=None)
         except DecodeError as e:
             raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
         raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
@@ -248,6 +315,54 @@ class Exec:
         st.status[release] = RUNNING
         st.pc[release] += 4
         return True
+
+    def _tick(self, w, pc: int, inst) -> None:
+        """The end of a budget slice: the watchdog, the owner's deadline, progress hooks; then a new slice."""
+        used = self.slice - self.budget
+        self.used += used
+        self.remaining -= used
+        if self.remaining < 0:
+            raise self.hang(w, pc, inst, "watchdog", f"instruction budget of {self.engine.watchdog} wave-"
+                                                     "instructions exhausted (kernel hung?)")
+        deadline = self.engine.deadline
+        if deadline is not None and time.monotonic() > deadline[0]:
+            raise self.hang(w, pc, inst, deadline[1], deadline[2])
+        if self.engine.progress_hooks:
+            waves_done = int(np.count_nonzero(self.st.status == DONE))
+            p = Progress(self.d, self.groups_before + waves_done // self.waves_per_group,
+                         len(self.all_groups()), self.used)
+            for hook in self.engine.progress_hooks:
+                hook(p)
+        self.slice = self.budget = min(TICK, self.remaining)
+
+    def hang(self, w, pc: int, inst, kind: str, message: str) -> GPUFault:
+        """A fault for a dispatch that did not end: the wave at hand, and where every wave of the batch is."""
+        f = self.fault(w, pc, inst, kind, message)
+        f.waves = self.describe_waves()
+        return f
+
+    def describe_waves(self, limit: int = 16) -> list[str]:
+        """One line per group of waves at the same PC and status: PC, instruction, EXEC, what they wait for."""
+        st, out = self.st, []
+        if st is None:
+            return out
+        keys = sorted({(int(st.status[i]), int(st.pc[i])) for i in range(st.n) if st.status[i] != DONE})
+        for status, pc in keys[:limit]:
+            waves = np.nonzero((st.status == status) & (st.pc == pc))[0]
+            entry = self.cache.get(pc)
+            text = entry[0].text() if entry else "?"
+            execs = sorted({int(m) for m in st.mask64(waves, 126)})
+            exec_text = f"exec {execs[0]:#x}" if len(execs) == 1 else f"exec {len(execs)} different masks"
+            one = len(waves) == 1
+            what = (f"{'waits' if one else 'wait'} at s_barrier for the rest of {'its' if one else 'their'} workgroup"
+                    if status == BARRIER else "running")
+            out.append(f"{_wave_range(waves)}: pc {pc:#x} [{text}] {exec_text}, {what}")
+        if len(keys) > limit:
+            out.append(f"... and {len(keys) - limit} more groups of waves")
+        done = int(np.count_nonzero(st.status == DONE))
+        if done:
+            out.append(f"{done} of {st.n} waves of the batch have ended")
+        return out
 
     # ---------------------------------------------------------------------------------- faults
 

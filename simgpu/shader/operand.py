@@ -2,9 +2,14 @@
 scalar/constant broadcast to all lanes), and masked destination writes.
 
 Inline constants take the bit pattern of the operand's type: 1.0 is 0x3f800000 for f32, 0x3c00 for
-f16, 0x3ff0000000000000 for f64; integer constants are sign-extended to the operand width. A 32-bit
-literal feeds f64 operands as the high half (the hardware's rule), 64-bit integer operands
-sign-extended.
+f16, 0x3ff0000000000000 for f64; integer constants are sign-extended to the operand width.
+
+A 32-bit literal feeding a 64-bit operand (`literal64`): an f64 operand takes it as its high half, a
+signed integer operand (kind "i64") sign-extends it, every other 64-bit operand (b64/u64) zero-extends
+it. That is the hardware's rule as LLVM states it (llvm-project #70274: a 32-bit literal "will be
+encoded as its low 32 bits and then either correctly sign extended or incorrectly zero extended by HW",
+and #186575, which gives only the signed operands - s_ashr_i64, s_cls_i32_i64 (S_FLBIT_I32_I64),
+v_ashrrev_i64, v_mad_i64_i32's addend, v_cmp(x)_*_i64 - the sign-extending operand type).
 """
 
 from __future__ import annotations
@@ -34,14 +39,26 @@ def _float_bits(x: float, kind: str) -> int:
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
 
+_WIDE = ("f64", "b64", "i64")
+
+
+def literal64(lit: int, kind: str) -> int:
+    """A 32-bit literal as the 64-bit value an operand of `kind` (f64, i64, b64) reads (see above)."""
+    if kind == "f64":
+        return lit << 32
+    if kind == "i64" and lit & 0x80000000:
+        return lit | 0xFFFFFFFF00000000
+    return lit
+
+
 def constant(code: int, kind: str = "b32") -> int | None:
-    """The bits an inline-constant code stands for, for an operand of `kind` (b32/f32/f16/b16/f64/b64)."""
-    bits = 64 if kind in ("f64", "b64") else 32
+    """The bits an inline-constant code stands for, for an operand of `kind` (b32/f32/f16/b16/f64/b64/i64)."""
+    bits = 64 if kind in _WIDE else 32
     if 128 <= code <= 192:
         return code - 128
     if 193 <= code <= 208:
         return (192 - code) & ((1 << bits) - 1)
-    fk = kind if kind in ("f16", "f64") else ("f64" if kind == "b64" else "f32")
+    fk = kind if kind in ("f16", "f64") else ("f64" if bits == 64 else "f32")
     if kind == "b16":
         fk = "f16"
     if code in _FLOATS:
@@ -71,8 +88,8 @@ def _special(ex, w: np.ndarray, code: int) -> np.ndarray | None:
 
 
 def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b32") -> np.ndarray:
-    """A scalar source for waves `w`: [n] uint32, or uint64 for 64-bit kinds."""
-    wide = kind in ("b64", "f64")
+    """A scalar source for waves `w`: [n] uint32, or uint64 for 64-bit kinds (f64, b64, i64)."""
+    wide = kind in _WIDE
     st = ex.st
     if code < 128:
         if code == 124:
@@ -84,13 +101,7 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
         return lo.astype(np.uint64) | (st.sgpr[ix, code + 1].astype(np.uint64) << np.uint64(32))
     if code == 255:
         lit = literal or 0
-        if kind == "f64":
-            val = lit << 32
-        elif kind == "b64":
-            val = lit | (0xFFFFFFFF00000000 if lit & 0x80000000 else 0)
-        else:
-            val = lit
-        return np.full(len(w), val, np.uint64 if wide else np.uint32)
+        return np.full(len(w), literal64(lit, kind) if wide else lit, np.uint64 if wide else np.uint32)
     c = constant(code, kind)
     if c is not None:
         return np.full(len(w), c, np.uint64 if wide else np.uint32)
@@ -125,7 +136,7 @@ def vector_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
         r = code - 256
         ix = wsel(w)
         lo = st.vgpr[r, ix, :]
-        if kind not in ("b64", "f64"):
+        if kind not in _WIDE:
             return lo
         return lo.astype(np.uint64) | (st.vgpr[r + 1, ix, :].astype(np.uint64) << np.uint64(32))
     s = scalar_src(ex, w, code, literal, kind)

@@ -139,7 +139,7 @@ def test_errnos(drv):
     assert e.value.errno == errno.EFAULT
 
 
-_FUZZ = MockOS(devices=1, vram_size=1 << 28)
+_FUZZ = MockOS(devices=1, vram_size=1 << 28, user=False)  # random pointers must not reach our memory
 _FUZZ_FD = _FUZZ.open("/dev/dri/renderD128")
 _FUZZ_HOST = _FUZZ.mmap(-1, 1 << 16, 3, MAP_PRIVATE | MAP_ANONYMOUS)
 

@@ -22,7 +22,7 @@ def _vm_with(ranges: list[tuple[int, int]], unmapped: set[int] = frozenset()) ->
     allocs = []
     for i, (first, pages) in enumerate(ranges):
         a = Allocation(i + 1, 0, "vram", BASE + first * PAGE, pages * PAGE, RW, pa=(16 << 20) + first * PAGE)
-        vm.map(a)
+        vm.map(a, a.pa, False)
         allocs.append(a)
     for i in unmapped:
         vm.unmap(allocs[i])
@@ -79,7 +79,7 @@ def test_mapped_agrees_with_a_walk_of_every_page(layout, data):
                                                    (kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM | EXECUTABLE, False, True)])
 def test_page_permissions_follow_the_kfd_flags(flags, write, execute):
     vm = VM(GPU(1 << 30), VMID)
-    vm.map(Allocation(1, 0, "vram", BASE, PAGE, flags, pa=16 << 20))
+    vm.map(Allocation(1, 0, "vram", BASE, PAGE, flags, pa=16 << 20), 16 << 20, False)
     mmu = vm.gpu.mmu
     assert mmu.read(VMID, BASE, 4) == bytes(4)  # every mapping is readable
     for allowed, access in ((write, lambda: mmu.write(VMID, BASE, b"abcd")),

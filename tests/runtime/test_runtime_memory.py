@@ -1,5 +1,6 @@
 """Runtime buffers on MockOS: copies of many sizes and offsets, frees, several devices, faults."""
 
+import io
 import subprocess
 import sys
 
@@ -9,10 +10,13 @@ import pytest
 import runtime
 from compiler.llvm import compile_ir
 from mockgpu import MockOS
+from runtime.os import MAP_FIXED, PROT_NONE
 from simgpu.hw import pm4 as hw
 from simgpu.isa import assemble
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.kdescriptor import make_descriptor
+from traces.format import read_trace
+from traces.record import RecordingOS
 
 
 @pytest.fixture(scope="module")
@@ -143,6 +147,20 @@ def test_addresses_depend_only_on_the_os_objects_own_history():
     assert second == first  # a second MockOS in the same process gets the same addresses
     b, third = three(shared, "AMD:1")  # devices of one process share its VA space: one address per buffer
     assert b.va_space is a.va_space and min(third) > max(second)
+
+
+def test_cpu_mappings_sit_at_the_gpu_va_of_a_range_reserved_through_the_os():
+    rec = io.BytesIO()
+    os_ = RecordingOS(MockOS(devices=1, vram_size=1 << 30), rec)
+    dev = runtime.Device(os=os_)
+    buf = dev.alloc_system(1 << 16)
+    assert buf.mapping.addr == buf.va and buf.reservation.addr == buf.va
+    os_.finish()
+    maps = [r for r in read_trace(rec.getvalue())[1] if r["t"] == "mmap"]
+    reserved = next(r for r in maps if r["fd"] == -1 and r["addr"] == buf.va)
+    assert reserved["prot"] == PROT_NONE and reserved["result"] == buf.va
+    placed = next(r for r in maps if r["fd"] != -1 and r["addr"] == buf.va)
+    assert placed["flags"] & MAP_FIXED and placed["result"] == buf.va
 
 
 def test_a_timeout_says_what_the_queue_waits_for():

@@ -11,30 +11,33 @@ from simgpu.isa.encodings import identify
 from tests import DATA
 
 GOLDEN = os.path.join(DATA, "isa", "gfx1100_golden.tsv.gz")
+# llvm-mc with -mattr=+real-true16 (regenerate: python -m tools.gen_isa_golden --true16)
+GOLDEN16 = os.path.join(DATA, "isa", "gfx1100_true16_golden.tsv.gz")
 
 
 @cache
-def golden_pairs() -> list[tuple[bytes, str]]:
-    """Every (bytes, text) pair of the golden file."""
-    with gzip.open(GOLDEN, "rt") as f:
+def golden_pairs(true16: bool = False) -> list[tuple[bytes, str]]:
+    """Every (bytes, text) pair of the golden file (the True16 one when `true16`)."""
+    with gzip.open(GOLDEN16 if true16 else GOLDEN, "rt") as f:
         rows = [line.rstrip("\n").split("\t", 1) for line in f]
     return [(bytes.fromhex(h), t) for h, t in rows]
 
 
 @cache
-def pairs_by_encoding() -> dict[str, list[tuple[bytes, str]]]:
+def pairs_by_encoding(true16: bool = False) -> dict[str, list[tuple[bytes, str]]]:
     """The golden pairs grouped by the encoding of their first dword."""
     out: dict[str, list[tuple[bytes, str]]] = defaultdict(list)
-    for data, text in golden_pairs():
+    for data, text in golden_pairs(true16):
         out[identify(int.from_bytes(data[:4], "little")) or "?"].append((data, text))
     return dict(out)
 
 
-def check_pair(data: bytes, text: str) -> str | None:
-    """None when the codec agrees with LLVM on this pair, else what differs."""
+def check_pair(data: bytes, text: str, true16: bool = False) -> str | None:
+    """None when the codec agrees with LLVM on this pair (in LLVM's True16 mode when `true16`), else
+    what differs."""
     from simgpu.isa import assemble, decode, fetch_size
     try:
-        inst = decode(data)
+        inst = decode(data, true16=true16)
         got = inst.text()
     except Exception as e:  # noqa: BLE001 - a report, not control flow
         return f"decode: {type(e).__name__}: {e}"

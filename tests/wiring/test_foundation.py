@@ -45,3 +45,15 @@ def test_pytest_plugin_sets_mockgpu(pytester):
         if env_before is not None:
             os.environ["MOCKGPU"] = env_before
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("cwd", ["repository", "elsewhere"])
+def test_bare_pytest_imports_the_test_packages(cwd, tmp_path):
+    # Issue 12, item 8: bare `pytest` (not `python -m pytest`) failed with "No module named 'tests'".
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    target = os.path.join(root, "tests", "traces", "test_traces_workloads.py")  # imports tests.runtime.* helpers
+    pytest_bin = os.path.join(os.path.dirname(sys.executable), "pytest")
+    r = subprocess.run([pytest_bin, "--co", "-q", "-p", "no:cacheprovider", target], capture_output=True, text=True,
+                       cwd=root if cwd == "repository" else tmp_path, env={**os.environ, "PYTHONPATH": ""})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "error" not in r.stdout.lower()

@@ -205,8 +205,9 @@ def _load_format(ex, w, inst):
         if hi:
             cur = ex.st.vgpr[inst.fields["vdata"], w, :]
             vals = [(cur & U32(0xFFFF)) | (vals[0] << U32(16))]
-        else:
-            vals = [vals[i] | (vals[i + 1] << U32(16)) if i + 1 < len(vals) else vals[i]
+        else:  # two channels per VGPR; after an odd last channel the high half is preserved (the reference)
+            vals = [vals[i] | (vals[i + 1] << U32(16)) if i + 1 < len(vals) else
+                    (ex.st.vgpr[inst.fields["vdata"] + i // 2, w, :] & U32(0xFFFF0000)) | vals[i]
                     for i in range(0, len(vals), 2)]
     for i, v in enumerate(vals):
         write_vgpr(ex, w, inst.fields["vdata"] + i, v, mask)

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.operand import constant, scalar_src
+from simgpu.shader.operand import constant, literal64, scalar_src
 from simgpu.shader.scalar.value import M32
 from simgpu.shader.state import NULL, wsel
 
 U32, U64 = np.uint32, np.uint64
 _SPECIAL = "x"  # a source read through operand.scalar_src (vccz, execz, scc, apertures)
+# The scalar operands LLVM types as signed 64-bit integers: a 32-bit literal sign-extends into them;
+# every other 64-bit scalar operand zero-extends it (operand.literal64).
+SIGNED64 = {("s_ashr_i64", "ssrc0"), ("s_cls_i32_i64", "ssrc0")}
 
 
 def _plan(inst) -> tuple:
@@ -33,8 +36,8 @@ def _source(inst, name: str, wide: bool) -> tuple:
         return ("s", code, wide) if code != NULL else ("k", 0, wide)
     if code == 255:
         lit = inst.literal or 0
-        if wide and lit & 0x80000000:  # a 32-bit literal sign-extends into a 64-bit integer operand
-            lit |= 0xFFFFFFFF00000000
+        if wide:
+            lit = literal64(lit, "i64" if (inst.mnemonic, name) in SIGNED64 else "b64")
         return ("k", lit, wide)
     c = constant(code, "b64" if wide else "b32")
     return ("k", c, wide) if c is not None else (_SPECIAL, code, wide)

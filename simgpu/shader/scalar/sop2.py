@@ -73,8 +73,9 @@ def arith_shift_right(x, amount, bits: int):
 
 
 def _lshl_add(n: int):
+    """S_LSHLn_ADD_U32: tmp = (64'U(S0) << n) + S1; SCC = tmp >= 2**32 (the carry out of the shift and the add)."""
     def op(a, b, bits):
-        full = ((a << n) & M32) + b
+        full = (a << n) + b  # a < 2**32: the shifted value fits in 64 bits of either kind
         return full, full > M32
     return op
 
@@ -93,13 +94,17 @@ def _field_mask(width):
 
 
 def _bfe(is_signed: bool):
-    """Bit-field extract: offset in S1[5:0] (S1[4:0] for 32 bits), width in S1[22:16]."""
+    """Bit-field extract: offset in S1[5:0] (S1[4:0] for 32 bits), width in S1[22:16].
+
+    The signed forms shift the *signed* source (the reference: `tmp = (S0.i >> offset) & mask;
+    D = signextFromBit(tmp, width)`), so a field running past the top of the register takes copies
+    of the sign bit, and its own top bit is then the source's sign."""
     def op(a, b, bits):
         off = b & (bits - 1)
         width = (b >> 16) & 0x7F
         width = select(width > bits, bits, width)
         mask = _field_mask(width)
-        v = (a >> off) & mask
+        v = (arith_shift_right(a, off, bits) if is_signed else a >> off) & mask
         if is_signed:
             sign = (v >> ((width + 63) & 63)) & 1  # the field's top bit (0 for an empty field)
             v = v | select((sign == 1) & (width < 64), inv(mask), 0)
@@ -124,7 +129,9 @@ def _mul_hi_i(a, b, bits):
 
 
 def _absdiff(a, b, bits):
-    d = signed(a, 32) - signed(b, 32)
+    """D = S0 - S1 wrapped to 32 bits, negated when that is negative (the reference's functional
+    examples: (0x80000000, 0) -> 0x80000000, (0x80000000, 1) -> 0x7fffffff): not the true magnitude."""
+    d = signed(unsigned(signed(a, 32) - signed(b, 32), 32), 32)
     return unsigned(select(d < 0, -d, d), 32), None
 
 

@@ -139,7 +139,9 @@ def _fract(ctx, x, t):
     fl = np.floor(x)
     r = fx.add64(x, -fl, rm) if t == "f64" else fx.add_small(x, -fl, DT[t], rm)
     below_one = np.nextafter(DT[t](1), DT[t](0))
-    return np.where(np.isfinite(x), np.minimum(r, below_one), np.where(np.isnan(x), x, DT[t](np.nan))).astype(DT[t])
+    # NaN in, NaN out quieted (the reference's S0 + -floor(S0) is arithmetic: a signaling NaN is quieted)
+    return np.where(np.isfinite(x), np.minimum(r, below_one), np.where(np.isnan(x), fx.quiet_nan(x), DT[t](np.nan))
+                    ).astype(DT[t])
 
 
 def _frexp_mant(ctx, x, t):

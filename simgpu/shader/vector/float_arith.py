@@ -101,7 +101,7 @@ def _binary_exact(op, t, ctx, a, b):
     a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
     wide, small = _EXACT[op]
     r = wide(a, b, rm) if t == "f64" else small(a, b, DT[t], rm)
-    return fx.flush_out(r, dm)
+    return fx.first_nan(fx.flush_out(r, dm), a, b)
 
 
 def _add(t, ctx, a, b):
@@ -128,11 +128,14 @@ def _fma_exact(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
     if flush_inputs:
         a, b, c = fx.flush_in(a, dm), fx.flush_in(b, dm), fx.flush_in(c, dm)
     r = fx.fma64(a, b, c, rm, post_scale) if t == "f64" else fx.fma_small(a, b, c, DT[t], rm, post_scale)
-    return fx.flush_out(r, dm)
+    return fx.first_nan(fx.flush_out(r, dm), a, b, c)
 
 
-def _neg(x):
-    return -x
+def _sub(t, ctx, a, b):
+    """a - b, computed as a + (-b); a NaN result from b alone is b quieted with its own sign: subtraction
+    does not negate a NaN (as LLVM's constant folder evaluates fsub, so folded and run-time results agree;
+    docs/shader.md, "NaN results")."""
+    return fx.first_nan(_add(t, ctx, a, -b), a, b)
 
 
 for _t in ("f16", "f32", "f64"):
@@ -140,8 +143,8 @@ for _t in ("f16", "f32", "f64"):
     vop(f"v_mul_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _mul(t, c, a, b))
     vop(f"v_fma_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d))
 for _t in ("f16", "f32"):
-    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, a, _neg(b)))
-    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, b, _neg(a)))
+    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _sub(t, c, a, b))
+    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _sub(t, c, b, a))
     vop(f"v_fmac_{_t}", _t, (_t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d), acc=True)
     # fmamk: D = S0 * K + S1 with operands listed (src0, K, vsrc1); fmaak: D = S0 * S1 + K
     vop(f"v_fmamk_{_t}", _t, (_t, _t, _t), lambda c, a, k, b, t=_t: _fma(t, c, a, k, b))
@@ -199,19 +202,31 @@ _SCALE = {"f32": (96, 64, 23), "f64": (768, 128, 53)}  # exponent gap, scale pow
 
 
 def _div_scale(t, ctx, s0, s1, s2):
-    """V_DIV_SCALE: pre-scale a division's operand so Newton-Raphson steps never see denormals."""
+    """V_DIV_SCALE: pre-scale a division's operand so Newton-Raphson steps never see denormals.
+
+    The reference's pseudo-code (RDNA3 ISA 16.12), evaluated on MODE's view of the operands (denormal
+    inputs read as zero when MODE flushes them: a denormal denominator then gives NaN, as verified on
+    hardware), with these departures, each verified on hardware or needed for LLVM's fdiv expansion to
+    be correct (docs/shader.md, "V_DIV_SCALE"):
+    - a zero numerator or denominator (NaN) sets VCC (hardware);
+    - "1/S1 is denormal" is tested in the operand's own type (the pseudo-code converts f32 to f64, where
+      it never is): 1 / 2**127 sets VCC and leaves the numerator unscaled (hardware); when the quotient
+      is denormal too, the denominator is scaled *down* by 2**64 (2**128): the pseudo-code's ldexp(S0, 64)
+      would make a denominator near 2**127 infinite and LLVM's 1.0f / 2**127 zero."""
     dt = DT[t]
     gap, k, tiny = _SCALE[t]
+    dm = fx.denorm_mode(ctx.mode, t)
+    s0, s1, s2 = fx.flush_in(s0, dm), fx.flush_in(s1, dm), fx.flush_in(s2, dm)
     e1, e2 = exponent(s1, t), exponent(s2, t)
     with np.errstate(all="ignore"):
-        rcp_denorm = fx.is_denormal(F64(1.0) / s1.astype(F64))
+        rcp_denorm = fx.is_denormal((F64(1.0) / s1.astype(F64)).astype(dt))
         q_denorm = fx.is_denormal((s2.astype(F64) / s1.astype(F64)).astype(dt))
     up, down = np.ldexp(s0, k).astype(dt), np.ldexp(s0, -k).astype(dt)
     zero = (s2 == 0) | (s1 == 0)
     conds = [zero, e2 - e1 >= gap, fx.is_denormal(s1), rcp_denorm & q_denorm, rcp_denorm, q_denorm, e2 <= tiny]
-    vals = [np.full(s0.shape, np.nan, dt), np.where(s0 == s1, up, s0), up, np.where(s0 == s1, up, s0), down,
+    vals = [np.full(s0.shape, np.nan, dt), np.where(s0 == s1, up, s0), up, np.where(s0 == s1, down, s0), down,
             np.where(s0 == s2, up, s0), up]
-    vcc = np.select(conds, [False, True, False, True, False, True, False], False)
+    vcc = np.select(conds, [True, True, False, True, False, True, False], False)
     return np.select(conds, vals, s0).astype(dt), vcc
 
 
@@ -227,8 +242,13 @@ def _div_fmas(t, ctx, a, b, c, vcc):
 
 
 def _div_fixup(t, ctx, q, den, num):
-    """V_DIV_FIXUP: the special cases of num / den (NaN, 0/0, inf/inf, x/0, x/inf, underflow)."""
+    """V_DIV_FIXUP: the special cases of num / den (NaN, 0/0, inf/inf, x/0, x/inf, underflow, overflow).
+
+    Denormal inputs read as zero when MODE flushes them, as for div_scale: LLVM's fdiv expansion in a
+    flushing MODE then gives x / denormal = inf and denormal / x = 0 (tests/simgpu/shader/test_sem_regressions)."""
     dt = DT[t]
+    dm = fx.denorm_mode(ctx.mode, t)
+    q, den, num = fx.flush_in(q, dm), fx.flush_in(den, dm), fx.flush_in(num, dm)
     neg = np.signbit(den) ^ np.signbit(num)
     sgn = np.where(neg, dt(-1), dt(1))
     ainf = np.abs(den) == np.inf
@@ -241,6 +261,11 @@ def _div_fixup(t, ctx, q, den, num):
         limit = 150 if t == "f32" else 1075
         conds.append(exponent(num, t) - exponent(den, t) < -limit)
         vals.append(sgn * dt(0))  # UNDERFLOW: the quotient rounds to zero
+        # OVERFLOW: the reference tests `exponent(S1) == 255` (2047 for f64) here, which the NaN and inf
+        # cases above already took; the hardware tests the quotient S0 (verified: a NaN S0 with finite S1,
+        # S2 gives +-inf, as when the Newton-Raphson steps overflowed).
+        conds.append(exponent(q, t) == _EXP_BITS[t][1])
+        vals.append(sgn * dt(np.inf))
     return np.select(conds, vals, sgn * np.abs(q)).astype(dt)
 
 

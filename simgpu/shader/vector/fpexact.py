@@ -81,6 +81,22 @@ def quiet_nan(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), q.view(x.dtype), x)
 
 
+def first_nan(r: np.ndarray, *srcs: np.ndarray) -> np.ndarray:
+    """An arithmetic result whose NaNs are the first NaN source operand, quieted (docs/shader.md, "NaN
+    results"; LLVM's constant folder does the same), where a source is NaN; a NaN made from non-NaN
+    operands (inf - inf) is left as it is. Needed because numpy's own choice is not reliable: a C
+    compiler may swap the operands of a commutative multiply."""
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    dt = r.dtype
+    out = r
+    for s in reversed(srcs):  # the first source last: it wins where several are NaN
+        s = np.asarray(s, dt)
+        out = np.where(nan & np.isnan(s), quiet_nan(s), out)
+    return out.astype(dt, copy=False)
+
+
 # ---------------------------------------------------------------------------------------------- error-free transforms
 
 

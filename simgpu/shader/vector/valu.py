@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simgpu.shader.operand import constant, scalar_src, vector_src, write_vgpr
+from simgpu.shader.operand import constant, literal64, scalar_src, vector_src, write_vgpr
 from simgpu.shader.scalar.alu import read_sgpr, write_sgpr
 from simgpu.shader.semantics import register
 from simgpu.shader.state import EXEC_LO, HW_MODE, VCC_LO, wsel
@@ -30,6 +30,7 @@ TYPES = {"f16": (np.float16, 16), "f32": (np.float32, 32), "f64": (np.float64, 6
          "u64": (np.uint64, 64), "i64": (np.int64, 64), "b64": (np.uint64, 64),
          "v2f16": (np.uint32, 32)}  # two packed f16 (v_pk_fmac_f16, v_dot2acc_f32_f16): raw bits, f16 constants
 UNSIGNED = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+MODE_IEEE = 1 << 9  # MODE.IEEE: min/max NaN rules, and omod is ignored
 
 
 def is_float(t: str) -> bool:
@@ -37,9 +38,9 @@ def is_float(t: str) -> bool:
 
 
 def const_kind(t: str) -> str:
-    """The inline-constant flavour of a type (see operand.constant)."""
+    """The inline-constant and literal flavour of a type (see operand.constant and operand.literal64)."""
     bits = TYPES[t][1]
-    if t in ("f16", "f32", "f64"):
+    if t in ("f16", "f32", "f64", "i64"):
         return t
     if t == "v2f16":
         return "f16"
@@ -121,7 +122,7 @@ def _raw_source(ex, w, inst, entry, t: str, index: int) -> np.ndarray:
     t16_hi = 0
     if field == "K":
         lit = inst.literal or 0
-        raw = np.full((len(w), ex.st.lanes), lit << 32 if t == "f64" else lit, U64 if wide else U32)
+        raw = np.full((len(w), ex.st.lanes), literal64(lit, kind) if wide else lit, U64 if wide else U32)
     elif field == "vsrc1":
         code, t16_hi = t16_vgpr(inst, 256 + inst.fields["vsrc1"], bits)
         raw = vector_src(ex, w, code, None, kind)
@@ -247,7 +248,10 @@ def _omod_clamp(inst, spec: VOp, r: np.ndarray, ctx: OpCtx) -> np.ndarray:
         return r
     omod = inst.fields.get("omod", 0) if inst.encoding in ("VOP3", "VOP3SD") else 0
     if omod and not spec.no_omod:
-        r = r * r.dtype.type((2.0, 4.0, 0.5)[omod - 1])
+        # The hardware ignores omod while MODE.IEEE is set (LLVM's SIFoldOperands: "omod is ignored by
+        # hardware if IEEE bit is enabled", so it only folds omod into IEEE-off code).
+        ieee = (np.asarray(ctx.mode).reshape(-1, 1) & MODE_IEEE) != 0
+        r = np.where(ieee, r, r * r.dtype.type((2.0, 4.0, 0.5)[omod - 1])).astype(r.dtype)
     if ctx.clamp:
         r = np.where(np.isnan(r), r.dtype.type(0), np.clip(r, r.dtype.type(0), r.dtype.type(1)))
     return r
@@ -351,10 +355,8 @@ def _fast_plan(spec: VOp, inst):
             plan.append(_sgpr_reader(code, t))
         elif code == 255:
             lit = inst.literal or 0
-            if t == "f64":  # a 32-bit literal is the high half of an f64 operand
-                lit <<= 32
-            elif t in _PLAIN64 and lit & 0x80000000:  # and sign-extends into a 64-bit integer one
-                lit |= 0xFFFFFFFF00000000
+            if t in _PLAIN64:  # f64: the high half; i64: sign-extended; b64/u64: zero-extended
+                lit = literal64(lit, const_kind(t))
             elif t in _PLAIN16:  # a 16-bit operand takes the literal's low half
                 lit &= 0xFFFF
             plan.append(_constant_reader(lit, t))

@@ -4,8 +4,9 @@ reference pseudo-code.
 
 A packed source supplies two 16-bit halves: the low lane of the operation reads half op_sel[i] of the
 32-bit operand, the high lane half op_sel_hi[i]; neg_lo/neg_hi negate them (float ops). An inline constant
-is a 32-bit value as LLVM encodes it: a float constant holds its f16 (bf16) bits in the low half and 0 in
-the high half, an integer constant is sign-extended to 32 bits.
+is a 32-bit value as LLVM encodes it: for f16 (bf16) operands a float constant holds its f16 (bf16) bits in
+the low half and 0 in the high half; for integer operands it is the f32 bit pattern; an integer constant
+is sign-extended to 32 bits.
 """
 
 from __future__ import annotations
@@ -19,11 +20,10 @@ from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import fpexact as fx
-from simgpu.shader.vector.valu import dpp_source, dpp_write_mask, vop
+from simgpu.shader.vector.valu import MODE_IEEE, dpp_source, dpp_write_mask, vop
 
 U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
 F16, F32, F64 = np.float16, np.float32, np.float64
-MODE_IEEE = 1 << 9
 
 # ---------------------------------------------------------------------------------------------- float helpers
 
@@ -180,6 +180,7 @@ class PkOp:
     nsrc: int
     fn: Callable
     sat: bool = False  # clamp saturates the integer result
+    arith: bool = False  # f16 arithmetic (add/mul/fma): NaN results propagate the first NaN operand
 
 
 def _typed(h: np.ndarray, kind: str) -> np.ndarray:
@@ -189,10 +190,13 @@ def _typed(h: np.ndarray, kind: str) -> np.ndarray:
 
 
 def _pk_half(op: PkOp, halves, ieee, clamp: bool) -> np.ndarray:
+    typed = [_typed(h, op.kind) for h in halves]
     with np.errstate(all="ignore"):
-        r = op.fn(ieee, *[_typed(h, op.kind) for h in halves])
+        r = op.fn(ieee, *typed)
     if op.kind == "f16":
         r = np.asarray(r, F16)
+        if op.arith:  # a NaN result: the first NaN operand, quieted (min/max have their own rules)
+            r = fx.first_nan(r, *typed)
         return (clamp01(r) if clamp else r).view(U16)
     if clamp and op.sat:
         lo, hi = _RANGE[op.kind]
@@ -203,7 +207,11 @@ def _pk_half(op: PkOp, halves, ieee, clamp: bool) -> np.ndarray:
 def pk_execute(op: PkOp):
     """The semantic function of a packed op."""
     def fn(ex, w, inst):
-        srcs = [packed(ex, w, inst, i, "f16" if op.kind == "f16" else "b16") for i in range(op.nsrc)]
+        # An inline float constant is the f16 bits (low half) for f16 ops, but its f32 bit pattern for the
+        # integer ops, whose halves are then the pattern's halves (hardware-verified: v_pk_add_u16 with
+        # 2.0 adds 0x0000 to the low half, 0x4000 to the high one; LLVM 19 agrees: it folds the literal
+        # 0x40000000, not 0x4000, into 2.0 for v_pk_add_u16).
+        srcs = [packed(ex, w, inst, i, "f16" if op.kind == "f16" else "b32") for i in range(op.nsrc)]
         ieee, clamp = ieee_mode(ex, w), bool(inst.fields.get("clamp", 0))
         lo = _pk_half(op, [s[0] for s in srcs], ieee, clamp)
         hi = _pk_half(op, [s[1] for s in srcs], ieee, clamp)
@@ -220,9 +228,9 @@ def _shift(s):
 
 
 PK_OPS = {
-    "v_pk_add_f16": PkOp("f16", 2, lambda m, a, b: a + b),
-    "v_pk_mul_f16": PkOp("f16", 2, lambda m, a, b: a * b),
-    "v_pk_fma_f16": PkOp("f16", 3, _fma16),
+    "v_pk_add_f16": PkOp("f16", 2, lambda m, a, b: a + b, arith=True),
+    "v_pk_mul_f16": PkOp("f16", 2, lambda m, a, b: a * b, arith=True),
+    "v_pk_fma_f16": PkOp("f16", 3, _fma16, arith=True),
     "v_pk_max_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, True, m)),
     "v_pk_min_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, False, m)),
     "v_pk_add_u16": PkOp("u16", 2, lambda m, a, b: a + b, sat=True),
@@ -312,10 +320,12 @@ def _dot2_16(ex, w, inst, kind: str) -> None:
         halves.append([(half(word, k) & keep) ^ flip for k in (0, 1)])
     keep, flip = _vop3_mods(inst, 2)
     c = (half(raw32(ex, w, inst, 2, kind), op_sel(inst, 2)) & keep) ^ flip
-    rnd = (lambda x: x.astype(F16).view(U16)) if kind == "f16" else to_bf16
-    acc = c
-    for k in (0, 1):
-        acc = rnd(fma64(conv(halves[0][k]), conv(halves[1][k]), conv(acc)))
+    if kind == "f16":
+        acc = _dot2_f16_once(conv(halves[0][0]), conv(halves[1][0]), conv(halves[0][1]), conv(halves[1][1]), conv(c))
+    else:
+        acc = c
+        for k in (0, 1):
+            acc = to_bf16(fma64(conv(halves[0][k]), conv(halves[1][k]), conv(acc)))
     if inst.fields.get("clamp", 0):
         acc = clamp01(conv(acc).astype(F32))
         acc = acc.astype(F16).view(U16) if kind == "f16" else f32_to_bf16(acc)
@@ -324,6 +334,21 @@ def _dot2_16(ex, w, inst, kind: str) -> None:
     v = acc.astype(U32)
     new = (cur & U32(0xFFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
     _write32(ex, w, inst, new)
+
+
+def _dot2_f16_once(a0, b0, a1, b1, c) -> np.ndarray:
+    """a0*b0 + a1*b1 + c for f16 values, rounded once to f16 (nearest even): the dot unit keeps products
+    exact and rounds the sum once (docs/shader.md, "V_DOT2_F16_F16"). Exact in f64 pairs: every term is a
+    multiple of 2**-48 below 2**34, so TwoSum's errors and their sum are exact."""
+    with np.errstate(all="ignore"):
+        p0, p1 = a0.astype(F64) * b0.astype(F64), a1.astype(F64) * b1.astype(F64)  # exact
+        s1, e1 = fx.two_sum(p0, p1)
+        s2, e2 = fx.two_sum(s1, c.astype(F64))
+        hi, lo = fx.two_sum(s2, e1 + e2)
+        r = fx.round_pair(hi, lo, F16, np.zeros((1, 1), np.int64))
+        # inf/NaN, and an exact zero's sign: as IEEE arithmetic gives them
+        r = np.where(np.isfinite(hi) & (hi != 0), r, (p0 + p1 + c.astype(F64)).astype(F16))
+    return fx.first_nan(np.asarray(r, F16), a0, b0, a1, b1, c).view(U16)
 
 
 register("v_dot2_f16_f16", lambda ex, w, inst: _dot2_16(ex, w, inst, "f16"))
@@ -346,7 +371,8 @@ def _dot2acc(ctx, a, b, d):
 
 def _pk_fmac(ctx, a, b, d):
     (a0, a1), (b0, b1), (d0, d1) = _halves16(a), _halves16(b), _halves16(d)
-    lo, hi = fma64(a0, b0, d0).astype(F16), fma64(a1, b1, d1).astype(F16)
+    lo = fx.first_nan(fma64(a0, b0, d0).astype(F16), a0, b0, d0)
+    hi = fx.first_nan(fma64(a1, b1, d1).astype(F16), a1, b1, d1)
     return lo.view(U16).astype(U32) | (hi.view(U16).astype(U32) << U32(16))
 
 
@@ -371,15 +397,18 @@ def _mix_source(ex, w, inst, i: int) -> np.ndarray:
 
 
 def _fma_mix(ex, w, inst, out: str) -> None:
+    """D = fma(in0, in1, in2) in f32; the lo/hi forms then convert that f32 to f16: two roundings, as the
+    reference says (`D0[15:0].f16 = f32_to_f16(fma(in[0], in[1], in[2]))` with f32 `in`), and as LLVM needs:
+    it selects v_fma_mixlo_f16 for `fptrunc (fmul float a, b) to half`, an f32 rounding then an f16 one."""
     a, b, c = (_mix_source(ex, w, inst, i) for i in range(3))
-    r = fma64(a, b, c)
+    r = fx.first_nan(fma64(a, b, c), a, b, c)
     clamp = bool(inst.fields.get("clamp", 0))
     with np.errstate(all="ignore"):
         if out == "f32":
             r32 = fx.flush_out(r.astype(F32), f32_denorm(ex, w))
             _write32(ex, w, inst, (clamp01(r32) if clamp else r32).view(U32))
             return
-        r16 = r.astype(F16)
+        r16 = r.astype(F32).astype(F16)
     v = (clamp01(r16) if clamp else r16).view(U16).astype(U32)
     cur = ex.st.vgpr[inst.fields["vdst"], w, :]
     new = (cur & U32(0xFFFF)) | (v << U32(16)) if out == "hi" else (cur & U32(0xFFFF0000)) | v

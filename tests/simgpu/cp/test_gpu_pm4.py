@@ -123,6 +123,42 @@ def test_wait_blocks_one_queue_not_others_and_resumes_on_poll(vm):
     assert waiter.q.state == QueueState.IDLE and vm.u32(out)[0] == 0x77
 
 
+def _write_then_wait(write_reg: int, poll_reg: int, ref: int, mask: int = 0xFFFFFFFF, func: int = hw.Compare.GE,
+                     memory: bool = False) -> list[int]:
+    """WAIT_REG_MEM with OPERATION=1 as amdgpu's gfx_v11_0_wait_reg_mem and tinygrad's memory_barrier emit it."""
+    control = func | ((hw.MemSpace.MEMORY if memory else hw.MemSpace.REGISTER) << 4) | (hw.WAIT_REG_MEM_WRITE_WAIT << 6)
+    return hw.packet(hw.Op.WAIT_REG_MEM, control, write_reg, poll_reg, ref, mask, 4)
+
+
+def test_hdp_flush_write_then_wait_completes(vm):
+    r = Ring(vm, "pm4")
+    out = vm.alloc(64)
+    r.submit(_write_then_wait(regs.BIF_BX_PF0_GPU_HDP_FLUSH_REQ, regs.BIF_BX_PF0_GPU_HDP_FLUSH_DONE, 0xFFFFFFFF),
+             hw.write_data(out, 1))
+    assert r.q.state == QueueState.IDLE and vm.u32(out)[0] == 1
+    assert vm.gpu.regs[regs.BIF_BX_PF0_GPU_HDP_FLUSH_DONE] == 0xFFFFFFFF
+
+
+def test_write_then_wait_writes_once_and_blocks_until_the_polled_register_matches(vm):
+    r = Ring(vm, "pm4")
+    out = vm.alloc(64)
+    write, poll = 0xC040, 0xC041  # UCONFIG registers nothing else touches
+    r.submit(_write_then_wait(write, poll, 7, func=hw.Compare.EQ), hw.write_data(out, 1))
+    assert r.q.state == QueueState.BLOCKED and vm.gpu.regs[write] == 7 and "0xc041" in r.q.waiting
+    vm.gpu.regs[write] = 0  # a retry of the same blocked packet must not write again
+    vm.gpu.run_until_idle()
+    assert r.q.state == QueueState.BLOCKED and vm.gpu.regs[write] == 0
+    vm.gpu.regs[poll] = 7
+    vm.gpu.run_until_idle()
+    assert r.q.state == QueueState.IDLE and vm.u32(out)[0] == 1 and vm.gpu.regs[write] == 0
+
+
+def test_write_then_wait_on_memory_is_a_queue_error(vm):
+    r = Ring(vm, "pm4")
+    r.submit(_write_then_wait(vm.alloc(64), 0, 1, memory=True))
+    assert r.q.state == QueueState.ERROR and "registers only" in r.q.error.why
+
+
 def test_unsatisfiable_wait_is_reported_blocked(vm):
     r = Ring(vm, "pm4")
     flag = vm.alloc(64)

@@ -98,7 +98,7 @@ SOP2_32 = {
     "s_sub_i32": lambda a, b, c: ((a - b) & M32, not -2**31 <= s32(a) - s32(b) < 2**31),
     "s_addc_u32": lambda a, b, c: ((a + b + c) & M32, a + b + c > M32),
     "s_subb_u32": lambda a, b, c: ((a - b - c) & M32, b + c > a),
-    "s_absdiff_i32": lambda a, b, c: (abs(s32(a) - s32(b)) & M32, abs(s32(a) - s32(b)) & M32 != 0),
+    "s_absdiff_i32": lambda a, b, c: (abs(s32((a - b) & M32)) & M32, abs(s32((a - b) & M32)) != 0),
     "s_lshl_b32": lambda a, b, c: ((a << (b & 31)) & M32, (a << (b & 31)) & M32 != 0),
     "s_lshr_b32": lambda a, b, c: (a >> (b & 31), a >> (b & 31) != 0),
     "s_ashr_i32": lambda a, b, c: ((s32(a) >> (b & 31)) & M32, (s32(a) >> (b & 31)) & M32 != 0),
@@ -124,13 +124,15 @@ SOP2_32 = {
     "s_pack_hh_b32_b16": lambda a, b, c: ((a >> 16) | (b & 0xFFFF0000), None),
     "s_pack_hl_b32_b16": lambda a, b, c: ((a >> 16) | ((b & 0xFFFF) << 16), None),
 }
-for _n in range(1, 5):
-    SOP2_32[f"s_lshl{_n}_add_u32"] = (lambda n: lambda a, b, c: ((((a << n) & M32) + b) & M32,
-                                                                  ((a << n) & M32) + b > M32))(_n)
+for _n in range(1, 5):  # tmp = (64'U(S0) << n) + 64'U(S1); SCC = tmp >= 2**32
+    SOP2_32[f"s_lshl{_n}_add_u32"] = (lambda n: lambda a, b, c: (((a << n) + b) & M32, (a << n) + b > M32))(_n)
 
 
 def _bfe(a: int, b: int, bits: int, signed: bool) -> int:
+    """The reference's S_BFE_*: tmp = (S0 >> offset) & mask, the shift signed for the _i forms."""
     off, width = b & (bits - 1), min((b >> 16) & 0x7F, bits)
+    if signed and a >> (bits - 1):
+        a -= 1 << bits
     v = (a >> off) & ((1 << width) - 1) if width else 0
     if signed and width and v >> (width - 1):
         v -= 1 << width
@@ -272,7 +274,8 @@ MIXED = {
     "s_ashr_i32 s12, -8, s5": lambda r: ((-8 >> (r[1] & 31)) & M32, True),
     "s_ashr_i32 s12, 0x80000000, s5": lambda r: ((-2**31 >> (r[1] & 31)) & M32, True),
     "s_mov_b64 s[12:13], -2": lambda r: (M64 - 1, None),
-    "s_mov_b64 s[12:13], 0x80000000": lambda r: (0xFFFFFFFF80000000, None),
+    # a 32-bit literal zero-extends into a 64-bit bit/unsigned operand (see test_literal_64_extension)
+    "s_mov_b64 s[12:13], 0x80000000": lambda r: (0x80000000, None),
     "s_mov_b32 s12, s4\ns_bitset1_b32 s12, s5": lambda r: (r[0] | (1 << (r[1] & 31)), None),
     "s_mov_b32 s12, s4\ns_bitset0_b32 s12, s5": lambda r: (r[0] & ~(1 << (r[1] & 31)) & M32, None),
     "s_mov_b64 s[12:13], s[4:5]\ns_bitset1_b64 s[12:13], s6": lambda r: (u64(r[0], r[1]) | (1 << (r[2] & 63)), None),
@@ -370,3 +373,40 @@ def test_getreg_setreg_round_trip(tb):
     rows = [[x & 0xF] + [0] * 7 for x in range(ROWS)]
     got = run(tb, "s_setreg_b32 hwreg(HW_REG_MODE, 0, 4), s4\ns_getreg_b32 s12, hwreg(HW_REG_MODE, 0, 4)", rows)
     assert [int(g) for g in got[:, 0]] == [r[0] for r in rows]
+
+
+# ---------------------------------------------------------------------------------------------- regressions
+# Cases where simgpu once disagreed with the RDNA3 ISA reference (issue 21), each with its evidence.
+
+
+def test_lshl_add_carry_includes_shifted_out_bits(tb):
+    # RDNA3 ISA 16.1 S_LSHL1_ADD_U32..S_LSHL4_ADD_U32: "tmp = (64'U(S0.u) << N) + 64'U(S1.u);
+    # SCC = tmp >= 0x100000000ULL": bits shifted out of S0 count towards the carry.
+    rows = [[0x83796060, 0x00FFFFFF] + [0] * 6] * 4
+    for n in range(1, 5):
+        got = run(tb, f"s_lshl{n}_add_u32 s12, s4, s5", rows)
+        assert int(got[0, 0]) == ((0x83796060 << n) + 0x00FFFFFF) & M32
+        assert int(got[0, 2]) == 1, n
+
+
+def test_bfe_signed_field_past_the_top_sign_extends_from_the_source(tb):
+    # RDNA3 ISA 16.1 S_BFE_I32: "tmp = ((S0.i >> S1.u[4:0].u) & ((1 << S1.u[22:16].u) - 1));
+    # D0.i = signextFromBit(tmp, S1.i[22:16])": the shift is arithmetic, so a 13-bit field at offset 25
+    # of 0x9e1b3037 reads sign copies above bit 31 and is negative: 0xffffffcf (not 0x4f).
+    rows = [[0x9E1B3037, 0x970D8299, 0xF000000F, 0x80000000, 0x00200038] + [0] * 3] * 4
+    got = run(tb, "s_bfe_i32 s12, s4, s5", rows)
+    assert int(got[0, 0]) == 0xFFFFFFCF and int(got[0, 2]) == 1
+    # S_BFE_I64 likewise: a 32-bit field at offset 56 of 0x80000000_0000000f (s[6:7] = lo, hi) is -128.
+    got = run(tb, "s_bfe_i64 s[12:13], s[6:7], s8", rows)
+    assert u64(int(got[0, 0]), int(got[0, 1])) == M64 - 127
+
+
+def test_absdiff_wraps_like_the_reference(tb):
+    # RDNA3 ISA 16.1 S_ABSDIFF_I32: "D0.i = S0.i - S1.i; if D0.i < 0 then D0.i = -D0.i": the difference
+    # wraps in 32 bits first; its functional examples: (0x80000000, 0x00000000) => 0x80000000 ("result
+    # is negative!"), (0x80000000, 0x00000001) => 0x7fffffff, (0x80000000, 0xfffffffe) => 0x7ffffffe.
+    cases = [(0x80000000, 0, 0x80000000), (0x80000000, 1, 0x7FFFFFFF), (0x80000000, 0xFFFFFFFF, 0x7FFFFFFF),
+             (0x80000000, 0xFFFFFFFE, 0x7FFFFFFE), (2, 5, 3), (0xFFFFFFFF, 0, 1), (0x44A3B86A, 0xC25D34B2, 0x7DB97C48)]
+    rows = [[a, b] + [0] * 6 for a, b, _ in cases]
+    got = run(tb, "s_absdiff_i32 s12, s4, s5", rows)
+    assert [int(g) for g in got[:, 0]] == [want for _, _, want in cases]

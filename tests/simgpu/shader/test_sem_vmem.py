@@ -1,5 +1,6 @@
 """FLAT/GLOBAL/SCRATCH semantics against reference models written from the RDNA3 ISA: loads and
-stores of every width incl. d16/d16_hi, flat aperture routing (global, LDS, private), addtid, and
+stores of every width incl. d16/d16_hi in all three segments, flat aperture routing (global, LDS,
+private), addtid, and
 every flat/global atomic with and without return, plus LLVM kernels (global atomics, scratch arrays).
 """
 
@@ -115,7 +116,7 @@ flat_addrs = st.lists(st.tuples(st.integers(0, 2), st.integers(0, 20)), min_size
 datas = st.lists(st.integers(0, M64), min_size=2 * LANES, max_size=2 * LANES)
 
 
-@pytest.mark.parametrize("seg", ["flat", "global"])
+@pytest.mark.parametrize("seg", ["flat", "global", "scratch"])
 @pytest.mark.parametrize("mn", sorted(LOADS))
 @SETTINGS
 @given(addrs=flat_addrs, data=datas)
@@ -125,10 +126,11 @@ def test_loads(tb, seg, mn, addrs, data):
     name = name.replace("d16_b16_hi", "d16_hi_b16")
     size = LOADS[mn][0]
     vd = {1: "v8", 2: "v8", 4: "v8", 8: "v[8:9]", 12: "v[8:10]", 16: "v[8:11]"}[size]
-    if seg == "global":
-        addrs = [(0, o) for _, o in addrs]
+    if seg != "flat":  # global: the global area; scratch: the lane's private memory, VGPR offset v2
+        addrs = [(0 if seg == "global" else 2, o) for _, o in addrs]
     gmem = np.frombuffer(np.random.default_rng(len(name)).bytes(GLOBAL), np.uint8)
-    op = f"{name} {vd}, v[2:3] offset:3\n" if seg == "flat" else f"{name} {vd}, v[2:3], off offset:3\n"
+    op = {"flat": f"{name} {vd}, v[2:3] offset:3\n", "global": f"{name} {vd}, v[2:3], off offset:3\n",
+          "scratch": f"{name} {vd}, v2, off offset:3\n"}[seg]
     # v10.. are clobbered by the private dump: compare only the loaded dwords
     regs, *_ = run(tb, op, [seg_addr(k, o) for k, o in addrs], data, gmem)
     mems = {0: bytearray(gmem.tobytes()), 1: init_lds()}
@@ -143,17 +145,18 @@ STORES = {"b8": (1, 0), "b16": (2, 0), "b32": (4, 0), "b64": (8, 0), "b96": (12,
           "d16_hi_b8": (1, 16), "d16_hi_b16": (2, 16)}
 
 
-@pytest.mark.parametrize("seg", ["flat", "global"])
+@pytest.mark.parametrize("seg", ["flat", "global", "scratch"])
 @pytest.mark.parametrize("kind", sorted(STORES))
 @SETTINGS
 @given(addrs=flat_addrs, data=datas)
 def test_stores(tb, seg, kind, addrs, data):
     size, shift = STORES[kind]
-    if seg == "global":
-        addrs = [(0, o) for _, o in addrs]
+    if seg != "flat":
+        addrs = [(0 if seg == "global" else 2, o) for _, o in addrs]
     vd = {1: "v4", 2: "v4", 4: "v4", 8: "v[4:5]", 12: "v[4:6]", 16: "v[4:7]"}[size]
-    op = f"{seg}_store_{kind} v[2:3], {vd} offset:1\n" if seg == "flat" else \
-        f"global_store_{kind} v[2:3], {vd}, off offset:1\n"
+    op = {"flat": f"flat_store_{kind} v[2:3], {vd} offset:1\n",
+          "global": f"global_store_{kind} v[2:3], {vd}, off offset:1\n",
+          "scratch": f"scratch_store_{kind} v2, {vd}, off offset:1\n"}[seg]
     gmem = np.zeros(GLOBAL, np.uint8)
     _, g, lds, priv = run(tb, op, [seg_addr(k, o) for k, o in addrs], data, gmem)
     mems = {0: bytearray(GLOBAL), 1: init_lds()}

@@ -393,9 +393,26 @@ def test_fma_mix(tb):
                     continue
                 assert g == f32_bits(r), (ops[i], lane)
             else:
-                r = round_f16(exact) if exact != 0 else int(g >> (16 if n.endswith("hi_f16") else 0)) & 0xFFFF
+                # two roundings: fma in f32, then f32_to_f16 (see test_fma_mix_rounds_to_f32_then_f16)
+                r = round_f16(Fraction(round_f32(exact))) if exact != 0 else \
+                    int(g >> (16 if n.endswith("hi_f16") else 0)) & 0xFFFF
                 want = (0x12340000 | r) if n == "v_fma_mixlo_f16" else (r << 16) | 0x5678
                 assert g == want, (ops[i], lane)
+
+
+def test_fma_mix_rounds_to_f32_then_f16(tb):
+    # RDNA3 ISA 16.10 V_FMA_MIXLO_F16 / V_FMA_MIXHI_F16: "D0[15:0].f16 = f32_to_f16(fma(in[0], in[1], in[2]))"
+    # with f32 `in`: the fma rounds to f32, then the conversion to f16. LLVM relies on that: llc-19 selects
+    # v_fma_mixlo_f16 for `fptrunc (fmul float %a, %b) to half`. 0x40b7cd2e * 0x42072554 is 194.0625 in
+    # f32, a tie between the f16 values 194.0 and 194.125: nearest-even gives 194.0 (0x5a10); a single
+    # rounding of the exact product (a hair above the tie) would give 194.125 (0x5a11).
+    a = np.full(N, 0x40B7CD2E, U32)
+    b = np.full(N, 0x42072554, U32)
+    c = np.full(N, 0x80000000, U32)
+    ops = ["v_fma_mixlo_f16 v4, v1, v2, v3", "v_fma_mixhi_f16 v4, v1, v2, v3", "v_fma_mix_f32 v4, v1, v2, v3"]
+    got = run3(tb, ops, a, b, c, d0=np.full(N, 0x12345678, U32))
+    assert (got[0] == 0x12345A10).all() and (got[1] == 0x5A105678).all()
+    assert (got[2].view(np.float32) == np.float32(194.0625)).all()
 
 
 # ---------------------------------------------------------------------------------------------- LLVM IR

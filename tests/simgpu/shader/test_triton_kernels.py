@@ -119,7 +119,8 @@ def softmax_kernel(out_ptr, in_ptr, row_stride, n_cols, BLOCK: tl.constexpr):
 @triton.jit
 def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B for row-major f16 A (MxK), B (KxN); f32 accumulate and output. 2-D grid of BMxBN tiles."""
+    """C = A @ B for row-major f16 A (MxK), B (KxN); f32 accumulate, output in C's type (an f16 C passes its
+    results through v_mov_b16_e64). 2-D grid of BMxBN tiles."""
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rn = tl.program_id(1) * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
@@ -131,7 +132,8 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
         b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N),
                     other=0.0)
         acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
@@ -242,6 +244,43 @@ def fp8_roundtrip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
     """f32 -> fp8e5 (no hardware fp8 on gfx1100: a bit-twiddling software conversion) -> f32."""
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e5).to(tl.float32))
+
+
+@triton.jit
+def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, D: tl.constexpr, BM: tl.constexpr,
+                           BN: tl.constexpr):
+    """softmax(Q K^T * scale) V for f16 Q, K, V (seq x D), online softmax in f32 over BN-key blocks, f16 out.
+    Compiled for gfx1100, LLVM 20+ keeps f16 halves in v128-v255 and moves them with v_mov_b16_e64 (a
+    True16-only encoding), and spills to scratch."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :], mask=rm[:, None] < seq, other=0.0)
+    m_i = tl.full((BM,), -float("inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start in range(0, seq, BN):
+        rn = start + tl.arange(0, BN)
+        k = tl.load(k_ptr + rn[None, :] * D + rd[:, None], mask=rn[None, :] < seq, other=0.0)
+        s = tl.where(rn[None, :] < seq, tl.dot(q, k) * scale, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < seq, other=0.0)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
+        m_i = m_new
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16), mask=rm[:, None] < seq)
+
+
+@triton.jit
+def f16_product_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """(f32(a) * b).to(f16) with f16 a and f32 b: LLVM selects v_fma_mixlo_f16, whose f32 rounding then f16
+    rounding must match the IR's fmul + fptrunc."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, (a * b).to(tl.float16), mask=mask)
 
 
 # ================================================================================================== tests
@@ -489,3 +528,62 @@ def _round_to_e5m2(x: np.ndarray) -> np.ndarray:
     # Primary key the distance, secondary the code's low bit: exact ties go to the even code.
     order = np.lexsort(((codes & 1)[None, :].repeat(len(x), 0), dist), axis=1)[:, 0]
     return values[order].astype(np.float32)
+
+
+# -------------------------------------------------------------------------------------------------- True16 (issue 21)
+
+
+def test_flash_attention(tb):
+    seq, d = 100, 64
+    c = compile_kernel(flash_attention_kernel, {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16",
+                                                "seq": "i32", "scale": "fp32"}, {"D": d, "BM": 64, "BN": 64})
+    assert "v_mov_b16_e64" in isa(c)  # the True16-only VOP3 encoding that used to stop the engine
+    rng = np.random.default_rng(11)
+    q, k, v = (rng.standard_normal((seq, d)).astype(np.float16) for _ in range(3))
+    out = tb.alloc(2 * seq * d)
+    scale = 1 / np.sqrt(d)
+    launch(tb, c, [tb.upload(q), tb.upload(k), tb.upload(v), out, seq, scale], grid=(triton.cdiv(seq, 64),))
+    s = (q.astype(np.float32) @ k.astype(np.float32).T) * np.float32(scale)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    ref = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float32)
+    # P is rounded to f16 before the second product and O to f16 at the end.
+    np.testing.assert_allclose(tb.download(out, np.float16, seq * d).reshape(seq, d).astype(np.float32), ref,
+                               rtol=2e-2, atol=2e-3)
+
+
+def test_matmul_f16_out_8_warps(tb):
+    m, n, k = 130, 140, 96
+    c = compile_kernel(matmul_kernel, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                                       "K": "i32", "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},
+                       {"BM": 128, "BN": 128, "BK": 32}, num_warps=8)
+    assert "v_mov_b16_e64" in isa(c)
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    out = tb.alloc(2 * m * n)
+    launch(tb, c, [tb.upload(a), tb.upload(b), out, m, n, k, k, n, n], grid=(triton.cdiv(m, 128), triton.cdiv(n, 128)))
+    ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    got = tb.download(out, np.float16, m * n).reshape(m, n)
+    # f32 sums in another order, then one f16 rounding: at most one f16 ulp apart.
+    np.testing.assert_allclose(got.astype(np.float32), ref.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+def test_f16_conversion_of_f32_products(tb):
+    n = 4096
+    c = compile_kernel(f16_product_kernel, {"a_ptr": "*fp16", "b_ptr": "*fp32", "out_ptr": "*fp16", "n": "i32"},
+                       {"BLOCK": 256})
+    assert "v_fma_mixlo_f16" in isa(c)
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal(n).astype(np.float16)
+    # Half the lanes aim at a tie: b = h / a for h halfway between two f16 values, so that the f32 product
+    # is often exactly that tie while the exact product is not (double and single rounding then differ).
+    h = rng.standard_normal(n).astype(np.float16)
+    mid = (h.astype(np.float64) + np.spacing(h).astype(np.float64) / 2) / a.astype(np.float64)
+    b = np.where(np.arange(n) % 2 == 0, mid, rng.standard_normal(n)).astype(np.float32)
+    out = tb.alloc(2 * n)
+    launch(tb, c, [tb.upload(a), tb.upload(b), out, n], grid=(triton.cdiv(n, 256),))
+    got = tb.download(out, np.float16, n)
+    ref = (a.astype(np.float32) * b).astype(np.float16)  # numpy: an f32 multiply, then a conversion to f16
+    np.testing.assert_array_equal(got.view(np.uint16), ref.view(np.uint16))
+    once = (a.astype(np.float64) * b.astype(np.float64)).astype(np.float16)
+    assert (once != ref).sum() > 10  # the inputs do reach the cases where the second rounding matters

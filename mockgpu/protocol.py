@@ -1,0 +1,72 @@
+"""The wire protocol between the LD_PRELOAD interposer (mockgpu/csrc/preload.c) and the simgpu server.
+
+One AF_UNIX SOCK_SEQPACKET connection per client thread. Every message is a header of eight little-endian int64
+(type, then seven arguments) followed by a payload; file descriptors travel as SCM_RIGHTS. The interposer sends a
+request and waits for its reply; while the server handles an ioctl it may ask the interposer for the caller's
+memory first (MEM_READ / MEM_WRITE / SHARE), which the interposer answers from its own address space with
+process_vm_readv / process_vm_writev, so a bad pointer is an errno, never a crash. These numbers are the single
+source: the interposer is compiled with them as -D definitions (mockgpu.native.build_preload).
+"""
+
+from __future__ import annotations
+
+import array
+import socket
+import struct
+
+HEADER = struct.Struct("<8q")
+MAX_PAYLOAD = 1 << 16  # the largest payload in one message; memory is read and written in pieces of this size
+
+# client -> server                         arguments                                  reply (a0 < 0: -errno)
+HELLO = 1  # a0 pid                                                                  a0 0
+OPEN = 2  # a0 flags; payload path                                                   a0 handle, fd: device memory file
+CLOSE = 3  # a0 handle                                                               a0 0
+IOCTL = 4  # a0 handle, a1 request; payload the argument (_IOC_SIZE bytes)           a0 result; payload argument after
+MMAP = 5  # a0 handle, a1 address wanted, a2 length, a3 prot, a4 flags, a5 offset    a0 0 (may map) or -errno
+MAPPED = 6  # a0 handle, a1 address, a2 length, a3 prot, a4 flags, a5 offset         a0 0
+MUNMAP = 7  # a0 address, a1 length                                                  a0 0
+# server -> client, inside an IOCTL
+MEM_READ = 16  # a0 address, a1 length                                               a0 0; payload bytes
+MEM_WRITE = 17  # a0 address; payload bytes                                          a0 0
+SHARE = 18  # a0 address, a1 length: move those pages into shared memory            a0 0, fd: its memfd
+FD_HANDLE = 19  # a0 a file descriptor of the client (ACQUIRE_VM's drm_fd)          a0 its handle, or -EBADF
+REPLY = 32  # the type of every reply
+
+
+def c_definitions() -> list[str]:
+    """-D flags that give the interposer these numbers."""
+    names = ("HELLO", "OPEN", "CLOSE", "IOCTL", "MMAP", "MAPPED", "MUNMAP", "MEM_READ", "MEM_WRITE", "SHARE",
+             "FD_HANDLE", "REPLY", "MAX_PAYLOAD")
+    return [f"-DSIMGPU_MSG_{n}={globals()[n]}" for n in names]
+
+
+class ProtocolError(Exception):
+    """A peer sent something that is not this protocol, or went away."""
+
+
+def send(sock: socket.socket, kind: int, args=(), payload: bytes = b"", fd: int | None = None) -> None:
+    """One message; `fd` rides along as SCM_RIGHTS."""
+    head = HEADER.pack(kind, *(list(args) + [0] * (7 - len(args))))
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] if fd is not None else []
+    try:
+        sock.sendmsg([head, payload], anc)
+    except OSError as e:
+        raise ProtocolError(f"send failed: {e}") from None
+
+
+def recv(sock: socket.socket) -> tuple[int, list[int], bytes, int | None]:
+    """One message: (type, seven arguments, payload, received fd or None)."""
+    try:
+        data, anc, flags, _ = sock.recvmsg(HEADER.size + MAX_PAYLOAD, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC)
+    except OSError as e:
+        raise ProtocolError(f"receive failed: {e}") from None
+    fd = None
+    for level, kind, cdata in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS and len(cdata) >= 4:
+            fd = array.array("i", cdata[:4])[0]
+    if not data:
+        raise ProtocolError("peer closed the connection")
+    if len(data) < HEADER.size or flags & socket.MSG_TRUNC:
+        raise ProtocolError(f"malformed message of {len(data)} bytes")
+    kind, *args = HEADER.unpack_from(data)
+    return kind, args, data[HEADER.size:], fd

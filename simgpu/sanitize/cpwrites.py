@@ -1,0 +1,32 @@
+"""initcheck's view of the command processor and SDMA: their memory writes (copies, fills, WRITE_DATA,
+fences, signals, atomics) mark the bytes written. The GPU's engines reach memory through `GPU.mmu`; with
+initcheck on, that attribute is this front-end over the same MMU (the shader engine keeps the MMU itself
+and reports its own accesses), so nothing is added to those paths when the sanitizers are off."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class MarkingMMU:
+    """An MMU whose write() and atomic() also tell the sanitizer which bytes were written."""
+
+    def __init__(self, mmu, sanitizer):
+        self._mmu, self._sanitizer = mmu, sanitizer
+
+    def __getattr__(self, name):
+        return getattr(self._mmu, name)
+
+    def write(self, vmid: int, va: int, data) -> None:
+        """MMU.write, then mark [va, va + len(data))."""
+        self._mmu.write(vmid, va, data)
+        self._sanitizer.host_wrote(vmid, va, memoryview(data).nbytes)
+
+    def atomic(self, vmid: int, op: str, addrs, src, cmp=None, size: int = 4, mask=None, return_old: bool = True):
+        """MMU.atomic, then mark every updated word."""
+        out = self._mmu.atomic(vmid, op, addrs, src, cmp, size=size, mask=mask, return_old=return_old)
+        flat = np.asarray(addrs).reshape(-1)
+        live = flat if mask is None else flat[np.asarray(mask).reshape(-1)]
+        for va in live.tolist():
+            self._sanitizer.host_wrote(vmid, int(va), size)
+        return out

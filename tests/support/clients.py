@@ -1,0 +1,50 @@
+"""Programs we did not write, run under `simgpu run`: the interposer and C test programs built with the system C
+compiler (skipped, saying why, when there is none), and a helper that runs a command on the process-level device."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+C_DIR = Path(__file__).resolve().parents[1] / "wiring" / "c"
+
+
+def preload_or_skip() -> Path:
+    """The interposer of `simgpu run`, built if needed."""
+    from mockgpu.native import BuildError, build_preload
+    try:
+        return build_preload()
+    except BuildError as e:
+        pytest.skip(f"simgpu run needs its interposer: {e}")
+
+
+def c_program_or_skip(name: str) -> Path:
+    """tests/wiring/c/<name>.c built against <linux/kfd_ioctl.h> (Debian: linux-libc-dev)."""
+    from mockgpu.native import BuildError, build
+    if not Path("/usr/include/linux/kfd_ioctl.h").exists():
+        pytest.skip("needs <linux/kfd_ioctl.h> (Debian/Ubuntu: linux-libc-dev)")
+    try:
+        return build(C_DIR / f"{name}.c", name, ["-idirafter", str(C_DIR / "include")])
+    except BuildError as e:
+        pytest.skip(f"cannot build {name}.c: {e}")
+
+
+def simgpu_run(cmd: list[str], *options: str, env: dict | None = None, timeout: float = 600,
+               cwd=None) -> subprocess.CompletedProcess:
+    """`simgpu run OPTIONS -- CMD` in a fresh process; its CompletedProcess (text output captured)."""
+    preload_or_skip()
+    full = dict(os.environ, **(env or {}))
+    full.pop("MOCKGPU", None)
+    return subprocess.run([sys.executable, "-m", "wiring.cli", "run", *options, "--", *cmd], env=full, cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def libllvm19() -> Path | None:
+    """Debian's libLLVM 19 (package libllvm19, which llvm-19 depends on), for tinygrad's LLVM_PATH."""
+    import glob
+    found = sorted(glob.glob("/usr/lib/*-linux-gnu/libLLVM.so.19*")) + glob.glob("/usr/lib/llvm-19/lib/libLLVM.so")
+    return Path(found[0]) if found else None

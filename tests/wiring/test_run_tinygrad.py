@@ -1,0 +1,124 @@
+"""tinygrad from PyPI, unmodified, drives the simulated GPUs through `simgpu run` with its AMD device: its KFD
+interface (ioctls with its own structs, sysfs and IP discovery, MAP_FIXED mmaps through ctypes' libc that bypass
+the interposer, plain stores to rings and doorbells) and its LLVM compiler on Debian's libLLVM 19 (DEV=AMD:LLVM,
+LLVM_PATH). One run of tests/wiring/tinygrad_checks.py answers every test here.
+
+tinygrad comes with the test extra (`pip install -e '.[test]'`, which `make setup` / `make test` run); without it,
+or without libLLVM 19 or a C compiler, these tests are skipped with the reason."""
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support.clients import libllvm19, simgpu_run
+
+
+def _env(tmp: str) -> dict:
+    """What tinygrad needs to run here, or skip saying what is missing."""
+    try:
+        import tinygrad  # noqa: F401
+    except ImportError as e:
+        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[test]' (make test installs it)")
+    lib = libllvm19()
+    if lib is None:
+        pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19, tools/install-oracles.sh installs it)")
+    return {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db", "PYTHONUNBUFFERED": "1"}
+
+
+@cache
+def _run(tmp: str) -> dict:
+    env = _env(tmp)
+    r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_checks.py"))], "--devices", "2", env=env)
+    checks = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            checks[d.pop("check")] = d
+    assert r.returncode == 0 and "fault" in checks, f"exit {r.returncode}\n{r.stdout}\n{r.stderr[-4000:]}"
+    return checks
+
+
+@pytest.fixture(scope="module")
+def checks(tmp_path_factory):
+    return _run(str(tmp_path_factory.mktemp("tinygrad")))
+
+
+def test_tinygrad_opens_the_kfd_device_with_its_llvm_compiler(checks):
+    d = checks["device"]
+    assert (d["name"], d["arch"], d["iface"], d["renderer"]) == ("AMD", "gfx1100", "KFDIface", "AMDLLVMRenderer")
+
+
+def test_add(checks):
+    assert checks["add"]["value"] == [2, 3, 4]
+
+
+def test_matmul_64x64_matches_numpy(checks):
+    assert checks["matmul"]["max_error"] < 1e-4
+
+
+def test_reductions_match_numpy(checks):
+    r = checks["reductions"]
+    assert np.isclose(r["sum"], r["ref_sum"], rtol=1e-5) and r["max"] == r["ref_max"]
+    assert np.allclose(r["rows"], r["ref_rows"], atol=1e-5) and np.allclose(r["mean"], r["ref_mean"], atol=1e-5)
+
+
+def test_rand_is_uniform_and_repeatable(checks):
+    r = checks["rand"]
+    assert 0 <= r["min"] and r["max"] < 1 and abs(r["mean"] - 0.5) < 0.02 and r["repeatable"]
+
+
+def test_tinyjit_replays_as_a_graph_without_stalling(checks):
+    j = checks["jit"]
+    # v = i everywhere: w = 2i + 1; sum over 16 rows, plus the sum over 16 rows of each row's max
+    assert j["results"] == [[float(32 * (2 * i + 1))] * 8 for i in range(6)]
+    assert j["captured"] and "HCQGraph" in j["graphs"]  # the replays ran as an HCQ graph
+    # The graph's kick-off waits on a signal the CPU sets after submitting: without the server watching memory,
+    # each replay used to wait out tinygrad's 200 ms spin before it slept in WAIT_EVENTS.
+    assert max(j["seconds"][2:]) < 0.2, j["seconds"]
+
+
+def test_two_gpus_with_a_copy_between_them(checks):
+    t = checks["two_gpus"]
+    assert t["device"] == "AMD:1" and t["value"] == [3.0 * i for i in range(64)]
+
+
+def test_out_of_bounds_access_is_reported_by_tinygrad_as_a_gpu_fault(checks):
+    f = checks["fault"]
+    assert f["error"] is not None and f["error"].startswith("MMU fault: ")
+    assert int(f["error"].split()[2], 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the bad store
+    assert "NotPresent=1" in f["error"]
+
+
+def test_a_recorded_tinygrad_run_replays_without_divergence(tmp_path):
+    from traces.replay import replay
+    trace = tmp_path / "tinygrad.trace"
+    script = "from tinygrad import Tensor\nprint((Tensor([1, 2, 3]) + 1).tolist())"
+    r = simgpu_run([sys.executable, "-c", script], "--record", str(trace), env=_env(str(tmp_path)))
+    assert r.returncode == 0 and r.stdout.strip() == "[2, 3, 4]", r.stderr
+    divergence, n = replay(trace)
+    assert divergence is None and n > 50, divergence
+
+
+def test_sanitize_prints_memchecks_finding_for_a_program_that_cannot_take_warnings(tmp_path):
+    script = tmp_path / "oob.py"
+    script.write_text(f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r})\n" + """
+from tinygrad import Device, Tensor
+from tinygrad.device import TinyELF
+from tinygrad.helpers import DEV
+from tinygrad_checks import OOB_IR
+dev = Device["AMD"]
+buf = Tensor.zeros(4).contiguous().realize().uop.buffer._buf
+prg = dev.runtime(TinyELF(dev.compiler.compile(OOB_IR), "oob", DEV.target("AMD"), ()))
+try:
+    prg(buf, global_size=(1, 1, 1), local_size=(1, 1, 1), wait=True)
+except RuntimeError as e:
+    print("fault:", e)
+import os; os._exit(0)
+""")
+    r = simgpu_run([sys.executable, str(script)], "--sanitize", "memcheck", env=_env(str(tmp_path)))
+    assert r.returncode == 0 and "fault:" in r.stdout, r.stderr[-2000:]
+    assert "simgpu sanitizer: memcheck error: out-of-bounds write" in r.stderr  # printed by the server

@@ -1,0 +1,91 @@
+"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] -- CMD ...`: run any program against
+simulated GPUs.
+
+The program runs with the interposer preloaded (mockgpu/csrc/preload.c, built on first use); this process is the
+simgpu server (mockgpu/server.py) for it and for every process it starts, and exits with the program's status.
+The sysfs the server serves (KFD topology, render nodes' IP discovery) is written to a private directory that the
+interposer substitutes for /sys/devices/virtual/kfd and /sys/class/drm.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def write_sysfs(root: Path, files: dict[str, str]) -> None:
+    """The sysfs files (absolute path -> contents) under `root`."""
+    for path, text in files.items():
+        target = root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+
+def record_path(base: str, n: int) -> str:
+    """Where the n-th process of a run records: `base` for the first, base.N.trace after."""
+    if n == 0:
+        return base
+    root, ext = os.path.splitext(base)
+    return f"{root}.{n}{ext or '.trace'}"
+
+
+def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
+        sanitize: str | None = None) -> int:
+    """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
+    `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
+    program cannot take the runtime's Python warnings."""
+    from mockgpu import MockOS
+    from simgpu import sanitize as sanitizers
+    try:
+        checks = sanitizers.parse_checks(sanitize) if sanitize is not None else sanitizers.requested()
+    except ValueError as e:
+        print(f"simgpu run: {e}", file=sys.stderr)
+        return 2
+    if checks:
+        sanitizers.reporters.append(sanitizers.printer(sys.stderr))
+    from mockgpu.native import BuildError, build_preload
+    from mockgpu.server import Server
+    try:
+        preload = build_preload()
+    except BuildError as e:
+        print(f"simgpu run: {e}", file=sys.stderr)
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix="simgpu-run-"))
+    recorded = [0]
+
+    def make_machine(memory):
+        mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
+        if not record:
+            return mock, mock, lambda: None
+        from traces.record import RecordingOS
+        rec = RecordingOS(mock, record_path(record, recorded[0]), user=memory, concurrent=True)
+        recorded[0] += 1
+        return rec, mock, rec.finish
+
+    try:
+        write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
+        server = Server(str(tmp / "server.sock"), make_machine, record=bool(record))
+        env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),
+                   LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
+        env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
+        try:
+            child = subprocess.Popen(cmd, env=env)
+        except OSError as e:
+            print(f"simgpu run: {cmd[0]}: {e.strerror}", file=sys.stderr)
+            return 127
+        forward = {sig: signal.signal(sig, lambda n, _f: child.send_signal(n)) for sig in (signal.SIGINT,
+                                                                                             signal.SIGTERM)}
+        try:
+            server.serve(done=lambda: child.poll() is not None)
+        finally:
+            for sig, old in forward.items():
+                signal.signal(sig, old)
+        code = child.wait()
+        return code if code >= 0 else 128 - code
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
