@@ -12,6 +12,7 @@ import numpy as np
 from compiler import Tensor, dtypes
 from compiler.backend import get
 from compiler.ir.linearize import LinearKernel
+from compiler.ir.printer import format_kernel
 from compiler.kernel import linear_kernel
 from compiler.schedule import schedule
 
@@ -37,6 +38,8 @@ def _programs() -> list[Tensor]:
     h = Tensor(rng.standard_normal((32, 32)).astype(np.float16))
     out += [x @ w, x.softmax(), x.sum(), x.pad(((1, 1), (2, 0))), h @ h, h.cast(dtypes.bfloat16) @ h.cast(
         dtypes.bfloat16), x[:, :48].sum(1), x.cumsum(1)]
+    d = Tensor(rng.standard_normal((4, 64)))  # float64 data: its own conversions, and a bfloat16 LDS tree
+    out += [d.cast(dtypes.float16), d.cast(dtypes.bfloat16), x.cast(dtypes.bfloat16).max(1)]
     return out
 
 
@@ -49,5 +52,5 @@ def corpus_kernels() -> tuple[LinearKernel, ...]:
         for item in schedule([t.lazydata.base]):
             if item.kind == "kernel":
                 k = linear_kernel(item.ast, be)
-                seen.setdefault(repr([str(u.op) for u in k.uops]) + k.name, k)
+                seen.setdefault(format_kernel(k), k)
     return tuple(seen.values())

@@ -252,3 +252,69 @@ def test_integer_division_by_variables_and_constants(op, dt):
             continue
         got = _run(_binary_kernel(op, dt, n, d), [a, b], np.zeros(n, dt.np))
         assert got.tolist() == [exec_alu(op, dt, [int(x), d]) for x in a], d
+
+
+# ---- regressions found by the x86 backend's differential tests (wt-x86 NATIVE_BUGS) -------------------------------
+def _bf16_nearest_even(x: float) -> float:
+    """x rounded once to bfloat16 (8 significant bits, nearest even; subnormals below 2^-126, overflow to inf)."""
+    import math
+    if not math.isfinite(x) or x == 0:
+        return x
+    m, e = math.frexp(x)
+    e = max(e, -125)  # bfloat16's smallest normal is 2^-126 = 0.5 * 2^-125
+    r = math.ldexp(round(math.ldexp(x, 8 - e)), e - 8)  # round(): ties to even, exact on these magnitudes
+    return math.copysign(r if abs(r) < 2.0 ** 128 else math.inf, x)
+
+
+def test_float64_to_float16_and_bfloat16_round_once():
+    """float64 -> float16/bfloat16 rounds the float64 once (not through a nearest float32): midpoints, sticky bits
+    below float32's precision, overflow, underflow, NaN. Was: a call to a missing GfxSelector.emit_mode_round."""
+    from compiler import Tensor
+    from compiler import backend as backends
+    m = np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 1 + 2.0 ** -11 + 2.0 ** -40, 1 + 2.0 ** -11 - 2.0 ** -40,
+                  65519.99, 65520.0, 2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -25 + 2.0 ** -60, 1e300, -1e-300, 1e-310,
+                  1 + 2.0 ** -8, 1 + 2.0 ** -8 + 2.0 ** -40, 1 + 3 * 2.0 ** -8, -(1 + 2.0 ** -8 - 2.0 ** -50),
+                  3.4028235e38, 3.3961e38, 2.0 ** -133 * 3, np.nan, -np.inf, 0.0, -0.0], np.float64)
+    with backends.using("native"):
+        f16 = Tensor(m).cast(dtypes.float16).numpy()
+        bf16 = Tensor(m).cast(dtypes.bfloat16).numpy()
+    with np.errstate(over="ignore"):
+        want16 = m.astype(np.float16)
+    assert np.array_equal(f16.view(np.uint16), want16.view(np.uint16))
+    want_bf = np.array([_bf16_nearest_even(float(v)) for v in m], np.float32)
+    assert np.array_equal(bf16, want_bf, equal_nan=True) and np.array_equal(np.signbit(bf16), np.signbit(want_bf))
+
+
+def test_bfloat16_group_reduction_stores_lds_halves():
+    """A bfloat16 group reduction stores partial sums to LDS with ds_store_b16_d16_hi (gfx11 has no
+    ds_store_d16_hi_b16, which the backend emitted before) and gives LLVM's bits."""
+    import compiler.kernel as kernel
+    from compiler import Tensor
+    from compiler import backend as backends
+    x = np.random.default_rng(5).uniform(-8, 8, (4, 64)).astype(np.float32)
+    seen = []
+    real = kernel.linear_kernel
+
+    def record(ast, be):
+        k = real(ast, be)
+        seen.append(k)
+        return k
+    kernel.linear_kernel = record
+    try:
+        with backends.using("native"):
+            t = Tensor(x, dtype=dtypes.bfloat16)
+            got = [t.sum(1).numpy(), t.max(1).numpy(), (t * t).sum().numpy()]
+    finally:
+        kernel.linear_kernel = real
+    groups = [k for k in seen if k.name.startswith("G")]
+    assert groups and any("ds_store_b16_d16_hi" in compile_kernel(k).assembly for k in groups)  # the max
+    xb = (x.view(np.uint32) + 0x7FFF + ((x.view(np.uint32) >> 16) & 1) >> 16 << 16).view(np.float32)
+    np.testing.assert_allclose(got[0], xb.sum(1), rtol=2e-2, atol=2e-2)
+    assert np.array_equal(got[1], xb.max(1))
+    np.testing.assert_allclose(got[2], (xb * xb).sum(), rtol=2e-2)
+    if "llvm" in backends.available("AMD"):
+        with backends.using("llvm"):
+            t = Tensor(x, dtype=dtypes.bfloat16)
+            want = [t.sum(1).numpy(), t.max(1).numpy(), (t * t).sum().numpy()]
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g, w)

@@ -411,8 +411,9 @@ def _combined_load(s: GfxSelector, u: UOp) -> None:
 
 
 # ---- stores -----------------------------------------------------------------------------------------------------
-def _store_data(s: GfxSelector, v: UOp) -> tuple[Sub, str]:
-    """(VGPR data, store suffix) for a stored value."""
+def _store_data(s: GfxSelector, v: UOp, lds: bool) -> tuple[Sub, str]:
+    """(VGPR data, store suffix) for a stored value. A bfloat16 value is a float32 whose high half is the
+    bfloat16: it stores the high half (global_store_d16_hi_b16; LDS spells it ds_store_b16_d16_hi)."""
     dt = v.dtype
     x = s.src(v)
     if dt == dtypes.bool:
@@ -423,7 +424,7 @@ def _store_data(s: GfxSelector, v: UOp) -> tuple[Sub, str]:
         x = s.unpack(v)
     x = s.in_vgpr(x, dt)
     if dt.name == "bfloat16":
-        return x, "d16_hi_b16"
+        return x, "b16_d16_hi" if lds else "d16_hi_b16"
     return x, _VSTORE[dt.itemsize]
 
 
@@ -454,7 +455,7 @@ def _store(s: GfxSelector, u: UOp) -> None:
             return
         gate = None
     lds = buf.op is Ops.LDS
-    data, suffix = _store_data(s, u.src[2])
+    data, suffix = _store_data(s, u.src[2], lds)
     size = u.src[2].dtype.itemsize
     extra = s.lds_offset[buf.arg] if lds else 0
     addr, off = _address(s, u.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
