@@ -141,13 +141,24 @@ class AMDDevice(Device):
         if debug() >= 1:
             t = launch.wait()
             threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
-            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us",
-                  file=sys.stderr)
+            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us"
+                  f"{_resources(self.kernel(program), g.block)}", file=sys.stderr)
         return launch
 
     def synchronize(self) -> None:
         release_unreferenced()
         self.rt.synchronize()
+
+
+def _resources(kernel, block: tuple[int, int, int]) -> str:
+    """'  N VGPRs, L bytes LDS, occupancy W waves/SIMD' of a loaded gfx11 kernel (either backend's), from its
+    descriptor and metadata."""
+    from compiler.backend.gfx11.emit import occupancy
+    kd = kernel.descriptor
+    vgprs = kernel.metadata.get(".vgpr_count", kd.vgpr_count)
+    lds = kd.group_segment_fixed_size
+    waves = -(-block[0] * block[1] * block[2] // kd.wavefront_size)
+    return f"  {vgprs:3d} VGPRs, {lds:5d} bytes LDS, occupancy {occupancy(vgprs, lds, waves):2d} waves/SIMD"
 
 
 def register_kind(kind: str, cls: type[Device]) -> None:

@@ -59,7 +59,8 @@ def test_a_corrupt_cache_entry_is_ignored(tmp_path):
     assert compiled > 0
 
 
-@pytest.mark.parametrize("level,expect", [("1", ["launch E_7_3", " us"]), ("2", ["kernel E_7_3", "= LOAD float32"]),
+@pytest.mark.parametrize("level,expect", [("1", ["launch E_7_3", " us", "VGPRs", "occupancy 16 waves/SIMD"]),
+                                          ("2", ["kernel E_7_3", "= LOAD float32"]),
                                           ("3", ["s_endpgm", "global_load_b32"])])
 def test_debug_levels(backend, capfd, monkeypatch, level, expect):
     monkeypatch.setenv("SIMGPU_DEBUG", level)
