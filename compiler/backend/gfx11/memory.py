@@ -75,11 +75,12 @@ def split_index(s: GfxSelector, idx: UOp, at: UOp | None = None) -> tuple[UOp | 
 
 
 def base_of(s: GfxSelector) -> dict[frozenset, UOp]:
-    """Integer uops by their linear form's terms, for those with no constant part (the first in kernel order)."""
+    """Integer uops by their linear form's terms, for those with no constant part (the first in kernel order).
+    Any int32 uop may be a base (a MOD or AND too: lane % 16 + 16k addresses a WMMA operand's column)."""
     if s.bases is None:
         s.bases = {}
         for u in s.k.uops:
-            if u.dtype == dtypes.int32 and u.op in (Ops.ADD, Ops.SUB, Ops.MUL, Ops.SHL, Ops.SPECIAL, Ops.RANGE):
+            if u.dtype == dtypes.int32 and u.op is not Ops.CONST:
                 terms, c = index_form(s, u)
                 if c == 0 and terms:
                     s.bases.setdefault(terms, u)
