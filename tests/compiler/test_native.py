@@ -321,7 +321,7 @@ def test_bfloat16_group_reduction_stores_lds_halves():
 
 
 # the ULP bounds docs/compiler.md states for the native backend (tools/ulp_report.py prints the measured table)
-ULP_BOUNDS = {"exp2": (1, 1), "log2": (1, 2), "log": (2, 2), "sin": (4, 2), "sqrt": (0.5, 0.5), "rsqrt": (2, 2),
+ULP_BOUNDS = {"exp2": (1, 1), "log2": (1, 2), "log": (2, 3), "sin": (6, 2), "sqrt": (0.5, 0.5), "rsqrt": (2, 2),
               "reciprocal": (0.5, 0.5)}  # (float32, float64); float16 and bfloat16: 0.51 (one rounding of float32)
 
 
