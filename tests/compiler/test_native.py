@@ -332,3 +332,18 @@ def test_transcendentals_within_documented_ulp():
         f32, f64 = ULP_BOUNDS[fn]
         bound = {"float32": f32, "float64": f64}.get(dt, 0.51)
         assert err <= bound * (1 + 1e-6), (fn, dt, err, bound)
+
+
+def test_combined_loads_issue_before_their_first_use():
+    """Loads of consecutive elements combine into one wide load, issued where the first of them (in kernel order)
+    was: x[2i+1] * 3 + x[2i] reads element 2i+1 first (the wide load used to issue at 2i, after that read)."""
+    from compiler import Tensor
+    from compiler import backend as backends
+    x = (np.arange(256, dtype=np.float32) ** 2).astype(np.float32)
+    with backends.using("native"):
+        t = Tensor(x).reshape(64, 4)
+        pair = (t[:, 1] * 3 + t[:, 0]).numpy()
+        four = (t[:, 3] * 2 + t[:, 1] * 5 - t[:, 0] + t[:, 2] * 7).numpy()
+    v = x.reshape(64, 4)
+    np.testing.assert_array_equal(pair, v[:, 1] * 3 + v[:, 0])
+    np.testing.assert_allclose(four, v[:, 3] * 2 + v[:, 1] * 5 - v[:, 0] + v[:, 2] * 7, rtol=1e-6)

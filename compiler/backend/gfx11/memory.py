@@ -177,20 +177,31 @@ def _chunks(s: GfxSelector, run: list[tuple[int, UOp]], size: int, base_align: i
         i += best
     tup, dwords = None, 0
     for chunk in chunks:
+        if chunk is not None and not _loadable_first(s, chunk):
+            chunk = None
         if chunk is None:
             tup = None
             continue
         n = len(chunk) * size // 4
         if tup is None or dwords + n > 8:
             tup, dwords = object(), 0
+        first = min(chunk, key=lambda u: s.pos[u])
         for k, u in enumerate(chunk):
-            s.combined[u] = (chunk[0], k, len(chunk), tup, dwords)
+            s.combined[u] = (first, k, len(chunk), tup, dwords, chunk[0])
         dwords += n
     s.tuple_dwords = getattr(s, "tuple_dwords", {})
     for chunk in chunks:
-        if chunk is not None:
+        if chunk is not None and chunk[0] in s.combined:
             t = s.combined[chunk[0]][3]
             s.tuple_dwords[t] = max(s.tuple_dwords.get(t, 0), s.combined[chunk[0]][4] + len(chunk) * size // 4)
+
+
+def _loadable_first(s: GfxSelector, chunk: list[UOp]) -> bool:
+    """Whether a combined load can issue where its first member (in kernel order) is: the lowest element's
+    index is computed by then (the members may come in any order: x[2i+1] * 3 + x[2i] reads 2i+1 first)."""
+    first = min(chunk, key=lambda u: s.pos[u])
+    idx = chunk[0].src[1]
+    return first is chunk[0] or idx.op is Ops.CONST or s.pos.get(idx, 1 << 30) < s.pos[first]
 
 
 # ---- addresses --------------------------------------------------------------------------------------------------
@@ -385,17 +396,17 @@ def _d16_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
 
 
 def _combined_load(s: GfxSelector, u: UOp) -> None:
-    leader, k, n, tup, first = s.combined[u]
+    leader, k, n, tup, first, low = s.combined[u]
     size = u.dtype.itemsize
     if tup not in s.combined_regs:
         s.combined_regs[tup] = s.vreg(s.tuple_dwords[tup])
     d = s.combined_regs[tup]
-    if u is leader:
+    if u is leader:  # the first member in kernel order issues the load of them all, at the lowest element
         buf = buffer_of(u.src[0])
         dwords = n * size // 4
         lds = buf.op is Ops.LDS
         extra = s.lds_offset[buf.arg] if lds else 0
-        addr, off = _address(s, u.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
+        addr, off = _address(s, low.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
         if addr is None:
             addr = s.zero_vgpr()
         dst = d.part(first, dwords)
