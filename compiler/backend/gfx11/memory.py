@@ -112,14 +112,20 @@ def plan(s: GfxSelector) -> None:
     uops = s.k.uops
     scope = loops_of(uops)
     groups: dict[tuple, list[tuple[int, UOp]]] = {}
+    sgroups: dict[tuple, list[tuple[int, UOp]]] = {}
     cut = 0  # a store or barrier ends every group (conservative: any buffer)
     for u in uops:
         if u.op in (Ops.STORE, Ops.BARRIER, Ops.RANGE, Ops.ENDRANGE):
             cut += 1
             continue
-        if u.op is not Ops.LOAD or len(u.src) > 2 or u in s.scalar:
+        if u.op is not Ops.LOAD or len(u.src) > 2:
             continue
         size = u.dtype.itemsize
+        if u in s.scalar:
+            if size in (4, 8) and buffer_of(u.src[0]).op is not Ops.LDS:
+                terms, c = index_form(s, u.src[1])
+                sgroups.setdefault((buffer_of(u.src[0]), terms, u.dtype, scope[u], cut), []).append((c, u))
+            continue
         if size == 2 and not all(x.op is Ops.WMMA for x in s.users[u]):
             continue
         if size not in (2, 4, 8) or u.dtype == dtypes.bool:
@@ -150,8 +156,29 @@ def plan(s: GfxSelector) -> None:
                 if run and m[0] == run[-1][0]:
                     continue
                 run.append(m)
+    for members in sgroups.values():
+        _smem_chunks(s, members)
     from compiler.backend.gfx11 import matrix
     matrix.plan(s)
+
+
+def _smem_chunks(s: GfxSelector, members: list[tuple[int, UOp]]) -> None:
+    """Uniform loads of consecutive elements as s_load_b64..b256 (SMEM needs only dword alignment)."""
+    members = sorted({c: u for c, u in members}.items())
+    i = 0
+    while i < len(members):
+        j = i + 1
+        while j < len(members) and members[j][0] == members[j - 1][0] + 1:
+            j += 1
+        per = members[i][1].dtype.itemsize // 4
+        while i < j:
+            n = next((w // per for w in (8, 4, 2) if w // per >= 2 and i + w // per <= j), 1)
+            chunk = [u for _, u in members[i:i + n]]
+            if n > 1 and _loadable_first(s, chunk):
+                first, tup = min(chunk, key=lambda u: s.pos[u]), object()
+                for k, u in enumerate(chunk):
+                    s.smem_combined[u] = (first, k, n, chunk[0], tup)
+            i += n
 
 
 def _chunks(s: GfxSelector, run: list[tuple[int, UOp]], size: int, base_align: int, lds: bool) -> None:
@@ -293,6 +320,9 @@ def _load(s: GfxSelector, u: UOp) -> None:
     if u in s.combined:
         _combined_load(s, u)
         return
+    if u in s.smem_combined:
+        _smem_combined_load(s, u, buf)
+        return
     if u in s.d16:
         _d16_load(s, u, buf)
         return
@@ -376,6 +406,21 @@ def _smem_load(s: GfxSelector, u: UOp, buf: UOp, gate: UOp | None) -> None:
             s.sop("s_cselect_b32", out[i], Sub(d.reg, d.off + i, 1), opnd.imm(0, "b32"), flags=("use_scc",))
         d = out.all
     s.set(u, d)
+
+
+def _smem_combined_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
+    """A uniform element of an s_load of consecutive elements, issued by the first of them in kernel order."""
+    first, k, n, low, tup = s.smem_combined[u]
+    r = nregs(u.dtype)
+    if u is first:
+        soff, off = _address(s, low.src[1], None, u.dtype.itemsize, SMEM_OFFSET, want="s")
+        d = s.sreg(n * r).all
+        ops = [d, s.src(buf)] + ([soff] if soff is not None else [Imm(off, hex(off))])
+        mods = f"offset:{hex(off)}" if soff is not None and off else ""
+        s.emit(MInst(f"s_load_b{32 * n * r}", ops, 1, mods, flags=frozenset({"smem", "load"})))
+        s.smem_regs[tup] = d
+    d = s.smem_regs[tup]
+    s.set(u, Sub(d.reg, d.off + k * r, r))
 
 
 def _d16_load(s: GfxSelector, u: UOp, buf: UOp) -> None:

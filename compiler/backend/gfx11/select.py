@@ -109,6 +109,8 @@ class GfxSelector(Selector):
         self.scaled: dict = {}
         self.combined: dict = {}
         self.combined_regs: dict = {}
+        self.smem_combined: dict = {}  # uniform loads combined into one s_load (compiler.backend.gfx11.memory)
+        self.smem_regs: dict = {}
         self.d16: dict = {}
 
     def run(self) -> list[MInst]:
