@@ -347,3 +347,23 @@ def test_combined_loads_issue_before_their_first_use():
     v = x.reshape(64, 4)
     np.testing.assert_array_equal(pair, v[:, 1] * 3 + v[:, 0])
     np.testing.assert_allclose(four, v[:, 3] * 2 + v[:, 1] * 5 - v[:, 0] + v[:, 2] * 7, rtol=1e-6)
+
+
+def test_uniform_loads_of_consecutive_elements_share_one_s_load():
+    """(x * w).sum(1) with w uniform: the unrolled loop reads w[0..7] with one s_load_b256, and computes."""
+    from compiler import Tensor
+    from compiler import backend as backends
+    from compiler.kernel import linear_kernel
+    from compiler.schedule import schedule
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((24, 8)).astype(np.float32), rng.standard_normal(8).astype(np.float32)
+    with backends.using("native"):
+        t = (Tensor(x) * Tensor(w)).sum(1)
+        item = next(i for i in schedule([t.lazydata.base]) if i.kind == "kernel")
+        asm = compile_kernel(linear_kernel(item.ast, get("native"))).assembly
+        got = t.numpy()
+    assert "s_load_b256" in asm and "s_load_b32 " not in asm
+    ref = np.zeros(24, np.float32)
+    for i in range(8):  # float32, in the kernel's order
+        ref = ref + x[:, i] * w[i]
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
