@@ -393,11 +393,7 @@ def _smem_load(s: GfxSelector, u: UOp, buf: UOp, gate: UOp | None) -> None:
     size = dt.itemsize
     soff, off = _address(s, u.src[1], gate, size, SMEM_OFFSET, want="s")
     d = s.sreg(nregs(dt)).all
-    ops = [d, s.src(buf)] + ([soff] if soff is not None else [Imm(off, hex(off))])
-    mods = _off(off) if soff is not None else ""
-    if soff is not None and off:
-        mods = f"offset:{hex(off)}"
-    s.emit(MInst(f"s_load_b{32 * nregs(dt)}", ops, 1, mods, flags=frozenset({"smem", "load"})))
+    _s_load(s, d, buf, soff, off)
     if gate is not None:
         g = s.src(gate)
         out = s.sreg(nregs(dt))
@@ -408,6 +404,13 @@ def _smem_load(s: GfxSelector, u: UOp, buf: UOp, gate: UOp | None) -> None:
     s.set(u, d)
 
 
+def _s_load(s: GfxSelector, d: Sub, buf: UOp, soff, off: int) -> None:
+    """s_load_b{32 * len(d)} d from the buffer at SGPR offset soff (or none) plus the immediate off."""
+    ops = [d, s.src(buf)] + ([soff] if soff is not None else [Imm(off, hex(off))])
+    mods = f"offset:{hex(off)}" if soff is not None and off else ""
+    s.emit(MInst(f"s_load_b{32 * d.n}", ops, 1, mods, flags=frozenset({"smem", "load"})))
+
+
 def _smem_combined_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
     """A uniform element of an s_load of consecutive elements, issued by the first of them in kernel order."""
     first, k, n, low, tup = s.smem_combined[u]
@@ -415,9 +418,7 @@ def _smem_combined_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
     if u is first:
         soff, off = _address(s, low.src[1], None, u.dtype.itemsize, SMEM_OFFSET, want="s")
         d = s.sreg(n * r).all
-        ops = [d, s.src(buf)] + ([soff] if soff is not None else [Imm(off, hex(off))])
-        mods = f"offset:{hex(off)}" if soff is not None and off else ""
-        s.emit(MInst(f"s_load_b{32 * n * r}", ops, 1, mods, flags=frozenset({"smem", "load"})))
+        _s_load(s, d, buf, soff, off)
         s.smem_regs[tup] = d
     d = s.smem_regs[tup]
     s.set(u, Sub(d.reg, d.off + k * r, r))
