@@ -1,6 +1,6 @@
 """The native gfx1100 backend against the LLVM backend, on the simulated gfx1100.
 
-    python -m bench.bench_native [--kernels N] [--table path.tsv]
+    python -m bench.bench_native [--kernels N] [--table path.tsv] [--markdown path.md]
 
 1. Cold start: `from compiler import Tensor; (Tensor([1,2,3])+1).numpy()` in a fresh process with the native
    backend and an empty kernel cache (bytecode cached, as on a user's machine): wall and CPU seconds, and
@@ -199,11 +199,26 @@ def summarize(rows: list[dict]) -> dict:
                            if (v := [r[f"{b}_ms"] for r in rows if f"{b}_ms" in r])}}
 
 
+def markdown_table(rows: list[dict]) -> str:
+    """Per kernel name (the ops suite has several kernels of one name): kernels, wave-instructions with each
+    backend (summed) and the geometric mean of native / LLVM, as a markdown table."""
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        if r.get("llvm") and r.get("native"):
+            by.setdefault(r["name"], []).append(r)
+    out = ["| kernel | n | LLVM | native | native / LLVM (geo. mean) |", "|---|---|---|---|---|"]
+    for name, rs in sorted(by.items()):
+        out.append(f"| {name} | {len(rs)} | {sum(r['llvm'] for r in rs)} | {sum(r['native'] for r in rs)} | "
+                   f"{geomean([r['native'] / r['llvm'] for r in rs]):.3f} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Print the three parts."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kernels", type=int, default=0, help="measure only the first N ops-suite kernels")
     ap.add_argument("--table", help="write every kernel's counts to this TSV file")
+    ap.add_argument("--markdown", help="write the counts per kernel name to this file as a markdown table")
     args = ap.parse_args(argv)
     c = cold_start()
     print(f"cold start, native backend, empty kernel cache: {c['wall']:.2f} s wall, {c['cpu']:.2f} s CPU "
@@ -231,6 +246,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  backend compile CPU time per ops-suite kernel, {b}: median {med:.2f} ms, max {mx:.1f} ms")
     print("  largest ratios: " + ", ".join(f"{r['name']} {r['native']}/{r['llvm']}" for r in s["worst"]))
     print("  smallest ratios: " + ", ".join(f"{r['name']} {r['native']}/{r['llvm']}" for r in s["best"]))
+    if args.markdown:
+        pathlib.Path(args.markdown).write_text(markdown_table(rows) + "\n")
     if args.table:
         with open(args.table, "w") as f:
             f.write("kernel\tllvm\tnative\tllvm_ms\tnative_ms\n")
