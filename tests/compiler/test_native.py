@@ -367,3 +367,31 @@ def test_uniform_loads_of_consecutive_elements_share_one_s_load():
     for i in range(8):  # float32, in the kernel's order
         ref = ref + x[:, i] * w[i]
     np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_small_accumulation_loops_unroll_fully_and_big_ones_by_a_factor():
+    """compiler.ir.unroll: an 8-trip serial sum becomes straight-line code; the 64-trip loop of a group
+    reduction becomes a shorter loop over copies of its body (within the 256-uop budget); both still sum."""
+    from compiler import Tensor
+    from compiler import backend as backends
+    from compiler.ir.unroll import BUDGET, unroll
+    from compiler.kernel import linear_kernel
+    from compiler.schedule import schedule
+    rng = np.random.default_rng(4)
+    for shape, full in (((64, 8), True), ((2, 4096), False)):
+        x = rng.integers(-100, 100, shape).astype(np.int32)
+        with backends.using("native"):
+            t = Tensor(x).sum(1)
+            item = next(i for i in schedule([t.lazydata.base]) if i.kind == "kernel")
+            k = linear_kernel(item.ast, get("native"))
+            got = t.numpy()
+        before = [int(u.src[0].arg) for u in k.uops if u.op is Ops.RANGE]
+        after = unroll(k)
+        ranges = [int(u.src[0].arg) for u in after.uops if u.op is Ops.RANGE]
+        assert len(before) == 1
+        if full:
+            assert ranges == []
+        else:
+            assert len(ranges) == 1 and ranges[0] < before[0] and before[0] % ranges[0] == 0
+            assert len(after.uops) <= len(k.uops) + BUDGET
+        np.testing.assert_array_equal(got, x.sum(1))
