@@ -6,7 +6,8 @@ whose trips times body size is within BUDGET uops is unrolled fully: the body is
 variable replaced by 0, 1, ..., and each copy reads the accumulator values the previous copy computed, so the
 ASSIGNs collapse to one per accumulator after the last copy. A bigger loop whose trip count has a power-of-two
 factor U (2..8) with U times its body within BUDGET is unrolled by U: a loop over ro with n/U trips whose body
-is U copies at ro*U + k. Unrolled indices fold (simplifier) to base + constant, which the backends turn into
+is U copies at ro*U + k (the shorter loop is planned again: its body keeps doubling while it stays within
+BUDGET). Unrolled indices fold (simplifier) to base + constant, which the backends turn into
 address offsets and wide loads, and the loop overhead goes. Enclosing loops that become innermost and small are
 unrolled in turn. The result is equivalent for every loop value, so the index proof of the original kernel
 holds for it.
