@@ -7,6 +7,7 @@ from bench import (
     bench_decode,
     bench_launch,
     bench_mem,
+    bench_native,
     bench_profile,
     bench_sanitize,
     bench_shader,
@@ -25,6 +26,7 @@ def main() -> None:
     bench_profile.main()
     bench_compiler.main()
     bench_cpu.main()
+    bench_native.main([])
 
 
 if __name__ == "__main__":

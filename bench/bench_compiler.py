@@ -44,11 +44,11 @@ def _programs():
             "attention": q.scaled_dot_product_attention(q, q, is_causal=True), "max_pool2d": img.max_pool2d(2)}
 
 
-def compile_times() -> dict:
-    """Per-kernel seconds: cold (split into lowering, proof, backend) and cached."""
+def compile_times(backend_name: str = "llvm") -> dict:
+    """Per-kernel seconds with one backend: cold (split into lowering, proof, backend: the 'llvm' key) and cached."""
     from compiler import backend, cache, kernel
     from compiler.schedule import schedule
-    be = backend.get("llvm")
+    be = backend.get(backend_name)
     asts = []
     for t in _programs().values():
         asts += [i.ast for i in schedule([t.lazydata.base]) if i.kind == "kernel"]

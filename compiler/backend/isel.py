@@ -85,6 +85,7 @@ class Selector:
         self.prologue: list[MInst] = []
         self.epilogue: list[MInst] = []
         self.used_rules: dict[str, int] = {}
+        self.current: UOp | None = None  # the uop being selected
 
     def name(self) -> str:
         """The kernel's name (for messages)."""
@@ -103,6 +104,7 @@ class Selector:
         """Select every uop; the kernel's machine code in order."""
         for u in self.k.uops:
             self.cur = self.slot[u] = []
+            self.current = u
             name = self.rules.select(self, u)
             self.used_rules[name] = self.used_rules.get(name, 0) + 1
         return [*self.prologue, *(m for u in self.k.uops for m in self.slot[u]), *self.epilogue]

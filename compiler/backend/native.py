@@ -25,6 +25,7 @@ class NativeBackend(Backend):
     target = "gfx1100"
     device_kind = "AMD"
     features = frozenset({"wmma"})
+    preference = 0
 
     def rules(self) -> Rules:
         """The transcendental expansions both GPU backends share (module docstring)."""
@@ -52,7 +53,8 @@ class NativeBackend(Backend):
     def _fingerprint(self) -> str:
         here = pathlib.Path(__file__).parent
         files = sorted([here / "native.py", here / "mir.py", here / "isel.py", here / "regalloc.py",
-                        here / "coalesce.py", *(here / "gfx11").glob("*.py"), here.parent / "ir" / "transcendental.py"])
+                        here / "coalesce.py", here / "dce.py", *(here / "gfx11").glob("*.py"),
+                        here.parent / "ir" / "transcendental.py", here.parent / "ir" / "unroll.py"])
         code = b"".join(f.read_bytes() for f in files)
         return f"native-{self.target}-{hashlib.sha256(code).hexdigest()[:16]}"
 

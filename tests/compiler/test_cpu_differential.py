@@ -25,16 +25,6 @@ from compiler import device as devices
 from tests.support.ops import FLOATS, INTS
 
 GPU_BACKENDS = backends.available("AMD")
-# Bugs of the native backend (at 33d095d, its first commit) that these cases find; they fail to compile there.
-NATIVE_BUGS = {"ds_store_d16_hi_b16": "native: a bfloat16 LDS store is emitted as ds_store_d16_hi_b16, which gfx11 "
-                                      "does not have (bfloat16 group reductions)",
-               "emit_mode_round": "native: float64 -> float16/bfloat16 conversions call a missing "
-                                  "GfxSelector.emit_mode_round"}
-
-
-def _native_bug(gpu: str, bug: str) -> None:
-    if gpu == "native":
-        pytest.xfail(NATIVE_BUGS[bug])
 TRANSCENDENTAL_F32 = 4e-7  # relative, plus 1e-30 absolute (docstring)
 ULP16 = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
 
@@ -124,8 +114,6 @@ def test_shifts_by_any_amount_are_identical(gpu, dt):
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
 @pytest.mark.parametrize("dt", FLOATS)
 def test_exact_float_ops_are_identical(gpu, dt):
-    if dt == "bfloat16":
-        _native_bug(gpu, "ds_store_d16_hi_b16")
     a, b = _inputs(dt, 40, 4), _inputs(dt, 40, 5)[::-1].copy()
 
     def program():
@@ -154,8 +142,6 @@ def test_casts_are_identical(gpu, src):
     else:
         a = _inputs(src, 32, 6).astype(np.int64) % 100 if src != "bool" else _inputs(src, 32, 6)
     dsts = [d for d in CAST_TYPES if d != src]
-    if src == "float64":
-        _native_bug(gpu, "emit_mode_round")
 
     def program():
         x = _t(a.astype(np.float32) if src == "bfloat16" else a.astype(src) if src != "bool" else a, src)
@@ -172,7 +158,6 @@ def test_float_edge_conversions_are_identical(gpu):
     m = np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 65519.99, 65520.0, 2.0 ** -25, 3 * 2.0 ** -26, 1e300, -1e-300,
                   1 + 2.0 ** -8 + 2.0 ** -40, 3.4028235e38, np.nan, -np.inf], np.float64)
     ints = np.array([2 ** 63 - 1, 2 ** 63, 2 ** 64 - 1, 12345678901234567, 1, 0], np.uint64)
-    _native_bug(gpu, "emit_mode_round")
 
     def program():
         x, n = _t(m, "float64"), _t(ints, "uint64")

@@ -21,6 +21,8 @@ as the kernel descriptor says):
 
 from __future__ import annotations
 
+import math
+
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.operands import NULL, VCC
 from compiler.backend.gfx11.select import RULES, C, GfxSelector, fkind
@@ -198,6 +200,27 @@ def _f16_to_f32(s: GfxSelector, x) -> Sub:
     t = s.vreg().all
     s.vop("v_cvt_f32_f16_e64", t, x)
     return t
+
+
+def _pow2_reciprocal(u: UOp) -> float | None:
+    """1/c when the divisor is a constant power of two whose reciprocal is a normal number of u's type: then
+    x / c and x * (1/c) are the same exact quotient, rounded once the same way."""
+    c = u.src[1]
+    if c.op is not Ops.CONST or c.arg == 0 or not math.isfinite(c.arg):
+        return None
+    m, e = math.frexp(abs(c.arg))
+    limit = {"float16": 14, "float64": 1022}.get(u.dtype.name, 126)
+    if m != 0.5 or not -limit <= 1 - e <= limit:
+        return None
+    return math.copysign(2.0 ** (1 - e), c.arg)
+
+
+@RULES.rule(Ops.FDIV, when=lambda s, u: is_float(s, u) and _pow2_reciprocal(u) is not None, name="float_div_pow2")
+def _fdiv_pow2(s: GfxSelector, u: UOp) -> None:
+    k = fkind(u.dtype)
+    t, d = _out(s, u)
+    s.vop(_f(k, "mul"), t, fsrc(s, u.src[0], k), s.imm_or_reg(C(_pow2_reciprocal(u), u.dtype, None), k))
+    _finish(s, u, t, d)
 
 
 @RULES.rule(Ops.FDIV, when=is_float, name="float_div")

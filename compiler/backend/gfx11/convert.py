@@ -177,16 +177,21 @@ def _float_float(s: GfxSelector, u: UOp, src: DType, dst: DType, x) -> None:
 
 
 def _f64_to_f32_odd(s: GfxSelector, x) -> Sub:
-    """float64 -> float32 rounded to odd (toward zero, inexact sets the last bit)."""
-    t, back, bit, out = s.vreg().all, s.vreg(2).all, s.vreg().all, s.vreg().all
-    m = s.sreg().all
-    s.emit_mode_round(3)  # f32 round toward zero
+    """float64 -> float32 rounded to odd: toward zero, with the last bit set when inexact (then rounding that
+    to float16/bfloat16 to nearest even rounds the float64 once). Without a change of the rounding mode: the
+    nearest float32 t is stepped one unit toward zero (its bit pattern minus one: sign and magnitude) when it
+    rounded away from zero (|t| > |x|; an overflow to infinity becomes FLT_MAX), and NaN stays NaN."""
+    t, back, step, bit, tz, out = s.vreg().all, s.vreg(2).all, s.vreg().all, s.vreg().all, s.vreg().all, \
+        s.vreg().all
+    inexact, away = s.sreg().all, s.sreg().all
     s.vop("v_cvt_f32_f64", t, x)
-    s.emit_mode_round(0)
     s.vop("v_cvt_f64_f32", back, t)
-    s.vop("v_cmp_neq_f64_e64", m, back, x)
-    s.vop("v_cndmask_b32_e64", bit, opnd.imm(0, "b32"), opnd.imm(1, "b32"), m, fixed_scalar=(2,))
-    s.vop("v_or_b32", out, t, bit)
+    s.vop("v_cmp_neq_f64_e64", inexact, back, x)
+    s.vop("v_cmp_gt_f64_e64", away, abs(back), abs(x))
+    s.vop("v_cndmask_b32_e64", step, opnd.imm(0, "b32"), opnd.imm(1, "b32"), away, fixed_scalar=(2,))
+    s.vop("v_sub_nc_u32", tz, t, step)
+    s.vop("v_cndmask_b32_e64", bit, opnd.imm(0, "b32"), opnd.imm(1, "b32"), inexact, fixed_scalar=(2,))
+    s.vop("v_or_b32", out, tz, bit)
     return out
 
 

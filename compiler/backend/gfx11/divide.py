@@ -7,14 +7,15 @@
   the 33-bit "add" form when m does not fit 32 bits. The remainder is x - q*d. Scalar values use s_mul_hi.
 - By a variable (32 bits or less): LLVM's expansion, an estimate of 2^32/d from v_rcp_iflag_f32 refined by one
   Newton step in integers, q = mulhi(x, y), then two corrections; signs by the usual xor/subtract.
-- 64 bits by a variable: restoring division, one quotient bit per step, in a uniform 64-iteration loop.
+- 64 bits by a variable: restoring division, one quotient bit per step, each lane stepping through its own
+  dividend's significant bits: a loop with a per-lane trip count under EXEC masking.
 """
 
 from __future__ import annotations
 
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.alu_int import normalize
-from compiler.backend.gfx11.operands import NULL
+from compiler.backend.gfx11.operands import EXEC, NULL
 from compiler.backend.gfx11.select import RULES, C, GfxSelector
 from compiler.backend.mir import MInst, Sub, label
 from compiler.dtypes import dtypes
@@ -107,6 +108,9 @@ def _divmod_const(s: GfxSelector, u: UOp) -> None:
         return
     lo, hi = _vmin_vmax(u.src[0])
     ad = abs(d)
+    if not div and (not signed or lo >= 0) and ad & (ad - 1) == 0:
+        e.op("and", out, x, _imm(ad - 1))
+        return
     if not signed or lo >= 0:
         q = _udiv_const(e, x, ad, hi if signed or dt.itemsize < 4 else min(hi, (1 << 32) - 1))
         neg = signed and d < 0
@@ -219,7 +223,8 @@ def _divmod32(s: GfxSelector, u: UOp) -> None:
 
 @RULES.rule(Ops.IDIV, Ops.MOD, when=lambda s, u: u.dtype.itemsize == 8, name="divmod64")
 def _divmod64(s: GfxSelector, u: UOp) -> None:
-    """64-bit division: restoring, one bit per iteration of a uniform 64-trip loop (module docstring)."""
+    """64-bit division: restoring, one quotient bit per iteration, each lane iterating over its dividend's
+    significant bits only: a loop with a per-lane trip count, lanes leaving EXEC as they finish."""
     dt = u.dtype
     signed = dt.kind == "i"
     a = s.in_vgpr(s.src(u.src[0]), dt)
@@ -229,34 +234,7 @@ def _divmod64(s: GfxSelector, u: UOp) -> None:
         s.vop("v_ashrrev_i32", sa, opnd.imm(31, "b32"), Sub(a.reg, a.off + 1, 1))
         s.vop("v_ashrrev_i32", sb, opnd.imm(31, "b32"), Sub(b.reg, b.off + 1, 1))
         a, b = _abs64(s, a, sa), _abs64(s, b, sb)
-    n, q, r, t = (s.vreg(2).all for _ in range(4))
-    bit = s.vreg().all
-    for i in range(2):
-        s.vop("v_mov_b32", Sub(n.reg, n.off + i, 1), Sub(a.reg, a.off + i, 1))
-        s.vop("v_mov_b32", Sub(q.reg, q.off + i, 1), opnd.imm(0, "b32"))
-        s.vop("v_mov_b32", Sub(r.reg, r.off + i, 1), opnd.imm(0, "b32"))
-    cnt = s.sreg().all
-    s.sop("s_mov_b32", cnt, opnd.imm(64, "b32"))
-    top = s.new_label("udiv64_")
-    s.emit(label(top))
-    ge, c = s.sreg().all, s.sreg().all
-    s.vop("v_lshlrev_b64", r, opnd.imm(1, "b32"), r)
-    s.vop("v_lshrrev_b32", bit, opnd.imm(31, "b32"), Sub(n.reg, n.off + 1, 1))
-    s.vop("v_or_b32", Sub(r.reg, r.off, 1), Sub(r.reg, r.off, 1), bit)
-    s.vop("v_lshlrev_b64", n, opnd.imm(1, "b32"), n)
-    s.vop("v_cmp_ge_u64_e64", ge, r, b)
-    s.vop("v_sub_co_u32", Sub(t.reg, t.off, 1), c, Sub(r.reg, r.off, 1), Sub(b.reg, b.off, 1), ndef=2)
-    s.vop("v_sub_co_ci_u32_e64", Sub(t.reg, t.off + 1, 1), NULL, Sub(r.reg, r.off + 1, 1), Sub(b.reg, b.off + 1, 1),
-          c, ndef=2, fixed_scalar=(2,))
-    for i in range(2):
-        s.vop("v_cndmask_b32_e64", Sub(r.reg, r.off + i, 1), Sub(r.reg, r.off + i, 1), Sub(t.reg, t.off + i, 1), ge,
-              fixed_scalar=(2,))
-    s.vop("v_lshlrev_b64", q, opnd.imm(1, "b32"), q)
-    s.vop("v_cndmask_b32_e64", bit, opnd.imm(0, "b32"), opnd.imm(1, "b32"), ge, fixed_scalar=(2,))
-    s.vop("v_or_b32", Sub(q.reg, q.off, 1), Sub(q.reg, q.off, 1), bit)
-    s.sop("s_add_i32", cnt, cnt, opnd.imm(-1, "b32"), flags=("scc",))
-    s.sop("s_cmp_lg_u32", cnt, opnd.imm(0, "b32"), ndef=0, flags=("scc",))
-    s.emit(MInst("s_cbranch_scc1", target=top, flags=frozenset({"use_scc", "branch"})))
+    q, r = udivrem64(s, a, b)
     res = q if u.op is Ops.IDIV else r
     if signed:
         sign = s.vreg().all
@@ -271,6 +249,54 @@ def _divmod64(s: GfxSelector, u: UOp) -> None:
     for i in range(2):
         s.vop("v_cndmask_b32_e64", Sub(out.reg, out.off + i, 1), opnd.imm(0, "b32"), Sub(res.reg, res.off + i, 1),
               nz, fixed_scalar=(2,))
+
+
+def _part(x: Sub, i: int) -> Sub:
+    return Sub(x.reg, x.off + i, 1)
+
+
+def udivrem64(s: GfxSelector, a: Sub, b: Sub) -> tuple[Sub, Sub]:
+    """(a // b, a % b) of unsigned 64-bit VGPR pairs (b == 0 gives garbage: callers select 0). The dividend is
+    shifted so its top set bit is bit 63 and each lane runs as many steps as it has significant bits: EXEC
+    drops the lanes that are done, and the loop ends when none is left (s_cbranch_execnz)."""
+    n, q, r, t = (s.vreg(2).all for _ in range(4))
+    zh, zl, z, cnt, bit = (s.vreg().all for _ in range(5))
+    s.vop("v_clz_i32_u32", zh, _part(a, 1))  # -1 (all ones) for a zero word
+    s.vop("v_clz_i32_u32", zl, _part(a, 0))
+    s.vop("v_min_u32", zl, opnd.imm(32, "b32"), zl)
+    s.vop("v_add_nc_u32", zl, opnd.imm(32, "b32"), zl)
+    s.vop("v_min_u32", z, zh, zl)  # leading zeros of the 64-bit value (64 for 0)
+    s.vop("v_sub_nc_u32", cnt, opnd.imm(64, "b32"), z)
+    s.vop("v_lshlrev_b64", n, z, a)
+    for i in range(2):
+        s.vop("v_mov_b32", _part(q, i), opnd.imm(0, "b32"))
+        s.vop("v_mov_b32", _part(r, i), opnd.imm(0, "b32"))
+    save, more = s.sreg().all, s.sreg().all
+    done, top = s.new_label("udiv64_done"), s.new_label("udiv64_")
+    s.vop("v_cmp_ne_u32_e64", more, opnd.imm(0, "b32"), cnt)
+    s.sop("s_and_saveexec_b32", save, more, flags=("scc", "exec"))
+    s.emit(MInst("s_cbranch_execz", target=done, flags=frozenset({"branch"})))
+    s.emit(label(top))
+    ge, c = s.sreg().all, s.sreg().all
+    s.vop("v_lshlrev_b64", r, opnd.imm(1, "b32"), r)
+    s.vop("v_lshrrev_b32", bit, opnd.imm(31, "b32"), _part(n, 1))
+    s.vop("v_or_b32", _part(r, 0), _part(r, 0), bit)
+    s.vop("v_lshlrev_b64", n, opnd.imm(1, "b32"), n)
+    s.vop("v_cmp_ge_u64_e64", ge, r, b)
+    s.vop("v_sub_co_u32", _part(t, 0), c, _part(r, 0), _part(b, 0), ndef=2)
+    s.vop("v_sub_co_ci_u32_e64", _part(t, 1), NULL, _part(r, 1), _part(b, 1), c, ndef=2, fixed_scalar=(2,))
+    for i in range(2):
+        s.vop("v_cndmask_b32_e64", _part(r, i), _part(r, i), _part(t, i), ge, fixed_scalar=(2,))
+    s.vop("v_lshlrev_b64", q, opnd.imm(1, "b32"), q)
+    s.vop("v_cndmask_b32_e64", bit, opnd.imm(0, "b32"), opnd.imm(1, "b32"), ge, fixed_scalar=(2,))
+    s.vop("v_or_b32", _part(q, 0), _part(q, 0), bit)
+    s.vop("v_add_nc_u32", cnt, opnd.imm(-1, "b32"), cnt)
+    s.vop("v_cmp_ne_u32_e64", more, opnd.imm(0, "b32"), cnt)
+    s.sop("s_and_b32", EXEC, EXEC, more, flags=("scc", "exec"))
+    s.emit(MInst("s_cbranch_execnz", target=top, flags=frozenset({"branch"})))
+    s.emit(label(done))
+    s.sop("s_mov_b32", EXEC, save, flags=("exec",))
+    return q, r
 
 
 def _abs64(s: GfxSelector, x: Sub, sign: Sub) -> Sub:

@@ -104,12 +104,17 @@ class Resources:
     @property
     def occupancy(self) -> int:
         """Waves per SIMD the kernel can keep resident (module docstring)."""
-        blocks = -(-max(self.vgprs, 1) // VGPR_GRANULE) * VGPR_GRANULE
-        waves = min(MAX_WAVES_PER_SIMD, VGPRS_PER_SIMD // blocks)
-        if self.lds_bytes:
-            groups = LDS_PER_WGP // self.lds_bytes
-            waves = min(waves, max(1, groups * self.waves_per_group // SIMDS_PER_WGP))
-        return waves
+        return occupancy(self.vgprs, self.lds_bytes, self.waves_per_group)
+
+
+def occupancy(vgprs: int, lds_bytes: int, waves_per_group: int) -> int:
+    """Waves per SIMD a gfx1100 kernel with these resources can keep resident (module docstring)."""
+    blocks = -(-max(vgprs, 1) // VGPR_GRANULE) * VGPR_GRANULE
+    waves = min(MAX_WAVES_PER_SIMD, VGPRS_PER_SIMD // blocks)
+    if lds_bytes:
+        groups = LDS_PER_WGP // lds_bytes
+        waves = min(waves, max(1, groups * waves_per_group // SIMDS_PER_WGP))
+    return waves
 
 
 def code_object(name: str, code: bytes, res: Resources, nparams: int, group_ids: str, workitem_dims: int,

@@ -50,35 +50,36 @@ def _expires(m: MInst) -> bool:
     return bool({"vmem", "lds"} & m.flags) or (m.op == "s_waitcnt_depctr" and m.mods == DEPCTR_VA_VDST0)
 
 
-def _predecessors(code: list[MInst]) -> dict[int, list[int]]:
-    """For each label index, the indices of the branches that jump to it."""
-    where = {m.target: i for i, m in enumerate(code) if m.is_label()}
-    preds: dict[int, list[int]] = {}
+def _predecessors(code: list[MInst]) -> dict[str, list[int]]:
+    """For each label, the indices (in `code`) of the branches that jump to it."""
+    preds: dict[str, list[int]] = {}
     for i, m in enumerate(code):
-        if m.target is not None and not m.is_label() and m.target in where:
-            preds.setdefault(where[m.target], []).append(i)
+        if m.target is not None and not m.is_label():
+            preds.setdefault(m.target, []).append(i)
     return preds
 
 
-def _trans_hazard(code: list[MInst], i: int, srcs: set[int], preds: dict[int, list[int]]) -> bool:
-    """Whether a transcendental within the window before code[i] writes one of srcs (module docstring)."""
-    stack = [(i - 1, 0, 0)]
+def _trans_hazard(out: list[MInst], code: list[MInst], srcs: set[int], preds: dict[str, list[int]]) -> bool:
+    """Whether a transcendental within the window before the next instruction writes one of srcs (module
+    docstring). `out` is the code emitted so far (with the waits already inserted); a label's predecessors are
+    followed in the original `code` (conservatively: without the waits inserted there)."""
+    stack = [(out, len(out) - 1, 0, 0)]
     seen = set()
     while stack:
-        j, valus, trans = stack.pop()
+        seq, j, valus, trans = stack.pop()
         while j >= 0:
             if valus > 5 or trans > 1:
                 break
-            m = code[j]
+            m = seq[j]
             if _expires(m):
                 break
             if is_trans(m) and _vgprs(m.ops[:m.ndef]) & srcs:
                 return True
             if m.is_label():
-                for p in preds.get(j, []):
+                for p in preds.get(m.target, []):
                     if (p, valus, trans) not in seen:
                         seen.add((p, valus, trans))
-                        stack.append((p - 1, valus, trans))
+                        stack.append((code, p - 1, valus, trans))
             if is_valu(m):
                 valus += 1
             if is_trans(m):
@@ -91,21 +92,14 @@ def fix_hazards(code: list[MInst]) -> list[MInst]:
     """Code with the waits and nops above inserted."""
     preds = _predecessors(code)
     out: list[MInst] = []
-    inserted: list[tuple[int, MInst]] = []
-    for i, m in enumerate(code):
-        if not is_valu(m):
-            continue
-        srcs = _vgprs(m.ops if m.rmw else m.ops[m.ndef:])
-        if srcs and _trans_hazard(code, i, srcs, preds):
-            inserted.append((i, MInst("s_waitcnt_depctr", mods=DEPCTR_VA_VDST0, flags=frozenset({"wait"}))))
-        if "wmma" in m.flags:
-            prev = next((code[j] for j in range(i - 1, -1, -1) if is_valu(code[j])), None)
-            if prev is not None and "wmma" in prev.flags and _vgprs(prev.ops[:1]) & _vgprs(m.ops[1:3]):
-                inserted.append((i, MInst("v_nop")))
-    k = 0
-    for i, m in enumerate(code):
-        while k < len(inserted) and inserted[k][0] == i:
-            out.append(inserted[k][1])
-            k += 1
+    for m in code:
+        if is_valu(m):
+            srcs = _vgprs(m.ops if m.rmw else m.ops[m.ndef:])
+            if srcs and _trans_hazard(out, code, srcs, preds):
+                out.append(MInst("s_waitcnt_depctr", mods=DEPCTR_VA_VDST0, flags=frozenset({"wait"})))
+            if "wmma" in m.flags:
+                prev = next((x for x in reversed(out) if is_valu(x)), None)
+                if prev is not None and "wmma" in prev.flags and _vgprs(prev.ops[:1]) & _vgprs(m.ops[1:3]):
+                    out.append(MInst("v_nop"))
         out.append(m)
     return out

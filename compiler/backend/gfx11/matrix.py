@@ -3,7 +3,9 @@
 A and B are 8 VGPRs each: 16 16-bit elements, element 2i in the low half of register i and 2i+1 in its high
 half; C and D are 8 float32 VGPRs. When the 16 elements are the halves of one combined load (compiler.backend.
 gfx11.memory) the loaded registers are the operand as they are; otherwise the elements are packed two at a time
-(v_perm_b32 picks the low halves of two registers; bfloat16 values, held as float32, give their high halves).
+(v_perm_b32 picks the low halves of two registers; bfloat16 values, held as float32, give their high halves),
+except that elements loaded only for the WMMA are loaded into their half of the operand directly
+(global_load_d16_b16 / _d16_hi_b16, ds_load_u16_d16 / _d16_hi, which keep the other half).
 The 8 accumulators a WMMA reads as C are one register tuple (planned before selection), so the instruction
 updates them in place: D = C, and the GEPs that are assigned back to them cost nothing.
 
@@ -24,10 +26,17 @@ _PERM_HI = 0x07060302
 
 
 def plan(s: GfxSelector) -> None:
-    """Give the accumulators each WMMA reads as C one 8-register tuple."""
+    """Give the accumulators each WMMA reads as C one 8-register tuple, and load A and B elements that no other
+    combined load covers straight into their halves of an 8-register tuple (d16 loads)."""
     for u in s.k.uops:
         if u.op is not Ops.WMMA:
             continue
+        for elems in (u.src[:16], u.src[16:32]):
+            if all(e.op is Ops.LOAD and len(e.src) == 2 and e not in s.combined and e not in s.d16 and
+                   s.users[e] == [u] and e.dtype.itemsize == 2 for e in elems) and len(set(elems)) == 16:
+                t = s.vreg(8)
+                for j, e in enumerate(elems):
+                    s.d16[e] = (t[j // 2], j % 2)
         cs = u.src[32:]
         if all(c.op is Ops.DEFINE_ACC and c not in s.wmma_acc for c in cs) and len(set(cs)) == 8:
             t = s.vreg(8)

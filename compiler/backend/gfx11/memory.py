@@ -26,6 +26,7 @@ from compiler.backend.mir import Imm, MInst, Sub, label
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import loops_of
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.symbolic import linear
 
 _VLOAD = {1: "u8", 2: "u16", 4: "b32", 8: "b64", 12: "b96", 16: "b128"}
 _VSTORE = {1: "b8", 2: "b16", 4: "b32", 8: "b64", 12: "b96", 16: "b128"}
@@ -50,17 +51,40 @@ def buffer_of(u: UOp) -> UOp:
     return u
 
 
-def split_index(idx: UOp) -> tuple[UOp | None, int]:
-    """idx as (B, c) with idx == B + c (B None for a constant index)."""
-    if idx.op is Ops.CONST:
-        return None, int(idx.arg)
-    if idx.op is Ops.ADD:
-        a, b = idx.src
-        if b.op is Ops.CONST:
-            return a, int(b.arg)
-        if a.op is Ops.CONST:
-            return b, int(a.arg)
+def index_form(s: GfxSelector, idx: UOp) -> tuple[frozenset, int]:
+    """idx as (terms, c): the linear form sum(k * term) + c (compiler.ir.symbolic.linear), memoized."""
+    memo = s.linear_memo
+    if idx not in memo:
+        terms, c = linear(idx)
+        memo[idx] = (frozenset(terms.items()), int(c))
+    return memo[idx]
+
+
+def split_index(s: GfxSelector, idx: UOp, at: UOp | None = None) -> tuple[UOp | None, int]:
+    """idx as (B, c) with idx == B + c, B a uop that already has a value (None for a constant index), so loads
+    at B, B+1, B+2 share one address register and differ in their offset fields. Without such a B: (idx, 0)."""
+    terms, c = index_form(s, idx)
+    if not terms:
+        return None, c
+    if c == 0:
+        return idx, 0
+    b = base_of(s).get(terms)
+    if b is not None and b in s.val and (at is None or s.pos.get(b, 1 << 30) < s.pos.get(at, 0)):
+        return b, c
     return idx, 0
+
+
+def base_of(s: GfxSelector) -> dict[frozenset, UOp]:
+    """Integer uops by their linear form's terms, for those with no constant part (the first in kernel order).
+    Any int32 uop may be a base (a MOD or AND too: lane % 16 + 16k addresses a WMMA operand's column)."""
+    if s.bases is None:
+        s.bases = {}
+        for u in s.k.uops:
+            if u.dtype == dtypes.int32 and u.op is not Ops.CONST:
+                terms, c = index_form(s, u)
+                if c == 0 and terms:
+                    s.bases.setdefault(terms, u)
+    return s.bases
 
 
 def multiple(u: UOp | None, depth: int = 0) -> int:
@@ -85,32 +109,42 @@ def multiple(u: UOp | None, depth: int = 0) -> int:
 # ---- planning: which loads combine -----------------------------------------------------------------------------
 def plan(s: GfxSelector) -> None:
     """Find load groups to combine (module docstring) and WMMA accumulators to keep in register tuples."""
-    s.combined = {}
     uops = s.k.uops
     scope = loops_of(uops)
     groups: dict[tuple, list[tuple[int, UOp]]] = {}
+    sgroups: dict[tuple, list[tuple[int, UOp]]] = {}
     cut = 0  # a store or barrier ends every group (conservative: any buffer)
     for u in uops:
         if u.op in (Ops.STORE, Ops.BARRIER, Ops.RANGE, Ops.ENDRANGE):
             cut += 1
             continue
-        if u.op is not Ops.LOAD or len(u.src) > 2 or u in s.scalar:
+        if u.op is not Ops.LOAD or len(u.src) > 2:
             continue
         size = u.dtype.itemsize
+        if u in s.scalar:
+            if size in (4, 8) and buffer_of(u.src[0]).op is not Ops.LDS:
+                terms, c = index_form(s, u.src[1])
+                sgroups.setdefault((buffer_of(u.src[0]), terms, u.dtype, scope[u], cut), []).append((c, u))
+            continue
         if size == 2 and not all(x.op is Ops.WMMA for x in s.users[u]):
             continue
         if size not in (2, 4, 8) or u.dtype == dtypes.bool:
             continue
-        base, c = split_index(u.src[1])
-        key = (buffer_of(u.src[0]), base, u.dtype, scope[u], cut)
+        terms, c = index_form(s, u.src[1])
+        key = (buffer_of(u.src[0]), terms, u.dtype, scope[u], cut)
         groups.setdefault(key, []).append((c, u))
-    for (buf, base, dt, _, _), members in groups.items():
+    for (buf, terms, dt, _, _), members in groups.items():
         if len(members) < 2:
             continue
         members.sort(key=lambda m: m[0])
         lds = buf.op is Ops.LDS
         size = dt.itemsize
-        base_align = multiple(base) * size
+        base_align = size
+        if terms:
+            g = 0
+            for t, k in terms:
+                g = math.gcd(g, abs(k) * multiple(t))
+            base_align = min(g, 1 << 16) * size
         if lds:
             base_align = math.gcd(base_align, 1 << 16)  # LDS arrays start 16-byte aligned
         run: list[tuple[int, UOp]] = []
@@ -122,12 +156,35 @@ def plan(s: GfxSelector) -> None:
                 if run and m[0] == run[-1][0]:
                     continue
                 run.append(m)
+    for members in sgroups.values():
+        _smem_chunks(s, members)
     from compiler.backend.gfx11 import matrix
     matrix.plan(s)
 
 
+def _smem_chunks(s: GfxSelector, members: list[tuple[int, UOp]]) -> None:
+    """Uniform loads of consecutive elements as s_load_b64..b256 (SMEM needs only dword alignment)."""
+    members = sorted({c: u for c, u in members}.items())
+    i = 0
+    while i < len(members):
+        j = i + 1
+        while j < len(members) and members[j][0] == members[j - 1][0] + 1:
+            j += 1
+        per = members[i][1].dtype.itemsize // 4
+        while i < j:
+            n = next((w // per for w in (8, 4, 2) if w // per >= 2 and i + w // per <= j), 1)
+            chunk = [u for _, u in members[i:i + n]]
+            if n > 1 and _loadable_first(s, chunk):
+                first, tup = min(chunk, key=lambda u: s.pos[u]), object()
+                for k, u in enumerate(chunk):
+                    s.smem_combined[u] = (first, k, n, chunk[0], tup)
+            i += n
+
+
 def _chunks(s: GfxSelector, run: list[tuple[int, UOp]], size: int, base_align: int, lds: bool) -> None:
-    """Split a run of consecutive elements into combined loads of 8..16 bytes."""
+    """Split a run of consecutive elements into combined loads of 8..16 bytes; consecutive loads share one
+    register tuple of up to 8 registers (a WMMA operand is one)."""
+    chunks: list[list[UOp]] = []
     i = 0
     while i < len(run):
         c0 = run[i][0]
@@ -137,15 +194,41 @@ def _chunks(s: GfxSelector, run: list[tuple[int, UOp]], size: int, base_align: i
             if n < 2 or i + n > len(run):
                 continue
             align_need = 16 if (lds and width == 16) else 8 if (lds and width in (8, 12)) else 4
-            byte0 = c0 * size
-            if base_align % align_need == 0 and byte0 % align_need == 0:
+            if base_align % align_need == 0 and (c0 * size) % align_need == 0:
                 best = n
                 break
         if best > 1:
-            leader = run[i][1]
-            for k in range(best):
-                s.combined[run[i + k][1]] = (leader, k, best)
+            chunks.append([run[i + k][1] for k in range(best)])
+        elif chunks and chunks[-1] is not None:
+            chunks.append(None)  # a gap: the next chunk starts a new tuple
         i += best
+    tup, dwords = None, 0
+    for chunk in chunks:
+        if chunk is not None and not _loadable_first(s, chunk):
+            chunk = None
+        if chunk is None:
+            tup = None
+            continue
+        n = len(chunk) * size // 4
+        if tup is None or dwords + n > 8:
+            tup, dwords = object(), 0
+        first = min(chunk, key=lambda u: s.pos[u])
+        for k, u in enumerate(chunk):
+            s.combined[u] = (first, k, len(chunk), tup, dwords, chunk[0])
+        dwords += n
+    s.tuple_dwords = getattr(s, "tuple_dwords", {})
+    for chunk in chunks:
+        if chunk is not None and chunk[0] in s.combined:
+            t = s.combined[chunk[0]][3]
+            s.tuple_dwords[t] = max(s.tuple_dwords.get(t, 0), s.combined[chunk[0]][4] + len(chunk) * size // 4)
+
+
+def _loadable_first(s: GfxSelector, chunk: list[UOp]) -> bool:
+    """Whether a combined load can issue where its first member (in kernel order) is: the lowest element's
+    index is computed by then (the members may come in any order: x[2i+1] * 3 + x[2i] reads 2i+1 first)."""
+    first = min(chunk, key=lambda u: s.pos[u])
+    idx = chunk[0].src[1]
+    return first is chunk[0] or idx.op is Ops.CONST or s.pos.get(idx, 1 << 30) < s.pos[first]
 
 
 # ---- addresses --------------------------------------------------------------------------------------------------
@@ -163,6 +246,18 @@ def _scaled(s: GfxSelector, x, size: int, rc: str):
     d = s.vreg().all
     s.vop("v_lshlrev_b32", d, opnd.imm(sh, "b32"), x)
     return d
+
+
+def _scaled_at(s: GfxSelector, base: UOp, size: int, rc: str):
+    """base * size computed once, at base's own position (so every access through base shares it)."""
+    key = (base, size, rc)
+    if key not in s.scaled:
+        x = s.src(base)
+        if isinstance(x, Sub) and x.rc == "v":
+            rc = "v"
+        with s.at(base):
+            s.scaled[key] = _scaled(s, x, size, rc)
+    return s.scaled[key]
 
 
 def _gate_index(s: GfxSelector, x, gate):
@@ -185,15 +280,16 @@ def _gate_index(s: GfxSelector, x, gate):
 def _address(s: GfxSelector, idx: UOp, gate: UOp | None, size: int, offsets: range, extra: int = 0,
              want: str = "v"):
     """(register or None, immediate byte offset) addressing element idx; want 'v' (VGPR offset) or 's' (SGPR)."""
-    base, c = split_index(idx) if gate is None else (idx, 0)
+    base, c = split_index(s, idx, s.current) if gate is None else (idx, 0)
     off = c * size + extra
-    if off not in offsets or (base is not None and base is not idx and base.op is not Ops.CONST and
-                              base not in s.val):
-        base, off = idx, extra  # no offset field for it, or B is computed only inside idx's fused instruction
+    if off not in offsets:
+        base, off = idx, extra
     if base is None:
         return None, off
-    x = _gate_index(s, s.src(base), gate)
-    b = _scaled(s, x, size, want)
+    if gate is None and base.op is not Ops.CONST:
+        b = _scaled_at(s, base, size, want)
+    else:
+        b = _scaled(s, _gate_index(s, s.src(base), gate), size, want)
     if isinstance(b, C):
         off2 = int(b.value) + off
         if off2 in offsets:
@@ -221,8 +317,14 @@ def _load_suffix(dt, size: int) -> str:
 @RULES.rule(Ops.LOAD)
 def _load(s: GfxSelector, u: UOp) -> None:
     buf = buffer_of(u.src[0])
-    if u in getattr(s, "combined", {}):
+    if u in s.combined:
         _combined_load(s, u)
+        return
+    if u in s.smem_combined:
+        _smem_combined_load(s, u, buf)
+        return
+    if u in s.d16:
+        _d16_load(s, u, buf)
         return
     gate = u.src[2] if len(u.src) > 2 else None
     if gate is not None and gate.op is Ops.CONST:
@@ -291,11 +393,7 @@ def _smem_load(s: GfxSelector, u: UOp, buf: UOp, gate: UOp | None) -> None:
     size = dt.itemsize
     soff, off = _address(s, u.src[1], gate, size, SMEM_OFFSET, want="s")
     d = s.sreg(nregs(dt)).all
-    ops = [d, s.src(buf)] + ([soff] if soff is not None else [Imm(off, hex(off))])
-    mods = _off(off) if soff is not None else ""
-    if soff is not None and off:
-        mods = f"offset:{hex(off)}"
-    s.emit(MInst(f"s_load_b{32 * nregs(dt)}", ops, 1, mods, flags=frozenset({"smem", "load"})))
+    _s_load(s, d, buf, soff, off)
     if gate is not None:
         g = s.src(gate)
         out = s.sreg(nregs(dt))
@@ -306,36 +404,74 @@ def _smem_load(s: GfxSelector, u: UOp, buf: UOp, gate: UOp | None) -> None:
     s.set(u, d)
 
 
+def _s_load(s: GfxSelector, d: Sub, buf: UOp, soff, off: int) -> None:
+    """s_load_b{32 * len(d)} d from the buffer at SGPR offset soff (or none) plus the immediate off."""
+    ops = [d, s.src(buf)] + ([soff] if soff is not None else [Imm(off, hex(off))])
+    mods = f"offset:{hex(off)}" if soff is not None and off else ""
+    s.emit(MInst(f"s_load_b{32 * d.n}", ops, 1, mods, flags=frozenset({"smem", "load"})))
+
+
+def _smem_combined_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
+    """A uniform element of an s_load of consecutive elements, issued by the first of them in kernel order."""
+    first, k, n, low, tup = s.smem_combined[u]
+    r = nregs(u.dtype)
+    if u is first:
+        soff, off = _address(s, low.src[1], None, u.dtype.itemsize, SMEM_OFFSET, want="s")
+        d = s.sreg(n * r).all
+        _s_load(s, d, buf, soff, off)
+        s.smem_regs[tup] = d
+    d = s.smem_regs[tup]
+    s.set(u, Sub(d.reg, d.off + k * r, r))
+
+
+def _d16_load(s: GfxSelector, u: UOp, buf: UOp) -> None:
+    """A 16-bit element loaded into its half of a WMMA operand register (the other half kept)."""
+    word, half = s.d16[u]
+    lds = buf.op is Ops.LDS
+    extra = s.lds_offset[buf.arg] if lds else 0
+    addr, off = _address(s, u.src[1], None, 2, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
+    if addr is None:
+        addr = s.zero_vgpr()
+    if lds:
+        op = "ds_load_u16_d16_hi" if half else "ds_load_u16_d16"
+        s.emit(MInst(op, [word, addr], 1, _off(off), flags=frozenset({"lds", "load"}), rmw=True))
+    else:
+        op = "global_load_d16_hi_b16" if half else "global_load_d16_b16"
+        s.emit(MInst(op, [word, addr, s.src(buf)], 1, _off(off), flags=frozenset({"vmem", "load"}), rmw=True))
+    s.set(u, Packed(word, half, u.dtype))
+
+
 def _combined_load(s: GfxSelector, u: UOp) -> None:
-    leader, k, n = s.combined[u]
+    leader, k, n, tup, first, low = s.combined[u]
     size = u.dtype.itemsize
-    if u is leader:
+    if tup not in s.combined_regs:
+        s.combined_regs[tup] = s.vreg(s.tuple_dwords[tup])
+    d = s.combined_regs[tup]
+    if u is leader:  # the first member in kernel order issues the load of them all, at the lowest element
         buf = buffer_of(u.src[0])
         dwords = n * size // 4
         lds = buf.op is Ops.LDS
         extra = s.lds_offset[buf.arg] if lds else 0
-        addr, off = _address(s, u.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
+        addr, off = _address(s, low.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)
         if addr is None:
             addr = s.zero_vgpr()
-        d = s.vreg(dwords)
+        dst = d.part(first, dwords)
         if lds:
-            s.emit(MInst(f"ds_load_b{32 * dwords}", [d.all, addr], 1, _off(off), flags=frozenset({"lds", "load"})))
+            s.emit(MInst(f"ds_load_b{32 * dwords}", [dst, addr], 1, _off(off), flags=frozenset({"lds", "load"})))
         else:
-            s.emit(MInst(f"global_load_b{32 * dwords}", [d.all, addr, s.src(buf)], 1, _off(off),
+            s.emit(MInst(f"global_load_b{32 * dwords}", [dst, addr, s.src(buf)], 1, _off(off),
                          flags=frozenset({"vmem", "load"})))
-        s.combined_regs = getattr(s, "combined_regs", {})
-        s.combined_regs[leader] = d
-    d = s.combined_regs[leader]
     if size == 2:
-        s.set(u, Packed(d[k // 2], k % 2, u.dtype))
+        s.set(u, Packed(d[first + k // 2], k % 2, u.dtype))
     else:
         r = nregs(u.dtype)
-        s.set(u, d.part(k * r, r))
+        s.set(u, d.part(first + k * r, r))
 
 
 # ---- stores -----------------------------------------------------------------------------------------------------
-def _store_data(s: GfxSelector, v: UOp) -> tuple[Sub, str]:
-    """(VGPR data, store suffix) for a stored value."""
+def _store_data(s: GfxSelector, v: UOp, lds: bool) -> tuple[Sub, str]:
+    """(VGPR data, store suffix) for a stored value. A bfloat16 value is a float32 whose high half is the
+    bfloat16: it stores the high half (global_store_d16_hi_b16; LDS spells it ds_store_b16_d16_hi)."""
     dt = v.dtype
     x = s.src(v)
     if dt == dtypes.bool:
@@ -346,7 +482,7 @@ def _store_data(s: GfxSelector, v: UOp) -> tuple[Sub, str]:
         x = s.unpack(v)
     x = s.in_vgpr(x, dt)
     if dt.name == "bfloat16":
-        return x, "d16_hi_b16"
+        return x, "b16_d16_hi" if lds else "d16_hi_b16"
     return x, _VSTORE[dt.itemsize]
 
 
@@ -377,7 +513,7 @@ def _store(s: GfxSelector, u: UOp) -> None:
             return
         gate = None
     lds = buf.op is Ops.LDS
-    data, suffix = _store_data(s, u.src[2])
+    data, suffix = _store_data(s, u.src[2], lds)
     size = u.src[2].dtype.itemsize
     extra = s.lds_offset[buf.arg] if lds else 0
     addr, off = _address(s, u.src[1], None, size, LDS_OFFSET if lds else GLOBAL_OFFSET, extra=extra)

@@ -104,6 +104,14 @@ class GfxSelector(Selector):
         self.params: dict[int, Sub] = {}
         self.wmma_acc: dict[UOp, Sub] = {}
         self.extract: dict = {}
+        self.linear_memo: dict = {}
+        self.bases: dict | None = None
+        self.scaled: dict = {}
+        self.combined: dict = {}
+        self.combined_regs: dict = {}
+        self.smem_combined: dict = {}  # uniform loads combined into one s_load (compiler.backend.gfx11.memory)
+        self.smem_regs: dict = {}
+        self.d16: dict = {}
 
     def run(self) -> list[MInst]:
         """The kernel's code: the entry (what the hardware put in registers, arguments, ids), then every uop."""

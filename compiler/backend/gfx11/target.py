@@ -1,13 +1,14 @@
-"""gfx11 register files for the allocator, spill code, and the whole pipeline of one kernel: select, coalesce
-copies, allocate (SGPRs first: their spills go to VGPR lanes, v_writelane/v_readlane; then VGPRs: spills to
-scratch, the private segment the descriptor reserves per work-item), place waits, fix hazards, encode.
+"""gfx11 register files for the allocator, spill code, and the whole pipeline of one kernel: unroll small loops
+(compiler.ir.unroll), select, drop dead code, coalesce copies, allocate (SGPRs first: their spills go to VGPR
+lanes, v_writelane/v_readlane; then VGPRs: spills to scratch, the private segment the descriptor reserves per
+work-item), place waits, fix hazards, encode.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.backend import coalesce, regalloc
+from compiler.backend import coalesce, dce, regalloc
 from compiler.backend.gfx11 import emit
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.hazards import fix_hazards
@@ -25,6 +26,18 @@ SCRATCH_OFFSET_MAX = 4095
 
 def _sgpr_align(n: int) -> int:
     return 1 if n == 1 else 2 if n == 2 else 4
+
+
+_KEEP_FLAGS = frozenset({"store", "exec", "barrier", "branch", "wait", "use_vcc"})
+
+
+def keep(m: MInst) -> bool:
+    """Instructions dead-code elimination must leave: side effects, named-register writes (VCC, EXEC)."""
+    if m.is_label() or m.target is not None or m.op.startswith(("pseudo.", "s_endpgm", "s_barrier")):
+        return True
+    if m.flags & _KEEP_FLAGS:
+        return True
+    return any(isinstance(o, opnd.Phys) and o.name not in ("null", "off") for o in m.ops[:m.ndef])
 
 
 def copy_of(m: MInst) -> tuple[Sub, Sub] | None:
@@ -103,8 +116,11 @@ class Compiled:
 
 def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
+    from compiler.ir.unroll import unroll
+    k = unroll(k)
     sel = GfxSelector(k)
     code = sel.run()
+    code = dce.eliminate(code, keep)
     code = coalesce.coalesce(code, copy_of)
     spills = _Spills(sel)
     files = [regalloc.RegFile("s", SGPRS, _sgpr_align, spills.sgpr_spill, spills.sgpr_reload),

@@ -3,7 +3,8 @@
 Memory instructions return their results asynchronously; a counter per kind counts the outstanding ones:
 vmcnt the vector memory loads (global, scratch: they return in issue order), lgkmcnt the LDS operations (in
 order) and scalar loads (s_load: out of order). Before an instruction reads or overwrites a register a pending
-load will write, it waits until that load is done: vmcnt(n) with n the loads issued after it; lgkmcnt(n)
+load will write, it waits until that load is done (a vector load overwriting, or merging a d16 half into, what an
+earlier vector load writes needs no wait: they complete in order): vmcnt(n) with n the loads issued after it; lgkmcnt(n)
 likewise when only LDS operations are pending, lgkmcnt(0) when a scalar load is (they may complete in any
 order). A barrier waits for every LDS operation (lgkmcnt(0)), so stores before it are visible to the
 workgroup after it. Stores are not waited for: the IR never reads a global buffer it writes, and a wave's
@@ -57,9 +58,11 @@ def insert_waits(code: list[MInst]) -> list[MInst]:
                     lgkm = []
         else:
             touched = _units(m.ops)
+            # a vector load may overwrite (or merge into, d16) what an earlier one writes: they complete in order
+            vm_touched = _units(m.ops[m.ndef:]) if "vmem" in m.flags and "load" in m.flags else touched
             n_vm = n_lgkm = None
             for i in range(len(vm) - 1, -1, -1):
-                if vm[i] & touched:
+                if vm[i] & vm_touched:
                     n_vm = len(vm) - 1 - i
                     break
             for i in range(len(lgkm) - 1, -1, -1):
