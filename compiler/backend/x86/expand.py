@@ -8,7 +8,8 @@ control flow are expanded here too, with the reserved scratch registers rax, rcx
 allocated): division (rax:rdx), variable shifts (cl), NaN-propagating min/max, gated loads and stores (a
 branch around the access), conversions with several cases (float16, unsigned 64-bit, round to odd). Every
 expansion reads all its sources before it writes its destination unless it says otherwise, so a destination
-may share a register with any source.
+may share a register with any source. The packed instructions' expansions live with their selection in
+compiler.backend.x86.vector and register here.
 
 Semantics the IR asks for (docs/compiler.md, "The backend interface"), and how they are kept:
 - integer x // 0 and x % 0 are 0, INT_MIN // -1 wraps: a zero divisor and -1 are tested before idiv;
@@ -379,97 +380,6 @@ def _spill(m, ctx):
     if m.op[-1] == "g":
         return [I("mov", mem, g(r))] if m.op.startswith("spill") else [I("mov", g(r), mem)]
     return [I("movups", mem, x(r))] if m.op.startswith("spill") else [I("movups", x(r), mem)]
-
-
-# ---- packed (four lanes, compiler.backend.x86.vector) -----------------------------------------------------------
-_PCOMMUTATIVE = {"addps", "mulps", "andps", "orps", "xorps", "paddd", "pmulld", "pcmpeqd", "cmpeqps", "cmpneqps",
-                 "cmpunordps", "pmaxsd", "pmaxud", "pminsd", "pminud"}
-
-
-@expands("vld")
-def _vload(m, ctx):
-    mem, _ = address(m, 1)
-    return [I("movups", x(m.ops[0]), _mem(mem, 16))]
-
-
-@expands("vst")
-def _vstore(m, ctx):
-    mem, k = address(m, 0)
-    return [I("movups", _mem(mem, 16), x(m.ops[k]))]
-
-
-@expands("vli")
-def _vli(m, ctx):
-    """A 32-bit pattern in all four lanes."""
-    d, v = x(m.ops[0]), imm(m.ops[1]) & 0xFFFFFFFF
-    if v == 0:
-        return [I("xorps", d, d)]
-    if v == 0xFFFFFFFF:
-        return [I("pcmpeqd", d, d)]
-    return [I("mov", gpr(RAX, 4), Imm(v)), I("movd", d, gpr(RAX, 4)), I("pshufd", d, d, Imm(0))]
-
-
-@expands("vlanes")
-def _vlanes(m, ctx):
-    """(0, c, 2c, 3c) as int32 lanes: c in every lane, then the sum of it shifted up by one, two and three
-    lanes."""
-    d, c = x(m.ops[0]), imm(m.ops[1]) & 0xFFFFFFFF
-    s = xmm(SCRATCH_X)
-    return [I("mov", gpr(RAX, 4), Imm(c)), I("movd", s, gpr(RAX, 4)), I("pshufd", s, s, Imm(0)),
-            I("pslldq", s, Imm(4)), I("movaps", d, s), I("pslldq", s, Imm(4)), I("paddd", d, s),
-            I("pslldq", s, Imm(4)), I("paddd", d, s)]
-
-
-@expands("vbcast")
-def _vbcast(m, ctx):
-    """A float32 scalar (lane 0) into all four lanes."""
-    d, a = m.ops
-    return [I("pshufd", x(d), x(a), Imm(0))]
-
-
-@expands("vbcast.g")
-def _vbcast_g(m, ctx):
-    """A 32-bit integer of a GPR into all four lanes."""
-    d, a = m.ops
-    return [I("movd", x(d), g(a, 4)), I("pshufd", x(d), x(d), Imm(0))]
-
-
-@expands("pk.")
-def _packed(m, ctx):
-    """pk.OP d, a, b: the packed two-operand instruction OP, made three-address (as f.OP.ss)."""
-    op = m.op[3:]
-    d, a, b = m.ops
-    if same(d, a):
-        return [I(op, x(d), x(b))]
-    if same(d, b):
-        if op in _PCOMMUTATIVE:
-            return [I(op, x(d), x(a))]
-        return [I("movaps", xmm(SCRATCH_X), x(b)), I("movaps", x(d), x(a)), I(op, x(d), xmm(SCRATCH_X))]
-    return [I("movaps", x(d), x(a)), I(op, x(d), x(b))]
-
-
-@expands("pk1.")
-def _packed_unary(m, ctx):
-    """pk1.OP d, a: sqrtps, cvtdq2ps, cvttps2dq (truncating, as cvttss2si), roundps toward zero."""
-    op = m.op[4:]
-    d, a = m.ops
-    return [I(op, x(d), x(a), Imm(0xB))] if op == "roundps" else [I(op, x(d), x(a))]
-
-
-@expands("pki.")
-def _packed_shift(m, ctx):
-    """pki.OP d, a, n: a shift of every lane by a constant."""
-    d, a, n = m.ops
-    return [*([] if same(d, a) else [I("movaps", x(d), x(a))]), I(m.op[4:], x(d), Imm(imm(n)))]
-
-
-@expands("vsel")
-def _vsel(m, ctx):
-    """d <- t where the lane mask c is set, else f: (c & t) | (~c & f)."""
-    d, c, t, f = m.ops
-    s1, s2 = xmm(SCRATCH_X), xmm(SCRATCH_X2)
-    return [I("movaps", s1, x(c)), I("andps", s1, x(t)), I("movaps", s2, x(c)), I("andnps", s2, x(f)),
-            I("orps", s1, s2), I("movaps", x(d), s1)]
 
 
 # ---- floats ------------------------------------------------------------------------------------------------------

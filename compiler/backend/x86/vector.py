@@ -27,6 +27,10 @@ barriers or LDS stay scalar too: the scheduler's reductions either give each wor
 work-items read a row length apart: `sum(1)`) or split the reduced axis over the workgroup with LDS and barriers
 (`sum(0)`, matmul: fibers), so their loads are not consecutive across local x.
 
+The module holds both halves of packed code: its selection rules (VRULES, used by VectorSelector for the plan's
+uops) and the expansions of its machine-IR instructions after register allocation (registered with
+compiler.backend.x86.expand, with the same scratch registers).
+
 The results are the scalar code's, bit for bit: every lane does the same IEEE operation (packed SSE rounds as
 scalar SSE does, MXCSR is shared), NaN-propagating max/min are built the same way, and a kernel's work-items
 write disjoint elements (a race between work-items is the program's, on any device).
@@ -39,6 +43,9 @@ from dataclasses import dataclass, field
 
 from compiler.backend.isel import Rules
 from compiler.backend.mir import MInst, Sub
+from compiler.backend.x86.expand import SCRATCH_X, SCRATCH_X2, I, address, expands, g, same, x
+from compiler.backend.x86.expand import imm as imm_of
+from compiler.backend.x86.isa import RAX, Imm, Mem, gpr, xmm
 from compiler.backend.x86.memory import address_of
 from compiler.backend.x86.select import RULES, C, X86Selector, const_bits, imm
 from compiler.dtypes import DType, dtypes
@@ -351,3 +358,94 @@ def _convert(s: X86Selector, u: UOp) -> None:
         s.op("pk.addps", vdst(s, u), scaled, flo)
     else:
         s.op("pk1.cvtdq2ps" if dt.is_float else "pk1.cvttps2dq", vdst(s, u), a)
+
+
+# ---- expansion after register allocation (compiler.backend.x86.expand) --------------------------------------
+_PCOMMUTATIVE = {"addps", "mulps", "andps", "orps", "xorps", "paddd", "pmulld", "pcmpeqd", "cmpeqps", "cmpneqps",
+                 "cmpunordps", "pmaxsd", "pmaxud", "pminsd", "pminud"}
+
+
+@expands("vld")
+def _vload(m, ctx):
+    mem, _ = address(m, 1)
+    return [I("movups", x(m.ops[0]), Mem(16, mem.base, mem.index, mem.scale, mem.disp))]
+
+
+@expands("vst")
+def _vstore(m, ctx):
+    mem, k = address(m, 0)
+    return [I("movups", Mem(16, mem.base, mem.index, mem.scale, mem.disp), x(m.ops[k]))]
+
+
+@expands("vli")
+def _vli(m, ctx):
+    """A 32-bit pattern in all four lanes."""
+    d, v = x(m.ops[0]), imm_of(m.ops[1]) & 0xFFFFFFFF
+    if v == 0:
+        return [I("xorps", d, d)]
+    if v == 0xFFFFFFFF:
+        return [I("pcmpeqd", d, d)]
+    return [I("mov", gpr(RAX, 4), Imm(v)), I("movd", d, gpr(RAX, 4)), I("pshufd", d, d, Imm(0))]
+
+
+@expands("vlanes")
+def _vlanes(m, ctx):
+    """(0, c, 2c, 3c) as int32 lanes: c in every lane, then the sum of it shifted up by one, two and three
+    lanes."""
+    d, c = x(m.ops[0]), imm_of(m.ops[1]) & 0xFFFFFFFF
+    s = xmm(SCRATCH_X)
+    return [I("mov", gpr(RAX, 4), Imm(c)), I("movd", s, gpr(RAX, 4)), I("pshufd", s, s, Imm(0)),
+            I("pslldq", s, Imm(4)), I("movaps", d, s), I("pslldq", s, Imm(4)), I("paddd", d, s),
+            I("pslldq", s, Imm(4)), I("paddd", d, s)]
+
+
+@expands("vbcast")
+def _vbcast(m, ctx):
+    """A float32 scalar (lane 0) into all four lanes."""
+    d, a = m.ops
+    return [I("pshufd", x(d), x(a), Imm(0))]
+
+
+@expands("vbcast.g")
+def _vbcast_g(m, ctx):
+    """A 32-bit integer of a GPR into all four lanes."""
+    d, a = m.ops
+    return [I("movd", x(d), g(a, 4)), I("pshufd", x(d), x(d), Imm(0))]
+
+
+@expands("pk.")
+def _packed(m, ctx):
+    """pk.OP d, a, b: the packed two-operand instruction OP, made three-address (as f.OP.ss)."""
+    op = m.op[3:]
+    d, a, b = m.ops
+    if same(d, a):
+        return [I(op, x(d), x(b))]
+    if same(d, b):
+        if op in _PCOMMUTATIVE:
+            return [I(op, x(d), x(a))]
+        return [I("movaps", xmm(SCRATCH_X), x(b)), I("movaps", x(d), x(a)), I(op, x(d), xmm(SCRATCH_X))]
+    return [I("movaps", x(d), x(a)), I(op, x(d), x(b))]
+
+
+@expands("pk1.")
+def _packed_unary(m, ctx):
+    """pk1.OP d, a: sqrtps, cvtdq2ps, cvttps2dq (truncating, as cvttss2si), roundps toward zero."""
+    op = m.op[4:]
+    d, a = m.ops
+    return [I(op, x(d), x(a), Imm(0xB))] if op == "roundps" else [I(op, x(d), x(a))]
+
+
+@expands("pki.")
+def _packed_shift(m, ctx):
+    """pki.OP d, a, n: a shift of every lane by a constant."""
+    d, a, n = m.ops
+    return [*([] if same(d, a) else [I("movaps", x(d), x(a))]), I(m.op[4:], x(d), Imm(imm_of(n)))]
+
+
+@expands("vsel")
+def _vsel(m, ctx):
+    """d <- t where the lane mask c is set, else f: (c & t) | (~c & f)."""
+    d, c, t, f = m.ops
+    s1, s2 = xmm(SCRATCH_X), xmm(SCRATCH_X2)
+    return [I("movaps", s1, x(c)), I("andps", s1, x(t)), I("movaps", s2, x(c)), I("andnps", s2, x(f)),
+            I("orps", s1, s2), I("movaps", x(d), s1)]
