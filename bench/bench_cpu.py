@@ -2,7 +2,8 @@
 
     python -m bench.bench_cpu
 
-For each Tensor program (an elementwise kernel over 1M elements, a row reduction, the 256x256x256 f32 matrix
+For each Tensor program (an elementwise kernel over 1M elements, the same over a transposed view, a row
+reduction, the 256x256x256 f32 matrix
 product, exp(x)*sin(x): the transcendental polynomials), the compiler makes one kernel per device: the x86
 backend's for the CPU device and the AMD default backend's (native; SIMGPU_BACKEND=llvm for LLVM's) for the
 simulated GPU. Each runs once to warm up (unicorn translates, the simulator decodes),
@@ -35,9 +36,11 @@ def _programs(rng):
     a = rng.standard_normal((256, 256)).astype(np.float32)
     b = rng.standard_normal((256, 256)).astype(np.float32)
     s = rng.standard_normal(1 << 18).astype(np.float32)
+    sq = rng.standard_normal((1024, 1024)).astype(np.float32)
     return {
         "elementwise 1M (x*3+1).relu()": (lambda x: (x * 3 + 1).relu(), [big],
                                           lambda x: np.maximum(x * np.float32(3) + 1, 0)),
+        "transpose 1024^2 x.T*2+1": (lambda x: x.T * 2 + 1, [sq], lambda x: x.T * np.float32(2) + 1),
         "row sums 4096x256": (lambda x: x.sum(1), [rows], lambda x: x.sum(1)),
         "matmul 256^3 f32": (lambda x, y: x @ y, [a, b], lambda x, y: x.astype(np.float64) @ y),
         "exp(x)*sin(x) 256K": (lambda x: x.exp() * x.sin(), [s], lambda x: np.exp(x) * np.sin(x)),

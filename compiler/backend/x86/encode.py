@@ -227,6 +227,8 @@ def _build() -> None:
     for name, digit in (("psrld", 2), ("psrad", 4), ("pslld", 6)):
         _form(name, "x u8", "MI", f"66 0F 72 /{digit} ib")
     _form("pslldq", "x u8", "MI", "66 0F 73 /7 ib")
+    _form("unpcklps", "x xm128", "RM", "0F 14 /r")
+    _form("unpcklpd", "x xm128", "RM", "66 0F 14 /r")
 
 
 _build()

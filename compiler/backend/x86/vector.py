@@ -4,9 +4,11 @@ unicorn's CPU model has no AVX (docs/compiler.md, "The CPU device"), so the vect
 or int32 lanes. A kernel vectorizes when every value that depends on local x is one of
 
 - an *address*: an int32/int64 sum of local x, constants and values that do not depend on it (scaled by
-  constants), which indexes LOADs and STOREs only where its coefficient of local x is exactly 1. It is computed
-  once, as a scalar, for the first of the four work-items: the access is then `movups` of the four consecutive
-  elements. An int32 address that is also read as a value becomes four lanes: first + c * (0, 1, 2, 3);
+  constants): element index = first + c * (work-item - first work-item). It is computed once, as a scalar, for
+  the first of the four work-items: with c = 1 the access is `movups` of the four consecutive elements; with any
+  other c (a transposed or flipped view, |c| <= MAX_STRIDE) four `movss` at displacements 4c bytes apart,
+  packed into one register with `unpcklps` (a gather) or spread from it with `pshufd` (a scatter, lane 0
+  first). An int32 address that is also read as a value becomes four lanes: first + c * (0, 1, 2, 3);
 - a *vector*: a float32, int32/uint32 or bool value of an op with a packed SSE form (float + - * / sqrt trunc
   neg max min, int32 + - * & | ^ ~ neg max min and shifts by a constant, comparisons, where, float32 <-> int32
   and uint32 -> float32 conversions, bitcasts between them, bool -> float32/int32), held four lanes to a
@@ -53,6 +55,7 @@ from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 
 WIDTH = 4
+MAX_STRIDE = 1 << 20  # elements between work-items of a gathered access (three of them fit a displacement)
 VRULES = Rules()
 _LANE_TYPES = ("float32", "int32", "uint32", "bool")
 _INT_LINEAR = (Ops.ADD, Ops.SUB, Ops.MUL)
@@ -150,12 +153,12 @@ def plan(k: LinearKernel) -> Plan:
     for u in k.uops:
         for i, s in enumerate(u.src):
             users.setdefault(s, []).append((u, i))
-    for a in coef:  # an address feeds addresses, and memory where it steps one element per work-item
+    for a in coef:  # an address feeds addresses, and memory (consecutive elements, or a stride gathered)
         for user, i in users.get(a, ()):
             if user in coef:
                 continue
             if user.op in (Ops.LOAD, Ops.STORE) and i == 1:
-                if coef[a] != 1:
+                if abs(coef[a]) > MAX_STRIDE:
                     return Plan(why=f"{user.op.name} steps {coef[a]} elements per work-item")
             elif a.dtype.name != "int32":  # an int32 value as four lanes: first + coef * (0, 1, 2, 3)
                 return Plan(why=f"{user.op.name} reads a {a.dtype.name} index of local x")
@@ -254,14 +257,22 @@ def vdst(s: X86Selector, u: UOp) -> Sub:
 @VRULES.rule(Ops.LOAD)
 def _load(s: X86Selector, u: UOp) -> None:
     mods, ops = address_of(s, s.src(u.src[0]), u.src[1], 4)
-    s.op("vld", vdst(s, u), *ops, mods=mods)
+    step = s.coef[u.src[1]]
+    if step == 1:
+        s.op("vld", vdst(s, u), *ops, mods=mods)
+    else:
+        s.op("vgather", vdst(s, u), *ops, imm(4 * step), mods=mods)
 
 
 @VRULES.rule(Ops.STORE)
 def _store(s: X86Selector, u: UOp) -> None:
     v = vsrc(s, u.src[2])
     mods, ops = address_of(s, s.src(u.src[0]), u.src[1], 4)
-    s.op("vst", *ops, v, ndef=0, mods=mods)
+    step = s.coef[u.src[1]]
+    if step == 1:
+        s.op("vst", *ops, v, ndef=0, mods=mods)
+    else:
+        s.op("vscatter", *ops, v, imm(4 * step), ndef=0, mods=mods)
 
 
 _PS = {Ops.ADD: "addps", Ops.SUB: "subps", Ops.MUL: "mulps", Ops.FDIV: "divps"}
@@ -375,6 +386,33 @@ def _vload(m, ctx):
 def _vstore(m, ctx):
     mem, k = address(m, 0)
     return [I("movups", Mem(16, mem.base, mem.index, mem.scale, mem.disp), x(m.ops[k]))]
+
+
+def _lane(mem: Mem, k: int, stride: int) -> Mem:
+    return Mem(4, mem.base, mem.index, mem.scale, mem.disp + k * stride)
+
+
+@expands("vgather")
+def _vgather(m, ctx):
+    """Four float32/int32 elements `stride` bytes apart into the lanes of d (movss zeroes the upper lanes)."""
+    mem, k = address(m, 1)
+    stride = imm_of(m.ops[k])
+    d, s1, s2 = x(m.ops[0]), xmm(SCRATCH_X), xmm(SCRATCH_X2)
+    return [I("movss", d, _lane(mem, 0, stride)), I("movss", s1, _lane(mem, 1, stride)), I("unpcklps", d, s1),
+            I("movss", s1, _lane(mem, 2, stride)), I("movss", s2, _lane(mem, 3, stride)), I("unpcklps", s1, s2),
+            I("unpcklpd", d, s1)]
+
+
+@expands("vscatter")
+def _vscatter(m, ctx):
+    """The four lanes of v to elements `stride` bytes apart, lane 0 first (as the scalar code's order)."""
+    mem, k = address(m, 0)
+    v, stride = x(m.ops[k]), imm_of(m.ops[k + 1])
+    s1 = xmm(SCRATCH_X)
+    out = [I("movss", _lane(mem, 0, stride), v)]
+    for lane in (1, 2, 3):
+        out += [I("pshufd", s1, v, Imm(0x55 * lane)), I("movss", _lane(mem, lane, stride), s1)]
+    return out
 
 
 @expands("vli")
