@@ -271,12 +271,13 @@ def _fma64(s: X86Selector, a, b, c):
 def _widened(s: X86Selector, x: UOp):
     """A float32 (or 16-bit float) operand as float64: a finite constant is a float64 constant made once before
     the grid loops (the polynomials' coefficients); any other value is converted (cvtss2sd, exact) once per
-    stretch of code between loop boundaries, where its other MULACCs reuse it (a polynomial's argument)."""
+    stretch of code between loop boundaries, where its other MULACCs reuse it (a polynomial's argument); an
+    accumulator is converted at every use."""
     v = s.src(x)
     if isinstance(v, C) and math.isfinite(float(v.value)):
         return fconst(s, struct.unpack("<f", struct.pack("<f", float(v.value)))[0], dtypes.float64)
     key = (x, s.loops_seen)
-    if key not in s.widened:
+    if key not in s.widened or x.op is Ops.DEFINE_ACC:  # an accumulator's register changes at its ASSIGNs
         t = s.x()
         s.op("cvt.ss2sd", t, s.reg(v))
         s.widened[key] = t

@@ -71,7 +71,8 @@ class X86Backend(Backend):
         root = here.parent.parent.parent
         files = sorted([*here.glob("*.py"), *(here.parent / f for f in ("mir.py", "isel.py", "regalloc.py",
                                                                          "coalesce.py")),
-                        here.parent.parent / "ir" / "transcendental.py", root / "runtime" / "cpu" / "abi.py",
+                        here.parent.parent / "ir" / "transcendental.py", here.parent.parent / "ir" / "unroll.py",
+                        root / "runtime" / "cpu" / "abi.py",
                         root / "runtime" / "cpu" / "image.py"])
         code = b"".join(f.read_bytes() for f in files)
         return f"x86-{self.target}-{hashlib.sha256(code).hexdigest()[:16]}"
