@@ -1,8 +1,10 @@
 """The x86 backend's SSE packed code (compiler.backend.x86.vector): kernels whose work-items along local x touch
-consecutive elements run four work-items per pass, and give the scalar code's results bit for bit (the same IEEE
-operation per lane; NaN-propagating max/min; the transcendental polynomials' integer steps) with inf, NaN, -0 and
-subnormal inputs, and NumPy's where NumPy computes the same operation exactly. SIMGPU_X86_VECTOR=0 is the
-scalar reference, in the same process; SIMGPU_DEBUG=3 says which kernels vectorized."""
+elements at an affine index (consecutive: movups; any other stride: gathered and scattered lanes) run four
+work-items per pass, and give the scalar code's results bit for bit (the same IEEE operation per lane;
+NaN-propagating max/min; exact int32/uint32 conversions) with inf, NaN, -0 and subnormal inputs, in chosen and in
+random (hypothesis) programs, and NumPy's where NumPy computes the same operation exactly. SIMGPU_X86_VECTOR=0 is
+the scalar reference, in the same process; SIMGPU_DEBUG=3 says which kernels vectorized and why the others did
+not."""
 
 import os
 
