@@ -6,6 +6,7 @@ from bench import (
     bench_decode,
     bench_launch,
     bench_mem,
+    bench_native,
     bench_profile,
     bench_sanitize,
     bench_shader,
@@ -23,6 +24,7 @@ def main() -> None:
     bench_trace.main()
     bench_profile.main()
     bench_compiler.main()
+    bench_native.main([])
 
 
 if __name__ == "__main__":
