@@ -205,7 +205,10 @@ class MMU:
             return f"VMID {vmid} has no page table"
         self.walks += 1
         table, table_sys = root
-        va = vpn << gmc.PAGE_SHIFT
+        # The walker indexes the tables by the page's offset from the context's START_ADDR (amdgpu starts its VMs
+        # at 0; tinygrad's AM driver starts VMID 0 at 0x2000_0000_0000).
+        first = rng[0] if rng is not None else 0
+        va = (vpn - first) << gmc.PAGE_SHIFT
         for level in gmc.Level:
             entry_pa = table + gmc.level_index(va, level) * gmc.ENTRY_SIZE
             try:
@@ -213,7 +216,12 @@ class MMU:
             except PhysicalAddressError:
                 return f"{level.name} table entry at unbacked {'system' if table_sys else 'VRAM'} PA {entry_pa:#x}"
             if level == gmc.Level.PTB or word & gmc.PDE_PTE:
-                return _leaf(word, vpn, level)
+                leaf = _leaf(word, vpn - first, level)
+                if not first or isinstance(leaf, str):
+                    return leaf
+                if first % (1 << leaf.log2):  # a run not aligned in VA once rebased: keep only this page
+                    leaf = Leaf(0, vpn - first, leaf.pa_page + (vpn - first - leaf.va_page), leaf.bits)
+                return leaf._replace(va_page=leaf.va_page + first)
             if not word & gmc.PDE_VALID:
                 return f"PDE not valid at {level.name}"
             table, table_sys = word & gmc.PDE_ADDR_MASK, bool(word & gmc.PDE_SYSTEM)

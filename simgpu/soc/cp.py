@@ -58,6 +58,8 @@ class MEC:
         regs.on_write(gc.GRBM_GFX_CNTL, lambda v: None)
         regs.on_write(gc.GRBM_SOFT_RESET, self._soft_reset)
         regs.on_write(gc.CP_MEC_RS64_CNTL, lambda v: None)
+        # The RLC grants safe mode at once (clears CMD): nothing else runs on the graphics core between accesses.
+        regs.on_write(gc.RLC_SAFE_MODE, lambda v: regs.set(gc.RLC_SAFE_MODE, v & ~1))
         regs.on_read(gc.CP_STAT, lambda: 0)  # the CP is never busy between MMIO accesses: work runs synchronously
 
     def reset(self) -> None:

@@ -71,10 +71,9 @@ class Hub:
         name = h.context_cntl[vmid].name
         base = regs.get(h.pt_base_lo[vmid]) | regs.get(h.pt_base_hi[vmid]) << 32
         depth = h.context_cntl[vmid].get(cntl, "page_table_depth")
-        if not base & pte.PDE_VALID or not base & pte.PDE_ADDR_MASK and not base & pte.PDE_SYSTEM:
+        if not base & pte.PDE_VALID:  # (a root at VRAM PA 0 is fine: tinygrad's AM driver puts it there)
             raise MMIOError(f"{name}: VM context {vmid} enabled without a page table: "
-                            f"{h.pt_base_lo[vmid].name}/HI32 = {base:#x} is not a valid PDE (bit 0 clear or no root "
-                            "address)")
+                            f"{h.pt_base_lo[vmid].name}/HI32 = {base:#x} is not a valid PDE (VALID, bit 0, clear)")
         root = base & pte.PDE_ADDR_MASK
         if not base & pte.PDE_SYSTEM and root + pte.TABLE_SIZE > self.vram_size:
             raise MMIOError(f"{name}: VM context {vmid}'s root page directory at PA {root:#x} "
@@ -143,6 +142,7 @@ class Hub:
             if self.enabled[vmid]:
                 regs, h = self.regs, self.hub
                 base = regs.get(h.pt_base_lo[vmid]) | regs.get(h.pt_base_hi[vmid]) << 32
-                out.append(f"{h.prefix}VM context {vmid}: root PDE {base:#x}, pages "
-                           f"[{regs.get(h.pt_start_lo[vmid]):#x}, {regs.get(h.pt_end_lo[vmid]):#x}]")
+                first = regs.get(h.pt_start_lo[vmid]) | (regs.get(h.pt_start_hi[vmid]) & 0xF) << 32
+                last = regs.get(h.pt_end_lo[vmid]) | (regs.get(h.pt_end_hi[vmid]) & 0xF) << 32
+                out.append(f"{h.prefix}VM context {vmid}: root PDE {base:#x}, pages [{first:#x}, {last:#x}]")
         return out

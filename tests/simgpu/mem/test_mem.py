@@ -249,12 +249,13 @@ def test_vmids_are_separate_and_canonical_high_addresses_work():
 
 def test_vm_context_range_and_vmid0_system_aperture():
     """A VM context translates only its [start, end] pages (VM_CONTEXTn_PAGE_TABLE_START/END_ADDR); VMID 0's system
-    aperture reaches VRAM physically at address - FB base (what MC addresses of a driver's own buffers use)."""
+    aperture reaches VRAM physically at address - FB base (what MC addresses of a driver's own buffers use). The
+    walker indexes the tables by the offset from START_ADDR (amdgpu's GART table: entry i maps gart_start + i pages)."""
     phys, pt, mmu = make()
-    pt.map(BASE, 2 * PAGE, 0x100_0000)
+    pt.map(0, 2 * PAGE, 0x100_0000)
     mmu.set_context(VMID, pt.root_pde, BASE >> 12, (BASE >> 12) + 1)
     assert mmu.translate(VMID, BASE + PAGE + 4).pa == 0x100_1004
-    pt.map(BASE + 2 * PAGE, PAGE, 0x200_0000)
+    pt.map(2 * PAGE, PAGE, 0x200_0000)
     with pytest.raises(GPUFault, match="outside VM context 8's range"):
         mmu.translate(VMID, BASE + 2 * PAGE)
     fb = 0x80_0000_0000
