@@ -77,3 +77,64 @@ def boot(soc: SOC | None = None, firmware: dict[str, bytes] | None = None):
         return amdev.AMDev(SocPCI(soc)), soc
     finally:
         amdev.fetch_fw = saved
+
+
+class _SeamBar:
+    """BAR2 / BAR5 mapped through an OS seam: each item access is one mmio_read / mmio_write of the mapping."""
+
+    def __init__(self, os_, mapping, fmt: str):
+        self.os, self.mapping, self.size = os_, mapping, 8 if fmt == "Q" else 4
+
+    def __len__(self) -> int:
+        return self.mapping.length // self.size
+
+    def __getitem__(self, k: int) -> int:
+        return self.os.mmio_read(self.mapping, k * self.size, self.size)
+
+    def __setitem__(self, k: int, v: int) -> None:
+        self.os.mmio_write(self.mapping, k * self.size, v, self.size)
+
+
+class SeamPCI:
+    """What tinygrad's AMDev asks of a PCIDevice, answered through an `OS` (runtime.os): sysfs `enable`, `config`
+    (pread/pwrite) and the `resource0/2/5` BAR files (mmap), as tinygrad's PCIDevice opens them."""
+
+    def __init__(self, os_, pcibus: str = "0000:03:00.0"):
+        from tinygrad.runtime.support.hcq import MMIOInterface
+        self.os, self.pcibus, self._mmio = os_, pcibus, MMIOInterface
+        self.dir = f"/sys/bus/pci/devices/{pcibus}"
+        fd = os_.open(f"{self.dir}/enable")
+        os_.pwrite(fd, b"1", 0)
+        os_.close(fd)
+        self.cfg = os_.open(f"{self.dir}/config")
+        self.mappings = []
+
+    def read_config(self, offset: int, size: int) -> int:
+        return int.from_bytes(self.os.pread(self.cfg, size, offset), "little")
+
+    def write_config_flush(self, offset: int, value: int, size: int) -> None:
+        self.os.pwrite(self.cfg, value.to_bytes(size, "little"), offset)
+
+    def map_bar(self, bar: int, off: int = 0, addr: int = 0, size: int | None = None, fmt: str = "B"):
+        import numpy as np
+
+        from runtime.os import MAP_SHARED, PROT_READ, PROT_WRITE
+        fd = self.os.open(f"{self.dir}/resource{bar}")
+        start, end, _ = (int(x, 16) for x in self.os.read_text(f"{self.dir}/resource").splitlines()[bar].split())
+        m = self.os.mmap(fd, end - start + 1, PROT_READ | PROT_WRITE, MAP_SHARED, 0)
+        self.mappings.append(m)
+        if bar == 0:
+            return self._mmio(np.frombuffer(m.view, np.uint8).ctypes.data, m.length, fmt=fmt)
+        return _SeamBar(self.os, m, fmt)
+
+
+def boot_through(os_, pcibus: str = "0000:03:00.0", firmware: dict[str, bytes] | None = None):
+    """tinygrad's AMDev booted on the PCI function an OS seam offers (MockOS's, or a recording of it)."""
+    amdev = pytest.importorskip("tinygrad.runtime.support.am.amdev")
+    files = ucode.synthetic_set() if firmware is None else firmware
+    saved = amdev.fetch_fw
+    amdev.fetch_fw = lambda path, name, sha256: files[name]
+    try:
+        return amdev.AMDev(SeamPCI(os_, pcibus))
+    finally:
+        amdev.fetch_fw = saved
