@@ -6,7 +6,7 @@ import sys
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from wiring.demo import run
-    return 0 if run(args.queue, compiled=not args.kernels_only) else 1
+    return 0 if run(args.queue, compiled=not args.kernels_only, driver=args.driver) else 1
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:
@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
     d.add_argument("--queue", choices=["pm4", "aql"], default="pm4")
+    d.add_argument("--driver", choices=["kfd", "am"], default="kfd",
+                   help="am: the runtime boots and drives the GPU's PCI function itself (no amdkfd)")
     d.add_argument("--kernels-only", action="store_true",
                    help="only the hand-written LLVM IR kernels, not the compiler's MLP and transformer block")
     d.set_defaults(func=_cmd_demo)

@@ -1,0 +1,85 @@
+"""The AM backend's own memory management: a VRAM allocator and the GPU page tables (real gfx11 PDE/PTE words,
+simgpu.hw.gmc) it writes into VRAM through BAR0, as amdgpu's VM code would."""
+
+from __future__ import annotations
+
+from simgpu.hw import gmc
+
+PAGE = gmc.PAGE_SIZE
+
+
+class VRAMAllocator:
+    """First-fit ranges of VRAM [start, end) (the driver's, not the firmware's or the discovery table's)."""
+
+    def __init__(self, start: int, end: int):
+        self.free = [(start, end)]
+        self.used = 0
+
+    def alloc(self, size: int, align: int = PAGE) -> int:
+        """A physical address of `size` bytes aligned to `align`; MemoryError when nothing fits."""
+        size = -(-size // PAGE) * PAGE
+        for i, (lo, hi) in enumerate(self.free):
+            at = -(-lo // align) * align
+            if at + size <= hi:
+                self.free[i:i + 1] = [r for r in ((lo, at), (at + size, hi)) if r[0] < r[1]]
+                self.used += size
+                return at
+        raise MemoryError(f"VRAM: no free range of {size} bytes (aligned {align:#x}); {self.used} bytes in use")
+
+    def release(self, pa: int, size: int) -> None:
+        """Give a range back (merged with its neighbours)."""
+        size = -(-size // PAGE) * PAGE
+        self.used -= size
+        self.free.append((pa, pa + size))
+        self.free.sort()
+        merged = [self.free[0]]
+        for lo, hi in self.free[1:]:
+            if lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        self.free = merged
+
+
+class PageTables:
+    """One GPUVM address space: a PDB2 root and the tables below it, in VRAM (`vram64`: BAR0 as 64-bit words)."""
+
+    def __init__(self, vram64, allocator: VRAMAllocator):
+        self.vram64, self.allocator = vram64, allocator
+        self.root = self._table()
+
+    def _table(self) -> int:
+        pa = self.allocator.alloc(gmc.TABLE_SIZE)
+        self.vram64[pa // 8:(pa + gmc.TABLE_SIZE) // 8] = 0
+        return pa
+
+    @property
+    def root_pde(self) -> int:
+        """The root as VM_CONTEXTn_PAGE_TABLE_BASE_ADDR takes it."""
+        return gmc.encode_pde(self.root)
+
+    def _ptb(self, va: int) -> int:
+        """The PTB covering `va`, created on the way down."""
+        table = self.root
+        for level in (gmc.Level.PDB2, gmc.Level.PDB1, gmc.Level.PDB0):
+            slot = table // 8 + gmc.level_index(va, level)
+            word = int(self.vram64[slot])
+            if not word & gmc.PDE_VALID:
+                child = self._table()
+                self.vram64[slot] = gmc.encode_pde(child)
+                word = int(self.vram64[slot])
+            table = word & gmc.PDE_ADDR_MASK
+        return table
+
+    def map(self, va: int, pa: int, size: int, executable: bool = True) -> None:
+        """Map [va, va + size) to VRAM [pa, pa + size) with 4 KiB PTEs, one PTB's run at a time."""
+        for off in range(0, size, PAGE):
+            if off == 0 or (va + off) % (PAGE << gmc.BLOCK_BITS) == 0:
+                ptb = self._ptb(va + off)
+            self.vram64[ptb // 8 + gmc.level_index(va + off, gmc.Level.PTB)] = \
+                gmc.encode_pte(pa + off, executable=executable)
+
+    def unmap(self, va: int, size: int) -> None:
+        """Clear the PTEs of [va, va + size)."""
+        for off in range(0, size, PAGE):
+            self.vram64[self._ptb(va + off) // 8 + gmc.level_index(va + off, gmc.Level.PTB)] = 0
