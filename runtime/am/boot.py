@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runtime.am.pci import BringUpError, PCIFunction
-from runtime.am.vram import PageTables, VRAMAllocator
+from runtime.am.vram import PageTables, VRAMAllocator, Window
 from simgpu.hw import psp as hwpsp
 from simgpu.hw import smu as hwsmu
 from simgpu.hw import ucode
@@ -29,7 +29,8 @@ FIRMWARE_DIR = "/lib/firmware/amdgpu"
 FIRMWARE_FILES = ("psp_13_0_0_sos.bin", "smu_13_0_0.bin", "sdma_6_0_0.bin", "gc_11_0_0_mec.bin",
                   "gc_11_0_0_imu.bin", "gc_11_0_0_rlc.bin")
 USER_VMID = 8  # the VM context the runtime's queues run in (what amdkfd hands a process first)
-RESERVED_LOW = 16 << 20  # VRAM kept from the allocator at the bottom (firmware scratch on real parts)
+RESERVED_LOW = 16 << 20  # VRAM kept from the allocators at the bottom (firmware scratch on real parts)
+DRIVER_WINDOW = 16 << 20  # then the driver's own structures (rings, MQDs, page tables, PSP buffers), CPU-mapped
 RESERVED_HIGH = 1 << 20  # ... and at the top: the discovery table's 64 KiB and what follows it
 IH_RING_SIZE = 256 << 10
 PSP_RING_SIZE = 0x1000
@@ -47,7 +48,8 @@ _BOOTLOADER = (("PSP_KDB", hwpsp.BootloaderCmd.LOAD_KEY_DATABASE), ("PSP_SPL", h
 class Booted:
     """What the bring-up leaves for the device: memory, page tables, the IH ring, firmware facts."""
 
-    vram: VRAMAllocator
+    vram: VRAMAllocator  # buffers (and the TMR)
+    window: Window  # the driver's own structures
     tables: PageTables
     fb_base: int  # MC address of VRAM byte 0
     ih_ring: int  # VRAM PA of the IH ring
@@ -75,16 +77,17 @@ def bring_up(dev: PCIFunction) -> Booted:
     parts = {name: {p.name: p.data for p in ucode.check(name, data)} for name, data in files.items()}
     dev.discover()
     dev.wreg("RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN", 1)
-    vram = VRAMAllocator(RESERVED_LOW, dev.vram_size - RESERVED_HIGH)
-    tables = PageTables(dev.vram64, vram)
+    window = Window(dev, RESERVED_LOW, DRIVER_WINDOW)
+    vram = VRAMAllocator(RESERVED_LOW + DRIVER_WINDOW, dev.vram_size - RESERVED_HIGH)
+    tables = PageTables(window)
     fb_base = _gmc(dev, tables)
-    ih_ring, ih_wptr = _ih(dev, vram, fb_base)
-    _psp(dev, vram, fb_base, parts)
+    ih_ring, ih_wptr = _ih(dev, window, fb_base)
+    _psp(dev, window, vram, fb_base, parts)
     smu_version = _smu(dev)
     mec_start = ucode.mec_start_address(files["gc_11_0_0_mec.bin"])
     _gfx(dev, mec_start)
     _sdma(dev)
-    return Booted(vram, tables, fb_base, ih_ring, ih_wptr, mec_start, smu_version)
+    return Booted(vram, window, tables, fb_base, ih_ring, ih_wptr, mec_start, smu_version)
 
 
 # ---- GMC --------------------------------------------------------------------------------------------------------
@@ -116,9 +119,9 @@ def flush_tlb(dev: PCIFunction) -> None:
 
 
 # ---- IH ---------------------------------------------------------------------------------------------------------
-def _ih(dev: PCIFunction, vram: VRAMAllocator, fb_base: int) -> tuple[int, int]:
-    ring, wptr = vram.alloc(IH_RING_SIZE), vram.alloc(4096)
-    dev.vram.view[ring:ring + IH_RING_SIZE] = bytes(IH_RING_SIZE)
+def _ih(dev: PCIFunction, window: Window, fb_base: int) -> tuple[int, int]:
+    ring, wptr = window.allocator.alloc(IH_RING_SIZE), window.allocator.alloc(4096)
+    window.at(ring, IH_RING_SIZE)[:] = bytes(IH_RING_SIZE)
     dev.wreg64("IH_RB_BASE", "IH_RB_BASE_HI", (fb_base + ring) >> 8)
     dev.wreg64("IH_RB_WPTR_ADDR_LO", "IH_RB_WPTR_ADDR_HI", fb_base + wptr)
     dev.wreg("IH_RB_WPTR", 0)
@@ -133,21 +136,22 @@ def _c2p(n: int) -> str:
     return mp.MP0_C2PMSG[n].name
 
 
-def _psp(dev: PCIFunction, vram: VRAMAllocator, fb_base: int, parts: dict[str, dict[str, bytes]]) -> None:
-    buf = vram.alloc(hwpsp.PSP_1_MEG, align=hwpsp.PSP_1_MEG)  # the 1 MiB firmware buffer, 1 MiB aligned
+def _psp(dev: PCIFunction, window: Window, vram: VRAMAllocator, fb_base: int,
+         parts: dict[str, dict[str, bytes]]) -> None:
+    buf = window.allocator.alloc(hwpsp.PSP_1_MEG, align=hwpsp.PSP_1_MEG)  # the firmware buffer, 1 MiB aligned
     sos = parts["psp_13_0_0_sos.bin"]
     for component, cmd in _BOOTLOADER:
         if component not in sos:
             continue
         dev.wait_reg(_c2p(mp.PSP_BL_CMD), hwpsp.BL_READY, hwpsp.BL_READY, f"PSP bootloader ready for {cmd.name}")
-        _stage(dev, buf, sos[component])
+        _stage(window, buf, sos[component])
         dev.wreg(_c2p(mp.PSP_BL_FW_ADDR), (fb_base + buf) >> hwpsp.FW_ADDR_SHIFT)
         dev.wreg(_c2p(mp.PSP_BL_CMD), cmd)
     dev.wait_reg(_c2p(mp.PSP_BL_CMD), hwpsp.BL_READY, hwpsp.BL_READY, "PSP bootloader after LOAD_SOSDRV")
     if not dev.rreg(_c2p(mp.PSP_SOS_VERSION)):
         raise BringUpError(f"{dev.bdf}: the PSP's secure OS did not start ({_c2p(mp.PSP_SOS_VERSION)} is 0)")
-    ring = GpcomRing(dev, vram, fb_base)
-    tmr_size = ring.submit(hwpsp.Cmd.LOAD_TOC, _load(hwpsp.LoadToc, fb_base + buf, sos["PSP_TOC"], dev, buf,
+    ring = GpcomRing(dev, window, fb_base)
+    tmr_size = ring.submit(hwpsp.Cmd.LOAD_TOC, _load(hwpsp.LoadToc, fb_base + buf, sos["PSP_TOC"], window, buf,
                                                      "toc_phy_addr_lo", "toc_phy_addr_hi", "toc_size")).tmr_size
     tmr = vram.alloc(tmr_size, align=TMR_ALIGN)
     ring.submit(hwpsp.Cmd.SETUP_TMR, hwpsp.SetupTmr(buf_phy_addr_lo=(fb_base + tmr) & 0xFFFFFFFF,
@@ -155,30 +159,31 @@ def _psp(dev: PCIFunction, vram: VRAMAllocator, fb_base: int, parts: dict[str, d
     order = [("smu_13_0_0.bin", "SMU")] + [(f, p) for f in FIRMWARE_FILES[2:] for p in parts[f]]
     for name, part in order:
         data = parts[name][part]
-        body = _load(hwpsp.LoadIpFw, fb_base + buf, data, dev, buf, "fw_phy_addr_lo", "fw_phy_addr_hi", "fw_size",
+        body = _load(hwpsp.LoadIpFw, fb_base + buf, data, window, buf, "fw_phy_addr_lo", "fw_phy_addr_hi", "fw_size",
                      fw_type=hwpsp.FW_TYPE[part])
         ring.submit(hwpsp.Cmd.LOAD_IP_FW, body, f"LOAD_IP_FW {part} ({name})")
     ring.submit(hwpsp.Cmd.AUTOLOAD_RLC, b"")
 
 
-def _stage(dev: PCIFunction, buf: int, data: bytes) -> None:
+def _stage(window: Window, buf: int, data: bytes) -> None:
     if len(data) > hwpsp.PSP_1_MEG:
-        raise BringUpError(f"{dev.bdf}: a {len(data)}-byte firmware part does not fit the PSP's 1 MiB buffer")
-    dev.vram.view[buf:buf + hwpsp.PSP_1_MEG] = data + bytes(hwpsp.PSP_1_MEG - len(data))
+        raise BringUpError(f"a {len(data)}-byte firmware part does not fit the PSP's 1 MiB buffer")
+    window.at(buf, hwpsp.PSP_1_MEG)[:] = data + bytes(hwpsp.PSP_1_MEG - len(data))
 
 
-def _load(record, mc: int, data: bytes, dev: PCIFunction, buf: int, lo: str, hi: str, size: str, **extra) -> bytes:
+def _load(record, mc: int, data: bytes, window: Window, buf: int, lo: str, hi: str, size: str, **extra) -> bytes:
     """Stage `data` in the firmware buffer; the command body (`record`) pointing at it."""
-    _stage(dev, buf, data)
+    _stage(window, buf, data)
     return record(**{lo: mc & 0xFFFFFFFF, hi: mc >> 32, size: len(data)}, **extra).pack()
 
 
 class GpcomRing:
     """The PSP's GPCOM ring: one 64-byte frame per command, pointing at a 1 KiB command buffer and a fence."""
 
-    def __init__(self, dev: PCIFunction, vram: VRAMAllocator, fb_base: int):
-        self.dev, self.fb_base = dev, fb_base
-        self.ring, self.cmd, self.fence = vram.alloc(PSP_RING_SIZE), vram.alloc(4096), vram.alloc(4096)
+    def __init__(self, dev: PCIFunction, window: Window, fb_base: int):
+        self.dev, self.window, self.fb_base = dev, window, fb_base
+        alloc = window.allocator.alloc
+        self.ring, self.cmd, self.fence = alloc(PSP_RING_SIZE), alloc(4096), alloc(4096)
         self.wptr, self.fence_value = 0, 0
         dev.wait_reg(_c2p(mp.PSP_RING_CMD), hwpsp.GFX_FLAG_RESPONSE, hwpsp.GFX_FLAG_RESPONSE, "PSP sOS ready")
         dev.wreg64(_c2p(mp.PSP_RING_ADDR_LO), _c2p(mp.PSP_RING_ADDR_HI), fb_base + self.ring)
@@ -191,22 +196,21 @@ class GpcomRing:
 
     def submit(self, cmd: int, body: bytes, what: str = "") -> hwpsp.Resp:
         """Run one command; its response (BringUpError naming the command if its status is not 0)."""
-        dev, view = self.dev, self.dev.vram.view
+        dev, at = self.dev, self.window.at
         head = hwpsp.CmdHead(buf_size=hwpsp.CMD_BUF_SIZE, cmd_id=cmd).pack()
-        view[self.cmd:self.cmd + hwpsp.CMD_BUF_SIZE] = (head + body).ljust(hwpsp.CMD_BUF_SIZE, b"\0")
+        at(self.cmd, hwpsp.CMD_BUF_SIZE)[:] = (head + body).ljust(hwpsp.CMD_BUF_SIZE, b"\0")
         self.fence_value += 1
         cmd_mc, fence_mc = self.fb_base + self.cmd, self.fb_base + self.fence
         frame = hwpsp.RingFrame(cmd_buf_addr_lo=cmd_mc & 0xFFFFFFFF, cmd_buf_addr_hi=cmd_mc >> 32,
                                 cmd_buf_size=hwpsp.CMD_BUF_SIZE, fence_addr_lo=fence_mc & 0xFFFFFFFF,
                                 fence_addr_hi=fence_mc >> 32, fence_value=self.fence_value).pack()
-        at = self.ring + (self.wptr * 4) % PSP_RING_SIZE
-        view[at:at + hwpsp.FRAME_SIZE] = frame
+        at(self.ring + (self.wptr * 4) % PSP_RING_SIZE, hwpsp.FRAME_SIZE)[:] = frame
         self.wptr += hwpsp.FRAME_SIZE // 4
         dev.wreg(_c2p(mp.PSP_RING_WPTR), self.wptr % (PSP_RING_SIZE // 4))
-        if int.from_bytes(view[self.fence:self.fence + 4], "little") != self.fence_value:
+        if int.from_bytes(at(self.fence, 4), "little") != self.fence_value:
             raise BringUpError(f"{dev.bdf}: PSP command {what or hwpsp.Cmd(cmd).name} did not complete (its fence "
                                f"at MC {fence_mc:#x} was not written)")
-        resp = hwpsp.Resp.unpack(bytes(view[self.cmd + hwpsp.RESP_OFFSET:self.cmd + hwpsp.CMD_BUF_SIZE]))
+        resp = hwpsp.Resp.unpack(bytes(at(self.cmd + hwpsp.RESP_OFFSET, hwpsp.CMD_BUF_SIZE - hwpsp.RESP_OFFSET)))
         if resp.status:
             raise BringUpError(f"{dev.bdf}: PSP command {what or hwpsp.Cmd(cmd).name} failed with status "
                                f"{resp.status:#x}")

@@ -132,7 +132,8 @@ class AMDevice(Device):
         used = {v[1] for v in self._hqds.values() if v[0] != "sdma"}
         queue = next(i for i in range(8) if i not in used)
         slot = COMPUTE_DOORBELL + queue
-        mqd_pa, eop_pa = self.booted.vram.alloc(hwmqd.MQD_SIZE), self.booted.vram.alloc(EOP_SIZE)
+        window = self.booted.window
+        mqd_pa, eop_pa = window.allocator.alloc(hwmqd.MQD_SIZE), window.allocator.alloc(EOP_SIZE)
         mqd_mc = self.booted.fb_base + mqd_pa
         mqd = hwmqd.ComputeMQD(
             header=hwmqd.MQD_HEADER, cp_mqd_base_addr_lo=mqd_mc & 0xFFFFFFFF, cp_mqd_base_addr_hi=mqd_mc >> 32,
@@ -147,7 +148,7 @@ class AMDevice(Device):
             cp_hqd_eop_control=gc.CP_HQD_EOP_CONTROL.pack(eop_size=(EOP_SIZE // 4).bit_length() - 2),
             cp_hqd_aql_control=int(q.fmt == "aql"), cp_mqd_control=gc.CP_MQD_CONTROL.pack(priv_state=1))
         image = mqd.pack()
-        self.pci.vram.view[mqd_pa:mqd_pa + hwmqd.MQD_SIZE] = image
+        window.at(mqd_pa, hwmqd.MQD_SIZE)[:] = image
         self._select(pipe=0, queue=queue)
         first = self.pci.regs["CP_MQD_BASE_ADDR"]
         for i, (field, value) in enumerate(zip(hwmqd.HQD_FIELDS, hwmqd.hqd_image(image), strict=True)):
@@ -191,8 +192,8 @@ class AMDevice(Device):
         for r in ("CP_HQD_PQ_RPTR", "CP_HQD_PQ_WPTR_LO", "CP_HQD_PQ_WPTR_HI"):
             self.pci.wreg(r, 0)
         self._select()
-        self.booted.vram.release(mqd_pa, hwmqd.MQD_SIZE)
-        self.booted.vram.release(eop_pa, EOP_SIZE)
+        self.booted.window.allocator.release(mqd_pa, hwmqd.MQD_SIZE)
+        self.booted.window.allocator.release(eop_pa, EOP_SIZE)
 
     def _select(self, pipe: int | None = None, queue: int = 0) -> None:
         """GRBM_GFX_CNTL: which HQD the banked CP registers show (MEC 1's pipe/queue; None: back to 0, as amdgpu
@@ -225,7 +226,7 @@ class AMDevice(Device):
         ring, size, out = self.booted.ih_ring, 4 << oss.RB_CNTL.rb_size.get(self.pci.rreg("IH_RB_CNTL")), []
         while self.ih_rptr != wptr:
             at = ring + self.ih_rptr
-            out.append(hwih.Entry.unpack(bytes(self.pci.vram.view[at:at + hwih.ENTRY_SIZE])))
+            out.append(hwih.Entry.unpack(bytes(self.booted.window.at(at, hwih.ENTRY_SIZE))))
             self.ih_rptr = (self.ih_rptr + hwih.ENTRY_SIZE) % size
         if out:
             self.pci.wreg("IH_RB_RPTR", self.ih_rptr)
@@ -271,6 +272,7 @@ class AMDevice(Device):
         for buf in list(self._buffers.values()):
             buf.release()
         self.os.munmap(self.args_page)
+        self.os.munmap(self.booted.window.mapping)
         self.pci.close()
 
     def __repr__(self) -> str:

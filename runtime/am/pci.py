@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from runtime.os import MAP_SHARED, OS, PROT_READ, PROT_WRITE
 from simgpu.hw import discovery, pci
 from simgpu.hw.mmio import RegisterMap
@@ -58,8 +56,6 @@ class PCIFunction:
         self.bar0_size = sizes[0]
         self.regs: RegisterMap | None = None
         self.vram_size = self.rreg_dword(MEMSIZE_DWORD) << 20
-        self.vram = self.map_vram(0, self.vram_size)
-        self.vram64 = np.frombuffer(self.vram.view, np.uint64)
 
     # ---- configuration space ------------------------------------------------------------------------------
     def read_config(self, offset: int, size: int) -> int:
@@ -90,8 +86,11 @@ class PCIFunction:
     # ---- registers by name --------------------------------------------------------------------------------
     def discover(self) -> discovery.Discovery:
         """Read the IP discovery table 64 KiB below the top of VRAM; name the registers at its bases."""
-        at = self.vram_size - discovery.DISCOVERY_TMR_OFFSET
-        table = discovery.parse_table(bytes(self.vram.view[at:at + discovery.DISCOVERY_TMR_OFFSET]))
+        m = self.map_vram(self.vram_size - discovery.DISCOVERY_TMR_OFFSET, discovery.DISCOVERY_TMR_OFFSET)
+        try:
+            table = discovery.parse_table(bytes(m.view))
+        finally:
+            self.os.munmap(m)
         self.regs = RegisterMap(REGISTERS, discovery.block_bases(table.blocks))
         return table
 
@@ -125,7 +124,7 @@ class PCIFunction:
 
     def close(self) -> None:
         """Unmap the BARs and close the files."""
-        for m in (*self.bars.values(), self.vram):
+        for m in self.bars.values():
             self.os.munmap(m)
         for fd in (*self.bar_fds.values(), self.config_fd):
             self.os.close(fd)

@@ -1,7 +1,9 @@
-"""The AM backend's own memory management: a VRAM allocator and the GPU page tables (real gfx11 PDE/PTE words,
-simgpu.hw.gmc) it writes into VRAM through BAR0, as amdgpu's VM code would."""
+"""The AM backend's own memory management: VRAM allocators, the driver's window onto its own VRAM (through BAR0),
+and the GPU page tables (real gfx11 PDE/PTE words, simgpu.hw.gmc) it writes there, as amdgpu's VM code would."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from simgpu.hw import gmc
 
@@ -41,11 +43,31 @@ class VRAMAllocator:
         self.free = merged
 
 
-class PageTables:
-    """One GPUVM address space: a PDB2 root and the tables below it, in VRAM (`vram64`: BAR0 as 64-bit words)."""
+class Window:
+    """A CPU mapping of VRAM [base, base + size) through BAR0: what the driver reads and writes of its own structures
+    (rings, MQDs, page tables, firmware staging). Only this much is mapped, not all of VRAM: a recording of the
+    seam tracks every mapping's bytes."""
 
-    def __init__(self, vram64, allocator: VRAMAllocator):
-        self.vram64, self.allocator = vram64, allocator
+    def __init__(self, pci, base: int, size: int):
+        self.base, self.size = base, size
+        self.mapping = pci.map_vram(base, size)
+        self.bytes = np.frombuffer(self.mapping.view, np.uint8)
+        self.words = self.bytes.view(np.uint64)
+        self.allocator = VRAMAllocator(base, base + size)
+
+    def at(self, pa: int, n: int) -> memoryview:
+        """The bytes of VRAM [pa, pa + n) (inside the window)."""
+        if not self.base <= pa <= pa + n <= self.base + self.size:
+            raise ValueError(f"VRAM [{pa:#x}, +{n:#x}) is outside the driver's window")
+        return self.mapping.view[pa - self.base:pa - self.base + n]
+
+
+class PageTables:
+    """One GPUVM address space: a PDB2 root and the tables below it, in the driver's VRAM window."""
+
+    def __init__(self, window: Window):
+        self.window, self.allocator = window, window.allocator
+        self.vram64 = _Rebased(window)
         self.root = self._table()
 
     def _table(self) -> int:
@@ -83,3 +105,19 @@ class PageTables:
         """Clear the PTEs of [va, va + size)."""
         for off in range(0, size, PAGE):
             self.vram64[self._ptb(va + off) // 8 + gmc.level_index(va + off, gmc.Level.PTB)] = 0
+
+
+class _Rebased:
+    """The window's 64-bit words indexed by VRAM address // 8."""
+
+    def __init__(self, window: Window):
+        self.words, self.first = window.words, window.base // 8
+
+    def __getitem__(self, i):
+        return self.words[self._shift(i)]
+
+    def __setitem__(self, i, value) -> None:
+        self.words[self._shift(i)] = value
+
+    def _shift(self, i):
+        return slice(i.start - self.first, i.stop - self.first) if isinstance(i, slice) else i - self.first
