@@ -54,6 +54,8 @@ class PSP:
         regs.on_write(self.c2p[mp.PSP_BL_CMD], self._bootloader)
         regs.on_write(self.c2p[mp.PSP_RING_CMD], self._ring_cmd)
         regs.on_write(self.c2p[mp.PSP_RING_WPTR], self._ring_wptr)
+        sos = self.c2p[mp.PSP_SOS_VERSION]
+        regs.on_read(sos, lambda: regs.get(sos))  # the PSP sets it when the sOS starts
         self.reset()
 
     def reset(self) -> None:

@@ -31,6 +31,7 @@ class RegisterFile:
         self._write: dict[int, WriteHandler] = {}
         self.unknown_writes: dict[int, tuple[int, int]] = {}  # address -> (last value, count)
         self.touched: set[int] = set()  # declared registers a driver accessed (for "what is not modelled")
+        self.consulted: set[int] = set()  # registers a block read when it acted (a ring base, a context's range)
 
     # ---- set-up by the blocks ----------------------------------------------------------------------------------
     def addr(self, reg: Reg | str) -> int:
@@ -51,8 +52,9 @@ class RegisterFile:
 
     # ---- values --------------------------------------------------------------------------------------------------
     def get(self, reg: Reg | str) -> int:
-        """The stored value of a declared register (no handler runs)."""
+        """The stored value of a declared register (no handler runs): what a block reads when it acts."""
         a = self.addr(reg)
+        self.consulted.add(a)
         return self.values.get(a, self.map.at(a).reset)
 
     def set(self, reg: Reg | str, value: int) -> None:
@@ -105,11 +107,11 @@ class RegisterFile:
         """Lines about writes to registers no header names, and declared registers touched but not modelled."""
         lines = [f"unknown register written: {self.map.describe(a)} = {v:#010x} ({n} write{'s' * (n > 1)})"
                  for a, (v, n) in sorted(self.unknown_writes.items())]
-        storage = sorted(self.map.at(a).name for a in self.touched if not self.modelled(a))
+        storage = self.unmodelled_touched()
         if storage:
             lines.append(f"registers kept as plain storage (not modelled): {', '.join(storage)}")
         return lines
 
     def unmodelled_touched(self) -> list[str]:
-        """Names of the declared registers a driver accessed that no block models."""
-        return sorted(self.map.at(a).name for a in self.touched if not self.modelled(a))
+        """Names of the declared registers a driver accessed that no block models or reads: plain storage."""
+        return sorted(self.map.at(a).name for a in self.touched if not self.modelled(a) and a not in self.consulted)

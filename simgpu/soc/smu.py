@@ -29,6 +29,8 @@ class SMU:
         self.reg = {n: mp.MP1_C2PMSG[n] for n in mp.MP1_C2PMSG}
         regs.on_write(self.reg[mp.SMU_MSG], self._message)
         regs.on_write(self.reg[mp.SMU_DEBUG_MSG], self._debug)
+        for n in (mp.SMU_RESP, mp.SMU_ARG, mp.SMU_DEBUG_RESP):  # the SMU answers in them
+            regs.on_read(self.reg[n], lambda r=self.reg[n]: regs.get(r))
         self.reset()
 
     def reset(self) -> None:

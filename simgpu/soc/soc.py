@@ -211,7 +211,9 @@ class SOC:
     # ---- info -----------------------------------------------------------------------------------------------------
     def describe(self) -> list[str]:
         """The SOC's state: VM contexts, queues, IH, PSP, SMU, errors, registers no header names."""
+        consulted = set(self.regs.consulted)  # (describing reads registers: that is not the device using them)
         lines = self.gchub.describe() + self.mmhub.describe() + self.cp.describe() + self.sdma.describe()
         lines += self.ih.describe() + self.psp.describe() + self.smu.describe()
+        self.regs.consulted = consulted
         lines += [f"bus error: {e}" for e in self.bus_errors[-16:]]
         return lines + self.regs.describe()
