@@ -21,7 +21,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
-    return run(cmd, args.devices, args.vram, args.record, args.sanitize)
+    return run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am)
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
     r.add_argument("--sanitize", metavar="CHECKS", help="memcheck,initcheck,racecheck,hazards or all; findings on "
                                                         "stderr (default: $SIMGPU_SANITIZE)")
+    r.add_argument("--am", action="store_true", help="also serve the GPUs as remote PCI functions for a userspace "
+                                                     "(AM) driver: tinygrad's, with DEV=PCI+AMD (sets REMOTE)")
     r.add_argument("cmd", nargs=argparse.REMAINDER)
     r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "
