@@ -59,6 +59,8 @@ class Device:
     releases what one holds. `sanitize` ("memcheck,initcheck,racecheck,hazards" or "all") turns on the
     simulator's sanitizers (runtime.sanitize; OSError on a real GPU)."""
 
+    driver = "kfd"  # (runtime.am.device.AMDevice: "am")
+
     def __new__(cls, *args, driver: str = "kfd", **kwargs):
         if driver not in ("kfd", "am"):
             raise ValueError(f"driver must be 'kfd' or 'am', not {driver!r}")
@@ -250,6 +252,10 @@ class Device:
             self.os.munmap(buf.reservation)
         if not self.closed:  # close() destroyed the queues first: nothing uses the buffer any more
             self.wait_idle()
+        self._free_memory(buf)
+
+    def _free_memory(self, buf: Buffer) -> None:
+        """Give the buffer's memory back to the driver (FREE_MEMORY_OF_GPU)."""
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
 
     # ---- copies ---------------------------------------------------------------------------------

@@ -104,15 +104,8 @@ class AMDevice(Device):
         self._buffers[va] = buf
         return buf
 
-    def free(self, buf: Buffer) -> None:
-        """Unmap and release a buffer's VRAM once the queues are done with it."""
-        self._buffers.pop(buf.va, None)
-        if buf.mapping is not None:
-            self.os.munmap(buf.mapping)
-        if buf.reservation is not None:
-            self.os.munmap(buf.reservation)
-        if not self.closed:
-            self.wait_idle()
+    def _free_memory(self, buf: Buffer) -> None:
+        """Unmap the buffer from the user VM and give its VRAM back."""
         self.booted.tables.unmap(buf.va, buf.size)
         flush_tlb(self.pci)
         self.booted.vram.release(buf.handle, buf.size)
