@@ -19,6 +19,10 @@ N = 1 << 12
 
 @cache
 def trace() -> bytes:
+    return _record()
+
+
+def _record() -> bytes:
     f = io.BytesIO()
     rec = RecordingOS(MockOS(devices=1, vram_size=1 << 30), f)
     dev = runtime.Device("AMD:0", os=rec, driver="am")
@@ -47,6 +51,10 @@ def test_am_traffic_is_recorded():
     assert "/lib/firmware/amdgpu/psp_13_0_0_sos.bin" in opened
     assert any(r.get("value") == 1024 and r["offset"] == 0xDE3 * 4 for r in recs if r["t"] == "mmio_read")
     assert any(r.get("g") for r in recs if r["t"] in ("mmio", "mmio_read"))  # the GPU's writes were seen
+
+
+def test_am_bring_up_and_workload_are_deterministic():
+    assert _record() == trace()  # the same submissions: the same bytes, register values and virtual times
 
 
 def test_am_trace_replays_without_divergence():
