@@ -67,12 +67,16 @@ class PageTables:
 
     def __init__(self, window: Window):
         self.window, self.allocator = window, window.allocator
-        self.vram64 = _Rebased(window)
         self.root = self._table()
+
+    def _slot(self, table: int, index: int) -> int:
+        """The window word holding entry `index` of the table at VRAM address `table`."""
+        return (table - self.window.base) // 8 + index
 
     def _table(self) -> int:
         pa = self.allocator.alloc(gmc.TABLE_SIZE)
-        self.vram64[pa // 8:(pa + gmc.TABLE_SIZE) // 8] = 0
+        first = self._slot(pa, 0)
+        self.window.words[first:first + gmc.ENTRIES_PER_TABLE] = 0
         return pa
 
     @property
@@ -82,42 +86,30 @@ class PageTables:
 
     def _ptb(self, va: int) -> int:
         """The PTB covering `va`, created on the way down."""
-        table = self.root
+        words, table = self.window.words, self.root
         for level in (gmc.Level.PDB2, gmc.Level.PDB1, gmc.Level.PDB0):
-            slot = table // 8 + gmc.level_index(va, level)
-            word = int(self.vram64[slot])
-            if not word & gmc.PDE_VALID:
-                child = self._table()
-                self.vram64[slot] = gmc.encode_pde(child)
-                word = int(self.vram64[slot])
-            table = word & gmc.PDE_ADDR_MASK
+            slot = self._slot(table, gmc.level_index(va, level))
+            if not int(words[slot]) & gmc.PDE_VALID:
+                words[slot] = gmc.encode_pde(self._table())
+            table = int(words[slot]) & gmc.PDE_ADDR_MASK
         return table
 
     def map(self, va: int, pa: int, size: int, executable: bool = True) -> None:
-        """Map [va, va + size) to VRAM [pa, pa + size) with 4 KiB PTEs, one PTB's run at a time."""
-        for off in range(0, size, PAGE):
-            if off == 0 or (va + off) % (PAGE << gmc.BLOCK_BITS) == 0:
-                ptb = self._ptb(va + off)
-            self.vram64[ptb // 8 + gmc.level_index(va + off, gmc.Level.PTB)] = \
-                gmc.encode_pte(pa + off, executable=executable)
+        """Map [va, va + size) to VRAM [pa, pa + size) with 4 KiB PTEs, written one PTB's run at a time."""
+        flags = gmc.encode_pte(0, executable=executable)
+        span = PAGE << gmc.BLOCK_BITS  # what one PTB maps
+        off = 0
+        while off < size:
+            n = min((size - off) // PAGE, (span - (va + off) % span) // PAGE)
+            first = self._slot(self._ptb(va + off), gmc.level_index(va + off, gmc.Level.PTB))
+            self.window.words[first:first + n] = (pa + off + np.arange(n, dtype=np.uint64) * PAGE) | np.uint64(flags)
+            off += n * PAGE
 
     def unmap(self, va: int, size: int) -> None:
         """Clear the PTEs of [va, va + size)."""
-        for off in range(0, size, PAGE):
-            self.vram64[self._ptb(va + off) // 8 + gmc.level_index(va + off, gmc.Level.PTB)] = 0
-
-
-class _Rebased:
-    """The window's 64-bit words indexed by VRAM address // 8."""
-
-    def __init__(self, window: Window):
-        self.words, self.first = window.words, window.base // 8
-
-    def __getitem__(self, i):
-        return self.words[self._shift(i)]
-
-    def __setitem__(self, i, value) -> None:
-        self.words[self._shift(i)] = value
-
-    def _shift(self, i):
-        return slice(i.start - self.first, i.stop - self.first) if isinstance(i, slice) else i - self.first
+        span, off = PAGE << gmc.BLOCK_BITS, 0
+        while off < size:
+            n = min((size - off) // PAGE, (span - (va + off) % span) // PAGE)
+            first = self._slot(self._ptb(va + off), gmc.level_index(va + off, gmc.Level.PTB))
+            self.window.words[first:first + n] = 0
+            off += n * PAGE
