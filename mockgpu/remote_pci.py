@@ -81,7 +81,9 @@ class RemotePCIServer:
                 with self.lock:
                     try:
                         reply = self._handle(Cmd(cmd), dev, bar, a0, a1, a2, payload)
-                    except (MMIOError, OSError, ValueError, KeyError, IndexError) as e:
+                    except Exception as e:  # noqa: BLE001 - a bad request is answered, never ends the service
+                        if not isinstance(e, (MMIOError, OSError, ValueError, KeyError, IndexError, OverflowError)):
+                            e = RuntimeError(f"{type(e).__name__}: {e}")
                         msg = f"{Cmd(cmd).name if cmd < len(Cmd) else cmd}: {e}".encode()
                         self.errors.append(msg.decode())
                         if cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
@@ -102,6 +104,8 @@ class RemotePCIServer:
             return self._map_sysmem(a0)
         if cmd in (Cmd.SYSMEM_READ, Cmd.SYSMEM_WRITE):
             _, buf = self.sysmem[bar]
+            if a0 + (len(payload) if cmd == Cmd.SYSMEM_WRITE else a1) > buf.size:
+                raise ValueError(f"offset {a0:#x} is past the end of system buffer {bar}")
             if cmd == Cmd.SYSMEM_WRITE:
                 buf[a0:a0 + len(payload)] = np.frombuffer(payload, np.uint8)
                 self._progress()
@@ -117,6 +121,10 @@ class RemotePCIServer:
         if cmd == Cmd.CFG_WRITE:
             soc.pci.write(a0, a2.to_bytes(a1, "little"))
             return REPLY.pack(0, 0, 0)
+        if cmd in (Cmd.MMIO_READ, Cmd.MMIO_WRITE):
+            size = a1 if cmd == Cmd.MMIO_READ else len(payload)
+            if bar not in soc.pci.bars or a0 + size > soc.pci.bars[bar].size:
+                raise ValueError(f"[{a0:#x}, +{size:#x}) is not inside BAR{bar}")
         if cmd == Cmd.MMIO_READ:
             self._progress()
             return REPLY.pack(0, 0, 0) + self._bar_read(soc, bar, a0, a1)
