@@ -5,14 +5,13 @@ matmul checked against numpy. tinygrad reaches BAR0/2/5 through its remote-PCI t
 message per access (mockgpu.remote_pci); its code is unmodified, its firmware hash table is told the synthetic files'
 hashes (wiring/am_site/sitecustomize.py). Skipped without tinygrad, libLLVM 19 or a C compiler."""
 
-import json
 import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.support.clients import libllvm19, simgpu_run
+from tests.support.clients import json_checks, libllvm19, simgpu_run
 
 
 @cache
@@ -27,13 +26,7 @@ def _run(tmp: str) -> dict:
     env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_checks.py"))], "--am", env=env)
-    checks = {}
-    for line in r.stdout.splitlines():
-        if line.startswith("{"):
-            d = json.loads(line)
-            checks[d.pop("check")] = d
-    assert r.returncode == 0 and "matmul" in checks, f"exit {r.returncode}\n{r.stdout}\n{r.stderr[-4000:]}"
-    return checks
+    return json_checks(r, "matmul")
 
 
 @pytest.fixture(scope="module")
