@@ -1,6 +1,7 @@
 """Run every benchmark and print its figures."""
 
 from bench import (
+    bench_am,
     bench_clients,
     bench_compiler,
     bench_cpu,
@@ -21,6 +22,7 @@ def main() -> None:
     bench_shader.main()
     bench_sanitize.main()
     bench_launch.main()
+    bench_am.main()
     bench_clients.main()
     bench_trace.main()
     bench_profile.main()
