@@ -215,6 +215,16 @@ def test_private_array_in_scratch():
     assert any(op.startswith("scratch_") for op in counters["per_opcode"])
 
 
+def test_naive_matmul_chains_fmas():
+    n = 32
+    a, b = RNG.random((n, n), np.float32), RNG.random((n, n), np.float32)
+    (got, _, _, _), _ = run("matmul", [np.zeros((n, n), np.float32), a, b, n], (2, 4), (16, 8))
+    want = np.zeros((n, n), np.float32)
+    for k in range(n):  # acc = fma(a[row, k], b[k, col], acc), rounded once per step
+        want = fma32(np.repeat(a[:, k], n), np.tile(b[k], n), want.reshape(-1)).reshape(n, n)
+    assert np.array_equal(got, want)
+
+
 def test_two_runs_are_identical():
     data = RNG.integers(1, 10_000, 512).astype(np.uint32)
     first = run("collatz", [np.zeros(512, np.int32), data], (4,), (128,))
