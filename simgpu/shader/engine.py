@@ -24,6 +24,7 @@ from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
+from simgpu.shader.jit import jit_tier
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
@@ -74,6 +75,8 @@ class ShaderEngine:
         # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
         self.observer = None
         self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
+        self.jit = jit_tier()  # the JIT tier (simgpu.shader.jit), None when SIMGPU_JIT=0
+        self.exit_states: list | None = None  # when a list: each batch's final (WaveState, scratch), for tests
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -164,6 +167,9 @@ class Exec:
         # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
         # and nothing is wrapped or tested per instruction when they are off.
         self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
+        # The JIT tier runs waves natively unless an observer or a sanitizer needs to see every instruction.
+        self.jit = engine.jit.begin(self) if engine.jit is not None and engine.observer is None \
+            and self.sanitizer is None else None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
         gx, gy, gz = self.d.workgroups
@@ -180,6 +186,7 @@ class Exec:
         if self.sanitizer is not None:
             self.sanitizer.batch(groups)
         st, observer = self.st, self.engine.observer
+        jit = self.jit if observer is None else None
         run = self.run
         if observer is not None:
             observer.batch_start(self)
@@ -191,7 +198,9 @@ class Exec:
                     if not self._release_barriers():
                         break
                     continue
-                run(int(st.pc[0]), one, True)
+                pc = int(st.pc[0])
+                if jit is None or not jit.step(pc, one):
+                    run(pc, one, True)
                 continue
             runnable = st.status == RUNNING
             if not runnable.any():
@@ -200,10 +209,14 @@ class Exec:
                 continue
             pc = int(st.pc[runnable].min())
             w = np.nonzero(runnable & (st.pc == pc))[0]
+            if jit is not None and jit.step(pc, w):  # the JIT tier ran these waves (tier.py)
+                continue
             # When every runnable wave stands at this PC they stay together while instructions fall through.
             run(pc, w, len(w) == int(np.count_nonzero(runnable)))
         if observer is not None:
             observer.batch_end(self)
+        if self.engine.exit_states is not None:
+            self.engine.exit_states.append((st, self.scratch))
 
     def run(self, pc: int, w: np.ndarray, straight: bool) -> None:
         """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as

@@ -1,0 +1,501 @@
+"""The JIT tier in the engine: when to compile, and how compiled waves keep the interpreter's order.
+
+Order. The interpreter always runs the lowest PC among runnable waves, all waves there together. Only
+instructions whose effect reaches other waves or the engine can tell one order from another; the
+translator makes those *sync* instructions (region.is_sync) and never runs them. So the tier runs a
+*round*: for the waves standing at the lowest PC, each wave alone in native code (registers local),
+until it parks before a sync instruction, before a block reaching the *bound*, or at an instruction the
+region does not cover. The bound is the lowest PC any other wave stands at (waves outside the round,
+and the parks of the waves already run in it): in the interpreter no wave could pass a wave waiting
+there before that one moved, and no write happens while every wave runs sync-free code. A wave that
+ran past a PC where a later wave of the round parked is rolled back (registers restored: its code wrote
+no memory) and run again with that bound. The interpreter then runs the sync instruction for exactly
+the waves it would have run it for. Each round's counters and clock are those of the instructions run.
+
+Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
+compiles a kernel once it has run SIMGPU_JIT_HOT wave-instructions in the interpreter (default 20000),
+translating at once and leaving LLVM's work to a background thread while the interpreter goes on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simgpu.fault import GPUFault
+from simgpu.shader.jit import compile as jc
+from simgpu.shader.jit import lower as lo
+from simgpu.shader.jit import region as rg
+from simgpu.shader.jit.lower_mem import _SIZE as _LOAD_SIZE
+from simgpu.shader.jit.translate import TRANSLATOR_VERSION, build_module, classifier
+from simgpu.shader.setup import _mode_bits
+from simgpu.shader.state import RUNNING, wsel
+
+INT64_MAX = (1 << 63) - 1
+MAX_WINDOWS = 64
+CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
+ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+_LOADS = ("global_load", "flat_load", "s_load")
+_POOL: ThreadPoolExecutor | None = None
+_COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
+
+
+def jit_mode() -> str:
+    """SIMGPU_JIT: 'off' (0), 'eager', or 'hot' (the default)."""
+    v = os.environ.get("SIMGPU_JIT", "1").strip().lower()
+    if v in ("0", "off", "no", "false"):
+        return "off"
+    return "eager" if v == "eager" else "hot"
+
+
+def hot_threshold() -> int:
+    return int(os.environ.get("SIMGPU_JIT_HOT", "20000"))
+
+
+def jit_tier(mode: str | None = None):
+    """The engine's JIT tier for `mode` (default: SIMGPU_JIT), or None when it is off."""
+    mode = mode or jit_mode()
+    return None if mode == "off" else JitTier(mode)
+
+
+@dataclass
+class CompiledRegion:
+    """A region's native code and what the tier needs to account for it."""
+
+    round: object  # ctypes function ROUND_TYPE
+    lanes: int
+    mode: int
+    nvgpr: int
+    blocks: list  # region.Block
+    by_start: dict
+    block_last: np.ndarray  # offset of each block's last instruction
+    block_len: np.ndarray  # instructions counted per execution of each block
+    hist: list[Counter]
+    insns: dict  # offset -> region.Insn
+    span: tuple[int, int]  # code offsets [lo, hi) the region was read from
+    code: bytes  # the bytes of that span when compiled
+    compile_seconds: float = 0.0
+    from_disk: bool = False
+
+
+@dataclass
+class KernelState:
+    """What the tier knows about one kernel entry (VMID, PC) of an engine."""
+
+    interpreted: int = 0  # wave-instructions run in the interpreter so far
+    future: Future | None = None
+    compiled: CompiledRegion | None = None
+    failed: str | None = None
+    rollbacks: int = 0
+
+
+@dataclass
+class Stats:
+    """What the tier did (for tests and benchmarks)."""
+
+    compiles: int = 0
+    disk_hits: int = 0
+    compile_seconds: list = field(default_factory=list)
+    rounds: int = 0
+    native_instructions: int = 0
+    callbacks: int = 0
+    reruns: int = 0
+    budget_rollbacks: int = 0
+    failures: list = field(default_factory=list)  # (kernel, reason) the tier could not compile
+
+
+class JitTier:
+    """The JIT tier of one ShaderEngine: kernels' states, memory windows, statistics."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.kernels: dict[tuple[int, int], KernelState] = {}
+        self.stats = Stats()
+        self._windows_key = None
+        self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
+        self.window_views: list = []
+
+    def begin(self, ex) -> JitRun:
+        """The tier's view of a dispatch starting."""
+        return JitRun(self, ex)
+
+    # ---- memory windows: valid while the MMU's translations and the system buffers are unchanged ----
+    def windows_for(self, mem, vmid: int) -> None:
+        phys = getattr(mem, "phys", None)
+        key = (id(mem), vmid, getattr(mem, "generation", None),
+               tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
+        if key != self._windows_key:
+            self._windows_key = key
+            self.window_views = []
+            self.windows[:] = 0
+
+    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int) -> None:
+        """Add a readable window around [lo_va, hi_va) if the MMU can make one (else lanes take the
+        interpreter's path, which also reports any fault)."""
+        if not hasattr(mem, "linear_window") or hi_va <= lo_va:
+            return
+        for a, b, _host, _flags in self.windows[:len(self.window_views)]:
+            if a <= lo_va and hi_va <= b:
+                return
+        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, "read")
+        if got is None:
+            return
+        va, view = got
+        if len(self.window_views) >= MAX_WINDOWS:  # full: start over (deterministically)
+            self.window_views = []
+        i = len(self.window_views)
+        self.window_views.append((vmid, view))
+        self.windows[i] = (va, va + view.size, view.ctypes.data, lo.WIN_READ)
+
+
+class JitRun:
+    """One dispatch under the JIT tier: the engine's scheduler asks `step` before interpreting."""
+
+    def __init__(self, tier: JitTier, ex):
+        self.tier, self.ex = tier, ex
+        d = ex.d
+        self.key = (d.vmid, d.code_address)
+        self.state = tier.kernels.setdefault(self.key, KernelState())
+        self.start_count = ex.engine.counters.wave_instructions
+        self.cr: CompiledRegion | None = None
+        self.paused = False
+        self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
+        self.callback = CALLBACK_TYPE(self._callback)
+        self.corrections: list = []
+        self.checked = False
+        tier.windows_for(ex.mem, d.vmid)
+        if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None:
+            self._compile(sync=True)
+
+    # ---------------------------------------------------------------------------------------- compile
+    def _compiled(self) -> CompiledRegion | None:
+        st = self.state
+        if st.compiled is None and st.future is not None and st.future.done():
+            try:
+                st.compiled = st.future.result()
+            except Exception as e:  # noqa: BLE001 - a translator bug must not stop the interpreter
+                self._failed(e)
+            st.future = None
+        cr = st.compiled
+        if cr is None:
+            return None
+        if not self.checked:  # once per dispatch: the same code, wave size, VGPRs and MODE
+            self.checked = True
+            d, ex = self.ex.d, self.ex
+            try:
+                code = ex.mem.read(d.vmid, d.code_address + cr.span[0], cr.span[1] - cr.span[0], access="execute")
+            except GPUFault:
+                code = None
+            ok = (code == cr.code and cr.lanes == d.wave_size and cr.nvgpr == max(d.vgpr_count, 1)
+                  and cr.mode == _mode_bits(d.descriptor))
+            if not ok:
+                st.compiled = None
+                self.paused = True
+                self._compile(sync=self.tier.mode == "eager")
+                return None
+            self.cr = cr
+        return self.cr
+
+    def _failed(self, e: Exception) -> None:
+        """A kernel the tier could not compile runs in the interpreter; the reason is kept (tests fail on it)."""
+        self.state.failed = f"{type(e).__name__}: {e}"
+        self.tier.stats.failures.append((self.key, self.state.failed))
+
+    def _compile(self, sync: bool) -> None:
+        """Discover and translate now; compile natively now (sync) or in the background thread."""
+        global _POOL
+        ex = self.ex
+        try:
+            job = _translate(ex, self.tier)
+        except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
+            self._failed(e)
+            return
+        if job is None:
+            return
+        if isinstance(job, CompiledRegion):
+            self.state.compiled = job
+            return
+        if sync:
+            try:
+                self.state.compiled = _finish(job, self.tier.stats)
+            except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
+                self._failed(e)
+            return
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simgpu-jit")
+        self.state.future = _POOL.submit(_finish, job, self.tier.stats)
+
+    # ---------------------------------------------------------------------------------------- scheduling
+    def step(self, pc: int, w: np.ndarray) -> bool:
+        """Run the waves `w` standing at `pc` (the lowest PC) if the tier can; False: interpret as usual."""
+        if self.paused:
+            return False
+        cr = self.cr or self._compiled()
+        if cr is None:
+            st = self.state
+            if (self.tier.mode == "hot" and st.future is None and st.failed is None
+                    and st.interpreted + self.ex.engine.counters.wave_instructions - self.start_count
+                    >= hot_threshold()):
+                st.interpreted += self.ex.engine.counters.wave_instructions - self.start_count
+                self._compile(sync=False)
+            return False
+        blk = cr.by_start.get(pc - self.ex.d.code_address)
+        if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
+            self.ex.run(pc, w, False)  # one instruction in the interpreter, for exactly these waves
+            return True
+        if not self._round(cr, pc, w):
+            self.ex.run(pc, w, False)
+        return True
+
+    def _round(self, cr: CompiledRegion, pc: int, w: np.ndarray) -> bool:
+        """One round for the waves `w` at `pc`; False if no wave got anywhere (then the interpreter steps)."""
+        ex, st, tier = self.ex, self.ex.st, self.tier
+        tier.stats.rounds += 1
+        others = (st.status == RUNNING)
+        others[w] = False
+        bound0 = int(st.pc[others].min()) if others.any() else INT64_MAX
+        ix = wsel(w)
+        saved = (st.vgpr[:, ix].copy(), st.sgpr[ix].copy(), st.scc[ix].copy(), st.pc[ix].copy(),
+                 st.status[ix].copy(), st.hwreg[ix].copy())
+        n = len(w)
+        nb = len(cr.blocks)
+        counts = np.zeros((n, nb), np.int64)
+        laneops = np.zeros(n, np.int64)
+        exits = np.full(n, -1, np.int64)
+        self.corrections = []
+        todo = np.arange(n)
+        bound = bound0
+        for _ in range(n + 2):
+            self._run_native(cr, w[todo], counts, laneops, exits, todo, bound, ex.budget - self._spent(cr, counts))
+            if (exits[todo] == lo.EXIT_BUDGET).any() or (exits[todo] < 0).any():
+                self._restore(saved, ix, np.arange(n), w)
+                tier.stats.budget_rollbacks += 1
+                self.paused = True  # the watchdog is near: the interpreter finds exactly where
+                return False
+            parked = exits != lo.EXIT_DONE
+            park = np.where(parked, st.pc[w], INT64_MAX)
+            lowest = np.minimum(np.sort(np.append(park, bound0))[:2], INT64_MAX)
+            others_min = np.where(park == lowest[0], lowest[1], lowest[0])
+            others_min = np.minimum(others_min, bound0)
+            ran = counts > 0
+            maxpc = np.where(ran.any(axis=1), (np.where(ran, cr.block_last[None, :], -1)).max(axis=1)
+                             + ex.d.code_address, -1)
+            bad = np.flatnonzero(maxpc >= others_min)
+            if not len(bad):
+                break
+            tier.stats.reruns += len(bad)
+            self._restore(saved, ix, bad, w)
+            counts[bad] = 0
+            laneops[bad] = 0
+            keep = np.ones(n, bool)
+            keep[bad] = False
+            self.corrections = [c for c in self.corrections if c[0] not in set(w[bad].tolist())]
+            bound = int(min(bound0, park[keep].min() if keep.any() else INT64_MAX))
+            todo = bad
+        else:
+            raise AssertionError("JIT round did not settle")
+        return self._commit(cr, counts, laneops)
+
+    def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
+        return int((counts.sum(axis=0) * cr.block_len).sum())
+
+    def _run_native(self, cr, waves, counts, laneops, exits, rows, bound, budget) -> None:
+        ex, st, ctx = self.ex, self.ex.st, self.ctx
+        k = len(waves)
+        sub_counts = np.zeros((k, counts.shape[1]), np.int64)
+        sub_lane = np.zeros(k, np.int64)
+        sub_exits = np.full(k, -1, np.int64)
+        waves = np.ascontiguousarray(waves, np.int64)
+        self._rows = rows
+        ctx[lo.C_SGPR] = st.sgpr.ctypes.data
+        ctx[lo.C_VGPR] = st.vgpr.ctypes.data
+        ctx[lo.C_PLANE] = st.vgpr.strides[0]
+        ctx[lo.C_SCC] = st.scc.ctypes.data
+        ctx[lo.C_PC] = st.pc.ctypes.data
+        ctx[lo.C_STATUS] = st.status.ctypes.data
+        ctx[lo.C_HWREG] = st.hwreg.ctypes.data
+        ctx[lo.C_BASE] = ex.d.code_address
+        ctx[lo.C_BOUND] = bound
+        ctx[lo.C_BUDGET] = budget
+        ctx[lo.C_WINDOWS] = self.tier.windows.ctypes.data
+        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        ctx[lo.C_COUNTS] = sub_counts.ctypes.data
+        ctx[lo.C_LANEOPS] = sub_lane.ctypes.data
+        ctx[lo.C_WAVES] = waves.ctypes.data
+        ctx[lo.C_COUNT] = k
+        ctx[lo.C_EXITS] = sub_exits.ctypes.data
+        ctx[lo.C_CALLBACK] = ctypes.cast(self.callback, ctypes.c_void_p).value
+        self._sub = (sub_counts, sub_lane)
+        cr.round(ctx.ctypes.data)
+        counts[rows] = sub_counts
+        laneops[rows] = sub_lane
+        exits[rows] = sub_exits
+
+    def _restore(self, saved, ix, rows: np.ndarray, w: np.ndarray) -> None:
+        st = self.ex.st
+        vg, sg, scc, pc, status, hw = saved
+        idx = w[rows]
+        st.vgpr[:, idx] = vg[:, rows]
+        st.sgpr[idx] = sg[rows]
+        st.scc[idx] = scc[rows]
+        st.pc[idx] = pc[rows]
+        st.status[idx] = status[rows]
+        st.hwreg[idx] = hw[rows]
+
+    def _commit(self, cr: CompiledRegion, counts: np.ndarray, laneops: np.ndarray) -> bool:
+        ex = self.ex
+        c = ex.engine.counters
+        per_block = counts.sum(axis=0)
+        total = int((per_block * cr.block_len).sum())
+        lanes = int(laneops.sum())
+        per_opcode = c.per_opcode
+        for b in np.flatnonzero(per_block).tolist():
+            times = int(per_block[b])
+            for m, k in cr.hist[b].items():
+                per_opcode[m] += k * times
+        for _wave, mnemonic, lane_count in self.corrections:  # callbacks that did not run after all
+            total -= 1
+            lanes -= lane_count
+            per_opcode[mnemonic] -= 1
+            if per_opcode[mnemonic] == 0:
+                del per_opcode[mnemonic]
+        c.wave_instructions += total
+        c.lane_ops += lanes
+        ex.engine.clock.cycles += total
+        ex.budget -= total
+        self.tier.stats.native_instructions += total
+        return total > 0
+
+    # ---------------------------------------------------------------------------------------- callbacks
+    def _callback(self, row: int, wave: int) -> int:
+        """Run the instruction at the wave's PC in the interpreter (native code stored its registers)."""
+        ex, st = self.ex, self.ex.st
+        self.tier.stats.callbacks += 1
+        pc = int(st.pc[wave])
+        w1 = np.array([wave], np.int64)
+        saved = (st.vgpr[:, wave].copy(), st.sgpr[wave].copy(), st.scc[wave], st.status[wave], st.hwreg[wave].copy())
+        inst = None
+        try:
+            inst, fn, is_valu = ex.fetch(pc, w1)
+            if inst.mnemonic.startswith(_LOADS):
+                self._window_for(inst, w1)
+            self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+            if fn(ex, w1, inst) is not None:
+                raise AssertionError(f"{inst.mnemonic} changed control flow in a callback")
+            st.pc[wave] = pc + inst.size
+            return 0
+        except Exception:  # noqa: BLE001 - the interpreter reports it when the waves get there together
+            st.vgpr[:, wave], st.sgpr[wave], st.scc[wave], st.status[wave], st.hwreg[wave] = saved
+            st.pc[wave] = pc
+            if inst is not None:
+                lanes = ex._active_lanes(w1) if inst.mnemonic.startswith("v_") else 0
+                self.corrections.append((wave, inst.mnemonic, lanes))
+                self.ctx[lo.C_BUDGET] += 1
+            return 1
+
+    def _window_for(self, inst, w1: np.ndarray) -> None:
+        """Give native code a window for the memory this load reads (the wave's active lanes)."""
+        from simgpu.shader.memory.vmem import global_addresses
+        ex = self.ex
+        if inst.mnemonic.startswith("s_load"):
+            f = inst.fields
+            base = (int(ex.st.sgpr[w1[0], f["sbase"] * 2]) | int(ex.st.sgpr[w1[0], f["sbase"] * 2 + 1]) << 32)
+            base &= (1 << 48) - 1
+            off = f["offset"] - (1 << 21) if f["offset"] & (1 << 20) else f["offset"]
+            if f["soffset"] != 124 and f["soffset"] < 128:
+                off += int(ex.st.sgpr[w1[0], f["soffset"]])
+            a = (base + off) & ~3
+            self.tier.add_window(ex.mem, ex.vmid, a, a + 4 * inst.info["sdata"])
+            return
+        active = ex.st.exec_lanes(w1)
+        if not active.any():
+            return
+        addr = global_addresses(ex, w1, inst)[active]
+        size = _LOAD_SIZE.get(inst.mnemonic.rsplit("_", 1)[-1], 16)
+        self.tier.add_window(ex.mem, ex.vmid, int(addr.min()), int(addr.max()) + size)
+
+
+# ---------------------------------------------------------------------------------------------- translation
+
+
+@dataclass
+class _Job:
+    key: str
+    ir: str
+    meta: dict
+
+
+def _fetcher(ex):
+    probe = np.zeros(1, np.int64)
+
+    def fetch(pc: int):
+        try:
+            return ex.fetch(pc, probe)[0]
+        except GPUFault:
+            return None
+    return fetch
+
+
+def _callback_safe(inst) -> bool:
+    """Whether the interpreter may run this instruction for one wave inside a round: its result must not
+    depend on how waves are grouped. Float ops with two or more float operands are not (numpy's NaN
+    choice), unless fpexact fixes their NaNs; those run as sync instructions, for the same group."""
+    from simgpu.shader.semantics import base_name
+    from simgpu.shader.vector.valu import SPECS
+    m = inst.mnemonic
+    if not m.startswith("v_") or inst.encoding == "VOPD":
+        return inst.encoding != "VOPD"
+    if inst.encoding in ("VOP3P", "WMMA") or m.startswith(("v_pk_", "v_dot", "v_wmma")):
+        return False
+    spec = SPECS.get(base_name(m))
+    if spec is None:
+        return True
+    kinds = ("f16", "f32", "f64")
+    floats = sum(t in kinds for t in spec.srcs) + (1 if spec.acc and spec.dst in kinds else 0)
+    return floats < 2
+
+
+def _translate(ex, tier: JitTier):
+    """Discover the dispatch's region and translate it: a _Job for LLVM, a CompiledRegion from the memory
+    cache, or None when there is nothing to compile."""
+    d = ex.d
+    lanes, nvgpr, mode = d.wave_size, max(d.vgpr_count, 1), _mode_bits(d.descriptor)
+    lw = lo.Lowering(lanes, mode, nvgpr)
+    region = rg.discover(d.code_address, _fetcher(ex), classifier(lw, nvgpr, _callback_safe))
+    if not region.blocks:
+        return None
+    offs = sorted(region.insns)
+    span = (offs[0], max(o + region.insns[o].size for o in offs))
+    code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
+    key = jc.key_of("simgpu-jit", TRANSLATOR_VERSION, jc.host_key(), lanes, mode, nvgpr, region.code_signature())
+    meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
+    hit = _COMPILED.get(key)
+    if hit is not None:
+        return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
+    ir = build_module(lw, region)
+    return _Job(key, ir, meta)
+
+
+def _finish(job: _Job, stats: Stats) -> CompiledRegion:
+    """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading."""
+    with jc.Timer() as t:
+        obj, from_disk = jc.object_code(job.ir, job.key)
+        addr = jc.load(obj, "round")
+    region, m = job.meta["region"], job.meta
+    blocks = region.blocks
+    cr = CompiledRegion(
+        round=ROUND_TYPE(addr), lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
+        by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
+        block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
+        hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
+        insns=region.insns, span=m["span"], code=m["code"], compile_seconds=t.seconds, from_disk=from_disk)
+    _COMPILED[job.key] = cr
+    stats.compiles += 1
+    stats.disk_hits += from_disk
+    stats.compile_seconds.append(t.seconds)
+    return cr

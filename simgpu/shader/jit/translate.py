@@ -1,0 +1,200 @@
+"""From a region to an LLVM module: classification of each instruction, the blocks' IR (bound and budget
+checks, execution counts, instruction fragments, control flow) and the module text.
+
+TRANSLATOR_VERSION is part of every cache key: bump it whenever generated code would change.
+"""
+
+from __future__ import annotations
+
+from simgpu.shader.jit import region as rg
+from simgpu.shader.jit.lower import (
+    EXIT_BOUND,
+    EXIT_BUDGET,
+    EXIT_CALLBACK,
+    EXIT_DONE,
+    EXIT_NOENTRY,
+    EXIT_SYNC,
+    ROUND,
+    Lowering,
+    wave_function,
+)
+from simgpu.shader.operand import highest_vgpr
+from simgpu.shader.state import EXEC_LO, VCC_LO
+
+TRANSLATOR_VERSION = 1
+
+
+_loaded = False
+
+
+def _load_translators() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from simgpu.shader.jit import lower_mem, lower_salu, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
+    from simgpu.shader.jit.lower_valu import register_all
+    register_all()
+
+
+def classifier(lw: Lowering, nvgpr: int, callback_ok):
+    """classify(inst, off) -> (kind, fragment, may exit mid-block) for region.discover; a native
+    fragment is (IR lines, counts lane-ops, writes EXEC)."""
+    _load_translators()
+
+    def classify(inst, off: int):
+        m = inst.mnemonic
+        if m in rg.CONTROLS:
+            return (rg.CONTROL if control_ok(inst) else rg.SYNC), None, False
+        if rg.is_sync(inst) or highest_vgpr(inst) >= nvgpr:
+            return rg.SYNC, None, False
+        mark = len(lw.exits)
+        frag = lw.fragment(inst, off)
+        if frag is not None:
+            return rg.NATIVE, (frag, lw.valu, writes_exec(inst)), len(lw.exits) > mark
+        return (rg.CALLBACK if callback_ok(inst) else rg.SYNC), None, False
+    return classify
+
+
+_DEST_FIELDS = ("sdst", "vdst", "sdata")
+
+
+def writes_exec(inst) -> bool:
+    """Whether an instruction may write EXEC (then lane-ops are counted before it; conservative)."""
+    m = inst.mnemonic
+    if "exec" in m or "cmpx" in m:
+        return True
+    if inst.encoding in ("VOP1", "VOP2", "VOPD") or (inst.encoding == "VOPC" and "cmpx" not in m):
+        return False  # VGPR destinations (VOPC e32 writes VCC)
+    for name in _DEST_FIELDS:
+        code = inst.fields.get(name)
+        if code is not None and 124 <= code + 1 and code <= EXEC_LO + 1:
+            return True
+    return False
+
+
+def _target(lw: Lowering, region: rg.Region, off: int) -> str:
+    """The label of the block at `off`, or of an exit there (the wave parks at a PC outside the region)."""
+    if off in region.by_start:
+        return f"b{off}"
+    label = lw.b.fresh("out")[1:]
+    lw.pending.append((label, off))
+    return label
+
+
+def _prologue(lw: Lowering, blk: rg.Block, count: int) -> None:
+    """Bound, budget and execution count at the head of a block of `count` instructions (one branch on
+    the fast path; the exit decides which of the two stopped the wave)."""
+    b = lw.b
+    lw.off = blk.start
+    beyond = b.op(f"icmp sge i64 {blk.last}, %boundoff")
+    left = b.op(f"sub i64 {b.op('load i64, ptr %BUDGET')}, {count}")
+    stop = b.op(f"or i1 {beyond}, {b.op(f'icmp slt i64 {left}, 0')}")
+    out, cont = b.fresh("x")[1:], b.fresh("c")[1:]
+    b.raw(f"br i1 {stop}, label %{out}, label %{cont}")
+    b.label(out)
+    code = b.op(f"select i1 {beyond}, i32 {EXIT_BOUND}, i32 {EXIT_BUDGET}")
+    lw.exits.append((out, code, str(blk.start)))
+    b.raw("br label %exit")
+    b.label(cont)
+    b.raw(f"store i64 {left}, ptr %BUDGET")
+    cur = b.op(f"load i64, ptr %CNT{blk.index}")
+    b.raw(f"store i64 {b.op(f'add i64 {cur}, 1')}, ptr %CNT{blk.index}")
+
+
+def control_ok(inst) -> bool:
+    """Whether the translator runs this control instruction (s_setpc & co. need a readable source)."""
+    if inst.mnemonic not in rg.DYNAMIC or inst.mnemonic == "s_call_b64":
+        return True
+    code = inst.fields.get("ssrc0", 0)
+    return code < 127 or 128 <= code <= 208 or 240 <= code <= 248 or code == 255
+
+
+def _branch_cond(lw: Lowering, m: str) -> str | None:
+    b = lw.b
+    if m == "s_cbranch_scc0":
+        return b.op(f"xor i1 {lw.scc()}, true")
+    if m == "s_cbranch_scc1":
+        return lw.scc()
+    if m in ("s_cbranch_vccz", "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz"):
+        code = VCC_LO if "vcc" in m else EXEC_LO
+        pred = "eq" if m.endswith("z") and not m.endswith("nz") else "ne"
+        return b.op(f"icmp {pred} {b.mask_int} {lw.mask(code)}, 0")
+    return None  # the debugger branches: no debugger, never taken
+
+
+def _control(lw: Lowering, region: rg.Region, insn: rg.Insn) -> None:
+    b, inst, off = lw.b, insn.inst, insn.off
+    m = inst.mnemonic
+    lw.off, lw.inst = off, inst
+    nxt = off + inst.size
+    if m in rg.ENDS:
+        lw.exit_here(EXIT_DONE)
+        return
+    if m == "s_branch":
+        b.raw(f"br label %{_target(lw, region, nxt + 4 * rg.simm16(inst))}")
+        return
+    if m in rg.BRANCHES:
+        cond = _branch_cond(lw, m)
+        if cond is None:
+            b.raw(f"br label %{_target(lw, region, nxt)}")
+            return
+        taken = _target(lw, region, nxt + 4 * rg.simm16(inst))
+        b.raw(f"br i1 {cond}, label %{taken}, label %{_target(lw, region, nxt)}")
+        return
+    if m == "s_call_b64":
+        lw.set_sgpr64(inst.fields["sdst"], b.op(f"add i64 %base, {off + 4}"))
+        b.raw(f"br label %{_target(lw, region, off + 4 + 4 * rg.simm16(inst))}")
+        return
+    # s_setpc/s_swappc/s_rfe: through the entry switch (a PC outside the region parks the wave there)
+    target = lw.salu_src(inst.fields["ssrc0"], True, inst.literal)
+    if m == "s_swappc_b64":
+        lw.set_sgpr64(inst.fields["sdst"], b.op(f"add i64 %base, {nxt}"))
+    new = b.op(f"sub i64 {target}, %base")
+    label = b.fresh("dyn")[1:]
+    b.raw(f"br label %{label}")
+    b.label(label)
+    lw.dynamic.append((label, new))
+    b.raw("br label %dispatch")
+
+
+def build_module(lw: Lowering, region: rg.Region) -> str:
+    """The module text: @wave over the region's blocks and the @round driver."""
+    b = lw.b
+    b.lines = []
+    lw.pending = []
+    for blk in region.blocks:
+        b.label(f"b{blk.start}")
+        lw.off = blk.start
+        first = blk.insns[0]
+        if blk.kind in (rg.SYNC, rg.MISSING):
+            lw.exit_here(EXIT_SYNC)
+            continue
+        if blk.kind == rg.CALLBACK:
+            _prologue(lw, blk, 1)
+            lw.add_lanes(1 if first.inst.mnemonic.startswith("v_") else 0)
+            lw.exit_here(EXIT_CALLBACK)
+            continue
+        _prologue(lw, blk, len(blk.insns))
+        pending = 0  # VALU instructions since EXEC last changed: lane-ops added in one go
+        for insn in blk.insns:
+            if insn.kind == rg.CONTROL:
+                lw.add_lanes(pending)
+                _control(lw, region, insn)
+                break
+            lines, valu, exec_write = insn.fragment
+            pending += valu
+            if exec_write or insn.exits:
+                lw.add_lanes(pending)
+                pending = 0
+            b.lines.extend(lines)
+        else:
+            lw.add_lanes(pending)
+            b.raw(f"br label %{_target(lw, region, blk.end)}")
+    for label, off in lw.pending:
+        b.label(label)
+        lw.exits.append((label, EXIT_NOENTRY, str(off)))
+        b.raw("br label %exit")
+    body = list(b.lines)
+    decls = "\n".join(sorted(b.decls))
+    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}"
