@@ -8,6 +8,8 @@ and SSA names mix freely.
 
 from __future__ import annotations
 
+RARE = 0  # metadata id of the branch weights `br_rare` uses (declared by lower.RARE_WEIGHTS)
+
 
 class Builder:
     """Instructions of one function, appended to the current block."""
@@ -65,6 +67,10 @@ class Builder:
         self.lines.append(f"  {name} = {text}")
         return name
 
+    def br_rare(self, cond: str, rare: str, usual: str) -> None:
+        """Branch to `rare` when i1 `cond` (weighted so LLVM keeps spills and code for it off the hot path)."""
+        self.lines.append(f"  br i1 {cond}, label %{rare}, label %{usual}, !prof !{RARE}")
+
     def declare(self, decl: str) -> None:
         self.decls.add(decl)
 
@@ -95,6 +101,10 @@ class Builder:
 
     def mask_bits(self, mask_vec: str) -> str:
         return self.op(f"bitcast {self.vmask} {mask_vec} to {self.mask_int}")
+
+    def mask_any(self, mask_vec: str) -> str:
+        """i1: some lane of the mask is set."""
+        return self.op(f"icmp ne {self.mask_int} {self.mask_bits(mask_vec)}, 0")
 
     def text(self) -> str:
         return "\n".join(self.lines)

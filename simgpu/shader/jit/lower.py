@@ -30,7 +30,7 @@ EXIT_NAMES = ("done", "sync", "bound", "callback", "budget", "noentry", "fault")
 
 # ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
- C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_NBLOCKS) = range(22)
+ C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY) = range(22)
 CTX_SIZE = 24
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ = 1
@@ -72,6 +72,7 @@ class Lowering:
         self.exits: list[tuple[str, int, str]] = []  # (predecessor label, exit code, offset value)
         self.hints: set[str] = set()  # per-instruction window-hint locals
         self.dynamic: list[tuple[str, str]] = []  # (label, i64 offset) of jumps through the entry switch
+        self.buffers: list[tuple[str, str]] = []  # (name, type) of stack buffers (memory helper arguments)
         self.off = 0  # offset of the instruction being lowered
         self.inst = None
         self.valu = False  # the instruction being lowered counts lane-ops
@@ -109,7 +110,7 @@ class Lowering:
         """If i1 `cond`: exit with (code, off); else continue in a fresh IR block."""
         b = self.b
         out, cont = b.fresh("x")[1:], b.fresh("c")[1:]
-        b.raw(f"br i1 {cond}, label %{out}, label %{cont}")
+        b.br_rare(cond, out, cont)
         b.label(out)
         self.exits.append((out, code, str(self.off if off is None else off)))
         b.raw("br label %exit")
@@ -305,12 +306,14 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     for c in sorted(lw.sgprs):
         b.raw(f"%S{c} = alloca i32")
     for r in sorted(lw.vgprs):
-        b.raw(f"%V{r} = alloca {b.v32}, align 4")
-    for h in sorted(lw.hints):
+        b.raw(f"%V{r} = alloca {b.v32}")
+    for h in sorted(lw.hints):  # cached windows start empty (lo 1 > hi 0)
         b.raw(f"%{h} = alloca i64")
-        b.raw(f"store i64 0, ptr %{h}")
+        b.raw(f"store i64 {1 if h.startswith('WLO') else 0}, ptr %{h}")
     for i in range(len(region.blocks)):
         b.raw(f"%CNT{i} = alloca i64")
+    for name, ty in lw.buffers:
+        b.raw(f"%{name} = alloca {ty}, align 64")
     sg = ctx_field(b, C_SGPR, "ptr")
     srow = b.op("mul i64 %w, 128")
     b.raw(f"%sgrow = getelementptr i32, ptr {sg}, i64 {srow}")
@@ -402,6 +405,8 @@ def _vgpr_ptr(b: Builder, r: int) -> str:
     off = b.op(f"mul i64 %plane, {r}")
     return b.op(f"getelementptr i8, ptr %vgrow, i64 {off}")
 
+
+RARE_WEIGHTS = '!0 = !{!"branch_weights", i32 1, i32 1000000}'
 
 ROUND = f"""
 define i64 @round(ptr %ctx) {{

@@ -1,59 +1,90 @@
 """Memory reads for the translator: SMEM loads and GLOBAL/FLAT loads of whole dwords and bytes/shorts.
 
-Addresses are checked against the windows table (ctx C_WINDOWS: VA ranges that translate linearly into
-one physical buffer, handed out by MMU.linear_window, with the host address of each): when every active
-lane's bytes lie in one readable window, the load is one masked gather from host memory. Otherwise the
-wave exits before the instruction (EXIT_CALLBACK): the interpreter runs it for this wave, reporting any
-fault exactly as it would, and the tier adds a window for next time. Stores and atomics are sync
-instructions (region.is_sync), run by the interpreter in its own order.
+Fast path: the windows table (ctx C_WINDOWS) lists VA ranges that translate linearly into one physical
+buffer (MMU.linear_window), with the host address of each. The window holding the first active lane's
+address is found (the one that served this instruction last time is tried first), every active lane is
+checked against it with one vector compare, and the load is a masked gather with 32-bit indices from
+the window's host memory (windows are at most 1 GiB).
+
+Slow path, anything else (no window yet, lanes in several windows or in FLAT's LDS/private apertures,
+an unmapped page): native code calls the memory helper (ctx C_MEMORY, tier.py) with the lane addresses;
+it reads them through the interpreter's own routines (the MMU, LDS, scratch) into a buffer and adds a
+window for next time; the registers never leave native code. If the read faults, the wave stops before
+the instruction and the interpreter runs it with the other waves there, reporting the fault exactly.
+Stores and atomics are sync instructions (region.is_sync), run by the interpreter in its own order.
 """
 
 from __future__ import annotations
 
 import re
 
-from simgpu.shader.jit.lower import EXIT_CALLBACK, WIN_READ, WINDOW_FIELDS, Lowering, Unsupported, translates
+from simgpu.shader.jit.lower import (
+    C_MEMORY,
+    C_NWINDOWS,
+    EXIT_SYNC,
+    WIN_READ,
+    WINDOW_FIELDS,
+    Lowering,
+    Unsupported,
+    translates,
+)
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
 
-VA_LIMIT = 1 << 47  # windows lie in the low canonical half: any larger lane address misses
+VA_LIMIT = 1 << 47  # windows lie in the low canonical half
+MEM_SMEM, MEM_GLOBAL, MEM_FLAT = 0, 1, 2  # what the memory helper reads (tier.JitRun._memory)
 
 
-def window_delta(lw: Lowering, lo: str, hi: str) -> str:
-    """host - VA (i64) of a readable window holding [lo, hi); exits to the interpreter if none does.
-    The window that served this instruction last time is tried first, then every window in order."""
+def find_window(lw: Lowering, lo: str, hi: str, slow: str) -> tuple[str, str, str]:
+    """(the window's first VA, its end, its host address) for a readable window holding [lo, hi), as i64
+    values; branches to label `slow` if none does. The window that served this instruction last is kept
+    in locals (rows of the table never change while a wave runs), so a hit costs two compares."""
     b = lw.b
-    hint = f"WH{len(lw.hints)}"
-    lw.hints.add(hint)
-    start, head, test, nxt, found, miss = (b.fresh(n)[1:] for n in ("wstart", "whead", "wtest", "wnext",
-                                                                     "wfound", "wmiss"))
-    knext = b.fresh("wk")
-    b.raw(f"br label %{start}")
-    b.label(start)
-    h = b.op(f"load i64, ptr %{hint}")
-    b.raw(f"br label %{head}")
+    n = len(lw.hints)
+    cached = [f"WLO{n}", f"WHI{n}", f"WHOST{n}"]
+    lw.hints.update(cached)
+    hit, head, test, nxt, found, done = (b.fresh(x)[1:] for x in ("whit", "whead", "wtest", "wnext", "wfound",
+                                                                  "wdone"))
+    k, knext = b.fresh("wk"), b.fresh("wk")
+    c_lo, c_hi, c_host = (b.op(f"load i64, ptr %{c}") for c in cached)
+    inside = b.op(f"and i1 {b.op(f'icmp uge i64 {lo}, {c_lo}')}, {b.op(f'icmp ule i64 {hi}, {c_hi}')}")
+    b.br_rare(b.op(f"xor i1 {inside}, true"), head, hit)
+    b.label(hit)
+    b.raw(f"br label %{done}")
     b.label(head)
-    k = b.op(f"phi i64 [-1, %{start}], [{knext}, %{nxt}]")
-    i = b.op(f"select i1 {b.op(f'icmp slt i64 {k}, 0')}, i64 {h}, i64 {k}")
-    b.raw(f"br i1 {b.op(f'icmp ult i64 {i}, %nwindows')}, label %{test}, label %{nxt}")
+    b.raw(f"br label %{test}")
     b.label(test)
-    row = b.op(f"getelementptr i64, ptr %windows, i64 {b.op(f'mul i64 {i}, {WINDOW_FIELDS}')}")
+    b.raw(f"{k} = phi i64 [0, %{head}], [{knext}, %{nxt}]")
+    count = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_NWINDOWS}')}")  # may have grown
+    b.raw(f"br i1 {b.op(f'icmp ult i64 {k}, {count}')}, label %{nxt}, label %{slow}")
+    b.label(nxt)
+    row = b.op(f"getelementptr i64, ptr %windows, i64 {b.op(f'mul i64 {k}, {WINDOW_FIELDS}')}")
     wlo = b.op(f"load i64, ptr {row}")
     whi = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {row}, i64 1')}")
-    host = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {row}, i64 2')}")
     flags = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {row}, i64 3')}")
     ok = b.op(f"and i1 {b.op(f'icmp uge i64 {lo}, {wlo}')}, {b.op(f'icmp ule i64 {hi}, {whi}')}")
     readable = b.op(f"and i64 {flags}, {WIN_READ}")
     ok = b.op(f"and i1 {ok}, {b.op(f'icmp ne i64 {readable}, 0')}")
-    b.raw(f"br i1 {ok}, label %{found}, label %{nxt}")
-    b.label(nxt)
-    b.raw(f"{knext} = select i1 {b.op(f'icmp slt i64 {k}, 0')}, i64 0, i64 {b.op(f'add i64 {k}, 1')}")
-    b.raw(f"br i1 {b.op(f'icmp ult i64 {knext}, %nwindows')}, label %{head}, label %{miss}")
-    b.label(miss)
-    lw.exits.append((miss, EXIT_CALLBACK, str(lw.off)))
-    b.raw("br label %exit")
+    b.raw(f"{knext} = add i64 {k}, 1")
+    b.raw(f"br i1 {ok}, label %{found}, label %{test}")
     b.label(found)
-    b.raw(f"store i64 {i}, ptr %{hint}")
-    return b.op(f"sub i64 {host}, {wlo}")
+    host = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {row}, i64 2')}")
+    for c, v in zip(cached, (wlo, whi, host), strict=True):
+        b.raw(f"store i64 {v}, ptr %{c}")
+    b.raw(f"br label %{done}")
+    b.label(done)
+    out = [b.op(f"phi i64 [{x}, %{hit}], [{y}, %{found}]") for x, y in zip((c_lo, c_hi, c_host), (wlo, whi, host),
+                                                                             strict=True)]
+    return out[0], out[1], out[2]
+
+
+def memory_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out: str) -> None:
+    """Call the memory helper (tier.JitRun._memory) to read `size` bytes per lane of the i64 addresses
+    at `addrs` for the lanes in mask into `out`; if it fails, the wave stops before this instruction."""
+    b = lw.b
+    fn = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_MEMORY}')}")
+    mask64 = mask if lw.lanes == 64 else b.op(f"zext i32 {mask} to i64")
+    r = b.op(f"call i32 {fn}(i64 %w, i64 {kind}, ptr {addrs}, i64 {mask64}, i64 {size}, ptr {out})")
+    lw.branch_exit(b.op(f"icmp ne i32 {r}, 0"), EXIT_SYNC)
 
 
 # ---------------------------------------------------------------------------------------------- SMEM
@@ -75,8 +106,27 @@ def _s_load(lw: Lowering, inst):
         soffset = lw.sgpr(f["soffset"])
         addr = b.op(f"add i64 {addr}, {b.op(f'zext i32 {soffset} to i64')}")
     addr = b.op(f"and i64 {addr}, -4")
-    delta = window_delta(lw, addr, b.op(f"add i64 {addr}, {4 * dwords}"))
-    p = b.op(f"inttoptr i64 {b.op(f'add i64 {addr}, {delta}')} to ptr")
+    slow, done = b.fresh("smiss")[1:], b.fresh("sdone")[1:]
+    buf = f"%SBUF{lw.off}"
+    lw.buffers.append((buf[1:], f"[{dwords} x i32]"))
+    wlo, _, host = find_window(lw, addr, b.op(f"add i64 {addr}, {4 * dwords}"), slow)
+    inside = b.op(f"sub i64 {addr}, {wlo}")
+    p_fast = b.op(f"inttoptr i64 {b.op(f'add i64 {host}, {inside}')} to ptr")
+    fast_label = b.fresh("sfast")[1:]
+    b.raw(f"br label %{fast_label}")
+    b.label(fast_label)
+    b.raw(f"br label %{done}")
+    b.label(slow)
+    abuf = f"%SADDR{lw.off}"
+    lw.buffers.append((abuf[1:], "i64"))
+    b.raw(f"store i64 {addr}, ptr {abuf}")
+    memory_helper(lw, MEM_SMEM, abuf, "1", 4 * dwords, buf)
+    slow_end = b.fresh("sslow")[1:]
+    b.raw(f"br label %{slow_end}")
+    b.label(slow_end)
+    b.raw(f"br label %{done}")
+    b.label(done)
+    p = b.op(f"phi ptr [{p_fast}, %{fast_label}], [{buf}, %{slow_end}]")
     for k in range(min(dwords, max(0, 106 - f["sdata"]))):
         lw.set_sgpr(f["sdata"] + k, b.op(f"load i32, ptr {b.op(f'getelementptr i32, ptr {p}, i64 {k}')}, align 1"))
 
@@ -87,26 +137,24 @@ _LOAD = re.compile(r"^(global|flat)_load_(u8|i8|u16|i16|b32|b64|b96|b128)$")
 _SIZE = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
 
 
-def lane_addresses(lw: Lowering, inst) -> str:
-    """<lanes x i64> addresses of a GLOBAL/FLAT instruction (vmem.global_addresses)."""
-    b = lw.b
+def lane_offsets(lw: Lowering, inst) -> tuple[str, str | None, str | None, int]:
+    """A GLOBAL/FLAT address (vmem.global_addresses) as its parts: the 32-bit VGPR part (<lanes x i32>),
+    the SGPR base (i64, saddr forms) or the VGPR high dwords (<lanes x i32>, 64-bit forms), and the
+    instruction offset."""
     f = inst.fields
+    low = lw.vgpr(f["addr"])
     if inst.mnemonic.startswith("global_") and f["saddr"] != SADDR_OFF:
-        base = lw.broadcast64(lw.sgpr64(f["saddr"]))
-        low = lw.vgpr(f["addr"])
-        addr = b.op(f"add {b.v64} {base}, {b.op(f'zext {b.v32} {low} to {b.v64}')}")
-    else:
-        addr = lw.vgpr64(f["addr"])
-    off = _offset(inst)
-    if off:
-        addr = b.op(f"add {b.v64} {addr}, {b.splat('i64', off)}")
-    return addr
+        return low, lw.sgpr64(f["saddr"]), None, _offset(inst)
+    return low, None, lw.vgpr(f["addr"] + 1), _offset(inst)
 
 
-def _reduce(lw: Lowering, kind: str, vec: str) -> str:
+def _first_active(lw: Lowering, vec: str) -> str:
+    """The element of the lowest active lane (EXEC is known to be nonzero)."""
     b = lw.b
-    name = f"@llvm.vector.reduce.{kind}.v{lw.lanes}i64"
-    return b.call("i64", name, [(b.v64, vec)], f"declare i64 {name}({b.v64})")
+    mi = b.mask_int
+    lane = b.call(mi, f"@llvm.cttz.{mi}", [(mi, lw.exec_bits()), ("i1", "true")],
+                  f"declare {mi} @llvm.cttz.{mi}({mi}, i1)")
+    return b.op(f"extractelement {b.v32} {vec}, {mi} {lane}")
 
 
 @translates(*[f"{s}_load_{k}" for s in ("global", "flat") for k in _SIZE])
@@ -114,36 +162,104 @@ def _load(lw: Lowering, inst):
     b = lw.b
     kind = _LOAD.match(inst.mnemonic).group(2)
     size = _SIZE[kind]
+    dwords = max(1, size // 4)
     vdst = inst.fields["vdst"]
-    addr = lane_addresses(lw, inst)
+    low, base, high, off = lane_offsets(lw, inst)
+    exec_bits = lw.exec_bits()
     active = lw.exec_lanes()
+    go, slow, fast, done, skip = (b.fresh(n)[1:] for n in ("ld", "ldslow", "ldfast", "lddone", "ldskip"))
     # nothing to do for a wave without active lanes (the interpreter's masked path touches nothing)
-    any_lane = b.op(f"icmp ne {b.mask_int} {lw.exec_bits()}, 0")
-    go, skip = b.fresh("ld")[1:], b.fresh("ldskip")[1:]
-    b.raw(f"br i1 {any_lane}, label %{go}, label %{skip}")
+    b.raw(f"br i1 {b.op(f'icmp ne {b.mask_int} {exec_bits}, 0')}, label %{go}, label %{skip}")
     b.label(go)
-    lo = _reduce(lw, "umin", b.op(f"select {b.vmask} {active}, {b.v64} {addr}, {b.v64} {b.splat('i64', -1)}"))
-    top = _reduce(lw, "umax", b.op(f"select {b.vmask} {active}, {b.v64} {addr}, {b.v64} {b.splat('i64', 0)}"))
-    lw.branch_exit(b.op(f"icmp uge i64 {top}, {VA_LIMIT}"), EXIT_CALLBACK)
-    delta = window_delta(lw, lo, b.op(f"add i64 {top}, {size}"))
-    host = b.op(f"add {b.v64} {addr}, {lw.broadcast64(delta)}")
-    ptrs = b.op(f"inttoptr {b.v64} {host} to {b.vec('ptr')}")
+    if base is None:  # 64-bit VGPR addresses: the fast path needs one high dword for every active lane
+        hi0 = _first_active(lw, high)
+        differ = b.op(f"and {b.vmask} {b.op(f'icmp ne {b.v32} {high}, {lw.broadcast32(hi0)}')}, {active}")
+        check = b.fresh("ldhi")[1:]
+        b.br_rare(b.mask_any(differ), slow, check)
+        b.label(check)
+        base = b.op(f"shl i64 {b.op(f'zext i32 {hi0} to i64')}, 32")
+    based = b.op(f"add i64 {base}, {off}")  # every lane's address is based + its low dword
+    low0 = _first_active(lw, low)
+    first = b.op(f"add i64 {based}, {b.op(f'zext i32 {low0} to i64')}")
+    limit = b.fresh("ldva")[1:]
+    b.br_rare(b.op(f"icmp uge i64 {first}, {VA_LIMIT}"), slow, limit)
+    b.label(limit)
+    wlo, whi, host = find_window(lw, first, b.op(f"add i64 {first}, {size}"), slow)
+    # lane offsets from the window start, in 32 bits: (based - wlo) + low mod 2^32. A lane is inside if its
+    # offset is at most (window size - size) and, since the first active lane's 64-bit address was found
+    # in the window, no lane's true offset can differ from its 32-bit one by 2^32 unless the low dwords
+    # span more than 3 GiB: that is checked as well, against the first lane's low dword.
+    shift = b.op(f"trunc i64 {b.op(f'sub i64 {based}, {wlo}')} to i32")
+    index = b.op(f"add {b.v32} {low}, {lw.broadcast32(shift)}")
+    span = b.op(f"sub i64 {whi}, {wlo}")
+    room = lw.broadcast32(b.op(f"trunc i64 {b.op(f'sub i64 {span}, {size}')} to i32"))
+    outside = b.op(f"icmp ugt {b.v32} {index}, {room}")
+    lf = lw.broadcast32(low0)
+    above = b.op(f"icmp uge {b.v32} {low}, {lf}")
+    dist = b.op(f"select {b.vmask} {above}, {b.v32} {b.op(f'sub {b.v32} {low}, {lf}')}, "
+                f"{b.v32} {b.op(f'sub {b.v32} {lf}, {low}')}")
+    far = b.op(f"icmp ugt {b.v32} {dist}, {room}")
+    bad = b.op(f"and {b.vmask} {b.op(f'or {b.vmask} {outside}, {far}')}, {active}")
+    b.br_rare(b.mask_any(bad), slow, fast)
+    b.label(fast)
+    start = b.op(f"inttoptr i64 {host} to ptr")
+    fast_vals = []
     n = lw.lanes
-    if size >= 4:
-        for k in range(size // 4):
-            p = ptrs if k == 0 else b.op(f"getelementptr i8, {b.vec('ptr')} {ptrs}, {b.v64} {b.splat('i64', 4 * k)}")
-            old = lw.vgpr(vdst + k)
+    for k in range(dwords):
+        idx = index if k == 0 else b.op(f"add {b.v32} {index}, {b.splat('i32', 4 * k)}")
+        ptrs = b.op(f"getelementptr i8, ptr {start}, {b.v32} {idx}")
+        if size >= 4:
             name = f"@llvm.masked.gather.v{n}i32.v{n}p0"
-            v = b.call(b.v32, name, [(b.vec("ptr"), p), ("i32", "1"), (b.vmask, active), (b.v32, old)],
-                       f"declare {b.v32} {name}({b.vec('ptr')}, i32, {b.vmask}, {b.v32})")
-            lw.set_vgpr(vdst + k, v, None)  # inactive lanes kept their value (the gather's pass-through)
+            fast_vals.append(b.call(b.v32, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active),
+                                                   (b.v32, "zeroinitializer")],
+                                    f"declare {b.v32} {name}({b.vec('ptr')}, i32, {b.vmask}, {b.v32})"))
+        else:
+            it = f"i{8 * size}"
+            vt = b.vec(it)
+            name = f"@llvm.masked.gather.v{n}{it}.v{n}p0"
+            v = b.call(vt, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (vt, "zeroinitializer")],
+                       f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
+            fast_vals.append(b.op(f"{'sext' if kind[0] == 'i' else 'zext'} {vt} {v} to {b.v32}"))
+    fast_end = b.fresh("ldfastend")[1:]
+    b.raw(f"br label %{fast_end}")
+    b.label(fast_end)
+    b.raw(f"br label %{done}")
+    # slow path: the lane addresses (64-bit, as vmem.global_addresses forms them) to the helper
+    b.label(slow)
+    addr = b.op(f"add {b.v64} {b.op(f'zext {b.v32} {low} to {b.v64}')}, {b.splat('i64', off)}")
+    if high is not None:
+        high64 = b.op(f"zext {b.v32} {high} to {b.v64}")
+        thirty_two = b.splat("i64", 32)
+        addr = b.op(f"add {b.v64} {addr}, {b.op(f'shl {b.v64} {high64}, {thirty_two}')}")
     else:
-        it = f"i{8 * size}"
-        vt = b.vec(it)
-        name = f"@llvm.masked.gather.v{n}{it}.v{n}p0"
-        v = b.call(vt, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (vt, "zeroinitializer")],
-                   f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
-        ext = "sext" if kind[0] == "i" else "zext"
-        lw.set_vgpr(vdst, b.op(f"{ext} {vt} {v} to {b.v32}"), active)
+        addr = b.op(f"add {b.v64} {addr}, {lw.broadcast64(lane_base(lw, inst))}")
+    abuf, vbuf = f"%LADDR{lw.off}", f"%LVAL{lw.off}"
+    lw.buffers.append((abuf[1:], b.v64))
+    lw.buffers.append((vbuf[1:], f"[{n * dwords * 4} x i8]"))
+    b.raw(f"store {b.v64} {addr}, ptr {abuf}")
+    memory_helper(lw, MEM_FLAT if inst.mnemonic.startswith("flat_") else MEM_GLOBAL, abuf, exec_bits, size, vbuf)
+    slow_vals = []
+    for k in range(dwords):
+        if size >= 4:
+            p = b.op(f"getelementptr i8, ptr {vbuf}, i64 {4 * n * k}")
+            slow_vals.append(b.op(f"load {b.v32}, ptr {p}, align 1"))
+        else:
+            vt = b.vec(f"i{8 * size}")
+            v = b.op(f"load {vt}, ptr {vbuf}, align 1")
+            slow_vals.append(b.op(f"{'sext' if kind[0] == 'i' else 'zext'} {vt} {v} to {b.v32}"))
+    slow_end = b.fresh("ldslowend")[1:]
+    b.raw(f"br label %{slow_end}")
+    b.label(slow_end)
+    b.raw(f"br label %{done}")
+    b.label(done)
+    merged = [b.op(f"phi {b.v32} [{f}, %{fast_end}], [{s}, %{slow_end}]") for f, s in zip(fast_vals, slow_vals,
+                                                                                           strict=True)]
+    for k, v in enumerate(merged):
+        lw.set_vgpr(vdst + k, v, active)
     b.raw(f"br label %{skip}")
     b.label(skip)
+
+
+def lane_base(lw: Lowering, inst) -> str:
+    """The SGPR base of a saddr GLOBAL form as i64."""
+    return lw.sgpr64(inst.fields["saddr"])

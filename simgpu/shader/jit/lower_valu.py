@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from simgpu.shader.jit.lower import Lowering, Unsupported, translates
+from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
 from simgpu.shader.operand import constant, literal64
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
@@ -226,5 +226,5 @@ def register_all() -> None:
     implemented()  # every semantics module loaded: SPECS complete
     for name, emit in EMITTERS.items():
         spec = SPECS.get(name)
-        if spec is not None:
+        if spec is not None and name not in TRANSLATORS:  # a family may have its own translator first
             translates(name)(lambda lw, inst, s=spec, e=emit: valu(lw, inst, s, e))

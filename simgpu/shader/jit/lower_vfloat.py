@@ -73,7 +73,7 @@ class F:
         fix, done = b.fresh("nanfix")[1:], b.fresh("nandone")[1:]
         b.raw(f"br label %{head}")
         b.label(head)
-        b.raw(f"br i1 {anynan}, label %{fix}, label %{done}")
+        b.br_rare(anynan, fix, done)
         b.label(fix)
         out = self.ints(r)
         for x in reversed(ops):

@@ -385,3 +385,55 @@ def _writelane(lw: Lowering, inst):
     lane = b.op(f"and i32 {scalar_src(lw, inst, inst.fields['src1'])}, {lw.lanes - 1}")
     r = inst.fields["vdst"]
     lw.set_vgpr(r, b.op(f"insertelement {b.v32} {lw.vgpr(r)}, i32 {_signed(val, 32)}, i32 {lane}"), None)
+
+
+# ---------------------------------------------------------------------------------------------- 64-bit shifts
+
+
+def _shift_pair(kind: str):
+    """v_lshlrev_b64 & co. by a constant amount on the two 32-bit halves (as valu's pair plan does it in the
+    interpreter: the same results, and no 64-bit lanes); other forms go through the generic path."""
+    def fn(lw: Lowering, inst):
+        from simgpu.shader.jit.lower_valu import EMITTERS, valu
+        from simgpu.shader.operand import constant
+        from simgpu.shader.vector.valu import SPECS
+        f = inst.fields
+        code = f["src0"]
+        amount = (inst.literal or 0) if code == 255 else constant(code, "b32") if 128 <= code < 255 else None
+        if (inst.encoding != "VOP3" or inst.dpp is not None or amount is None or f["src1"] < 256
+                or f["abs"] or f["neg"] or f["omod"] or f["clamp"] or f["op_sel"]):
+            return valu(lw, inst, SPECS[inst.mnemonic], EMITTERS[inst.mnemonic])
+        b = lw.b
+        v = b.v32
+        n = amount & 63
+        lw.count_lanes()
+        r = f["src1"] - 256
+        lo, hi = lw.vgpr(r), lw.vgpr(r + 1)
+
+        def c(x):
+            return b.splat("i32", x)
+        if n == 0:
+            out_lo, out_hi = lo, hi
+        elif kind == "shl":
+            if n >= 32:
+                out_lo, out_hi = c(0), b.op(f"shl {v} {lo}, {c(n - 32)}")
+            else:
+                out_lo = b.op(f"shl {v} {lo}, {c(n)}")
+                out_hi = b.op(f"or {v} {b.op(f'shl {v} {hi}, {c(n)}')}, {b.op(f'lshr {v} {lo}, {c(32 - n)}')}")
+        else:
+            top = "ashr" if kind == "ashr" else "lshr"
+            if n >= 32:
+                out_lo = b.op(f"{top} {v} {hi}, {c(n - 32)}")
+                out_hi = b.op(f"ashr {v} {hi}, {c(31)}") if kind == "ashr" else c(0)
+            else:
+                out_lo = b.op(f"or {v} {b.op(f'lshr {v} {lo}, {c(n)}')}, {b.op(f'shl {v} {hi}, {c(32 - n)}')}")
+                out_hi = b.op(f"{top} {v} {hi}, {c(n)}")
+        active = lw.exec_lanes()
+        lw.set_vgpr(f["vdst"], out_lo, active)
+        lw.set_vgpr(f["vdst"] + 1, out_hi, active)
+    return fn
+
+
+translates("v_lshlrev_b64")(_shift_pair("shl"))
+translates("v_lshrrev_b64")(_shift_pair("lshr"))
+translates("v_ashrrev_i64")(_shift_pair("ashr"))

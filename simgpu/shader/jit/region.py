@@ -70,7 +70,7 @@ class Insn:
     inst: object
     kind: str
     fragment: object = None  # the translator's lowering of a native instruction
-    exits: bool = False  # a native instruction that may leave the wave mid-block (a memory window miss)
+    exits: bool = False  # a native instruction that may stop the wave before it (a memory read that faults)
 
     @property
     def size(self) -> int:
@@ -177,8 +177,7 @@ def _split(region: Region) -> None:
         elif i.kind == CONTROL:
             leaders.add(off + i.size)
             leaders.update(successors(i))
-        elif i.exits:  # the wave may come back after the interpreter ran it: the next one is an entry
-            leaders.add(off + i.size)
+
     for off in sorted(o for o in leaders if o in insns):
         first = insns[off]
         if first.kind in (SYNC, CALLBACK, MISSING):
@@ -191,7 +190,7 @@ def _split(region: Region) -> None:
                 if i.kind in (SYNC, CALLBACK, MISSING) or (body and cur in leaders):
                     break
                 body.append(i)
-                if i.kind == CONTROL or i.exits:
+                if i.kind == CONTROL:
                     break
                 cur += i.size
             kind = NATIVE

@@ -31,16 +31,19 @@ from simgpu.fault import GPUFault
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit.lower_mem import _SIZE as _LOAD_SIZE
-from simgpu.shader.jit.translate import TRANSLATOR_VERSION, build_module, classifier
+from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_SMEM
+from simgpu.shader.jit.translate import build_module, classifier, translator_key
+from simgpu.shader.lds.ds_mem import lds_read
+from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
 from simgpu.shader.setup import _mode_bits
 from simgpu.shader.state import RUNNING, wsel
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
+MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
+                               ctypes.c_int64, ctypes.c_void_p)
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
-_LOADS = ("global_load", "flat_load", "s_load")
 _POOL: ThreadPoolExecutor | None = None
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 
@@ -77,6 +80,7 @@ class CompiledRegion:
     block_len: np.ndarray  # instructions counted per execution of each block
     hist: list[Counter]
     insns: dict  # offset -> region.Insn
+    tails: dict  # offset of a native instruction -> mnemonics from it to the end of its block
     span: tuple[int, int]  # code offsets [lo, hi) the region was read from
     code: bytes  # the bytes of that span when compiled
     compile_seconds: float = 0.0
@@ -146,8 +150,8 @@ class JitTier:
         if got is None:
             return
         va, view = got
-        if len(self.window_views) >= MAX_WINDOWS:  # full: start over (deterministically)
-            self.window_views = []
+        if len(self.window_views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
+            return
         i = len(self.window_views)
         self.window_views.append((vmid, view))
         self.windows[i] = (va, va + view.size, view.ctypes.data, lo.WIN_READ)
@@ -166,6 +170,7 @@ class JitRun:
         self.paused = False
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
         self.callback = CALLBACK_TYPE(self._callback)
+        self.memory = MEMORY_TYPE(self._memory)
         self.corrections: list = []
         self.checked = False
         tier.windows_for(ex.mem, d.vmid)
@@ -299,6 +304,11 @@ class JitRun:
             todo = bad
         else:
             raise AssertionError("JIT round did not settle")
+        base = ex.d.code_address
+        for i in np.flatnonzero(exits != lo.EXIT_DONE).tolist():  # parked before a memory read it could not do
+            tail = cr.tails.get(int(st.pc[w[i]]) - base)
+            if tail:
+                self.corrections += [(int(w[i]), m, 0) for m in tail]
         return self._commit(cr, counts, laneops)
 
     def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
@@ -330,6 +340,7 @@ class JitRun:
         ctx[lo.C_COUNT] = k
         ctx[lo.C_EXITS] = sub_exits.ctypes.data
         ctx[lo.C_CALLBACK] = ctypes.cast(self.callback, ctypes.c_void_p).value
+        ctx[lo.C_MEMORY] = ctypes.cast(self.memory, ctypes.c_void_p).value
         self._sub = (sub_counts, sub_lane)
         cr.round(ctx.ctypes.data)
         counts[rows] = sub_counts
@@ -382,9 +393,6 @@ class JitRun:
         inst = None
         try:
             inst, fn, is_valu = ex.fetch(pc, w1)
-            if inst.mnemonic.startswith(_LOADS):
-                self._window_for(inst, w1)
-            self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
             if fn(ex, w1, inst) is not None:
                 raise AssertionError(f"{inst.mnemonic} changed control flow in a callback")
             st.pc[wave] = pc + inst.size
@@ -398,26 +406,49 @@ class JitRun:
                 self.ctx[lo.C_BUDGET] += 1
             return 1
 
-    def _window_for(self, inst, w1: np.ndarray) -> None:
-        """Give native code a window for the memory this load reads (the wave's active lanes)."""
-        from simgpu.shader.memory.vmem import global_addresses
+    def _memory(self, wave: int, kind: int, addrs: int, mask: int, size: int, out: int) -> int:
+        """Native code's slow path for a memory read: the lanes of `mask` read `size` bytes each at the
+        addresses at `addrs` (the interpreter's routines: MMU, LDS, scratch) into `out` (dword k of every
+        lane after the other, or the bytes of sub-dword reads); 1 if the read faults (or cannot be done
+        here), and then the wave stops before the instruction. A window is added for next time."""
         ex = self.ex
-        if inst.mnemonic.startswith("s_load"):
-            f = inst.fields
-            base = (int(ex.st.sgpr[w1[0], f["sbase"] * 2]) | int(ex.st.sgpr[w1[0], f["sbase"] * 2 + 1]) << 32)
-            base &= (1 << 48) - 1
-            off = f["offset"] - (1 << 21) if f["offset"] & (1 << 20) else f["offset"]
-            if f["soffset"] != 124 and f["soffset"] < 128:
-                off += int(ex.st.sgpr[w1[0], f["soffset"]])
-            a = (base + off) & ~3
-            self.tier.add_window(ex.mem, ex.vmid, a, a + 4 * inst.info["sdata"])
-            return
-        active = ex.st.exec_lanes(w1)
-        if not active.any():
-            return
-        addr = global_addresses(ex, w1, inst)[active]
-        size = _LOAD_SIZE.get(inst.mnemonic.rsplit("_", 1)[-1], 16)
-        self.tier.add_window(ex.mem, ex.vmid, int(addr.min()), int(addr.max()) + size)
+        try:
+            if kind == MEM_SMEM:
+                addr = int(np.ctypeslib.as_array((ctypes.c_uint64 * 1).from_address(addrs))[0])
+                data = ex.mem.read(ex.vmid, addr, size)
+                ctypes.memmove(out, data, size)
+                self._add_window(addr, addr + size)
+                return 0
+            lanes = ex.st.lanes
+            addr = np.ctypeslib.as_array((ctypes.c_uint64 * lanes).from_address(addrs)).copy()[None, :]
+            active = ((np.uint64(mask) >> np.arange(lanes, dtype=np.uint64)) & np.uint64(1)).astype(bool)[None, :]
+            w1 = np.array([wave], np.int64)
+            if kind == MEM_FLAT:
+                g, lds, priv, low = flat_route(addr, active)
+                raw = global_read(ex, addr, size, g)
+                if lds.any():
+                    raw |= lds_read(ex, w1, low, size, lds)
+                if priv.any():
+                    raw |= scratch_read(ex, w1, low, size, priv)
+            else:
+                g = active
+                raw = global_read(ex, addr, size, g)
+            dst = np.ctypeslib.as_array((ctypes.c_uint8 * (lanes * max(size, 4))).from_address(out))
+            if size >= 4:  # planar: dword k of every lane, lane after lane
+                dst[:] = np.ascontiguousarray(raw[0].view(np.uint32).T).view(np.uint8).reshape(-1)
+            else:
+                dst[:lanes * size] = raw[0].reshape(-1)
+            if g.any():
+                self._add_window(int(addr[g].min()), int(addr[g].max()) + size)
+            return 0
+        except Exception:  # noqa: BLE001 - faults are the interpreter's to report, with every wave there
+            return 1
+
+    def _add_window(self, lo_va: int, hi_va: int) -> None:
+        ex = self.ex
+        if lo_va < hi_va <= (1 << 47):
+            self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va)
+            self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
 
 
 # ---------------------------------------------------------------------------------------------- translation
@@ -472,13 +503,26 @@ def _translate(ex, tier: JitTier):
     offs = sorted(region.insns)
     span = (offs[0], max(o + region.insns[o].size for o in offs))
     code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
-    key = jc.key_of("simgpu-jit", TRANSLATOR_VERSION, jc.host_key(), lanes, mode, nvgpr, region.code_signature())
+    key = jc.key_of("simgpu-jit", translator_key(), jc.host_key(), lanes, mode, nvgpr, region.code_signature())
     meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
     ir = build_module(lw, region)
     return _Job(key, ir, meta)
+
+
+def _tails(blocks) -> dict:
+    """For each native instruction that may stop a wave before it: the mnemonics from it to its block's end
+    (counted with the block, not executed)."""
+    out = {}
+    for blk in blocks:
+        if blk.kind != rg.NATIVE:
+            continue
+        for i, insn in enumerate(blk.insns):
+            if insn.exits:
+                out[insn.off] = [x.inst.mnemonic for x in blk.insns[i:]]
+    return out
 
 
 def _finish(job: _Job, stats: Stats) -> CompiledRegion:
@@ -493,7 +537,8 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
         block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
-        insns=region.insns, span=m["span"], code=m["code"], compile_seconds=t.seconds, from_disk=from_disk)
+        insns=region.insns, tails=_tails(blocks), span=m["span"], code=m["code"], compile_seconds=t.seconds,
+        from_disk=from_disk)
     _COMPILED[job.key] = cr
     stats.compiles += 1
     stats.disk_hits += from_disk

@@ -1,10 +1,14 @@
 """From a region to an LLVM module: classification of each instruction, the blocks' IR (bound and budget
 checks, execution counts, instruction fragments, control flow) and the module text.
 
-TRANSLATOR_VERSION is part of every cache key: bump it whenever generated code would change.
+TRANSLATOR_VERSION is part of every cache key, with a hash of the translator's own source files, so a
+changed translator never loads code an older one left in the disk cache.
 """
 
 from __future__ import annotations
+
+import hashlib
+from pathlib import Path
 
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower import (
@@ -14,6 +18,7 @@ from simgpu.shader.jit.lower import (
     EXIT_DONE,
     EXIT_NOENTRY,
     EXIT_SYNC,
+    RARE_WEIGHTS,
     ROUND,
     Lowering,
     wave_function,
@@ -22,6 +27,20 @@ from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.state import EXEC_LO, VCC_LO
 
 TRANSLATOR_VERSION = 1
+
+
+def translator_key() -> str:
+    """TRANSLATOR_VERSION and a hash of the translator's sources (simgpu/shader/jit/*.py)."""
+    global _KEY
+    if _KEY is None:
+        h = hashlib.sha256(str(TRANSLATOR_VERSION).encode())
+        for path in sorted(Path(__file__).parent.glob("*.py")):
+            h.update(path.read_bytes())
+        _KEY = h.hexdigest()[:16]
+    return _KEY
+
+
+_KEY: str | None = None
 
 
 _loaded = False
@@ -91,7 +110,7 @@ def _prologue(lw: Lowering, blk: rg.Block, count: int) -> None:
     left = b.op(f"sub i64 {b.op('load i64, ptr %BUDGET')}, {count}")
     stop = b.op(f"or i1 {beyond}, {b.op(f'icmp slt i64 {left}, 0')}")
     out, cont = b.fresh("x")[1:], b.fresh("c")[1:]
-    b.raw(f"br i1 {stop}, label %{out}, label %{cont}")
+    b.br_rare(stop, out, cont)
     b.label(out)
     code = b.op(f"select i1 {beyond}, i32 {EXIT_BOUND}, i32 {EXIT_BUDGET}")
     lw.exits.append((out, code, str(blk.start)))
@@ -197,4 +216,4 @@ def build_module(lw: Lowering, region: rg.Region) -> str:
         b.raw("br label %exit")
     body = list(b.lines)
     decls = "\n".join(sorted(b.decls))
-    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}"
+    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}\n{RARE_WEIGHTS}\n"
