@@ -30,7 +30,8 @@ EXIT_NAMES = ("done", "sync", "bound", "callback", "budget", "noentry", "fault")
 
 # ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
- C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY) = range(22)
+ C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY,
+ C_MAXLAST) = range(23)
 CTX_SIZE = 24
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ = 1
@@ -302,6 +303,7 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     L = lw.lanes
     b.raw("%SCC = alloca i1")
     b.raw("%LANEOPS = alloca i64")
+    b.raw("%MAXLAST = alloca i64")
     b.raw("%BUDGET = alloca i64")
     for c in sorted(lw.sgprs):
         b.raw(f"%S{c} = alloca i32")
@@ -341,6 +343,9 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     lo_p = ctx_field(b, C_LANEOPS, "ptr")
     b.raw(f"%laneopsp = getelementptr i64, ptr {lo_p}, i64 %row")
     b.raw(f"store i64 {b.op('load i64, ptr %laneopsp')}, ptr %LANEOPS")
+    ml_p = ctx_field(b, C_MAXLAST, "ptr")
+    b.raw(f"%maxlastp = getelementptr i64, ptr {ml_p}, i64 %row")
+    b.raw(f"store i64 {b.op('load i64, ptr %maxlastp')}, ptr %MAXLAST")
     b.raw(f"store i64 {b.op('load i64, ptr %budgetp')}, ptr %BUDGET")
     b.raw("%bound = load i64, ptr %boundp")
     b.raw("%boundoff = sub i64 %bound, %base")
@@ -386,6 +391,7 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     e.raw(f"store i32 {e.op(f'zext i1 {scc} to i32')}, ptr %sccp")
     e.raw(f"store i64 {e.op('add i64 %base, %xoff')}, ptr %pcp")
     e.raw(f"store i64 {e.op('load i64, ptr %LANEOPS')}, ptr %laneopsp")
+    e.raw(f"store i64 {e.op('load i64, ptr %MAXLAST')}, ptr %maxlastp")
     for i in range(len(region.blocks)):
         p = e.op(f"getelementptr i64, ptr %countrow, i64 {i}")
         e.raw(f"store i64 {e.op(f'load i64, ptr %CNT{i}')}, ptr {p}")

@@ -81,10 +81,12 @@ class CompiledRegion:
     hist: list[Counter]
     insns: dict  # offset -> region.Insn
     tails: dict  # offset of a native instruction -> mnemonics from it to the end of its block
+    written_vgprs: list | None  # the VGPRs native code writes (None: callbacks may write any)
     span: tuple[int, int]  # code offsets [lo, hi) the region was read from
     code: bytes  # the bytes of that span when compiled
     compile_seconds: float = 0.0
     from_disk: bool = False
+    tail_offsets: np.ndarray | None = None  # the keys of `tails`
 
 
 @dataclass
@@ -171,6 +173,9 @@ class JitRun:
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
         self.callback = CALLBACK_TYPE(self._callback)
         self.memory = MEMORY_TYPE(self._memory)
+        self._callback_address = ctypes.cast(self.callback, ctypes.c_void_p).value
+        self._memory_address = ctypes.cast(self.memory, ctypes.c_void_p).value
+        self._bufs = None
         self.corrections: list = []
         self.checked = False
         tier.windows_for(ex.mem, d.vmid)
@@ -261,67 +266,97 @@ class JitRun:
         """One round for the waves `w` at `pc`; False if no wave got anywhere (then the interpreter steps)."""
         ex, st, tier = self.ex, self.ex.st, self.tier
         tier.stats.rounds += 1
-        others = (st.status == RUNNING)
+        others = st.status == RUNNING
         others[w] = False
         bound0 = int(st.pc[others].min()) if others.any() else INT64_MAX
         ix = wsel(w)
-        saved = (st.vgpr[:, ix].copy(), st.sgpr[ix].copy(), st.scc[ix].copy(), st.pc[ix].copy(),
-                 st.status[ix].copy(), st.hwreg[ix].copy())
+        saved = self._save(cr, ix)
         n = len(w)
-        nb = len(cr.blocks)
-        counts = np.zeros((n, nb), np.int64)
-        laneops = np.zeros(n, np.int64)
-        exits = np.full(n, -1, np.int64)
+        counts, laneops, exits, maxlast = self._buffers(n, len(cr.blocks))
         self.corrections = []
-        todo = np.arange(n)
-        bound = bound0
+        rows = np.arange(n)
+        bound, base = bound0, ex.d.code_address
         for _ in range(n + 2):
-            self._run_native(cr, w[todo], counts, laneops, exits, todo, bound, ex.budget - self._spent(cr, counts))
-            if (exits[todo] == lo.EXIT_BUDGET).any() or (exits[todo] < 0).any():
-                self._restore(saved, ix, np.arange(n), w)
+            self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound,
+                             ex.budget - self._spent(cr, counts))
+            if (exits[rows] == lo.EXIT_BUDGET).any() or (exits[rows] < 0).any():
+                self._restore(cr, saved, ix, np.arange(n), w)
                 tier.stats.budget_rollbacks += 1
                 self.paused = True  # the watchdog is near: the interpreter finds exactly where
                 return False
-            parked = exits != lo.EXIT_DONE
-            park = np.where(parked, st.pc[w], INT64_MAX)
-            lowest = np.minimum(np.sort(np.append(park, bound0))[:2], INT64_MAX)
-            others_min = np.where(park == lowest[0], lowest[1], lowest[0])
-            others_min = np.minimum(others_min, bound0)
-            ran = counts > 0
-            maxpc = np.where(ran.any(axis=1), (np.where(ran, cr.block_last[None, :], -1)).max(axis=1)
-                             + ex.d.code_address, -1)
-            bad = np.flatnonzero(maxpc >= others_min)
+            # A wave must not have run at or past a PC where another wave (or a wave outside the round)
+            # stands: there the interpreter would have let that one go first.
+            park = np.where(exits != lo.EXIT_DONE, st.pc[w], INT64_MAX)
+            two = np.partition(park, 1)[:2] if n > 1 else np.array([park[0], INT64_MAX])
+            others_min = np.minimum(np.where(park == two[0], two[1], two[0]), bound0)
+            bad = np.flatnonzero((maxlast >= 0) & (maxlast + base >= others_min))
             if not len(bad):
                 break
             tier.stats.reruns += len(bad)
-            self._restore(saved, ix, bad, w)
-            counts[bad] = 0
-            laneops[bad] = 0
+            self._restore(cr, saved, ix, bad, w)
+            counts[bad], laneops[bad], maxlast[bad] = 0, 0, -1
+            gone = set(w[bad].tolist())
+            self.corrections = [c for c in self.corrections if c[0] not in gone]
             keep = np.ones(n, bool)
             keep[bad] = False
-            self.corrections = [c for c in self.corrections if c[0] not in set(w[bad].tolist())]
             bound = int(min(bound0, park[keep].min() if keep.any() else INT64_MAX))
-            todo = bad
+            rows = bad
         else:
             raise AssertionError("JIT round did not settle")
-        base = ex.d.code_address
-        for i in np.flatnonzero(exits != lo.EXIT_DONE).tolist():  # parked before a memory read it could not do
-            tail = cr.tails.get(int(st.pc[w[i]]) - base)
-            if tail:
-                self.corrections += [(int(w[i]), m, 0) for m in tail]
+        if cr.tails:  # waves parked before a memory read they could not do: the rest of that block did not run
+            parked = w[exits != lo.EXIT_DONE]
+            stuck = parked[np.isin(st.pc[parked] - base, cr.tail_offsets)]
+            for wave in stuck.tolist():
+                self.corrections += [(wave, m, 0) for m in cr.tails[int(st.pc[wave]) - base]]
         return self._commit(cr, counts, laneops)
 
-    def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
-        return int((counts.sum(axis=0) * cr.block_len).sum())
+    def _buffers(self, n: int, nb: int):
+        """Zeroed per-round arrays (reused between rounds): counts [n, blocks], lane-ops, exits, maxlast."""
+        if self._bufs is None or self._bufs[0].shape[0] < n or self._bufs[0].shape[1] != nb:
+            self._bufs = (np.zeros((n, nb), np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                          np.zeros(n, np.int64))
+        counts, laneops, exits, maxlast = (a[:n] for a in self._bufs)
+        counts[:] = 0
+        laneops[:] = 0
+        exits[:] = -1
+        maxlast[:] = -1
+        return counts, laneops, exits, maxlast
 
-    def _run_native(self, cr, waves, counts, laneops, exits, rows, bound, budget) -> None:
+    def _save(self, cr: CompiledRegion, ix):
+        """The registers a round may change, for rolling waves back (native code writes no memory)."""
+        st = self.ex.st
+        vg = st.vgpr[:, ix].copy() if cr.written_vgprs is None else st.vgpr[cr.written_vgprs][:, ix].copy()
+        return vg, st.sgpr[ix].copy(), st.scc[ix].copy(), st.pc[ix].copy(), st.status[ix].copy(), \
+            st.hwreg[ix].copy() if cr.written_vgprs is None else None
+
+    def _restore(self, cr: CompiledRegion, saved, ix, rows: np.ndarray, w: np.ndarray) -> None:
+        st = self.ex.st
+        vg, sg, scc, pc, status, hw = saved
+        idx = w[rows]
+        if cr.written_vgprs is None:
+            st.vgpr[:, idx] = vg[:, rows]
+        else:
+            for k, r in enumerate(cr.written_vgprs):
+                st.vgpr[r, idx] = vg[k, rows]
+        st.sgpr[idx] = sg[rows]
+        st.scc[idx] = scc[rows]
+        st.pc[idx] = pc[rows]
+        st.status[idx] = status[rows]
+        if hw is not None:
+            st.hwreg[idx] = hw[rows]
+
+    def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
+        return int(counts.sum(axis=0) @ cr.block_len)
+
+    def _run_native(self, cr, w, rows, counts, laneops, exits, maxlast, bound, budget) -> None:
+        """Run the waves w[rows] natively; their counts, lane-ops, exits and highest PCs land in those rows."""
         ex, st, ctx = self.ex, self.ex.st, self.ctx
-        k = len(waves)
-        sub_counts = np.zeros((k, counts.shape[1]), np.int64)
-        sub_lane = np.zeros(k, np.int64)
-        sub_exits = np.full(k, -1, np.int64)
-        waves = np.ascontiguousarray(waves, np.int64)
-        self._rows = rows
+        whole = len(rows) == len(w)
+        if whole:
+            waves, sub = np.ascontiguousarray(w, np.int64), (counts, laneops, exits, maxlast)
+        else:
+            waves = np.ascontiguousarray(w[rows], np.int64)
+            sub = (counts[rows], laneops[rows], exits[rows], maxlast[rows])
         ctx[lo.C_SGPR] = st.sgpr.ctypes.data
         ctx[lo.C_VGPR] = st.vgpr.ctypes.data
         ctx[lo.C_PLANE] = st.vgpr.strides[0]
@@ -334,35 +369,23 @@ class JitRun:
         ctx[lo.C_BUDGET] = budget
         ctx[lo.C_WINDOWS] = self.tier.windows.ctypes.data
         ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
-        ctx[lo.C_COUNTS] = sub_counts.ctypes.data
-        ctx[lo.C_LANEOPS] = sub_lane.ctypes.data
+        ctx[lo.C_COUNTS] = sub[0].ctypes.data
+        ctx[lo.C_LANEOPS] = sub[1].ctypes.data
         ctx[lo.C_WAVES] = waves.ctypes.data
-        ctx[lo.C_COUNT] = k
-        ctx[lo.C_EXITS] = sub_exits.ctypes.data
-        ctx[lo.C_CALLBACK] = ctypes.cast(self.callback, ctypes.c_void_p).value
-        ctx[lo.C_MEMORY] = ctypes.cast(self.memory, ctypes.c_void_p).value
-        self._sub = (sub_counts, sub_lane)
+        ctx[lo.C_COUNT] = len(waves)
+        ctx[lo.C_EXITS] = sub[2].ctypes.data
+        ctx[lo.C_MAXLAST] = sub[3].ctypes.data
+        ctx[lo.C_CALLBACK] = self._callback_address
+        ctx[lo.C_MEMORY] = self._memory_address
         cr.round(ctx.ctypes.data)
-        counts[rows] = sub_counts
-        laneops[rows] = sub_lane
-        exits[rows] = sub_exits
-
-    def _restore(self, saved, ix, rows: np.ndarray, w: np.ndarray) -> None:
-        st = self.ex.st
-        vg, sg, scc, pc, status, hw = saved
-        idx = w[rows]
-        st.vgpr[:, idx] = vg[:, rows]
-        st.sgpr[idx] = sg[rows]
-        st.scc[idx] = scc[rows]
-        st.pc[idx] = pc[rows]
-        st.status[idx] = status[rows]
-        st.hwreg[idx] = hw[rows]
+        if not whole:
+            counts[rows], laneops[rows], exits[rows], maxlast[rows] = sub
 
     def _commit(self, cr: CompiledRegion, counts: np.ndarray, laneops: np.ndarray) -> bool:
         ex = self.ex
         c = ex.engine.counters
         per_block = counts.sum(axis=0)
-        total = int((per_block * cr.block_len).sum())
+        total = int(per_block @ cr.block_len)
         lanes = int(laneops.sum())
         per_opcode = c.per_opcode
         for b in np.flatnonzero(per_block).tolist():
@@ -509,6 +532,8 @@ def _translate(ex, tier: JitTier):
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
     ir = build_module(lw, region)
+    callbacks = any(blk.kind == rg.CALLBACK for blk in region.blocks)
+    meta["written_vgprs"] = None if callbacks else sorted(lw.vgprs_written)
     return _Job(key, ir, meta)
 
 
@@ -537,8 +562,9 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
         block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
-        insns=region.insns, tails=_tails(blocks), span=m["span"], code=m["code"], compile_seconds=t.seconds,
-        from_disk=from_disk)
+        insns=region.insns, tails=_tails(blocks), written_vgprs=m["written_vgprs"], span=m["span"], code=m["code"],
+        compile_seconds=t.seconds, from_disk=from_disk)
+    cr.tail_offsets = np.array(sorted(cr.tails), np.int64)
     _COMPILED[job.key] = cr
     stats.compiles += 1
     stats.disk_hits += from_disk

@@ -117,6 +117,10 @@ def _prologue(lw: Lowering, blk: rg.Block, count: int) -> None:
     b.raw("br label %exit")
     b.label(cont)
     b.raw(f"store i64 {left}, ptr %BUDGET")
+    most = b.op("load i64, ptr %MAXLAST")  # the highest PC the wave ran in this round (tier.py's check)
+    higher = b.call("i64", "@llvm.smax.i64", [("i64", most), ("i64", str(blk.last))],
+                    "declare i64 @llvm.smax.i64(i64, i64)")
+    b.raw(f"store i64 {higher}, ptr %MAXLAST")
     cur = b.op(f"load i64, ptr %CNT{blk.index}")
     b.raw(f"store i64 {b.op(f'add i64 {cur}, 1')}, ptr %CNT{blk.index}")
 
