@@ -13,14 +13,16 @@ no memory) and run again with that bound. The interpreter then runs the sync ins
 the waves it would have run it for. Each round's counters and clock are those of the instructions run.
 
 Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
-compiles a kernel once it has run SIMGPU_JIT_HOT wave-instructions in the interpreter (default 20000),
-translating at once and leaving LLVM's work to a background thread while the interpreter goes on.
+compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
+dispatches (default 20), translating at once (a few milliseconds) and leaving LLVM's work to a
+background thread while the interpreter goes on; a kernel that never gets hot never pays for compiling.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -56,8 +58,8 @@ def jit_mode() -> str:
     return "eager" if v == "eager" else "hot"
 
 
-def hot_threshold() -> int:
-    return int(os.environ.get("SIMGPU_JIT_HOT", "20000"))
+def hot_seconds() -> float:
+    return float(os.environ.get("SIMGPU_JIT_HOT", "20")) / 1e3
 
 
 def jit_tier(mode: str | None = None):
@@ -93,7 +95,8 @@ class CompiledRegion:
 class KernelState:
     """What the tier knows about one kernel entry (VMID, PC) of an engine."""
 
-    interpreted: int = 0  # wave-instructions run in the interpreter so far
+    interpreted: float = 0.0  # CPU seconds the interpreter has spent on it (sampled every 32 steps)
+    steps: int = 0  # scheduler steps the interpreter ran for it
     future: Future | None = None
     compiled: CompiledRegion | None = None
     failed: str | None = None
@@ -106,7 +109,8 @@ class Stats:
 
     compiles: int = 0
     disk_hits: int = 0
-    compile_seconds: list = field(default_factory=list)
+    compile_seconds: list = field(default_factory=list)  # LLVM + loading, CPU seconds per region
+    translate_seconds: list = field(default_factory=list)  # discovery + translation to IR, CPU seconds
     rounds: int = 0
     native_instructions: int = 0
     callbacks: int = 0
@@ -167,7 +171,7 @@ class JitRun:
         d = ex.d
         self.key = (d.vmid, d.code_address)
         self.state = tier.kernels.setdefault(self.key, KernelState())
-        self.start_count = ex.engine.counters.wave_instructions
+        self.started = time.process_time()
         self.cr: CompiledRegion | None = None
         self.paused = False
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
@@ -221,7 +225,10 @@ class JitRun:
         global _POOL
         ex = self.ex
         try:
-            job = _translate(ex, self.tier)
+            with jc.Timer() as t:
+                job = _translate(ex, self.tier)
+            if isinstance(job, _Job):
+                self.tier.stats.translate_seconds.append(t.seconds)
         except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
             self._failed(e)
             return
@@ -248,11 +255,13 @@ class JitRun:
         cr = self.cr or self._compiled()
         if cr is None:
             st = self.state
-            if (self.tier.mode == "hot" and st.future is None and st.failed is None
-                    and st.interpreted + self.ex.engine.counters.wave_instructions - self.start_count
-                    >= hot_threshold()):
-                st.interpreted += self.ex.engine.counters.wave_instructions - self.start_count
-                self._compile(sync=False)
+            st.steps += 1
+            if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.steps & 31:
+                now = time.process_time()  # read every 32 steps of the kernel: a clock read is not free
+                st.interpreted += now - self.started
+                self.started = now
+                if st.interpreted >= hot_seconds():
+                    self._compile(sync=False)
             return False
         blk = cr.by_start.get(pc - self.ex.d.code_address)
         if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
