@@ -19,6 +19,9 @@ from __future__ import annotations
 import re
 
 from simgpu.shader.jit.lower import (
+    C_GROUP,
+    C_LDS,
+    C_LDS_BYTES,
     C_MEMORY,
     C_NWINDOWS,
     EXIT_SYNC,
@@ -263,3 +266,115 @@ def _load(lw: Lowering, inst):
 def lane_base(lw: Lowering, inst) -> str:
     """The SGPR base of a saddr GLOBAL form as i64."""
     return lw.sgpr64(inst.fields["saddr"])
+
+
+# ---------------------------------------------------------------------------------------------- LDS
+
+_DS_LOAD = re.compile(r"^ds_load_(u8|i8|u16|i16|b32|b64|b96|b128)$")
+_DS_2ADDR = re.compile(r"^ds_load_2addr(_stride64)?_(b32|b64)$")
+MEM_LDS = 3
+
+
+def _lds_row(lw: Lowering) -> tuple[str, str]:
+    """(pointer to this wave's workgroup's LDS bytes, their count as i64)."""
+    b = lw.b
+    base = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_LDS}')}")
+    size = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_LDS_BYTES}')}")
+    groups = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_GROUP}')}")
+    group = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {groups}, i64 %w')}")
+    return b.op(f"getelementptr i8, ptr {base}, i64 {b.op(f'mul i64 {group}, {size}')}"), size
+
+
+def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: bool) -> list[str]:
+    """LDS reads (lds.ds_mem.lds_read) at the <lanes x i32> addresses plus constant offsets in `addrs`, each
+    `size` bytes per active lane: the dwords of every read (or the extended value of a sub-dword read)."""
+    b = lw.b
+    n = lw.lanes
+    active = lw.exec_lanes()
+    exec_bits = lw.exec_bits()
+    row, nbytes = _lds_row(lw)
+    dwords = max(1, size // 4)
+    fast, slow, done = (b.fresh(x)[1:] for x in ("dsfast", "dsslow", "dsdone"))
+    # every active lane's bytes inside the workgroup's allocation: 64-bit sums, so nothing wraps
+    room = lw.broadcast64(b.op(f"sub i64 {nbytes}, {size}"))
+    bad = None
+    wide = []
+    for addr, off in addrs:
+        a64 = b.op(f"add {b.v64} {b.op(f'zext {b.v32} {addr} to {b.v64}')}, {b.splat('i64', off)}")
+        wide.append(a64)
+        out = b.op(f"and {b.vmask} {b.op(f'icmp sgt {b.v64} {a64}, {room}')}, {active}")
+        bad = out if bad is None else b.op(f"or {b.vmask} {bad}, {out}")
+    b.br_rare(b.mask_any(bad), slow, fast)
+    b.label(fast)
+    fast_vals = []
+    for a64 in wide:
+        idx = b.op(f"trunc {b.v64} {a64} to {b.v32}")
+        for k in range(dwords):
+            moved = idx if k == 0 else b.op(f"add {b.v32} {idx}, {b.splat('i32', 4 * k)}")
+            ptrs = b.op(f"getelementptr i8, ptr {row}, {b.v32} {moved}")
+            it = "i32" if size >= 4 else f"i{8 * size}"
+            vt = b.vec(it)
+            name = f"@llvm.masked.gather.v{n}{it}.v{n}p0"
+            v = b.call(vt, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (vt, "zeroinitializer")],
+                       f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
+            fast_vals.append(v if size >= 4 else b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
+    fast_end = b.fresh("dsfastend")[1:]
+    b.raw(f"br label %{fast_end}")
+    b.label(fast_end)
+    b.raw(f"br label %{done}")
+    b.label(slow)
+    slow_vals = []
+    for i, a64 in enumerate(wide):
+        abuf, vbuf = f"%DSADDR{lw.off}_{i}", f"%DSVAL{lw.off}_{i}"
+        lw.buffers.append((abuf[1:], b.v64))
+        lw.buffers.append((vbuf[1:], f"[{n * dwords * 4} x i8]"))
+        b.raw(f"store {b.v64} {a64}, ptr {abuf}")
+        memory_helper(lw, MEM_LDS, abuf, exec_bits, size, vbuf)
+        for k in range(dwords):
+            if size >= 4:
+                p = b.op(f"getelementptr i8, ptr {vbuf}, i64 {4 * n * k}")
+                slow_vals.append(b.op(f"load {b.v32}, ptr {p}, align 1"))
+            else:
+                vt = b.vec(f"i{8 * size}")
+                v = b.op(f"load {vt}, ptr {vbuf}, align 1")
+                slow_vals.append(b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
+    slow_end = b.fresh("dsslowend")[1:]
+    b.raw(f"br label %{slow_end}")
+    b.label(slow_end)
+    b.raw(f"br label %{done}")
+    b.label(done)
+    return [b.op(f"phi {b.v32} [{f}, %{fast_end}], [{s}, %{slow_end}]") for f, s in zip(fast_vals, slow_vals,
+                                                                                        strict=True)]
+
+
+def _ds_common(lw: Lowering, inst):
+    if inst.fields.get("gds"):
+        raise Unsupported("GDS")
+
+
+@translates(*[f"ds_load_{k}" for k in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128")])
+def _ds_load(lw: Lowering, inst):
+    """ds.ds_address: VGPR addr + 16-bit offset; bytes outside the workgroup's LDS read 0."""
+    _ds_common(lw, inst)
+    kind = _DS_LOAD.match(inst.mnemonic).group(1)
+    f = inst.fields
+    off = f["offset0"] | (f["offset1"] << 8)
+    vals = _lds_read(lw, [(lw.vgpr(f["addr"]), off)], _SIZE[kind], kind[0] == "i")
+    active = lw.exec_lanes()
+    for k, v in enumerate(vals):
+        lw.set_vgpr(f["vdst"] + k, v, active)
+
+
+@translates("ds_load_2addr_b32", "ds_load_2addr_b64", "ds_load_2addr_stride64_b32", "ds_load_2addr_stride64_b64")
+def _ds_load_2addr(lw: Lowering, inst):
+    """ds._load_2addr: ADDR + offset0 * size and ADDR + offset1 * size (* 64 for stride64), back to back."""
+    _ds_common(lw, inst)
+    m = _DS_2ADDR.match(inst.mnemonic)
+    size = 8 if m.group(2) == "b64" else 4
+    scale = size * (64 if m.group(1) else 1)
+    f = inst.fields
+    addr = lw.vgpr(f["addr"])
+    vals = _lds_read(lw, [(addr, f["offset0"] * scale), (addr, f["offset1"] * scale)], size, False)
+    active = lw.exec_lanes()
+    for k, v in enumerate(vals):
+        lw.set_vgpr(f["vdst"] + k, v, active)

@@ -33,7 +33,7 @@ from simgpu.fault import GPUFault
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_SMEM
+from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
 from simgpu.shader.jit.translate import build_module, classifier, translator_key
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
@@ -384,6 +384,9 @@ class JitRun:
         ctx[lo.C_COUNT] = len(waves)
         ctx[lo.C_EXITS] = sub[2].ctypes.data
         ctx[lo.C_MAXLAST] = sub[3].ctypes.data
+        ctx[lo.C_LDS] = st.lds.ctypes.data
+        ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
+        ctx[lo.C_GROUP] = st.group.ctypes.data
         ctx[lo.C_CALLBACK] = self._callback_address
         ctx[lo.C_MEMORY] = self._memory_address
         cr.round(ctx.ctypes.data)
@@ -455,6 +458,10 @@ class JitRun:
             addr = np.ctypeslib.as_array((ctypes.c_uint64 * lanes).from_address(addrs)).copy()[None, :]
             active = ((np.uint64(mask) >> np.arange(lanes, dtype=np.uint64)) & np.uint64(1)).astype(bool)[None, :]
             w1 = np.array([wave], np.int64)
+            if kind == MEM_LDS:
+                data = lds_read(ex, w1, addr.astype(np.int64), size, active)
+                _planar(data, size, lanes, out)
+                return 0
             if kind == MEM_FLAT:
                 g, lds, priv, low = flat_route(addr, active)
                 raw = global_read(ex, addr, size, g)
@@ -465,11 +472,7 @@ class JitRun:
             else:
                 g = active
                 raw = global_read(ex, addr, size, g)
-            dst = np.ctypeslib.as_array((ctypes.c_uint8 * (lanes * max(size, 4))).from_address(out))
-            if size >= 4:  # planar: dword k of every lane, lane after lane
-                dst[:] = np.ascontiguousarray(raw[0].view(np.uint32).T).view(np.uint8).reshape(-1)
-            else:
-                dst[:lanes * size] = raw[0].reshape(-1)
+            _planar(raw, size, lanes, out)
             if g.any():
                 self._add_window(int(addr[g].min()), int(addr[g].max()) + size)
             return 0
@@ -544,6 +547,16 @@ def _translate(ex, tier: JitTier):
     callbacks = any(blk.kind == rg.CALLBACK for blk in region.blocks)
     meta["written_vgprs"] = None if callbacks else sorted(lw.vgprs_written)
     return _Job(key, ir, meta)
+
+
+def _planar(raw: np.ndarray, size: int, lanes: int, out: int) -> None:
+    """Bytes read for one wave ([1, lanes, size]) into native code's buffer at `out`: dword k of every lane,
+    lane after lane (or the lanes' bytes of a sub-dword read)."""
+    dst = np.ctypeslib.as_array((ctypes.c_uint8 * (lanes * max(size, 4))).from_address(out))
+    if size >= 4:
+        dst[:] = np.ascontiguousarray(raw[0].view(np.uint32).T).view(np.uint8).reshape(-1)
+    else:
+        dst[:lanes * size] = raw[0].reshape(-1)
 
 
 def _tails(blocks) -> dict:

@@ -51,7 +51,8 @@ def _fold_vgprs(inst) -> bytes:
 
 
 # Encodings drawn more often than random bytes would pick them: (mask, value) of the first dword's top bits.
-_BIAS = [(0xFC000000, 0xD4000000), (0xFE000000, 0x7C000000), (0xFC000000, 0xC8000000), (0xFC000000, 0xDC000000)]
+_BIAS = [(0xFC000000, 0xD4000000), (0xFE000000, 0x7C000000), (0xFC000000, 0xC8000000), (0xFC000000, 0xDC000000),
+         (0xFC000000, 0xD8000000)]
 
 
 def native_instruction(rng, classify) -> bytes:
@@ -103,8 +104,8 @@ def _random_data(rng) -> np.ndarray:
     return words
 
 
-def _kernel(tb, body: bytes, wave32: bool, mode: dict):
-    kd = make_descriptor(NVGPR, kernarg_size=8, wave32=wave32)
+def _kernel(tb, body: bytes, wave32: bool, mode: dict, lds: int = 0):
+    kd = make_descriptor(NVGPR, kernarg_size=8, wave32=wave32, group_segment_size=lds)
     for k, v in mode.items():
         setattr(kd, k, v)
     meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
@@ -142,3 +143,34 @@ def test_the_prologue_leaves_random_registers(wave32):
     st_, _ = tb.engine.exit_states[0]
     assert (st_.vgpr[:NVGPR] != 0).mean() > 0.9
     assert (st_.sgpr[:, 4:96] != 0).mean() > 0.9
+
+
+_LDS_LOADS = ["ds_load_b32 v{d}, v{a} offset:{o}", "ds_load_b64 v[{d}:{d1}], v{a} offset:{o}",
+              "ds_load_b128 v[{d}:{d3}], v{a}", "ds_load_u8 v{d}, v{a} offset:{o}", "ds_load_i8 v{d}, v{a}",
+              "ds_load_u16 v{d}, v{a} offset:{o}", "ds_load_i16 v{d}, v{a}", "ds_load_b96 v[{d}:{d2}], v{a}",
+              "ds_load_2addr_b32 v[{d}:{d1}], v{a} offset0:{o0} offset1:{o1}",
+              "ds_load_2addr_stride64_b64 v[{d}:{d3}], v{a} offset1:{o1}"]
+
+
+@pytest.mark.parametrize("wave32", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_lds_loads_agree(seed, wave32):
+    """LDS loads at addresses mostly inside the workgroup's 4 KiB (native gathers), some past it (bytes
+    outside read 0: the interpreter's routine), after the waves filled LDS with random data."""
+    rng = np.random.default_rng(seed)
+    lines = ["v_and_b32 v1, 0xffc, v1", "v_and_b32 v2, 0x1fff, v2", "ds_store_b128 v1, v[4:7]",
+             "ds_store_b64 v2, v[8:9] offset:4", "s_waitcnt lgkmcnt(0)", "s_barrier",
+             "v_and_b32 v3, 0xfff, v3", "v_and_b32 v10, 0x7f8, v10"]
+    for _ in range(12):
+        t = _LDS_LOADS[rng.integers(len(_LDS_LOADS))]
+        d = int(rng.integers(12, 27))
+        lines.append(t.format(d=d, d1=d + 1, d2=d + 2, d3=d + 3, a=int(rng.choice([3, 3, 10, 2])),
+                              o=int(rng.integers(0, 64)) * 4, o0=int(rng.integers(0, 256)), o1=int(rng.integers(0, 8))))
+    body = assemble("\n".join(lines))
+    data = _random_data(rng)
+    results, pair = [], tiers.pair()
+    for tb in pair:
+        results.append(tiers.launch(tb, _kernel(tb, body, wave32, {}, lds=4096), [tb.upload(data)], (2,), (128,)))
+    assert results == [None, None]
+    tiers.assert_same(*pair)
+    assert pair[1].engine.jit.stats.native_instructions > 0
