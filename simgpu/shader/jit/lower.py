@@ -25,8 +25,9 @@ from simgpu.shader.semantics import base_name
 from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
 
 # Why a wave stopped (ctx exits[row]); every code but DONE leaves the wave RUNNING at its PC.
-EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT = range(7)
-EXIT_NAMES = ("done", "sync", "bound", "callback", "budget", "noentry", "fault")
+# EXIT_READ: stopped mid-block before a memory read the memory helper could not do (it faults): the rest
+# of that block was counted but did not run.
+EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT, EXIT_READ = range(8)
 
 # ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,

@@ -24,7 +24,7 @@ from simgpu.shader.jit.lower import (
     C_LDS_BYTES,
     C_MEMORY,
     C_NWINDOWS,
-    EXIT_SYNC,
+    EXIT_READ,
     WIN_READ,
     WINDOW_FIELDS,
     Lowering,
@@ -87,7 +87,7 @@ def memory_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out
     fn = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_MEMORY}')}")
     mask64 = mask if lw.lanes == 64 else b.op(f"zext i32 {mask} to i64")
     r = b.op(f"call i32 {fn}(i64 %w, i64 {kind}, ptr {addrs}, i64 {mask64}, i64 {size}, ptr {out})")
-    lw.branch_exit(b.op(f"icmp ne i32 {r}, 0"), EXIT_SYNC)
+    lw.branch_exit(b.op(f"icmp ne i32 {r}, 0"), EXIT_READ)
 
 
 # ---------------------------------------------------------------------------------------------- SMEM

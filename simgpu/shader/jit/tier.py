@@ -313,7 +313,7 @@ class JitRun:
         else:
             raise AssertionError("JIT round did not settle")
         if cr.tails:  # waves parked before a memory read they could not do: the rest of that block did not run
-            parked = w[exits != lo.EXIT_DONE]
+            parked = w[exits == lo.EXIT_READ]
             stuck = parked[np.isin(st.pc[parked] - base, cr.tail_offsets)]
             for wave in stuck.tolist():
                 self.corrections += [(wave, m, 0) for m in cr.tails[int(st.pc[wave]) - base]]

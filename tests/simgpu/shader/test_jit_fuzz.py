@@ -38,7 +38,7 @@ def test_random_streams_agree(seed, wave32, groups, items, vgprs):
     _both(make, ((groups,), (items,)))
 
 
-@settings(max_examples=max(EXAMPLES // 4, 10), deadline=None, derandomize=True,
+@settings(max_examples=max(EXAMPLES // 10, 6), deadline=None, derandomize=True,
           suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**63 - 1))
 def test_primed_streams_agree(seed):
