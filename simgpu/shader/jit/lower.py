@@ -78,6 +78,8 @@ class Lowering:
         self.off = 0  # offset of the instruction being lowered
         self.inst = None
         self.valu = False  # the instruction being lowered counts lane-ops
+        self.wrote_vgprs: set[int] = set()  # registers the instruction being lowered writes
+        self.wrote_sgprs: set[int] = set()
         self.nblocks = 0
 
     # ---------------------------------------------------------------------------------------- fragments
@@ -90,6 +92,7 @@ class Lowering:
         b = self.b
         mark, exits = len(b.lines), len(self.exits)
         self.off, self.inst, self.valu = off, inst, False
+        self.wrote_vgprs, self.wrote_sgprs = set(), set()
         try:
             fn(self, inst)
         except Unsupported:
@@ -135,6 +138,7 @@ class Lowering:
     def _store_sgpr(self, code: int, value: str) -> None:
         self.sgprs.add(code)
         self.sgprs_written.add(code)
+        self.wrote_sgprs.add(code)
         self.b.raw(f"store i32 {value}, ptr %S{code}")
 
     def sgpr64(self, code: int) -> str:
@@ -266,6 +270,7 @@ class Lowering:
             value = b.op(f"select {b.vmask} {lanes}, {b.v32} {value}, {b.v32} {old}")
         self.vgprs.add(r)
         self.vgprs_written.add(r)
+        self.wrote_vgprs.add(r)
         b.raw(f"store {b.v32} {value}, ptr %V{r}")
 
     def vgpr64(self, r: int) -> str:

@@ -34,7 +34,7 @@ from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
-from simgpu.shader.jit.translate import build_module, classifier, translator_key
+from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
 from simgpu.shader.setup import _mode_bits
@@ -83,7 +83,7 @@ class CompiledRegion:
     hist: list[Counter]
     insns: dict  # offset -> region.Insn
     tails: dict  # offset of a native instruction -> mnemonics from it to the end of its block
-    written_vgprs: list | None  # the VGPRs native code writes (None: callbacks may write any)
+    writes: list  # per block: (VGPRs, SGPR slots) native code may write from it on, or None (translate)
     span: tuple[int, int]  # code offsets [lo, hi) the region was read from
     code: bytes  # the bytes of that span when compiled
     compile_seconds: float = 0.0
@@ -279,7 +279,7 @@ class JitRun:
         others[w] = False
         bound0 = int(st.pc[others].min()) if others.any() else INT64_MAX
         ix = wsel(w)
-        saved = self._save(cr, ix)
+        saved = self._save(cr, ix, pc)
         n = len(w)
         counts, laneops, exits, maxlast = self._buffers(n, len(cr.blocks))
         self.corrections = []
@@ -331,28 +331,34 @@ class JitRun:
         maxlast[:] = -1
         return counts, laneops, exits, maxlast
 
-    def _save(self, cr: CompiledRegion, ix):
-        """The registers a round may change, for rolling waves back (native code writes no memory)."""
+    def _save(self, cr: CompiledRegion, ix, pc: int):
+        """The registers a round from `pc` may change, for rolling waves back (native code writes no
+        memory): the VGPRs and SGPR slots reachable code writes, or all of them after a callback."""
         st = self.ex.st
-        vg = st.vgpr[:, ix].copy() if cr.written_vgprs is None else st.vgpr[cr.written_vgprs][:, ix].copy()
-        return vg, st.sgpr[ix].copy(), st.scc[ix].copy(), st.pc[ix].copy(), st.status[ix].copy(), \
-            st.hwreg[ix].copy() if cr.written_vgprs is None else None
+        writes = cr.writes[cr.by_start[pc - self.ex.d.code_address].index]
+        if writes is None:
+            return None, st.vgpr[:, ix].copy(), None, st.sgpr[ix].copy(), st.scc[ix].copy(), st.pc[ix].copy(), \
+                st.status[ix].copy(), st.hwreg[ix].copy()
+        vs, ss = writes
+        return (vs, st.vgpr[vs][:, ix] if len(vs) else None, ss, st.sgpr[ix][:, ss] if len(ss) else None,
+                st.scc[ix].copy(), st.pc[ix].copy(), st.status[ix].copy(), None)
 
     def _restore(self, cr: CompiledRegion, saved, ix, rows: np.ndarray, w: np.ndarray) -> None:
         st = self.ex.st
-        vg, sg, scc, pc, status, hw = saved
+        vs, vg, ss, sg, scc, pc, status, hw = saved
         idx = w[rows]
-        if cr.written_vgprs is None:
+        if vs is None:
             st.vgpr[:, idx] = vg[:, rows]
+            st.sgpr[idx] = sg[rows]
+            st.hwreg[idx] = hw[rows]
         else:
-            for k, r in enumerate(cr.written_vgprs):
+            for k, r in enumerate(vs.tolist()):
                 st.vgpr[r, idx] = vg[k, rows]
-        st.sgpr[idx] = sg[rows]
+            if sg is not None:
+                st.sgpr[idx[:, None], ss[None, :]] = sg[rows]
         st.scc[idx] = scc[rows]
         st.pc[idx] = pc[rows]
         st.status[idx] = status[rows]
-        if hw is not None:
-            st.hwreg[idx] = hw[rows]
 
     def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
         return int(counts.sum(axis=0) @ cr.block_len)
@@ -544,8 +550,8 @@ def _translate(ex, tier: JitTier):
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
     ir = build_module(lw, region)
-    callbacks = any(blk.kind == rg.CALLBACK for blk in region.blocks)
-    meta["written_vgprs"] = None if callbacks else sorted(lw.vgprs_written)
+    meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
+                      for x in reachable_writes(region)]
     return _Job(key, ir, meta)
 
 
@@ -584,7 +590,7 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
         block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
-        insns=region.insns, tails=_tails(blocks), written_vgprs=m["written_vgprs"], span=m["span"], code=m["code"],
+        insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
         compile_seconds=t.seconds, from_disk=from_disk)
     cr.tail_offsets = np.array(sorted(cr.tails), np.int64)
     _COMPILED[job.key] = cr

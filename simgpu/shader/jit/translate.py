@@ -58,7 +58,7 @@ def _load_translators() -> None:
 
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
     """classify(inst, off) -> (kind, fragment, may exit mid-block) for region.discover; a native
-    fragment is (IR lines, counts lane-ops, writes EXEC)."""
+    fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written))."""
     _load_translators()
 
     def classify(inst, off: int):
@@ -70,7 +70,8 @@ def classifier(lw: Lowering, nvgpr: int, callback_ok):
         mark = len(lw.exits)
         frag = lw.fragment(inst, off)
         if frag is not None:
-            return rg.NATIVE, (frag, lw.valu, writes_exec(inst)), len(lw.exits) > mark
+            writes = (frozenset(lw.wrote_vgprs), frozenset(lw.wrote_sgprs))
+            return rg.NATIVE, (frag, lw.valu, writes_exec(inst), writes), len(lw.exits) > mark
         return (rg.CALLBACK if callback_ok(inst) else rg.SYNC), None, False
     return classify
 
@@ -181,6 +182,48 @@ def _control(lw: Lowering, region: rg.Region, insn: rg.Insn) -> None:
     b.raw("br label %dispatch")
 
 
+def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | None]:
+    """For each block: the VGPRs and SGPR slots that native code may write from it on, to the end of the
+    region (None: callbacks, which may write anything, are reachable). A round saves only those."""
+    blocks = region.blocks
+    own, succ = [], []
+    everything = list(range(len(blocks)))
+    for blk in blocks:
+        v, s, unknown = set(), set(), blk.kind == rg.CALLBACK
+        nxt: list[int] = []
+        for insn in blk.insns:
+            if insn.kind == rg.NATIVE:
+                v |= insn.fragment[3][0]
+                s |= insn.fragment[3][1]
+            elif insn.kind == rg.CONTROL and insn.inst.mnemonic in ("s_swappc_b64", "s_call_b64"):
+                s |= {insn.inst.fields["sdst"], insn.inst.fields["sdst"] + 1}
+        last = blk.insns[-1]
+        if blk.kind in (rg.NATIVE, rg.CALLBACK):
+            if last.kind == rg.CONTROL and last.inst.mnemonic in rg.DYNAMIC - {"s_call_b64"}:
+                nxt = everything
+            elif last.kind == rg.CONTROL:
+                nxt = [region.by_start[o].index for o in rg.successors(last) if o in region.by_start]
+            elif blk.end in region.by_start:
+                nxt = [region.by_start[blk.end].index]
+        own.append((v, s, unknown))
+        succ.append(nxt)
+    out: list[tuple[frozenset, frozenset] | None] = []
+    for start in range(len(blocks)):  # small regions: a walk per block is cheap
+        seen, todo = {start}, [start]
+        v, s, unknown = set(), set(), False
+        while todo:
+            i = todo.pop()
+            v |= own[i][0]
+            s |= own[i][1]
+            unknown |= own[i][2]
+            for j in succ[i]:
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        out.append(None if unknown else (frozenset(v), frozenset(s)))
+    return out
+
+
 def build_module(lw: Lowering, region: rg.Region) -> str:
     """The module text: @wave over the region's blocks and the @round driver."""
     b = lw.b
@@ -205,7 +248,7 @@ def build_module(lw: Lowering, region: rg.Region) -> str:
                 lw.add_lanes(pending)
                 _control(lw, region, insn)
                 break
-            lines, valu, exec_write = insn.fragment
+            lines, valu, exec_write, _ = insn.fragment
             pending += valu
             if exec_write or insn.exits:
                 lw.add_lanes(pending)
