@@ -160,11 +160,10 @@ def first_launch_rows() -> None:
 
 def _corpus_launches():
     """(name, function launching it on a testbed) for every kernel of the two corpora."""
-    from compiler.llvm import compile_ir
-    from tests.support.corpus import corpus
+    from compiler.samples import corpus
     out = []
     for k in corpus():
-        code = compile_ir(k.ir)
+        code = k.code_object()
 
         def run(tb, k=k, code=code):
             args = k.inputs(np.random.default_rng(0))
