@@ -52,6 +52,7 @@ _U64 = np.uint64
 # bounds host memory like a finite hardware TLB, deterministically.
 TLB_CAPACITY = 1 << 20
 _LINEAR_RUNS = 8  # verified linear page runs kept per VMID
+_CHANGES_KEPT = 64  # translation changes remembered for invalidated_since
 
 
 class Translation(NamedTuple):
@@ -135,18 +136,19 @@ class MMU:
         # (first page, last page, translation word of the first page) of verified linear runs; see _linear_offset
         self._linear_runs: list[list[tuple[int, int, int]]] = [[] for _ in range(gmc.NUM_VMIDS)]
         self.walks = 0  # page-table walks so far (TLB misses that were not covered by a cached leaf)
-        self.generation = 0  # bumped by every root change and invalidate: views of translations expire
+        self.generation = 0  # bumped by every root change, invalidate and TLB flush (see invalidated_since)
+        self._changes: list[tuple[int, int | None, tuple[int, int] | None]] = []  # (generation, vmid, range)
 
     # ---- configuration --------------------------------------------------------------------------------
     def set_root(self, vmid: int, pa: int | None) -> None:
         """Set the VMID's root page directory (PDB2) physical address; PDE flag bits (SYSTEM) are honoured."""
         _check_vmid(vmid)
         self._roots[vmid] = None if pa is None else (pa & gmc.PDE_ADDR_MASK, bool(pa & gmc.PDE_SYSTEM))
-        self.generation += 1
+        self._changed(vmid, None)
 
     def invalidate(self, vmid: int | None = None, va_range: tuple[int, int] | None = None) -> None:
         """Drop cached translations of one VMID (or all) for [start, end) (or everything)."""
-        self.generation += 1
+        self._changed(vmid, va_range)
         for v in range(gmc.NUM_VMIDS) if vmid is None else (_check_vmid(vmid),):
             self._linear_runs[v].clear()
             if va_range is None:
@@ -166,6 +168,21 @@ class MMU:
             leaves = self._leaves[v]
             for key in [k for k, lf in leaves.items() if lf.va_page <= hi and lf.va_page + (1 << lf.log2) > lo]:
                 del leaves[key]
+
+    def _changed(self, vmid: int | None, va_range: tuple[int, int] | None) -> None:
+        self.generation += 1
+        self._changes.append((self.generation, vmid, va_range))
+        del self._changes[:-_CHANGES_KEPT]
+
+    def invalidated_since(self, generation: int) -> list[tuple[int | None, tuple[int, int] | None]] | None:
+        """The (VMID or None for all, VA range or None for all) whose translations changed after
+        `generation`, oldest first; None when that is further back than the MMU remembers. Views of
+        translations (the JIT tier's memory windows) outside these ranges are still valid."""
+        if generation == self.generation:
+            return []
+        if not self._changes or self._changes[0][0] > generation + 1:
+            return None
+        return [(v, r) for g, v, r in self._changes if g > generation]
 
     # ---- walking --------------------------------------------------------------------------------------
     def walk(self, vmid: int, va: int) -> Leaf | str:
@@ -213,6 +230,7 @@ class MMU:
         tlb = self._tlb[vmid]
         if len(tlb) >= TLB_CAPACITY:
             tlb.clear()
+            self._changed(vmid, None)
         tlb[vpn] = value
         return value
 

@@ -127,6 +127,7 @@ class JitTier:
         self.kernels: dict[tuple[int, int], KernelState] = {}
         self.stats = Stats()
         self._windows_key = None
+        self._windows_generation = -1
         self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
         self.window_views: list = []
 
@@ -136,13 +137,25 @@ class JitTier:
 
     # ---- memory windows: valid while the MMU's translations and the system buffers are unchanged ----
     def windows_for(self, mem, vmid: int) -> None:
+        """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
+        (MMU.invalidated_since) touched, while the system buffers are the same."""
         phys = getattr(mem, "phys", None)
-        key = (id(mem), vmid, getattr(mem, "generation", None),
-               tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
-        if key != self._windows_key:
-            self._windows_key = key
-            self.window_views = []
+        key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
+        generation = getattr(mem, "generation", None)
+        changes = mem.invalidated_since(self._windows_generation) if key == self._windows_key and \
+            hasattr(mem, "invalidated_since") else None
+        self._windows_key, self._windows_generation = key, generation
+        if changes is None or any(r is None and v in (None, vmid) for v, r in changes):
+            self.window_views, self.windows[:] = [], 0
+            return
+        ranges = [r for v, r in changes if v in (None, vmid)]
+        keep = [i for i, (a, b, _h, _f) in enumerate(self.windows[:len(self.window_views)].tolist())
+                if not any(a < hi and lo < b for lo, hi in ranges)]
+        if len(keep) < len(self.window_views):
+            rows = self.windows[keep].copy()
+            self.window_views = [self.window_views[i] for i in keep]
             self.windows[:] = 0
+            self.windows[:len(keep)] = rows
 
     def add_window(self, mem, vmid: int, lo_va: int, hi_va: int) -> None:
         """Add a readable window around [lo_va, hi_va) if the MMU can make one (else lanes take the
