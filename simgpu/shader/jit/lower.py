@@ -32,8 +32,8 @@ EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT
 # ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
  C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY,
- C_MAXLAST) = range(23)
-CTX_SIZE = 24
+ C_MAXLAST, C_HINTS) = range(24)
+CTX_SIZE = 26
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ = 1
 DONE_STATUS = 2  # state.DONE
@@ -72,7 +72,7 @@ class Lowering:
         self.vgprs: set[int] = set()
         self.vgprs_written: set[int] = set()
         self.exits: list[tuple[str, int, str]] = []  # (predecessor label, exit code, offset value)
-        self.hints: set[str] = set()  # per-instruction window-hint locals
+        self.hints: list[str] = []  # the window each memory instruction used last (WLO/WHI/WHOST n), in ctx
         self.dynamic: list[tuple[str, str]] = []  # (label, i64 offset) of jumps through the entry switch
         self.buffers: list[tuple[str, str]] = []  # (name, type) of stack buffers (memory helper arguments)
         self.off = 0  # offset of the instruction being lowered
@@ -315,9 +315,12 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
         b.raw(f"%S{c} = alloca i32")
     for r in sorted(lw.vgprs):
         b.raw(f"%V{r} = alloca {b.v32}")
-    for h in sorted(lw.hints):  # cached windows start empty (lo 1 > hi 0)
+    if lw.hints:  # the windows memory instructions used last, kept across the waves of a dispatch
+        b.raw(f"%hintsp = load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_HINTS}')}")
+    for i, h in enumerate(lw.hints):
         b.raw(f"%{h} = alloca i64")
-        b.raw(f"store i64 {1 if h.startswith('WLO') else 0}, ptr %{h}")
+        slot = b.op(f"getelementptr i64, ptr %hintsp, i64 {i}")
+        b.raw(f"store i64 {b.op(f'load i64, ptr {slot}')}, ptr %{h}")
     for i in range(len(region.blocks)):
         b.raw(f"%CNT{i} = alloca i64")
     for name, ty in lw.buffers:
@@ -398,6 +401,8 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     e.raw(f"store i64 {e.op('add i64 %base, %xoff')}, ptr %pcp")
     e.raw(f"store i64 {e.op('load i64, ptr %LANEOPS')}, ptr %laneopsp")
     e.raw(f"store i64 {e.op('load i64, ptr %MAXLAST')}, ptr %maxlastp")
+    for i, h in enumerate(lw.hints):
+        e.raw(f"store i64 {e.op(f'load i64, ptr %{h}')}, ptr {e.op(f'getelementptr i64, ptr %hintsp, i64 {i}')}")
     for i in range(len(region.blocks)):
         p = e.op(f"getelementptr i64, ptr %countrow, i64 {i}")
         e.raw(f"store i64 {e.op(f'load i64, ptr %CNT{i}')}, ptr {p}")

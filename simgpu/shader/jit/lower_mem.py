@@ -44,7 +44,7 @@ def find_window(lw: Lowering, lo: str, hi: str, slow: str) -> tuple[str, str, st
     b = lw.b
     n = len(lw.hints)
     cached = [f"WLO{n}", f"WHI{n}", f"WHOST{n}"]
-    lw.hints.update(cached)
+    lw.hints.extend(cached)
     hit, head, test, nxt, found, done = (b.fresh(x)[1:] for x in ("whit", "whead", "wtest", "wnext", "wfound",
                                                                   "wdone"))
     k, knext = b.fresh("wk"), b.fresh("wk")

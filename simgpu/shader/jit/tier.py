@@ -42,6 +42,7 @@ from simgpu.shader.state import RUNNING, wsel
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
+SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
                                ctypes.c_int64, ctypes.c_void_p)
@@ -88,7 +89,8 @@ class CompiledRegion:
     code: bytes  # the bytes of that span when compiled
     compile_seconds: float = 0.0
     from_disk: bool = False
-    tail_offsets: np.ndarray | None = None  # the keys of `tails`
+    nhints: int = 0  # window-hint slots of the memory instructions (lower_mem.find_window)
+    short_tails: frozenset = frozenset()  # blocks of at most SHORT_TAIL instructions ending in s_endpgm
 
 
 @dataclass
@@ -193,6 +195,7 @@ class JitRun:
         self._callback_address = ctypes.cast(self.callback, ctypes.c_void_p).value
         self._memory_address = ctypes.cast(self.memory, ctypes.c_void_p).value
         self._bufs = None
+        self._hint_table: np.ndarray | None = None
         self.corrections: list = []
         self.checked = False
         tier.windows_for(ex.mem, d.vmid)
@@ -277,6 +280,8 @@ class JitRun:
                     self._compile(sync=False)
             return False
         blk = cr.by_start.get(pc - self.ex.d.code_address)
+        if blk is not None and blk.index in cr.short_tails:
+            return False  # a few instructions to s_endpgm: the interpreter's batch ops beat a round's setup
         if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
             self.ex.run(pc, w, False)  # one instruction in the interpreter, for exactly these waves
             return True
@@ -325,12 +330,17 @@ class JitRun:
             rows = bad
         else:
             raise AssertionError("JIT round did not settle")
-        if cr.tails:  # waves parked before a memory read they could not do: the rest of that block did not run
-            parked = w[exits == lo.EXIT_READ]
-            stuck = parked[np.isin(st.pc[parked] - base, cr.tail_offsets)]
-            for wave in stuck.tolist():
-                self.corrections += [(wave, m, 0) for m in cr.tails[int(st.pc[wave]) - base]]
+        # waves stopped before a memory read they could not do: the rest of that block did not run
+        for wave in w[exits == lo.EXIT_READ].tolist():
+            self.corrections += [(wave, m, 0) for m in cr.tails.get(int(st.pc[wave]) - base, ())]
         return self._commit(cr, counts, laneops)
+
+    def _hints(self, cr: CompiledRegion) -> np.ndarray:
+        """The window each memory instruction used last, shared by the waves of this dispatch (windows
+        are only added during a dispatch): [lo, hi, host] per instruction, starting empty (lo > hi)."""
+        if self._hint_table is None:
+            self._hint_table = np.tile(np.array([1, 0, 0], np.int64), max(cr.nhints // 3, 1))
+        return self._hint_table
 
     def _buffers(self, n: int, nb: int):
         """Zeroed per-round arrays (reused between rounds): counts [n, blocks], lane-ops, exits, maxlast."""
@@ -406,6 +416,7 @@ class JitRun:
         ctx[lo.C_LDS] = st.lds.ctypes.data
         ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
         ctx[lo.C_GROUP] = st.group.ctypes.data
+        ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
         ctx[lo.C_CALLBACK] = self._callback_address
         ctx[lo.C_MEMORY] = self._memory_address
         cr.round(ctx.ctypes.data)
@@ -563,6 +574,7 @@ def _translate(ex, tier: JitTier):
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
     ir = build_module(lw, region)
+    meta["nhints"] = len(lw.hints)
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
     return _Job(key, ir, meta)
@@ -604,8 +616,10 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
+        nhints=m["nhints"],
         compile_seconds=t.seconds, from_disk=from_disk)
-    cr.tail_offsets = np.array(sorted(cr.tails), np.int64)
+    cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and len(b.insns) <= SHORT_TAIL
+                               and b.insns[-1].inst.mnemonic in rg.ENDS)
     _COMPILED[job.key] = cr
     stats.compiles += 1
     stats.disk_hits += from_disk
