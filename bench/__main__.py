@@ -4,6 +4,7 @@ from bench import (
     bench_clients,
     bench_compiler,
     bench_decode,
+    bench_jit,
     bench_launch,
     bench_mem,
     bench_profile,
@@ -17,6 +18,7 @@ def main() -> None:
     bench_decode.main()
     bench_mem.main()
     bench_shader.main()
+    bench_jit.main()
     bench_sanitize.main()
     bench_launch.main()
     bench_clients.main()
