@@ -134,6 +134,67 @@ def _s_load(lw: Lowering, inst):
         lw.set_sgpr(f["sdata"] + k, b.op(f"load i32, ptr {b.op(f'getelementptr i32, ptr {p}, i64 {k}')}, align 1"))
 
 
+def gather(lw: Lowering, start: str, index: str, active: str, size: int, signed: bool) -> list[str]:
+    """Masked gathers of `size` bytes per active lane at byte offsets `index` (<lanes x i32>) from the
+    pointer `start`: the dwords of each lane (or its extended sub-dword value)."""
+    b = lw.b
+    n = lw.lanes
+    out = []
+    for k in range(max(1, size // 4)):
+        moved = index if k == 0 else b.op(f"add {b.v32} {index}, {b.splat('i32', 4 * k)}")
+        ptrs = b.op(f"getelementptr i8, ptr {start}, {b.v32} {moved}")
+        it = "i32" if size >= 4 else f"i{8 * size}"
+        vt = b.vec(it)
+        name = f"@llvm.masked.gather.v{n}{it}.v{n}p0"
+        v = b.call(vt, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (vt, "zeroinitializer")],
+                   f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
+        out.append(v if size >= 4 else b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
+    return out
+
+
+def read_by_helper(lw: Lowering, kind: int, addr: str, exec_bits: str, size: int, signed: bool, tag: str) -> list[str]:
+    """The slow path: the memory helper reads `size` bytes at each active lane's address (<lanes x i64>);
+    the same values `gather` gives."""
+    b = lw.b
+    n = lw.lanes
+    abuf, vbuf = f"%ADDR{tag}", f"%VAL{tag}"
+    lw.buffers.append((abuf[1:], b.v64))
+    lw.buffers.append((vbuf[1:], f"[{n * max(size, 4)} x i8]"))
+    b.raw(f"store {b.v64} {addr}, ptr {abuf}")
+    memory_helper(lw, kind, abuf, exec_bits, size, vbuf)
+    out = []
+    for k in range(max(1, size // 4)):
+        if size >= 4:
+            p = b.op(f"getelementptr i8, ptr {vbuf}, i64 {4 * n * k}")
+            out.append(b.op(f"load {b.v32}, ptr {p}, align 1"))
+        else:
+            vt = b.vec(f"i{8 * size}")
+            v = b.op(f"load {vt}, ptr {vbuf}, align 1")
+            out.append(b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
+    return out
+
+
+def merge(lw: Lowering, fast: list[str], slow: list[str], done: str) -> list[str]:
+    """Close the fast and the slow path (the current block is the slow path's end) into label `done`: the
+    values of whichever ran."""
+    b = lw.b
+    slow_end = b.fresh("slowend")[1:]
+    b.raw(f"br label %{slow_end}")
+    b.label(slow_end)
+    b.raw(f"br label %{done}")
+    b.label(done)
+    return [b.op(f"phi {b.v32} [{f}, %{fast[-1]}], [{s}, %{slow_end}]") for f, s in zip(fast[:-1], slow, strict=True)]
+
+
+def end_fast(lw: Lowering, values: list[str]) -> list[str]:
+    """End the fast path (jumping to the merge point later): its values and the label it ends in."""
+    b = lw.b
+    label = b.fresh("fastend")[1:]
+    b.raw(f"br label %{label}")
+    b.label(label)
+    return values + [label]
+
+
 # ---------------------------------------------------------------------------------------------- GLOBAL / FLAT
 
 _LOAD = re.compile(r"^(global|flat)_load_(u8|i8|u16|i16|b32|b64|b96|b128)$")
@@ -165,12 +226,11 @@ def _load(lw: Lowering, inst):
     b = lw.b
     kind = _LOAD.match(inst.mnemonic).group(2)
     size = _SIZE[kind]
-    dwords = max(1, size // 4)
     vdst = inst.fields["vdst"]
     low, base, high, off = lane_offsets(lw, inst)
     exec_bits = lw.exec_bits()
     active = lw.exec_lanes()
-    go, slow, fast, done, skip = (b.fresh(n)[1:] for n in ("ld", "ldslow", "ldfast", "lddone", "ldskip"))
+    go, slow, fast_label, done, skip = (b.fresh(n)[1:] for n in ("ld", "ldslow", "ldfast", "lddone", "ldskip"))
     # nothing to do for a wave without active lanes (the interpreter's masked path touches nothing)
     b.raw(f"br i1 {b.op(f'icmp ne {b.mask_int} {exec_bits}, 0')}, label %{go}, label %{skip}")
     b.label(go)
@@ -203,29 +263,9 @@ def _load(lw: Lowering, inst):
                 f"{b.v32} {b.op(f'sub {b.v32} {lf}, {low}')}")
     far = b.op(f"icmp ugt {b.v32} {dist}, {room}")
     bad = b.op(f"and {b.vmask} {b.op(f'or {b.vmask} {outside}, {far}')}, {active}")
-    b.br_rare(b.mask_any(bad), slow, fast)
-    b.label(fast)
-    start = b.op(f"inttoptr i64 {host} to ptr")
-    fast_vals = []
-    n = lw.lanes
-    for k in range(dwords):
-        idx = index if k == 0 else b.op(f"add {b.v32} {index}, {b.splat('i32', 4 * k)}")
-        ptrs = b.op(f"getelementptr i8, ptr {start}, {b.v32} {idx}")
-        if size >= 4:
-            name = f"@llvm.masked.gather.v{n}i32.v{n}p0"
-            fast_vals.append(b.call(b.v32, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active),
-                                                   (b.v32, "zeroinitializer")],
-                                    f"declare {b.v32} {name}({b.vec('ptr')}, i32, {b.vmask}, {b.v32})"))
-        else:
-            it = f"i{8 * size}"
-            vt = b.vec(it)
-            name = f"@llvm.masked.gather.v{n}{it}.v{n}p0"
-            v = b.call(vt, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (vt, "zeroinitializer")],
-                       f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
-            fast_vals.append(b.op(f"{'sext' if kind[0] == 'i' else 'zext'} {vt} {v} to {b.v32}"))
-    fast_end = b.fresh("ldfastend")[1:]
-    b.raw(f"br label %{fast_end}")
-    b.label(fast_end)
+    b.br_rare(b.mask_any(bad), slow, fast_label)
+    b.label(fast_label)
+    fast = end_fast(lw, gather(lw, b.op(f"inttoptr i64 {host} to ptr"), index, active, size, kind[0] == "i"))
     b.raw(f"br label %{done}")
     # slow path: the lane addresses (64-bit, as vmem.global_addresses forms them) to the helper
     b.label(slow)
@@ -235,37 +275,13 @@ def _load(lw: Lowering, inst):
         thirty_two = b.splat("i64", 32)
         addr = b.op(f"add {b.v64} {addr}, {b.op(f'shl {b.v64} {high64}, {thirty_two}')}")
     else:
-        addr = b.op(f"add {b.v64} {addr}, {lw.broadcast64(lane_base(lw, inst))}")
-    abuf, vbuf = f"%LADDR{lw.off}", f"%LVAL{lw.off}"
-    lw.buffers.append((abuf[1:], b.v64))
-    lw.buffers.append((vbuf[1:], f"[{n * dwords * 4} x i8]"))
-    b.raw(f"store {b.v64} {addr}, ptr {abuf}")
-    memory_helper(lw, MEM_FLAT if inst.mnemonic.startswith("flat_") else MEM_GLOBAL, abuf, exec_bits, size, vbuf)
-    slow_vals = []
-    for k in range(dwords):
-        if size >= 4:
-            p = b.op(f"getelementptr i8, ptr {vbuf}, i64 {4 * n * k}")
-            slow_vals.append(b.op(f"load {b.v32}, ptr {p}, align 1"))
-        else:
-            vt = b.vec(f"i{8 * size}")
-            v = b.op(f"load {vt}, ptr {vbuf}, align 1")
-            slow_vals.append(b.op(f"{'sext' if kind[0] == 'i' else 'zext'} {vt} {v} to {b.v32}"))
-    slow_end = b.fresh("ldslowend")[1:]
-    b.raw(f"br label %{slow_end}")
-    b.label(slow_end)
-    b.raw(f"br label %{done}")
-    b.label(done)
-    merged = [b.op(f"phi {b.v32} [{f}, %{fast_end}], [{s}, %{slow_end}]") for f, s in zip(fast_vals, slow_vals,
-                                                                                           strict=True)]
-    for k, v in enumerate(merged):
+        addr = b.op(f"add {b.v64} {addr}, {lw.broadcast64(lw.sgpr64(inst.fields['saddr']))}")
+    kind_code = MEM_FLAT if inst.mnemonic.startswith("flat_") else MEM_GLOBAL
+    slow_vals = read_by_helper(lw, kind_code, addr, exec_bits, size, kind[0] == "i", str(lw.off))
+    for k, v in enumerate(merge(lw, fast, slow_vals, done)):
         lw.set_vgpr(vdst + k, v, active)
     b.raw(f"br label %{skip}")
     b.label(skip)
-
-
-def lane_base(lw: Lowering, inst) -> str:
-    """The SGPR base of a saddr GLOBAL form as i64."""
-    return lw.sgpr64(inst.fields["saddr"])
 
 
 # ---------------------------------------------------------------------------------------------- LDS
@@ -289,11 +305,9 @@ def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: boo
     """LDS reads (lds.ds_mem.lds_read) at the <lanes x i32> addresses plus constant offsets in `addrs`, each
     `size` bytes per active lane: the dwords of every read (or the extended value of a sub-dword read)."""
     b = lw.b
-    n = lw.lanes
     active = lw.exec_lanes()
     exec_bits = lw.exec_bits()
     row, nbytes = _lds_row(lw)
-    dwords = max(1, size // 4)
     fast, slow, done = (b.fresh(x)[1:] for x in ("dsfast", "dsslow", "dsdone"))
     # every active lane's bytes inside the workgroup's allocation: 64-bit sums, so nothing wraps
     room = lw.broadcast64(b.op(f"sub i64 {nbytes}, {size}"))
@@ -306,45 +320,16 @@ def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: boo
         bad = out if bad is None else b.op(f"or {b.vmask} {bad}, {out}")
     b.br_rare(b.mask_any(bad), slow, fast)
     b.label(fast)
-    fast_vals = []
+    values = []
     for a64 in wide:
-        idx = b.op(f"trunc {b.v64} {a64} to {b.v32}")
-        for k in range(dwords):
-            moved = idx if k == 0 else b.op(f"add {b.v32} {idx}, {b.splat('i32', 4 * k)}")
-            ptrs = b.op(f"getelementptr i8, ptr {row}, {b.v32} {moved}")
-            it = "i32" if size >= 4 else f"i{8 * size}"
-            vt = b.vec(it)
-            name = f"@llvm.masked.gather.v{n}{it}.v{n}p0"
-            v = b.call(vt, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (vt, "zeroinitializer")],
-                       f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
-            fast_vals.append(v if size >= 4 else b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
-    fast_end = b.fresh("dsfastend")[1:]
-    b.raw(f"br label %{fast_end}")
-    b.label(fast_end)
+        values += gather(lw, row, b.op(f"trunc {b.v64} {a64} to {b.v32}"), active, size, signed)
+    fast_vals = end_fast(lw, values)
     b.raw(f"br label %{done}")
     b.label(slow)
     slow_vals = []
     for i, a64 in enumerate(wide):
-        abuf, vbuf = f"%DSADDR{lw.off}_{i}", f"%DSVAL{lw.off}_{i}"
-        lw.buffers.append((abuf[1:], b.v64))
-        lw.buffers.append((vbuf[1:], f"[{n * dwords * 4} x i8]"))
-        b.raw(f"store {b.v64} {a64}, ptr {abuf}")
-        memory_helper(lw, MEM_LDS, abuf, exec_bits, size, vbuf)
-        for k in range(dwords):
-            if size >= 4:
-                p = b.op(f"getelementptr i8, ptr {vbuf}, i64 {4 * n * k}")
-                slow_vals.append(b.op(f"load {b.v32}, ptr {p}, align 1"))
-            else:
-                vt = b.vec(f"i{8 * size}")
-                v = b.op(f"load {vt}, ptr {vbuf}, align 1")
-                slow_vals.append(b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
-    slow_end = b.fresh("dsslowend")[1:]
-    b.raw(f"br label %{slow_end}")
-    b.label(slow_end)
-    b.raw(f"br label %{done}")
-    b.label(done)
-    return [b.op(f"phi {b.v32} [{f}, %{fast_end}], [{s}, %{slow_end}]") for f, s in zip(fast_vals, slow_vals,
-                                                                                        strict=True)]
+        slow_vals += read_by_helper(lw, MEM_LDS, a64, exec_bits, size, signed, f"{lw.off}_{i}")
+    return merge(lw, fast_vals, slow_vals, done)
 
 
 def _ds_common(lw: Lowering, inst):

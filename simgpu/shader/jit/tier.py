@@ -544,9 +544,9 @@ def _callback_safe(inst) -> bool:
     from simgpu.shader.semantics import base_name
     from simgpu.shader.vector.valu import SPECS
     m = inst.mnemonic
-    if not m.startswith("v_") or inst.encoding == "VOPD":
-        return inst.encoding != "VOPD"
-    if inst.encoding in ("VOP3P", "WMMA") or m.startswith(("v_pk_", "v_dot", "v_wmma")):
+    if not m.startswith("v_"):
+        return True  # scalar ops and memory reads (region.is_sync keeps the rest out)
+    if inst.encoding in ("VOPD", "VOP3P", "WMMA") or m.startswith(("v_pk_", "v_dot", "v_wmma")):
         return False
     spec = SPECS.get(base_name(m))
     if spec is None:
