@@ -20,7 +20,6 @@ import llvmlite.binding as llvm
 
 _LOCK = threading.Lock()  # one LLVM compile at a time (the background thread and eager compiles)
 _TM = None
-_ENGINES: list = []  # execution engines stay alive while their code may run (the process's lifetime)
 
 
 def _target_machine():
@@ -108,15 +107,15 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
     return obj, False
 
 
-def load(obj: bytes, symbol: str) -> int:
-    """Load an object file and return the address of `symbol`."""
+def load(obj: bytes, symbol: str) -> tuple[object, int]:
+    """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
+    engine: keep it referenced while the code may run."""
     with _LOCK:
         tm = _target_machine()
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
-        _ENGINES.append(engine)
-        return engine.get_function_address(symbol)
+        return engine, engine.get_function_address(symbol)
 
 
 class Timer:

@@ -42,6 +42,7 @@ from simgpu.shader.state import RUNNING, wsel
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
+MAX_COMPILED = 512  # regions kept in the process's memory cache (the disk cache keeps the rest)
 SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
@@ -74,6 +75,7 @@ class CompiledRegion:
     """A region's native code and what the tier needs to account for it."""
 
     round: object  # ctypes function ROUND_TYPE
+    engine: object  # the llvmlite execution engine holding the code (alive as long as this region)
     lanes: int
     mode: int
     nvgpr: int
@@ -577,6 +579,8 @@ def _translate(ex, tier: JitTier):
     meta["nhints"] = len(lw.hints)
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
+    for insn in region.insns.values():  # the IR text is in the module now
+        insn.fragment = None
     return _Job(key, ir, meta)
 
 
@@ -607,11 +611,11 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
     """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading."""
     with jc.Timer() as t:
         obj, from_disk = jc.object_code(job.ir, job.key)
-        addr = jc.load(obj, "round")
+        engine, addr = jc.load(obj, "round")
     region, m = job.meta["region"], job.meta
     blocks = region.blocks
     cr = CompiledRegion(
-        round=ROUND_TYPE(addr), lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
+        round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
         block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
@@ -620,6 +624,8 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         compile_seconds=t.seconds, from_disk=from_disk)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and len(b.insns) <= SHORT_TAIL
                                and b.insns[-1].inst.mnemonic in rg.ENDS)
+    if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
+        del _COMPILED[next(iter(_COMPILED))]
     _COMPILED[job.key] = cr
     stats.compiles += 1
     stats.disk_hits += from_disk
