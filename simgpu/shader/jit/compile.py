@@ -111,7 +111,10 @@ def load(obj: bytes, symbol: str) -> tuple[object, int]:
     """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
     engine: keep it referenced while the code may run."""
     with _LOCK:
-        tm = _target_machine()
+        _target_machine()  # LLVM initialised
+        # an engine owns (and disposes of) its target machine: each gets its own
+        tm = llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=host_features(), opt=2, reloc="pic", codemodel="jitdefault")
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
