@@ -136,9 +136,12 @@ def _s_load(lw: Lowering, inst):
 
 def gather(lw: Lowering, start: str, index: str, active: str, size: int, signed: bool) -> list[str]:
     """Masked gathers of `size` bytes per active lane at byte offsets `index` (<lanes x i32>) from the
-    pointer `start`: the dwords of each lane (or its extended sub-dword value)."""
+    pointer `start`: the dwords of each lane (or its extended sub-dword value). Dword reads whose lanes
+    address consecutive dwords (a coalesced access) are one masked vector load instead."""
     b = lw.b
     n = lw.lanes
+    if size == 4:
+        return [_dword_read(lw, start, index, active)]
     out = []
     for k in range(max(1, size // 4)):
         moved = index if k == 0 else b.op(f"add {b.v32} {index}, {b.splat('i32', 4 * k)}")
@@ -150,6 +153,34 @@ def gather(lw: Lowering, start: str, index: str, active: str, size: int, signed:
                    f"declare {vt} {name}({b.vec('ptr')}, i32, {b.vmask}, {vt})")
         out.append(v if size >= 4 else b.op(f"{'sext' if signed else 'zext'} {vt} {v} to {b.v32}"))
     return out
+
+
+def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
+    """One dword per active lane: a masked vector load when the active lanes address consecutive dwords
+    from lane 0's offset on, else a masked gather."""
+    b = lw.b
+    n = lw.lanes
+    v = b.v32
+    first = b.op(f"extractelement {v} {index}, i64 0")
+    ramp = "<" + ", ".join(f"i32 {4 * i}" for i in range(n)) + ">"
+    expect = b.op(f"add {v} {lw.broadcast32(first)}, {ramp}")
+    stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {v} {index}, {expect}')}, {active}")
+    line, scattered, done = (b.fresh(x)[1:] for x in ("coal", "scat", "readdone"))
+    b.raw(f"br i1 {b.mask_any(stray)}, label %{scattered}, label %{line}")
+    b.label(line)
+    p = b.op(f"getelementptr i8, ptr {start}, i32 {first}")
+    name = f"@llvm.masked.load.v{n}i32.p0"
+    contiguous = b.call(v, name, [("ptr", p), ("i32", "1"), (b.vmask, active), (v, "zeroinitializer")],
+                        f"declare {v} {name}(ptr, i32, {b.vmask}, {v})")
+    b.raw(f"br label %{done}")
+    b.label(scattered)
+    ptrs = b.op(f"getelementptr i8, ptr {start}, {v} {index}")
+    name = f"@llvm.masked.gather.v{n}i32.v{n}p0"
+    gathered = b.call(v, name, [(b.vec("ptr"), ptrs), ("i32", "1"), (b.vmask, active), (v, "zeroinitializer")],
+                      f"declare {v} {name}({b.vec('ptr')}, i32, {b.vmask}, {v})")
+    b.raw(f"br label %{done}")
+    b.label(done)
+    return b.op(f"phi {v} [{contiguous}, %{line}], [{gathered}, %{scattered}]")
 
 
 def read_by_helper(lw: Lowering, kind: int, addr: str, exec_bits: str, size: int, signed: bool, tag: str) -> list[str]:

@@ -156,16 +156,17 @@ _LDS_LOADS = ["ds_load_b32 v{d}, v{a} offset:{o}", "ds_load_b64 v[{d}:{d1}], v{a
 @pytest.mark.parametrize("wave32", [True, False])
 @pytest.mark.parametrize("seed", range(4))
 def test_lds_loads_agree(seed, wave32):
-    """LDS loads at addresses mostly inside the workgroup's 4 KiB (native gathers), some past it (bytes
-    outside read 0: the interpreter's routine), after the waves filled LDS with random data."""
+    """LDS loads at addresses mostly inside the workgroup's 4 KiB (native gathers, and vector loads where
+    the lanes read consecutive dwords), some past it (bytes outside read 0: the interpreter's routine),
+    after the waves filled LDS with random data; EXEC is random."""
     rng = np.random.default_rng(seed)
     lines = ["v_and_b32 v1, 0xffc, v1", "v_and_b32 v2, 0x1fff, v2", "ds_store_b128 v1, v[4:7]",
              "ds_store_b64 v2, v[8:9] offset:4", "s_waitcnt lgkmcnt(0)", "s_barrier",
-             "v_and_b32 v3, 0xfff, v3", "v_and_b32 v10, 0x7f8, v10"]
+             "v_and_b32 v3, 0xfff, v3", "v_and_b32 v10, 0x7f8, v10", "v_lshlrev_b32 v11, 2, v0"]
     for _ in range(12):
         t = _LDS_LOADS[rng.integers(len(_LDS_LOADS))]
         d = int(rng.integers(12, 27))
-        lines.append(t.format(d=d, d1=d + 1, d2=d + 2, d3=d + 3, a=int(rng.choice([3, 3, 10, 2])),
+        lines.append(t.format(d=d, d1=d + 1, d2=d + 2, d3=d + 3, a=int(rng.choice([3, 3, 10, 2, 11, 11])),
                               o=int(rng.integers(0, 64)) * 4, o0=int(rng.integers(0, 256)), o1=int(rng.integers(0, 8))))
     body = assemble("\n".join(lines))
     data = _random_data(rng)
