@@ -1,8 +1,9 @@
 """From a region to an LLVM module: classification of each instruction, the blocks' IR (bound and budget
 checks, execution counts, instruction fragments, control flow) and the module text.
 
-TRANSLATOR_VERSION is part of every cache key, with a hash of the translator's own source files, so a
-changed translator never loads code an older one left in the disk cache.
+TRANSLATOR_VERSION is part of every cache key, with a hash of the engine's and the codec's source files
+(the translator, and the interpreter semantics and decodes it mirrors), so changed code never loads
+what an older version left in the disk cache.
 """
 
 from __future__ import annotations
@@ -30,11 +31,14 @@ TRANSLATOR_VERSION = 1
 
 
 def translator_key() -> str:
-    """TRANSLATOR_VERSION and a hash of the translator's sources (simgpu/shader/jit/*.py)."""
+    """TRANSLATOR_VERSION and a hash of the sources of simgpu/shader (the translator and the semantics it
+    mirrors) and simgpu/isa (decoding)."""
     global _KEY
     if _KEY is None:
         h = hashlib.sha256(str(TRANSLATOR_VERSION).encode())
-        for path in sorted(Path(__file__).parent.glob("*.py")):
+        simgpu = Path(__file__).resolve().parent.parent.parent
+        for path in sorted([*simgpu.glob("shader/**/*.py"), *simgpu.glob("isa/**/*.py")]):
+            h.update(str(path.relative_to(simgpu)).encode())
             h.update(path.read_bytes())
         _KEY = h.hexdigest()[:16]
     return _KEY
