@@ -24,7 +24,6 @@ from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
-from simgpu.shader.jit import jit_tier
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
@@ -75,6 +74,7 @@ class ShaderEngine:
         # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
         self.observer = None
         self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
+        from simgpu.shader.jit import jit_tier  # (the JIT tier builds on this module)
         self.jit = jit_tier()  # the JIT tier (simgpu.shader.jit), None when SIMGPU_JIT=0
         self.exit_states: list | None = None  # when a list: each batch's final (WaveState, scratch), for tests
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
@@ -235,7 +235,7 @@ class Exec:
             clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
             self.budget -= n
             if self.budget < 0:
-                self._tick(w, pc, inst)
+                self.tick(w, pc, inst)
             try:
                 nxt = fn(self, w, inst)
             except GPUFault as f:
@@ -329,7 +329,7 @@ class Exec:
         st.pc[release] += 4
         return True
 
-    def _tick(self, w, pc: int, inst) -> None:
+    def tick(self, w, pc: int, inst) -> None:
         """The end of a budget slice: the watchdog, the owner's deadline, progress hooks; then a new slice."""
         used = self.slice - self.budget
         self.used += used

@@ -4,11 +4,16 @@
 from the engine's register file (SGPRs by operand code, VGPR planes [vgpr, waves, lanes], SCC) into
 locals, enters the block at its PC through a switch, and on exit stores them back with the PC and the
 reason (EXIT_*). `@round(ctx)` runs the waves listed in ctx in order, calls back into Python for
-instructions the translator does not cover, and lowers the bound as waves park (see tier.py).
+instructions the translator does not cover and for the engine's tick, and lowers the bound as waves
+park (see tier.py).
 
 Per block the native code checks the bound (a block whose last instruction lies at or past it is not
-entered) and the watchdog budget, then counts the block's execution in the wave's row of the counts
-matrix (the per-opcode histogram, wave-instructions and the clock are derived from those counts).
+entered) and the budget (ctx C_BUDGET: wave-instructions until the engine's next tick, shared by the
+waves of the round), then counts the block's execution in the wave's row of the counts matrix (the
+per-opcode histogram, wave-instructions and the clock are derived from those counts). A wave that finds
+the budget too small for its next block exits with EXIT_BUDGET and the round calls the tick (tier.py):
+it checks the deadline and tells the progress hooks and gives a new budget, and the wave goes on; or the
+tick stops the round (the watchdog's budget is spent, the deadline passed, Ctrl-C).
 
 Instruction translators register per mnemonic (without encoding suffix) in TRANSLATORS, grouped by unit
 in the lower_* modules; a translator raises Unsupported for operand forms it does not handle, and the
@@ -28,11 +33,12 @@ from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
 # EXIT_READ: stopped mid-block before a memory read the memory helper could not do (it faults): the rest
 # of that block was counted but did not run.
 EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT, EXIT_READ = range(8)
+TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
 
 # ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
  C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY,
- C_MAXLAST, C_HINTS) = range(24)
+ C_MAXLAST, C_HINTS, C_TICK) = range(25)
 CTX_SIZE = 26
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ = 1
@@ -436,6 +442,8 @@ entry:
   %exits = load ptr, ptr %exitsp
   %cbp = getelementptr i64, ptr %ctx, i64 {C_CALLBACK}
   %cb = load ptr, ptr %cbp
+  %tickp = getelementptr i64, ptr %ctx, i64 {C_TICK}
+  %tick = load ptr, ptr %tickp
   %pcsp = getelementptr i64, ptr %ctx, i64 {C_PC}
   %pcs = load ptr, ptr %pcsp
   %boundp = getelementptr i64, ptr %ctx, i64 {C_BOUND}
@@ -450,16 +458,22 @@ body:
   br label %again
 again:
   %code = call i32 @wave(ptr %ctx, i64 %w, i64 %i)
-  %iscb = icmp eq i32 %code, {EXIT_CALLBACK}
-  br i1 %iscb, label %callback, label %record
+  switch i32 %code, label %record [ i32 {EXIT_CALLBACK}, label %callback
+                                    i32 {EXIT_BUDGET}, label %ticked ]
 callback:
   %r = call i32 %cb(i64 %i, i64 %w)
   %ok = icmp eq i32 %r, 0
   br i1 %ok, label %again, label %fault
 fault:
   br label %record
+ticked:
+  %t = call i32 %tick(i64 %i, i64 %w)
+  %goon = icmp eq i32 %t, {TICK_GO_ON}
+  br i1 %goon, label %again, label %stopped
+stopped:
+  br label %record
 record:
-  %c = phi i32 [%code, %again], [{EXIT_FAULT}, %fault]
+  %c = phi i32 [%code, %again], [{EXIT_FAULT}, %fault], [{EXIT_BUDGET}, %stopped]
   %c64 = zext i32 %c to i64
   %ep = getelementptr i64, ptr %exits, i64 %i
   store i64 %c64, ptr %ep

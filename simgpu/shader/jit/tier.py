@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from simgpu.fault import GPUFault
+from simgpu.shader.engine import TICK, Progress
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
@@ -38,11 +40,13 @@ from simgpu.shader.jit.translate import build_module, classifier, reachable_writ
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
 from simgpu.shader.setup import _mode_bits
-from simgpu.shader.state import RUNNING, wsel
+from simgpu.shader.state import DONE, RUNNING, wsel
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
 MAX_COMPILED = 512  # regions kept in the process's memory cache (the disk cache keeps the rest)
+MAX_KERNELS = 4096  # kernel entries an engine's tier remembers (the oldest is forgotten)
+STATS_KEPT = 1024  # compile times and failures kept in Stats
 SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
@@ -104,6 +108,7 @@ class KernelState:
     future: Future | None = None
     compiled: CompiledRegion | None = None
     failed: str | None = None
+    idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)
     rollbacks: int = 0
 
 
@@ -113,14 +118,15 @@ class Stats:
 
     compiles: int = 0
     disk_hits: int = 0
-    compile_seconds: list = field(default_factory=list)  # LLVM + loading, CPU seconds per region
-    translate_seconds: list = field(default_factory=list)  # discovery + translation to IR, CPU seconds
+    # LLVM + loading, and discovery + translation to IR: CPU seconds per region (the last STATS_KEPT)
+    compile_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
+    translate_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
     rounds: int = 0
     native_instructions: int = 0
     callbacks: int = 0
     reruns: int = 0
     budget_rollbacks: int = 0
-    failures: list = field(default_factory=list)  # (kernel, reason) the tier could not compile
+    failures: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))  # (kernel, reason) not compiled
 
 
 class JitTier:
@@ -134,6 +140,15 @@ class JitTier:
         self._windows_generation = -1
         self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
         self.window_views: list = []
+
+    def kernel(self, key: tuple[int, int]) -> KernelState:
+        """The state of the kernel entry `key` (VMID, code address)."""
+        state = self.kernels.get(key)
+        if state is None:
+            if len(self.kernels) >= MAX_KERNELS:
+                del self.kernels[next(iter(self.kernels))]
+            state = self.kernels[key] = KernelState()
+        return state
 
     def begin(self, ex) -> JitRun:
         """The tier's view of a dispatch starting."""
@@ -187,21 +202,30 @@ class JitRun:
         self.tier, self.ex = tier, ex
         d = ex.d
         self.key = (d.vmid, d.code_address)
-        self.state = tier.kernels.setdefault(self.key, KernelState())
+        self.state = tier.kernel(self.key)
         self.started = time.process_time()
         self.cr: CompiledRegion | None = None
         self.paused = False
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
         self.callback = CALLBACK_TYPE(self._callback)
         self.memory = MEMORY_TYPE(self._memory)
+        self.ticker = CALLBACK_TYPE(self._tick)
         self._callback_address = ctypes.cast(self.callback, ctypes.c_void_p).value
         self._memory_address = ctypes.cast(self.memory, ctypes.c_void_p).value
+        self._tick_address = ctypes.cast(self.ticker, ctypes.c_void_p).value
+        # The budget of a round (see _tick): wave-instructions the watchdog still allows, the stretch given
+        # to native code until its next tick, whether that stretch is all the watchdog allows.
+        self._allowance = self._stretch = 0
+        self._final = False
+        # What stopped a round from inside a callback, raised once its waves are rolled back: an exception
+        # (Ctrl-C's KeyboardInterrupt, a progress hook's error) or (fault kind, message) of the deadline.
+        self.pending: BaseException | tuple[str, str] | None = None
         self._bufs = None
         self._hint_table: np.ndarray | None = None
         self.corrections: list = []
         self.checked = False
         tier.windows_for(ex.mem, d.vmid)
-        if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None:
+        if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
             self._compile(sync=True)
 
     # ---------------------------------------------------------------------------------------- compile
@@ -251,6 +275,7 @@ class JitRun:
             self._failed(e)
             return
         if job is None:
+            self.state.idle = True
             return
         if isinstance(job, CompiledRegion):
             self.state.compiled = job
@@ -274,7 +299,8 @@ class JitRun:
         if cr is None:
             st = self.state
             st.steps += 1
-            if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.steps & 31:
+            if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.idle \
+                    and not st.steps & 31:
                 now = time.process_time()  # read every 32 steps of the kernel: a clock read is not free
                 st.interpreted += now - self.started
                 self.started = now
@@ -305,13 +331,19 @@ class JitRun:
         self.corrections = []
         rows = np.arange(n)
         bound, base = bound0, ex.d.code_address
+        allowed = ex.remaining - ex.slice + ex.budget  # wave-instructions before the watchdog's limit
         for _ in range(n + 2):
-            self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound,
-                             ex.budget - self._spent(cr, counts))
-            if (exits[rows] == lo.EXIT_BUDGET).any() or (exits[rows] < 0).any():
+            self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound, allowed - self._spent(cr, counts))
+            if self.pending is not None:  # the deadline passed, Ctrl-C, a progress hook failed
+                self._restore(cr, saved, ix, np.arange(n), w)
+                self._raise_pending(w, pc)
+            if n > 1 and ((exits[rows] == lo.EXIT_BUDGET).any() or (exits[rows] < 0).any()):
+                # The watchdog's limit is inside the round: the interpreter, which runs these waves
+                # together, finds the exact instruction. (A lone wave ran exactly the instructions the
+                # interpreter would have: it keeps them and the interpreter goes on from its block.)
                 self._restore(cr, saved, ix, np.arange(n), w)
                 tier.stats.budget_rollbacks += 1
-                self.paused = True  # the watchdog is near: the interpreter finds exactly where
+                self.paused = True
                 return False
             # A wave must not have run at or past a PC where another wave (or a wave outside the round)
             # stands: there the interpreter would have let that one go first.
@@ -335,7 +367,15 @@ class JitRun:
         # waves stopped before a memory read they could not do: the rest of that block did not run
         for wave in w[exits == lo.EXIT_READ].tolist():
             self.corrections += [(wave, m, 0) for m in cr.tails.get(int(st.pc[wave]) - base, ())]
-        return self._commit(cr, counts, laneops)
+        return self._commit(cr, counts, laneops, w)
+
+    def _raise_pending(self, w: np.ndarray, pc: int) -> None:
+        """Raise what stopped the round (its waves are back where it started)."""
+        pending, self.pending = self.pending, None
+        if isinstance(pending, BaseException):
+            raise pending
+        ex = self.ex
+        raise ex.hang(w, pc, ex.fetch(pc, w)[0], *pending)
 
     def _hints(self, cr: CompiledRegion) -> np.ndarray:
         """The window each memory instruction used last, shared by the waves of this dispatch (windows
@@ -388,8 +428,9 @@ class JitRun:
     def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
         return int(counts.sum(axis=0) @ cr.block_len)
 
-    def _run_native(self, cr, w, rows, counts, laneops, exits, maxlast, bound, budget) -> None:
-        """Run the waves w[rows] natively; their counts, lane-ops, exits and highest PCs land in those rows."""
+    def _run_native(self, cr, w, rows, counts, laneops, exits, maxlast, bound, allowance) -> None:
+        """Run the waves w[rows] natively, at most `allowance` wave-instructions (the watchdog's); their
+        counts, lane-ops, exits and highest PCs land in those rows."""
         ex, st, ctx = self.ex, self.ex.st, self.ctx
         whole = len(rows) == len(w)
         if whole:
@@ -406,7 +447,8 @@ class JitRun:
         ctx[lo.C_HWREG] = st.hwreg.ctypes.data
         ctx[lo.C_BASE] = ex.d.code_address
         ctx[lo.C_BOUND] = bound
-        ctx[lo.C_BUDGET] = budget
+        self._allowance = allowance
+        self._give_stretch()
         ctx[lo.C_WINDOWS] = self.tier.windows.ctypes.data
         ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
         ctx[lo.C_COUNTS] = sub[0].ctypes.data
@@ -421,11 +463,24 @@ class JitRun:
         ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
         ctx[lo.C_CALLBACK] = self._callback_address
         ctx[lo.C_MEMORY] = self._memory_address
-        cr.round(ctx.ctypes.data)
+        ctx[lo.C_TICK] = self._tick_address
+        hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        try:
+            cr.round(ctx.ctypes.data)
+        finally:
+            sys.unraisablehook = hook
         if not whole:
             counts[rows], laneops[rows], exits[rows], maxlast[rows] = sub
 
-    def _commit(self, cr: CompiledRegion, counts: np.ndarray, laneops: np.ndarray) -> bool:
+    def _give_stretch(self) -> None:
+        """Native code's budget until its next tick: TICK wave-instructions, or what the watchdog allows."""
+        self._stretch = min(self._allowance, TICK)
+        self._final = self._stretch == self._allowance
+        self.ctx[lo.C_BUDGET] = self._stretch
+
+    def _commit(self, cr: CompiledRegion, counts: np.ndarray, laneops: np.ndarray, w: np.ndarray) -> bool:
+        """Add what the round ran to the counters, the clock and the watchdog's budget (ticking the engine
+        when a slice of it is spent: deadline, progress hooks); whether anything ran."""
         ex = self.ex
         c = ex.engine.counters
         per_block = counts.sum(axis=0)
@@ -447,6 +502,10 @@ class JitRun:
         ex.engine.clock.cycles += total
         ex.budget -= total
         self.tier.stats.native_instructions += total
+        if ex.budget < 0:  # the interpreter's tick, for a slice native code ran (cannot exceed the watchdog)
+            pc = int(ex.st.pc[w[0]])
+            entry = ex.cache.get(pc)
+            ex.tick(w[:1], pc, entry[0] if entry else None)
         return total > 0
 
     # ---------------------------------------------------------------------------------------- callbacks
@@ -464,14 +523,53 @@ class JitRun:
                 raise AssertionError(f"{inst.mnemonic} changed control flow in a callback")
             st.pc[wave] = pc + inst.size
             return 0
-        except Exception:  # noqa: BLE001 - the interpreter reports it when the waves get there together
+        except BaseException as e:  # noqa: BLE001 - the interpreter reports it when the waves get there together
             st.vgpr[:, wave], st.sgpr[wave], st.scc[wave], st.status[wave], st.hwreg[wave] = saved
             st.pc[wave] = pc
             if inst is not None:
                 lanes = ex._active_lanes(w1) if inst.mnemonic.startswith("v_") else 0
                 self.corrections.append((wave, inst.mnemonic, lanes))
                 self.ctx[lo.C_BUDGET] += 1
+            if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
+                self.pending = e
             return 1
+
+    def _tick(self, row: int, wave: int) -> int:
+        """A wave found the stretch of budget too small for its next block. Every TICK wave-instructions of
+        native code this checks the engine's deadline and tells the progress hooks, as the interpreter's
+        tick does (Python runs here, so Ctrl-C arrives here too), and gives a new stretch: the wave goes on
+        (TICK_GO_ON; a tick changes nothing the tiers must agree on, so the round's order stays). TICK_STOP
+        ends the round: the watchdog's limit (the round keeps what a lone wave ran, or is rolled back), or
+        what `pending` holds."""
+        try:
+            if self.pending is not None:
+                return lo.TICK_STOP
+            self._allowance -= self._stretch - int(self.ctx[lo.C_BUDGET])
+            if self._final:
+                return lo.TICK_STOP
+            ex = self.ex
+            deadline = ex.engine.deadline
+            if deadline is not None and time.monotonic() > deadline[0]:
+                self.pending = (deadline[1], deadline[2])
+                return lo.TICK_STOP
+            if ex.engine.progress_hooks:
+                spent = ex.remaining - ex.slice + ex.budget - self._allowance
+                done = int(np.count_nonzero(ex.st.status == DONE))
+                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, len(ex.all_groups()),
+                             ex.used + spent)
+                for hook in ex.engine.progress_hooks:
+                    hook(p)
+            self._give_stretch()
+            return lo.TICK_GO_ON
+        except BaseException as e:  # noqa: BLE001 - raised by the round once its waves are rolled back
+            self.pending = e
+            return lo.TICK_STOP
+
+    def _unraisable(self, info) -> None:
+        """sys.unraisablehook while native code runs: an exception that escaped a callback before its `try`
+        (Ctrl-C's KeyboardInterrupt lands at any bytecode) is kept for the round to raise, not printed."""
+        if self.pending is None:
+            self.pending = info.exc_value if info.exc_value is not None else KeyboardInterrupt()
 
     def _memory(self, wave: int, kind: int, addrs: int, mask: int, size: int, out: int) -> int:
         """Native code's slow path for a memory read: the lanes of `mask` read `size` bytes each at the
@@ -508,7 +606,9 @@ class JitRun:
             if g.any():
                 self._add_window(int(addr[g].min()), int(addr[g].max()) + size)
             return 0
-        except Exception:  # noqa: BLE001 - faults are the interpreter's to report, with every wave there
+        except BaseException as e:  # noqa: BLE001 - faults are the interpreter's to report, with every wave there
+            if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
+                self.pending = e
             return 1
 
     def _add_window(self, lo_va: int, hi_va: int) -> None:
@@ -565,7 +665,7 @@ def _translate(ex, tier: JitTier):
     lanes, nvgpr, mode = d.wave_size, max(d.vgpr_count, 1), _mode_bits(d.descriptor)
     lw = lo.Lowering(lanes, mode, nvgpr)
     region = rg.discover(d.code_address, _fetcher(ex), classifier(lw, nvgpr, _callback_safe))
-    if not region.blocks:
+    if not any(_worth_running(b) for b in region.blocks):
         return None
     offs = sorted(region.insns)
     span = (offs[0], max(o + region.insns[o].size for o in offs))
@@ -582,6 +682,15 @@ def _translate(ex, tier: JitTier):
     for insn in region.insns.values():  # the IR text is in the module now
         insn.fragment = None
     return _Job(key, ir, meta)
+
+
+def _worth_running(blk: rg.Block) -> bool:
+    """A block native code would run (the interpreter runs short tails: see JitRun.step)."""
+    return blk.kind == rg.NATIVE and not _short_tail(blk)
+
+
+def _short_tail(blk: rg.Block) -> bool:
+    return len(blk.insns) <= SHORT_TAIL and blk.insns[-1].inst is not None and blk.insns[-1].inst.mnemonic in rg.ENDS
 
 
 def _planar(raw: np.ndarray, size: int, lanes: int, out: int) -> None:
@@ -622,8 +731,7 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
         nhints=m["nhints"],
         compile_seconds=t.seconds, from_disk=from_disk)
-    cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and len(b.insns) <= SHORT_TAIL
-                               and b.insns[-1].inst.mnemonic in rg.ENDS)
+    cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
         del _COMPILED[next(iter(_COMPILED))]
     _COMPILED[job.key] = cr
