@@ -106,27 +106,37 @@ OR_MARK_MAX = (1 << 36) - 1
 
 
 class TraceWriter:
-    """Packs tokens into a nibble stream, inserting timing tokens so each token's time is exact."""
+    """Packs tokens into a nibble stream, inserting timing tokens so each token's time is exact.
+
+    Nibbles collect in an integer (`acc`, `acc_nibbles` of them, first nibble lowest) that moves into `data`
+    in whole bytes once it holds a few tokens: a token costs a shift and an or, not a bytes conversion."""
+
+    FLUSH_NIBBLES = 64
 
     def __init__(self, now: int = 0):
         self.data = bytearray()
-        self.half: int | None = None  # a pending low nibble (the stream is an odd number of nibbles long)
+        self.acc = 0  # nibbles not yet in `data`
+        self.acc_nibbles = 0
         self.now = now  # the trace clock after the last token
         self.tokens = 0
 
     def nibbles(self) -> int:
         """Nibbles written so far."""
-        return 2 * len(self.data) + (self.half is not None)
+        return 2 * len(self.data) + self.acc_nibbles
 
     def _put(self, value: int, n: int) -> None:
-        if self.half is not None:
-            value, n = (value << 4) | self.half, n + 1
-            self.half = None
-        if n & 1:
-            self.half = (value >> (4 * (n - 1))) & 0xF
-            n -= 1
-        if n:
-            self.data += (value & ((1 << (4 * n)) - 1)).to_bytes(n // 2, "little")
+        self.acc |= value << (4 * self.acc_nibbles)
+        self.acc_nibbles += n
+        if self.acc_nibbles >= self.FLUSH_NIBBLES:
+            self._drain()
+
+    def _drain(self) -> None:
+        """Move the whole bytes of `acc` into `data` (an odd nibble stays behind)."""
+        whole = self.acc_nibbles // 2
+        if whole:
+            self.data += (self.acc & ((1 << (8 * whole)) - 1)).to_bytes(whole, "little")
+            self.acc >>= 8 * whole
+            self.acc_nibbles -= 2 * whole
 
     def emit(self, name: str, time: int | None = None, **fields: int) -> None:
         """Append a token at trace time `time` (None: the current time)."""
@@ -144,6 +154,20 @@ class TraceWriter:
         self.now = self.now if time is None else max(time, self.now)
         self.tokens += 1
 
+    def emit_static(self, static: int, nibbles: int, delta: Field, time: int) -> None:
+        """Append a token whose fields other than `delta` are already packed into `static` (with its code), at
+        trace time `time`: what `emit` does, for the per-instruction tokens of a traced wave."""
+        gap = time - self.now
+        if gap > 0:
+            if gap > delta.mask:
+                cover = gap if 4 <= gap <= 19 else gap - delta.mask
+                self._advance(cover)
+                gap -= cover
+            static |= gap << delta.lo
+            self.now = time
+        self._put(static, nibbles)
+        self.tokens += 1
+
     def _advance(self, cycles: int) -> None:
         """Timing tokens that move the trace clock by exactly `cycles`."""
         while cycles:
@@ -157,8 +181,9 @@ class TraceWriter:
     def pad(self, align_bytes: int, lookahead: int = 8) -> None:
         """NOP tokens to the next multiple of `align_bytes`, at least `lookahead` bytes of them (a reader
         looks 16 nibbles ahead of a token before decoding it)."""
-        if self.half is not None:
+        if self.acc_nibbles & 1:
             self._put(0, 1)
+        self._drain()
         target = len(self.data) + lookahead
         target += -target % align_bytes
         self.data += bytes(target - len(self.data))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION
-from simgpu.hw import perfmon as pm
 from simgpu.hw.sqtt import InstOp
 from simgpu.profile import lds_banks
 from simgpu.profile.classify import CATEGORIES, Kind, classify
 from simgpu.profile.placement import instance, place
 from simgpu.shader.state import EXEC_LO, wsel
 
+_INSTRUCTION_TOKENS = ("INST", "VALUINST", "IMMEDIATE")
 # Per-wave count columns: the SQ_INSTS_* categories, then these.
 ISSUED, LANES, LDS_ACTIVE, LDS_CONFLICT = range(len(CATEGORIES), len(CATEGORIES) + 4)
 COLUMNS = LDS_CONFLICT + 1
@@ -27,6 +27,8 @@ class Observer:
     def __init__(self, counters, counting: bool, traces: dict):
         self.counters, self.counting, self.traces = counters, counting, traces
         self.kinds: dict[tuple[str, str], Kind] = {}
+        self.kind_at: dict[int, Kind] = {}  # by PC, for this dispatch (its code does not change under it)
+        self.tokens: dict[tuple, tuple | None] = {}  # (SE, slot, token, op) -> instruction_token
 
     # ---- batches ------------------------------------------------------------------------------------
     def batch_start(self, ex) -> None:
@@ -44,9 +46,15 @@ class Observer:
                 self.slot[i] = tt.wave_start(self.start, *where)
                 self.itrace[i] = self.slot[i] >= 0 and where == unit
         self.any_itrace = bool(self.itrace.any())
+        # A lone wave's counts and trace set-up as Python values: the per-instruction path then does no numpy
+        # indexing (folded into `counts` at the batch's end).
+        self.lone = [0] * COLUMNS if st.n == 1 else None
+        self.lone_traced = self.traces.get(int(self.se[0])) if st.n == 1 and self.itrace[0] else None
 
     def batch_end(self, ex) -> None:
         """Fold the batch's per-wave counts into the counter instances; end waves a fault left running."""
+        if self.lone is not None:
+            self.counts[0] += np.array(self.lone, np.int64)
         now = ex.engine.clock.cycles
         for i in np.flatnonzero((self.end < 0) & (self.slot >= 0)).tolist():
             self._trace_end(i, now)
@@ -73,15 +81,28 @@ class Observer:
             add("SQ_INSTS_WAVE32_LDS", inst, c[:, CATEGORIES.index("SQ_INSTS_LDS")])
 
     # ---- instructions ----------------------------------------------------------------------------------
-    def before(self, ex, w: np.ndarray, inst) -> Kind:
-        """Count an instruction the waves `w` are about to issue (EXEC and LDS addresses as they issue it)."""
-        kind = self.kinds.get((inst.encoding, inst.mnemonic))
+    def before(self, ex, w: np.ndarray, pc: int, inst) -> Kind:
+        """Count an instruction the waves `w` are about to issue at `pc` (EXEC and LDS addresses as they issue
+        it)."""
+        kind = self.kind_at.get(pc)
         if kind is None:
-            kind = self.kinds[(inst.encoding, inst.mnemonic)] = classify(inst)
+            kind = self.kinds.get((inst.encoding, inst.mnemonic))
+            if kind is None:
+                kind = self.kinds[(inst.encoding, inst.mnemonic)] = classify(inst)
+            self.kind_at[pc] = kind
         if not self.counting:
             return kind
         c = self.counts
-        if len(w) == 1:
+        if self.lone is not None:
+            lone = self.lone
+            lone[ISSUED] += 1
+            if kind.category >= 0:
+                lone[kind.category] += 1
+            if kind.valu:
+                sg = ex.st.sgpr
+                lane_bits = int(sg[0, EXEC_LO]).bit_count()
+                lone[LANES] += lane_bits + (int(sg[0, EXEC_LO + 1]).bit_count() if ex.lanes == 64 else 0)
+        elif len(w) == 1:
             i = w.item(0)
             c[i, ISSUED] += 1
             if kind.category >= 0:
@@ -110,23 +131,27 @@ class Observer:
             if self.traces:
                 for i in w[self.slot[w] >= 0].tolist():
                     self._trace_end(i, time)
-        elif self.any_itrace:
+        elif self.lone_traced is not None:
+            self._trace_inst(ex, 0, pc, inst, kind, time)
+        elif self.any_itrace and self.lone is None:
             for i in (w[self.itrace[w]].tolist() if len(w) > 1 else w.tolist() if self.itrace[w.item(0)] else ()):
                 self._trace_inst(ex, i, pc, inst, kind, time)
 
     def _trace_inst(self, ex, i: int, pc: int, inst, kind: Kind, time: int) -> None:
-        tt, slot = self.traces[int(self.se[i])], int(self.slot[i])
-        if kind.token == "VALUINST":
-            if tt.wants(pm.TokenExclude.VALUINST):
-                tt.emit("VALUINST", time, wave=slot)
-        elif kind.token == "IMMEDIATE":
-            if tt.wants(pm.TokenExclude.IMMEDIATE):
-                tt.emit("IMMEDIATE", time, wave=slot)
-        elif kind.token == "INST" and tt.wants(pm.TokenExclude.INST):
-            op = kind.op
-            if kind.branch and inst.mnemonic.startswith("s_cbranch") and int(ex.st.pc[i]) == pc + inst.size:
-                op = InstOp.JUMP_NO  # not taken
-            tt.emit("INST", time, wave=slot, op=op)
+        if kind.token not in _INSTRUCTION_TOKENS:
+            return
+        op = kind.op
+        if kind.branch and inst.mnemonic.startswith("s_cbranch") and int(ex.st.pc[i]) == pc + inst.size:
+            op = InstOp.JUMP_NO  # not taken
+        se, slot = int(self.se[i]), int(self.slot[i])
+        key = (se, slot, kind.token, op)
+        token = self.tokens.get(key, False)
+        if token is False:
+            tt = self.traces[se]
+            token = self.tokens[key] = tt.instruction_token(kind.token, wave=slot, op=int(op)) \
+                if kind.token == "INST" else tt.instruction_token(kind.token, wave=slot)
+        if token is not None:
+            self.traces[se].emit_static(token, time)
 
     def _trace_end(self, i: int, time: int) -> None:
         tt = self.traces[int(self.se[i])]

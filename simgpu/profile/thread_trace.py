@@ -115,6 +115,7 @@ class EngineTrace:
         """Whether the traced SIMD writes instruction tokens (some of INST / VALUINST / IMMEDIATE not excluded);
         latches TOKEN_MASK for `wants` (a dispatch does not change it)."""
         self._exclude = pm.TT_TOKEN_MASK.token_exclude.get(self.regs.get(pm.SQ_THREAD_TRACE_TOKEN_MASK, 0))
+        self._static: dict = {}  # instruction_token's cache, for this TOKEN_MASK
         return any(self.wants(b) for b in (pm.TokenExclude.INST, pm.TokenExclude.VALUINST,
                                            pm.TokenExclude.IMMEDIATE))
 
@@ -124,6 +125,26 @@ class EngineTrace:
     def traced_unit(self) -> tuple[int, int, int]:
         """(sa, wgp, simd) whose instructions are traced."""
         return self.mask("sa_sel"), self.mask("wgp_sel"), self.mask("simd_sel") % SIMD_PER_WGP
+
+    def instruction_token(self, name: str, **fields: int) -> tuple[int, int, object] | None:
+        """(packed fields with code, nibbles, delta field) of a per-instruction token TOKEN_MASK lets through
+        (None when it excludes it), for `emit_static`; cached per token and field values."""
+        key = (name, *fields.items())
+        cached = self._static.get(key)
+        if cached is None:
+            tok = sqtt.TOKENS[name]
+            bit = {"INST": pm.TokenExclude.INST, "VALUINST": pm.TokenExclude.VALUINST,
+                   "IMMEDIATE": pm.TokenExclude.IMMEDIATE}[name]
+            cached = self._static[key] = (tok.code | tok.fields.pack(delta=0, **fields), tok.nibbles, tok.delta) \
+                if self.wants(bit) else False
+        return cached or None
+
+    def emit_static(self, token: tuple[int, int, object], time: int) -> None:
+        """Append a token from `instruction_token` at `time`."""
+        if self.writer is not None and not self.full:
+            self.writer.emit_static(token[0], token[1], token[2], time)
+        elif self.writer is not None:
+            self.dropped += 1
 
     def emit(self, name: str, time: int | None = None, **fields: int) -> None:
         if self.writer is not None and not self.full:

@@ -218,16 +218,20 @@ class Exec:
         if self.engine.exit_states is not None:
             self.engine.exit_states.append((st, self.scratch))
 
-    def run(self, pc: int, w: np.ndarray, straight: bool) -> None:
+    def run(self, pc: int, w: np.ndarray, straight: bool, observer=None) -> None:
         """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as
         long as they fall through (a fall-through instruction moves all its waves to the next PC and
-        changes no status, so they stay one group). Locals hold what every instruction touches."""
+        changes no status, so they stay one group). Locals hold what every instruction touches. An
+        `observer` (simgpu.profile) is shown each instruction as the waves issue it and after it ran."""
         counters, clock, per_opcode = self.engine.counters, self.engine.clock, self.engine.counters.per_opcode
         cache, pcs = self.cache, self.st.pc
         n = len(w)
         ix = w.item(0) if n == 1 else wsel(w)
         while True:
             inst, fn, is_valu = cache.get(pc) or self.fetch(pc, w)
+            if observer is not None:
+                time = clock.cycles
+                kind = observer.before(self, w, pc, inst)
             counters.wave_instructions += n
             per_opcode[inst.mnemonic] += n
             if is_valu:
@@ -243,6 +247,8 @@ class Exec:
                 raise
             except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
                 raise self._unexpected(w, pc, inst, e) from e
+            if observer is not None:
+                observer.after(self, w, pc, inst, kind, time)
             if nxt is not None:  # the instruction set the PC (a branch) or the status itself
                 return
             pc += inst.size
@@ -251,14 +257,8 @@ class Exec:
                 return
 
     def run_observed(self, pc: int, w: np.ndarray, straight: bool) -> None:
-        """`run` one instruction at a time, each shown to the engine's observer as the waves issue it (the
-        scheduler then picks the same waves again while they stay together: the order is unchanged)."""
-        observer, clock = self.engine.observer, self.engine.clock
-        inst = (self.cache.get(pc) or self.fetch(pc, w))[0]
-        time = clock.cycles
-        kind = observer.before(self, w, inst)
-        self.run(pc, w, False)
-        observer.after(self, w, pc, inst, kind, time)
+        """`run` with the engine's observer shown every instruction (the same schedule as without it)."""
+        self.run(pc, w, straight, self.engine.observer)
 
     def _active_lanes(self, w: np.ndarray) -> int:
         """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""

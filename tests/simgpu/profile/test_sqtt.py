@@ -37,7 +37,7 @@ class Recorder:
     def batch_end(self, ex):
         pass
 
-    def before(self, ex, w, inst):
+    def before(self, ex, w, pc, inst):
         return inst
 
     def after(self, ex, w, pc, inst, kind, time):
