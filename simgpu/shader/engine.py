@@ -161,6 +161,7 @@ class Exec:
         self.slice = self.budget = min(TICK, self.remaining)
         self.used = 0  # wave-instructions of this dispatch in finished slices
         self.groups_before = 0  # workgroups of earlier batches (all finished)
+        self.groups: list[tuple[int, int, int]] = []
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
@@ -178,6 +179,7 @@ class Exec:
     # ---------------------------------------------------------------------------------- scheduling
 
     def run_batch(self, groups: list[tuple[int, int, int]]) -> None:
+        self.groups = groups  # the batch's workgroups (the JIT tier rebuilds their initial state to roll back)
         self.st = initial_state(self.d, groups, self.waves_per_group)
         # Every wave starts with the descriptor's MODE; until one writes MODE, float ops read it as one int.
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])

@@ -39,7 +39,7 @@ from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
 from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
-from simgpu.shader.setup import _mode_bits
+from simgpu.shader.setup import _mode_bits, initial_state
 from simgpu.shader.state import DONE, RUNNING, wsel
 
 INT64_MAX = (1 << 63) - 1
@@ -221,6 +221,7 @@ class JitRun:
         # (Ctrl-C's KeyboardInterrupt, a progress hook's error) or (fault kind, message) of the deadline.
         self.pending: BaseException | tuple[str, str] | None = None
         self._bufs = None
+        self._seen = None  # the WaveState of the batch the tier has seen a step of
         self._hint_table: np.ndarray | None = None
         self.corrections: list = []
         self.checked = False
@@ -295,6 +296,9 @@ class JitRun:
         """Run the waves `w` standing at `pc` (the lowest PC) if the tier can; False: interpret as usual."""
         if self.paused:
             return False
+        st = self.ex.st
+        fresh = st is not self._seen  # the batch's first step: every wave stands where setup put it
+        self._seen = st
         cr = self.cr or self._compiled()
         if cr is None:
             st = self.state
@@ -313,31 +317,37 @@ class JitRun:
         if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
             self.ex.run(pc, w, False)  # one instruction in the interpreter, for exactly these waves
             return True
-        if not self._round(cr, pc, w):
+        if not self._round(cr, pc, w, fresh):
             self.ex.run(pc, w, False)
         return True
 
-    def _round(self, cr: CompiledRegion, pc: int, w: np.ndarray) -> bool:
-        """One round for the waves `w` at `pc`; False if no wave got anywhere (then the interpreter steps)."""
+    def _round(self, cr: CompiledRegion, pc: int, w: np.ndarray, fresh: bool = False) -> bool:
+        """One round for the waves `w` at `pc`; False if no wave got anywhere (then the interpreter steps).
+        `fresh`: the batch's first step (nothing has run: a rollback rebuilds the initial registers)."""
         ex, st, tier = self.ex, self.ex.st, self.tier
         tier.stats.rounds += 1
-        others = st.status == RUNNING
-        others[w] = False
-        bound0 = int(st.pc[others].min()) if others.any() else INT64_MAX
-        ix = wsel(w)
-        saved = self._save(cr, ix, pc)
         n = len(w)
+        running = st.status == RUNNING
+        if fresh or n == int(np.count_nonzero(running)):  # every runnable wave is in the round
+            bound0 = INT64_MAX
+        else:
+            running[w] = False
+            bound0 = int(st.pc[running].min()) if running.any() else INT64_MAX
+        ix = wsel(w)
+        saved = None if fresh else self._save(cr, ix, pc)
         counts, laneops, exits, maxlast = self._buffers(n, len(cr.blocks))
         self.corrections = []
         rows = np.arange(n)
         bound, base = bound0, ex.d.code_address
         allowed = ex.remaining - ex.slice + ex.budget  # wave-instructions before the watchdog's limit
-        for _ in range(n + 2):
-            self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound, allowed - self._spent(cr, counts))
+        for attempt in range(n + 2):
+            self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound,
+                             allowed - self._spent(cr, counts) if attempt else allowed)
             if self.pending is not None:  # the deadline passed, Ctrl-C, a progress hook failed
                 self._restore(cr, saved, ix, np.arange(n), w)
                 self._raise_pending(w, pc)
-            if n > 1 and ((exits[rows] == lo.EXIT_BUDGET).any() or (exits[rows] < 0).any()):
+            ran = exits if attempt == 0 else exits[rows]
+            if n > 1 and ((ran == lo.EXIT_BUDGET) | (ran < 0)).any():
                 # The watchdog's limit is inside the round: the interpreter, which runs these waves
                 # together, finds the exact instruction. (A lone wave ran exactly the instructions the
                 # interpreter would have: it keeps them and the interpreter goes on from its block.)
@@ -347,7 +357,7 @@ class JitRun:
                 return False
             # A wave must not have run at or past a PC where another wave (or a wave outside the round)
             # stands: there the interpreter would have let that one go first.
-            park = np.where(exits != lo.EXIT_DONE, st.pc[w], INT64_MAX)
+            park = np.where(exits != lo.EXIT_DONE, st.pc[ix], INT64_MAX)
             two = np.partition(park, 1)[:2] if n > 1 else np.array([park[0], INT64_MAX])
             others_min = np.minimum(np.where(park == two[0], two[1], two[0]), bound0)
             bad = np.flatnonzero((maxlast >= 0) & (maxlast + base >= others_min))
@@ -409,9 +419,16 @@ class JitRun:
                 st.scc[ix].copy(), st.pc[ix].copy(), st.status[ix].copy(), None)
 
     def _restore(self, cr: CompiledRegion, saved, ix, rows: np.ndarray, w: np.ndarray) -> None:
+        """Waves w[rows] back to where the round found them (`saved`; None: the batch's initial state)."""
         st = self.ex.st
-        vs, vg, ss, sg, scc, pc, status, hw = saved
         idx = w[rows]
+        if saved is None:  # the round was the batch's first step: setup's registers, rebuilt
+            ex = self.ex
+            init = initial_state(ex.d, ex.groups, ex.waves_per_group)
+            st.vgpr[:, idx], st.sgpr[idx], st.hwreg[idx] = init.vgpr[:, idx], init.sgpr[idx], init.hwreg[idx]
+            st.scc[idx], st.pc[idx], st.status[idx] = init.scc[idx], init.pc[idx], init.status[idx]
+            return
+        vs, vg, ss, sg, scc, pc, status, hw = saved
         if vs is None:
             st.vgpr[:, idx] = vg[:, rows]
             st.sgpr[idx] = sg[rows]
