@@ -155,9 +155,14 @@ def gather(lw: Lowering, start: str, index: str, active: str, size: int, signed:
     return out
 
 
+ROW = 16  # lanes of one row of a 2D workgroup 16 items wide (the usual tile): a group for _rows_read
+
+
 def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
     """One dword per active lane: a masked vector load when the active lanes address consecutive dwords
-    from lane 0's offset on, else a masked gather."""
+    from lane 0's offset on; else, when each row of ROW lanes addresses consecutive dwords or a single one
+    (2D workgroups: a tile's rows share a column's address or read along a row), a load per row; else a
+    masked gather."""
     b = lw.b
     n = lw.lanes
     v = b.v32
@@ -165,13 +170,19 @@ def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
     ramp = "<" + ", ".join(f"i32 {4 * i}" for i in range(n)) + ">"
     expect = b.op(f"add {v} {lw.broadcast32(first)}, {ramp}")
     stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {v} {index}, {expect}')}, {active}")
-    line, scattered, done = (b.fresh(x)[1:] for x in ("coal", "scat", "readdone"))
-    b.raw(f"br i1 {b.mask_any(stray)}, label %{scattered}, label %{line}")
+    line, rows, scattered, done = (b.fresh(x)[1:] for x in ("coal", "rows", "scat", "readdone"))
+    b.raw(f"br i1 {b.mask_any(stray)}, label %{rows}, label %{line}")
     b.label(line)
     p = b.op(f"getelementptr i8, ptr {start}, i32 {first}")
     name = f"@llvm.masked.load.v{n}i32.p0"
     contiguous = b.call(v, name, [("ptr", p), ("i32", "1"), (b.vmask, active), (v, "zeroinitializer")],
                         f"declare {v} {name}(ptr, i32, {b.vmask}, {v})")
+    b.raw(f"br label %{done}")
+    b.label(rows)
+    by_row, fits = _rows_read(lw, start, index, active)
+    row_end = b.fresh("rowsdone")[1:]
+    b.raw(f"br i1 {fits}, label %{row_end}, label %{scattered}")
+    b.label(row_end)
     b.raw(f"br label %{done}")
     b.label(scattered)
     ptrs = b.op(f"getelementptr i8, ptr {start}, {v} {index}")
@@ -180,7 +191,55 @@ def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
                       f"declare {v} {name}({b.vec('ptr')}, i32, {b.vmask}, {v})")
     b.raw(f"br label %{done}")
     b.label(done)
-    return b.op(f"phi {v} [{contiguous}, %{line}], [{gathered}, %{scattered}]")
+    return b.op(f"phi {v} [{contiguous}, %{line}], [{by_row}, %{row_end}], [{gathered}, %{scattered}]")
+
+
+def _rows_read(lw: Lowering, start: str, index: str, active: str) -> tuple[str, str]:
+    """(the wave's dwords read row by row, i1 whether that was right): each row of ROW lanes whose active
+    lanes address consecutive dwords from the row's first lane on is one masked load, one whose active
+    lanes all address the row's first lane's dword (that lane active) is one load and a broadcast. The
+    loads are masked to the rows that qualify, so no lane reads an address it did not ask for."""
+    b = lw.b
+    r = ROW
+    vr, mr = f"<{r} x i32>", f"<{r} x i1>"
+    ramp = "<" + ", ".join(f"i32 {4 * i}" for i in range(r)) + ">"
+    load_row, load_one = f"@llvm.masked.load.v{r}i32.p0", "@llvm.masked.load.v1i32.p0"
+    b.declare(f"declare {vr} {load_row}(ptr, i32, {mr}, {vr})")
+    b.declare(f"declare <1 x i32> {load_one}(ptr, i32, <1 x i1>, <1 x i32>)")
+
+    def none_of(mask: str) -> str:
+        return b.op(f"icmp eq i{r} {b.op(f'bitcast {mr} {mask} to i{r}')}, 0")
+
+    parts, fits = [], "true"
+    for g in range(lw.lanes // r):
+        sel = "<" + ", ".join(f"i32 {g * r + i}" for i in range(r)) + ">"
+        idx = b.op(f"shufflevector {b.v32} {index}, {b.v32} poison, <{r} x i32> {sel}")
+        act = b.op(f"shufflevector {b.vmask} {active}, {b.vmask} poison, <{r} x i32> {sel}")
+        f = b.op(f"extractelement {vr} {idx}, i64 0")
+        fv = b.op(f"insertelement {vr} poison, i32 {f}, i64 0")
+        fv = b.op(f"shufflevector {vr} {fv}, {vr} poison, <{r} x i32> zeroinitializer")
+        expect = b.op(f"add {vr} {fv}, {ramp}")
+        along = none_of(b.op(f"and {mr} {b.op(f'icmp ne {vr} {idx}, {expect}')}, {act}"))
+        same = none_of(b.op(f"and {mr} {b.op(f'icmp ne {vr} {idx}, {fv}')}, {act}"))
+        lead = b.op(f"extractelement {mr} {act}, i64 0")  # the single load reads lane 0's own address
+        uniform = b.op(f"and i1 {b.op(f'xor i1 {along}, true')}, {b.op(f'and i1 {same}, {lead}')}")
+        fits = b.op(f"and i1 {fits}, {b.op(f'or i1 {along}, {uniform}')}")
+        p = b.op(f"getelementptr i8, ptr {start}, i32 {f}")
+        row_mask = b.op(f"select i1 {along}, {mr} {act}, {mr} zeroinitializer")
+        row = b.call(vr, load_row, [("ptr", p), ("i32", "1"), (mr, row_mask), (vr, "zeroinitializer")])
+        one_mask = b.op(f"insertelement <1 x i1> poison, i1 {uniform}, i64 0")
+        one = b.call("<1 x i32>", load_one, [("ptr", p), ("i32", "1"), ("<1 x i1>", one_mask),
+                                             ("<1 x i32>", "zeroinitializer")])
+        spread = b.op(f"shufflevector <1 x i32> {one}, <1 x i32> poison, <{r} x i32> zeroinitializer")
+        spread = b.op(f"select {mr} {act}, {vr} {spread}, {vr} zeroinitializer")  # inactive lanes read 0
+        parts.append(b.op(f"select i1 {along}, {vr} {row}, {vr} {spread}"))
+    width = r
+    while len(parts) > 1:  # the rows back into one vector of the wave
+        t, sel = f"<{width} x i32>", "<" + ", ".join(f"i32 {i}" for i in range(2 * width)) + ">"
+        parts = [b.op(f"shufflevector {t} {x}, {t} {y}, <{2 * width} x i32> {sel}")
+                 for x, y in zip(parts[::2], parts[1::2], strict=True)]
+        width *= 2
+    return parts[0], fits
 
 
 def read_by_helper(lw: Lowering, kind: int, addr: str, exec_bits: str, size: int, signed: bool, tag: str) -> list[str]:

@@ -176,3 +176,46 @@ def test_lds_loads_agree(seed, wave32):
     assert results == [None, None]
     tiers.assert_same(*pair)
     assert pair[1].engine.jit.stats.native_instructions > 0
+
+
+_ROW_ADDRESSES = """
+v_mbcnt_lo_u32_b32 v20, -1, 0
+v_mbcnt_hi_u32_b32 v20, -1, v20
+v_and_b32 v21, 15, v20
+v_lshrrev_b32 v22, 4, v20
+v_mul_u32_u24 v23, 37, v22
+v_add_nc_u32 v23, v23, v21
+v_lshlrev_b32 v23, 2, v23
+v_lshlrev_b32 v24, 6, v22
+v_lshlrev_b32 v25, 2, v21
+v_and_b32 v26, 1, v22
+v_cmp_eq_u32 vcc_lo, 0, v26
+v_cndmask_b32 v26, v24, v23, vcc_lo
+v_mov_b32 v27, 0xffc
+v_add_nc_u32 v28, 0xfc0, v25
+v_and_b32 v29, 0xffc, v5
+"""
+
+
+@pytest.mark.parametrize("wave32", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_global_loads_by_rows_agree(seed, wave32):
+    """Dword loads whose rows of 16 lanes read along a row or one dword each (the 2D-tile fast path),
+    rows mixing both, a dword at the buffer's end and random addresses, under random EXEC and then all
+    lanes."""
+    addresses = (23, 24, 25, 26, 27, 28, 29)
+    every = "s_mov_b32 exec_lo, -1" if wave32 else "s_mov_b64 exec, -1"
+    body = ("s_mov_b32 s102, exec_lo" if wave32 else "s_mov_b64 s[102:103], exec") + f"\n{every}\n"
+    body += _ROW_ADDRESSES.replace("vcc_lo", "vcc_lo" if wave32 else "vcc")  # every lane's address
+    body += ("s_mov_b32 exec_lo, s102" if wave32 else "s_mov_b64 exec, s[102:103]") + "\n"
+    body += "\n".join(f"global_load_b32 v{8 + k}, v{a}, s[100:101]" for k, a in enumerate(addresses))
+    body += f"\ns_waitcnt vmcnt(0)\n{every}\n"
+    body += "\n".join(f"global_load_b32 v{15 + k}, v{a}, s[100:101]" for k, a in enumerate(addresses))
+    data = _random_data(np.random.default_rng(seed))
+    results, pair = [], tiers.pair()
+    for tb in pair:
+        k = _kernel(tb, assemble(body), wave32, {})
+        results.append(tiers.launch(tb, k, [tb.upload(data)], (2,), (64,)))
+    assert results == [None, None]
+    tiers.assert_same(*pair)
+    assert pair[1].engine.jit.stats.native_instructions > 0
