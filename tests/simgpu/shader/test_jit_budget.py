@@ -39,8 +39,8 @@ def _loop(tb, trips: int):
 
 @pytest.mark.parametrize("groups", [1, 2])
 def test_the_watchdog_fires_at_the_interpreters_instruction_past_many_slices(groups):
-    # 5 slices of native code before the limit; one wave (kept to the instruction) and several (rolled back)
-    watchdog = 5 * TICK + 17
+    # slices of native code before the limit; one wave (kept to the instruction) and several (rolled back)
+    watchdog = 2 * TICK + 17
     pair = tiers.pair(watchdog=watchdog)
     faults = []
     for tb in pair:
@@ -51,7 +51,7 @@ def test_the_watchdog_fires_at_the_interpreters_instruction_past_many_slices(gro
     tiers.assert_same(*pair)
     stats = pair[1].engine.jit.stats
     if groups == 1:  # a lone wave keeps what it ran natively; the interpreter finds the last few
-        assert stats.native_instructions > 4 * TICK and stats.budget_rollbacks == 0
+        assert stats.native_instructions > TICK and stats.budget_rollbacks == 0
     else:  # the limit fell inside a round of several waves: the interpreter ran it again from its start
         assert stats.budget_rollbacks == 1
 
@@ -62,14 +62,14 @@ def test_progress_hooks_hear_of_native_code_every_slice():
     for tb in pair:
         seen = []
         tb.engine.progress_hooks.append(seen.append)
-        k, args = _loop(tb, 100_000)
-        assert tiers.launch(tb, k, args, (2,), (32,)) is None
+        k, args = _loop(tb, 25_000)  # 2 waves x 4 x 25,000: about 3 slices
+        assert tiers.launch(tb, k, args, (1,), (64,)) is None
         reports.append(seen)
     tiers.assert_same(*pair)
     interp, jit = reports
     assert jit[-1].finished and jit[-1].wave_instructions == interp[-1].wave_instructions
     during = [p.wave_instructions for p in jit if not p.finished]
-    assert len(during) >= 400_000 * 2 // TICK - 2  # about one report per slice, as in the interpreter
+    assert len(during) >= 2  # one report per slice, as in the interpreter
     assert during == sorted(during) and during[-1] < jit[-1].wave_instructions
 
 
