@@ -5,10 +5,13 @@ The host's IEEE arithmetic rounds add/sub/mul exactly like the exact path, and i
 (llvm.fma, one rounding) is the exact fma; around it the translator applies what the interpreter
 applies: MODE's denormal flushing of inputs and results, and NaN results picked by fpexact.first_nan
 (the first NaN source operand quieted; a NaN made from numbers, inf - inf, is the host's default NaN in
-both tiers), so no payload depends on the order the host or LLVM evaluates operands in.
+both tiers, written as a constant: LLVM folds constant operands to its own default NaN, which need
+not be the host's), so no payload depends on the order the host or LLVM evaluates operands in.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from simgpu.shader.jit.lower import Unsupported
 from simgpu.shader.jit.lower_valu import Op, emits
@@ -16,6 +19,16 @@ from simgpu.shader.jit.lower_valu import Op, emits
 _FMT = {"f32": ("float", "i32", 0x7F800000, 0x80000000, 0x00400000, 0, 4),
         "f64": ("double", "i64", 0x7FF0000000000000, 1 << 63, 1 << 51, 2, 6)}
 IEEE_BIT = 9
+
+
+def _host_nan(dt, it) -> int:
+    """The NaN the host's arithmetic makes from numbers (inf - inf), as numpy (the interpreter) gets it."""
+    inf = np.array([np.inf], dt)
+    with np.errstate(invalid="ignore"):
+        return int((inf - inf).view(it)[0])
+
+
+HOST_NAN = {"f32": _host_nan(np.float32, np.uint32), "f64": _host_nan(np.float64, np.uint64)}
 
 
 def _s(v: int, bits: int) -> int:
@@ -64,7 +77,7 @@ class F:
 
     def first_nan(self, r: str, *ops: str) -> str:
         """fpexact.first_nan: NaN lanes of r take the first NaN operand (quieted); NaN lanes without a NaN
-        operand keep r. The fix-up runs only when some lane of r is NaN (a branch around it)."""
+        operand the host's default NaN. The fix-up runs only when some lane of r is NaN (a branch around it)."""
         b = self.b
         nan = self.isnan(r)
         anynan = b.call("i1", f"@llvm.vector.reduce.or.v{self.op.lw.lanes}i1", [(b.vmask, nan)],
@@ -75,7 +88,7 @@ class F:
         b.label(head)
         b.br_rare(anynan, fix, done)
         b.label(fix)
-        out = self.ints(r)
+        out = self.c(HOST_NAN[self.t])
         for x in reversed(ops):
             q = b.op(f"or {self.iv} {self.ints(x)}, {self.c(self.quiet)}")
             out = b.op(f"select {b.vmask} {self.isnan(x)}, {self.iv} {q}, {self.iv} {out}")

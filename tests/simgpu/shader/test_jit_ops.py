@@ -219,3 +219,17 @@ def test_global_loads_by_rows_agree(seed, wave32):
     assert results == [None, None]
     tiers.assert_same(*pair)
     assert pair[1].engine.jit.stats.native_instructions > 0
+
+
+@pytest.mark.parametrize("text", ["v_mul_f32_e64 v1, 0, 0x7f800000", "v_sub_f32_e64 v1, 0x7f800000, 0x7f800000",
+                                  "v_fma_f32 v1, 0, 0x7f800000, 1.0", "v_mul_f64 v[2:3], 0, 0x7ff00000",
+                                  "v_cvt_f64_f32 v[2:3], 0x7f800001", "v_cvt_f32_f64 v1, 0x7ff00001"])
+def test_nans_from_constant_operands_are_the_hosts(text):
+    """A NaN made from numbers is the host's default NaN in both tiers, also where every operand is a
+    constant and LLVM folds the operation (to its own default NaN, 0x7fc00000, not x86's 0xffc00000)."""
+    data = _random_data(np.random.default_rng(0))
+    pair = tiers.pair()
+    for tb in pair:
+        assert tiers.launch(tb, _kernel(tb, assemble(text), True, {}), [tb.upload(data)], (1,), (32,)) is None
+    tiers.assert_same(*pair)
+    assert pair[1].engine.jit.stats.native_instructions > 0
