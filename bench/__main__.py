@@ -1,12 +1,14 @@
 """Run every benchmark and print its figures."""
 
 from bench import (
+    bench_am,
     bench_clients,
     bench_compiler,
     bench_decode,
     bench_jit,
     bench_launch,
     bench_mem,
+    bench_native,
     bench_profile,
     bench_sanitize,
     bench_shader,
@@ -21,10 +23,12 @@ def main() -> None:
     bench_jit.main()
     bench_sanitize.main()
     bench_launch.main()
+    bench_am.main()
     bench_clients.main()
     bench_trace.main()
     bench_profile.main()
     bench_compiler.main()
+    bench_native.main([])
 
 
 if __name__ == "__main__":

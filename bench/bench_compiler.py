@@ -44,11 +44,11 @@ def _programs():
             "attention": q.scaled_dot_product_attention(q, q, is_causal=True), "max_pool2d": img.max_pool2d(2)}
 
 
-def compile_times() -> dict:
-    """Per-kernel seconds: cold (split into lowering, proof, backend) and cached."""
+def compile_times(backend_name: str = "llvm") -> dict:
+    """Per-kernel seconds with one backend: cold (split into lowering, proof, backend: the 'llvm' key) and cached."""
     from compiler import backend, cache, kernel
     from compiler.schedule import schedule
-    be = backend.get("llvm")
+    be = backend.get(backend_name)
     asts = []
     for t in _programs().values():
         asts += [i.ast for i in schedule([t.lazydata.base]) if i.kind == "kernel"]
@@ -117,7 +117,7 @@ def matmul_256() -> dict:
     a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     ta, tb = Tensor(a).realize(), Tensor(b).realize()
     dev = device.get("AMD")
-    sim = dev.rt.simulator
+    sim = dev.rt.os.simulator(dev.rt.gpu_id)
     (item,) = [i for i in schedule([(ta @ tb).lazydata.base]) if i.kind == "kernel"]
     prog = compile_ast(item.ast, dev.backend)
     out = dev.alloc(n * n * 4)

@@ -6,8 +6,9 @@
 
 `Tensor` builds a lazy graph; `realize()` / `numpy()` hand it to the scheduler (compiler.schedule), which cuts
 it into kernels; each kernel is lowered to the kernel IR (compiler.ir), simplified, linearized, proven in
-bounds with z3 (SIMGPU_CHECK_OOB=1) and compiled by a backend (compiler.backend: today the LLVM backend, via
-llvmlite, to a gfx1100 code object), cached in memory and on disk (compiler.cache), and launched on
+bounds with z3 (SIMGPU_CHECK_OOB=1) and compiled by a backend (compiler.backend: the native gfx1100 backend,
+the project's own instruction selection and register allocation, or the LLVM backend via llvmlite; either
+makes a gfx1100 code object), cached in memory and on disk (compiler.cache), and launched on
 `runtime.Device`. docs/compiler.md describes the pipeline.
 
 May import: simgpu.isa (targets, code objects); runtime (only to execute what it compiled).

@@ -17,6 +17,20 @@ from compiler.helpers import debug
 DEFAULT = "AMD"
 _KINDS: dict[str, type[Device]] = {}
 _OPEN: dict[str, Device] = {}
+_UNREFERENCED: list[DeviceBuffer] = []  # buffers whose tensors are gone, freed at the next safe point
+
+
+def release_later(buf: DeviceBuffer) -> None:
+    """Free a buffer whose tensor was garbage collected, at the next device operation rather than now: the
+    collector may run inside any allocation, in the middle of a queue submission, where freeing (which waits
+    for the queues) must not happen."""
+    _UNREFERENCED.append(buf)
+
+
+def release_unreferenced() -> None:
+    """Free the buffers release_later collected (called before each device operation)."""
+    while _UNREFERENCED:
+        _UNREFERENCED.pop().release()
 
 
 class DeviceBuffer:
@@ -94,6 +108,7 @@ class AMDDevice(Device):
         self._modules: dict[str, Any] = {}
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
+        release_unreferenced()
         return DeviceBuffer(self, nbytes, self.rt.alloc(max(nbytes, 4)))
 
     def free(self, buf: DeviceBuffer) -> None:
@@ -120,17 +135,30 @@ class AMDDevice(Device):
         return self._modules[program.key]
 
     def launch(self, program, buffers: list[DeviceBuffer]):
+        release_unreferenced()
         g = program.geometry
         launch = self.kernel(program)(*[b.handle for b in buffers], grid=g.grid, block=g.block, wait=False)
         if debug() >= 1:
             t = launch.wait()
             threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
-            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us",
-                  file=sys.stderr)
+            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us"
+                  f"{_resources(self.kernel(program), g.block)}", file=sys.stderr)
         return launch
 
     def synchronize(self) -> None:
+        release_unreferenced()
         self.rt.synchronize()
+
+
+def _resources(kernel, block: tuple[int, int, int]) -> str:
+    """'  N VGPRs, L bytes LDS, occupancy W waves/SIMD' of a loaded gfx11 kernel (either backend's), from its
+    descriptor and metadata."""
+    from compiler.backend.gfx11.emit import occupancy
+    kd = kernel.descriptor
+    vgprs = kernel.metadata.get(".vgpr_count", kd.vgpr_count)
+    lds = kd.group_segment_fixed_size
+    waves = -(-block[0] * block[1] * block[2] // kd.wavefront_size)
+    return f"  {vgprs:3d} VGPRs, {lds:5d} bytes LDS, occupancy {occupancy(vgprs, lds, waves):2d} waves/SIMD"
 
 
 def register_kind(kind: str, cls: type[Device]) -> None:

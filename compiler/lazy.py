@@ -168,5 +168,6 @@ def realize(*bufs: LazyBuffer) -> None:
 
 def mark_realized(base: LazyBuffer, buffer) -> None:
     """Turn a base into a realized buffer: drop its sources so the graph behind it can be freed."""
+    from compiler.device import release_later
     base.op, base.srcs, base.arg, base.buffer = LoadOps.BUFFER, (), None, buffer
-    weakref.finalize(base, buffer.release).atexit = False
+    weakref.finalize(base, release_later, buffer).atexit = False

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mockgpu import drm, progress, topology
+from mockgpu import drm, pci, progress, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
 from mockgpu.kfd import VMID, VRAM_BASE, KfdProcess, Node
@@ -27,6 +27,7 @@ from mockgpu.usermem import LocalProcess, UserMemory
 from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
 from simgpu.mem import shared
+from simgpu.soc import SOC, MMIOError
 
 DEFAULT_VRAM = 8 << 30
 DEFAULT_WALL_WATCHDOG = 30.0  # seconds of host time a dispatch may run (SIMGPU_WATCHDOG_S; 0: no limit)
@@ -62,11 +63,12 @@ _BY_NR = {kfd.ioc_nr(req): (req, *v) for req, v in _HANDLERS.items()}
 
 @dataclass
 class File:
-    """An open file of the mock: /dev/kfd or a render node."""
+    """An open file of the mock: /dev/kfd, a render node, a PCI function's file or a firmware file."""
 
-    kind: str  # "kfd" or "render"
+    kind: str  # "kfd", "render", "pci" or "firmware"
     path: str
     node: Node | None = None
+    name: str = ""  # pci: "config", "enable", "resource0/2/5"; firmware: the file name
 
 
 class MockOS(OS):
@@ -93,6 +95,14 @@ class MockOS(OS):
                 g.engine.progress_hooks.append(progress.DispatchProgress(g.name))
         self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL),
                            RangeAllocator(0, GTT_SIZE)) for i, g in enumerate(self.gpus)]
+        # Each GPU is also a PCI function (simgpu.soc: registers, doorbell and VRAM BARs, config space) for a
+        # userspace driver; every GPU reaches every other one's VRAM at that GPU's BAR0 bus address (PCIe P2P).
+        self.socs = [SOC(g, i) for i, g in enumerate(self.gpus)]
+        for i, soc in enumerate(self.socs):
+            for j, g in enumerate(self.gpus):
+                if i != j:
+                    g.phys.add_system(soc.pci.bars[0].address, self.gpus[i].phys.vram)
+        self.firmware = pci.FirmwareStore.from_environment()
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
         # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).
         self.lazy_doorbells = bool(int(os.environ.get("MOCKGPU_LAZY_DOORBELLS", "0") or 0)) \
@@ -116,13 +126,15 @@ class MockOS(OS):
         self.files: dict[int, File] = {}
         self._next_fd = 100
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
-        self.sysfs = topology.build(shapes)
+        self.sysfs = topology.build(shapes) | pci.sysfs(self.socs)
         self.devices = {"/dev/kfd": None} | {f"/dev/dri/renderD{128 + i}": nd for i, nd in enumerate(self.nodes)}
-        self.dirs = topology.listing(self.sysfs, list(self.devices))
+        firmware = [f"{pci.FIRMWARE_DIR}/{name}" for name in self.firmware.names()]
+        self.dirs = topology.listing(self.sysfs, list(self.devices) + pci.openable(n) + firmware)
 
-    def simulator(self, gpu_id: int):
-        """The simgpu.GPU behind a gpu_id (None if unknown): for tests and tools; the runtime never asks."""
-        return next((nd.gpu for nd in self.nodes if nd.gpu_id == gpu_id), None)
+    def simulator(self, gpu_id: int | str):
+        """The simgpu.GPU behind a gpu_id or a PCI bus id ("0000:03:00.0") (None if unknown): for tests and tools;
+        the runtime never asks."""
+        return next((nd.gpu for nd in self.nodes if gpu_id in (nd.gpu_id, pci.bus_id(nd.index))), None)
 
     def sanitize(self, gpu_id: int, checks=None) -> dict:
         """The simulator's sanitizers of a GPU: turns `checks` on (if given) and returns the checks now on and
@@ -155,9 +167,10 @@ class MockOS(OS):
             for name, _, code_va in note.get("kernels", []):
                 san.name_kernel(int(code_va), str(name))
 
-    def device_report(self, gpu_id: int) -> DeviceReport:
-        """The simulator's account of a GPU: every queue's state, its error and fault (wave, PC, instruction,
-        registers) for a queue that stopped, and the kind of the first such fault."""
+    def device_report(self, gpu_id: int | str) -> DeviceReport:
+        """The simulator's account of a GPU (by gpu_id, or PCI bus id for a userspace driver): every queue's state,
+        its error and fault (wave, PC, instruction, registers) for a queue that stopped, the SOC's state (VM
+        contexts, IH, PSP, errors), and the kind of the first fault."""
         gpu = self.simulator(gpu_id)
         if gpu is None:
             raise OSError(errno.ENODEV, f"no GPU with gpu_id {gpu_id}")
@@ -166,12 +179,51 @@ class MockOS(OS):
 
     # ---- files --------------------------------------------------------------------------------------
     def open(self, path: str, flags: int = os.O_RDWR) -> int:
-        if path not in self.devices:
-            raise OSError(errno.ENOENT, f"{path}: no such device", path)
+        if path in self.devices:
+            f = File("kfd" if path == "/dev/kfd" else "render", path, self.devices[path])
+        elif (where := pci.parse(path)) is not None and where[0] < len(self.nodes):
+            f = File("pci", path, self.nodes[where[0]], where[1])
+        elif path.rpartition("/")[0] == pci.FIRMWARE_DIR and path.rpartition("/")[2] in self.firmware.names():
+            f = File("firmware", path, None, path.rpartition("/")[2])
+        else:
+            raise OSError(errno.ENOENT, f"{path}: no such device or file", path)
         fd = self._next_fd
         self._next_fd += 1
-        self.files[fd] = File("kfd" if path == "/dev/kfd" else "render", path, self.devices[path])
+        self.files[fd] = f
         return fd
+
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        f = self._file(fd)
+        if length < 0 or offset < 0:
+            raise OSError(errno.EINVAL, f"pread of {length} bytes at {offset}")
+        if f.kind == "firmware":
+            return self.firmware.read(f.name)[offset:offset + length]
+        soc = self._soc(f, ("config", "enable"))
+        if f.name == "config":
+            return soc.pci.read(offset, length)
+        return (b"1\n" if soc.pci.enabled else b"0\n")[offset:offset + length]
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        f = self._file(fd)
+        soc = self._soc(f, ("config", "enable"))
+        if f.name == "config":
+            return soc.pci.write(offset, bytes(data))
+        try:
+            soc.pci.enable(bool(int(bytes(data).strip() or b"0")))
+        except ValueError:
+            raise OSError(errno.EINVAL, f"{f.path}: write '0' or '1'") from None
+        return len(data)
+
+    def _file(self, fd: int) -> File:
+        f = self.files.get(fd)
+        if f is None:
+            raise OSError(errno.EBADF, f"fd {fd} is not open")
+        return f
+
+    def _soc(self, f: File, names: tuple[str, ...]) -> SOC:
+        if f.kind != "pci" or f.name not in names:
+            raise OSError(errno.EINVAL, f"{f.path}: not a file this call applies to")
+        return self.socs[f.node.index]
 
     def close(self, fd: int) -> None:
         if self.files.pop(fd, None) is None:
@@ -270,7 +322,7 @@ class MockOS(OS):
         if f is None:
             raise OSError(errno.EBADF, f"fd {fd} is not open")
         file_offset, arr, handle = self._file_region(f, length, offset)
-        a = self._place(length, addr, flags, arr, file_offset, prot)
+        a = self._place(length, addr, flags, arr if arr.size else None, file_offset, prot)
         return Mapping(a, memoryview(arr)[:length], length, fd, offset, handle)
 
     def check_mmap(self, fd: int, length: int, offset: int) -> None:
@@ -299,6 +351,10 @@ class MockOS(OS):
 
     def _file_region(self, f: File, length: int, offset: int):
         """(offset in the device memory file, its bytes, mapping handle) of an mmap of a device file."""
+        if f.kind == "pci":
+            return self._bar_region(f, length, offset)
+        if f.kind == "firmware":
+            raise OSError(errno.ENODEV, f"{f.path}: firmware files are read, not mapped")
         if f.kind == "kfd":
             node = self._node_of_offset(offset)
             page = DOORBELL_PAGE if offset < MMIO_AREA else MMIO_PAGE
@@ -315,6 +371,22 @@ class MockOS(OS):
         arr = self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + length] if al.kind == "vram" else al.buf[:length]
         return al.file_offset, arr, ("bo", offset)
 
+    def _bar_region(self, f: File, length: int, offset: int):
+        """A BAR mapping: VRAM for BAR0 (its pages in the device-memory file); BAR2/BAR5 are MMIO, reached only
+        through mmio_read/mmio_write (no bytes behind them)."""
+        soc = self.socs[f.node.index]
+        if f.name not in ("resource0", "resource2", "resource5"):
+            raise OSError(errno.ENODEV, f"{f.path} cannot be mapped")
+        bar = soc.pci.bars[int(f.name[-1])]
+        if offset + length > bar.size:
+            raise OSError(errno.EINVAL, f"{f.path}: [{offset:#x}, +{length:#x}) exceeds the {bar.size:#x}-byte BAR")
+        if bar.index == 0:
+            vram = f.node.gpu.phys.vram
+            if offset + length > vram.size:
+                raise OSError(errno.EINVAL, f"{f.path}: [{offset:#x}, +{length:#x}) is past the end of VRAM")
+            return self.devmem.vram_offset(f.node.index) + offset, vram[offset:offset + length], ("vram", f.node)
+        return None, np.zeros(0, np.uint8), (f"bar{bar.index}", f.node)
+
     def munmap(self, mapping: Mapping) -> None:
         self.space.unmap(mapping.addr, mapping.length)
         placed = self._placed.pop(mapping.addr, None)
@@ -325,6 +397,18 @@ class MockOS(OS):
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
         check_mmio(mapping, offset, size)
         kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
+        if kind in ("bar2", "bar5"):
+            soc = self.socs[node.index]
+            try:
+                if kind == "bar5":
+                    soc.mmio_write(mapping.offset + offset, value, size)
+                elif self.lazy_doorbells and size == 8 and soc.nbio.doorbells_enabled:
+                    node.gpu.doorbells[(mapping.offset + offset) // 8] = value & 0xFFFFFFFFFFFFFFFF
+                else:
+                    soc.doorbell_write(mapping.offset + offset, value, size)
+            except MMIOError as e:
+                raise OSError(errno.EIO, str(e)) from None
+            return
         if kind == "doorbell" and node is not None:
             slot = (mapping.offset & 0x1FFF) // 8 + offset // 8
             if self.lazy_doorbells:
@@ -333,3 +417,18 @@ class MockOS(OS):
                 node.gpu.ring_doorbell(slot, value)
             return
         mapping.view[offset:offset + size] = int(value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+
+    def mmio_read(self, mapping: Mapping, offset: int, size: int = 4) -> int:
+        check_mmio(mapping, offset, size)
+        kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
+        if kind in ("bar2", "bar5"):
+            soc = self.socs[node.index]
+            if any(q.state != "idle" for q in node.gpu.queues) or node.gpu.pending_doorbells():
+                self.process.progress()  # the device runs while the CPU reads its registers
+            try:
+                if kind == "bar5":
+                    return soc.mmio_read(mapping.offset + offset, size)
+                return soc.doorbell_read(mapping.offset + offset, size)
+            except MMIOError as e:
+                raise OSError(errno.EIO, str(e)) from None
+        return int.from_bytes(bytes(mapping.view[offset:offset + size]), "little")

@@ -312,7 +312,7 @@ class KfdProcess:
             return al.pa, True, al.buf
         if al.node == n.index:
             return al.pa, False, None
-        return PEER_PA_BASE + (al.node << 40) + al.pa, True, self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + al.size]
+        return PEER_PA_BASE + (al.node << 40) + al.pa, True, None  # the machine wires every peer's BAR (MockOS)
 
     def unmap_memory_from_gpu(self, a) -> None:
         al = self.alloc_of(a.handle)

@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from runtime.uapi import kfd
+from simgpu.hw.discovery import DISCOVERY_TMR_OFFSET
 from simgpu.mem import PageTableBuilder
+from simgpu.soc.pci import PEER_BAR_BASE
 
 PAGE = 4096
 SYSTEM_PA_BASE = 1 << 32  # system-aperture physical addresses of GTT/USERPTR buffers
-PEER_PA_BASE = 1 << 44  # system-aperture addresses of peer VRAM: the BAR of GPU i at PEER_PA_BASE + (i << 40)
-PT_POOL = 64 << 20  # VRAM at the top of each GPU reserved for page tables
+# System-aperture addresses of peer VRAM: the BAR0 of GPU i at PEER_PA_BASE + (i << 40) (simgpu.soc.pci).
+PEER_PA_BASE = PEER_BAR_BASE
+PT_POOL = 64 << 20  # VRAM at the top of each GPU reserved for page tables (but for the IP discovery table's 64 KiB)
 GTT_SIZE = 32 << 30  # amdgpu's default GTT limit: half of system memory (the CPU node shows 64 GiB)
 
 
@@ -104,7 +107,7 @@ class VM:
     def __init__(self, gpu, vmid: int):
         self.gpu, self.vmid = gpu, vmid
         top = gpu.phys.vram_size
-        self._pt_pages = RangeAllocator(top - PT_POOL, top)
+        self._pt_pages = RangeAllocator(top - PT_POOL, top - DISCOVERY_TMR_OFFSET)
         self.tables = PageTableBuilder(gpu.phys, lambda: self._pt_pages.alloc(PAGE),
                                        lambda pa: self._pt_pages.release(pa, PAGE))
         gpu.mmu.set_root(vmid, self.tables.root)

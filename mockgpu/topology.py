@@ -6,6 +6,8 @@ Node 0 is the CPU, nodes 1.. are the simulated gfx1100 GPUs, with the property n
 
 from __future__ import annotations
 
+from simgpu.hw import discovery
+
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 
 # Navi 31 identity, shared with the render node's AMDGPU_INFO answers (mockgpu.drm).
@@ -64,35 +66,24 @@ def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict
                                              "max_bandwidth": 64000, "recommended_transfer_size": 0, "flags": 1})}
 
 
-# The IP blocks a Navi 31 reports in its discovery table that the simulator models, as amdgpu's sysfs shows them
-# (amdgpu_discovery.c: ip_discovery/die/#die/#hw_id/#instance/): name -> (hw_id, instances, version, register
-# base addresses per segment). GC 11.0.0 is gfx1100; SDMA 6.0.0 per engine (HW_IP_INFO's DMA 6.0); NBIF 4.3.0
-# holds the HDP flush registers (simgpu.hw.regs); the bases are the navi10_ip_offset.h segments amdgpu uses.
-IP_BLOCKS = {
-    "GC": (11, 1, (11, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
-    "SDMA0": (42, 1, (6, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
-    "SDMA1": (43, 1, (6, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
-    "NBIF": (108, 1, (4, 3, 0), (0x0, 0x14, 0xD20, 0x10400, 0x241B000)),
-    "HDP": (41, 1, (6, 0, 0), (0xF20, 0x240A400)),
-    "MMHUB": (34, 1, (3, 0, 0), (0x1A000, 0x2408800)),
-    "ATHUB": (35, 1, (3, 0, 0), (0xC00, 0x2408C00)),
-    "OSSSYS": (40, 1, (6, 0, 0), (0x10A0, 0x240A000)),
-}
+# The IP blocks of amdgpu's sysfs (amdgpu_discovery.c: ip_discovery/die/#die/#hw_id/#instance/) are those of the
+# discovery table the device itself holds at the top of its VRAM (simgpu.hw.discovery, what an AM driver reads):
+# GC 11.0.0 is gfx1100; SDMA 6.0.0 per engine (HW_IP_INFO's DMA 6.0); NBIF 4.3.0 holds the HDP flush registers.
 DRM_CLASS = "/sys/class/drm"
 
 
 def ip_discovery(sdma_engines: int) -> dict[str, str]:
     """The files of device/ip_discovery/ (relative to it) for one GPU; each hw_id directory also appears under
     the block's name, as amdgpu links it."""
-    blocks = {k: v for k, v in IP_BLOCKS.items() if not k.startswith("SDMA") or int(k[4:]) < sdma_engines}
-    files = {"die/0/num_ips": f"{sum(v[1] for v in blocks.values())}\n"}
-    for name, (hw_id, count, (major, minor, rev), bases) in blocks.items():
-        for inst in range(count):
-            attrs = {"hw_id": hw_id, "num_instance": inst, "major": major, "minor": minor, "revision": rev,
-                     "harvest": "0x0", "num_base_addresses": len(bases),
-                     "base_addr": "".join(f"0x{b:08X}\n" for b in bases).rstrip("\n")}
-            for d in (str(hw_id), name):
-                files.update({f"die/0/{d}/{inst}/{k}": f"{v}\n" for k, v in attrs.items()})
+    blocks = [b for b in discovery.NAVI31_IP_BLOCKS if not b.name.startswith("SDMA") or int(b.name[4:]) < sdma_engines]
+    files = {"die/0/num_ips": f"{len(blocks)}\n"}
+    for b in blocks:
+        (major, minor, rev), inst = b.version, b.instance
+        attrs = {"hw_id": b.hw_id, "num_instance": inst, "major": major, "minor": minor, "revision": rev,
+                 "harvest": "0x0", "num_base_addresses": len(b.bases),
+                 "base_addr": "".join(f"0x{a:08X}\n" for a in b.bases).rstrip("\n")}
+        for d in (str(b.hw_id), b.name):
+            files.update({f"die/0/{d}/{inst}/{k}": f"{v}\n" for k, v in attrs.items()})
     return files
 
 

@@ -53,12 +53,24 @@ def _props(text: str) -> dict:
 
 
 class Device:
-    """An AMD GPU: Device("AMD:0", queue="pm4"|"aql"); os defaults to the process's OS (select_os()). Several
+    """An AMD GPU: Device("AMD:0", queue="pm4"|"aql", driver="kfd"|"am"); os defaults to the process's OS
+    (select_os()). driver="am" gives a runtime.am.device.AMDevice, which drives the PCI function itself. Several
     Devices may drive one GPU in one process (they share its amdkfd context); close() or a `with` block
     releases what one holds. `sanitize` ("memcheck,initcheck,racecheck,hazards" or "all") turns on the
     simulator's sanitizers (runtime.sanitize; OSError on a real GPU)."""
 
-    def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None, sanitize: str | None = None):
+    driver = "kfd"  # (runtime.am.device.AMDevice: "am")
+
+    def __new__(cls, *args, driver: str = "kfd", **kwargs):
+        if driver not in ("kfd", "am"):
+            raise ValueError(f"driver must be 'kfd' or 'am', not {driver!r}")
+        if cls is Device and driver == "am":
+            from runtime.am.device import AMDevice  # the AM backend: this runtime drives the PCI function itself
+            cls = AMDevice
+        return super().__new__(cls)
+
+    def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None, sanitize: str | None = None,
+                 driver: str = "kfd"):
         if queue not in ("pm4", "aql"):
             raise ValueError(f"queue must be 'pm4' or 'aql', not {queue!r}")
         self.name, self.queue_kind = name, queue
@@ -158,6 +170,18 @@ class Device:
         self.os.ioctl(self.kfd_fd, request, buf)
         return type(args).unpack(buf)
 
+    def create_hw_queue(self, q, ring_size: int, rptr: int, wptr: int) -> tuple[int, object, int]:
+        """CREATE_QUEUE for a runtime.queues queue: (queue id, doorbell page mapping, byte offset in it)."""
+        a = kfd.kfd_ioctl_create_queue_args(ring_base_address=q.ring.va, ring_size=ring_size, gpu_id=self.gpu_id,
+                                            queue_type=q.queue_type, queue_percentage=100, queue_priority=7,
+                                            read_pointer_address=rptr, write_pointer_address=wptr)
+        a = self.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_QUEUE, a)
+        return a.queue_id, self.doorbell_mapping(a.doorbell_offset), a.doorbell_offset & 0x1FFF
+
+    def destroy_hw_queue(self, q) -> None:
+        """DESTROY_QUEUE."""
+        self.kfd_ioctl(kfd.AMDKFD_IOC_DESTROY_QUEUE, kfd.kfd_ioctl_destroy_queue_args(queue_id=q.queue_id))
+
     def doorbell_mapping(self, doorbell_offset: int):
         """The CPU mapping of the doorbell page holding `doorbell_offset` (mapped once)."""
         page = doorbell_offset & ~0x1FFF
@@ -228,6 +252,10 @@ class Device:
             self.os.munmap(buf.reservation)
         if not self.closed:  # close() destroyed the queues first: nothing uses the buffer any more
             self.wait_idle()
+        self._free_memory(buf)
+
+    def _free_memory(self, buf: Buffer) -> None:
+        """Give the buffer's memory back to the driver (FREE_MEMORY_OF_GPU)."""
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
 
     # ---- copies ---------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import ctypes
 import errno
 import importlib.metadata
 import os
-import struct
 from dataclasses import dataclass, field
 
 PROT_NONE, PROT_READ, PROT_WRITE, PROT_EXEC = 0, 1, 2, 4
@@ -82,8 +81,21 @@ class OS:
         """Whether a path exists."""
         raise NotImplementedError
 
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        """Read up to `length` bytes of an opened file at `offset` (a PCI function's config space, a firmware file)."""
+        raise NotImplementedError
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        """Write bytes to an opened file at `offset` (PCI config space, sysfs `enable`); how many were taken."""
+        raise NotImplementedError
+
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
-        """A store to MMIO (doorbells): never a plain memoryview store, so a mock or a recorder sees it."""
+        """A store to MMIO (doorbells, registers): never a plain memoryview store, so a mock or a recorder sees it."""
+        raise NotImplementedError
+
+    def mmio_read(self, mapping: Mapping, offset: int, size: int = 4) -> int:
+        """A load from MMIO (a register of a mapped PCI BAR): one access of `size` bytes, which a device may answer
+        with a side effect, so never a plain memoryview read either."""
         raise NotImplementedError
 
     def device_report(self, gpu_id: int) -> DeviceReport:
@@ -142,8 +154,21 @@ class HostOS(OS):
     def exists(self, path: str) -> bool:
         return os.path.exists(path)
 
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        return os.pread(fd, length, offset)
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        return os.pwrite(fd, data, offset)
+
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
-        struct.pack_into(_MMIO_FMT[size], mapping.view, offset, value)
+        # One aligned store of `size` bytes (struct.pack_into would store byte by byte, which a device sees as
+        # four partial register writes).
+        check_mmio(mapping, offset, size)
+        mapping.view.cast(_MMIO_FMT[size][1])[offset // size] = value & ((1 << 8 * size) - 1)
+
+    def mmio_read(self, mapping: Mapping, offset: int, size: int = 4) -> int:
+        check_mmio(mapping, offset, size)
+        return mapping.view.cast(_MMIO_FMT[size][1])[offset // size]
 
     def device_report(self, gpu_id: int) -> DeviceReport:
         return DeviceReport()  # amdgpu's own account (the kernel log) is not part of its interface
@@ -172,9 +197,9 @@ def libc_munmap(addr: int, length: int) -> None:
 
 
 def check_mmio(mapping: Mapping, offset: int, size: int) -> None:
-    """Validate an MMIO store (size and bounds)."""
+    """Validate an MMIO access (size, alignment and bounds)."""
     if size not in _MMIO_FMT or offset < 0 or offset + size > mapping.length or offset % size:
-        raise OSError(errno.EINVAL, f"bad MMIO write of {size} bytes at offset {offset:#x}")
+        raise OSError(errno.EINVAL, f"bad MMIO access of {size} bytes at offset {offset:#x}")
 
 
 OS_SELECTOR_GROUP = "simgpu.os"  # entry point group of the OS selector (pyproject.toml: wiring.os_select)

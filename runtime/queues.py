@@ -37,18 +37,14 @@ class HWQueue:
         return self.ptrs.va, self.ptrs.va + 8
 
     def _create(self) -> None:
+        # The driver makes the queue (amdkfd's CREATE_QUEUE, or the AM backend's MQD/HQD programming): its id, the
+        # doorbell's mapping and byte offset in it.
         rptr, wptr = self._addresses()
-        a = kfd.kfd_ioctl_create_queue_args(ring_base_address=self.ring.va, ring_size=RING_SIZE, gpu_id=self.dev.gpu_id,
-                                            queue_type=self.queue_type, queue_percentage=100, queue_priority=7,
-                                            read_pointer_address=rptr, write_pointer_address=wptr)
-        a = self.dev.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_QUEUE, a)
-        self.queue_id = a.queue_id
-        self.doorbell = self.dev.doorbell_mapping(a.doorbell_offset)
-        self.doorbell_offset = a.doorbell_offset & 0x1FFF
+        self.queue_id, self.doorbell, self.doorbell_offset = self.dev.create_hw_queue(self, RING_SIZE, rptr, wptr)
 
     def destroy(self) -> None:
-        """DESTROY_QUEUE."""
-        self.dev.kfd_ioctl(kfd.AMDKFD_IOC_DESTROY_QUEUE, kfd.kfd_ioctl_destroy_queue_args(queue_id=self.queue_id))
+        """Remove the queue from the GPU (DESTROY_QUEUE, or the AM backend's dequeue)."""
+        self.dev.destroy_hw_queue(self)
 
     def recreate(self) -> None:
         """After a fault: destroy the hung queue and start a fresh one; pending work counts as done."""

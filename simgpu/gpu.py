@@ -74,6 +74,7 @@ class GPU:
         self.packet_budget = PACKET_BUDGET
         self.pm4, self.aql, self.sdma, self.dma = PM4Processor(self), AQLProcessor(self), SDMAProcessor(self), DMA(self)
         self.perfmon = PerfMonitor(self)  # performance counters and thread trace (simgpu.profile)
+        self.soc = None  # the PCI function's register file etc. (simgpu.soc.SOC), attached by an owner that offers it
         self._seq = 0
 
     # ---------------------------------------------------------------------------------------------- queues
@@ -307,4 +308,6 @@ class GPU:
             lines.append("  " + q.describe())
             if q.error is not None and q.error.fault is not None:
                 lines += ["    " + line for line in q.error.fault.report_lines()]
+        if self.soc is not None:
+            lines += ["  " + line for line in self.soc.describe()]
         return "\n".join(lines)

@@ -27,7 +27,7 @@ COMPRESS_MIN = 512  # payloads smaller than this are stored raw: zlib would not 
 SAMPLE = 1 << 16  # large payloads are compressed only when a sample of them shrinks (random data does not)
 MAX_RECORD = 1 << 31
 RECORD_TYPES = ("open", "close", "ioctl", "mmap", "munmap", "read_text", "listdir", "exists", "mmio", "report",
-                "note", "sanitize", "progress")
+                "note", "sanitize", "progress", "mmio_read", "pread", "pwrite")
 
 
 class TraceError(Exception):

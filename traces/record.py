@@ -1,10 +1,12 @@
 """RecordingOS: wraps any `OS` and writes every call through the seam to a trace (docs/traces.md).
 
-At each point where the GPU can observe host memory (every ioctl and every mmio_write) the host's writes to
+At each point where the GPU can observe host memory (every ioctl, mmio_write and mmio_read) the host's writes to
 tracked mappings since the previous point are recorded as page runs ("w"); after the call, what changed
 during it (the GPU or the driver writing) is recorded too ("g"). Tracked: every mapping except /dev/kfd
 doorbell pages, whose stores go through mmio_write. The driver's report (device_report) is forwarded and
 recorded like any other call; so is `progress`, the process-level server running the GPUs between a client's calls.
+An AM driver's traffic is the same records: pread/pwrite of PCI config space and sysfs `enable`, mmaps of the BAR
+files (BAR0's VRAM windows tracked like any mapping), mmio_read/mmio_write of registers and doorbells.
 """
 
 from __future__ import annotations
@@ -164,6 +166,18 @@ class RecordingOS(OS):
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
         rec = {"t": "mmio", "id": self._mid(mapping), "offset": offset, "value": value, "size": size}
         self._call(rec, self.inner.mmio_write, mapping, offset, value, size, sync=True)
+
+    def mmio_read(self, mapping: Mapping, offset: int, size: int = 4) -> int:
+        rec = {"t": "mmio_read", "id": self._mid(mapping), "offset": offset, "size": size}
+        return self._call(rec, self.inner.mmio_read, mapping, offset, size, sync=True, result_key="value")
+
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        rec = {"t": "pread", "fd": fd, "length": length, "offset": offset}
+        return self._call(rec, self.inner.pread, fd, length, offset, result_key="data")
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        rec = {"t": "pwrite", "fd": fd, "data": bytes(data), "offset": offset}
+        return self._call(rec, self.inner.pwrite, fd, data, offset, result_key="ret")
 
     def progress(self, poll_all: bool = True) -> bool:
         """The driver running the GPUs on its own (mockgpu's process-level server, between a client's calls),

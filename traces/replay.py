@@ -208,6 +208,28 @@ class Replayer:
         _, d = self._run(call, rec, self.os.mmio_write, self.maps[rec["id"]], rec["offset"], rec["value"], rec["size"])
         return d or self._gpu_writes(call, rec)
 
+    def _mmio_read(self, rec):
+        call = f"mmio_read(mapping {rec['id']}, offset {rec['offset']:#x})"
+        self._host_writes(rec)
+        got, d = self._run(call, rec, self.os.mmio_read, self.maps[rec["id"]], rec["offset"], rec["size"])
+        if d is None and "value" in rec and got != rec["value"]:
+            d = self._div(call, "value", hex(rec["value"]), hex(got))
+        return d or self._gpu_writes(call, rec)
+
+    def _pread(self, rec):
+        call = f"pread(fd={rec['fd']}, {rec['length']} bytes at {rec['offset']:#x})"
+        got, d = self._run(call, rec, self.os.pread, self.fds.get(rec["fd"], rec["fd"]), rec["length"], rec["offset"])
+        if d is None and "data" in rec and got != rec["data"]:
+            d = self._div(call, "data", *_first_difference(rec["data"], got))
+        return d
+
+    def _pwrite(self, rec):
+        call = f"pwrite(fd={rec['fd']}, {len(rec['data'])} bytes at {rec['offset']:#x})"
+        got, d = self._run(call, rec, self.os.pwrite, self.fds.get(rec["fd"], rec["fd"]), rec["data"], rec["offset"])
+        if d is None and "ret" in rec and got != rec["ret"]:
+            d = self._div(call, "ret", rec["ret"], got)
+        return d
+
     def _ioctl(self, rec):
         req = rec["req"]
         call = f"ioctl({ioctl_name(req)})"

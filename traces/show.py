@@ -46,6 +46,15 @@ def format_record(rec: dict, verbose: bool = False) -> str:
     elif t == "mmio":
         s = f"mmio_write(mapping {rec['id']}, offset={rec['offset']:#x}, value={rec['value']:#x}, size={rec['size']})"
         s += _err(rec)
+    elif t == "mmio_read":
+        s = f"mmio_read(mapping {rec['id']}, offset={rec['offset']:#x}, size={rec['size']})" + \
+            (_err(rec) or f" = {rec.get('value', 0):#x}")
+    elif t == "pread":
+        s = f"pread(fd={rec['fd']}, length={rec['length']}, offset={rec['offset']:#x})" + \
+            (_err(rec) or f" = {len(rec.get('data', b''))} bytes")
+    elif t == "pwrite":
+        s = f"pwrite(fd={rec['fd']}, {bytes(rec['data'][:16])!r}, offset={rec['offset']:#x})" + \
+            (_err(rec) or f" = {rec.get('ret')}")
     elif t == "read_text":
         text = rec.get("text") or ""
         s = f"read_text({rec['path']!r})" + (_err(rec) or f" = {text[:60]!r}{'...' if len(text) > 60 else ''}")

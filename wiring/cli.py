@@ -6,7 +6,7 @@ import sys
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from wiring.demo import run
-    return 0 if run(args.queue, compiled=not args.kernels_only) else 1
+    return 0 if run(args.queue, compiled=not args.kernels_only, driver=args.driver) else 1
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:
@@ -21,7 +21,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
-    return run(cmd, args.devices, args.vram, args.record, args.sanitize)
+    return run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am)
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
@@ -56,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
     d.add_argument("--queue", choices=["pm4", "aql"], default="pm4")
+    d.add_argument("--driver", choices=["kfd", "am"], default="kfd",
+                   help="am: the runtime boots and drives the GPU's PCI function itself (no amdkfd)")
     d.add_argument("--kernels-only", action="store_true",
                    help="only the hand-written LLVM IR kernels, not the compiler's MLP and transformer block")
     d.set_defaults(func=_cmd_demo)
@@ -68,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
     r.add_argument("--sanitize", metavar="CHECKS", help="memcheck,initcheck,racecheck,hazards or all; findings on "
                                                         "stderr (default: $SIMGPU_SANITIZE)")
+    r.add_argument("--am", action="store_true", help="also serve the GPUs as remote PCI functions for a userspace "
+                                                     "(AM) driver: tinygrad's, with DEV=PCI+AMD (sets REMOTE)")
     r.add_argument("cmd", nargs=argparse.REMAINDER)
     r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "

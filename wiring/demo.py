@@ -8,15 +8,16 @@ import time
 import numpy as np
 
 
-def run(queue: str = "pm4", out=print, compiled: bool = True) -> bool:
+def run(queue: str = "pm4", out=print, compiled: bool = True, driver: str = "kfd") -> bool:
     """Build, run and check both kernels (and, with `compiled`, the compiler's examples on the same device);
-    print the table; True when every check passes."""
+    print the table; True when every check passes. `driver` "am": the runtime drives the PCI function itself."""
     import runtime
     from compiler.samples import MATMUL, SAXPY
     from wiring.os_select import mock_os, traced
-    out(f"simgpu demo: running on the SIMULATED gfx1100 (mockgpu.MockOS, queue={queue}), not on hardware")
+    out(f"simgpu demo: running on the SIMULATED gfx1100 (mockgpu.MockOS, queue={queue}"
+        f"{', driver=am' if driver == 'am' else ''}), not on hardware")
     mock = mock_os(devices=1, vram_size=1 << 30)
-    dev = runtime.Device("AMD:0", queue=queue, os=traced(mock))
+    dev = runtime.Device("AMD:0", queue=queue, os=traced(mock), driver=driver)
     counters = mock.simulator(dev.gpu_id).engine.counters  # the simulator's own count, not the runtime's
     rows, ok = [], True
     rng = np.random.default_rng(1234)

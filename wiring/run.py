@@ -35,10 +35,12 @@ def record_path(base: str, n: int) -> str:
 
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
-        sanitize: str | None = None) -> int:
+        sanitize: str | None = None, am: bool = False) -> int:
     """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
-    program cannot take the runtime's Python warnings."""
+    program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
+    (mockgpu.remote_pci) for a userspace driver -- tinygrad's AM backend with REMOTE set and DEV=PCI+AMD -- with the
+    synthetic firmware installed where it looks (wiring/am_site/sitecustomize.py)."""
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
     try:
@@ -57,6 +59,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         return 2
     tmp = Path(tempfile.mkdtemp(prefix="simgpu-run-"))
     recorded = [0]
+    remote = None
 
     def make_machine(memory):
         mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
@@ -73,6 +76,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
+        remote = _serve_am(env, devices, vram) if am else None
         try:
             child = subprocess.Popen(cmd, env=env)
         except OSError as e:
@@ -88,4 +92,17 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         code = child.wait()
         return code if code >= 0 else 128 - code
     finally:
+        if am and remote is not None:
+            remote.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _serve_am(env: dict, devices: int | None, vram: int | None):
+    """Start the remote-PCI server on GPUs of its own; point the program's environment at it."""
+    from mockgpu import MockOS
+    from mockgpu.remote_pci import RemotePCIServer
+    server = RemotePCIServer(MockOS(devices=devices, vram_size=vram)).start()
+    site = str(Path(__file__).with_name("am_site"))
+    env.update(REMOTE=f"127.0.0.1:{server.port}", SIMGPU_AM_FIRMWARE_INSTALL="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")])))
+    return server

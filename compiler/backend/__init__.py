@@ -4,12 +4,16 @@ A backend names itself and its target, says which dtypes it compiles, may add IR
 before linearization (e.g. f64 transcendentals as polynomials when its target has no instruction for
 them), and turns a `LinearKernel` into bytes its device loads (an AMDGPU code object for the GPU backends).
 `SIMGPU_BACKEND` picks the backend of a device kind when more than one is registered; `using(name)` does
-the same for a block of code.
+the same for a block of code. Without either, a kind's default is its first available backend: for AMD the
+native backend (compiler.backend.native; it and the LLVM backend both pass the whole ops suite, and native
+needs no LLVM at run time and compiles faster), then LLVM. The LLVM backend is available only when llvmlite
+is installed (looked up, not imported: a process that never compiles with it never loads LLVM).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 
 from compiler.dtypes import DType
@@ -24,6 +28,8 @@ class Backend:
     target = "?"
     device_kind = "AMD"  # which compiler.device kind runs its programs
     features: frozenset[str] = frozenset()  # what lowering may use: "wmma" (gfx11 matrix cores, wave32)
+    requires: tuple[str, ...] = ()  # Python modules the backend needs (checked with find_spec, not imported)
+    preference = 10  # lower first: the default of a device kind is its available backend with the lowest
 
     def supports(self, dtype: DType) -> bool:
         """Whether kernels may use dtype."""
@@ -61,10 +67,23 @@ def register(cls: type[Backend]) -> type[Backend]:
     return cls
 
 
+def _usable(cls: type[Backend]) -> bool:
+    """Whether a backend's requirements are installed (Backend.requires: module names, found without importing)."""
+    for mod in getattr(cls, "requires", ()):
+        try:
+            if importlib.util.find_spec(mod) is None:
+                return False
+        except (ImportError, ValueError):
+            return False
+    return True
+
+
 def available(device_kind: str | None = None) -> list[str]:
-    """Names of the registered backends (for one device kind)."""
+    """Names of the registered backends whose requirements are installed (for one device kind), the default
+    first."""
     _load_builtin()
-    return [n for n, c in _REGISTRY.items() if device_kind is None or c.device_kind == device_kind]
+    names = [n for n, c in _REGISTRY.items() if (device_kind is None or c.device_kind == device_kind) and _usable(c)]
+    return sorted(names, key=lambda n: _REGISTRY[n].preference)
 
 
 def get(name: str) -> Backend:
@@ -72,6 +91,8 @@ def get(name: str) -> Backend:
     _load_builtin()
     if name not in _REGISTRY:
         raise ValueError(f"unknown backend {name!r} (available: {', '.join(sorted(_REGISTRY))})")
+    if not _usable(_REGISTRY[name]):
+        raise ValueError(f"backend {name!r} needs {', '.join(_REGISTRY[name].requires)}, which is not installed")
     if name not in _INSTANCES:
         _INSTANCES[name] = _REGISTRY[name]()
     return _INSTANCES[name]
@@ -103,4 +124,4 @@ def using(name: str):
 
 def _load_builtin() -> None:
     if not _REGISTRY:
-        from compiler.backend import llvm  # noqa: F401 - registers itself
+        from compiler.backend import llvm, native  # noqa: F401 - register themselves

@@ -20,6 +20,8 @@ class LLVMBackend(Backend):
     target = "gfx1100"
     device_kind = "AMD"
     features = frozenset({"wmma"})
+    preference = 1
+    requires = ("llvmlite",)
 
     def rules(self) -> Rules:
         """f64 exp2/log2/sin as polynomials (LLVM's AMDGPU target has no lowering for them: it aborts), and f32

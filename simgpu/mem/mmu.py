@@ -130,6 +130,12 @@ class MMU:
     def __init__(self, phys: PhysicalMemory):
         self.phys = phys
         self._roots: list[tuple[int, bool] | None] = [None] * gmc.NUM_VMIDS
+        # Per VMID, the page range its VM context covers (VM_CONTEXTn_PAGE_TABLE_START/END_ADDR): pages outside it
+        # fault. None (what a driver that sets only roots gets) covers everything.
+        self._ranges: list[tuple[int, int] | None] = [None] * gmc.NUM_VMIDS
+        # VMID 0's system aperture (MC_VM_SYSTEM_APERTURE_LOW/HIGH_ADDR): addresses in [low, high] reach VRAM
+        # physically at address - fb_base + fb_offset (the MC's frame-buffer aperture).
+        self.system_aperture: tuple[int, int, int] | None = None  # (low, high, PA - address), bytes
         self._tlb: list[dict[int, int]] = [{} for _ in range(gmc.NUM_VMIDS)]
         self._leaves: list[dict[tuple[int, int], Leaf]] = [{} for _ in range(gmc.NUM_VMIDS)]
         self._leaf_log2s: list[set[int]] = [set() for _ in range(gmc.NUM_VMIDS)]
@@ -145,6 +151,19 @@ class MMU:
         _check_vmid(vmid)
         self._roots[vmid] = None if pa is None else (pa & gmc.PDE_ADDR_MASK, bool(pa & gmc.PDE_SYSTEM))
         self._changed(vmid, None)
+
+    def set_context(self, vmid: int, root: int | None, first_page: int | None = None,
+                    last_page: int | None = None) -> None:
+        """Program a VM context: its root (as set_root) and the page numbers [first_page, last_page] it translates
+        (None: all); drops the VMID's cached translations."""
+        self.set_root(vmid, root)
+        self._ranges[vmid] = None if first_page is None else (first_page, last_page)
+        self.invalidate(vmid)
+
+    def set_system_aperture(self, low: int | None, high: int = 0, fb_base: int = 0, fb_offset: int = 0) -> None:
+        """VMID 0's system aperture: [low, high] (bytes) maps to VRAM at address - fb_base + fb_offset; None: off."""
+        self.system_aperture = None if low is None or high < low else (low, high, fb_offset - fb_base)
+        self.invalidate(0)
 
     def invalidate(self, vmid: int | None = None, va_range: tuple[int, int] | None = None) -> None:
         """Drop cached translations of one VMID (or all) for [start, end) (or everything)."""
@@ -194,11 +213,22 @@ class MMU:
         root = self._roots[vmid]
         if vpn >= _BAD_VPN:
             return _OUTSIDE
+        if vmid == 0 and self.system_aperture is not None:
+            low, high, delta = self.system_aperture
+            if low >> gmc.PAGE_SHIFT <= vpn <= high >> gmc.PAGE_SHIFT:
+                return self._aperture_leaf(vpn, delta)
+        rng = self._ranges[vmid]
+        if rng is not None and not rng[0] <= vpn <= rng[1]:
+            return (f"address outside VM context {vmid}'s range [{rng[0] << gmc.PAGE_SHIFT:#x}, "
+                    f"{(rng[1] + 1) << gmc.PAGE_SHIFT:#x}) (VM_CONTEXT{vmid}_PAGE_TABLE_START/END_ADDR)")
         if root is None:
             return f"VMID {vmid} has no page table"
         self.walks += 1
         table, table_sys = root
-        va = vpn << gmc.PAGE_SHIFT
+        # The walker indexes the tables by the page's offset from the context's START_ADDR (amdgpu starts its VMs
+        # at 0; tinygrad's AM driver starts VMID 0 at 0x2000_0000_0000).
+        first = rng[0] if rng is not None else 0
+        va = (vpn - first) << gmc.PAGE_SHIFT
         for level in gmc.Level:
             entry_pa = table + gmc.level_index(va, level) * gmc.ENTRY_SIZE
             try:
@@ -206,11 +236,24 @@ class MMU:
             except PhysicalAddressError:
                 return f"{level.name} table entry at unbacked {'system' if table_sys else 'VRAM'} PA {entry_pa:#x}"
             if level == gmc.Level.PTB or word & gmc.PDE_PTE:
-                return _leaf(word, vpn, level)
+                leaf = _leaf(word, vpn - first, level)
+                if not first or isinstance(leaf, str):
+                    return leaf
+                if first % (1 << leaf.log2):  # a run not aligned in VA once rebased: keep only this page
+                    leaf = Leaf(0, vpn - first, leaf.pa_page + (vpn - first - leaf.va_page), leaf.bits)
+                return leaf._replace(va_page=leaf.va_page + first)
             if not word & gmc.PDE_VALID:
                 return f"PDE not valid at {level.name}"
             table, table_sys = word & gmc.PDE_ADDR_MASK, bool(word & gmc.PDE_SYSTEM)
         raise AssertionError("unreachable: the PTB level always ends the walk")
+
+    def _aperture_leaf(self, vpn: int, delta: int) -> Leaf | str:
+        """A physical VRAM translation through the system aperture, one page at a time (its bounds need not be
+        aligned to anything larger)."""
+        pa = (vpn << gmc.PAGE_SHIFT) + delta
+        if not 0 <= pa < self.phys.vram_size:
+            return f"system aperture address maps to PA {pa:#x}, outside VRAM"
+        return Leaf(0, vpn, pa >> gmc.PAGE_SHIFT, _R | _W | _X)
 
     def _fill(self, vmid: int, vpn: int) -> int:
         """Translate one page on a TLB miss (cached leaf, else a walk); -1 if it faults."""

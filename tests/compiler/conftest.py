@@ -3,7 +3,10 @@ simulated gfx1100, a real GPU otherwise; the choice is printed in the header. Ev
 bounds (SIMGPU_CHECK_OOB=1) unless the environment says otherwise.
 
 The `backend` fixture runs a test once per registered backend (compiler.backend.available()), making that
-backend and its device kind the defaults inside the test: the ops suite is written once for every backend.
+backend and its device kind the defaults inside the test: the ops suite is written once for every backend. The
+GPU backends run in reverse order of preference (the default last), and every kernel a case launches is
+checked against the other GPU backend on the same inputs (tests/support/differential.py; the first run of a
+case records, the second compares, or runs the other backend itself when the first ran elsewhere).
 """
 
 import os
@@ -28,19 +31,36 @@ def pytest_report_header(config):
 
 def _backends():
     from compiler import backend
-    return backend.available()
+    return list(reversed(backend.available()))
+
+
+def _partner(name: str) -> str | None:
+    """The backend a case's kernels are compared with: another GPU backend of the same device kind."""
+    from compiler import backend as backends
+    kind = backends.get(name).device_kind
+    others = [n for n in backends.available(kind) if n != name]
+    return others[0] if kind == "AMD" and others else None
 
 
 @pytest.fixture(params=_backends())
 def backend(request):
-    """Compile with each registered backend in turn (and default to its device kind)."""
+    """Compile with each registered backend in turn (and default to its device kind); kernels are checked
+    against the partner backend (module docstring)."""
     from compiler import backend as backends
     from compiler import device
+    from tests.support import differential
     be = backends.get(request.param)
     old = device.DEFAULT
     device.DEFAULT = be.device_kind
     try:
-        with backends.using(request.param):
+        with backends.using(request.param), differential.watch(request.param, _partner(request.param)):
             yield request.param
     finally:
         device.DEFAULT = old
+
+
+def pytest_terminal_summary(terminalreporter):
+    from tests.support import differential
+    if differential.stats["compared"]:
+        terminalreporter.write_line(f"differential: {differential.stats['compared']} kernel launches compared "
+                                    f"between backends in {differential.stats['tests']} tests (this process)")

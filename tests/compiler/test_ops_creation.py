@@ -148,7 +148,7 @@ def two_devices():
         device._OPEN.update(saved)
 
 
-def test_to_another_device(two_devices):
+def test_to_another_device(backend, two_devices):
     a = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3), device="AMD:0")
     b = (a * 2).to("AMD:1")
     assert b.device == "AMD:1" and a.device == "AMD:0"

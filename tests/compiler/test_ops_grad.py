@@ -133,7 +133,7 @@ def test_composite_grad(backend, name):
     check_grad(tfn, nfn, [_r(*s) for s in shapes], rtol=3e-3, atol=3e-4)
 
 
-def test_grad_accumulates_and_no_grad():
+def test_grad_accumulates_and_no_grad(backend):
     x = Tensor([1.0, 2.0], requires_grad=True)
     (x * 3).sum().backward()
     (x * x).sum().backward()

@@ -3,6 +3,7 @@ compiler (skipped, saying why, when there is none), and a helper that runs a com
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,3 +49,15 @@ def libllvm19() -> Path | None:
     import glob
     found = sorted(glob.glob("/usr/lib/*-linux-gnu/libLLVM.so.19*")) + glob.glob("/usr/lib/llvm-19/lib/libLLVM.so")
     return Path(found[0]) if found else None
+
+
+def json_checks(r: subprocess.CompletedProcess, last: str) -> dict:
+    """The JSON objects a checks script printed (one per line, keyed by their "check"), once it exited 0 having
+    printed check `last`; else an assertion with its output."""
+    checks = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            checks[d.pop("check")] = d
+    assert r.returncode == 0 and last in checks, f"exit {r.returncode}\n{r.stdout}\n{r.stderr[-4000:]}"
+    return checks

@@ -6,7 +6,6 @@ LLVM_PATH). One run of tests/wiring/tinygrad_checks.py answers every test here.
 tinygrad comes with the test extra (`pip install -e '.[test]'`, which `make setup` / `make test` run); without it,
 or without libLLVM 19 or a C compiler, these tests are skipped with the reason."""
 
-import json
 import sys
 from functools import cache
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.clients import libllvm19, simgpu_run
+from tests.support.clients import json_checks, libllvm19, simgpu_run
 
 
 def _env(tmp: str) -> dict:
@@ -33,13 +32,7 @@ def _env(tmp: str) -> dict:
 def _run(tmp: str) -> dict:
     env = _env(tmp)
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_checks.py"))], "--devices", "2", env=env)
-    checks = {}
-    for line in r.stdout.splitlines():
-        if line.startswith("{"):
-            d = json.loads(line)
-            checks[d.pop("check")] = d
-    assert r.returncode == 0 and "fault" in checks, f"exit {r.returncode}\n{r.stdout}\n{r.stderr[-4000:]}"
-    return checks
+    return json_checks(r, "fault")
 
 
 @pytest.fixture(scope="module")

@@ -247,6 +247,30 @@ def test_vmids_are_separate_and_canonical_high_addresses_work():
         mmu.translate(3, high)
 
 
+def test_vm_context_range_and_vmid0_system_aperture():
+    """A VM context translates only its [start, end] pages (VM_CONTEXTn_PAGE_TABLE_START/END_ADDR); VMID 0's system
+    aperture reaches VRAM physically at address - FB base (what MC addresses of a driver's own buffers use). The
+    walker indexes the tables by the offset from START_ADDR (amdgpu's GART table: entry i maps gart_start + i pages)."""
+    phys, pt, mmu = make()
+    pt.map(0, 2 * PAGE, 0x100_0000)
+    mmu.set_context(VMID, pt.root_pde, BASE >> 12, (BASE >> 12) + 1)
+    assert mmu.translate(VMID, BASE + PAGE + 4).pa == 0x100_1004
+    pt.map(2 * PAGE, PAGE, 0x200_0000)
+    with pytest.raises(GPUFault, match="outside VM context 8's range"):
+        mmu.translate(VMID, BASE + 2 * PAGE)
+    fb = 0x80_0000_0000
+    mmu.set_context(0, pt.root_pde, BASE >> 12, (BASE >> 12) + 16)
+    mmu.set_system_aperture(fb, fb + (256 << 20) - 1, fb)
+    phys.write(0x300_0010, b"aperture")
+    assert mmu.read(0, fb + 0x300_0010, 8) == b"aperture"
+    assert mmu.translate(0, BASE + 8).pa == 0x100_0008  # the page tables still serve the rest
+    with pytest.raises(GPUFault):
+        mmu.translate(VMID, fb + 0x300_0010)  # only VMID 0 has the aperture
+    mmu.set_system_aperture(None)
+    with pytest.raises(GPUFault, match="outside VM context 0's range"):
+        mmu.translate(0, fb + 0x300_0010)
+
+
 def test_prt_holes_read_zero_and_drop_writes():
     phys, pt, mmu = make()
     pt.map(BASE, 2 * PAGE, 0x100_0000, fragments=False)

@@ -1,0 +1,187 @@
+"""The simulated GPUs as remote PCI functions: tinygrad's remote-PCI protocol (tinygrad.runtime.support.system's
+RemotePCIDevice, what `REMOTE=host:port` makes its AM backend use) served over TCP from a MockOS's SOCs.
+
+A userspace driver on a real machine reaches BAR5 and BAR2 with plain loads and stores; a process-level simulator
+cannot see those without trapping every access. tinygrad's AM backend also speaks this protocol, in which each
+access is a message, so its AM driver -- the same AMDev bring-up, MQD/HQD and ring code -- runs unmodified against
+the emulated device. Messages (little-endian): a request is cmd u8, dev_id u32, bar u32, three u64 arguments, then a
+payload (PROBE's device list, a bulk write's bytes); a reply is status u8 and two u64 values, then the bytes a read
+asked for (a failure: status 1, the message's length, the message). Bulk writes get no reply.
+
+PROBE lists the GPUs ("0", "1", ...); MAP_BAR answers a BAR's bus address and size; CFG_READ/CFG_WRITE reach
+configuration space; MMIO_READ/MMIO_WRITE a BAR (0: VRAM bytes; 2: doorbells; 5: registers, one access per dword);
+MAP_SYSMEM gives host memory the GPU reaches at system physical addresses (one per 4 KiB page), which
+SYSMEM_READ/SYSMEM_WRITE access; RESET, RESIZE_BAR and PING succeed.
+"""
+
+from __future__ import annotations
+
+import enum
+import socket
+import struct
+import threading
+
+import numpy as np
+
+from simgpu.soc import MMIOError
+
+REQUEST = struct.Struct("<BIIQQQ")
+REPLY = struct.Struct("<BQQ")
+SYSMEM_BASE = 1 << 36  # system physical addresses handed out by MAP_SYSMEM (clear of VRAM, GTT and the peer BARs)
+PAGE = 4096
+
+
+class Cmd(enum.IntEnum):
+    """tinygrad's RemoteCmd."""
+
+    PROBE, MAP_BAR, MAP_SYSMEM_FD, CFG_READ, CFG_WRITE, RESET, MMIO_READ, MMIO_WRITE, MAP_SYSMEM, SYSMEM_READ, \
+        SYSMEM_WRITE, RESIZE_BAR, PING = range(13)
+
+
+class RemotePCIServer:
+    """Serves the SOCs of `machine` (a MockOS) on 127.0.0.1:`port` (0: any), one thread per connection."""
+
+    def __init__(self, machine, port: int = 0):
+        self.machine = machine
+        self.lock = threading.Lock()  # one request at a time reaches the simulator
+        self.sysmem: dict[int, tuple[int, np.ndarray]] = {}  # handle -> (system PA, bytes)
+        self.next_pa = SYSMEM_BASE
+        self.listener = socket.create_server(("127.0.0.1", port))
+        self.port = self.listener.getsockname()[1]
+        self.errors: list[str] = []
+
+    def start(self) -> RemotePCIServer:
+        """Accept connections in a daemon thread."""
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        """Stop listening."""
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            while True:
+                head = _recv(conn, REQUEST.size)
+                if head is None:
+                    return
+                cmd, dev, bar, a0, a1, a2 = REQUEST.unpack(head)
+                payload = b""
+                if cmd == Cmd.PROBE or cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
+                    payload = _recv(conn, a1) or b""
+                with self.lock:
+                    try:
+                        reply = self._handle(Cmd(cmd), dev, bar, a0, a1, a2, payload)
+                    except Exception as e:  # noqa: BLE001 - a bad request is answered, never ends the service
+                        if not isinstance(e, (MMIOError, OSError, ValueError, KeyError, IndexError, OverflowError)):
+                            e = RuntimeError(f"{type(e).__name__}: {e}")
+                        msg = f"{Cmd(cmd).name if cmd < len(Cmd) else cmd}: {e}".encode()
+                        self.errors.append(msg.decode())
+                        if cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
+                            continue  # no reply is expected; the error stays in `errors` and the device report
+                        reply = REPLY.pack(1, len(msg), 0) + msg
+                if reply is not None:
+                    conn.sendall(reply)
+
+    # ---- commands ---------------------------------------------------------------------------------------------
+    def _handle(self, cmd: Cmd, dev: int, bar: int, a0: int, a1: int, a2: int, payload: bytes) -> bytes | None:
+        socs = self.machine.socs
+        if cmd == Cmd.PROBE:
+            names = "\n".join(str(i) for i in range(len(socs))).encode()
+            return REPLY.pack(0, len(names), 0) + names
+        if cmd in (Cmd.PING, Cmd.RESET, Cmd.RESIZE_BAR):
+            return REPLY.pack(0, 0, 0)
+        if cmd == Cmd.MAP_SYSMEM:
+            return self._map_sysmem(a0)
+        if cmd in (Cmd.SYSMEM_READ, Cmd.SYSMEM_WRITE):
+            _, buf = self.sysmem[bar]
+            if a0 + (len(payload) if cmd == Cmd.SYSMEM_WRITE else a1) > buf.size:
+                raise ValueError(f"offset {a0:#x} is past the end of system buffer {bar}")
+            if cmd == Cmd.SYSMEM_WRITE:
+                buf[a0:a0 + len(payload)] = np.frombuffer(payload, np.uint8)
+                self._progress()
+                return None
+            self._progress()
+            return REPLY.pack(0, 0, 0) + buf[a0:a0 + a1].tobytes()
+        soc = socs[dev]
+        if cmd == Cmd.MAP_BAR:
+            b = soc.pci.bars[bar]
+            return REPLY.pack(0, b.address, b.size)
+        if cmd == Cmd.CFG_READ:
+            return REPLY.pack(0, int.from_bytes(soc.pci.read(a0, a1), "little"), 0)
+        if cmd == Cmd.CFG_WRITE:
+            soc.pci.write(a0, a2.to_bytes(a1, "little"))
+            return REPLY.pack(0, 0, 0)
+        if cmd in (Cmd.MMIO_READ, Cmd.MMIO_WRITE):
+            size = a1 if cmd == Cmd.MMIO_READ else len(payload)
+            if bar not in soc.pci.bars or a0 + size > soc.pci.bars[bar].size:
+                raise ValueError(f"[{a0:#x}, +{size:#x}) is not inside BAR{bar}")
+        if cmd == Cmd.MMIO_READ:
+            self._progress()
+            return REPLY.pack(0, 0, 0) + self._bar_read(soc, bar, a0, a1)
+        if cmd == Cmd.MMIO_WRITE:
+            self._bar_write(soc, bar, a0, payload)
+            return None
+        raise ValueError(f"{cmd.name} is not served here")
+
+    def _map_sysmem(self, size: int) -> bytes:
+        size = -(-size // PAGE) * PAGE
+        pa, buf = self.next_pa, np.zeros(size, np.uint8)
+        self.next_pa += size + PAGE
+        for soc in self.machine.socs:
+            soc.gpu.phys.add_system(pa, buf)
+        handle = len(self.sysmem) + 1
+        self.sysmem[handle] = (pa, buf)
+        paddrs = np.arange(pa, pa + size, PAGE, dtype="<u8").tobytes()
+        return REPLY.pack(0, len(paddrs), handle) + paddrs
+
+    @staticmethod
+    def _bar_read(soc, bar: int, offset: int, size: int) -> bytes:
+        if bar == 0:
+            return soc.gpu.phys.vram[offset:offset + size].tobytes()
+        if bar == 5:
+            return b"".join(soc.mmio_read(offset + i, 4).to_bytes(4, "little") for i in range(0, size, 4))
+        if bar == 2:
+            step = 8 if size % 8 == 0 and offset % 8 == 0 else 4
+            return b"".join(soc.doorbell_read(offset + i, step).to_bytes(step, "little") for i in range(0, size, step))
+        raise ValueError(f"BAR{bar} is not a memory BAR of this device")
+
+    def _bar_write(self, soc, bar: int, offset: int, data: bytes) -> None:
+        if bar == 0:
+            soc.gpu.phys.vram[offset:offset + len(data)] = np.frombuffer(data, np.uint8)
+            self._progress()
+        elif bar == 5:
+            for i in range(0, len(data), 4):
+                soc.mmio_write(offset + i, int.from_bytes(data[i:i + 4], "little"), 4)
+        elif bar == 2:
+            step = 8 if len(data) % 8 == 0 and offset % 8 == 0 else 4
+            for i in range(0, len(data), step):
+                soc.doorbell_write(offset + i, int.from_bytes(data[i:i + step], "little"), step)
+        else:
+            raise ValueError(f"BAR{bar} is not a memory BAR of this device")
+
+    def _progress(self) -> None:
+        """The GPUs run what waits on memory the client may just have changed (a signal, a wptr)."""
+        for gpu in self.machine.gpus:
+            if any(q.state != "idle" for q in gpu.queues):
+                self.machine.progress(True)
+                return
+
+
+def _recv(conn: socket.socket, n: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)

@@ -1,0 +1,216 @@
+"""The IP discovery table: the binary a gfx10+ GPU keeps at the top of VRAM saying which IP blocks it has, their
+versions and the base addresses of their registers -- and what this simulated Navi 31 lists in it.
+
+Format (amdgpu's drivers/gpu/drm/amd/include/discovery.h, packed little-endian): a binary header (signature
+0x28211407, version, checksum and size of the binary, and a table list: offset/checksum/size of the IP discovery,
+GC, harvest ... tables), then the IP discovery table (signature "IPDS", version, size, die list), per die a die
+header (die id, IP count) followed by its IP entries (hw id, instance, base-address count, major/minor/revision,
+variant, then the 32-bit base addresses), and the GC info table (gpu_info_header "GC" + gc_info_v1_2). The table
+lives DISCOVERY_TMR_OFFSET below the end of VRAM, at most DISCOVERY_TMR_SIZE bytes (amdgpu_discovery.c); a
+checksum is the 16-bit sum of the bytes it covers.
+
+`build_table` writes the binary, `parse_table` reads one (the runtime's AM driver and the tests use it); both from
+the same Records. May import: nothing outside simgpu.hw.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from simgpu.hw.bits import Record
+
+BINARY_SIGNATURE = 0x28211407
+DISCOVERY_TABLE_SIGNATURE = 0x53445049  # "IPDS"
+GC_TABLE_ID = 0x4347  # "GC"
+DISCOVERY_TMR_OFFSET = 64 << 10  # the table starts this far below the end of VRAM
+DISCOVERY_TMR_SIZE = 10 << 10
+TOTAL_TABLES = 6
+IP_DISCOVERY, GC, HARVEST_INFO, VCN_INFO, MALL_INFO, NPS_INFO = range(TOTAL_TABLES)
+MAX_DIES = 16
+IP_TABLE_VERSION = 3  # ip_v3 entries: 32-bit bases, the low nibble of the last byte is the sub-revision
+
+# Hardware ids (amdgpu's soc15_hw_ip.h) of the blocks below.
+MP1_HWID, GC_HWID, MMHUB_HWID, ATHUB_HWID, OSSSYS_HWID, HDP_HWID = 1, 11, 34, 35, 40, 41
+SDMA0_HWID, SDMA1_HWID, NBIF_HWID, MP0_HWID = 42, 43, 108, 255
+
+
+class TableInfo(Record):
+    """table_info: where one table of the binary is."""
+
+    LAYOUT = (("offset", "H"), ("checksum", "H"), ("size", "H"), (None, "H"))
+
+
+class BinaryHeader(Record):
+    """binary_header (v1): the start of the binary; `tables` are TOTAL_TABLES table_info records."""
+
+    LAYOUT = (("binary_signature", "I"), ("version_major", "H"), ("version_minor", "H"), ("binary_checksum", "H"),
+              ("binary_size", "H"), ("tables", f"{TOTAL_TABLES * TableInfo.SIZE}s"))
+
+
+class IpDiscoveryHeader(Record):
+    """ip_discovery_header: `dies` is MAX_DIES (die_id, die_offset) pairs of u16."""
+
+    LAYOUT = (("signature", "I"), ("version", "H"), ("size", "H"), ("id", "I"), ("num_dies", "H"),
+              ("dies", f"{2 * MAX_DIES}H"), ("flags", "H"))
+
+
+class DieHeader(Record):
+    """die_header."""
+
+    LAYOUT = (("die_id", "H"), ("num_ips", "H"))
+
+
+class IpEntry(Record):
+    """ip_v3 without its base addresses (num_base_address u32s follow it)."""
+
+    LAYOUT = (("hw_id", "H"), ("instance_number", "B"), ("num_base_address", "B"), ("major", "B"), ("minor", "B"),
+              ("revision", "B"), ("sub_revision_variant", "B"))
+
+
+class GpuInfoHeader(Record):
+    """gpu_info_header, at the start of the GC table."""
+
+    LAYOUT = (("table_id", "I"), ("version_major", "H"), ("version_minor", "H"), ("size", "I"))
+
+
+GC_INFO_V1_2_FIELDS = (
+    "gc_num_se", "gc_num_wgp0_per_sa", "gc_num_wgp1_per_sa", "gc_num_rb_per_se", "gc_num_gl2c", "gc_num_gprs",
+    "gc_num_max_gs_thds", "gc_gs_table_depth", "gc_gsprim_buff_depth", "gc_parameter_cache_depth",
+    "gc_double_offchip_lds_buffer", "gc_wave_size", "gc_max_waves_per_simd", "gc_max_scratch_slots_per_cu",
+    "gc_lds_size", "gc_num_sc_per_se", "gc_num_sa_per_se", "gc_num_packer_per_sc", "gc_num_gl2a",
+    "gc_num_tcp_per_sa", "gc_num_sdp_interface", "gc_num_tcps", "gc_num_tcp_per_wpg", "gc_tcp_l1_size",
+    "gc_num_sqc_per_wgp", "gc_l1_instruction_cache_size_per_sqc", "gc_l1_data_cache_size_per_sqc",
+    "gc_gl1c_per_sa", "gc_gl1c_size_per_instance", "gc_gl2c_per_gpu")
+
+
+class GcInfo(Record):
+    """gc_info_v1_2 (header included): the shape of the graphics core."""
+
+    LAYOUT = (("header", f"{GpuInfoHeader.SIZE}s"),) + tuple((name, "I") for name in GC_INFO_V1_2_FIELDS)
+
+
+@dataclass(frozen=True)
+class IpBlock:
+    """One IP block instance as the discovery table lists it."""
+
+    name: str
+    hw_id: int
+    instance: int
+    version: tuple[int, int, int]
+    bases: tuple[int, ...]  # register base address per segment (dwords)
+
+
+# The Navi 31 blocks this simulator answers for. Versions are the gfx1100 (RX 7900 XTX) ones; base addresses are the
+# segments of amdgpu's navi10_ip_offset.h (amdgpu takes them from the table, so any consistent set works). NBIF's
+# segment 2 places the HDP flush registers (simgpu.hw.regs); MP0 and MP1 share one register space.
+NAVI31_IP_BLOCKS = (
+    IpBlock("GC", GC_HWID, 0, (11, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
+    IpBlock("SDMA0", SDMA0_HWID, 0, (6, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
+    IpBlock("SDMA1", SDMA1_HWID, 0, (6, 0, 0), (0x1260, 0xA000, 0x1C000, 0x2402C00)),
+    IpBlock("NBIF", NBIF_HWID, 0, (4, 3, 0), (0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000)),
+    IpBlock("HDP", HDP_HWID, 0, (6, 0, 0), (0xF20, 0x240A400)),
+    IpBlock("MMHUB", MMHUB_HWID, 0, (3, 0, 0), (0x1A000, 0x2408800)),
+    IpBlock("ATHUB", ATHUB_HWID, 0, (3, 0, 0), (0xC00, 0x2408C00)),
+    IpBlock("OSSSYS", OSSSYS_HWID, 0, (6, 0, 0), (0x10A0, 0x240A000)),
+    IpBlock("MP0", MP0_HWID, 0, (13, 0, 0), (0x16000, 0x243FC00, 0xDC0000, 0xE00000, 0xE40000, 0x243FC00)),
+    IpBlock("MP1", MP1_HWID, 0, (13, 0, 0), (0x16000, 0x243FC00, 0xDC0000, 0xE00000, 0xE40000, 0x243FC00)),
+)
+
+
+def block_bases(blocks=NAVI31_IP_BLOCKS) -> dict[str, tuple[int, ...]]:
+    """Block name -> base addresses, what register declarations (simgpu.hw.mmio) resolve against; NBIO is NBIF."""
+    out = {b.name: b.bases for b in blocks}
+    if "NBIF" in out:
+        out["NBIO"] = out["NBIF"]
+    return out
+
+
+def checksum(data: bytes) -> int:
+    """amdgpu_discovery_calculate_checksum: the 16-bit sum of the bytes."""
+    return sum(data) & 0xFFFF
+
+
+def build_table(blocks=NAVI31_IP_BLOCKS, gc_info: dict | None = None) -> bytes:
+    """The discovery binary listing `blocks` (one die) and a GC info table with the given gc_info_v1_2 values."""
+    head = BinaryHeader.SIZE
+    ips = b""
+    for b in blocks:
+        ips += IpEntry(b.hw_id, b.instance, len(b.bases), *b.version, 0).pack()
+        ips += struct.pack(f"<{len(b.bases)}I", *b.bases)
+    die_offset = head + IpDiscoveryHeader.SIZE
+    die = DieHeader(0, len(blocks)).pack() + ips
+    dies = [0, die_offset] + [0] * (2 * MAX_DIES - 2)
+    ip_size = IpDiscoveryHeader.SIZE + len(die)
+    ip_table = IpDiscoveryHeader(DISCOVERY_TABLE_SIGNATURE, IP_TABLE_VERSION, ip_size, 0, 1, tuple(dies), 0).pack()
+    ip_table += die
+    gc_offset = head + len(ip_table)
+    values = dict.fromkeys(GC_INFO_V1_2_FIELDS, 0) | (gc_info or {})
+    gc = GcInfo(GpuInfoHeader(GC_TABLE_ID, 1, 2, GcInfo.SIZE).pack(),
+                *(values[name] for name in GC_INFO_V1_2_FIELDS)).pack()
+    tables = [TableInfo(head, checksum(ip_table), len(ip_table)), TableInfo(gc_offset, checksum(gc), len(gc))]
+    tables += [TableInfo()] * (TOTAL_TABLES - len(tables))
+    size = head + len(ip_table) + len(gc)
+    if size > DISCOVERY_TMR_SIZE:
+        raise ValueError(f"discovery binary of {size} bytes exceeds {DISCOVERY_TMR_SIZE}")
+    hdr = BinaryHeader(BINARY_SIGNATURE, 1, 0, 0, size, b"".join(t.pack() for t in tables))
+    body = hdr.pack() + ip_table + gc
+    after_checksum = BinaryHeader.offset("binary_size")  # the binary checksum covers what follows its own field
+    hdr.binary_checksum = checksum(body[after_checksum:size])
+    return hdr.pack() + ip_table + gc
+
+
+@dataclass
+class Discovery:
+    """A parsed discovery binary."""
+
+    blocks: list[IpBlock]
+    gc_info: dict[str, int]
+
+    def find(self, hw_id: int, instance: int = 0) -> IpBlock | None:
+        """The block with that hardware id and instance."""
+        return next((b for b in self.blocks if b.hw_id == hw_id and b.instance == instance), None)
+
+
+class DiscoveryError(ValueError):
+    """A discovery binary that does not parse: names the table and byte offset."""
+
+
+def parse_table(data: bytes) -> Discovery:
+    """Read a discovery binary (checking signatures, sizes and checksums)."""
+    if len(data) < BinaryHeader.SIZE:
+        raise DiscoveryError(f"discovery binary of {len(data)} bytes is shorter than its header")
+    hdr = BinaryHeader.unpack(data)
+    if hdr.binary_signature != BINARY_SIGNATURE:
+        raise DiscoveryError(f"binary signature {hdr.binary_signature:#x} at byte 0, expected {BINARY_SIGNATURE:#x}")
+    if not BinaryHeader.SIZE <= hdr.binary_size <= len(data):
+        raise DiscoveryError(f"binary_size {hdr.binary_size} does not fit the {len(data)} bytes read")
+    start = BinaryHeader.offset("binary_size")
+    if checksum(data[start:hdr.binary_size]) != hdr.binary_checksum:
+        raise DiscoveryError(f"binary checksum {hdr.binary_checksum:#x} does not match the bytes")
+    tables = [TableInfo.unpack(hdr.tables[i * TableInfo.SIZE:]) for i in range(TOTAL_TABLES)]
+    for name, t in (("IP discovery", tables[IP_DISCOVERY]), ("GC", tables[GC])):
+        if t.offset + t.size > hdr.binary_size or checksum(data[t.offset:t.offset + t.size]) != t.checksum:
+            raise DiscoveryError(f"{name} table at byte {t.offset} (+{t.size}): bad bounds or checksum")
+    at = tables[IP_DISCOVERY].offset
+    ih = IpDiscoveryHeader.unpack(data[at:])
+    if ih.signature != DISCOVERY_TABLE_SIGNATURE:
+        raise DiscoveryError(f"IP discovery signature {ih.signature:#x} at byte {at}")
+    blocks = []
+    for d in range(ih.num_dies):
+        pos = ih.dies[2 * d + 1]
+        die = DieHeader.unpack(data[pos:])
+        pos += DieHeader.SIZE
+        for _ in range(die.num_ips):
+            ip = IpEntry.unpack(data[pos:])
+            pos += IpEntry.SIZE
+            bases = struct.unpack_from(f"<{ip.num_base_address}I", data, pos)
+            pos += 4 * ip.num_base_address
+            blocks.append(IpBlock(_NAMES.get(ip.hw_id, f"hw_id {ip.hw_id}"), ip.hw_id, ip.instance_number,
+                                  (ip.major, ip.minor, ip.revision), tuple(bases)))
+    gc = GcInfo.unpack(data[tables[GC].offset:])
+    return Discovery(blocks, {name: getattr(gc, name) for name in GC_INFO_V1_2_FIELDS})
+
+
+_NAMES = {MP1_HWID: "MP1", GC_HWID: "GC", MMHUB_HWID: "MMHUB", ATHUB_HWID: "ATHUB", OSSSYS_HWID: "OSSSYS",
+          HDP_HWID: "HDP", SDMA0_HWID: "SDMA0", SDMA1_HWID: "SDMA1", NBIF_HWID: "NBIF", MP0_HWID: "MP0"}

@@ -1,0 +1,219 @@
+"""The SOC21 blocks around one simulated gfx1100, as its PCI function presents them to a userspace driver.
+
+`SOC(gpu)` attaches to a `simgpu.GPU`: the MMIO register file (BAR5) with the blocks that give registers behaviour
+(GC and MM VM hubs, IH, PSP, SMU, MEC/HQDs, SDMA rings, NBIO/HDP), the doorbell aperture (BAR2), the PCI
+configuration space, and the IP discovery table at the top of VRAM (simgpu.hw.discovery). VRAM itself (BAR0) is the
+GPU's PhysicalMemory. The GPU's interrupts become IH ring entries (simgpu.hw.ih):
+
+| interrupt | IH entry |
+|---|---|
+| end_of_pipe, signal | GRBM_CP / CP_EOP_INTERRUPT, ring id = ME/pipe/queue, context id 0 = the context id |
+| sdma_trap | GFX / SDMA_TRAP, ring id = engine, context id 0 = INT_CONTEXT |
+| sendmsg | GFX / SQ_INTERRUPT_ID, encoding INST, context id 0 = the wave's M0 (24 bits) |
+| queue_error, page fault | GFX / UTCL2_FAULT with the page address, and GCVM_L2_PROTECTION_FAULT_STATUS/ADDR latched |
+| queue_error, other shader fault | GFX / SQ_INTERRUPT_ID, encoding ERROR, type ILLEGAL_INST or MEMVIOL (others) |
+| queue_error, bad packet | GRBM_CP / CP_BAD_OPCODE_ERROR (compute) or GFX / SDMA_QUEUE_HANG (SDMA) |
+
+Accesses: `mmio_read` / `mmio_write` take byte offsets in BAR5 and aligned 32-bit values (what amdgpu's RREG32 /
+WREG32 do); `doorbell_read` / `doorbell_write` byte offsets in BAR2 (32- or 64-bit). A refused access raises
+MMIOError (and is kept in `bus_errors` for describe()).
+"""
+
+from __future__ import annotations
+
+from simgpu.hw import discovery
+from simgpu.hw import ih as hwih
+from simgpu.hw.soc21 import navi31_map, vmhub
+from simgpu.hw.soc21 import nbio as hwnbio
+from simgpu.interrupt import Interrupt, Kind
+from simgpu.soc.cp import MEC
+from simgpu.soc.gmc import Hub
+from simgpu.soc.ih import InterruptHandler
+from simgpu.soc.nbio import NBIO
+from simgpu.soc.pci import DOORBELL_BAR_SIZE, MMIO_BAR_SIZE, PCIFunction
+from simgpu.soc.psp import PSP
+from simgpu.soc.regfile import MMIOError, RegisterFile
+from simgpu.soc.sdma import SDMAQueues
+from simgpu.soc.smu import SMU
+
+# The shape the GC info table reports (gc_info_v1_2): 6 SEs x 2 SAs x 4 WGPs (8 CUs), wave32, 64 KiB LDS.
+GC_INFO = {"gc_num_se": 6, "gc_num_wgp0_per_sa": 4, "gc_num_wgp1_per_sa": 0, "gc_num_rb_per_se": 4, "gc_num_gl2c": 24,
+           "gc_num_gprs": 1536, "gc_wave_size": 32, "gc_max_waves_per_simd": 16, "gc_max_scratch_slots_per_cu": 32,
+           "gc_lds_size": 64, "gc_num_sc_per_se": 1, "gc_num_sa_per_se": 2, "gc_num_packer_per_sc": 4,
+           "gc_num_gl2a": 4, "gc_num_tcp_per_sa": 8, "gc_num_sdp_interface": 16, "gc_num_tcps": 96,
+           "gc_num_tcp_per_wpg": 2, "gc_tcp_l1_size": 32, "gc_num_sqc_per_wgp": 1,
+           "gc_l1_instruction_cache_size_per_sqc": 32, "gc_l1_data_cache_size_per_sqc": 16, "gc_gl1c_per_sa": 1,
+           "gc_gl1c_size_per_instance": 256, "gc_gl2c_per_gpu": 6144}
+_SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
+
+
+class SOC:
+    """Registers, doorbells, configuration space and interrupt ring of one simulated GPU."""
+
+    def __init__(self, gpu, index: int = 0):
+        self.gpu, self.index = gpu, index
+        vram = gpu.phys.vram_size
+        self.regs = RegisterFile(navi31_map())
+        self.queue_owner: dict[str, tuple] = {}  # queue name -> ("cp", me, pipe, queue) | ("sdma", engine)
+        self.gchub = Hub(self.regs, vmhub.GCHUB, vram, gpu.mmu)
+        self.mmhub = Hub(self.regs, vmhub.MMHUB, vram)
+        self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
+        self.psp, self.smu = PSP(self), SMU(self)
+        self.cp, self.sdma, self.nbio = MEC(self), SDMAQueues(self), NBIO(self, vram)
+        self.pci = PCIFunction(index, vram)
+        self.bus_errors: list[str] = []
+        self.dropped_doorbells = 0
+        gpu.interrupt_hooks.append(self._interrupt)
+        gpu.soc = self
+        self.power_on()
+
+    # ---- reset ---------------------------------------------------------------------------------------------------
+    def power_on(self) -> None:
+        """Every block at its reset state; the discovery table written at the top of VRAM."""
+        for block in (self.cp, self.sdma):
+            block.reset()
+        self.regs.reset()
+        for block in (self.ih, self.psp, self.smu):
+            block.reset()
+        for hub in (self.gchub, self.mmhub):
+            for vmid in range(len(hub.enabled)):
+                if hub.enabled[vmid] and hub.mmu is not None:
+                    hub.mmu.set_context(vmid, None)
+                hub.enabled[vmid] = False
+        self.gpu.mmu.set_system_aperture(None)
+        table = discovery.build_table(discovery.NAVI31_IP_BLOCKS, GC_INFO)
+        self.gpu.phys.write(self.discovery_offset, table)
+
+    def mode1_reset(self) -> None:
+        """The SMU's mode-1 reset: the whole SOC returns to its power-on state (VRAM contents stay)."""
+        self.power_on()
+
+    @property
+    def discovery_offset(self) -> int:
+        """VRAM byte offset of the IP discovery table."""
+        return self.gpu.phys.vram_size - discovery.DISCOVERY_TMR_OFFSET
+
+    # ---- BAR5: registers ---------------------------------------------------------------------------------------
+    def _check(self, what: str, offset: int, size: int, limit: int) -> None:
+        if size != 4 or offset % 4 or not 0 <= offset < limit:
+            raise self._error(f"{what} of {size} bytes at byte {offset:#x}: the register aperture takes aligned "
+                              "32-bit accesses inside its 1 MiB")
+
+    def _error(self, why: str) -> MMIOError:
+        self.bus_errors.append(why)
+        return MMIOError(why)
+
+    def mmio_read(self, offset: int, size: int = 4) -> int:
+        """A driver's read of the MMIO BAR at byte `offset`."""
+        self._check("MMIO read", offset, size, MMIO_BAR_SIZE)
+        if self._remap(offset):
+            return 0
+        try:
+            return self.regs.read(offset // 4)
+        except MMIOError as e:
+            self.bus_errors.append(str(e))
+            raise
+
+    def mmio_peek(self, offset: int) -> int:
+        """What a read of that dword would give, without side effects or errors."""
+        return 0 if self._remap(offset) else self.regs.peek(offset // 4)
+
+    def mmio_write(self, offset: int, value: int, size: int = 4) -> None:
+        """A driver's write of the MMIO BAR at byte `offset`."""
+        self._check("MMIO write", offset, size, MMIO_BAR_SIZE)
+        if self._remap(offset):
+            self.nbio.remap_flush()
+            return
+        try:
+            self.regs.write(offset // 4, value)
+        except MMIOError as e:
+            self.bus_errors.append(str(e))
+            raise
+
+    @staticmethod
+    def _remap(offset: int) -> bool:
+        return hwnbio.MMIO_REG_HOLE_OFFSET <= offset < hwnbio.MMIO_REG_HOLE_OFFSET + 4096
+
+    # ---- BAR2: doorbells ---------------------------------------------------------------------------------------
+    def doorbell_read(self, offset: int, size: int = 8) -> int:
+        """A read of the doorbell BAR: the doorbell's last value (one half for a 32-bit read)."""
+        slot = self._slot(offset, size)
+        if slot is None:
+            return 0
+        value = int(self.gpu.doorbells[slot])
+        return value if size == 8 else (value >> (32 if offset % 8 else 0)) & 0xFFFFFFFF
+
+    def doorbell_write(self, offset: int, value: int, size: int = 8) -> None:
+        """A store to the doorbell BAR: rings that doorbell (its queue runs) while the doorbell aperture is on."""
+        slot = self._slot(offset, size)
+        if slot is None:
+            return
+        if not self.nbio.doorbells_enabled:
+            self.dropped_doorbells += 1
+            self.bus_errors.append(f"doorbell write at byte {offset:#x} while RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN is 0 "
+                                   "(dropped)")
+            return
+        if size == 4:
+            old = int(self.gpu.doorbells[slot])
+            value = (old & 0xFFFFFFFF) | (value & 0xFFFFFFFF) << 32 if offset % 8 else \
+                (old & ~0xFFFFFFFF) | (value & 0xFFFFFFFF)
+        self.gpu.ring_doorbell(slot, value)
+
+    def _slot(self, offset: int, size: int) -> int | None:
+        if size not in (4, 8) or offset % size or not 0 <= offset < DOORBELL_BAR_SIZE:
+            raise self._error(f"doorbell access of {size} bytes at byte {offset:#x}: doorbells are aligned 32- or "
+                              "64-bit")
+        slot = offset // 8
+        if slot >= len(self.gpu.doorbells):
+            self.bus_errors.append(f"doorbell at byte {offset:#x}: the simulated GPU has {len(self.gpu.doorbells)} "
+                                   "64-bit doorbells (the first 8 KiB of BAR2); ignored")
+            return None
+        return slot
+
+    # ---- interrupts -----------------------------------------------------------------------------------------------
+    def _interrupt(self, intr: Interrupt) -> None:
+        if not self.regs.get("IH_RB_CNTL") & 1:
+            return  # no ring: nothing to write (what KFD-mode operation sees)
+        owner = self.queue_owner.get(intr.queue, ())
+        q = next((q for q in self.gpu.queues if q.name == intr.queue), None)
+        vmid = q.vmid if q is not None else 0
+        ring = hwih.CP_RING_ID.pack(me=owner[1], pipe=owner[2], queue=owner[3]) if owner[:1] == ("cp",) else \
+            owner[1] if owner else 0
+        entry = hwih.Entry(hwih.Client.GFX, hwih.Source.SQ_INTERRUPT_ID, ring, vmid, timestamp=intr.timestamp)
+        if intr.kind in (Kind.END_OF_PIPE, Kind.SIGNAL):
+            entry.client_id, entry.source_id = hwih.Client.GRBM_CP, hwih.Source.CP_EOP_INTERRUPT
+            entry.context = (intr.context_id, 0, 0, 0)
+        elif intr.kind == Kind.SDMA_TRAP:
+            entry.source_id, entry.context = hwih.Source.SDMA_TRAP, (intr.context_id, 0, 0, 0)
+        elif intr.kind == Kind.SENDMSG:
+            entry.context = (intr.context_id & 0xFFFFFF, hwih.SQ_CTX1.pack(encoding=hwih.SqEncoding.INST), 0, 0)
+        elif intr.kind == Kind.QUEUE_ERROR:
+            self._queue_error(intr, entry, vmid, owner)
+        else:
+            return
+        self.ih.post(entry)
+
+    def _queue_error(self, intr: Interrupt, entry: hwih.Entry, vmid: int, owner: tuple) -> None:
+        fault = intr.fault
+        if fault is not None and fault.kind == "page_fault" and fault.address is not None:
+            write = fault.access in ("write", "atomic")
+            self.gchub.record_fault(fault.vmid if fault.vmid is not None else vmid, fault.address, write)
+            entry.source_id = hwih.Source.UTCL2_FAULT
+            entry.context = (*hwih.vm_fault_context(fault.address, write), 0, 0)
+        elif fault is not None:
+            err = _SHADER_ERRORS.get(fault.kind, hwih.SqError.MEMVIOL)
+            entry.context = (hwih.SQ_CTX0.pack(error_type=err), hwih.SQ_CTX1.pack(encoding=hwih.SqEncoding.ERROR), 0, 0)
+        elif owner[:1] == ("sdma",):
+            entry.source_id = hwih.Source.SDMA_QUEUE_HANG
+        else:
+            entry.client_id, entry.source_id = hwih.Client.GRBM_CP, hwih.Source.CP_BAD_OPCODE_ERROR
+
+    # ---- info -----------------------------------------------------------------------------------------------------
+    def describe(self) -> list[str]:
+        """The SOC's state: VM contexts, queues, IH, PSP, SMU, errors, registers no header names."""
+        consulted = set(self.regs.consulted)  # (describing reads registers: that is not the device using them)
+        lines = self.gchub.describe() + self.mmhub.describe() + self.cp.describe() + self.sdma.describe()
+        lines += self.ih.describe() + self.psp.describe() + self.smu.describe()
+        self.regs.consulted = consulted
+        lines += [f"bus error: {e}" for e in self.bus_errors[-16:]]
+        return lines + self.regs.describe()

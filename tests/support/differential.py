@@ -1,0 +1,121 @@
+"""Differential testing of the GPU backends: every kernel a test launches is also run by the other backend on the
+same input bytes, and the outputs must agree (integers and bools bit for bit, floats within the ops suite's
+per-dtype tolerance, NaN where NaN).
+
+`watch(backend)` wraps the compiler's compile and launch steps for the duration of one test: each launch records
+its outputs under (kernel AST, input bytes, backend). When the other backend already recorded that launch (the
+same case ran with it earlier in this process: the `backend` fixture runs the reference backend first), the two
+are compared; otherwise the kernel is compiled for the other backend (through the kernel cache, which the other
+parametrization of the case then reuses) and run on copies of the output buffers. Records older than the
+previous test are dropped. SIMGPU_DIFFERENTIAL=0 turns it off. A launch the block cannot check (its program
+was not compiled through the compiler inside the block) fails the test, so "every case on both backends" holds
+by construction, not by hope.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+
+import numpy as np
+
+from tests.support.ops import TOL
+
+_records: dict[tuple, dict[str, list[bytes]]] = {}
+_generation: dict[tuple, int] = {}
+stats = {"compared": 0, "tests": 0}
+_test = [0]
+
+
+def enabled() -> bool:
+    """Whether differential checks run (SIMGPU_DIFFERENTIAL, default on)."""
+    return os.environ.get("SIMGPU_DIFFERENTIAL", "1") != "0"
+
+
+def _out_dtypes(ast) -> list:
+    from compiler.ir.ops import Ops
+    params = {s.src[0].arg: s.src[0].dtype.base for s in ast.src if s.op is Ops.STORE}
+    return [params[i] for i in sorted(params)]
+
+
+def _compare(name: str, dtypes_: list, a: list[bytes], b: list[bytes], pair: tuple[str, str]) -> None:
+    for i, (dt, x, y) in enumerate(zip(dtypes_, a, b, strict=True)):
+        if dt.is_float:
+            xs, ys = (np.frombuffer(v, dt.storage) for v in (x, y))
+            if dt.name == "bfloat16":
+                xs, ys = ((v.astype(np.uint32) << 16).view(np.float32) for v in (xs, ys))
+            rtol, atol = TOL[dt.name]
+            np.testing.assert_allclose(xs.astype(np.float64), ys.astype(np.float64), rtol=rtol, atol=atol,
+                                       equal_nan=True, err_msg=f"kernel {name}, output {i}: {pair[0]} vs {pair[1]}")
+        else:
+            assert x == y, f"kernel {name}, output {i} ({dt.name}): {pair[0]} and {pair[1]} differ"
+    stats["compared"] += 1
+
+
+@contextlib.contextmanager
+def watch(backend: str, other: str | None):
+    """Check every launch of the block against `other` (module docstring); other None: record only."""
+    if not enabled():
+        yield
+        return
+    from compiler import backend as backends
+    from compiler import device, realize
+    _test[0] += 1
+    for k in [k for k, g in _generation.items() if g < _test[0] - 1]:
+        _records.pop(k, None)
+        _generation.pop(k, None)
+    stats["tests"] += 1
+    asts: dict[str, object] = {}
+    unchecked: list[str] = []
+    real_compile, real_launch = realize.compile_ast, device.AMDDevice.launch
+
+    def compile_ast(ast, be):
+        prog = real_compile(ast, be)
+        asts[prog.key] = ast
+        return prog
+
+    def launch(dev, program, buffers):
+        ast = asts.get(program.key)
+        if ast is None:
+            unchecked.append(program.name)
+            return real_launch(dev, program, buffers)
+        outs = _out_dtypes(ast)
+        n = len(outs)
+        ins = tuple(hashlib.sha256(b.copyout(np.empty(b.nbytes, np.uint8)).tobytes()).hexdigest()
+                    for b in buffers[n:])
+        before = [b.copyout(np.empty(b.nbytes, np.uint8)).tobytes() for b in buffers[:n]]
+        handle = real_launch(dev, program, buffers)
+        handle.wait()
+        key = (ast, ins)
+        rec = _records.setdefault(key, {})
+        _generation[key] = _test[0]
+        rec[backend] = [b.copyout(np.empty(b.nbytes, np.uint8)).tobytes() for b in buffers[:n]]
+        if other is not None:
+            if other not in rec:
+                rec[other] = _run_other(dev, ast, backends.get(other), buffers, n, before, real_compile,
+                                        real_launch)
+            _compare(program.name, outs, rec[other], rec[backend], (other, backend))
+        return handle
+
+    realize.compile_ast, device.AMDDevice.launch = compile_ast, launch
+    try:
+        yield
+    finally:
+        realize.compile_ast, device.AMDDevice.launch = real_compile, real_launch
+    if other is not None and unchecked:
+        raise AssertionError(f"launches not checked against {other}: {unchecked}")
+
+
+def _run_other(dev, ast, be, buffers, n: int, before: list[bytes], real_compile, real_launch) -> list[bytes]:
+    """Outputs of the kernel compiled by backend `be`, run on fresh output buffers holding `before`."""
+    prog = real_compile(ast, be)
+    temps = [dev.alloc(b.nbytes) for b in buffers[:n]]
+    try:
+        for t, data in zip(temps, before, strict=True):
+            t.copyin(np.frombuffer(data, np.uint8))
+        real_launch(dev, prog, [*temps, *buffers[n:]]).wait()
+        return [t.copyout(np.empty(t.nbytes, np.uint8)).tobytes() for t in temps]
+    finally:
+        for t in temps:
+            t.release()
