@@ -2,7 +2,9 @@
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
 features) and loaded from that object, so code from the disk cache and fresh code are the same bytes.
-Cache keys cover the IR's inputs (see tier.py) plus the host CPU and the LLVM version. The disk cache
+Cache keys cover the IR's inputs (see tier.py); the disk cache's add the host CPU and the LLVM version. llvmlite
+is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
+created: a process whose kernels never get hot never loads LLVM. The disk cache
 lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it); files are written to a
 temporary name and renamed, so concurrent processes never read a partial object.
 """
@@ -15,15 +17,19 @@ import threading
 import time
 from pathlib import Path
 
-import llvmlite
-import llvmlite.binding as llvm
-
 _LOCK = threading.Lock()  # one LLVM compile at a time (the background thread and eager compiles)
 _TM = None
 
 
+def _binding():
+    """llvmlite.binding, imported on first use."""
+    import llvmlite.binding
+    return llvmlite.binding
+
+
 def _target_machine():
     global _TM
+    llvm = _binding()
     if _TM is None:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
@@ -34,11 +40,13 @@ def _target_machine():
 
 
 def host_features() -> str:
-    return llvm.get_host_cpu_features().flatten()
+    return _binding().get_host_cpu_features().flatten()
 
 
 def host_key() -> str:
     """What compiled code depends on besides its IR: LLVM, the CPU and its features."""
+    import llvmlite
+    llvm = _binding()
     return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{llvm.get_host_cpu_name()}|{host_features()}"
 
 
@@ -81,10 +89,13 @@ def _write_cached(key: str, obj: bytes) -> None:
 
 
 def object_code(ir: str, key: str) -> tuple[bytes, bool]:
-    """(object file, whether it came from the disk cache) for module text `ir`."""
+    """(object file, whether it came from the disk cache) for module text `ir` (`key`: its inputs; the disk
+    cache adds this host's LLVM and CPU)."""
+    key = key_of(key, host_key())
     obj = _read_cached(key)
     if obj is not None:
         return obj, True
+    llvm = _binding()
     with _LOCK:
         tm = _target_machine()
         mod = llvm.parse_assembly(ir)
@@ -110,6 +121,7 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
 def load(obj: bytes, symbol: str) -> tuple[object, int]:
     """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
     engine: keep it referenced while the code may run."""
+    llvm = _binding()
     with _LOCK:
         _target_machine()  # LLVM initialised
         # an engine owns (and disposes of) its target machine: each gets its own

@@ -33,6 +33,7 @@ import numpy as np
 
 from simgpu.fault import GPUFault
 from simgpu.shader.engine import TICK, Progress
+from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
@@ -70,16 +71,10 @@ def hot_seconds() -> float:
 
 def jit_tier(mode: str | None = None):
     """The engine's JIT tier for `mode` (default: SIMGPU_JIT), or None when it is off or llvmlite is not
-    installed (the tier imports llvmlite only when it compiles: a process whose kernels never get hot never
-    loads LLVM)."""
+    installed (the tier loads llvmlite only when it compiles: simgpu.shader.jit.compile)."""
     mode = mode or jit_mode()
     return None if mode == "off" or importlib.util.find_spec("llvmlite") is None else JitTier(mode)
 
-
-def _llvm():
-    """simgpu.shader.jit.compile (llvmlite), imported when the tier first compiles."""
-    from simgpu.shader.jit import compile as jc
-    return jc
 
 
 @dataclass
@@ -275,7 +270,6 @@ class JitRun:
         """Discover and translate now; compile natively now (sync) or in the background thread."""
         global _POOL
         ex = self.ex
-        jc = _llvm()
         try:
             with jc.Timer() as t:
                 job = _translate(ex, self.tier)
@@ -696,8 +690,7 @@ def _translate(ex, tier: JitTier):
     offs = sorted(region.insns)
     span = (offs[0], max(o + region.insns[o].size for o in offs))
     code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
-    jc = _llvm()
-    key = jc.key_of("simgpu-jit", translator_key(), jc.host_key(), lanes, mode, nvgpr, region.code_signature())
+    key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature())  # (+ host: on disk)
     meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
     if hit is not None:
@@ -745,7 +738,6 @@ def _tails(blocks) -> dict:
 
 def _finish(job: _Job, stats: Stats) -> CompiledRegion:
     """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading."""
-    jc = _llvm()
     with jc.Timer() as t:
         obj, from_disk = jc.object_code(job.ir, job.key)
         engine, addr = jc.load(obj, "round")
