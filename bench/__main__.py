@@ -5,6 +5,7 @@ from bench import (
     bench_clients,
     bench_compiler,
     bench_decode,
+    bench_jit,
     bench_launch,
     bench_mem,
     bench_native,
@@ -19,6 +20,7 @@ def main() -> None:
     bench_decode.main()
     bench_mem.main()
     bench_shader.main()
+    bench_jit.main()
     bench_sanitize.main()
     bench_launch.main()
     bench_am.main()
