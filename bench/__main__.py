@@ -6,6 +6,7 @@ from bench import (
     bench_compiler,
     bench_cpu,
     bench_decode,
+    bench_jit,
     bench_launch,
     bench_mem,
     bench_native,
@@ -20,6 +21,7 @@ def main() -> None:
     bench_decode.main()
     bench_mem.main()
     bench_shader.main()
+    bench_jit.main()
     bench_sanitize.main()
     bench_launch.main()
     bench_am.main()

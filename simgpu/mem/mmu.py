@@ -52,6 +52,7 @@ _U64 = np.uint64
 # bounds host memory like a finite hardware TLB, deterministically.
 TLB_CAPACITY = 1 << 20
 _LINEAR_RUNS = 8  # verified linear page runs kept per VMID
+_CHANGES_KEPT = 64  # translation changes remembered for invalidated_since
 
 
 class Translation(NamedTuple):
@@ -141,12 +142,15 @@ class MMU:
         # (first page, last page, translation word of the first page) of verified linear runs; see _linear_offset
         self._linear_runs: list[list[tuple[int, int, int]]] = [[] for _ in range(gmc.NUM_VMIDS)]
         self.walks = 0  # page-table walks so far (TLB misses that were not covered by a cached leaf)
+        self.generation = 0  # bumped by every root change, invalidate and TLB flush (see invalidated_since)
+        self._changes: list[tuple[int, int | None, tuple[int, int] | None]] = []  # (generation, vmid, range)
 
     # ---- configuration --------------------------------------------------------------------------------
     def set_root(self, vmid: int, pa: int | None) -> None:
         """Set the VMID's root page directory (PDB2) physical address; PDE flag bits (SYSTEM) are honoured."""
         _check_vmid(vmid)
         self._roots[vmid] = None if pa is None else (pa & gmc.PDE_ADDR_MASK, bool(pa & gmc.PDE_SYSTEM))
+        self._changed(vmid, None)
 
     def set_context(self, vmid: int, root: int | None, first_page: int | None = None,
                     last_page: int | None = None) -> None:
@@ -163,6 +167,7 @@ class MMU:
 
     def invalidate(self, vmid: int | None = None, va_range: tuple[int, int] | None = None) -> None:
         """Drop cached translations of one VMID (or all) for [start, end) (or everything)."""
+        self._changed(vmid, va_range)
         for v in range(gmc.NUM_VMIDS) if vmid is None else (_check_vmid(vmid),):
             self._linear_runs[v].clear()
             if va_range is None:
@@ -182,6 +187,21 @@ class MMU:
             leaves = self._leaves[v]
             for key in [k for k, lf in leaves.items() if lf.va_page <= hi and lf.va_page + (1 << lf.log2) > lo]:
                 del leaves[key]
+
+    def _changed(self, vmid: int | None, va_range: tuple[int, int] | None) -> None:
+        self.generation += 1
+        self._changes.append((self.generation, vmid, va_range))
+        del self._changes[:-_CHANGES_KEPT]
+
+    def invalidated_since(self, generation: int) -> list[tuple[int | None, tuple[int, int] | None]] | None:
+        """The (VMID or None for all, VA range or None for all) whose translations changed after
+        `generation`, oldest first; None when that is further back than the MMU remembers. Views of
+        translations (the JIT tier's memory windows) outside these ranges are still valid."""
+        if generation == self.generation:
+            return []
+        if not self._changes or self._changes[0][0] > generation + 1:
+            return None
+        return [(v, r) for g, v, r in self._changes if g > generation]
 
     # ---- walking --------------------------------------------------------------------------------------
     def walk(self, vmid: int, va: int) -> Leaf | str:
@@ -253,6 +273,7 @@ class MMU:
         tlb = self._tlb[vmid]
         if len(tlb) >= TLB_CAPACITY:
             tlb.clear()
+            self._changed(vmid, None)
         tlb[vpn] = value
         return value
 
@@ -343,6 +364,40 @@ class MMU:
         if linear is None:
             return None
         return self.phys.span(va + linear[0], nbytes, linear[1])
+
+    def linear_window(self, vmid: int, va: int, nbytes: int, access: str,
+                      limit: int = 1 << 30) -> tuple[int, np.ndarray] | None:
+        """A linearly translating range around [va, va + nbytes), grown page by page on both sides as far as
+        the pages keep following (up to `limit` bytes, within one physical buffer): (its first VA, its
+        memory as a uint8 view). The JIT tier checks a load's lanes against such windows instead of
+        translating them. The range is remembered as a verified run, so it is checked once until the next
+        invalidate. None when [va, va + nbytes) itself does not translate linearly."""
+        if self.linear_span(vmid, va, nbytes, access) is None:
+            return None
+        first, last = va >> gmc.PAGE_SHIFT, (va + nbytes - 1) >> gmc.PAGE_SHIFT
+        word = self._tlb[vmid][first]
+        room = max(0, (limit >> gmc.PAGE_SHIFT) - (last - first + 1))
+        up = self._follow(vmid, last + 1, word + ((last + 1 - first) << 8), 1, room)
+        down = self._follow(vmid, first - 1, word - (1 << 8), -1, min(room - up, first))
+        lo, hi = (first - down) << gmc.PAGE_SHIFT, (last + 1 + up) << gmc.PAGE_SHIFT
+        span = self.linear_span(vmid, lo, hi - lo, access)  # None if the range runs into another buffer
+        return (lo, span) if span is not None else (va, self.linear_span(vmid, va, nbytes, access))
+
+    def _follow(self, vmid: int, page: int, word: int, step: int, most: int) -> int:
+        """How many pages from `page` on (by `step`, at most `most`) translate to word, word + step page, ..."""
+        n, chunk = 0, 16
+        while n < most:
+            k = min(chunk, most - n)
+            pages = range(page + step * n, page + step * (n + k), step)
+            vals = [self._tlb[vmid].get(p) for p in pages]
+            for i, v in enumerate(vals):
+                if v is None:
+                    v = -1 if pages[i] < 0 else self._fill(vmid, pages[i])
+                if v != word + ((step * (n + i)) << 8):
+                    return n + i
+            n += k
+            chunk = min(chunk * 2, 4096)
+        return n
 
     def _dense_pages(self, vmid: int, vpn: np.ndarray, m: int):
         """Fast path for the usual access pattern (lanes clustered in a few pages): index a page range

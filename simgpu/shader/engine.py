@@ -74,6 +74,9 @@ class ShaderEngine:
         # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
         self.observer = None
         self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
+        from simgpu.shader.jit import jit_tier  # (the JIT tier builds on this module)
+        self.jit = jit_tier()  # the JIT tier (simgpu.shader.jit), None when SIMGPU_JIT=0
+        self.exit_states: list | None = None  # when a list: each batch's final (WaveState, scratch), for tests
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
         # the bytes (once per PC) and decodes again only if they changed.
         self.decoded: dict[tuple[int, int], tuple[bytes, tuple]] = {}
@@ -158,12 +161,16 @@ class Exec:
         self.slice = self.budget = min(TICK, self.remaining)
         self.used = 0  # wave-instructions of this dispatch in finished slices
         self.groups_before = 0  # workgroups of earlier batches (all finished)
+        self.groups: list[tuple[int, int, int]] = []
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
         # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
         # and nothing is wrapped or tested per instruction when they are off.
         self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
+        # The JIT tier runs waves natively unless an observer or a sanitizer needs to see every instruction.
+        self.jit = engine.jit.begin(self) if engine.jit is not None and engine.observer is None \
+            and self.sanitizer is None else None
 
     def all_groups(self) -> list[tuple[int, int, int]]:
         gx, gy, gz = self.d.workgroups
@@ -172,6 +179,7 @@ class Exec:
     # ---------------------------------------------------------------------------------- scheduling
 
     def run_batch(self, groups: list[tuple[int, int, int]]) -> None:
+        self.groups = groups  # the batch's workgroups (the JIT tier rebuilds their initial state to roll back)
         self.st = initial_state(self.d, groups, self.waves_per_group)
         # Every wave starts with the descriptor's MODE; until one writes MODE, float ops read it as one int.
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
@@ -180,6 +188,7 @@ class Exec:
         if self.sanitizer is not None:
             self.sanitizer.batch(groups)
         st, observer = self.st, self.engine.observer
+        jit = self.jit if observer is None else None
         run = self.run
         if observer is not None:
             observer.batch_start(self)
@@ -191,7 +200,9 @@ class Exec:
                     if not self._release_barriers():
                         break
                     continue
-                run(int(st.pc[0]), one, True)
+                pc = int(st.pc[0])
+                if jit is None or not jit.step(pc, one):
+                    run(pc, one, True)
                 continue
             runnable = st.status == RUNNING
             if not runnable.any():
@@ -200,10 +211,14 @@ class Exec:
                 continue
             pc = int(st.pc[runnable].min())
             w = np.nonzero(runnable & (st.pc == pc))[0]
+            if jit is not None and jit.step(pc, w):  # the JIT tier ran these waves (tier.py)
+                continue
             # When every runnable wave stands at this PC they stay together while instructions fall through.
             run(pc, w, len(w) == int(np.count_nonzero(runnable)))
         if observer is not None:
             observer.batch_end(self)
+        if self.engine.exit_states is not None:
+            self.engine.exit_states.append((st, self.scratch))
 
     def run(self, pc: int, w: np.ndarray, straight: bool, observer=None) -> None:
         """Execute the instruction at `pc` for waves `w` and, when `straight`, the following ones for as
@@ -226,7 +241,7 @@ class Exec:
             clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
             self.budget -= n
             if self.budget < 0:
-                self._tick(w, pc, inst)
+                self.tick(w, pc, inst)
             try:
                 nxt = fn(self, w, inst)
             except GPUFault as f:
@@ -316,7 +331,7 @@ class Exec:
         st.pc[release] += 4
         return True
 
-    def _tick(self, w, pc: int, inst) -> None:
+    def tick(self, w, pc: int, inst) -> None:
         """The end of a budget slice: the watchdog, the owner's deadline, progress hooks; then a new slice."""
         used = self.slice - self.budget
         self.used += used

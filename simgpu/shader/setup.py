@@ -65,12 +65,12 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
 
 def _system_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
     g = np.array(groups, np.int64).reshape(-1, 3) + np.array(d.grid_offset, np.int64)
-    per_wave = g[st.group]
+    per_group = st.sgpr.reshape(len(g), -1, 128)  # [groups, waves per group, SGPRs]: one row per group
     kd, s = d.descriptor, first
     for dim, enabled in enumerate((kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y,
                                    kd.enable_sgpr_workgroup_id_z)):
         if enabled:
-            st.sgpr[:, s] = per_wave[:, dim].astype(np.uint32)
+            per_group[:, :, s] = g[:, dim:dim + 1].astype(np.uint32)
             s += 1
     if kd.enable_sgpr_workgroup_info:
         st.sgpr[:, s] = 0
@@ -83,17 +83,23 @@ def _workitem_ids(d: Dispatch, st: WaveState, groups, waves_per_group: int) -> N
     wx, wy, wz = d.workgroup
     lanes = d.wave_size
     ngroups = len(groups)
-    # The ids of one workgroup's waves, [waves_per_group, lanes], repeated for every group.
+    # The ids of one workgroup's waves, [waves_per_group, lanes], the same in every group.
     flat = np.arange(waves_per_group)[:, None] * lanes + np.arange(lanes)[None, :]
     x, y, z = flat % wx, (flat // wx) % wy, flat // (wx * wy)
     dims = d.descriptor.enable_vgpr_workitem_id  # 0: x, 1: x and y, 2: x, y and z
     v0 = x if dims == 0 else x | (y << 10) | ((z << 20) if dims >= 2 else 0)
-    st.vgpr[0, :, :] = np.tile(v0.astype(np.uint32), (ngroups, 1))
-    valid = np.tile(flat < wx * wy * wz, (ngroups, 1))
-    if any(g % w for g, w in zip(d.grid, d.workgroup, strict=True)):
-        # partial workgroups at the grid's edge: items beyond the grid are not launched
-        g = np.array(groups, np.int64).reshape(-1, 3)[st.group] + np.array(d.grid_offset, np.int64)
-        for dim, ids in enumerate((x, y, z)):
-            valid &= g[:, dim:dim + 1] * d.workgroup[dim] + np.tile(ids, (ngroups, 1)) < d.grid[dim]
+    st.vgpr[0].reshape(ngroups, waves_per_group, lanes)[:] = v0.astype(np.uint32)
+    valid = flat < wx * wy * wz
+    if not any(g % w for g, w in zip(d.grid, d.workgroup, strict=True)):
+        # whole workgroups: one group's EXEC masks and ended (empty) waves, in every group
+        words = st.words_of(valid)
+        st.sgpr[:, EXEC_LO:EXEC_LO + lanes // 32].reshape(ngroups, waves_per_group, -1)[:] = words
+        st.status.reshape(ngroups, waves_per_group)[:, ~valid.any(axis=1)] = DONE
+        return
+    # partial workgroups at the grid's edge: items beyond the grid are not launched
+    valid = np.tile(valid, (ngroups, 1))
+    g = np.array(groups, np.int64).reshape(-1, 3)[st.group] + np.array(d.grid_offset, np.int64)
+    for dim, ids in enumerate((x, y, z)):
+        valid &= g[:, dim:dim + 1] * d.workgroup[dim] + np.tile(ids, (ngroups, 1)) < d.grid[dim]
     st.set_mask64(np.arange(st.n), EXEC_LO, st.bits_of(valid))
     st.status[~valid.any(axis=1)] = DONE  # hardware launches no wave for an empty tail of a workgroup

@@ -13,6 +13,10 @@ from mockgpu import MockOS
 from tests.runtime.test_runtime_memory import STORE, _asm_kernel
 
 SPIN = "s_branch -1\ns_endpgm"  # one wave per workgroup jumps to itself forever
+# The deterministic instruction budget (50M wave-instructions by default) out of the way of the wall-clock
+# limits and Ctrl-C these tests are about: compiled by the JIT tier, a spinning wave runs through 50M in a
+# fraction of a second (tests/simgpu/shader/test_jit_budget.py has the budget's own tests).
+NO_BUDGET = 1 << 50
 BARRIER_HANG = """
 v_cmp_eq_u32_e32 vcc_lo, 0, v0
 s_cbranch_vccnz 1
@@ -29,7 +33,7 @@ def _ok(dev) -> None:
 
 
 def test_the_wall_clock_watchdog_stops_a_kernel_at_its_doorbell():
-    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, wall_watchdog=0.5))
+    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, wall_watchdog=0.5, watchdog=NO_BUDGET))
     t0 = time.monotonic()
     with pytest.raises(runtime.GPUFault) as e:
         _asm_kernel(dev, SPIN)(None, grid=2, block=64)
@@ -43,7 +47,8 @@ def test_the_wall_clock_watchdog_stops_a_kernel_at_its_doorbell():
 
 def test_the_waits_timeout_stops_a_kernel_the_gpu_runs_inside_the_wait():
     # Lazy doorbells: the GPU works when the runtime waits, as when hardware had not got to the work yet.
-    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, lazy_doorbells=True, wall_watchdog=120))
+    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, lazy_doorbells=True, wall_watchdog=120,
+                                   watchdog=NO_BUDGET))
     launch = _asm_kernel(dev, SPIN)(None, grid=1, block=32, wait=False)
     t0 = time.monotonic()
     with pytest.raises(runtime.GPUTimeout) as e:
@@ -56,7 +61,7 @@ def test_the_waits_timeout_stops_a_kernel_the_gpu_runs_inside_the_wait():
 
 
 def test_a_hang_at_a_barrier_says_which_waves_wait_there():
-    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, wall_watchdog=0.5))
+    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, wall_watchdog=0.5, watchdog=NO_BUDGET))
     with pytest.raises(runtime.GPUFault) as e:
         _asm_kernel(dev, BARRIER_HANG)(None, grid=1, block=64)
     report = e.value.report
@@ -66,7 +71,7 @@ def test_a_hang_at_a_barrier_says_which_waves_wait_there():
 
 
 def test_ctrl_c_abandons_the_kernel_and_the_next_launch_runs_clean():
-    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, wall_watchdog=120))
+    dev = runtime.Device(os=MockOS(devices=1, vram_size=1 << 28, wall_watchdog=120, watchdog=NO_BUDGET))
     spin = _asm_kernel(dev, SPIN)
 
     def interrupt(signum, frame):  # what Ctrl-C does: KeyboardInterrupt wherever the main thread is

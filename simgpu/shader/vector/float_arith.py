@@ -64,27 +64,6 @@ def _native(t, ctx, fn, slow, *args):
     return r if dm is None else fx.flush_out(r, dm)
 
 
-_DROP = {np.dtype(F32): (29, -126), np.dtype(F16): (42, -14)}  # f64 mantissa bits below dt's, min exponent
-
-
-def _fma_native(a, b, c, dt):
-    """fma for f16/f32 through f64: the product is exact; the f64 sum rounds once, then to dt again.
-    The second rounding can only be wrong when the f64 sum sits exactly halfway between two dt values
-    (its dropped bits are 100...0) or lands in dt's subnormal range; then None: the exact path decides."""
-    s = a.astype(F64) * b.astype(F64)
-    s = s + c.astype(F64)  # not in place: an SGPR product [n, 1] broadcasts against a VGPR addend
-    drop, emin = _DROP[np.dtype(dt)]
-    bits = s.view(np.uint64)
-    risky = (bits & np.uint64((1 << drop) - 1)) == np.uint64(1 << (drop - 1))
-    risky |= ((bits & np.uint64(0x7FF0000000000000)) < np.uint64((1023 + emin) << 52)) & (s != 0)
-    if risky.any():
-        return None
-    r = s.astype(dt)
-    if np.isnan(r).any():
-        return None
-    return r
-
-
 # Exact (any MODE) add and mul: (f64 routine, f16/f32 routine) in fpexact.
 _EXACT = {np.add: (fx.add64, fx.add_small), np.multiply: (fx.mul64, fx.mul_small)}
 
@@ -117,9 +96,8 @@ def _fma(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
         dm = _flushing(ctx, t)
         x, y, z = (a, b, c) if dm is None or not flush_inputs else (fx.flush_in(v, dm) for v in (a, b, c))
         with np.errstate(all="ignore"):
-            r = _fma_native(x, y, z, DT[t])
-        if r is not None:
-            return r if dm is None else fx.flush_out(r, dm)
+            r = fx.fma_nearest(x, y, z, DT[t])  # exact: lanes at risk of double rounding are repaired
+        return fx.first_nan(r if dm is None else fx.flush_out(r, dm), x, y, z)
     return _fma_exact(t, ctx, a, b, c, post_scale, flush_inputs)
 
 

@@ -191,6 +191,39 @@ def fma_small(a: np.ndarray, b: np.ndarray, c: np.ndarray, dt, rm, post_scale=0)
     return signed_zero_sum(r, (s == 0) & (e == 0), p, z, rm)
 
 
+# (mantissa bits f64 has below dt's, dt's smallest normal exponent): a float64 whose dropped bits are
+# exactly 100...0 sits on a midpoint between two neighbours of dt's normal grid.
+_NEAREST_GRID = {np.dtype(F32): (29, -126), np.dtype(F16): (42, -14)}
+_MAG = np.uint64(0x7FFFFFFFFFFFFFFF)
+_INF_BITS = np.uint64(0x7FF0000000000000)
+
+
+def fma_nearest(a: np.ndarray, b: np.ndarray, c: np.ndarray, dt) -> np.ndarray:
+    """a * b + c for f16/f32 operands rounded once to nearest-even, with numpy's speed.
+
+    The product is exact in float64 and the float64 sum s rounds once; rounding s to dt again is then
+    exact unless s is inexact and sits exactly on a midpoint of dt's grid (double rounding). Only the
+    elements where that cannot be ruled out cheaply take the exact path (fma_small, whose TwoSum error
+    breaks the tie): s on a normal-range midpoint, s in dt's subnormal range (another grid), and NaN
+    results (whose payload rules are the exact path's). Operands broadcast against each other."""
+    x, y, z = (np.asarray(v) for v in (a, b, c))
+    s = x.astype(F64) * y.astype(F64)
+    s = s + z.astype(F64)  # not in place: a product of scalars [n, 1] broadcasts against a vector addend
+    r = s.astype(dt)
+    drop, emin = _NEAREST_GRID[np.dtype(dt)]
+    bits = s.view(np.uint64)
+    mag = bits & _MAG
+    risky = (bits & np.uint64((1 << drop) - 1)) == np.uint64(1 << (drop - 1))
+    # below dt's smallest normal (zero excluded: mag - 1 wraps), or NaN
+    risky |= (mag - np.uint64(1)) < np.uint64(((1023 + emin) << 52) - 1)
+    risky |= mag > _INF_BITS
+    if risky.any():
+        shape = r.shape
+        xs, ys, zs = (np.broadcast_to(v, shape)[risky] for v in (x, y, z))
+        r[risky] = fma_small(xs, ys, zs, dt, RNE)
+    return r
+
+
 # ---------------------------------------------------------------------------------------------- f64 operations
 
 

@@ -141,3 +141,13 @@ __kernel void private_array(__global int *out, __global const int *in) {
   for (int k = 0; k < 32; k++) acc += tmp[(k * 7 + in[i]) & 31] ^ k;
   out[i] = acc;
 }
+
+// Naive square matmul on a 2-D launch: one output per work-item, an n-step loop of fma (clang contracts
+// acc + a * b). The benchmark's kernel (bench/bench_jit.py) at n = 256.
+__kernel void matmul(__global float *c, __global const float *a, __global const float *b, int n) {
+  int col = GID_X;
+  int row = GRP_Y * __builtin_amdgcn_workgroup_size_y() + LID_Y;
+  float acc = 0.0f;
+  for (int k = 0; k < n; k++) acc += a[row * n + k] * b[k * n + col];
+  c[row * n + col] = acc;
+}

@@ -6,6 +6,9 @@ workgroup size, LDS tiles with fences and barriers, global atomics, the compiler
 expansions (32- and 64-bit), f64 division (div_scale/div_fmas/div_fixup), half precision, 64-bit bit
 counts, wave builtins (readfirstlane, ballot, ds_bpermute), data-dependent loops, and a private array
 in scratch memory. Each kernel also runs twice to compare bytes and counters.
+
+Every launch runs in both tiers, the interpreter and the JIT tier, and the two must end with the same
+memory, registers, counters and clock (tests/support/tiers.py).
 """
 
 from __future__ import annotations
@@ -16,25 +19,33 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from simgpu.testbed import Testbed
 from tests import DATA
+from tests.support import tiers
 
 DATA = DATA / "opencl"
 M64 = (1 << 64) - 1
 
 
-def _testbed():
-    tb = Testbed(vram_size=1 << 28)
+def _testbed(tier: str):
+    tb = tiers.testbed(tier, vram_size=1 << 28)
     return tb, tb.load((DATA / "corpus.so").read_bytes())
 
 
-def run(name: str, args: list, grid, block):
-    """Launch `name` with numpy arrays as buffers (and scalars by value); the arrays after the run."""
-    tb, kernels = _testbed()
+def _run_on(tier: str, name: str, args: list, grid, block):
+    tb, kernels = _testbed(tier)
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
     tb.launch(kernels[name], vas, grid, block)
     out = [tb.download(va, a.dtype, a.size).reshape(a.shape) if isinstance(a, np.ndarray) else a
            for va, a in zip(vas, args, strict=True)]
+    return tb, out
+
+
+def run(name: str, args: list, grid, block):
+    """Launch `name` with numpy arrays as buffers (and scalars by value); the arrays after the run. The
+    launch runs in the interpreter and in the JIT tier, and both must end the same."""
+    reference, out = _run_on("interpreter", name, args, grid, block)
+    tb, _ = _run_on("jit", name, args, grid, block)
+    tiers.assert_same(reference, tb)
     return out, tb.engine.counters.snapshot()
 
 
@@ -213,6 +224,16 @@ def test_private_array_in_scratch():
     want = [sum(((d * ((k * 7 + d) & 31)) ^ k) for k in range(32)) for d in data.tolist()]
     assert np.array_equal(got, np.array(want, np.int64).astype(np.int32))
     assert any(op.startswith("scratch_") for op in counters["per_opcode"])
+
+
+def test_naive_matmul_chains_fmas():
+    n = 32
+    a, b = RNG.random((n, n), np.float32), RNG.random((n, n), np.float32)
+    (got, _, _, _), _ = run("matmul", [np.zeros((n, n), np.float32), a, b, n], (2, 4), (16, 8))
+    want = np.zeros((n, n), np.float32)
+    for k in range(n):  # acc = fma(a[row, k], b[k, col], acc), rounded once per step
+        want = fma32(np.repeat(a[:, k], n), np.tile(b[k], n), want.reshape(-1)).reshape(n, n)
+    assert np.array_equal(got, want)
 
 
 def test_two_runs_are_identical():

@@ -1,0 +1,233 @@
+"""The JIT tier against the interpreter and against the CPU, on kernels from real compilers.
+
+    python -m bench.bench_jit
+
+- A naive 256^3 f32 matmul and a 4M-element saxpy compiled by clang-19 from OpenCL
+  (tests/data/opencl/corpus.cl): warm launches in the interpreter and in the JIT tier, and the same
+  matmul loop compiled by clang-19 -O2 -march=native for this CPU, run through ctypes, side by side.
+- First launches in a fresh engine: the interpreter alone, and the default tier (compiled when hot, LLVM
+  in a background thread) - the second must never be slower.
+- Compile time per kernel over the corpora (llvmlite corpus and OpenCL corpus): cold (empty disk
+  cache) and from the disk cache (a fresh process's memory cache).
+
+Times are the best of several warm launches, in this process's CPU time (time.process_time: other
+processes' work on a shared machine is not counted; the first-launch row uses wall time because LLVM
+then works in a second thread). Ratios are measured in the same run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from simgpu.shader.jit import jit_tier
+from simgpu.shader.jit import tier as jit_state
+from simgpu.testbed import Testbed
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "tests" / "data" / "opencl" / "corpus.so"
+CLANG = "/usr/lib/llvm-19/bin/clang"
+N_MATMUL, N_SAXPY = 256, 1 << 22
+
+NATIVE_MATMUL = r"""
+void matmul(float *c, const float *a, const float *b, int n) {
+  for (int row = 0; row < n; row++)
+    for (int col = 0; col < n; col++) {
+      float acc = 0.0f;
+      for (int k = 0; k < n; k++) acc += a[row * n + k] * b[k * n + col];
+      c[row * n + col] = acc;
+    }
+}
+"""
+
+
+def best_cpu(fn, repeats: int = 5) -> float:
+    """Best process CPU time of `repeats` calls after one warm-up."""
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        fn()
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def testbed(mode: str) -> Testbed:
+    tb = Testbed(vram_size=1 << 30)
+    tb.engine.jit = jit_tier(mode) if mode != "off" else None
+    return tb
+
+
+class Workload:
+    """The OpenCL matmul and saxpy with their buffers on one testbed."""
+
+    def __init__(self, tb: Testbed):
+        rng = np.random.default_rng(0)
+        self.tb = tb
+        self.k = tb.load(CORPUS.read_bytes())
+        n = N_MATMUL
+        self.a, self.b = rng.random((n, n), np.float32), rng.random((n, n), np.float32)
+        self.va, self.vb, self.vc = tb.upload(self.a), tb.upload(self.b), tb.alloc(4 * n * n)
+        self.x, self.y = rng.random(N_SAXPY, np.float32), rng.random(N_SAXPY, np.float32)
+        self.vx, self.vy = tb.upload(self.x), tb.upload(self.y)
+
+    def matmul(self) -> None:
+        n = N_MATMUL
+        self.tb.launch(self.k["matmul"], [self.vc, self.va, self.vb, n], (n // 16, n // 16), (16, 16))
+
+    def saxpy(self) -> None:
+        self.tb.launch(self.k["saxpy"], [self.vy, self.vx, np.float32(2.5).view(np.uint32).item(), N_SAXPY],
+                       (N_SAXPY // 256,), (256,))
+
+    def result(self) -> bytes:
+        return self.tb.read(self.vc, 4 * N_MATMUL * N_MATMUL)
+
+
+def native_matmul() -> tuple[float, np.ndarray] | None:
+    """(best seconds, C) of the C loop built by clang-19 -O2 -march=native, or None without clang-19."""
+    if not Path(CLANG).exists():
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        src, lib = Path(d) / "mm.c", Path(d) / "mm.so"
+        src.write_text(NATIVE_MATMUL)
+        subprocess.run([CLANG, "-O2", "-march=native", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+        so = ctypes.CDLL(str(lib))
+    n = N_MATMUL
+    rng = np.random.default_rng(0)
+    a, b = rng.random((n, n), np.float32), rng.random((n, n), np.float32)
+    c = np.zeros((n, n), np.float32)
+    fp = ctypes.POINTER(ctypes.c_float)
+    args = (c.ctypes.data_as(fp), a.ctypes.data_as(fp), b.ctypes.data_as(fp), ctypes.c_int(n))
+    return best_cpu(lambda: so.matmul(*args)), c
+
+
+def warm_rows() -> None:
+    interp, jit = Workload(testbed("off")), Workload(testbed("eager"))
+    wi = {}
+    for name in ("matmul", "saxpy"):
+        c = interp.tb.engine.counters
+        w0 = c.wave_instructions
+        getattr(interp, name)()
+        getattr(jit, name)()  # (both tiers run every kernel equally often: their results are compared)
+        wi[name] = c.wave_instructions - w0
+    t_mm_i, t_mm_j = best_cpu(interp.matmul, 5), best_cpu(jit.matmul, 5)
+    t_sx_i, t_sx_j = best_cpu(interp.saxpy, 5), best_cpu(jit.saxpy, 5)  # y = a x + y as often in both
+    same = (interp.result() == jit.result()
+            and interp.tb.read(interp.vy, 4 * N_SAXPY) == jit.tb.read(jit.vy, 4 * N_SAXPY)
+            and interp.tb.engine.counters.snapshot() == jit.tb.engine.counters.snapshot())
+    native = native_matmul()
+    print("warm launches (best CPU time)          interpreter      JIT   speed-up  JIT wave-inst/s")
+    for label, ti, tj, key in (("matmul 256^3 f32 (clang-19 OpenCL)", t_mm_i, t_mm_j, "matmul"),
+                               ("saxpy 4M f32 (clang-19 OpenCL)", t_sx_i, t_sx_j, "saxpy")):
+        print(f"  {label:36s} {ti * 1e3:9.1f} ms {tj * 1e3:7.1f} ms  x{ti / tj:6.1f}   {wi[key] / tj / 1e6:7.1f} M")
+    if native is not None:
+        t_c, c = native
+        exact = np.frombuffer(jit.result(), np.float32).reshape(N_MATMUL, N_MATMUL)
+        print(f"  matmul loop in C (clang-19 -O2 -march=native): {t_c * 1e3:.1f} ms; JIT / C = x{t_mm_j / t_c:.2f}"
+              f" (results {'identical' if np.array_equal(exact, c) else 'differ'})")
+    print(f"  tiers agree: {'yes' if same else 'NO'}")
+
+
+def first_launch_rows() -> None:
+    """A fresh engine and empty caches: the interpreter alone vs the default tier (compiled when hot)."""
+    rows = []
+    saved = os.environ.get("SIMGPU_JIT_CACHE")
+    for name in ("matmul", "saxpy"):
+        times = {}
+        for mode in ("off", "hot"):
+            jit_state._COMPILED.clear()
+            os.environ["SIMGPU_JIT_CACHE"] = tempfile.mkdtemp(prefix="simgpu-jit-bench-")  # a cold disk cache
+            w = Workload(testbed(mode))
+            t0 = time.perf_counter()
+            getattr(w, name)()
+            times[mode] = time.perf_counter() - t0
+            shutil.rmtree(os.environ["SIMGPU_JIT_CACHE"], ignore_errors=True)
+        rows.append((name, times["off"], times["hot"]))
+    if saved is None:
+        os.environ.pop("SIMGPU_JIT_CACHE", None)
+    else:
+        os.environ["SIMGPU_JIT_CACHE"] = saved
+    print("first launch (wall time, fresh engine, nothing cached)   interpreter   default tier")
+    for name, a, b in rows:
+        print(f"  {name:8s}                                              {a * 1e3:8.1f} ms   {b * 1e3:8.1f} ms"
+              f"  {'ok' if b <= a * 1.05 else 'SLOWER'}")
+
+
+def _corpus_launches():
+    """(name, function launching it on a testbed) for every kernel of the two corpora."""
+    from compiler.samples import corpus
+    out = []
+    for k in corpus():
+        code = k.code_object()
+
+        def run(tb, k=k, code=code):
+            args = k.inputs(np.random.default_rng(0))
+            vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
+            tb.launch(tb.load(code)[k.name], vas, k.grid, k.block, k.shared)
+        out.append((k.name, run))
+    so = CORPUS.read_bytes()
+
+    def ocl(name, args, grid, block):
+        def run(tb):
+            vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
+            tb.launch(tb.load(so)[name], vas, grid, block)
+        return (f"ocl:{name}", run)
+    f = np.random.default_rng(0).random(1024).astype(np.float32)
+    u = np.arange(1, 1025, dtype=np.uint32)
+    out += [ocl("saxpy", [f.copy(), f, 1, 1024], (4,), (256,)),
+            ocl("group_sum", [np.zeros(4, np.int32), u.view(np.int32)], (4,), (256,)),
+            ocl("histogram", [np.zeros(16, np.int32), u, 1024], (4,), (256,)),
+            ocl("float_ops", [np.zeros(9 * 256, np.float32), f[:256], f[256:512], f[512:768]], (1,), (256,)),
+            ocl("collatz", [np.zeros(256, np.int32), u[:256]], (2,), (128,)),
+            ocl("matmul", [np.zeros(1024, np.float32), f, f, 32], (2, 4), (16, 8)),
+            ocl("wave_ops", [np.zeros(3 * 256, np.uint32), u[:256]], (1,), (256,)),
+            ocl("private_array", [np.zeros(256, np.int32), u[:256].view(np.int32)], (2,), (128,))]
+    return out
+
+
+def compile_time_rows() -> None:
+    launches = _corpus_launches()
+    saved = os.environ.get("SIMGPU_JIT_CACHE")
+    cache = tempfile.mkdtemp(prefix="simgpu-jit-bench-")
+    try:
+        os.environ["SIMGPU_JIT_CACHE"] = cache
+        results, translate = {}, []
+        for phase in ("cold", "disk"):
+            jit_state._COMPILED.clear()
+            secs = []
+            for _name, run in launches:
+                tb = testbed("eager")
+                run(tb)
+                stats = tb.engine.jit.stats
+                secs += [a + b for a, b in zip(stats.compile_seconds, stats.translate_seconds, strict=True)]
+                translate += stats.translate_seconds if phase == "cold" else []
+            results[phase] = secs
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        if saved is None:
+            os.environ.pop("SIMGPU_JIT_CACHE", None)
+        else:
+            os.environ["SIMGPU_JIT_CACHE"] = saved
+    print(f"compile time per kernel over {len(launches)} corpus kernels, CPU time (translation to IR, its median"
+          f" alone {statistics.median(translate) * 1e3:.1f} ms, + LLVM or the disk cache + loading)")
+    for phase, secs in results.items():
+        print(f"  {phase:5s}: median {statistics.median(secs) * 1e3:6.1f} ms, max {max(secs) * 1e3:6.1f} ms"
+              f" ({len(secs)} regions)")
+
+
+def main() -> None:
+    warm_rows()
+    first_launch_rows()
+    compile_time_rows()
+
+
+if __name__ == "__main__":
+    main()

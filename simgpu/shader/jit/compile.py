@@ -1,0 +1,146 @@
+"""Native code from LLVM IR text through llvmlite, for the host CPU, cached in memory and on disk.
+
+Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
+features) and loaded from that object, so code from the disk cache and fresh code are the same bytes.
+Cache keys cover the IR's inputs (see tier.py); the disk cache's add the host CPU and the LLVM version. llvmlite
+is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
+created: a process whose kernels never get hot never loads LLVM. The disk cache
+lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it); files are written to a
+temporary name and renamed, so concurrent processes never read a partial object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from pathlib import Path
+
+_LOCK = threading.Lock()  # one LLVM compile at a time (the background thread and eager compiles)
+_TM = None
+
+
+def _binding():
+    """llvmlite.binding, imported on first use."""
+    import llvmlite.binding
+    return llvmlite.binding
+
+
+def _target_machine():
+    global _TM
+    llvm = _binding()
+    if _TM is None:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        _TM = target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=host_features(), opt=2,
+                                           reloc="pic", codemodel="jitdefault")
+    return _TM
+
+
+def host_features() -> str:
+    return _binding().get_host_cpu_features().flatten()
+
+
+def host_key() -> str:
+    """What compiled code depends on besides its IR: LLVM, the CPU and its features."""
+    import llvmlite
+    llvm = _binding()
+    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{llvm.get_host_cpu_name()}|{host_features()}"
+
+
+def cache_dir() -> Path | None:
+    value = os.environ.get("SIMGPU_JIT_CACHE", "")
+    if value.lower() in ("off", "0", "none"):
+        return None
+    return Path(value) if value else Path.home() / ".cache" / "simgpu" / "jit"
+
+
+def key_of(*parts) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else str(p).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _read_cached(key: str) -> bytes | None:
+    d = cache_dir()
+    if d is None:
+        return None
+    try:
+        return (d / f"{key}.o").read_bytes()
+    except OSError:
+        return None
+
+
+def _write_cached(key: str, obj: bytes) -> None:
+    d = cache_dir()
+    if d is None:
+        return
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        tmp = d / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
+        tmp.write_bytes(obj)
+        os.replace(tmp, d / f"{key}.o")
+    except OSError:  # a read-only or full cache directory only costs the next process a compile
+        pass
+
+
+def object_code(ir: str, key: str) -> tuple[bytes, bool]:
+    """(object file, whether it came from the disk cache) for module text `ir` (`key`: its inputs; the disk
+    cache adds this host's LLVM and CPU)."""
+    key = key_of(key, host_key())
+    obj = _read_cached(key)
+    if obj is not None:
+        return obj, True
+    llvm = _binding()
+    with _LOCK:
+        tm = _target_machine()
+        mod = llvm.parse_assembly(ir)
+        mod.verify()
+        level, cg = (int(x) for x in os.environ.get("SIMGPU_JIT_OPT", "-1,2").split(","))
+        if level >= 0:
+            pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=level))
+            pb.getModulePassManager().run(mod, pb)
+        else:
+            pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=1))
+            mpm = llvm.create_new_module_pass_manager()
+            mpm.add_sroa_pass()
+            mpm.add_instruction_combine_pass()
+            mpm.add_simplify_cfg_pass()
+            mpm.run(mod, pb)
+        tmx = llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=host_features(), opt=cg, reloc="pic", codemodel="jitdefault")
+        obj = tmx.emit_object(mod)
+    _write_cached(key, obj)
+    return obj, False
+
+
+def load(obj: bytes, symbol: str) -> tuple[object, int]:
+    """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
+    engine: keep it referenced while the code may run."""
+    llvm = _binding()
+    with _LOCK:
+        _target_machine()  # LLVM initialised
+        # an engine owns (and disposes of) its target machine: each gets its own
+        tm = llvm.Target.from_default_triple().create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=host_features(), opt=2, reloc="pic", codemodel="jitdefault")
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        return engine, engine.get_function_address(symbol)
+
+
+class Timer:
+    """Seconds of a block: this thread's CPU time (`seconds`: other processes sharing the machine do not
+    count) and wall time (`wall`)."""
+
+    def __enter__(self):
+        self.t0, self.w0 = time.thread_time(), time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.thread_time() - self.t0
+        self.wall = time.perf_counter() - self.w0

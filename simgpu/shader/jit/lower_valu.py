@@ -1,0 +1,230 @@
+"""The VALU framework of the translator: operands and results of VOP1/VOP2/VOP3/VOP3SD/VOPC, driven by
+the interpreter's own spec per opcode (valu.SPECS: source and destination types, carry-out, mask-in,
+compare, accumulator), so the two tiers agree on what an instruction reads and writes. Each opcode
+family (lower_vint, lower_vfloat) supplies only the operation: `emit(lw, op, *sources)` over typed
+<lanes x T> values, returning the result (and the carry/compare lane mask where the spec says so).
+
+Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources; the rest
+(DPP, 16-bit halves, op_sel, omod, clamp) raises Unsupported and runs in the interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
+from simgpu.shader.operand import constant, literal64
+from simgpu.shader.semantics import implemented
+from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
+from simgpu.shader.vector.valu import SPECS, TYPES, _source_entries, const_kind, is_float
+
+# IR element type and bits of each VALU type
+ELEM = {"f32": "float", "f64": "double", "f16": "half", "u32": "i32", "i32": "i32", "b32": "i32",
+        "u64": "i64", "i64": "i64", "b64": "i64", "u16": "i16", "i16": "i16", "b16": "i16"}
+
+
+@dataclass
+class Op:
+    """What an operation needs beyond its sources."""
+
+    lw: Lowering
+    carry_used: bool  # the carry-out goes somewhere (not null)
+    spec: object
+
+    @property
+    def b(self):
+        return self.lw.b
+
+    def vec(self, t: str) -> str:
+        return self.b.vec(ELEM[t])
+
+
+EMITTERS: dict[str, Callable] = {}
+
+
+def emits(*names: str):
+    """Register `fn(op, *sources)` as the operation of the given VALU mnemonics (without suffix)."""
+    def deco(fn):
+        for n in names:
+            EMITTERS[n] = fn
+        return fn
+    return deco
+
+
+def _bits(t: str) -> int:
+    return TYPES[t][1]
+
+
+def scalar_operand(lw: Lowering, inst, code: int, t: str) -> str:
+    """An SGPR, constant or literal source as an integer scalar of t's width (valu._fast_plan's rules)."""
+    bits = _bits(t)
+    if bits == 16:
+        raise Unsupported("16-bit operand")
+    if code < 128:
+        if bits == 64:
+            return "0" if code == NULL else lw.sgpr64(code)
+        return lw.sgpr(code)
+    if code == 255:  # f64: the high half; i64: sign-extended; b64/u64: zero-extended (operand.literal64)
+        lit = inst.literal or 0
+        return str(literal64(lit, const_kind(t)) if bits == 64 else lit)
+    c = constant(code, const_kind(t))
+    if c is None:
+        raise Unsupported(f"operand {code}")
+    return str(c)
+
+
+def scalar_src(lw: Lowering, inst, code: int, kind: str = "b32") -> str:
+    """operand.scalar_src for one wave: SGPRs (null reads 0), literal, constants, specials."""
+    wide = kind in ("b64", "f64", "i64")
+    if code < 128:
+        if code == NULL:
+            return "0"
+        return lw.sgpr64(code) if wide else lw.sgpr(code)
+    if code == 255:
+        lit = inst.literal or 0
+        return str(literal64(lit, kind) if wide else lit)
+    c = constant(code, kind)
+    if c is not None:
+        return str(c)
+    return lw.special(code, wide)
+
+
+def _signed(value: str, bits: int) -> str:
+    """An integer constant in the signed spelling LLVM accepts for its width."""
+    if value.lstrip("-").isdigit():
+        v = int(value) & ((1 << bits) - 1)
+        return str(v - (1 << bits) if v >> (bits - 1) else v)
+    return value
+
+
+def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) -> str:
+    """A source's raw bits as <lanes x i32> or <lanes x i64>: read as valu's fast plan reads it, or as
+    its general path does (`general`: an SGPR source through operand.scalar_src, null reading 0)."""
+    f = inst.fields
+    bits = _bits(t)
+    if field == "K":
+        scalar = str(inst.literal or 0)
+    else:
+        code = 256 + f["vsrc1"] if field == "vsrc1" else f[field]
+        if code >= 256:
+            r = code - 256
+            return lw.vgpr64(r) if bits == 64 else lw.vgpr(r)
+        scalar = scalar_src(lw, inst, code, const_kind(t)) if general else scalar_operand(lw, inst, code, t)
+    scalar = _signed(scalar, bits)
+    return lw.broadcast64(scalar) if bits == 64 else lw.broadcast32(scalar)
+
+
+def typed_source(lw: Lowering, inst, index: int, field: str, t: str) -> str:
+    """A source as a typed vector, with VOP3 abs/neg applied to floats (sign-bit operations, as
+    valu.typed_source does them on the raw bits)."""
+    b = lw.b
+    f = inst.fields
+    general = inst.encoding == "VOP3" and bool(f["abs"] | f["neg"])  # the interpreter's general path
+    raw = raw_source(lw, inst, field, t, general)
+    bits = _bits(t)
+    ity = b.v64 if bits == 64 else b.v32
+    if is_float(t) and inst.encoding == "VOP3":
+        a = (inst.fields["abs"] >> index) & 1
+        n = (inst.fields["neg"] >> index) & 1
+        sign = 1 << (bits - 1)
+        if a:
+            raw = b.op(f"and {ity} {raw}, {b.splat(f'i{bits}', _signed(str(sign - 1), bits))}")
+        if n:
+            raw = b.op(f"xor {ity} {raw}, {b.splat(f'i{bits}', _signed(str(sign), bits))}")
+    if ELEM[t].startswith("i"):
+        return raw
+    return b.op(f"bitcast {ity} {raw} to {b.vec(ELEM[t])}")
+
+
+def to_raw(lw: Lowering, value: str, t: str) -> str:
+    """A typed vector back to its raw integer bits."""
+    b = lw.b
+    if ELEM[t].startswith("i"):
+        return value
+    return b.op(f"bitcast {b.vec(ELEM[t])} {value} to {b.v64 if _bits(t) == 64 else b.v32}")
+
+
+def mask_in(lw: Lowering, inst, vcc_only: bool) -> str:
+    """valu._lane_mask_in: VCC for e32 forms, the src2 operand for VOP3 forms, as <lanes x i1>."""
+    b = lw.b
+    code = inst.fields["src2"] if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only else VCC_LO
+    if code < 124 or code == EXEC_LO or code == 125:
+        bits = lw.mask(code)
+    elif code == NULL:
+        bits = "0"
+    elif code == 255 or 128 <= code <= 248:
+        c = lw.scalar_const(code, lw.lanes == 64, inst.literal)
+        if c is None:
+            raise Unsupported(f"mask operand {code}")
+        bits = _signed(str(c & ((1 << lw.lanes) - 1)), lw.lanes)
+    else:
+        raise Unsupported(f"mask operand {code}")
+    return b.lane_mask(bits)
+
+
+def _check_form(inst, spec) -> None:
+    f = inst.fields
+    if inst.dpp is not None or inst.encoding not in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOPC"):
+        raise Unsupported("encoding")
+    if any(_bits(t) == 16 for t in spec.srcs) or (spec.dst and _bits(spec.dst) == 16):
+        raise Unsupported("16-bit")
+    if inst.encoding == "VOP3":
+        if f["omod"] or f["clamp"] or f["op_sel"]:
+            raise Unsupported("modifiers")
+        floats = [is_float(t) for t in spec.srcs]
+        for i in range(3):
+            if ((f["abs"] | f["neg"]) >> i) & 1 and not (i < len(floats) and floats[i]):
+                raise Unsupported("abs/neg on a non-float operand")
+    if inst.encoding == "VOP3SD" and (f["omod"] or f["neg"] or f["clamp"]):
+        raise Unsupported("modifiers")
+
+
+def valu(lw: Lowering, inst, spec, emit) -> None:
+    """Translate one VALU instruction of the common forms with `emit` as its operation."""
+    _check_form(inst, spec)
+    b = lw.b
+    lw.count_lanes()
+    entries = _source_entries(inst)
+    if len(entries) < len(spec.srcs):
+        raise Unsupported("operands")
+    srcs = [typed_source(lw, inst, i, e[0], t) for i, (e, t) in enumerate(zip(entries, spec.srcs, strict=False))]
+    vdst = inst.fields.get("vdst", 0)
+    if spec.acc:
+        wide = _bits(spec.dst) == 64
+        cur = lw.vgpr64(vdst) if wide else lw.vgpr(vdst)
+        if not ELEM[spec.dst].startswith("i"):
+            cur = b.op(f"bitcast {b.v64 if wide else b.v32} {cur} to {b.vec(ELEM[spec.dst])}")
+        srcs.append(cur)
+    if spec.mask_in:
+        srcs.append(mask_in(lw, inst, spec.vcc_in))
+    carry_code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
+    op = Op(lw, not spec.carry_out or carry_code != NULL, spec)
+    out = emit(op, *srcs)
+    active = lw.exec_lanes()
+    if spec.compare:
+        res = b.mask_bits(b.op(f"and {b.vmask} {out}, {active}"))
+        if spec.cmpx:
+            lw.set_mask(EXEC_LO, res)
+        else:
+            lw.set_mask(inst.fields["vdst"] if inst.encoding == "VOP3" else VCC_LO, res)
+        return
+    carry = None
+    if spec.carry_out:
+        out, carry = out
+    raw = to_raw(lw, out, spec.dst)
+    if _bits(spec.dst) == 64:
+        lw.set_vgpr64(vdst, raw, active)
+    else:
+        lw.set_vgpr(vdst, raw, active)
+    if carry is not None and op.carry_used:
+        lw.set_mask(carry_code, b.mask_bits(b.op(f"and {b.vmask} {carry}, {active}")))
+
+
+def register_all() -> None:
+    """A translator for every VALU mnemonic that has both an interpreter spec and an emitter."""
+    implemented()  # every semantics module loaded: SPECS complete
+    for name, emit in EMITTERS.items():
+        spec = SPECS.get(name)
+        if spec is not None and name not in TRANSLATORS:  # a family may have its own translator first
+            translates(name)(lambda lw, inst, s=spec, e=emit: valu(lw, inst, s, e))

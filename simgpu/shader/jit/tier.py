@@ -1,0 +1,761 @@
+"""The JIT tier in the engine: when to compile, and how compiled waves keep the interpreter's order.
+
+Order. The interpreter always runs the lowest PC among runnable waves, all waves there together. Only
+instructions whose effect reaches other waves or the engine can tell one order from another; the
+translator makes those *sync* instructions (region.is_sync) and never runs them. So the tier runs a
+*round*: for the waves standing at the lowest PC, each wave alone in native code (registers local),
+until it parks before a sync instruction, before a block reaching the *bound*, or at an instruction the
+region does not cover. The bound is the lowest PC any other wave stands at (waves outside the round,
+and the parks of the waves already run in it): in the interpreter no wave could pass a wave waiting
+there before that one moved, and no write happens while every wave runs sync-free code. A wave that
+ran past a PC where a later wave of the round parked is rolled back (registers restored: its code wrote
+no memory) and run again with that bound. The interpreter then runs the sync instruction for exactly
+the waves it would have run it for. Each round's counters and clock are those of the instructions run.
+
+Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
+compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
+dispatches (default 20), translating at once (a few milliseconds) and leaving LLVM's work to a
+background thread while the interpreter goes on; a kernel that never gets hot never pays for compiling.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import sys
+import time
+from collections import Counter, deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simgpu.fault import GPUFault
+from simgpu.shader.engine import TICK, Progress
+from simgpu.shader.jit import compile as jc
+from simgpu.shader.jit import lower as lo
+from simgpu.shader.jit import region as rg
+from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
+from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
+from simgpu.shader.lds.ds_mem import lds_read
+from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
+from simgpu.shader.setup import _mode_bits, initial_state
+from simgpu.shader.state import DONE, RUNNING, wsel
+
+INT64_MAX = (1 << 63) - 1
+MAX_WINDOWS = 64
+MAX_COMPILED = 512  # regions kept in the process's memory cache (the disk cache keeps the rest)
+MAX_KERNELS = 4096  # kernel entries an engine's tier remembers (the oldest is forgotten)
+STATS_KEPT = 1024  # compile times and failures kept in Stats
+SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
+CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
+MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
+                               ctypes.c_int64, ctypes.c_void_p)
+ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+_POOL: ThreadPoolExecutor | None = None
+_COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
+
+
+def jit_mode() -> str:
+    """SIMGPU_JIT: 'off' (0), 'eager', or 'hot' (the default)."""
+    v = os.environ.get("SIMGPU_JIT", "1").strip().lower()
+    if v in ("0", "off", "no", "false"):
+        return "off"
+    return "eager" if v == "eager" else "hot"
+
+
+def hot_seconds() -> float:
+    return float(os.environ.get("SIMGPU_JIT_HOT", "20")) / 1e3
+
+
+def jit_tier(mode: str | None = None):
+    """The engine's JIT tier for `mode` (default: SIMGPU_JIT), or None when it is off or llvmlite is not
+    installed (the tier loads llvmlite only when it compiles: simgpu.shader.jit.compile)."""
+    mode = mode or jit_mode()
+    return None if mode == "off" or importlib.util.find_spec("llvmlite") is None else JitTier(mode)
+
+
+
+@dataclass
+class CompiledRegion:
+    """A region's native code and what the tier needs to account for it."""
+
+    round: object  # ctypes function ROUND_TYPE
+    engine: object  # the llvmlite execution engine holding the code (alive as long as this region)
+    lanes: int
+    mode: int
+    nvgpr: int
+    blocks: list  # region.Block
+    by_start: dict
+    block_last: np.ndarray  # offset of each block's last instruction
+    block_len: np.ndarray  # instructions counted per execution of each block
+    hist: list[Counter]
+    insns: dict  # offset -> region.Insn
+    tails: dict  # offset of a native instruction -> mnemonics from it to the end of its block
+    writes: list  # per block: (VGPRs, SGPR slots) native code may write from it on, or None (translate)
+    span: tuple[int, int]  # code offsets [lo, hi) the region was read from
+    code: bytes  # the bytes of that span when compiled
+    compile_seconds: float = 0.0
+    from_disk: bool = False
+    nhints: int = 0  # window-hint slots of the memory instructions (lower_mem.find_window)
+    short_tails: frozenset = frozenset()  # blocks of at most SHORT_TAIL instructions ending in s_endpgm
+
+
+@dataclass
+class KernelState:
+    """What the tier knows about one kernel entry (VMID, PC) of an engine."""
+
+    interpreted: float = 0.0  # CPU seconds the interpreter has spent on it (sampled every 32 steps)
+    steps: int = 0  # scheduler steps the interpreter ran for it
+    future: Future | None = None
+    compiled: CompiledRegion | None = None
+    failed: str | None = None
+    idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)
+    rollbacks: int = 0
+
+
+@dataclass
+class Stats:
+    """What the tier did (for tests and benchmarks)."""
+
+    compiles: int = 0
+    disk_hits: int = 0
+    # LLVM + loading, and discovery + translation to IR: CPU seconds per region (the last STATS_KEPT)
+    compile_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
+    translate_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
+    rounds: int = 0
+    native_instructions: int = 0
+    callbacks: int = 0
+    reruns: int = 0
+    budget_rollbacks: int = 0
+    failures: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))  # (kernel, reason) not compiled
+
+
+class JitTier:
+    """The JIT tier of one ShaderEngine: kernels' states, memory windows, statistics."""
+
+    def __init__(self, mode: str):
+        self.mode = mode
+        self.kernels: dict[tuple[int, int], KernelState] = {}
+        self.stats = Stats()
+        self._windows_key = None
+        self._windows_generation = -1
+        self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
+        self.window_views: list = []
+
+    def kernel(self, key: tuple[int, int]) -> KernelState:
+        """The state of the kernel entry `key` (VMID, code address)."""
+        state = self.kernels.get(key)
+        if state is None:
+            if len(self.kernels) >= MAX_KERNELS:
+                del self.kernels[next(iter(self.kernels))]
+            state = self.kernels[key] = KernelState()
+        return state
+
+    def begin(self, ex) -> JitRun:
+        """The tier's view of a dispatch starting."""
+        return JitRun(self, ex)
+
+    # ---- memory windows: valid while the MMU's translations and the system buffers are unchanged ----
+    def windows_for(self, mem, vmid: int) -> None:
+        """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
+        (MMU.invalidated_since) touched, while the system buffers are the same."""
+        phys = getattr(mem, "phys", None)
+        key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
+        generation = getattr(mem, "generation", None)
+        changes = mem.invalidated_since(self._windows_generation) if key == self._windows_key and \
+            hasattr(mem, "invalidated_since") else None
+        self._windows_key, self._windows_generation = key, generation
+        if changes is None or any(r is None and v in (None, vmid) for v, r in changes):
+            self.window_views, self.windows[:] = [], 0
+            return
+        ranges = [r for v, r in changes if v in (None, vmid)]
+        keep = [i for i, (a, b, _h, _f) in enumerate(self.windows[:len(self.window_views)].tolist())
+                if not any(a < hi and lo < b for lo, hi in ranges)]
+        if len(keep) < len(self.window_views):
+            rows = self.windows[keep].copy()
+            self.window_views = [self.window_views[i] for i in keep]
+            self.windows[:] = 0
+            self.windows[:len(keep)] = rows
+
+    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int) -> None:
+        """Add a readable window around [lo_va, hi_va) if the MMU can make one (else lanes take the
+        interpreter's path, which also reports any fault)."""
+        if not hasattr(mem, "linear_window") or hi_va <= lo_va:
+            return
+        for a, b, _host, _flags in self.windows[:len(self.window_views)]:
+            if a <= lo_va and hi_va <= b:
+                return
+        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, "read")
+        if got is None:
+            return
+        va, view = got
+        if len(self.window_views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
+            return
+        i = len(self.window_views)
+        self.window_views.append((vmid, view))
+        self.windows[i] = (va, va + view.size, view.ctypes.data, lo.WIN_READ)
+
+
+class JitRun:
+    """One dispatch under the JIT tier: the engine's scheduler asks `step` before interpreting."""
+
+    def __init__(self, tier: JitTier, ex):
+        self.tier, self.ex = tier, ex
+        d = ex.d
+        self.key = (d.vmid, d.code_address)
+        self.state = tier.kernel(self.key)
+        self.started = time.process_time()
+        self.cr: CompiledRegion | None = None
+        self.paused = False
+        self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
+        self.callback = CALLBACK_TYPE(self._callback)
+        self.memory = MEMORY_TYPE(self._memory)
+        self.ticker = CALLBACK_TYPE(self._tick)
+        self._callback_address = ctypes.cast(self.callback, ctypes.c_void_p).value
+        self._memory_address = ctypes.cast(self.memory, ctypes.c_void_p).value
+        self._tick_address = ctypes.cast(self.ticker, ctypes.c_void_p).value
+        # The budget of a round (see _tick): wave-instructions the watchdog still allows, the stretch given
+        # to native code until its next tick, whether that stretch is all the watchdog allows.
+        self._allowance = self._stretch = 0
+        self._final = False
+        # What stopped a round from inside a callback, raised once its waves are rolled back: an exception
+        # (Ctrl-C's KeyboardInterrupt, a progress hook's error) or (fault kind, message) of the deadline.
+        self.pending: BaseException | tuple[str, str] | None = None
+        self._bufs = None
+        self._seen = None  # the WaveState of the batch the tier has seen a step of
+        self._hint_table: np.ndarray | None = None
+        self.corrections: list = []
+        self.checked = False
+        tier.windows_for(ex.mem, d.vmid)
+        if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
+            self._compile(sync=True)
+
+    # ---------------------------------------------------------------------------------------- compile
+    def _compiled(self) -> CompiledRegion | None:
+        st = self.state
+        if st.compiled is None and st.future is not None and st.future.done():
+            try:
+                st.compiled = st.future.result()
+            except Exception as e:  # noqa: BLE001 - a translator bug must not stop the interpreter
+                self._failed(e)
+            st.future = None
+        cr = st.compiled
+        if cr is None:
+            return None
+        if not self.checked:  # once per dispatch: the same code, wave size, VGPRs and MODE
+            self.checked = True
+            d, ex = self.ex.d, self.ex
+            try:
+                code = ex.mem.read(d.vmid, d.code_address + cr.span[0], cr.span[1] - cr.span[0], access="execute")
+            except GPUFault:
+                code = None
+            ok = (code == cr.code and cr.lanes == d.wave_size and cr.nvgpr == max(d.vgpr_count, 1)
+                  and cr.mode == _mode_bits(d.descriptor))
+            if not ok:
+                st.compiled = None
+                self.paused = True
+                self._compile(sync=self.tier.mode == "eager")
+                return None
+            self.cr = cr
+        return self.cr
+
+    def _failed(self, e: Exception) -> None:
+        """A kernel the tier could not compile runs in the interpreter; the reason is kept (tests fail on it)."""
+        self.state.failed = f"{type(e).__name__}: {e}"
+        self.tier.stats.failures.append((self.key, self.state.failed))
+
+    def _compile(self, sync: bool) -> None:
+        """Discover and translate now; compile natively now (sync) or in the background thread."""
+        global _POOL
+        ex = self.ex
+        try:
+            with jc.Timer() as t:
+                job = _translate(ex, self.tier)
+            if isinstance(job, _Job):
+                self.tier.stats.translate_seconds.append(t.seconds)
+        except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
+            self._failed(e)
+            return
+        if job is None:
+            self.state.idle = True
+            return
+        if isinstance(job, CompiledRegion):
+            self.state.compiled = job
+            return
+        if sync:
+            try:
+                self.state.compiled = _finish(job, self.tier.stats)
+            except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
+                self._failed(e)
+            return
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simgpu-jit")
+        self.state.future = _POOL.submit(_finish, job, self.tier.stats)
+
+    # ---------------------------------------------------------------------------------------- scheduling
+    def step(self, pc: int, w: np.ndarray) -> bool:
+        """Run the waves `w` standing at `pc` (the lowest PC) if the tier can; False: interpret as usual."""
+        if self.paused:
+            return False
+        st = self.ex.st
+        fresh = st is not self._seen  # the batch's first step: every wave stands where setup put it
+        self._seen = st
+        cr = self.cr or self._compiled()
+        if cr is None:
+            st = self.state
+            st.steps += 1
+            if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.idle \
+                    and not st.steps & 31:
+                now = time.process_time()  # read every 32 steps of the kernel: a clock read is not free
+                st.interpreted += now - self.started
+                self.started = now
+                if st.interpreted >= hot_seconds():
+                    self._compile(sync=False)
+            return False
+        blk = cr.by_start.get(pc - self.ex.d.code_address)
+        if blk is not None and blk.index in cr.short_tails:
+            return False  # a few instructions to s_endpgm: the interpreter's batch ops beat a round's setup
+        if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
+            self.ex.run(pc, w, False)  # one instruction in the interpreter, for exactly these waves
+            return True
+        if not self._round(cr, pc, w, fresh):
+            self.ex.run(pc, w, False)
+        return True
+
+    def _round(self, cr: CompiledRegion, pc: int, w: np.ndarray, fresh: bool = False) -> bool:
+        """One round for the waves `w` at `pc`; False if no wave got anywhere (then the interpreter steps).
+        `fresh`: the batch's first step (nothing has run: a rollback rebuilds the initial registers)."""
+        ex, st, tier = self.ex, self.ex.st, self.tier
+        tier.stats.rounds += 1
+        n = len(w)
+        running = st.status == RUNNING
+        if fresh or n == int(np.count_nonzero(running)):  # every runnable wave is in the round
+            bound0 = INT64_MAX
+        else:
+            running[w] = False
+            bound0 = int(st.pc[running].min()) if running.any() else INT64_MAX
+        ix = wsel(w)
+        saved = None if fresh else self._save(cr, ix, pc)
+        counts, laneops, exits, maxlast = self._buffers(n, len(cr.blocks))
+        self.corrections = []
+        rows = np.arange(n)
+        bound, base = bound0, ex.d.code_address
+        allowed = ex.remaining - ex.slice + ex.budget  # wave-instructions before the watchdog's limit
+        for attempt in range(n + 2):
+            self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound,
+                             allowed - self._spent(cr, counts) if attempt else allowed)
+            if self.pending is not None:  # the deadline passed, Ctrl-C, a progress hook failed
+                self._restore(cr, saved, ix, np.arange(n), w)
+                self._raise_pending(w, pc)
+            ran = exits if attempt == 0 else exits[rows]
+            if n > 1 and ((ran == lo.EXIT_BUDGET) | (ran < 0)).any():
+                # The watchdog's limit is inside the round: the interpreter, which runs these waves
+                # together, finds the exact instruction. (A lone wave ran exactly the instructions the
+                # interpreter would have: it keeps them and the interpreter goes on from its block.)
+                self._restore(cr, saved, ix, np.arange(n), w)
+                tier.stats.budget_rollbacks += 1
+                self.paused = True
+                return False
+            # A wave must not have run at or past a PC where another wave (or a wave outside the round)
+            # stands: there the interpreter would have let that one go first.
+            park = np.where(exits != lo.EXIT_DONE, st.pc[ix], INT64_MAX)
+            two = np.partition(park, 1)[:2] if n > 1 else np.array([park[0], INT64_MAX])
+            others_min = np.minimum(np.where(park == two[0], two[1], two[0]), bound0)
+            bad = np.flatnonzero((maxlast >= 0) & (maxlast + base >= others_min))
+            if not len(bad):
+                break
+            tier.stats.reruns += len(bad)
+            self._restore(cr, saved, ix, bad, w)
+            counts[bad], laneops[bad], maxlast[bad] = 0, 0, -1
+            gone = set(w[bad].tolist())
+            self.corrections = [c for c in self.corrections if c[0] not in gone]
+            keep = np.ones(n, bool)
+            keep[bad] = False
+            bound = int(min(bound0, park[keep].min() if keep.any() else INT64_MAX))
+            rows = bad
+        else:
+            raise AssertionError("JIT round did not settle")
+        # waves stopped before a memory read they could not do: the rest of that block did not run
+        for wave in w[exits == lo.EXIT_READ].tolist():
+            self.corrections += [(wave, m, 0) for m in cr.tails.get(int(st.pc[wave]) - base, ())]
+        return self._commit(cr, counts, laneops, w)
+
+    def _raise_pending(self, w: np.ndarray, pc: int) -> None:
+        """Raise what stopped the round (its waves are back where it started)."""
+        pending, self.pending = self.pending, None
+        if isinstance(pending, BaseException):
+            raise pending
+        ex = self.ex
+        raise ex.hang(w, pc, ex.fetch(pc, w)[0], *pending)
+
+    def _hints(self, cr: CompiledRegion) -> np.ndarray:
+        """The window each memory instruction used last, shared by the waves of this dispatch (windows
+        are only added during a dispatch): [lo, hi, host] per instruction, starting empty (lo > hi)."""
+        if self._hint_table is None:
+            self._hint_table = np.tile(np.array([1, 0, 0], np.int64), max(cr.nhints // 3, 1))
+        return self._hint_table
+
+    def _buffers(self, n: int, nb: int):
+        """Zeroed per-round arrays (reused between rounds): counts [n, blocks], lane-ops, exits, maxlast."""
+        if self._bufs is None or self._bufs[0].shape[0] < n or self._bufs[0].shape[1] != nb:
+            self._bufs = (np.zeros((n, nb), np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
+                          np.zeros(n, np.int64))
+        counts, laneops, exits, maxlast = (a[:n] for a in self._bufs)
+        counts[:] = 0
+        laneops[:] = 0
+        exits[:] = -1
+        maxlast[:] = -1
+        return counts, laneops, exits, maxlast
+
+    def _save(self, cr: CompiledRegion, ix, pc: int):
+        """The registers a round from `pc` may change, for rolling waves back (native code writes no
+        memory): the VGPRs and SGPR slots reachable code writes, or all of them after a callback."""
+        st = self.ex.st
+        writes = cr.writes[cr.by_start[pc - self.ex.d.code_address].index]
+        if writes is None:
+            return None, st.vgpr[:, ix].copy(), None, st.sgpr[ix].copy(), st.scc[ix].copy(), st.pc[ix].copy(), \
+                st.status[ix].copy(), st.hwreg[ix].copy()
+        vs, ss = writes
+        return (vs, st.vgpr[vs][:, ix] if len(vs) else None, ss, st.sgpr[ix][:, ss] if len(ss) else None,
+                st.scc[ix].copy(), st.pc[ix].copy(), st.status[ix].copy(), None)
+
+    def _restore(self, cr: CompiledRegion, saved, ix, rows: np.ndarray, w: np.ndarray) -> None:
+        """Waves w[rows] back to where the round found them (`saved`; None: the batch's initial state)."""
+        st = self.ex.st
+        idx = w[rows]
+        if saved is None:  # the round was the batch's first step: setup's registers, rebuilt
+            ex = self.ex
+            init = initial_state(ex.d, ex.groups, ex.waves_per_group)
+            st.vgpr[:, idx], st.sgpr[idx], st.hwreg[idx] = init.vgpr[:, idx], init.sgpr[idx], init.hwreg[idx]
+            st.scc[idx], st.pc[idx], st.status[idx] = init.scc[idx], init.pc[idx], init.status[idx]
+            return
+        vs, vg, ss, sg, scc, pc, status, hw = saved
+        if vs is None:
+            st.vgpr[:, idx] = vg[:, rows]
+            st.sgpr[idx] = sg[rows]
+            st.hwreg[idx] = hw[rows]
+        else:
+            for k, r in enumerate(vs.tolist()):
+                st.vgpr[r, idx] = vg[k, rows]
+            if sg is not None:
+                st.sgpr[idx[:, None], ss[None, :]] = sg[rows]
+        st.scc[idx] = scc[rows]
+        st.pc[idx] = pc[rows]
+        st.status[idx] = status[rows]
+
+    def _spent(self, cr: CompiledRegion, counts: np.ndarray) -> int:
+        return int(counts.sum(axis=0) @ cr.block_len)
+
+    def _run_native(self, cr, w, rows, counts, laneops, exits, maxlast, bound, allowance) -> None:
+        """Run the waves w[rows] natively, at most `allowance` wave-instructions (the watchdog's); their
+        counts, lane-ops, exits and highest PCs land in those rows."""
+        ex, st, ctx = self.ex, self.ex.st, self.ctx
+        whole = len(rows) == len(w)
+        if whole:
+            waves, sub = np.ascontiguousarray(w, np.int64), (counts, laneops, exits, maxlast)
+        else:
+            waves = np.ascontiguousarray(w[rows], np.int64)
+            sub = (counts[rows], laneops[rows], exits[rows], maxlast[rows])
+        ctx[lo.C_SGPR] = st.sgpr.ctypes.data
+        ctx[lo.C_VGPR] = st.vgpr.ctypes.data
+        ctx[lo.C_PLANE] = st.vgpr.strides[0]
+        ctx[lo.C_SCC] = st.scc.ctypes.data
+        ctx[lo.C_PC] = st.pc.ctypes.data
+        ctx[lo.C_STATUS] = st.status.ctypes.data
+        ctx[lo.C_HWREG] = st.hwreg.ctypes.data
+        ctx[lo.C_BASE] = ex.d.code_address
+        ctx[lo.C_BOUND] = bound
+        self._allowance = allowance
+        self._give_stretch()
+        ctx[lo.C_WINDOWS] = self.tier.windows.ctypes.data
+        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        ctx[lo.C_COUNTS] = sub[0].ctypes.data
+        ctx[lo.C_LANEOPS] = sub[1].ctypes.data
+        ctx[lo.C_WAVES] = waves.ctypes.data
+        ctx[lo.C_COUNT] = len(waves)
+        ctx[lo.C_EXITS] = sub[2].ctypes.data
+        ctx[lo.C_MAXLAST] = sub[3].ctypes.data
+        ctx[lo.C_LDS] = st.lds.ctypes.data
+        ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
+        ctx[lo.C_GROUP] = st.group.ctypes.data
+        ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
+        ctx[lo.C_CALLBACK] = self._callback_address
+        ctx[lo.C_MEMORY] = self._memory_address
+        ctx[lo.C_TICK] = self._tick_address
+        hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        try:
+            cr.round(ctx.ctypes.data)
+        finally:
+            sys.unraisablehook = hook
+        if not whole:
+            counts[rows], laneops[rows], exits[rows], maxlast[rows] = sub
+
+    def _give_stretch(self) -> None:
+        """Native code's budget until its next tick: TICK wave-instructions, or what the watchdog allows."""
+        self._stretch = min(self._allowance, TICK)
+        self._final = self._stretch == self._allowance
+        self.ctx[lo.C_BUDGET] = self._stretch
+
+    def _commit(self, cr: CompiledRegion, counts: np.ndarray, laneops: np.ndarray, w: np.ndarray) -> bool:
+        """Add what the round ran to the counters, the clock and the watchdog's budget (ticking the engine
+        when a slice of it is spent: deadline, progress hooks); whether anything ran."""
+        ex = self.ex
+        c = ex.engine.counters
+        per_block = counts.sum(axis=0)
+        total = int(per_block @ cr.block_len)
+        lanes = int(laneops.sum())
+        per_opcode = c.per_opcode
+        for b in np.flatnonzero(per_block).tolist():
+            times = int(per_block[b])
+            for m, k in cr.hist[b].items():
+                per_opcode[m] += k * times
+        for _wave, mnemonic, lane_count in self.corrections:  # callbacks that did not run after all
+            total -= 1
+            lanes -= lane_count
+            per_opcode[mnemonic] -= 1
+            if per_opcode[mnemonic] == 0:
+                del per_opcode[mnemonic]
+        c.wave_instructions += total
+        c.lane_ops += lanes
+        ex.engine.clock.cycles += total
+        ex.budget -= total
+        self.tier.stats.native_instructions += total
+        if ex.budget < 0:  # the interpreter's tick, for a slice native code ran (cannot exceed the watchdog)
+            pc = int(ex.st.pc[w[0]])
+            entry = ex.cache.get(pc)
+            ex.tick(w[:1], pc, entry[0] if entry else None)
+        return total > 0
+
+    # ---------------------------------------------------------------------------------------- callbacks
+    def _callback(self, row: int, wave: int) -> int:
+        """Run the instruction at the wave's PC in the interpreter (native code stored its registers)."""
+        ex, st = self.ex, self.ex.st
+        self.tier.stats.callbacks += 1
+        pc = int(st.pc[wave])
+        w1 = np.array([wave], np.int64)
+        saved = (st.vgpr[:, wave].copy(), st.sgpr[wave].copy(), st.scc[wave], st.status[wave], st.hwreg[wave].copy())
+        inst = None
+        try:
+            inst, fn, is_valu = ex.fetch(pc, w1)
+            if fn(ex, w1, inst) is not None:
+                raise AssertionError(f"{inst.mnemonic} changed control flow in a callback")
+            st.pc[wave] = pc + inst.size
+            return 0
+        except BaseException as e:  # noqa: BLE001 - the interpreter reports it when the waves get there together
+            st.vgpr[:, wave], st.sgpr[wave], st.scc[wave], st.status[wave], st.hwreg[wave] = saved
+            st.pc[wave] = pc
+            if inst is not None:
+                lanes = ex._active_lanes(w1) if inst.mnemonic.startswith("v_") else 0
+                self.corrections.append((wave, inst.mnemonic, lanes))
+                self.ctx[lo.C_BUDGET] += 1
+            if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
+                self.pending = e
+            return 1
+
+    def _tick(self, row: int, wave: int) -> int:
+        """A wave found the stretch of budget too small for its next block. Every TICK wave-instructions of
+        native code this checks the engine's deadline and tells the progress hooks, as the interpreter's
+        tick does (Python runs here, so Ctrl-C arrives here too), and gives a new stretch: the wave goes on
+        (TICK_GO_ON; a tick changes nothing the tiers must agree on, so the round's order stays). TICK_STOP
+        ends the round: the watchdog's limit (the round keeps what a lone wave ran, or is rolled back), or
+        what `pending` holds."""
+        try:
+            if self.pending is not None:
+                return lo.TICK_STOP
+            self._allowance -= self._stretch - int(self.ctx[lo.C_BUDGET])
+            if self._final:
+                return lo.TICK_STOP
+            ex = self.ex
+            deadline = ex.engine.deadline
+            if deadline is not None and time.monotonic() > deadline[0]:
+                self.pending = (deadline[1], deadline[2])
+                return lo.TICK_STOP
+            if ex.engine.progress_hooks:
+                spent = ex.remaining - ex.slice + ex.budget - self._allowance
+                done = int(np.count_nonzero(ex.st.status == DONE))
+                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, len(ex.all_groups()),
+                             ex.used + spent)
+                for hook in ex.engine.progress_hooks:
+                    hook(p)
+            self._give_stretch()
+            return lo.TICK_GO_ON
+        except BaseException as e:  # noqa: BLE001 - raised by the round once its waves are rolled back
+            self.pending = e
+            return lo.TICK_STOP
+
+    def _unraisable(self, info) -> None:
+        """sys.unraisablehook while native code runs: an exception that escaped a callback before its `try`
+        (Ctrl-C's KeyboardInterrupt lands at any bytecode) is kept for the round to raise, not printed."""
+        if self.pending is None:
+            self.pending = info.exc_value if info.exc_value is not None else KeyboardInterrupt()
+
+    def _memory(self, wave: int, kind: int, addrs: int, mask: int, size: int, out: int) -> int:
+        """Native code's slow path for a memory read: the lanes of `mask` read `size` bytes each at the
+        addresses at `addrs` (the interpreter's routines: MMU, LDS, scratch) into `out` (dword k of every
+        lane after the other, or the bytes of sub-dword reads); 1 if the read faults (or cannot be done
+        here), and then the wave stops before the instruction. A window is added for next time."""
+        ex = self.ex
+        try:
+            if kind == MEM_SMEM:
+                addr = int(np.ctypeslib.as_array((ctypes.c_uint64 * 1).from_address(addrs))[0])
+                data = ex.mem.read(ex.vmid, addr, size)
+                ctypes.memmove(out, data, size)
+                self._add_window(addr, addr + size)
+                return 0
+            lanes = ex.st.lanes
+            addr = np.ctypeslib.as_array((ctypes.c_uint64 * lanes).from_address(addrs)).copy()[None, :]
+            active = ((np.uint64(mask) >> np.arange(lanes, dtype=np.uint64)) & np.uint64(1)).astype(bool)[None, :]
+            w1 = np.array([wave], np.int64)
+            if kind == MEM_LDS:
+                data = lds_read(ex, w1, addr.astype(np.int64), size, active)
+                _planar(data, size, lanes, out)
+                return 0
+            if kind == MEM_FLAT:
+                g, lds, priv, low = flat_route(addr, active)
+                raw = global_read(ex, addr, size, g)
+                if lds.any():
+                    raw |= lds_read(ex, w1, low, size, lds)
+                if priv.any():
+                    raw |= scratch_read(ex, w1, low, size, priv)
+            else:
+                g = active
+                raw = global_read(ex, addr, size, g)
+            _planar(raw, size, lanes, out)
+            if g.any():
+                self._add_window(int(addr[g].min()), int(addr[g].max()) + size)
+            return 0
+        except BaseException as e:  # noqa: BLE001 - faults are the interpreter's to report, with every wave there
+            if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
+                self.pending = e
+            return 1
+
+    def _add_window(self, lo_va: int, hi_va: int) -> None:
+        ex = self.ex
+        if lo_va < hi_va <= (1 << 47):
+            self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va)
+            self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+
+
+# ---------------------------------------------------------------------------------------------- translation
+
+
+@dataclass
+class _Job:
+    key: str
+    ir: str
+    meta: dict
+
+
+def _fetcher(ex):
+    probe = np.zeros(1, np.int64)
+
+    def fetch(pc: int):
+        try:
+            return ex.fetch(pc, probe)[0]
+        except GPUFault:
+            return None
+    return fetch
+
+
+def _callback_safe(inst) -> bool:
+    """Whether the interpreter may run this instruction for one wave inside a round: its result must not
+    depend on how waves are grouped. Float ops with two or more float operands are not (numpy's NaN
+    choice), unless fpexact fixes their NaNs; those run as sync instructions, for the same group."""
+    from simgpu.shader.semantics import base_name
+    from simgpu.shader.vector.valu import SPECS
+    m = inst.mnemonic
+    if not m.startswith("v_"):
+        return True  # scalar ops and memory reads (region.is_sync keeps the rest out)
+    if inst.encoding in ("VOPD", "VOP3P", "WMMA") or m.startswith(("v_pk_", "v_dot", "v_wmma")):
+        return False
+    spec = SPECS.get(base_name(m))
+    if spec is None:
+        return True
+    kinds = ("f16", "f32", "f64")
+    floats = sum(t in kinds for t in spec.srcs) + (1 if spec.acc and spec.dst in kinds else 0)
+    return floats < 2
+
+
+def _translate(ex, tier: JitTier):
+    """Discover the dispatch's region and translate it: a _Job for LLVM, a CompiledRegion from the memory
+    cache, or None when there is nothing to compile."""
+    d = ex.d
+    lanes, nvgpr, mode = d.wave_size, max(d.vgpr_count, 1), _mode_bits(d.descriptor)
+    lw = lo.Lowering(lanes, mode, nvgpr)
+    region = rg.discover(d.code_address, _fetcher(ex), classifier(lw, nvgpr, _callback_safe))
+    if not any(_worth_running(b) for b in region.blocks):
+        return None
+    offs = sorted(region.insns)
+    span = (offs[0], max(o + region.insns[o].size for o in offs))
+    code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
+    key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature())  # (+ host: on disk)
+    meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
+    hit = _COMPILED.get(key)
+    if hit is not None:
+        return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
+    ir = build_module(lw, region)
+    meta["nhints"] = len(lw.hints)
+    meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
+                      for x in reachable_writes(region)]
+    for insn in region.insns.values():  # the IR text is in the module now
+        insn.fragment = None
+    return _Job(key, ir, meta)
+
+
+def _worth_running(blk: rg.Block) -> bool:
+    """A block native code would run (the interpreter runs short tails: see JitRun.step)."""
+    return blk.kind == rg.NATIVE and not _short_tail(blk)
+
+
+def _short_tail(blk: rg.Block) -> bool:
+    return len(blk.insns) <= SHORT_TAIL and blk.insns[-1].inst is not None and blk.insns[-1].inst.mnemonic in rg.ENDS
+
+
+def _planar(raw: np.ndarray, size: int, lanes: int, out: int) -> None:
+    """Bytes read for one wave ([1, lanes, size]) into native code's buffer at `out`: dword k of every lane,
+    lane after lane (or the lanes' bytes of a sub-dword read)."""
+    dst = np.ctypeslib.as_array((ctypes.c_uint8 * (lanes * max(size, 4))).from_address(out))
+    if size >= 4:
+        dst[:] = np.ascontiguousarray(raw[0].view(np.uint32).T).view(np.uint8).reshape(-1)
+    else:
+        dst[:lanes * size] = raw[0].reshape(-1)
+
+
+def _tails(blocks) -> dict:
+    """For each native instruction that may stop a wave before it: the mnemonics from it to its block's end
+    (counted with the block, not executed)."""
+    out = {}
+    for blk in blocks:
+        if blk.kind != rg.NATIVE:
+            continue
+        for i, insn in enumerate(blk.insns):
+            if insn.exits:
+                out[insn.off] = [x.inst.mnemonic for x in blk.insns[i:]]
+    return out
+
+
+def _finish(job: _Job, stats: Stats) -> CompiledRegion:
+    """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading."""
+    with jc.Timer() as t:
+        obj, from_disk = jc.object_code(job.ir, job.key)
+        engine, addr = jc.load(obj, "round")
+    region, m = job.meta["region"], job.meta
+    blocks = region.blocks
+    cr = CompiledRegion(
+        round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
+        by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
+        block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
+        hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
+        insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
+        nhints=m["nhints"],
+        compile_seconds=t.seconds, from_disk=from_disk)
+    cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
+    if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
+        del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[job.key] = cr
+    stats.compiles += 1
+    stats.disk_hits += from_disk
+    stats.compile_seconds.append(t.seconds)
+    return cr

@@ -1,0 +1,270 @@
+"""From a region to an LLVM module: classification of each instruction, the blocks' IR (bound and budget
+checks, execution counts, instruction fragments, control flow) and the module text.
+
+TRANSLATOR_VERSION is part of every cache key, with a hash of the engine's and the codec's source files
+(the translator, and the interpreter semantics and decodes it mirrors), so changed code never loads
+what an older version left in the disk cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from simgpu.shader.jit import region as rg
+from simgpu.shader.jit.lower import (
+    EXIT_BOUND,
+    EXIT_BUDGET,
+    EXIT_CALLBACK,
+    EXIT_DONE,
+    EXIT_NOENTRY,
+    EXIT_SYNC,
+    RARE_WEIGHTS,
+    ROUND,
+    Lowering,
+    wave_function,
+)
+from simgpu.shader.operand import highest_vgpr
+from simgpu.shader.state import EXEC_LO, VCC_LO
+
+TRANSLATOR_VERSION = 1
+
+
+def translator_key() -> str:
+    """TRANSLATOR_VERSION and a hash of the sources of simgpu/shader (the translator and the semantics it
+    mirrors) and simgpu/isa (decoding)."""
+    global _KEY
+    if _KEY is None:
+        h = hashlib.sha256(str(TRANSLATOR_VERSION).encode())
+        simgpu = Path(__file__).resolve().parent.parent.parent
+        for path in sorted([*simgpu.glob("shader/**/*.py"), *simgpu.glob("isa/**/*.py")]):
+            h.update(str(path.relative_to(simgpu)).encode())
+            h.update(path.read_bytes())
+        _KEY = h.hexdigest()[:16]
+    return _KEY
+
+
+_KEY: str | None = None
+
+
+_loaded = False
+
+
+def _load_translators() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from simgpu.shader.jit import lower_mem, lower_salu, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
+    from simgpu.shader.jit.lower_valu import register_all
+    register_all()
+
+
+def classifier(lw: Lowering, nvgpr: int, callback_ok):
+    """classify(inst, off) -> (kind, fragment, may exit mid-block) for region.discover; a native
+    fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written))."""
+    _load_translators()
+
+    def classify(inst, off: int):
+        m = inst.mnemonic
+        if m in rg.CONTROLS:
+            return (rg.CONTROL if control_ok(inst) else rg.SYNC), None, False
+        if rg.is_sync(inst) or highest_vgpr(inst) >= nvgpr:
+            return rg.SYNC, None, False
+        mark = len(lw.exits)
+        frag = lw.fragment(inst, off)
+        if frag is not None:
+            writes = (frozenset(lw.wrote_vgprs), frozenset(lw.wrote_sgprs))
+            return rg.NATIVE, (frag, lw.valu, writes_exec(inst), writes), len(lw.exits) > mark
+        return (rg.CALLBACK if callback_ok(inst) else rg.SYNC), None, False
+    return classify
+
+
+_DEST_FIELDS = ("sdst", "vdst", "sdata")
+
+
+def writes_exec(inst) -> bool:
+    """Whether an instruction may write EXEC (then lane-ops are counted before it; conservative)."""
+    m = inst.mnemonic
+    if "exec" in m or "cmpx" in m:
+        return True
+    if inst.encoding in ("VOP1", "VOP2", "VOPD") or (inst.encoding == "VOPC" and "cmpx" not in m):
+        return False  # VGPR destinations (VOPC e32 writes VCC)
+    for name in _DEST_FIELDS:
+        code = inst.fields.get(name)
+        if code is not None and 124 <= code + 1 and code <= EXEC_LO + 1:
+            return True
+    return False
+
+
+def _target(lw: Lowering, region: rg.Region, off: int) -> str:
+    """The label of the block at `off`, or of an exit there (the wave parks at a PC outside the region)."""
+    if off in region.by_start:
+        return f"b{off}"
+    label = lw.b.fresh("out")[1:]
+    lw.pending.append((label, off))
+    return label
+
+
+def _prologue(lw: Lowering, blk: rg.Block, count: int) -> None:
+    """Bound, budget and execution count at the head of a block of `count` instructions (one branch on
+    the fast path; the exit decides which of the two stopped the wave)."""
+    b = lw.b
+    lw.off = blk.start
+    beyond = b.op(f"icmp sge i64 {blk.last}, %boundoff")
+    left = b.op(f"sub i64 {b.op('load i64, ptr %BUDGET')}, {count}")
+    stop = b.op(f"or i1 {beyond}, {b.op(f'icmp slt i64 {left}, 0')}")
+    out, cont = b.fresh("x")[1:], b.fresh("c")[1:]
+    b.br_rare(stop, out, cont)
+    b.label(out)
+    code = b.op(f"select i1 {beyond}, i32 {EXIT_BOUND}, i32 {EXIT_BUDGET}")
+    lw.exits.append((out, code, str(blk.start)))
+    b.raw("br label %exit")
+    b.label(cont)
+    b.raw(f"store i64 {left}, ptr %BUDGET")
+    most = b.op("load i64, ptr %MAXLAST")  # the highest PC the wave ran in this round (tier.py's check)
+    higher = b.call("i64", "@llvm.smax.i64", [("i64", most), ("i64", str(blk.last))],
+                    "declare i64 @llvm.smax.i64(i64, i64)")
+    b.raw(f"store i64 {higher}, ptr %MAXLAST")
+    cur = b.op(f"load i64, ptr %CNT{blk.index}")
+    b.raw(f"store i64 {b.op(f'add i64 {cur}, 1')}, ptr %CNT{blk.index}")
+
+
+def control_ok(inst) -> bool:
+    """Whether the translator runs this control instruction (s_setpc & co. need a readable source)."""
+    if inst.mnemonic not in rg.DYNAMIC or inst.mnemonic == "s_call_b64":
+        return True
+    code = inst.fields.get("ssrc0", 0)
+    return code < 127 or 128 <= code <= 208 or 240 <= code <= 248 or code == 255
+
+
+def _branch_cond(lw: Lowering, m: str) -> str | None:
+    b = lw.b
+    if m == "s_cbranch_scc0":
+        return b.op(f"xor i1 {lw.scc()}, true")
+    if m == "s_cbranch_scc1":
+        return lw.scc()
+    if m in ("s_cbranch_vccz", "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz"):
+        code = VCC_LO if "vcc" in m else EXEC_LO
+        pred = "eq" if m.endswith("z") and not m.endswith("nz") else "ne"
+        return b.op(f"icmp {pred} {b.mask_int} {lw.mask(code)}, 0")
+    return None  # the debugger branches: no debugger, never taken
+
+
+def _control(lw: Lowering, region: rg.Region, insn: rg.Insn) -> None:
+    b, inst, off = lw.b, insn.inst, insn.off
+    m = inst.mnemonic
+    lw.off, lw.inst = off, inst
+    nxt = off + inst.size
+    if m in rg.ENDS:
+        lw.exit_here(EXIT_DONE)
+        return
+    if m == "s_branch":
+        b.raw(f"br label %{_target(lw, region, nxt + 4 * rg.simm16(inst))}")
+        return
+    if m in rg.BRANCHES:
+        cond = _branch_cond(lw, m)
+        if cond is None:
+            b.raw(f"br label %{_target(lw, region, nxt)}")
+            return
+        taken = _target(lw, region, nxt + 4 * rg.simm16(inst))
+        b.raw(f"br i1 {cond}, label %{taken}, label %{_target(lw, region, nxt)}")
+        return
+    if m == "s_call_b64":
+        lw.set_sgpr64(inst.fields["sdst"], b.op(f"add i64 %base, {off + 4}"))
+        b.raw(f"br label %{_target(lw, region, off + 4 + 4 * rg.simm16(inst))}")
+        return
+    # s_setpc/s_swappc/s_rfe: through the entry switch (a PC outside the region parks the wave there)
+    target = lw.salu_src(inst.fields["ssrc0"], True, inst.literal)
+    if m == "s_swappc_b64":
+        lw.set_sgpr64(inst.fields["sdst"], b.op(f"add i64 %base, {nxt}"))
+    new = b.op(f"sub i64 {target}, %base")
+    label = b.fresh("dyn")[1:]
+    b.raw(f"br label %{label}")
+    b.label(label)
+    lw.dynamic.append((label, new))
+    b.raw("br label %dispatch")
+
+
+def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | None]:
+    """For each block: the VGPRs and SGPR slots that native code may write from it on, to the end of the
+    region (None: callbacks, which may write anything, are reachable). A round saves only those."""
+    blocks = region.blocks
+    own, succ = [], []
+    everything = list(range(len(blocks)))
+    for blk in blocks:
+        v, s, unknown = set(), set(), blk.kind == rg.CALLBACK
+        nxt: list[int] = []
+        for insn in blk.insns:
+            if insn.kind == rg.NATIVE:
+                v |= insn.fragment[3][0]
+                s |= insn.fragment[3][1]
+            elif insn.kind == rg.CONTROL and insn.inst.mnemonic in ("s_swappc_b64", "s_call_b64"):
+                s |= {insn.inst.fields["sdst"], insn.inst.fields["sdst"] + 1}
+        last = blk.insns[-1]
+        if blk.kind in (rg.NATIVE, rg.CALLBACK):
+            if last.kind == rg.CONTROL and last.inst.mnemonic in rg.DYNAMIC - {"s_call_b64"}:
+                nxt = everything
+            elif last.kind == rg.CONTROL:
+                nxt = [region.by_start[o].index for o in rg.successors(last) if o in region.by_start]
+            elif blk.end in region.by_start:
+                nxt = [region.by_start[blk.end].index]
+        own.append((v, s, unknown))
+        succ.append(nxt)
+    out: list[tuple[frozenset, frozenset] | None] = []
+    for start in range(len(blocks)):  # small regions: a walk per block is cheap
+        seen, todo = {start}, [start]
+        v, s, unknown = set(), set(), False
+        while todo:
+            i = todo.pop()
+            v |= own[i][0]
+            s |= own[i][1]
+            unknown |= own[i][2]
+            for j in succ[i]:
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        out.append(None if unknown else (frozenset(v), frozenset(s)))
+    return out
+
+
+def build_module(lw: Lowering, region: rg.Region) -> str:
+    """The module text: @wave over the region's blocks and the @round driver."""
+    b = lw.b
+    b.lines = []
+    lw.pending = []
+    for blk in region.blocks:
+        b.label(f"b{blk.start}")
+        lw.off = blk.start
+        first = blk.insns[0]
+        if blk.kind in (rg.SYNC, rg.MISSING):
+            lw.exit_here(EXIT_SYNC)
+            continue
+        if blk.kind == rg.CALLBACK:
+            _prologue(lw, blk, 1)
+            lw.add_lanes(1 if first.inst.mnemonic.startswith("v_") else 0)
+            lw.exit_here(EXIT_CALLBACK)
+            continue
+        _prologue(lw, blk, len(blk.insns))
+        pending = 0  # VALU instructions since EXEC last changed: lane-ops added in one go
+        for insn in blk.insns:
+            if insn.kind == rg.CONTROL:
+                lw.add_lanes(pending)
+                _control(lw, region, insn)
+                break
+            lines, valu, exec_write, _ = insn.fragment
+            pending += valu
+            if exec_write or insn.exits:
+                lw.add_lanes(pending)
+                pending = 0
+            b.lines.extend(lines)
+        else:
+            lw.add_lanes(pending)
+            b.raw(f"br label %{_target(lw, region, blk.end)}")
+    for label, off in lw.pending:
+        b.label(label)
+        lw.exits.append((label, EXIT_NOENTRY, str(off)))
+        b.raw("br label %exit")
+    body = list(b.lines)
+    decls = "\n".join(sorted(b.decls))
+    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}\n{RARE_WEIGHTS}\n"

@@ -1,0 +1,60 @@
+"""MMU.linear_window (the JIT tier's memory windows) and MMU.invalidated_since (when they expire)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.testbed import VMID, Testbed
+
+
+def test_a_window_grows_to_the_whole_linear_buffer_and_stops_at_its_guard_pages():
+    tb = Testbed(vram_size=1 << 28)
+    a = tb.alloc(5 << 20)  # 5 MiB, then an unmapped guard page
+    tb.write(a + 4096 * 7 + 3, b"\x2a")
+    va, view = tb.mmu.linear_window(VMID, a + 4096 * 7, 64, "read")
+    assert va == a and view.size == 5 << 20
+    assert view[4096 * 7 + 3] == 0x2A  # the window is the buffer's memory itself
+    small = tb.alloc(100)
+    va, view = tb.mmu.linear_window(VMID, small + 8, 4, "read")
+    assert (va, view.size) == (small, 4096)
+
+
+def test_no_window_over_unmapped_or_forbidden_memory():
+    tb = Testbed(vram_size=1 << 28)
+    a = tb.alloc(4096)
+    assert tb.mmu.linear_window(VMID, a + 4096, 4, "read") is None  # the guard page
+    assert tb.mmu.linear_window(VMID, a + 4090, 16, "read") is None  # runs into it
+    code = tb.alloc(4096, executable=True)
+    assert tb.mmu.linear_window(VMID, code, 4, "execute") is not None
+
+
+def test_invalidated_since_lists_the_changes_in_order():
+    tb = Testbed(vram_size=1 << 28)
+    mmu = tb.mmu
+    g = mmu.generation
+    assert mmu.invalidated_since(g) == []
+    mmu.invalidate(VMID, (0x1000, 0x3000))
+    mmu.invalidate(None, None)
+    assert mmu.invalidated_since(g) == [(VMID, (0x1000, 0x3000)), (None, None)]
+    for _ in range(100):
+        mmu.invalidate(VMID, (0, 4096))
+    assert mmu.invalidated_since(g) is None  # further back than it remembers
+    assert len(mmu.invalidated_since(mmu.generation - 3)) == 3
+
+
+def test_windows_outside_an_invalidated_range_survive_between_dispatches():
+    """The JIT tier keeps a buffer's window across launches when only another buffer was remapped."""
+    from simgpu.shader.jit import jit_tier
+    tb = Testbed(vram_size=1 << 28)
+    tier = tb.engine.jit = jit_tier("eager")
+    a = tb.alloc(1 << 20)
+    tier.windows_for(tb.mmu, VMID)
+    tier.add_window(tb.mmu, VMID, a, a + 64)
+    assert len(tier.window_views) == 1
+    tb.alloc(4096)  # maps and invalidates another range
+    tier.windows_for(tb.mmu, VMID)
+    assert len(tier.window_views) == 1
+    tb.mmu.invalidate(VMID, (a + 4096, a + 8192))
+    tier.windows_for(tb.mmu, VMID)
+    assert len(tier.window_views) == 0
+    assert np.all(tier.windows == 0)

@@ -1,0 +1,110 @@
+"""The JIT tier's life cycle: SIMGPU_JIT modes, compiling when hot (LLVM in a background thread), the
+memory and disk caches keyed by the code's bytes, a kernel whose code changed, compiled code outliving
+or not its region."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+
+from simgpu.shader.jit import jit_mode, jit_tier
+from simgpu.shader.jit import tier as jit_state
+from simgpu.testbed import Testbed
+
+LOOP = """
+    s_load_b64 s[4:5], s[0:1], 0x0
+    v_mov_b32 v1, 0
+    s_mov_b32 s6, {n}
+loop:
+    v_add_nc_u32 v1, v1, v0
+    s_add_u32 s6, s6, -1
+    s_cmp_lg_u32 s6, 0
+    s_cbranch_scc1 loop
+    v_lshlrev_b32 v2, 2, v0
+    s_waitcnt lgkmcnt(0)
+    global_store_b32 v2, v1, s[4:5]
+    s_endpgm
+"""
+
+
+def _want(n: int) -> np.ndarray:
+    """What LOOP leaves: both workgroups store lane * n to the first 32 words."""
+    return np.concatenate([np.arange(32) * n, np.zeros(32)]).astype(np.uint32)
+
+
+def _run(tb: Testbed, n: int = 50, text: str = LOOP):
+    k = tb.load_asm(text.format(n=n), args=1, vgprs=8)
+    out = tb.alloc(4 * 64)
+    tb.launch(k, [out], (2,), (32,))
+    return tb.download(out, np.uint32, 64)
+
+
+def test_modes_from_the_environment(monkeypatch):
+    for value, want in (("0", "off"), ("off", "off"), ("eager", "eager"), ("1", "hot"), ("", "hot")):
+        monkeypatch.setenv("SIMGPU_JIT", value)
+        assert jit_mode() == want
+    monkeypatch.setenv("SIMGPU_JIT", "0")
+    assert Testbed(vram_size=1 << 26).engine.jit is None
+
+
+def test_a_kernel_is_compiled_once_hot_and_results_do_not_change(monkeypatch, tmp_path):
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_JIT_HOT", "1")  # 1 ms of interpreter time
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("hot")
+    want = _want(2000)
+    for _ in range(200):
+        assert np.array_equal(_run(tb, 2000), want)
+        stats = tb.engine.jit.stats
+        if stats.native_instructions:
+            break
+        time.sleep(0.01)  # the background compile
+    assert stats.compiles == 1 and stats.native_instructions > 0 and not stats.failures
+
+
+def test_the_disk_cache_serves_a_fresh_process_and_new_code_is_compiled(monkeypatch, tmp_path):
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("eager")
+    _run(tb)
+    assert tb.engine.jit.stats.compiles == 1 and tb.engine.jit.stats.disk_hits == 0
+    assert len(list(tmp_path.glob("*.o"))) == 1
+    jit_state._COMPILED.clear()  # as if a new process: only the disk cache knows the kernel
+    tb2 = Testbed(vram_size=1 << 26)
+    tb2.engine.jit = jit_tier("eager")
+    _run(tb2)
+    assert tb2.engine.jit.stats.disk_hits == 1
+    _run(tb2, 51)  # other code bytes: another region
+    assert tb2.engine.jit.stats.compiles == 2 and len(list(tmp_path.glob("*.o"))) == 2
+
+
+def test_code_rewritten_in_place_is_not_run_from_the_old_compile(monkeypatch):
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("eager")
+    k = tb.load_asm(LOOP.format(n=10), args=1, vgprs=8)
+    out = tb.alloc(4 * 64)
+    tb.launch(k, [out], (2,), (32,))
+    first = tb.download(out, np.uint32, 64)
+    patched = tb.load_asm(LOOP.format(n=20), args=1, vgprs=8)  # same layout, another loop count
+    tb.write(k.code_address, tb.read(patched.code_address, 64))
+    tb.launch(k, [out], (2,), (32,))
+    assert np.array_equal(tb.download(out, np.uint32, 64), first * 2)
+
+
+def test_compiled_code_is_freed_with_its_region(monkeypatch, rounds=3):
+    """Each region owns its execution engine (and the engine its target machine): dropping regions and
+    compiling more must not touch freed LLVM objects."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
+    for i in range(rounds):
+        jit_state._COMPILED.clear()
+        tb = Testbed(vram_size=1 << 26)
+        tb.engine.jit = jit_tier("eager")
+        _run(tb, 30 + i)
+        del tb
+        gc.collect()
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("eager")
+    assert np.array_equal(_run(tb, 7), _want(7))
