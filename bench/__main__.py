@@ -4,6 +4,7 @@ from bench import (
     bench_am,
     bench_clients,
     bench_compiler,
+    bench_cpu,
     bench_decode,
     bench_jit,
     bench_launch,
@@ -28,6 +29,7 @@ def main() -> None:
     bench_trace.main()
     bench_profile.main()
     bench_compiler.main()
+    bench_cpu.main()
     bench_native.main([])
 
 

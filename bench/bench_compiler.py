@@ -117,7 +117,7 @@ def matmul_256() -> dict:
     a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     ta, tb = Tensor(a).realize(), Tensor(b).realize()
     dev = device.get("AMD")
-    sim = dev.rt.os.simulator(dev.rt.gpu_id)
+    sim = dev.rt.os.simulator(dev.rt.gpu_id)  # the MockOS behind the device (MOCKGPU=1)
     (item,) = [i for i in schedule([(ta @ tb).lazydata.base]) if i.kind == "kernel"]
     prog = compile_ast(item.ast, dev.backend)
     out = dev.alloc(n * n * 4)

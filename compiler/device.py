@@ -1,5 +1,6 @@
 """Devices the compiler runs programs on. `device="AMD"` (or "AMD:1") is a runtime.Device: the simulated
-gfx1100 under MOCKGPU=1, a real GPU otherwise. A device kind registers a class with `register_kind`; each
+gfx1100 under MOCKGPU=1, a real GPU otherwise. `device="CPU"` is a runtime.cpu.CPUDevice: x86-64 kernels from
+the x86 backend, run under unicorn in a sandbox. A device kind registers a class with `register_kind`; each
 kind has the backends that compile for it (compiler.backend). The compiler reaches hardware only here, and
 only through runtime's public API.
 """
@@ -161,12 +162,66 @@ def _resources(kernel, block: tuple[int, int, int]) -> str:
     return f"  {vgprs:3d} VGPRs, {lds:5d} bytes LDS, occupancy {occupancy(vgprs, lds, waves):2d} waves/SIMD"
 
 
+class _Finished:
+    """A launch that already ran (the CPU device runs synchronously): wait() gives its seconds."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def wait(self) -> float:
+        return self.seconds
+
+
+class CPUDevice(Device):
+    """The CPU device: x86-64 kernels (compiler.backend.x86) run under unicorn by runtime.cpu.CPUDevice."""
+
+    kind = "CPU"
+
+    def __init__(self, name: str, rt=None):
+        super().__init__(name)
+        from runtime.cpu import CPUDevice as Sandbox
+        self.rt = rt if rt is not None else Sandbox(name)
+        self._programs: dict[str, Any] = {}
+
+    def alloc(self, nbytes: int) -> DeviceBuffer:
+        release_unreferenced()
+        return DeviceBuffer(self, nbytes, self.rt.alloc(nbytes))
+
+    def free(self, buf: DeviceBuffer) -> None:
+        buf.handle.free()
+
+    def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
+        if data.nbytes:
+            buf.handle.copyin(data)
+
+    def copyout(self, buf: DeviceBuffer, out: np.ndarray) -> np.ndarray:
+        return buf.handle.copyout(out) if out.nbytes else out
+
+    def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
+        if nbytes:
+            src.handle.copy_to(dst.handle, nbytes)
+
+    def launch(self, program, buffers: list[DeviceBuffer]):
+        release_unreferenced()
+        loaded = self._programs.get(program.key)
+        if loaded is None:
+            loaded = self._programs[program.key] = self.rt.load(program.binary)
+        stats = self.rt.launch(loaded, [b.handle for b in buffers])
+        if debug() >= 1:
+            g = program.geometry
+            threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
+            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} "
+                  f"{stats.seconds * 1e6:10.2f} us (unicorn, {stats.charged} loop instructions)", file=sys.stderr)
+        return _Finished(stats.seconds)
+
+
 def register_kind(kind: str, cls: type[Device]) -> None:
     """Make `Tensor(..., device="KIND[:n]")` open devices of class cls."""
     _KINDS[kind.upper()] = cls
 
 
 register_kind("AMD", AMDDevice)
+register_kind("CPU", CPUDevice)
 
 
 def canonical(name: str | None) -> str:

@@ -10,6 +10,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_disasm(args: argparse.Namespace) -> int:
+    from runtime.cpu.disasm import disasm_main as cpu_disasm  # CPU kernels and kernel cache entries
+    status = cpu_disasm(args.file, out=sys.stdout)
+    if status is not None:
+        return status
     from simgpu.isa.objdump import disasm_main
     return disasm_main(args.file, out=sys.stdout)
 
@@ -61,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--kernels-only", action="store_true",
                    help="only the hand-written LLVM IR kernels, not the compiler's MLP and transformer block")
     d.set_defaults(func=_cmd_demo)
-    s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object")
+    s = sub.add_parser("disasm", help="disassemble the kernels of an AMDGPU code object, a CPU kernel (x86-64) or "
+                                      "a kernel cache entry")
     s.add_argument("file")
     s.set_defaults(func=_cmd_disasm)
     r = sub.add_parser("run", help="run any program (tinygrad, C on amdkfd) against simulated GPUs")

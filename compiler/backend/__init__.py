@@ -4,10 +4,11 @@ A backend names itself and its target, says which dtypes it compiles, may add IR
 before linearization (e.g. f64 transcendentals as polynomials when its target has no instruction for
 them), and turns a `LinearKernel` into bytes its device loads (an AMDGPU code object for the GPU backends).
 `SIMGPU_BACKEND` picks the backend of a device kind when more than one is registered; `using(name)` does
-the same for a block of code. Without either, a kind's default is its first available backend: for AMD the
-native backend (compiler.backend.native; it and the LLVM backend both pass the whole ops suite, and native
-needs no LLVM at run time and compiles faster), then LLVM. The LLVM backend is available only when llvmlite
-is installed (looked up, not imported: a process that never compiles with it never loads LLVM).
+the same for a block of code. Either applies to the device kind of the backend it names only. Without either, a
+kind's default is its first available backend: for AMD the native backend (compiler.backend.native; it and the
+LLVM backend both pass the whole ops suite, and native needs no LLVM at run time and compiles faster), then LLVM;
+for CPU the x86 backend. The LLVM backend is available only when llvmlite is installed (looked up, not imported:
+a process that never compiles with it never loads LLVM).
 """
 
 from __future__ import annotations
@@ -99,13 +100,16 @@ def get(name: str) -> Backend:
 
 
 def for_device(kind: str) -> Backend:
-    """The backend compiling for a device kind: `using()`, else SIMGPU_BACKEND, else the kind's first."""
+    """The backend compiling for a device kind: the innermost `using()` of that kind, else SIMGPU_BACKEND if it
+    names one of that kind, else the kind's first. A choice made for another device kind (SIMGPU_BACKEND=native
+    while a CPU tensor computes) does not apply; a name no backend has is an error."""
     names = available(kind)
     for want in (*reversed(_override), os.environ.get("SIMGPU_BACKEND", "")):
         if want:
-            if want not in names:
+            if want in names:
+                return get(want)
+            if want not in _REGISTRY:
                 raise ValueError(f"backend {want!r} does not compile for {kind} devices (those: {', '.join(names)})")
-            return get(want)
     if not names:
         raise ValueError(f"no backend compiles for {kind} devices")
     return get(names[0])
@@ -113,7 +117,7 @@ def for_device(kind: str) -> Backend:
 
 @contextlib.contextmanager
 def using(name: str):
-    """Compile with backend `name` inside the block."""
+    """Compile with backend `name` inside the block (for its device kind; nested blocks may pick one per kind)."""
     get(name)
     _override.append(name)
     try:
@@ -125,3 +129,4 @@ def using(name: str):
 def _load_builtin() -> None:
     if not _REGISTRY:
         from compiler.backend import llvm, native  # noqa: F401 - register themselves
+        from compiler.backend.x86 import backend  # noqa: F401

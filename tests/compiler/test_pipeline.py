@@ -59,15 +59,19 @@ def test_a_corrupt_cache_entry_is_ignored(tmp_path):
     assert compiled > 0
 
 
-@pytest.mark.parametrize("level,expect", [("1", ["launch E_7_3", " us", "VGPRs", "occupancy 16 waves/SIMD"]),
-                                          ("2", ["kernel E_7_3", "= LOAD float32"]),
-                                          ("3", ["s_endpgm", "global_load_b32"])])
+# what each level adds, per device kind of the backend (None: as for every kind)
+EXPECT = {"1": {"AMD": ["VGPRs", "occupancy 16 waves/SIMD"], "CPU": ["(unicorn, ", "loop instructions)"]},
+          "3": {"AMD": ["s_endpgm", "global_load_b32"], "CPU": ["movss xmm", "dword ptr [", "ret"]}}
+
+
+@pytest.mark.parametrize("level,expect", [("1", ["launch E_7_3", " us"]), ("2", ["kernel E_7_3", "= LOAD float32"]),
+                                          ("3", [])])
 def test_debug_levels(backend, capfd, monkeypatch, level, expect):
     monkeypatch.setenv("SIMGPU_DEBUG", level)
     monkeypatch.setenv("SIMGPU_CACHE", "0")  # compile here, so levels 2 and 3 print
     (Tensor(np.ones((7, 3), np.float32)) * 3 + 1).numpy()
     err = capfd.readouterr().err
-    for e in expect:
+    for e in expect + EXPECT.get(level, {}).get(compiler.backend.get(backend).device_kind, []):
         assert e in err, err
 
 
@@ -86,6 +90,10 @@ def test_backend_selection(monkeypatch):
             pass
     with backend.using("llvm"):
         assert backend.for_device("AMD").name == "llvm"
+    monkeypatch.setenv("SIMGPU_BACKEND", "native")  # a GPU backend leaves the CPU device its own
+    assert backend.for_device("CPU").name == "x86" and backend.for_device("AMD").name == "native"
+    with backend.using("native"), backend.using("x86"):  # one choice per device kind
+        assert backend.for_device("AMD").name == "native" and backend.for_device("CPU").name == "x86"
 
 
 def test_unsupported_dtype_is_a_type_error_before_launch():
