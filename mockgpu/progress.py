@@ -40,6 +40,8 @@ class DispatchProgress:
         self.bar.set_postfix_str(f"{rate / 1e6:.2f}M wave-inst/s", refresh=False)
         self.bar.update(p.groups_done - self.bar.n)
         if p.finished:
+            if time.monotonic() - self.start >= self.delay:  # a bar is showing: draw the finished dispatch
+                self.bar.refresh()  # (tqdm redraws at most every 0.1 s, so its last update may not have drawn)
             self._close()
 
     def _close(self) -> None:

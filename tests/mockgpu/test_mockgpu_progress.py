@@ -42,3 +42,13 @@ def test_a_long_dispatch_draws_workgroups_done_and_its_rate():
     text = out.getvalue()
     assert "gpu0 dispatch" in text and "/4 [" in text and "wg" in text and "M wave-inst/s" in text
     assert "4/4" in text  # the last report is the finished dispatch
+
+
+def test_a_dispatch_shorter_than_the_delay_draws_nothing():
+    mock = MockOS(devices=1, vram_size=1 << 28)
+    out = io.StringIO()
+    gpu = mock.gpus[0]
+    gpu.engine.progress_hooks[:] = [progress.DispatchProgress(gpu.name, file=out, delay=3600)]
+    gpu.engine.jit = None
+    _asm_kernel(runtime.Device(os=mock), LOOP)(None, grid=4, block=32)
+    assert out.getvalue() == ""
