@@ -5,14 +5,15 @@
 - A naive 256^3 f32 matmul and a 4M-element saxpy compiled by clang-19 from OpenCL
   (tests/data/opencl/corpus.cl): warm launches in the interpreter and in the JIT tier, and the same
   matmul loop compiled by clang-19 -O2 -march=native for this CPU, run through ctypes, side by side.
-- First launches in a fresh engine: the interpreter alone, and the default tier (compiled when hot, LLVM
-  in a background thread) - the second must never be slower.
+- First launches in a fresh engine: the interpreter alone, and the default tier (compiled when hot: the
+  translation in a background thread, LLVM in another at the lowest priority) - the second must never be
+  slower. Wall time, the launching thread's CPU time and the process's, best of five, the two interleaved.
 - Compile time per kernel over the corpora (llvmlite corpus and OpenCL corpus): cold (empty disk
   cache) and from the disk cache (a fresh process's memory cache).
 
 Times are the best of several warm launches, in this process's CPU time (time.process_time: other
-processes' work on a shared machine is not counted; the first-launch row uses wall time because LLVM
-then works in a second thread). Ratios are measured in the same run.
+processes' work on a shared machine is not counted; the first-launch rows add wall time and the launching
+thread's CPU time, because the compile then works in other threads). Ratios are measured in the same run.
 """
 
 from __future__ import annotations
