@@ -273,9 +273,10 @@ class JitRun:
 
     def _compile(self, sync: bool) -> None:
         """Compile the kernel: at once (sync: discovery, translation and LLVM on this thread), or with only
-        the walk of its reachable code here (a dict lookup per instruction: the decode cache holds what the
-        interpreter ran) and translation and LLVM in the background thread, which touches nothing the
-        interpreter uses: a launch never waits for a compile."""
+        the walk of its reachable code here (a decode-cache lookup per instruction) and translation and LLVM
+        in the background, which read only the walk's result (decoded instructions and the code's bytes,
+        never the dispatch's state or memory): a launch never waits for a compile. A process that exits
+        while LLVM compiles waits for that compile (concurrent.futures joins its threads)."""
         global _POOL
         try:
             source = _source(self.ex)
@@ -804,8 +805,8 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
                                                 initializer=_lowest_priority)
             obj, from_disk, llvm_seconds = _LLVM_POOL.submit(_object_code, job).result()  # (another thread's CPU)
         else:
-            obj, from_disk, _same_thread = _object_code(job)
-            llvm_seconds = 0.0
+            obj, from_disk, _ = _object_code(job)
+            llvm_seconds = 0.0  # (this thread's: in t.seconds)
         engine, addr = jc.load(obj, "round")
     region, m = job.meta["region"], job.meta
     blocks = region.blocks
