@@ -581,7 +581,7 @@ class JitRun:
             if ex.engine.progress_hooks:
                 spent = ex.remaining - ex.slice + ex.budget - self._allowance
                 done = int(np.count_nonzero(ex.st.status == DONE))
-                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, len(ex.all_groups()),
+                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, ex.group_count(),
                              ex.used + spent)
                 for hook in ex.engine.progress_hooks:
                     hook(p)
