@@ -39,6 +39,13 @@ def _target_machine():
     return _TM
 
 
+def prepare() -> None:
+    """llvmlite imported and LLVM's native target initialised (the Python part of starting LLVM)."""
+    with _LOCK:
+        _target_machine()
+        host_key()
+
+
 def host_features() -> str:
     return _binding().get_host_cpu_features().flatten()
 

@@ -140,21 +140,19 @@ def successors(insn: Insn) -> list[int]:
     return [nxt]
 
 
-def discover(base: int, fetch, classify, max_instructions: int = MAX_INSTRUCTIONS) -> Region:
-    """The region reachable from `base`: `fetch(pc)` gives a decoded instruction or None, `classify(inst,
-    off)` its kind, IR fragment and whether the fragment may exit mid-block (kind, fragment, exits)."""
-    insns: dict[int, Insn] = {}
+def reachable(base: int, fetch, max_instructions: int = MAX_INSTRUCTIONS) -> dict[int, object]:
+    """Every offset control may reach from `base` and its decoded instruction (None where `fetch(pc)` gives
+    none), in the order discovery visits them. Cheap: no classification (the JIT tier walks this on the
+    launching thread and leaves translation to its background thread)."""
+    found: dict[int, object] = {}
     work = [0]
-    while work and len(insns) < max_instructions:
+    while work and len(found) < max_instructions:
         off = work.pop()
-        while off not in insns and len(insns) < max_instructions:
-            inst = fetch(base + off)
+        while off not in found and len(found) < max_instructions:
+            inst = found[off] = fetch(base + off)
             if inst is None:
-                insns[off] = Insn(off, None, MISSING)
                 break
-            kind, frag, exits = classify(inst, off)
-            insn = insns[off] = Insn(off, inst, kind, frag, exits)
-            succ = successors(insn)
+            succ = successors(Insn(off, inst, NATIVE))
             if not succ:
                 break
             work.extend(succ[1:])
@@ -162,6 +160,20 @@ def discover(base: int, fetch, classify, max_instructions: int = MAX_INSTRUCTION
                 work.append(succ[0])
                 break
             off = succ[0]
+    return found
+
+
+def discover(base: int, fetch, classify, max_instructions: int = MAX_INSTRUCTIONS) -> Region:
+    """The region reachable from `base`: `fetch(pc)` gives a decoded instruction or None, `classify(inst,
+    off)` its kind, IR fragment and whether the fragment may exit mid-block (kind, fragment, exits)."""
+    return classified(base, reachable(base, fetch, max_instructions), classify)
+
+
+def classified(base: int, found: dict[int, object], classify) -> Region:
+    """The region of the instructions `reachable` found, each classified (in discovery order), split into blocks."""
+    insns: dict[int, Insn] = {}
+    for off, inst in found.items():
+        insns[off] = Insn(off, None, MISSING) if inst is None else Insn(off, inst, *classify(inst, off))
     region = Region(base, insns)
     _split(region)
     return region

@@ -14,8 +14,11 @@ the waves it would have run it for. Each round's counters and clock are those of
 
 Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
 compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
-dispatches (default 20), translating at once (a few milliseconds) and leaving LLVM's work to a
-background thread while the interpreter goes on; a kernel that never gets hot never pays for compiling.
+dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
+cache's entries) and reads its bytes; translation to IR and loading run in a background thread, LLVM's
+code generation (no GIL held) in another at the lowest CPU priority, while the interpreter goes on: no
+launch waits for a compile, and on a busy machine the scheduler serves the launching thread first. A
+kernel that never gets hot never pays for compiling.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import ctypes
 import importlib.util
 import os
 import sys
+import threading
 import time
 from collections import Counter, deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -53,7 +57,8 @@ CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
                                ctypes.c_int64, ctypes.c_void_p)
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
-_POOL: ThreadPoolExecutor | None = None
+_POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
+_LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 
 
@@ -237,7 +242,7 @@ class JitRun:
         st = self.state
         if st.compiled is None and st.future is not None and st.future.done():
             try:
-                st.compiled = st.future.result()
+                self._compiled_as(st.future.result())
             except Exception as e:  # noqa: BLE001 - a translator bug must not stop the interpreter
                 self._failed(e)
             st.future = None
@@ -267,32 +272,33 @@ class JitRun:
         self.tier.stats.failures.append((self.key, self.state.failed))
 
     def _compile(self, sync: bool) -> None:
-        """Discover and translate now; compile natively now (sync) or in the background thread."""
+        """Compile the kernel: at once (sync: discovery, translation and LLVM on this thread), or with only
+        the walk of its reachable code here (a decode-cache lookup per instruction) and translation and LLVM
+        in the background, which read only the walk's result (decoded instructions and the code's bytes,
+        never the dispatch's state or memory): a launch never waits for a compile. A process that exits
+        while LLVM compiles waits for that compile (concurrent.futures joins its threads)."""
         global _POOL
-        ex = self.ex
         try:
-            with jc.Timer() as t:
-                job = _translate(ex, self.tier)
-            if isinstance(job, _Job):
-                self.tier.stats.translate_seconds.append(t.seconds)
+            source = _source(self.ex)
         except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
             self._failed(e)
             return
-        if job is None:
-            self.state.idle = True
-            return
-        if isinstance(job, CompiledRegion):
-            self.state.compiled = job
-            return
         if sync:
             try:
-                self.state.compiled = _finish(job, self.tier.stats)
+                self._compiled_as(_build(source, self.tier))
             except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
                 self._failed(e)
             return
         if _POOL is None:
             _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simgpu-jit")
-        self.state.future = _POOL.submit(_finish, job, self.tier.stats)
+        self.state.future = _POOL.submit(_build, source, self.tier)
+
+    def _compiled_as(self, got) -> None:
+        """What a compile gave: a CompiledRegion, or None (nothing in the kernel the tier would run)."""
+        if got is None:
+            self.state.idle = True
+        else:
+            self.state.compiled = got
 
     # ---------------------------------------------------------------------------------------- scheduling
     def step(self, pc: int, w: np.ndarray) -> bool:
@@ -575,7 +581,7 @@ class JitRun:
             if ex.engine.progress_hooks:
                 spent = ex.remaining - ex.slice + ex.budget - self._allowance
                 done = int(np.count_nonzero(ex.st.status == DONE))
-                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, len(ex.all_groups()),
+                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, ex.group_count(),
                              ex.used + spent)
                 for hook in ex.engine.progress_hooks:
                     hook(p)
@@ -678,18 +684,62 @@ def _callback_safe(inst) -> bool:
     return floats < 2
 
 
-def _translate(ex, tier: JitTier):
-    """Discover the dispatch's region and translate it: a _Job for LLVM, a CompiledRegion from the memory
-    cache, or None when there is nothing to compile."""
+def _lowest_priority() -> None:
+    """This thread at the lowest CPU priority (Linux: a thread's own nice value): on a busy machine the
+    scheduler gives the launching thread the CPU first; on an idle core LLVM runs at full speed. Only LLVM's
+    part runs here: it holds no GIL, so the launching thread never waits for a thread the scheduler put off."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    except (AttributeError, OSError):  # not Linux, or not allowed: the thread keeps the process's priority
+        pass
+
+
+@dataclass
+class _Source:
+    """What translating a kernel reads from the dispatch, taken on the launching thread: its reachable
+    instructions (region.reachable) and the bytes of their span."""
+
+    base: int
+    lanes: int
+    mode: int
+    nvgpr: int
+    found: dict
+    span: tuple[int, int]
+    code: bytes
+    seconds: float = 0.0  # CPU time of the walk (counted with the translation)
+
+
+def _source(ex) -> _Source:
+    """The walk of the dispatch's reachable code (through the interpreter's decode cache) and its bytes."""
     d = ex.d
-    lanes, nvgpr, mode = d.wave_size, max(d.vgpr_count, 1), _mode_bits(d.descriptor)
+    with jc.Timer() as t:
+        found = rg.reachable(d.code_address, _fetcher(ex))
+        span = (min(found), max(o + (i.size if i is not None else 4) for o, i in found.items()))
+        code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
+    return _Source(d.code_address, d.wave_size, _mode_bits(d.descriptor), max(d.vgpr_count, 1), found, span, code,
+                   t.seconds)
+
+
+def _build(source: _Source, tier: JitTier):
+    """Translate and compile (any thread: it reads only `source`): a CompiledRegion, or None when there is
+    nothing to compile."""
+    with jc.Timer() as t:
+        job = _translate(source)
+    if not isinstance(job, _Job):
+        return job
+    tier.stats.translate_seconds.append(source.seconds + t.seconds)
+    return _finish(job, tier.stats, background=True)
+
+
+def _translate(src: _Source):
+    """Classify and translate the region: a _Job for LLVM, a CompiledRegion from the memory cache, or None
+    when there is nothing to compile."""
+    lanes, mode, nvgpr = src.lanes, src.mode, src.nvgpr
     lw = lo.Lowering(lanes, mode, nvgpr)
-    region = rg.discover(d.code_address, _fetcher(ex), classifier(lw, nvgpr, _callback_safe))
+    region = rg.classified(src.base, src.found, classifier(lw, nvgpr, _callback_safe))
     if not any(_worth_running(b) for b in region.blocks):
         return None
-    offs = sorted(region.insns)
-    span = (offs[0], max(o + region.insns[o].size for o in offs))
-    code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
+    span, code = src.span, src.code
     key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature())  # (+ host: on disk)
     meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
@@ -736,10 +786,27 @@ def _tails(blocks) -> dict:
     return out
 
 
-def _finish(job: _Job, stats: Stats) -> CompiledRegion:
-    """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading."""
+def _object_code(job: _Job) -> tuple[bytes, bool, float]:
+    """(object file, from the disk cache, this thread's CPU seconds for it)."""
     with jc.Timer() as t:
         obj, from_disk = jc.object_code(job.ir, job.key)
+    return obj, from_disk, t.seconds
+
+
+def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion:
+    """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading; `background`:
+    code generation in the lowest-priority thread (this thread waits for it without holding the GIL)."""
+    global _LLVM_POOL
+    with jc.Timer() as t:
+        if background:
+            jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, at the process's priority
+            if _LLVM_POOL is None:
+                _LLVM_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simgpu-llvm",
+                                                initializer=_lowest_priority)
+            obj, from_disk, llvm_seconds = _LLVM_POOL.submit(_object_code, job).result()  # (another thread's CPU)
+        else:
+            obj, from_disk, _ = _object_code(job)
+            llvm_seconds = 0.0  # (this thread's: in t.seconds)
         engine, addr = jc.load(obj, "round")
     region, m = job.meta["region"], job.meta
     blocks = region.blocks
@@ -750,12 +817,12 @@ def _finish(job: _Job, stats: Stats) -> CompiledRegion:
         hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
         nhints=m["nhints"],
-        compile_seconds=t.seconds, from_disk=from_disk)
+        compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
         del _COMPILED[next(iter(_COMPILED))]
     _COMPILED[job.key] = cr
     stats.compiles += 1
     stats.disk_hits += from_disk
-    stats.compile_seconds.append(t.seconds)
+    stats.compile_seconds.append(cr.compile_seconds)
     return cr
