@@ -688,6 +688,8 @@ def _lowest_priority() -> None:
     """This thread at the lowest CPU priority (Linux: a thread's own nice value): on a busy machine the
     scheduler gives the launching thread the CPU first; on an idle core LLVM runs at full speed. Only LLVM's
     part runs here: it holds no GIL, so the launching thread never waits for a thread the scheduler put off."""
+    if not sys.platform.startswith("linux"):  # elsewhere the id names no thread to setpriority (maybe a process)
+        return
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
     except (AttributeError, OSError):  # not Linux, or not allowed: the thread keeps the process's priority
