@@ -102,6 +102,26 @@ def test_slot_reuse_is_fenced_when_the_gpu_lags_behind(queue, monkeypatch):
 
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_copies_wait_for_the_kernels_launched_before_them(queue):
+    """SDMA does not wait for the compute queue by itself: a copy out of a buffer a kernel launched with
+    wait=False writes must see what the kernel wrote (it read zeros: the compiler's z.mean(0) came back as
+    zeros), a copy into a buffer a queued kernel reads must not overwrite it first, and a buffer-to-buffer
+    copy sees the kernel's result. With lazy doorbells the GPU runs nothing until the runtime waits."""
+    dev = _device(queue, lazy=True)
+    inc = dev.load(_code())["inc"]
+    buf, other = dev.alloc(4 * N).copyin(np.zeros(N, np.uint32)), dev.alloc(4 * N)
+    first = inc(buf, 5, grid=(32,), block=(32,), wait=False)
+    assert not first.done()
+    assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), _expected([(32, 5)]))
+    inc(buf, 1, grid=(32,), block=(32,), wait=False)
+    buf.copyin(np.full(N, 7, np.uint32))  # after the kernel read the old values
+    assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), np.full(N, 7, np.uint32))
+    inc(buf, 2, grid=(32,), block=(32,), wait=False)
+    buf.copy_to(other)
+    assert np.array_equal(other.copyout(np.zeros(N, np.uint32)), np.full(N, 23, np.uint32))
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
 def test_launches_aborted_by_a_fault_raise_and_the_device_recovers(queue):
     dev = _device(queue, lazy=True)
     inc, buf = dev.load(_code())["inc"], dev.alloc(4 * N).copyin(np.zeros(N, np.uint32))
