@@ -29,7 +29,7 @@ print(out.numpy().tobytes().hex(), stats.compiled, stats.cache_hits)
 
 
 def _run(env_extra: dict) -> tuple[str, int, int]:
-    env = dict(os.environ, MOCKGPU="1", **env_extra)
+    env = dict(os.environ, MOCKGPU="1", **{"SIMGPU_CACHE": "1", **env_extra})  # cache on unless a test says
     r = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, cwd=ROOT,
                        timeout=300)
     assert r.returncode == 0, r.stderr
