@@ -122,6 +122,23 @@ def test_copies_wait_for_the_kernels_launched_before_them(queue):
 
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_a_copy_after_a_faulted_kernel_raises_its_fault_instead_of_reading_zeros(queue):
+    """With doorbells that run the GPU at once too: a kernel that faulted stops the compute queue, so the kernels
+    queued behind it never write their outputs; a copy out of one raises the fault (it returned the buffer's
+    zeros without a word: the SDMA queue finished at its doorbell, so nothing waited for an event)."""
+    dev = _device(queue)
+    inc = dev.load(_code())["inc"]
+    buf = dev.alloc(4 * N).copyin(np.zeros(N, np.uint32))
+    inc(None, 1, grid=(1,), block=(32,), wait=False)  # loads from address 0: page fault
+    inc(buf, 5, grid=(32,), block=(32,), wait=False)  # queued behind it: never runs
+    with pytest.raises(runtime.GPUFault) as e:
+        buf.copyout(np.zeros(N, np.uint32))
+    assert e.value.kind == "page_fault"
+    inc(buf, 5, grid=(32,), block=(32,), wait=False)  # the device recovered
+    assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), _expected([(32, 5)]))
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
 def test_launches_aborted_by_a_fault_raise_and_the_device_recovers(queue):
     dev = _device(queue, lazy=True)
     inc, buf = dev.load(_code())["inc"], dev.alloc(4 * N).copyin(np.zeros(N, np.uint32))
