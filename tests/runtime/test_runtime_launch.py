@@ -1,5 +1,6 @@
-"""Launch handles (kernel(..., wait=False)), synchronize()'s GPU time, and per-slot fencing of the kernarg and
-timestamp rings -- also with lazy doorbells, where the GPU runs only when the runtime waits."""
+"""Launch handles (kernel(..., wait=False)), synchronize()'s GPU time, per-slot fencing of the kernarg and
+timestamp rings, and copies ordered after the launches before them -- also with lazy doorbells, where the GPU
+runs only when the runtime waits."""
 
 from functools import cache
 
