@@ -114,7 +114,7 @@ class AMDDevice(Device):
 
     def free(self, buf: DeviceBuffer) -> None:
         if self.rt.usable:
-            buf.handle.free()
+            buf.handle.release()  # not free(): a closed runtime.Device has released its buffers already
 
     def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
         if data.nbytes:

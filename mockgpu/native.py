@@ -1,7 +1,7 @@
 """Native pieces built with the system C compiler: the LD_PRELOAD interposer of `simgpu run` (mockgpu/csrc/preload.c)
 and, for tests, C programs written against <linux/kfd_ioctl.h>.
 
-Builds go to a cache directory ($SIMGPU_CACHE, else $XDG_CACHE_HOME/simgpu, else ~/.cache/simgpu), named after a
+Builds go to a cache directory ($SIMGPU_CACHE_DIR, else $XDG_CACHE_HOME/simgpu, else ~/.cache/simgpu), named after a
 hash of the source, the flags and the compiler, so a changed source rebuilds and an unchanged one is reused.
 `make setup` builds the interposer ahead of time (`python -m mockgpu.native`); otherwise the first `simgpu run`
 does. Without a C compiler the error says which one was looked for and how to install one.
@@ -29,8 +29,9 @@ class BuildError(RuntimeError):
 
 
 def cache_dir() -> Path:
-    """Where built libraries and programs are kept."""
-    base = os.environ.get("SIMGPU_CACHE") or os.path.join(
+    """Where built libraries and programs are kept ($SIMGPU_CACHE_DIR, the kernel cache's directory variable:
+    SIMGPU_CACHE is the kernel cache's on/off switch, and SIMGPU_CACHE=0 put builds in a directory ./0)."""
+    base = os.environ.get("SIMGPU_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "simgpu")
     path = Path(base)
     path.mkdir(parents=True, exist_ok=True)

@@ -259,15 +259,24 @@ class Device:
         self.kfd_ioctl(kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU, kfd.kfd_ioctl_free_memory_of_gpu_args(handle=buf.handle))
 
     # ---- copies ---------------------------------------------------------------------------------
+    def _after_launches(self) -> None:
+        """Wait for every kernel launched so far before an SDMA copy: the SDMA queue does not wait for the compute
+        queue by itself, so a copy could read a buffer before a kernel launched with wait=False wrote it (zeros)
+        or overwrite one it has not read yet. Waiting also raises the GPUFault of a kernel that faulted instead
+        of copying out the output it never wrote. (Only a doorbell that runs the GPU at once hid this.)"""
+        self.wait(self.compute, self.compute.submitted)
+
     def copy_from_host(self, dst_va: int, src: memoryview) -> None:
-        """Host bytes -> GPU VA, through the staging buffer and SDMA."""
+        """Host bytes -> GPU VA, through the staging buffer and SDMA (after the kernels launched before)."""
+        self._after_launches()
         for pos in range(0, src.nbytes, STAGING):
             n = min(STAGING, src.nbytes - pos)
             self.staging.view[:n] = src[pos:pos + n]
             self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(dst_va + pos, self.staging.va, n)))
 
     def copy_to_host(self, dst: memoryview, src_va: int) -> None:
-        """GPU VA -> host bytes, through SDMA and the staging buffer."""
+        """GPU VA -> host bytes, through SDMA and the staging buffer (after the kernels launched before)."""
+        self._after_launches()
         for pos in range(0, dst.nbytes, STAGING):
             n = min(STAGING, dst.nbytes - pos)
             self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(self.staging.va, src_va + pos, n)))
@@ -291,6 +300,7 @@ class Device:
             bounce.free()
 
     def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int) -> None:
+        self._after_launches()
         packets = []
         for pos in range(0, nbytes, COPY_CHUNK):
             packets += sdma.copy_linear(dst_va + pos, src_va + pos, min(COPY_CHUNK, nbytes - pos))

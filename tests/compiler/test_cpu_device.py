@@ -216,6 +216,7 @@ def test_simgpu_disasm_lists_cached_cpu_kernels_as_llvm_objdump_decodes_them(tmp
     from wiring.cli import main
 
     monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_CACHE", "1")  # the test reads the cache's entries: on whatever the session says
     cache.clear_memory()
     old = devices.DEFAULT
     devices.DEFAULT = "CPU"
@@ -251,6 +252,7 @@ def test_debug_level_3_prints_each_kernel_as_capstone_disassembles_it(tmp_path, 
     from compiler import backend as backends
 
     monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_CACHE", "1")  # the test reads the cache's entries: on whatever the session says
     monkeypatch.setenv("SIMGPU_DEBUG", "3")
     cache.clear_memory()
     x = np.linspace(-3, 3, 1024, dtype=np.float32)

@@ -1,5 +1,6 @@
-"""Launch handles (kernel(..., wait=False)), synchronize()'s GPU time, and per-slot fencing of the kernarg and
-timestamp rings -- also with lazy doorbells, where the GPU runs only when the runtime waits."""
+"""Launch handles (kernel(..., wait=False)), synchronize()'s GPU time, per-slot fencing of the kernarg and
+timestamp rings, and copies ordered after the launches before them -- also with lazy doorbells, where the GPU
+runs only when the runtime waits."""
 
 from functools import cache
 
@@ -99,6 +100,43 @@ def test_slot_reuse_is_fenced_when_the_gpu_lags_behind(queue, monkeypatch):
     ref = _reference_times(queue)
     assert [h.wait() for h in [first, *handles]] == [pytest.approx(ref[g], abs=TICK) for g, _ in steps]
     assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), _expected(steps))
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_copies_wait_for_the_kernels_launched_before_them(queue):
+    """SDMA does not wait for the compute queue by itself: a copy out of a buffer a kernel launched with
+    wait=False writes must see what the kernel wrote (it read zeros: the compiler's z.mean(0) came back as
+    zeros), a copy into a buffer a queued kernel reads must not overwrite it first, and a buffer-to-buffer
+    copy sees the kernel's result. With lazy doorbells the GPU runs nothing until the runtime waits."""
+    dev = _device(queue, lazy=True)
+    inc = dev.load(_code())["inc"]
+    buf, other = dev.alloc(4 * N).copyin(np.zeros(N, np.uint32)), dev.alloc(4 * N)
+    first = inc(buf, 5, grid=(32,), block=(32,), wait=False)
+    assert not first.done()
+    assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), _expected([(32, 5)]))
+    inc(buf, 1, grid=(32,), block=(32,), wait=False)
+    buf.copyin(np.full(N, 7, np.uint32))  # after the kernel read the old values
+    assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), np.full(N, 7, np.uint32))
+    inc(buf, 2, grid=(32,), block=(32,), wait=False)
+    buf.copy_to(other)
+    assert np.array_equal(other.copyout(np.zeros(N, np.uint32)), np.full(N, 23, np.uint32))
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_a_copy_after_a_faulted_kernel_raises_its_fault_instead_of_reading_zeros(queue):
+    """With doorbells that run the GPU at once too: a kernel that faulted stops the compute queue, so the kernels
+    queued behind it never write their outputs; a copy out of one raises the fault (it returned the buffer's
+    zeros without a word: the SDMA queue finished at its doorbell, so nothing waited for an event)."""
+    dev = _device(queue)
+    inc = dev.load(_code())["inc"]
+    buf = dev.alloc(4 * N).copyin(np.zeros(N, np.uint32))
+    inc(None, 1, grid=(1,), block=(32,), wait=False)  # loads from address 0: page fault
+    inc(buf, 5, grid=(32,), block=(32,), wait=False)  # queued behind it: never runs
+    with pytest.raises(runtime.GPUFault) as e:
+        buf.copyout(np.zeros(N, np.uint32))
+    assert e.value.kind == "page_fault"
+    inc(buf, 5, grid=(32,), block=(32,), wait=False)  # the device recovered
+    assert np.array_equal(buf.copyout(np.zeros(N, np.uint32)), _expected([(32, 5)]))
 
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])

@@ -59,3 +59,17 @@ def test_record_replays_on_a_fresh_mockos(tmp_path):
     assert any(rec.get("u") for rec in recs)  # pointer arguments in the client's memory, kept for the replay
     divergence, n = replay(trace)
     assert divergence is None and n == len(recs)
+
+
+def test_interposer_builds_go_to_the_cache_directory_whatever_the_kernel_cache_switch(tmp_path, monkeypatch):
+    """SIMGPU_CACHE turns the kernel cache off (0) or on; the native builds' directory is SIMGPU_CACHE_DIR (with
+    SIMGPU_CACHE=0 they went to a directory named ./0)."""
+    from mockgpu import native
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SIMGPU_CACHE", "0")
+    monkeypatch.setenv("SIMGPU_CACHE_DIR", str(tmp_path / "cache"))
+    assert native.cache_dir() == tmp_path / "cache" and (tmp_path / "cache").is_dir()
+    monkeypatch.delenv("SIMGPU_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert native.cache_dir() == tmp_path / "xdg" / "simgpu"
+    assert not (tmp_path / "0").exists()
