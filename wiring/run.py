@@ -102,7 +102,11 @@ def _serve_am(env: dict, devices: int | None, vram: int | None):
     from mockgpu import MockOS
     from mockgpu.remote_pci import RemotePCIServer
     server = RemotePCIServer(MockOS(devices=devices, vram_size=vram)).start()
+    from mockgpu.native import cache_dir
     site = str(Path(__file__).with_name("am_site"))
+    # The synthetic firmware goes into the program's download cache under the real files' names: give the program
+    # a cache of simgpu's own, so that the user's tinygrad cache never holds fake firmware a real GPU would get.
     env.update(REMOTE=f"127.0.0.1:{server.port}", SIMGPU_AM_FIRMWARE_INSTALL="1",
+               XDG_CACHE_HOME=str(cache_dir() / "am-client"),
                PYTHONPATH=os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")])))
     return server

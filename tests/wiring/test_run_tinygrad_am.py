@@ -30,8 +30,13 @@ def _run(tmp: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def checks(tmp_path_factory):
-    return _run(str(tmp_path_factory.mktemp("tinygrad-am")))
+def run_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("tinygrad-am")
+
+
+@pytest.fixture(scope="module")
+def checks(run_dir):
+    return _run(str(run_dir))
 
 
 def test_tinygrad_boots_the_device_with_its_am_backend(checks):
@@ -46,3 +51,10 @@ def test_add(checks):
 
 def test_matmul_64x64_matches_numpy(checks):
     assert checks["matmul"]["max_error"] < 1e-4
+
+
+def test_the_synthetic_firmware_stays_out_of_the_users_tinygrad_cache(checks, run_dir):
+    tmp = run_dir
+    assert not (tmp / "cache" / "tinygrad").exists()  # the program's own XDG cache: simgpu's am-client directory
+    fw = list((tmp / "cache").glob("simgpu/am-client/tinygrad/downloads/fw/*"))
+    assert fw, "the firmware was installed somewhere else"
