@@ -14,8 +14,10 @@ a process that never compiles with it never loads LLVM).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
+import pathlib
 
 from compiler.dtypes import DType
 from compiler.ir.linearize import LinearKernel
@@ -55,6 +57,28 @@ class Backend:
     def fingerprint(self) -> str:
         """What identifies this backend's output for the kernel cache (name, target, code version)."""
         return f"{self.name}-{self.target}"
+
+
+class MachineCodeBackend(Backend):
+    """A backend that writes machine code itself (native, x86): it has no intermediate language, so its source is
+    its assembly, and compile_full gives the binary together with that listing and the kernel's resources."""
+
+    def compile_full(self, kernel: LinearKernel):
+        """The compiled kernel: .binary (the program) and what the backend reports about it."""
+        raise NotImplementedError
+
+    def compile(self, kernel: LinearKernel) -> bytes:
+        return self.compile_full(kernel).binary
+
+    def source(self, kernel: LinearKernel) -> str:
+        """The machine code as assembly (no intermediate language of its own)."""
+        return self.assembly(kernel)
+
+
+def source_hash(files) -> str:
+    """A short hash of the source files a backend's output depends on (for its fingerprint)."""
+    code = b"".join(pathlib.Path(f).read_bytes() for f in sorted(files))
+    return hashlib.sha256(code).hexdigest()[:16]
 
 
 _REGISTRY: dict[str, type[Backend]] = {}

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import pathlib
 
 from compiler import llvm as llvm_compiler
-from compiler.backend import Backend, register
+from compiler.backend import Backend, register, source_hash
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.rewrite import Rules
 
@@ -46,9 +45,9 @@ class LLVMBackend(Backend):
     def _fingerprint(self) -> str:
         import llvmlite
         here = pathlib.Path(__file__).parent
-        code = b"".join((here / f).read_bytes() for f in ("llvmir.py", "llvm.py"))
-        code += b"".join((here.parent / f).read_bytes() for f in ("llvm.py", "ir/transcendental.py"))
-        return f"llvm-{self.target}-{llvmlite.__version__}-{hashlib.sha256(code).hexdigest()[:16]}"
+        files = [here / "llvmir.py", here / "llvm.py", here.parent / "llvm.py",
+                 here.parent / "ir" / "transcendental.py"]
+        return f"llvm-{self.target}-{llvmlite.__version__}-{source_hash(files)}"
 
     def fingerprint(self) -> str:
         """Name, target, llvmlite's version and a hash of the renderer's source (read once)."""

@@ -9,16 +9,15 @@ the rules in compiler.backend.gfx11.
 from __future__ import annotations
 
 import functools
-import hashlib
 import pathlib
 
-from compiler.backend import Backend, register
+from compiler.backend import MachineCodeBackend, register, source_hash
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.rewrite import Rules
 
 
 @register
-class NativeBackend(Backend):
+class NativeBackend(MachineCodeBackend):
     """gfx1100 code objects from compiler.backend.gfx11."""
 
     name = "native"
@@ -33,17 +32,10 @@ class NativeBackend(Backend):
         return LLVM_RULES
 
     def compile_full(self, kernel: LinearKernel):
-        """The compiled kernel with its assembly and resources (compiler.backend.gfx11.target.Compiled)."""
+        """The compiled kernel: an ET_DYN code object (v5) with its assembly and resources
+        (compiler.backend.gfx11.target.Compiled)."""
         from compiler.backend.gfx11.target import compile_kernel
         return compile_kernel(kernel)
-
-    def compile(self, kernel: LinearKernel) -> bytes:
-        """An ET_DYN code object (v5)."""
-        return self.compile_full(kernel).binary
-
-    def source(self, kernel: LinearKernel) -> str:
-        """The machine code as assembly (the native backend has no intermediate language of its own)."""
-        return self.assembly(kernel)
 
     def assembly(self, kernel: LinearKernel) -> str:
         """gfx1100 assembly with a resource line (registers, scratch, LDS, spills, occupancy)."""
@@ -52,11 +44,10 @@ class NativeBackend(Backend):
     @functools.cached_property
     def _fingerprint(self) -> str:
         here = pathlib.Path(__file__).parent
-        files = sorted([here / "native.py", here / "mir.py", here / "isel.py", here / "regalloc.py",
-                        here / "coalesce.py", here / "dce.py", *(here / "gfx11").glob("*.py"),
-                        here.parent / "ir" / "transcendental.py", here.parent / "ir" / "unroll.py"])
-        code = b"".join(f.read_bytes() for f in files)
-        return f"native-{self.target}-{hashlib.sha256(code).hexdigest()[:16]}"
+        files = [here / "native.py", here / "mir.py", here / "isel.py", here / "regalloc.py", here / "coalesce.py",
+                 here / "dce.py", *(here / "gfx11").glob("*.py"),
+                 here.parent / "ir" / "transcendental.py", here.parent / "ir" / "unroll.py"]
+        return f"native-{self.target}-{source_hash(files)}"
 
     def fingerprint(self) -> str:
         """Name, target and a hash of the backend's source (read once)."""

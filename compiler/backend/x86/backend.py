@@ -12,10 +12,9 @@ instruction for them); float16 and bfloat16 ones compute in float32 and round on
 from __future__ import annotations
 
 import functools
-import hashlib
 import pathlib
 
-from compiler.backend import Backend, register
+from compiler.backend import MachineCodeBackend, register, source_hash
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
@@ -30,7 +29,7 @@ def _in_float32(u: UOp) -> UOp | None:
 
 
 @register
-class X86Backend(Backend):
+class X86Backend(MachineCodeBackend):
     """x86-64 code objects for the CPU device (module docstring)."""
 
     name = "x86"
@@ -44,17 +43,10 @@ class X86Backend(Backend):
         return Rules([((Ops.EXP2, Ops.LOG2, Ops.SIN), _in_float32)]) + rules_for("float32", "float64")
 
     def compile_full(self, kernel: LinearKernel):
-        """The compiled kernel with its code and metadata (compiler.backend.x86.target.Compiled)."""
+        """The compiled kernel: an ELF x86-64 object (runtime.cpu.image) with its code and metadata
+        (compiler.backend.x86.target.Compiled)."""
         from compiler.backend.x86.target import compile_kernel
         return compile_kernel(kernel)
-
-    def compile(self, kernel: LinearKernel) -> bytes:
-        """An ELF x86-64 object (runtime.cpu.image)."""
-        return self.compile_full(kernel).binary
-
-    def source(self, kernel: LinearKernel) -> str:
-        """The machine code as assembly (the backend has no intermediate language of its own)."""
-        return self.assembly(kernel)
 
     def assembly(self, kernel: LinearKernel) -> str:
         """capstone's disassembly of the kernel, with a resource line."""
@@ -69,13 +61,10 @@ class X86Backend(Backend):
     def _fingerprint(self) -> str:
         here = pathlib.Path(__file__).parent
         root = here.parent.parent.parent
-        files = sorted([*here.glob("*.py"), *(here.parent / f for f in ("mir.py", "isel.py", "regalloc.py",
-                                                                         "coalesce.py")),
-                        here.parent.parent / "ir" / "transcendental.py", here.parent.parent / "ir" / "unroll.py",
-                        root / "runtime" / "cpu" / "abi.py",
-                        root / "runtime" / "cpu" / "image.py"])
-        code = b"".join(f.read_bytes() for f in files)
-        return f"x86-{self.target}-{hashlib.sha256(code).hexdigest()[:16]}"
+        files = [*here.glob("*.py"), *(here.parent / f for f in ("mir.py", "isel.py", "regalloc.py", "coalesce.py")),
+                 here.parent.parent / "ir" / "transcendental.py", here.parent.parent / "ir" / "unroll.py",
+                 root / "runtime" / "cpu" / "abi.py", root / "runtime" / "cpu" / "image.py"]
+        return f"x86-{self.target}-{source_hash(files)}"
 
     def fingerprint(self) -> str:
         """Name, target, a hash of the backend's source (read once) and whether it vectorizes."""
