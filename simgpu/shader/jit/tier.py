@@ -43,7 +43,7 @@ from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
 from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
 from simgpu.shader.lds.ds_mem import lds_read
-from simgpu.shader.memory.vmem import flat_route, global_read, scratch_read
+from simgpu.shader.memory.vmem import flat_read, global_read
 from simgpu.shader.setup import _mode_bits, initial_state
 from simgpu.shader.state import DONE, RUNNING, wsel
 
@@ -619,12 +619,7 @@ class JitRun:
                 _planar(data, size, lanes, out)
                 return 0
             if kind == MEM_FLAT:
-                g, lds, priv, low = flat_route(addr, active)
-                raw = global_read(ex, addr, size, g)
-                if lds.any():
-                    raw |= lds_read(ex, w1, low, size, lds)
-                if priv.any():
-                    raw |= scratch_read(ex, w1, low, size, priv)
+                raw, g = flat_read(ex, w1, addr, size, active)
             else:
                 g = active
                 raw = global_read(ex, addr, size, g)

@@ -85,13 +85,19 @@ def _load_bytes(ex, w, inst, size: int, mask: np.ndarray) -> np.ndarray:
     addr = global_addresses(ex, w, inst)
     if not inst.mnemonic.startswith("flat_"):
         return global_read(ex, addr, size, mask)
+    return flat_read(ex, w, addr, size, mask)[0]
+
+
+def flat_read(ex, w, addr: np.ndarray, size: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What a flat load reads -- [n, lanes, size] uint8, each active lane from global memory, LDS or scratch as
+    its address falls in an aperture (flat_route) -- and the lanes that read global memory."""
     g, lds, priv, low = flat_route(addr, mask)
     raw = global_read(ex, addr, size, g)
     if lds.any():
         raw |= lds_read(ex, w, low, size, lds)
     if priv.any():
         raw |= scratch_read(ex, w, low, size, priv)
-    return raw
+    return raw, g
 
 
 def flat_route(addr: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
