@@ -186,6 +186,11 @@ class Exec:
 
     def run_batch(self, groups: list[tuple[int, int, int]]) -> None:
         self.groups = groups  # the batch's workgroups (the JIT tier rebuilds their initial state to roll back)
+        if self.jit is not None and self.engine.observer is None and self.jit.fused_batch(groups):
+            # the JIT tier ran the whole batch (tier.py, FUSED_DOC); self.st: its registers if kept, else None
+            if self.engine.exit_states is not None:
+                self.engine.exit_states.append((self.st, self.scratch))
+            return
         self.st = initial_state(self.d, groups, self.waves_per_group)
         # Every wave starts with the descriptor's MODE; until one writes MODE, float ops read it as one int.
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
@@ -349,7 +354,9 @@ class Exec:
         if deadline is not None and time.monotonic() > deadline[0]:
             raise self.hang(w, pc, inst, deadline[1], deadline[2])
         if self.engine.progress_hooks:
-            waves_done = int(np.count_nonzero(self.st.status == DONE))
+            st = self.st  # (None after a fused batch: all its waves ended)
+            waves_done = int(np.count_nonzero(st.status == DONE)) if st is not None else \
+                len(self.groups) * self.waves_per_group
             p = Progress(self.d, self.groups_before + waves_done // self.waves_per_group,
                          self.group_count(), self.used)
             for hook in self.engine.progress_hooks:

@@ -40,12 +40,13 @@ from simgpu.shader.engine import TICK, Progress
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
+from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
+from simgpu.shader.jit.lower_store import undo_words
 from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_read, global_read
-from simgpu.shader.setup import _mode_bits, initial_state
-from simgpu.shader.state import DONE, RUNNING, wsel
+from simgpu.shader.setup import _mode_bits, initial_state, user_sgprs
+from simgpu.shader.state import DONE, RUNNING, WaveState, wsel
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
@@ -57,6 +58,9 @@ CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
                                ctypes.c_int64, ctypes.c_void_p)
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+FUSED_TYPE = ROUND_TYPE
+U64_MAX = (1 << 64) - 1
+MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
 _LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
@@ -105,6 +109,9 @@ class CompiledRegion:
     from_disk: bool = False
     nhints: int = 0  # window-hint slots of the memory instructions (lower_mem.find_window)
     short_tails: frozenset = frozenset()  # blocks of at most SHORT_TAIL instructions ending in s_endpgm
+    fused: object = None  # ctypes function FUSED_TYPE when the region is fusable (translate.fusable), else None
+    nsites: int = 0  # memory sites of the order check (Lowering.site)
+    stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
 
 
 @dataclass
@@ -118,6 +125,7 @@ class KernelState:
     failed: str | None = None
     idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)
     rollbacks: int = 0
+    nofuse: bool = False  # a fused batch of it failed the order check: its batches run in rounds
 
 
 @dataclass
@@ -134,6 +142,8 @@ class Stats:
     callbacks: int = 0
     reruns: int = 0
     budget_rollbacks: int = 0
+    fused_batches: int = 0
+    fused_aborts: int = 0
     failures: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))  # (kernel, reason) not compiled
 
 
@@ -148,6 +158,8 @@ class JitTier:
         self._windows_generation = -1
         self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
         self.window_views: list = []
+        self._alias_key: bytes | None = None
+        self._aliased = False
 
     def kernel(self, key: tuple[int, int]) -> KernelState:
         """The state of the kernel entry `key` (VMID, code address)."""
@@ -184,23 +196,43 @@ class JitTier:
             self.windows[:] = 0
             self.windows[:len(keep)] = rows
 
-    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int) -> None:
-        """Add a readable window around [lo_va, hi_va) if the MMU can make one (else lanes take the
-        interpreter's path, which also reports any fault)."""
+    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int, access: str = "read") -> bool:
+        """Add a window around [lo_va, hi_va) that allows `access` ("read" or "write") if the MMU can make one
+        (else lanes take the interpreter's path, which also reports any fault); whether one holds it now."""
+        flag = lo.WIN_WRITE if access == "write" else lo.WIN_READ
         if not hasattr(mem, "linear_window") or hi_va <= lo_va:
-            return
-        for a, b, _host, _flags in self.windows[:len(self.window_views)]:
-            if a <= lo_va and hi_va <= b:
-                return
-        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, "read")
+            return False
+        if self.covered(lo_va, hi_va, flag):
+            return True
+        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, access)
         if got is None:
-            return
+            return False
         va, view = got
         if len(self.window_views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
-            return
+            return False
         i = len(self.window_views)
         self.window_views.append((vmid, view))
-        self.windows[i] = (va, va + view.size, view.ctypes.data, lo.WIN_READ)
+        self.windows[i] = (va, va + view.size, view.ctypes.data, flag)
+        return True
+
+    def covered(self, lo_va: int, hi_va: int, flag: int = 0) -> bool:
+        """Whether one window (allowing `flag`) holds [lo_va, hi_va)."""
+        for a, b, _host, flags in self.windows[:len(self.window_views)].tolist():
+            if a <= lo_va and hi_va <= b and flags & flag == flag:
+                return True
+        return False
+
+    def aliased(self) -> bool:
+        """Whether two windows reach the same memory through different VAs (a fused batch's order check
+        compares VAs: it holds only when equal memory means equal VA)."""
+        table = self.windows[:len(self.window_views)]
+        key = table.tobytes()
+        if key != self._alias_key:  # (windows change rarely: checked again only then)
+            rows = [(host, host + (b - a), host - a) for a, b, host, _f in table.tolist()]
+            self._alias_key = key
+            self._aliased = any(h1 < e2 and h2 < e1 and d1 != d2
+                                for i, (h1, e1, d1) in enumerate(rows) for h2, e2, d2 in rows[i + 1:])
+        return self._aliased
 
 
 class JitRun:
@@ -233,6 +265,10 @@ class JitRun:
         self._hint_table: np.ndarray | None = None
         self.corrections: list = []
         self.checked = False
+        self.fusing = False  # a fused batch is running (FUSED_DOC)
+        self.nofuse = False  # a fused batch of this dispatch could not finish: the rest runs in rounds
+        self._template: WaveState | None = None
+        self._undo_log: np.ndarray | None = None
         tier.windows_for(ex.mem, d.vmid)
         if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
             self._compile(sync=True)
@@ -464,32 +500,17 @@ class JitRun:
         else:
             waves = np.ascontiguousarray(w[rows], np.int64)
             sub = (counts[rows], laneops[rows], exits[rows], maxlast[rows])
-        ctx[lo.C_SGPR] = st.sgpr.ctypes.data
-        ctx[lo.C_VGPR] = st.vgpr.ctypes.data
-        ctx[lo.C_PLANE] = st.vgpr.strides[0]
-        ctx[lo.C_SCC] = st.scc.ctypes.data
-        ctx[lo.C_PC] = st.pc.ctypes.data
-        ctx[lo.C_STATUS] = st.status.ctypes.data
-        ctx[lo.C_HWREG] = st.hwreg.ctypes.data
-        ctx[lo.C_BASE] = ex.d.code_address
-        ctx[lo.C_BOUND] = bound
+        self._point_at(st, ex.d.code_address, bound)
+        ctx[lo.C_FUSED], ctx[lo.C_KEEP] = 0, 1
         self._allowance = allowance
         self._give_stretch()
-        ctx[lo.C_WINDOWS] = self.tier.windows.ctypes.data
-        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
         ctx[lo.C_COUNTS] = sub[0].ctypes.data
         ctx[lo.C_LANEOPS] = sub[1].ctypes.data
         ctx[lo.C_WAVES] = waves.ctypes.data
         ctx[lo.C_COUNT] = len(waves)
         ctx[lo.C_EXITS] = sub[2].ctypes.data
         ctx[lo.C_MAXLAST] = sub[3].ctypes.data
-        ctx[lo.C_LDS] = st.lds.ctypes.data
-        ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
-        ctx[lo.C_GROUP] = st.group.ctypes.data
         ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
-        ctx[lo.C_CALLBACK] = self._callback_address
-        ctx[lo.C_MEMORY] = self._memory_address
-        ctx[lo.C_TICK] = self._tick_address
         hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         try:
             cr.round(ctx.ctypes.data)
@@ -533,6 +554,141 @@ class JitRun:
             entry = ex.cache.get(pc)
             ex.tick(w[:1], pc, entry[0] if entry else None)
         return total > 0
+
+    # ---------------------------------------------------------------------------------------- fused batches
+    def fused_batch(self, groups: list) -> bool:
+        """Run the batch of `groups` as one fused launch (FUSED_DOC) if the kernel allows it; False when it
+        does not, or when the launch could not finish (then it is undone: the batch runs as usual)."""
+        if self.paused or self.nofuse or self.state.nofuse:
+            return False
+        cr = self.cr or self._compiled()
+        ex, tier = self.ex, self.tier
+        d = ex.d
+        if cr is None or cr.fused is None or d.private_segment_size or tier.aliased():
+            return False
+        keep = ex.engine.exit_states is not None or any(g % w for g, w in zip(d.grid, d.workgroup, strict=True))
+        if keep:  # registers at exit are kept, or groups differ (the grid's edge): each wave from its own row
+            st = initial_state(d, groups, ex.waves_per_group)
+            ngroups, rows, slots, ids = 1, st.n, (-1, -1, -1), np.zeros(3, np.uint32)
+        else:  # every group from one group's rows, its ids set by the driver
+            st = self._template or initial_state(d, groups[:1], ex.waves_per_group)
+            self._template = st
+            ngroups, rows, slots, ids = len(groups), st.n, self._id_slots(), self._group_ids(len(groups))
+        words = undo_words(st.lanes)
+        entries = ngroups * rows * cr.stores * st.lanes
+        if entries * words > MAX_UNDO_WORDS:
+            return False
+        if self._undo_log is None or self._undo_log.size < entries * words:
+            self._undo_log = np.empty(entries * words, np.int64)
+        counts, laneops = np.zeros((1, len(cr.blocks)), np.int64), np.zeros(1, np.int64)
+        maxlast, hulls = np.full(1, -1, np.int64), np.zeros(2 * max(cr.nsites, 1), np.uint64)
+        hulls[0::2] = U64_MAX
+        ctx = self.ctx
+        self._point_at(st, ex.d.code_address, INT64_MAX)
+        for slot, value in ((lo.C_COUNTS, counts), (lo.C_LANEOPS, laneops), (lo.C_MAXLAST, maxlast),
+                             (lo.C_HULLS, hulls), (lo.C_UNDO, self._undo_log), (lo.C_GIDS, ids),
+                             (lo.C_TSTATUS, st.status), (lo.C_HINTS, self._hints(cr))):
+            ctx[slot] = value.ctypes.data
+        ctx[lo.C_FUSED], ctx[lo.C_KEEP], ctx[lo.C_UNDO_N], ctx[lo.C_CURRENT] = 1, int(keep), 0, 0
+        ctx[lo.C_NGROUPS], ctx[lo.C_WPG] = ngroups, rows
+        ctx[lo.C_GID_X:lo.C_GID_Z + 1] = slots
+        self._allowance = ex.remaining - ex.slice + ex.budget
+        self._give_stretch()
+        self.fusing = True
+        hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        try:
+            code = cr.fused(ctx.ctypes.data) - 1
+        finally:
+            sys.unraisablehook = hook
+            self.fusing = False
+        if code >= 0 or self.pending is not None:
+            self._abandon(code)
+            return False
+        self._commit_fused(cr, counts[0], int(laneops[0]), st if keep else None)
+        return True
+
+    def _point_at(self, st: WaveState, base: int, bound: int) -> None:
+        """ctx's register file, code base and bound, windows and helpers for native code over `st`."""
+        ctx = self.ctx
+        for slot, value in ((lo.C_SGPR, st.sgpr), (lo.C_VGPR, st.vgpr), (lo.C_SCC, st.scc), (lo.C_PC, st.pc),
+                             (lo.C_STATUS, st.status), (lo.C_HWREG, st.hwreg), (lo.C_LDS, st.lds),
+                             (lo.C_GROUP, st.group), (lo.C_WINDOWS, self.tier.windows)):
+            ctx[slot] = value.ctypes.data
+        ctx[lo.C_PLANE] = st.vgpr.strides[0]
+        ctx[lo.C_BASE], ctx[lo.C_BOUND] = base, bound
+        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
+        ctx[lo.C_CALLBACK], ctx[lo.C_MEMORY], ctx[lo.C_TICK] = (self._callback_address, self._memory_address,
+                                                                 self._tick_address)
+
+    def _id_slots(self) -> tuple[int, int, int]:
+        """The SGPRs setup puts the workgroup ids x, y, z in (-1 for an id not enabled): setup._system_sgprs."""
+        kd = self.ex.d.descriptor
+        s, out = kd.user_sgpr_count or len(user_sgprs(self.ex.d)), []
+        for enabled in (kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y, kd.enable_sgpr_workgroup_id_z):
+            out.append(s if enabled else -1)
+            s += 1 if enabled else 0
+        return tuple(out)
+
+    def _group_ids(self, count: int) -> np.ndarray:
+        """[count, 3] uint32 ids (grid offset added) of the batch's groups: the `count` groups from
+        ex.groups_before on, x fastest (Exec.all_groups's order)."""
+        ex = self.ex
+        gx, gy, _gz = ex.d.workgroups
+        g = np.arange(ex.groups_before, ex.groups_before + count, dtype=np.int64)
+        ids = np.stack([g % gx, (g // gx) % gy, g // (gx * gy)], axis=1) + np.array(ex.d.grid_offset, np.int64)
+        return np.ascontiguousarray(ids.astype(np.uint32))
+
+    def _abandon(self, code: int) -> None:
+        """A fused batch that did not finish: its stores undone; an exception that stopped it raised. A failed
+        order check keeps the kernel's batches in rounds; anything else only this dispatch's."""
+        self._undo()
+        self.tier.stats.fused_aborts += 1
+        if code == lo.EXIT_CONFLICT:
+            self.state.nofuse = True
+        else:
+            self.nofuse = True
+        pending, self.pending = self.pending, None
+        if isinstance(pending, BaseException):
+            raise pending  # (a deadline is the interpreter's to report: the batch runs again there)
+
+    def _undo(self) -> None:
+        """Put back what the fused batch's stores overwrote (ctx C_UNDO_N entries, last first)."""
+        n = int(self.ctx[lo.C_UNDO_N])
+        if not n:
+            return
+        lanes = self.ex.lanes
+        log = self._undo_log[:n * undo_words(lanes)].reshape(n, -1)
+        full = (1 << lanes) - 1
+        for entry in log[::-1]:
+            ptr, mask, old = int(entry[0]), int(entry[1]) & full, entry[2:].view(np.uint32)
+            if mask == full:
+                ctypes.memmove(ptr, old.ctypes.data, 4 * lanes)
+                continue
+            while mask:
+                i = (mask & -mask).bit_length() - 1
+                ctypes.memmove(ptr + 4 * i, old[i:].ctypes.data, 4)
+                mask &= mask - 1
+
+    def _commit_fused(self, cr: CompiledRegion, per_block: np.ndarray, lanes: int, st: WaveState | None) -> None:
+        """Counters, clock and budget for a finished fused batch, as the interpreter counts them; the batch's
+        registers (`st`, kept at exit) for the engine, or none."""
+        ex = self.ex
+        c = ex.engine.counters
+        total = int(per_block @ cr.block_len)
+        for b in np.flatnonzero(per_block).tolist():
+            times = int(per_block[b])
+            for m, k in cr.hist[b].items():
+                c.per_opcode[m] += k * times
+        c.wave_instructions += total
+        c.lane_ops += lanes
+        ex.engine.clock.cycles += total
+        ex.budget -= total
+        self.tier.stats.native_instructions += total
+        self.tier.stats.fused_batches += 1
+        ex.st = st
+        if ex.budget < 0:  # the interpreter's tick, for a slice native code ran (cannot exceed the watchdog)
+            ex.tick(np.zeros(1, np.int64), ex.d.code_address, None)
 
     # ---------------------------------------------------------------------------------------- callbacks
     def _callback(self, row: int, wave: int) -> int:
@@ -580,7 +736,7 @@ class JitRun:
                 return lo.TICK_STOP
             if ex.engine.progress_hooks:
                 spent = ex.remaining - ex.slice + ex.budget - self._allowance
-                done = int(np.count_nonzero(ex.st.status == DONE))
+                done = int(self.ctx[lo.C_CURRENT]) if self.fusing else int(np.count_nonzero(ex.st.status == DONE))
                 p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, ex.group_count(),
                              ex.used + spent)
                 for hook in ex.engine.progress_hooks:
@@ -609,10 +765,16 @@ class JitRun:
                 data = ex.mem.read(ex.vmid, addr, size)
                 ctypes.memmove(out, data, size)
                 self._add_window(addr, addr + size)
-                return 0
-            lanes = ex.st.lanes
+                return int(self.fusing and not self._windowed(addr, addr + size))
+            lanes = ex.lanes
             addr = np.ctypeslib.as_array((ctypes.c_uint64 * lanes).from_address(addrs)).copy()[None, :]
             active = ((np.uint64(mask) >> np.arange(lanes, dtype=np.uint64)) & np.uint64(1)).astype(bool)[None, :]
+            if kind == MEM_WRITABLE:  # a store found no writable window: one for its lanes, if memory allows
+                a = addr[active]
+                lo_va, hi_va = int(a.min()), int(a.max()) + size
+                return int(not (self._add_window(lo_va, hi_va, "write") and self._windowed(lo_va, hi_va)))
+            if self.fusing and kind != MEM_GLOBAL:  # a fused batch has no LDS, scratch or register file here
+                return 1
             w1 = np.array([wave], np.int64)
             if kind == MEM_LDS:
                 data = lds_read(ex, w1, addr.astype(np.int64), size, active)
@@ -625,18 +787,27 @@ class JitRun:
                 raw = global_read(ex, addr, size, g)
             _planar(raw, size, lanes, out)
             if g.any():
-                self._add_window(int(addr[g].min()), int(addr[g].max()) + size)
+                lo_va, hi_va = int(addr[g].min()), int(addr[g].max()) + size
+                self._add_window(lo_va, hi_va)
+                return int(self.fusing and not self._windowed(lo_va, hi_va))
             return 0
         except BaseException as e:  # noqa: BLE001 - faults are the interpreter's to report, with every wave there
             if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
                 self.pending = e
             return 1
 
-    def _add_window(self, lo_va: int, hi_va: int) -> None:
+    def _add_window(self, lo_va: int, hi_va: int, access: str = "read") -> bool:
         ex = self.ex
-        if lo_va < hi_va <= (1 << 47):
-            self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va)
-            self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        if not lo_va < hi_va <= (1 << 47):
+            return False
+        got = self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va, access)
+        self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        return got
+
+    def _windowed(self, lo_va: int, hi_va: int) -> bool:
+        """Whether a fused batch's access of [lo_va, hi_va) stays comparable by VA (FUSED_DOC): one window
+        holds it and no two windows reach the same memory through different VAs."""
+        return self.tier.covered(lo_va, hi_va) and not self.tier.aliased()
 
 
 # ---------------------------------------------------------------------------------------------- translation
@@ -742,8 +913,10 @@ def _translate(src: _Source):
     hit = _COMPILED.get(key)
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
-    ir = build_module(lw, region)
+    ir, fuse = build_module(lw, region)
     meta["nhints"] = len(lw.hints)
+    meta["fusable"], meta["nsites"] = fuse, len(lw.sites)
+    meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
     for insn in region.insns.values():  # the IR text is in the module now
@@ -805,15 +978,17 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
             obj, from_disk, _ = _object_code(job)
             llvm_seconds = 0.0  # (this thread's: in t.seconds)
         engine, addr = jc.load(obj, "round")
+        fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None
     region, m = job.meta["region"], job.meta
     blocks = region.blocks
+    counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"])
     cr = CompiledRegion(
         round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
-        block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
-        hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
+        block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
+        hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
-        nhints=m["nhints"],
+        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]),
         compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
