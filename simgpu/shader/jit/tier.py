@@ -159,6 +159,7 @@ class JitTier:
         self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
         self.window_views: list = []
         self._alias_key: bytes | None = None
+        self._undo: np.ndarray | None = None
         self._aliased = False
 
     def kernel(self, key: tuple[int, int]) -> KernelState:
@@ -177,14 +178,17 @@ class JitTier:
     # ---- memory windows: valid while the MMU's translations and the system buffers are unchanged ----
     def windows_for(self, mem, vmid: int) -> None:
         """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
-        (MMU.invalidated_since) touched, while the system buffers are the same."""
+        (MMU.invalidated_since) touched, while the system buffers are the same. A table half full starts
+        empty again: launches keep bringing new buffers (each its kernarg segment), and a full table would
+        send every access to one of them down the memory helper's slow path for good."""
         phys = getattr(mem, "phys", None)
         key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
         generation = getattr(mem, "generation", None)
         changes = mem.invalidated_since(self._windows_generation) if key == self._windows_key and \
             hasattr(mem, "invalidated_since") else None
         self._windows_key, self._windows_generation = key, generation
-        if changes is None or any(r is None and v in (None, vmid) for v, r in changes):
+        if changes is None or any(r is None and v in (None, vmid) for v, r in changes) \
+                or len(self.window_views) >= MAX_WINDOWS // 2:
             self.window_views, self.windows[:] = [], 0
             return
         ranges = [r for v, r in changes if v in (None, vmid)]
@@ -215,6 +219,12 @@ class JitTier:
         self.windows[i] = (va, va + view.size, view.ctypes.data, flag)
         return True
 
+    def undo_log(self, words: int) -> np.ndarray:
+        """The fused batches' undo log, at least `words` int64 long (kept: its pages are touched once)."""
+        if self._undo is None or self._undo.size < words:
+            self._undo = np.empty(max(words, 1), np.int64)
+        return self._undo
+
     def covered(self, lo_va: int, hi_va: int, flag: int = 0) -> bool:
         """Whether one window (allowing `flag`) holds [lo_va, hi_va)."""
         for a, b, _host, flags in self.windows[:len(self.window_views)].tolist():
@@ -233,6 +243,23 @@ class JitTier:
             self._aliased = any(h1 < e2 and h2 < e1 and d1 != d2
                                 for i, (h1, e1, d1) in enumerate(rows) for h2, e2, d2 in rows[i + 1:])
         return self._aliased
+
+
+@dataclass
+class _Fused:
+    """A dispatch's fused batches (JitRun.fused_batch): registers kept at exit or not, the register file the
+    waves start from (the batch's own, or the template of one workgroup), per-batch buffers."""
+
+    keep: bool
+    counts: np.ndarray  # [1, blocks]: the batch's block executions
+    laneops: np.ndarray
+    maxlast: np.ndarray
+    hulls: np.ndarray  # [lo, hi) per memory site (Lowering.site), unsigned
+    ids: np.ndarray  # [groups, 3] workgroup ids of the batch (template only)
+    st: WaveState | None = None
+    rows: int = 0  # waves per template group (the batch's waves when kept)
+    ngroups: int = 1
+    slots: tuple = (-1, -1, -1)  # the SGPRs of the workgroup ids x, y, z (template only)
 
 
 class JitRun:
@@ -267,8 +294,7 @@ class JitRun:
         self.checked = False
         self.fusing = False  # a fused batch is running (FUSED_DOC)
         self.nofuse = False  # a fused batch of this dispatch could not finish: the rest runs in rounds
-        self._template: WaveState | None = None
-        self._undo_log: np.ndarray | None = None
+        self._fused: _Fused | None = None
         tier.windows_for(ex.mem, d.vmid)
         if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
             self._compile(sync=True)
@@ -556,56 +582,72 @@ class JitRun:
         return total > 0
 
     # ---------------------------------------------------------------------------------------- fused batches
-    def fused_batch(self, groups: list) -> bool:
-        """Run the batch of `groups` as one fused launch (FUSED_DOC) if the kernel allows it; False when it
-        does not, or when the launch could not finish (then it is undone: the batch runs as usual)."""
+    def fused_batch(self, count: int) -> bool:
+        """Run the batch of `count` workgroups (from ex.groups_before on) as one fused launch (FUSED_DOC) if the
+        kernel allows it; False when it does not, or when the launch could not finish (then it is undone: the
+        batch runs as usual)."""
         if self.paused or self.nofuse or self.state.nofuse:
             return False
         cr = self.cr or self._compiled()
-        ex, tier = self.ex, self.tier
-        d = ex.d
-        if cr is None or cr.fused is None or d.private_segment_size or tier.aliased():
+        ex = self.ex
+        if cr is None or cr.fused is None or ex.d.private_segment_size or self.tier.aliased():
             return False
-        keep = ex.engine.exit_states is not None or any(g % w for g, w in zip(d.grid, d.workgroup, strict=True))
-        if keep:  # registers at exit are kept, or groups differ (the grid's edge): each wave from its own row
-            st = initial_state(d, groups, ex.waves_per_group)
-            ngroups, rows, slots, ids = 1, st.n, (-1, -1, -1), np.zeros(3, np.uint32)
-        else:  # every group from one group's rows, its ids set by the driver
-            st = self._template or initial_state(d, groups[:1], ex.waves_per_group)
-            self._template = st
-            ngroups, rows, slots, ids = len(groups), st.n, self._id_slots(), self._group_ids(len(groups))
-        words = undo_words(st.lanes)
-        entries = ngroups * rows * cr.stores * st.lanes
-        if entries * words > MAX_UNDO_WORDS:
+        f = self._fused if self._fused is not None else self._fused_setup(cr)
+        if f is None:
             return False
-        if self._undo_log is None or self._undo_log.size < entries * words:
-            self._undo_log = np.empty(entries * words, np.int64)
-        counts, laneops = np.zeros((1, len(cr.blocks)), np.int64), np.zeros(1, np.int64)
-        maxlast, hulls = np.full(1, -1, np.int64), np.zeros(2 * max(cr.nsites, 1), np.uint64)
-        hulls[0::2] = U64_MAX
-        ctx = self.ctx
-        self._point_at(st, ex.d.code_address, INT64_MAX)
-        for slot, value in ((lo.C_COUNTS, counts), (lo.C_LANEOPS, laneops), (lo.C_MAXLAST, maxlast),
-                             (lo.C_HULLS, hulls), (lo.C_UNDO, self._undo_log), (lo.C_GIDS, ids),
-                             (lo.C_TSTATUS, st.status), (lo.C_HINTS, self._hints(cr))):
-            ctx[slot] = value.ctypes.data
-        ctx[lo.C_FUSED], ctx[lo.C_KEEP], ctx[lo.C_UNDO_N], ctx[lo.C_CURRENT] = 1, int(keep), 0, 0
-        ctx[lo.C_NGROUPS], ctx[lo.C_WPG] = ngroups, rows
-        ctx[lo.C_GID_X:lo.C_GID_Z + 1] = slots
+        if f.keep:  # each wave from its own row of the batch's initial state (kept at exit)
+            f.st = initial_state(ex.d, ex.batch_groups(ex.groups_before, count), ex.waves_per_group)
+            f.ngroups, f.rows = 1, f.st.n
+        else:  # every group from the template's rows, its ids set by the driver
+            f.ngroups, f.ids = count, self._group_ids(count)
+        if f.ngroups * f.rows * cr.stores * ex.lanes * undo_words(ex.lanes) > MAX_UNDO_WORDS:
+            return False
+        f.counts[:] = 0
+        f.laneops[:] = 0
+        f.hulls[0::2], f.hulls[1::2] = U64_MAX, 0
+        self._fused_context(cr, f)
         self._allowance = ex.remaining - ex.slice + ex.budget
         self._give_stretch()
         self.fusing = True
         hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         try:
-            code = cr.fused(ctx.ctypes.data) - 1
+            code = cr.fused(self.ctx.ctypes.data) - 1
         finally:
             sys.unraisablehook = hook
             self.fusing = False
         if code >= 0 or self.pending is not None:
             self._abandon(code)
             return False
-        self._commit_fused(cr, counts[0], int(laneops[0]), st if keep else None)
+        self._commit_fused(cr, f.counts[0], int(f.laneops[0]), f.st if f.keep else None)
         return True
+
+    def _fused_setup(self, cr: CompiledRegion) -> _Fused | None:
+        """A dispatch's fused batches: their buffers, and the template (when registers are not kept and
+        every workgroup is whole: then one group's initial registers are every group's but for its ids)."""
+        ex = self.ex
+        d = ex.d
+        keep = ex.engine.exit_states is not None or any(g % w for g, w in zip(d.grid, d.workgroup, strict=True))
+        f = _Fused(keep=keep, counts=np.zeros((1, len(cr.blocks)), np.int64), laneops=np.zeros(1, np.int64),
+                   maxlast=np.full(1, -1, np.int64), hulls=np.zeros(2 * max(cr.nsites, 1), np.uint64),
+                   ids=np.zeros((1, 3), np.uint32))
+        if not keep:
+            f.st = initial_state(d, ex.batch_groups(0, 1), ex.waves_per_group)
+            f.rows, f.slots = f.st.n, self._id_slots()
+        self._fused = f
+        return f
+
+    def _fused_context(self, cr: CompiledRegion, f: _Fused) -> None:
+        """ctx for the fused driver over `f`'s batch."""
+        ctx = self.ctx
+        self._point_at(f.st, self.ex.d.code_address, INT64_MAX)
+        undo = self.tier.undo_log(f.ngroups * f.rows * cr.stores * self.ex.lanes * undo_words(self.ex.lanes))
+        for slot, value in ((lo.C_COUNTS, f.counts), (lo.C_LANEOPS, f.laneops), (lo.C_MAXLAST, f.maxlast),
+                            (lo.C_HULLS, f.hulls), (lo.C_UNDO, undo), (lo.C_GIDS, f.ids),
+                            (lo.C_TSTATUS, f.st.status), (lo.C_HINTS, self._hints(cr))):
+            ctx[slot] = value.ctypes.data
+        ctx[lo.C_FUSED], ctx[lo.C_KEEP], ctx[lo.C_UNDO_N], ctx[lo.C_CURRENT] = 1, int(f.keep), 0, 0
+        ctx[lo.C_NGROUPS], ctx[lo.C_WPG] = f.ngroups, f.rows
+        ctx[lo.C_GID_X:lo.C_GID_Z + 1] = f.slots
 
     def _point_at(self, st: WaveState, base: int, bound: int) -> None:
         """ctx's register file, code base and bound, windows and helpers for native code over `st`."""
@@ -658,7 +700,7 @@ class JitRun:
         if not n:
             return
         lanes = self.ex.lanes
-        log = self._undo_log[:n * undo_words(lanes)].reshape(n, -1)
+        log = self.tier.undo_log(0)[:n * undo_words(lanes)].reshape(n, -1)
         full = (1 << lanes) - 1
         for entry in log[::-1]:
             ptr, mask, old = int(entry[0]), int(entry[1]) & full, entry[2:].view(np.uint32)

@@ -134,3 +134,13 @@ def test_clang_saxpy_fuses_every_batch_and_progress_hooks_hear_of_it(tier):
     # a tick comes between waves once less than a wave's worth of the slice is left: never a TICK apart
     steps = np.diff([0] + [p.wave_instructions for p in fused])
     assert len(fused) > 2 and all(0 < s <= TICK for s in steps[:-1]), steps
+
+
+def test_many_launches_each_with_new_buffers_keep_fusing():
+    # every launch brings its own kernarg segment, a window each: the table must not fill up for good
+    tb = tiers.testbed("jit-lean")
+    k = tb.load_asm(SHIFTED.format(shift=0), args=1, vgprs=8)
+    for _ in range(100):
+        buf = tb.upload(np.zeros(320, np.uint32))
+        tb.launch(k, [buf], (4,), (64,))
+    assert tb.engine.jit.stats.fused_batches == 100 and tb.engine.jit.stats.fused_aborts == 0
