@@ -104,6 +104,8 @@ class ShaderEngine:
         finally:
             if ex.sanitizer is not None:
                 ex.sanitizer.end()
+            if ex.jit is not None:
+                ex.jit.end()
             if self.progress_hooks:
                 done = Progress(d, total, total, ex.used + ex.slice - ex.budget, finished=True)
                 for hook in self.progress_hooks:

@@ -17,8 +17,9 @@ compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of 
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
 cache's entries) and reads its bytes; translation to IR and loading run in a background thread, LLVM's
 code generation (no GIL held) in another at the lowest CPU priority, while the interpreter goes on: no
-launch waits for a compile, and on a busy machine the scheduler serves the launching thread first. A
-kernel that never gets hot never pays for compiling.
+launch waits for a compile. That helps the launch only when a CPU is free to compile beside it; on a busy
+machine (core_free) the compile starts when the dispatch ends, so the launch that found the kernel hot
+runs as the interpreter alone would. A kernel that never gets hot never pays for compiling.
 """
 
 from __future__ import annotations
@@ -78,6 +79,22 @@ def hot_seconds() -> float:
     return float(os.environ.get("SIMGPU_JIT_HOT", "20")) / 1e3
 
 
+def core_free() -> bool:
+    """Whether a CPU this process may use is idle: the 1-minute load average (which counts the launching
+    thread itself) under the CPUs less a half. SIMGPU_JIT_BACKGROUND=now or =after decides instead."""
+    forced = os.environ.get("SIMGPU_JIT_BACKGROUND", "").strip().lower()
+    if forced in ("now", "after"):
+        return forced == "now"
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] < cpus - 0.5
+    except OSError:  # no load average here: assume a free CPU
+        return True
+
+
 def jit_tier(mode: str | None = None):
     """The engine's JIT tier for `mode` (default: SIMGPU_JIT), or None when it is off or llvmlite is not
     installed (the tier loads llvmlite only when it compiles: simgpu.shader.jit.compile)."""
@@ -124,6 +141,7 @@ class KernelState:
     compiled: CompiledRegion | None = None
     failed: str | None = None
     idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)
+    deferred: bool = False  # hot on a busy machine: compiled once the dispatch that found it hot ends
     rollbacks: int = 0
     nofuse: bool = False  # a fused batch of it failed the order check: its batches run in rounds
 
@@ -362,6 +380,14 @@ class JitRun:
         else:
             self.state.compiled = got
 
+    def end(self) -> None:
+        """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
+        the background, for its next launches."""
+        st = self.state
+        if st.deferred and st.future is None and st.compiled is None and st.failed is None:
+            st.deferred = False
+            self._compile(sync=False)
+
     # ---------------------------------------------------------------------------------------- scheduling
     def step(self, pc: int, w: np.ndarray) -> bool:
         """Run the waves `w` standing at `pc` (the lowest PC) if the tier can; False: interpret as usual."""
@@ -375,12 +401,15 @@ class JitRun:
             st = self.state
             st.steps += 1
             if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.idle \
-                    and not st.steps & 31:
+                    and not st.deferred and not st.steps & 31:
                 now = time.process_time()  # read every 32 steps of the kernel: a clock read is not free
                 st.interpreted += now - self.started
                 self.started = now
                 if st.interpreted >= hot_seconds():
-                    self._compile(sync=False)
+                    if core_free():
+                        self._compile(sync=False)
+                    else:  # the compile would only take this launch's CPU: it starts when the launch ends
+                        st.deferred = True
             return False
         blk = cr.by_start.get(pc - self.ex.d.code_address)
         if blk is not None and blk.index in cr.short_tails:
