@@ -192,7 +192,7 @@ class Exec:
         """Run workgroups start .. start + count - 1 of the grid (a batch) to their end."""
         self.batch_count = count
         if self.jit is not None and self.engine.observer is None and self.jit.fused_batch(count):
-            # the JIT tier ran the whole batch (tier.py, FUSED_DOC); self.st: its registers if kept, else None
+            # the JIT tier ran the whole batch (tier.py, "Fused launch"); self.st: its registers if kept, else None
             if self.engine.exit_states is not None:
                 self.engine.exit_states.append((self.st, self.scratch))
             return

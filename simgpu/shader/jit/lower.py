@@ -32,8 +32,8 @@ from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
 # Why a wave stopped (ctx exits[row]); every code but DONE leaves the wave RUNNING at its PC.
 # EXIT_READ: stopped mid-block before a memory read the memory helper could not do (it faults): the rest
 # of that block was counted but did not run.
-# EXIT_CONFLICT and EXIT_WRITE end a fused batch only (see FUSED): a memory access that could order differently
-# from the interpreter's, and a store with no writable window.
+# EXIT_CONFLICT and EXIT_WRITE end a fused batch only (tier.py, "Fused launch"): a memory access that could
+# order differently from the interpreter's, and a store with no writable window.
 (EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT, EXIT_READ, EXIT_CONFLICT,
  EXIT_WRITE) = range(10)
 TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
@@ -42,7 +42,7 @@ TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
  C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY,
  C_MAXLAST, C_HINTS, C_TICK,
- # the fused launch (FUSED): whether it runs, whether @wave stores registers back at its exit, the memory sites'
+ # the fused launch (tier.py): whether it runs, whether @wave stores registers back at its exit, the memory sites'
  # hulls, the undo log, the batch's workgroups (count, waves each, ids, the SGPRs that hold them), the template
  # rows' status, the wave running now
  C_FUSED, C_KEEP, C_HULLS, C_UNDO, C_UNDO_N, C_NGROUPS, C_WPG, C_GIDS, C_GID_X, C_GID_Y, C_GID_Z, C_TSTATUS,
@@ -140,7 +140,7 @@ class Lowering:
     def site(self, addr: str, active: str | None, size: int, store: bool) -> None:
         """Mark a memory access for the fused launch's order check: `addr` the lanes' 64-bit addresses
         (<lanes x i64>, with the i1 vector `active`) or one i64 address (`active` None), `size` bytes each.
-        translate.build_module expands the mark once every site of the region is known (FUSED)."""
+        translate.build_module expands the mark once every site of the region is known (tier.py, "Fused launch")."""
         n = len(self.sites)
         self.sites.append((self.off, store))
         self.b.raw(f";SITE {n} {addr} {active or '-'} {size}")
@@ -537,7 +537,7 @@ out:
 
 
 def fused_driver(most: int) -> str:
-    """@fused(ctx): every wave of a batch from its start to its end, in wave order (FUSED_DOC in tier.py).
+    """@fused(ctx): every wave of a batch from its start to its end, in wave order (tier.py, "Fused launch").
     Workgroup after workgroup: the group's ids go into the template's rows (ctx C_GID_X/Y/Z name the SGPRs,
     -1 when not enabled), then each of its waves the template does not mark DONE runs in @wave from its
     template row. 0 when every wave ended; else the exit code + 1 of the wave (ctx C_CURRENT) that did not:

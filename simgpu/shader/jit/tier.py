@@ -12,6 +12,24 @@ ran past a PC where a later wave of the round parked is rolled back (registers r
 no memory) and run again with that bound. The interpreter then runs the sync instruction for exactly
 the waves it would have run it for. Each round's counters and clock are those of the instructions run.
 
+Fused launch. A kernel whose region has no loops (every branch goes forward) and is native but for
+stores the translator covers (translate.fusable) runs each batch in one native call, @fused: workgroup
+after workgroup, each wave from its start to its end, in wave order. Registers come from a template, one
+workgroup's initial state with the group's ids written in (setup.py: only the ids differ between whole
+workgroups), and nothing is stored back; with registers kept for tests (ShaderEngine.exit_states) or
+partial workgroups at the grid's edge, each wave starts from and ends in its own row of the batch's
+initial state, as in a round. No batch-sized register file is built. Stores run natively (lower_store)
+and keep the old dwords in an undo log. Why the order is the interpreter's: with forward branches only,
+the interpreter runs a batch's instructions in PC order, each once for every wave that reaches it, in
+wave order; a fused batch runs them wave after wave. The two orders differ only for an access at a PC p
+by wave k and one at a PC q > p by an earlier wave, so each memory site checks its access's VA extent
+against the extents the earlier waves had at every later site where one of the two is a store (hulls,
+Lowering.site); VAs stand for memory because every access of a fused batch goes through a window and no
+two windows reach the same memory through different VAs (JitTier.aliased). A failed check, a store or
+read without a window (a fault), the watchdog's limit or an exception ends the call: its stores are
+undone from the log and the batch runs in rounds (the kernel's later batches too after a failed check).
+Counters and the clock come from block counts, as for rounds.
+
 Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
 compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
@@ -310,7 +328,7 @@ class JitRun:
         self._hint_table: np.ndarray | None = None
         self.corrections: list = []
         self.checked = False
-        self.fusing = False  # a fused batch is running (FUSED_DOC)
+        self.fusing = False  # a fused batch is running (tier.py, "Fused launch")
         self.nofuse = False  # a fused batch of this dispatch could not finish: the rest runs in rounds
         self._fused: _Fused | None = None
         tier.windows_for(ex.mem, d.vmid)
@@ -612,9 +630,9 @@ class JitRun:
 
     # ---------------------------------------------------------------------------------------- fused batches
     def fused_batch(self, count: int) -> bool:
-        """Run the batch of `count` workgroups (from ex.groups_before on) as one fused launch (FUSED_DOC) if the
-        kernel allows it; False when it does not, or when the launch could not finish (then it is undone: the
-        batch runs as usual)."""
+        """Run the batch of `count` workgroups (from ex.groups_before on) as one fused launch (the module's
+        "Fused launch") if the kernel allows it; False when it does not, or when the launch could not finish
+        (then it is undone: the batch runs as usual)."""
         if self.paused or self.nofuse or self.state.nofuse:
             return False
         cr = self.cr or self._compiled()
@@ -876,7 +894,7 @@ class JitRun:
         return got
 
     def _windowed(self, lo_va: int, hi_va: int) -> bool:
-        """Whether a fused batch's access of [lo_va, hi_va) stays comparable by VA (FUSED_DOC): one window
+        """Whether a fused batch's access of [lo_va, hi_va) stays comparable by VA (tier.py, "Fused launch"): one window
         holds it and no two windows reach the same memory through different VAs."""
         return self.tier.covered(lo_va, hi_va) and not self.tier.aliased()
 

@@ -239,7 +239,7 @@ def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | No
 
 
 def fusable(lw: Lowering, region: rg.Region) -> bool:
-    """Whether the region can run as a fused batch (tier.py, FUSED_DOC): all its code is native but for
+    """Whether the region can run as a fused batch (tier.py, "Fused launch"): all its code is native but for
     stores the translator covers, control only goes forward (so the interpreter runs its instructions in PC
     order, each once per wave) and nothing in it needs LDS."""
     if not lw.fusable:

@@ -63,13 +63,19 @@ def test_a_kernel_is_compiled_once_hot_and_results_do_not_change(monkeypatch, tm
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
     want = _want(2000)
+    k = tb.load_asm(LOOP.format(n=2000), args=1, vgprs=8)  # one code address: one kernel for the tier
+    out = tb.alloc(4 * 64)
+
+    def run():
+        tb.launch(k, [out], (2,), (32,))
+        return tb.download(out, np.uint32, 64)
     for _ in range(200):
-        assert np.array_equal(_run(tb, 2000), want)
+        assert np.array_equal(run(), want)
         pending = _compile_pending(tb)
         if pending is not None:
             pending.result(timeout=120)  # the background compile (LLVM at the lowest priority: slow on a busy CI)
             break
-    assert np.array_equal(_run(tb, 2000), want)
+    assert np.array_equal(run(), want)
     stats = tb.engine.jit.stats
     assert stats.compiles == 1 and stats.native_instructions > 0 and not stats.failures
 
