@@ -398,6 +398,22 @@ class JitRun:
         else:
             self.state.compiled = got
 
+    def _hot_check(self) -> None:
+        """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
+        background, now if a CPU is free for that, else when this dispatch ends (the compile would only
+        take this launch's CPU)."""
+        st = self.state
+        if self.tier.mode != "hot" or st.future is not None or st.failed is not None or st.idle or st.deferred:
+            return
+        now = time.process_time()
+        st.interpreted += now - self.started
+        self.started = now
+        if st.interpreted >= hot_seconds():
+            if core_free():
+                self._compile(sync=False)
+            else:
+                st.deferred = True
+
     def end(self) -> None:
         """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
         the background, for its next launches."""
@@ -416,18 +432,9 @@ class JitRun:
         self._seen = st
         cr = self.cr or self._compiled()
         if cr is None:
-            st = self.state
-            st.steps += 1
-            if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.idle \
-                    and not st.deferred and not st.steps & 31:
-                now = time.process_time()  # read every 32 steps of the kernel: a clock read is not free
-                st.interpreted += now - self.started
-                self.started = now
-                if st.interpreted >= hot_seconds():
-                    if core_free():
-                        self._compile(sync=False)
-                    else:  # the compile would only take this launch's CPU: it starts when the launch ends
-                        st.deferred = True
+            self.state.steps += 1
+            if not self.state.steps & 31:  # every 32 steps of the kernel: a clock read is not free
+                self._hot_check()
             return False
         blk = cr.by_start.get(pc - self.ex.d.code_address)
         if blk is not None and blk.index in cr.short_tails:
@@ -637,6 +644,8 @@ class JitRun:
             return False
         cr = self.cr or self._compiled()
         ex = self.ex
+        if cr is None and self.state.compiled is None:
+            self._hot_check()  # (also per batch: a kernel of a few long steps per batch gets hot in time)
         if cr is None or cr.fused is None or ex.d.private_segment_size or self.tier.aliased():
             return False
         f = self._fused if self._fused is not None else self._fused_setup(cr)
