@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simgpu.shader.engine import MAX_BATCH_WAVES, TICK
 from tests import DATA
@@ -144,3 +146,50 @@ def test_many_launches_each_with_new_buffers_keep_fusing():
         buf = tb.upload(np.zeros(320, np.uint32))
         tb.launch(k, [buf], (4,), (64,))
     assert tb.engine.jit.stats.fused_batches == 100 and tb.engine.jit.stats.fused_aborts == 0
+
+
+# Item i (of `items`, or in reverse) loads word i + load / 4 and stores it + 1 at word i + store / 4,
+# both past a 1 KiB margin: any overlap between waves' loads and stores, either direction.
+OVERLAP = """
+    s_load_b64 s[4:5], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    s_lshl_b32 s6, s2, 6
+    v_add_nc_u32 v1, s6, v0
+    {reverse}
+    v_lshlrev_b32 v1, 2, v1
+    v_add_nc_u32 v3, {load}, v1
+    v_add_nc_u32 v4, {store}, v1
+    global_load_b32 v2, v3, s[4:5]
+    s_waitcnt vmcnt(0)
+    v_add_nc_u32 v2, 1, v2
+    global_store_b32 v4, v2, s[4:5]
+    s_endpgm
+"""
+
+
+@settings(max_examples=40, deadline=None)
+@given(load=st.integers(-256, 256), store=st.integers(-256, 256), reverse=st.booleans(),
+       groups=st.integers(1, 4), tier=st.sampled_from(["jit-lean", "jit"]))
+def test_fused_batches_end_as_the_interpreter_for_any_overlap(load, store, reverse, groups, tier):
+    items = 64 * groups
+    body = OVERLAP.format(load=1024 + 4 * load, store=1024 + 4 * store,
+                          reverse=f"v_sub_nc_u32 v1, {items - 1}, v1" if reverse else "")
+    pair = _pair(tier)
+    for tb in pair:
+        buf = tb.upload(np.arange(items + 640, dtype=np.uint32) * 5)
+        k = tb.load_asm(body, args=1, vgprs=8)
+        assert tiers.launch(tb, k, [buf], (groups,), (64,)) is None
+    tiers.assert_same(*pair)
+    stats = pair[1].engine.jit.stats
+    assert stats.fused_batches + stats.fused_aborts == 1
+
+
+def test_a_fused_launch_is_deterministic():
+    runs = []
+    for _ in range(2):
+        tb = tiers.testbed("jit-lean")
+        buf = tb.upload(np.arange(320, dtype=np.uint32))
+        k = tb.load_asm(SHIFTED.format(shift=0), args=1, vgprs=8)
+        tb.launch(k, [buf], (4,), (64,))
+        runs.append((tb.phys.vram[:tb._next_pa].tobytes(), tb.engine.counters.snapshot(), tb.engine.clock.cycles))
+    assert runs[0] == runs[1]
