@@ -467,22 +467,25 @@ def _vgpr_ptr(b: Builder, r: int) -> str:
 
 RARE_WEIGHTS = '!0 = !{!"branch_weights", i32 1, i32 1000000}'
 
+
+def _ctx_fields(fields: list[tuple[str, int, str | None]]) -> str:
+    """A driver's entry lines: for each (name, ctx index, type), %<name>p the field's address and, with a
+    type, %<name> its value."""
+    out = []
+    for name, index, ty in fields:
+        out.append(f"  %{name}p = getelementptr i64, ptr %ctx, i64 {index}")
+        if ty is not None:
+            out.append(f"  %{name} = load {ty}, ptr %{name}p")
+    return "\n".join(out)
+
+
+_ROUND_FIELDS = _ctx_fields([("count", C_COUNT, "i64"), ("waves", C_WAVES, "ptr"), ("exits", C_EXITS, "ptr"),
+                             ("cb", C_CALLBACK, "ptr"), ("tick", C_TICK, "ptr"), ("pcs", C_PC, "ptr"),
+                             ("bound", C_BOUND, None)])
 ROUND = f"""
 define i64 @round(ptr %ctx) {{
 entry:
-  %countp = getelementptr i64, ptr %ctx, i64 {C_COUNT}
-  %count = load i64, ptr %countp
-  %wavesp = getelementptr i64, ptr %ctx, i64 {C_WAVES}
-  %waves = load ptr, ptr %wavesp
-  %exitsp = getelementptr i64, ptr %ctx, i64 {C_EXITS}
-  %exits = load ptr, ptr %exitsp
-  %cbp = getelementptr i64, ptr %ctx, i64 {C_CALLBACK}
-  %cb = load ptr, ptr %cbp
-  %tickp = getelementptr i64, ptr %ctx, i64 {C_TICK}
-  %tick = load ptr, ptr %tickp
-  %pcsp = getelementptr i64, ptr %ctx, i64 {C_PC}
-  %pcs = load ptr, ptr %pcsp
-  %boundp = getelementptr i64, ptr %ctx, i64 {C_BOUND}
+{_ROUND_FIELDS}
   br label %head
 head:
   %i = phi i64 [0, %entry], [%i1, %next]
@@ -570,20 +573,9 @@ fill{d}:
     return f"""
 define i64 @fused(ptr %ctx) {{
 entry:
-  %ngp = getelementptr i64, ptr %ctx, i64 {C_NGROUPS}
-  %ngroups = load i64, ptr %ngp
-  %wpgp = getelementptr i64, ptr %ctx, i64 {C_WPG}
-  %wpg = load i64, ptr %wpgp
-  %gidsp = getelementptr i64, ptr %ctx, i64 {C_GIDS}
-  %gids = load ptr, ptr %gidsp
-  %tsgprp = getelementptr i64, ptr %ctx, i64 {C_SGPR}
-  %tsgpr = load ptr, ptr %tsgprp
-  %tstp = getelementptr i64, ptr %ctx, i64 {C_TSTATUS}
-  %tstatus = load ptr, ptr %tstp
-  %tickp = getelementptr i64, ptr %ctx, i64 {C_TICK}
-  %tick = load ptr, ptr %tickp
-  %curp = getelementptr i64, ptr %ctx, i64 {C_CURRENT}
-  %budgetp = getelementptr i64, ptr %ctx, i64 {C_BUDGET}
+{_ctx_fields([("ngroups", C_NGROUPS, "i64"), ("wpg", C_WPG, "i64"), ("gids", C_GIDS, "ptr"),
+              ("tsgpr", C_SGPR, "ptr"), ("tstatus", C_TSTATUS, "ptr"), ("tick", C_TICK, "ptr"),
+              ("cur", C_CURRENT, None), ("budget", C_BUDGET, None)])}
   br label %ghead
 ghead:
   %g = phi i64 [0, %entry], [%g1, %gnext]

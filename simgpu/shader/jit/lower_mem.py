@@ -163,6 +163,18 @@ def gather(lw: Lowering, start: str, index: str, active: str, size: int, signed:
 ROW = 16  # lanes of one row of a 2D workgroup 16 items wide (the usual tile): a group for _rows_read
 
 
+def consecutive(lw: Lowering, index: str, active: str, elem: str) -> tuple[str, str]:
+    """(lane 0's byte offset, i1 whether some active lane is not 4 bytes per lane past it) for the lanes'
+    offsets `index` (<lanes x elem>): a whole-dword access of consecutive lanes is one vector access."""
+    b = lw.b
+    vt = b.vec(elem)
+    first = b.op(f"extractelement {vt} {index}, i64 0")
+    ramp = "<" + ", ".join(f"{elem} {4 * i}" for i in range(lw.lanes)) + ">"
+    expect = b.op(f"add {vt} {b.broadcast(elem, first)}, {ramp}")
+    stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {vt} {index}, {expect}')}, {active}")
+    return first, b.mask_any(stray)
+
+
 def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
     """One dword per active lane: a masked vector load when the active lanes address consecutive dwords
     from lane 0's offset on; else, when each row of ROW lanes addresses consecutive dwords or a single one
@@ -171,12 +183,9 @@ def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
     b = lw.b
     n = lw.lanes
     v = b.v32
-    first = b.op(f"extractelement {v} {index}, i64 0")
-    ramp = "<" + ", ".join(f"i32 {4 * i}" for i in range(n)) + ">"
-    expect = b.op(f"add {v} {lw.broadcast32(first)}, {ramp}")
-    stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {v} {index}, {expect}')}, {active}")
+    first, stray = consecutive(lw, index, active, "i32")
     line, rows, scattered, done = (b.fresh(x)[1:] for x in ("coal", "rows", "scat", "readdone"))
-    b.raw(f"br i1 {b.mask_any(stray)}, label %{rows}, label %{line}")
+    b.raw(f"br i1 {stray}, label %{rows}, label %{line}")
     b.label(line)
     p = b.op(f"getelementptr i8, ptr {start}, i32 {first}")
     name = f"@llvm.masked.load.v{n}i32.p0"

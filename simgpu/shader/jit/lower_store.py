@@ -19,7 +19,14 @@ from __future__ import annotations
 import re
 
 from simgpu.shader.jit.lower import C_MEMORY, C_UNDO, C_UNDO_N, EXIT_WRITE, WIN_WRITE, Lowering, translates
-from simgpu.shader.jit.lower_mem import MEM_WRITABLE, VA_LIMIT, find_window, lane_addresses, lane_offsets
+from simgpu.shader.jit.lower_mem import (
+    MEM_WRITABLE,
+    VA_LIMIT,
+    consecutive,
+    find_window,
+    lane_addresses,
+    lane_offsets,
+)
 
 _STORE = re.compile(r"^(global|flat)_store_(b32|b64|b96|b128)$")
 _DWORDS = {"b32": 1, "b64": 2, "b96": 3, "b128": 4}
@@ -100,12 +107,9 @@ def _contiguous_or_lanes(lw: Lowering, host: str, index: str, exec_bits: str, ac
     0's place on), else lane by lane."""
     b = lw.b
     n = lw.lanes
-    first = b.op(f"extractelement {b.v64} {index}, i64 0")
-    ramp = "<" + ", ".join(f"i64 {4 * i}" for i in range(n)) + ">"
-    expect = b.op(f"add {b.v64} {lw.broadcast64(first)}, {ramp}")
-    stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {b.v64} {index}, {expect}')}, {active}")
+    first, stray = consecutive(lw, index, active, "i64")
     line, lanes, done = (b.fresh(x)[1:] for x in ("stline", "stlanes", "stdone"))
-    b.raw(f"br i1 {b.mask_any(stray)}, label %{lanes}, label %{line}")
+    b.raw(f"br i1 {stray}, label %{lanes}, label %{line}")
     b.label(line)
     p = b.op(f"add i64 {host}, {first}")
     ptr = b.op(f"inttoptr i64 {p} to ptr")
