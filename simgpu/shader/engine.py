@@ -90,7 +90,7 @@ class ShaderEngine:
         """Run every workgroup of the dispatch to completion (or raise GPUFault)."""
         self.counters.dispatches += 1
         ex = Exec(self, d)
-        groups = ex.all_groups()
+        total = ex.group_count()
         wave_bytes = d.vgpr_count * d.wave_size * 4 + d.private_segment_size * d.wave_size
         waves = min(MAX_BATCH_WAVES, max(1, BATCH_VGPR_BYTES // max(wave_bytes, 1)))
         per_batch = max(1, waves // ex.waves_per_group)
@@ -98,14 +98,16 @@ class ShaderEngine:
         # error-state switch for the whole dispatch instead of one per instruction.
         try:
             with np.errstate(all="ignore"):
-                for start in range(0, len(groups), per_batch):
+                for start in range(0, total, per_batch):
                     ex.groups_before = start
-                    ex.run_batch(groups[start:start + per_batch])
+                    ex.run_batch(start, min(per_batch, total - start))
         finally:
             if ex.sanitizer is not None:
                 ex.sanitizer.end()
+            if ex.jit is not None:
+                ex.jit.end()
             if self.progress_hooks:
-                done = Progress(d, len(groups), len(groups), ex.used + ex.slice - ex.budget, finished=True)
+                done = Progress(d, total, total, ex.used + ex.slice - ex.budget, finished=True)
                 for hook in self.progress_hooks:
                     hook(done)
 
@@ -162,6 +164,7 @@ class Exec:
         self.used = 0  # wave-instructions of this dispatch in finished slices
         self.groups_before = 0  # workgroups of earlier batches (all finished)
         self.groups: list[tuple[int, int, int]] = []
+        self.batch_count = 0  # workgroups in the current batch
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
         self.scratch: np.ndarray | None = None
@@ -172,19 +175,28 @@ class Exec:
         self.jit = engine.jit.begin(self) if engine.jit is not None and engine.observer is None \
             and self.sanitizer is None else None
 
-    def all_groups(self) -> list[tuple[int, int, int]]:
-        """Every workgroup's coordinates, x fastest (the order batches take them in)."""
-        gx, gy, gz = self.d.workgroups
-        return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+    def batch_groups(self, start: int, count: int) -> list[tuple[int, int, int]]:
+        """The coordinates of workgroups start .. start + count - 1 of the grid, x fastest (the order batches
+        take them in)."""
+        gx, gy, _gz = self.d.workgroups
+        return [(g % gx, g // gx % gy, g // (gx * gy)) for g in range(start, start + count)]
 
     def group_count(self) -> int:
-        """len(all_groups()), without building the list (a 4M-item grid has 16k groups: about a millisecond)."""
+        """The grid's workgroups."""
         gx, gy, gz = self.d.workgroups
         return gx * gy * gz
 
     # ---------------------------------------------------------------------------------- scheduling
 
-    def run_batch(self, groups: list[tuple[int, int, int]]) -> None:
+    def run_batch(self, start: int, count: int) -> None:
+        """Run workgroups start .. start + count - 1 of the grid (a batch) to their end."""
+        self.batch_count = count
+        if self.jit is not None and self.engine.observer is None and self.jit.fused_batch(count):
+            # the JIT tier ran the whole batch (tier.py, "Fused launch"); self.st: its registers if kept, else None
+            if self.engine.exit_states is not None:
+                self.engine.exit_states.append((self.st, self.scratch))
+            return
+        groups = self.batch_groups(start, count)
         self.groups = groups  # the batch's workgroups (the JIT tier rebuilds their initial state to roll back)
         self.st = initial_state(self.d, groups, self.waves_per_group)
         # Every wave starts with the descriptor's MODE; until one writes MODE, float ops read it as one int.
@@ -349,7 +361,9 @@ class Exec:
         if deadline is not None and time.monotonic() > deadline[0]:
             raise self.hang(w, pc, inst, deadline[1], deadline[2])
         if self.engine.progress_hooks:
-            waves_done = int(np.count_nonzero(self.st.status == DONE))
+            st = self.st  # (None after a fused batch: all its waves ended)
+            waves_done = int(np.count_nonzero(st.status == DONE)) if st is not None else \
+                self.batch_count * self.waves_per_group
             p = Progress(self.d, self.groups_before + waves_done // self.waves_per_group,
                          self.group_count(), self.used)
             for hook in self.engine.progress_hooks:

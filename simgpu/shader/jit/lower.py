@@ -32,16 +32,24 @@ from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
 # Why a wave stopped (ctx exits[row]); every code but DONE leaves the wave RUNNING at its PC.
 # EXIT_READ: stopped mid-block before a memory read the memory helper could not do (it faults): the rest
 # of that block was counted but did not run.
-EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT, EXIT_READ = range(8)
+# EXIT_CONFLICT and EXIT_WRITE end a fused batch only (tier.py, "Fused launch"): a memory access that could
+# order differently from the interpreter's, and a store with no writable window.
+(EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT, EXIT_READ, EXIT_CONFLICT,
+ EXIT_WRITE) = range(10)
 TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
 
 # ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
  C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY,
- C_MAXLAST, C_HINTS, C_TICK) = range(25)
-CTX_SIZE = 26
+ C_MAXLAST, C_HINTS, C_TICK,
+ # the fused launch (tier.py): whether it runs, whether @wave stores registers back at its exit, the memory sites'
+ # hulls, the undo log, the batch's workgroups (count, waves each, ids, the SGPRs that hold them), the template
+ # rows' status, the wave running now
+ C_FUSED, C_KEEP, C_HULLS, C_UNDO, C_UNDO_N, C_NGROUPS, C_WPG, C_GIDS, C_GID_X, C_GID_Y, C_GID_Z, C_TSTATUS,
+ C_CURRENT) = range(38)
+CTX_SIZE = 38
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
-WIN_READ = 1
+WIN_READ, WIN_WRITE = 1, 2
 DONE_STATUS = 2  # state.DONE
 
 
@@ -87,6 +95,8 @@ class Lowering:
         self.wrote_vgprs: set[int] = set()  # registers the instruction being lowered writes
         self.wrote_sgprs: set[int] = set()
         self.nblocks = 0
+        self.sites: list[tuple[int, bool]] = []  # (offset, is a store) of each memory site (see `site`)
+        self.fusable = True  # False once a fragment needs state a fused batch does not have (LDS)
 
     # ---------------------------------------------------------------------------------------- fragments
     def fragment(self, inst, off: int) -> list[str] | None:
@@ -126,6 +136,25 @@ class Lowering:
         self.exits.append((out, code, str(self.off if off is None else off)))
         b.raw("br label %exit")
         b.label(cont)
+
+    def site(self, addr: str, active: str | None, size: int, store: bool) -> None:
+        """Mark a memory access for the fused launch's order check: `addr` the lanes' 64-bit addresses
+        (<lanes x i64>, with the i1 vector `active`) or one i64 address (`active` None), `size` bytes each.
+        translate.build_module expands the mark once every site of the region is known (tier.py, "Fused launch")."""
+        n = len(self.sites)
+        self.sites.append((self.off, store))
+        self.b.raw(f";SITE {n} {addr} {active or '-'} {size}")
+
+    def extent(self, addr: str, active: str, size: int) -> tuple[str, str]:
+        """[lowest active lane's address, highest one's + size) of <lanes x i64> addresses, as i64 values."""
+        b = self.b
+        n = self.lanes
+        umin, umax = f"@llvm.vector.reduce.umin.v{n}i64", f"@llvm.vector.reduce.umax.v{n}i64"
+        low = b.op(f"select {b.vmask} {active}, {b.v64} {addr}, {b.v64} {b.splat('i64', -1)}")
+        high = b.op(f"select {b.vmask} {active}, {b.v64} {addr}, {b.v64} zeroinitializer")
+        lo = b.call("i64", umin, [(b.v64, low)], f"declare i64 {umin}({b.v64})")
+        top = b.call("i64", umax, [(b.v64, high)], f"declare i64 {umax}({b.v64})")
+        return lo, b.op(f"add i64 {top}, {size}")
 
     # ---------------------------------------------------------------------------------------- SGPRs
     def sgpr(self, code: int) -> str:
@@ -331,19 +360,20 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
         b.raw(f"%CNT{i} = alloca i64")
     for name, ty in lw.buffers:
         b.raw(f"%{name} = alloca {ty}, align 64")
+    b.raw(f"%fused = icmp ne i64 {ctx_field(b, C_FUSED)}, 0")
     sg = ctx_field(b, C_SGPR, "ptr")
-    srow = b.op("mul i64 %w, 128")
+    srow = b.op("mul i64 %k, 128")
     b.raw(f"%sgrow = getelementptr i32, ptr {sg}, i64 {srow}")
     vg = ctx_field(b, C_VGPR, "ptr")
     b.raw(f"%plane = load i64, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_PLANE}')}")
-    vrow = b.op(f"mul i64 %w, {4 * L}")
+    vrow = b.op(f"mul i64 %k, {4 * L}")
     b.raw(f"%vgrow = getelementptr i8, ptr {vg}, i64 {vrow}")
     scc_p = ctx_field(b, C_SCC, "ptr")
-    b.raw(f"%sccp = getelementptr i32, ptr {scc_p}, i64 %w")
+    b.raw(f"%sccp = getelementptr i32, ptr {scc_p}, i64 %k")
     pc_p = ctx_field(b, C_PC, "ptr")
-    b.raw(f"%pcp = getelementptr i64, ptr {pc_p}, i64 %w")
+    b.raw(f"%pcp = getelementptr i64, ptr {pc_p}, i64 %k")
     st_p = ctx_field(b, C_STATUS, "ptr")
-    b.raw(f"%statusp = getelementptr i8, ptr {st_p}, i64 %w")
+    b.raw(f"%statusp = getelementptr i8, ptr {st_p}, i64 %k")
     b.raw(f"%base = load i64, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_BASE}')}")
     b.raw(f"%boundp = getelementptr i64, ptr %ctx, i64 {C_BOUND}")
     b.raw(f"%budgetp = getelementptr i64, ptr %ctx, i64 {C_BUDGET}")
@@ -373,7 +403,7 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
         p = _vgpr_ptr(b, r)
         b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
     hw = ctx_field(b, C_HWREG, "ptr")
-    hrow = b.op("mul i64 %w, 64")
+    hrow = b.op("mul i64 %k, 64")
     mp = b.op(f"getelementptr i32, ptr {hw}, i64 {b.op(f'add i64 {hrow}, {HW_MODE}')}")
     mode_ok = b.op(f"icmp eq i32 {b.op(f'load i32, ptr {mp}')}, {lw.mode}")
     b.raw("%pc0 = load i64, ptr %pcp")
@@ -396,6 +426,10 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     edges = [("badmode", EXIT_NOENTRY, "%off0"), ("noentry", EXIT_NOENTRY, "%off")] + lw.exits
     e.raw("%xcode = phi i32 " + ", ".join(f"[{c}, %{lab}]" for lab, c, _ in edges))
     e.raw("%xoff = phi i64 " + ", ".join(f"[{o}, %{lab}]" for lab, _, o in edges))
+    # A fused batch from a template (ctx C_KEEP 0) keeps no registers: its rows are the template's
+    keep = e.op(f"icmp ne i64 {ctx_field(e, C_KEEP)}, 0")
+    e.raw(f"br i1 {keep}, label %keepregs, label %counts")
+    e.label("keepregs")
     for c in sorted(lw.sgprs_written):
         p = e.op(f"getelementptr i32, ptr %sgrow, i64 {c}")
         e.raw(f"store i32 {e.op(f'load i32, ptr %S{c}')}, ptr {p}")
@@ -405,6 +439,12 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     scc = e.op("load i1, ptr %SCC")
     e.raw(f"store i32 {e.op(f'zext i1 {scc} to i32')}, ptr %sccp")
     e.raw(f"store i64 {e.op('add i64 %base, %xoff')}, ptr %pcp")
+    done = e.op(f"icmp eq i32 %xcode, {EXIT_DONE}")
+    e.raw(f"br i1 {done}, label %setdone, label %counts")
+    e.label("setdone")
+    e.raw(f"store i8 {DONE_STATUS}, ptr %statusp")
+    e.raw("br label %counts")
+    e.label("counts")
     e.raw(f"store i64 {e.op('load i64, ptr %LANEOPS')}, ptr %laneopsp")
     e.raw(f"store i64 {e.op('load i64, ptr %MAXLAST')}, ptr %maxlastp")
     for i, h in enumerate(lw.hints):
@@ -413,14 +453,10 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
         p = e.op(f"getelementptr i64, ptr %countrow, i64 {i}")
         e.raw(f"store i64 {e.op(f'load i64, ptr %CNT{i}')}, ptr {p}")
     e.raw(f"store i64 {e.op('load i64, ptr %BUDGET')}, ptr %budgetp")
-    done = e.op(f"icmp eq i32 %xcode, {EXIT_DONE}")
-    e.raw(f"br i1 {done}, label %setdone, label %ret")
-    e.label("setdone")
-    e.raw(f"store i8 {DONE_STATUS}, ptr %statusp")
-    e.raw("br label %ret")
-    e.label("ret")
     e.raw("ret i32 %xcode")
-    lines = ["define internal i32 @wave(ptr %ctx, i64 %w, i64 %row) {", "entry:"]
+    # %w: the wave's index in the batch (memory helper, LDS); %row: its row of the round's counts; %k: its row
+    # of the register file (the wave's own in a round, its template row in a fused batch)
+    lines = ["define internal i32 @wave(ptr %ctx, i64 %w, i64 %row, i64 %k) {", "entry:"]
     return "\n".join(lines + text + e.lines + ["}"])
 
 
@@ -431,22 +467,25 @@ def _vgpr_ptr(b: Builder, r: int) -> str:
 
 RARE_WEIGHTS = '!0 = !{!"branch_weights", i32 1, i32 1000000}'
 
+
+def _ctx_fields(fields: list[tuple[str, int, str | None]]) -> str:
+    """A driver's entry lines: for each (name, ctx index, type), %<name>p the field's address and, with a
+    type, %<name> its value."""
+    out = []
+    for name, index, ty in fields:
+        out.append(f"  %{name}p = getelementptr i64, ptr %ctx, i64 {index}")
+        if ty is not None:
+            out.append(f"  %{name} = load {ty}, ptr %{name}p")
+    return "\n".join(out)
+
+
+_ROUND_FIELDS = _ctx_fields([("count", C_COUNT, "i64"), ("waves", C_WAVES, "ptr"), ("exits", C_EXITS, "ptr"),
+                             ("cb", C_CALLBACK, "ptr"), ("tick", C_TICK, "ptr"), ("pcs", C_PC, "ptr"),
+                             ("bound", C_BOUND, None)])
 ROUND = f"""
 define i64 @round(ptr %ctx) {{
 entry:
-  %countp = getelementptr i64, ptr %ctx, i64 {C_COUNT}
-  %count = load i64, ptr %countp
-  %wavesp = getelementptr i64, ptr %ctx, i64 {C_WAVES}
-  %waves = load ptr, ptr %wavesp
-  %exitsp = getelementptr i64, ptr %ctx, i64 {C_EXITS}
-  %exits = load ptr, ptr %exitsp
-  %cbp = getelementptr i64, ptr %ctx, i64 {C_CALLBACK}
-  %cb = load ptr, ptr %cbp
-  %tickp = getelementptr i64, ptr %ctx, i64 {C_TICK}
-  %tick = load ptr, ptr %tickp
-  %pcsp = getelementptr i64, ptr %ctx, i64 {C_PC}
-  %pcs = load ptr, ptr %pcsp
-  %boundp = getelementptr i64, ptr %ctx, i64 {C_BOUND}
+{_ROUND_FIELDS}
   br label %head
 head:
   %i = phi i64 [0, %entry], [%i1, %next]
@@ -457,7 +496,7 @@ body:
   %w = load i64, ptr %wp
   br label %again
 again:
-  %code = call i32 @wave(ptr %ctx, i64 %w, i64 %i)
+  %code = call i32 @wave(ptr %ctx, i64 %w, i64 %i, i64 %w)
   switch i32 %code, label %record [ i32 {EXIT_CALLBACK}, label %callback
                                     i32 {EXIT_BUDGET}, label %ticked ]
 callback:
@@ -496,5 +535,94 @@ next:
   br label %head
 out:
   ret i64 %count
+}}
+"""
+
+
+def fused_driver(most: int) -> str:
+    """@fused(ctx): every wave of a batch from its start to its end, in wave order (tier.py, "Fused launch").
+    Workgroup after workgroup: the group's ids go into the template's rows (ctx C_GID_X/Y/Z name the SGPRs,
+    -1 when not enabled), then each of its waves the template does not mark DONE runs in @wave from its
+    template row. 0 when every wave ended; else the exit code + 1 of the wave (ctx C_CURRENT) that did not:
+    the batch is then undone and runs as usual. A wave never stops for the budget midway (it would start
+    again from its template row): the tick comes between waves, whenever the budget left is under `most`,
+    the most instructions a wave of the region can run (its code has no loops); a wave that finds the budget
+    too small all the same has reached the watchdog's limit, and the batch is undone."""
+    ids = []
+    for d, field in enumerate((C_GID_X, C_GID_Y, C_GID_Z)):
+        nxt = f"ids{d + 1}"
+        ids.append(f"""ids{d}:
+  %slotp{d} = getelementptr i64, ptr %ctx, i64 {field}
+  %slot{d} = load i64, ptr %slotp{d}
+  %on{d} = icmp sge i64 %slot{d}, 0
+  br i1 %on{d}, label %fillhead{d}, label %{nxt}
+fillhead{d}:
+  %gi{d} = add i64 %g3, {d}
+  %idp{d} = getelementptr i32, ptr %gids, i64 %gi{d}
+  %id{d} = load i32, ptr %idp{d}
+  br label %fill{d}
+fill{d}:
+  %j{d} = phi i64 [0, %fillhead{d}], [%jn{d}, %fill{d}]
+  %jr{d} = mul i64 %j{d}, 128
+  %js{d} = add i64 %jr{d}, %slot{d}
+  %sp{d} = getelementptr i32, ptr %tsgpr, i64 %js{d}
+  store i32 %id{d}, ptr %sp{d}
+  %jn{d} = add i64 %j{d}, 1
+  %jm{d} = icmp slt i64 %jn{d}, %wpg
+  br i1 %jm{d}, label %fill{d}, label %{nxt}""")
+    return f"""
+define i64 @fused(ptr %ctx) {{
+entry:
+{_ctx_fields([("ngroups", C_NGROUPS, "i64"), ("wpg", C_WPG, "i64"), ("gids", C_GIDS, "ptr"),
+              ("tsgpr", C_SGPR, "ptr"), ("tstatus", C_TSTATUS, "ptr"), ("tick", C_TICK, "ptr"),
+              ("cur", C_CURRENT, None), ("budget", C_BUDGET, None)])}
+  br label %ghead
+ghead:
+  %g = phi i64 [0, %entry], [%g1, %gnext]
+  %gmore = icmp slt i64 %g, %ngroups
+  br i1 %gmore, label %gbody, label %done
+gbody:
+  %g3 = mul i64 %g, 3
+  br label %ids0
+{chr(10).join(ids)}
+ids3:
+  br label %whead
+whead:
+  %k = phi i64 [0, %ids3], [%k1, %wnext]
+  %wmore = icmp slt i64 %k, %wpg
+  br i1 %wmore, label %wbody, label %gnext
+wbody:
+  %gw = mul i64 %g, %wpg
+  %w = add i64 %gw, %k
+  %tsp = getelementptr i8, ptr %tstatus, i64 %k
+  %ts = load i8, ptr %tsp
+  %empty = icmp eq i8 %ts, {DONE_STATUS}
+  br i1 %empty, label %wnext, label %run
+run:
+  store i64 %w, ptr %curp
+  %left = load i64, ptr %budgetp
+  %low = icmp slt i64 %left, {most}
+  br i1 %low, label %ticked, label %again
+ticked:
+  %t = call i32 %tick(i64 0, i64 %w)
+  %goon = icmp eq i32 %t, {TICK_GO_ON}
+  br i1 %goon, label %again, label %abort
+again:
+  %code = call i32 @wave(ptr %ctx, i64 %w, i64 0, i64 %k)
+  %ended = icmp eq i32 %code, {EXIT_DONE}
+  br i1 %ended, label %wnext, label %abort
+abort:
+  %c = phi i32 [{EXIT_BUDGET}, %ticked], [%code, %again]
+  %c64 = zext i32 %c to i64
+  %r = add i64 %c64, 1
+  ret i64 %r
+wnext:
+  %k1 = add i64 %k, 1
+  br label %whead
+gnext:
+  %g1 = add i64 %g, 1
+  br label %ghead
+done:
+  ret i64 0
 }}
 """

@@ -11,7 +11,9 @@ an unmapped page): native code calls the memory helper (ctx C_MEMORY, tier.py) w
 it reads them through the interpreter's own routines (the MMU, LDS, scratch) into a buffer and adds a
 window for next time; the registers never leave native code. If the read faults, the wave stops before
 the instruction and the interpreter runs it with the other waves there, reporting the fault exactly.
-Stores and atomics are sync instructions (region.is_sync), run by the interpreter in its own order.
+Stores and atomics are sync instructions (region.is_sync), run by the interpreter in its own order; a fused
+batch runs stores natively (lower_store). Every access marks its site (Lowering.site) for the fused batch's
+order check.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ from simgpu.shader.jit.lower import (
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
 
 VA_LIMIT = 1 << 47  # windows lie in the low canonical half
-MEM_SMEM, MEM_GLOBAL, MEM_FLAT = 0, 1, 2  # what the memory helper reads (tier.JitRun._memory)
+# What the memory helper does (tier.JitRun._memory): reads, or (MEM_WRITABLE) a writable window for a store
+MEM_SMEM, MEM_GLOBAL, MEM_FLAT, MEM_LDS, MEM_WRITABLE = range(5)
 
 
-def find_window(lw: Lowering, lo: str, hi: str, slow: str) -> tuple[str, str, str]:
-    """(the window's first VA, its end, its host address) for a readable window holding [lo, hi), as i64
-    values; branches to label `slow` if none does. The window that served this instruction last is kept
-    in locals (rows of the table never change while a wave runs), so a hit costs two compares."""
+def find_window(lw: Lowering, lo: str, hi: str, slow: str, access: int = WIN_READ) -> tuple[str, str, str]:
+    """(the window's first VA, its end, its host address) for a window holding [lo, hi) that allows `access`
+    (WIN_READ, WIN_WRITE), as i64 values; branches to label `slow` if none does. The window that served this
+    instruction last is kept in locals (rows of the table never change while a wave runs), so a hit costs
+    two compares."""
     b = lw.b
     n = len(lw.hints)
     cached = [f"WLO{n}", f"WHI{n}", f"WHOST{n}"]
@@ -65,7 +69,7 @@ def find_window(lw: Lowering, lo: str, hi: str, slow: str) -> tuple[str, str, st
     whi = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {row}, i64 1')}")
     flags = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {row}, i64 3')}")
     ok = b.op(f"and i1 {b.op(f'icmp uge i64 {lo}, {wlo}')}, {b.op(f'icmp ule i64 {hi}, {whi}')}")
-    readable = b.op(f"and i64 {flags}, {WIN_READ}")
+    readable = b.op(f"and i64 {flags}, {access}")
     ok = b.op(f"and i1 {ok}, {b.op(f'icmp ne i64 {readable}, 0')}")
     b.raw(f"{knext} = add i64 {k}, 1")
     b.raw(f"br i1 {ok}, label %{found}, label %{test}")
@@ -109,6 +113,7 @@ def _s_load(lw: Lowering, inst):
         soffset = lw.sgpr(f["soffset"])
         addr = b.op(f"add i64 {addr}, {b.op(f'zext i32 {soffset} to i64')}")
     addr = b.op(f"and i64 {addr}, -4")
+    lw.site(addr, None, 4 * dwords, store=False)
     slow, done = b.fresh("smiss")[1:], b.fresh("sdone")[1:]
     buf = f"%SBUF{lw.off}"
     lw.buffers.append((buf[1:], f"[{dwords} x i32]"))
@@ -158,6 +163,18 @@ def gather(lw: Lowering, start: str, index: str, active: str, size: int, signed:
 ROW = 16  # lanes of one row of a 2D workgroup 16 items wide (the usual tile): a group for _rows_read
 
 
+def consecutive(lw: Lowering, index: str, active: str, elem: str) -> tuple[str, str]:
+    """(lane 0's byte offset, i1 whether some active lane is not 4 bytes per lane past it) for the lanes'
+    offsets `index` (<lanes x elem>): a whole-dword access of consecutive lanes is one vector access."""
+    b = lw.b
+    vt = b.vec(elem)
+    first = b.op(f"extractelement {vt} {index}, i64 0")
+    ramp = "<" + ", ".join(f"{elem} {4 * i}" for i in range(lw.lanes)) + ">"
+    expect = b.op(f"add {vt} {b.broadcast(elem, first)}, {ramp}")
+    stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {vt} {index}, {expect}')}, {active}")
+    return first, b.mask_any(stray)
+
+
 def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
     """One dword per active lane: a masked vector load when the active lanes address consecutive dwords
     from lane 0's offset on; else, when each row of ROW lanes addresses consecutive dwords or a single one
@@ -166,12 +183,9 @@ def _dword_read(lw: Lowering, start: str, index: str, active: str) -> str:
     b = lw.b
     n = lw.lanes
     v = b.v32
-    first = b.op(f"extractelement {v} {index}, i64 0")
-    ramp = "<" + ", ".join(f"i32 {4 * i}" for i in range(n)) + ">"
-    expect = b.op(f"add {v} {lw.broadcast32(first)}, {ramp}")
-    stray = b.op(f"and {b.vmask} {b.op(f'icmp ne {v} {index}, {expect}')}, {active}")
+    first, stray = consecutive(lw, index, active, "i32")
     line, rows, scattered, done = (b.fresh(x)[1:] for x in ("coal", "rows", "scat", "readdone"))
-    b.raw(f"br i1 {b.mask_any(stray)}, label %{rows}, label %{line}")
+    b.raw(f"br i1 {stray}, label %{rows}, label %{line}")
     b.label(line)
     p = b.op(f"getelementptr i8, ptr {start}, i32 {first}")
     name = f"@llvm.masked.load.v{n}i32.p0"
@@ -302,6 +316,17 @@ def lane_offsets(lw: Lowering, inst) -> tuple[str, str | None, str | None, int]:
     return low, None, lw.vgpr(f["addr"] + 1), _offset(inst)
 
 
+def lane_addresses(lw: Lowering, inst, low: str, high: str | None, off: int) -> str:
+    """Every lane's 64-bit address (<lanes x i64>), as vmem.global_addresses forms it."""
+    b = lw.b
+    addr = b.op(f"add {b.v64} {b.op(f'zext {b.v32} {low} to {b.v64}')}, {b.splat('i64', off)}")
+    if high is not None:
+        high64 = b.op(f"zext {b.v32} {high} to {b.v64}")
+        shifted = b.op(f"shl {b.v64} {high64}, {b.splat('i64', 32)}")
+        return b.op(f"add {b.v64} {addr}, {shifted}")
+    return b.op(f"add {b.v64} {addr}, {lw.broadcast64(lw.sgpr64(inst.fields['saddr']))}")
+
+
 def _first_active(lw: Lowering, vec: str) -> str:
     """The element of the lowest active lane (EXEC is known to be nonzero)."""
     b = lw.b
@@ -324,6 +349,8 @@ def _load(lw: Lowering, inst):
     # nothing to do for a wave without active lanes (the interpreter's masked path touches nothing)
     b.raw(f"br i1 {b.op(f'icmp ne {b.mask_int} {exec_bits}, 0')}, label %{go}, label %{skip}")
     b.label(go)
+    addr = lane_addresses(lw, inst, low, high, off)
+    lw.site(addr, active, size, store=False)
     if base is None:  # 64-bit VGPR addresses: the fast path needs one high dword for every active lane
         hi0 = _first_active(lw, high)
         differ = b.op(f"and {b.vmask} {b.op(f'icmp ne {b.v32} {high}, {lw.broadcast32(hi0)}')}, {active}")
@@ -357,15 +384,8 @@ def _load(lw: Lowering, inst):
     b.label(fast_label)
     fast = end_fast(lw, gather(lw, b.op(f"inttoptr i64 {host} to ptr"), index, active, size, kind[0] == "i"))
     b.raw(f"br label %{done}")
-    # slow path: the lane addresses (64-bit, as vmem.global_addresses forms them) to the helper
+    # slow path: the lane addresses to the helper
     b.label(slow)
-    addr = b.op(f"add {b.v64} {b.op(f'zext {b.v32} {low} to {b.v64}')}, {b.splat('i64', off)}")
-    if high is not None:
-        high64 = b.op(f"zext {b.v32} {high} to {b.v64}")
-        thirty_two = b.splat("i64", 32)
-        addr = b.op(f"add {b.v64} {addr}, {b.op(f'shl {b.v64} {high64}, {thirty_two}')}")
-    else:
-        addr = b.op(f"add {b.v64} {addr}, {lw.broadcast64(lw.sgpr64(inst.fields['saddr']))}")
     kind_code = MEM_FLAT if inst.mnemonic.startswith("flat_") else MEM_GLOBAL
     slow_vals = read_by_helper(lw, kind_code, addr, exec_bits, size, kind[0] == "i", str(lw.off))
     for k, v in enumerate(merge(lw, fast, slow_vals, done)):
@@ -378,12 +398,12 @@ def _load(lw: Lowering, inst):
 
 _DS_LOAD = re.compile(r"^ds_load_(u8|i8|u16|i16|b32|b64|b96|b128)$")
 _DS_2ADDR = re.compile(r"^ds_load_2addr(_stride64)?_(b32|b64)$")
-MEM_LDS = 3
 
 
 def _lds_row(lw: Lowering) -> tuple[str, str]:
     """(pointer to this wave's workgroup's LDS bytes, their count as i64)."""
     b = lw.b
+    lw.fusable = False  # a fused batch has no LDS (it runs kernels without any)
     base = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_LDS}')}")
     size = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_LDS_BYTES}')}")
     groups = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_GROUP}')}")

@@ -12,13 +12,32 @@ ran past a PC where a later wave of the round parked is rolled back (registers r
 no memory) and run again with that bound. The interpreter then runs the sync instruction for exactly
 the waves it would have run it for. Each round's counters and clock are those of the instructions run.
 
+Fused launch. A kernel whose region has no loops (every branch goes forward) and is native but for
+stores the translator covers (translate.fusable) runs each batch in one native call, @fused: workgroup
+after workgroup, each wave from its start to its end, in wave order. Registers come from a template, one
+workgroup's initial state with the group's ids written in (setup.py: only the ids differ between whole
+workgroups), and nothing is stored back; with registers kept for tests (ShaderEngine.exit_states) or
+partial workgroups at the grid's edge, each wave starts from and ends in its own row of the batch's
+initial state, as in a round. No batch-sized register file is built. Stores run natively (lower_store)
+and keep the old dwords in an undo log. Why the order is the interpreter's: with forward branches only,
+the interpreter runs a batch's instructions in PC order, each once for every wave that reaches it, in
+wave order; a fused batch runs them wave after wave. The two orders differ only for an access at a PC p
+by wave k and one at a PC q > p by an earlier wave, so each memory site checks its access's VA extent
+against the extents the earlier waves had at every later site where one of the two is a store (hulls,
+Lowering.site); VAs stand for memory because every access of a fused batch goes through a window and no
+two windows reach the same memory through different VAs (JitTier.aliased). A failed check, a store or
+read without a window (a fault), the watchdog's limit or an exception ends the call: its stores are
+undone from the log and the batch runs in rounds (the kernel's later batches too after a failed check).
+Counters and the clock come from block counts, as for rounds.
+
 Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
 compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
 cache's entries) and reads its bytes; translation to IR and loading run in a background thread, LLVM's
 code generation (no GIL held) in another at the lowest CPU priority, while the interpreter goes on: no
-launch waits for a compile, and on a busy machine the scheduler serves the launching thread first. A
-kernel that never gets hot never pays for compiling.
+launch waits for a compile. That helps the launch only when a CPU is free to compile beside it; on a busy
+machine (core_free) the compile starts when the dispatch ends, so the launch that found the kernel hot
+runs as the interpreter alone would. A kernel that never gets hot never pays for compiling.
 """
 
 from __future__ import annotations
@@ -40,12 +59,13 @@ from simgpu.shader.engine import TICK, Progress
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_LDS, MEM_SMEM
+from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
+from simgpu.shader.jit.lower_store import undo_words
 from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_read, global_read
-from simgpu.shader.setup import _mode_bits, initial_state
-from simgpu.shader.state import DONE, RUNNING, wsel
+from simgpu.shader.setup import _mode_bits, initial_state, user_sgprs
+from simgpu.shader.state import DONE, RUNNING, WaveState, wsel
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
@@ -57,6 +77,9 @@ CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,
                                ctypes.c_int64, ctypes.c_void_p)
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+FUSED_TYPE = ROUND_TYPE
+U64_MAX = (1 << 64) - 1
+MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
 _LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
@@ -72,6 +95,22 @@ def jit_mode() -> str:
 
 def hot_seconds() -> float:
     return float(os.environ.get("SIMGPU_JIT_HOT", "20")) / 1e3
+
+
+def core_free() -> bool:
+    """Whether a CPU this process may use is idle: the 1-minute load average (which counts the launching
+    thread itself) under the CPUs less a half. SIMGPU_JIT_BACKGROUND=now or =after decides instead."""
+    forced = os.environ.get("SIMGPU_JIT_BACKGROUND", "").strip().lower()
+    if forced in ("now", "after"):
+        return forced == "now"
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] < cpus - 0.5
+    except OSError:  # no load average here: assume a free CPU
+        return True
 
 
 def jit_tier(mode: str | None = None):
@@ -105,6 +144,9 @@ class CompiledRegion:
     from_disk: bool = False
     nhints: int = 0  # window-hint slots of the memory instructions (lower_mem.find_window)
     short_tails: frozenset = frozenset()  # blocks of at most SHORT_TAIL instructions ending in s_endpgm
+    fused: object = None  # ctypes function FUSED_TYPE when the region is fusable (translate.fusable), else None
+    nsites: int = 0  # memory sites of the order check (Lowering.site)
+    stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
 
 
 @dataclass
@@ -117,7 +159,9 @@ class KernelState:
     compiled: CompiledRegion | None = None
     failed: str | None = None
     idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)
+    deferred: bool = False  # hot on a busy machine: compiled once the dispatch that found it hot ends
     rollbacks: int = 0
+    nofuse: bool = False  # a fused batch of it failed the order check: its batches run in rounds
 
 
 @dataclass
@@ -134,6 +178,8 @@ class Stats:
     callbacks: int = 0
     reruns: int = 0
     budget_rollbacks: int = 0
+    fused_batches: int = 0
+    fused_aborts: int = 0
     failures: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))  # (kernel, reason) not compiled
 
 
@@ -148,6 +194,9 @@ class JitTier:
         self._windows_generation = -1
         self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
         self.window_views: list = []
+        self._alias_key: bytes | None = None
+        self._undo: np.ndarray | None = None
+        self._aliased = False
 
     def kernel(self, key: tuple[int, int]) -> KernelState:
         """The state of the kernel entry `key` (VMID, code address)."""
@@ -165,14 +214,17 @@ class JitTier:
     # ---- memory windows: valid while the MMU's translations and the system buffers are unchanged ----
     def windows_for(self, mem, vmid: int) -> None:
         """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
-        (MMU.invalidated_since) touched, while the system buffers are the same."""
+        (MMU.invalidated_since) touched, while the system buffers are the same. A table half full starts
+        empty again: launches keep bringing new buffers (each its kernarg segment), and a full table would
+        send every access to one of them down the memory helper's slow path for good."""
         phys = getattr(mem, "phys", None)
         key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
         generation = getattr(mem, "generation", None)
         changes = mem.invalidated_since(self._windows_generation) if key == self._windows_key and \
             hasattr(mem, "invalidated_since") else None
         self._windows_key, self._windows_generation = key, generation
-        if changes is None or any(r is None and v in (None, vmid) for v, r in changes):
+        if changes is None or any(r is None and v in (None, vmid) for v, r in changes) \
+                or len(self.window_views) >= MAX_WINDOWS // 2:
             self.window_views, self.windows[:] = [], 0
             return
         ranges = [r for v, r in changes if v in (None, vmid)]
@@ -184,23 +236,66 @@ class JitTier:
             self.windows[:] = 0
             self.windows[:len(keep)] = rows
 
-    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int) -> None:
-        """Add a readable window around [lo_va, hi_va) if the MMU can make one (else lanes take the
-        interpreter's path, which also reports any fault)."""
+    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int, access: str = "read") -> bool:
+        """Add a window around [lo_va, hi_va) that allows `access` ("read" or "write") if the MMU can make one
+        (else lanes take the interpreter's path, which also reports any fault); whether one holds it now."""
+        flag = lo.WIN_WRITE if access == "write" else lo.WIN_READ
         if not hasattr(mem, "linear_window") or hi_va <= lo_va:
-            return
-        for a, b, _host, _flags in self.windows[:len(self.window_views)]:
-            if a <= lo_va and hi_va <= b:
-                return
-        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, "read")
+            return False
+        if self.covered(lo_va, hi_va, flag):
+            return True
+        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, access)
         if got is None:
-            return
+            return False
         va, view = got
         if len(self.window_views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
-            return
+            return False
         i = len(self.window_views)
         self.window_views.append((vmid, view))
-        self.windows[i] = (va, va + view.size, view.ctypes.data, lo.WIN_READ)
+        self.windows[i] = (va, va + view.size, view.ctypes.data, flag)
+        return True
+
+    def undo_log(self, words: int) -> np.ndarray:
+        """The fused batches' undo log, at least `words` int64 long (kept: its pages are touched once)."""
+        if self._undo is None or self._undo.size < words:
+            self._undo = np.empty(max(words, 1), np.int64)
+        return self._undo
+
+    def covered(self, lo_va: int, hi_va: int, flag: int = 0) -> bool:
+        """Whether one window (allowing `flag`) holds [lo_va, hi_va)."""
+        for a, b, _host, flags in self.windows[:len(self.window_views)].tolist():
+            if a <= lo_va and hi_va <= b and flags & flag == flag:
+                return True
+        return False
+
+    def aliased(self) -> bool:
+        """Whether two windows reach the same memory through different VAs (a fused batch's order check
+        compares VAs: it holds only when equal memory means equal VA)."""
+        table = self.windows[:len(self.window_views)]
+        key = table.tobytes()
+        if key != self._alias_key:  # (windows change rarely: checked again only then)
+            rows = [(host, host + (b - a), host - a) for a, b, host, _f in table.tolist()]
+            self._alias_key = key
+            self._aliased = any(h1 < e2 and h2 < e1 and d1 != d2
+                                for i, (h1, e1, d1) in enumerate(rows) for h2, e2, d2 in rows[i + 1:])
+        return self._aliased
+
+
+@dataclass
+class _Fused:
+    """A dispatch's fused batches (JitRun.fused_batch): registers kept at exit or not, the register file the
+    waves start from (the batch's own, or the template of one workgroup), per-batch buffers."""
+
+    keep: bool
+    counts: np.ndarray  # [1, blocks]: the batch's block executions
+    laneops: np.ndarray
+    maxlast: np.ndarray
+    hulls: np.ndarray  # [lo, hi) per memory site (Lowering.site), unsigned
+    ids: np.ndarray  # [groups, 3] workgroup ids of the batch (template only)
+    st: WaveState | None = None
+    rows: int = 0  # waves per template group (the batch's waves when kept)
+    ngroups: int = 1
+    slots: tuple = (-1, -1, -1)  # the SGPRs of the workgroup ids x, y, z (template only)
 
 
 class JitRun:
@@ -233,6 +328,9 @@ class JitRun:
         self._hint_table: np.ndarray | None = None
         self.corrections: list = []
         self.checked = False
+        self.fusing = False  # a fused batch is running (tier.py, "Fused launch")
+        self.nofuse = False  # a fused batch of this dispatch could not finish: the rest runs in rounds
+        self._fused: _Fused | None = None
         tier.windows_for(ex.mem, d.vmid)
         if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
             self._compile(sync=True)
@@ -300,6 +398,30 @@ class JitRun:
         else:
             self.state.compiled = got
 
+    def _hot_check(self) -> None:
+        """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
+        background, now if a CPU is free for that, else when this dispatch ends (the compile would only
+        take this launch's CPU)."""
+        st = self.state
+        if self.tier.mode != "hot" or st.future is not None or st.failed is not None or st.idle or st.deferred:
+            return
+        now = time.process_time()
+        st.interpreted += now - self.started
+        self.started = now
+        if st.interpreted >= hot_seconds():
+            if core_free():
+                self._compile(sync=False)
+            else:
+                st.deferred = True
+
+    def end(self) -> None:
+        """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
+        the background, for its next launches."""
+        st = self.state
+        if st.deferred and st.future is None and st.compiled is None and st.failed is None:
+            st.deferred = False
+            self._compile(sync=False)
+
     # ---------------------------------------------------------------------------------------- scheduling
     def step(self, pc: int, w: np.ndarray) -> bool:
         """Run the waves `w` standing at `pc` (the lowest PC) if the tier can; False: interpret as usual."""
@@ -310,15 +432,9 @@ class JitRun:
         self._seen = st
         cr = self.cr or self._compiled()
         if cr is None:
-            st = self.state
-            st.steps += 1
-            if self.tier.mode == "hot" and st.future is None and st.failed is None and not st.idle \
-                    and not st.steps & 31:
-                now = time.process_time()  # read every 32 steps of the kernel: a clock read is not free
-                st.interpreted += now - self.started
-                self.started = now
-                if st.interpreted >= hot_seconds():
-                    self._compile(sync=False)
+            self.state.steps += 1
+            if not self.state.steps & 31:  # every 32 steps of the kernel: a clock read is not free
+                self._hot_check()
             return False
         blk = cr.by_start.get(pc - self.ex.d.code_address)
         if blk is not None and blk.index in cr.short_tails:
@@ -464,32 +580,17 @@ class JitRun:
         else:
             waves = np.ascontiguousarray(w[rows], np.int64)
             sub = (counts[rows], laneops[rows], exits[rows], maxlast[rows])
-        ctx[lo.C_SGPR] = st.sgpr.ctypes.data
-        ctx[lo.C_VGPR] = st.vgpr.ctypes.data
-        ctx[lo.C_PLANE] = st.vgpr.strides[0]
-        ctx[lo.C_SCC] = st.scc.ctypes.data
-        ctx[lo.C_PC] = st.pc.ctypes.data
-        ctx[lo.C_STATUS] = st.status.ctypes.data
-        ctx[lo.C_HWREG] = st.hwreg.ctypes.data
-        ctx[lo.C_BASE] = ex.d.code_address
-        ctx[lo.C_BOUND] = bound
+        self._point_at(st, ex.d.code_address, bound)
+        ctx[lo.C_FUSED], ctx[lo.C_KEEP] = 0, 1
         self._allowance = allowance
         self._give_stretch()
-        ctx[lo.C_WINDOWS] = self.tier.windows.ctypes.data
-        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
         ctx[lo.C_COUNTS] = sub[0].ctypes.data
         ctx[lo.C_LANEOPS] = sub[1].ctypes.data
         ctx[lo.C_WAVES] = waves.ctypes.data
         ctx[lo.C_COUNT] = len(waves)
         ctx[lo.C_EXITS] = sub[2].ctypes.data
         ctx[lo.C_MAXLAST] = sub[3].ctypes.data
-        ctx[lo.C_LDS] = st.lds.ctypes.data
-        ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
-        ctx[lo.C_GROUP] = st.group.ctypes.data
         ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
-        ctx[lo.C_CALLBACK] = self._callback_address
-        ctx[lo.C_MEMORY] = self._memory_address
-        ctx[lo.C_TICK] = self._tick_address
         hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         try:
             cr.round(ctx.ctypes.data)
@@ -533,6 +634,159 @@ class JitRun:
             entry = ex.cache.get(pc)
             ex.tick(w[:1], pc, entry[0] if entry else None)
         return total > 0
+
+    # ---------------------------------------------------------------------------------------- fused batches
+    def fused_batch(self, count: int) -> bool:
+        """Run the batch of `count` workgroups (from ex.groups_before on) as one fused launch (the module's
+        "Fused launch") if the kernel allows it; False when it does not, or when the launch could not finish
+        (then it is undone: the batch runs as usual)."""
+        if self.paused or self.nofuse or self.state.nofuse:
+            return False
+        cr = self.cr or self._compiled()
+        ex = self.ex
+        if cr is None and self.state.compiled is None:
+            self._hot_check()  # (also per batch: a kernel of a few long steps per batch gets hot in time)
+        if cr is None or cr.fused is None or ex.d.private_segment_size or self.tier.aliased():
+            return False
+        f = self._fused if self._fused is not None else self._fused_setup(cr)
+        if f is None:
+            return False
+        if f.keep:  # each wave from its own row of the batch's initial state (kept at exit)
+            f.st = initial_state(ex.d, ex.batch_groups(ex.groups_before, count), ex.waves_per_group)
+            f.ngroups, f.rows = 1, f.st.n
+        else:  # every group from the template's rows, its ids set by the driver
+            f.ngroups, f.ids = count, self._group_ids(count)
+        if f.ngroups * f.rows * cr.stores * ex.lanes * undo_words(ex.lanes) > MAX_UNDO_WORDS:
+            return False
+        f.counts[:] = 0
+        f.laneops[:] = 0
+        f.hulls[0::2], f.hulls[1::2] = U64_MAX, 0
+        self._fused_context(cr, f)
+        self._allowance = ex.remaining - ex.slice + ex.budget
+        self._give_stretch()
+        self.fusing = True
+        hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
+        try:
+            code = cr.fused(self.ctx.ctypes.data) - 1
+        finally:
+            sys.unraisablehook = hook
+            self.fusing = False
+        if code >= 0 or self.pending is not None:
+            self._abandon(code)
+            return False
+        self._commit_fused(cr, f.counts[0], int(f.laneops[0]), f.st if f.keep else None)
+        return True
+
+    def _fused_setup(self, cr: CompiledRegion) -> _Fused | None:
+        """A dispatch's fused batches: their buffers, and the template (when registers are not kept and
+        every workgroup is whole: then one group's initial registers are every group's but for its ids)."""
+        ex = self.ex
+        d = ex.d
+        keep = ex.engine.exit_states is not None or any(g % w for g, w in zip(d.grid, d.workgroup, strict=True))
+        f = _Fused(keep=keep, counts=np.zeros((1, len(cr.blocks)), np.int64), laneops=np.zeros(1, np.int64),
+                   maxlast=np.full(1, -1, np.int64), hulls=np.zeros(2 * max(cr.nsites, 1), np.uint64),
+                   ids=np.zeros((1, 3), np.uint32))
+        if not keep:
+            f.st = initial_state(d, ex.batch_groups(0, 1), ex.waves_per_group)
+            f.rows, f.slots = f.st.n, self._id_slots()
+        self._fused = f
+        return f
+
+    def _fused_context(self, cr: CompiledRegion, f: _Fused) -> None:
+        """ctx for the fused driver over `f`'s batch."""
+        ctx = self.ctx
+        self._point_at(f.st, self.ex.d.code_address, INT64_MAX)
+        undo = self.tier.undo_log(f.ngroups * f.rows * cr.stores * self.ex.lanes * undo_words(self.ex.lanes))
+        for slot, value in ((lo.C_COUNTS, f.counts), (lo.C_LANEOPS, f.laneops), (lo.C_MAXLAST, f.maxlast),
+                            (lo.C_HULLS, f.hulls), (lo.C_UNDO, undo), (lo.C_GIDS, f.ids),
+                            (lo.C_TSTATUS, f.st.status), (lo.C_HINTS, self._hints(cr))):
+            ctx[slot] = value.ctypes.data
+        ctx[lo.C_FUSED], ctx[lo.C_KEEP], ctx[lo.C_UNDO_N], ctx[lo.C_CURRENT] = 1, int(f.keep), 0, 0
+        ctx[lo.C_NGROUPS], ctx[lo.C_WPG] = f.ngroups, f.rows
+        ctx[lo.C_GID_X:lo.C_GID_Z + 1] = f.slots
+
+    def _point_at(self, st: WaveState, base: int, bound: int) -> None:
+        """ctx's register file, code base and bound, windows and helpers for native code over `st`."""
+        ctx = self.ctx
+        for slot, value in ((lo.C_SGPR, st.sgpr), (lo.C_VGPR, st.vgpr), (lo.C_SCC, st.scc), (lo.C_PC, st.pc),
+                             (lo.C_STATUS, st.status), (lo.C_HWREG, st.hwreg), (lo.C_LDS, st.lds),
+                             (lo.C_GROUP, st.group), (lo.C_WINDOWS, self.tier.windows)):
+            ctx[slot] = value.ctypes.data
+        ctx[lo.C_PLANE] = st.vgpr.strides[0]
+        ctx[lo.C_BASE], ctx[lo.C_BOUND] = base, bound
+        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
+        ctx[lo.C_CALLBACK], ctx[lo.C_MEMORY], ctx[lo.C_TICK] = (self._callback_address, self._memory_address,
+                                                                 self._tick_address)
+
+    def _id_slots(self) -> tuple[int, int, int]:
+        """The SGPRs setup puts the workgroup ids x, y, z in (-1 for an id not enabled): setup._system_sgprs."""
+        kd = self.ex.d.descriptor
+        s, out = kd.user_sgpr_count or len(user_sgprs(self.ex.d)), []
+        for enabled in (kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y, kd.enable_sgpr_workgroup_id_z):
+            out.append(s if enabled else -1)
+            s += 1 if enabled else 0
+        return tuple(out)
+
+    def _group_ids(self, count: int) -> np.ndarray:
+        """[count, 3] uint32 ids (grid offset added) of the batch's groups: the `count` groups from
+        ex.groups_before on, x fastest (Exec.all_groups's order)."""
+        ex = self.ex
+        gx, gy, _gz = ex.d.workgroups
+        g = np.arange(ex.groups_before, ex.groups_before + count, dtype=np.int64)
+        ids = np.stack([g % gx, (g // gx) % gy, g // (gx * gy)], axis=1) + np.array(ex.d.grid_offset, np.int64)
+        return np.ascontiguousarray(ids.astype(np.uint32))
+
+    def _abandon(self, code: int) -> None:
+        """A fused batch that did not finish: its stores undone; an exception that stopped it raised. A failed
+        order check keeps the kernel's batches in rounds; anything else only this dispatch's."""
+        self._undo()
+        self.tier.stats.fused_aborts += 1
+        if code == lo.EXIT_CONFLICT:
+            self.state.nofuse = True
+        else:
+            self.nofuse = True
+        pending, self.pending = self.pending, None
+        if isinstance(pending, BaseException):
+            raise pending  # (a deadline is the interpreter's to report: the batch runs again there)
+
+    def _undo(self) -> None:
+        """Put back what the fused batch's stores overwrote (ctx C_UNDO_N entries, last first)."""
+        n = int(self.ctx[lo.C_UNDO_N])
+        if not n:
+            return
+        lanes = self.ex.lanes
+        log = self.tier.undo_log(0)[:n * undo_words(lanes)].reshape(n, -1)
+        full = (1 << lanes) - 1
+        for entry in log[::-1]:
+            ptr, mask, old = int(entry[0]), int(entry[1]) & full, entry[2:].view(np.uint32)
+            if mask == full:
+                ctypes.memmove(ptr, old.ctypes.data, 4 * lanes)
+                continue
+            while mask:
+                i = (mask & -mask).bit_length() - 1
+                ctypes.memmove(ptr + 4 * i, old[i:].ctypes.data, 4)
+                mask &= mask - 1
+
+    def _commit_fused(self, cr: CompiledRegion, per_block: np.ndarray, lanes: int, st: WaveState | None) -> None:
+        """Counters, clock and budget for a finished fused batch, as the interpreter counts them; the batch's
+        registers (`st`, kept at exit) for the engine, or none."""
+        ex = self.ex
+        c = ex.engine.counters
+        total = int(per_block @ cr.block_len)
+        for b in np.flatnonzero(per_block).tolist():
+            times = int(per_block[b])
+            for m, k in cr.hist[b].items():
+                c.per_opcode[m] += k * times
+        c.wave_instructions += total
+        c.lane_ops += lanes
+        ex.engine.clock.cycles += total
+        ex.budget -= total
+        self.tier.stats.native_instructions += total
+        self.tier.stats.fused_batches += 1
+        ex.st = st
+        if ex.budget < 0:  # the interpreter's tick, for a slice native code ran (cannot exceed the watchdog)
+            ex.tick(np.zeros(1, np.int64), ex.d.code_address, None)
 
     # ---------------------------------------------------------------------------------------- callbacks
     def _callback(self, row: int, wave: int) -> int:
@@ -580,7 +834,7 @@ class JitRun:
                 return lo.TICK_STOP
             if ex.engine.progress_hooks:
                 spent = ex.remaining - ex.slice + ex.budget - self._allowance
-                done = int(np.count_nonzero(ex.st.status == DONE))
+                done = int(self.ctx[lo.C_CURRENT]) if self.fusing else int(np.count_nonzero(ex.st.status == DONE))
                 p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, ex.group_count(),
                              ex.used + spent)
                 for hook in ex.engine.progress_hooks:
@@ -609,10 +863,16 @@ class JitRun:
                 data = ex.mem.read(ex.vmid, addr, size)
                 ctypes.memmove(out, data, size)
                 self._add_window(addr, addr + size)
-                return 0
-            lanes = ex.st.lanes
+                return int(self.fusing and not self._windowed(addr, addr + size))
+            lanes = ex.lanes
             addr = np.ctypeslib.as_array((ctypes.c_uint64 * lanes).from_address(addrs)).copy()[None, :]
             active = ((np.uint64(mask) >> np.arange(lanes, dtype=np.uint64)) & np.uint64(1)).astype(bool)[None, :]
+            if kind == MEM_WRITABLE:  # a store found no writable window: one for its lanes, if memory allows
+                a = addr[active]
+                lo_va, hi_va = int(a.min()), int(a.max()) + size
+                return int(not (self._add_window(lo_va, hi_va, "write") and self._windowed(lo_va, hi_va)))
+            if self.fusing and kind != MEM_GLOBAL:  # a fused batch has no LDS, scratch or register file here
+                return 1
             w1 = np.array([wave], np.int64)
             if kind == MEM_LDS:
                 data = lds_read(ex, w1, addr.astype(np.int64), size, active)
@@ -625,18 +885,27 @@ class JitRun:
                 raw = global_read(ex, addr, size, g)
             _planar(raw, size, lanes, out)
             if g.any():
-                self._add_window(int(addr[g].min()), int(addr[g].max()) + size)
+                lo_va, hi_va = int(addr[g].min()), int(addr[g].max()) + size
+                self._add_window(lo_va, hi_va)
+                return int(self.fusing and not self._windowed(lo_va, hi_va))
             return 0
         except BaseException as e:  # noqa: BLE001 - faults are the interpreter's to report, with every wave there
             if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
                 self.pending = e
             return 1
 
-    def _add_window(self, lo_va: int, hi_va: int) -> None:
+    def _add_window(self, lo_va: int, hi_va: int, access: str = "read") -> bool:
         ex = self.ex
-        if lo_va < hi_va <= (1 << 47):
-            self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va)
-            self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        if not lo_va < hi_va <= (1 << 47):
+            return False
+        got = self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va, access)
+        self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        return got
+
+    def _windowed(self, lo_va: int, hi_va: int) -> bool:
+        """Whether a fused batch's access of [lo_va, hi_va) stays comparable by VA (tier.py, "Fused launch"): one window
+        holds it and no two windows reach the same memory through different VAs."""
+        return self.tier.covered(lo_va, hi_va) and not self.tier.aliased()
 
 
 # ---------------------------------------------------------------------------------------------- translation
@@ -742,8 +1011,10 @@ def _translate(src: _Source):
     hit = _COMPILED.get(key)
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
-    ir = build_module(lw, region)
+    ir, fuse = build_module(lw, region)
     meta["nhints"] = len(lw.hints)
+    meta["fusable"], meta["nsites"] = fuse, len(lw.sites)
+    meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
     for insn in region.insns.values():  # the IR text is in the module now
@@ -805,15 +1076,17 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
             obj, from_disk, _ = _object_code(job)
             llvm_seconds = 0.0  # (this thread's: in t.seconds)
         engine, addr = jc.load(obj, "round")
+        fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None
     region, m = job.meta["region"], job.meta
     blocks = region.blocks
+    counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"])
     cr = CompiledRegion(
         round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
-        block_len=np.array([len(b.insns) if b.kind in (rg.NATIVE, rg.CALLBACK) else 0 for b in blocks], np.int64),
-        hist=[b.histogram() if b.kind in (rg.NATIVE, rg.CALLBACK) else Counter() for b in blocks],
+        block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
+        hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
-        nhints=m["nhints"],
+        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]),
         compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)

@@ -13,21 +13,24 @@ from pathlib import Path
 
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower import (
+    C_HULLS,
     EXIT_BOUND,
     EXIT_BUDGET,
     EXIT_CALLBACK,
+    EXIT_CONFLICT,
     EXIT_DONE,
     EXIT_NOENTRY,
     EXIT_SYNC,
     RARE_WEIGHTS,
     ROUND,
     Lowering,
+    fused_driver,
     wave_function,
 )
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.state import EXEC_LO, VCC_LO
 
-TRANSLATOR_VERSION = 1
+TRANSLATOR_VERSION = 2
 
 
 def translator_key() -> str:
@@ -55,22 +58,29 @@ def _load_translators() -> None:
     if _loaded:
         return
     _loaded = True
-    from simgpu.shader.jit import lower_mem, lower_salu, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
+    from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
     from simgpu.shader.jit.lower_valu import register_all
     register_all()
 
 
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
     """classify(inst, off) -> (kind, fragment, may exit mid-block) for region.discover; a native
-    fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written))."""
+    fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written)). A sync store the
+    translator covers has one too, with the labels of its exits: it runs only in a fused batch."""
     _load_translators()
 
     def classify(inst, off: int):
         m = inst.mnemonic
         if m in rg.CONTROLS:
             return (rg.CONTROL if control_ok(inst) else rg.SYNC), None, False
-        if rg.is_sync(inst) or highest_vgpr(inst) >= nvgpr:
+        if highest_vgpr(inst) >= nvgpr:
             return rg.SYNC, None, False
+        if rg.is_sync(inst):
+            mark = len(lw.exits)
+            frag = lw.fragment(inst, off) if "_store_" in m else None
+            if frag is None:
+                return rg.SYNC, None, False
+            return rg.SYNC, (frag, False, False, (frozenset(), frozenset()), [e[0] for e in lw.exits[mark:]]), False
         mark = len(lw.exits)
         frag = lw.fragment(inst, off)
         if frag is not None:
@@ -228,15 +238,105 @@ def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | No
     return out
 
 
-def build_module(lw: Lowering, region: rg.Region) -> str:
-    """The module text: @wave over the region's blocks and the @round driver."""
+def fusable(lw: Lowering, region: rg.Region) -> bool:
+    """Whether the region can run as a fused batch (tier.py, "Fused launch"): all its code is native but for
+    stores the translator covers, control only goes forward (so the interpreter runs its instructions in PC
+    order, each once per wave) and nothing in it needs LDS."""
+    if not lw.fusable:
+        return False
+    for blk in region.blocks:
+        if blk.kind == rg.SYNC and blk.insns[0].fragment is not None:
+            continue
+        if blk.kind != rg.NATIVE:
+            return False
+        for insn in blk.insns:
+            if insn.kind == rg.CONTROL and (insn.inst.mnemonic in rg.DYNAMIC
+                                            or any(t <= insn.off for t in rg.successors(insn))):
+                return False
+    return True
+
+
+def _site_pairs(sites: list[tuple[int, bool]]) -> tuple[list[list[int]], set[int]]:
+    """For each memory site: the later sites (higher PC) its access must not overlap for earlier waves (where
+    either is a store); and the sites whose hull some check reads."""
+    later = [[q for q, (oq, sq) in enumerate(sites) if oq > op and (sp or sq)] for op, sp in sites]
+    return later, {q for qs in later for q in qs}
+
+
+def _expand_site(lw: Lowering, line: str, later: list[list[int]], read: set[int]) -> None:
+    """The order check of a site mark (Lowering.site), in a fused batch only: the access's extent must not
+    overlap what earlier waves accessed at the later sites (their hulls, ctx C_HULLS: [lo, hi) per site,
+    unsigned); then this site's hull grows by it."""
+    _, n, addr, active, size = line.split()
+    n, size = int(n), int(size)
+    if not later[n] and n not in read:
+        return
+    b = lw.b
+    lw.off = lw.sites[n][0]
+    check, cont = b.fresh("hull")[1:], b.fresh("hulldone")[1:]
+    b.raw(f"br i1 %fused, label %{check}, label %{cont}")
+    b.label(check)
+    if active == "-":
+        lo = addr
+        hi = b.op(f"add i64 {addr}, {size}")
+    else:
+        lo, hi = lw.extent(addr, active, size)
+    hulls = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_HULLS}')}")
+    clash = "false"
+    for q in later[n]:
+        qlo = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {hulls}, i64 {2 * q}')}")
+        qhi = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {hulls}, i64 {2 * q + 1}')}")
+        over = b.op(f"and i1 {b.op(f'icmp ult i64 {lo}, {qhi}')}, {b.op(f'icmp ult i64 {qlo}, {hi}')}")
+        clash = b.op(f"or i1 {clash}, {over}")
+    if later[n]:
+        lw.branch_exit(clash, EXIT_CONFLICT)
+    if n in read:
+        for k, (fn, v) in enumerate((("umin", lo), ("umax", hi))):
+            p = b.op(f"getelementptr i64, ptr {hulls}, i64 {2 * n + k}")
+            grown = b.call("i64", f"@llvm.{fn}.i64", [("i64", b.op(f"load i64, ptr {p}")), ("i64", v)],
+                           f"declare i64 @llvm.{fn}.i64(i64, i64)")
+            b.raw(f"store i64 {grown}, ptr {p}")
+    b.raw(f"br label %{cont}")
+    b.label(cont)
+
+
+def _emit(lw: Lowering, lines: list[str], sites) -> None:
+    """A fragment's lines into the function, site marks expanded (`sites`: _site_pairs, None: dropped)."""
+    b = lw.b
+    for line in lines:
+        if line.startswith("  ;SITE"):
+            if sites is not None:
+                _expand_site(lw, line, *sites)
+            continue
+        b.lines.append(line)
+
+
+def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
+    """The module text: @wave over the region's blocks, the @round driver, and @fused when the region is
+    fusable (which it says)."""
     b = lw.b
     b.lines = []
     lw.pending = []
+    fuse = fusable(lw, region)
+    sites = _site_pairs(lw.sites) if fuse else None
+    if not fuse:  # the stores' fragments are not emitted: neither are their exits
+        dropped = {lab for blk in region.blocks if blk.kind == rg.SYNC and blk.insns[0].fragment is not None
+                   for lab in blk.insns[0].fragment[4]}
+        lw.exits = [e for e in lw.exits if e[0] not in dropped]
     for blk in region.blocks:
         b.label(f"b{blk.start}")
         lw.off = blk.start
         first = blk.insns[0]
+        if blk.kind == rg.SYNC and fuse and first.fragment is not None:  # a store: native in a fused batch
+            run, park = b.fresh("fusedst")[1:], b.fresh("syncst")[1:]
+            b.raw(f"br i1 %fused, label %{run}, label %{park}")
+            b.label(park)
+            lw.exit_here(EXIT_SYNC)
+            b.label(run)
+            _prologue(lw, blk, 1)
+            _emit(lw, first.fragment[0], sites)
+            b.raw(f"br label %{_target(lw, region, blk.end)}")
+            continue
         if blk.kind in (rg.SYNC, rg.MISSING):
             lw.exit_here(EXIT_SYNC)
             continue
@@ -257,7 +357,7 @@ def build_module(lw: Lowering, region: rg.Region) -> str:
             if exec_write or insn.exits:
                 lw.add_lanes(pending)
                 pending = 0
-            b.lines.extend(lines)
+            _emit(lw, lines, sites)
         else:
             lw.add_lanes(pending)
             b.raw(f"br label %{_target(lw, region, blk.end)}")
@@ -267,4 +367,5 @@ def build_module(lw: Lowering, region: rg.Region) -> str:
         b.raw("br label %exit")
     body = list(b.lines)
     decls = "\n".join(sorted(b.decls))
-    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}\n{RARE_WEIGHTS}\n"
+    driver = fused_driver(sum(len(blk.insns) for blk in region.blocks)) if fuse else ""
+    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}\n{driver}\n{RARE_WEIGHTS}\n", fuse

@@ -39,9 +39,10 @@ def test_corpus_kernel_tiers_agree(name):
     """The JIT tier's results match numpy too, and both tiers end in the same state."""
     testbeds = []
     run_kernel(name, seed=2, keep=testbeds)
-    args, after, counters, _ = run_kernel(name, seed=2, tier="jit", keep=testbeds)
-    assert KERNELS[name].mismatch(args, after) is None
-    tiers.assert_same(*testbeds)
+    for tier in ("jit", "jit-lean"):
+        args, after, counters, _ = run_kernel(name, seed=2, tier=tier, keep=testbeds)
+        assert KERNELS[name].mismatch(args, after) is None
+        tiers.assert_same(testbeds[0], testbeds[-1])
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -9,9 +9,11 @@ import os
 import threading
 
 import numpy as np
+import pytest
 
 from simgpu.shader.jit import jit_mode, jit_tier
 from simgpu.shader.jit import tier as jit_state
+from simgpu.shader.state import DONE
 from simgpu.testbed import VMID, Testbed
 
 LOOP = """
@@ -61,13 +63,19 @@ def test_a_kernel_is_compiled_once_hot_and_results_do_not_change(monkeypatch, tm
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
     want = _want(2000)
+    k = tb.load_asm(LOOP.format(n=2000), args=1, vgprs=8)  # one code address: one kernel for the tier
+    out = tb.alloc(4 * 64)
+
+    def run():
+        tb.launch(k, [out], (2,), (32,))
+        return tb.download(out, np.uint32, 64)
     for _ in range(200):
-        assert np.array_equal(_run(tb, 2000), want)
+        assert np.array_equal(run(), want)
         pending = _compile_pending(tb)
         if pending is not None:
             pending.result(timeout=120)  # the background compile (LLVM at the lowest priority: slow on a busy CI)
             break
-    assert np.array_equal(_run(tb, 2000), want)
+    assert np.array_equal(run(), want)
     stats = tb.engine.jit.stats
     assert stats.compiles == 1 and stats.native_instructions > 0 and not stats.failures
 
@@ -106,6 +114,33 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
     tb.launch(k, [out], (2,), (32,))
     assert np.array_equal(tb.download(out, np.uint32, 64), _want(1999))
     assert tb.engine.jit.stats.native_instructions > 0
+
+
+@pytest.mark.parametrize("background", ["now", "after"])
+def test_on_a_busy_machine_a_hot_kernel_is_compiled_when_its_dispatch_ends(monkeypatch, tmp_path, background):
+    """With a CPU free (`now`) the compile starts as soon as the kernel is hot, beside the dispatch; on a
+    busy machine (`after`: what tier.core_free decides from the load average) only once that dispatch ends,
+    so the launch that found the kernel hot runs as the interpreter alone would."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
+    monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", background)
+    submitted = []  # whether the dispatch still had waves running when its compile started
+    monkeypatch.setattr(jit_state.JitRun, "_compile", lambda self, sync, real=jit_state.JitRun._compile: (
+        submitted.append(bool((self.ex.st.status != DONE).any())), real(self, sync))[1])
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("hot")
+    k = tb.load_asm(LOOP.format(n=20000), args=1, vgprs=8)
+    out = tb.alloc(4 * 64)
+    tb.launch(k, [out], (2,), (32,))  # about 80k wave-instructions: hot within the dispatch
+    state = tb.engine.jit.kernel((VMID, k.code_address))
+    assert submitted == [background == "now"] and not state.deferred
+    if background == "after":
+        assert state.future is not None and tb.engine.jit.stats.native_instructions == 0
+    if state.future is not None:
+        state.future.result(timeout=120)
+    tb.launch(k, [out], (2,), (32,))
+    assert tb.engine.jit.stats.native_instructions > 0
+    assert np.array_equal(tb.download(out, np.uint32, 64), _want(20000))
 
 
 def _drain_background_compiles() -> None:
