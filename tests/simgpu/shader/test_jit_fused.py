@@ -12,7 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simgpu.isa import assemble
+from simgpu.isa.codeobject import write_code_object
+from simgpu.isa.kdescriptor import make_descriptor
+from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.engine import MAX_BATCH_WAVES, TICK
+from simgpu.testbed import VMID
 from tests import DATA
 from tests.support import tiers
 
@@ -193,3 +198,63 @@ def test_a_fused_launch_is_deterministic():
         tb.launch(k, [buf], (4,), (64,))
         runs.append((tb.phys.vram[:tb._next_pa].tobytes(), tb.engine.counters.snapshot(), tb.engine.clock.cycles))
     assert runs[0] == runs[1]
+
+
+# Each item of a 2D grid of 8x8 workgroups stores x id + 1000 * y id + 10^6 * group x + 10^7 * group y.
+GRID2D = """
+    s_load_b64 s[4:5], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    s_mul_i32 s6, s3, {ngx}
+    s_add_u32 s6, s6, s2
+    s_lshl_b32 s6, s6, 6
+    v_and_b32 v1, 0x3ff, v0
+    v_bfe_u32 v2, v0, 10, 10
+    v_lshl_add_u32 v3, v2, 3, v1
+    v_add_nc_u32 v3, s6, v3
+    v_lshlrev_b32 v3, 2, v3
+    s_mul_i32 s7, s3, 10000000
+    s_mul_i32 s8, s2, 1000000
+    s_add_u32 s7, s7, s8
+    v_mad_u32_u24 v4, v2, 1000, v1
+    v_add_nc_u32 v4, s7, v4
+    global_store_b32 v3, v4, s[4:5]
+    s_endpgm
+"""
+
+
+def _grid2d_kernel(tb, wave32: bool):
+    kd = make_descriptor(8, kernarg_size=8, workgroup_ids="xy", workitem_id_dims=2, wave32=wave32)
+    meta = {".args": [{".name": "out", ".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
+    return tb.load(write_code_object([("k", assemble(GRID2D.format(ngx=3)), kd, meta)]))["k"]
+
+
+@LEAN_AND_KEPT
+@pytest.mark.parametrize("wave32", [True, False])
+def test_workgroup_ids_in_x_and_y_come_from_the_template_in_wave32_and_wave64(tier, wave32):
+    pair = _pair(tier)
+    for tb in pair:
+        out = tb.alloc(4 * 64 * 6)
+        tb.launch(_grid2d_kernel(tb, wave32), [out], (3, 2), (8, 8))
+    tiers.assert_same(*pair)
+    got = pair[1].download(out, np.uint32, 64 * 6).reshape(2, 3, 8, 8)
+    gy, gx, y, x = np.indices((2, 3, 8, 8))
+    assert np.array_equal(got, x + 1000 * y + 1000000 * gx + 10000000 * gy)
+    assert pair[1].engine.jit.stats.fused_batches == 1
+
+
+def test_a_grid_ending_inside_a_workgroup_fuses_from_each_waves_own_registers():
+    # 100 items of 64-item groups: the second group's last wave starts with no lanes, its first one with a
+    # partial EXEC - not one template for every group, so each wave starts from the batch's own state
+    pair = _pair("jit-lean")
+    for tb in pair:
+        buf = tb.upload(np.zeros(128, np.uint32))
+        k = tb.load_asm(SHIFTED.format(shift=0), args=1, vgprs=8)
+        kernarg = tb.alloc(256)
+        tb.write(kernarg, np.array([buf], np.uint64).tobytes())
+        desc = k.kernel.descriptor
+        tb.engine.run(Dispatch(code_address=k.code_address, descriptor=desc, grid=(100, 1, 1), workgroup=(64, 1, 1),
+                               kernarg_address=kernarg, group_segment_size=0, private_segment_size=0, vmid=VMID))
+        got = tb.download(buf, np.uint32, 128)
+        assert np.array_equal(got[:100], np.ones(100, np.uint32)) and not got[100:].any()
+    tiers.assert_same(*pair)
+    assert pair[1].engine.jit.stats.fused_batches == 1
