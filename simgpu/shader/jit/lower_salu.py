@@ -488,12 +488,12 @@ _NOPS = ("s_nop", "s_setkill", "s_sethalt", "s_set_inst_prefetch_distance", "s_c
          "s_waitcnt_depctr", "s_waitcnt", "s_wait_idle", "s_wait_event", "s_setprio", "s_incperflevel",
          "s_decperflevel", "s_ttracedata", "s_ttracedata_imm", "s_wakeup", "s_version", "s_waitcnt_vscnt",
          "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt", "s_gl1_inv", "s_dcache_inv", "s_atc_probe",
-         "s_atc_probe_buffer", "v_nop", "v_pipeflush", "s_sendmsg")
+         "s_atc_probe_buffer", "v_nop", "v_pipeflush", "s_sendmsg", "buffer_gl0_inv", "buffer_gl1_inv")
 
 
 @translates(*_NOPS)
 def _nop(lw: Lowering, inst):
-    """Waits and hints change nothing in the simulator; s_sendmsg only matters for MSG_INTERRUPT, which
-    region.is_sync keeps out of native code."""
+    """Waits, hints and cache invalidations change nothing in the simulator (it has no caches: mubuf.py);
+    s_sendmsg only matters for MSG_INTERRUPT, which region.is_sync keeps out of native code."""
     if inst.mnemonic.startswith("v_"):
         lw.count_lanes()

@@ -240,6 +240,25 @@ def _cvt_f64_f32(op: Op, x):
     return dst.flush_out(op.b.op(f"fpext {src.fv} {src.flush_in(x)} to {dst.fv}"))
 
 
+# ---------------------------------------------------------------------------------------------- rounding to integers
+
+
+def _round(t: str, intrinsic: str):
+    """cvt._round_op: round to an integral value in the same format (the LLVM intrinsic: -0 and infinities
+    kept, a NaN's payload kept and a signaling one quieted, as numpy's trunc/ceil/floor/rint do) of the
+    input flushed per the input denorm mode; the result cannot be a denormal."""
+    def fn(op: Op, x):
+        f = F(op, t)
+        name = f"@llvm.{intrinsic}.v{op.lw.lanes}{'f32' if t == 'f32' else 'f64'}"
+        return op.b.call(f.fv, name, [(f.fv, f.flush_in(x))], f"declare {f.fv} {name}({f.fv})")
+    return fn
+
+
+for _t in ("f32", "f64"):
+    for _name, _intrinsic in (("trunc", "trunc"), ("ceil", "ceil"), ("floor", "floor"), ("rndne", "roundeven")):
+        emits(f"v_{_name}_{_t}")(_round(_t, _intrinsic))
+
+
 # ---------------------------------------------------------------------------------------------- compares
 
 _FPRED = {"f": None, "lt": "olt", "eq": "oeq", "le": "ole", "gt": "ogt", "lg": "one", "ge": "oge", "o": "ord",

@@ -233,3 +233,26 @@ def test_nans_from_constant_operands_are_the_hosts(text):
         assert tiers.launch(tb, _kernel(tb, assemble(text), True, {}), [tb.upload(data)], (1,), (32,)) is None
     tiers.assert_same(*pair)
     assert pair[1].engine.jit.stats.native_instructions > 0
+
+
+@pytest.mark.parametrize("denorm", [0, 3])
+@pytest.mark.parametrize("wave32", [True, False])
+def test_rounding_to_integers_agrees_over_float_specials(wave32, denorm):
+    """v_trunc/ceil/floor/rndne in f32 and f64 (native through LLVM's intrinsics) over random bits and
+    float specials (signaling and quiet NaNs with payloads, infinities, denormals, -0, halves), with
+    denormal inputs flushed or kept."""
+    # v30 = k + 0.5 and v31 = -(k + 0.5) for small random k: ties, where the round modes differ
+    lines = ["v_and_b32 v30, 0xff, v8", "v_cvt_f32_u32 v30, v30", "v_add_f32 v30, 0.5, v30", "v_sub_f32 v31, 0, v30"]
+    for k, name in enumerate(("trunc", "ceil", "floor", "rndne")):
+        lines += [f"v_{name}_f32 v{12 + k}, v{2 + k}", f"v_{name}_f32_e64 v{16 + k}, -|v{6 + k}|",
+                  f"v_{name}_f64 v[{20 + 2 * k}:{21 + 2 * k}], v[{2 * k}:{2 * k + 1}]",
+                  f"v_{name}_f32 v{9 + k % 2}, v{30 + k % 2}", f"v_{name}_f32 v{28 + k % 2}, v{31 - k % 2}"]
+    data = _random_data(np.random.default_rng(denorm))
+    mode = {"float_denorm_mode_32": denorm, "float_denorm_mode_16_64": denorm}
+    pair = tiers.pair()
+    for tb in pair:
+        assert tiers.launch(tb, _kernel(tb, assemble("\n".join(lines)), wave32, mode), [tb.upload(data)], (2,),
+                            (64,)) is None
+    tiers.assert_same(*pair)
+    stats = pair[1].engine.jit.stats
+    assert stats.native_instructions > 0 and stats.callbacks == 0
