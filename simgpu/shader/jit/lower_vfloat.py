@@ -39,12 +39,13 @@ def _s(v: int, bits: int) -> int:
 class F:
     """Helpers over <lanes x float/double> for one instruction: bit views, flushing, NaN rules."""
 
-    def __init__(self, op: Op, t: str):
+    def __init__(self, op: Op, t: str, rounds: bool = True):
+        """`rounds`: the operation rounds per MODE (only nearest-even is translated)."""
         self.op, self.t, self.b = op, t, op.b
         self.elem, self.ielem, self.exp, self.sign, self.quiet, round_shift, denorm_shift = _FMT[t]
         self.bits = 32 if t == "f32" else 64
         mode = op.lw.mode
-        if (mode >> round_shift) & 3:
+        if rounds and (mode >> round_shift) & 3:
             raise Unsupported("round mode other than nearest-even")
         self.denorm = (mode >> denorm_shift) & 3
         self.ieee = bool((mode >> IEEE_BIT) & 1)
@@ -248,7 +249,7 @@ def _round(t: str, intrinsic: str):
     kept, a NaN's payload kept and a signaling one quieted, as numpy's trunc/ceil/floor/rint do) of the
     input flushed per the input denorm mode; the result cannot be a denormal."""
     def fn(op: Op, x):
-        f = F(op, t)
+        f = F(op, t, rounds=False)  # (MODE's round mode does not apply)
         name = f"@llvm.{intrinsic}.v{op.lw.lanes}{'f32' if t == 'f32' else 'f64'}"
         return op.b.call(f.fv, name, [(f.fv, f.flush_in(x))], f"declare {f.fv} {name}({f.fv})")
     return fn
@@ -257,6 +258,44 @@ def _round(t: str, intrinsic: str):
 for _t in ("f32", "f64"):
     for _name, _intrinsic in (("trunc", "trunc"), ("ceil", "ceil"), ("floor", "floor"), ("rndne", "roundeven")):
         emits(f"v_{_name}_{_t}")(_round(_t, _intrinsic))
+
+
+# ---------------------------------------------------------------------------------------------- rcp, rsq, sqrt
+
+
+def _trans(t: str, name: str):
+    """trans._trans for rcp, rsq and sqrt: the result of float64 arithmetic rounded once to `t` (for f32
+    1/x and sqrt(x) that is the host's own f32 division and square root: double rounding from 53 bits is
+    innocuous for them; rsq is 1 / sqrt(x), both in f64, then rounded); f32 inputs and results always
+    flushed, whatever MODE says; a NaN result as fpexact.first_nan gives it (LLVM folds constants to its own
+    default NaN)."""
+    def fn(op: Op, x):
+        f = F(op, t, rounds=False)  # (nearest whatever MODE says)
+        b = op.b
+        if t == "f32":
+            x = f._flush(x)
+        wide = b.vec("double")
+        sqrt64 = f"@llvm.sqrt.v{op.lw.lanes}f64"
+        if name == "sqrt":
+            nm = f"@llvm.sqrt.v{op.lw.lanes}{'f32' if t == 'f32' else 'f64'}"
+            r = b.call(f.fv, nm, [(f.fv, x)], f"declare {f.fv} {nm}({f.fv})")
+        elif name == "rcp":
+            r = b.op(f"fdiv {f.fv} {b.splat(f.elem, '1.0')}, {x}")
+        else:
+            xd = b.op(f"fpext {f.fv} {x} to {wide}") if t == "f32" else x
+            root = b.call(wide, sqrt64, [(wide, xd)], f"declare {wide} {sqrt64}({wide})")
+            r = b.op(f"fdiv {wide} {b.splat('double', '1.0')}, {root}")
+            if t == "f32":
+                r = b.op(f"fptrunc {wide} {r} to {f.fv}")
+        r = f.first_nan(r, x)
+        return f._flush(r) if t == "f32" else r
+    return fn
+
+
+for _t in ("f32", "f64"):
+    for _name in ("rcp", "rsq", "sqrt"):
+        emits(f"v_{_name}_{_t}")(_trans(_t, _name))
+emits("v_rcp_iflag_f32")(_trans("f32", "rcp"))
 
 
 # ---------------------------------------------------------------------------------------------- compares
@@ -277,3 +316,36 @@ def _fcmp(t: str, cond: str):
 for _t in ("f32", "f64"):
     for _cond in _FPRED:
         emits(f"v_cmp_{_cond}_{_t}", f"v_cmpx_{_cond}_{_t}")(_fcmp(_t, _cond))
+
+
+def _class(t: str):
+    """cmp_float._class: bit fclass(x) of the mask operand, x as given (no flushing). Classes: 0 signaling
+    NaN, 1 quiet NaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0, 6 +0, 7 +denormal, 8 +normal, 9 +inf."""
+    def fn(op: Op, x, mask):
+        f = F(op, t, rounds=False)
+        b, iv, m = op.b, f.iv, op.b.vmask
+        xi = f.ints(x)
+        neg = b.op(f"icmp slt {iv} {xi}, {f.c(0)}")
+        mag = b.op(f"and {iv} {xi}, {f.c(f.sign - 1 if t == 'f32' else (1 << 63) - 1)}")
+        nan = b.op(f"icmp ugt {iv} {mag}, {f.c(f.exp)}")
+        quiet = b.op(f"icmp ne {iv} {b.op(f'and {iv} {xi}, {f.c(f.quiet)}')}, {f.c(0)}")
+        loud = b.op(f"xor {m} {quiet}, {b.splat('i1', 'true')}")
+        snan = b.op(f"and {m} {nan}, {loud}")
+        inf = b.op(f"icmp eq {iv} {mag}, {f.c(f.exp)}")
+        zero = b.op(f"icmp eq {iv} {mag}, {f.c(0)}")
+        tiny = b.op(f"icmp ult {iv} {mag}, {f.c(f.exp & -f.exp)}")  # below the smallest normal (or zero)
+
+        def by_sign(minus: int, plus: int) -> str:
+            return b.op(f"select {m} {neg}, {b.v32} {b.splat('i32', minus)}, {b.v32} {b.splat('i32', plus)}")
+        cls = by_sign(3, 8)
+        for cond, minus, plus in ((tiny, 4, 7), (zero, 5, 6), (inf, 2, 9)):
+            cls = b.op(f"select {m} {cond}, {b.v32} {by_sign(minus, plus)}, {b.v32} {cls}")
+        cls = b.op(f"select {m} {nan}, {b.v32} {b.splat('i32', 1)}, {b.v32} {cls}")
+        cls = b.op(f"select {m} {snan}, {b.v32} {b.splat('i32', 0)}, {b.v32} {cls}")
+        bit = b.op(f"and {b.v32} {b.op(f'lshr {b.v32} {mask}, {cls}')}, {b.splat('i32', 1)}")
+        return b.op(f"icmp ne {b.v32} {bit}, {b.splat('i32', 0)}")
+    return fn
+
+
+for _t in ("f32", "f64"):
+    emits(f"v_cmp_class_{_t}", f"v_cmpx_class_{_t}")(_class(_t))

@@ -256,3 +256,30 @@ def test_rounding_to_integers_agrees_over_float_specials(wave32, denorm):
     tiers.assert_same(*pair)
     stats = pair[1].engine.jit.stats
     assert stats.native_instructions > 0 and stats.callbacks == 0
+
+
+@pytest.mark.parametrize("mode", [{}, {"float_denorm_mode_32": 0, "float_denorm_mode_16_64": 0},
+                                  {"float_round_mode_32": 3, "float_round_mode_16_64": 1}])
+@pytest.mark.parametrize("wave32", [True, False])
+def test_rcp_rsq_sqrt_and_class_agree_over_float_specials(wave32, mode):
+    """v_rcp/rsq/sqrt in f32 (inputs and results always flushed) and f64, v_rcp_iflag, and v_cmp(x)_class
+    with random masks, over random bits and float specials, under MODEs that flush or keep denormals and
+    round other than to nearest (which these ignore)."""
+    lines = []
+    for k, name in enumerate(("rcp", "rsq", "sqrt")):
+        lines += [f"v_{name}_f32 v{12 + k}, v{2 + k}", f"v_{name}_f32_e64 v{15 + k}, -|v{5 + k}|",
+                  f"v_{name}_f64 v[{18 + 2 * k}:{19 + 2 * k}], v[{2 * k}:{2 * k + 1}]"]
+    def sd(n: int) -> str:  # a lane mask's SGPR (the pair from it in wave64; the assembler spells wave32's)
+        return f"s{n}"
+    lines += ["v_rcp_iflag_f32 v24, v8", "v_sqrt_f32 v25, -1.0", "v_rsq_f64 v[26:27], 0",
+              f"v_cmp_class_f32_e64 {sd(20)}, v9, v10", f"v_cmp_class_f64_e64 {sd(22)}, v[2:3], v11",
+              f"v_cmp_class_f32_e64 {sd(24)}, -v3, 0x3ff", "v_and_b32 v28, 0x3ff, v4",
+              f"v_cmp_class_f32_e64 {sd(26)}, |v5|, v28", "v_cmpx_class_f32_e64 v6, v28"]
+    data = _random_data(np.random.default_rng(len(mode)))
+    pair = tiers.pair()
+    for tb in pair:
+        k = _kernel(tb, assemble("\n".join(lines)), wave32, mode)
+        assert tiers.launch(tb, k, [tb.upload(data)], (2,), (64,)) is None
+    tiers.assert_same(*pair)
+    stats = pair[1].engine.jit.stats
+    assert stats.native_instructions > 0 and stats.callbacks == 0
