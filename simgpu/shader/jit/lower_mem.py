@@ -301,8 +301,9 @@ def end_fast(lw: Lowering, values: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------- GLOBAL / FLAT
 
-_LOAD = re.compile(r"^(global|flat)_load_(u8|i8|u16|i16|b32|b64|b96|b128)$")
-_SIZE = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
+_LOAD = re.compile(r"^(global|flat)_load_(d16_(?:hi_)?)?(u8|i8|u16|i16|b16|b32|b64|b96|b128)$")
+_SIZE = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
+_D16 = [f"{s}_load_{h}_{k}" for s in ("global", "flat") for h in ("d16", "d16_hi") for k in ("u8", "i8", "b16")]
 
 
 def lane_offsets(lw: Lowering, inst) -> tuple[str, str | None, str | None, int]:
@@ -336,10 +337,10 @@ def _first_active(lw: Lowering, vec: str) -> str:
     return b.op(f"extractelement {b.v32} {vec}, {mi} {lane}")
 
 
-@translates(*[f"{s}_load_{k}" for s in ("global", "flat") for k in _SIZE])
+@translates(*[f"{s}_load_{k}" for s in ("global", "flat") for k in _SIZE if k != "b16"], *_D16)
 def _load(lw: Lowering, inst):
     b = lw.b
-    kind = _LOAD.match(inst.mnemonic).group(2)
+    d16, kind = _LOAD.match(inst.mnemonic).group(2, 3)
     size = _SIZE[kind]
     vdst = inst.fields["vdst"]
     low, base, high, off = lane_offsets(lw, inst)
@@ -389,9 +390,23 @@ def _load(lw: Lowering, inst):
     kind_code = MEM_FLAT if inst.mnemonic.startswith("flat_") else MEM_GLOBAL
     slow_vals = read_by_helper(lw, kind_code, addr, exec_bits, size, kind[0] == "i", str(lw.off))
     for k, v in enumerate(merge(lw, fast, slow_vals, done)):
-        lw.set_vgpr(vdst + k, v, active)
+        lw.set_vgpr(vdst + k, _into_half(lw, v, vdst, d16) if d16 else v, active)
     b.raw(f"br label %{skip}")
     b.label(skip)
+
+
+def _into_half(lw: Lowering, value: str, vdst: int, d16: str) -> str:
+    """vmem.write_loaded's d16 loads: the loaded 16 bits (a byte extended to 16) into vdst's low half, or its
+    high half for d16_hi, the other half kept."""
+    b = lw.b
+    half = b.op(f"and {b.v32} {value}, {b.splat('i32', 0xFFFF)}")
+    old = lw.vgpr(vdst)
+    if d16.startswith("d16_hi"):
+        kept = b.op(f"and {b.v32} {old}, {b.splat('i32', 0xFFFF)}")
+        up = b.op(f"shl {b.v32} {half}, {b.splat('i32', 16)}")
+        return b.op(f"or {b.v32} {kept}, {up}")
+    kept = b.op(f"and {b.v32} {old}, {b.splat('i32', -65536)}")
+    return b.op(f"or {b.v32} {kept}, {half}")
 
 
 # ---------------------------------------------------------------------------------------------- LDS

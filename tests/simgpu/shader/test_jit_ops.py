@@ -283,3 +283,21 @@ def test_rcp_rsq_sqrt_and_class_agree_over_float_specials(wave32, mode):
     tiers.assert_same(*pair)
     stats = pair[1].engine.jit.stats
     assert stats.native_instructions > 0 and stats.callbacks == 0
+
+
+@pytest.mark.parametrize("wave32", [True, False])
+def test_d16_loads_agree(wave32):
+    """GLOBAL d16 loads (a short, or a byte zero- or sign-extended to 16 bits, into a VGPR's low or high
+    half; the other half kept) at random offsets, odd ones for the bytes, under random EXEC."""
+    lines = ["v_and_b32 v30, 0xffe, v1", "v_and_b32 v31, 0xfff, v2"]
+    for k, (form, addr) in enumerate((("d16_b16", 30), ("d16_hi_b16", 30), ("d16_u8", 31), ("d16_i8", 31),
+                                      ("d16_hi_u8", 31), ("d16_hi_i8", 31))):
+        lines.append(f"global_load_{form} v{12 + k}, v{addr}, s[100:101]")
+    data = _random_data(np.random.default_rng(5))
+    pair = tiers.pair()
+    for tb in pair:
+        k = _kernel(tb, assemble("\n".join(lines)), wave32, {})
+        assert tiers.launch(tb, k, [tb.upload(data)], (2,), (64,)) is None
+    tiers.assert_same(*pair)
+    stats = pair[1].engine.jit.stats
+    assert stats.native_instructions > 0 and stats.callbacks == 0
