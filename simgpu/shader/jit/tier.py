@@ -79,6 +79,9 @@ MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, c
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 FUSED_TYPE = ROUND_TYPE
 U64_MAX = (1 << 64) - 1
+# Lanes of a batch from which a VALU operation's numpy loop releases the GIL long enough for a background
+# translation to run beside the launching thread (numpy releases it for loops of more than 500 elements)
+GIL_FREE_LANES = 8192
 MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
 _LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
@@ -400,8 +403,11 @@ class JitRun:
 
     def _hot_check(self) -> None:
         """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
-        background, now if a CPU is free for that, else when this dispatch ends (the compile would only
-        take this launch's CPU)."""
+        background: now if that can help this launch, else when this dispatch ends. Now needs a CPU free
+        for the compile (else it would only take this launch's CPU) and a batch whose vector operations are
+        large enough for numpy to release the GIL while they run (else the launching thread runs Python all
+        the time, and the translation's Python, tens of milliseconds with llvmlite's import for the first
+        kernel, would be taken from it)."""
         st = self.state
         if self.tier.mode != "hot" or st.future is not None or st.failed is not None or st.idle or st.deferred:
             return
@@ -409,7 +415,8 @@ class JitRun:
         st.interpreted += now - self.started
         self.started = now
         if st.interpreted >= hot_seconds():
-            if core_free():
+            ex = self.ex
+            if core_free() and ex.batch_count * ex.waves_per_group * ex.lanes >= GIL_FREE_LANES:
                 self._compile(sync=False)
             else:
                 st.deferred = True
