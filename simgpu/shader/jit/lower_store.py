@@ -1,4 +1,4 @@
-"""GLOBAL/FLAT stores of whole dwords, for the fused launch (tier.py, "Fused launch").
+"""GLOBAL/FLAT stores, for the fused launch (tier.py, "Fused launch").
 
 In a round, stores stay sync instructions (region.is_sync): a wave parks before one and the interpreter
 runs it for every wave there. A fused batch, which runs each wave from its start to its end, runs them
@@ -10,8 +10,9 @@ WIN_WRITE). With no such window the memory helper is asked for one (MEM_WRITABLE
 Undo log (ctx C_UNDO, C_UNDO_N entries used): before each write the old dwords are kept, so a batch that
 cannot finish (or whose order check fails) is put back exactly. An entry is UNDO_WORDS(lanes) int64: the
 host address of dword 0, a bit mask of the dwords written, then `lanes` old dwords (dword i at address +
-4 i). A store whose active lanes address consecutive dwords is one entry and one masked vector store;
-any other store is an entry per lane.
+4 i); or, for a byte or short store, the address, minus the count of bytes and the old bytes (never a
+byte outside the window). A dword store whose active lanes address consecutive dwords is one entry and
+one masked vector store; any other store is an entry per lane.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from simgpu.shader.jit.lower_mem import (
     lane_offsets,
 )
 
-_STORE = re.compile(r"^(global|flat)_store_(b32|b64|b96|b128)$")
-_DWORDS = {"b32": 1, "b64": 2, "b96": 3, "b128": 4}
+_STORE = re.compile(r"^(global|flat)_store_(d16_hi_)?(b8|b16|b32|b64|b96|b128)$")
+_SIZE = {"b8": 1, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
+_FORMS = [f"{s}_store_{k}" for s in ("global", "flat") for k in _SIZE] + \
+    [f"{s}_store_d16_hi_{k}" for s in ("global", "flat") for k in ("b8", "b16")]
 
 
 def undo_words(lanes: int) -> int:
@@ -37,13 +40,15 @@ def undo_words(lanes: int) -> int:
     return 2 + lanes // 2
 
 
-@translates(*[f"{s}_store_{k}" for s in ("global", "flat") for k in _DWORDS])
+@translates(*_FORMS)
 def _store(lw: Lowering, inst):
     b = lw.b
-    dwords = _DWORDS[_STORE.match(inst.mnemonic).group(2)]
-    size = 4 * dwords
+    high_half, kind = _STORE.match(inst.mnemonic).group(2, 3)
+    size = _SIZE[kind]
     low, _base, high, off = lane_offsets(lw, inst)
-    data = [lw.vgpr(inst.fields["data"] + k) for k in range(dwords)]
+    data = [lw.vgpr(inst.fields["data"] + k) for k in range(max(size // 4, 1))]
+    if high_half:  # vmem.store_data: the high half of the register
+        data = [b.op(f"lshr {b.v32} {data[0]}, {b.splat('i32', 16)}")]
     exec_bits = lw.exec_bits()
     active = lw.exec_lanes()
     go, skip = b.fresh("st")[1:], b.fresh("stskip")[1:]
@@ -81,16 +86,17 @@ def _store(lw: Lowering, inst):
     wlo = b.op("phi i64 " + ", ".join(f"[{w[0]}, %{lab}]" for w, lab in came))
     host = b.op("phi i64 " + ", ".join(f"[{w[2]}, %{lab}]" for w, lab in came))
     index = b.op(f"sub {b.v64} {addr}, {lw.broadcast64(wlo)}")  # inside the window: < 1 GiB each
-    if dwords == 1:
+    if size == 4:
         _contiguous_or_lanes(lw, host, index, exec_bits, active, data)
     else:
-        _by_lane(lw, host, index, exec_bits, data)
+        _by_lane(lw, host, index, exec_bits, data, size)
     b.raw(f"br label %{skip}")
     b.label(skip)
 
 
 def _entry(lw: Lowering, ptr: str, mask: str) -> str:
-    """Start an undo entry (the address `ptr`, i64, and the dword mask, i64): a pointer to its old dwords."""
+    """Start an undo entry (the address `ptr`, i64, and the dword mask or minus the byte count, i64): a
+    pointer to its old dwords (or bytes)."""
     b = lw.b
     nump = b.op(f"getelementptr i64, ptr %ctx, i64 {C_UNDO_N}")
     n = b.op(f"load i64, ptr {nump}")
@@ -123,13 +129,14 @@ def _contiguous_or_lanes(lw: Lowering, host: str, index: str, exec_bits: str, ac
            f"declare void {store}({b.v32}, ptr, i32, {b.vmask})")
     b.raw(f"br label %{done}")
     b.label(lanes)
-    _by_lane(lw, host, index, exec_bits, data)
+    _by_lane(lw, host, index, exec_bits, data, 4)
     b.raw(f"br label %{done}")
     b.label(done)
 
 
-def _by_lane(lw: Lowering, host: str, index: str, exec_bits: str, data: list[str]) -> None:
-    """Each active lane's dwords, lane after lane (an undo entry each)."""
+def _by_lane(lw: Lowering, host: str, index: str, exec_bits: str, data: list[str], size: int) -> None:
+    """Each active lane's `size` bytes (whole dwords, or a byte or short), lane after lane (an undo entry
+    each)."""
     b = lw.b
     mi = b.mask_int
     pre, head, body, done = (b.fresh(x)[1:] for x in ("lnpre", "lnhead", "lnbody", "lndone"))
@@ -145,11 +152,18 @@ def _by_lane(lw: Lowering, host: str, index: str, exec_bits: str, data: list[str
     b.raw(f"{rest} = and {mi} {m}, {b.op(f'sub {mi} {m}, 1')}")
     p = b.op(f"add i64 {host}, {b.op(f'extractelement {b.v64} {index}, {mi} {lane}')}")
     ptr = b.op(f"inttoptr i64 {p} to ptr")
-    old_at = _entry(lw, p, str((1 << len(data)) - 1))
-    for k, vec in enumerate(data):
-        at = b.op(f"getelementptr i32, ptr {ptr}, i64 {k}")
-        keep = b.op(f"getelementptr i32, ptr {old_at}, i64 {k}")
-        b.raw(f"store i32 {b.op(f'load i32, ptr {at}, align 1')}, ptr {keep}")
-        b.raw(f"store i32 {b.op(f'extractelement {b.v32} {vec}, {mi} {lane}')}, ptr {at}, align 1")
+    if size < 4:  # the old bytes and the new ones, exactly `size` of them
+        it = f"i{8 * size}"
+        old_at = _entry(lw, p, str(-size))
+        b.raw(f"store {it} {b.op(f'load {it}, ptr {ptr}, align 1')}, ptr {old_at}")
+        val = b.op(f"extractelement {b.v32} {data[0]}, {mi} {lane}")
+        b.raw(f"store {it} {b.op(f'trunc i32 {val} to {it}')}, ptr {ptr}, align 1")
+    else:
+        old_at = _entry(lw, p, str((1 << len(data)) - 1))
+        for k, vec in enumerate(data):
+            at = b.op(f"getelementptr i32, ptr {ptr}, i64 {k}")
+            keep = b.op(f"getelementptr i32, ptr {old_at}, i64 {k}")
+            b.raw(f"store i32 {b.op(f'load i32, ptr {at}, align 1')}, ptr {keep}")
+            b.raw(f"store i32 {b.op(f'extractelement {b.v32} {vec}, {mi} {lane}')}, ptr {at}, align 1")
     b.raw(f"br label %{head}")
     b.label(done)

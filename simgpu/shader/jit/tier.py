@@ -768,7 +768,11 @@ class JitRun:
         log = self.tier.undo_log(0)[:n * undo_words(lanes)].reshape(n, -1)
         full = (1 << lanes) - 1
         for entry in log[::-1]:
-            ptr, mask, old = int(entry[0]), int(entry[1]) & full, entry[2:].view(np.uint32)
+            ptr, mask, old = int(entry[0]), int(entry[1]), entry[2:].view(np.uint32)
+            if mask < 0:  # a byte or short store: -mask bytes
+                ctypes.memmove(ptr, old.ctypes.data, -mask)
+                continue
+            mask &= full
             if mask == full:
                 ctypes.memmove(ptr, old.ctypes.data, 4 * lanes)
                 continue

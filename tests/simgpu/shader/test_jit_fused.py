@@ -258,3 +258,43 @@ def test_a_grid_ending_inside_a_workgroup_fuses_from_each_waves_own_registers():
         assert np.array_equal(got[:100], np.ones(100, np.uint32)) and not got[100:].any()
     tiers.assert_same(*pair)
     assert pair[1].engine.jit.stats.fused_batches == 1
+
+
+@LEAN_AND_KEPT
+@pytest.mark.parametrize("form", ["b8", "b16", "d16_hi_b8", "d16_hi_b16"])
+def test_byte_and_short_stores_fuse_and_are_undone_exactly(tier, form):
+    # every item stores a dword, then a byte or a short (its register's low or high half); workgroup 3's
+    # dword goes 64 GiB past the buffer. The interpreter faults at the dword store before anything is
+    # written; a fused batch had stored groups 0-2's dwords and bytes, and its undo log puts back every byte
+    size = 1 if form.endswith("b8") else 2
+    body = f"""
+    s_load_b64 s[4:5], s[0:1], 0x0
+    s_waitcnt lgkmcnt(0)
+    s_cmp_eq_u32 s2, {{bad}}
+    s_cselect_b32 s10, 16, 0
+    s_add_u32 s8, s4, 0
+    s_addc_u32 s9, s5, s10
+    s_lshl_b32 s6, s2, 8
+    v_lshlrev_b32 v1, 2, v0
+    v_add_nc_u32 v1, s6, v1
+    v_mul_u32_u24 v2, 0x10203, v0
+    v_add_nc_u32 v2, 0x77665544, v2
+    global_store_b32 v1, v2, s[8:9]
+    s_lshl_b32 s7, s2, {6 + size - 1}
+    v_mul_u32_u24 v3, {size}, v0
+    v_add_nc_u32 v3, s7, v3
+    v_add_nc_u32 v3, 3, v3
+    global_store_{form} v3, v2, s[4:5] offset:1024
+    s_endpgm
+    """
+    for bad in (3, 99):  # (99: no group faults, the batch fuses)
+        pair = _pair(tier)
+        faults = []
+        for tb in pair:
+            buf = tb.upload(np.arange(640, dtype=np.uint32) * 0x01010101)
+            k = tb.load_asm(body.format(bad=bad), args=1, vgprs=8)
+            faults.append(tiers.launch(tb, k, [buf], (4,), (64,)))
+        assert faults[0] == faults[1] and (faults[0] is None) == (bad == 99)
+        tiers.assert_same(*pair)
+        stats = pair[1].engine.jit.stats
+        assert (stats.fused_batches, stats.fused_aborts) == ((1, 0) if bad == 99 else (0, 1))
