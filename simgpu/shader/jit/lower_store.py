@@ -42,6 +42,8 @@ def undo_words(lanes: int) -> int:
 
 @translates(*_FORMS)
 def _store(lw: Lowering, inst):
+    """The store in a fused batch: the site's order check, a writable window holding every active lane's
+    bytes (from the helper on a miss; none: EXIT_WRITE), then the undo entries and the writes."""
     b = lw.b
     high_half, kind = _STORE.match(inst.mnemonic).group(2, 3)
     size = _SIZE[kind]
