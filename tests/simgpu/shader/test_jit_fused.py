@@ -77,20 +77,25 @@ def test_a_wave_reading_what_an_earlier_wave_stored_sends_the_kernel_to_rounds(t
     assert jit.stats.rounds > 0
 
 
-@LEAN_AND_KEPT
-def test_a_store_that_faults_in_a_fused_batch_leaves_memory_as_the_interpreter_does(tier):
-    # workgroup 3 stores 64 GiB past the buffer: the interpreter faults before any wave stores; the fused
-    # batch had stored groups 0-2, and puts their words back
-    body = """
+# s[4:5] the buffer, s[8:9] the same but 64 GiB further (unmapped) for workgroup {bad}; v1 the item's word
+BAD_GROUP = """
     s_load_b64 s[4:5], s[0:1], 0x0
     s_waitcnt lgkmcnt(0)
-    s_cmp_eq_u32 s2, 3
+    s_cmp_eq_u32 s2, {bad}
     s_cselect_b32 s10, 16, 0
     s_add_u32 s8, s4, 0
     s_addc_u32 s9, s5, s10
     s_lshl_b32 s6, s2, 8
     v_lshlrev_b32 v1, 2, v0
     v_add_nc_u32 v1, s6, v1
+"""
+
+
+@LEAN_AND_KEPT
+def test_a_store_that_faults_in_a_fused_batch_leaves_memory_as_the_interpreter_does(tier):
+    # workgroup 3 stores 64 GiB past the buffer: the interpreter faults before any wave stores; the fused
+    # batch had stored groups 0-2, and puts their words back
+    body = BAD_GROUP.format(bad=3) + """
     v_add_nc_u32 v2, 7, v0
     global_store_b32 v1, v2, s[8:9]
     s_endpgm
@@ -267,16 +272,7 @@ def test_byte_and_short_stores_fuse_and_are_undone_exactly(tier, form):
     # dword goes 64 GiB past the buffer. The interpreter faults at the dword store before anything is
     # written; a fused batch had stored groups 0-2's dwords and bytes, and its undo log puts back every byte
     size = 1 if form.endswith("b8") else 2
-    body = f"""
-    s_load_b64 s[4:5], s[0:1], 0x0
-    s_waitcnt lgkmcnt(0)
-    s_cmp_eq_u32 s2, {{bad}}
-    s_cselect_b32 s10, 16, 0
-    s_add_u32 s8, s4, 0
-    s_addc_u32 s9, s5, s10
-    s_lshl_b32 s6, s2, 8
-    v_lshlrev_b32 v1, 2, v0
-    v_add_nc_u32 v1, s6, v1
+    body = BAD_GROUP + f"""
     v_mul_u32_u24 v2, 0x10203, v0
     v_add_nc_u32 v2, 0x77665544, v2
     global_store_b32 v1, v2, s[8:9]
