@@ -658,8 +658,6 @@ class JitRun:
         if cr is None or cr.fused is None or ex.d.private_segment_size or self.tier.aliased():
             return False
         f = self._fused if self._fused is not None else self._fused_setup(cr)
-        if f is None:
-            return False
         if f.keep:  # each wave from its own row of the batch's initial state (kept at exit)
             f.st = initial_state(ex.d, ex.batch_groups(ex.groups_before, count), ex.waves_per_group)
             f.ngroups, f.rows = 1, f.st.n
@@ -686,7 +684,7 @@ class JitRun:
         self._commit_fused(cr, f.counts[0], int(f.laneops[0]), f.st if f.keep else None)
         return True
 
-    def _fused_setup(self, cr: CompiledRegion) -> _Fused | None:
+    def _fused_setup(self, cr: CompiledRegion) -> _Fused:
         """A dispatch's fused batches: their buffers, and the template (when registers are not kept and
         every workgroup is whole: then one group's initial registers are every group's but for its ids)."""
         ex = self.ex
