@@ -84,6 +84,9 @@ U64_MAX = (1 << 64) - 1
 # Lanes of a batch from which a VALU operation's numpy loop releases the GIL long enough for a background
 # translation to run beside the launching thread (numpy releases it for loops of more than 500 elements)
 GIL_FREE_LANES = 8192
+# What a compile beside a launch takes from it (CPU seconds of Python, translation and loading; the first
+# one of a process also imports llvmlite), and how many times that the launch must still have ahead
+COMPILE_COST, FIRST_COMPILE_COST, PAYOFF = 0.03, 0.1, 4
 MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
 _LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
@@ -102,12 +105,16 @@ def hot_seconds() -> float:
     return float(os.environ.get("SIMGPU_JIT_HOT", "20")) / 1e3
 
 
+def background_policy() -> str:
+    """SIMGPU_JIT_BACKGROUND: `now` (a hot kernel is compiled beside its launch), `after` (once the launch
+    ends) or `auto` (the default: beside it when that pays, JitRun._pays_now)."""
+    v = os.environ.get("SIMGPU_JIT_BACKGROUND", "").strip().lower()
+    return v if v in ("now", "after") else "auto"
+
+
 def core_free() -> bool:
     """Whether a CPU this process may use is idle: the 1-minute load average (which counts the launching
-    thread itself) under the CPUs less a half. SIMGPU_JIT_BACKGROUND=now or =after decides instead."""
-    forced = os.environ.get("SIMGPU_JIT_BACKGROUND", "").strip().lower()
-    if forced in ("now", "after"):
-        return forced == "now"
+    thread itself) under the CPUs less a half."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -311,7 +318,9 @@ class JitRun:
         d = ex.d
         self.key = (d.vmid, d.code_address)
         self.state = tier.kernel(self.key)
-        self.started = time.process_time()
+        self.started = self.dispatch_started = time.process_time()
+        self._batch_starts: list[float] = []  # process time at each batch's start (the payoff estimate)
+        self.policy = background_policy()
         self.cr: CompiledRegion | None = None
         self.paused = False
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
@@ -405,23 +414,44 @@ class JitRun:
 
     def _hot_check(self) -> None:
         """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
-        background: now if that can help this launch, else when this dispatch ends. Now needs a CPU free
-        for the compile (else it would only take this launch's CPU) and a batch whose vector operations are
-        large enough for numpy to release the GIL while they run (else the launching thread runs Python all
-        the time, and the translation's Python, tens of milliseconds with llvmlite's import for the first
-        kernel, would be taken from it)."""
+        background: at the end of this dispatch, or at once if that pays within this launch (`_pays_now`).
+        A compile beside the launch costs it CPU the launching thread would have had: the translation is
+        Python (the GIL), and so is the first kernel's import of llvmlite."""
         st = self.state
-        if self.tier.mode != "hot" or st.future is not None or st.failed is not None or st.idle or st.deferred:
+        if self.tier.mode != "hot" or st.future is not None or st.failed is not None or st.idle:
             return
         now = time.process_time()
-        st.interpreted += now - self.started
+        if not st.deferred:
+            st.interpreted += now - self.started
         self.started = now
-        if st.interpreted >= hot_seconds():
-            ex = self.ex
-            if core_free() and ex.batch_count * ex.waves_per_group * ex.lanes >= GIL_FREE_LANES:
+        if st.deferred or st.interpreted >= hot_seconds():
+            st.deferred = True  # (compiled by `end` unless it pays to start sooner)
+            if self._pays_now(now):
+                st.deferred = False
                 self._compile(sync=False)
-            else:
-                st.deferred = True
+
+    def _pays_now(self, now: float) -> bool:
+        """Whether a compile started now should help this launch, not slow it: a CPU is free for it
+        (core_free), the launching thread leaves the GIL often (batches of at least GIL_FREE_LANES lanes,
+        whose numpy loops release it), and the interpretation this dispatch still has ahead is at least
+        PAYOFF times what the compile would take from it. What is ahead: the batches left times the last
+        one's time (not the first's, which pays for decoding and first touches: none is estimated before a
+        second batch ended), or, in a dispatch of one batch, as long again as it has run. The cost is
+        COMPILE_COST, or FIRST_COMPILE_COST while llvmlite is not loaded yet."""
+        if self.policy != "auto":
+            return self.policy == "now"
+        ex = self.ex
+        if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES:
+            return False
+        starts, total = self._batch_starts, ex.group_count()
+        if ex.batch_count >= total:  # one batch
+            ahead = now - self.dispatch_started
+        elif len(starts) >= 3:
+            ahead = (starts[-1] - starts[-2]) * (total - ex.groups_before) / ex.batch_count
+        else:
+            return False
+        cost = COMPILE_COST if "llvmlite.binding" in sys.modules else FIRST_COMPILE_COST
+        return ahead >= PAYOFF * cost and core_free()  # (the load average last: it is a file read)
 
     def end(self) -> None:
         """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
@@ -649,6 +679,7 @@ class JitRun:
         """Run the batch of `count` workgroups (from ex.groups_before on) as one fused launch (the module's
         "Fused launch") if the kernel allows it; False when it does not, or when the launch could not finish
         (then it is undone: the batch runs as usual)."""
+        self._batch_starts.append(time.process_time())
         if self.paused or self.nofuse or self.state.nofuse:
             return False
         cr = self.cr or self._compiled()

@@ -116,18 +116,21 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
     assert tb.engine.jit.stats.native_instructions > 0
 
 
-@pytest.mark.parametrize("groups", [256, 2])
-@pytest.mark.parametrize("background", ["now", "after"])
-def test_on_a_busy_machine_a_hot_kernel_is_compiled_when_its_dispatch_ends(monkeypatch, tmp_path, background,
-                                                                           groups):
-    """With a CPU free (`now`) and batches large enough for numpy to release the GIL (256 waves), the compile
-    starts as soon as the kernel is hot, beside the dispatch; on a busy machine (`after`: what
-    tier.core_free decides from the load average), or for a batch of a few waves (whose interpretation is
-    Python all the time), only once that dispatch ends, so the launch that found the kernel hot runs as the
-    interpreter alone would."""
+@pytest.mark.parametrize("background, groups, free, payoff, beside", [
+    ("now", 2, False, 4, True), ("after", 256, True, 0, False),  # the environment decides
+    ("auto", 256, True, 0, True),  # a CPU free, large batches, the launch long enough: beside it
+    ("auto", 256, False, 0, False),  # no CPU free
+    ("auto", 2, True, 0, False),  # a batch of 2 waves: its interpretation holds the GIL all the time
+    ("auto", 256, True, 1e9, False)])  # the launch is too short for the compile to pay
+def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypatch, tmp_path, background, groups,
+                                                                         free, payoff, beside):
+    """A kernel that gets hot is compiled beside its launch (in the background, while the dispatch goes on)
+    or once the launch ends (JitRun.end), so the launch runs as the interpreter alone would."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
     monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", background)
+    monkeypatch.setattr(jit_state, "core_free", lambda: free)
+    monkeypatch.setattr(jit_state, "PAYOFF", payoff)
     submitted = []  # whether the dispatch still had waves running when its compile started
     monkeypatch.setattr(jit_state.JitRun, "_compile", lambda self, sync, real=jit_state.JitRun._compile: (
         submitted.append(bool((self.ex.st.status != DONE).any())), real(self, sync))[1])
@@ -138,8 +141,8 @@ def test_on_a_busy_machine_a_hot_kernel_is_compiled_when_its_dispatch_ends(monke
     out = tb.alloc(4 * 64)
     tb.launch(k, [out], (groups,), (32,))  # hot within the dispatch
     state = tb.engine.jit.kernel((VMID, k.code_address))
-    assert submitted == [background == "now" and groups == 256] and not state.deferred
-    if not submitted[0]:
+    assert submitted == [beside] and not state.deferred
+    if not beside:
         assert state.future is not None and tb.engine.jit.stats.native_instructions == 0
     if state.future is not None:
         state.future.result(timeout=120)
