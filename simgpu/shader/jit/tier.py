@@ -436,7 +436,7 @@ class JitRun:
         whose numpy loops release it), and the interpretation this dispatch still has ahead is at least
         PAYOFF times what the compile would take from it. What is ahead: the batches left times the last
         one's time (not the first's, which pays for decoding and first touches: none is estimated before a
-        second batch ended), or, in a dispatch of one batch, as long again as it has run. The cost is
+        second batch ended), or, in a dispatch of one batch, half as long again as it has run. The cost is
         COMPILE_COST, or FIRST_COMPILE_COST while llvmlite is not loaded yet."""
         if self.policy != "auto":
             return self.policy == "now"
@@ -444,8 +444,8 @@ class JitRun:
         if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES:
             return False
         starts, total = self._batch_starts, ex.group_count()
-        if ex.batch_count >= total:  # one batch
-            ahead = now - self.dispatch_started
+        if ex.batch_count >= total:  # one batch: half as long again as it ran (no progress to go by)
+            ahead = (now - self.dispatch_started) / 2
         elif len(starts) >= 3:
             ahead = (starts[-1] - starts[-2]) * (total - ex.groups_before) / ex.batch_count
         else:
