@@ -35,11 +35,11 @@ compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of 
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
 cache's entries) and reads its bytes; translation to IR and loading run in a background thread, LLVM's
 code generation (no GIL held) in another at the lowest CPU priority, while the interpreter goes on: no
-launch waits for a compile. That helps the launch only when a CPU is free to compile beside it and the
-launching thread leaves the GIL often (large batches: numpy releases it in its loops); otherwise (a busy
-machine: core_free; a few waves, interpreted in Python all the time) the compile starts when the
-dispatch ends, so the launch that found the kernel hot runs as the interpreter alone would. A kernel that
-never gets hot never pays for compiling.
+launch waits for a compile. A compile beside the launch takes some of its CPU (the translation's Python,
+llvmlite's import for a process's first), so it starts at once only when it pays within the launch
+(JitRun._pays_now: a free CPU, large batches whose numpy loops release the GIL, enough interpretation
+still ahead); otherwise it starts when the dispatch ends, and the launch that found the kernel hot runs
+as the interpreter alone would. A kernel that never gets hot never pays for compiling.
 """
 
 from __future__ import annotations
