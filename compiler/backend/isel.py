@@ -65,6 +65,22 @@ class Rules:
                              f"{getattr(u.dtype, 'name', u.dtype)} ({srcs})")
 
 
+def value_rules(rules: Rules) -> Rules:
+    """`rules` with the rules every target writes alike (through its selector's `src` and `copy`): ASSIGN
+    copies the new value into the accumulator's register and stands for it; AFTER stands for its first
+    source."""
+    @rules.rule(Ops.ASSIGN)
+    def _assign(s, u: UOp) -> None:
+        acc = s.val[u.src[0]]
+        s.copy(acc, s.src(u.src[1]), u.dtype)
+        s.set(u, acc)
+
+    @rules.rule(Ops.AFTER)
+    def _after(s, u: UOp) -> None:
+        s.set(u, s.src(u.src[0]))
+    return rules
+
+
 class Selector:
     """Walks a kernel's uops in order, selecting each with the target's rules (module docstring)."""
 
@@ -90,6 +106,10 @@ class Selector:
     def name(self) -> str:
         """The kernel's name (for messages)."""
         return self.k.name
+
+    def set(self, u: UOp, value) -> None:
+        """Record u's value."""
+        self.val[u] = value
 
     def emit(self, m: MInst) -> MInst:
         """Append an instruction to the current uop's list."""

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.operands import NULL
 from compiler.backend.gfx11.uniform import scalar_values
-from compiler.backend.isel import Rules, Selector
+from compiler.backend.isel import Rules, Selector, value_rules
 from compiler.backend.mir import Imm, MInst, Phys, Sub, VReg, label
 from compiler.dtypes import DType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 
-RULES = Rules()
+RULES = value_rules(Rules())
 LDS_ALIGN = 16
 
 
@@ -180,9 +180,6 @@ class GfxSelector(Selector):
         self.extract[u] = t
         return t
 
-    def set(self, u: UOp, value) -> None:
-        """Record u's value."""
-        self.val[u] = value
 
     def new_label(self, stem: str) -> str:
         self.labels += 1
@@ -446,18 +443,6 @@ def _define_acc(s: GfxSelector, u: UOp) -> None:
     else:
         r = s.dst(u)
     s.copy(r, s.src(u.src[0]), u.dtype)
-
-
-@RULES.rule(Ops.ASSIGN)
-def _assign(s: GfxSelector, u: UOp) -> None:
-    acc = s.val[u.src[0]]
-    s.copy(acc, s.src(u.src[1]), u.dtype)
-    s.set(u, acc)
-
-
-@RULES.rule(Ops.AFTER)
-def _after(s: GfxSelector, u: UOp) -> None:
-    s.set(u, s.src(u.src[0]))
 
 
 @RULES.rule(Ops.BARRIER)

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.backend.isel import Rules, Selector
+from compiler.backend.isel import Rules, Selector, value_rules
 from compiler.backend.mir import Imm, MInst, Sub, label
 from compiler.dtypes import DType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 from runtime.cpu import abi
 
-RULES = Rules()
+RULES = value_rules(Rules())
 LDS_ALIGN = 16
 SCHED_CUR, SCHED_RSP, SCHED_GROUP = abi.SCHED, abi.SCHED + 8, abi.SCHED + 16  # group id of axis a at +8*a
 
@@ -198,8 +198,6 @@ class X86Selector(Selector):
         self.val[u] = r
         return r
 
-    def set(self, u: UOp, value) -> None:
-        self.val[u] = value
 
     def src(self, u: UOp):
         """u's value: a register or a constant C."""
@@ -321,18 +319,6 @@ def _endrange(s: X86Selector, u: UOp) -> None:
 @RULES.rule(Ops.DEFINE_ACC)
 def _define_acc(s: X86Selector, u: UOp) -> None:
     s.copy(s.dst(u), s.src(u.src[0]), u.dtype)
-
-
-@RULES.rule(Ops.ASSIGN)
-def _assign(s: X86Selector, u: UOp) -> None:
-    acc = s.val[u.src[0]]
-    s.copy(acc, s.src(u.src[1]), u.dtype)
-    s.set(u, acc)
-
-
-@RULES.rule(Ops.AFTER)
-def _after(s: X86Selector, u: UOp) -> None:
-    s.set(u, s.src(u.src[0]))
 
 
 @RULES.rule(Ops.BARRIER)
