@@ -694,12 +694,13 @@ class JitRun:
             f.ngroups, f.rows = 1, f.st.n
         else:  # every group from the template's rows, its ids set by the driver
             f.ngroups, f.ids = count, self._group_ids(count)
-        if f.ngroups * f.rows * cr.stores * ex.lanes * undo_words(ex.lanes) > MAX_UNDO_WORDS:
+        words = f.ngroups * f.rows * cr.stores * ex.lanes * undo_words(ex.lanes)  # the undo log's worst case
+        if words > MAX_UNDO_WORDS:
             return False
         f.counts[:] = 0
         f.laneops[:] = 0
         f.hulls[0::2], f.hulls[1::2] = U64_MAX, 0
-        self._fused_context(cr, f)
+        self._fused_context(cr, f, self.tier.undo_log(words))
         self._allowance = ex.remaining - ex.slice + ex.budget
         self._give_stretch()
         self.fusing = True
@@ -730,11 +731,10 @@ class JitRun:
         self._fused = f
         return f
 
-    def _fused_context(self, cr: CompiledRegion, f: _Fused) -> None:
-        """ctx for the fused driver over `f`'s batch."""
+    def _fused_context(self, cr: CompiledRegion, f: _Fused, undo: np.ndarray) -> None:
+        """ctx for the fused driver over `f`'s batch, with the undo log `undo`."""
         ctx = self.ctx
         self._point_at(f.st, self.ex.d.code_address, INT64_MAX)
-        undo = self.tier.undo_log(f.ngroups * f.rows * cr.stores * self.ex.lanes * undo_words(self.ex.lanes))
         for slot, value in ((lo.C_COUNTS, f.counts), (lo.C_LANEOPS, f.laneops), (lo.C_MAXLAST, f.maxlast),
                             (lo.C_HULLS, f.hulls), (lo.C_UNDO, undo), (lo.C_GIDS, f.ids),
                             (lo.C_TSTATUS, f.st.status), (lo.C_HINTS, self._hints(cr))):
