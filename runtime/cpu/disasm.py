@@ -65,35 +65,30 @@ def disasm_main(path: str, out) -> int | None:
             return None
         data = entry["binary"]
         if not _is_x86(data):
-            return _gpu_listing(path, data, out)
+            from simgpu.isa.objdump import CodeObjectError, disassemble_text, read_code_object
+            return _listed(path, data, out, read_code_object, CodeObjectError, disassemble_text,
+                           lambda co: f"elf64-amdgpu ({co.target}, from the kernel cache)")
     elif not _is_x86(data):
         return None
-    try:
-        image = read_image(data)
-    except ImageError as e:
-        print(f"simgpu disasm: {path}: {e}", file=sys.stderr)
-        return 1
-    print(f"\n{path}:\tfile format elf64-x86-64 (simgpu CPU kernel)\n", file=out)
-    print(header(image), file=out)
-    for line in listing(image):
-        print(line, file=out)
-    return 0
+    return _listed(path, data, out, read_image, ImageError, lambda image: [header(image), *listing(image)],
+                   lambda image: "elf64-x86-64 (simgpu CPU kernel)")
 
 
 def _is_x86(data: bytes) -> bool:
     return len(data) > 20 and data[:4] == b"\x7fELF" and int.from_bytes(data[18:20], "little") == 62
 
 
-def _gpu_listing(path: str, data: bytes, out) -> int:
+def _listed(path: str, data: bytes, out, read, error: type[Exception], lines, file_format) -> int:
+    """Print the listing of the kernel in `data` as llvm-objdump lays one out: `read` it (an `error` is printed
+    on stderr: 1), the file-format line (`file_format` of what was read), then its `lines`: 0."""
     import sys
 
-    from simgpu.isa.objdump import CodeObjectError, disassemble_text, read_code_object
     try:
-        co = read_code_object(data)
-    except CodeObjectError as e:
+        obj = read(data)
+    except error as e:
         print(f"simgpu disasm: {path}: {e}", file=sys.stderr)
         return 1
-    print(f"\n{path}:\tfile format elf64-amdgpu ({co.target}, from the kernel cache)\n", file=out)
-    for line in disassemble_text(co):
+    print(f"\n{path}:\tfile format {file_format(obj)}\n", file=out)
+    for line in lines(obj):
         print(line, file=out)
     return 0
