@@ -4,30 +4,46 @@ zlib-compressed msgpack records, readable one at a time.
 ```
 file    = MAGIC(8) version:u16 reserved:u16 header_len:u32 header(msgpack map) record*
 record  = length:u32 crc32:u32 codec:u8 payload[length]      (crc32 of the payload as stored)
-payload = msgpack map (codec 0) | zlib(msgpack map) (codec 1)
+payload = msgpack map (codec 0) | inflated_length:u32 zlib(msgpack map) (codec 1; version 1: no inflated_length)
 ```
 All integers little-endian. Writing is deterministic (same records -> same bytes).
+
+Reading trusts nothing: a record is inflated to at most its declared length and at most `max_record` bytes (a zlib
+bomb costs the reader no more than that), and every header and record is checked against traces.schema.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import struct
 import zlib
 from collections.abc import Iterator
 
 import msgpack
 
+from traces.schema import RECORD_TYPES, SchemaError, Validator, check_header
+
 MAGIC = b"SIMGPUTR"
-VERSION = 1
+VERSION = 2  # 2: a zlib payload starts with its inflated length
 _FILE_HEAD = struct.Struct("<8sHHI")
 _REC_HEAD = struct.Struct("<IIB")
+_INFLATED = struct.Struct("<I")
 CODEC_RAW, CODEC_ZLIB = 0, 1
 COMPRESS_MIN = 512  # payloads smaller than this are stored raw: zlib would not pay for itself
 SAMPLE = 1 << 16  # large payloads are compressed only when a sample of them shrinks (random data does not)
-MAX_RECORD = 1 << 31
-RECORD_TYPES = ("open", "close", "ioctl", "mmap", "munmap", "read_text", "listdir", "exists", "mmio", "report",
-                "note", "sanitize", "progress", "mmio_read", "pread", "pwrite")
+# The most bytes one record may take, stored or inflated: bounds what a reader allocates for any file.
+MAX_RECORD = 1 << 27
+MAX_RECORD_ENV = "SIMGPU_TRACE_MAX_RECORD"
+__all__ = ["RECORD_TYPES", "TraceError", "TraceReader", "TraceWriter", "read_trace", "write_trace"]
+
+
+def record_limit() -> int:
+    """The record size limit: $SIMGPU_TRACE_MAX_RECORD bytes, else MAX_RECORD."""
+    try:
+        return int(os.environ.get(MAX_RECORD_ENV) or MAX_RECORD)
+    except ValueError:
+        return MAX_RECORD
 
 
 class TraceError(Exception):
@@ -63,8 +79,8 @@ class TraceWriter:
         payload, codec = _pack(record), CODEC_RAW
         if len(payload) >= COMPRESS_MIN and self._compressible(payload):
             z = zlib.compress(payload, self.level)
-            if len(z) < len(payload):
-                payload, codec = z, CODEC_ZLIB
+            if len(z) + _INFLATED.size < len(payload):
+                payload, codec = _INFLATED.pack(len(payload)) + z, CODEC_ZLIB
         self.f.write(_REC_HEAD.pack(len(payload), zlib.crc32(payload), codec) + payload)
         self.count += 1
 
@@ -89,12 +105,18 @@ class TraceWriter:
 
 
 class TraceReader:
-    """Reads a trace record by record: `.header`, then iterate for (number, offset, record)."""
+    """Reads a trace record by record: `.header`, then iterate for (number, offset, record). Every record is checked
+    against traces.schema before it is handed out; `max_record` bounds the bytes any one record may take."""
 
-    def __init__(self, src):
+    def __init__(self, src, max_record: int | None = None):
         self._own = isinstance(src, str | bytes) or hasattr(src, "__fspath__")
         self.f = open(src, "rb") if self._own else src  # noqa: SIM115 - closed by close()
-        self.header = self._read_header()
+        self.max_record = max_record or record_limit()
+        try:
+            self.header = self._read_header()
+        except BaseException:
+            self.close()
+            raise
         self.data_start = self.f.tell()
 
     def _read_exact(self, n: int, what: str, record: int | None, offset: int) -> bytes:
@@ -113,6 +135,9 @@ class TraceReader:
                              "upgrade simgpu", None, 8)
         if version < 1:
             raise TraceError(f"bad trace format version {version}", None, 8)
+        self.version = version
+        if hlen > self.max_record:
+            raise TraceError(f"header length {hlen} is more than the limit of {self.max_record} bytes", None, 12)
         body = self._read_exact(hlen, "header body", None, _FILE_HEAD.size)
         try:
             header = _unpack(body)
@@ -120,11 +145,15 @@ class TraceReader:
             raise TraceError(f"corrupt header: {type(e).__name__}: {e}", None, _FILE_HEAD.size) from None
         if not isinstance(header, dict):
             raise TraceError("corrupt header: not a map", None, _FILE_HEAD.size)
+        try:
+            check_header(header)
+        except SchemaError as e:
+            raise TraceError(f"bad header: {e}", None, _FILE_HEAD.size) from None
         return header
 
     def __iter__(self) -> Iterator[tuple[int, int, dict]]:
         self.f.seek(self.data_start)
-        number = 0
+        number, validator = 0, Validator()
         while True:
             offset = self.f.tell()
             head = self.f.read(_REC_HEAD.size)
@@ -132,27 +161,57 @@ class TraceReader:
                 return
             if len(head) < _REC_HEAD.size:
                 raise TraceError(f"truncated record header ({len(head)} of {_REC_HEAD.size} bytes)", number, offset)
-            yield number, offset, self._decode(head, number, offset)
+            rec = self._decode(head, number, offset)
+            try:
+                validator.check(rec)
+            except SchemaError as e:
+                raise TraceError(f"bad {rec['t']} record: {e}", number, offset) from None
+            yield number, offset, rec
             number += 1
 
     def _decode(self, head: bytes, number: int, offset: int) -> dict:
         length, crc, codec = _REC_HEAD.unpack(head)
-        if length > MAX_RECORD:
-            raise TraceError(f"record length {length} is implausible", number, offset)
+        if length > self.max_record:
+            raise TraceError(f"record length {length} is more than the limit of {self.max_record} bytes "
+                             f"(${MAX_RECORD_ENV} raises it)", number, offset)
         payload = self._read_exact(length, "record payload", number, offset)
         if zlib.crc32(payload) != crc:
             raise TraceError("corrupt record: checksum mismatch", number, offset)
+        if codec == CODEC_ZLIB:
+            payload = self._inflate(payload, number, offset)
+        elif codec != CODEC_RAW:
+            raise TraceError(f"corrupt record: unknown codec {codec}", number, offset)
         try:
-            if codec == CODEC_ZLIB:
-                payload = zlib.decompress(payload)
-            elif codec != CODEC_RAW:
-                raise ValueError(f"unknown codec {codec}")
             rec = _unpack(payload)
         except Exception as e:  # noqa: BLE001 - any decoder failure is a corrupt record
             raise TraceError(f"corrupt record: {type(e).__name__}: {e}", number, offset) from None
         if not isinstance(rec, dict) or rec.get("t") not in RECORD_TYPES:
             raise TraceError("corrupt record: not a map with a known type \"t\"", number, offset)
         return rec
+
+    def _inflate(self, payload: bytes, number: int, offset: int) -> bytes:
+        """A zlib payload inflated to its declared length, never past it or the limit (version 1 declares none)."""
+        declared = self.max_record
+        if self.version >= 2:
+            if len(payload) < _INFLATED.size:
+                raise TraceError("corrupt record: zlib payload without its inflated length", number, offset)
+            (declared,), payload = _INFLATED.unpack_from(payload), payload[_INFLATED.size:]
+            if declared > self.max_record:
+                raise TraceError(f"record inflates to {declared} bytes, more than the limit of {self.max_record} "
+                                 f"(${MAX_RECORD_ENV} raises it)", number, offset)
+        z = zlib.decompressobj()
+        try:
+            out = z.decompress(payload, declared)
+        except zlib.error as e:
+            raise TraceError(f"corrupt record: zlib: {e}", number, offset) from None
+        if z.unconsumed_tail:
+            more = "its declared" if self.version >= 2 else "the limit of"
+            raise TraceError(f"corrupt record: inflates to more than {more} {declared} bytes", number, offset)
+        if not z.eof or z.unused_data or (self.version >= 2 and len(out) != declared):
+            raise TraceError(f"corrupt record: zlib stream ends after {len(out)} bytes, not at its declared length "
+                             f"{declared}" if self.version >= 2 else "corrupt record: truncated zlib stream",
+                             number, offset)
+        return out
 
     def records(self) -> Iterator[dict]:
         """Just the records."""
