@@ -33,7 +33,8 @@ CODEC_RAW, CODEC_ZLIB = 0, 1
 COMPRESS_MIN = 512  # payloads smaller than this are stored raw: zlib would not pay for itself
 SAMPLE = 1 << 16  # large payloads are compressed only when a sample of them shrinks (random data does not)
 # The most bytes one record may take, stored or inflated: bounds what a reader allocates for any file.
-MAX_RECORD = 1 << 27
+MAX_RECORD = 1 << 26
+_INFLATE_PIECE = 1 << 20
 MAX_RECORD_ENV = "SIMGPU_TRACE_MAX_RECORD"
 __all__ = ["RECORD_TYPES", "TraceError", "TraceReader", "TraceWriter", "read_trace", "write_trace"]
 
@@ -189,7 +190,7 @@ class TraceReader:
             raise TraceError("corrupt record: not a map with a known type \"t\"", number, offset)
         return rec
 
-    def _inflate(self, payload: bytes, number: int, offset: int) -> bytes:
+    def _inflate(self, payload: bytes, number: int, offset: int) -> bytearray:
         """A zlib payload inflated to its declared length, never past it or the limit (version 1 declares none)."""
         declared = self.max_record
         if self.version >= 2:
@@ -199,12 +200,18 @@ class TraceReader:
             if declared > self.max_record:
                 raise TraceError(f"record inflates to {declared} bytes, more than the limit of {self.max_record} "
                                  f"(${MAX_RECORD_ENV} raises it)", number, offset)
-        z = zlib.decompressobj()
+        z, out = zlib.decompressobj(), bytearray()
         try:
-            out = z.decompress(payload, declared)
+            # In pieces, so a stream that inflates past what it declared costs no more than the declaration.
+            while not z.eof and len(out) <= declared:
+                piece = z.decompress(payload, _INFLATE_PIECE)
+                payload = z.unconsumed_tail
+                if not piece and not payload:
+                    break  # the input ended before the stream did
+                out += piece
         except zlib.error as e:
             raise TraceError(f"corrupt record: zlib: {e}", number, offset) from None
-        if z.unconsumed_tail:
+        if len(out) > declared:
             more = "its declared" if self.version >= 2 else "the limit of"
             raise TraceError(f"corrupt record: inflates to more than {more} {declared} bytes", number, offset)
         if not z.eof or z.unused_data or (self.version >= 2 and len(out) != declared):

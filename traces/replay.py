@@ -331,14 +331,14 @@ def replay(path, out=None) -> tuple[Divergence | None, int]:
     """Replay a trace file; (first divergence or None, records replayed)."""
     out = out or sys.stdout
     with TraceReader(path) as r:
-        rp = Replayer(r.header)
-        n = 0
+        rp, n = None, 0
         for number, offset, rec in r:
+            rp = rp or Replayer(r.header)  # the simulated machine is built once a record has been read and checked
             d = rp.step(number, offset, rec)
             n = number + 1
             if d is not None:
                 return d, n
-    if rp.skipped:
+    if rp is not None and rp.skipped:
         print("not compared (a simulator cannot reproduce them): " +
               ", ".join(f"{k} x{v}" for k, v in sorted(rp.skipped.items())), file=out)
     return None, n

@@ -1,0 +1,153 @@
+"""Structure-aware fuzzing of trace files (issue 27 item 4): real recorded traces with one field of one record
+dropped, retyped, set out of range or given a wrong length, written back with valid checksums, fed to every trace
+command (show, show -v, replay, diff, export). Each must end normally or with one line naming the record and the
+field, exit 2; never a traceback. SIMGPU_FUZZ_EXAMPLES raises the example count."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import re
+import tempfile
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.traces import test_traces, test_traces_am
+from traces.cli import add_arguments, run
+from traces.format import read_trace, write_trace
+
+EXAMPLES = int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "12"))
+SOURCES = {"pm4": test_traces.trace_a, "aql": test_traces.trace_aql, "am": test_traces_am.trace}
+ONE_LINE = re.compile(r"^simgpu trace \w+: (?:\S+: )?.*\(record (\d+), byte offset \d+\)$")
+FIELD = re.compile(r"field ([A-Za-z_]\w*)")
+# A mutated field may make another field of its record wrong: the named one.
+NAMED_FOR = {"req": {"in", "out"}, "length": {"g"}, "size": {"value"}, "shared": {"g", "sw"}}
+
+
+def paths(value, prefix=()) -> list[tuple]:
+    """Every place inside a record a mutation can reach: map keys (but the type "t") and list items, depth first."""
+    out = []
+    if isinstance(value, dict):
+        items = [(k, v) for k, v in value.items() if k != "t" or prefix]
+    elif isinstance(value, list):
+        items = list(enumerate(value))[:4]  # a few items of long lists are enough
+    else:
+        return out
+    for k, v in items:
+        out.append((*prefix, k))
+        out += paths(v, (*prefix, k))
+    return out
+
+
+def _other_type(old):
+    """Values of every type but the one there."""
+    candidates = [None, True, 7, -3, 1.5, "x", b"\x01\x02", [1, 2], {"a": 1}, [[0, 0, b""]]]
+    return [c for c in candidates if type(c) is not type(old)]
+
+
+def _out_of_range(old):
+    return [-1, -(1 << 63), (1 << 64) - 1, 1 << 40, 0, 3] if type(old) is int else []
+
+
+def _wrong_length(old):
+    if isinstance(old, bytes):
+        return [old[:len(old) // 2], old[:-1], old + b"\0", old + bytes(4096), b""]
+    if isinstance(old, list):
+        return [old[:-1], old + old[-1:], [], old + [0]] if old else [[0]]
+    if isinstance(old, str):
+        return ["", old * 3]
+    return []
+
+
+@st.composite
+def mutations(draw):
+    """(source name, record number, path, kind, new value or None for a drop)."""
+    source = draw(st.sampled_from(sorted(SOURCES)))
+    recs = _records(source)
+    n = draw(st.integers(0, len(recs) - 1))
+    path = draw(st.sampled_from(paths(recs[n])))
+    old = _get(recs[n], path)
+    kinds = {"drop": [None], "type": _other_type(old), "range": _out_of_range(old), "length": _wrong_length(old)}
+    kind = draw(st.sampled_from(sorted(k for k, v in kinds.items() if v)))
+    return source, n, path, kind, draw(st.sampled_from(kinds[kind]))
+
+
+_CACHE: dict[str, tuple[dict, list]] = {}
+
+
+def _records(source: str) -> list[dict]:
+    if source not in _CACHE:
+        _CACHE[source] = read_trace(SOURCES[source]())
+    return _CACHE[source][1]
+
+
+def _get(value, path):
+    for k in path:
+        value = value[k]
+    return value
+
+
+def _copy(value):
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    return [_copy(v) for v in value] if isinstance(value, list) else value
+
+
+def mutate(source: str, n: int, path: tuple, kind: str, new) -> bytes:
+    """The source trace with the mutation applied to record n, checksums recomputed."""
+    header, recs = _CACHE[source]
+    rec = _copy(recs[n])
+    parent = _get(rec, path[:-1])
+    if kind == "drop":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = new
+    f = io.BytesIO()
+    write_trace(f, header, [*recs[:n], rec, *recs[n + 1:]])
+    return f.getvalue()
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="simgpu trace")
+    add_arguments(parser)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        rc = run(parser.parse_args(argv))
+    return rc, err.getvalue()
+
+
+def commands(path: str, original: str, out: str) -> list[list[str]]:
+    """Every trace command over the mutated file."""
+    return [["show", path], ["show", "-v", path], ["replay", path], ["diff", original, path], ["diff", path, original],
+            ["export", path, out]]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutations())
+def test_every_command_ends_a_mutated_trace_with_one_line_or_normally(m):
+    source, n, path, kind, _ = m
+    data = mutate(*m)
+    with tempfile.TemporaryDirectory() as tmp:
+        bad, good, out = (os.path.join(tmp, name) for name in ("bad.trace", "good.trace", "out.json"))
+        with open(bad, "wb") as f:
+            f.write(data)
+        with open(good, "wb") as f:
+            f.write(SOURCES[source]())
+        for argv in commands(bad, good, out):
+            rc, err = _cli(argv)  # an exception escaping here is the failure this test looks for
+            assert rc in (0, 1, 2), (argv, rc, err)
+            if rc == 2:
+                lines = err.splitlines()
+                assert len(lines) == 1, (argv, err)
+                where = ONE_LINE.match(lines[0])
+                assert where, (argv, err)
+                named = FIELD.search(lines[0])
+                assert named or "corrupt record" in lines[0] or "header" in lines[0], (argv, err)
+                if int(where.group(1)) == n and named:  # the mutated record itself: the mutated field named
+                    assert path[0] == "errno" or named.group(1) in {path[0], *NAMED_FOR.get(path[0], ())}, \
+                        (argv, m[1:4], err)
+                else:  # a later record that refers to what the mutation changed
+                    assert int(where.group(1)) >= n, (argv, m[1:4], err)

@@ -1,0 +1,139 @@
+"""A trace file cannot make its reader allocate without bound (issue 27 item 4): a 2 MB zlib record that inflates
+to 2 GiB, and records whose declared inflated length lies, are refused by show, replay, diff and export within 1 s
+and 200 MB (the peak RSS of a child process running the command, imports included)."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from tests.traces.test_traces import ROOT, trace_a
+from traces.format import _REC_HEAD, MAGIC, MAX_RECORD, TraceError, TraceReader, TraceWriter, read_trace
+
+INFLATED = 2 << 30  # what the bomb inflates to
+
+
+def zeros_stream(mib: int) -> bytes:
+    """A valid zlib stream of `mib` MiB of zeros, built without compressing them: after a full flush deflate starts
+    afresh, so every further MiB compresses to the same bytes (2 GiB -> 2 MB); Adler-32 of n zeros is (n, 1)."""
+    chunk, c = bytes(1 << 20), zlib.compressobj(9)
+    first = c.compress(chunk) + c.flush(zlib.Z_FULL_FLUSH)
+    again = c.compress(chunk) + c.flush(zlib.Z_FULL_FLUSH)
+    end = c.flush(zlib.Z_FINISH)[:-4]
+    n = mib << 20
+    return first + again * (mib - 1) + end + struct.pack(">I", (n % 65521) << 16 | 1)
+
+
+def _file(payload: bytes, version: int = 2) -> bytes:
+    """A trace whose only record is a zlib payload (checksum right)."""
+    f = io.BytesIO()
+    TraceWriter(f, {"os": "MockOS", "arch": "gfx1100", "devices": 1}).close()
+    data = bytearray(f.getvalue())
+    assert data[:8] == MAGIC
+    struct.pack_into("<H", data, 8, version)  # the version field
+    return bytes(data) + _REC_HEAD.pack(len(payload), zlib.crc32(payload), 1) + payload
+
+
+@pytest.fixture(scope="module")
+def bombs(tmp_path_factory) -> dict[str, str]:
+    """Trace files, by what they claim."""
+    z = zeros_stream(INFLATED >> 20)
+    files = {"honest 2 GiB": _file(struct.pack("<I", INFLATED - 1) + z),  # (u32: the largest length it can say)
+             "declares 1 KiB": _file(struct.pack("<I", 1024) + z),
+             "declares the limit": _file(struct.pack("<I", MAX_RECORD) + z),
+             "version 1 (declares nothing)": _file(z, version=1)}
+    d = tmp_path_factory.mktemp("bombs")
+    out = {}
+    for i, (what, data) in enumerate(files.items()):
+        path = d / f"bomb{i}.trace"
+        path.write_bytes(data)
+        out[what] = str(path)
+    (d / "good.trace").write_bytes(trace_a())
+    out["good"] = str(d / "good.trace")
+    return out
+
+
+def test_the_bomb_is_small_and_inflates_to_2_gib():
+    z = zeros_stream(INFLATED >> 20)
+    assert len(z) < 3 << 20
+    d = zlib.decompressobj()
+    assert d.decompress(z, 1 << 20) == bytes(1 << 20) and d.unconsumed_tail  # zeros, and far more to come
+
+
+# The command, timed from after the imports (on a busy machine they alone take a second or more).
+_CHILD = """
+import contextlib, io, json, sys, time
+import traces.diff, traces.export, traces.replay, traces.show
+from wiring.cli import main
+err = io.StringIO()
+t = time.monotonic()
+with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    rc = main(["trace", *json.loads(sys.argv[1])])
+print(json.dumps({"rc": rc, "err": err.getvalue(), "s": time.monotonic() - t}))
+"""
+# A small process between: a child's peak RSS (getrusage) starts from its parent's at the fork, and pytest is large.
+_LAUNCHER = """
+import json, resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(json.dumps({"child": r.stdout, "stderr": r.stderr,
+                  "rss": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}))
+"""
+
+
+def _measure(argv: list[str]) -> dict:
+    r = subprocess.run([sys.executable, "-c", _LAUNCHER, sys.executable, "-c", _CHILD, json.dumps(argv)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    outer = json.loads(r.stdout)
+    assert outer["child"], outer["stderr"]
+    return json.loads(outer["child"]) | {"rss": outer["rss"]}
+
+
+BOMBS = ["honest 2 GiB", "declares 1 KiB", "declares the limit", "version 1 (declares nothing)"]
+
+
+@pytest.mark.parametrize("what", BOMBS)
+@pytest.mark.parametrize("command", ["show", "replay", "diff", "export"])
+def test_a_zlib_bomb_is_refused_quickly_in_bounded_memory(bombs, tmp_path, what, command):
+    path = bombs[what]
+    argv = {"show": ["show", path], "replay": ["replay", path], "diff": ["diff", bombs["good"], path],
+            "export": ["export", path, str(tmp_path / "out.json")]}[command]
+    got = _measure(argv)
+    assert got["rc"] == 2, got
+    (line,) = got["err"].splitlines()
+    assert "record 0" in line and ("limit" in line or "declared" in line), line
+    assert got["s"] < 1.0 and got["rss"] < 200 << 20, got
+
+
+def test_a_record_declaring_less_than_it_holds_is_refused_by_the_reader():
+    data = _small(b"x" * 4000)
+    with pytest.raises(TraceError, match="zlib stream ends after 4.* bytes, not at its declared length 5000"):
+        read_trace(_redeclare(data, 5000))
+    with pytest.raises(TraceError, match="inflates to more than its declared 100 bytes"):
+        read_trace(_redeclare(data, 100))
+    assert read_trace(data)[1][0]["text"] == "x" * 4000
+
+
+def _small(text: bytes) -> bytes:
+    f = io.BytesIO()
+    w = TraceWriter(f, {"os": "MockOS"})
+    w.write({"t": "read_text", "path": "/p", "text": text.decode()})
+    w.close()
+    return f.getvalue()
+
+
+def _redeclare(data: bytes, n: int) -> bytes:
+    """The first record's declared inflated length set to n, checksum recomputed."""
+    r = TraceReader(io.BytesIO(data))
+    start = r.data_start
+    length, _, codec = _REC_HEAD.unpack_from(data, start)
+    assert codec == 1
+    body = bytearray(data[start + _REC_HEAD.size:start + _REC_HEAD.size + length])
+    struct.pack_into("<I", body, 0, n)
+    return data[:start] + _REC_HEAD.pack(length, zlib.crc32(body), codec) + bytes(body)
