@@ -59,10 +59,20 @@ def run(args: argparse.Namespace) -> int:
     and exit status 2."""
     try:
         return _run(args)
+    except BrokenPipeError:  # the reader went away (`simgpu trace show | head`): nothing more to say
+        _quiet_stdout()
+        return 0
     except OSError as e:
         where = f"{e.filename}: " if e.filename else ""
         print(f"simgpu trace {args.trace_command}: {where}{e.strerror or e}", file=sys.stderr)
         return 2
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush at exit does not fail on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _run(args: argparse.Namespace) -> int:

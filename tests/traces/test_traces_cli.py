@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 
 import pytest
 
-from tests.traces.test_traces import record
+from tests.traces.test_traces import ROOT, record
+from traces.format import write_trace
 from traces.cli import add_arguments, run
 
 
@@ -65,3 +69,19 @@ def test_show_accepts_dash_and_colon_ranges(trace_file, capsys, rng, first, last
 def test_show_rejects_bad_filters(trace_file, capsys, argv, says):
     rc, err = _trace(["show", trace_file, *argv], capsys)
     assert rc == 2 and says in err
+
+
+def _cli_env() -> dict:
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), ROOT])))
+
+
+def test_show_into_a_pipe_closed_early_exits_quietly(tmp_path):
+    """`simgpu trace show F | head`: the reader leaving is not an error (issue 26)."""
+    path = tmp_path / "many.trace"
+    write_trace(path, {"os": "MockOS"}, [{"t": "exists", "path": f"/sys/x{i}", "result": True} for i in range(20000)])
+    p = subprocess.Popen([sys.executable, "-m", "wiring.cli", "trace", "show", str(path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=ROOT, env=_cli_env())
+    assert p.stdout.readline().startswith(b"# simgpu trace")
+    p.stdout.close()  # ~700 KB are still to come: far more than a pipe holds, so the next writes fail
+    err = p.stderr.read()
+    assert p.wait(timeout=300) == 0 and err == b""
