@@ -68,6 +68,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def _recorded(path: str, status: int) -> int:
+    """The command's status, unless it recorded nothing: then a one-line error (and no empty file left behind)."""
+    if os.path.exists(path) and os.path.getsize(path) == 0:
+        os.unlink(path)
+        print(f"simgpu trace record: {path}: nothing was recorded: the command made no driver calls through "
+              "simgpu's runtime (SIMGPU_TRACE); record any other program with `simgpu trace record -o FILE -- "
+              "simgpu run -- CMD`", file=sys.stderr)
+        return status or 2
+    return status
+
+
 def _quiet_stdout() -> None:
     """Point stdout at /dev/null, so that the interpreter's last flush at exit does not fail on the closed pipe."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -85,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         with open(args.output, "wb"):  # fail here, in one line, rather than in the traced program
             pass
         env = dict(os.environ, SIMGPU_TRACE=os.path.abspath(args.output))
-        return subprocess.call(argv, env=env)
+        return _recorded(args.output, subprocess.call(argv, env=env))
     if cmd == "replay":
         from traces.replay import replay_main
         return replay_main(args.path)

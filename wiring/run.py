@@ -43,6 +43,8 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     synthetic firmware installed where it looks (wiring/am_site/sitecustomize.py)."""
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
+    # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
+    record = record or os.environ.get("SIMGPU_TRACE") or None
     try:
         checks = sanitizers.parse_checks(sanitize) if sanitize is not None else sanitizers.requested()
     except ValueError as e:
@@ -76,6 +78,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
+        env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
         remote = _serve_am(env, devices, vram) if am else None
         try:
             child = subprocess.Popen(cmd, env=env)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import subprocess
 import sys
 
 import pytest
 
+from tests import DATA
+from tests.support.clients import c_program_or_skip, preload_or_skip
 from tests.traces.test_traces import ROOT, record
-from traces.format import write_trace
 from traces.cli import add_arguments, run
+from traces.format import read_trace, write_trace
+from traces.replay import replay
 
 
 def _trace(argv: list[str], capsys) -> tuple[int, str]:
@@ -85,3 +89,28 @@ def test_show_into_a_pipe_closed_early_exits_quietly(tmp_path):
     p.stdout.close()  # ~700 KB are still to come: far more than a pipe holds, so the next writes fail
     err = p.stderr.read()
     assert p.wait(timeout=300) == 0 and err == b""
+
+
+def test_record_of_simgpu_run_records_the_clients_traffic(tmp_path):
+    """`simgpu trace record -o F -- simgpu run -- CMD` records what the server sees of CMD, like `run --record F`
+    (it wrote an empty F without a word, issue 26)."""
+    prog = c_program_or_skip("kfd_aql_vadd")
+    preload_or_skip()
+    path = tmp_path / "c.trace"
+    env = _cli_env()
+    env.pop("MOCKGPU", None)
+    cli = [sys.executable, "-m", "wiring.cli"]
+    r = subprocess.run([*cli, "trace", "record", "-o", str(path), "--", *cli, "run", "--", str(prog),
+                        str(DATA / "codeobjects" / "llvmlite_vadd.so")], env=env, cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    header, recs = read_trace(path)
+    assert header["concurrent"] and any(rec["t"] == "mmio" for rec in recs)
+    assert replay(path, out=io.StringIO()) == (None, len(recs))
+
+
+def test_record_of_a_command_without_driver_calls_says_so(tmp_path, capsys):
+    path = tmp_path / "x.trace"
+    rc, err = _trace(["record", "-o", str(path), "--", sys.executable, "-c", "pass"], capsys)
+    assert rc == 2 and not path.exists()
+    assert err.count("\n") == 1 and "nothing was recorded" in err and "simgpu run" in err
