@@ -136,6 +136,10 @@ class MockOS(OS):
         the runtime never asks."""
         return next((nd.gpu for nd in self.nodes if gpu_id in (nd.gpu_id, pci.bus_id(nd.index))), None)
 
+    def gpu_clocks(self) -> dict[int, int]:
+        """Each GPU's virtual timestamp counter by gpu_id (read by traces.RecordingOS after every call)."""
+        return {nd.gpu_id: nd.gpu.clock.timestamp() for nd in self.nodes}
+
     def sanitize(self, gpu_id: int, checks=None) -> dict:
         """The simulator's sanitizers of a GPU: turns `checks` on (if given) and returns the checks now on and
         the findings not taken before, as plain data (the seam's `OS.sanitize`)."""

@@ -108,6 +108,11 @@ class OS:
         name kernels; what each buffer is and how many bytes of it were asked for); not the kernel's
         interface: drivers ignore it (the simulator's sanitizers use it), traces.RecordingOS records it."""
 
+    def gpu_clocks(self) -> dict[int, int] | None:
+        """Each GPU's timestamp counter (100 MHz ticks of the simulator's virtual clock) by gpu_id, for recordings to
+        place events in GPU time; not the kernel's interface. None without a virtual clock (real GPUs)."""
+        return None
+
     def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
         """The simulator's sanitizers on GPU `gpu_id` (docs/shader.md "Sanitizers"); not the kernel's interface.
         `checks` ("memcheck,initcheck,racecheck,hazards" or "all") turns them on; returns {"checks": [names on],

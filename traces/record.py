@@ -61,6 +61,13 @@ class RecordingOS(OS):
         if close_at_exit:
             atexit.register(self.finish)
 
+    def _write(self, rec: dict) -> None:
+        """Write a record with the GPUs' virtual clocks after it ("clk"), when the machine has them."""
+        clocks = self.inner.gpu_clocks()
+        if clocks:
+            rec["clk"] = clocks
+        self.writer.write(rec)
+
     def finish(self) -> None:
         """Finish the trace file (flush and close it)."""
         self.writer.close()
@@ -75,13 +82,13 @@ class RecordingOS(OS):
             rec["errno"] = e.errno if e.errno is not None else _errno.EIO
             if sync:
                 rec["g"] = self.shadows.collect()
-            self.writer.write(rec)
+            self._write(rec)
             raise
         if result_key is not None:
             rec[result_key] = result
         if sync:
             rec["g"] = self.shadows.collect()
-        self.writer.write(rec)
+        self._write(rec)
         return result
 
     def _mid(self, mapping: Mapping) -> int:
@@ -136,7 +143,7 @@ class RecordingOS(OS):
             m = self.inner.mmap(fd, length, prot, flags, offset, addr)
         except OSError as e:
             rec["errno"] = e.errno if e.errno is not None else _errno.EIO
-            self.writer.write(rec)
+            self._write(rec)
             raise
         mid, self._next_id = self._next_id, self._next_id + 1
         rec["id"], rec["result"] = mid, m.addr
@@ -144,7 +151,7 @@ class RecordingOS(OS):
         if self._paths.get(fd) != "/dev/kfd":  # doorbells are MMIO, written only through mmio_write
             self.shadows.track(mid, m.view)
             rec["g"] = self.shadows.collect([mid])  # the initial content the driver handed out
-        self.writer.write(rec)
+        self._write(rec)
         return m
 
     def munmap(self, mapping: Mapping) -> None:
@@ -186,7 +193,7 @@ class RecordingOS(OS):
         moved = bool(self.inner.progress(poll_all))
         rec["moved"], rec["g"] = moved, self.shadows.collect()
         if moved or rec["w"] or rec["g"]:
-            self.writer.write(rec)
+            self._write(rec)
         return moved
 
     def device_report(self, gpu_id: int) -> DeviceReport:
@@ -198,8 +205,11 @@ class RecordingOS(OS):
             return report
         return self._call(rec, call, gpu_id)
 
+    def gpu_clocks(self) -> dict[int, int] | None:
+        return self.inner.gpu_clocks()
+
     def annotate(self, note: dict) -> None:
-        self.writer.write({"t": "note", **note})
+        self._write({"t": "note", **note})
         self.inner.annotate(note)
 
     def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:

@@ -70,6 +70,7 @@ class Queue:
     ring: int
     size: int
     wptr: int = 0
+    gpu_id: int = 0
     sh: dict[int, int] = field(default_factory=dict)  # PM4 SH registers (COMPUTE_PGM_LO/HI, ...)
 
 
@@ -126,7 +127,8 @@ class GPUView:
         elif name == "AMDKFD_IOC_CREATE_QUEUE":
             fi, fo = fields(req, rec["in"]), fields(req, rec["out"])
             fmt = _FORMAT.get(fi.get("queue_type"), "pm4")
-            self.queues[fo["doorbell_offset"]] = Queue(fo["queue_id"], fmt, fi["ring_base_address"], fi["ring_size"])
+            self.queues[fo["doorbell_offset"]] = Queue(fo["queue_id"], fmt, fi["ring_base_address"], fi["ring_size"],
+                                                       gpu_id=fi["gpu_id"])
 
     def _mmap(self, rec: dict) -> None:
         va, size = self.allocs.get(rec["offset"], (None, rec["length"])) if rec["fd"] >= 0 else (None, rec["length"])

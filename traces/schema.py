@@ -105,6 +105,17 @@ def row(*items: Check) -> Check:
     return check
 
 
+def map_of(key: Check, value: Check) -> Check:
+    """A map whose every key and value are accepted."""
+    def check(v, path):
+        if type(v) is not dict:
+            raise SchemaError(path, f"expected a map, got {_kind(v)}")
+        for k, x in v.items():
+            key(k, f"{path} key")
+            value(x, f"{path}[{k!r}]")
+    return check
+
+
 def mapping(fields: dict[str, Check]) -> Check:
     """A map holding at least `fields` (more keys are allowed: a finding carries many)."""
     def check(v, path):
@@ -167,6 +178,8 @@ RECORDS: dict[str, Record] = {
     "pwrite": Record({"fd": FD, "data": BYTES, "offset": UINT}, {"ret": INT}),
 }
 RECORD_TYPES = tuple(RECORDS)
+# On every record of a simulator's trace: each GPU's virtual timestamp counter after the call, by gpu_id.
+CLOCKS = map_of(integer(0, U32), UINT)
 
 HEADER = Record({"format": integer(1, U32), "os": STR}, {},
                 {"simgpu": STR, "arch": STR, "devices": integer(0, MAX_GPUS), "vram": integer(PAGE, MAX_VRAM),
@@ -201,6 +214,8 @@ class Validator:
         """SchemaError unless `rec` (a map with a known "t") fits the schema and the mappings live before it."""
         if "errno" in rec:
             ERRNO(rec["errno"], "errno")
+        if "clk" in rec:
+            CLOCKS(rec["clk"], "clk")
         _fields(rec, RECORDS[rec["t"]], failed="errno" in rec)
         getattr(self, "_" + rec["t"], self._runs)(rec)
 

@@ -294,3 +294,32 @@ def test_export_uses_the_gpu_times_the_runtime_measured(tmp_path, queue):
     assert copies and all(s["args"]["clock"] == "gpu" and s["dur"] > 0 for s in copies)
     ends = [s["ts"] + s["dur"] for s in slices]
     assert all(b["ts"] >= e for b, e in zip(slices[1:], ends, strict=False))  # in order, never overlapping
+
+
+def test_export_places_every_slice_on_the_recorded_virtual_clock(tmp_path):
+    """Each record carries the GPU's virtual clock after the call ("clk"); the export places what the GPU did not
+    time itself (waits; here, with lazy doorbells, the GPU runs inside WAIT_EVENTS) on that clock, not in record
+    order (issue 26)."""
+    f = io.BytesIO()
+    rec = RecordingOS(MockOS(devices=1, vram_size=1 << 30, lazy_doorbells=True), f)
+    workload(rec)
+    rec.finish()
+    path = tmp_path / "lazy.trace"
+    path.write_bytes(f.getvalue())
+    _, recs = read_trace(f.getvalue())
+    assert all(set(r["clk"]) == {0x4a10} for r in recs)
+    ticks = [r["clk"][0x4a10] for r in recs]
+    assert ticks == sorted(ticks) and ticks[-1] > 0  # the virtual clock only moves forward
+    from traces.export import export
+    export(path, tmp_path / "lazy.json")
+    doc = json.loads((tmp_path / "lazy.json").read_text())
+    slices = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    tick_us = 1e6 / doc["otherData"]["gpu_counter_hz"]
+    waits = [s for s in slices if s["name"] == "wait"]
+    assert waits and doc["otherData"]["slices_record_order"] == 0
+    for s in waits:  # a wait spans its call: from the previous record's clock to its own
+        n = s["args"]["record"]
+        assert s["args"]["clock"] == "virtual"
+        assert (s["ts"], s["dur"]) == pytest.approx((ticks[n - 1] * tick_us, (ticks[n] - ticks[n - 1]) * tick_us))
+    assert sum(s["dur"] for s in waits) > 0  # the GPU's work happened while the host waited
+    assert sum(s["dur"] for s in slices) == pytest.approx(ticks[-1] * tick_us)  # each tick in one slice, once
