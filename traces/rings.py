@@ -6,6 +6,7 @@ object) is followed too."""
 from __future__ import annotations
 
 import bisect
+import ctypes
 import struct
 from dataclasses import dataclass, field
 
@@ -22,43 +23,59 @@ _FORMAT = {kfd.KFD_IOC_QUEUE_TYPE_COMPUTE: "pm4", kfd.KFD_IOC_QUEUE_TYPE_COMPUTE
            kfd.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: "sdma"}
 _UNIT = {"pm4": 4, "sdma": 1, "aql": aql.PACKET_SIZE}  # bytes per write-pointer unit
 MAX_DISASM = 48  # instructions listed at a kernel's first dispatch
+MAX_SUBMISSION = 1 << 20  # bytes of ring decoded per doorbell write: more is not a submission a runtime makes
+MAX_DMA = 64 << 20  # bytes an SDMA copy or fill may move in the reconstructed memory (more: left out)
 
 
 class Memory:
-    """Sparse GPU-VA memory: one bytearray per allocation."""
+    """Sparse GPU-VA memory: the regions the trace allocated, kept by 4 KiB page as non-zero bytes arrive, so what a
+    trace claims (a region's size, a ring's) costs nothing until the trace's own bytes fill it."""
 
     def __init__(self):
         self.bases: list[int] = []
-        self.bufs: dict[int, bytearray] = {}
+        self.sizes: dict[int, int] = {}
+        self.pages: dict[int, bytearray] = {}  # VA // PAGE -> the page's bytes
 
     def add(self, base: int, size: int) -> None:
         """A region [base, base + size) (kept if it already exists)."""
-        if base not in self.bufs:
+        if base not in self.sizes:
             bisect.insort(self.bases, base)
-            self.bufs[base] = bytearray(size)
+            self.sizes[base] = size
 
-    def _find(self, va: int):
+    def _end(self, va: int) -> int | None:
+        """The end of the region holding va, or None."""
         i = bisect.bisect_right(self.bases, va) - 1
-        if i >= 0:
-            base = self.bases[i]
-            if va < base + len(self.bufs[base]):
-                return base, self.bufs[base]
-        return None, None
+        if i >= 0 and va < self.bases[i] + self.sizes[self.bases[i]]:
+            return self.bases[i] + self.sizes[self.bases[i]]
+        return None
 
     def read(self, va: int, n: int) -> bytes:
         """n bytes at va (zeros where nothing is known)."""
-        base, buf = self._find(va)
-        if buf is None:
-            return bytes(n)
-        data = bytes(buf[va - base:va - base + n])
-        return data + (self.read(va + len(data), n - len(data)) if len(data) < n and data else bytes(n - len(data)))
+        out, pos = bytearray(n), 0
+        while pos < n:
+            page, off = divmod(va + pos, PAGE)
+            k = min(PAGE - off, n - pos)
+            if page in self.pages:
+                out[pos:pos + k] = self.pages[page][off:off + k]
+            pos += k
+        return bytes(out)
 
     def write(self, va: int, data: bytes) -> None:
         """Store bytes at va (dropped outside known regions)."""
-        base, buf = self._find(va)
-        if buf is not None:
-            n = min(len(data), len(buf) - (va - base))
-            buf[va - base:va - base + n] = data[:n]
+        end = self._end(va)
+        if end is None:
+            return
+        data, pos = memoryview(data)[:end - va], 0
+        while pos < len(data):
+            page, off = divmod(va + pos, PAGE)
+            k = min(PAGE - off, len(data) - pos)
+            chunk = data[pos:pos + k]
+            if page in self.pages:
+                self.pages[page][off:off + k] = chunk
+            elif any(chunk):  # a page never written holds zeros already
+                self.pages[page] = bytearray(PAGE)
+                self.pages[page][off:off + k] = chunk
+            pos += k
 
 
 @dataclass
@@ -127,6 +144,8 @@ class GPUView:
         elif name == "AMDKFD_IOC_CREATE_QUEUE":
             fi, fo = fields(req, rec["in"]), fields(req, rec["out"])
             fmt = _FORMAT.get(fi.get("queue_type"), "pm4")
+            if not fi.get("ring_size"):
+                return  # a ring of no bytes carries nothing to decode
             self.queues[fo["doorbell_offset"]] = Queue(fo["queue_id"], fmt, fi["ring_base_address"], fi["ring_size"],
                                                        gpu_id=fi["gpu_id"])
 
@@ -140,12 +159,13 @@ class GPUView:
     def _drm_info(self, rec: dict) -> None:
         a = drm.drm_amdgpu_info.unpack(rec["in"])
         if a.query == drm.AMDGPU_INFO_DEV_INFO:
-            info = drm.drm_amdgpu_info_device.unpack(self.mem.read(a.return_pointer, a.return_size))
+            answer = self.mem.read(a.return_pointer, ctypes.sizeof(drm.drm_amdgpu_info_device))  # not return_size: a
+            info = drm.drm_amdgpu_info_device.unpack(answer)  # trace's number, it could be any
             self.counter_hz = info.gpu_counter_freq * 1000  # KHz
 
     def _ring_bytes(self, q: Queue, lo: int, hi: int) -> bytes:
         unit = _UNIT[q.fmt]
-        start, n = (lo * unit) % q.size, (hi - lo) * unit
+        start, n = (lo * unit) % q.size, min((hi - lo) * unit, q.size, MAX_SUBMISSION)
         first = self.mem.read(q.ring + start, min(n, q.size - start))
         return first + (self.mem.read(q.ring, n - len(first)) if n > len(first) else b"")
 
@@ -161,10 +181,10 @@ class GPUView:
             return decode_pm4(dwords, q.sh)
         packets = decode_sdma(dwords)
         for p in packets:  # the copy happens during this doorbell write; its source is in memory now
-            if p.copy:
+            if p.copy and p.copy[2] <= MAX_DMA:
                 dst, src, n = p.copy
                 self.mem.write(dst, self.mem.read(src, n))
-            elif p.fill:
+            elif p.fill and p.fill[2] <= MAX_DMA:
                 dst, value, n = p.fill
                 self.mem.write(dst, (struct.pack("<I", value) * (n // 4 + 1))[:n])
         return packets

@@ -9,12 +9,17 @@ import json
 import struct
 import subprocess
 import sys
+import tracemalloc
 import zlib
 
 import pytest
 
+from runtime.uapi import amdgpu_drm as drm
+from runtime.uapi import kfd
 from tests.traces.test_traces import ROOT, trace_a
-from traces.format import _REC_HEAD, MAGIC, MAX_RECORD, TraceError, TraceReader, TraceWriter, read_trace
+from traces.export import export
+from traces.format import _REC_HEAD, MAGIC, MAX_RECORD, TraceError, TraceReader, TraceWriter, read_trace, write_trace
+from traces.show import show
 
 INFLATED = 2 << 30  # what the bomb inflates to
 
@@ -137,3 +142,34 @@ def _redeclare(data: bytes, n: int) -> bytes:
     body = bytearray(data[start + _REC_HEAD.size:start + _REC_HEAD.size + length])
     struct.pack_into("<I", body, 0, n)
     return data[:start] + _REC_HEAD.pack(length, zlib.crc32(body), codec) + bytes(body)
+
+
+def test_sizes_a_trace_claims_cost_show_and_export_nothing(tmp_path):
+    """Numbers inside the recorded ioctl arguments are the trace's word too: a 1 PiB buffer, a ring of no bytes, a
+    write pointer 2^62 slots on, a DEV_INFO answer of 4 GiB. show and export follow the rest and stay small."""
+    header, recs = read_trace(trace_a())
+    for r in recs:
+        if r["t"] == "ioctl" and r["req"] == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
+            a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(r["out"])
+            a.size = 1 << 50
+            r["out"] = bytes(a)
+        elif r["t"] == "ioctl" and r["req"] == drm.DRM_IOCTL_AMDGPU_INFO:
+            a = drm.drm_amdgpu_info.unpack(r["in"])
+            a.return_size = (1 << 32) - 1
+            r["in"] = bytes(a)
+    queues = [r for r in recs if r["t"] == "ioctl" and r["req"] == kfd.AMDKFD_IOC_CREATE_QUEUE]
+    a = kfd.kfd_ioctl_create_queue_args.unpack(queues[0]["in"])
+    a.ring_size = 0
+    queues[0]["in"] = bytes(a)
+    last = [r for r in recs if r["t"] == "mmio"][-1]
+    last["value"] = 1 << 62
+    path = tmp_path / "claims.trace"
+    write_trace(path, header, recs)
+    tracemalloc.start()
+    try:
+        show(path, verbose=True, out=io.StringIO())
+        export(path, tmp_path / "claims.json")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20
