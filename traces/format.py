@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import struct
+import warnings
 import zlib
 from collections.abc import Iterator
 
@@ -72,17 +73,22 @@ class TraceWriter:
         self.f = open(dest, "wb") if self._own else dest  # noqa: SIM115 - closed by close()
         self.level = level
         self.count = 0
+        self.limit = record_limit()
         body = _pack({"format": VERSION, **header})
         self.f.write(_FILE_HEAD.pack(MAGIC, VERSION, 0, len(body)) + body)
 
     def write(self, record: dict) -> None:
         """Append one record (a dict with a "t" type)."""
-        payload, codec = _pack(record), CODEC_RAW
+        raw = payload = _pack(record)
+        codec = CODEC_RAW
         if len(payload) >= COMPRESS_MIN and self._compressible(payload):
             z = zlib.compress(payload, self.level)
             if len(z) + _INFLATED.size < len(payload):
                 payload, codec = _INFLATED.pack(len(payload)) + z, CODEC_ZLIB
         self.f.write(_REC_HEAD.pack(len(payload), zlib.crc32(payload), codec) + payload)
+        if len(raw) > self.limit:  # written all the same: the recording is not lost, but say how to read it
+            warnings.warn(f"trace record {self.count} takes {len(raw)} bytes, more than a reader takes by default: "
+                          f"read this trace with {MAX_RECORD_ENV}={len(raw)}", stacklevel=2)
         self.count += 1
 
     def _compressible(self, payload: bytes) -> bool:

@@ -173,3 +173,16 @@ def test_sizes_a_trace_claims_cost_show_and_export_nothing(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 64 << 20
+
+
+def test_a_record_over_the_limit_is_written_with_a_warning_and_read_with_the_limit_raised(monkeypatch):
+    monkeypatch.setenv("SIMGPU_TRACE_MAX_RECORD", "1000")
+    f = io.BytesIO()
+    w = TraceWriter(f, {"os": "MockOS"})
+    with pytest.warns(UserWarning, match="record 0 takes 5.* bytes.*SIMGPU_TRACE_MAX_RECORD=5"):
+        w.write({"t": "read_text", "path": "/p", "text": "x" * 5000})
+    w.close()
+    with pytest.raises(TraceError, match="more than the limit of 1000"):
+        read_trace(f.getvalue())
+    monkeypatch.setenv("SIMGPU_TRACE_MAX_RECORD", "6000")
+    assert read_trace(f.getvalue())[1][0]["text"] == "x" * 5000
