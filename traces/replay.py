@@ -241,8 +241,13 @@ class Replayer:
             d = self._compare_out(call, req, rec["out"], bytes(buf), translated)
         if d is None and self.user.writes != [list(w) for w in rec.get("uw", [])]:
             d = self._div(call, "user memory written", rec.get("uw", []), self.user.writes)
-        for mid, addr, _ in rec.get("shared", []) if d is None else ():  # USERPTR pages, tracked from here on
-            self.shadows.track(mid, self.os.space.area(addr).buf)
+        for mid, addr, length in rec.get("shared", []) if d is None else ():  # USERPTR pages, tracked from here on
+            area = self.os.space.area(addr)
+            pages = area.buf if area is not None else None
+            if pages is None or len(pages) < length:  # the recorded runs of these pages must fit them
+                return self._div(call, "USERPTR pages shared", f"{length:#x} bytes at {addr:#x}",
+                                 f"{len(pages):#x} bytes" if pages is not None else "none")
+            self.shadows.track(mid, pages)
         self.shadows.apply(rec.get("sw", []), seen=True)
         return d or self._gpu_writes(call, rec)
 
