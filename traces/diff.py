@@ -52,7 +52,7 @@ def diff_main(a: str, b: str, context: int = 3, limit: int = 1, out=None) -> int
             print(f"- {n:6d} {format_record(ea) if ea else _MISSING['t']}", file=out)
             print(f"+ {n:6d} {format_record(eb) if eb else _MISSING['t']}", file=out)
     except TraceError as e:
-        print(f"simgpu trace diff: {e}", file=sys.stderr)
+        print(f"simgpu trace diff: {e.path}: {e}" if e.path else f"simgpu trace diff: {e}", file=sys.stderr)
         return 2
     return 1
 

@@ -55,6 +55,7 @@ class TraceError(Exception):
         where = "header" if record is None else f"record {record}"
         super().__init__(f"{why} ({where}, byte offset {offset if offset is not None else 0})")
         self.why, self.record, self.offset = why, record, offset
+        self.path: str | None = None  # the file, when the reader opened it by name
 
 
 def _pack(obj) -> bytes:
@@ -117,10 +118,15 @@ class TraceReader:
 
     def __init__(self, src, max_record: int | None = None):
         self._own = isinstance(src, str | bytes) or hasattr(src, "__fspath__")
+        self.path = os.fsdecode(src) if self._own else None
         self.f = open(src, "rb") if self._own else src  # noqa: SIM115 - closed by close()
         self.max_record = max_record or record_limit()
         try:
             self.header = self._read_header()
+        except TraceError as e:
+            self.close()
+            e.path = self.path
+            raise
         except BaseException:
             self.close()
             raise
@@ -159,6 +165,13 @@ class TraceReader:
         return header
 
     def __iter__(self) -> Iterator[tuple[int, int, dict]]:
+        try:
+            yield from self._records()
+        except TraceError as e:
+            e.path = self.path
+            raise
+
+    def _records(self) -> Iterator[tuple[int, int, dict]]:
         self.f.seek(self.data_start)
         number, validator = 0, Validator()
         while True:

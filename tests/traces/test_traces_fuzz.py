@@ -179,6 +179,7 @@ def test_every_command_ends_a_mutated_trace_with_one_line_or_normally(sources, d
                 assert where, (argv, err)
                 named = FIELD.search(lines[0])
                 assert named, (argv, err)
+                assert f": {bad}: " in lines[0], (argv, err)  # which file, too (diff reads two)
                 if where.group(1) is None:  # the header: only its own mutation makes it wrong
                     assert n == HEADER and named.group(1) in (path[0], "format"), (argv, m[1:4], err)
                 elif int(where.group(1)) == n:  # the mutated record itself: the mutated field named
