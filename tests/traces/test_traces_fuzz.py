@@ -22,7 +22,7 @@ from tests.traces import test_traces, test_traces_am
 from traces.cli import add_arguments, run
 from traces.format import TraceReader, TraceWriter, read_trace, write_trace
 
-EXAMPLES = int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "10"))
+EXAMPLES = int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "6"))
 SOURCES = {"pm4": test_traces.trace_a, "aql": test_traces.trace_aql, "am": test_traces_am.trace}
 ONE_LINE = re.compile(r"^simgpu trace \w+: (?:\S+: )?.*\((?:record (\d+)|header), byte offset \d+\)$")
 HEADER = -1  # a mutation of the header rather than of a record
