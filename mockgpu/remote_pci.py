@@ -30,6 +30,7 @@ import numpy as np
 from mockgpu.hostmap import HostMapService
 from simgpu.mem.shared import SharedMemory
 from simgpu.soc import MMIOError
+from simgpu.soc.pci import PEER_BAR_BASE
 
 REQUEST = struct.Struct("<BIIQQQ")
 REPLY = struct.Struct("<BQQ")
@@ -164,6 +165,8 @@ class RemotePCIServer:
         if not 0 < size <= MAX_SYSMEM:
             raise ValueError(f"a system buffer of {size:#x} bytes (at most {MAX_SYSMEM:#x})")
         size = -(-size // PAGE) * PAGE
+        if self.next_pa + size > PEER_BAR_BASE:
+            raise ValueError(f"no system address left for {size:#x} more bytes (peer BARs from {PEER_BAR_BASE:#x})")
         pa, mem = self.next_pa, SharedMemory(size, "simgpu-sysmem")
         self.next_pa += size + PAGE
         for soc in self.machine.socs:
