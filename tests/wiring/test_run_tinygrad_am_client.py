@@ -30,7 +30,9 @@ def _run(tmp: str) -> dict:
     env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db"}
     script = Path(__file__).with_name("tinygrad_am_hostmem_checks.py")
     r = simgpu_run([sys._base_executable, "-I", str(script), str(only_tinygrad)], "--am", env=env)
-    return json_checks(r, "gpu_to_cpu_cpu_access")
+    checks = json_checks(r, "gpu_to_cpu_cpu_access")
+    checks["stderr"] = r.stderr
+    return checks
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +49,20 @@ def test_a_client_that_cannot_import_simgpu_gets_its_firmware_and_runs(checks):
 @pytest.mark.parametrize("spec", ["host", "cpu_access"])
 def test_cpu_stores_at_a_host_buffers_address_reach_the_gpu(checks, spec):
     assert checks[f"cpu_to_gpu_{spec}"]["ok"], checks[f"cpu_to_gpu_{spec}"]
+    assert "Fatal Python error" not in checks["stderr"]  # the faults mapped memory: the program's handler never ran
 
 
 @pytest.mark.parametrize("spec", ["host", "cpu_access"])
 def test_gpu_writes_to_a_host_buffer_are_what_the_cpu_reads_at_its_address(checks, spec):
     assert checks[f"gpu_to_cpu_{spec}"]["ok"], checks[f"gpu_to_cpu_{spec}"]
+
+
+STRAY = "import ctypes, faulthandler; {} ctypes.string_at(0x10, 1)"
+
+
+@pytest.mark.parametrize("handler", ["faulthandler.enable();", ""], ids=["programs-handler", "default-action"])
+def test_a_stray_pointer_still_ends_the_program_as_without_simgpu(handler):
+    """A fault no GPU mapping explains goes to the program's own SIGSEGV handler, or the default action."""
+    r = simgpu_run([sys.executable, "-c", STRAY.format(handler)], "--am")
+    assert r.returncode == 128 + 11, (r.returncode, r.stderr[-2000:])
+    assert ("Fatal Python error: Segmentation fault" in r.stderr) == bool(handler), r.stderr[-2000:]

@@ -2,13 +2,16 @@
 cannot import simgpu (`python -I`, the base interpreter without the venv; tinygrad's package directory is the one
 entry it adds to sys.path, argv[1]). tinygrad's AM backend boots the device (its firmware installed by simgpu from
 outside), then plain CPU stores (ctypes.memset) go to a host buffer at its va_addr and the GPU copies them (SDMA);
-the GPU writes into a host buffer and the CPU reads it at va_addr. Prints one JSON object per check."""
+the GPU writes into a host buffer and the CPU reads it at va_addr; with faulthandler on. Prints one JSON object
+per check."""
 
 import ctypes
+import faulthandler
 import importlib.util
 import json
 import sys
 
+faulthandler.enable()  # a SIGSEGV handler of the program's own, as pytest installs: the interposer's comes first
 sys.path.insert(0, sys.argv[1])
 
 from tinygrad import Device, Tensor, dtypes  # noqa: E402
