@@ -70,12 +70,15 @@ class HostMapService:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            with conn:
-                conn.settimeout(5)  # a client that connects and sends nothing does not hold the service
-                try:
-                    self._serve(conn)
-                except OSError as e:
-                    self.errors.append(f"host mapping: {e}")
+            # A thread each: a client stopped inside its fault handler (a debugger, SIGSTOP) holds no other client
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                self._serve(conn)
+            except OSError as e:
+                self.errors.append(f"host mapping: {e}")
 
     def _serve(self, conn: socket.socket) -> None:
         data = conn.recv(64)

@@ -34,12 +34,16 @@ static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 
 struct reply { int64_t status; uint64_t start, length, offset, prot; };
 
+/* close(2) itself: the interposer's close (preload.c) looks the fd up and may resolve libc lazily. */
+static void raw_close(int fd) { syscall(SYS_close, fd); }
+
 /* Map [addr, addr + len) of fd there and nowhere else; 0 on success. */
 static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset) {
     void *got = real_mmap((void *)addr, len, prot, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)offset);
     if (got == MAP_FAILED) return -1;
     if (got != (void *)addr) { /* a kernel before 4.17 takes the flag for a hint */
         syscall(SYS_munmap, got, len); /* not through the interposer's munmap, which takes a lock */
+        errno = EEXIST; /* the hint was not taken: something is there */
         return -1;
     }
     return 0;
@@ -57,20 +61,22 @@ static int map_gpu_page(uintptr_t va) {
     int fd = -1;
     if (connect(s, (struct sockaddr *)&service, sizeof service) < 0 || send(s, &req, sizeof req, MSG_NOSIGNAL) < 0 ||
         recvmsg(s, &h, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof r) {
-        close(s);
+        raw_close(s);
         return -1;
     }
-    close(s);
+    raw_close(s);
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
     if (r.status != 0 || fd < 0 || va < r.start || va >= r.start + r.length) {
-        if (fd >= 0) close(fd);
+        if (fd >= 0) raw_close(fd);
         return -1;
     }
     int ok = place(r.start, r.length, (int)r.prot, fd, r.offset) == 0 ||
              /* something of the program's lies in the run: only the faulting page, which is free */
-             place(va, PAGE, (int)r.prot, fd, r.offset + va - r.start) == 0;
-    close(fd);
+             place(va, PAGE, (int)r.prot, fd, r.offset + va - r.start) == 0 ||
+             /* or no longer free: another thread faulting on it mapped it meanwhile; the retried access will tell */
+             errno == EEXIST;
+    raw_close(fd);
     return ok ? 0 : -1;
 }
 

@@ -10,6 +10,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockgpu import MockOS
 from mockgpu.hostmap import MAX_RUN, REPLY, REQUEST
@@ -121,3 +123,19 @@ def test_a_malformed_request_gets_einval_and_the_service_goes_on(served):
     path = served[2]
     assert ask(path, b"\x01\x02")[0] == -errno.EINVAL
     assert ask(path, REQUEST.pack(VA))[0] == 0
+
+
+@settings(max_examples=int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "30")), deadline=None)
+@given(st.one_of(st.binary(max_size=80), st.integers(0, (1 << 64) - 1).map(REQUEST.pack),
+                 st.integers(0, 6 * MAX_RUN // PAGE).map(lambda p: REQUEST.pack(VA + p * PAGE + 7))))
+def test_fuzzed_requests_get_an_answer_and_never_stop_the_service(served, request_):
+    """Whatever a client sends, the answer is a mapping that lies where it asked, EFAULT or EINVAL."""
+    status, start, length, _, prot, fd = ask(served[2], request_)
+    if fd is not None:
+        os.close(fd)
+    if status == 0:
+        (va,) = REQUEST.unpack(request_)
+        assert start <= va < start + length <= start + MAX_RUN and prot in (1, 3)
+    else:
+        assert status in (-errno.EFAULT, -errno.EINVAL) and fd is None
+    assert ask(served[2], REQUEST.pack(VA))[0] == 0
