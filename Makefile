@@ -16,6 +16,8 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@# the interposer of `simgpu run` (system C compiler); without one, `simgpu run` says so and its tests skip
 	$(BIN)/python -m mockgpu.native || echo "make setup: the simgpu run interposer was not built: its tests skip"
+	@# tinygrad's PyPI sdist, for its test/test_tiny.py under `simgpu run` (tests/wiring/test_run_sdist.py)
+	$(BIN)/python -m tests.support.sdist || echo "make setup: tinygrad's sdist was not fetched: its tests skip"
 	touch $(STAMP)
 
 # LLVM 19 command-line tools are the test oracles (llvm-mc, llvm-objdump, ld.lld, clang).

@@ -16,7 +16,6 @@ from mockgpu.devmem import DeviceMemory
 from mockgpu.memory import (
     GTT_SIZE,
     PAGE,
-    PEER_PA_BASE,
     SYSTEM_PA_BASE,
     VM,
     Allocation,
@@ -29,6 +28,7 @@ from mockgpu.usermem import UserMemory
 from runtime.uapi import kfd
 from simgpu.fault import GPUFault
 from simgpu.interrupt import Interrupt, Kind
+from simgpu.soc.pci import bar0_address
 
 VMID = 8  # amdkfd hands the first process VMID 8 (0..7 belong to amdgpu graphics)
 VRAM_BASE = 16 << 20  # VRAM below this is reserved (firmware, in the simulation: nothing)
@@ -312,7 +312,7 @@ class KfdProcess:
             return al.pa, True, al.buf
         if al.node == n.index:
             return al.pa, False, None
-        return PEER_PA_BASE + (al.node << 40) + al.pa, True, None  # the machine wires every peer's BAR (MockOS)
+        return bar0_address(al.node) + al.pa, True, None  # the machine wires every peer's BAR (MockOS)
 
     def unmap_memory_from_gpu(self, a) -> None:
         al = self.alloc_of(a.handle)

@@ -16,12 +16,9 @@ import numpy as np
 from runtime.uapi import kfd
 from simgpu.hw.discovery import DISCOVERY_TMR_OFFSET
 from simgpu.mem import PageTableBuilder
-from simgpu.soc.pci import PEER_BAR_BASE
 
 PAGE = 4096
 SYSTEM_PA_BASE = 1 << 32  # system-aperture physical addresses of GTT/USERPTR buffers
-# System-aperture addresses of peer VRAM: the BAR0 of GPU i at PEER_PA_BASE + (i << 40) (simgpu.soc.pci).
-PEER_PA_BASE = PEER_BAR_BASE
 PT_POOL = 64 << 20  # VRAM at the top of each GPU reserved for page tables (but for the IP discovery table's 64 KiB)
 GTT_SIZE = 32 << 30  # amdgpu's default GTT limit: half of system memory (the CPU node shows 64 GiB)
 

@@ -22,6 +22,8 @@ from mockgpu import protocol
 
 CSRC = Path(__file__).with_name("csrc")
 PRELOAD_SOURCE = CSRC / "preload.c"
+# Linked into the interposer: what `simgpu run --am` adds to a client (each idle unless its variable is set)
+AM_CLIENT_SOURCES = (CSRC / "hostmem.c", CSRC / "pyhook.c")
 
 
 class BuildError(RuntimeError):
@@ -48,18 +50,21 @@ def compiler() -> str:
                      "one. Install one (Debian/Ubuntu: apt-get install gcc) or set CC.")
 
 
-def build(source: Path | str, name: str, flags: list[str], shared: bool = False) -> Path:
-    """Compile `source` (a file, or C text) into the cache; the path of the result (reused when up to date)."""
-    text = source if isinstance(source, str) and "\n" in source else Path(source).read_text()
+def build(source: Path | str | tuple[Path, ...], name: str, flags: list[str], shared: bool = False) -> Path:
+    """Compile `source` (a file, C text, or several files linked together) into the cache; the path of the result
+    (reused when up to date)."""
+    sources = source if isinstance(source, tuple) else (source,)
+    texts = [s if isinstance(s, str) and "\n" in s else Path(s).read_text() for s in sources]
     cc = compiler()
-    key = hashlib.sha256("\0".join([text, cc, *flags, str(shared)]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([*texts, cc, *flags, str(shared)]).encode()).hexdigest()[:16]
     out = cache_dir() / f"{name}-{key}{'.so' if shared else ''}"
     if out.exists():
         return out
-    src = cache_dir() / f"{name}-{key}.c"
-    src.write_text(text)
+    srcs = [cache_dir() / f"{name}-{key}{f'-{i}' if i else ''}.c" for i in range(len(texts))]
+    for src, text in zip(srcs, texts, strict=True):
+        src.write_text(text)
     tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    cmd = [cc, *(["-shared", "-fPIC"] if shared else []), "-O2", "-Wall", "-o", str(tmp), str(src), *flags]
+    cmd = [cc, *(["-shared", "-fPIC"] if shared else []), "-O2", "-Wall", "-o", str(tmp), *map(str, srcs), *flags]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise BuildError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()}")
@@ -69,8 +74,8 @@ def build(source: Path | str, name: str, flags: list[str], shared: bool = False)
 
 def build_preload() -> Path:
     """The LD_PRELOAD interposer of `simgpu run`, built if needed."""
-    return build(PRELOAD_SOURCE, "libsimgpu-preload", ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread",
-                                                       *protocol.c_definitions()], shared=True)
+    flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions()]
+    return build((PRELOAD_SOURCE, *AM_CLIENT_SOURCES), "libsimgpu-preload", flags, shared=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ PROBE lists the GPUs ("0", "1", ...); MAP_BAR answers a BAR's bus address and si
 configuration space; MMIO_READ/MMIO_WRITE a BAR (0: VRAM bytes; 2: doorbells; 5: registers, one access per dword);
 MAP_SYSMEM gives host memory the GPU reaches at system physical addresses (one per 4 KiB page), which
 SYSMEM_READ/SYSMEM_WRITE access; RESET, RESIZE_BAR and PING succeed.
+
+System memory is shared memory (simgpu.mem.shared), and with `hostmap` a client on this machine also gets it, and any
+other GPU memory its page tables map, at the GPU virtual address it uses (mockgpu.hostmap): plain CPU stores there
+reach what the GPU reads.
 """
 
 from __future__ import annotations
@@ -23,12 +27,16 @@ import threading
 
 import numpy as np
 
+from mockgpu.hostmap import HostMapService
+from simgpu.mem.shared import SharedMemory
 from simgpu.soc import MMIOError
+from simgpu.soc.pci import PEER_BAR_BASE
 
 REQUEST = struct.Struct("<BIIQQQ")
 REPLY = struct.Struct("<BQQ")
 SYSMEM_BASE = 1 << 36  # system physical addresses handed out by MAP_SYSMEM (clear of VRAM, GTT and the peer BARs)
 PAGE = 4096
+MAX_SYSMEM = 1 << 40  # one MAP_SYSMEM's bytes (sparse shared memory: committed only where touched)
 
 
 class Cmd(enum.IntEnum):
@@ -39,25 +47,44 @@ class Cmd(enum.IntEnum):
 
 
 class RemotePCIServer:
-    """Serves the SOCs of `machine` (a MockOS) on 127.0.0.1:`port` (0: any), one thread per connection."""
+    """Serves the SOCs of `machine` (a MockOS) on 127.0.0.1:`port` (0: any), one thread per connection; with
+    `hostmap` (a socket path), also the CPU mappings of GPU addresses (mockgpu.hostmap) there."""
 
-    def __init__(self, machine, port: int = 0):
+    def __init__(self, machine, port: int = 0, hostmap: str | None = None):
         self.machine = machine
         self.lock = threading.Lock()  # one request at a time reaches the simulator
-        self.sysmem: dict[int, tuple[int, np.ndarray]] = {}  # handle -> (system PA, bytes)
+        self.sysmem: dict[int, tuple[int, SharedMemory]] = {}  # handle -> (system PA, its shared memory)
         self.next_pa = SYSMEM_BASE
         self.listener = socket.create_server(("127.0.0.1", port))
         self.port = self.listener.getsockname()[1]
         self.errors: list[str] = []
+        self.hostmap = HostMapService(machine, hostmap, self.system_backing, self.lock) if hostmap else None
 
     def start(self) -> RemotePCIServer:
         """Accept connections in a daemon thread."""
         threading.Thread(target=self._accept, daemon=True).start()
+        if self.hostmap:
+            self.hostmap.start()
         return self
 
     def close(self) -> None:
         """Stop listening."""
         self.listener.close()
+        if self.hostmap:
+            self.hostmap.close()
+
+    def system_backing(self, pa: int) -> tuple[int, int, int] | None:
+        """(fd, file offset, bytes to the end of that memory) behind system physical address `pa`: a MAP_SYSMEM
+        buffer, or a GPU's VRAM through its BAR0 (a peer mapping)."""
+        for base, mem in self.sysmem.values():
+            if base <= pa < base + mem.size:
+                return mem.fd, pa - base, base + mem.size - pa
+        devmem = self.machine.devmem
+        for j, soc in enumerate(self.machine.socs):
+            bar, size = soc.pci.bars[0].address, self.machine.gpus[j].phys.vram_size
+            if bar <= pa < bar + size:
+                return devmem.fd, devmem.vram_offset(j) + pa - bar, bar + size - pa
+        return None
 
     def _accept(self) -> None:
         while True:
@@ -103,7 +130,8 @@ class RemotePCIServer:
         if cmd == Cmd.MAP_SYSMEM:
             return self._map_sysmem(a0)
         if cmd in (Cmd.SYSMEM_READ, Cmd.SYSMEM_WRITE):
-            _, buf = self.sysmem[bar]
+            _, mem = self.sysmem[bar]
+            buf = mem.array
             if a0 + (len(payload) if cmd == Cmd.SYSMEM_WRITE else a1) > buf.size:
                 raise ValueError(f"offset {a0:#x} is past the end of system buffer {bar}")
             if cmd == Cmd.SYSMEM_WRITE:
@@ -134,13 +162,17 @@ class RemotePCIServer:
         raise ValueError(f"{cmd.name} is not served here")
 
     def _map_sysmem(self, size: int) -> bytes:
+        if not 0 < size <= MAX_SYSMEM:
+            raise ValueError(f"a system buffer of {size:#x} bytes (at most {MAX_SYSMEM:#x})")
         size = -(-size // PAGE) * PAGE
-        pa, buf = self.next_pa, np.zeros(size, np.uint8)
+        if self.next_pa + size > PEER_BAR_BASE:
+            raise ValueError(f"no system address left for {size:#x} more bytes (peer BARs from {PEER_BAR_BASE:#x})")
+        pa, mem = self.next_pa, SharedMemory(size, "simgpu-sysmem")
         self.next_pa += size + PAGE
         for soc in self.machine.socs:
-            soc.gpu.phys.add_system(pa, buf)
+            soc.gpu.phys.add_system(pa, mem.array)
         handle = len(self.sysmem) + 1
-        self.sysmem[handle] = (pa, buf)
+        self.sysmem[handle] = (pa, mem)
         paddrs = np.arange(pa, pa + size, PAGE, dtype="<u8").tobytes()
         return REPLY.pack(0, len(paddrs), handle) + paddrs
 

@@ -40,7 +40,8 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
     program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
     (mockgpu.remote_pci) for a userspace driver -- tinygrad's AM backend with REMOTE set and DEV=PCI+AMD -- with the
-    synthetic firmware installed where it looks (wiring/am_site/sitecustomize.py)."""
+    synthetic firmware installed where it looks (wiring/am_client.py) and host-visible memory mapped at the addresses
+    it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works)."""
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
@@ -79,7 +80,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
-        remote = _serve_am(env, devices, vram) if am else None
+        remote = _serve_am(env, tmp, devices, vram) if am else None
         try:
             child = subprocess.Popen(cmd, env=env)
         except OSError as e:
@@ -100,16 +101,21 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _serve_am(env: dict, devices: int | None, vram: int | None):
+def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None):
     """Start the remote-PCI server on GPUs of its own; point the program's environment at it."""
     from mockgpu import MockOS
-    from mockgpu.remote_pci import RemotePCIServer
-    server = RemotePCIServer(MockOS(devices=devices, vram_size=vram)).start()
     from mockgpu.native import cache_dir
-    site = str(Path(__file__).with_name("am_site"))
-    # The synthetic firmware goes into the program's download cache under the real files' names: give the program
-    # a cache of simgpu's own, so that the user's tinygrad cache never holds fake firmware a real GPU would get.
-    env.update(REMOTE=f"127.0.0.1:{server.port}", SIMGPU_AM_FIRMWARE_INSTALL="1",
-               XDG_CACHE_HOME=str(cache_dir() / "am-client"),
-               PYTHONPATH=os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")])))
+    from mockgpu.remote_pci import RemotePCIServer
+    from simgpu.hw import ucode
+    server = RemotePCIServer(MockOS(devices=devices, vram_size=vram), hostmap=str(tmp / "hostmap.sock")).start()
+    firmware = tmp / "am-firmware"
+    firmware.mkdir()
+    for name, data in ucode.synthetic_set().items():
+        (firmware / name).write_bytes(data)
+    # The interposer runs wiring/am_client.py in a Python program when it first imports tinygrad (pyhook.c): it puts
+    # the firmware into the program's download cache under the real files' names. Give the program a cache of
+    # simgpu's own, so that the user's tinygrad cache never holds fake firmware a real GPU would get.
+    env.update(REMOTE=f"127.0.0.1:{server.port}", SIMGPU_HOSTMAP=str(tmp / "hostmap.sock"),
+               SIMGPU_AM_CLIENT=str(Path(__file__).with_name("am_client.py")), SIMGPU_AM_CLIENT_FIRMWARE=str(firmware),
+               XDG_CACHE_HOME=str(cache_dir() / "am-client"))
     return server

@@ -3,9 +3,10 @@
 A Navi 31 function: vendor 0x1002, device 0x744C (Radeon RX 7900 XTX), revision 0xC8, class 0x030000 (VGA). BAR0
 (64-bit prefetchable) is the VRAM aperture, as large as VRAM (resizable BAR at its maximum); BAR2 (64-bit
 prefetchable, 2 MiB) the doorbells; BAR4 I/O ports (256); BAR5 (32-bit) the 1 MiB MMIO register aperture. A BAR's
-bus address is where other devices reach it: BAR0 at PEER_BAR_BASE + (index << 40), the same system address the
-mock driver maps a peer's VRAM at. Capabilities: power management (0x48) -> PCI Express (0x58, its link control
-writable) -> MSI (0xA0).
+bus address is where other devices reach it: BAR0 at bar0_address(index), the same system address the mock driver
+maps a peer's VRAM at, inside the 44 bits of system address a gfx11 GPU reaches (amdgpu's gmc v11 DMA mask; tinygrad's
+AM driver refuses a page-table entry beyond it), so a peer's VRAM is reachable. Capabilities: power management
+(0x48) -> PCI Express (0x58, its link control writable) -> MSI (0xA0).
 
 Writes honour each register's writable bits (command, BARs, cache line, interrupt line, link control, the MSI
 control's enable); a BAR written with all ones reads back its size mask, as PCI sizing expects. `enabled` follows
@@ -20,11 +21,18 @@ from simgpu.hw import pci
 
 VENDOR, DEVICE, REVISION, CLASS = 0x1002, 0x744C, 0xC8, 0x030000
 SUBSYSTEM_VENDOR, SUBSYSTEM = 0x1002, 0x0E3B
-PEER_BAR_BASE = 1 << 44  # BAR0 bus address of GPU 0; GPU i's is + (i << 40)
+SYSTEM_ADDRESS_BITS = 44  # the system (bus) addresses a gfx11 GPU reaches
+PEER_BAR_BASE = 1 << 43  # BAR0 bus address of GPU 0
+PEER_BAR_STRIDE = 1 << 37  # GPU i's BAR0 is i strides on: 64 GPUs of up to 128 GiB of VRAM fit below 1 << 44
 DOORBELL_BAR_SIZE = 2 << 20
 MMIO_BAR_SIZE = 1 << 20
 IO_BAR_SIZE = 256
 _PM, _EXP, _MSI = 0x48, 0x58, 0xA0
+
+
+def bar0_address(index: int) -> int:
+    """The bus address of GPU `index`'s BAR0 (its VRAM seen from the system)."""
+    return PEER_BAR_BASE + index * PEER_BAR_STRIDE
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,9 @@ class PCIFunction:
     def __init__(self, index: int, vram_size: int):
         self.index = index
         vram_bar = 1 << (vram_size - 1).bit_length()  # BAR sizes are powers of two
-        self.bars = {0: Bar(0, PEER_BAR_BASE + (index << 40), vram_bar, True, True),
+        if vram_bar > PEER_BAR_STRIDE:
+            raise ValueError(f"VRAM of {vram_size:#x} bytes: at most {PEER_BAR_STRIDE:#x} (the BAR0 window of a GPU)")
+        self.bars = {0: Bar(0, bar0_address(index), vram_bar, True, True),
                      2: Bar(2, 0xE000_0000 + 2 * index * DOORBELL_BAR_SIZE, DOORBELL_BAR_SIZE, True, True),
                      4: Bar(4, 0xE000 + index * IO_BAR_SIZE, IO_BAR_SIZE, False, False, io=True),
                      5: Bar(5, 0xFC00_0000 + index * MMIO_BAR_SIZE, MMIO_BAR_SIZE, False, False)}

@@ -60,6 +60,8 @@ def test_bad_requests_get_an_error_and_the_server_goes_on(conn):
     assert status == 1 and b"unknown register" in msg
     assert rpc(s, 99)[0] == 1
     assert rpc(s, Cmd.CFG_READ, 0, 2, dev=7)[0] == 1  # no such GPU
+    status, _, _, msg = rpc(s, Cmd.MAP_SYSMEM, 0, 0)
+    assert status == 1 and b"a system buffer of 0x0 bytes" in msg
     assert rpc(s, Cmd.PING)[0] == 0
 
 

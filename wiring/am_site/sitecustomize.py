@@ -1,29 +1,25 @@
-"""Loaded (PYTHONPATH) into programs that `simgpu run --am` starts: installs the synthetic gfx1100 firmware set where
-tinygrad's AM backend looks for firmware.
+"""For running tinygrad's own AM mock (not simgpu) offline: loaded from PYTHONPATH, with simgpu importable, it installs
+simgpu's synthetic gfx1100 firmware set where tinygrad looks, as `simgpu run --am` does for its clients
+(wiring/am_client.py), for the tinygrad side of a comparison run. `simgpu run --am` itself does not
+use this file: its clients need nothing of simgpu on their path. Nothing happens unless SIMGPU_AM_FIRMWARE_INSTALL is
+set."""
 
-tinygrad fetches each linux-firmware file from a pinned URL into its download cache and checks it against a sha256
-table (tinygrad.runtime.autogen.am.fw.hashes). Here the synthetic files (simgpu.hw.ucode) are written into that
-cache under the names tinygrad computes, and the table is told their hashes: the one change to tinygrad's data, since
-the real files cannot be downloaded (nor their hashes matched). tinygrad's code -- the fetch, the header parsing,
-the PSP loads -- runs as published. Nothing happens unless SIMGPU_AM_FIRMWARE_INSTALL is set.
-"""
-
-import hashlib
+import atexit
 import os
+import shutil
+import sys
+import tempfile
 
 
 def _install() -> None:
-    from tinygrad.helpers import _ensure_downloads_dir
-    from tinygrad.runtime.autogen.am import fw
-
     from simgpu.hw import ucode
-    commit = "0a6871b19abf5d6e024b5d208b101ae53e7fa0de"  # the linux-firmware commit tinygrad 0.14.0 pins (fetch_fw)
-    cache = _ensure_downloads_dir() / "fw"
-    cache.mkdir(parents=True, exist_ok=True)
+    from wiring import am_client
+    directory = tempfile.mkdtemp(prefix="simgpu-am-firmware-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
     for name, data in ucode.synthetic_set().items():
-        url = f"https://gitlab.com/kernel-firmware/linux-firmware/-/raw/{commit}/amdgpu/{name}"
-        (cache / hashlib.md5(url.encode()).hexdigest()).write_bytes(data)
-        fw.hashes[name] = hashlib.sha256(data).hexdigest()
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(data)
+    sys.meta_path.insert(0, am_client.FirmwareTableFinder(directory))
 
 
 if os.environ.get("SIMGPU_AM_FIRMWARE_INSTALL"):

@@ -1,0 +1,136 @@
+"""CPU mappings of GPU virtual addresses for clients of the remote-PCI path: host-visible memory at the address the
+client uses.
+
+tinygrad's AM driver gives a host-visible buffer (host=True, cpu_access=True) one virtual address for the GPU and the
+CPU alike, and its tests store to it with plain CPU stores (ctypes.memset on va_addr). Over the remote-PCI transport
+nothing is mapped at that address in the client: its driver only sends the allocation over the socket. So the
+interposer of `simgpu run --am` (mockgpu/csrc/hostmem.c) catches the client's first touch of an unmapped page (its
+SIGSEGV) and asks this service what the GPU has there: the service walks the GPUs' page tables (the truth of what the
+GPU sees at that address) and answers with the shared-memory file and offset behind it -- a system-memory buffer of
+MAP_SYSMEM, a GPU's VRAM (machine.devmem) -- which the interposer maps at that very address. From then on the CPU's
+stores and the GPU's accesses reach the same bytes.
+
+Protocol (AF_UNIX SOCK_SEQPACKET at `path`, one request per connection): the request is the faulting address (u64);
+the reply is status (i64: 0, or -errno: EFAULT when no GPU maps the page), then the run to map -- start address,
+length, file offset, PROT bits (u64 each) -- with the file's descriptor (SCM_RIGHTS). A run is at most MAX_RUN bytes
+of pages that follow each other in one file, with the same permissions. Addresses in VMID 0's system aperture (VRAM
+by physical address, no page table) are not served: a stray pointer there must still crash the client.
+
+A mapping stays until the client exits: the GPU address of a host-visible buffer must keep its memory (tinygrad never
+moves one), as the CPU mapping cannot follow a later remap.
+"""
+
+from __future__ import annotations
+
+import errno
+import mmap
+import os
+import socket
+import struct
+import threading
+from collections.abc import Callable
+
+from simgpu.hw import gmc
+
+REQUEST = struct.Struct("<Q")
+REPLY = struct.Struct("<qQQQQ")
+MAX_RUN = 2 << 20  # bytes mapped per fault: a large buffer costs a fault per 2 MiB, a small one maps whole
+PAGE = 1 << gmc.PAGE_SHIFT
+_R, _W = 1, 2  # simgpu.mem.mmu's leaf bits
+_SYS = 8
+
+# (fd, file offset, bytes left in that file's run) behind a system physical address, or None
+SystemBacking = Callable[[int], tuple[int, int, int] | None]
+
+
+class HostMapService:
+    """Answers the interposer's page faults for `machine`'s GPUs (a MockOS). `system(pa)` locates system memory;
+    `lock` is the simulator's (page tables are read under it)."""
+
+    def __init__(self, machine, path: str, system: SystemBacking, lock: threading.Lock):
+        self.machine, self.path, self.system, self.lock = machine, path, system, lock
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.listener.bind(path)
+        os.chmod(path, 0o600)  # the GPUs' memory: for this user's processes only
+        self.listener.listen(16)
+        self.errors: list[str] = []
+
+    def start(self) -> HostMapService:
+        """Serve in a daemon thread."""
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            # A thread each: a client stopped inside its fault handler (a debugger, SIGSTOP) holds no other client
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                self._serve(conn)
+            except OSError as e:
+                self.errors.append(f"host mapping: {e}")
+
+    def _serve(self, conn: socket.socket) -> None:
+        data = conn.recv(64)
+        if len(data) != REQUEST.size:
+            conn.send(REPLY.pack(-errno.EINVAL, 0, 0, 0, 0))
+            return
+        (va,) = REQUEST.unpack(data)
+        with self.lock:
+            run = self.resolve(va)
+        if run is None:
+            conn.send(REPLY.pack(-errno.EFAULT, 0, 0, 0, 0))
+            return
+        start, length, fd, offset, prot = run
+        socket.send_fds(conn, [REPLY.pack(0, start, length, offset, prot)], [fd])
+
+    # ---- resolution -------------------------------------------------------------------------------------
+    def resolve(self, va: int) -> tuple[int, int, int, int, int] | None:
+        """(start, length, fd, file offset, prot) of the run the client maps for a fault at `va`, else None."""
+        page = va & ~(PAGE - 1)
+        for i, gpu in enumerate(self.machine.gpus):
+            for vmid in range(gmc.NUM_VMIDS):
+                first = self._page(i, gpu.mmu, vmid, page)
+                if first is not None:
+                    return self._extend(i, gpu.mmu, vmid, page, first)
+        return None
+
+    def _page(self, i: int, mmu, vmid: int, va: int) -> tuple[int, int, int] | None:
+        """(fd, file offset, prot) behind page `va` of GPU i's VMID, if its page table maps it readably."""
+        if vmid == 0 and mmu.system_aperture is not None:
+            low, high, _ = mmu.system_aperture
+            if low <= va <= high:
+                return None
+        leaf = mmu.walk(vmid, va)
+        if isinstance(leaf, str) or not leaf.bits & _R:
+            return None
+        pa = (leaf.pa_page + ((va >> gmc.PAGE_SHIFT) - leaf.va_page)) << gmc.PAGE_SHIFT
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if leaf.bits & _W else 0)
+        if leaf.bits & _SYS:
+            found = self.system(pa)
+            return None if found is None else (found[0], found[1], prot)
+        if pa + PAGE > self.machine.gpus[i].phys.vram_size:
+            return None
+        return self.machine.devmem.fd, self.machine.devmem.vram_offset(i) + pa, prot
+
+    def _extend(self, i: int, mmu, vmid: int, va: int, first: tuple[int, int, int]):
+        """The run from page `va` on while the next pages follow it in the same file with the same permissions."""
+        fd, offset, prot = first
+        length = PAGE
+        while length < MAX_RUN:
+            nxt = self._page(i, mmu, vmid, va + length)
+            if nxt != (fd, offset + length, prot):
+                break
+            length += PAGE
+        return va, length, fd, offset, prot
+
