@@ -67,7 +67,7 @@ def compile_ast(ast: UOp, backend: Backend) -> Program:
     stats.lowering_s += time.perf_counter() - t0
     fp = backend.fingerprint()
     key = cache.key(fp, text, proved)
-    entry = cache.get(fp, key)
+    entry = cache.get(fp, key, backend.loadable)
     if debug() >= 2:
         print(text, file=sys.stderr)
     if debug() >= 3:
