@@ -5,9 +5,9 @@ that was compiled without SIMGPU_CHECK_OOB; the flag is part of the key).
 
 Disk: $SIMGPU_CACHE_DIR or ~/.cache/simgpu, one msgpack file per kernel under kernels/<fingerprint>/: an entry of
 simgpu.diskcache, carrying its key and an HMAC with the user's secret, so a file planted, altered or copied over
-another key's is never used (the kernel is compiled afresh and the entry rewritten), and whose binary the backend
-must accept as a program of its device. SIMGPU_CACHE=0 turns both off. Entries are written to a temporary name and
-renamed, so concurrent processes (pytest -n) never read half a file.
+another key's is never used (the kernel is compiled afresh and the entry rewritten); nor is one whose binary its
+device refuses to load (compiler.realize compiles it afresh). SIMGPU_CACHE=0 turns both off. Entries are written
+to a temporary name and renamed, so concurrent processes (pytest -n) never read half a file.
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ def _path(fingerprint: str, k: str) -> pathlib.Path | None:
     return None if d is None else d / f"{k}.msgpack"
 
 
-def get(fingerprint: str, k: str, loadable=lambda binary, name: True) -> dict | None:
+def get(fingerprint: str, k: str) -> dict | None:
     """The cached entry ({'binary', 'name', 'proof_s', ...}) or None. A disk entry counts only if it verifies as
-    written by this user under key `k` (simgpu.diskcache) and `loadable(binary, name)` (the backend's device
-    loads it): anything else is compiled afresh and overwritten."""
+    written by this user under key `k` (simgpu.diskcache): anything else is compiled afresh and overwritten (and so
+    is an entry whose binary the device refuses to load: compiler.realize)."""
     if not enabled():
         return None
     if k in _memory:
@@ -54,8 +54,6 @@ def get(fingerprint: str, k: str, loadable=lambda binary, name: True) -> dict | 
     path = _path(fingerprint, k)
     entry = None if path is None else diskcache.load(path, k)
     if entry is None or not isinstance(entry.get("binary"), bytes) or not isinstance(entry.get("name"), str):
-        return None
-    if not loadable(entry["binary"], entry["name"]):
         return None
     _memory[k] = entry
     return entry

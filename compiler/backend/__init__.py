@@ -22,7 +22,6 @@ import pathlib
 from compiler.dtypes import DType
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.rewrite import Rules
-from simgpu.isa.codeobject import CodeObjectError, read_code_object
 
 
 class Backend:
@@ -58,15 +57,6 @@ class Backend:
     def fingerprint(self) -> str:
         """What identifies this backend's output for the kernel cache (name, target, code version)."""
         return f"{self.name}-{self.target}"
-
-    def loadable(self, binary: bytes, name: str) -> bool:
-        """Whether `binary` is a program of this backend's device holding kernel `name` (a kernel cache entry that
-        is not is compiled afresh): for the GPU backends, a code object for the target."""
-        try:
-            co = read_code_object(binary)
-        except CodeObjectError:
-            return False
-        return co.target.partition("--")[2].partition(":")[0] == self.target and name in co.kernels
 
 
 class MachineCodeBackend(Backend):

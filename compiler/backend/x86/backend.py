@@ -19,7 +19,6 @@ from compiler.dtypes import dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 from compiler.ir.rewrite import Rules
-from runtime.cpu.image import ImageError, read_image
 
 
 def _in_float32(u: UOp) -> UOp | None:
@@ -53,16 +52,10 @@ class X86Backend(MachineCodeBackend):
         """capstone's disassembly of the kernel, with a resource line."""
         from compiler.backend.x86.target import describe
         from runtime.cpu.disasm import header, listing
+        from runtime.cpu.image import read_image
         c = self.compile_full(kernel)
         image = read_image(c.binary)
         return "\n".join([header(image), describe(c), *listing(image)])
-
-    def loadable(self, binary: bytes, name: str) -> bool:
-        """Whether `binary` is a CPU code object (runtime.cpu.image) of kernel `name`."""
-        try:
-            return read_image(binary).name == name
-        except ImageError:
-            return False
 
     @functools.cached_property
     def _fingerprint(self) -> str:
