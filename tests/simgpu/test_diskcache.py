@@ -4,6 +4,7 @@ signed with the user's secret under the key it is read for -- and the secret its
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -140,16 +141,24 @@ def test_processes_starting_together_agree_on_one_secret(tmp_path):
     assert os.listdir(tmp_path / "config") == ["cache-key"]  # no temporaries left
 
 
+@functools.cache
+def _entries(secret: bytes):
+    """An entry under k1 made with `secret` (the test's) and the strategy of its damaged forms, other keys' entries
+    among them (k2's, k0's, one unsigned): made once."""
+    good = diskcache.pack("k1", FIELDS)
+    others = [diskcache.pack("k2", FIELDS), diskcache.pack("k0", {**FIELDS, "object": b"o"}),
+              msgpack.packb({**FIELDS, "key": "k1"})]
+    return good, damaged(good, others)
+
+
 @FUZZ
 @given(st_data=st.data())
 def test_a_damaged_entry_is_never_believed(tmp_path_factory, st_data):
     """Random bytes, truncations, bit flips, bytes appended, other keys' entries: load and unpack never raise, and
     give the stored fields only for the very bytes stored."""
-    d = diskcache.directory(tmp_path_factory.mktemp("fuzz"))
-    good = diskcache.pack("k1", FIELDS)
-    others = [diskcache.pack("k2", FIELDS), diskcache.pack("k0", {**FIELDS, "object": b"other"}),
-              msgpack.packb({**FIELDS, "key": "k1"})]
-    what, data = st_data.draw(damaged(good, others))
+    d = diskcache.directory(tmp_path_factory.getbasetemp() / "diskcache-fuzz")
+    good, strategy = _entries(diskcache.secret())
+    what, data = st_data.draw(strategy)
     (d / "k1.msgpack").write_bytes(data)
     want = FIELDS if data == good else None
     assert diskcache.unpack("k1", data) == want, what
