@@ -5,6 +5,7 @@ any kind is compiled over -- results stay right."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def _fresh_run(tb: Testbed | None = None, n: int = 50) -> Testbed:
 
 @contextlib.contextmanager
 def _own_cache(root: Path):
-    """A JIT cache and a secret of the block's own under `root`, with one good entry in it; the cache's path."""
+    """A JIT cache and a secret of the block's own under `root`, with a good entry in it; the cache's path."""
     _drain_background_compiles()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SIMGPU_JIT_CACHE", str(root / "jit"))
@@ -140,17 +141,23 @@ def test_a_refused_cache_directory_or_entry_warns_once_and_compiles_afresh(jit_c
     assert len(lines) == 1 and str(target) in lines[0], lines
 
 
+@functools.cache
+def _fuzz_case(cache: Path):
+    """(a*50's good entry, the strategy of its damaged forms: a*51's entry among them) in `cache`: made once."""
+    [entry] = list(cache.iterdir())
+    _fresh_run(n=51)
+    [other] = [p for p in cache.iterdir() if p != entry]
+    return entry, entry.read_bytes(), damaged(entry.read_bytes(), [other.read_bytes()])
+
+
 @FUZZ
 @given(st_data=st.data())
 def test_a_damaged_entry_is_compiled_over_and_results_stay_right(tmp_path_factory, st_data):
     """Random bytes, truncations, bit flips, bytes appended, another kernel's entry in its place: never an exception,
     never another kernel's code (that one loops 51 times), a disk hit only for the entry as written."""
-    with _own_cache(tmp_path_factory.mktemp("jit-fuzz")) as cache:
-        [entry] = list(cache.iterdir())
-        good = entry.read_bytes()
-        _fresh_run(n=51)
-        [other] = [p for p in cache.iterdir() if p != entry]
-        what, data = st_data.draw(damaged(good, [other.read_bytes()]))
+    with _own_cache(tmp_path_factory.getbasetemp() / "jit-fuzz") as cache:
+        entry, good, strategy = _fuzz_case(cache)
+        what, data = st_data.draw(strategy)
         entry.write_bytes(data)
         stats = _fresh_run().engine.jit.stats
         assert (stats.compiles, stats.disk_hits) == (1, 1 if data == good else 0), what
