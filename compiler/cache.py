@@ -3,9 +3,11 @@ fingerprint and target), in memory and on disk, so a second process running the 
 nothing. Proofs are cached with the program: an entry exists only for a kernel whose proof passed (or
 that was compiled without SIMGPU_CHECK_OOB; the flag is part of the key).
 
-Disk: $SIMGPU_CACHE_DIR or ~/.cache/simgpu, one msgpack file per kernel under kernels/<fingerprint>/.
-SIMGPU_CACHE=0 turns both off. Files are written to a temporary name and renamed, so concurrent processes
-(pytest -n) never read half a file.
+Disk: $SIMGPU_CACHE_DIR or ~/.cache/simgpu, one msgpack file per kernel under kernels/<fingerprint>/: an entry of
+simgpu.diskcache, carrying its key and an HMAC with the user's secret, so a file planted, altered or copied over
+another key's is never used (the kernel is compiled afresh and the entry rewritten); nor is one whose binary its
+device refuses to load (compiler.realize compiles it afresh). SIMGPU_CACHE=0 turns both off. Entries are written
+to a temporary name and renamed, so concurrent processes (pytest -n) never read half a file.
 """
 
 from __future__ import annotations
@@ -13,10 +15,8 @@ from __future__ import annotations
 import hashlib
 import os
 import pathlib
-import tempfile
 
-import msgpack
-
+import simgpu.diskcache as diskcache
 from compiler.helpers import getenv
 
 _memory: dict[str, dict] = {}
@@ -37,22 +37,24 @@ def key(fingerprint: str, text: str, proved: bool) -> str:
     return hashlib.sha256(f"{fingerprint}\n{int(proved)}\n{text}".encode()).hexdigest()
 
 
-def _path(fingerprint: str, k: str) -> pathlib.Path:
-    return directory() / "kernels" / fingerprint / f"{k}.msgpack"
+def _path(fingerprint: str, k: str) -> pathlib.Path | None:
+    """The entry's file, if its directory is trusted (simgpu.diskcache; else one warning and no disk cache)."""
+    d = diskcache.directory(directory(), "kernels", fingerprint)
+    return None if d is None else d / f"{k}.msgpack"
 
 
 def get(fingerprint: str, k: str) -> dict | None:
-    """The cached entry ({'binary', 'name', 'proof_s', ...}) or None."""
+    """The cached entry ({'binary', 'name', 'proof_s', ...}) or None. A disk entry counts only if it verifies as
+    written by this user under key `k` (simgpu.diskcache): anything else is compiled afresh and overwritten (and so
+    is an entry whose binary the device refuses to load: compiler.realize)."""
     if not enabled():
         return None
     if k in _memory:
         return _memory[k]
-    try:
-        entry = msgpack.unpackb(_path(fingerprint, k).read_bytes(), raw=False)
-    except (OSError, ValueError, msgpack.exceptions.ExtraData):
+    path = _path(fingerprint, k)
+    entry = None if path is None else diskcache.load(path, k)
+    if entry is None or not isinstance(entry.get("binary"), bytes) or not isinstance(entry.get("name"), str):
         return None
-    if not isinstance(entry, dict) or not isinstance(entry.get("binary"), bytes):
-        return None  # a file we did not write: ignore it
     _memory[k] = entry
     return entry
 
@@ -63,14 +65,8 @@ def put(fingerprint: str, k: str, entry: dict) -> None:
         return
     _memory[k] = entry
     path = _path(fingerprint, k)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(msgpack.packb(entry, use_bin_type=True))
-        os.replace(tmp, path)
-    except OSError:
-        pass
+    if path is not None:
+        diskcache.store(path, k, entry)
 
 
 def clear_memory() -> None:

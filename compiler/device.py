@@ -14,6 +14,7 @@ import numpy as np
 
 from compiler import backend as backends
 from compiler.helpers import debug
+from simgpu.isa.codeobject import CodeObjectError
 
 DEFAULT = "AMD"
 _KINDS: dict[str, type[Device]] = {}
@@ -96,6 +97,11 @@ class Device:
     def synchronize(self) -> None:
         """Wait for everything launched."""
 
+    def load(self, program) -> bool:
+        """Whether the device loads `program`'s binary (once per program key): False when its loader refuses it
+        as no program of this device (compiler.realize then compiles the kernel afresh)."""
+        raise NotImplementedError
+
 
 class AMDDevice(Device):
     """A runtime.Device (module docstring)."""
@@ -134,6 +140,13 @@ class AMDDevice(Device):
         if program.key not in self._modules:
             self._modules[program.key] = self.rt.load(program.binary)[program.name]
         return self._modules[program.key]
+
+    def load(self, program) -> bool:
+        try:
+            self.kernel(program)
+        except (CodeObjectError, KeyError):  # not a code object for this GPU, or without the kernel
+            return False
+        return True
 
     def launch(self, program, buffers: list[DeviceBuffer]):
         release_unreferenced()
@@ -201,12 +214,25 @@ class CPUDevice(Device):
         if nbytes:
             src.handle.copy_to(dst.handle, nbytes)
 
+    def _loaded(self, program):
+        """The sandbox's program of a compiled one (each binary loaded once)."""
+        if program.key not in self._programs:
+            self._programs[program.key] = self.rt.load(program.binary)
+        return self._programs[program.key]
+
+    def load(self, program) -> bool:
+        try:
+            loaded = self._loaded(program)
+        except ValueError:  # runtime.cpu.ImageError (not imported up front: runtime.cpu loads unicorn)
+            return False
+        if loaded.image.name != program.name:  # another kernel's
+            del self._programs[program.key]
+            return False
+        return True
+
     def launch(self, program, buffers: list[DeviceBuffer]):
         release_unreferenced()
-        loaded = self._programs.get(program.key)
-        if loaded is None:
-            loaded = self._programs[program.key] = self.rt.load(program.binary)
-        stats = self.rt.launch(loaded, [b.handle for b in buffers])
+        stats = self.rt.launch(self._loaded(program), [b.handle for b in buffers])
         if debug() >= 1:
             g = program.geometry
             threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))

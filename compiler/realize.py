@@ -46,6 +46,8 @@ def run_schedule(items: list[ScheduleItem]) -> None:
             bufs[0].copyin(host_bytes(item.out.arg, item.out.dtype))
         elif item.kind == "kernel":
             prog = compile_ast(item.ast, dev.backend)
+            if not dev.load(prog):  # a cached binary its device refuses (compiler.cache): compiled afresh
+                prog = compile_ast(item.ast, dev.backend, cached=False)
             dev.launch(prog, [*bufs, *(i.buffer for i in item.inputs)])
             if progress:
                 progress.update(1)

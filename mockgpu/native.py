@@ -2,7 +2,9 @@
 and, for tests, C programs written against <linux/kfd_ioctl.h>.
 
 Builds go to a cache directory ($SIMGPU_CACHE_DIR, else $XDG_CACHE_HOME/simgpu, else ~/.cache/simgpu), named after a
-hash of the source, the flags and the compiler, so a changed source rebuilds and an unchanged one is reused.
+hash of the source, the flags and the compiler, so a changed source rebuilds and an unchanged one is reused -- only
+if a manifest beside it (a simgpu.diskcache entry: its SHA-256 under that name, signed with the user's secret) vouches
+for its bytes and the directory is the user's own: a planted library is rebuilt over, never LD_PRELOADed.
 `make setup` builds the interposer ahead of time (`python -m mockgpu.native`); otherwise the first `simgpu run`
 does. Without a C compiler the error says which one was looked for and how to install one.
 
@@ -11,14 +13,19 @@ does. Without a C compiler the error says which one was looked for and how to in
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
+import hmac
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from mockgpu import protocol
+from simgpu import diskcache
 
 CSRC = Path(__file__).with_name("csrc")
 PRELOAD_SOURCE = CSRC / "preload.c"
@@ -32,11 +39,19 @@ class BuildError(RuntimeError):
 
 def cache_dir() -> Path:
     """Where built libraries and programs are kept ($SIMGPU_CACHE_DIR, the kernel cache's directory variable:
-    SIMGPU_CACHE is the kernel cache's on/off switch, and SIMGPU_CACHE=0 put builds in a directory ./0)."""
+    SIMGPU_CACHE is the kernel cache's on/off switch, and SIMGPU_CACHE=0 put builds in a directory ./0). A
+    directory simgpu.diskcache refuses (someone else's, or writable by others: a library planted there would be
+    LD_PRELOADed into clients) is replaced, after one warning, by a private one of this process's."""
     base = os.environ.get("SIMGPU_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "simgpu")
-    path = Path(base)
-    path.mkdir(parents=True, exist_ok=True)
+    return diskcache.directory(base) or _private_dir()
+
+
+@functools.cache
+def _private_dir() -> Path:
+    """A directory only this process uses (mode 0700), removed when it exits: builds without a trusted cache."""
+    path = Path(tempfile.mkdtemp(prefix="simgpu-build-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
 
 
@@ -56,20 +71,47 @@ def build(source: Path | str | tuple[Path, ...], name: str, flags: list[str], sh
     sources = source if isinstance(source, tuple) else (source,)
     texts = [s if isinstance(s, str) and "\n" in s else Path(s).read_text() for s in sources]
     cc = compiler()
-    key = hashlib.sha256("\0".join([*texts, cc, *flags, str(shared)]).encode()).hexdigest()[:16]
-    out = cache_dir() / f"{name}-{key}{'.so' if shared else ''}"
-    if out.exists():
+    ident = f"{name}-{hashlib.sha256(chr(0).join([*texts, cc, *flags, str(shared)]).encode()).hexdigest()[:16]}"
+    d = cache_dir()
+    out = d / f"{ident}{'.so' if shared else ''}"
+    if _verified(out, ident):
         return out
-    srcs = [cache_dir() / f"{name}-{key}{f'-{i}' if i else ''}.c" for i in range(len(texts))]
-    for src, text in zip(srcs, texts, strict=True):
-        src.write_text(text)
-    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")
-    cmd = [cc, *(["-shared", "-fPIC"] if shared else []), "-O2", "-Wall", "-o", str(tmp), *map(str, srcs), *flags]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise BuildError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()}")
-    os.replace(tmp, out)  # atomic: concurrent builders (pytest-xdist workers) never see half a file
+    srcs = []
+    for text in texts:
+        fd, src = tempfile.mkstemp(dir=d, prefix=f".{ident}.", suffix=".c")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        srcs.append(src)
+    tmp = f"{srcs[0][:-2]}.out"
+    cmd = [cc, *(["-shared", "-fPIC"] if shared else []), "-O2", "-Wall", "-o", tmp, *srcs, *flags]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise BuildError(f"{' '.join(cmd)} failed:\n{r.stderr.strip()}")
+        os.chmod(tmp, 0o755)  # not the umask's: a group-writable build would be refused at its next use
+        os.replace(tmp, out)  # atomic: concurrent builders (pytest-xdist workers) never see half a file
+        for i, src in enumerate(srcs):  # the sources beside it, to read
+            os.replace(src, d / f"{ident}{f'-{i}' if i else ''}.c")
+    finally:
+        for leftover in (*srcs, tmp):
+            Path(leftover).unlink(missing_ok=True)
+    diskcache.store(_manifest(out), ident, {"sha256": hashlib.sha256(out.read_bytes()).digest()})
     return out
+
+
+def _manifest(out: Path) -> Path:
+    """The diskcache entry that vouches for a built file: its SHA-256, under the build's key."""
+    return out.with_name(f"{out.name}.msgpack")
+
+
+def _verified(out: Path, ident: str) -> bool:
+    """Whether `out` is what this user's processes built for `ident`: a trusted file (simgpu.diskcache.read) whose
+    digest is the one its manifest records. Nobody else can swap it afterwards: the directory is the user's own."""
+    entry = diskcache.load(_manifest(out), ident)
+    if entry is None:
+        return False
+    data = diskcache.read(out)
+    return data is not None and hmac.compare_digest(hashlib.sha256(data).digest(), entry.get("sha256", b""))
 
 
 def build_preload() -> Path:

@@ -70,8 +70,8 @@ def watch(backend: str, other: str | None):
     unchecked: list[str] = []
     real_compile, real_launch = realize.compile_ast, device.AMDDevice.launch
 
-    def compile_ast(ast, be):
-        prog = real_compile(ast, be)
+    def compile_ast(ast, be, cached=True):
+        prog = real_compile(ast, be, cached)
         asts[prog.key] = ast
         return prog
 

@@ -17,7 +17,7 @@ PACKAGES = ("simgpu", "compiler", "runtime", "mockgpu", "traces", "wiring")
 # "=name" allows that one module only). Every package may import itself.
 ALLOWED = {
     "simgpu": (),
-    "compiler": ("simgpu.isa", "runtime"),
+    "compiler": ("simgpu.isa", "=simgpu.diskcache", "runtime"),
     "runtime": ("simgpu.hw", "simgpu.isa"),
     "mockgpu": ("simgpu", "runtime.uapi", "runtime.os"),
     "traces": ("runtime", "mockgpu", "simgpu.hw", "simgpu.isa", "=simgpu"),

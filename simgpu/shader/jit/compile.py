@@ -5,8 +5,9 @@ features) and loaded from that object, so code from the disk cache and fresh cod
 Cache keys cover the IR's inputs (see tier.py); the disk cache's add the host CPU and the LLVM version. llvmlite
 is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
 created: a process whose kernels never get hot never loads LLVM. The disk cache
-lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it); files are written to a
-temporary name and renamed, so concurrent processes never read a partial object.
+lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it), one `<key>.msgpack` per object: an
+entry of simgpu.diskcache, so an object is loaded (and run) only if this user's processes wrote it under that key
+(a planted or altered file is compiled over), and entries are written whole or not at all.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import os
 import threading
 import time
 from pathlib import Path
+
+from simgpu import diskcache
 
 _LOCK = threading.Lock()  # one LLVM compile at a time (the background thread and eager compiles)
 _TM = None
@@ -72,27 +75,25 @@ def key_of(*parts) -> str:
     return h.hexdigest()
 
 
+def _entry_path(key: str) -> Path | None:
+    """Where the disk cache keeps the object of `key`, if the cache is on and its directory trusted
+    (simgpu.diskcache: one warning, then compiles without it, otherwise)."""
+    root = cache_dir()
+    d = None if root is None else diskcache.directory(root)
+    return None if d is None else d / f"{key}.msgpack"
+
+
 def _read_cached(key: str) -> bytes | None:
-    d = cache_dir()
-    if d is None:
-        return None
-    try:
-        return (d / f"{key}.o").read_bytes()
-    except OSError:
-        return None
+    path = _entry_path(key)
+    entry = None if path is None else diskcache.load(path, key)
+    obj = None if entry is None else entry.get("object")
+    return obj if isinstance(obj, bytes) else None
 
 
 def _write_cached(key: str, obj: bytes) -> None:
-    d = cache_dir()
-    if d is None:
-        return
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        tmp = d / f"{key}.{os.getpid()}.{threading.get_ident()}.tmp"
-        tmp.write_bytes(obj)
-        os.replace(tmp, d / f"{key}.o")
-    except OSError:  # a read-only or full cache directory only costs the next process a compile
-        pass
+    path = _entry_path(key)
+    if path is not None:
+        diskcache.store(path, key, {"object": obj})
 
 
 def object_code(ir: str, key: str) -> tuple[bytes, bool]:

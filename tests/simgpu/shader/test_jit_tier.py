@@ -165,14 +165,14 @@ def test_the_disk_cache_serves_a_fresh_process_and_new_code_is_compiled(monkeypa
     tb.engine.jit = jit_tier("eager")
     _run(tb)
     assert tb.engine.jit.stats.compiles == 1 and tb.engine.jit.stats.disk_hits == 0
-    assert len(list(tmp_path.glob("*.o"))) == 1
+    assert len(list(tmp_path.glob("*.msgpack"))) == 1
     jit_state._COMPILED.clear()  # as if a new process: only the disk cache knows the kernel
     tb2 = Testbed(vram_size=1 << 26)
     tb2.engine.jit = jit_tier("eager")
     _run(tb2)
     assert tb2.engine.jit.stats.disk_hits == 1
     _run(tb2, 51)  # other code bytes: another region
-    assert tb2.engine.jit.stats.compiles == 2 and len(list(tmp_path.glob("*.o"))) == 2
+    assert tb2.engine.jit.stats.compiles == 2 and len(list(tmp_path.glob("*.msgpack"))) == 2
 
 
 def test_code_rewritten_in_place_is_not_run_from_the_old_compile(monkeypatch):
