@@ -14,9 +14,10 @@ next iteration reads it again. Nested loops are extended from the inside out.
 Scan: intervals by start; expired ones free their registers; the current one takes the lowest aligned block of
 free registers that no fixed-register interval (the hardware's inputs: kernel arguments, work-item ids) occupies
 at any point of its own interval: a register live through the whole kernel (SGPR spill lanes) starts before the
-entry defines the work-item id in v0, and must not be given v0. When none is free, the interval that ends last among the active ones and the current one is
-spilled (tuples: as many as it takes). Spilled registers are rewritten, each definition followed by a store
-and each use preceded by a reload into a short-lived register that is never spilled, and the scan runs again.
+entry defines the work-item id in v0, and must not be given v0. When none is free, the interval that ends last
+among the active ones and the current one is spilled (tuples: as many as it takes). Spilled registers are
+rewritten, each definition followed by a store and each use preceded by a reload into a short-lived register
+that is never spilled, and the scan runs again.
 """
 
 from __future__ import annotations
