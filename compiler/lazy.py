@@ -157,6 +157,20 @@ class LazyBuffer:
         return self._view(self.st.flip(axes)) if axes else self
 
 
+def reaches(root: LazyBuffer, base: LazyBuffer) -> bool:
+    """Whether root's unrealized graph reads base (an iterative walk: graphs may be deep)."""
+    stack, seen = [root.base], set()
+    while stack:
+        b = stack.pop()
+        if b is base:
+            return True
+        if b in seen or b.op is LoadOps.BUFFER:
+            continue
+        seen.add(b)
+        stack.extend(s.base for s in b.srcs)
+    return False
+
+
 def realize(*bufs: LazyBuffer) -> None:
     """Run everything the given lazy buffers need, so their bases hold device buffers."""
     from compiler.realize import run_schedule
