@@ -119,3 +119,22 @@ def test_reduce_property(backend, shape, data):
     axis = tuple(axes) if axes else None
     ours = getattr(Tensor(a), name)(axis=axis, keepdim=keep)
     assert_close(ours.numpy(), getattr(np, name)(a, axis=axis, keepdims=keep), "float32", rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [3, 40, 3000], ids=["serial", "group", "long"])
+def test_reductions_with_nan_follow_numpy(backend, n):
+    """Issue 28.3: max/min/sum propagate NaN and argmax/argmin give the first NaN's index (numpy), in the serial
+    loop, the workgroup's LDS tree and a long reduction; per row too, with a row without NaN."""
+    a = np.arange(n, dtype=np.float32) - n / 2
+    a[n // 3] = a[-1] = np.nan
+    rows = np.stack([a, np.roll(a, 1), np.arange(n, dtype=np.float32)])
+    for x in (a, rows):
+        axis = None if x.ndim == 1 else 1
+        for name in ("argmax", "argmin", "max", "min", "sum"):
+            ours = getattr(Tensor(x), name)(axis=axis).numpy()
+            ref = getattr(np, name)(x, axis=axis)
+            if name.startswith("arg"):
+                np.testing.assert_array_equal(ours, ref, err_msg=f"{name} {x.shape}")
+            else:
+                np.testing.assert_allclose(ours, ref, rtol=1e-5, err_msg=f"{name} {x.shape}")
+    assert Tensor([1.0, np.nan, 3.0]).argmax().item() == 1
