@@ -8,6 +8,7 @@ forgets its sources.
 
 from __future__ import annotations
 
+import math
 import weakref
 from enum import Enum, auto
 
@@ -105,11 +106,19 @@ class LazyBuffer:
         return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), dtype, op, (self,))
 
     def reduce(self, op: Ops, axes: tuple[int, ...]) -> LazyBuffer:
-        """Reduce over axes (kept as size 1) with ADD, MAX or MUL."""
+        """Reduce over axes (kept as size 1) with ADD, MAX or MUL. A reduction of SPLIT_MIN or more elements per
+        output runs in two stages: partial results of SPLIT_WAYS slices of its longest axis (in parallel), then
+        their reduction; a single loop over 2^22 elements is a long serial run for the GPU."""
         axes = tuple(sorted(a for a in axes if self.shape[a] != 1))
         if not axes:
             return self
         shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+        split = _split(self.shape, axes)
+        if split is not None:
+            a, ways = split
+            x = self.reshape(self.shape[:a] + (ways, self.shape[a] // ways) + self.shape[a + 1:])
+            partial = x.reduce(op, tuple(i if i < a else i + 1 for i in axes))  # the slices' results, at axis a
+            return partial.reduce(op, (a,)).reshape(shape)
         return LazyBuffer(self.device, ShapeTracker.contiguous(shape), self.dtype, LoadOps.REDUCE, (self,), (op, axes))
 
     def contiguous(self) -> LazyBuffer:
@@ -155,6 +164,21 @@ class LazyBuffer:
         """See ShapeTracker.flip."""
         axes = tuple(a for a in axes if self.shape[a] > 1)
         return self._view(self.st.flip(axes)) if axes else self
+
+
+SPLIT_MIN = 1 << 15  # elements per output from which a reduction runs in two stages
+SPLIT_WAYS = (256, 128, 64, 32, 16, 8)  # slices of the split axis, the most that divides it
+
+
+def _split(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, int] | None:
+    """(axis, slices) a reduction over axes of shape splits along, or None when it stays one stage."""
+    if math.prod(shape[a] for a in axes) < SPLIT_MIN:
+        return None
+    for a in sorted(axes, key=lambda a: -shape[a]):
+        ways = next((w for w in SPLIT_WAYS if shape[a] % w == 0 and shape[a] > w), None)
+        if ways is not None:
+            return a, ways
+    return None
 
 
 def reaches(root: LazyBuffer, base: LazyBuffer) -> bool:

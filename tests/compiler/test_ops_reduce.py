@@ -138,3 +138,24 @@ def test_reductions_with_nan_follow_numpy(backend, n):
             else:
                 np.testing.assert_allclose(ours, ref, rtol=1e-5, err_msg=f"{name} {x.shape}")
     assert Tensor([1.0, np.nan, 3.0]).argmax().item() == 1
+
+
+def test_a_large_sum_runs_in_parallel_stages():
+    """Issue 28.4: a 2^22-element sum() was one loop in one workgroup, past the watchdog. It runs in two stages:
+    256 partial sums of 2^14 elements (256 workgroups), then their sum."""
+    from compiler.schedule import schedule
+    a = np.random.default_rng(31).standard_normal(1 << 22).astype(np.float32)
+    t = Tensor(a).realize()
+    items = [i for i in schedule([t.sum().lazydata.base]) if i.kind == "kernel"]
+    assert [i.out.st.size() for i in items] == [256, 1], [i.ast.arg for i in items]
+    np.testing.assert_allclose(t.sum().numpy(), a.astype(np.float64).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min", "argmax"])
+def test_large_reductions_per_row_and_across_rows(backend, name):
+    """Splits of a reduced axis with outputs beside it: per row (the last axis) and down the columns (axis 0)."""
+    a = np.random.default_rng(32).standard_normal((3, 1 << 15)).astype(np.float32)
+    for x, axis in ((a, 1), (np.ascontiguousarray(a.T), 0)):
+        ours = getattr(Tensor(x), name)(axis=axis).numpy()
+        ref = getattr(np, name)(x.astype(np.float64), axis=axis)
+        np.testing.assert_allclose(ours, ref, rtol=1e-5, err_msg=f"{name} axis {axis}")
