@@ -26,7 +26,7 @@ class LoadOps(Enum):
     COPYIN = auto()      # arg: a host array to copy to the device
     EMPTY = auto()       # uninitialised memory
     BUFFER = auto()      # realized: .buffer holds the device memory
-    IOTA = auto()        # 0, 1, 2... (int32) of its shape's flat index
+    IOTA = auto()        # 0, 1, 2... (int32, or int64 past int32) of its shape's flat index
     CONTIGUOUS = auto()  # forces its source into a buffer of its own, in row-major order
     COPY = auto()        # its source copied from another device
     REDUCE = auto()      # arg: (Ops.ADD|Ops.MAX|Ops.MUL, axes); keeps reduced axes as size 1
@@ -82,8 +82,9 @@ class LazyBuffer:
 
     @staticmethod
     def iota(n: int, device: str) -> LazyBuffer:
-        """0..n-1 as int32."""
-        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dtypes.int32, LoadOps.IOTA)
+        """0..n-1 as int32 (int64 when n - 1 does not fit int32)."""
+        dt = dtypes.int32 if n - 1 <= dtypes.int32.max else dtypes.int64
+        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dt, LoadOps.IOTA)
 
     @staticmethod
     def empty(shape, dtype: DType, device: str) -> LazyBuffer:

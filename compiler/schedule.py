@@ -306,7 +306,7 @@ class _Builder:
         if b.op is LoadOps.CONST:
             v = UOp.const(b.dtype, b.arg)
         elif b.op is LoadOps.IOTA:
-            v = UOp(Ops.IOTA, dtypes.int32, (view,))
+            v = UOp(Ops.IOTA, b.dtype, (view,))
         elif b.op is LoadOps.REDUCE:
             v = UOp(Ops.REDUCE, b.dtype, (srcs[0],), (*b.arg, b.srcs[0].shape))
         else:

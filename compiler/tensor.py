@@ -317,7 +317,8 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
 
     @staticmethod
     def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-        """start, start+step, ... below stop (int32 for int arguments, else float32)."""
+        """start, start+step, ... below stop (int32 for int arguments, int64 when the values do not fit int32,
+        else float32)."""
         if stop is None:
             start, stop = 0, start
         if step == 0:
@@ -325,6 +326,8 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         n = max(0, math.ceil((stop - start) / step))
         is_int = all(isinstance(v, int) for v in (start, stop, step))
         dt = dtypes.from_any(dtype) if dtype is not None else (dtypes.default_int if is_int else dtypes.default_float)
+        if dtype is None and is_int and not dt.min <= start + (n - 1) * step <= dt.max:
+            dt = dtypes.int64  # values past int32 (NumPy's arange is int64 throughout)
         if n == 0:
             return Tensor.zeros(0, dtype=dt, device=device)
         idx = Tensor(LazyBuffer.iota(n, devices.canonical(device)))
