@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler import device
-from compiler.backend import get
+from compiler import Tensor, device
+from compiler.backend import get, regalloc, using
 from compiler.backend.gfx11.divide import magic_signed, magic_unsigned
 from compiler.backend.gfx11.target import compile_kernel
+from compiler.backend.mir import MInst, RegFactory
 from compiler.dtypes import PtrDType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.lower import Geometry
@@ -400,8 +401,6 @@ def test_small_accumulation_loops_unroll_fully_and_big_ones_by_a_factor():
 def test_a_whole_kernel_register_never_takes_a_fixed_registers_place():
     """A register live through the whole kernel (SGPR spill lanes) starts before the entry defines the work-item
     id in v0: it must get another register, not v0 (it did, and the spills overwrote the ids)."""
-    from compiler.backend import regalloc
-    from compiler.backend.mir import MInst, RegFactory
     regs = RegFactory()
     wid = regs.new("v", 1, fixed=0, name="workitem")
     lanes = regs.new("v", 1, name="sgpr_spill")
@@ -418,8 +417,6 @@ def test_sgpr_spills_at_the_entry_keep_the_work_item_ids():
     """19 buffers read in a loop: their addresses spill to VGPR lanes right after the kernel arguments load
     (a lazy chain of optimizer updates fused into one reduction made this kernel; it faulted)."""
     dev = device.get("AMD")
-    from compiler import Tensor
-    from compiler.backend import using
     rng = np.random.default_rng(9)
     xs = [rng.standard_normal(8).astype(np.float32) for _ in range(17)]
     m = rng.standard_normal((32, 8)).astype(np.float32)

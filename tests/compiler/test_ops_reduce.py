@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compiler import Tensor
+from compiler.schedule import schedule
 from tests.support.ops import assert_close, rand, tensor
 
 SHAPE = (3, 4, 5)
@@ -143,7 +144,6 @@ def test_reductions_with_nan_follow_numpy(backend, n):
 def test_a_large_sum_runs_in_parallel_stages():
     """Issue 28.4: a 2^22-element sum() was one loop in one workgroup, past the watchdog. It runs in two stages:
     256 partial sums of 2^14 elements (256 workgroups), then their sum."""
-    from compiler.schedule import schedule
     a = np.random.default_rng(31).standard_normal(1 << 22).astype(np.float32)
     t = Tensor(a).realize()
     items = [i for i in schedule([t.sum().lazydata.base]) if i.kind == "kernel"]

@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 
 from compiler import Tensor, backend
-from compiler.ir.ops import Ops
+from compiler.dtypes import dtypes
+from compiler.ir.ops import Ops, UOp
+from compiler.ir.printer import format_ast
+from compiler.ir.rewrite import Rules, rewrite
 from compiler.kernel import linear_kernel
-from compiler.schedule import schedule
+from compiler.schedule import MAX_FUSED, schedule
 from tests.support.ops import assert_close
 
 
@@ -135,8 +138,6 @@ def test_a_chain_of_ten_thousand_ops_realizes_and_differentiates():
     """Issue 27.9: `t = t + 1` 10,000 times raised RecursionError. Every walk is iterative (the graph, the
     scheduler's kernel builder, autograd's order, the printers) and the chain is cut into kernels of at most
     MAX_FUSED nodes, alike enough that one compile serves them."""
-    from compiler.ir.printer import format_ast
-    from compiler.schedule import MAX_FUSED
     x = Tensor(np.array([0.5, -2.0], np.float32), requires_grad=True)
     t = x
     for _ in range(10_000):
@@ -152,10 +153,6 @@ def test_a_chain_of_ten_thousand_ops_realizes_and_differentiates():
 
 def test_printers_and_rewrites_walk_deep_asts_iteratively():
     """A kernel AST 10,000 nodes deep prints (format_ast recursed once per level)."""
-    from compiler.dtypes import dtypes
-    from compiler.ir.ops import UOp
-    from compiler.ir.printer import format_ast
-    from compiler.ir.rewrite import Rules, rewrite
     u = UOp.const(dtypes.float32, 0.0)
     one = UOp.const(dtypes.float32, 1.0)
     for _ in range(10_000):
