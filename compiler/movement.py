@@ -45,8 +45,8 @@ class MovementOps:
             raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dimensions")
         return self._apply(F.Permute, self, order=order)
 
-    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
-        """Two dimensions swapped."""
+    def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+        """Two dimensions swapped (by default the first two, as tinygrad's transpose())."""
         order = list(range(self.ndim))
         a, b = normalize_axis(dim0, self.ndim), normalize_axis(dim1, self.ndim)
         order[a], order[b] = order[b], order[a]
