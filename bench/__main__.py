@@ -11,6 +11,7 @@ from bench import (
     bench_mem,
     bench_native,
     bench_profile,
+    bench_reduce,
     bench_sanitize,
     bench_shader,
     bench_trace,
@@ -29,6 +30,7 @@ def main() -> None:
     bench_trace.main()
     bench_profile.main()
     bench_compiler.main()
+    bench_reduce.main()
     bench_cpu.main()
     bench_native.main([])
 

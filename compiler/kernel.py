@@ -1,5 +1,6 @@
-"""From a scheduled kernel AST to a program: lower, rewrite (simplify, the backend's rules), linearize,
-prove (SIMGPU_CHECK_OOB=1), compile, with the kernel cache in front of the expensive steps."""
+"""From a scheduled kernel AST to a program: lower, rewrite (simplify, the backend's rules), linearize, refuse
+index arithmetic that may wrap, prove (SIMGPU_CHECK_OOB=1), compile, with the kernel cache in front of the
+expensive steps."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from compiler.ir.linearize import LinearKernel, linearize
 from compiler.ir.lower import Geometry, lower
 from compiler.ir.ops import Ops, UOp
 from compiler.ir.printer import format_kernel
+from compiler.ir.proof import check_ranges
 from compiler.ir.rewrite import rewrite
 from compiler.ir.symbolic import SYMBOLIC
 
@@ -64,6 +66,7 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
         return _by_ast[memo]
     t0 = time.perf_counter()
     k = linear_kernel(ast, backend)
+    check_ranges(k)
     text = format_kernel(k)
     stats.lowering_s += time.perf_counter() - t0
     fp = backend.fingerprint()

@@ -8,6 +8,7 @@ forgets its sources.
 
 from __future__ import annotations
 
+import math
 import weakref
 from enum import Enum, auto
 
@@ -25,7 +26,7 @@ class LoadOps(Enum):
     COPYIN = auto()      # arg: a host array to copy to the device
     EMPTY = auto()       # uninitialised memory
     BUFFER = auto()      # realized: .buffer holds the device memory
-    IOTA = auto()        # 0, 1, 2... (int32) of its shape's flat index
+    IOTA = auto()        # 0, 1, 2... (int32, or int64 past int32) of its shape's flat index
     CONTIGUOUS = auto()  # forces its source into a buffer of its own, in row-major order
     COPY = auto()        # its source copied from another device
     REDUCE = auto()      # arg: (Ops.ADD|Ops.MAX|Ops.MUL, axes); keeps reduced axes as size 1
@@ -81,8 +82,9 @@ class LazyBuffer:
 
     @staticmethod
     def iota(n: int, device: str) -> LazyBuffer:
-        """0..n-1 as int32."""
-        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dtypes.int32, LoadOps.IOTA)
+        """0..n-1 as int32 (int64 when n - 1 does not fit int32)."""
+        dt = dtypes.int32 if n - 1 <= dtypes.int32.max else dtypes.int64
+        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dt, LoadOps.IOTA)
 
     @staticmethod
     def empty(shape, dtype: DType, device: str) -> LazyBuffer:
@@ -105,11 +107,19 @@ class LazyBuffer:
         return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), dtype, op, (self,))
 
     def reduce(self, op: Ops, axes: tuple[int, ...]) -> LazyBuffer:
-        """Reduce over axes (kept as size 1) with ADD, MAX or MUL."""
+        """Reduce over axes (kept as size 1) with ADD, MAX or MUL. A reduction of SPLIT_MIN or more elements per
+        output runs in two stages: partial results of SPLIT_WAYS slices of its longest axis (in parallel), then
+        their reduction; a single loop over 2^22 elements is a long serial run for the GPU."""
         axes = tuple(sorted(a for a in axes if self.shape[a] != 1))
         if not axes:
             return self
         shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape))
+        split = _split(self.shape, axes)
+        if split is not None:
+            a, ways = split
+            x = self.reshape(self.shape[:a] + (ways, self.shape[a] // ways) + self.shape[a + 1:])
+            partial = x.reduce(op, tuple(i if i < a else i + 1 for i in axes))  # the slices' results, at axis a
+            return partial.reduce(op, (a,)).reshape(shape)
         return LazyBuffer(self.device, ShapeTracker.contiguous(shape), self.dtype, LoadOps.REDUCE, (self,), (op, axes))
 
     def contiguous(self) -> LazyBuffer:
@@ -155,6 +165,35 @@ class LazyBuffer:
         """See ShapeTracker.flip."""
         axes = tuple(a for a in axes if self.shape[a] > 1)
         return self._view(self.st.flip(axes)) if axes else self
+
+
+SPLIT_MIN = 1 << 15  # elements per output from which a reduction runs in two stages
+SPLIT_WAYS = (256, 128, 64, 32, 16, 8)  # slices of the split axis, the most that divides it
+
+
+def _split(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, int] | None:
+    """(axis, slices) a reduction over axes of shape splits along, or None when it stays one stage."""
+    if math.prod(shape[a] for a in axes) < SPLIT_MIN:
+        return None
+    for a in sorted(axes, key=lambda a: -shape[a]):
+        ways = next((w for w in SPLIT_WAYS if shape[a] % w == 0 and shape[a] > w), None)
+        if ways is not None:
+            return a, ways
+    return None
+
+
+def reaches(root: LazyBuffer, base: LazyBuffer) -> bool:
+    """Whether root's unrealized graph reads base (an iterative walk: graphs may be deep)."""
+    stack, seen = [root.base], set()
+    while stack:
+        b = stack.pop()
+        if b is base:
+            return True
+        if b in seen or b.op is LoadOps.BUFFER:
+            continue
+        seen.add(b)
+        stack.extend(s.base for s in b.srcs)
+    return False
 
 
 def realize(*bufs: LazyBuffer) -> None:

@@ -45,8 +45,8 @@ class MovementOps:
             raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dimensions")
         return self._apply(F.Permute, self, order=order)
 
-    def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
-        """Two dimensions swapped."""
+    def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+        """Two dimensions swapped (by default the first two, as tinygrad's transpose())."""
         order = list(range(self.ndim))
         a, b = normalize_axis(dim0, self.ndim), normalize_axis(dim1, self.ndim)
         order[a], order[b] = order[b], order[a]
@@ -143,9 +143,15 @@ class MovementOps:
             pos += t.shape[d]
         return out
 
-    @staticmethod
-    def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
-        """Tensors of one shape stacked along a new dimension."""
+    def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
+        """Tensors of one shape stacked along a new dimension: `a.stack(b, c, dim=1)` or `Tensor.stack(a, b, c)`
+        (tinygrad's signature), or `Tensor.stack([a, b, c], dim)` (PyTorch's: a sequence first)."""
+        if isinstance(self, Sequence):
+            if len(others) == 1 and isinstance(others[0], int):  # PyTorch's positional dim
+                others, dim = (), others[0]
+            tensors = (*self, *others)
+        else:
+            tensors = (self, *others)
         if not tensors:
             raise ValueError("stack needs at least one tensor")
         shapes = {t.shape for t in tensors}

@@ -72,7 +72,8 @@ class ReduceOps:
         return self.var(axis, keepdim, correction).sqrt()
 
     def argmax(self, axis=None, keepdim: bool = False) -> Tensor:
-        """Index of the first maximum (int64), over the flattened tensor when axis is None."""
+        """Index of the first maximum (int64; the first NaN when there is one, as NumPy), over the flattened tensor
+        when axis is None."""
         if axis is None:
             return self.flatten().argmax(0)
         a = normalize_axis(axis, self.ndim)
@@ -80,6 +81,8 @@ class ReduceOps:
         if n == 0:
             raise ValueError(f"argmax over the empty axis {a}")
         hit = self == self.max(a, keepdim=True)
+        if self.dtype.is_float:  # a NaN is the maximum (max propagates it), and the first one wins, as NumPy
+            hit = hit | (self != self)
         from compiler.tensor import Tensor
         rank = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
         first = (hit.cast(dtypes.int32) * rank).max(a, keepdim)

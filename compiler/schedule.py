@@ -28,6 +28,7 @@ from compiler.views import ShapeTracker
 EXPENSIVE = {Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.IDIV, Ops.MOD}
 MAX_FUSED = 400  # AST nodes a kernel may fuse before an input is computed by a kernel of its own
 MAX_OUTPUTS = 8  # stores one elementwise kernel may make
+MAX_DEPTH = MAX_FUSED // 4  # fused ops in a chain before one gets a kernel of its own
 
 
 @dataclass
@@ -46,8 +47,11 @@ class ScheduleItem:
 
 
 class _Restart(Exception):
-    def __init__(self, base: LazyBuffer):
-        self.base = base
+    """base must get a kernel of its own (size: because the kernel reading it grew past MAX_FUSED)."""
+
+    def __init__(self, base: LazyBuffer, size: bool = False):
+        self.base, self.size = base, size
+        self.member = 0  # the index of the group member whose value was being built
 
 
 def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
@@ -59,6 +63,7 @@ def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
             if s.base in consumers:
                 consumers[s.base].add(b)
     must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
+    _cut_deep(graph, must)
     while True:
         try:
             return _items(graph, must)
@@ -69,10 +74,11 @@ def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
 def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
     """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
     the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
-    its state in one launch). While such a group is open, ready reductions and copies run first: they may
-    make more of its members ready."""
+    its state in one launch; fewer when together they would fuse more than MAX_FUSED nodes). While such a
+    group is open, ready reductions and copies run first: they may make more of its members ready."""
     todo = [b for b in graph if b in must]
     deps = {b: _deps(b, must) for b in todo}
+    elementwise = {b: _groupable(b, must) for b in todo}
     done: set[LazyBuffer] = set()
     items: list[ScheduleItem] = []
     group: list[LazyBuffer] = []
@@ -81,16 +87,22 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
         items.append(item)
         done.update(item.outs)
 
-    while todo:
+    def joins(x: LazyBuffer) -> bool:
+        g = group[0]
+        return len(group) < MAX_OUTPUTS and x.device == g.device and _squeeze(x.shape) == _squeeze(g.shape) and \
+            elementwise[x]
+
+    while todo or group:
         inline = done | set(group)
-        b = next((x for x in todo if group and deps[x] <= inline and _joins(group, x, must)), None)
+        b = next((x for x in todo if group and deps[x] <= inline and joins(x)), None)
         if b is None:
             ready = [x for x in todo if deps[x] <= done]
-            b = next((x for x in ready if not group or not _groupable(x, must)), None)
+            b = next((x for x in ready if not group or not elementwise[x]), None)
             if b is None:
                 if group:  # nothing else can run first: the group's kernel runs now
-                    emit(_kernel(group, must))
-                    group = []
+                    item, rest = _group_kernel(group, must)
+                    emit(item)
+                    todo[:0], group = rest, []
                     continue
                 b = ready[0]
         todo.remove(b)
@@ -98,13 +110,34 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
             emit(ScheduleItem("copyin" if b.op is LoadOps.COPYIN else "empty", [b]))
         elif b.op is LoadOps.COPY:
             emit(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
-        elif not _groupable(b, must):
+        elif not elementwise[b]:
             emit(_kernel([b], must))
         else:
             group.append(b)
-    if group:
-        emit(_kernel(group, must))
     return items
+
+
+def _group_kernel(group: list[LazyBuffer], must: set) -> tuple[ScheduleItem, list[LazyBuffer]]:
+    """The kernel of the longest prefix of group that fuses at most MAX_FUSED nodes, and the members left out
+    (a member may compute another's value inline: a chain's pieces would otherwise fuse back together)."""
+    try:
+        return _kernel(group, must), []
+    except _Restart as r:
+        if not r.size or r.member == 0:
+            raise
+        return _kernel(group[:r.member], must), group[r.member:]
+
+
+def _cut_deep(graph: list[LazyBuffer], must: set) -> None:
+    """Give a kernel of its own to every MAX_DEPTH-th base of a long chain of fused ops (`t = t + 1` 10,000 times),
+    so kernels stay small and alike (one compile serves them all) without a restart per MAX_FUSED nodes."""
+    depth: dict[LazyBuffer, int] = {}
+    for b in graph:  # sources first
+        d = 0 if b in must else 1 + max((depth.get(s.base, 0) for s in b.srcs), default=0)
+        if d > MAX_DEPTH:
+            must.add(b)
+            d = 0
+        depth[b] = d
 
 
 def _groupable(b: LazyBuffer, must: set) -> bool:
@@ -126,12 +159,6 @@ def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
         else:
             stack.extend(s.base for s in x.srcs)
     return out
-
-
-def _joins(group: list[LazyBuffer], b: LazyBuffer, must: set) -> bool:
-    g = group[0]
-    return len(group) < MAX_OUTPUTS and b.device == g.device and _squeeze(b.shape) == _squeeze(g.shape) and \
-        _groupable(b, must)
 
 
 def _has_reduce(b: LazyBuffer, must: set) -> bool:
@@ -213,6 +240,7 @@ class _Builder:
         self.costly: dict[LazyBuffer, bool] = {}
         self.inputs: list[LazyBuffer] = []
         self.memo: dict = {}
+        self.kids: dict = {}
         self.size = 0
 
     def param(self, b: LazyBuffer) -> UOp:
@@ -222,38 +250,67 @@ class _Builder:
         return UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
 
     def build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
-        key = (b, st, in_reduce)
-        if key not in self.memo:
-            self.memo[key] = self._build(b, st, in_reduce)
+        """The value of b read through st (inside a reduction's input when in_reduce). An iterative walk, sources
+        first: a chain of 10,000 ops is a graph 10,000 deep (the kernel is cut at MAX_FUSED nodes by _Restart)."""
+        root = (b, st, in_reduce)
+        stack = [root]
+        while stack:
+            key = stack[-1]
+            if key in self.memo:
+                stack.pop()
+                continue
+            if key not in self.kids:
+                self.kids[key] = self._sources(*key)
+            todo = [k for k in self.kids[key] if k not in self.memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            self.memo[key] = self._make(*key)
             self.size += 1
-            if self.size > MAX_FUSED and b not in self.roots and b.op not in (LoadOps.BUFFER, LoadOps.CONST):
-                raise _Restart(b)
-        return self.memo[key]
+            b = key[0]
+            if self.size > MAX_FUSED and b not in self.roots and not self._loads(b) and b.op is not LoadOps.CONST:
+                raise _Restart(b, size=True)  # b gets a kernel of its own (a load is one already)
+        return self.memo[root]
 
-    def _build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
-        view = UOp(Ops.VIEW, dtypes.int32, (), st)
-        if b.op is LoadOps.BUFFER or (b in self.must and b not in self.roots):
-            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
-        if b.op is LoadOps.CONST:
-            v = UOp.const(b.dtype, b.arg)
-        elif b.op is LoadOps.IOTA:
-            v = UOp(Ops.IOTA, dtypes.int32, (view,))
-        elif b.op is LoadOps.REDUCE:
+    def _loads(self, b: LazyBuffer) -> bool:
+        """Whether b's kernel reads b from memory instead of computing it."""
+        return b.op is LoadOps.BUFFER or (b in self.must and b not in self.roots)
+
+    def _sources(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> list[tuple]:
+        """The (base, view, in_reduce) keys b's value is made of; _Restart when b needs a kernel of its own."""
+        if self._loads(b) or b.op in (LoadOps.CONST, LoadOps.IOTA):
+            return []
+        if b.op is LoadOps.REDUCE:
             if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b not in self.roots):
                 raise _Restart(b)
             (src,) = b.srcs
-            inner = self.build(src.base, src.st, True)
-            v = UOp(Ops.REDUCE, b.dtype, (inner,), (*b.arg, src.shape))
-        elif b.op is LoadOps.CONTIGUOUS:
+            return [(src.base, src.st, True)]
+        if b.op is LoadOps.CONTIGUOUS:
             (src,) = b.srcs
-            return self.build(src.base, src.st + st, in_reduce)
-        elif isinstance(b.op, Ops):
+            return [(src.base, src.st + st, in_reduce)]
+        if isinstance(b.op, Ops):
             if in_reduce and self._recompute_is_costly(b, st):
                 raise _Restart(b)
-            srcs = tuple(self.build(s.base, s.st + st, in_reduce) for s in b.srcs)
-            v = UOp(b.op, b.dtype, srcs)
+            return [(s.base, s.st + st, in_reduce) for s in b.srcs]
+        raise AssertionError(f"cannot fuse {b}")
+
+    def _make(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
+        """b's node from its sources' (built already)."""
+        view = UOp(Ops.VIEW, dtypes.int32, (), st)
+        srcs = [self.memo[k] for k in self.kids[(b, st, in_reduce)]]
+        if self._loads(b):
+            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
+        if b.op is LoadOps.CONTIGUOUS:
+            return srcs[0]
+        if b.op is LoadOps.CONST:
+            v = UOp.const(b.dtype, b.arg)
+        elif b.op is LoadOps.IOTA:
+            v = UOp(Ops.IOTA, b.dtype, (view,))
+        elif b.op is LoadOps.REDUCE:
+            v = UOp(Ops.REDUCE, b.dtype, (srcs[0],), (*b.arg, b.srcs[0].shape))
         else:
-            raise AssertionError(f"cannot fuse {b}")
+            v = UOp(b.op, b.dtype, tuple(srcs))
         if st.masked:
             v = UOp(Ops.VALID, dtypes.bool, (view,)).where(v, UOp.const(b.dtype, 0))
         return v
@@ -262,12 +319,23 @@ class _Builder:
         """Whether reading b through st (an expanding view) would recompute a transcendental or a division."""
         return st.size() > b.st.size() and self._holds_expensive(b)
 
-    def _holds_expensive(self, b: LazyBuffer) -> bool:
-        if b not in self.costly:
-            self.costly[b] = b.op in EXPENSIVE or any(
-                self._holds_expensive(s.base) for s in b.srcs
-                if isinstance(s.base.op, Ops) and s.base not in self.must)
-        return self.costly[b]
+    def _holds_expensive(self, root: LazyBuffer) -> bool:
+        """Whether b's fused graph holds an EXPENSIVE op (iteratively, sources first)."""
+        def fused(x: LazyBuffer) -> list[LazyBuffer]:
+            return [s.base for s in x.srcs if isinstance(s.base.op, Ops) and s.base not in self.must]
+        stack = [root]
+        while stack:
+            b = stack[-1]
+            if b in self.costly:
+                stack.pop()
+                continue
+            todo = [s for s in fused(b) if s not in self.costly]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            self.costly[b] = b.op in EXPENSIVE or any(self.costly[s] for s in fused(b))
+        return self.costly[root]
 
 
 def _mem(dt):
@@ -282,7 +350,11 @@ def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem:
     for i, b in enumerate(group):
         shape = _kernel_shape(b, must) if len(group) == 1 else group[0].shape
         here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
-        value = builder.build(b, here, False).cast(_mem(b.dtype))
+        try:
+            value = builder.build(b, here, False).cast(_mem(b.dtype))
+        except _Restart as r:
+            r.member = i
+            raise
         out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
         stores.append(UOp(Ops.STORE, dtypes.int32, (out, UOp(Ops.VIEW, dtypes.int32, (), here), value)))
     return ScheduleItem("kernel", list(group), UOp(Ops.SINK, dtypes.int32, tuple(stores)), builder.inputs)

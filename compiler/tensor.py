@@ -22,7 +22,7 @@ from compiler.elementwise import MathOps
 from compiler.helpers import normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
-from compiler.lazy import LazyBuffer, LoadOps, realize
+from compiler.lazy import LazyBuffer, LoadOps, reaches, realize
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
@@ -180,14 +180,60 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         return self._apply(F.Contiguous, self)
 
     def assign(self, other) -> Tensor:
-        """Replace this tensor's values (same shape and dtype) with other's; returns self."""
+        """Replace this tensor's values (same shape; cast to its dtype) with other's; returns self.
+
+        When other is computed from the values it replaces (`p.assign(p - lr * g)`), those are realized first, so
+        a loop of assigns that never realizes keeps a graph of one step, not one that grows with every step."""
         other = other if isinstance(other, Tensor) else Tensor(other, dtype=self.dtype, device=self.device)
         if other.shape != self.shape:
             raise ValueError(f"assign: shape {other.shape} does not match {self.shape}")
         if other.device != self.device:
             other = other.to(self.device)
+        old = self.lazydata
+        if not old.realized and old.base.op is not LoadOps.CONST and reaches(other.lazydata, old.base):
+            realize(old)
         self.lazydata = other.lazydata if other.dtype == self.dtype else other.lazydata.cast(self.dtype)
         return self
+
+    # in-place operators assign (tinygrad's, and PyTorch's, meaning: `p -= lr * g` updates p, not a new name)
+    def __iadd__(self, o):
+        return self.assign(self.add(o))
+
+    def __isub__(self, o):
+        return self.assign(self.sub(o))
+
+    def __imul__(self, o):
+        return self.assign(self.mul(o))
+
+    def __itruediv__(self, o):
+        return self.assign(self.div(o))
+
+    def __ifloordiv__(self, o):
+        return self.assign(self.floordiv(o))
+
+    def __imod__(self, o):
+        return self.assign(self.mod(o))
+
+    def __ipow__(self, o):
+        return self.assign(self.pow(o))
+
+    def __imatmul__(self, o):
+        return self.assign(self.matmul(o))
+
+    def __iand__(self, o):
+        return self.assign(self & o)
+
+    def __ior__(self, o):
+        return self.assign(self | o)
+
+    def __ixor__(self, o):
+        return self.assign(self ^ o)
+
+    def __ilshift__(self, o):
+        return self.assign(self << o)
+
+    def __irshift__(self, o):
+        return self.assign(self >> o)
 
     @staticmethod
     def realize_all(*tensors: Tensor) -> None:
@@ -271,7 +317,8 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
 
     @staticmethod
     def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-        """start, start+step, ... below stop (int32 for int arguments, else float32)."""
+        """start, start+step, ... below stop (int32 for int arguments, int64 when the values do not fit int32,
+        else float32)."""
         if stop is None:
             start, stop = 0, start
         if step == 0:
@@ -279,6 +326,8 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         n = max(0, math.ceil((stop - start) / step))
         is_int = all(isinstance(v, int) for v in (start, stop, step))
         dt = dtypes.from_any(dtype) if dtype is not None else (dtypes.default_int if is_int else dtypes.default_float)
+        if dtype is None and is_int and not dt.min <= start + (n - 1) * step <= dt.max:
+            dt = dtypes.int64  # values past int32 (NumPy's arange is int64 throughout)
         if n == 0:
             return Tensor.zeros(0, dtype=dt, device=device)
         idx = Tensor(LazyBuffer.iota(n, devices.canonical(device)))

@@ -12,9 +12,12 @@ it; a register live into the loop (defined before it and used inside) stays live
 next iteration reads it again. Nested loops are extended from the inside out.
 
 Scan: intervals by start; expired ones free their registers; the current one takes the lowest aligned block of
-free registers. When none is free, the interval that ends last among the active ones and the current one is
-spilled (tuples: as many as it takes). Spilled registers are rewritten, each definition followed by a store
-and each use preceded by a reload into a short-lived register that is never spilled, and the scan runs again.
+free registers that no fixed-register interval (the hardware's inputs: kernel arguments, work-item ids) occupies
+at any point of its own interval: a register live through the whole kernel (SGPR spill lanes) starts before the
+entry defines the work-item id in v0, and must not be given v0. When none is free, the interval that ends last
+among the active ones and the current one is spilled (tuples: as many as it takes). Spilled registers are
+rewritten, each definition followed by a store and each use preceded by a reload into a short-lived register
+that is never spilled, and the scan runs again.
 """
 
 from __future__ import annotations
@@ -108,13 +111,14 @@ def _scan(span: dict[VReg, list[int]], rf: RegFile) -> tuple[dict[VReg, int], li
     active: list[VReg] = []
     spill: list[VReg] = []
     used = 0
+    pinned = _pinned(span, n)
     order = sorted(span, key=lambda r: (span[r][0], r.fixed is None, -r.size, r.id))
     for r in order:
         start, end = span[r]
         if r.fixed is not None:
             base = r.fixed
         else:
-            base = _find(owner_end, start, r.size, rf.align(r.size))
+            base = _find(owner_end, start, end, r.size, rf.align(r.size), pinned)
             while base is None:
                 victims = [a for a in active if a.fixed is None and not a.no_spill and span[a][1] >= start]
                 cand = max(victims, key=lambda a: (span[a][1], a.size), default=None)
@@ -128,7 +132,7 @@ def _scan(span: dict[VReg, list[int]], rf: RegFile) -> tuple[dict[VReg, int], li
                 b = assign.pop(cand)
                 for k in range(b, b + cand.size):
                     owner_end[k] = -1
-                base = _find(owner_end, start, r.size, rf.align(r.size))
+                base = _find(owner_end, start, end, r.size, rf.align(r.size), pinned)
             if base is None:
                 continue
         assign[r] = base
@@ -139,12 +143,24 @@ def _scan(span: dict[VReg, list[int]], rf: RegFile) -> tuple[dict[VReg, int], li
     return assign, spill, used
 
 
-def _find(owner_end: list[int], start: int, size: int, align: int) -> int | None:
+def _pinned(span: dict[VReg, list[int]], n: int) -> list[list[tuple[int, int]]]:
+    """Per physical register, the intervals of the fixed registers that occupy it."""
+    out: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for r, (s, e) in span.items():
+        if r.fixed is not None:
+            for k in range(r.fixed, min(r.fixed + r.size, n)):
+                out[k].append((s, e))
+    return out
+
+
+def _find(owner_end: list[int], start: int, end: int, size: int, align: int,
+          pinned: list[list[tuple[int, int]]]) -> int | None:
+    """The lowest aligned block of size registers free over [start, end]."""
     n = len(owner_end)
     b = 0
     while b + size <= n:
         for k in range(b, b + size):
-            if owner_end[k] >= start:
+            if owner_end[k] >= start or any(s <= end and start <= e for s, e in pinned[k]):
                 b = (k // align + 1) * align
                 break
         else:

@@ -58,21 +58,27 @@ def combine(op: Ops, acc: UOp, v: UOp) -> UOp:
 
 
 def c(v: int) -> UOp:
-    """An int32 index constant."""
+    """An int32 index constant (a value outside int32 is a compiler bug, not a wrapped index)."""
+    if not _fits(INT, v):
+        raise AssertionError(f"index constant {v} does not fit {INT.name}")
     return UOp.const(INT, v)
 
 
 def view_index(st: ShapeTracker, idx: tuple[UOp, ...]) -> tuple[UOp, UOp]:
-    """(flat offset, valid) of the views of st at the index idx of its shape."""
+    """(flat offset, valid) of the views of st at the index idx of its shape. A view whose offsets may leave
+    int32 (a shrink at 2^31 + 5 of arange(2^31 + 10)) computes in int64 from there on, never wrapping."""
     valid = UOp.const(dtypes.bool, True)
     flat = None
+    it = INT
     for n, v in enumerate(reversed(st.views)):
         if n:
             idx = unflatten(flat, v.shape)
-        flat = c(v.offset)
+        if it is INT and not _fits(INT, *_offset_range(v)):
+            it = dtypes.int64
+        flat = UOp.const(it, v.offset)
         for i, s in zip(idx, v.strides, strict=True):
             if s:
-                flat = flat + i * s
+                flat = flat + i.cast(it) * UOp.const(it, s)
         if v.mask is not None:
             for i, (lo, hi), size in zip(idx, v.mask, v.shape, strict=True):
                 if lo > 0:
@@ -80,6 +86,19 @@ def view_index(st: ShapeTracker, idx: tuple[UOp, ...]) -> tuple[UOp, UOp]:
                 if hi < size:
                     valid = valid.logical_and(i.lt(hi))
     return flat, valid
+
+
+def _offset_range(v) -> tuple[int, int]:
+    """The smallest and largest flat offset a view reaches (its shape's corners)."""
+    lo = hi = v.offset
+    for size, stride in zip(v.shape, v.strides, strict=True):
+        reach = (size - 1) * stride
+        lo, hi = lo + min(0, reach), hi + max(0, reach)
+    return lo, hi
+
+
+def _fits(dt: DType, *values: int) -> bool:
+    return all(dt.min <= x <= dt.max for x in values)
 
 
 def unflatten(flat: UOp, shape: tuple[int, ...]) -> tuple[UOp, ...]:
@@ -208,7 +227,7 @@ class Lowerer:
         if u.op is Ops.VALID:
             return view_index(u.src[0].arg, idx)[1]
         if u.op is Ops.IOTA:
-            return view_index(u.src[0].arg, idx)[0]
+            return view_index(u.src[0].arg, idx)[0].cast(u.dtype)
         if u.op is Ops.REDUCE:
             return self.reduce_serial(u, idx, gate)
         if u.op is Ops.CONST:

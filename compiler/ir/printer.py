@@ -30,12 +30,19 @@ def format_kernel(k: LinearKernel) -> str:
 
 
 def format_ast(u: UOp, indent: int = 0, seen: dict | None = None) -> str:
-    """A kernel AST as an indented tree (shared nodes printed once, then referred to)."""
+    """A kernel AST as an indented tree (shared nodes printed once, then referred to). Iterative: an AST may be
+    thousands of nodes deep."""
     seen = {} if seen is None else seen
-    pad = "  " * indent
-    if u in seen:
-        return f"{pad}<{seen[u]}>"
-    seen[u] = len(seen)
-    arg = "" if u.arg is None else f" {u.arg}"
-    head = f"{pad}[{seen[u]}] {u.op.name} {_ty(u.dtype)}{arg}"
-    return "\n".join([head, *(format_ast(s, indent + 1, seen) for s in u.src)])
+    lines: list[str] = []
+    stack = [(u, indent)]
+    while stack:
+        x, depth = stack.pop()
+        pad = "  " * depth
+        if x in seen:
+            lines.append(f"{pad}<{seen[x]}>")
+            continue
+        seen[x] = len(seen)
+        arg = "" if x.arg is None else f" {x.arg}"
+        lines.append(f"{pad}[{seen[x]}] {x.op.name} {_ty(x.dtype)}{arg}")
+        stack.extend((s, depth + 1) for s in reversed(x.src))
+    return "\n".join(lines)

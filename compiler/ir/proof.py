@@ -5,8 +5,8 @@ The proof reads the final, linearized IR, so it checks what the backend renders.
 becomes z3 integer arithmetic (IDIV/MOD with the IR's truncating semantics); anything the proof cannot
 see through (loaded values, accumulators, float-to-int conversions) becomes a fresh variable over its
 type's range, which can only make a proof fail, never pass wrongly. Index arithmetic whose value range
-(compiler.ir.ranges) may leave its 32-bit type is refused too: the integer proof would not describe the
-wrapped value the hardware computes.
+(compiler.ir.ranges) may leave its type is refused too, with or without the proof (check_ranges): the integer
+proof would not describe the wrapped value the hardware computes.
 """
 
 from __future__ import annotations
@@ -171,6 +171,15 @@ def _check_wrap(k: LinearKernel, access: UOp, idx: UOp) -> None:
                 (x.vmin, x.vmax) == (x.dtype.min, x.dtype.max):
             raise CompileError(f"kernel {k.name}: index {fmt(idx)} of {_buffer_name(_buffer(access.src[0]))}: "
                                f"{fmt(x)} may overflow {x.dtype.name}")
+
+
+def check_ranges(k: LinearKernel) -> None:
+    """CompileError when the index arithmetic of an access may leave its integer type (value ranges, no z3). It
+    runs for every kernel, proven or not: an index is 64-bit where it must be (compiler.ir.lower) or refused,
+    never wrapped."""
+    for u in k.uops:
+        if u.op in (Ops.LOAD, Ops.STORE):
+            _check_wrap(k, u, u.src[1])
 
 
 def prove(k: LinearKernel) -> ProofResult:

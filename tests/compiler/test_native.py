@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler import device
-from compiler.backend import get
+from compiler import Tensor, device
+from compiler.backend import get, regalloc, using
 from compiler.backend.gfx11.divide import magic_signed, magic_unsigned
 from compiler.backend.gfx11.target import compile_kernel
+from compiler.backend.mir import MInst, RegFactory
 from compiler.dtypes import PtrDType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.lower import Geometry
@@ -395,3 +396,34 @@ def test_small_accumulation_loops_unroll_fully_and_big_ones_by_a_factor():
             assert len(ranges) == 1 and ranges[0] < before[0] and before[0] % ranges[0] == 0
             assert len(after.uops) <= len(k.uops) + BUDGET
         np.testing.assert_array_equal(got, x.sum(1))
+
+
+def test_a_whole_kernel_register_never_takes_a_fixed_registers_place():
+    """A register live through the whole kernel (SGPR spill lanes) starts before the entry defines the work-item
+    id in v0: it must get another register, not v0 (it did, and the spills overwrote the ids)."""
+    regs = RegFactory()
+    wid = regs.new("v", 1, fixed=0, name="workitem")
+    lanes = regs.new("v", 1, name="sgpr_spill")
+    lanes.whole = True
+    t = regs.new("v", 1)
+    code = [MInst("pseudo.entry", [wid.all], 1), MInst("v_mov_b32", [t.all, wid.all], 1),
+            MInst("v_writelane_b32", [lanes.all, t.all], 1, rmw=True)]
+    rf = regalloc.RegFile("v", 4, lambda n: 1, lambda p, s: [], lambda p, s: [])
+    regalloc.allocate(code, [rf], regs)
+    assert wid.phys == 0 and lanes.phys not in (None, 0), (wid.phys, lanes.phys)
+
+
+def test_sgpr_spills_at_the_entry_keep_the_work_item_ids():
+    """19 buffers read in a loop: their addresses spill to VGPR lanes right after the kernel arguments load
+    (a lazy chain of optimizer updates fused into one reduction made this kernel; it faulted)."""
+    dev = device.get("AMD")
+    rng = np.random.default_rng(9)
+    xs = [rng.standard_normal(8).astype(np.float32) for _ in range(17)]
+    m = rng.standard_normal((32, 8)).astype(np.float32)
+    with using("native"):
+        acc = Tensor(xs[0], device=dev.name).realize()
+        for x in xs[1:]:
+            acc = acc - 0.01 * Tensor(x, device=dev.name).realize()
+        got = (Tensor(m, device=dev.name) @ acc.reshape(8, 1)).numpy()
+    ref = m.astype(np.float64) @ (xs[0] - 0.01 * np.sum(xs[1:], axis=0, dtype=np.float64)).reshape(8, 1)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)

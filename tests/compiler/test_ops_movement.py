@@ -41,6 +41,9 @@ MOVES = {
     "cat": (lambda x: x.cat(x * 2, dim=1), lambda a: np.concatenate([a, a * 2], 1)),
     "cat_last": (lambda x: x.cat(x[:, :, :1], dim=-1), lambda a: np.concatenate([a, a[:, :, :1]], -1)),
     "stack": (lambda x: Tensor.stack([x, -x, x + 1], dim=1), lambda a: np.stack([a, -a, a + 1], 1)),
+    "stack_method": (lambda x: x.stack(-x, x + 1, dim=-1), lambda a: np.stack([a, -a, a + 1], -1)),  # issue 28.5
+    "stack_static": (lambda x: Tensor.stack(x, x * 2), lambda a: np.stack([a, a * 2])),
+    "stack_torch_dim": (lambda x: Tensor.stack((x, x * 2), 2), lambda a: np.stack([a, a * 2], 2)),
     "pad_then_flip_then_permute": (lambda x: x.pad(((1, 0), (0, 0), (2, 1))).flip(2).permute(2, 1, 0),
                                    lambda a: np.flip(np.pad(a, ((1, 0), (0, 0), (2, 1))), 2).transpose(2, 1, 0)),
     "permute_pad_reshape": (lambda x: x.permute(2, 0, 1).pad(((0, 0), (1, 1), (0, 0))).reshape(4, 12),

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compiler import Tensor
+from compiler.schedule import schedule
 from tests.support.ops import assert_close, rand, tensor
 
 SHAPE = (3, 4, 5)
@@ -119,3 +120,42 @@ def test_reduce_property(backend, shape, data):
     axis = tuple(axes) if axes else None
     ours = getattr(Tensor(a), name)(axis=axis, keepdim=keep)
     assert_close(ours.numpy(), getattr(np, name)(a, axis=axis, keepdims=keep), "float32", rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [3, 40, 3000], ids=["serial", "group", "long"])
+def test_reductions_with_nan_follow_numpy(backend, n):
+    """Issue 28.3: max/min/sum propagate NaN and argmax/argmin give the first NaN's index (numpy), in the serial
+    loop, the workgroup's LDS tree and a long reduction; per row too, with a row without NaN."""
+    a = np.arange(n, dtype=np.float32) - n / 2
+    a[n // 3] = a[-1] = np.nan
+    rows = np.stack([a, np.roll(a, 1), np.arange(n, dtype=np.float32)])
+    for x in (a, rows):
+        axis = None if x.ndim == 1 else 1
+        for name in ("argmax", "argmin", "max", "min", "sum"):
+            ours = getattr(Tensor(x), name)(axis=axis).numpy()
+            ref = getattr(np, name)(x, axis=axis)
+            if name.startswith("arg"):
+                np.testing.assert_array_equal(ours, ref, err_msg=f"{name} {x.shape}")
+            else:
+                np.testing.assert_allclose(ours, ref, rtol=1e-5, err_msg=f"{name} {x.shape}")
+    assert Tensor([1.0, np.nan, 3.0]).argmax().item() == 1
+
+
+def test_a_large_sum_runs_in_parallel_stages():
+    """Issue 28.4: a 2^22-element sum() was one loop in one workgroup, past the watchdog. It runs in two stages:
+    256 partial sums of 2^14 elements (256 workgroups), then their sum."""
+    a = np.random.default_rng(31).standard_normal(1 << 22).astype(np.float32)
+    t = Tensor(a).realize()
+    items = [i for i in schedule([t.sum().lazydata.base]) if i.kind == "kernel"]
+    assert [i.out.st.size() for i in items] == [256, 1], [i.ast.arg for i in items]
+    np.testing.assert_allclose(t.sum().numpy(), a.astype(np.float64).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["sum", "max", "min", "argmax"])
+def test_large_reductions_per_row_and_across_rows(backend, name):
+    """Splits of a reduced axis with outputs beside it: per row (the last axis) and down the columns (axis 0)."""
+    a = np.random.default_rng(32).standard_normal((3, 1 << 15)).astype(np.float32)
+    for x, axis in ((a, 1), (np.ascontiguousarray(a.T), 0)):
+        ours = getattr(Tensor(x), name)(axis=axis).numpy()
+        ref = getattr(np, name)(x.astype(np.float64), axis=axis)
+        np.testing.assert_allclose(ours, ref, rtol=1e-5, err_msg=f"{name} axis {axis}")

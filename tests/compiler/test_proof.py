@@ -83,3 +83,44 @@ def test_the_frontend_kernels_prove(backend, monkeypatch):
     ref = np.flip(np.pad(a, ((1, 1), (0, 2), (3, 0))), 1)[::2, 1:, ::-3].sum() + a[[2, 0, 1]].max() + \
         np.arange(5000).sum()
     assert out == ref
+
+
+def test_an_index_past_int32_is_computed_in_int64_and_proven(monkeypatch):
+    """Issue 27.9: a view whose offsets pass 2^31 (a read at 2^31 + 5 of a 2^31 + 16 element buffer) wrapped to a
+    negative int32 index. Lowering computes that view's index in int64 and z3 proves it in bounds; the buffer
+    exists only as a parameter type, nothing is allocated."""
+    monkeypatch.setenv("SIMGPU_CHECK_OOB", "1")
+    n = (1 << 31) + 16
+    out = UOp(Ops.PARAM, PtrDType(F32, "global", 8), (), 0)
+    inp = UOp(Ops.PARAM, PtrDType(F32, "global", n), (), 1)
+    view = ShapeTracker.contiguous((n,)).shrink((((1 << 31) + 5, (1 << 31) + 13),))
+    load = UOp(Ops.LOAD, F32, (inp, UOp(Ops.VIEW, I32, (), view)))
+    store = UOp(Ops.STORE, I32, (out, UOp(Ops.VIEW, I32, (), ShapeTracker.contiguous((8,))), load))
+    for name in ("llvm", "native"):
+        k = linear_kernel(UOp(Ops.SINK, I32, (store,)), backend.get(name))
+        (ld,) = [u for u in k.uops if u.op is Ops.LOAD]
+        assert ld.src[1].dtype == dtypes.int64 and ld.src[1].vmin == (1 << 31) + 5, name
+        prove(k)
+
+
+def test_index_arithmetic_that_may_wrap_is_refused_without_the_proof(monkeypatch):
+    """With SIMGPU_CHECK_OOB=0 too: an index space past int32 (work-group id * 256 + work-item id) is refused
+    with a CompileError, never compiled to wrap (nothing is allocated: the kernel never runs)."""
+    monkeypatch.setenv("SIMGPU_CHECK_OOB", "0")
+    n = (1 << 31) + 256
+    out = UOp(Ops.PARAM, PtrDType(F32, "global", n), (), 0)
+    store = UOp(Ops.STORE, I32, (out, UOp(Ops.VIEW, I32, (), ShapeTracker.contiguous((n,))), UOp.const(F32, 1.0)))
+    with pytest.raises(CompileError, match="may overflow int32"):
+        compile_ast(UOp(Ops.SINK, I32, (store,)), backend.get("llvm"))
+
+
+def test_arange_past_int32_gives_int64_values(backend):
+    """`Tensor.arange(2**31 + 10)[2**31 + 5]` returned -2147483643: the values are int64 (NumPy) and the iota's
+    index is 64-bit; the 2^31-element tensor is never allocated (only the elements read are computed)."""
+    t = Tensor.arange((1 << 31) + 10)
+    assert t.dtype == dtypes.int64
+    assert t[(1 << 31) + 5].item() == (1 << 31) + 5
+    np.testing.assert_array_equal(t[(1 << 31) - 2:(1 << 31) + 6].numpy(), np.arange((1 << 31) - 2, (1 << 31) + 6))
+    np.testing.assert_array_equal((t[(1 << 31):(1 << 31) + 4] * 3 - 1).numpy(),
+                                  np.arange(1 << 31, (1 << 31) + 4) * 3 - 1)
+    assert Tensor.arange(5).dtype == dtypes.int32

@@ -5,9 +5,12 @@ import numpy as np
 import pytest
 
 from compiler import Tensor, backend
-from compiler.ir.ops import Ops
+from compiler.dtypes import dtypes
+from compiler.ir.ops import Ops, UOp
+from compiler.ir.printer import format_ast
+from compiler.ir.rewrite import Rules, rewrite
 from compiler.kernel import linear_kernel
-from compiler.schedule import schedule
+from compiler.schedule import MAX_FUSED, schedule
 from tests.support.ops import assert_close
 
 
@@ -129,3 +132,31 @@ def test_expensive_work_below_an_elementwise_input_is_also_computed_once():
     a = Tensor(np.ones((16, 16), np.float32))
     ks = kernels((a.exp() + 1) @ a)
     assert [k.name[0] for k in ks] == ["E", "M"]
+
+
+def test_a_chain_of_ten_thousand_ops_realizes_and_differentiates():
+    """Issue 27.9: `t = t + 1` 10,000 times raised RecursionError. Every walk is iterative (the graph, the
+    scheduler's kernel builder, autograd's order, the printers) and the chain is cut into kernels of at most
+    MAX_FUSED nodes, alike enough that one compile serves them."""
+    x = Tensor(np.array([0.5, -2.0], np.float32), requires_grad=True)
+    t = x
+    for _ in range(10_000):
+        t = t + 1
+    items = [i for i in schedule([t.lazydata.base]) if i.kind == "kernel"]
+    assert len(items) > 1 and all(len(i.ast.toposort()) <= MAX_FUSED for i in items)
+    assert len({i.ast for i in items[1:-1]}) <= 2  # the cuts are one kernel, compiled once
+    assert format_ast(items[-1].ast).count("ADD") >= 50
+    t.sum().backward()
+    np.testing.assert_array_equal(t.numpy(), [10_000.5, 9_998.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_printers_and_rewrites_walk_deep_asts_iteratively():
+    """A kernel AST 10,000 nodes deep prints (format_ast recursed once per level)."""
+    u = UOp.const(dtypes.float32, 0.0)
+    one = UOp.const(dtypes.float32, 1.0)
+    for _ in range(10_000):
+        u = u + one
+    text = format_ast(u)
+    assert text.count("ADD") == 10_000 and text.splitlines()[-1].strip() == "<10001>"  # the constant 1, printed once
+    assert rewrite(u, Rules()) is u

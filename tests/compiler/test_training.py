@@ -57,3 +57,72 @@ def test_transformer_block_matches_numpy(backend):
     ours = transformer_block(Tensor(x), {k: Tensor(v) for k, v in p.items()}, heads).numpy()
     ref = transformer_block_numpy(x.astype(np.float64), p, heads)
     np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-4)
+
+
+def _unrealized(t: Tensor) -> int:
+    """How many unrealized bases t's graph holds."""
+    stack, seen = [t.lazydata.base], set()
+    while stack:
+        b = stack.pop()
+        if b in seen or b.realized:
+            continue
+        seen.add(b)
+        stack.extend(s.base for s in b.srcs)
+    return len(seen)
+
+
+def test_a_lazy_assign_loop_keeps_a_bounded_graph_and_the_right_values():
+    """Issue 28.1: `p.assign(p - lr * p.grad)` every step, realizing only the loss: the graph behind p stays one
+    step deep (what an assign replaces is realized), 100 steps run without a fault and match NumPy."""
+    rng = np.random.default_rng(72)
+    x, y = rng.standard_normal((32, 8)).astype(np.float32), rng.standard_normal((32, 1)).astype(np.float32)
+    w = rng.standard_normal((8, 1)).astype(np.float32)
+    p, xt, yt = Tensor(w.copy(), requires_grad=True), Tensor(x), Tensor(y)
+    sizes, losses, ref = [], [], w.astype(np.float64)
+    for _ in range(100):
+        loss = ((xt @ p - yt) ** 2).mean()
+        loss.backward()
+        losses.append(loss.item())
+        p.assign(p - 0.01 * p.grad)
+        p.grad = None
+        sizes.append(_unrealized(p))
+        ref = ref - 0.01 * (2 / 32) * x.T.astype(np.float64) @ (x @ ref - y)
+    assert max(sizes) == sizes[1], sizes  # the same graph every step, not one growing with the steps
+    np.testing.assert_allclose(p.numpy(), ref, rtol=1e-4, atol=1e-5)
+    assert losses[-1] < losses[0]
+
+
+def test_in_place_operators_assign(backend):
+    """Issue 28.2: `p -= x` updates p itself (tinygrad's and PyTorch's meaning), it does not rebind the name to a
+    new tensor; every in-place operator does."""
+    a = Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+    alias = a
+    alias -= 1
+    assert alias is a
+    np.testing.assert_array_equal(a.numpy(), [0.0, 1.0, 2.0])
+    for op, rhs, ref in (("+=", 2.0, [3.0, 4.0, 5.0]), ("*=", 2.0, [2.0, 4.0, 6.0]), ("/=", 2.0, [0.5, 1.0, 1.5]),
+                         ("**=", 2.0, [1.0, 4.0, 9.0]), ("//=", 2.0, [0.0, 1.0, 1.0]), ("%=", 2.0, [1.0, 0.0, 1.0])):
+        t = Tensor(np.array([1.0, 2.0, 3.0], np.float32))
+        same = t
+        scope = {"t": t, "rhs": rhs}
+        exec(f"t {op} rhs", scope)
+        assert scope["t"] is same, op
+        np.testing.assert_allclose(same.numpy(), ref, rtol=1e-6, err_msg=op)
+    i = Tensor(np.array([6, 5, 12], np.int32))
+    keep = i
+    i &= 4
+    i |= 1
+    i ^= 2
+    i <<= 2
+    i >>= 1
+    assert i is keep
+    np.testing.assert_array_equal(i.numpy(), ((((np.array([6, 5, 12]) & 4) | 1) ^ 2) << 2) >> 1)
+    m = Tensor(np.eye(2, dtype=np.float32))
+    mm = m
+    m @= Tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32))
+    assert m is mm
+    np.testing.assert_array_equal(mm.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    p = Tensor(np.array([1.0, 2.0], np.float32), requires_grad=True)
+    (p * p).sum().backward()
+    p -= 0.5 * p.grad
+    np.testing.assert_allclose(p.numpy(), [0.0, 0.0])

@@ -1,0 +1,48 @@
+"""Large reductions on the simulated gfx1100: a 2^22-element float32 sum() runs in two stages (256 partial sums in
+parallel, then their sum; compiler.lazy.SPLIT_MIN), where one loop over every element ran past the watchdog.
+
+    python -m bench.bench_reduce
+
+Prints, per reduction, the kernels of its schedule, the warm wall time (best of 3 after one run that compiles
+and caches the kernels: schedule, launches, copy-out) and the error against NumPy's float64 result. Goal (issue
+28.4): under 0.5 s warm for the 2^22-element sum.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+os.environ.setdefault("MOCKGPU", "1")
+
+
+def reduction(n: int, name: str = "sum", repeats: int = 3) -> dict:
+    """Kernels, best warm seconds and the largest relative error of x.<name>() for n float32 elements."""
+    from compiler import Tensor
+    from compiler.schedule import schedule
+    x = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    t = Tensor(x).realize()
+    kernels = [i.ast.arg or "kernel" for i in schedule([getattr(t, name)().lazydata.base]) if i.kind == "kernel"]
+    getattr(t, name)().numpy()  # compile (and cache) the kernels
+    best, got = float("inf"), None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        got = getattr(t, name)().numpy()
+        best = min(best, time.perf_counter() - t0)
+    ref = getattr(np, name)(x.astype(np.float64))
+    return {"kernels": len(kernels), "wall": best, "err": abs(float(got) - ref) / max(abs(ref), 1.0)}
+
+
+def main() -> None:
+    """Print the table."""
+    print("large reductions on the simulated gfx1100 (warm: best of 3)")
+    print(f"  {'reduction':<22}{'kernels':>8}{'wall':>10}{'rel err':>10}")
+    for n, name in ((1 << 22, "sum"), (1 << 22, "max"), (1 << 20, "sum")):
+        r = reduction(n, name)
+        print(f"  {f'{name}() of 2^{n.bit_length() - 1}':<22}{r['kernels']:>8}{r['wall']:>9.3f}s{r['err']:>10.1e}")
+
+
+if __name__ == "__main__":
+    main()
