@@ -2,6 +2,7 @@
 process -- a C program on <linux/kfd_ioctl.h> that rings its doorbell with a plain store and waits on the
 completion signal, and our own runtime on HostOS -- while the server runs the GPU."""
 
+import json
 import sys
 import textwrap
 
@@ -73,3 +74,12 @@ def test_interposer_builds_go_to_the_cache_directory_whatever_the_kernel_cache_s
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert native.cache_dir() == tmp_path / "xdg" / "simgpu"
     assert not (tmp_path / "0").exists()
+
+
+def test_bad_user_pointers_are_efault_under_simgpu_run():
+    """Issue 27, item 6: a pointer of 2^63 and more was EIO under `simgpu run` (the server could not ask the
+    interposer for it); every bad pointer in every ioctl that takes one is EFAULT, as in-process."""
+    from tests.mockgpu import pointer_checks
+    r = simgpu_run([sys.executable, pointer_checks.__file__])
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == pointer_checks.expected()
