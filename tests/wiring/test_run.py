@@ -83,3 +83,15 @@ def test_bad_user_pointers_are_efault_under_simgpu_run():
     r = simgpu_run([sys.executable, pointer_checks.__file__])
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == pointer_checks.expected()
+
+
+def test_a_clients_hung_kernel_does_not_hold_up_another_clients_launches():
+    """Issue 27, item 5: the server ran every client's dispatches in its one loop, so a kernel that never ends
+    (no watchdog: SIMGPU_WATCHDOG_S=0, no instruction budget) held every other client's launch forever. Each
+    client's GPUs now run in its own worker: the neighbour's trivial launches are at most a second slower."""
+    from tests.mockgpu import isolation_client
+    env = {"SIMGPU_WATCHDOG_S": "0", "MOCKGPU_WATCHDOG": str(1 << 50)}
+    r = simgpu_run([sys.executable, isolation_client.__file__, "neighbour"], env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    t = json.loads(r.stdout.splitlines()[-1])
+    assert t["beside"] < t["before"] + 1.0, t
