@@ -2,6 +2,7 @@
 module itself): our runtime on HostOS, with a kernel that never ends or with trivial launches.
 
     isolation_client.py spin      launch a kernel that jumps to itself forever, say "spinning", wait on stdin
+    isolation_client.py leave     launch that kernel, print the time (time.time()) and exit, leaving it running
     isolation_client.py neighbour time trivial launches, start a `spin` client beside it, time them again; print
                                   {"before": seconds, "beside": seconds} (the slowest of a few launches each)
 """
@@ -39,6 +40,10 @@ def main(mode: str) -> None:
         _asm_kernel(dev, SPIN)(None, grid=1, block=32, wait=False)
         print("spinning", flush=True)
         sys.stdin.read()
+        return
+    if mode == "leave":
+        _asm_kernel(dev, SPIN)(None, grid=1, block=32, wait=False)
+        print(time.time(), flush=True)
         return
     store = _asm_kernel(dev, STORE)
     before = _slowest_launch(dev, store)
