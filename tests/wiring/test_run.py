@@ -5,6 +5,9 @@ completion signal, and our own runtime on HostOS -- while the server runs the GP
 import json
 import sys
 import textwrap
+import time
+
+import pytest
 
 from tests import DATA
 from tests.support.clients import c_program_or_skip, simgpu_run
@@ -95,3 +98,19 @@ def test_a_clients_hung_kernel_does_not_hold_up_another_clients_launches():
     assert r.returncode == 0, r.stderr
     t = json.loads(r.stdout.splitlines()[-1])
     assert t["beside"] < t["before"] + 1.0, t
+
+
+@pytest.mark.parametrize("client", ["true", "leaves a kernel running"])
+def test_simgpu_run_exits_promptly_after_its_client(client):
+    """Issue 26, item 8: `simgpu run` lingered 10-75 s after its client's last line -- a client that exits with a
+    kernel still running left the server running it until the wall-clock watchdog (30 s per dispatch). The server
+    now sees the client's death on its pidfd and stops the dispatch at the next TICK, and `simgpu run` exits
+    without waiting for JIT compiles in flight. The client is a shell's child: the shell prints the time when the
+    client has exited and exits itself. The bound is the issue's 1-2 s, with a margin for a loaded machine."""
+    from tests.mockgpu import isolation_client
+    client_cmd = "true" if client == "true" else f"{sys.executable} {isolation_client.__file__} leave >/dev/null"
+    r = simgpu_run(["sh", "-c", f"{client_cmd}; date +%s.%N"], env={"MOCKGPU_WATCHDOG": str(1 << 50)},
+                   timeout=120)  # (no instruction budget to end the kernel)
+    ended = time.time()
+    assert r.returncode == 0, r.stderr
+    assert ended - float(r.stdout.split()[-1]) < 2.5
