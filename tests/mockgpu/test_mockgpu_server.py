@@ -329,4 +329,6 @@ def test_a_killed_clients_dispatch_stops_at_once_and_its_machine_is_freed(hang_s
     t0 = time.monotonic()
     assert _wait_until(lambda: spinner.pid not in srv.sessions and not worker.is_alive(), 30)
     assert _wait_until(lambda: machine() is None)
-    assert time.monotonic() - t0 < 5  # (in fact one TICK: milliseconds)
+    # One TICK of the engine: a tenth of a second interpreted on an idle machine, seconds on one loaded many times
+    # over (the bound); without the abort it ran until the watchdog, for ever here.
+    assert time.monotonic() - t0 < 10
