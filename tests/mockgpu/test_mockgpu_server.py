@@ -5,13 +5,16 @@ in the middle of a wait. Nothing a client sends takes the server down or leaves 
 import ctypes
 import errno
 import os
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -332,3 +335,35 @@ def test_a_killed_clients_dispatch_stops_at_once_and_its_machine_is_freed(hang_s
     # One TICK of the engine: a tenth of a second interpreted on an idle machine, seconds on one loaded many times
     # over (the bound); without the abort it ran until the watchdog, for ever here.
     assert time.monotonic() - t0 < 10
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another user needs root")
+def test_a_connection_from_another_user_is_refused():
+    """Issue 27, item 2, the uid half: a process of another user is refused even with its own, true pid (here the
+    socket is opened to everyone to reach that check: `simgpu run`'s is the user's alone, mode 0600)."""
+    where = Path(tempfile.mkdtemp())
+    where.chmod(0o711)
+    try:
+        served = _serving(where)
+        srv, path, _ = next(served)
+        os.chmod(path, 0o666)
+        r, w = os.pipe()
+        child = os.fork()
+        if child == 0:  # nobody, with its own pid: only socket calls here, then out
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                s.connect(path)
+                protocol.send(s, protocol.HELLO, (os.getpid(),))
+                os.write(w, struct.pack("<q", protocol.recv(s)[1][0]))
+            finally:
+                os._exit(0)
+        os.close(w)
+        answer = os.read(r, 8)
+        os.waitpid(child, 0)
+        os.close(r)
+        assert struct.unpack("<q", answer)[0] == -errno.EPERM and not srv.sessions
+        next(served, None)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
