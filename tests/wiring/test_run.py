@@ -116,3 +116,18 @@ def test_simgpu_run_exits_promptly_after_its_client(client):
     ended = time.time()
     assert r.returncode == 0, r.stderr
     assert ended - float(r.stdout.split()[-1]) < 5
+
+
+def test_a_client_in_another_pid_namespace_is_refused_with_eperm():
+    """Issue 27, item 2, through the interposer: a process whose pid is not the one the server sees (another pid
+    namespace: pid 1 there) cannot claim a session; its open of /dev/kfd fails with EPERM, and the server says why."""
+    import shutil
+    import subprocess
+    if not shutil.which("unshare") or subprocess.run(["unshare", "--pid", "--fork", "true"],
+                                                     capture_output=True).returncode != 0:
+        pytest.skip("needs unshare(1) and the right to make a pid namespace")
+    probe = "import errno, os\ntry:\n    os.open('/dev/kfd', os.O_RDWR)\nexcept OSError as e:\n" \
+            "    print(errno.errorcode[e.errno], os.getpid())"
+    r = simgpu_run(["unshare", "--pid", "--fork", sys.executable, "-c", probe])
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["EPERM", "1"] and "refused a connection that says it is pid 1" in r.stderr
