@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import errno
 import os
-import select
 import socket
 import struct
 import sys
@@ -32,7 +31,7 @@ from collections.abc import Callable
 
 from mockgpu import protocol
 from mockgpu.protocol import ProtocolError
-from mockgpu.session import RemoteMemory, Session
+from mockgpu.session import RemoteMemory, Session, readable
 
 WATCH_POLL = 0.01  # seconds between checks of `done` (the program's exit) while nothing else happens
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
@@ -72,8 +71,7 @@ class Server:
     def serve(self, done: Callable[[], bool]) -> None:
         """Serve until `done()` is true and no client is connected; each session's GPUs run in its worker."""
         while not (done() and not self.sessions and not self.unbound):
-            ready, _, _ = select.select([self.listener, self._ended_r, *self.unbound, *self._pidfds], [], [],
-                                        WATCH_POLL)
+            ready = readable([self.listener, self._ended_r, *self.unbound, *self._pidfds], WATCH_POLL)
             for r in ready:
                 if r is self.listener:
                     self._accept()

@@ -40,6 +40,18 @@ RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while record
 DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
 
 
+def readable(waitables, timeout: float) -> list:
+    """Which of `waitables` (sockets, fds) are readable or hung up within `timeout` seconds: poll(2), not select(2),
+    which cannot wait on a descriptor numbered 1024 or more (a server with many clients has those)."""
+    poller = select.poll()
+    by_fd = {}
+    for w in waitables:
+        fd = w if isinstance(w, int) else w.fileno()
+        by_fd[fd] = w
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    return [by_fd[fd] for fd, _ in poller.poll(timeout * 1000)]
+
+
 class ClientGone(BaseException):
     """The session's client died: raised from the engine's progress hook at its next TICK, it unwinds a running
     dispatch and the worker (a BaseException: no `except Exception` of the simulator turns it into a queue error)."""
@@ -227,7 +239,7 @@ class Session:
     def _serve(self) -> None:
         pause = ACTIVE_POLL
         while self._take_inbox():
-            ready, _, _ = select.select([self._wake_r, *self.conns], [], [], pause)
+            ready = readable([self._wake_r, *self.conns], pause)
             moved = False
             parked = {p.sock for p in self.parked}
             for sock in ready:

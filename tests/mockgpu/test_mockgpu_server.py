@@ -35,6 +35,7 @@ class RawClient:
     def __init__(self, path: str, pid: int = PID):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.connect(path)
+        self.sock.settimeout(60)  # a server that does not answer in a minute is down: fail, do not hang
         self.memory: dict[int, bytearray] = {}
         self.handles: dict[int, int] = {}  # "fd" we pretend to have -> server handle
         assert self.call(protocol.HELLO, (pid,))[0] == 0
@@ -367,3 +368,27 @@ def test_a_connection_from_another_user_is_refused():
         next(served, None)
     finally:
         shutil.rmtree(where, ignore_errors=True)
+
+
+def test_a_flood_of_connections_does_not_take_the_server_down(server):
+    """A client that opens connections by the thousand (never saying HELLO) pushed the server's descriptors past
+    select()'s 1024: the loop raised out of `serve`. It waits with poll(); the flood costs only descriptors."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if min(soft, hard) < 2600:
+        pytest.skip(f"needs 2600 descriptors (RLIMIT_NOFILE is {soft})")
+    srv, path, connect = server
+    flood = []
+    for _ in range(1100):
+        flood.append(s := socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET))
+        # connect() waits while the listen backlog is full: at most a minute (a server that stopped accepting)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 60, 0))
+        s.connect(path)
+    try:
+        c = connect()  # its descriptors in the server are numbered over 1024
+        kfd, memfd, _ = _machine(c)
+        assert c.ioctl(kfd, F.AMDKFD_IOC_GET_VERSION, F.kfd_ioctl_get_version_args()).major_version == 1
+        os.close(memfd)
+    finally:
+        for s in flood:
+            s.close()
