@@ -1,6 +1,7 @@
 """The `simgpu` command line: one subcommand per tool (demo, disasm, ...)."""
 
 import argparse
+import atexit
 import os
 import sys
 
@@ -30,7 +31,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.own_process:
         # The program has exited and every session is finished (recordings written): exit now. Python's own exit
         # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
-        # priority on a busy machine) and tear down every module, for nothing anyone waits for.
+        # priority on a busy machine) and tear down every module, for nothing anyone waits for. The atexit
+        # functions still run (a private build directory is removed); the thread joins are not among them.
+        atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
