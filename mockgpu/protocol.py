@@ -15,6 +15,7 @@ import socket
 import struct
 
 HEADER = struct.Struct("<8q")
+U64 = (1 << 64) - 1
 MAX_PAYLOAD = 1 << 16  # the largest payload in one message; memory is read and written in pieces of this size
 
 # client -> server                         arguments                                  reply (a0 < 0: -errno)
@@ -44,9 +45,24 @@ class ProtocolError(Exception):
     """A peer sent something that is not this protocol, or went away."""
 
 
+def word(value: int) -> int:
+    """A 64-bit argument as the header carries it (an int64): an address of 2^63 or more travels as its two's
+    complement, as the interposer's int64_t holds a uintptr_t; anything wider than 64 bits is a ProtocolError."""
+    if not -(1 << 63) <= value < 1 << 64:
+        raise ProtocolError(f"argument {value:#x} is wider than 64 bits")
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def unsigned(value: int) -> int:
+    """An argument that is an address or a length, as the 64-bit unsigned value the interposer sent."""
+    return value & U64
+
+
 def send(sock: socket.socket, kind: int, args=(), payload: bytes = b"", fd: int | None = None) -> None:
     """One message; `fd` rides along as SCM_RIGHTS."""
-    head = HEADER.pack(kind, *(list(args) + [0] * (7 - len(args))))
+    if len(args) > 7:
+        raise ProtocolError(f"{len(args)} arguments: a header holds seven")
+    head = HEADER.pack(word(kind), *(word(a) for a in args), *[0] * (7 - len(args)))
     anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] if fd is not None else []
     try:
         sock.sendmsg([head, payload], anc)

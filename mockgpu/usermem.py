@@ -32,6 +32,12 @@ for _fn in ("process_vm_readv", "process_vm_writev"):
                                     ctypes.c_ulong, ctypes.c_ulong)
 
 
+# The end of user space (x86-64's TASK_SIZE_MAX with 5-level page tables): like the kernel's access_ok, a range that
+# reaches past it is EFAULT before any memory is looked at -- a pointer of 2^63 or more, a length that wraps, or an
+# address in the kernel half where a server keeps mappings of its own.
+USER_END = (1 << 56) - PAGE
+
+
 def _efault(addr: int, n: int) -> KfdError:
     return KfdError(errno.EFAULT, f"bad user address {addr:#x} (+{n:#x})")
 
@@ -70,15 +76,23 @@ class LocalProcess:
         return mem.array
 
 
+def access_ok(addr: int, n: int) -> None:
+    """EFAULT unless [addr, addr + n) lies in user space (the kernel's access_ok, before copy_from_user)."""
+    if n < 0 or addr < 0 or addr + n > USER_END:
+        raise _efault(addr, n)
+
+
 class UserMemory:
-    """copy_from_user / copy_to_user / USERPTR pages for the emulated process: its mappings, then `foreign`."""
+    """copy_from_user / copy_to_user / USERPTR pages for the emulated process: its mappings, then `foreign`. Every
+    pointer argument of every ioctl comes through here, so access_ok is checked here, once."""
 
     def __init__(self, space: AddressSpace, foreign=None):
         self.space, self.foreign = space, foreign
 
     def _own(self, addr: int, n: int) -> list[np.ndarray] | None:
         """Views of the bytes when addr lies in a mapping the driver handed out (EFAULT if the range is not all
-        accessible); None when addr is foreign."""
+        accessible or not in user space); None when addr is foreign."""
+        access_ok(addr, n)
         if self.space.area(addr) is None:
             return None
         pieces = self.space.pieces(addr, n)
@@ -93,8 +107,6 @@ class UserMemory:
 
     def read(self, addr: int, n: int) -> bytes:
         """copy_from_user."""
-        if n < 0:
-            raise _efault(addr, n)
         pieces = self._own(addr, n)
         if pieces is not None:
             return b"".join(p.tobytes() for p in pieces)

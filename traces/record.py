@@ -49,7 +49,7 @@ class RecordingOS(OS):
 
     def __init__(self, inner: OS, dest, close_at_exit: bool = False, user=None, concurrent: bool = False):
         self.inner = inner
-        self.user = user  # the driver's log of the caller's memory it read and wrote (mockgpu.server.RemoteMemory)
+        self.user = user  # the driver's log of the caller's memory it read and wrote (mockgpu.session.RemoteMemory)
         # concurrent: the caller runs while the GPU does (simgpu run), so a page that changes during a call may
         # hold the caller's stores too; the header says so and a replay compares only the bytes its GPU writes.
         self.writer = TraceWriter(dest, describe_os(inner) | ({"concurrent": True} if concurrent else {}))

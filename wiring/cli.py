@@ -1,6 +1,8 @@
 """The `simgpu` command line: one subcommand per tool (demo, disasm, ...)."""
 
 import argparse
+import atexit
+import os
 import sys
 
 
@@ -25,7 +27,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
-    return run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am)
+    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am)
+    if args.own_process:
+        # The program has exited and every session is finished (recordings written): exit now. Python's own exit
+        # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
+        # priority on a busy machine) and tear down every module, for nothing anyone waits for. The atexit
+        # functions still run (a private build directory is removed); the thread joins are not among them.
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
@@ -101,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `simgpu` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.own_process = argv is None  # the process's own command line (not a call from a test or a script)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

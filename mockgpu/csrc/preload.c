@@ -142,6 +142,8 @@ static ssize_t recvmsg_fd(int sock, int *fd) {
     return n - (ssize_t)sizeof(struct msg);
 }
 
+/* This thread's connection, or -errno: -EIO if the server cannot be reached, the server's answer to HELLO (EPERM:
+ * the peer credentials do not match, e.g. from another pid namespace or user). */
 static int connection(void) {
     pid_t pid = getpid();
     if (conn >= 0 && conn_pid == pid) return conn;
@@ -149,11 +151,16 @@ static int connection(void) {
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     strcpy(a.sun_path, server_path);
-    struct msg m = {.type = SIMGPU_MSG_HELLO, .a = {pid}};
+    struct msg m = {.type = SIMGPU_MSG_HELLO, .a = {pid}}, reply;
     if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0 || sendmsg_fd(s, &m, NULL, 0, -1) < 0 ||
         recvmsg_fd(s, NULL) < 0) {
         if (s >= 0) close(s);
-        return -1;
+        return -EIO;
+    }
+    memcpy(&reply, buf, sizeof reply);
+    if (reply.type != SIMGPU_MSG_REPLY || reply.a[0] != 0) {
+        close(s);
+        return reply.type == SIMGPU_MSG_REPLY && reply.a[0] < 0 && reply.a[0] > -4096 ? (int)reply.a[0] : -EIO;
     }
     conn_pid = pid;
     return conn = s;
@@ -185,7 +192,8 @@ static int64_t share(uintptr_t addr, size_t n, int *fd) {
 static int64_t call(struct msg *req, const void *payload, size_t n, struct msg *reply, ssize_t *reply_len,
                     int *reply_fd) {
     int s = connection();
-    if (s < 0 || sendmsg_fd(s, req, payload, n, -1) < 0) return -EIO;
+    if (s < 0) return s;
+    if (sendmsg_fd(s, req, payload, n, -1) < 0) return -EIO;
     for (;;) {
         int fd;
         ssize_t len = recvmsg_fd(s, &fd);

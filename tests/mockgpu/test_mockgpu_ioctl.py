@@ -249,3 +249,11 @@ def test_fuzzed_ioctls_only_raise_oserror_with_kernel_errnos(req, data, fd):
         assert e.errno in (errno.EINVAL, errno.EFAULT, errno.ENOMEM, errno.EBADF, errno.ENOENT, errno.ENOTTY,
                            errno.EBUSY, errno.EPERM, errno.ENOSPC), e
     assert ctypes.sizeof(F.kfd_ioctl_create_queue_args) == 96
+
+
+def test_bad_user_pointers_are_efault_in_every_ioctl_that_takes_one():
+    """Issue 27, item 6: a pointer of 2^63 and more, the kernel half, a range past the end of user space (access_ok)
+    and unmapped ones are EFAULT, as amdkfd's copy_from_user / copy_to_user give (tests/wiring/test_run.py: the same
+    under `simgpu run`)."""
+    from tests.mockgpu.pointer_checks import errnos, expected
+    assert errnos(MockOS(devices=1, vram_size=1 << 28)) == expected()

@@ -5,10 +5,16 @@ in the middle of a wait. Nothing a client sends takes the server down or leaves 
 import ctypes
 import errno
 import os
+import shutil
 import socket
 import struct
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+import weakref
+from pathlib import Path
 
 import pytest
 
@@ -17,16 +23,19 @@ from mockgpu.server import Server
 from runtime.os import TOPOLOGY
 from runtime.uapi import kfd as F
 from simgpu.mem import shared
+from tests.mockgpu import isolation_client
 
 RW = 3
+PID = os.getpid()  # the raw clients are this process: the server binds each connection to its peer's pid
 
 
 class RawClient:
     """One connection; `memory` is what it answers the server's MEM_READ / MEM_WRITE with (address -> bytes)."""
 
-    def __init__(self, path: str, pid: int = 4242):
+    def __init__(self, path: str, pid: int = PID):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.connect(path)
+        self.sock.settimeout(60)  # a server that does not answer in a minute is down: fail, do not hang
         self.memory: dict[int, bytearray] = {}
         self.handles: dict[int, int] = {}  # "fd" we pretend to have -> server handle
         assert self.call(protocol.HELLO, (pid,))[0] == 0
@@ -68,17 +77,18 @@ class RawClient:
         return type(args).from_buffer_copy(data) if data else args
 
 
-@pytest.fixture
-def server(tmp_path):
+def _serving(tmp_path, log=None, **mock_kw):
+    """A server in a thread of this process, its machines MockOS(devices=1, 256 MiB, **mock_kw); it logs to `log`."""
     path = str(tmp_path / "server.sock")
-    srv = Server(path, lambda memory: (m := MockOS(devices=1, vram_size=1 << 28, user=memory, place=False), m,
-                                       lambda: None), log=open(os.devnull, "w"))
+    kw = {"devices": 1, "vram_size": 1 << 28, **mock_kw}
+    srv = Server(path, lambda memory: (m := MockOS(user=memory, place=False, **kw), m, lambda: None),
+                 log=log or open(os.devnull, "w"))
     stop = threading.Event()
     thread = threading.Thread(target=srv.serve, args=(stop.is_set,), daemon=True)
     thread.start()
     clients: list[RawClient] = []
 
-    def connect(pid: int = 4242) -> RawClient:
+    def connect(pid: int = PID) -> RawClient:
         clients.append(c := RawClient(path, pid))
         return c
     yield srv, path, connect
@@ -87,6 +97,30 @@ def server(tmp_path):
     stop.set()
     thread.join(10)
     assert not thread.is_alive() and not srv.sessions  # every client's machine is gone with its connections
+
+
+@pytest.fixture
+def server(tmp_path):
+    yield from _serving(tmp_path)
+
+
+@pytest.fixture
+def hang_server(tmp_path, monkeypatch):
+    """A server whose GPUs let a hung kernel run for ever: no wall-clock watchdog, no instruction budget."""
+    monkeypatch.setenv("SIMGPU_WATCHDOG_S", "0")
+    yield from _serving(tmp_path, watchdog=1 << 50)
+
+
+def _interposed(path: str, tmp_path, *args: str) -> subprocess.Popen:
+    """tests/mockgpu/isolation_client.py ARGS under the interposer, a client of the server at `path`."""
+    from tests.support.clients import preload_or_skip
+    from wiring.run import write_sysfs
+    preload = preload_or_skip()
+    write_sysfs(tmp_path / "sysfs", MockOS(devices=1, vram_size=1 << 28, user=False, place=False).sysfs)
+    env = dict(os.environ, SIMGPU_SERVER=path, SIMGPU_SYSFS=str(tmp_path / "sysfs"), LD_PRELOAD=str(preload))
+    env.pop("MOCKGPU", None)
+    return subprocess.Popen([sys.executable, isolation_client.__file__, *args], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
 
 
 def _wait_until(cond, seconds: float = 10) -> bool:
@@ -123,7 +157,7 @@ def test_requests_and_questions_about_client_memory(server):
     # the fd the client got is the device memory: its plain mmap at the buffer's mmap_offset is the buffer
     view = shared.view(shared.mmap(None, 4096, RW, shared.MAP_SHARED, memfd, a.mmap_offset), 4096)
     view[:4] = list(b"sees")
-    assert srv.sessions[4242].mock.simulator(gid).mmu.read(8, 1 << 30, 4) == b"sees"
+    assert srv.sessions[PID].mock.simulator(gid).mmu.read(8, 1 << 30, 4) == b"sees"
     with pytest.raises(OSError) as e:  # a pointer the client does not own
         c.ioctl(kfd, F.AMDKFD_IOC_MAP_MEMORY_TO_GPU, F.kfd_ioctl_map_memory_to_gpu_args(
             handle=a.handle, device_ids_array_ptr=0x9000, n_devices=1))
@@ -136,21 +170,24 @@ def test_requests_and_questions_about_client_memory(server):
 
 
 @pytest.mark.parametrize("garbage", [b"abc", struct.pack("<8q", 999, 0, 0, 0, 0, 0, 0, 0),
-                                     struct.pack("<8q", protocol.IOCTL, 0, 0, 0, 0, 0, 0, 0)])
-def test_malformed_messages_drop_only_that_client(server, garbage):
+                                     struct.pack("<8q", protocol.HELLO, PID, 0, 0, 0, 0, 0, 0)])
+def test_malformed_messages_drop_only_that_connection(server, garbage):
     srv, path, connect = server
-    bad = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    bad.connect(path)
-    if garbage[:8] != b"abc"[:8] and struct.unpack_from("<q", garbage)[0] == protocol.IOCTL:
-        protocol.send(bad, protocol.HELLO, (77,))
-        protocol.recv(bad)
-        garbage = struct.pack("<8q", 999, 0, 0, 0, 0, 0, 0, 0)  # unknown request after HELLO
-    bad.send(garbage)
-    assert bad.recv(64) == b""  # the server hung up on it
-    assert _wait_until(lambda: 77 not in srv.sessions)
-    good = connect(78)
+    good = connect()
     kfd, memfd, _ = _machine(good)
-    assert good.ioctl(kfd, F.AMDKFD_IOC_GET_VERSION, F.kfd_ioctl_get_version_args()).major_version == 1
+    for hello_first in (False, True):
+        bad = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        bad.connect(path)
+        if hello_first:
+            protocol.send(bad, protocol.HELLO, (PID,))
+            assert protocol.recv(bad)[1][0] == 0
+        bad.send(garbage)
+        if not hello_first and garbage[:8] == struct.pack("<q", protocol.HELLO):
+            assert protocol.recv(bad)[1][0] == 0  # (a proper HELLO)
+            continue
+        assert bad.recv(64) == b""  # the server hung up on it
+        assert good.ioctl(kfd, F.AMDKFD_IOC_GET_VERSION, F.kfd_ioctl_get_version_args()).major_version == 1
+    assert srv.sessions[PID].mock is not None  # the session lives on with its other connection
     os.close(memfd)
 
 
@@ -185,7 +222,7 @@ def test_garbage_in_a_ring_is_a_queue_error_reported_as_a_hw_exception(server):
     assert w.wait_result == F.KFD_IOC_WAIT_RESULT_COMPLETE
     data = F.kfd_event_data.from_buffer_copy(bytes(c.memory[0x6000]))
     assert data.u.hw_exception_data.gpu_id == gid  # what the driver wrote back into the client's memory
-    q = srv.sessions[4242].mock.simulator(gid).queues[0]
+    q = srv.sessions[PID].mock.simulator(gid).queues[0]
     assert q.state == "error"
     os.close(memfd)
 
@@ -202,9 +239,10 @@ def test_a_client_that_dies_in_a_wait_leaves_nothing_behind(server):
     k, a, _, _ = protocol.recv(c.sock)  # the server reads the event array, then parks the wait
     assert k == protocol.MEM_READ
     c._answer(k, a, b"")
-    assert _wait_until(lambda: srv.parked)
+    session = srv.sessions[PID]
+    assert _wait_until(lambda: session.parked)
     c.sock.close()  # the client dies
-    assert _wait_until(lambda: not srv.sessions and not srv.parked and not srv.conns)  # its machine went too
+    assert _wait_until(lambda: not srv.sessions and not session.parked and session.mock is None)  # its machine went
     os.close(memfd)
 
 
@@ -229,12 +267,128 @@ def test_a_queue_waiting_on_memory_moves_when_the_client_stores_there(server):
     signal = (1 << 30) + 6000
     words = pm4.wait_reg_mem(signal, 1, func=pm4.Compare.EQ) + pm4.write_data(signal + 4, 0x600D)
     _queue_with(c, kfd, memfd, gid, words)
-    mmu = srv.sessions[4242].mock.simulator(gid).mmu
+    mmu = srv.sessions[PID].mock.simulator(gid).mmu
     time.sleep(0.05)
     assert mmu.read(8, signal + 4, 4) == b"\0\0\0\0"  # blocked
     page = shared.view(shared.mmap(None, 8192, RW, shared.MAP_SHARED, memfd,
-                                   srv.sessions[4242].mock.process.allocs[next(iter(
-                                       srv.sessions[4242].mock.process.allocs))].mmap_offset), 8192)
+                                   srv.sessions[PID].mock.process.allocs[next(iter(
+                                       srv.sessions[PID].mock.process.allocs))].mmap_offset), 8192)
     ctypes.c_uint32.from_buffer(page, 6000).value = 1  # the CPU sets the signal; no driver call follows
     assert _wait_until(lambda: mmu.read(8, signal + 4, 4) == struct.pack("<I", 0x600D))
     os.close(memfd)
+
+
+_VICTIM = """
+import os, sys
+sys.path.insert(0, sys.argv[2])
+from tests.mockgpu.test_mockgpu_server import RawClient
+c = RawClient(sys.argv[1], os.getpid())
+c.open("/dev/kfd", 10)
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_connection_that_claims_another_processes_pid_is_refused(server, tmp_path):
+    """Issue 27, item 2: the server took the HELLO's pid on trust, so a raw client that sent a victim's pid joined
+    the victim's session (its device-memory fd, its buffers, its queues). Each connection is bound to its peer's
+    credentials (SO_PEERCRED): the claim is refused with EPERM and the connection closed."""
+    srv, path, connect = server
+    root = str(isolation_client.__file__).rsplit("/tests/", 1)[0]
+    victim = subprocess.Popen([sys.executable, "-c", _VICTIM, path, root], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert victim.stdout.readline().strip() == "ready"
+        assert victim.pid in srv.sessions
+        spoof = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        spoof.connect(path)
+        protocol.send(spoof, protocol.HELLO, (victim.pid,))
+        kind, args, _, fd = protocol.recv(spoof)
+        assert (kind, args[0], fd) == (protocol.REPLY, -errno.EPERM, None)
+        assert spoof.recv(64) == b""  # and hung up: nothing else can be asked on it
+        assert PID not in srv.sessions and len(srv.sessions[victim.pid].conns) == 1  # the victim's own, alone
+        mine = connect()  # the truth is welcome
+        assert mine.call(protocol.OPEN, (os.O_RDWR,), b"/dev/kfd")[0] >= 0 and PID in srv.sessions
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+def test_a_killed_clients_dispatch_stops_at_once_and_its_machine_is_freed(hang_server, tmp_path):
+    """Issue 27, item 5: a SIGKILLed client's kernel ran on in the server until the watchdog (for ever without
+    one). The server watches each client's pid: the dispatch stops at the engine's next TICK and the session's
+    machine, with all its memory, is dropped."""
+    srv, path, _ = hang_server
+    spinner = _interposed(path, tmp_path, "spin")
+    try:
+        assert spinner.stdout.readline().strip() == "spinning"
+        session = srv.sessions[spinner.pid]
+        counters = session.mock.gpus[0].engine.counters
+        assert _wait_until(lambda: counters.dispatches == 1)  # the kernel that never ends is running
+        machine, worker = weakref.ref(session.mock), session.thread
+        del session
+    finally:
+        spinner.kill()
+        spinner.wait()
+    t0 = time.monotonic()
+    assert _wait_until(lambda: spinner.pid not in srv.sessions and not worker.is_alive(), 30)
+    assert _wait_until(lambda: machine() is None)
+    # One TICK of the engine: a tenth of a second interpreted on an idle machine, seconds on one loaded many times
+    # over (the bound); without the abort it ran until the watchdog, for ever here.
+    assert time.monotonic() - t0 < 10
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a client as another user needs root")
+def test_a_connection_from_another_user_is_refused():
+    """Issue 27, item 2, the uid half: a process of another user is refused even with its own, true pid (here the
+    socket is opened to everyone to reach that check: `simgpu run`'s is the user's alone, mode 0600)."""
+    where = Path(tempfile.mkdtemp())
+    where.chmod(0o711)
+    try:
+        served = _serving(where)
+        srv, path, _ = next(served)
+        os.chmod(path, 0o666)
+        r, w = os.pipe()
+        child = os.fork()
+        if child == 0:  # nobody, with its own pid: only socket calls here, then out
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                s.connect(path)
+                protocol.send(s, protocol.HELLO, (os.getpid(),))
+                os.write(w, struct.pack("<q", protocol.recv(s)[1][0]))
+            finally:
+                os._exit(0)
+        os.close(w)
+        answer = os.read(r, 8)
+        os.waitpid(child, 0)
+        os.close(r)
+        assert struct.unpack("<q", answer)[0] == -errno.EPERM and not srv.sessions
+        next(served, None)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def test_a_flood_of_connections_does_not_take_the_server_down(server):
+    """A client that opens connections by the thousand (never saying HELLO) pushed the server's descriptors past
+    select()'s 1024: the loop raised out of `serve`. It waits with poll(); the flood costs only descriptors."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if min(soft, hard) < 2600:
+        pytest.skip(f"needs 2600 descriptors (RLIMIT_NOFILE is {soft})")
+    srv, path, connect = server
+    flood = []
+    for _ in range(1100):
+        flood.append(s := socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET))
+        # connect() waits while the listen backlog is full: at most a minute (a server that stopped accepting)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 60, 0))
+        s.connect(path)
+    try:
+        c = connect()  # its descriptors in the server are numbered over 1024
+        kfd, memfd, _ = _machine(c)
+        assert c.ioctl(kfd, F.AMDKFD_IOC_GET_VERSION, F.kfd_ioctl_get_version_args()).major_version == 1
+        os.close(memfd)
+    finally:
+        for s in flood:
+            s.close()

@@ -1,0 +1,479 @@
+"""One client process of the simgpu server (mockgpu/server.py): its machine and the worker thread that serves it.
+
+A session is a client process (the pid the socket's peer credentials give: mockgpu.server binds every connection
+to one): one MockOS -- an amdkfd process, its GPUs, VRAM, queues and events -- and the connections of its threads.
+Its worker thread is the only one that touches the machine: it answers the session's requests, acts on the
+doorbells the client stores into the shared doorbell pages, re-runs queues that wait on memory, and parks the
+session's WAIT_EVENTS. Sessions share nothing, so a client's results never depend on another's timing, and one
+client's hung kernel or stalled request holds up only its own session.
+
+When the client dies (the server watches its pid) or closes its last connection, the session ends: a dispatch
+still running stops at the shader engine's next TICK (ClientGone, raised from a progress hook: not the watchdog,
+which the client may have turned off), its connections close and its machine, with all its memory, is dropped.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import gc
+import os
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mockgpu import protocol
+from mockgpu.devmem import DOORBELL_PAGE
+from mockgpu.memory import KfdError
+from mockgpu.protocol import ProtocolError
+from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
+from runtime.uapi import kfd
+from simgpu.mem import shared
+
+ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
+IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
+ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker keeps polling fast
+RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
+DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
+
+
+def readable(waitables, timeout: float) -> list:
+    """Which of `waitables` (sockets, fds) are readable or hung up within `timeout` seconds: poll(2), not select(2),
+    which cannot wait on a descriptor numbered 1024 or more (a server with many clients has those)."""
+    poller = select.poll()
+    by_fd = {}
+    for w in waitables:
+        fd = w if isinstance(w, int) else w.fileno()
+        by_fd[fd] = w
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    return [by_fd[fd] for fd, _ in poller.poll(timeout * 1000)]
+
+
+class ClientGone(BaseException):
+    """The session's client died: raised from the engine's progress hook at its next TICK, it unwinds a running
+    dispatch and the worker (a BaseException: no `except Exception` of the simulator turns it into a queue error)."""
+
+
+class RemoteMemory:
+    """The client's own memory, through its interposer (the foreign backend of mockgpu.usermem): only while the
+    session handles one of its requests, on the connection that sent it. With `log`, what was read and written is
+    kept for a trace (take_log), so that a replay can answer the same pointer arguments."""
+
+    def __init__(self, log: bool = False):
+        self.sock: socket.socket | None = None
+        self.log = log
+        self.reads: list[tuple[int, bytes]] = []
+        self.writes: list[tuple[int, bytes]] = []
+        self.shares: list[tuple[int, object]] = []
+
+    def take_log(self) -> tuple[list, list, list]:
+        """The (address, bytes) read and written and the (address, pages) shared (USERPTR) since the last call."""
+        out = (self.reads, self.writes, self.shares)
+        self.reads, self.writes, self.shares = [], [], []
+        return out
+
+    def _call(self, kind: int, args, payload: bytes = b"") -> tuple[list[int], bytes, int | None]:
+        if self.sock is None:
+            raise KfdError(errno.EFAULT, "no client request in progress")
+        try:
+            protocol.send(self.sock, kind, args, payload)
+            reply, rargs, data, fd = protocol.recv(self.sock)
+        except ProtocolError as e:
+            raise KfdError(errno.EFAULT, f"client memory: {e}") from None
+        if reply != protocol.REPLY or rargs[0] < 0:
+            if fd is not None:
+                os.close(fd)
+            raise KfdError(errno.EFAULT, f"bad user address {args[0]:#x}")
+        return rargs, data, fd
+
+    def read(self, addr: int, n: int) -> bytes:
+        """copy_from_user in pieces of at most one message."""
+        out = bytearray()
+        for pos in range(0, n, protocol.MAX_PAYLOAD):
+            k = min(protocol.MAX_PAYLOAD, n - pos)
+            _, data, fd = self._call(protocol.MEM_READ, (addr + pos, k))
+            if fd is not None:
+                os.close(fd)
+            if len(data) != k:
+                raise KfdError(errno.EFAULT, f"bad user address {addr + pos:#x}")
+            out += data
+        if self.log:
+            self.reads.append((addr, bytes(out)))
+        return bytes(out)
+
+    def write(self, addr: int, data: bytes) -> None:
+        """copy_to_user in pieces of at most one message."""
+        for pos in range(0, len(data), protocol.MAX_PAYLOAD):
+            _, _, fd = self._call(protocol.MEM_WRITE, (addr + pos,), bytes(data[pos:pos + protocol.MAX_PAYLOAD]))
+            if fd is not None:
+                os.close(fd)
+        if self.log:
+            self.writes.append((addr, bytes(data)))
+
+    def fd_handle(self, fd: int) -> int:
+        """The server handle of the client's file descriptor `fd` (EBADF if it is not a device file)."""
+        try:
+            args, _, rfd = self._call(protocol.FD_HANDLE, (fd,))
+        except KfdError:
+            raise KfdError(errno.EBADF, f"fd {fd} is not an open device file of the client") from None
+        if rfd is not None:
+            os.close(rfd)
+        return args[0]
+
+    def share(self, addr: int, size: int):
+        """USERPTR: the client moves the pages into a memfd at the same address and sends it; mapped here."""
+        _, _, fd = self._call(protocol.SHARE, (addr, size))
+        if fd is None:
+            raise KfdError(errno.EFAULT, f"userptr {addr:#x}: the client sent no memory")
+        try:
+            if os.fstat(fd).st_size < size:  # a file shorter than the range: touching its end would be SIGBUS here
+                raise KfdError(errno.EFAULT, f"userptr {addr:#x}: the client sent {os.fstat(fd).st_size} bytes")
+            pages = shared.view(shared.mmap(None, size, PROT_READ | PROT_WRITE, shared.MAP_SHARED, fd), size)
+        except OSError as e:
+            raise KfdError(errno.EFAULT, f"userptr {addr:#x}: the client's memory cannot be mapped: {e}") from None
+        finally:
+            os.close(fd)
+        if self.log:
+            self.shares.append((addr, pages))
+        return pages
+
+
+@dataclass
+class Parked:
+    """A WAIT_EVENTS that waits for an event or its deadline."""
+
+    sock: socket.socket
+    args: list[int]
+    payload: bytes
+    events: list[int]
+    wait_all: bool
+    deadline: float
+
+
+class Session:
+    """One client process: its machine (`os`, possibly a recorder around `mock`), its connections, its worker."""
+
+    def __init__(self, pid: int, machine: tuple, memory: RemoteMemory, log, recording: bool = False,
+                 ended: Callable[[Session], None] | None = None):
+        self.pid, self.memory, self.log, self.recording = pid, memory, log, recording
+        self.os, self.mock, self.finish = machine
+        self.ended = ended or (lambda s: None)
+        self.conns: set[socket.socket] = set()
+        self.parked: list[Parked] = []
+        self.mappings: dict[int, Mapping] = {}  # client address -> mapping
+        self.kfd: int | None = None  # the driver's own /dev/kfd file (doorbell pages)
+        self.doorbell_pages: dict[int, Mapping] = {}  # GPU index -> the driver's mapping
+        self.views: dict[int, Mapping] = {}  # buffer handle -> the driver's mapping (recording)
+        self.next_va = DRIVER_VA
+        # Recording diffs every tracked page at each point the GPU may run: retry waiting queues less often.
+        self.retry_interval = RECORDING_RETRY if recording else 0.0
+        self._last_retry = 0.0
+        self.last_activity = 0.0
+        self.dead = threading.Event()  # the client is gone: stop whatever runs, end
+        self._lock = threading.Lock()  # the inbox and `closing`, between the server's thread and the worker
+        self._inbox: list[socket.socket] = []
+        self.closing = False  # the worker is ending: a new connection of this pid needs a new session
+        self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        for g in self.mock.gpus:
+            g.engine.progress_hooks.append(self._alive)
+        self.thread = threading.Thread(target=self._run, name=f"simgpu-session-{pid}", daemon=True)
+
+    # ---- for the server's thread ------------------------------------------------------------------------
+    def add(self, sock: socket.socket) -> bool:
+        """Hand a connection of this client to the worker; False if the session is already ending."""
+        with self._lock:
+            if self.closing:
+                return False
+            self._inbox.append(sock)
+        self._wake()
+        return True
+
+    def kill(self) -> None:
+        """The client died (or the server stops): end the session now, stopping a dispatch at its next TICK and
+        any wait for the client (its connections are shut down under the worker)."""
+        self.dead.set()
+        with self._lock:
+            socks = list(self.conns) + list(self._inbox)
+        for sock in socks:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._wake_w, b"!")
+        except OSError:  # the pipe is full (the worker has been told already) or closed (it ended)
+            pass
+
+    # ---- the worker ---------------------------------------------------------------------------------------
+    def _alive(self, progress) -> None:
+        """A progress hook of every GPU of the session: a dead client's dispatch stops here, at the next TICK."""
+        if self.dead.is_set():
+            raise ClientGone(f"pid {self.pid} is gone")
+
+    def _run(self) -> None:
+        try:
+            self._serve()
+        except ClientGone:
+            pass
+        except Exception as e:  # noqa: BLE001 - a simulator bug ends this session, never the server
+            print(f"simgpu server: pid {self.pid}: session failed: {type(e).__name__}: {e}", file=self.log)
+        finally:
+            self._end()
+
+    def _take_inbox(self) -> bool:
+        """New connections in; False when the session has none left and is to end."""
+        with self._lock:
+            self.conns.update(self._inbox)
+            self._inbox.clear()
+            if not self.conns or self.dead.is_set():
+                self.closing = True
+                return False
+        return True
+
+    def _serve(self) -> None:
+        pause = ACTIVE_POLL
+        while self._take_inbox():
+            ready = readable([self._wake_r, *self.conns], pause)
+            moved = False
+            parked = {p.sock for p in self.parked}
+            for sock in ready:
+                if sock == self._wake_r:
+                    while self._drain():
+                        pass
+                    continue
+                moved = True
+                if sock in parked:  # a client in a wait sends nothing: it went away (or broke the protocol)
+                    self._drop(sock)
+                elif sock in self.conns:
+                    self._serve_one(sock)
+            moved |= self._advance()
+            now = time.monotonic()
+            if moved:
+                self.last_activity = now
+            busy = self.parked or now - self.last_activity < ACTIVE_WINDOW or self._waiting()
+            pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
+
+    def _drain(self) -> bool:
+        try:
+            return bool(os.read(self._wake_r, 4096))
+        except BlockingIOError:
+            return False
+
+    def _end(self) -> None:
+        """Close everything of the client and drop its machine (all its memory goes with the last reference)."""
+        with self._lock:
+            self.closing = True
+            socks = list(self.conns) + self._inbox
+            self.conns.clear()
+            self._inbox.clear()
+        for sock in socks:
+            sock.close()
+        self.parked.clear()
+        self.memory.sock = None
+        try:
+            self.finish()
+        except Exception as e:  # noqa: BLE001
+            print(f"simgpu server: pid {self.pid}: finishing failed: {e}", file=self.log)
+        self.os = self.mock = self.finish = None
+        self.mappings.clear()
+        self.doorbell_pages.clear()
+        self.views.clear()
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+        gc.collect()
+        self.ended(self)
+
+    def _drop(self, sock: socket.socket) -> None:
+        self.conns.discard(sock)
+        self.parked = [p for p in self.parked if p.sock is not sock]
+        sock.close()
+
+    def _waiting(self) -> bool:
+        return any(q.state == "blocked" for g in self.mock.gpus for q in g.queues)
+
+    def _advance(self) -> bool:
+        """Run the session's GPUs; answer the parked waits that can be answered."""
+        moved = False
+        now = time.monotonic()
+        try:
+            moved |= self.ring_doorbells()
+            if now - self._last_retry >= self.retry_interval and self._waiting():
+                moved |= bool(self.os.progress(poll_all=False))
+                self._last_retry = now
+        except Exception as e:  # noqa: BLE001 - a simulator bug must not take the session down
+            print(f"simgpu server: pid {self.pid}: progress failed: {type(e).__name__}: {e}", file=self.log)
+        for p in list(self.parked):
+            expired = now >= p.deadline
+            if expired or self._fired(p):
+                self.parked.remove(p)
+                moved = True
+                try:
+                    self._ioctl(p.sock, p.args, p.payload, expired=expired)
+                except Exception as e:  # noqa: BLE001 - the client went away, or worse: drop only it
+                    if not isinstance(e, ProtocolError):
+                        print(f"simgpu server: dropping a client after {type(e).__name__}: {e}", file=self.log)
+                    self._drop(p.sock)
+        return moved
+
+    # ---- the machine --------------------------------------------------------------------------------------
+    def driver_map(self, fd: int, length: int, offset: int) -> Mapping:
+        """A mapping of the driver's own, through the OS (so a recorder sees and records it)."""
+        addr, self.next_va = self.next_va, self.next_va + ((length + 0xFFFF) & ~0xFFFF) + 0x10000
+        return self.os.mmap(fd, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, offset, addr)
+
+    def ring_doorbells(self) -> bool:
+        """Doorbells the client stored into the shared pages become doorbell writes through the OS (MockOS runs
+        the queue; a recorder records an mmio record, which a replay performs the same way)."""
+        rang = False
+        for i, gpu in enumerate(self.mock.gpus):
+            pending = gpu.pending_doorbells()
+            if not pending:
+                continue
+            if i not in self.doorbell_pages:
+                if self.kfd is None:
+                    self.kfd = self.os.open("/dev/kfd")
+                self.doorbell_pages[i] = self.driver_map(self.kfd, DOORBELL_PAGE, self.mock.devmem.doorbell_offset(i))
+            for slot, value in pending:
+                self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
+            rang = True
+        return rang
+
+    def after_ioctl(self, request: int, buf: bytearray) -> None:
+        """Recording: every CPU-mappable buffer gets a mapping of the driver's own, so the trace holds the client's
+        stores into it even when the client maps it behind the interposer's back (ctypes' libc mmap)."""
+        if request == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
+            a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(buf)
+            al = self.mock.process.allocs.get(a.handle)
+            node = self.mock.nodes[al.node] if al is not None else None
+            if al is not None and al.kind in ("vram", "gtt") and node.drm_fd is not None:
+                self.views[a.handle] = self.driver_map(node.drm_fd, al.size, al.mmap_offset)
+        elif request == kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU:
+            view = self.views.pop(kfd.kfd_ioctl_free_memory_of_gpu_args.unpack(buf).handle, None)
+            if view is not None:
+                self.os.munmap(view)
+
+    # ---- requests -----------------------------------------------------------------------------------------
+    def _serve_one(self, sock: socket.socket) -> None:
+        try:
+            kind, args, payload, fd = protocol.recv(sock)
+            if fd is not None:
+                os.close(fd)  # clients never send descriptors
+            handler = {protocol.OPEN: self._open, protocol.CLOSE: self._close, protocol.IOCTL: self._ioctl,
+                       protocol.MMAP: self._mmap, protocol.MAPPED: self._mapped,
+                       protocol.MUNMAP: self._munmap}.get(kind)
+            if handler is None:
+                raise ProtocolError(f"unknown request {kind}" if kind != protocol.HELLO else "HELLO twice")
+            handler(sock, args, payload)
+        except ProtocolError:
+            self._drop(sock)
+        except Exception as e:  # noqa: BLE001 - whatever a client sends, the server stays up
+            print(f"simgpu server: pid {self.pid}: dropping a connection after {type(e).__name__}: {e}",
+                  file=self.log)
+            self._drop(sock)
+
+    @staticmethod
+    def _reply(sock: socket.socket, result: int, payload: bytes = b"", fd: int | None = None) -> None:
+        protocol.send(sock, protocol.REPLY, (result,), payload, fd)
+
+    def _open(self, sock, args, payload) -> None:
+        try:
+            fd = self.os.open(payload.decode(), args[0])
+        except (OSError, UnicodeDecodeError, ValueError) as e:  # (ValueError: a path with a NUL in it)
+            self._reply(sock, -(getattr(e, "errno", None) or errno.ENOENT))
+            return
+        self._reply(sock, fd, fd=self.mock.devmem.fd)
+
+    def _close(self, sock, args, payload) -> None:
+        try:
+            self.os.close(args[0])
+            self._reply(sock, 0)
+        except OSError as e:
+            self._reply(sock, -(e.errno or errno.EBADF))
+
+    def _ioctl(self, sock, args, payload, may_park: bool = True, expired: bool = False) -> None:
+        """An ioctl; `expired`: a parked WAIT_EVENTS whose timeout passed (it answers TIMEOUT, waiting no more)."""
+        handle, request = args[0], args[1] & 0xFFFFFFFF
+        if len(payload) != kfd.ioc_size(request):
+            self._reply(sock, -errno.EFAULT)
+            return
+        if request == kfd.AMDKFD_IOC_WAIT_EVENTS and may_park and not expired:
+            parked = self._park(sock, args, payload)
+            if parked is not None:
+                self.parked.append(parked)
+                return
+        buf = bytearray(payload)
+        self.memory.sock = sock
+        try:
+            if request == kfd.AMDKFD_IOC_ACQUIRE_VM:  # the client's render-node fd, as this machine knows it
+                a = kfd.kfd_ioctl_acquire_vm_args.from_buffer(buf)
+                a.drm_fd = self.memory.fd_handle(a.drm_fd) & 0xFFFFFFFF
+                del a
+            # The driver's own wait would sleep again for the timeout while any thread exists (the other
+            # sessions' workers): a wait that expired here is answered as expired.
+            self.mock.process.expired = expired
+            result = self.os.ioctl(handle, request, buf)
+        except (OSError, KfdError) as e:
+            self._reply(sock, -(e.errno or errno.EIO))
+            return
+        finally:
+            self.memory.sock = None
+            self.mock.process.expired = False
+        if self.recording:
+            self.after_ioctl(request, buf)
+        self._reply(sock, result or 0, bytes(buf))
+
+    def _park(self, sock, args, payload) -> Parked | None:
+        """A WAIT_EVENTS that the GPUs cannot satisfy now, with a timeout: park it (None: answer it now)."""
+        a = kfd.kfd_ioctl_wait_events_args.unpack(payload)
+        if not a.timeout or not 0 < a.num_events <= kfd.KFD_SIGNAL_EVENT_LIMIT:
+            return None
+        size = ctypes.sizeof(kfd.kfd_event_data)
+        self.memory.sock = sock
+        try:
+            raw = self.mock.user.read(a.events_ptr, size * a.num_events)  # (access_ok first, as the ioctl does)
+        except KfdError:
+            return None  # the ioctl itself answers EFAULT
+        finally:
+            self.memory.sock = None
+        ids = [kfd.kfd_event_data.unpack(raw[i * size:(i + 1) * size]).event_id for i in range(a.num_events)]
+        self.os.progress(poll_all=True)
+        deadline = time.monotonic() + (a.timeout / 1000 if a.timeout < 0xFFFFFFFF else 1e9)
+        p = Parked(sock, args, payload, ids, bool(a.wait_for_all), deadline)
+        return None if self._fired(p) else p
+
+    def _fired(self, p: Parked) -> bool:
+        events = self.mock.process.events
+        if any(e not in events for e in p.events):
+            return True  # the ioctl answers EINVAL
+        hits = [events[e].signaled for e in p.events]
+        exceptions = any(e.signaled and e.type in (kfd.KFD_IOC_EVENT_MEMORY, kfd.KFD_IOC_EVENT_HW_EXCEPTION)
+                         for e in (events[i] for i in p.events))
+        return all(hits) if p.wait_all and not exceptions else any(hits)
+
+    def _mmap(self, sock, args, payload) -> None:
+        handle, _, length, _, _, offset = (protocol.unsigned(a) for a in args[:6])
+        try:
+            self.mock.check_mmap(handle, length, offset)
+            self._reply(sock, 0)
+        except OSError as e:
+            self._reply(sock, -(e.errno or errno.EINVAL))
+
+    def _mapped(self, sock, args, payload) -> None:
+        handle, addr, length, prot, flags, offset = (protocol.unsigned(a) for a in args[:6])
+        try:
+            self.mappings[addr] = self.os.mmap(handle, length, prot, flags | MAP_FIXED, offset, addr)
+            self._reply(sock, 0)
+        except OSError as e:
+            self._reply(sock, -(e.errno or errno.EINVAL))
+
+    def _munmap(self, sock, args, payload) -> None:
+        addr, length = protocol.unsigned(args[0]), protocol.unsigned(args[1])
+        for start in [a for a, m in self.mappings.items() if a < addr + length and addr < a + m.length]:
+            self.os.munmap(self.mappings.pop(start))
+        self._reply(sock, 0)
