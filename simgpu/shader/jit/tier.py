@@ -64,6 +64,7 @@ from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
 from simgpu.shader.jit.lower_store import undo_words
 from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
+from simgpu.shader.jit.unraisable import kept_by
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_read, global_read
 from simgpu.shader.setup import _mode_bits, initial_state, user_sgprs
@@ -630,11 +631,8 @@ class JitRun:
         ctx[lo.C_EXITS] = sub[2].ctypes.data
         ctx[lo.C_MAXLAST] = sub[3].ctypes.data
         ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
-        hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
-        try:
+        with kept_by(self._unraisable):
             cr.round(ctx.ctypes.data)
-        finally:
-            sys.unraisablehook = hook
         if not whole:
             counts[rows], laneops[rows], exits[rows], maxlast[rows] = sub
 
@@ -704,11 +702,10 @@ class JitRun:
         self._allowance = ex.remaining - ex.slice + ex.budget
         self._give_stretch()
         self.fusing = True
-        hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         try:
-            code = cr.fused(self.ctx.ctypes.data) - 1
+            with kept_by(self._unraisable):
+                code = cr.fused(self.ctx.ctypes.data) - 1
         finally:
-            sys.unraisablehook = hook
             self.fusing = False
         if code >= 0 or self.pending is not None:
             self._abandon(code)
