@@ -188,8 +188,17 @@ class KfdProcess:
         if al.sanitized is None:
             from simgpu.sanitize import Allocation as SanAllocation
             what = {"vram": "VRAM buffer", "gtt": "system-memory buffer", "userptr": "userptr buffer"}[al.kind]
-            al.sanitized = SanAllocation(al.va, al.size, what, host_visible=al.kind == "userptr")
+            al.sanitized = SanAllocation(al.va, al.size, what, host_visible=self._cpu_writable(al))
         return al.sanitized
+
+    @staticmethod
+    def _cpu_writable(al: Allocation) -> bool:
+        """Whether the client may write the buffer with plain CPU stores, unseen: a userptr is its own memory, and
+        a buffer allocated CPU-accessible (KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC) may be mapped without this driver
+        hearing of it (an mmap of the device-memory file through ctypes' libc bypasses `simgpu run`'s
+        interposer; tinygrad maps its kernel-argument and signal buffers so). initcheck counts such a buffer
+        as written; a mapping it does see marks any other buffer (host_mapped)."""
+        return al.kind == "userptr" or bool(al.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC)
 
     def _tell_mapped(self, n: Node, al: Allocation) -> None:
         san = n.gpu.engine.sanitizer
