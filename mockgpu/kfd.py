@@ -250,7 +250,7 @@ class KfdProcess:
             al.file_offset = self.devmem.gtt_offset(n.index) + window
         elif kind == "userptr":
             al.buf = self.user.share(a.mmap_offset, size)  # EFAULT unless the caller owns those pages
-            al.pa = self.sysmem.alloc(size)
+            al.pa, al.user_addr = self.sysmem.alloc(size), a.mmap_offset
         elif kind == "doorbell":
             if size != DOORBELL_PAGE:
                 raise KfdError(errno.EINVAL, f"doorbell allocations are {DOORBELL_PAGE} bytes")
@@ -290,6 +290,8 @@ class KfdProcess:
             self.nodes[al.node].vram.release(al.pa, al.size)
         elif al.kind in ("gtt", "userptr"):
             self.sysmem.release(al.pa, al.size)
+        if al.kind == "userptr":
+            self.user.unshare(al.user_addr)
         if al.kind == "gtt":
             self.nodes[al.node].gtt.release(al.file_offset - self.devmem.gtt_offset(al.node), al.size)
 
