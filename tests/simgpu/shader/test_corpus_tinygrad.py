@@ -40,3 +40,20 @@ def test_sparse_categorical_crossentropy_kernel(tier):
     tb.launch(k, [out, *(tb.upload(a) for a in (x, row_max, lse, classes))], (1,), (1,))
     got = tb.download(out, np.float32, 1)[0]
     np.testing.assert_allclose(got, cross_entropy(x, classes, int(classes[0]), 0.3), rtol=1e-5)
+
+
+def test_masked_select_index_kernel_on_two_workgroups():
+    """r_320_16_320_320_20: the index computation of tinygrad's masked_select(Tensor(True)) over 320 floats
+    (test_ops.py::test_masked_select), which gathers out[g] = x[g] through three nested reduce loops of
+    20 x 320 x 320 iterations per work-item (LLVM unrolls the innermost by 20): 9,901,090 wave-instructions
+    per workgroup, 3.17e9 for the kernel's 320 (issue 26 item 2: the per-dispatch wave-instruction budget,
+    5e7, stops it -- a correct dispatch, not a hang; tinygrad skips the test on its own emulator, "very slow
+    on MOCKGPU because reduce does not fold"). Two workgroups, in the JIT tier only (the interpreter takes
+    minutes for them)."""
+    x = np.load(DATA / "r_320_16_320_320_20.npy")
+    tb = tiers.testbed("jit")
+    k = tb.load((DATA / "r_320_16_320_320_20.co").read_bytes())["r_320_16_320_320_20"]
+    out = tb.alloc(320 * 4)
+    tb.launch(k, [out, tb.upload(x)], (2,), (16,))
+    assert np.array_equal(tb.download(out, np.float32, 2), x[:2])
+    assert tb.engine.counters.snapshot()["wave_instructions"] == 2 * 9_901_090
