@@ -26,6 +26,7 @@ from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, Wo
 from mockgpu.usermem import LocalProcess, UserMemory
 from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
+from simgpu.clock import Link
 from simgpu.mem import shared
 from simgpu.soc import SOC, MMIOError
 
@@ -101,7 +102,7 @@ class MockOS(OS):
         for i, soc in enumerate(self.socs):
             for j, g in enumerate(self.gpus):
                 if i != j:
-                    g.phys.add_system(soc.pci.bars[0].address, self.gpus[i].phys.vram)
+                    g.phys.add_system(soc.pci.bars[0].address, self.gpus[i].phys.vram, link=Link.PEER_PCIE)
         self.firmware = pci.FirmwareStore.from_environment()
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
         # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).

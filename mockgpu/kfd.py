@@ -188,8 +188,17 @@ class KfdProcess:
         if al.sanitized is None:
             from simgpu.sanitize import Allocation as SanAllocation
             what = {"vram": "VRAM buffer", "gtt": "system-memory buffer", "userptr": "userptr buffer"}[al.kind]
-            al.sanitized = SanAllocation(al.va, al.size, what, host_visible=al.kind == "userptr")
+            al.sanitized = SanAllocation(al.va, al.size, what, host_visible=self._cpu_writable(al))
         return al.sanitized
+
+    @staticmethod
+    def _cpu_writable(al: Allocation) -> bool:
+        """Whether the client may write the buffer with plain CPU stores, unseen: a userptr is its own memory, and
+        a buffer allocated CPU-accessible (KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC) may be mapped without this driver
+        hearing of it (an mmap of the device-memory file through ctypes' libc bypasses `simgpu run`'s
+        interposer; tinygrad maps its kernel-argument and signal buffers so). initcheck counts such a buffer
+        as written; a mapping it does see marks any other buffer (host_mapped)."""
+        return al.kind == "userptr" or bool(al.flags & kfd.KFD_IOC_ALLOC_MEM_FLAGS_PUBLIC)
 
     def _tell_mapped(self, n: Node, al: Allocation) -> None:
         san = n.gpu.engine.sanitizer
@@ -241,7 +250,7 @@ class KfdProcess:
             al.file_offset = self.devmem.gtt_offset(n.index) + window
         elif kind == "userptr":
             al.buf = self.user.share(a.mmap_offset, size)  # EFAULT unless the caller owns those pages
-            al.pa = self.sysmem.alloc(size)
+            al.pa, al.user_addr = self.sysmem.alloc(size), a.mmap_offset
         elif kind == "doorbell":
             if size != DOORBELL_PAGE:
                 raise KfdError(errno.EINVAL, f"doorbell allocations are {DOORBELL_PAGE} bytes")
@@ -281,6 +290,8 @@ class KfdProcess:
             self.nodes[al.node].vram.release(al.pa, al.size)
         elif al.kind in ("gtt", "userptr"):
             self.sysmem.release(al.pa, al.size)
+        if al.kind == "userptr":
+            self.user.unshare(al.user_addr)
         if al.kind == "gtt":
             self.nodes[al.node].gtt.release(al.file_offset - self.devmem.gtt_offset(al.node), al.size)
 

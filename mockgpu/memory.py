@@ -94,6 +94,7 @@ class Allocation:
     buf: np.ndarray | None = None  # the bytes of system memory
     file_offset: int = 0  # where the bytes live in the device memory file (vram/gtt)
     mmap_offset: int = 0
+    user_addr: int = 0  # USERPTR: the caller's address of its pages
     mapped_on: set[int] = field(default_factory=set)
     sanitized: object = None  # its simgpu.sanitize.Allocation, once a GPU with sanitizers maps it
 

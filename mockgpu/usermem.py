@@ -88,6 +88,8 @@ class UserMemory:
 
     def __init__(self, space: AddressSpace, foreign=None):
         self.space, self.foreign = space, foreign
+        # USERPTR ranges moved into shared memory: address -> [size, live registrations]
+        self._shared: dict[int, list[int]] = {}
 
     def _own(self, addr: int, n: int) -> list[np.ndarray] | None:
         """Views of the bytes when addr lies in a mapping the driver handed out (EFAULT if the range is not all
@@ -133,7 +135,22 @@ class UserMemory:
         if pieces is not None:
             if len(pieces) != 1:
                 raise KfdError(errno.EFAULT, f"userptr {addr:#x}+{size:#x} spans several mappings")
+            if addr in self._shared:
+                self._shared[addr][1] += 1
             return pieces[0]
         pages = self._foreign(addr, size).share(addr, size)
         self.space.map(addr, size, pages)  # from now on the driver reaches these pages as the caller does
+        self._shared[addr] = [size, 1]
         return pages
+
+    def unshare(self, addr: int) -> None:
+        """A USERPTR buffer at `addr` was freed. Once no buffer registers the pages share() moved, the driver
+        forgets them: the caller may unmap them and map fresh pages there (tinygrad frees a host buffer and
+        allocates the next at the same address), which a later USERPTR must share, not the old pages."""
+        entry = self._shared.get(addr)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] == 0:
+            del self._shared[addr]
+            self.space.unmap(addr, entry[0])

@@ -11,6 +11,8 @@ May import: nothing (simgpu.shader and simgpu.cp share it).
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 CORE_CLOCK_MHZ = 2500  # Navi 31 boost shader clock
 TIMESTAMP_MHZ = 100  # GPU timestamp / "system clock" counter (RLC refclk)
 
@@ -22,7 +24,40 @@ AQL_PACKET_CYCLES = 50  # each AQL packet
 DISPATCH_CYCLES = 1000  # launching a dispatch (on top of the wave-instructions it executes)
 WORKGROUP_CYCLES = 4  # per workgroup of a dispatch
 SDMA_PACKET_CYCLES = 50  # each SDMA packet
-DMA_BYTES_PER_CYCLE = 64  # copy/fill bandwidth of SDMA and CP DMA_DATA
+
+
+class Link(StrEnum):
+    """What carries the bytes of one end of a DMA transfer (SDMA copies and fills, CP DMA_DATA)."""
+
+    VRAM = "vram"  # this GPU's own memory
+    PCIE = "pcie"  # system memory, across the PCIe link to the host
+    PEER_PCIE = "peer-pcie"  # another GPU's VRAM through its BAR, peer-to-peer over PCIe
+    PEER_XGMI = "peer-xgmi"  # another GPU's VRAM over an XGMI (Infinity Fabric) link
+
+
+# Per link: (bandwidth in MB/s per direction, latency per transfer in ns). Sources in docs/device.md:
+# RX 7900 XTX GDDR6 960 GB/s; PCIe 4.0 x16 16 GT/s * 16 lanes * 128/130 = 31.5 GB/s per direction;
+# one XGMI link 16 lanes * 25 GT/s = 50 GB/s per direction (CDNA2); latencies are the model's round figures.
+LINKS: dict[Link, tuple[int, int]] = {
+    Link.VRAM: (960_000, 500),
+    Link.PCIE: (31_500, 1_000),
+    Link.PEER_PCIE: (31_500, 1_500),
+    Link.PEER_XGMI: (50_000, 1_000),
+}
+
+
+def transfer_cycles(nbytes: int, dst: Link, src: Link | None = None) -> int:
+    """Core cycles of one DMA transfer of nbytes into `dst` from `src` (None: the data came with the packet):
+    the slowest end's bytes / bandwidth, plus the largest latency. A VRAM-to-VRAM copy reads and writes every
+    byte through the same memory, so it moves 2 * nbytes there."""
+    ends = [dst] if src is None else [dst, src]
+    busiest = 0
+    for link in set(ends):
+        mbps = LINKS[link][0]
+        moved = nbytes * ends.count(link) if link is Link.VRAM else nbytes
+        busiest = max(busiest, -(-moved * CORE_CLOCK_MHZ // mbps))  # bytes / (MB/s) * MHz = cycles
+    latency_ns = max(LINKS[link][1] for link in ends)
+    return busiest + -(-latency_ns * CORE_CLOCK_MHZ // 1000)
 
 
 class Clock:
@@ -38,9 +73,9 @@ class Clock:
         """Charge `cycles` core cycles."""
         self.cycles += int(cycles)
 
-    def advance_bytes(self, nbytes: int) -> None:
-        """Charge a DMA transfer of nbytes."""
-        self.advance(-(-int(nbytes) // DMA_BYTES_PER_CYCLE))
+    def advance_transfer(self, nbytes: int, dst: Link, src: Link | None = None) -> None:
+        """Charge a DMA transfer of nbytes (transfer_cycles)."""
+        self.advance(transfer_cycles(int(nbytes), dst, src))
 
     def timestamp(self) -> int:
         """The 64-bit timestamp counter (100 MHz ticks since the device was created)."""

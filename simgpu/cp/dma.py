@@ -2,13 +2,16 @@
 
 Transfers go through the MMU in chunks, translating page by page, so source and destination need not
 be physically contiguous; a fault stops the transfer where it happened (earlier chunks stay written,
-as on hardware). Every transfer is charged to the virtual clock by its size.
+as on hardware). Every transfer is charged to the virtual clock by its size and the links its ends sit on
+(simgpu.clock.transfer_cycles: this GPU's VRAM, host memory over PCIe, a peer's VRAM over PCIe or XGMI), each
+end classified by the translation of its first byte.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from simgpu.clock import Link
 from simgpu.cp.queue import PacketError, Queue
 from simgpu.hw import pm4 as hw
 
@@ -24,7 +27,8 @@ class DMA:
     def copy(self, vmid: int, dst: int, src: int, nbytes: int, fixed_src: bool = False,
              fixed_dst: bool = False) -> None:
         """Copy nbytes from src to dst (forward, in chunks); fixed_src/dst: the address does not advance (dwords)."""
-        self.gpu.clock.advance_bytes(nbytes)
+        if nbytes > 0:
+            self.gpu.clock.advance_transfer(nbytes, self.link(vmid, dst, "write"), self.link(vmid, src, "read"))
         mmu = self.gpu.mmu
         if fixed_src or fixed_dst:
             self._copy_fixed(vmid, dst, src, nbytes, fixed_src, fixed_dst)
@@ -32,6 +36,11 @@ class DMA:
         for off in range(0, nbytes, CHUNK):
             n = min(CHUNK, nbytes - off)
             mmu.write(vmid, dst + off, mmu.read(vmid, src + off, n))
+
+    def link(self, vmid: int, va: int, access: str) -> Link:
+        """The link that carries the transfer end at `va` (a fault if it is unmapped, as the access would)."""
+        t = self.gpu.mmu.translate(vmid, va, access)
+        return self.gpu.mmu.phys.link(t.pa, t.system)
 
     def _copy_fixed(self, vmid: int, dst: int, src: int, nbytes: int, fixed_src: bool, fixed_dst: bool) -> None:
         mmu = self.gpu.mmu
@@ -44,9 +53,9 @@ class DMA:
 
     def fill(self, vmid: int, dst: int, pattern: bytes, nbytes: int, fixed_dst: bool = False) -> None:
         """Fill nbytes at dst with a repeated pattern (a dword or a byte)."""
-        self.gpu.clock.advance_bytes(nbytes)
         if nbytes == 0:
             return
+        self.gpu.clock.advance_transfer(nbytes, self.link(vmid, dst, "write"))
         if fixed_dst:
             self.gpu.mmu.write(vmid, dst, pattern[:min(len(pattern), nbytes)])
             return

@@ -104,7 +104,10 @@ class SDMAProcessor:
         if ry * rz > MAX_SUB_WINDOW_ROWS:
             raise PacketError(f"sub-window of {ry * rz} rows exceeds the simulator limit {MAX_SUB_WINDOW_ROWS}")
         mmu, row = self.gpu.mmu, rx * es
-        self.gpu.clock.advance_bytes(row * ry * rz)
+        first_dst = dst + (dz * dslice + dy * dpitch + dx) * es
+        first_src = src + (sz * sslice + sy * spitch + sx) * es
+        self.gpu.clock.advance_transfer(row * ry * rz, self.gpu.dma.link(q.vmid, first_dst, "write"),
+                                        self.gpu.dma.link(q.vmid, first_src, "read"))
         for z in range(rz):
             for y in range(ry):
                 s = src + ((sz + z) * sslice + (sy + y) * spitch + sx) * es
@@ -112,10 +115,9 @@ class SDMAProcessor:
                 mmu.write(q.vmid, d, mmu.read(q.vmid, s, row))
 
     def write_untiled(self, q: Queue, p: list[int]) -> None:
-        data = p[4:]
-        self.gpu.clock.advance_bytes(4 * len(data))
-        self.gpu.mmu.write(q.vmid, canonical(u64(p[1], p[2]) & ~3),
-                           b"".join(v.to_bytes(4, "little") for v in data))
+        data, dst = p[4:], canonical(u64(p[1], p[2]) & ~3)
+        self.gpu.clock.advance_transfer(4 * len(data), self.gpu.dma.link(q.vmid, dst, "write"))
+        self.gpu.mmu.write(q.vmid, dst, b"".join(v.to_bytes(4, "little") for v in data))
 
     def const_fill(self, q: Queue, p: list[int]) -> None:
         size = hw.CONST_FILL_HEADER.fillsize.get(p[0])

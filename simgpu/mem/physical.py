@@ -12,6 +12,9 @@ first byte of VRAM (amdgpu's vram_base_offset is 0 on a dGPU); system addresses 
 Every access is bounds-checked and goes through these arrays: no guest-provided value ever becomes a
 host pointer. Region numbers (0 = VRAM, 1.. = system buffers in address order) are what the MMU
 uses to batch lane accesses; they are stable only while no system buffer is added or removed.
+
+Each system buffer says what link carries its bytes (simgpu.clock.Link: host memory over PCIe, or a peer
+GPU's VRAM over PCIe or XGMI), which the DMA engines' cost model charges by.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import sys
 
 import numpy as np
 
+from simgpu.clock import Link
 from simgpu.hw.gmc import PAGE_SHIFT, PAGE_SIZE
 
 DEFAULT_VRAM_SIZE = 24 << 30
@@ -64,10 +68,12 @@ class PhysicalMemory:
         self._views: dict[str, np.ndarray] = {}
         self._sys_starts: list[int] = []  # sorted system PAs of the registered buffers
         self._sys_bufs: list[np.ndarray] = []
+        self._sys_links: list[Link] = []
 
     # ---- system aperture ------------------------------------------------------------------------
-    def add_system(self, pa: int, buffer) -> np.ndarray:
-        """Register a simulator-owned host buffer at system physical address `pa`; returns its uint8 view."""
+    def add_system(self, pa: int, buffer, link: Link = Link.PCIE) -> np.ndarray:
+        """Register a simulator-owned host buffer at system physical address `pa`, reached over `link`;
+        returns its uint8 view."""
         arr = _as_u8(buffer)
         if pa < 0 or pa % PAGE_SIZE or arr.size == 0 or arr.size % PAGE_SIZE:
             raise ValueError(f"system buffer at {pa:#x} of {arr.size:#x} bytes must be page aligned and sized")
@@ -78,6 +84,7 @@ class PhysicalMemory:
             raise ValueError(f"system buffer at {pa:#x} overlaps the one at {self._sys_starts[i]:#x}")
         self._sys_starts.insert(i, pa)
         self._sys_bufs.insert(i, arr)
+        self._sys_links.insert(i, Link(link))
         return arr
 
     def remove_system(self, pa: int) -> None:
@@ -85,7 +92,16 @@ class PhysicalMemory:
         i = bisect.bisect_left(self._sys_starts, pa)
         if i == len(self._sys_starts) or self._sys_starts[i] != pa:
             raise KeyError(f"no system buffer registered at {pa:#x}")
-        del self._sys_starts[i], self._sys_bufs[i]
+        del self._sys_starts[i], self._sys_bufs[i], self._sys_links[i]
+
+    def link(self, pa: int, system: bool) -> Link:
+        """The link that carries accesses to physical address `pa` (an unbacked system address: PCIe)."""
+        if not system:
+            return Link.VRAM
+        i = bisect.bisect_right(self._sys_starts, pa) - 1
+        if i < 0 or pa >= self._sys_starts[i] + self._sys_bufs[i].size:
+            return Link.PCIE
+        return self._sys_links[i]
 
     def system_buffers(self) -> list[tuple[int, np.ndarray]]:
         """The registered system buffers as (system PA, uint8 array), in address order."""

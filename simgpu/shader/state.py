@@ -11,6 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 VCC_LO, M0, EXEC_LO, NULL = 106, 125, 126, 124
+# Scalar memory returns data to SGPRs and VCC (operand codes 0-107: LLVM allocates VCC as a 32/64-bit scalar
+# register for loaded values, e.g. `s_load_b32 vcc_lo, ...`); TTMPs are a trap handler's, so data for them
+# and past them is dropped.
+SMEM_SDATA_END = VCC_LO + 2
 
 RUNNING, BARRIER, DONE = 0, 1, 2
 

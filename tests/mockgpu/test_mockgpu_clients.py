@@ -119,6 +119,24 @@ def test_userptr_pages_are_shared_by_the_cpu_and_the_gpu():
         mmap_offset=c.reserve(4096))) == errno.EFAULT  # PROT_NONE pages are not the caller's memory
 
 
+def test_a_userptr_at_a_freed_userptrs_address_shares_the_new_pages():
+    """tinygrad frees a host buffer (USERPTR), unmaps its pages and maps fresh ones at the same address for the
+    next: the GPU must see the new pages, not the freed buffer's (issue 26 item 4: test_hcq's
+    small_copies_from_host_buf_transfer copied 255, the last byte of the previous test's host buffer)."""
+    c = Client()
+    host = shared.mmap(None, 4096, RW, MAP_SHARED | MAP_ANONYMOUS)
+    ctypes.memset(host, 255, 4096)
+    old = c.alloc(4096, F.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, userptr=host)
+    c.map(old)
+    assert c.gpu().mmu.read(VMID, old.va_addr, 1) == b"\xff"
+    call(c.m, c.kfd, F.AMDKFD_IOC_FREE_MEMORY_OF_GPU, F.kfd_ioctl_free_memory_of_gpu_args(handle=old.handle))
+    assert shared.mmap(host, 4096, RW, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED) == host  # fresh (zero) pages
+    new = c.alloc(4096, F.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR, va=old.va_addr, userptr=host)
+    c.map(new)
+    ctypes.memset(host, 7, 1)
+    assert c.gpu().mmu.read(VMID, new.va_addr, 2) == b"\x07\x00"
+
+
 @pytest.mark.parametrize("kind", [F.KFD_IOC_ALLOC_MEM_FLAGS_VRAM, F.KFD_IOC_ALLOC_MEM_FLAGS_GTT])
 def test_cpu_address_equals_gpu_address(kind):
     c = Client()

@@ -34,6 +34,7 @@ from simgpu.shader.jit.lower import (
     translates,
 )
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
+from simgpu.shader.state import SMEM_SDATA_END
 
 VA_LIMIT = 1 << 47  # windows lie in the low canonical half
 # What the memory helper does (tier.JitRun._memory): reads, or (MEM_WRITABLE) a writable window for a store
@@ -135,7 +136,7 @@ def _s_load(lw: Lowering, inst):
     b.raw(f"br label %{done}")
     b.label(done)
     p = b.op(f"phi ptr [{p_fast}, %{fast_label}], [{buf}, %{slow_end}]")
-    for k in range(min(dwords, max(0, 106 - f["sdata"]))):
+    for k in range(min(dwords, max(0, SMEM_SDATA_END - f["sdata"]))):
         lw.set_sgpr(f["sdata"] + k, b.op(f"load i32, ptr {b.op(f'getelementptr i32, ptr {p}, i64 {k}')}, align 1"))
 
 

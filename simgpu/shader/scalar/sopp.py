@@ -13,7 +13,18 @@ from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.shader.operand import scalar_src, write_sgpr
 from simgpu.shader.scalar.alu import read_scc, read_sgpr
 from simgpu.shader.semantics import register
-from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_HW_ID1, HW_MODE, HW_SHADER_CYCLES, HW_STATUS, VCC_LO, wsel
+from simgpu.shader.state import (
+    BARRIER,
+    DONE,
+    EXEC_LO,
+    HW_HW_ID1,
+    HW_MODE,
+    HW_SHADER_CYCLES,
+    HW_STATUS,
+    SMEM_SDATA_END,
+    VCC_LO,
+    wsel,
+)
 
 U32, U64 = np.uint32, np.uint64
 
@@ -199,7 +210,7 @@ def _broadcast_dwords(ex, w, sdata: int, addr: int, dwords: int) -> None:
     """`dwords` dwords at one address into SGPRs sdata.. of every wave in `w` (faults as a gather would:
     MMU.read checks every page first and reports the address)."""
     vals = np.frombuffer(ex.mem.read(ex.vmid, addr, 4 * dwords), "<u4")
-    count = max(0, min(dwords, 106 - sdata))  # destinations past the SGPRs (s106 up) are dropped
+    count = max(0, min(dwords, SMEM_SDATA_END - sdata))  # destinations past VCC (TTMPs on) are dropped
     ex.st.sgpr[wsel(w), sdata:sdata + count] = vals[:count]
 
 
@@ -222,7 +233,7 @@ def _load_dwords(ex, w, sdata: int, addr: np.ndarray, dwords: int, bounds) -> No
         mask = (offset[:, None] + 4 * k[None, :] + 4) <= num_records[:, None]
     vals = ex.mem.gather(ex.vmid, addrs.ravel().astype(U64), 4, mask.ravel()).reshape(addrs.shape)
     for i in range(dwords):
-        if sdata + i < 106:
+        if sdata + i < SMEM_SDATA_END:
             ex.st.sgpr[w, sdata + i] = np.where(mask[:, i], vals[:, i], 0).astype(U32)
 
 
