@@ -170,7 +170,8 @@ def test_requests_and_questions_about_client_memory(server):
 
 
 @pytest.mark.parametrize("garbage", [b"abc", struct.pack("<8q", 999, 0, 0, 0, 0, 0, 0, 0),
-                                     struct.pack("<8q", protocol.HELLO, PID, 0, 0, 0, 0, 0, 0)])
+                                     struct.pack("<8q", protocol.HELLO, PID, 0, 0, 0, 0, 0, 0)],
+                         ids=["short", "unknown-message", "hello"])  # (not the pid: each xdist worker has its own)
 def test_malformed_messages_drop_only_that_connection(server, garbage):
     srv, path, connect = server
     good = connect()
