@@ -30,8 +30,17 @@ import triton.language as tl  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 
 from tools import triton_kernels as K  # noqa: E402
-from tools.triton_corpus import DATA, decode, digest, make_input, storage_dtype  # noqa: E402
-from tools.triton_corpus import bf16_round, int_ops_ref, philox_ref, round_to_e5m2  # noqa: E402
+from tools.triton_corpus import (  # noqa: E402  # noqa: E402
+    DATA,
+    bf16_round,
+    decode,
+    digest,
+    int_ops_ref,
+    make_input,
+    philox_ref,
+    round_to_e5m2,
+    storage_dtype,
+)
 
 TARGET = GPUTarget("hip", "gfx1100", 32)
 # Triton's pointer type for each buffer dtype.
@@ -273,7 +282,8 @@ def cases() -> list[Case]:
         grid=(cdiv(n, 64),), constexprs={"BLOCK": 64}, num_warps=2,
         ref=lambda a: {"out_ptr": np.concatenate([a["x_ptr"] * 2, np.full(384 - 333, -14.0, np.float32)])})
     add("int_ops_where", K.int_ops_kernel,
-        args={"x_ptr": Buf("int32", (777,), ints(10, -(1 << 20), 1 << 20)), "y_ptr": Buf("int32", (777,), ints(11, -50, 50)),
+        args={"x_ptr": Buf("int32", (777,), ints(10, -(1 << 20), 1 << 20)),
+              "y_ptr": Buf("int32", (777,), ints(11, -50, 50)),
               "out_ptr": out("int32", (777,)), "n": Scalar(777)},
         grid=(cdiv(777, 256),), constexprs={"BLOCK": 256},
         ref=lambda a: {"out_ptr": int_ops_ref(a["x_ptr"], a["y_ptr"])})
@@ -301,7 +311,8 @@ def cases() -> list[Case]:
         args={"a_ptr": Buf("float16", (n,), normal(13)), "b_ptr": f32((n,), 14), "out_ptr": out("float16", (n,)),
               "n": Scalar(n)}, grid=(cdiv(n, 256),), constexprs={"BLOCK": 256}, isa=("v_fma_mixlo_f16",),
         ref=lambda a: {"out_ptr": (a["a_ptr"].astype(np.float32) * a["b_ptr"]).astype(np.float16)})
-    add("philox_randint", K.randint_kernel, args={"out_ptr": out("int32", (300,)), "seed": Scalar(42), "n": Scalar(300)},
+    add("philox_randint", K.randint_kernel,
+        args={"out_ptr": out("int32", (300,)), "seed": Scalar(42), "n": Scalar(300)},
         grid=(3,), constexprs={"BLOCK": 128}, ref=lambda a: {"out_ptr": philox_ref(42, np.arange(300))})
     add("int64_f64", K.int64_kernel,
         args={"x_ptr": Buf("int64", (200,), ints(5, -(2**62), 2**62)), "out_ptr": out("int64", (200,)),
@@ -342,7 +353,8 @@ def cases() -> list[Case]:
         args={"x_ptr": Buf("int32", (5, 256), {"gen": "permutation", "seed": 2, "offset": -600}),
               "idx_ptr": out("int32", (5,)), "sorted_ptr": out("int32", (5, 256))},
         grid=(5,), constexprs={"BLOCK": 256},
-        ref=lambda a: {"idx_ptr": a["x_ptr"].argmax(axis=1).astype(np.int32), "sorted_ptr": np.sort(a["x_ptr"], axis=1)})
+        ref=lambda a: {"idx_ptr": a["x_ptr"].argmax(axis=1).astype(np.int32),
+                       "sorted_ptr": np.sort(a["x_ptr"], axis=1)})
     add("histogram_16", K.histogram_kernel,
         args={"x_ptr": Buf("int32", (512,), ints(3, 0, 16)), "out_ptr": out("int32", (16,))},
         grid=(1,), constexprs={"BLOCK": 512, "BINS": 16},
