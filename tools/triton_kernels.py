@@ -380,8 +380,8 @@ def atomic_minmax_xchg_kernel(x_ptr, min_ptr, max_ptr, xchg_ptr, n, BLOCK: tl.co
 
 @triton.jit
 def spill_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
-    """A whole 64x256 f32 tile per warp (512 values per lane) stays live across a row reduction: more than the
-    256 VGPRs a wave has, so LLVM spills to scratch (private segment)."""
+    """A whole 32x256 f32 tile per warp (256 values per lane) stays live across a row reduction: with the
+    temporaries, more than the 256 VGPRs a wave has, so LLVM spills to scratch (private segment)."""
     r, c = tl.arange(0, ROWS), tl.arange(0, COLS)
     offs = r[:, None] * COLS + c[None, :]
     x = tl.load(x_ptr + offs)
