@@ -15,6 +15,7 @@ a driver for the current device. The references are numpy's, never the simulator
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -45,7 +46,8 @@ from tools.triton_corpus import (  # noqa: E402  # noqa: E402
 TARGET = GPUTarget("hip", "gfx1100", 32)
 # Triton's pointer type for each buffer dtype.
 POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "int32": "*i32", "int8": "*i8",
-           "uint8": "*u8", "int64": "*i64", "float64": "*fp64", "float8e5": "*fp8e5", "float8e4nv": "*fp8e4nv"}
+           "uint8": "*u8", "uint32": "*u32", "int64": "*i64", "float64": "*fp64", "float8e5": "*fp8e5",
+           "float8e4nv": "*fp8e4nv"}
 SCALAR = {"int32": "i32", "float32": "fp32", "int64": "i64"}
 
 
@@ -271,6 +273,12 @@ def cases() -> list[Case]:
         | {"out_ptr": out("float16", (n,)), "n": Scalar(n)},
         grid=(cdiv(n, 256),), constexprs={"BLOCK": 256},
         ref=lambda a: {"out_ptr": (a["x_ptr"].astype(np.float64) * a["y_ptr"] + a["z_ptr"]).astype(np.float16)})
+    add("fma_bf16", K.fma_kernel,
+        args={p: Buf("bfloat16", (n,), normal(i)) for i, p in enumerate(("x_ptr", "y_ptr", "z_ptr"))}
+        | {"out_ptr": out("bfloat16", (n,)), "n": Scalar(n)},
+        grid=(cdiv(n, 256),), constexprs={"BLOCK": 256},
+        ref=lambda a: {"out_ptr": decode(bf16_round(_f32(a["x_ptr"].astype(np.float64) * a["y_ptr"] + a["z_ptr"])),
+                                         "bfloat16")})
     n = 1234
     add("saxpy_f32", K.saxpy_kernel, args={"y_ptr": Buf("float32", (n,), normal(7), out=True, rtol=0, atol=0),
                                            "x_ptr": f32((n,), 8), "a": Scalar(2.5, "float32"), "n": Scalar(n)},
@@ -473,7 +481,49 @@ def cases() -> list[Case]:
     add("spill_32x256", K.spill_kernel,
         args={"x_ptr": f32((32, 256), 49), "out_ptr": out("float32", (32, 256), 1e-5, 1e-6)},
         grid=(1,), constexprs={"ROWS": 32, "COLS": 256}, num_warps=1, scratch=True, ref=_spill_ref)
+    # More of what Triton generates: ocml, lane shuffles, unsigned arithmetic, 64-bit atomics, pipelining.
+    n = 500
+    add("libdevice_tanh_erf_pow", K.libdevice_kernel,
+        args={"x_ptr": f32((n,), 50, 2.0), "y_ptr": f32((n,), 51), "out_ptr": out("float32", (n,), 1e-5, 1e-5),
+              "n": Scalar(n)},
+        grid=(cdiv(n, 128),), constexprs={"BLOCK": 128}, ref=_libdevice_ref)
+    add("interleave_flip", K.interleave_flip_kernel,
+        args={"a_ptr": Buf("int32", (128,), ints(52, -1000, 1000)), "b_ptr": Buf("int32", (128,), ints(53, 0, 9)),
+              "out_ptr": out("int32", (256,)), "flip_ptr": out("int32", (128,))},
+        grid=(1,), constexprs={"BLOCK": 128},
+        ref=lambda a: {"out_ptr": np.stack([a["a_ptr"], a["b_ptr"]], axis=1).reshape(-1),
+                       "flip_ptr": a["a_ptr"][::-1]})
+    add("unsigned_umulhi_div", K.unsigned_ops_kernel,
+        args={"x_ptr": Buf("uint32", (256,), ints(54, 0, 1 << 32)),
+              "y_ptr": Buf("uint32", (256,), ints(55, 0, 1 << 32)),
+              "hi_ptr": out("uint32", (256,)), "q_ptr": out("uint32", (256,))},
+        grid=(1,), constexprs={"BLOCK": 256}, ref=_unsigned_ref)
+    add("atomic_add_i64", K.atomic_add_i64_kernel,
+        args={"x_ptr": Buf("int64", (1000,), ints(56, -(1 << 40), 1 << 40)), "out_ptr": out("int64", (4,)),
+              "n": Scalar(1000)},
+        grid=(cdiv(1000, 256),), constexprs={"BLOCK": 256},
+        ref=lambda a: {"out_ptr": np.array([a["x_ptr"][i::4].sum() for i in range(4)], np.int64)})
+    add("sort_descending_f32", K.sort_descending_kernel,
+        args={"x_ptr": f32((4, 128), 57), "out_ptr": out("float32", (4, 128))},
+        grid=(4,), constexprs={"BLOCK": 128}, ref=lambda a: {"out_ptr": -np.sort(-a["x_ptr"], axis=1)})
+    add("matmul_bf16_3_stages", K.matmul_bf16_pipelined_kernel,
+        args={"a_ptr": Buf("bfloat16", (64, 160), normal(58)), "b_ptr": Buf("bfloat16", (160, 48), normal(59)),
+              "c_ptr": out("float32", (64, 48), 1e-4, 1e-4), "M": Scalar(64), "N": Scalar(48), "K": Scalar(160)},
+        grid=(2, 2), constexprs={"BM": 32, "BN": 32, "BK": 32, "STAGES": 3}, isa=("v_wmma_f32_16x16x16_bf16",),
+        ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
     return c
+
+
+def _libdevice_ref(a):
+    x, y = a["x_ptr"].astype(np.float64), a["y_ptr"].astype(np.float64)
+    erf = np.vectorize(math.erf)(y)
+    return {"out_ptr": (np.tanh(x) + erf + (np.abs(x) + 0.5) ** y).astype(np.float32)}
+
+
+def _unsigned_ref(a):
+    x, y = a["x_ptr"].astype(np.uint64), a["y_ptr"].astype(np.uint64)
+    q = (x // 7 + x % 1000 + x // (y | np.uint64(1))) & np.uint64(0xFFFFFFFF)
+    return {"hi_ptr": ((x * y) >> np.uint64(32)).astype(np.uint32), "q_ptr": q.astype(np.uint32)}
 
 
 # ------------------------------------------------------------------------------------------------ writing

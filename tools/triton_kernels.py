@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 # ------------------------------------------------------------------------------------ kernels of the live test
 
@@ -414,3 +415,65 @@ def matmul_bias_relu_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K, BM: tl.const
         acc += tl.dot(a, b)
     acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0)[None, :]
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.maximum(acc, 0.0), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def libdevice_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """ocml through libdevice: tanh, erf, pow (long polynomial and range-reduction sequences)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    out = libdevice.tanh(x) + libdevice.erf(y) + libdevice.pow(tl.abs(x) + 0.5, y)
+    tl.store(out_ptr + offs, out, mask=mask)
+
+
+@triton.jit
+def interleave_flip_kernel(a_ptr, b_ptr, out_ptr, flip_ptr, BLOCK: tl.constexpr):
+    """tl.interleave (join + reshape) and tl.flip: register shuffles across lanes."""
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.store(out_ptr + tl.arange(0, 2 * BLOCK), tl.interleave(a, b))
+    tl.store(flip_ptr + offs, tl.flip(a, 0))
+
+
+@triton.jit
+def unsigned_ops_kernel(x_ptr, y_ptr, hi_ptr, q_ptr, BLOCK: tl.constexpr):
+    """Unsigned 32-bit: tl.umulhi, division and remainder by a constant (magic-number multiply) and by a variable."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(hi_ptr + offs, tl.umulhi(x, y))
+    tl.store(q_ptr + offs, x // 7 + x % 1000 + x // (y | 1))
+
+
+@triton.jit
+def atomic_add_i64_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """64-bit atomic adds into 4 slots."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.atomic_add(out_ptr + offs % 4, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def sort_descending_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = row * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.sort(tl.load(x_ptr + offs), descending=True))
+
+
+@triton.jit
+def matmul_bf16_pipelined_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                                 BK: tl.constexpr, STAGES: tl.constexpr):
+    """bf16 A @ B with a K loop software-pipelined over STAGES LDS buffers (tl.range num_stages)."""
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in tl.range(0, K, BK, num_stages=STAGES):
+        ks = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + ks[:, None] * N + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
