@@ -46,7 +46,7 @@ from tools.triton_corpus import (  # noqa: E402  # noqa: E402
 TARGET = GPUTarget("hip", "gfx1100", 32)
 # Triton's pointer type for each buffer dtype.
 POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "int32": "*i32", "int8": "*i8",
-           "uint8": "*u8", "uint32": "*u32", "int64": "*i64", "float64": "*fp64", "float8e5": "*fp8e5",
+           "uint8": "*u8", "int16": "*i16", "uint32": "*u32", "int64": "*i64", "float64": "*fp64", "float8e5": "*fp8e5",
            "float8e4nv": "*fp8e4nv"}
 SCALAR = {"int32": "i32", "float32": "fp32", "int64": "i64"}
 
@@ -511,7 +511,53 @@ def cases() -> list[Case]:
               "c_ptr": out("float32", (64, 48), 1e-4, 1e-4), "M": Scalar(64), "N": Scalar(48), "K": Scalar(160)},
         grid=(2, 2), constexprs={"BM": 32, "BN": 32, "BK": 32, "STAGES": 3}, isa=("v_wmma_f32_16x16x16_bf16",),
         ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
+    # Rounding and special values that must match numpy bit for bit.
+    n = 1000
+    add("ieee_div_sqrt_f32", K.ieee_div_sqrt_kernel,
+        args={"x_ptr": f32((n,), 60, 1e3), "y_ptr": f32((n,), 61, 1e-3), "div_ptr": out("float32", (n,)),
+              "sqrt_ptr": out("float32", (n,)), "n": Scalar(n)},
+        grid=(cdiv(n, 256),), constexprs={"BLOCK": 256},
+        ref=lambda a: {"div_ptr": a["x_ptr"] / a["y_ptr"], "sqrt_ptr": np.sqrt(np.abs(a["x_ptr"]))})
+    nan_x = normal(62, head=[float("nan"), 1.0, float("nan"), -0.0, 0.0])
+    nan_y = normal(63, head=[2.0, float("nan"), float("nan"), 0.0, -0.0])
+    add("nan_max_clamp_f32", K.nan_minmax_kernel,
+        args={"x_ptr": Buf("float32", (128,), nan_x), "y_ptr": Buf("float32", (128,), nan_y),
+              "max_ptr": out("float32", (128,)), "maxnan_ptr": out("float32", (128,)),
+              "clamp_ptr": out("float32", (128,))},
+        grid=(1,), constexprs={"BLOCK": 128}, isa=("v_med3_f32",), ref=_nan_ref)
+    add("small_int_i16_u8", K.small_int_kernel,
+        args={"a_ptr": Buf("int16", (256,), ints(64, -(1 << 15), 1 << 15)),
+              "b_ptr": Buf("int16", (256,), ints(65, -(1 << 15), 1 << 15)),
+              "out16_ptr": out("int16", (256,)), "out8_ptr": out("uint8", (256,))},
+        grid=(1,), constexprs={"BLOCK": 256}, ref=_small_int_ref)
+    add("reduce_xor_i32", K.reduce_custom_kernel,
+        args={"x_ptr": Buf("int32", (16, 64), ints(66, -(1 << 31), 1 << 31)), "out_ptr": out("int32", (16,))},
+        grid=(1,), constexprs={"ROWS": 16, "COLS": 64},
+        ref=lambda a: {"out_ptr": np.bitwise_xor.reduce(a["x_ptr"], axis=1)})
+    add("register_gather_f32", K.register_gather_kernel,
+        args={"x_ptr": f32((128,), 67), "idx_ptr": Buf("int32", (128,), ints(68, 0, 128)),
+              "out_ptr": out("float32", (128,))},
+        grid=(1,), constexprs={"BLOCK": 128}, ref=lambda a: {"out_ptr": a["x_ptr"][a["idx_ptr"]]})
+    add("f64_div_sqrt", K.f64_div_sqrt_kernel,
+        args={"x_ptr": Buf("float64", (300,), normal(69, 1e5)), "y_ptr": Buf("float64", (300,), normal(70)),
+              "out_ptr": out("float64", (300,)), "n": Scalar(300)},
+        grid=(cdiv(300, 128),), constexprs={"BLOCK": 128},
+        ref=lambda a: {"out_ptr": a["x_ptr"] / a["y_ptr"] + np.sqrt(np.abs(a["x_ptr"]))})
     return c
+
+
+def _nan_ref(a):
+    x, y = a["x_ptr"], a["y_ptr"]
+    # Triton lowers tl.clamp to llvm.amdgcn.fmed3, so a NaN gets what V_MED3_F32 gives it: min3 of the operands,
+    # in which a quiet NaN yields the other operand (MODE.IEEE): the lower bound. (np.clip would keep the NaN.)
+    clamp = np.where(np.isnan(y), np.float32(-0.5), np.clip(y, -0.5, 0.5))
+    return {"max_ptr": np.fmax(x, y), "maxnan_ptr": np.maximum(x, y), "clamp_ptr": clamp}
+
+
+def _small_int_ref(a):
+    x, y = a["a_ptr"].astype(np.int64), a["b_ptr"].astype(np.int64)
+    ua, ub = x & 0xFF, y & 0xFF
+    return {"out16_ptr": (x * y + (x >> 3)).astype(np.int16), "out8_ptr": ((ua + ub) ^ (ub >> 1)).astype(np.uint8)}
 
 
 def _libdevice_ref(a):

@@ -477,3 +477,70 @@ def matmul_bf16_pipelined_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr,
         b = tl.load(b_ptr + ks[:, None] * N + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc += tl.dot(a, b)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def ieee_div_sqrt_kernel(x_ptr, y_ptr, div_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
+    """Correctly rounded division and square root (tl.div_rn, tl.sqrt_rn): the v_div_scale / v_div_fmas /
+    v_div_fixup and sqrt refinement sequences must give numpy's (IEEE) bits."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    tl.store(div_ptr + offs, tl.div_rn(x, y), mask=mask)
+    tl.store(sqrt_ptr + offs, tl.sqrt_rn(tl.abs(x)), mask=mask)
+
+
+@triton.jit
+def nan_minmax_kernel(x_ptr, y_ptr, max_ptr, maxnan_ptr, clamp_ptr, BLOCK: tl.constexpr):
+    """NaN handling: tl.maximum (maxnum: a NaN operand gives the other), propagate_nan=ALL, and tl.clamp."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(max_ptr + offs, tl.maximum(x, y))
+    tl.store(maxnan_ptr + offs, tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL))
+    tl.store(clamp_ptr + offs, tl.clamp(y, -0.5, 0.5))
+
+
+@triton.jit
+def small_int_kernel(a_ptr, b_ptr, out16_ptr, out8_ptr, BLOCK: tl.constexpr):
+    """16- and 8-bit integer arithmetic, wrapping: i16 multiply-add and arithmetic shift, u8 add and xor."""
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs)
+    b = tl.load(b_ptr + offs)
+    tl.store(out16_ptr + offs, a * b + (a >> 3))
+    ua = a.to(tl.uint8)
+    ub = b.to(tl.uint8)
+    tl.store(out8_ptr + offs, (ua + ub) ^ (ub >> 1))
+
+
+@triton.jit
+def _xor_combine(a, b):
+    return a ^ b
+
+
+@triton.jit
+def reduce_custom_kernel(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """tl.reduce with a user combine function (xor) along each row."""
+    r, c = tl.arange(0, ROWS), tl.arange(0, COLS)
+    x = tl.load(x_ptr + r[:, None] * COLS + c[None, :])
+    tl.store(out_ptr + r, tl.reduce(x, 1, _xor_combine))
+
+
+@triton.jit
+def register_gather_kernel(x_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+    """tl.gather: a permutation of a tensor held in registers (not a memory gather)."""
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    idx = tl.load(idx_ptr + offs)
+    tl.store(out_ptr + offs, tl.gather(x, idx, 0))
+
+
+@triton.jit
+def f64_div_sqrt_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """f64 division and square root (v_div_scale_f64 ... and v_rsq_f64 refinement)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=1.0)
+    y = tl.load(y_ptr + offs, mask=mask, other=1.0)
+    tl.store(out_ptr + offs, x / y + tl.sqrt(tl.abs(x)), mask=mask)
