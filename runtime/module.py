@@ -20,7 +20,7 @@ class Module:
 
     def __init__(self, dev, code_object: bytes):
         co = read_code_object(code_object)
-        _check_target(co.target, dev)
+        _check_target(co, dev)
         self.device = dev
         self.code = dev.alloc(max(len(co.image), 256), executable=True, name="code object")
         self.code_image = co.relocated_image(self.code.va)  # what the GPU fetches (profilers map traces onto it)
@@ -168,9 +168,10 @@ def _names(args: list[dict]) -> list[str]:
     return [a.get(".name", f"#{i}") for i, a in enumerate(args)]
 
 
-def _check_target(target: str, dev) -> None:
-    """Refuse a code object built for another processor (it would fail later as illegal instructions)."""
-    processor = target.rsplit("--", 1)[-1].split(":")[0]
-    if processor != dev.arch:
-        raise CodeObjectError(f"code object is built for {processor} ({target}); {dev.name} is a {dev.arch}: "
+def _check_target(co, dev) -> None:
+    """Refuse a code object built for another processor (it would fail later as illegal instructions). The reader
+    parsed the target ID by its grammar and checked it against e_flags: `co.processor` is what both say."""
+    if co.processor != dev.arch:
+        built = co.processor or "an unknown processor"
+        raise CodeObjectError(f"code object is built for {built} ({co.target}); {dev.name} is a {dev.arch}: "
                               f"compile it with -mcpu={dev.arch}")

@@ -19,22 +19,23 @@ from elftools.elf.elffile import ELFFile
 
 from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor
 
+# The target-ID grammar and the e_flags facts live in target_id; TARGETS is re-exported for compiler.llvm.
+from simgpu.isa.target_id import (
+    TARGETS,  # noqa: F401
+    TargetIDError,
+    check_flags,
+    e_flags_for,
+    parse_processor,
+    parse_target_id,
+    processor_from_flags,
+    target_from_flags,
+)
+
 EM_AMDGPU = 224
 ELFOSABI_AMDGPU_HSA = 64
 NT_AMDGPU_METADATA = 32
 # e_ident[EI_ABIVERSION] -> code object version (ELFABIVERSION_AMDGPU_HSA_V3..V6).
 CODE_OBJECT_VERSIONS = {1: 3, 2: 4, 3: 5, 4: 6}
-EF_AMDGPU_MACH = 0xFF
-EF_AMDGPU_FEATURE_XNACK_V4 = 0x300
-EF_AMDGPU_FEATURE_SRAMECC_V4 = 0xC00
-# Target name -> (EF_AMDGPU_MACH value, has XNACK setting, has SRAMECC setting); values as llvm-mc 19 writes them.
-TARGETS = {
-    "gfx1030": (0x36, False, False), "gfx90a": (0x3F, True, True), "gfx942": (0x4C, True, True),
-    "gfx1100": (0x41, False, False), "gfx1101": (0x46, False, False), "gfx1102": (0x47, False, False),
-    "gfx1103": (0x44, False, False), "gfx1150": (0x43, False, False), "gfx1151": (0x4A, False, False),
-    "gfx1152": (0x55, False, False), "gfx1200": (0x48, False, False), "gfx1201": (0x4E, False, False),
-}
-TRIPLE = "amdgcn-amd-amdhsa"
 # Images past this are refused: a corrupt p_memsz or sh_size must not make us allocate gigabytes.
 MAX_IMAGE_SIZE = 1 << 28
 
@@ -108,6 +109,7 @@ class CodeObject:
     symbols: dict[str, Symbol]
     relocations: list[Relocation]
     section_addresses: dict[str, int]  # loaded sections' image addresses, by name (the first of a name)
+    processor: str = ""  # "gfx1100": the target ID's processor, which e_flags agree with ("" when neither is known)
 
     def kernel(self, name: str) -> Kernel:
         """The kernel called `name`; KeyError lists the kernels there are."""
@@ -197,12 +199,30 @@ def read_code_object(data: bytes) -> CodeObject:
         _apply_relocation(ctx.image, rel, 0)
     symbols = _named_symbols(ctx, symtab)
     metadata = _metadata(ctx)
-    target = metadata.get("amdhsa.target") if isinstance(metadata.get("amdhsa.target"), str) else None
+    target, processor = _target(metadata, e_flags, version)
     text_address, text = _text(ctx)
     return CodeObject(kernels=_kernels(ctx, symbols, metadata), metadata=metadata,
-                      target=target or target_from_flags(e_flags), elf_type=elf_type, image=bytes(ctx.image),
+                      target=target, elf_type=elf_type, image=bytes(ctx.image),
                       text_address=text_address, text=text, code_object_version=version, e_flags=e_flags,
-                      symbols=symbols, relocations=relocations, section_addresses=_section_addresses(ctx))
+                      symbols=symbols, relocations=relocations, section_addresses=_section_addresses(ctx),
+                      processor=processor)
+
+
+def _target(metadata: dict, e_flags: int, version: int) -> tuple[str, str]:
+    """(target ID, processor): the metadata's amdhsa.target parsed by its grammar and checked against e_flags, or,
+    for objects without one (v3, or no note), what e_flags name."""
+    if "amdhsa.target" not in metadata:
+        return target_from_flags(e_flags), processor_from_flags(e_flags) or ""
+    text = metadata["amdhsa.target"]
+    try:
+        tid = parse_target_id(text)
+    except TargetIDError as e:
+        raise CodeObjectError(f"metadata amdhsa.target: {e}") from None
+    # Code object v3 lays its feature bits out differently (EF_AMDGPU_FEATURE_*_V3); compare only the processor.
+    mismatch = check_flags(tid, e_flags, features=version >= 4)
+    if mismatch is not None:
+        raise CodeObjectError(f"ELF header e_flags disagree with metadata amdhsa.target {text!r}: {mismatch}")
+    return text, tid.processor
 
 
 def _section_addresses(ctx: _Elf) -> dict[str, int]:
@@ -516,17 +536,6 @@ def _code_at(ctx: _Elf, symbols: dict[str, Symbol], entry: int, section: _Sectio
     return bytes(ctx.image[entry:end])
 
 
-def target_from_flags(e_flags: int) -> str:
-    """The target id (e.g. "amdgcn-amd-amdhsa--gfx1100") that e_flags name."""
-    mach = e_flags & EF_AMDGPU_MACH
-    gfx = next((name for name, (m, _, _) in TARGETS.items() if m == mach), f"unknown-mach-{mach:#x}")
-    features = ""
-    for feature, mask in (("sramecc", EF_AMDGPU_FEATURE_SRAMECC_V4), ("xnack", EF_AMDGPU_FEATURE_XNACK_V4)):
-        setting = (e_flags & mask) >> (mask & -mask).bit_length() - 1
-        features += {2: f":{feature}-", 3: f":{feature}+"}.get(setting, "")
-    return f"{TRIPLE}--{gfx}{features}"
-
-
 # ----------------------------------------------------------------------------------------------- writing
 
 PAGE = 0x1000
@@ -539,22 +548,6 @@ _PT_LOAD, _PT_DYNAMIC, _PT_NOTE = 1, 2, 4
 _SHT = {"NULL": 0, "PROGBITS": 1, "SYMTAB": 2, "STRTAB": 3, "HASH": 5, "DYNAMIC": 6, "NOTE": 7, "DYNSYM": 11}
 _DT_NULL, _DT_HASH, _DT_STRTAB, _DT_SYMTAB, _DT_STRSZ, _DT_SYMENT = 0, 4, 5, 6, 10, 11
 _STB_GLOBAL, _STT_OBJECT, _STT_FUNC, _STV_PROTECTED = 1, 1, 2, 3
-
-
-def e_flags_for(target: str) -> int:
-    """e_flags for a target id like "gfx1100" or "amdgcn-amd-amdhsa--gfx90a:xnack-" (v4+ feature bits)."""
-    gfx, *features = target.rsplit("--", 1)[-1].split(":")
-    if gfx not in TARGETS:
-        raise ValueError(f"unknown target {gfx!r}; known: {sorted(TARGETS)}")
-    mach, has_xnack, has_sramecc = TARGETS[gfx]
-    flags = mach | (0x100 if has_xnack else 0) | (0x400 if has_sramecc else 0)  # "any" unless a feature says
-    for feature in features:
-        kind, sign = feature[:-1], feature[-1:]
-        if not {"xnack": has_xnack, "sramecc": has_sramecc}.get(kind) or sign not in ("+", "-"):
-            raise ValueError(f"target {target!r}: feature {feature!r} does not apply to {gfx}")
-        shift = 8 if kind == "xnack" else 10  # EF_AMDGPU_FEATURE_XNACK_V4 / _SRAMECC_V4 fields
-        flags = flags & ~(3 << shift) | ((3 if sign == "+" else 2) << shift)
-    return flags
 
 
 def kernel_metadata(name: str, kd: KernelDescriptor, meta: dict | None = None) -> dict:
@@ -644,7 +637,7 @@ def write_code_object(kernels: list[tuple[str, bytes, KernelDescriptor, dict | N
     if abi is None:
         raise ValueError(f"code object version must be one of {sorted(CODE_OBJECT_VERSIONS.values())}")
     e_flags = e_flags_for(target)
-    triple = f"{TRIPLE}--{target.rsplit('--', 1)[-1]}"
+    triple = str(parse_processor(target))
     text, code_offsets = _kernel_code(kernels)
     meta = {"amdhsa.kernels": [kernel_metadata(n, kd, m) for n, _, kd, m in kernels],
             "amdhsa.target": triple, "amdhsa.version": [1, 2]}

@@ -1,6 +1,7 @@
 """Real Triton kernels, compiled for gfx1100 without a GPU, run on the simulator and checked against numpy.
 
-Optional: the module skips unless Triton is installed.
+Optional: the module skips unless Triton is installed. The kernels live in tools/triton_kernels.py, which the
+committed corpus (tests/runtime/test_triton_corpus.py, run without Triton) is compiled from too.
 
     pip install -e .[test,triton]
     pytest tests/simgpu/shader/test_triton_kernels.py
@@ -36,6 +37,27 @@ triton = pytest.importorskip("triton", reason="optional: pip install -e .[triton
 
 import triton.language as tl  # noqa: E402  (after the skip: only importable with triton)
 from triton.backends.compiler import GPUTarget  # noqa: E402
+
+from tools.triton_corpus import int_ops_ref, philox_ref, round_to_e5m2  # noqa: E402
+from tools.triton_kernels import (  # noqa: E402
+    add_kernel,
+    argmax_sort_kernel,
+    atomic_sum_kernel,
+    contended_atomics_kernel,
+    cumsum_kernel,
+    dot_tile_kernel,
+    f16_product_kernel,
+    flash_attention_kernel,
+    fp8_roundtrip_kernel,
+    histogram_kernel,
+    int64_kernel,
+    int_ops_kernel,
+    layernorm_kernel,
+    math_kernel,
+    matmul_kernel,
+    randint_kernel,
+    softmax_kernel,
+)
 
 # Silences Triton 3.9's UserWarning about the default changing; fusion (FMA contraction) stays on, its 3.9 default.
 # Read at compile time, so setting it after the import is enough.
@@ -91,196 +113,6 @@ def _hidden_count(args_meta: list[dict]) -> int:
 
 def isa(compiled) -> str:
     return compiled.asm["amdgcn"]
-
-
-# ================================================================================================== kernels
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x + y, mask=mask)
-
-
-@triton.jit
-def softmax_kernel(out_ptr, in_ptr, row_stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(in_ptr + row * row_stride + cols, mask=mask, other=-float("inf"))
-    x = x - tl.max(x, axis=0)
-    e = tl.exp(x)
-    tl.store(out_ptr + row * row_stride + cols, e / tl.sum(e, axis=0), mask=mask)
-
-
-@triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
-                  BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B for row-major f16 A (MxK), B (KxN); f32 accumulate, output in C's type (an f16 C passes its
-    results through v_mov_b16_e64). 2-D grid of BMxBN tiles."""
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rn = tl.program_id(1) * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k0 in range(0, K, BK):
-        ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K),
-                    other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N),
-                    other=0.0)
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc.to(c_ptr.dtype.element_ty),
-             mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-@triton.jit
-def atomic_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    """Each program reduces its block in registers/LDS, then one atomic add per program into out[0]."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
-    tl.atomic_add(out_ptr, tl.sum(x, axis=0))
-
-
-@triton.jit
-def int_ops_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    """Integer ALU plus tl.where: signed div/rem, shifts, xor, min; division guarded where y == 0."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    y = tl.load(y_ptr + offs, mask=mask, other=1)
-    safe = tl.where(y == 0, 1, y)
-    q = tl.where(y == 0, -1, x // safe)
-    r = tl.where(y == 0, 0, x % safe)
-    mixed = ((x << 3) ^ (y >> 2)) + tl.minimum(x, y) * q + r
-    tl.store(out_ptr + offs, mixed, mask=mask)
-
-
-@triton.jit
-def cumsum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    """Inclusive prefix sum within each program's block (a scan across lanes and warps)."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask, other=0)
-    tl.store(out_ptr + offs, tl.cumsum(x, axis=0), mask=mask)
-
-
-@triton.jit
-def dot_tile_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, OUT: tl.constexpr):
-    """One unmasked MxK @ KxN tile (constexpr shape: vectorized loads, no masks); OUT is the accumulator type."""
-    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
-    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
-    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, out_dtype=OUT))
-
-
-@triton.jit
-def math_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    """f16 in, bf16 out; transcendental (ocml/native), sqrt, abs and an IEEE f32 division in between."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
-    y = tl.sqrt(tl.abs(x)) + tl.sin(x) * tl.cos(x) + tl.log(tl.abs(x) + 1) + tl.exp2(x) / (x * x + 1)
-    tl.store(out_ptr + offs, y.to(tl.bfloat16), mask=mask)
-
-
-@triton.jit
-def randint_kernel(out_ptr, seed, n, BLOCK: tl.constexpr):
-    """Philox: 32-bit umulhi, wrapping multiplies and xors."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.randint(seed, offs), mask=offs < n)
-
-
-@triton.jit
-def int64_kernel(x_ptr, out_ptr, f_ptr, n, BLOCK: tl.constexpr):
-    """64-bit integer multiply/shift/division and f64 arithmetic (both expanded into 32-bit ops or DPFP)."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, x * -7046029254386353131 + (x >> 7) // 3, mask=mask)
-    tl.store(f_ptr + offs, x.to(tl.float64) * 1.5 / 7.0, mask=mask)
-
-
-@triton.jit
-def argmax_sort_kernel(x_ptr, idx_ptr, sorted_ptr, BLOCK: tl.constexpr):
-    """Per row: tl.argmax (value+index reduction) and tl.sort (bitonic network across lanes and warps)."""
-    row = tl.program_id(0)
-    x = tl.load(x_ptr + row * BLOCK + tl.arange(0, BLOCK))
-    tl.store(idx_ptr + row, tl.argmax(x, axis=0))
-    tl.store(sorted_ptr + row * BLOCK + tl.arange(0, BLOCK), tl.sort(x))
-
-
-@triton.jit
-def contended_atomics_kernel(x_ptr, max_ptr, count_ptr, n, BLOCK: tl.constexpr):
-    """Many lanes hit the same address: atomic max into 4 slots, atomic add of 1 into 8 counters."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.atomic_max(max_ptr + offs % 4, tl.load(x_ptr + offs, mask=mask), mask=mask)
-    tl.atomic_add(count_ptr + offs % 8, 1, mask=mask)
-
-
-@triton.jit
-def histogram_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr, BINS: tl.constexpr):
-    x = tl.load(x_ptr + tl.arange(0, BLOCK))
-    tl.store(out_ptr + tl.arange(0, BINS), tl.histogram(x, BINS))
-
-
-@triton.jit
-def layernorm_kernel(x_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
-    """Two reductions per row (mean, variance) and rsqrt; an f32 scalar argument."""
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
-    d = tl.where(mask, x - tl.sum(x, axis=0) / n_cols, 0.0)
-    var = tl.sum(d * d, axis=0) / n_cols
-    tl.store(out_ptr + row * n_cols + cols, d * tl.rsqrt(var + eps), mask=mask)
-
-
-@triton.jit
-def fp8_roundtrip_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
-    """f32 -> fp8e5 (no hardware fp8 on gfx1100: a bit-twiddling software conversion) -> f32."""
-    offs = tl.arange(0, BLOCK)
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs).to(tl.float8e5).to(tl.float32))
-
-
-@triton.jit
-def flash_attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq, scale, D: tl.constexpr, BM: tl.constexpr,
-                           BN: tl.constexpr):
-    """softmax(Q K^T * scale) V for f16 Q, K, V (seq x D), online softmax in f32 over BN-key blocks, f16 out.
-    Compiled for gfx1100, LLVM 20+ keeps f16 halves in v128-v255 and moves them with v_mov_b16_e64 (a
-    True16-only encoding), and spills to scratch."""
-    rm = tl.program_id(0) * BM + tl.arange(0, BM)
-    rd = tl.arange(0, D)
-    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :], mask=rm[:, None] < seq, other=0.0)
-    m_i = tl.full((BM,), -float("inf"), tl.float32)
-    l_i = tl.zeros((BM,), tl.float32)
-    acc = tl.zeros((BM, D), tl.float32)
-    for start in range(0, seq, BN):
-        rn = start + tl.arange(0, BN)
-        k = tl.load(k_ptr + rn[None, :] * D + rd[:, None], mask=rn[None, :] < seq, other=0.0)
-        s = tl.where(rn[None, :] < seq, tl.dot(q, k) * scale, -float("inf"))
-        m_new = tl.maximum(m_i, tl.max(s, axis=1))
-        p = tl.exp(s - m_new[:, None])
-        alpha = tl.exp(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < seq, other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v)
-        m_i = m_new
-    tl.store(o_ptr + rm[:, None] * D + rd[None, :], (acc / l_i[:, None]).to(tl.float16), mask=rm[:, None] < seq)
-
-
-@triton.jit
-def f16_product_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    """(f32(a) * b).to(f16) with f16 a and f32 b: LLVM selects v_fma_mixlo_f16, whose f32 rounding then f16
-    rounding must match the IR's fmul + fptrunc."""
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    a = tl.load(a_ptr + offs, mask=mask).to(tl.float32)
-    b = tl.load(b_ptr + offs, mask=mask)
-    tl.store(out_ptr + offs, (a * b).to(tl.float16), mask=mask)
 
 
 # ================================================================================================== tests
@@ -354,17 +186,7 @@ def test_int_ops_where(tb, n):
     y = rng.integers(-50, 50, n, np.int32)
     out = tb.alloc(4 * n)
     launch(tb, c, [tb.upload(x), tb.upload(y), out, n], grid=(triton.cdiv(n, 256),))
-    np.testing.assert_array_equal(tb.download(out, np.int32, n), _int_ops_ref(x, y))
-
-
-def _int_ops_ref(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Triton's // and % truncate toward zero (C semantics), unlike numpy's floor division."""
-    x64, y64 = x.astype(np.int64), y.astype(np.int64)
-    safe = np.where(y64 == 0, 1, y64)
-    q = np.where(y64 == 0, -1, np.trunc(x64 / safe).astype(np.int64))
-    r = np.where(y64 == 0, 0, x64 - np.trunc(x64 / safe).astype(np.int64) * safe)
-    mixed = ((x64 << 3) ^ (y64 >> 2)) + np.minimum(x64, y64) * q + r
-    return mixed.astype(np.int32)  # wraps like the kernel's i32 arithmetic
+    np.testing.assert_array_equal(tb.download(out, np.int32, n), int_ops_ref(x, y))
 
 
 @pytest.mark.parametrize("n", [1, 100, 256, 1000])
@@ -431,21 +253,7 @@ def test_philox_randint(tb):
     c = compile_kernel(randint_kernel, {"out_ptr": "*i32", "seed": "i32", "n": "i32"}, {"BLOCK": 128})
     out = tb.alloc(4 * n)
     launch(tb, c, [out, 42, n], grid=(triton.cdiv(n, 128),))
-    np.testing.assert_array_equal(tb.download(out, np.int32, n), _philox_ref(42, np.arange(n)))
-
-
-def _philox_ref(seed: int, offsets: np.ndarray) -> np.ndarray:
-    """triton.language.random.randint: 10 rounds of Philox-4x32 on (offset, 0, 0, 0), key (seed lo, seed hi)."""
-    mask32, shift = np.uint64(0xFFFFFFFF), np.uint64(32)
-    c0 = offsets.astype(np.uint64)
-    c1, c2, c3 = np.zeros_like(c0), np.zeros_like(c0), np.zeros_like(c0)
-    k0, k1 = np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32 & 0xFFFFFFFF)
-    a, b = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
-    for _ in range(10):
-        hi_b, lo_b, hi_a, lo_a = (b * c2) >> shift, (b * c2) & mask32, (a * c0) >> shift, (a * c0) & mask32
-        c0, c1, c2, c3 = hi_b ^ c1 ^ k0, lo_b, hi_a ^ c3 ^ k1, lo_a
-        k0, k1 = (k0 + np.uint64(0x9E3779B9)) & mask32, (k1 + np.uint64(0xBB67AE85)) & mask32
-    return c0.astype(np.uint32).view(np.int32)
+    np.testing.assert_array_equal(tb.download(out, np.int32, n), philox_ref(42, np.arange(n)))
 
 
 def test_int64_f64(tb):
@@ -513,21 +321,7 @@ def test_fp8e5_roundtrip(tb):
     x[:7] = [0.28125, 0.34375, -0.28128743, 3e-5, 57344.0, 6e4, -1e6]
     out = tb.alloc(x.nbytes)
     launch(tb, c, [tb.upload(x), out], grid=(1,))
-    np.testing.assert_array_equal(tb.download(out, np.float32, x.size), _round_to_e5m2(x))
-
-
-def _round_to_e5m2(x: np.ndarray) -> np.ndarray:
-    """Nearest finite fp8e5m2 value (so saturating), ties to even. e5m2 is the top byte of an f16, so its 256 codes
-    enumerate easily. (Rounding via f16 first would double-round: 0.28128743 must give 0.3125, not 0.25 via the
-    f16 tie 0.28125.)"""
-    codes = np.arange(256, dtype=np.uint16)
-    values = (codes << 8).view(np.float16).astype(np.float64)
-    finite = np.isfinite(values)
-    codes, values = codes[finite], values[finite]
-    dist = np.abs(x.astype(np.float64)[:, None] - values[None, :])
-    # Primary key the distance, secondary the code's low bit: exact ties go to the even code.
-    order = np.lexsort(((codes & 1)[None, :].repeat(len(x), 0), dist), axis=1)[:, 0]
-    return values[order].astype(np.float32)
+    np.testing.assert_array_equal(tb.download(out, np.float32, x.size), round_to_e5m2(x))
 
 
 # -------------------------------------------------------------------------------------------------- True16 (issue 21)
