@@ -94,6 +94,16 @@ _LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the l
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 
 
+def _pool(name: str, initializer=None) -> ThreadPoolExecutor:
+    """A one-thread pool whose queued compiles are dropped when the process exits: Python joins pool threads
+    before atexit, and a queue of background compiles at the lowest priority on a busy machine held a
+    finished process for minutes, for code nobody would run (only the compile under way still finishes)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name, initializer=initializer)
+    # threading's exit hooks run before the join, the latest first: this one before concurrent.futures' own
+    threading._register_atexit(lambda: pool.shutdown(wait=False, cancel_futures=True))
+    return pool
+
+
 def jit_mode() -> str:
     """SIMGPU_JIT: 'off' (0), 'eager', or 'hot' (the default)."""
     v = os.environ.get("SIMGPU_JIT", "1").strip().lower()
@@ -403,7 +413,7 @@ class JitRun:
                 self._failed(e)
             return
         if _POOL is None:
-            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simgpu-jit")
+            _POOL = _pool("simgpu-jit")
         self.state.future = _POOL.submit(_build, source, self.tier)
 
     def _compiled_as(self, got) -> None:
@@ -1108,8 +1118,7 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
         if background:
             jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, at the process's priority
             if _LLVM_POOL is None:
-                _LLVM_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="simgpu-llvm",
-                                                initializer=_lowest_priority)
+                _LLVM_POOL = _pool("simgpu-llvm", _lowest_priority)
             obj, from_disk, llvm_seconds = _LLVM_POOL.submit(_object_code, job).result()  # (another thread's CPU)
         else:
             obj, from_disk, _ = _object_code(job)

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -203,3 +206,13 @@ def test_compiled_code_is_freed_with_its_region(monkeypatch, rounds=3):
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("eager")
     assert np.array_equal(_run(tb, 7), _want(7))
+
+
+def test_a_process_exits_without_running_the_compiles_still_queued():
+    """Queued background compiles are dropped at exit (Python joins pool threads first): 40 half-second jobs
+    queued behind one would hold the process 20 s; only the job under way finishes."""
+    script = ("import time\nfrom simgpu.shader.jit import tier\npool = tier._pool('t')\n"
+              "for _ in range(41):\n    pool.submit(time.sleep, 0.5)\n")
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    assert time.monotonic() - start < 10
