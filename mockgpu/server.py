@@ -327,6 +327,9 @@ class Server:
         memory = RemoteMemory(log=self.record)
         os_, mock, finish = self.make_machine(memory)
         self.sessions[pid] = s = Session(pid, os_, mock, memory, finish, recording=self.record)
+        # Every queue reset (a fault, a limit, a wait that timed out) says which and why in the server's log too.
+        mock.process.reset_hooks.append(lambda line: print(f"simgpu server: pid {pid}: {line}", file=self.log,
+                                                           flush=True))
         return s
 
     # ---- requests -------------------------------------------------------------------------------------

@@ -94,15 +94,22 @@ class Kernel:
         slot = dev.stamp_slot()
         slot_va = dev.stamps.va + slot
         prof = dev.profiler  # runtime.profile: counters / thread trace around this launch
+        # A simulator runs the dispatch at its doorbell: the limit of the wait that follows must hold there too.
+        limit = {"what": "wait", "gpu_id": dev.gpu_id, "timeout_ms": int(timeout_ms)} \
+            if wait and timeout_ms is not None else None
         if aql_queue:
             if prof is not None:
                 prof.submit_aql(prof.before(self))
+            if limit is not None:
+                dev.os.annotate(limit)
             value = dev.compute.submit(self._aql_packet(dev, grid, block, shared, ka_va, slot_va, slot))
             start_off, end_off = aql.SIGNAL_START_TS, aql.SIGNAL_END_TS
         else:
             packets = self._pm4_packets(grid, block, shared, ka_va, slot_va)
             if prof is not None:
                 packets = prof.before(self) + packets + prof.after()
+            if limit is not None:
+                dev.os.annotate(limit)
             value = dev.compute.submit(packets)
             start_off, end_off = 0, 8
         launch = Launch(dev, self.name, value, slot, start_off, end_off)

@@ -4,6 +4,7 @@ in the middle of a wait. Nothing a client sends takes the server down or leaves 
 
 import ctypes
 import errno
+import io
 import os
 import socket
 import struct
@@ -72,7 +73,7 @@ class RawClient:
 def server(tmp_path):
     path = str(tmp_path / "server.sock")
     srv = Server(path, lambda memory: (m := MockOS(devices=1, vram_size=1 << 28, user=memory, place=False), m,
-                                       lambda: None), log=open(os.devnull, "w"))
+                                       lambda: None), log=io.StringIO())
     stop = threading.Event()
     thread = threading.Thread(target=srv.serve, args=(stop.is_set,), daemon=True)
     thread.start()
@@ -187,6 +188,8 @@ def test_garbage_in_a_ring_is_a_queue_error_reported_as_a_hw_exception(server):
     assert data.u.hw_exception_data.gpu_id == gid  # what the driver wrote back into the client's memory
     q = srv.sessions[4242].mock.simulator(gid).queues[0]
     assert q.state == "error"
+    # the reset says why in the server's log too
+    assert f"simgpu server: pid 4242: gpu0 (gpu_id {gid}): queue {q.name} reset: {q.error.why}" in srv.log.getvalue()
     os.close(memfd)
 
 
