@@ -200,8 +200,10 @@ class MockOS(OS):
             raise OSError(errno.ENODEV, f"no GPU with gpu_id {gpu_id}")
         fault = next((q.error.fault for q in gpu.queues if q.error is not None and q.error.fault is not None), None)
         error = next((q.error for q in gpu.queues if q.error is not None), None)
-        summary = "" if error is None else str(error.fault) if error.fault is not None else \
-            f"queue {error.queue}: {error.why}"
+        blocked = next((q for q in gpu.queues if q.state == "blocked"), None)
+        summary = str(error.fault) if error is not None and error.fault is not None else \
+            f"queue {error.queue}: {error.why}" if error is not None else \
+            f"queue {blocked.name} blocked: {blocked.waiting}" if blocked is not None else ""
         return DeviceReport(gpu.describe(), fault.kind if fault is not None else "", summary)
 
     # ---- files --------------------------------------------------------------------------------------

@@ -44,7 +44,8 @@ class DeviceReport:
     text: str = ""  # human-readable: every queue's state; for a queue in error its packet or wave, PC,
     #                 instruction and registers. Empty when the driver has nothing to add (HostOS).
     fault: str = ""  # the kind of fault that stopped the first queue in error ("trap", "watchdog", ...), or ""
-    summary: str = ""  # one line: why the first queue in error stopped (the limit, the finding, the packet), or ""
+    summary: str = ""  # one line: why the first queue in error stopped (the limit, the finding, the packet), else
+    #                    what the first blocked queue waits for (the packet, and the memory and value), or ""
 
 
 class OS:
