@@ -25,7 +25,11 @@ class Module:
         self.code = dev.alloc(max(len(co.image), 256), executable=True, name="code object")
         self.code_image = co.relocated_image(self.code.va)  # what the GPU fetches (profilers map traces onto it)
         self.code.copyin(self.code_image)
-        self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
+        try:
+            self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
+        except CodeObjectError:
+            self.code.free()
+            raise
         self.metadata = getattr(co, "metadata", {})
         # For whoever reads a recording: which kernel lives where (traces name dispatches with it).
         dev.os.annotate({"what": "code_object", "gpu_id": dev.gpu_id, "base": self.code.va, "size": self.code.size,
@@ -52,6 +56,11 @@ class Kernel:
         self.descriptor_va = module.code.va + k.descriptor_address
         self.code_va = module.code.va + k.entry_address
         self.args = self.metadata.get(".args", [])
+        size = kernargs.segment_size(self.args, self.descriptor.kernarg_size)
+        if size > module.device.kernarg_ring.size:  # (the metadata was checked at load: simgpu.isa.metadata)
+            raise CodeObjectError(f"kernel {self.name!r}: a kernarg segment of {size} bytes (KERNARG_SIZE "
+                                  f"{self.descriptor.kernarg_size}) exceeds the runtime's "
+                                  f"{module.device.kernarg_ring.size}-byte kernarg ring")
 
     def _check_args(self, args: tuple) -> list:
         explicit = kernargs.explicit_args(self.args)
