@@ -44,7 +44,8 @@ def _pow2(hi: int) -> Callable[[object], str | None]:
 
 def _one_of(values) -> Callable[[object], str | None]:
     def check(v: object) -> str | None:
-        return None if v in values else f"is {v!r}, not one of {', '.join(map(repr, sorted(values)))}"
+        known = isinstance(v, str | int) and not isinstance(v, bool) and v in values
+        return None if known else f"is {v!r}, not one of {', '.join(map(repr, sorted(values)))}"
     return check
 
 
