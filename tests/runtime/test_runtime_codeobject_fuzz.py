@@ -92,9 +92,12 @@ def _mutated_metadata(draw, blob: bytes) -> bytes | None:
     kernels = meta["amdhsa.kernels"]
     for _ in range(draw(st.integers(1, 3))):
         k = kernels[draw(st.integers(0, len(kernels) - 1))]
+        args = k.get(".args")
         target = k
-        if k.get(".args") and draw(st.booleans()):
-            target = k[".args"][draw(st.integers(0, len(k[".args"]) - 1))]
+        if isinstance(args, list) and args and draw(st.booleans()):
+            target = args[draw(st.integers(0, len(args) - 1))]
+        if not isinstance(target, dict) or not target:  # an earlier edit replaced it
+            continue
         key = draw(st.sampled_from(sorted(target)))
         if draw(st.booleans()):
             del target[key]
