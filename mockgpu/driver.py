@@ -174,8 +174,9 @@ class MockOS(OS):
         doorbell runs it here, so that wait's timeout must bound the doorbell: a `timeout` fault, as inside the
         wait)."""
         gpu = self.simulator(note.get("gpu_id", -1))
-        if gpu is not None and note.get("what") == "wait":  # the work of the next doorbell runs at most this long
-            self._wait_limits[int(note["gpu_id"])] = max(float(note.get("timeout_ms", 0)), 1.0) / 1000
+        timeout = note.get("timeout_ms")
+        if gpu is not None and note.get("what") == "wait" and isinstance(timeout, int) and timeout > 0:
+            self._wait_limits[int(note["gpu_id"])] = timeout / 1000  # the next doorbell's work runs at most this long
         if gpu is not None and note.get("what") == "code_object":  # fault reports name the kernel
             for name, _, code_va in note.get("kernels", []):
                 gpu.engine.kernel_names[int(code_va)] = str(name)

@@ -31,9 +31,10 @@ from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveSt
 MAX_BATCH_WAVES = 4096
 TICK = 1 << 16  # wave-instructions between the engine's checks of the wall clock (deadline) and progress hooks
 # The default watchdog: wave-instructions one dispatch may execute before it is declared hung. A limit of
-# instructions, not of host time, so that it fires at the same instruction on every machine under any load;
-# sized far above real workloads (a 1024^3 f32 matmul is ~0.7G), so only a kernel that does not end meets it
-# (in ~5-25 s of the JIT tier; a caller's wait timeout stops one sooner).
+# instructions, not of host time, so that it fires at the same instruction on every machine under any load; sized
+# far above real workloads (a 1024^3 f32 matmul is ~0.7G: 64x bench_shader's 256^3 one), so only a kernel that
+# does not end meets it (after ~5-25 s in the JIT tier, minutes in the interpreter; an explicit wait timeout or
+# Ctrl-C stops one sooner).
 DEFAULT_WATCHDOG = 1 << 32
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
 
