@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import threading
 import time
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mockgpu import drm, pci, progress, topology
+from mockgpu import drm, pci, progress, symbols, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
 from mockgpu.kfd import VMID, VRAM_BASE, KfdProcess, Node
@@ -28,10 +29,10 @@ from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, Devi
 from runtime.uapi import kfd
 from simgpu.clock import Link
 from simgpu.mem import shared
+from simgpu.shader.engine import DEFAULT_WATCHDOG
 from simgpu.soc import SOC, MMIOError
 
 DEFAULT_VRAM = 8 << 30
-DEFAULT_WALL_WATCHDOG = 30.0  # seconds of host time a dispatch may run (SIMGPU_WATCHDOG_S; 0: no limit)
 GPU_ID_BASE = 0x4A10
 
 # request number -> (argument struct, name of the KfdProcess handler)
@@ -62,6 +63,17 @@ _HANDLERS = {
 _BY_NR = {kfd.ioc_nr(req): (req, *v) for req, v in _HANDLERS.items()}
 
 
+def _wall_watchdog(seconds: float | None) -> float | None:
+    """The opt-in wall-clock watchdog: `seconds`, else SIMGPU_WATCHDOG_S; None (no limit) unless one is set > 0."""
+    if seconds is None:
+        text = os.environ.get("SIMGPU_WATCHDOG_S", "").strip()
+        try:
+            seconds = float(text or 0)
+        except ValueError:
+            raise ValueError(f"SIMGPU_WATCHDOG_S={text!r}: give seconds of host time (unset: no limit)") from None
+    return seconds if seconds and seconds > 0 else None
+
+
 @dataclass
 class File:
     """An open file of the mock: /dev/kfd, a render node, a PCI function's file or a firmware file."""
@@ -84,13 +96,14 @@ class MockOS(OS):
         if not 1 <= n <= MAX_GPUS:
             raise ValueError(f"{n} devices: mockgpu emulates 1 to {MAX_GPUS} GPUs")
         vram = vram_size or int(os.environ.get("MOCKGPU_VRAM", DEFAULT_VRAM))
-        if wall_watchdog is None:
-            wall_watchdog = float(os.environ.get("SIMGPU_WATCHDOG_S", DEFAULT_WALL_WATCHDOG) or 0)
-        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or 50_000_000,
-              "wall_watchdog": wall_watchdog or None}
+        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or DEFAULT_WATCHDOG,
+              "wall_watchdog": _wall_watchdog(wall_watchdog)}
         self.devmem = DeviceMemory([vram] * n, GTT_SIZE)  # every byte a client can map: mockgpu/devmem.py
         self.gpus = [GPU(vram, name=f"gpu{i}", vram_backing=self.devmem.vram(i),
                          doorbell_page=self.devmem.doorbell_page(i), **kw) for i in range(n)]
+        for g in self.gpus:  # what the limits' faults tell a user to change
+            g.engine.watchdog_setting = "MOCKGPU_WATCHDOG=<wave-instructions> or MockOS(watchdog=...)"
+            g.wall_watchdog_setting = "SIMGPU_WATCHDOG_S" if wall_watchdog is None else "MockOS(wall_watchdog=...)"
         if progress.enabled():
             for g in self.gpus:
                 g.engine.progress_hooks.append(progress.DispatchProgress(g.name))
@@ -118,6 +131,8 @@ class MockOS(OS):
         self.place = place
         self._placed: dict[int, int] = {}  # real placements: address -> length
         self.process = KfdProcess(self.nodes, self.user, self.devmem)
+        for g in self.gpus:  # faults name kernels the runtime did not name by the code object in memory
+            g.engine.find_kernel_name = functools.partial(symbols.kernel_symbol, g.mmu, self.process.allocs.values)
         # Sanitizers (docs/shader.md "Sanitizers"): SIMGPU_SANITIZE unless `sanitize` says; the driver tells
         # each GPU's sanitizer about every buffer it maps (kfd.py) and the runtime's exact sizes (annotate).
         checks = sanitizers.requested() if sanitize is None else sanitizers.parse_checks(sanitize)
@@ -125,6 +140,7 @@ class MockOS(OS):
             for g in self.gpus:
                 g.sanitize(checks)
         self.files: dict[int, File] = {}
+        self._wait_limits: dict[int, float] = {}  # gpu_id -> seconds the caller waits for its next doorbell's work
         self._next_fd = 100
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
         self.sysfs = topology.build(shapes) | pci.sysfs(self.socs)
@@ -158,8 +174,17 @@ class MockOS(OS):
         return {"checks": sorted(san.checks), "findings": [f.as_dict() for f in san.take()]}
 
     def annotate(self, note: dict) -> None:
-        """The runtime's notes: a buffer's exact size and purpose, a code object's kernels, for the sanitizers."""
+        """The runtime's notes: a buffer's exact size and purpose, a code object's kernels (for the sanitizers and
+        the kernel names of fault reports), how long the caller waits for the work of its next doorbell (the
+        doorbell runs it here, so that wait's timeout must bound the doorbell: a `timeout` fault, as inside the
+        wait)."""
         gpu = self.simulator(note.get("gpu_id", -1))
+        timeout = note.get("timeout_ms")
+        if gpu is not None and note.get("what") == "wait" and isinstance(timeout, int) and timeout > 0:
+            self._wait_limits[int(note["gpu_id"])] = timeout / 1000  # the next doorbell's work runs at most this long
+        if gpu is not None and note.get("what") == "code_object":  # fault reports name the kernel
+            for name, _, code_va in note.get("kernels", []):
+                gpu.engine.kernel_names[int(code_va)] = str(name)
         san = gpu.engine.sanitizer if gpu is not None else None
         if san is None:
             return
@@ -180,7 +205,12 @@ class MockOS(OS):
         if gpu is None:
             raise OSError(errno.ENODEV, f"no GPU with gpu_id {gpu_id}")
         fault = next((q.error.fault for q in gpu.queues if q.error is not None and q.error.fault is not None), None)
-        return DeviceReport(gpu.describe(), fault.kind if fault is not None else "")
+        error = next((q.error for q in gpu.queues if q.error is not None), None)
+        blocked = next((q for q in gpu.queues if q.state == "blocked"), None)
+        summary = str(error.fault) if error is not None and error.fault is not None else \
+            f"queue {error.queue}: {error.why}" if error is not None else \
+            f"queue {blocked.name} blocked: {blocked.waiting}" if blocked is not None else ""
+        return DeviceReport(gpu.describe(), fault.kind if fault is not None else "", summary)
 
     # ---- files --------------------------------------------------------------------------------------
     def open(self, path: str, flags: int = os.O_RDWR) -> int:
@@ -419,7 +449,7 @@ class MockOS(OS):
             if self.lazy_doorbells:
                 node.gpu.doorbells[slot] = value & 0xFFFFFFFFFFFFFFFF  # polled from wptr later
             else:
-                node.gpu.ring_doorbell(slot, value)
+                node.gpu.ring_doorbell(slot, value, self._wait_limits.pop(node.gpu_id, None))
             return
         mapping.view[offset:offset + size] = int(value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 

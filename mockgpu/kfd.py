@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mockgpu.devmem import DeviceMemory
@@ -94,6 +95,7 @@ class KfdProcess:
         self.expired = False  # set by the caller of wait_events once a WouldBlock wait passed its deadline
         self.event_page: Allocation | None = None
         self._next_handle = 1
+        self.reset_hooks: list[Callable[[str], None]] = []  # told one line per queue reset: which queue and why
         for n in nodes:
             n.gpu.interrupt_hooks.append(functools.partial(self.on_interrupt, n))
 
@@ -490,6 +492,10 @@ class KfdProcess:
         becomes a memory exception (page faults) or a hardware exception event."""
         if intr.kind == Kind.QUEUE_ERROR:
             self._exception(n, intr.fault)
+            if intr.error is not None:
+                why = str(intr.fault) if intr.fault is not None else intr.error.why
+                for hook in self.reset_hooks:
+                    hook(f"{n.gpu.name} (gpu_id {n.gpu_id}): queue {intr.queue} reset: {why}")
             return
         e = self.events.get(intr.context_id)
         if e is not None and e.type in (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_DEBUG_EVENT):

@@ -144,6 +144,9 @@ class Server:
         s = Session(pid, self.make_machine(memory), memory, self.log, recording=self.record, ended=self._ended)
         with self._lock:
             self.sessions[pid] = s  # (a session of this pid that is ending leaves on its own: _ended)
+        # Every queue reset (a fault, a limit, a wait that timed out) says which and why in the server's log too.
+        s.mock.process.reset_hooks.append(lambda line: print(f"simgpu server: pid {pid}: {line}", file=self.log,
+                                                             flush=True))
         s.add(sock)
         fd = _pidfd(pid)
         if fd is not None:

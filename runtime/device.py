@@ -9,7 +9,7 @@ import struct
 
 from runtime import memory as rtmem
 from runtime import profile as rtprofile
-from runtime.fault import HW, MEMORY, GPUFault
+from runtime.fault import HW, MEMORY, GPUFault, GPUTimeout
 from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
 from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, OS, PROT_READ, PROT_WRITE, TOPOLOGY, select_os
@@ -333,7 +333,8 @@ class Device:
             self.wait(q, q.submitted, timeout_ms)
 
     def wait(self, q, value: int, timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> None:
-        """Wait until queue q reaches timeline `value` (WAIT_EVENTS); GPUFault or TimeoutError otherwise."""
+        """Wait until queue q reaches timeline `value` (WAIT_EVENTS); GPUFault otherwise, GPUTimeout (a TimeoutError
+        too) when the timeout expired first, after which the queues are reset."""
         timeout_ms = DEFAULT_TIMEOUT_MS if timeout_ms is None else timeout_ms
         while q.completed() < value:
             with self.abort_on_interrupt():
@@ -341,9 +342,7 @@ class Device:
             if fired:
                 self._fault(fired)
             if result == kfd.KFD_IOC_WAIT_RESULT_TIMEOUT and q.completed() < value:
-                report = self.os.device_report(self.gpu_id).text
-                raise TimeoutError(f"{self.name}: {q.fmt} queue did not reach {value} (at {q.completed()}) within "
-                                   f"{timeout_ms} ms" + (f"\n{report}" if report else ""))
+                self._timed_out(q, value, timeout_ms)
         if self.sanitizers:  # the dispatches this wait saw end may have findings
             self.take_findings()
 
@@ -376,6 +375,21 @@ class Device:
         fault = GPUFault.from_exception(self.name, self.gpu_id, *fired[0], report, notes, self.usable)
         if lost[0] < lost[1]:
             self._aborted.append((*lost, fault.report.partition("\n")[0]))
+        raise fault
+
+    def _timed_out(self, q, value: int, timeout_ms: int) -> None:
+        """Raise the GPUTimeout of a wait that expired with the queue short of `value`: a packet that waits for what
+        never came (WAIT_REG_MEM on memory nobody writes) or work still running. The work is given up like after a
+        fault: the queues are reset, so the next launch does not queue up behind it."""
+        report = self.os.device_report(self.gpu_id)  # before the reset: what the queue waits for, and where
+        head = f"{self.name}: {q.fmt} queue did not reach {value} (at {q.completed()}) within {timeout_ms} ms"
+        notes, lost = self._restart_queues()
+        text = "\n".join([head + (f": {report.summary}" if report.summary else ""),
+                          *([report.text] if report.text else []), *notes,
+                          "the queues were reset: the work they had not finished is given up"])
+        fault = GPUTimeout(text, "timeout", None, self.gpu_id, self.usable)
+        if lost[0] < lost[1]:
+            self._aborted.append((*lost, head))
         raise fault
 
     def _restart_queues(self) -> tuple[list[str], tuple[int, int]]:

@@ -13,6 +13,7 @@ from runtime.os import DeviceReport
 from runtime.uapi import kfd
 
 MEMORY, HW = "memory", "hw"  # the two exception events the runtime waits on
+SANITIZER_KINDS = frozenset({"memcheck", "initcheck", "racecheck", "hazards"})  # report.fault of a sanitizer stop
 
 _RESET_CAUSE = {kfd.KFD_HW_EXCEPTION_GPU_HANG: "GPU hang", kfd.KFD_HW_EXCEPTION_ECC: "ECC error"}
 _RESET_TYPE = {kfd.KFD_HW_EXCEPTION_WHOLE_GPU_RESET: "whole-GPU reset",
@@ -35,12 +36,16 @@ class GPUFault(Exception):
                        notes: list[str], usable: bool) -> GPUFault:
         """The fault of a KFD exception event (MEMORY: kfd_hsa_memory_exception_data, HW:
         kfd_hsa_hw_exception_data), with the driver's report and the runtime's own notes appended."""
-        lines = [f"{device} (gpu_id {gpu_id}): {describe_exception(event, data)}"]
-        lines += ([report.text] if report.text else []) + notes
         kind = report.fault or ("page_fault" if event == MEMORY else "hang")
+        exception = describe_exception(event, data)
+        if kind in SANITIZER_KINDS and report.summary:  # the finding first: the reset is only what it caused
+            lines = [f"{device} (gpu_id {gpu_id}): {report.summary}", exception]
+        else:  # what the kernel reports, and the driver's reason for the reset
+            lines = [f"{device} (gpu_id {gpu_id}): {exception}" + (f": {report.summary}" if report.summary else "")]
+        lines += ([report.text] if report.text else []) + notes
         if kind == "timeout":
             cls = GPUTimeout
-        elif kind in ("memcheck", "initcheck", "racecheck", "hazards"):  # a sanitizer stopped the dispatch
+        elif kind in SANITIZER_KINDS:  # a sanitizer stopped the dispatch
             from runtime.sanitize import SanitizerError
             cls = SanitizerError
         return cls("\n".join(lines), kind, data.va if event == MEMORY else None, gpu_id, usable)

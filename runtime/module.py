@@ -25,7 +25,11 @@ class Module:
         self.code = dev.alloc(max(len(co.image), 256), executable=True, name="code object")
         self.code_image = co.relocated_image(self.code.va)  # what the GPU fetches (profilers map traces onto it)
         self.code.copyin(self.code_image)
-        self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
+        try:
+            self._kernels = {name: Kernel(self, k) for name, k in co.kernels.items()}
+        except CodeObjectError:
+            self.code.free()
+            raise
         self.metadata = getattr(co, "metadata", {})
         # For whoever reads a recording: which kernel lives where (traces name dispatches with it).
         dev.os.annotate({"what": "code_object", "gpu_id": dev.gpu_id, "base": self.code.va, "size": self.code.size,
@@ -52,6 +56,11 @@ class Kernel:
         self.descriptor_va = module.code.va + k.descriptor_address
         self.code_va = module.code.va + k.entry_address
         self.args = self.metadata.get(".args", [])
+        size = kernargs.segment_size(self.args, self.descriptor.kernarg_size)
+        if size > module.device.kernarg_ring.size:  # (the metadata was checked at load: simgpu.isa.metadata)
+            raise CodeObjectError(f"kernel {self.name!r}: a kernarg segment of {size} bytes (KERNARG_SIZE "
+                                  f"{self.descriptor.kernarg_size}) exceeds the runtime's "
+                                  f"{module.device.kernarg_ring.size}-byte kernarg ring")
 
     def _check_args(self, args: tuple) -> list:
         explicit = kernargs.explicit_args(self.args)
@@ -94,15 +103,22 @@ class Kernel:
         slot = dev.stamp_slot()
         slot_va = dev.stamps.va + slot
         prof = dev.profiler  # runtime.profile: counters / thread trace around this launch
+        # A simulator runs the dispatch at its doorbell: the limit of the wait that follows must hold there too.
+        limit = {"what": "wait", "gpu_id": dev.gpu_id, "timeout_ms": int(timeout_ms)} \
+            if wait and timeout_ms is not None else None
         if aql_queue:
             if prof is not None:
                 prof.submit_aql(prof.before(self))
+            if limit is not None:
+                dev.os.annotate(limit)
             value = dev.compute.submit(self._aql_packet(dev, grid, block, shared, ka_va, slot_va, slot))
             start_off, end_off = aql.SIGNAL_START_TS, aql.SIGNAL_END_TS
         else:
             packets = self._pm4_packets(grid, block, shared, ka_va, slot_va)
             if prof is not None:
                 packets = prof.before(self) + packets + prof.after()
+            if limit is not None:
+                dev.os.annotate(limit)
             value = dev.compute.submit(packets)
             start_off, end_off = 0, 8
         launch = Launch(dev, self.name, value, slot, start_off, end_off)

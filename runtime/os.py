@@ -44,6 +44,8 @@ class DeviceReport:
     text: str = ""  # human-readable: every queue's state; for a queue in error its packet or wave, PC,
     #                 instruction and registers. Empty when the driver has nothing to add (HostOS).
     fault: str = ""  # the kind of fault that stopped the first queue in error ("trap", "watchdog", ...), or ""
+    summary: str = ""  # one line: why the first queue in error stopped (the limit, the finding, the packet), else
+    #                    what the first blocked queue waits for (the packet, and the memory and value), or ""
 
 
 class OS:
@@ -105,8 +107,10 @@ class OS:
 
     def annotate(self, note: dict) -> None:
         """A note from the runtime for tools that read a recording (what it loaded where, so that a trace can
-        name kernels; what each buffer is and how many bytes of it were asked for); not the kernel's
-        interface: drivers ignore it (the simulator's sanitizers use it), traces.RecordingOS records it."""
+        name kernels; what each buffer is and how many bytes of it were asked for; how long the caller will wait
+        for the work of its next doorbell); not the kernel's interface: drivers ignore it (the simulator uses it:
+        sanitizers, kernel names in fault reports, bounding work it runs at a doorbell), traces.RecordingOS
+        records it."""
 
     def gpu_clocks(self) -> dict[int, int] | None:
         """Each GPU's timestamp counter (100 MHz ticks of the simulator's virtual clock) by gpu_id, for recordings to

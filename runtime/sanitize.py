@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import warnings
 
-from runtime.fault import GPUFault
+from runtime.fault import SANITIZER_KINDS, GPUFault
 
-CHECK_KINDS = frozenset({"memcheck", "initcheck", "racecheck", "hazards"})  # GPUFault.kind of a sanitizer stop
+CHECK_KINDS = SANITIZER_KINDS  # GPUFault.kind of a sanitizer stop
 
 
 class SanitizerWarning(UserWarning):

@@ -19,6 +19,7 @@ class GPUFault(Exception):
     access: str | None = None  # "read", "write", "execute", "atomic"
     vmid: int | None = None
     queue: str | None = None
+    kernel: str | None = None  # the dispatch's kernel: its symbol name, or "at 0x..." when nobody named it
     wave: int | None = None
     pc: int | None = None
     instruction: str | None = None
@@ -34,7 +35,7 @@ class GPUFault(Exception):
             parts.append(self.message)
         if self.address is not None:
             parts.append(f"{self.access or 'access'} at VA {self.address:#x}")
-        for name in ("vmid", "queue", "wave"):
+        for name in ("kernel", "vmid", "queue", "wave"):
             v = getattr(self, name)
             if v is not None:
                 parts.append(f"{name} {v}")

@@ -32,6 +32,7 @@ from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
 from simgpu.profile import PerfMonitor
 from simgpu.shader import ShaderEngine
+from simgpu.shader.engine import DEFAULT_WATCHDOG
 
 # Navi 31 (gfx1100) shape.
 GFX_TARGET = "gfx1100"
@@ -51,7 +52,7 @@ INTERRUPT_LOG = 256  # interrupts kept in GPU.interrupt_log (the hooks see every
 class GPU:
     """A simulated gfx1100 device."""
 
-    def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = 50_000_000,
+    def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = DEFAULT_WATCHDOG,
                  max_dispatch_workgroups: int = 1 << 20, wall_watchdog: float | None = None, vram_backing=None,
                  doorbell_page=None):
         self.name = name
@@ -70,7 +71,10 @@ class GPU:
         self.engine.interrupt_hooks.append(self.interrupt)  # the SQ's s_sendmsg interrupts
         self.device_mask = 1  # PRED_EXEC device select bit of this GPU
         self.max_dispatch_workgroups = max_dispatch_workgroups
-        self.wall_watchdog = wall_watchdog  # seconds of host time a dispatch may run (None: no limit)
+        # Seconds of host time a dispatch may run (None: no limit, the default: host time depends on load, so a
+        # default limit is the engine's deterministic budget). `wall_watchdog_setting` says who set it.
+        self.wall_watchdog = wall_watchdog
+        self.wall_watchdog_setting = "GPU(wall_watchdog=...)"
         self.packet_budget = PACKET_BUDGET
         self.pm4, self.aql, self.sdma, self.dma = PM4Processor(self), AQLProcessor(self), SDMAProcessor(self), DMA(self)
         self.perfmon = PerfMonitor(self)  # performance counters and thread trace (simgpu.profile)
@@ -115,8 +119,9 @@ class GPU:
         return next((q for q in self.queues if q.doorbell == index), None)
 
     # ---------------------------------------------------------------------------------------------- progress
-    def ring_doorbell(self, index: int, value: int) -> None:
-        """A doorbell write: the bound queue's wptr becomes value; run that queue until idle or blocked."""
+    def ring_doorbell(self, index: int, value: int, seconds: float | None = None) -> None:
+        """A doorbell write: the bound queue's wptr becomes value; run that queue until idle or blocked. A
+        dispatch still running after `seconds` of host time (the owner's wait timeout) gets a `timeout` fault."""
         if not 0 <= index < DOORBELL_SLOTS:
             raise ValueError(f"doorbell {index} out of range 0..{DOORBELL_SLOTS - 1}")
         value &= 0xFFFFFFFFFFFFFFFF
@@ -126,7 +131,7 @@ class GPU:
         q = self.queue_by_doorbell(index)
         if q is not None:
             q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
-            with self.time_limit():
+            with self.time_limit(seconds):
                 self.run_queue(q)
 
     def pending_doorbells(self) -> list[tuple[int, int]]:
@@ -180,7 +185,8 @@ class GPU:
         if limits:
             s, kind = min(limits)
             why = (f"still running after the caller's {s:g} s wait timeout" if kind == "timeout" else
-                   f"ran longer than the {s:g} s wall-clock watchdog (SIMGPU_WATCHDOG_S)")
+                   f"ran longer than the {s:g} s wall-clock watchdog set by {self.wall_watchdog_setting} "
+                   "(opt-in, host time: a long correct dispatch on a loaded machine meets it too)")
             engine.deadline = (time.monotonic() + s, kind, why)
         try:
             yield

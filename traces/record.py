@@ -201,7 +201,7 @@ class RecordingOS(OS):
 
         def call(g):
             report = self.inner.device_report(g)
-            rec["text"], rec["fault"] = report.text, report.fault
+            rec["text"], rec["fault"], rec["summary"] = report.text, report.fault, report.summary
             return report
         return self._call(rec, call, gpu_id)
 

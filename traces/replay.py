@@ -173,7 +173,7 @@ class Replayer:
         if self.hw:
             self._skip("device reports")
             return None
-        for key in ("fault", "text"):
+        for key in ("fault", "summary", "text"):
             if d is None and key in rec and getattr(got, key) != rec[key]:
                 d = self._div(call, key, *_first_difference(rec[key], getattr(got, key)))
         return d

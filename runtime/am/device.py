@@ -207,9 +207,7 @@ class AMDevice(Device):
             if fault is not None:
                 self._raise_fault(fault)
             if q.completed() < value and time.monotonic() > deadline:
-                report = self.os.device_report(self.gpu_id).text
-                raise TimeoutError(f"{self.name}: {q.fmt} queue did not reach {value} (at {q.completed()}) within "
-                                   f"{timeout_ms} ms" + (f"\n{report}" if report else ""))
+                self._timed_out(q, value, 30_000 if timeout_ms is None else timeout_ms)
         if self.sanitizers:
             self.take_findings()
 

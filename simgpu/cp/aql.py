@@ -45,7 +45,8 @@ class AQLProcessor:
                 raise PacketError(f"reserved fence scope (acquire {acquire}, release {release})")
             status = self._packet(q, ptype, raw, slot)
             if status is not None:
-                q.waiting = status
+                name = aql.PacketType(ptype).name if ptype in aql.PacketType._value2member_map_ else f"{ptype:#x}"
+                q.waiting = f"{status} (packet {q.rptr}, {name}, at ring offset {slot - q.ring_base:#x})"
                 return "blocked", done
             self.gpu.clock.advance(costs.AQL_PACKET_CYCLES)
             done += 1

@@ -91,11 +91,10 @@ class PM4Processor:
             q.current = (top, top.pos, [h, *body])
             handler = self.handlers.get(op)
             if handler is None:
-                name = hw.Op(op).name if op in hw.Op._value2member_map_ else f"{op:#04x}"
-                raise PacketError(f"unsupported PM4 opcode {name} on a compute queue")
+                raise PacketError(f"unsupported PM4 opcode {_opname(op)} on a compute queue")
             act = handler(q, body)
             if isinstance(act, Block):
-                q.waiting = act.why
+                q.waiting = f"{act.why} (packet {_opname(op)} at {top.where(top.pos)})"
                 return "blocked", done
             self.gpu.clock.advance(costs.PM4_PACKET_CYCLES)
             top.pos += 1 + nbody
@@ -340,3 +339,7 @@ class PM4Processor:
         result = self.gpu.dma.atomic(q, op, addr, src, cmp, loop=command == hw.AtomicCommand.LOOP_UNTIL_COMPARE,
                                      what="ATOMIC_MEM")
         return Block(result) if isinstance(result, str) else None
+
+
+def _opname(op: int) -> str:
+    return hw.Op(op).name if op in hw.Op._value2member_map_ else f"{op:#04x}"

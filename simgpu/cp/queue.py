@@ -71,6 +71,11 @@ class Frame:
     def describe(self) -> str:
         return "ring" if self.ring else f"IB at {self.base:#x} dword {self.pos} of {self.size_dw}"
 
+    def where(self, pos: int) -> str:
+        """Where the packet at dword position `pos` sits: its byte offset in the ring, or its place in the IB."""
+        return f"ring offset {4 * (pos % self.size_dw):#x}" if self.ring else \
+            f"IB at {self.base:#x} dword {pos} of {self.size_dw}"
+
 
 @dataclass
 class Queue:

@@ -57,7 +57,7 @@ class SDMAProcessor:
             handler = self.handlers.get(key)
             result = handler(q, pkt) if handler is not None else None
             if isinstance(result, str):
-                q.waiting = result
+                q.waiting = f"{result} (packet at {top.where(top.pos)})"
                 return "blocked", done
             self.gpu.clock.advance(costs.SDMA_PACKET_CYCLES)
             top.pos += length

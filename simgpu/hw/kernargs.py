@@ -41,10 +41,14 @@ def explicit_args(args_meta: list[dict]) -> list[dict]:
     return [a for a in args_meta if not a.get(".value_kind", "").startswith("hidden_")]
 
 
+def segment_size(args_meta: list[dict], kernarg_size: int) -> int:
+    """Bytes of the kernarg segment a launch writes: the descriptor's KERNARG_SIZE, every argument, at least 16."""
+    return max(kernarg_size, 16, *(a[".offset"] + a[".size"] for a in args_meta))
+
+
 def pack(args_meta: list[dict], kernarg_size: int, values: list, grid, block, extra: dict | None = None) -> bytes:
     """The kernarg segment: explicit `values` in metadata order, hidden arguments filled per code object v5."""
-    buf = bytearray(max(kernarg_size, 16, *(a[".offset"] + a[".size"] for a in args_meta)) if args_meta
-                    else max(kernarg_size, 16))
+    buf = bytearray(segment_size(args_meta, kernarg_size))
     explicit = explicit_args(args_meta)
     if len(explicit) != len(values):
         raise TypeError(f"kernel takes {len(explicit)} arguments, got {len(values)}")

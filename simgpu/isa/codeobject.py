@@ -17,7 +17,9 @@ from io import BytesIO
 import msgpack
 from elftools.elf.elffile import ELFFile
 
-from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor
+from simgpu.isa.errors import CodeObjectError
+from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor, KernelDescriptorError
+from simgpu.isa.metadata import check_metadata
 
 # The target-ID grammar and the e_flags facts live in target_id; TARGETS is re-exported for compiler.llvm.
 from simgpu.isa.target_id import (
@@ -47,10 +49,6 @@ _RELOC_WIDTH = {R_AMDGPU_ABS32_LO: 4, R_AMDGPU_ABS32_HI: 4, R_AMDGPU_ABS64: 8, R
                 R_AMDGPU_ABS32: 4, R_AMDGPU_REL32_LO: 4, R_AMDGPU_REL32_HI: 4, R_AMDGPU_RELATIVE64: 8,
                 R_AMDGPU_REL16: 2}
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 1, 2, 4
-
-
-class CodeObjectError(ValueError):
-    """A malformed or unsupported code object; the message says what and where."""
 
 
 @dataclass(frozen=True)
@@ -470,15 +468,7 @@ def _unpack_metadata(desc: object, where: str) -> dict:
         meta = msgpack.unpackb(bytes(desc), raw=False)
     except (ValueError, TypeError, msgpack.UnpackException) as e:
         raise CodeObjectError(f"{where}: bad msgpack metadata ({type(e).__name__}: {e})") from e
-    if not isinstance(meta, dict):
-        raise CodeObjectError(f"{where}: metadata is a {type(meta).__name__}, not a map")
-    kernels = meta.get("amdhsa.kernels", [])
-    if not isinstance(kernels, list) or not all(isinstance(k, dict) for k in kernels):
-        raise CodeObjectError(f"{where}: amdhsa.kernels is not a list of maps")
-    for k in kernels:
-        if not isinstance(k.get(".name"), str) or not isinstance(k.get(".symbol", ""), str):
-            raise CodeObjectError(f"{where}: a kernel's .name/.symbol is missing or not a string")
-    return meta
+    return check_metadata(meta, where)  # the schema (simgpu.isa.metadata)
 
 
 def _text(ctx: _Elf) -> tuple[int, bytes]:
@@ -515,6 +505,14 @@ def _kernel(ctx: _Elf, symbols: dict[str, Symbol], name: str, symbol: str, meta:
     if kd_addr + KD_SIZE > len(ctx.image):
         raise CodeObjectError(f"kernel {name!r}: descriptor at {kd_addr:#x} lies past the image end")
     kd = KernelDescriptor.from_bytes(bytes(ctx.image[kd_addr:kd_addr + KD_SIZE]))
+    try:
+        kd.check()
+    except KernelDescriptorError as e:
+        raise CodeObjectError(f"kernel {name!r}: descriptor {symbol!r} at {kd_addr:#x}: {e}") from None
+    if meta and meta[".wavefront_size"] != kd.wavefront_size:
+        raise CodeObjectError(f"kernel {name!r}: metadata .wavefront_size {meta['.wavefront_size']} disagrees with "
+                              f"its descriptor (wave{kd.wavefront_size}: ENABLE_WAVEFRONT_SIZE32 "
+                              f"{int(kd.enable_wavefront_size32)})")
     entry = kd_addr + kd.kernel_code_entry_byte_offset
     section = next((s for s in ctx.sections if s.index in ctx.addr and s.flags & SHF_EXECINSTR
                     and ctx.addr[s.index] <= entry < ctx.addr[s.index] + s.size), None)

@@ -18,3 +18,7 @@ class AsmError(ValueError):
     def __init__(self, message: str, line: int = 0, column: int = 0, token: str = ""):
         self.line, self.column, self.token, self.expected = line, column, token, message
         super().__init__(f"line {line}, column {column}: {message}" + (f" (got {token!r})" if token else ""))
+
+
+class CodeObjectError(ValueError):
+    """A malformed or unsupported code object; the message says what and where."""

@@ -14,6 +14,8 @@ from simgpu.hw import regs
 from simgpu.hw.bits import Field, Layout, Record
 
 KD_SIZE = 64
+MAX_GROUP_SEGMENT = 64 << 10  # LDS bytes of one workgroup (gfx11)
+MAX_WAVE_SCRATCH = ((1 << 15) - 1) * 256  # COMPUTE_TMPRING_SIZE.WAVESIZE: 15 bits of 256-byte units (gfx11)
 # Every wave on gfx10+ has 106 addressable SGPRs (s0-s105); GRANULATED_WAVEFRONT_SGPR_COUNT is reserved there.
 GFX10_PLUS_SGPRS = 106
 # The VGPR *encoding* granule of gfx10-gfx11 (the hardware may allocate in coarser blocks, e.g. 24 on gfx1100
@@ -87,6 +89,22 @@ class KernelDescriptor(Record):
     def to_bytes(self) -> bytes:
         """Encode as the 64 bytes the hardware reads."""
         return self.pack()
+
+    def check(self) -> None:
+        """KernelDescriptorError naming the first field a gfx11 CP could not launch with (AMDGPUUsage, "Kernel
+        Descriptor"): reserved bytes not 0, more LDS than a workgroup has, more scratch than COMPUTE_TMPRING_SIZE
+        can give a wave."""
+        for name in ("reserved0", "reserved1", "reserved2"):
+            if any(getattr(self, name)):
+                raise KernelDescriptorError(f"{name.upper()} is {getattr(self, name).hex()}, must be 0")
+        if self.group_segment_fixed_size > MAX_GROUP_SEGMENT:
+            raise KernelDescriptorError(f"GROUP_SEGMENT_FIXED_SIZE {self.group_segment_fixed_size} exceeds the "
+                                        f"{MAX_GROUP_SEGMENT} bytes of LDS a workgroup has")
+        wave_bytes = self.private_segment_fixed_size * self.wavefront_size
+        if wave_bytes > MAX_WAVE_SCRATCH:
+            raise KernelDescriptorError(f"PRIVATE_SEGMENT_FIXED_SIZE {self.private_segment_fixed_size} gives a "
+                                        f"wave{self.wavefront_size} {wave_bytes} bytes of scratch, more than the "
+                                        f"{MAX_WAVE_SCRATCH} COMPUTE_TMPRING_SIZE.WAVESIZE can hold")
 
     @property
     def wavefront_size(self) -> int:

@@ -30,6 +30,12 @@ from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveSt
 
 MAX_BATCH_WAVES = 4096
 TICK = 1 << 16  # wave-instructions between the engine's checks of the wall clock (deadline) and progress hooks
+# The default watchdog: wave-instructions one dispatch may execute before it is declared hung. A limit of
+# instructions, not of host time, so that it fires at the same instruction on every machine under any load; sized
+# far above real workloads (a 1024^3 f32 matmul is ~0.7G: 64x bench_shader's 256^3 one), so only a kernel that
+# does not end meets it (after ~5-25 s in the JIT tier, minutes in the interpreter; an explicit wait timeout or
+# Ctrl-C stops one sooner).
+DEFAULT_WATCHDOG = 1 << 32
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
 
 
@@ -61,11 +67,16 @@ class Progress:
 class ShaderEngine:
     """Executes dispatches on simulated memory (an MMU with gather/scatter/atomic/read/write)."""
 
-    def __init__(self, mem, clock: Clock | None = None, watchdog: int = 50_000_000):
+    def __init__(self, mem, clock: Clock | None = None, watchdog: int = DEFAULT_WATCHDOG):
         self.mem = mem
         self.clock = clock or Clock()
         self.counters = Counters()
         self.watchdog = watchdog  # wave-instruction budget per dispatch before a hang is declared
+        self.watchdog_setting = "ShaderEngine.watchdog"  # how the owner lets a user raise it (said in the fault)
+        self.kernel_names: dict[int, str] = {}  # code address -> symbol name, told by the owner (faults name it)
+        # The owner's lookup of a kernel nobody named (e.g. from the code object in memory): (vmid, code address)
+        # -> symbol name or None.
+        self.find_kernel_name: Callable[[int, int], str | None] | None = None
         # (monotonic time, fault kind, message): the owner stops a dispatch still running then (None: no limit)
         self.deadline: tuple[float, str, str] | None = None
         self.progress_hooks: list[Callable[[Progress], None]] = []  # told every TICK wave-instructions
@@ -85,6 +96,18 @@ class ShaderEngine:
         """A wave's interrupt (s_sendmsg MSG_INTERRUPT), raised at once to every hook (the device), in issue order."""
         for hook in self.interrupt_hooks:
             hook(intr)
+
+    def kernel_name(self, vmid: int, code_address: int) -> str:
+        """The symbol name of the kernel at `code_address` (what the owner named, or found), else "at 0x..."."""
+        name = self.kernel_names.get(code_address)
+        if name is None and self.find_kernel_name is not None:
+            try:
+                name = self.find_kernel_name(vmid, code_address)
+            except Exception:  # noqa: BLE001 - a fault report must not fail on naming the kernel
+                name = None
+            if name is not None:
+                self.kernel_names[code_address] = name
+        return name if name is not None else f"at {code_address:#x}"
 
     def run(self, d: Dispatch) -> None:
         """Run every workgroup of the dispatch to completion (or raise GPUFault)."""
@@ -355,8 +378,9 @@ class Exec:
         self.used += used
         self.remaining -= used
         if self.remaining < 0:
-            raise self.hang(w, pc, inst, "watchdog", f"instruction budget of {self.engine.watchdog} wave-"
-                                                     "instructions exhausted (kernel hung?)")
+            e = self.engine
+            raise self.hang(w, pc, inst, "watchdog", f"wave-instruction budget of {e.watchdog} exceeded (a kernel "
+                                                     f"that does not end? {e.watchdog_setting} raises the budget)")
         deadline = self.engine.deadline
         if deadline is not None and time.monotonic() > deadline[0]:
             raise self.hang(w, pc, inst, deadline[1], deadline[2])
@@ -408,6 +432,8 @@ class Exec:
 
     def _locate(self, f: GPUFault, w, pc: int, inst) -> None:
         w0 = w.item(0) if len(w) else 0
+        if f.kernel is None:
+            f.kernel = self.engine.kernel_name(self.vmid, self.d.code_address)
         f.wave = w0 if f.wave is None else f.wave
         f.pc = pc if f.pc is None else f.pc
         if f.instruction is None and inst is not None:

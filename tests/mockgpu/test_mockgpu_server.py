@@ -4,6 +4,7 @@ in the middle of a wait. Nothing a client sends takes the server down or leaves 
 
 import ctypes
 import errno
+import io
 import os
 import shutil
 import socket
@@ -82,7 +83,7 @@ def _serving(tmp_path, log=None, **mock_kw):
     path = str(tmp_path / "server.sock")
     kw = {"devices": 1, "vram_size": 1 << 28, **mock_kw}
     srv = Server(path, lambda memory: (m := MockOS(user=memory, place=False, **kw), m, lambda: None),
-                 log=log or open(os.devnull, "w"))
+                 log=log or io.StringIO())
     stop = threading.Event()
     thread = threading.Thread(target=srv.serve, args=(stop.is_set,), daemon=True)
     thread.start()
@@ -225,6 +226,8 @@ def test_garbage_in_a_ring_is_a_queue_error_reported_as_a_hw_exception(server):
     assert data.u.hw_exception_data.gpu_id == gid  # what the driver wrote back into the client's memory
     q = srv.sessions[PID].mock.simulator(gid).queues[0]
     assert q.state == "error"
+    # the reset says why in the server's log too
+    assert f"simgpu server: pid {PID}: gpu0 (gpu_id {gid}): queue {q.name} reset: {q.error.why}" in srv.log.getvalue()
     os.close(memfd)
 
 

@@ -37,6 +37,9 @@ def _workload(os_):
         with pytest.raises(runtime.SanitizerError) as e:
             k(out, src, grid=1, block=64)  # item 63 reads element 64: 0 bytes past the end, inside the page
         assert e.value.kind == "memcheck" and isinstance(e.value, runtime.GPUFault)
+        first, second = e.value.report.splitlines()[:2]  # the finding first, then the reset it caused
+        assert first.startswith(f"AMD:0 (gpu_id {dev.gpu_id}): GPU fault (memcheck): out-of-bounds read: 4-byte read")
+        assert "GPU hang" not in first and second == "hardware exception: GPU hang, per-engine reset"
         assert "0 bytes past the end of the 256-byte buffer" in e.value.report and "kernel shift" in e.value.report
         assert "lane 31" in e.value.report
         with pytest.warns(runtime.SanitizerWarning, match="uninitialized global read"):

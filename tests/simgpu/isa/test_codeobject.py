@@ -26,7 +26,13 @@ from simgpu.isa.codeobject import (
     target_from_flags,
     write_code_object,
 )
-from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor, make_descriptor
+from simgpu.isa.kdescriptor import (
+    KD_SIZE,
+    MAX_GROUP_SEGMENT,
+    MAX_WAVE_SCRATCH,
+    KernelDescriptor,
+    make_descriptor,
+)
 from tests import DATA
 
 DATA = DATA / "codeobjects"
@@ -388,7 +394,12 @@ def test_write_then_read_round_trips():
 @given(st.lists(st.tuples(st.binary(min_size=4, max_size=600).map(lambda b: b[:len(b) // 4 * 4]),
                           st.binary(min_size=KD_SIZE, max_size=KD_SIZE)), min_size=1, max_size=4))
 def test_write_read_round_trips_any_descriptor(items):
-    kernels = [(f"k{i}", code, KernelDescriptor.from_bytes(kd), {}) for i, (code, kd) in enumerate(items)]
+    def launchable(raw: bytes) -> KernelDescriptor:  # what reading accepts: reserved bytes 0, sizes in range
+        kd = KernelDescriptor.from_bytes(raw)
+        return kd.copy(reserved0=bytes(4), reserved1=bytes(20), reserved2=bytes(4),
+                       group_segment_fixed_size=kd.group_segment_fixed_size % (MAX_GROUP_SEGMENT + 1),
+                       private_segment_fixed_size=kd.private_segment_fixed_size % (MAX_WAVE_SCRATCH // 64 + 1))
+    kernels = [(f"k{i}", code, launchable(kd), {}) for i, (code, kd) in enumerate(items)]
     co = read_code_object(write_code_object(kernels))
     for name, code, kd, _ in kernels:
         got = co.kernels[name]
@@ -561,3 +572,15 @@ def test_fuzz_mutated_code_objects(draw):
     edits = draw.draw(st.lists(st.tuples(header_positions(blob), st.integers(0, 255)), max_size=6))
     cut = draw.draw(st.none() | st.integers(0, len(blob)))
     read_or_code_object_error(mutate(blob, edits, cut))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"reserved1": b"\1" + bytes(19)}, "RESERVED1 is 01" + "00" * 19 + ", must be 0"),
+    ({"group_segment_fixed_size": 65537}, "GROUP_SEGMENT_FIXED_SIZE 65537 exceeds the 65536 bytes of LDS"),
+    ({"private_segment_fixed_size": 1 << 20}, "PRIVATE_SEGMENT_FIXED_SIZE 1048576 gives a wave32"),
+])
+def test_descriptors_a_cp_could_not_launch_are_refused_at_load(change, message):
+    name, code, kd, meta = hand_kernels()[0]
+    blob = write_code_object([(name, code, kd.copy(**change), meta)])
+    with pytest.raises(CodeObjectError, match=rf"kernel {name!r}: descriptor '{name}.kd' at 0x\w+: {message}"):
+        read_code_object(blob)
