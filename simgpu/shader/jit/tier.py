@@ -88,6 +88,10 @@ GIL_FREE_LANES = 8192
 # What a compile beside a launch takes from it (CPU seconds of Python, translation and loading; the first
 # one of a process also imports llvmlite), and how many times that the launch must still have ahead
 COMPILE_COST, FIRST_COMPILE_COST, PAYOFF = 0.03, 0.1, 4
+# A dispatch that has run this long (CPU seconds) compiles beside itself whatever the rules below say: the compile
+# takes at most a few percent of it, and a long loop (a hang that the wave-instruction budget must end among them)
+# would otherwise stay in the interpreter until the dispatch ends, for hours on a busy machine
+LONG_DISPATCH = 2.0
 MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
 _LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
@@ -448,9 +452,12 @@ class JitRun:
         PAYOFF times what the compile would take from it. What is ahead: the batches left times the last
         one's time (not the first's, which pays for decoding and first touches: none is estimated before a
         second batch ended), or, in a dispatch of one batch, half as long again as it has run. The cost is
-        COMPILE_COST, or FIRST_COMPILE_COST while llvmlite is not loaded yet."""
+        COMPILE_COST, or FIRST_COMPILE_COST while llvmlite is not loaded yet. A dispatch that has run
+        LONG_DISPATCH already compiles now in any case."""
         if self.policy != "auto":
             return self.policy == "now"
+        if now - self.dispatch_started >= LONG_DISPATCH:
+            return True
         ex = self.ex
         if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES:
             return False

@@ -119,14 +119,15 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
     assert tb.engine.jit.stats.native_instructions > 0
 
 
-@pytest.mark.parametrize("background, groups, free, payoff, beside", [
-    ("now", 2, False, 4, True), ("after", 256, True, 0, False),  # the environment decides
-    ("auto", 256, True, 0, True),  # a CPU free, large batches, the launch long enough: beside it
-    ("auto", 256, False, 0, False),  # no CPU free
-    ("auto", 2, True, 0, False),  # a batch of 2 waves: its interpretation holds the GIL all the time
-    ("auto", 256, True, 1e9, False)])  # the launch is too short for the compile to pay
+@pytest.mark.parametrize("background, groups, free, payoff, long, beside", [
+    ("now", 2, False, 4, 1e9, True), ("after", 256, True, 0, 0, False),  # the environment decides
+    ("auto", 256, True, 0, 1e9, True),  # a CPU free, large batches, the launch long enough: beside it
+    ("auto", 256, False, 0, 1e9, False),  # no CPU free
+    ("auto", 2, True, 0, 1e9, False),  # a batch of 2 waves: its interpretation holds the GIL all the time
+    ("auto", 256, True, 1e9, 1e9, False),  # the launch is too short for the compile to pay
+    ("auto", 2, False, 1e9, 0, True)])  # none of that holds, but the dispatch has run long (a hang, say)
 def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypatch, tmp_path, background, groups,
-                                                                         free, payoff, beside):
+                                                                         free, payoff, long, beside):
     """A kernel that gets hot is compiled beside its launch (in the background, while the dispatch goes on)
     or once the launch ends (JitRun.end), so the launch runs as the interpreter alone would."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
@@ -134,6 +135,7 @@ def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypa
     monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", background)
     monkeypatch.setattr(jit_state, "core_free", lambda: free)
     monkeypatch.setattr(jit_state, "PAYOFF", payoff)
+    monkeypatch.setattr(jit_state, "LONG_DISPATCH", long)
     submitted = []  # whether the dispatch still had waves running when its compile started
     monkeypatch.setattr(jit_state.JitRun, "_compile", lambda self, sync, real=jit_state.JitRun._compile: (
         submitted.append(bool((self.ex.st.status != DONE).any())), real(self, sync))[1])
