@@ -5,8 +5,8 @@ runs them through the runtime without Triton.
 
 Run from the repository root, with Triton in a venv of its own (the project's venv stays as CI has it):
 
-    python3 -m venv /work/trivenv && /work/trivenv/bin/pip install triton==3.9.0 numpy
-    PYTHONPATH=$PWD /work/trivenv/bin/python -m tools.gen_triton_corpus
+    python3 -m venv /tmp/trivenv && /tmp/trivenv/bin/pip install triton==3.9.0 numpy
+    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus
 
 Compiling needs no GPU and no torch: naming the target (GPUTarget("hip", "gfx1100", 32)) keeps Triton from asking
 a driver for the current device. The references are numpy's, never the simulator's.

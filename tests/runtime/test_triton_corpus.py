@@ -3,7 +3,7 @@ on MOCKGPU, over PM4 and over AQL, each checked against numpy's reference. Needs
 
 Regenerate (where Triton is installed, in a venv of its own):
 
-    PYTHONPATH=$PWD /work/trivenv/bin/python -m tools.gen_triton_corpus
+    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus
 
 tools/triton_corpus.py describes a spec; the inputs are made from their recipes here and checked against the
 digests the generator recorded.
