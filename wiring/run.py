@@ -1,5 +1,5 @@
-"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] -- CMD ...`: run any program against
-simulated GPUs.
+"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] [--stats] [--profile] [--sqtt]
+[--perfetto OUT.json] -- CMD ...`: run any program against simulated GPUs.
 
 The program runs with the interposer preloaded (mockgpu/csrc/preload.c, built on first use); this process is the
 simgpu server (mockgpu/server.py) for it and for every process it starts, and exits with the program's status.
@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from wiring.run_observe import Observe
 
 
 def write_sysfs(root: Path, files: dict[str, str]) -> None:
@@ -35,13 +37,17 @@ def record_path(base: str, n: int) -> str:
 
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
-        sanitize: str | None = None, am: bool = False) -> int:
+        sanitize: str | None = None, am: bool = False, stats: bool = False, profile: bool = False,
+        sqtt: bool = False, perfetto: str | None = None) -> int:
     """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
     program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
     (mockgpu.remote_pci) for a userspace driver -- tinygrad's AM backend with REMOTE set and DEV=PCI+AMD -- with the
     synthetic firmware installed where it looks (wiring/am_client.py) and host-visible memory mapped at the addresses
-    it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works)."""
+    it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works).
+    `stats`, `profile` (`sqtt`, `perfetto`): the clients' GPUs' counters and per-kernel profile, printed on stdout
+    after the program exits (wiring/run_observe.py; an outer `simgpu stats/profile` asks the same through the
+    environment)."""
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
@@ -51,6 +57,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     except ValueError as e:
         print(f"simgpu run: {e}", file=sys.stderr)
         return 2
+    observe = Observe.requested(stats, profile, sqtt, perfetto)
     if checks:
         sanitizers.reporters.append(sanitizers.printer(sys.stderr))
     from mockgpu.native import BuildError, build_preload
@@ -64,14 +71,19 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     recorded = [0]
     remote = None
 
-    def make_machine(memory):
+    def make_machine(memory, pid):
         mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
+        collect = observe.attach(mock, pid)
         if not record:
-            return mock, mock, lambda: None
+            return mock, mock, collect
         from traces.record import RecordingOS
         rec = RecordingOS(mock, record_path(record, recorded[0]), user=memory, concurrent=True)
         recorded[0] += 1
-        return rec, mock, rec.finish
+
+        def finish():
+            collect()
+            rec.finish()
+        return rec, mock, finish
 
     try:
         write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
@@ -80,6 +92,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
+        observe.child_env(env)
         remote = _serve_am(env, tmp, devices, vram) if am else None
         try:
             child = subprocess.Popen(cmd, env=env)
@@ -94,6 +107,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
             for sig, old in forward.items():
                 signal.signal(sig, old)
         code = child.wait()
+        observe.report(sys.stdout)
         return code if code >= 0 else 128 - code
     finally:
         if am and remote is not None:
