@@ -9,6 +9,7 @@ interposer substitutes for /sys/devices/virtual/kfd and /sys/class/drm.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mockgpu.symbols import ProcessCodeObjects
 from wiring.run_observe import Observe
 
 
@@ -34,6 +36,15 @@ def record_path(base: str, n: int) -> str:
         return base
     root, ext = os.path.splitext(base)
     return f"{root}.{n}{ext or '.trace'}"
+
+
+def name_from_process(mock, pid: int) -> None:
+    """Kernels no code object in GPU memory names are looked for in the client's own memory (tinygrad's loader
+    copies no ELF header to the GPU: mockgpu.symbols.ProcessCodeObjects)."""
+    objects = ProcessCodeObjects(pid)
+    for g in mock.gpus:
+        in_gpu_memory, in_process = g.engine.find_kernel_name, functools.partial(objects.kernel_symbol, g.mmu)
+        g.engine.find_kernel_name = lambda vmid, va, a=in_gpu_memory, b=in_process: a(vmid, va) or b(vmid, va)
 
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
@@ -73,6 +84,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
 
     def make_machine(memory, pid):
         mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
+        name_from_process(mock, pid)
         collect = observe.attach(mock, pid)
         if not record:
             return mock, mock, collect
