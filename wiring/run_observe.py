@@ -95,4 +95,5 @@ def _labelled(gpus: list[dict]) -> list[dict]:
 
 def _kernel_profile(r) -> rprofile.KernelProfile:
     return rprofile.KernelProfile(r.name, r.queue, r.start, r.end, counters=dict(r.counters), sqtt=list(r.sqtt),
-                                  code_va=r.code_va, code_base=r.code_va, wave_size=r.wave_size)
+                                  code_va=r.code_va, code=r.code, code_base=r.code_va,
+                                  wave_size=r.wave_size)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simgpu.fault import GPUFault
 from simgpu.hw import perfmon as pm
 from simgpu.profile.counters import SQ_INDEX, PerfCounters
 from simgpu.profile.observer import Observer
@@ -19,6 +20,8 @@ from simgpu.profile.thread_trace import EngineTrace
 
 # The thread-trace mask of a host trace: compute waves, instruction tokens of SA 0 / WGP 0 / SIMD 0.
 _HOST_TT_MASK = pm.TT_MASK.pack(wtype_include=pm.WTYPE_INCLUDE_CS)
+CODE_BYTES = 64 << 10  # of a traced kernel's code kept to decode its trace's instructions
+_PAGE = 4096
 
 
 @dataclass
@@ -34,6 +37,7 @@ class DispatchRecord:
     sqtt: list[bytes] = field(default_factory=list)
     code_va: int = 0
     wave_size: int = 32
+    code: bytes = b""  # the kernel's code from its entry on, as far as it is mapped (CODE_BYTES at most)
 
 
 class HostTrace(EngineTrace):
@@ -79,5 +83,19 @@ class DispatchProfiler:
         values["GRBM_GUI_ACTIVE"] = values["GRBM_COUNT"] = counters.grbm_latched
         self.records.append(DispatchRecord(
             self.gpu.engine.kernel_name(d.vmid, d.code_address), q.name, start, self.gpu.clock.timestamp(),
-            values, [t.stream() for t in obs.traces.values()], d.code_address, d.wave_size))
+            values, [t.stream() for t in obs.traces.values()], d.code_address, d.wave_size,
+            self._code(d) if self.sqtt else b""))
         return True
+
+    def _code(self, d) -> bytes:
+        """The kernel's code from its entry to the end of what is mapped there (CODE_BYTES at most)."""
+        out = bytearray()
+        va = d.code_address
+        while len(out) < CODE_BYTES:
+            n = min(_PAGE - va % _PAGE, CODE_BYTES - len(out))
+            try:
+                out += self.gpu.mmu.read(d.vmid, va, n)
+            except GPUFault:  # the end of the mapping (a read has no side effect: no fault is raised to anyone)
+                break
+            va += n
+        return bytes(out)
