@@ -52,7 +52,7 @@ def _pidfd(pid: int) -> int | None:
 
 
 class Server:
-    """Listens on `path`; `make_machine(memory)` gives a new session's (os, mock, finish)."""
+    """Listens on `path`; `make_machine(memory, pid)` gives a new session's (os, mock, finish)."""
 
     def __init__(self, path: str, make_machine: Callable, log=None, record: bool = False):
         self.path, self.make_machine, self.log, self.record = path, make_machine, log or sys.stderr, record
@@ -141,7 +141,7 @@ class Server:
         if s is not None and s.add(sock):
             return
         memory = RemoteMemory(log=self.record)
-        s = Session(pid, self.make_machine(memory), memory, self.log, recording=self.record, ended=self._ended)
+        s = Session(pid, self.make_machine(memory, pid), memory, self.log, recording=self.record, ended=self._ended)
         with self._lock:
             self.sessions[pid] = s  # (a session of this pid that is ending leaves on its own: _ended)
         # Every queue reset (a fault, a limit, a wait that timed out) says which and why in the server's log too.

@@ -27,7 +27,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
-    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am)
+    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, stats=args.stats,
+               profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto)
     if args.own_process:
         # The program has exited and every session is finished (recordings written): exit now. Python's own exit
         # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
@@ -89,6 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "stderr (default: $SIMGPU_SANITIZE)")
     r.add_argument("--am", action="store_true", help="also serve the GPUs as remote PCI functions for a userspace "
                                                      "(AM) driver: tinygrad's, with DEV=PCI+AMD (sets REMOTE)")
+    r.add_argument("--stats", action="store_true", help="print the clients' GPUs' counters after the program (as "
+                                                        "simgpu stats does)")
+    r.add_argument("--profile", action="store_true", help="profile every kernel the clients dispatch; print the "
+                                                          "per-kernel table after the program (as simgpu profile)")
+    r.add_argument("--sqtt", action="store_true", help="thread-trace every dispatch too (implies --profile)")
+    r.add_argument("--perfetto", metavar="OUT.json", help="write a Perfetto / Chrome trace of the dispatches "
+                                                          "(implies --profile)")
     r.add_argument("cmd", nargs=argparse.REMAINDER)
     r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "

@@ -1,5 +1,5 @@
-"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] -- CMD ...`: run any program against
-simulated GPUs.
+"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] [--stats] [--profile] [--sqtt]
+[--perfetto OUT.json] -- CMD ...`: run any program against simulated GPUs.
 
 The program runs with the interposer preloaded (mockgpu/csrc/preload.c, built on first use); this process is the
 simgpu server (mockgpu/server.py) for it and for every process it starts, and exits with the program's status.
@@ -9,6 +9,7 @@ interposer substitutes for /sys/devices/virtual/kfd and /sys/class/drm.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -16,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from mockgpu.symbols import ProcessCodeObjects
+from wiring.run_observe import Observe
 
 
 def write_sysfs(root: Path, files: dict[str, str]) -> None:
@@ -34,14 +38,27 @@ def record_path(base: str, n: int) -> str:
     return f"{root}.{n}{ext or '.trace'}"
 
 
+def name_from_process(mock, pid: int) -> None:
+    """Kernels no code object in GPU memory names are looked for in the client's own memory (tinygrad's loader
+    copies no ELF header to the GPU: mockgpu.symbols.ProcessCodeObjects)."""
+    objects = ProcessCodeObjects(pid)
+    for g in mock.gpus:
+        in_gpu_memory, in_process = g.engine.find_kernel_name, functools.partial(objects.kernel_symbol, g.mmu)
+        g.engine.find_kernel_name = lambda vmid, va, a=in_gpu_memory, b=in_process: a(vmid, va) or b(vmid, va)
+
+
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
-        sanitize: str | None = None, am: bool = False) -> int:
+        sanitize: str | None = None, am: bool = False, stats: bool = False, profile: bool = False,
+        sqtt: bool = False, perfetto: str | None = None) -> int:
     """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
     program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
     (mockgpu.remote_pci) for a userspace driver -- tinygrad's AM backend with REMOTE set and DEV=PCI+AMD -- with the
     synthetic firmware installed where it looks (wiring/am_client.py) and host-visible memory mapped at the addresses
-    it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works)."""
+    it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works).
+    `stats`, `profile` (`sqtt`, `perfetto`): the clients' GPUs' counters and per-kernel profile, printed on stdout
+    after the program exits (wiring/run_observe.py; an outer `simgpu stats/profile` asks the same through the
+    environment)."""
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
@@ -51,6 +68,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     except ValueError as e:
         print(f"simgpu run: {e}", file=sys.stderr)
         return 2
+    observe = Observe.requested(stats, profile, sqtt, perfetto)
     if checks:
         sanitizers.reporters.append(sanitizers.printer(sys.stderr))
     from mockgpu.native import BuildError, build_preload
@@ -64,14 +82,20 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     recorded = [0]
     remote = None
 
-    def make_machine(memory):
+    def make_machine(memory, pid):
         mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
+        name_from_process(mock, pid)
+        collect = observe.attach(mock, pid)
         if not record:
-            return mock, mock, lambda: None
+            return mock, mock, collect
         from traces.record import RecordingOS
         rec = RecordingOS(mock, record_path(record, recorded[0]), user=memory, concurrent=True)
         recorded[0] += 1
-        return rec, mock, rec.finish
+
+        def finish():
+            collect()
+            rec.finish()
+        return rec, mock, finish
 
     try:
         write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
@@ -80,6 +104,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
+        observe.child_env(env)
         remote = _serve_am(env, tmp, devices, vram) if am else None
         try:
             child = subprocess.Popen(cmd, env=env)
@@ -94,6 +119,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
             for sig, old in forward.items():
                 signal.signal(sig, old)
         code = child.wait()
+        observe.report(sys.stdout)
         return code if code >= 0 else 128 - code
     finally:
         if am and remote is not None:

@@ -29,6 +29,8 @@ class PerfMonitor:
         self.gpu = gpu
         self.counters = PerfCounters(gpu)
         self.traces = [EngineTrace(gpu, se) for se in range(SHADER_ENGINES)]
+        # Profiles the dispatches the program does not (simgpu.profile.dispatches.DispatchProfiler; None: off).
+        self.dispatches = None
 
     @property
     def tracing(self) -> bool:
@@ -103,14 +105,18 @@ class PerfMonitor:
             self.counters.sample()
 
     # ---- dispatches ---------------------------------------------------------------------------------------
-    def begin(self, q) -> Observer | None:
-        """The observer of a dispatch from queue `q` (None when nothing counts or traces it)."""
+    def begin(self, q, d=None) -> Observer | None:
+        """The observer of dispatch `d` from queue `q` (None when nothing counts or traces it): the program's own
+        counters and traces, else the host's dispatch profiler's if one is attached (`dispatches`)."""
         counting = self.counters.counting(q)
         traced = q.fmt == "aql" or bool(q.regs.get(regs.COMPUTE_THREAD_TRACE_ENABLE, 0) & 1)
         traces = {t.se: t for t in self.traces if traced and t.on and t.traces_compute()}
-        if not counting and not traces:
+        if counting or traces:
+            obs = Observer(self.counters, counting, traces)
+        elif self.dispatches is not None and d is not None:
+            obs = self.dispatches.begin(q, d)
+        else:
             return None
-        obs = Observer(self.counters, counting, traces)
         self.gpu.engine.observer = obs
         return obs
 
@@ -121,3 +127,5 @@ class PerfMonitor:
         self.gpu.engine.observer = None
         for t in obs.traces.values():
             t.flush()
+        if self.dispatches is not None:
+            self.dispatches.end(obs)

@@ -77,8 +77,12 @@ class Sanitizer:
         """Name the kernel whose code starts at `code_address` (reports say which kernel)."""
         self._kernels[code_address] = name
 
-    def kernel_name(self, code_address: int) -> str:
-        return self._kernels.get(code_address, f"at {code_address:#x}")
+    def kernel_name(self, code_address: int, engine=None, vmid: int = 0) -> str:
+        """The name given (name_kernel), else what `engine` finds (the driver's note, the code object's symbol)."""
+        name = self._kernels.get(code_address)
+        if name is None:
+            name = engine.kernel_name(vmid, code_address) if engine is not None else f"at {code_address:#x}"
+        return name
 
     def host_wrote(self, vmid: int, va: int, nbytes: int) -> None:
         """The host (or a copy engine) wrote [va, va + nbytes): initcheck counts those bytes as written."""

@@ -33,7 +33,7 @@ class DispatchObserver:
         self.sanitizer, self.ex = sanitizer, ex
         checks = sanitizer.checks
         self.dispatch_no = ex.engine.counters.dispatches
-        self.kernel = sanitizer.kernel_name(ex.d.code_address)
+        self.kernel = sanitizer.kernel_name(ex.d.code_address, ex.engine, ex.vmid)
         self.memcheck = Memcheck(self) if "memcheck" in checks else None
         self.initcheck = Initcheck(self) if "initcheck" in checks else None
         self.racecheck = Racecheck(self) if "racecheck" in checks else None

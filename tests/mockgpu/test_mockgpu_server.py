@@ -82,7 +82,7 @@ def _serving(tmp_path, log=None, **mock_kw):
     """A server in a thread of this process, its machines MockOS(devices=1, 256 MiB, **mock_kw); it logs to `log`."""
     path = str(tmp_path / "server.sock")
     kw = {"devices": 1, "vram_size": 1 << 28, **mock_kw}
-    srv = Server(path, lambda memory: (m := MockOS(user=memory, place=False, **kw), m, lambda: None),
+    srv = Server(path, lambda memory, pid: (m := MockOS(user=memory, place=False, **kw), m, lambda: None),
                  log=log or io.StringIO())
     stop = threading.Event()
     thread = threading.Thread(target=srv.serve, args=(stop.is_set,), daemon=True)

@@ -35,13 +35,16 @@ def c_program_or_skip(name: str) -> Path:
 
 
 def simgpu_run(cmd: list[str], *options: str, env: dict | None = None, timeout: float = 600,
-               cwd=None) -> subprocess.CompletedProcess:
-    """`simgpu run OPTIONS -- CMD` in a fresh process; its CompletedProcess (text output captured)."""
+               cwd=None, outer: list[str] | None = None) -> subprocess.CompletedProcess:
+    """`simgpu run OPTIONS -- CMD` in a fresh process (under `simgpu OUTER... --` when given); its CompletedProcess
+    (text output captured)."""
     preload_or_skip()
     full = dict(os.environ, **(env or {}))
     full.pop("MOCKGPU", None)
-    return subprocess.run([sys.executable, "-m", "wiring.cli", "run", *options, "--", *cmd], env=full, cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    argv = [sys.executable, "-m", "wiring.cli", "run", *options, "--", *cmd]
+    if outer is not None:
+        argv = [sys.executable, "-m", "wiring.cli", *outer, "--", *argv]
+    return subprocess.run(argv, env=full, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
 def libllvm19() -> Path | None:

@@ -131,3 +131,55 @@ def test_a_client_in_another_pid_namespace_is_refused_with_eperm():
     r = simgpu_run(["unshare", "--pid", "--fork", sys.executable, "-c", probe])
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["EPERM", "1"] and "refused a connection that says it is pid 1" in r.stderr
+
+
+def _vadd(*options: str, env: dict | None = None, wrap: list[str] | None = None):
+    """kfd_aql_vadd under `simgpu run OPTIONS` (inside `wrap`, an outer simgpu command, when given)."""
+    prog = c_program_or_skip("kfd_aql_vadd")
+    cmd = [str(prog), str(DATA / "codeobjects" / "llvmlite_vadd.so")]
+    r = simgpu_run(cmd, *options, env=env, outer=wrap)
+    assert r.returncode == 0 and "vadd: 1024 items ok" in r.stdout, r.stderr[-2000:]
+    return r
+
+
+def _stats_line(out: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith("gpu0 (gpu_id "))
+
+
+def test_run_stats_prints_the_clients_gpus_counters():
+    out = _vadd("--stats").stdout
+    line = _stats_line(out)
+    # 1024 items, 32 waves of 32 lanes: every VALU instruction runs all 32 lanes
+    assert " 1 dispatches, " in line and "32.0 active lanes per VALU instruction" in line, out
+    assert "us of virtual GPU time" in line
+    assert any(row.split()[:1] == ["v_add_f32_e32"] for row in out.splitlines()), out
+
+
+def test_run_profile_names_each_kernel_by_its_code_objects_symbol(tmp_path):
+    trace = tmp_path / "vadd.json"
+    out = _vadd("--profile", "--perfetto", str(trace)).stdout
+    table = out[out.index("simgpu run --profile:"):].splitlines()
+    assert table[1].split()[:2] == ["kernel", "queue"], out
+    row = table[3].split()
+    assert row[0] == "vadd" and row[1].startswith("aql-") and row[3] == "32", out  # 32 waves
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert [e["name"] for e in events if e.get("cat") == "kernel"] == ["vadd"]
+
+
+def test_run_sqtt_traces_every_wave_of_the_clients_kernel(tmp_path):
+    trace = tmp_path / "vadd.json"
+    out = _vadd("--sqtt", "--perfetto", str(trace)).stdout
+    assert "simgpu run --profile:" in out
+    events = json.loads(trace.read_text())["traceEvents"]
+    waves = [e for e in events if e.get("ph") == "X" and e["name"] == "wave"]
+    assert waves and any(e.get("ph") == "X" and e["name"] == "v_add_f32_e32" for e in events)
+    assert any(e.get("args", {}).get("name") == "waves of vadd" for e in events if e.get("ph") == "M")
+
+
+def test_outer_stats_and_profile_commands_reach_the_server():
+    """`simgpu stats -- simgpu run -- CMD` and `simgpu profile -- simgpu run -- CMD` compose: the outer command's
+    request reaches the server of the inner run (it used to print "no simulated GPU was used" / nothing)."""
+    r = _vadd(wrap=["stats"])
+    assert " 1 dispatches, " in _stats_line(r.stdout) and "simgpu run --stats" not in r.stdout, r.stdout
+    r = _vadd(wrap=["profile"])
+    assert any(line.split()[:1] == ["vadd"] for line in r.stdout.splitlines()), r.stdout

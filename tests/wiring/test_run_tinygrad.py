@@ -115,6 +115,20 @@ import os; os._exit(0)
     r = simgpu_run([sys.executable, str(script)], "--sanitize", "memcheck", env=_env(str(tmp_path)))
     assert r.returncode == 0 and "fault:" in r.stdout, r.stderr[-2000:]
     assert "simgpu sanitizer: memcheck error: out-of-bounds write" in r.stderr  # printed by the server
+    # named by its symbol, from the code object in tinygrad's memory (GPU memory holds no ELF header of it)
+    assert "\n  at kernel oob, workgroup (0, 0, 0)" in r.stderr, r.stderr[-2000:]
+
+
+def test_run_stats_and_profile_name_tinygrads_kernel_by_its_symbol(tmp_path):
+    """`simgpu run --stats --profile`: the counters of the client's GPU and a row per kernel, named as tinygrad's
+    compiler named it (tinygrad copies only the PROGBITS sections of its relocatable object to the GPU)."""
+    code = "from tinygrad import Tensor; print(Tensor([1, 2, 3]).add(1).tolist()); import os; os._exit(0)"
+    r = simgpu_run([sys.executable, "-c", code], "--stats", "--profile", env=_env(str(tmp_path)))
+    assert r.returncode == 0 and r.stdout.startswith("[2, 3, 4]"), r.stderr[-2000:]
+    stats = next(line for line in r.stdout.splitlines() if line.startswith("gpu0 (gpu_id "))
+    assert " 1 dispatches, " in stats and "3.0 active lanes per VALU instruction" in stats, r.stdout
+    table = r.stdout[r.stdout.index("simgpu run --profile:"):].splitlines()
+    assert len(table) == 4 and table[3].split()[:2] == ["E_3", "pm4-q0"], r.stdout
 
 
 def test_initcheck_counts_the_buffers_tinygrad_writes_from_the_cpu_as_written(tmp_path):
