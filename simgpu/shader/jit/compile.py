@@ -20,8 +20,12 @@ from pathlib import Path
 
 from simgpu import diskcache
 
-_LOCK = threading.Lock()  # one LLVM compile at a time (the background thread and eager compiles)
-_TM = None
+# LLVM's initialisation, the process's global LLVMContext and MCJIT loading, one thread at a time. A compile runs
+# outside it, in an LLVMContext and target machines of its own: the background compile runs at the lowest
+# priority, and a lock held across it made an eager compile on the launching thread wait at that priority
+# (minutes, on a machine whose every CPU was busy).
+_LOCK = threading.Lock()
+_READY = False  # LLVM's native target initialised (prepare)
 
 
 def _binding():
@@ -30,23 +34,25 @@ def _binding():
     return llvmlite.binding
 
 
-def _target_machine():
-    global _TM
+def _new_target_machine(opt: int):
+    """A target machine for the host CPU of this compile's own (LLVM's are not shared between threads)."""
     llvm = _binding()
-    if _TM is None:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        target = llvm.Target.from_default_triple()
-        _TM = target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=host_features(), opt=2,
-                                           reloc="pic", codemodel="jitdefault")
-    return _TM
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=llvm.get_host_cpu_name(), features=host_features(), opt=opt, reloc="pic", codemodel="jitdefault")
 
 
 def prepare() -> None:
-    """llvmlite imported and LLVM's native target initialised (the Python part of starting LLVM)."""
+    """llvmlite imported and LLVM's native target initialised (the Python part of starting LLVM), once."""
+    global _READY
+    if _READY:
+        return
     with _LOCK:
-        _target_machine()
-        host_key()
+        if not _READY:
+            llvm = _binding()
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            host_key()
+            _READY = True
 
 
 def host_features() -> str:
@@ -104,24 +110,22 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
     if obj is not None:
         return obj, True
     llvm = _binding()
-    with _LOCK:
-        tm = _target_machine()
-        mod = llvm.parse_assembly(ir)
-        mod.verify()
-        level, cg = (int(x) for x in os.environ.get("SIMGPU_JIT_OPT", "-1,2").split(","))
-        if level >= 0:
-            pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=level))
-            pb.getModulePassManager().run(mod, pb)
-        else:
-            pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=1))
-            mpm = llvm.create_new_module_pass_manager()
-            mpm.add_sroa_pass()
-            mpm.add_instruction_combine_pass()
-            mpm.add_simplify_cfg_pass()
-            mpm.run(mod, pb)
-        tmx = llvm.Target.from_default_triple().create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=host_features(), opt=cg, reloc="pic", codemodel="jitdefault")
-        obj = tmx.emit_object(mod)
+    prepare()
+    level, cg = (int(x) for x in os.environ.get("SIMGPU_JIT_OPT", "-1,2").split(","))
+    mod = llvm.parse_assembly(ir, context=llvm.create_context())  # (the module keeps its context alive)
+    mod.verify()
+    tm = _new_target_machine(opt=2)
+    if level >= 0:
+        pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=level))
+        pb.getModulePassManager().run(mod, pb)
+    else:
+        pb = llvm.create_pass_builder(tm, llvm.PipelineTuningOptions(speed_level=1))
+        mpm = llvm.create_new_module_pass_manager()
+        mpm.add_sroa_pass()
+        mpm.add_instruction_combine_pass()
+        mpm.add_simplify_cfg_pass()
+        mpm.run(mod, pb)
+    obj = _new_target_machine(opt=cg).emit_object(mod)
     _write_cached(key, obj)
     return obj, False
 
@@ -130,11 +134,9 @@ def load(obj: bytes, symbol: str) -> tuple[object, int]:
     """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
     engine: keep it referenced while the code may run."""
     llvm = _binding()
+    prepare()
     with _LOCK:
-        _target_machine()  # LLVM initialised
-        # an engine owns (and disposes of) its target machine: each gets its own
-        tm = llvm.Target.from_default_triple().create_target_machine(
-            cpu=llvm.get_host_cpu_name(), features=host_features(), opt=2, reloc="pic", codemodel="jitdefault")
+        tm = _new_target_machine(opt=2)  # an engine owns (and disposes of) its target machine
         engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
