@@ -9,6 +9,7 @@ import pytest
 
 import runtime
 from mockgpu import MockOS
+from simgpu.clock import TIMESTAMP_MHZ
 from tests.runtime.test_runtime_kernels import KERNELS, run_corpus
 
 
@@ -28,7 +29,10 @@ def test_corpus_kernel_over_am_matches_kfd(name, queue):
     assert KERNELS[name].mismatch(args, after) is None
     kfd_args, kfd_after, kfd_t = run_corpus(_device(queue, "kfd"), name, seed=5)
     assert _bytes(after) == _bytes(kfd_after)
-    assert t == kfd_t  # the same packets on the same virtual clock
+    # The same kernel on the same virtual clock; its time is read from 100 MHz timestamps, whose phase follows all
+    # that ran before (the uploads, charged by simgpu.clock's bandwidth model by the links their memory is on, which
+    # the two drivers choose apart): the two readings may round one tick apart.
+    assert abs(t - kfd_t) <= 1 / (TIMESTAMP_MHZ * 1e6) + 1e-12
 
 
 def test_am_device_is_the_pci_function_it_booted():
