@@ -21,9 +21,8 @@ from pathlib import Path
 from simgpu import diskcache
 
 # LLVM's initialisation, the process's global LLVMContext and MCJIT loading, one thread at a time. A compile runs
-# outside it, in an LLVMContext and target machines of its own: the background compile runs at the lowest
-# priority, and a lock held across it made an eager compile on the launching thread wait at that priority
-# (minutes, on a machine whose every CPU was busy).
+# outside it, in an LLVMContext and target machines of its own, so compiles share no LLVM state (llvmlite still
+# makes their calls into LLVM take turns, under its own lock).
 _LOCK = threading.Lock()
 _READY = False  # LLVM's native target initialised (prepare)
 

@@ -34,7 +34,7 @@ Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first di
 compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
 cache's entries) and reads its bytes; translation to IR and loading run in a background thread, LLVM's
-code generation (no GIL held) in another at the lowest CPU priority, while the interpreter goes on: no
+code generation (no GIL held) in another, while the interpreter goes on: no
 launch waits for a compile. A compile beside the launch takes some of its CPU (the translation's Python,
 llvmlite's import for a process's first), so it starts at once only when it pays within the launch
 (JitRun._pays_now: a free CPU, large batches whose numpy loops release the GIL, enough interpretation
@@ -94,14 +94,17 @@ COMPILE_COST, FIRST_COMPILE_COST, PAYOFF = 0.03, 0.1, 4
 LONG_DISPATCH = 2.0
 MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
-_LLVM_POOL: ThreadPoolExecutor | None = None  # LLVM's code generation, at the lowest priority
+# LLVM's code generation, at the process's priority: llvmlite serialises every call into LLVM under one lock, so
+# a compile at a lowered priority stalled every other LLVM user of the process (an eager compile, a load, the
+# compiler's backend) behind a thread the scheduler put off, for minutes with every CPU busy
+_LLVM_POOL: ThreadPoolExecutor | None = None
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 
 
 def _pool(name: str, initializer=None) -> ThreadPoolExecutor:
     """A one-thread pool whose queued compiles are dropped when the process exits: Python joins pool threads
-    before atexit, and a queue of background compiles at the lowest priority on a busy machine held a
-    finished process for minutes, for code nobody would run (only the compile under way still finishes)."""
+    before atexit, and a queue of background compiles on a busy machine held a finished process for minutes,
+    for code nobody would run (only the compile under way still finishes)."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name, initializer=initializer)
     # threading's exit hooks run before the join, the latest first: this one before concurrent.futures' own
     threading._register_atexit(lambda: pool.shutdown(wait=False, cancel_futures=True))
@@ -1004,18 +1007,6 @@ def _callback_safe(inst) -> bool:
     return floats < 2
 
 
-def _lowest_priority() -> None:
-    """This thread at the lowest CPU priority (Linux: a thread's own nice value): on a busy machine the
-    scheduler gives the launching thread the CPU first; on an idle core LLVM runs at full speed. Only LLVM's
-    part runs here: it holds no GIL, so the launching thread never waits for a thread the scheduler put off."""
-    if not sys.platform.startswith("linux"):  # elsewhere the id names no thread to setpriority (maybe a process)
-        return
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    except (AttributeError, OSError):  # not Linux, or not allowed: the thread keeps the process's priority
-        pass
-
-
 @dataclass
 class _Source:
     """What translating a kernel reads from the dispatch, taken on the launching thread: its reachable
@@ -1119,13 +1110,14 @@ def _object_code(job: _Job) -> tuple[bytes, bool, float]:
 
 def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion:
     """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading; `background`:
-    code generation in the lowest-priority thread (this thread waits for it without holding the GIL)."""
+    code generation in the LLVM thread, whose CPU time is counted apart (this thread waits for it without
+    holding the GIL)."""
     global _LLVM_POOL
     with jc.Timer() as t:
         if background:
             jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, at the process's priority
             if _LLVM_POOL is None:
-                _LLVM_POOL = _pool("simgpu-llvm", _lowest_priority)
+                _LLVM_POOL = _pool("simgpu-llvm")
             obj, from_disk, llvm_seconds = _LLVM_POOL.submit(_object_code, job).result()  # (another thread's CPU)
         else:
             obj, from_disk, _ = _object_code(job)

@@ -1,5 +1,6 @@
-"""LLVM compiles on several threads at once: each in its own LLVMContext and target machines, without the
-module lock, so an eager compile on the launching thread never waits behind the lowest-priority background one."""
+"""LLVM compiles on several threads at once: each in its own LLVMContext and target machines, without the JIT's
+module lock (llvmlite still serialises its calls into LLVM: tier.py keeps the LLVM thread at the process's
+priority for that reason)."""
 
 from __future__ import annotations
 
