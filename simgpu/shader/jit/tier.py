@@ -74,6 +74,11 @@ INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
 MAX_COMPILED = 512  # regions kept in the process's memory cache (the disk cache keeps the rest)
 MAX_KERNELS = 4096  # kernel entries an engine's tier remembers (the oldest is forgotten)
+# Kernels with more reachable instructions stay in the interpreter. LLVM's time grows faster than the code: a
+# Triton corpus kernel of thousands of instructions (tests/data/triton: spills, attention) held LLVM for minutes, and
+# llvmlite's one lock held every other LLVM call of the process with it. The corpora's clang and LLVM
+# kernels stay far under it (a few hundred); Triton's big matmuls and attention go over.
+MAX_REGION_INSNS = 2000
 STATS_KEPT = 1024  # compile times and failures kept in Stats
 SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
@@ -1035,7 +1040,9 @@ def _source(ex) -> _Source:
 
 def _build(source: _Source, tier: JitTier):
     """Translate and compile (any thread: it reads only `source`): a CompiledRegion, or None when there is
-    nothing to compile."""
+    nothing to compile (or too much: MAX_REGION_INSNS)."""
+    if len(source.found) > MAX_REGION_INSNS:
+        return None
     with jc.Timer() as t:
         job = _translate(source)
     if not isinstance(job, _Job):

@@ -219,3 +219,19 @@ def test_a_process_exits_without_running_the_compiles_still_queued():
     start = time.monotonic()
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
     assert time.monotonic() - start < 10
+
+
+def test_a_kernel_larger_than_the_limit_stays_in_the_interpreter(monkeypatch):
+    """LLVM's time grows faster than the code (and llvmlite's one lock holds the process's other LLVM calls
+    meanwhile): a kernel of more than MAX_REGION_INSNS reachable instructions is never compiled."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
+    monkeypatch.setattr(jit_state, "MAX_REGION_INSNS", 5)  # LOOP has 12
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("eager")
+    assert np.array_equal(_run(tb, 30), _want(30))
+    assert tb.engine.jit.stats.native_instructions == 0 and tb.engine.jit.stats.compiles == 0
+    monkeypatch.setattr(jit_state, "MAX_REGION_INSNS", 2000)
+    tb2 = Testbed(vram_size=1 << 26)
+    tb2.engine.jit = jit_tier("eager")
+    assert np.array_equal(_run(tb2, 30), _want(30))
+    assert tb2.engine.jit.stats.native_instructions > 0
