@@ -54,6 +54,19 @@ def libllvm19() -> Path | None:
     return Path(found[0]) if found else None
 
 
+def tinygrad_client() -> tuple[object, Path]:
+    """(tinygrad, libLLVM 19) for a test that runs tinygrad as a client, or skip saying what is missing."""
+    import pytest
+    try:
+        import tinygrad
+    except ImportError as e:
+        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[test]' (make test installs it)")
+    lib = libllvm19()
+    if lib is None:
+        pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19, tools/install-oracles.sh installs it)")
+    return tinygrad, lib
+
+
 def json_checks(r: subprocess.CompletedProcess, last: str) -> dict:
     """The JSON objects a checks script printed (one per line, keyed by their "check"), once it exited 0 having
     printed check `last`; else an assertion with its output."""

@@ -13,18 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.clients import json_checks, libllvm19, simgpu_run
+from tests.support.clients import json_checks, simgpu_run, tinygrad_client
 
 
 def _env(tmp: str) -> dict:
     """What tinygrad needs to run here, or skip saying what is missing."""
-    try:
-        import tinygrad  # noqa: F401
-    except ImportError as e:
-        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[test]' (make test installs it)")
-    lib = libllvm19()
-    if lib is None:
-        pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19, tools/install-oracles.sh installs it)")
+    _, lib = tinygrad_client()
     return {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db", "PYTHONUNBUFFERED": "1"}
 
 

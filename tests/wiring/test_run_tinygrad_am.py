@@ -11,18 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, libllvm19, simgpu_run
+from tests.support.clients import json_checks, simgpu_run, tinygrad_client
 
 
 @cache
 def _run(tmp: str) -> dict:
-    try:
-        import tinygrad  # noqa: F401
-    except ImportError as e:
-        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[test]'")
-    lib = libllvm19()
-    if lib is None:
-        pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19)")
+    _, lib = tinygrad_client()
     env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_checks.py"))], "--am", env=env)

@@ -12,18 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, libllvm19, simgpu_run
+from tests.support.clients import json_checks, simgpu_run, tinygrad_client
 
 
 @cache
 def _run(tmp: str) -> dict:
-    try:
-        import tinygrad
-    except ImportError as e:
-        pytest.skip(f"tinygrad is not installed ({e}): pip install -e '.[test]'")
-    lib = libllvm19()
-    if lib is None:
-        pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19)")
+    tinygrad, lib = tinygrad_client()
     only_tinygrad = Path(tmp) / "path"
     only_tinygrad.mkdir()
     (only_tinygrad / "tinygrad").symlink_to(Path(tinygrad.__file__).parent)
