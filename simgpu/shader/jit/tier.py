@@ -106,11 +106,11 @@ _LLVM_POOL: ThreadPoolExecutor | None = None
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 
 
-def _pool(name: str, initializer=None) -> ThreadPoolExecutor:
+def _pool(name: str) -> ThreadPoolExecutor:
     """A one-thread pool whose queued compiles are dropped when the process exits: Python joins pool threads
     before atexit, and a queue of background compiles on a busy machine held a finished process for minutes,
     for code nobody would run (only the compile under way still finishes)."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name, initializer=initializer)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
     # threading's exit hooks run before the join, the latest first: this one before concurrent.futures' own
     threading._register_atexit(lambda: pool.shutdown(wait=False, cancel_futures=True))
     return pool
