@@ -26,6 +26,7 @@ from compiler.backend.mir import Imm, MInst, Sub, label
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import loops_of
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.ranges import value_range
 from compiler.ir.symbolic import linear
 
 _VLOAD = {1: "u8", 2: "u16", 4: "b32", 8: "b64", 12: "b96", 16: "b128"}
@@ -69,7 +70,8 @@ def split_index(s: GfxSelector, idx: UOp, at: UOp | None = None) -> tuple[UOp | 
     if c == 0:
         return idx, 0
     b = base_of(s).get(terms)
-    if b is not None and b in s.val and (at is None or s.pos.get(b, 1 << 30) < s.pos.get(at, 0)):
+    if b is not None and b in s.val and (at is None or s.pos.get(b, 1 << 30) < s.pos.get(at, 0)) \
+            and value_range(b)[0] >= 0:  # the VGPR/SGPR offset is unsigned: B must not go below 0 (flips)
         return b, c
     return idx, 0
 
