@@ -14,6 +14,7 @@ import numpy as np
 
 from compiler import backend as backends
 from compiler.helpers import debug
+from runtime.graph import Dispatch, KernelGraph
 from simgpu.isa.codeobject import CodeObjectError
 
 DEFAULT = "AMD"
@@ -102,6 +103,32 @@ class Device:
         as no program of this device (compiler.realize then compiles the kernel afresh)."""
         raise NotImplementedError
 
+    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+        """The launches (program, buffers), recorded as one graph of the runtime to run again (compiler.jit)."""
+        raise NotImplementedError
+
+
+class Graph:
+    """Launches of one device recorded once (a runtime graph): `run(swap)` runs them all again with each recorded
+    DeviceBuffer b replaced by swap[b] (those absent keep the buffer they last had)."""
+
+    def __init__(self, device: Device, rt_graph, recorded: list[DeviceBuffer]):
+        self.device, self.rt = device, rt_graph
+        self._slot = {b: rt_graph.slot(b.handle) for b in recorded}
+
+    def run(self, swap: dict[DeviceBuffer, DeviceBuffer]) -> None:
+        """Submit every launch (not waiting for them: a copy-out or synchronize() does)."""
+        release_unreferenced()
+        self.rt.run({self._slot[old]: new.handle for old, new in swap.items() if old in self._slot})
+
+    def release(self) -> None:
+        """Free what the runtime graph holds (its kernarg and command buffers)."""
+        if self.device.rt is not None and getattr(self.device.rt, "usable", True):
+            self.rt.free()
+
+    def __len__(self) -> int:
+        return len(self.rt)
+
 
 class AMDDevice(Device):
     """A runtime.Device (module docstring)."""
@@ -162,6 +189,11 @@ class AMDDevice(Device):
     def synchronize(self) -> None:
         release_unreferenced()
         self.rt.synchronize()
+
+    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+        dispatches = [Dispatch(self.kernel(p), tuple(b.handle for b in bufs), p.geometry.grid, p.geometry.block)
+                      for p, bufs in launches]
+        return Graph(self, KernelGraph(self.rt, dispatches), [b for _, bufs in launches for b in bufs])
 
 
 def _resources(kernel, block: tuple[int, int, int]) -> str:
@@ -239,6 +271,11 @@ class CPUDevice(Device):
             print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} "
                   f"{stats.seconds * 1e6:10.2f} us (unicorn, {stats.charged} loop instructions)", file=sys.stderr)
         return _Finished(stats.seconds)
+
+    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+        from runtime.cpu import CPUGraph  # (not imported up front: runtime.cpu loads unicorn)
+        rt = CPUGraph(self.rt, [(self._loaded(p), [b.handle for b in bufs]) for p, bufs in launches])
+        return Graph(self, rt, [b for _, bufs in launches for b in bufs])
 
 
 def register_kind(kind: str, cls: type[Device]) -> None:
