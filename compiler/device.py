@@ -18,6 +18,7 @@ from runtime.graph import Dispatch, KernelGraph
 from simgpu.isa.codeobject import CodeObjectError
 
 DEFAULT = "AMD"
+POOL_BYTES = 256 << 20  # freed GPU memory an AMD device keeps for reuse
 _KINDS: dict[str, type[Device]] = {}
 _OPEN: dict[str, Device] = {}
 _UNREFERENCED: list[DeviceBuffer] = []  # buffers whose tensors are gone, freed at the next safe point
@@ -140,14 +141,33 @@ class AMDDevice(Device):
         import runtime
         self.rt = rt if rt is not None else runtime.Device(name)  # rt: a runtime.Device opened by the caller
         self._modules: dict[str, Any] = {}
+        self._pool: dict[int, list] = {}  # freed runtime buffers by byte size, reused by alloc()
+        self._pooled = 0
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         release_unreferenced()
-        return DeviceBuffer(self, nbytes, self.rt.alloc(max(nbytes, 4)))
+        size = max(nbytes, 4)
+        pooled = self._pool.get(size)
+        if pooled:
+            self._pooled -= size
+            return DeviceBuffer(self, nbytes, pooled.pop())
+        return DeviceBuffer(self, nbytes, self.rt.alloc(size))
 
     def free(self, buf: DeviceBuffer) -> None:
-        if self.rt.usable:
-            buf.handle.release()  # not free(): a closed runtime.Device has released its buffers already
+        if not self.rt.usable or self.rt.closed:
+            return  # a closed or lost runtime.Device has released its buffers already
+        size = buf.handle.nbytes
+        if self.rt.sanitizers or size > POOL_BYTES // 4:  # a sanitizer must see the memory freed and fresh
+            buf.handle.release()
+            return
+        # Kept for the next allocation of this size: a training step frees and allocates the same sizes every
+        # step, and a free waits for the GPU to go idle and unmaps (each allocation changes the page tables).
+        self._pool.setdefault(size, []).append(buf.handle)
+        self._pooled += size
+        while self._pooled > POOL_BYTES:
+            largest = max((k for k, v in self._pool.items() if v))
+            self._pool[largest].pop(0).release()
+            self._pooled -= largest
 
     def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
         if data.nbytes:
