@@ -105,3 +105,19 @@ def test_a_graph_refuses_a_kernel_of_another_device_and_no_dispatches():
         KernelGraph(d0, [Dispatch(inc, (a, 1), (1, 1, 1), (32, 1, 1))])
     with pytest.raises(ValueError, match="at least one dispatch"):
         KernelGraph(d0, [])
+
+
+def test_under_a_profiler_each_dispatch_is_launched_and_profiled():
+    dev = runtime.Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 28))
+    inc = dev.load(_code())["inc"]
+    a, b = dev.alloc(4 * N), dev.alloc(4 * N)
+    x = np.arange(N, dtype=np.uint32)
+    a.copyin(x)
+    b.copyin(x)
+    g = KernelGraph(dev, [Dispatch(inc, (a, k), (2, 1, 1), (32, 1, 1)) for k in (1, 2)])
+    prof = dev.profile(lambda: g.run({g.slot(a): b}, wait=True), counters=["SQ_WAVES"])
+    assert [k.name for k in prof.kernels] == ["inc", "inc"]
+    assert all(k.counters["SQ_WAVES"] == 2 for k in prof.kernels)
+    np.testing.assert_array_equal(b.copyout(np.empty(N, np.uint32)), _inc(_inc(x, 1), 2))
+    np.testing.assert_array_equal(a.copyout(np.empty(N, np.uint32)), x)
+    dev.close()
