@@ -56,6 +56,19 @@ def _input_tensors(args: tuple, kwargs: dict) -> list[tuple[str, Tensor]]:
     return out
 
 
+def _check_returns(ret) -> None:
+    """JitError when the return value holds anything but Tensors (in tuples, lists, dicts) or None: a replay does
+    not run the function, so any other value would be the capture's."""
+    if ret is None or isinstance(ret, Tensor):
+        return
+    if isinstance(ret, tuple | list | dict):
+        for item in ret.values() if isinstance(ret, dict) else ret:
+            _check_returns(item)
+        return
+    raise JitError(f"a TinyJit function returned a {type(ret).__name__}: only Tensors (in tuples, lists, dicts) "
+                   "are returned again by a replay")
+
+
 def _returned_tensors(ret) -> list[Tensor]:
     """The Tensors a call returns: ret itself, or those in a returned list, tuple or dict."""
     if isinstance(ret, Tensor):
@@ -260,5 +273,6 @@ class TinyJit:
                 ret, assigned = self._run(args, kwargs)
         finally:
             _capturing.clear()
+        _check_returns(ret)
         self.captured = CapturedJit(ret, names, inputs, steps, assigned)
         return ret

@@ -121,11 +121,15 @@ def test_a_function_that_never_realizes_is_captured_and_returns_the_same_tensor(
     assert outs[2] is outs[3] is outs[4]  # replays return the captured outputs, overwritten (tinygrad's contract)
 
 
-def test_a_function_that_launches_nothing_is_refused():
+def test_a_function_that_launches_nothing_or_returns_a_number_is_refused():
     f = TinyJit(lambda a: a)
     f(Tensor([1.0]))
     with pytest.raises(JitError, match="no kernel"):
         f(Tensor([1.0]))
+    g = TinyJit(lambda a: ((a + 1).realize(), 2.5))
+    g(Tensor([1.0]))
+    with pytest.raises(JitError, match="returned a float"):
+        g(Tensor([1.0]))
 
 
 def test_assigned_state_alternates_between_two_buffers_and_reads_its_latest_value():
