@@ -1,7 +1,14 @@
 """TinyJit (compiler.jit): a JITed MLP training step gives bit-identical parameters to the same steps without it
-(and its first loss matches NumPy), with inputs swapped per call; a replay launches the captured kernels as one
+(its first loss matches NumPy, its losses and parameters tinygrad 0.14's TinyJit on its CPU device), with inputs
+swapped per call; a replay launches the captured kernels as one
 runtime graph without scheduling or compiling; inputs that differ from the capture raise JitError; functions
 that never realize are captured. On the simulated GPU (PM4 and AQL queues) and on the CPU device."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +22,7 @@ from compiler.optim import SGD
 
 SHAPE = (8, 16, 12, 4)  # batch, inputs, hidden, classes
 LR = 0.1
+LLVM_BIN = "/usr/lib/llvm-19/bin"
 
 
 def _data(seed: int):
@@ -68,6 +76,52 @@ def test_a_jitted_training_step_gives_the_same_bits_as_without(device):
     np.testing.assert_allclose(losses[0], _loss_numpy({k: v.astype(np.float64) for k, v in w.items()},
                                                       *batches[0]), rtol=1e-5)
     assert losses[-1] != losses[0]  # the parameters moved
+
+
+_TINYGRAD = """
+import json, sys
+import numpy as np
+from tinygrad import Context, Tensor, TinyJit
+from tinygrad.nn.optim import SGD
+d = json.loads(sys.stdin.read())
+params = [Tensor(np.array(d["w"][k], np.float32)) for k in ("w1", "b1", "w2", "b2")]
+w1, b1, w2, b2 = params
+opt = SGD(params, lr=d["lr"])
+
+@TinyJit
+def step(x, y):
+    opt.zero_grad()
+    loss = -(((x @ w1 + b1).relu() @ w2 + b2).log_softmax() * y).sum(1).mean()
+    loss.backward()
+    loss.realize()
+    opt.step()
+    return loss
+
+losses = []
+with Context(TRAINING=1):
+    for x, y in d["batches"]:
+        losses.append(step(Tensor(np.array(x, np.float32)), Tensor(np.array(y, np.float32))).item())
+json.dump({"losses": losses, "params": [p.numpy().tolist() for p in params]}, sys.stdout)
+"""
+
+
+def test_the_jitted_step_matches_tinygrads_jitted_step_on_its_cpu_device():
+    """The oracle: the same five steps under tinygrad 0.14's TinyJit on its CPU device (DEV=CPU, clang 19)."""
+    pytest.importorskip("tinygrad")
+    if not pathlib.Path(LLVM_BIN, "clang").exists():
+        pytest.skip("tinygrad's CPU device needs clang (LLVM 19)")
+    w, batches = _data(0)
+    payload = json.dumps({"lr": LR, "w": {k: v.tolist() for k, v in w.items()},
+                          "batches": [(x.tolist(), y.tolist()) for x, y in batches]})
+    env = dict(os.environ, DEV="CPU", PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}")
+    run = subprocess.run([sys.executable, "-c", _TINYGRAD], input=payload, capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    theirs = json.loads(run.stdout)
+    losses, params, _ = _train(True, "AMD")
+    np.testing.assert_allclose(losses, theirs["losses"], rtol=1e-5)
+    for ours, ref in zip(params, theirs["params"], strict=True):
+        np.testing.assert_allclose(ours, np.array(ref, np.float32), rtol=1e-5, atol=1e-6)
 
 
 def test_a_replay_launches_the_captured_kernels_without_scheduling_or_compiling(monkeypatch):
