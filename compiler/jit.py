@@ -19,15 +19,18 @@ naming the argument). Everything else the function reads (weights, Python number
 State. A step changes tensors through assign() (an optimizer's parameters and state, tinygrad's way). assign here
 gives the tensor a new buffer rather than writing the old one, so the JIT keeps two buffers per assigned tensor
 and alternates: a replay reads the tensor's current buffer, writes the other one and rebinds the tensor to it.
-State kept by rebinding a Python name (`self.m = self.m * b + g`) is not seen: the replay would read the capture's
-values again, as in tinygrad; update it with assign(). The capture's buffers, intermediates included, stay
-allocated for the JIT's life (reset() releases them).
+State kept by rebinding a Python name (`self.m = self.m * b + g`) would make a replay read the capture's values
+again (tinygrad's JIT does so silently): a capture whose step read a value from before the call that nothing
+outside the JIT refers to afterwards raises JitError instead; update such state with assign(). The capture's
+buffers, intermediates included, stay allocated for the JIT's life (reset() releases them).
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 import weakref
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,6 +162,10 @@ class CapturedJit:
         # is collected), but not the inputs': a replay always has its own.
         self._hold = [n for s in steps for n in (*s.item.outs, *s.item.inputs)
                       if n.buffer not in captured_inputs] + [b for st in self.states for b in st.bases]
+        states = {id(b) for st in self.states for b in st.bases}
+        self._read_before = list({id(n): n for s in steps for n in s.item.inputs
+                                  if n.buffer not in written and n.buffer not in captured_inputs and
+                                  id(n) not in states}.values())
         self.segments: list = []
         self.kernels = 0
         batch: list[tuple] = []
@@ -182,6 +189,16 @@ class CapturedJit:
         if not self.kernels:
             raise JitError("the function launched no kernel: nothing to capture")
         weakref.finalize(self, _release, [g for g in self.segments if isinstance(g, devices.Graph)])
+
+    def replaced_state(self) -> int:
+        """How many values from before the call the step read and then dropped: nothing outside the JIT refers to
+        them after the capture (call it once the capture's steps are gone). That is state kept by rebinding a
+        Python name (`self.m = self.m * b + g`): a replay would read the capture's value again."""
+        held = Counter(id(n) for n in self._hold)
+        # references: the hold list's, _read_before's, the loop variable's and getrefcount's argument
+        dropped = sum(1 for n in self._read_before if sys.getrefcount(n) <= held[id(n)] + 3)
+        self._read_before = []
+        return dropped
 
     def check(self, names: list[str], inputs: list[Tensor]) -> None:
         """JitError naming the first input that differs from the capture's."""
@@ -274,5 +291,11 @@ class TinyJit:
         finally:
             _capturing.clear()
         _check_returns(ret)
-        self.captured = CapturedJit(ret, names, inputs, steps, assigned)
+        captured = CapturedJit(ret, names, inputs, steps, assigned)
+        steps.clear()
+        if captured.replaced_state():
+            raise JitError("the step read values from before the call and replaced them without assign() (state in "
+                           "a Python name, e.g. `self.m = self.m * b1 + g`): a replay would read the captured values "
+                           "again; update state with assign()")
+        self.captured = captured
         return ret

@@ -204,6 +204,25 @@ def test_assigned_state_alternates_between_two_buffers_and_reads_its_latest_valu
             total = np.full(6, 10, np.float32)
 
 
+def test_state_kept_in_a_python_name_is_refused():
+    """SGD's momentum buffer is rebound (`self.buf[i] = ...`), not assigned: a replay would read the captured
+    buffer again, so the capture raises rather than train wrongly."""
+    w = Tensor(np.ones((4, 3), np.float32))
+    opt = SGD([w], lr=0.1, momentum=0.9)
+
+    def step(x):
+        opt.zero_grad()
+        loss = (x @ w).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = TinyJit(step)
+    f(Tensor(np.ones((2, 4), np.float32)))
+    with pytest.raises(JitError, match="without assign"):
+        f(Tensor(np.ones((2, 4), np.float32)))
+
+
 def test_a_jit_on_the_aql_queue(monkeypatch):
     """The same step on a device whose compute queue takes AQL packets (one batch per replay)."""
     rt = runtime.Device("AMD:0", queue="aql")
