@@ -17,6 +17,7 @@ Each kernel is an AST of the kernel IR:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from compiler.dtypes import PtrDType, dtypes
 from compiler.ir.ops import Ops, UOp, _key_arg
@@ -98,13 +99,27 @@ def _structure(outs: list[LazyBuffer]) -> tuple[list[LazyBuffer], tuple | None]:
             continue
         number[id(b)] = len(nodes)
         nodes.append(b)
-        arg = None if b.op in (LoadOps.COPYIN, LoadOps.BUFFER) else _key_arg(b.arg)
-        if not isinstance(arg, int | float | str | tuple | type(None)):
+        arg = None if b.op in (LoadOps.COPYIN, LoadOps.BUFFER) else _plain(b.arg)
+        if arg is _NOT_PLAIN:
             plain = False
         sig.append((b.op, b.dtype, b.device, b.shape, arg,
                     tuple((number[id(s.base)], s.st) for s in b.srcs)))
     key = (tuple(sig), tuple(number[id(b)] for b in outs)) if plain else None
     return nodes, key
+
+
+_NOT_PLAIN = object()
+
+
+def _plain(arg):
+    """An argument as a key (floats by their bits, in tuples too), or _NOT_PLAIN for anything but numbers, strings,
+    enums and tuples of them."""
+    if isinstance(arg, tuple):
+        items = tuple(_plain(a) for a in arg)
+        return _NOT_PLAIN if any(a is _NOT_PLAIN for a in items) else items
+    if arg is None or isinstance(arg, int | float | str | Enum):
+        return _key_arg(arg)
+    return _NOT_PLAIN
 
 
 def _schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
