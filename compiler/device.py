@@ -124,7 +124,8 @@ class Graph:
 
     def release(self) -> None:
         """Free what the runtime graph holds (its kernarg and command buffers)."""
-        if self.device.rt is not None and getattr(self.device.rt, "usable", True):
+        rt = self.device.rt
+        if getattr(rt, "usable", True) and not getattr(rt, "closed", False):  # a closed device freed them already
             self.rt.free()
 
     def __len__(self) -> int:
