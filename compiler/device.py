@@ -152,7 +152,20 @@ class AMDDevice(Device):
         if pooled:
             self._pooled -= size
             return DeviceBuffer(self, nbytes, pooled.pop())
-        return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+        try:
+            return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+        except MemoryError:
+            if not self._pooled:
+                raise
+            self.drain()  # the pool's memory goes back to the device first
+            return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+
+    def drain(self) -> None:
+        """Give every pooled buffer back to the device."""
+        for bufs in self._pool.values():
+            while bufs:
+                bufs.pop().release()
+        self._pooled = 0
 
     def free(self, buf: DeviceBuffer) -> None:
         if not self.rt.usable or self.rt.closed:

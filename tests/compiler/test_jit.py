@@ -232,3 +232,4 @@ def test_a_jit_on_the_aql_queue(monkeypatch):
     ref_losses, ref_params, _ = _train(False, "AMD")
     assert losses == ref_losses
     assert all(a.tobytes() == b.tobytes() for a, b in zip(params, ref_params, strict=True))
+
