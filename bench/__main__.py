@@ -15,6 +15,7 @@ from bench import (
     bench_sanitize,
     bench_shader,
     bench_trace,
+    bench_train,
 )
 
 
@@ -31,6 +32,7 @@ def main() -> None:
     bench_profile.main()
     bench_compiler.main()
     bench_reduce.main()
+    bench_train.main()
     bench_cpu.main()
     bench_native.main([])
 

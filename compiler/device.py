@@ -14,9 +14,11 @@ import numpy as np
 
 from compiler import backend as backends
 from compiler.helpers import debug
+from runtime.graph import Dispatch, KernelGraph
 from simgpu.isa.codeobject import CodeObjectError
 
 DEFAULT = "AMD"
+POOL_BYTES = 256 << 20  # freed GPU memory an AMD device keeps for reuse
 _KINDS: dict[str, type[Device]] = {}
 _OPEN: dict[str, Device] = {}
 _UNREFERENCED: list[DeviceBuffer] = []  # buffers whose tensors are gone, freed at the next safe point
@@ -102,6 +104,33 @@ class Device:
         as no program of this device (compiler.realize then compiles the kernel afresh)."""
         raise NotImplementedError
 
+    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+        """The launches (program, buffers), recorded as one graph of the runtime to run again (compiler.jit)."""
+        raise NotImplementedError
+
+
+class Graph:
+    """Launches of one device recorded once (a runtime graph): `run(swap)` runs them all again with each recorded
+    DeviceBuffer b replaced by swap[b] (those absent keep the buffer they last had)."""
+
+    def __init__(self, device: Device, rt_graph, recorded: list[DeviceBuffer]):
+        self.device, self.rt = device, rt_graph
+        self._slot = {b: rt_graph.slot(b.handle) for b in recorded}
+
+    def run(self, swap: dict[DeviceBuffer, DeviceBuffer]) -> None:
+        """Submit every launch (not waiting for them: a copy-out or synchronize() does)."""
+        release_unreferenced()
+        self.rt.run({self._slot[old]: new.handle for old, new in swap.items() if old in self._slot})
+
+    def release(self) -> None:
+        """Free what the runtime graph holds (its kernarg and command buffers)."""
+        rt = self.device.rt
+        if getattr(rt, "usable", True) and not getattr(rt, "closed", False):  # a closed device freed them already
+            self.rt.free()
+
+    def __len__(self) -> int:
+        return len(self.rt)
+
 
 class AMDDevice(Device):
     """A runtime.Device (module docstring)."""
@@ -113,14 +142,46 @@ class AMDDevice(Device):
         import runtime
         self.rt = rt if rt is not None else runtime.Device(name)  # rt: a runtime.Device opened by the caller
         self._modules: dict[str, Any] = {}
+        self._pool: dict[int, list] = {}  # freed runtime buffers by byte size, reused by alloc()
+        self._pooled = 0
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         release_unreferenced()
-        return DeviceBuffer(self, nbytes, self.rt.alloc(max(nbytes, 4)))
+        size = max(nbytes, 4)
+        pooled = self._pool.get(size)
+        if pooled:
+            self._pooled -= size
+            return DeviceBuffer(self, nbytes, pooled.pop())
+        try:
+            return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+        except MemoryError:
+            if not self._pooled:
+                raise
+            self.drain()  # the pool's memory goes back to the device first
+            return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+
+    def drain(self) -> None:
+        """Give every pooled buffer back to the device."""
+        for bufs in self._pool.values():
+            while bufs:
+                bufs.pop().release()
+        self._pooled = 0
 
     def free(self, buf: DeviceBuffer) -> None:
-        if self.rt.usable:
-            buf.handle.release()  # not free(): a closed runtime.Device has released its buffers already
+        if not self.rt.usable or self.rt.closed:
+            return  # a closed or lost runtime.Device has released its buffers already
+        size = buf.handle.nbytes
+        if self.rt.sanitizers or size > POOL_BYTES // 4:  # a sanitizer must see the memory freed and fresh
+            buf.handle.release()
+            return
+        # Kept for the next allocation of this size: a training step frees and allocates the same sizes every
+        # step, and a free waits for the GPU to go idle and unmaps (each allocation changes the page tables).
+        self._pool.setdefault(size, []).append(buf.handle)
+        self._pooled += size
+        while self._pooled > POOL_BYTES:
+            largest = max((k for k, v in self._pool.items() if v))
+            self._pool[largest].pop(0).release()
+            self._pooled -= largest
 
     def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
         if data.nbytes:
@@ -162,6 +223,11 @@ class AMDDevice(Device):
     def synchronize(self) -> None:
         release_unreferenced()
         self.rt.synchronize()
+
+    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+        dispatches = [Dispatch(self.kernel(p), tuple(b.handle for b in bufs), p.geometry.grid, p.geometry.block)
+                      for p, bufs in launches]
+        return Graph(self, KernelGraph(self.rt, dispatches), [b for _, bufs in launches for b in bufs])
 
 
 def _resources(kernel, block: tuple[int, int, int]) -> str:
@@ -239,6 +305,11 @@ class CPUDevice(Device):
             print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} "
                   f"{stats.seconds * 1e6:10.2f} us (unicorn, {stats.charged} loop instructions)", file=sys.stderr)
         return _Finished(stats.seconds)
+
+    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+        from runtime.cpu import CPUGraph  # (not imported up front: runtime.cpu loads unicorn)
+        rt = CPUGraph(self.rt, [(self._loaded(p), [b.handle for b in bufs]) for p, bufs in launches])
+        return Graph(self, rt, [b for _, bufs in launches for b in bufs])
 
 
 def register_kind(kind: str, cls: type[Device]) -> None:

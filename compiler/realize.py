@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from dataclasses import dataclass
 
 import numpy as np
 
 from compiler import device as devices
 from compiler.dtypes import to_bf16_bits
-from compiler.kernel import compile_ast
+from compiler.kernel import Program, compile_ast
 from compiler.lazy import mark_realized
 from compiler.schedule import ScheduleItem
 
@@ -33,6 +35,32 @@ def check_dtypes(items: list[ScheduleItem]) -> None:
                                 f"(needed by a kernel writing {item.out.shape} {item.out.dtype.name})")
 
 
+@dataclass
+class Step:
+    """What run_schedule did for one item, for a recording (compiler.jit): the kind ('kernel', 'copy', 'copyin',
+    'empty'), the device, the program of a kernel, its buffers (outputs, then inputs) and the item."""
+
+    kind: str
+    device: devices.Device
+    program: Program | None
+    buffers: list[devices.DeviceBuffer]
+    item: ScheduleItem
+
+
+_RECORDINGS: list[list[Step]] = []
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect the Step of every item realized inside the block (in order) into the list it yields."""
+    steps: list[Step] = []
+    _RECORDINGS.append(steps)
+    try:
+        yield steps
+    finally:
+        _RECORDINGS.remove(steps)
+
+
 def run_schedule(items: list[ScheduleItem]) -> None:
     """Realize every item in order (sources come first in a schedule)."""
     check_dtypes(items)
@@ -40,6 +68,7 @@ def run_schedule(items: list[ScheduleItem]) -> None:
     for item in items:
         dev = devices.get(item.out.device)
         bufs = [dev.alloc(o.st.size() * o.dtype.itemsize) for o in item.outs]
+        prog = None
         if item.kind == "copy":
             dev.transfer(bufs[0], item.inputs[0].buffer, bufs[0].nbytes)
         elif item.kind == "copyin":
@@ -51,6 +80,8 @@ def run_schedule(items: list[ScheduleItem]) -> None:
             dev.launch(prog, [*bufs, *(i.buffer for i in item.inputs)])
             if progress:
                 progress.update(1)
+        for steps in _RECORDINGS:
+            steps.append(Step(item.kind, dev, prog, [*bufs, *(i.buffer for i in item.inputs)], item))
         for out, buf in zip(item.outs, bufs, strict=True):
             mark_realized(out, buf)
     if progress:

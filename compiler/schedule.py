@@ -17,9 +17,10 @@ Each kernel is an AST of the kernel IR:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
 from compiler.dtypes import PtrDType, dtypes
-from compiler.ir.ops import Ops, UOp
+from compiler.ir.ops import Ops, UOp, _key_arg
 from compiler.lazy import LazyBuffer, LoadOps
 from compiler.views import ShapeTracker
 
@@ -55,7 +56,73 @@ class _Restart(Exception):
 
 
 def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
-    """The ordered steps that realize the bases `outs` (and what they need)."""
+    """The ordered steps that realize the bases `outs` (and what they need). A graph of a structure scheduled
+    before (a training step's, every step) takes that schedule's kernels again (_structure)."""
+    nodes, key = _structure(outs)
+    if key is not None and key in _SCHEDULES:
+        return [ScheduleItem(kind, [nodes[i] for i in o], ast, [nodes[i] for i in ins])
+                for kind, o, ast, ins in _SCHEDULES[key]]
+    items = _schedule(outs)
+    if key is not None:
+        index = {id(n): i for i, n in enumerate(nodes)}
+        try:
+            _SCHEDULES[key] = [(it.kind, [index[id(o)] for o in it.outs], it.ast, [index[id(i)] for i in it.inputs])
+                               for it in items]
+        except KeyError:  # an item of a base the walk did not number: nothing to reuse
+            return items
+        while len(_SCHEDULES) > MAX_SCHEDULES:
+            del _SCHEDULES[next(iter(_SCHEDULES))]
+    return items
+
+
+MAX_SCHEDULES = 256
+_SCHEDULES: dict[tuple, list[tuple]] = {}  # a graph's structure -> its items, bases as numbers in the walk
+
+
+def _structure(outs: list[LazyBuffer]) -> tuple[list[LazyBuffer], tuple | None]:
+    """The bases reachable from outs (realized ones as leaves), sources first, and a key that is equal for two
+    graphs exactly when one schedule serves both: per base its op, dtype, device, shape, argument (constants
+    by their bits; host data not at all: a copy-in takes the current base's) and its sources as (number, view).
+    None for the key when an argument is not a plain value."""
+    number: dict[int, int] = {}
+    nodes: list[LazyBuffer] = []
+    sig: list[tuple] = []
+    stack = [(b, False) for b in reversed(outs)]
+    plain = True
+    while stack:
+        b, ready = stack.pop()
+        if id(b) in number:
+            continue
+        if not ready and b.op is not LoadOps.BUFFER:
+            stack.append((b, True))
+            stack.extend((s.base, False) for s in reversed(b.srcs) if id(s.base) not in number)
+            continue
+        number[id(b)] = len(nodes)
+        nodes.append(b)
+        arg = None if b.op in (LoadOps.COPYIN, LoadOps.BUFFER) else _plain(b.arg)
+        if arg is _NOT_PLAIN:
+            plain = False
+        sig.append((b.op, b.dtype, b.device, b.shape, arg,
+                    tuple((number[id(s.base)], s.st) for s in b.srcs)))
+    key = (tuple(sig), tuple(number[id(b)] for b in outs)) if plain else None
+    return nodes, key
+
+
+_NOT_PLAIN = object()
+
+
+def _plain(arg):
+    """An argument as a key (floats by their bits, in tuples too), or _NOT_PLAIN for anything but numbers, strings,
+    enums and tuples of them."""
+    if isinstance(arg, tuple):
+        items = tuple(_plain(a) for a in arg)
+        return _NOT_PLAIN if any(a is _NOT_PLAIN for a in items) else items
+    if arg is None or isinstance(arg, int | float | str | Enum):
+        return _key_arg(arg)
+    return _NOT_PLAIN
+
+
+def _schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
     graph = _collect(outs)
     consumers: dict[LazyBuffer, set[LazyBuffer]] = {b: set() for b in graph}
     for b in graph:

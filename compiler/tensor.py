@@ -28,6 +28,7 @@ from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
 
 Scalar = int | float | bool
+ASSIGN_OBSERVERS: list = []  # f(tensor, value it replaced) after every assign (compiler.jit follows a step's state)
 
 
 def _shape_arg(shape) -> tuple[int, ...]:
@@ -193,6 +194,8 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         if not old.realized and old.base.op is not LoadOps.CONST and reaches(other.lazydata, old.base):
             realize(old)
         self.lazydata = other.lazydata if other.dtype == self.dtype else other.lazydata.cast(self.dtype)
+        for observe in ASSIGN_OBSERVERS:
+            observe(self, old)
         return self
 
     # in-place operators assign (tinygrad's, and PyTorch's, meaning: `p -= lr * g` updates p, not a new name)

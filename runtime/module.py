@@ -91,11 +91,8 @@ class Kernel:
         grid, block = check_launch(grid, block, shared, self.descriptor.group_segment_fixed_size,
                                    dev.properties["lds_size_in_kb"] << 10)
         dev._check_usable()
-        values = self._check_args(args)
         aql_queue = dev.queue_kind == "aql"
-        extra = {"hidden_dynamic_lds_size": shared,
-                 "hidden_queue_ptr": dev.compute.ptrs.va if aql_queue else 0}
-        data = kernargs.pack(self.args, self.descriptor.kernarg_size, values, grid, block, extra)
+        data = self.kernarg_segment(args, grid, block, shared)
         # Both regions are fenced: they are free once the launches that used them last have completed.
         ka_off = dev.kernarg_alloc(len(data))
         dev.kernargs.view[ka_off:ka_off + len(data)] = data
@@ -111,10 +108,11 @@ class Kernel:
                 prof.submit_aql(prof.before(self))
             if limit is not None:
                 dev.os.annotate(limit)
-            value = dev.compute.submit(self._aql_packet(dev, grid, block, shared, ka_va, slot_va, slot))
+            dev.stamps.view[slot:slot + aql.SIGNAL_SIZE] = completion_signal(dev)
+            value = dev.compute.submit(self.aql_packet(grid, block, shared, ka_va, slot_va))
             start_off, end_off = aql.SIGNAL_START_TS, aql.SIGNAL_END_TS
         else:
-            packets = self._pm4_packets(grid, block, shared, ka_va, slot_va)
+            packets = self.pm4_packets(grid, block, shared, ka_va, slot_va)
             if prof is not None:
                 packets = prof.before(self) + packets + prof.after()
             if limit is not None:
@@ -126,6 +124,19 @@ class Kernel:
         if prof is not None:
             return self._profiled(prof, launch, slot, (start_off, end_off), timeout_ms, wait)
         return launch.wait(timeout_ms) if wait else launch
+
+    def kernarg_segment(self, args: tuple, grid, block, shared: int = 0) -> bytes:
+        """The kernarg segment of a launch with `args` (checked against the metadata, as a launch checks them)."""
+        dev = self.module.device
+        extra = {"hidden_dynamic_lds_size": shared,
+                 "hidden_queue_ptr": dev.compute.ptrs.va if dev.queue_kind == "aql" else 0}
+        return kernargs.pack(self.args, self.descriptor.kernarg_size, self._check_args(args), grid, block, extra)
+
+    def pointer_offsets(self) -> list[int | None]:
+        """Per explicit argument, its byte offset in the kernarg segment when it is a pointer (else None): where a
+        recorded launch patches another buffer's address in (runtime.graph)."""
+        return [a[".offset"] if a.get(".value_kind", "by_value") in _POINTER_KINDS else None
+                for a in kernargs.explicit_args(self.args)]
 
     def _profiled(self, prof, launch: Launch, slot: int, offsets: tuple[int, int], timeout_ms, wait: bool):
         """Finish a profiled launch: wait for it, read the counters out (on AQL after a second PM4 packet)."""
@@ -147,7 +158,9 @@ class Kernel:
                 out += [value & 0xFFFFFFFF, value >> 32]
         return out
 
-    def _pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
+    def pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
+        """The PM4 packets of one dispatch: GPU clock to `stamp`, the program, its registers, DISPATCH_DIRECT, the
+        clock again to `stamp + 8`."""
         kd = self.descriptor
         rsrc2 = regs.with_lds_size(kd.compute_pgm_rsrc2, kd.group_segment_fixed_size + shared)
         return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK),
@@ -161,14 +174,14 @@ class Kernel:
                 *hw.dispatch_direct(*grid, initiator=regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)),
                 *hw.release_mem(stamp + 8, data_sel=hw.DataSel.GPU_CLOCK)]
 
-    def _aql_packet(self, dev, grid, block, shared: int, kernarg: int, signal_va: int, slot: int) -> bytes:
+    def aql_packet(self, grid, block, shared: int, kernarg: int, signal_va: int, barrier: bool = True) -> bytes:
+        """The AQL kernel dispatch packet of one launch (completion signal at `signal_va`; `barrier`: it starts
+        after the packets before it completed)."""
         kd = self.descriptor
-        mailbox = dev.event_page_va + 8 * dev.completion_event
-        dev.stamps.view[slot:slot + aql.SIGNAL_SIZE] = aql.Signal(aql.SignalKind.USER, 1, mailbox,
-                                                                  dev.completion_event).pack()
         dims = kernargs.grid_dims(grid, block)
         items = tuple(g * b for g, b in zip(grid, block, strict=True))
-        pkt = aql.KernelDispatchPacket(header=aql.make_header(aql.PacketType.KERNEL_DISPATCH), setup=dims,
+        pkt = aql.KernelDispatchPacket(header=aql.make_header(aql.PacketType.KERNEL_DISPATCH, barrier=barrier),
+                                       setup=dims,
                                        workgroup_size=block, grid_size=items,
                                        private_segment_size=kd.private_segment_fixed_size,
                                        group_segment_size=kd.group_segment_fixed_size + shared,
@@ -178,6 +191,12 @@ class Kernel:
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name} ({', '.join(_names(kernargs.explicit_args(self.args)))})>"
+
+
+def completion_signal(dev) -> bytes:
+    """An armed amd_signal_t (value 1) that raises the device's completion event when the CP decrements it."""
+    mailbox = dev.event_page_va + 8 * dev.completion_event
+    return aql.Signal(aql.SignalKind.USER, 1, mailbox, dev.completion_event).pack()
 
 
 def _names(args: list[dict]) -> list[str]:

@@ -6,9 +6,9 @@ It lives in runtime because it is what runs programs: the compiler reaches it th
 kind, exactly as it reaches the GPU through runtime.Device, and it imports nothing of the compiler.
 """
 
-from runtime.cpu.device import CPUBuffer, CPUDevice, LaunchStats, Program
+from runtime.cpu.device import CPUBuffer, CPUDevice, CPUGraph, LaunchStats, Program
 from runtime.cpu.fault import CPUFault
 from runtime.cpu.image import Image, ImageError, read_image, write_image
 
-__all__ = ["CPUBuffer", "CPUDevice", "CPUFault", "Image", "ImageError", "LaunchStats", "Program", "read_image",
-           "write_image"]
+__all__ = ["CPUBuffer", "CPUDevice", "CPUFault", "CPUGraph", "Image", "ImageError", "LaunchStats", "Program",
+           "read_image", "write_image"]

@@ -323,3 +323,42 @@ class CPUDevice:
 
 def _traps(meta: dict) -> dict[int, int]:
     return {int(k): int(v) for k, v in meta["traps"].items()}
+
+
+class CPUGraph:
+    """runtime.graph.KernelGraph's interface on the CPU device: launches recorded once as (program, buffers) and
+    run in order with slot buffers replaced per run (each still a sandboxed launch: unicorn runs one at a time)."""
+
+    def __init__(self, device: CPUDevice, launches: list[tuple[Program, list[CPUBuffer]]]):
+        if not launches:
+            raise ValueError("a kernel graph needs at least one launch")
+        self.device, self.launches = device, [(p, list(bufs)) for p, bufs in launches]
+        self.slots: list[CPUBuffer] = []
+        self._slot_of: dict[int, int] = {}
+        self._uses: list[list[tuple[int, int]]] = []  # per slot: (launch, argument) holding it
+        for li, (p, bufs) in enumerate(self.launches):
+            if len(bufs) != p.image.meta["params"]:
+                raise ValueError(f"{p.name} takes {p.image.meta['params']} buffers, got {len(bufs)}")
+            for ai, b in enumerate(bufs):
+                if id(b) not in self._slot_of:
+                    self._slot_of[id(b)] = len(self.slots)
+                    self.slots.append(b)
+                    self._uses.append([])
+                self._uses[self._slot_of[id(b)]].append((li, ai))
+
+    def slot(self, buf: CPUBuffer) -> int:
+        """The slot of a buffer the graph was recorded with (KeyError for another)."""
+        return self._slot_of[id(buf)]
+
+    def run(self, buffers: dict[int, CPUBuffer] | None = None, wait: bool = False) -> float:
+        """Run every launch in order with slot i's buffer replaced by buffers[i]; the summed seconds in unicorn."""
+        for i, buf in (buffers or {}).items():
+            for li, ai in self._uses[i]:
+                self.launches[li][1][ai] = buf
+        return sum(self.device.launch(p, bufs).seconds for p, bufs in self.launches)
+
+    def free(self) -> None:
+        """Nothing to release: the launches hold no memory of their own."""
+
+    def __len__(self) -> int:
+        return len(self.launches)

@@ -230,6 +230,15 @@ def release_mem(addr: int = 0, data: int = 0, data_sel: int = DataSel.DATA32, in
 ACQUIRE_HI = Field(0, 24)  # SIZE_HI and BASE_HI: bits 55:32 of the range
 
 
+# GCR_CNTL (ACQUIRE_MEM's last body dword, gfx10+): which caches to write back or invalidate, from amdgpu's
+# gfx_v11_0.c (PACKET3_ACQUIRE_MEM_GCR_CNTL_*).
+ACQUIRE_GCR = Layout(gli_inv=Field(0, 2), glm_wb=Field(4), glm_inv=Field(5), glk_wb=Field(6), glk_inv=Field(7),
+                     glv_inv=Field(8), gl1_inv=Field(9), gl2_inv=Field(14), gl2_wb=Field(15))
+# What one dispatch must see of another's writes: the shader caches invalidated, L2 written back and invalidated.
+GCR_INVALIDATE_ALL = ACQUIRE_GCR.pack(gli_inv=1, glm_wb=1, glm_inv=1, glk_wb=1, glk_inv=1, glv_inv=1, gl1_inv=1,
+                                      gl2_inv=1, gl2_wb=1)
+
+
 def acquire_mem(base: int = 0, size: int = (1 << 64) - 1, gcr: int = 0, poll_interval: int = 0x0A) -> list[int]:
     """Cache acquire over [base, base + size) (the range is in 256-byte units, as amdgpu programs it)."""
     return packet(Op.ACQUIRE_MEM, 0, lo32(size), ACQUIRE_HI.bits(size >> 32), lo32(base), ACQUIRE_HI.bits(base >> 32),

@@ -137,10 +137,7 @@ def two_devices():
     machine = MockOS(devices=2, vram_size=1 << 28)
     saved = dict(device._OPEN)
     for i in range(2):
-        dev = device.AMDDevice.__new__(device.AMDDevice)
-        device.Device.__init__(dev, f"AMD:{i}")
-        dev.rt, dev._modules = runtime.Device(f"AMD:{i}", os=machine), {}
-        device.attach(f"AMD:{i}", dev)
+        device.attach(f"AMD:{i}", device.AMDDevice(f"AMD:{i}", rt=runtime.Device(f"AMD:{i}", os=machine)))
     try:
         yield
     finally:

@@ -160,3 +160,26 @@ def test_printers_and_rewrites_walk_deep_asts_iteratively():
     text = format_ast(u)
     assert text.count("ADD") == 10_000 and text.splitlines()[-1].strip() == "<10001>"  # the constant 1, printed once
     assert rewrite(u, Rules()) is u
+
+
+def test_a_graph_of_a_structure_scheduled_before_takes_that_schedule_with_its_own_buffers():
+    """The schedule cache: the same structure over other buffers gets the same kernels (ASTs) for its own bases, and
+    the values NumPy gives; constants that differ only in the sign of zero are another structure."""
+    rng = np.random.default_rng(9)
+
+    def graph(a, b, c):
+        return ((Tensor(a).realize() @ Tensor(b).realize()).relu() * c).sum(1)
+
+    a, b = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((8, 3)).astype(np.float32)
+    first = schedule([graph(a, b, 2.0).lazydata.base])
+    a2, b2 = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((8, 3)).astype(np.float32)
+    t = graph(a2, b2, 2.0)
+    again = schedule([t.lazydata.base])
+    assert [i.ast for i in again] == [i.ast for i in first]
+    assert all(x.out is not y.out for x, y in zip(again, first, strict=True))
+    assert_close(t.numpy(), (np.maximum(a2 @ b2, 0) * 2).sum(1), "float32")
+    neg = schedule([graph(a, b, -0.0).lazydata.base])
+    pos = schedule([graph(a, b, 0.0).lazydata.base])
+    assert [i.ast for i in neg] != [i.ast for i in pos]
+    np.testing.assert_array_equal(np.signbit(graph(a, b, -0.0).numpy()), np.signbit((np.maximum(a @ b, 0) * -0.0)
+                                                                                    .sum(1)))
