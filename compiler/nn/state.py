@@ -162,12 +162,12 @@ def _tensor(raw: bytes, start: int, e: dict) -> Tensor:
     dt = SAFE_DTYPES[e["dtype"]]
     a, b = e["data_offsets"]
     storage = dt.storage.newbyteorder("<")
-    arr = np.frombuffer(raw, storage, (b - a) // dt.itemsize, start + a).reshape(e["shape"]).astype(dt.storage)
-    if dt == dtypes.bfloat16:
-        return Tensor(arr).bitcast(dtypes.bfloat16)
-    if dt == dtypes.bool and arr.size and arr.view(np.uint8).max() > 1:
+    flat = np.frombuffer(raw, storage, (b - a) // dt.itemsize, start + a).astype(dt.storage)
+    if dt == dtypes.bool and flat.size and flat.view(np.uint8).max() > 1:
         raise SafetensorsError(f"bool data at byte {start + a} holds a byte other than 0 or 1")
-    return Tensor(arr)
+    # built flat and reshaped: Tensor() of a 0-d array gives shape (1,)
+    t = Tensor(flat).bitcast(dtypes.bfloat16) if dt == dtypes.bfloat16 else Tensor(flat)
+    return t.reshape(tuple(e["shape"]))
 
 
 def safe_load_metadata(fn) -> tuple[Tensor, int, dict[str, Any]]:
