@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from compiler.dtypes import dtypes
+from compiler.nn import optim, state  # noqa: F401 - nn.optim and nn.state, as tinygrad's nn
 from compiler.tensor import Tensor
 
 __all__ = ["BatchNorm", "BatchNorm2d", "BatchNorm3d", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
