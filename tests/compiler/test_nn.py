@@ -23,6 +23,7 @@ CASES = {
     "conv2d_same": ("nn.Conv2d(2, 3, 3, padding='same', dilation=2, bias=False)", (1, 2, 6, 5), False, "plain"),
     "conv2d_flat_padding": ("nn.Conv2d(2, 2, 2, padding=(1, 0, 2, 1))", (1, 2, 4, 4), False, "plain"),
     "conv1d": ("nn.Conv1d(3, 4, 3, stride=2, padding=1)", (2, 3, 9), False, "plain"),
+    "conv3d": ("nn.Conv2d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1)", (1, 2, 3, 5, 4), False, "plain"),
     "conv_transpose2d": ("nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1)", (1, 3, 4, 5),
                          False, "plain"),
     "conv_transpose2d_groups_crop": ("nn.ConvTranspose2d(4, 6, 2, groups=2, dilation=2, padding=3)", (1, 4, 5, 5),
