@@ -50,7 +50,7 @@ cases = json.loads(str(inp.pop("cases")))
 for name, (ctor, shape, training, call) in cases.items():
     layer = eval(ctor)
     sd = nn.state.get_state_dict(layer)
-    out[name + ":keys"] = json.dumps({k: list(v.shape) for k, v in sd.items()})
+    out[name + ":keys"] = json.dumps([[k, list(v.shape)] for k, v in sd.items()])
     weights = {k[len(name) + 3:]: Tensor(v) for k, v in inp.items() if k.startswith(name + ":w:")}
     nn.state.load_state_dict(layer, weights, verbose=False)
     x = Tensor(inp[name + ":x"])
@@ -140,7 +140,8 @@ def test_layer_matches_tinygrad(case_data, name, kind):
     with tinygrad_oracle.on_device(kind):
         layer = _build(name)
         sd = get_state_dict(layer)
-        assert {k: list(v.shape) for k, v in sd.items()} == json.loads(str(ref[name + ":keys"])), "state-dict names"
+        assert [[k, list(v.shape)] for k, v in sd.items()] == json.loads(str(ref[name + ":keys"])), \
+            "state-dict names, shapes and order"
         y, x, layer = _forward(name, inputs, training=CASES[name][2])
         (y * Tensor(ref[name + ":r"])).sum().backward()
         tol = {"rtol": 1e-4, "atol": 1e-5}
@@ -183,3 +184,19 @@ def test_layer_errors_name_the_problem():
         nn.GroupNorm(3, 4)
     with pytest.raises(ValueError, match="last dimensions"):
         nn.LayerNorm(5)(Tensor.ones(2, 4))
+
+
+def test_tensor_forms_linear_and_convolution_padding():
+    """linear with a 1-D weight scales elementwise; a negative conv2d padding crops (as tinygrad's)."""
+    rng = np.random.default_rng(90)
+    x, w = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    np.testing.assert_allclose(Tensor(x).linear(Tensor(w), Tensor(1.0)).numpy(), x * w + 1, rtol=1e-6)
+    img, k = rng.standard_normal((1, 1, 6, 6)).astype(np.float32), rng.standard_normal((1, 1, 2, 2)).astype(np.float32)
+    cropped = Tensor(img).conv2d(Tensor(k), padding=(-1, 0, 0, -2)).numpy()     # W: crop 1 left; H: crop 2 below
+    np.testing.assert_allclose(cropped, Tensor(img[:, :, :4, 1:]).conv2d(Tensor(k)).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="padding"):
+        Tensor(img).conv2d(Tensor(k), padding=(1, 2, 3))
+    with pytest.raises(ValueError, match="groups"):
+        Tensor.ones(1, 4, 3, 3).conv_transpose2d(Tensor.ones(3, 2, 2, 2))
+    with pytest.raises(ValueError, match="same number"):
+        Tensor.ones(1, 4, 3).conv2d(Tensor.ones(2, 4, 2, 2))
