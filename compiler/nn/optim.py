@@ -74,7 +74,8 @@ class Optimizer:
 class OptimizerGroup(Optimizer):
     """Several optimizers stepped as one."""
 
-    def __init__(self, *optimizers: Optimizer):  # noqa: the group holds no parameters of its own
+    def __init__(self, *optimizers: Optimizer):
+        # no Optimizer.__init__: the group's parameters, lr and state are its members'
         self.optimizers = optimizers
         self.params = [p for o in optimizers for p in o.params]
         self.buffers = [b for o in optimizers for b in o.buffers]

@@ -6,7 +6,10 @@ agree within float tolerance. The GPT-2 block's GELU is the erf form in compiler
 patched into ours, measured), hence its wider tolerance."""
 
 import importlib
+import json
+import os
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -52,3 +55,14 @@ def test_program_runs_unchanged_and_matches_tinygrad(tinygrad_results, name, kin
                                    err_msg=k)
     losses = ours["losses"]
     assert losses[-1] < losses[0], losses          # each program trains
+
+
+def test_program_runs_as_a_script(tinygrad_results):
+    """As nnlib's docstring says: `MOCKGPU=1 python examples/tinygrad_api/mnist_mlp.py` prints its results."""
+    env = dict(os.environ, MOCKGPU="1", PYTHONPATH=str(EXAMPLES.parents[1]))
+    env.pop("NNLIB", None)
+    done = subprocess.run([sys.executable, str(EXAMPLES / "mnist_mlp.py")], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ours = json.loads(done.stdout)
+    np.testing.assert_allclose(ours["losses"], tinygrad_results["mnist_mlp:losses"], rtol=1e-4, atol=1e-4)
