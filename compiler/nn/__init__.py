@@ -67,9 +67,9 @@ class BatchNorm:
         return mean, (d * d).mean(axes)
 
     def __call__(self, x: Tensor) -> Tensor:
-        if x.ndim < 2 or (self.weight is not None and x.shape[1] != self.weight.shape[0]):
-            raise ValueError(f"BatchNorm: input {x.shape} does not have {self.weight.shape[0]} channels in dim 1"
-                             if self.weight is not None else f"BatchNorm: input {x.shape} needs 2+ dimensions")
+        sized = self.weight if self.weight is not None else getattr(self, "running_mean", None)
+        if x.ndim < 2 or (sized is not None and x.shape[1] != sized.shape[0]):
+            raise ValueError(f"BatchNorm: input {x.shape} is not (N, C, ...) with the layer's channels in dim 1")
         mean, var = self.calc_stats(x)
         if self.track_running_stats and Tensor.training:
             n, m = x.numel(), self.momentum

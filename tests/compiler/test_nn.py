@@ -182,6 +182,8 @@ def test_layer_errors_name_the_problem():
         nn.Embedding(4, 2)(Tensor([0.0, 1.0]))
     with pytest.raises(ValueError, match="groups"):
         nn.GroupNorm(3, 4)
+    with pytest.raises(ValueError, match="channels in dim 1"):
+        nn.BatchNorm(3)(Tensor.ones(2, 4))
     with pytest.raises(ValueError, match="last dimensions"):
         nn.LayerNorm(5)(Tensor.ones(2, 4))
 
