@@ -32,8 +32,9 @@ for name in inp["programs"]:
 
 
 @pytest.fixture(scope="module")
-def tinygrad_results():
-    return tinygrad_oracle.run(_TINYGRAD, {"dir": np.array(str(EXAMPLES)), "programs": np.array(PROGRAMS)})
+def tinygrad_results(tmp_path_factory):
+    return tinygrad_oracle.run(_TINYGRAD, {"dir": np.array(str(EXAMPLES)), "programs": np.array(PROGRAMS)},
+                               shared=tinygrad_oracle.run_dir(tmp_path_factory))
 
 
 def _program(name: str, monkeypatch):

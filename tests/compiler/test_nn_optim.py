@@ -51,8 +51,9 @@ def _data():
 
 
 @pytest.fixture(scope="module")
-def reference():
-    return tinygrad_oracle.run(_TINYGRAD, _data() | {"cases": np.array(json.dumps(CASES)), "steps": np.array(STEPS)})
+def reference(tmp_path_factory):
+    return tinygrad_oracle.run(_TINYGRAD, _data() | {"cases": np.array(json.dumps(CASES)), "steps": np.array(STEPS)},
+                               shared=tinygrad_oracle.run_dir(tmp_path_factory))
 
 
 @pytest.mark.parametrize("kind", ["AMD", "CPU"])
