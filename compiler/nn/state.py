@@ -112,8 +112,8 @@ def _parse(raw: bytes) -> tuple[int, dict[str, Any]]:
         raise SafetensorsError(f"header length {n} at byte 0 runs past the end of the file ({len(raw)} bytes)")
     try:
         header = json.loads(raw[8:8 + n].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise SafetensorsError(f"header at byte 8 is not UTF-8 JSON: {e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:  # RecursionError: nesting too deep
+        raise SafetensorsError(f"header at byte 8 is not UTF-8 JSON: {str(e)[:200]}") from None
     if not isinstance(header, dict):
         raise SafetensorsError(f"header at byte 8 is a JSON {type(header).__name__}, not an object")
     meta = header.get("__metadata__")
@@ -126,15 +126,21 @@ def _parse(raw: bytes) -> tuple[int, dict[str, Any]]:
     for name, (begin, stop) in entries:
         if begin != end:
             what = "overlaps the previous tensor" if begin < end else f"leaves a hole after byte {8 + n + end}"
-            raise SafetensorsError(f"tensor {name!r}: data at byte {8 + n + begin} {what}")
+            raise SafetensorsError(f"tensor {_short(name)!r}: data at byte {8 + n + begin} {what}")
         end = stop
     if end != data_len:
         raise SafetensorsError(f"the data ends at byte {8 + n + end} but the file has {len(raw)} bytes")
     return 8 + n, header
 
 
-def _check_entry(name: str, e, data_len: int, base: int) -> tuple[int, int]:
+def _short(key: str) -> str:
+    """A tensor's name for a message: short whatever the file holds."""
+    return key if len(key) <= 100 else key[:100] + "..."
+
+
+def _check_entry(key: str, e, data_len: int, base: int) -> tuple[int, int]:
     """The (begin, end) of one header entry after checking its dtype, shape and offsets."""
+    name = _short(key)
     if not isinstance(e, dict) or set(e) - {"dtype", "shape", "data_offsets"} or len(e) != 3:
         raise SafetensorsError(f"tensor {name!r}: header entry must be {{dtype, shape, data_offsets}}, got {e!r:.200}")
     dt, shape, offs = e["dtype"], e["shape"], e["data_offsets"]
@@ -188,7 +194,7 @@ def safe_load(fn) -> dict[str, Tensor]:
         try:
             out[name] = _tensor(raw, start, e)
         except SafetensorsError as err:
-            raise SafetensorsError(f"tensor {name!r}: {err}") from None
+            raise SafetensorsError(f"tensor {_short(name)!r}: {err}") from None
     return out
 
 
