@@ -186,8 +186,8 @@ def _valid_file() -> bytes:
 @given(st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=6),
        st.integers(0, 200))
 def test_fuzzed_files_load_or_raise_safetensors_error(edits, cut):
-    """Byte flips and truncations of a valid file: each loads (and then agrees with the safetensors package) or
-    raises SafetensorsError, never another exception."""
+    """Byte flips and truncations of a valid file: each loads or raises SafetensorsError, never another exception,
+    and the safetensors package agrees (refuses what we refuse, reads the same tensors where we load)."""
     raw = bytearray(_valid_file())
     for pos, val in edits:
         raw[pos % len(raw)] = val
@@ -195,6 +195,8 @@ def test_fuzzed_files_load_or_raise_safetensors_error(edits, cut):
     try:
         ours = {k: v.numpy() for k, v in safe_load(raw).items()}
     except SafetensorsError:
+        with pytest.raises(Exception):  # noqa: B017 - the package's own error types differ by version
+            safetensors_numpy.load(raw)
         return
     theirs = safetensors_numpy.load(raw)
     assert set(ours) == set(theirs)
