@@ -78,7 +78,7 @@ for name, (ctor, shape, training, call) in cases.items():
 def _inputs(name: str, shapes: dict[str, tuple]) -> dict[str, np.ndarray]:
     """Weights for the state-dict names and shapes (running_var positive) and the input of one case."""
     rng = np.random.default_rng(sum(map(ord, name)))
-    ctor, shape, _, call = CASES[name]
+    _, shape, _, call = CASES[name]
     arrays = {}
     for k, s in shapes.items():
         if k == "num_batches_tracked":
@@ -114,7 +114,7 @@ def case_data(tmp_path_factory):
 
 
 def _forward(name, inputs, training: bool):
-    """Our layer with the case's weights, its output and the input tensor."""
+    """(output, input tensor, layer): our layer with the case's weights run on its input."""
     _, _, _, call = CASES[name]
     layer = _build(name)
     weights = {k[len(name) + 3:]: Tensor(v) for k, v in inputs.items() if k.startswith(name + ":w:")}
