@@ -14,7 +14,7 @@ makes a gfx1100 code object), cached in memory and on disk (compiler.cache), and
 May import: simgpu.isa (targets, code objects); runtime (only to execute what it compiled).
 """
 
-from compiler import nn  # noqa: E402 - `from compiler import Tensor, nn`, as tinygrad's
+from compiler import nn  # `from compiler import Tensor, nn`, as from tinygrad
 from compiler.dtypes import DType, dtypes
 from compiler.errors import CompileError
 from compiler.tensor import Tensor, no_grad
