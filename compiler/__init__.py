@@ -14,8 +14,9 @@ makes a gfx1100 code object), cached in memory and on disk (compiler.cache), and
 May import: simgpu.isa (targets, code objects); runtime (only to execute what it compiled).
 """
 
+from compiler import nn  # `from compiler import Tensor, nn`, as from tinygrad
 from compiler.dtypes import DType, dtypes
 from compiler.errors import CompileError
 from compiler.tensor import Tensor, no_grad
 
-__all__ = ["CompileError", "DType", "Tensor", "dtypes", "no_grad"]
+__all__ = ["CompileError", "DType", "Tensor", "dtypes", "nn", "no_grad"]

@@ -14,9 +14,24 @@ if TYPE_CHECKING:
 
 def _pair(v, n: int = 2, what: str = "value") -> tuple[int, ...]:
     t = (v,) * n if isinstance(v, int) else tuple(v)
+    if len(t) == 1 and n > 1:
+        t = t * n
     if len(t) != n or not all(isinstance(x, int) for x in t):
         raise ValueError(f"{what} must be an int or {n} ints, got {v!r}")
     return t
+
+
+def _conv_padding(padding, n: int) -> tuple[tuple[int, int], ...]:
+    """(before, after) per spatial dimension from tinygrad's padding forms: an int, n ints (both sides), or 2n
+    ints in F.pad's order (the last dimension's pair first)."""
+    if isinstance(padding, int):
+        return ((padding, padding),) * n
+    p = tuple(padding)
+    if not all(isinstance(v, int) for v in p) or len(p) not in (n, 2 * n):
+        raise ValueError(f"padding must be an int or {n} or {2 * n} ints, got {padding!r}")
+    if len(p) == n:
+        return tuple((v, v) for v in p)
+    return tuple((p[2 * (n - 1 - i)], p[2 * (n - 1 - i) + 1]) for i in range(n))
 
 
 class CompositeOps:
@@ -50,9 +65,12 @@ class CompositeOps:
         """matmul (NumPy's dot for 1-D and 2-D operands)."""
         return self.matmul(other)
 
-    def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-        """x @ weight.T + bias (PyTorch's F.linear: weight is (out, in))."""
-        out = self.matmul(weight.T)
+    def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None, dtype=None) -> Tensor:
+        """self @ weight + bias, tinygrad's meaning (weight is (in, out); a 1-D weight scales elementwise).
+        nn.Linear keeps PyTorch's (out, in) layout and passes weight.T."""
+        if dtype is not None:
+            return self.cast(dtype).linear(weight.cast(dtype), None if bias is None else bias.cast(dtype))
+        out = self * weight if weight.ndim == 1 else self.matmul(weight)
         return out if bias is None else out + bias
 
     # ---- normalisation ---------------------------------------------------------------------------------------
@@ -106,24 +124,80 @@ class CompositeOps:
             x = x.permute(list(range(a)) + [a + b] + list(range(a, a + b)) + [a + b + 1])  # (A..., o, B..., k)
         return x
 
-    def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
-               groups: int = 1) -> Tensor:
-        """2-D convolution (cross-correlation, as PyTorch): self (N, C, H, W), weight (O, C/groups, KH, KW)."""
-        if self.ndim != 4 or weight.ndim != 4:
-            raise ValueError(f"conv2d: input {self.shape} and weight {weight.shape} must be 4-D")
-        n, c, h, w = self.shape
-        o, cg, kh, kw = weight.shape
-        if c % groups or o % groups or cg != c // groups:
+    def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1,
+               padding=0, dtype=None) -> Tensor:
+        """Convolution (cross-correlation) over any number of spatial dimensions, tinygrad's argument order:
+        self (N, C, *spatial), weight (O, C/groups, *kernel). padding is an int, one per spatial dimension, or
+        two per dimension in F.pad's order (last dimension first: left, right, top, bottom); negative crops."""
+        nsp = weight.ndim - 2
+        if self.ndim != weight.ndim or nsp < 1:
+            raise ValueError(f"conv2d: input {self.shape} and weight {weight.shape} must have the same number "
+                             "(at least 3) of dimensions")
+        (n, c), (o, cg), ks = self.shape[:2], weight.shape[:2], weight.shape[2:]
+        if groups < 1 or c % groups or o % groups or cg != c // groups:
             raise ValueError(f"conv2d: {c} input channels, weight {weight.shape} and groups={groups} disagree")
-        st, dl = _pair(stride, what="stride"), _pair(dilation, what="dilation")
-        ph, pw = _pair(padding, what="padding")
-        x = self.pad(((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        win = x._windows((kh, kw), st, dl)                         # (N, C, OH, OW, KH, KW)
-        oh, ow = win.shape[2], win.shape[3]
-        win = win.reshape(n, groups, 1, cg, oh, ow, kh, kw)
-        wt = weight.reshape(1, groups, o // groups, cg, 1, 1, kh, kw)
-        out = (win * wt).sum((3, 6, 7)).reshape(n, o, oh, ow)
-        return out if bias is None else out + bias.reshape(1, o, 1, 1)
+        st, dl = _pair(stride, nsp, "stride"), _pair(dilation, nsp, "dilation")
+        x = self._pad_or_shrink(((0, 0), (0, 0)) + _conv_padding(padding, nsp))
+        win = x._windows(ks, st, dl)                               # (N, C, *out, *kernel)
+        osz = win.shape[2:2 + nsp]
+        win = win.reshape(n, groups, 1, cg, *osz, *ks)
+        wt = weight.reshape(1, groups, o // groups, cg, *(1,) * nsp, *ks)
+        prod = win * wt
+        out = prod.sum((3, *range(4 + nsp, 4 + 2 * nsp)), dtype=dtype or prod.dtype).reshape(n, o, *osz)
+        return out if bias is None else out + bias.reshape(1, o, *(1,) * nsp)
+
+    def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1,
+                         dilation=1, padding=0, output_padding=0) -> Tensor:
+        """Transposed convolution (the gradient of conv2d with respect to its input), tinygrad's argument order:
+        self (N, C, *spatial), weight (C, O/groups, *kernel); padding as conv2d's."""
+        nsp = weight.ndim - 2
+        if self.ndim != weight.ndim or nsp < 1:
+            raise ValueError(f"conv_transpose2d: input {self.shape} and weight {weight.shape} must have the same "
+                             "number (at least 3) of dimensions")
+        c, og, ks = weight.shape[0], weight.shape[1], weight.shape[2:]
+        if groups < 1 or c % groups or self.shape[1] != c:
+            raise ValueError(f"conv_transpose2d: input {self.shape}, weight {weight.shape} and groups={groups} "
+                             "disagree")
+        st, dl = _pair(stride, nsp, "stride"), _pair(dilation, nsp, "dilation")
+        op = _pair(output_padding, nsp, "output_padding")
+        pads = _conv_padding(padding, nsp)
+        # the equivalent convolution: weight per group transposed (in <-> out) and flipped in space
+        w = weight.reshape(groups, c // groups, og, *ks).transpose(1, 2).flip(tuple(range(3, 3 + nsp)))
+        w = w.reshape(groups * og, c // groups, *ks)
+        x = self
+        for i, s in enumerate(st):          # stride s: s - 1 zeros between neighbours
+            if s > 1:
+                axis, size = 2 + i, x.shape[2 + i]
+                x = x.unsqueeze(axis + 1).pad(((0, 0),) * (axis + 1) + ((0, s - 1),) + ((0, 0),) * (x.ndim - axis - 1))
+                x = x.reshape(*x.shape[:axis], size * s, *x.shape[axis + 2:])
+                x = x.shrink(tuple((0, size * s - (s - 1)) if j == axis else None for j in range(x.ndim)))
+        full = tuple(((k - 1) * d - pb, (k - 1) * d - pa + p)
+                     for k, d, (pb, pa), p in zip(ks, dl, pads, op, strict=True))
+        flat = tuple(v for pair in reversed(full) for v in pair)
+        return x.conv2d(w, bias, groups=groups, dilation=dl, padding=flat)
+
+    def _pad_or_shrink(self: Tensor, pads) -> Tensor:
+        """pad with ((before, after),) per dimension, where a negative amount crops instead."""
+        grow = tuple((max(a, 0), max(b, 0)) for a, b in pads)
+        out = self.pad(grow)
+        if all(a >= 0 and b >= 0 for a, b in pads):
+            return out
+        bounds = tuple((-min(a, 0), s - (-min(b, 0))) for (a, b), s in zip(pads, out.shape, strict=True))
+        if any(lo > hi for lo, hi in bounds):
+            raise ValueError(f"padding {pads} crops more than the size of {self.shape}")
+        return out.shrink(bounds)
+
+    def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
+                  axis=1) -> Tensor:
+        """(x - mean) * weight * invstd + bias, the statistics laid along axis (an int or a tuple)."""
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        axes = tuple(a % self.ndim for a in axes)
+        shape = tuple(s if i in axes else 1 for i, s in enumerate(self.shape))
+        x = self - mean.reshape(shape)
+        if weight is not None:
+            x = x * weight.reshape(shape)
+        out = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
+        return out if bias is None else out + bias.reshape(shape)
 
     def _pool(self: Tensor, kernel_size, stride, padding, dilation, pad_value) -> Tensor:
         if self.ndim < 2:

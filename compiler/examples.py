@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from compiler import Tensor
-from compiler.optim import Adam
+from compiler.nn.optim import Adam
 
 
 def synthetic_regression(n: int = 64, features: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -37,7 +37,7 @@ class MLP:
         return [self.w1, self.b1, self.w2, self.b2]
 
     def __call__(self, x: Tensor) -> Tensor:
-        return x.linear(self.w1, self.b1).relu().linear(self.w2, self.b2)
+        return x.linear(self.w1.T, self.b1).relu().linear(self.w2.T, self.b2)
 
 
 def train_mlp(steps: int = 50, seed: int = 0, hidden: int = 32,
@@ -63,11 +63,11 @@ def transformer_block(x: Tensor, p: dict[str, Tensor], heads: int) -> Tensor:
     t, d = x.shape[-2], x.shape[-1]
     hd = d // heads
     h = x.layernorm(weight=p["ln1_w"], bias=p["ln1_b"])
-    q, k, v = (h.linear(p[f"w{n}"], p[f"b{n}"]).reshape(t, heads, hd).transpose(0, 1) for n in "qkv")
+    q, k, v = (h.linear(p[f"w{n}"].T, p[f"b{n}"]).reshape(t, heads, hd).transpose(0, 1) for n in "qkv")
     att = q.scaled_dot_product_attention(k, v, is_causal=True).transpose(0, 1).reshape(t, d)
-    x = x + att.linear(p["wo"], p["bo"])
+    x = x + att.linear(p["wo"].T, p["bo"])
     h = x.layernorm(weight=p["ln2_w"], bias=p["ln2_b"])
-    return x + h.linear(p["w1"], p["b1"]).gelu().linear(p["w2"], p["b2"])
+    return x + h.linear(p["w1"].T, p["b1"]).gelu().linear(p["w2"].T, p["b2"])
 
 
 def transformer_block_numpy(x: np.ndarray, p: dict[str, np.ndarray], heads: int) -> np.ndarray:

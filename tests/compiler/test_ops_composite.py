@@ -48,8 +48,8 @@ def test_matmul_errors():
 def test_dot_and_linear(backend):
     x, w, b = _r(5, 4), _r(3, 4), _r(3)
     assert_close(Tensor(x).dot(Tensor(w.T)).numpy(), x @ w.T, "float32", rtol=1e-5)
-    assert_close(Tensor(x).linear(Tensor(w), Tensor(b)).numpy(), x @ w.T + b, "float32", rtol=1e-5)
-    assert_close(Tensor(x).linear(Tensor(w)).numpy(), x @ w.T, "float32", rtol=1e-5)
+    assert_close(Tensor(x).linear(Tensor(w.T), Tensor(b)).numpy(), x @ w.T + b, "float32", rtol=1e-5)
+    assert_close(Tensor(x).linear(Tensor(w.T)).numpy(), x @ w.T, "float32", rtol=1e-5)
 
 
 @pytest.mark.parametrize("axis", [-1, 0, 1])

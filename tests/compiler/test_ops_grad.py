@@ -115,7 +115,7 @@ def test_movement_grad(backend, name):
 COMPOSITE = {
     "matmul": (lambda a, b: a @ b, lambda a, b: a @ b, [(3, 4), (4, 5)]),
     "matmul_batched": (lambda a, b: a @ b, lambda a, b: a @ b, [(2, 3, 4), (4, 2)]),
-    "linear": (lambda x, w: x.linear(w), lambda x, w: x @ w.T, [(3, 4), (5, 4)]),
+    "linear": (lambda x, w: x.linear(w), lambda x, w: x @ w, [(3, 4), (4, 5)]),
     "conv2d": (lambda x, w: x.conv2d(w, padding=1, stride=(1, 2)),
                lambda x, w: conv2d_ref(x, w, padding=1, stride=(1, 2)), [(1, 2, 5, 5), (3, 2, 3, 3)]),
     "conv2d_groups": (lambda x, w: x.conv2d(w, groups=2, dilation=2),

@@ -1,11 +1,12 @@
 """End to end: a 2-layer MLP trained with Adam (the loss falls; two runs give bit-identical weights), SGD with
-momentum against PyTorch's update rule written in NumPy, and a transformer block's forward against NumPy."""
+momentum, Adam and AdamW against their update rules written in NumPy, and a transformer block's forward against
+NumPy."""
 
 import numpy as np
 
 from compiler import Tensor
 from compiler.examples import block_parameters, train_mlp, transformer_block, transformer_block_numpy
-from compiler.optim import SGD, Adam
+from compiler.nn.optim import SGD, Adam, AdamW
 
 
 def test_mlp_trains_and_is_deterministic(backend):
@@ -17,12 +18,13 @@ def test_mlp_trains_and_is_deterministic(backend):
     assert [w.tobytes() for w in weights] == [w.tobytes() for w in weights2]
 
 
-def test_sgd_momentum_and_adam_match_the_update_rules(backend):
+def test_sgd_momentum_adam_and_adamw_match_the_update_rules(backend):
     rng = np.random.default_rng(70)
     w0 = rng.standard_normal(5).astype(np.float32)
     grads = [rng.standard_normal(5).astype(np.float32) for _ in range(3)]
     for make, ref in ((lambda p: SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01), _sgd_ref),
-                      (lambda p: Adam([p], lr=0.05, weight_decay=0.01), _adam_ref)):
+                      (lambda p: Adam([p], lr=0.05), _adam_ref),
+                      (lambda p: AdamW([p], lr=0.05, weight_decay=0.01), _adamw_ref)):
         p = Tensor(w0.copy(), requires_grad=True)
         opt = make(p)
         for g in grads:
@@ -41,12 +43,16 @@ def _sgd_ref(w, grads, lr=0.1, mom=0.9, wd=0.01):
     return w
 
 
-def _adam_ref(w, grads, lr=0.05, b1=0.9, b2=0.999, eps=1e-8, wd=0.01):
+def _adam_ref(w, grads, lr=0.05, b1=0.9, b2=0.999, eps=1e-8):
+    return _adamw_ref(w, grads, lr, b1, b2, eps, wd=0.0)
+
+
+def _adamw_ref(w, grads, lr=0.05, b1=0.9, b2=0.999, eps=1e-8, wd=0.01):
+    """Decoupled weight decay: lr * (adam step + wd * w)."""
     w, m, v = w.astype(np.float64), 0, 0
     for t, g in enumerate(grads, 1):
-        g = g + wd * w
         m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
-        w = w - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+        w = w - lr * ((m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * w)
     return w
 
 
