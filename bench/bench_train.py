@@ -76,7 +76,7 @@ def ours(jit: bool) -> dict:
     from compiler import Tensor
     from compiler import device as devices
     from compiler.jit import TinyJit
-    from compiler.optim import SGD
+    from compiler.nn.optim import SGD
     d = data()
     step, params = _make_step()(Tensor, SGD, d, LR)
     if jit:

@@ -18,7 +18,7 @@ from compiler import Tensor, kernel
 from compiler import device as devices
 from compiler import schedule as scheduler
 from compiler.jit import JitError, TinyJit
-from compiler.optim import SGD
+from compiler.nn.optim import LAMB, SGD, Adam, AdamW
 
 SHAPE = (8, 16, 12, 4)  # batch, inputs, hidden, classes
 LR = 0.1
@@ -35,12 +35,12 @@ def _data(seed: int):
     return {k: v.astype(f32) for k, v in w.items()}, [(x.astype(f32), y.astype(f32)) for x, y in batches]
 
 
-def _train(jit: bool, device: str):
-    """Five SGD steps of a 2-layer MLP; (losses, parameters as arrays, the step)."""
+def _train(jit: bool, device: str, make_opt=None):
+    """Five steps of a 2-layer MLP (SGD unless make_opt); (losses, parameters as arrays, the step)."""
     w, batches = _data(0)
     params = [Tensor(w[k], device=device) for k in ("w1", "b1", "w2", "b2")]
     w1, b1, w2, b2 = params
-    opt = SGD(params, lr=LR)
+    opt = (make_opt or (lambda ps: SGD(ps, lr=LR)))(params)
 
     def step(x, y):
         opt.zero_grad()
@@ -204,18 +204,31 @@ def test_assigned_state_alternates_between_two_buffers_and_reads_its_latest_valu
             total = np.full(6, 10, np.float32)
 
 
+@pytest.mark.parametrize("name", ["momentum", "nesterov", "adam", "adamw", "lamb"])
+def test_optimizer_state_replays_bit_for_bit(name):
+    """compiler.nn.optim keeps its state (momentum, moments, step counts) through assign, so a replay updates it."""
+    make = {"momentum": lambda ps: SGD(ps, lr=LR, momentum=0.9),
+            "nesterov": lambda ps: SGD(ps, lr=LR, momentum=0.9, nesterov=True, weight_decay=0.01),
+            "adam": lambda ps: Adam(ps, lr=0.01), "adamw": lambda ps: AdamW(ps, lr=0.01),
+            "lamb": lambda ps: LAMB(ps, lr=0.01)}[name]
+    losses, params, _ = _train(False, "AMD", make)
+    jit_losses, jit_params, step = _train(True, "AMD", make)
+    assert step.captured is not None
+    assert jit_losses == losses
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(params, jit_params, strict=True))
+
+
 def test_state_kept_in_a_python_name_is_refused():
-    """SGD's momentum buffer is rebound (`self.buf[i] = ...`), not assigned: a replay would read the captured
-    buffer again, so the capture raises rather than train wrongly."""
+    """State rebound to a new tensor (`self.buf = ...`), not assigned: a replay would read the captured buffer
+    again, so the capture raises rather than train wrongly."""
     w = Tensor(np.ones((4, 3), np.float32))
-    opt = SGD([w], lr=0.1, momentum=0.9)
+    state = {"buf": Tensor(np.zeros((4, 3), np.float32))}
 
     def step(x):
-        opt.zero_grad()
-        loss = (x @ w).sum()
-        loss.backward()
-        opt.step()
-        return loss
+        state["buf"] = (state["buf"] * 0.9 + x.sum(0).reshape(4, 1)).realize()
+        w.assign(w - 0.1 * state["buf"])
+        w.realize()
+        return w
 
     f = TinyJit(step)
     f(Tensor(np.ones((2, 4), np.float32)))
