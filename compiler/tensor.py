@@ -16,6 +16,7 @@ import numpy as np
 
 from compiler import autograd as F
 from compiler import device as devices
+from compiler.activations import ActivationOps
 from compiler.composite import CompositeOps
 from compiler.dtypes import DType, dtypes, from_bf16_bits, least_float, promote, promote_scalar
 from compiler.elementwise import MathOps
@@ -56,7 +57,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
+class Tensor(MathOps, ActivationOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
@@ -460,7 +461,10 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         """Remainder with the divisor's sign, as NumPy (x % 0 == 0 for integers)."""
         a, b = self._operands(other, reverse)
         if a.dtype.is_float:
-            return self._apply(F.FloatMod, a, b)
+            r = self._apply(F.FloatMod, a, b)
+            # x mod +-inf: x itself when the signs agree (or x is 0), else the infinity (NumPy)
+            keep = (a == 0) | ((a < 0) == (b < 0))
+            return (b.isinf() & a.isfinite()).where(keep.where(a, b), r)
         r = self._apply(F.NoGrad, a, b, op=Ops.MOD)
         if a.dtype.is_unsigned:
             return r
