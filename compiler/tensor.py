@@ -389,6 +389,30 @@ class Tensor(MathOps, ActivationOps, MovementOps, ReduceOps, CompositeOps, Index
         """cast(float64)."""
         return self.cast(dtypes.float64)
 
+    def long(self) -> Tensor:
+        """cast(int64)."""
+        return self.cast(dtypes.int64)
+
+    def short(self) -> Tensor:
+        """cast(int16)."""
+        return self.cast(dtypes.int16)
+
+    def bfloat16(self) -> Tensor:
+        """cast(bfloat16)."""
+        return self.cast(dtypes.bfloat16)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    def nbytes(self) -> int:
+        """Bytes of all elements."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point type."""
+        return dtypes.is_float(self.dtype)
+
     # ---- broadcasting binary ops --------------------------------------------------------------------------
     def _operands(self, other, reverse: bool = False, dtype: DType | None = None) -> tuple[Tensor, Tensor]:
         """self and other broadcast to one shape and promoted to one dtype (or dtype)."""
