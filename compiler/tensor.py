@@ -24,6 +24,7 @@ from compiler.helpers import normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
 from compiler.lazy import LazyBuffer, LoadOps, reaches, realize
+from compiler.losses import LossOps
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
@@ -57,7 +58,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-class Tensor(MathOps, ActivationOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
+class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
