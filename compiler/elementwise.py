@@ -160,18 +160,23 @@ class MathOps:
         up = (d > 0.5) | ((d == 0.5) & even.logical_not())
         return up.where(f + 1, f)
 
-    def where(self, a, b) -> Tensor:
-        """a where self is true, else b (broadcast; a and b promoted to one dtype)."""
+    def where(self, x, y) -> Tensor:
+        """x where self is true, else y (broadcast; x and y promoted to one dtype)."""
         from compiler.tensor import Tensor, broadcast_shape
+        a, b = x, y
         cond = self.cast(dtypes.bool)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             dt = promote(dtypes.of_scalar(a), dtypes.of_scalar(b))
             a = Tensor.full((), a, dt, self.device)
         if not isinstance(a, Tensor):
-            a, b = b._operands(a, reverse=True)
+            b, a = b._operands(a, name="x")
         else:
-            a, b = a._operands(b)
-        shape = broadcast_shape(cond.shape, a.shape)
+            a, b = a._operands(b, name="y")
+        try:
+            shape = broadcast_shape(cond.shape, a.shape)
+        except ValueError:
+            raise ValueError(f"where: x and y of shape {a.shape} do not broadcast with self (the condition) of "
+                             f"shape {cond.shape}") from None
         return self._apply(F.Where, cond._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape))
 
     def clip(self, min_=None, max_=None) -> Tensor:
@@ -187,12 +192,16 @@ class MathOps:
 
     clamp = clip
 
-    def pow(self, exponent) -> Tensor:
-        """self ** exponent (NumPy's rules: integer powers exact, negative bases with integer exponents)."""
-        if isinstance(exponent, int | np.integer) and not isinstance(exponent, bool) and not \
-                (self.dtype.is_float is False and exponent < 0):
-            return self._int_power(int(exponent))
-        a, b = self._operands(exponent)
+    def pow(self, x, reverse: bool = False) -> Tensor:
+        """self ** x, or x ** self if reverse (NumPy's rules: integer powers exact, negative bases with integer
+        exponents)."""
+        if reverse:
+            a, b = self._operands(x, reverse=True)
+            return a.pow(b)
+        if isinstance(x, int | np.integer) and not isinstance(x, bool) and not \
+                (self.dtype.is_float is False and x < 0):
+            return self._int_power(int(x))
+        a, b = self._operands(x)
         if not a.dtype.is_float:
             return a._int_pow_tensor(b)
         mag = (b * a.abs().log2()).exp2()

@@ -81,8 +81,9 @@ class RandomOps:
         return threefry2x32(k0, Tensor.full(shape, 0x5EED, dtypes.uint32, device), c0, c1)
 
     @staticmethod
-    def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Uniform in [0, 1) (24 random bits; float32 unless dtype)."""
+    def rand(*shape, device=None, dtype=None, contiguous: bool = True, requires_grad=False) -> Tensor:
+        """Uniform in [0, 1) (24 random bits; float32 unless dtype). contiguous is tinygrad's; our values are
+        always computed into a buffer of their own when realized."""
         from compiler.tensor import Tensor, _shape_arg
         shape = _shape_arg(shape)
         x0, _ = Tensor._random_bits(shape, device)
@@ -101,19 +102,97 @@ class RandomOps:
         return Tensor(out.lazydata, requires_grad=requires_grad)
 
     @staticmethod
-    def randint(low: int, high: int | None = None, shape=(), dtype=None, device=None) -> Tensor:
-        """Integers in [low, high) (int32 unless dtype); randint(high, shape=...) starts at 0."""
+    def randint(*shape, low: int = 0, high: int = 10, dtype=None, device=None) -> Tensor:
+        """Integers uniform in [low, high) (int32 unless dtype, which must be an integer type); tinygrad's
+        signature: the shape first, the bounds by keyword."""
         from compiler.tensor import Tensor, _shape_arg
-        if high is None:
-            low, high = 0, low
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
+            raise TypeError(f"randint: low and high must be ints, not {low!r} and {high!r}")
         if high <= low or high - low > 1 << 32:
-            raise ValueError(f"randint: empty or too wide range [{low}, {high})")
-        shape = _shape_arg(shape if isinstance(shape, tuple | list) else (shape,))
-        x0, _ = Tensor._random_bits(shape, device)
+            raise ValueError(f"randint: low must be below high, at most 2^32 apart (low={low}, high={high})")
         dt = dtypes.from_any(dtype) if dtype is not None else dtypes.default_int
+        if not dt.is_int:
+            raise TypeError(f"randint: dtype must be an integer type, not {dt.name}")
+        shape = _shape_arg(shape)
+        x0, _ = Tensor._random_bits(shape, device)
         span = high - low
         r = x0 % span if span < 1 << 32 else x0
         return (r.cast(dtypes.int64) + low).cast(dt)
+
+    @classmethod
+    def uniform(cls, *shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Uniform in [low, high) (float32 unless dtype)."""
+        if not low < high:
+            raise ValueError(f"uniform: low must be below high (low={low}, high={high})")
+        out = ((high - low) * cls.rand(*shape, device=device)).cast(dtype or dtypes.default_float) + low
+        return cls(out.lazydata, requires_grad=requires_grad)
+
+    @classmethod
+    def normal(cls, *shape, mean=0.0, std=1.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+        """Normal with mean and std (float32 unless dtype)."""
+        if std < 0:
+            raise ValueError(f"normal: std must be >= 0, not {std}")
+        out = (std * cls.randn(*shape, device=device) + mean).cast(dtype or dtypes.default_float)
+        return cls(out.lazydata, requires_grad=requires_grad)
+
+    @classmethod
+    def scaled_uniform(cls, *shape, **kw) -> Tensor:
+        """Uniform in [-1, 1) scaled by 1/sqrt(number of elements)."""
+        return cls.uniform(*shape, low=-1.0, high=1.0, **kw) * (math.prod(_dims(shape)) ** -0.5)
+
+    @classmethod
+    def glorot_uniform(cls, *shape, **kw) -> Tensor:
+        """Uniform in +-sqrt(6 / (shape[0] + prod(shape[1:]))) (Glorot & Bengio)."""
+        dims = _dims(shape)
+        bound = (6 / (dims[0] + math.prod(dims[1:]))) ** 0.5
+        return cls.uniform(*shape, low=-bound, high=bound, **kw)
+
+    @classmethod
+    def kaiming_uniform(cls, *shape, a: float = 0.01, **kw) -> Tensor:
+        """Uniform in +-sqrt(6 / ((1 + a^2) fan_in)), fan_in = prod(shape[1:]) (He et al.)."""
+        bound = (6 / (1 + a ** 2) / math.prod(_dims(shape)[1:])) ** 0.5
+        return cls.uniform(*shape, low=-bound, high=bound, **kw)
+
+    @classmethod
+    def kaiming_normal(cls, *shape, a: float = 0.01, **kw) -> Tensor:
+        """Normal with std sqrt(2 / ((1 + a^2) fan_in)), fan_in = prod(shape[1:]) (He et al.)."""
+        std = (2 / (1 + a ** 2) / math.prod(_dims(shape)[1:])) ** 0.5
+        return cls.normal(*shape, mean=0.0, std=std, **kw)
+
+    @classmethod
+    def randperm(cls, n: int, device=None, dtype=None) -> Tensor:
+        """A uniformly random permutation of 0..n-1 (int32 unless dtype): the ranks of n random 32-bit keys,
+        ties broken by position."""
+        if not isinstance(n, int) or n < 0:
+            raise ValueError(f"randperm: n must be a non-negative int, not {n!r}")
+        keys, _ = cls._random_bits((n,), device)
+        return _ranks(keys.reshape(1, n), descending=False).reshape(n).cast(dtype or dtypes.int32)
+
+    def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
+        """num_samples indices drawn with probabilities proportional to self (1-D, or 2-D: one draw per row);
+        without replacement by Efraimidis-Spirakis keys (u^(1/w), largest first)."""
+        if not 1 <= self.ndim <= 2:
+            raise ValueError(f"multinomial: self must be 1-D or 2-D, not shape {self.shape}")
+        if not isinstance(num_samples, int) or num_samples < 1:
+            raise ValueError(f"multinomial: num_samples must be a positive int, not {num_samples!r}")
+        w = self.unsqueeze(0) if self.ndim == 1 else self
+        rows, n = w.shape
+        if not replacement and num_samples > n:
+            raise ValueError(f"multinomial: num_samples={num_samples} without replacement exceeds {n} categories")
+        w = w.cast(dtypes.float32)
+        if replacement or num_samples == 1:
+            cw = w.cumsum(1)
+            cdf = cw / cw[:, n - 1:n]
+            u = type(self).rand(rows, num_samples, 1, device=self.device)
+            idx = (u >= cdf.reshape(rows, 1, n)).cast(dtypes.int32).sum(2)
+        else:
+            keys = type(self).rand(rows, n, device=self.device).log2() / w
+            rank = _ranks(keys, descending=True)                                      # (rows, n)
+            pos = type(self).arange(num_samples, device=self.device).reshape(1, num_samples, 1)
+            cols = type(self).arange(n, device=self.device).reshape(1, 1, n)
+            idx = (rank.reshape(rows, 1, n) == pos).where(cols, 0).sum(2)
+        idx = idx.cast(dtypes.int32)
+        return idx.reshape(num_samples) if self.ndim == 1 else idx
 
     def rand_like(self: Tensor, dtype=None) -> Tensor:
         """rand of self's shape and device."""
@@ -124,3 +203,18 @@ class RandomOps:
         """randn of self's shape and device."""
         from compiler.tensor import Tensor
         return Tensor.randn(*self.shape, dtype=dtype or self.dtype, device=self.device)
+
+
+def _dims(shape) -> tuple[int, ...]:
+    return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else tuple(shape)
+
+
+def _ranks(keys: Tensor, descending: bool) -> Tensor:
+    """Per row of keys (rows, n): each element's position in sorted order (int32), ties by position; computed
+    by comparisons (rows x n x n, reduced in the kernel), so no sort is needed."""
+    rows, n = keys.shape
+    a, b = keys.reshape(rows, n, 1), keys.reshape(rows, 1, n)        # a: element i, b: element j
+    before = (b > a) if descending else (b < a)
+    idx = type(keys).arange(n, device=keys.device)
+    tie = (b == a) & (idx.reshape(1, 1, n) < idx.reshape(1, n, 1))
+    return (before | tie).cast(dtypes.int32).sum(2)

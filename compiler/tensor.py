@@ -65,7 +65,7 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
     no_grad: ClassVar[bool] = False
     training: ClassVar[bool] = False
 
-    def __init__(self, data, dtype=None, device: str | None = None, requires_grad: bool = False):
+    def __init__(self, data, device: str | None = None, dtype=None, requires_grad: bool = False):
         device = devices.canonical(device)
         dt = None if dtype is None else dtypes.from_any(dtype)
         if isinstance(data, LazyBuffer):
@@ -181,14 +181,14 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         """A tensor whose values get a buffer of their own (forces a kernel)."""
         return self._apply(F.Contiguous, self)
 
-    def assign(self, other) -> Tensor:
+    def assign(self, x) -> Tensor:
         """Replace this tensor's values (same shape; cast to its dtype) with other's; returns self.
 
         When other is computed from the values it replaces (`p.assign(p - lr * g)`), those are realized first, so
         a loop of assigns that never realizes keeps a graph of one step, not one that grows with every step."""
-        other = other if isinstance(other, Tensor) else Tensor(other, dtype=self.dtype, device=self.device)
+        other = x if isinstance(x, Tensor) else Tensor(x, dtype=self.dtype, device=self.device)
         if other.shape != self.shape:
-            raise ValueError(f"assign: shape {other.shape} does not match {self.shape}")
+            raise ValueError(f"assign: x of shape {other.shape} does not match self's shape {self.shape}")
         if other.device != self.device:
             other = other.to(self.device)
         old = self.lazydata
@@ -294,8 +294,10 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
 
     # ---- creation -----------------------------------------------------------------------------------------
     @staticmethod
-    def full(shape, fill_value: Scalar, dtype=None, device: str | None = None, requires_grad: bool = False) -> Tensor:
-        """A tensor of one value (no memory until something needs it)."""
+    def full(shape, fill_value: Scalar, dtype=None, device: str | None = None, buffer: bool = True,
+             requires_grad: bool = False) -> Tensor:
+        """A tensor of one value. No memory until something needs it, whatever buffer says (tinygrad's buffer=False
+        asks for a broadcast constant; ours always is one, with the same values)."""
         shape = _shape_arg(shape if isinstance(shape, tuple | list) else (shape,))
         dt = dtypes.from_any(dtype) if dtype is not None else dtypes.of_scalar(fill_value)
         lb = LazyBuffer.const(fill_value, dt, devices.canonical(device), shape)
@@ -304,12 +306,12 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
     @staticmethod
     def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Zeros (float32 unless dtype)."""
-        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device, requires_grad)
+        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device, requires_grad=requires_grad)
 
     @staticmethod
     def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Ones (float32 unless dtype)."""
-        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device, requires_grad)
+        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device, requires_grad=requires_grad)
 
     @staticmethod
     def empty(*shape, dtype=None, device=None) -> Tensor:
@@ -345,17 +347,17 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         c = Tensor.arange(m, device=device).reshape(1, m)
         return (r == c).cast(dtype or dtypes.default_float)
 
-    def full_like(self, fill_value: Scalar, dtype=None) -> Tensor:
-        """A constant tensor of self's shape and device (self's dtype unless dtype)."""
-        return Tensor.full(self.shape, fill_value, dtype or self.dtype, self.device)
+    def full_like(self, fill_value: Scalar, dtype=None, device=None, buffer: bool = True) -> Tensor:
+        """A constant tensor of self's shape (self's dtype and device unless given; buffer: see full)."""
+        return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device)
 
-    def zeros_like(self, dtype=None) -> Tensor:
+    def zeros_like(self, dtype=None, device=None) -> Tensor:
         """Zeros of self's shape."""
-        return self.full_like(0, dtype)
+        return self.full_like(0, dtype, device)
 
-    def ones_like(self, dtype=None) -> Tensor:
+    def ones_like(self, dtype=None, device=None) -> Tensor:
         """Ones of self's shape."""
-        return self.full_like(1, dtype)
+        return self.full_like(1, dtype, device)
 
     # ---- types ----------------------------------------------------------------------------------------------
     def cast(self, dtype) -> Tensor:
@@ -415,11 +417,13 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         return dtypes.is_float(self.dtype)
 
     # ---- broadcasting binary ops --------------------------------------------------------------------------
-    def _operands(self, other, reverse: bool = False, dtype: DType | None = None) -> tuple[Tensor, Tensor]:
-        """self and other broadcast to one shape and promoted to one dtype (or dtype)."""
+    def _operands(self, other, reverse: bool = False, dtype: DType | None = None, name: str = "x"
+                  ) -> tuple[Tensor, Tensor]:
+        """self and other broadcast to one shape and promoted to one dtype (or dtype); errors call other `name`
+        (the argument's name in the method the user called)."""
         if isinstance(other, Tensor):
             if other.device != self.device:
-                raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
+                raise ValueError(f"tensors on different devices: {name} is on {other.device}, self on {self.device}")
             dt = dtype or promote(self.dtype, other.dtype)
             o = other
         elif isinstance(other, bool | int | float | np.generic):
@@ -432,7 +436,10 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
             o = Tensor(other, device=self.device)
             dt = dtype or promote(self.dtype, o.dtype)
         a, b = self.cast(dt), o.cast(dt)
-        shape = broadcast_shape(a.shape, b.shape)
+        try:
+            shape = broadcast_shape(a.shape, b.shape)
+        except ValueError:
+            raise ValueError(f"{name} of shape {b.shape} does not broadcast with self of shape {a.shape}") from None
         a, b = a._broadcast_to(shape), b._broadcast_to(shape)
         return (b, a) if reverse else (a, b)
 
@@ -452,27 +459,34 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
         return self._apply(F.NoGrad, a, b, op=op, dtype=out_dtype)
 
-    def add(self, other, reverse=False) -> Tensor:
+    def add(self, x, reverse=False) -> Tensor:
         """self + other."""
-        return self._binary(F.Add, other, reverse)
+        return self._binary(F.Add, x, reverse)
 
-    def sub(self, other, reverse=False) -> Tensor:
+    def sub(self, x, reverse=False) -> Tensor:
         """self - other."""
-        return self._binary(F.Sub, other, reverse)
+        return self._binary(F.Sub, x, reverse)
 
-    def mul(self, other, reverse=False) -> Tensor:
+    def mul(self, x, reverse=False) -> Tensor:
         """self * other."""
-        return self._binary(F.Mul, other, reverse)
+        return self._binary(F.Mul, x, reverse)
 
-    def div(self, other, reverse=False) -> Tensor:
-        """True division (integers divide as the default float)."""
-        a, b = self._operands(other, reverse)
+    def div(self, x, reverse=False, rounding_mode: str | None = None) -> Tensor:
+        """True division (integers divide as the default float); rounding_mode "trunc" or "floor" rounds the
+        quotient (integers then divide exactly, in their own type)."""
+        if rounding_mode not in (None, "trunc", "floor"):
+            raise ValueError(f"rounding_mode must be None, 'trunc' or 'floor', not {rounding_mode!r}")
+        a, b = self._operands(x, reverse)
+        if rounding_mode == "floor":
+            return a.floordiv(b)
+        if rounding_mode == "trunc":
+            return (a / b).trunc() if a.dtype.is_float else self._apply(F.NoGrad, a, b, op=Ops.IDIV)
         dt = least_float(a.dtype)
         return self._apply(F.Div, a.cast(dt), b.cast(dt))
 
-    def floordiv(self, other, reverse=False) -> Tensor:
+    def floordiv(self, x, reverse=False) -> Tensor:
         """Floor division, as NumPy: rounds toward -inf (x // 0 == 0 for integers)."""
-        a, b = self._operands(other, reverse)
+        a, b = self._operands(x, reverse)
         if a.dtype.is_float:
             return (a / b).floor()
         if a.dtype.is_unsigned:
@@ -482,9 +496,9 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         fix = (r != 0) & ((r < 0) != (b < 0))
         return fix.where(q - 1, q)
 
-    def mod(self, other, reverse=False) -> Tensor:
+    def mod(self, x, reverse=False) -> Tensor:
         """Remainder with the divisor's sign, as NumPy (x % 0 == 0 for integers)."""
-        a, b = self._operands(other, reverse)
+        a, b = self._operands(x, reverse)
         if a.dtype.is_float:
             r = self._apply(F.FloatMod, a, b)
             # x mod +-inf: x itself when the signs agree (or x is 0), else the infinity (NumPy)
@@ -496,13 +510,13 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         fix = (r != 0) & ((r < 0) != (b < 0))
         return fix.where(r + b, r)
 
-    def maximum(self, other) -> Tensor:
+    def maximum(self, x) -> Tensor:
         """Elementwise maximum (NaN wins)."""
-        return self._binary(F.Maximum, other)
+        return self._binary(F.Maximum, x)
 
-    def minimum(self, other) -> Tensor:
+    def minimum(self, x) -> Tensor:
         """Elementwise minimum (NaN wins)."""
-        a, b = self._operands(other)
+        a, b = self._operands(x)
         return (a._flip_order()).maximum(b._flip_order())._flip_order()
 
     def _flip_order(self) -> Tensor:

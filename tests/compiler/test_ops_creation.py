@@ -56,11 +56,11 @@ def test_random_same_seed_same_bits(backend):
     Tensor.manual_seed(42)
     a = Tensor.rand(4, 8).numpy()
     b = Tensor.randn(16).numpy()
-    c = Tensor.randint(-3, 9, shape=(5,)).numpy()
+    c = Tensor.randint(5, low=-3, high=9).numpy()
     Tensor.manual_seed(42)
     assert Tensor.rand(4, 8).numpy().tobytes() == a.tobytes()
     assert Tensor.randn(16).numpy().tobytes() == b.tobytes()
-    assert Tensor.randint(-3, 9, shape=(5,)).numpy().tobytes() == c.tobytes()
+    assert Tensor.randint(5, low=-3, high=9).numpy().tobytes() == c.tobytes()
     assert Tensor.rand(4, 8).numpy().tobytes() != a.tobytes()  # the counter moved on
     Tensor.manual_seed(43)
     assert Tensor.rand(4, 8).numpy().tobytes() != a.tobytes()
@@ -86,7 +86,7 @@ def test_random_distributions(backend):
     assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
     n = Tensor.randn(4096).numpy()
     assert abs(n.mean()) < 0.06 and abs(n.std() - 1) < 0.05
-    r = Tensor.randint(10, shape=(2000,)).numpy()
+    r = Tensor.randint(2000, high=10).numpy()
     assert r.dtype == np.int32 and set(np.unique(r)) == set(range(10))
     like = Tensor.ones(3, 3, dtype=dtypes.float16).rand_like()
     assert like.dtype == dtypes.float16 and like.shape == (3, 3)
@@ -117,7 +117,7 @@ def test_bfloat16_round_trip(backend):
     (lambda: Tensor.zeros(-1), ValueError), (lambda: Tensor.zeros(2.5), TypeError),
     (lambda: Tensor([1], dtype="complex64"), TypeError), (lambda: Tensor(300, dtype=dtypes.int8), OverflowError),
     (lambda: Tensor.arange(0, 4, 0), ValueError), (lambda: Tensor([1], device="TPU"), ValueError),
-    (lambda: Tensor.randint(5, 5), ValueError),
+    (lambda: Tensor.randint(3, low=5, high=5), ValueError),
 ])
 def test_bad_input_raises_before_running(call, error):
     with pytest.raises(error):

@@ -354,5 +354,16 @@ def test_strided_operands_property(backend, shape, data):
 
 
 def test_broadcast_mismatch_names_shapes():
-    with pytest.raises(ValueError, match=r"\(3, 4\) and \(5,\)"):
+    """The error names the argument as the method calls it (tinygrad's names: x, y) and both shapes."""
+    with pytest.raises(ValueError, match=r"x of shape \(5,\) does not broadcast with self of shape \(3, 4\)"):
         Tensor.ones(3, 4) + Tensor.ones(5)
+    with pytest.raises(ValueError, match=r"x of shape \(2,\) does not broadcast with self of shape \(3,\)"):
+        Tensor.ones(3).maximum(Tensor.ones(2))
+    with pytest.raises(ValueError, match=r"y of shape \(2,\) does not broadcast with self of shape \(3,\)"):
+        Tensor.ones(3).where(Tensor.ones(3), Tensor.ones(2))
+    with pytest.raises(ValueError, match=r"where: x and y of shape \(3,\) do not broadcast with self"):
+        Tensor.ones(2).where(Tensor.ones(3), 0.0)
+    with pytest.raises(ValueError, match=r"assign: x of shape \(2,\)"):
+        Tensor.ones(3).assign(Tensor.ones(2))
+    with pytest.raises(ValueError, match="rounding_mode"):
+        Tensor.ones(3).div(2, rounding_mode="round")

@@ -44,6 +44,9 @@ CASES = {
     "isclose_nan": ("x.isclose(Tensor([1.0, math.nan, 3.0]), equal_nan=True, atol=0.5)", [1.2, math.nan, 3.6]),
     "allclose_t": ("x.allclose(x + 1e-9)", X), "allclose_f": ("x.allclose(x + 1.0)", X),
     "eq": ("x.eq(Tensor([0.0, 2.0, math.nan]))", [0.0, 1.0, math.nan]),
+    "div_trunc": ("x.div(Tensor([2.0, -2.0, 0.5, 3.0]), rounding_mode='trunc')", [7.0, 7.0, -1.3, -7.5]),
+    "div_floor": ("x.div(Tensor([2.0, -2.0, 0.5, 3.0]), rounding_mode='floor')", [7.0, 7.0, -1.3, -7.5]),
+    "pow_reverse": ("x.pow(2.0, reverse=True)", [0.5, -1.0, 3.0]),
     "ne": ("x.ne(Tensor([0.0, 2.0, math.nan]))", [0.0, 1.0, math.nan]),
 }
 INT_CASES = {  # on int32 inputs
@@ -52,7 +55,10 @@ INT_CASES = {  # on int32 inputs
     "bitwise_not": ("x.bitwise_not()", [0, 3, 5, -7, 12]), "lshift": ("x.lshift(2)", [0, 3, 5, -7, 12]),
     "rshift": ("x.rshift(1)", [0, 3, 5, 100, 12]), "fmod_int": ("x.fmod(Tensor([3, -3, 2, 5, -5]))", [7, 7, -5, -7, 0]),
     "copysign_int": ("x.copysign(Tensor([1, -1, -2, 0, 3]))", [7, 7, -5, -7, 0]),
-    "eq_int": ("x.eq(3)", [0, 3, 5, -7, 3]), "isnan_int": ("x.isnan()", [0, 3]),
+    "eq_int": ("x.eq(3)", [0, 3, 5, -7, 3]),
+    "div_trunc_int": ("x.div(Tensor([2, -2, 3, 4]), rounding_mode='trunc')", [7, 7, -7, -9]),
+    "div_floor_int": ("x.div(Tensor([2, -2, 3, 4]), rounding_mode='floor')", [7, 7, -7, -9]),
+    "isnan_int": ("x.isnan()", [0, 3]),
 }
 
 _SCRIPT = """
