@@ -28,6 +28,7 @@ from compiler.losses import LossOps
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
+from compiler.views import ShapeTracker
 
 Scalar = int | float | bool
 
@@ -63,6 +64,7 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
     no_grad: ClassVar[bool] = False
+    grad: Tensor | None = None  # an instance's accumulated gradient (backward); declared here as tinygrad does
     training: ClassVar[bool] = False
 
     def __init__(self, data, device: str | None = None, dtype=None, requires_grad: bool = False):
@@ -181,6 +183,63 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         """A tensor whose values get a buffer of their own (forces a kernel)."""
         return self._apply(F.Contiguous, self)
 
+    def contiguous_backward(self) -> Tensor:
+        """self, whose gradient is made contiguous (ours are computed into buffers of their own as needed: the
+        same values, so this is the identity)."""
+        return self
+
+    def clone(self, device: str | None = None) -> Tensor:
+        """A copy with a buffer of its own (on device if given), and a copy of .grad."""
+        src = self.to(device or self.device).lazydata
+        out = Tensor(LazyBuffer(src.device, ShapeTracker.contiguous(src.shape), src.dtype, LoadOps.CONTIGUOUS, (src,)))
+        if self.grad is not None:
+            out.grad = self.grad.clone(device)
+        return out
+
+    def to_(self, device: str | None) -> Tensor:
+        """Move self (and its .grad) to device, in place; returns self."""
+        device = devices.canonical(device)
+        self.lazydata = self.to(device).lazydata
+        if self.grad is not None:
+            self.grad.to_(device)
+        return self
+
+    def data(self) -> memoryview:
+        """The values as a memoryview of self's shape (runs the graph; bfloat16 has no buffer format: cast first)."""
+        if self.dtype == dtypes.bfloat16:
+            raise TypeError("data(): bfloat16 has no memoryview format; cast to float32 first")
+        arr = np.ascontiguousarray(self.numpy())
+        return memoryview(arr).cast("B").cast(arr.dtype.char, self.shape) if arr.size else memoryview(arr)
+
+    def sequential(self, ll) -> Tensor:
+        """Each callable in ll applied in turn, starting from self."""
+        out = self
+        for f in ll:
+            out = f(out)
+        return out
+
+    def ufix(self, x) -> Tensor:
+        """x itself if a Tensor, else a constant x of self's dtype (a float x makes an integer self's float) on
+        self's device."""
+        if isinstance(x, Tensor):
+            return x
+        dt = promote_scalar(self.dtype, x)
+        return Tensor.full((), x, dt if isinstance(x, float) and not self.dtype.is_float else self.dtype, self.device)
+
+    def usum(self, *xs) -> Tensor:
+        """self + each of xs (or, for bool, |)."""
+        out = self
+        for x in _flat_args(xs):
+            out = out | x if self.dtype == dtypes.bool else out + x
+        return out
+
+    def uprod(self, *xs) -> Tensor:
+        """self * each of xs (or, for bool, &)."""
+        out = self
+        for x in _flat_args(xs):
+            out = out & x if self.dtype == dtypes.bool else out * x
+        return out
+
     def assign(self, x) -> Tensor:
         """Replace this tensor's values (same shape; cast to its dtype) with other's; returns self.
 
@@ -256,18 +315,44 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         unless gradient is given)."""
         if not self.requires_grad:
             raise RuntimeError("backward() on a tensor that does not require grad")
+        for t, g in self._propagate(self._seed_gradient(gradient, "backward()"), None):
+            g_t = Tensor(g)
+            t.grad = g_t if t.grad is None else t.grad + g_t
+
+    def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+        """d(self)/d(target) for each target, without touching any .grad (tinygrad's gradient). A target that self
+        does not depend on through tensors that require grad gets zeros."""
+        for i, t in enumerate(targets):
+            if not isinstance(t, Tensor) or not t.dtype.is_float:
+                raise TypeError(f"gradient: target #{i} must be a float Tensor (only floats have gradients)")
+        if not self.dtype.is_float:
+            raise TypeError(f"gradient: self must be a float Tensor, not {self.dtype.name}")
+        seed = self._seed_gradient(gradient, "gradient()")
+        found = self._propagate(seed, {id(t) for t in targets}) if self.requires_grad else []
+        by_id = {id(t): g for t, g in found}
+        return [Tensor(by_id[id(t)]) if id(t) in by_id else t.zeros_like() for t in targets]
+
+    def _seed_gradient(self, gradient: Tensor | None, what: str) -> LazyBuffer:
         if gradient is None:
             if self.numel() != 1:
-                raise ValueError(f"backward() without a gradient needs a one-element tensor, not shape {self.shape}")
-            gradient = Tensor(LazyBuffer.const(1, self.dtype, self.device, self.shape))
-        grads: dict[int, LazyBuffer] = {id(self): gradient.lazydata}
+                raise ValueError(f"{what} without a gradient needs a one-element tensor, not shape {self.shape}")
+            return LazyBuffer.const(1, self.dtype, self.device, self.shape)
+        if gradient.shape != self.shape:
+            raise ValueError(f"{what}: gradient of shape {gradient.shape} does not match self's shape {self.shape}")
+        return gradient.lazydata
+
+    def _propagate(self, seed: LazyBuffer, want: set[int] | None) -> list[tuple[Tensor, LazyBuffer]]:
+        """Reverse-mode pass from self: (tensor, its gradient) for the tensors whose ids are in want, or for every
+        leaf (a tensor without a creating function) when want is None."""
+        grads: dict[int, LazyBuffer] = {id(self): seed}
+        out = []
         for t in reversed(self._toposort()):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
+            if (t._ctx is None) if want is None else (id(t) in want):
+                out.append((t, g))
             if t._ctx is None:
-                g_t = Tensor(g)
-                t.grad = g_t if t.grad is None else t.grad + g_t
                 continue
             back = t._ctx.backward(g)
             back = back if isinstance(back, tuple) else (back,)
@@ -277,6 +362,7 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
                 if pg.shape != p.shape:
                     raise AssertionError(f"gradient shape {pg.shape} != {p.shape} ({type(t._ctx).__name__})")
                 grads[id(p)] = pg if id(p) not in grads else grads[id(p)].alu(Ops.ADD, pg)
+        return out
 
     def _toposort(self) -> list[Tensor]:
         order, seen, stack = [], set(), [(self, False)]
@@ -346,6 +432,27 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
         r = Tensor.arange(n, device=device).reshape(n, 1)
         c = Tensor.arange(m, device=device).reshape(1, m)
         return (r == c).cast(dtype or dtypes.default_float)
+
+    @staticmethod
+    def linspace(start: int | float, stop: int | float, steps: int, dtype=None, device=None) -> Tensor:
+        """steps values evenly spaced from start to stop inclusive (float32 unless dtype; not bool)."""
+        if not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"linspace: steps must be a non-negative int, not {steps!r}")
+        dt = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
+        if dt == dtypes.bool:
+            raise TypeError("linspace: dtype must not be bool")
+        if steps == 1:
+            return Tensor.full((1,), start, dt, device)
+        step = (stop - start) / (steps - 1) if steps > 1 else 0.0
+        return (Tensor.arange(steps, dtype=dtypes.default_float, device=device) * step + start).cast(dt)
+
+    def const_like(self, b: Scalar, dtype=None) -> Tensor:
+        """A constant b of self's shape and device (self's dtype unless dtype)."""
+        return self.full_like(b, dtype)
+
+    def empty_like(self, dtype=None, device=None) -> Tensor:
+        """Memory of self's shape with undefined contents."""
+        return Tensor.empty(*self.shape, dtype=dtype or self.dtype, device=device or self.device)
 
     def full_like(self, fill_value: Scalar, dtype=None, device=None, buffer: bool = True) -> Tensor:
         """A constant tensor of self's shape (self's dtype and device unless given; buffer: see full)."""
@@ -662,6 +769,11 @@ def _host_array(data, dt: DType | None) -> tuple[np.ndarray, DType]:
     if dt.name != "bfloat16":
         arr = arr.astype(dt.np, copy=False)
     return np.ascontiguousarray(arr), dt
+
+
+def _flat_args(xs: tuple) -> tuple:
+    """f(a, b) and f([a, b]) alike (tinygrad's argfix)."""
+    return tuple(xs[0]) if len(xs) == 1 and isinstance(xs[0], list | tuple) else xs
 
 
 def _check_scalar_fits(v, dt: DType) -> None:
