@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from compiler.creation import shape_arg
 from compiler.dtypes import dtypes
 
 if TYPE_CHECKING:
@@ -69,8 +70,8 @@ class RandomOps:
     @staticmethod
     def _random_bits(shape, device) -> tuple[Tensor, Tensor]:
         """Two uint32 words per element of shape, from the next counters."""
-        from compiler.tensor import Tensor, _shape_arg
-        shape = _shape_arg(shape)
+        from compiler.tensor import Tensor
+        shape = shape_arg(shape)
         n = math.prod(shape)
         base = Tensor._counter
         Tensor._counter += n
@@ -84,8 +85,8 @@ class RandomOps:
     def rand(*shape, device=None, dtype=None, contiguous: bool = True, requires_grad=False) -> Tensor:
         """Uniform in [0, 1) (24 random bits; float32 unless dtype). contiguous is tinygrad's; our values are
         always computed into a buffer of their own when realized."""
-        from compiler.tensor import Tensor, _shape_arg
-        shape = _shape_arg(shape)
+        from compiler.tensor import Tensor
+        shape = shape_arg(shape)
         x0, _ = Tensor._random_bits(shape, device)
         out = (x0 >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))
         return Tensor(out.cast(dtype or dtypes.default_float).lazydata, requires_grad=requires_grad)
@@ -93,8 +94,8 @@ class RandomOps:
     @staticmethod
     def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
         """Standard normal (Box-Muller on two uniforms)."""
-        from compiler.tensor import Tensor, _shape_arg
-        shape = _shape_arg(shape)
+        from compiler.tensor import Tensor
+        shape = shape_arg(shape)
         x0, x1 = Tensor._random_bits(shape, device)
         u1 = ((x0 >> 8).cast(dtypes.float32) + 1) * (1.0 / (1 << 24))      # (0, 1]
         u2 = (x1 >> 8).cast(dtypes.float32) * (1.0 / (1 << 24))
@@ -105,7 +106,7 @@ class RandomOps:
     def randint(*shape, low: int = 0, high: int = 10, dtype=None, device=None) -> Tensor:
         """Integers uniform in [low, high) (int32 unless dtype, which must be an integer type); tinygrad's
         signature: the shape first, the bounds by keyword."""
-        from compiler.tensor import Tensor, _shape_arg
+        from compiler.tensor import Tensor
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
             raise TypeError(f"randint: low and high must be ints, not {low!r} and {high!r}")
         if high <= low or high - low > 1 << 32:
@@ -113,7 +114,7 @@ class RandomOps:
         dt = dtypes.from_any(dtype) if dtype is not None else dtypes.default_int
         if not dt.is_int:
             raise TypeError(f"randint: dtype must be an integer type, not {dt.name}")
-        shape = _shape_arg(shape)
+        shape = shape_arg(shape)
         x0, _ = Tensor._random_bits(shape, device)
         span = high - low
         r = x0 % span if span < 1 << 32 else x0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -18,6 +17,8 @@ from compiler import autograd as F
 from compiler import device as devices
 from compiler.activations import ActivationOps
 from compiler.composite import CompositeOps
+from compiler.creation import CreationOps
+from compiler.creation import shape_arg as _shape_arg  # noqa: F401 - movement.py imports it from here
 from compiler.dtypes import DType, dtypes, from_bf16_bits, least_float, promote, promote_scalar
 from compiler.elementwise import MathOps
 from compiler.helpers import normalize_axis
@@ -29,21 +30,6 @@ from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
 from compiler.views import ShapeTracker
-
-Scalar = int | float | bool
-
-
-def _shape_arg(shape) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], Sequence | np.ndarray):
-        shape = tuple(shape[0])
-    out = []
-    for s in shape:
-        if not isinstance(s, int | np.integer) or isinstance(s, bool):
-            raise TypeError(f"shape entries must be ints, got {s!r}")
-        if s < 0:
-            raise ValueError(f"negative dimension {s} in shape {tuple(shape)}")
-        out.append(int(s))
-    return tuple(out)
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -59,7 +45,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
+class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps,
+             RandomOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
@@ -377,94 +364,6 @@ class Tensor(MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeO
             stack.append((t, True))
             stack.extend((p, False) for p in t._parents if id(p) not in seen)
         return order
-
-    # ---- creation -----------------------------------------------------------------------------------------
-    @staticmethod
-    def full(shape, fill_value: Scalar, dtype=None, device: str | None = None, buffer: bool = True,
-             requires_grad: bool = False) -> Tensor:
-        """A tensor of one value. No memory until something needs it, whatever buffer says (tinygrad's buffer=False
-        asks for a broadcast constant; ours always is one, with the same values)."""
-        shape = _shape_arg(shape if isinstance(shape, tuple | list) else (shape,))
-        dt = dtypes.from_any(dtype) if dtype is not None else dtypes.of_scalar(fill_value)
-        lb = LazyBuffer.const(fill_value, dt, devices.canonical(device), shape)
-        return Tensor(lb, requires_grad=requires_grad)
-
-    @staticmethod
-    def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Zeros (float32 unless dtype)."""
-        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device, requires_grad=requires_grad)
-
-    @staticmethod
-    def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Ones (float32 unless dtype)."""
-        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device, requires_grad=requires_grad)
-
-    @staticmethod
-    def empty(*shape, dtype=None, device=None) -> Tensor:
-        """Memory with undefined contents."""
-        return Tensor(LazyBuffer.empty(_shape_arg(shape), dtypes.from_any(dtype or dtypes.default_float),
-                                       devices.canonical(device)))
-
-    @staticmethod
-    def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-        """start, start+step, ... below stop (int32 for int arguments, int64 when the values do not fit int32,
-        else float32)."""
-        if stop is None:
-            start, stop = 0, start
-        if step == 0:
-            raise ValueError("arange: step must not be 0")
-        n = max(0, math.ceil((stop - start) / step))
-        is_int = all(isinstance(v, int) for v in (start, stop, step))
-        dt = dtypes.from_any(dtype) if dtype is not None else (dtypes.default_int if is_int else dtypes.default_float)
-        if dtype is None and is_int and not dt.min <= start + (n - 1) * step <= dt.max:
-            dt = dtypes.int64  # values past int32 (NumPy's arange is int64 throughout)
-        if n == 0:
-            return Tensor.zeros(0, dtype=dt, device=device)
-        idx = Tensor(LazyBuffer.iota(n, devices.canonical(device)))
-        if dt.is_float:
-            return idx.cast(dt) * step + start
-        return (idx * step + start).cast(dt) if (start, step) != (0, 1) else idx.cast(dt)
-
-    @staticmethod
-    def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
-        """The n x m identity matrix."""
-        m = n if m is None else m
-        r = Tensor.arange(n, device=device).reshape(n, 1)
-        c = Tensor.arange(m, device=device).reshape(1, m)
-        return (r == c).cast(dtype or dtypes.default_float)
-
-    @staticmethod
-    def linspace(start: int | float, stop: int | float, steps: int, dtype=None, device=None) -> Tensor:
-        """steps values evenly spaced from start to stop inclusive (float32 unless dtype; not bool)."""
-        if not isinstance(steps, int) or steps < 0:
-            raise ValueError(f"linspace: steps must be a non-negative int, not {steps!r}")
-        dt = dtypes.from_any(dtype) if dtype is not None else dtypes.default_float
-        if dt == dtypes.bool:
-            raise TypeError("linspace: dtype must not be bool")
-        if steps == 1:
-            return Tensor.full((1,), start, dt, device)
-        step = (stop - start) / (steps - 1) if steps > 1 else 0.0
-        return (Tensor.arange(steps, dtype=dtypes.default_float, device=device) * step + start).cast(dt)
-
-    def const_like(self, b: Scalar, dtype=None) -> Tensor:
-        """A constant b of self's shape and device (self's dtype unless dtype)."""
-        return self.full_like(b, dtype)
-
-    def empty_like(self, dtype=None, device=None) -> Tensor:
-        """Memory of self's shape with undefined contents."""
-        return Tensor.empty(*self.shape, dtype=dtype or self.dtype, device=device or self.device)
-
-    def full_like(self, fill_value: Scalar, dtype=None, device=None, buffer: bool = True) -> Tensor:
-        """A constant tensor of self's shape (self's dtype and device unless given; buffer: see full)."""
-        return Tensor.full(self.shape, fill_value, dtype or self.dtype, device or self.device)
-
-    def zeros_like(self, dtype=None, device=None) -> Tensor:
-        """Zeros of self's shape."""
-        return self.full_like(0, dtype, device)
-
-    def ones_like(self, dtype=None, device=None) -> Tensor:
-        """Ones of self's shape."""
-        return self.full_like(1, dtype, device)
 
     # ---- types ----------------------------------------------------------------------------------------------
     def cast(self, dtype) -> Tensor:
