@@ -47,8 +47,18 @@ class MathOps:
 
     @_in_float32
     def exp(self) -> Tensor:
-        """e ** x."""
-        return (self._float() * (1 / math.log(2))).exp2()
+        """e ** x = 2^n * 2^(r / ln 2) with n = round(x / ln 2) and r = x - n ln 2 in two parts (Cody-Waite):
+        exp2(x / ln 2) directly would carry the rounding of x / ln 2, ~|x| ULP. 2^n is applied in two halves so
+        a result near the overflow or underflow threshold does not pass through inf or 0."""
+        x = self._float()
+        if x.dtype == dtypes.float64:
+            hi, lo, lim = 6.93147180369123816490e-01, 1.90821492927058770002e-10, 1100.0
+        else:  # ln 2 with 9 trailing zero bits: n * hi is exact for |n| < 2^9
+            hi, lo, lim = 0.693145751953125, 1.428606765330187e-06, 200.0
+        n = (x * (1 / math.log(2)) + 0.5).floor().clip(-lim, lim)
+        r = (x - n * hi) - n * lo
+        n1 = (n * 0.5).floor()
+        return (r * (1 / math.log(2))).exp2() * n1.exp2() * (n - n1).exp2()
 
     @_in_float32
     def log2(self) -> Tensor:
