@@ -195,6 +195,40 @@ class RandomOps:
         idx = idx.cast(dtypes.int32)
         return idx.reshape(num_samples) if self.ndim == 1 else idx
 
+    def threefry(self, seed) -> Tensor:
+        """Threefry-2x32-20 of each uint64 of self (low word first) under the uint64 key seed (low word first),
+        as one uint64 (tinygrad's threefry: the bits it builds its random numbers from)."""
+        for name, t in (("self", self), ("seed", seed)):
+            if not isinstance(t, type(self)) or t.dtype != dtypes.uint64:
+                raise TypeError(f"threefry: {name} must be a uint64 Tensor")
+        x, key = self._operands(seed, name="seed")
+        lo, hi = x.cast(dtypes.uint32), (x >> 32).cast(dtypes.uint32)
+        k0, k1 = key.cast(dtypes.uint32), (key >> 32).cast(dtypes.uint32)
+        y0, y1 = threefry2x32(k0, k1, lo, hi)
+        return (y1.cast(dtypes.uint64) << 32) | y0.cast(dtypes.uint64)
+
+    @classmethod
+    def random_bits(cls, key: Tensor, counter: Tensor, num: int) -> Tensor:
+        """num uint32 words from a 2-word uint32 key and a 2-word uint32 counter (low, high), as tinygrad's
+        random_bits: each chunk of up to 2^32 - 1 words derives a key from the counter, then hashes 0..n/2-1 and
+        n/2..n-1 as the two halves of each word pair."""
+        for name, t in (("key", key), ("counter", counter)):
+            if not isinstance(t, cls) or t.dtype != dtypes.uint32 or t.shape != (2,):
+                raise TypeError(f"random_bits: {name} must be a uint32 Tensor of shape (2,)")
+        low, high = counter[0:1], counter[1:2]
+        chunks = []
+        for start in range(0, num, 0xFFFFFFFF):
+            n = min(num - start, 0xFFFFFFFF)
+            c_low = low + (start & 0xFFFFFFFF)
+            c_high = high + (start >> 32) + (c_low < low).cast(dtypes.uint32)
+            chunk_key = _pair_hash(key, c_low, c_high)
+            half = -(-n // 2)
+            first = cls.arange(half, dtype=dtypes.uint32, device=key.device)
+            chunks.append(_pair_hash(chunk_key, first, first + half)[:n])
+        if not chunks:
+            return counter[0:0]
+        return chunks[0].cat(*chunks[1:]) if len(chunks) > 1 else chunks[0]
+
     def rand_like(self: Tensor, dtype=None) -> Tensor:
         """rand of self's shape and device."""
         from compiler.tensor import Tensor
@@ -219,3 +253,12 @@ def _ranks(keys: Tensor, descending: bool) -> Tensor:
     idx = type(keys).arange(n, device=keys.device)
     tie = (b == a) & (idx.reshape(1, 1, n) < idx.reshape(1, n, 1))
     return (before | tie).cast(dtypes.int32).sum(2)
+
+
+def _pair_hash(key: Tensor, c0: Tensor, c1: Tensor) -> Tensor:
+    """threefry of the uint64s (c1 << 32 | c0) under key (2 uint32 words), returned as the low words followed by
+    the high words (uint32)."""
+    x = (c1.cast(dtypes.uint64) << 32) | c0.cast(dtypes.uint64)
+    k = (key[1].cast(dtypes.uint64) << 32) | key[0].cast(dtypes.uint64)
+    y = x.threefry(k)
+    return y.cast(dtypes.uint32).cat((y >> 32).cast(dtypes.uint32))

@@ -27,17 +27,22 @@ CALLS = {
 _SCRIPT = """
 import json, sys
 import numpy as np
-from tinygrad import Tensor
+from tinygrad import Tensor, dtypes
 Tensor.manual_seed(7)
 out = {}
 for k, e in CALLS.items():
     x = eval(e).numpy()
     out[k] = {"mean": float(x.mean()), "std": float(x.std()), "min": float(x.min()), "max": float(x.max()),
               "shape": list(x.shape), "dtype": str(x.dtype)}
+X64 = [0, 1, 2**32, 2**64 - 1, 0x0123456789ABCDEF, 12345]
+out["threefry"] = Tensor(X64, dtype=dtypes.uint64).threefry(Tensor(0xFEDCBA9876543210, dtype=dtypes.uint64)).numpy().tolist()
+key, ctr = Tensor([7, 0xDEADBEEF], dtype=dtypes.uint32), Tensor([0xFFFFFFF0, 3], dtype=dtypes.uint32)
+out["random_bits"] = Tensor.random_bits(key, ctr, 37).numpy().tolist()
+out["random_bits_1"] = Tensor.random_bits(key, ctr, 1).numpy().tolist()
 out["sig"] = {n: [p for p in __import__("inspect").signature(getattr(Tensor, n)).parameters] for n in NAMES}
 json.dump(out, sys.stdout)
 """
-NAMES = ["uniform", "normal", "scaled_uniform", "glorot_uniform", "kaiming_uniform", "kaiming_normal", "randint",
+NAMES = ["threefry", "random_bits", "uniform", "normal", "scaled_uniform", "glorot_uniform", "kaiming_uniform", "kaiming_normal", "randint",
          "randperm", "multinomial", "rand", "randn"]
 
 
@@ -145,3 +150,17 @@ def test_multinomial_frequencies_follow_the_weights():
     assert one.shape == (1,)
     with pytest.raises(ValueError, match="exceeds 4 categories"):
         Tensor(w).multinomial(5)
+
+
+def test_threefry_and_random_bits_are_tinygrads_bits(tiny):
+    """The same pure functions of their inputs: bit for bit."""
+    x64 = np.array([0, 1, 2**32, 2**64 - 1, 0x0123456789ABCDEF, 12345], np.uint64)
+    got = Tensor(x64).threefry(Tensor(np.uint64(0xFEDCBA9876543210))).numpy()
+    assert got.tolist() == tiny["threefry"]
+    key = Tensor(np.array([7, 0xDEADBEEF], np.uint32))
+    ctr = Tensor(np.array([0xFFFFFFF0, 3], np.uint32))
+    assert Tensor.random_bits(key, ctr, 37).numpy().tolist() == tiny["random_bits"]
+    assert Tensor.random_bits(key, ctr, 1).numpy().tolist() == tiny["random_bits_1"]
+    assert Tensor.random_bits(key, ctr, 0).shape == (0,)
+    with pytest.raises(TypeError, match="seed must be a uint64"):
+        Tensor(x64).threefry(Tensor([1, 2]))
