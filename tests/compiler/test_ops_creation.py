@@ -67,10 +67,19 @@ def test_random_same_seed_same_bits(backend):
 
 
 def test_random_bits_are_threefry(backend):
+    """rand's bits in NumPy: the device key (low word of SHA-256 of the device's index 0, the seed), a chunk key
+    hashed from the counter (0, 0), then counters i and i + 50 as the two words of each of 50 pairs; the top 23
+    bits of each word are the mantissa of a float32 in [1, 2), minus 1."""
+    import hashlib
     Tensor.manual_seed(7)
     ours = Tensor.rand(100).numpy()
-    x0, _ = threefry_reference((7, 0x5EED), np.arange(100, dtype=np.uint32), np.zeros(100, np.uint32))
-    np.testing.assert_array_equal(ours, (x0 >> 8).astype(np.float32) * np.float32(1 / (1 << 24)))
+    key = (int.from_bytes(hashlib.sha256(bytes(4)).digest(), "big") & 0xFFFFFFFF, 7)
+    k0, k1 = threefry_reference(key, np.zeros(1, np.uint32), np.zeros(1, np.uint32))
+    i = np.arange(50, dtype=np.uint32)
+    y0, y1 = threefry_reference((int(k0[0]), int(k1[0])), i, i + 50)
+    words = np.concatenate([y0, y1])
+    want = ((words >> 9) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+    np.testing.assert_array_equal(ours, want)
 
 
 def test_threefry_known_answer():
