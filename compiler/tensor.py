@@ -52,6 +52,7 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
     no_grad: ClassVar[bool] = False
     grad: Tensor | None = None  # an instance's accumulated gradient (backward); declared here as tinygrad does
+    is_param: bool = True  # tinygrad's parameter flag (is_param_ sets it)
     training: ClassVar[bool] = False
 
     def __init__(self, data, device: str | None = None, dtype=None, requires_grad: bool = False):
@@ -94,6 +95,27 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
     def ndim(self) -> int:
         """Number of dimensions."""
         return len(self.shape)
+
+    @property
+    def max_shape(self) -> tuple[int, ...]:
+        """The largest shape the tensor can have (tinygrad's symbolic shapes; ours are concrete: the shape)."""
+        return self.shape
+
+    def max_numel(self) -> int:
+        """Elements of max_shape."""
+        return math.prod(self.max_shape)
+
+    def is_param_(self, is_param: bool = True) -> Tensor:
+        """Mark (or unmark) self as a parameter, tinygrad's flag; returns self."""
+        self.is_param = is_param
+        return self
+
+    def replace(self, x: Tensor) -> Tensor:
+        """Self now stands for x's computation (same shape; x's dtype), without autograd history; returns self."""
+        if not isinstance(x, Tensor) or x.shape != self.shape:
+            raise ValueError(f"replace: x must be a Tensor of self's shape {self.shape}, not {getattr(x, 'shape', x)}")
+        self.lazydata = x.lazydata
+        return self
 
     def numel(self) -> int:
         """Number of elements."""
@@ -311,7 +333,7 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
         does not depend on through tensors that require grad gets zeros."""
         for i, t in enumerate(targets):
             if not isinstance(t, Tensor) or not t.dtype.is_float:
-                raise TypeError(f"gradient: target #{i} must be a float Tensor (only floats have gradients)")
+                raise TypeError(f"gradient: targets[{i}] must be a float Tensor (only floats have gradients)")
         if not self.dtype.is_float:
             raise TypeError(f"gradient: self must be a float Tensor, not {self.dtype.name}")
         seed = self._seed_gradient(gradient, "gradient()")
