@@ -28,6 +28,7 @@ import importlib
 import inspect
 import json
 import sys
+import textwrap
 import types
 
 NAMESPACES = (  # (label, tinygrad object path, our object path)
@@ -138,14 +139,19 @@ def markdown(rows: list[dict]) -> str:
     out.append(f"| total | {t['total']} | {t['have_count']} | {t['percent']}% | |")
     for r in rows[:-1]:
         if r["missing"]:
-            out += ["", f"Missing from `{r['namespace']}`" + ("" if r["exists"] else f" (`{r['ours']}` does not exist)")
-                    + ": " + ", ".join(f"`{n}`" for n in r["missing"]) + "."]
+            out += ["", _wrap(f"Missing from `{r['namespace']}`" + ("" if r["exists"] else
+                                                                    f" (`{r['ours']}` does not exist)")
+                              + ": " + ", ".join(f"`{n}`" for n in r["missing"]) + ".")]
     for r in rows[:-1]:
         if r["signature_differs"]:
             diffs = "; ".join(f"`{n}({', '.join(d['tinygrad'])})` vs ours `({', '.join(d['ours'])})`"
                               for n, d in sorted(r["signature_differs"].items()))
-            out += ["", f"Parameters that differ in `{r['namespace']}`: {diffs}."]
+            out += ["", _wrap(f"Parameters that differ in `{r['namespace']}`: {diffs}.")]
     return "\n".join(out)
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, 116, break_long_words=False, break_on_hyphens=False)
 
 
 def text(rows: list[dict]) -> str:
