@@ -67,12 +67,14 @@ def tiny():
     return run_tinygrad(f"DATA = {data!r}\nCASES = {CASES!r}\nGRADS = {GRADS!r}\n" + _SCRIPT)
 
 
-def _env():
-    return {k: Tensor(v) for k, v in DATA.items()}
+def _env(device=None):
+    return {k: Tensor(v, device=device) for k, v in DATA.items()}
 
 
-def test_loss_values_match_tinygrad(tiny):
-    env = _env()
+@pytest.mark.parametrize("device", [None, "CPU"])
+def test_loss_values_match_tinygrad(tiny, device):
+    """On the default device (the simulated GPU) and on the CPU device."""
+    env = _env(device)
     for name, expr in CASES.items():
         ours = eval(expr, {}, env).numpy()
         np.testing.assert_allclose(ours, np.array(tiny[name], np.float32), rtol=1e-5, atol=1e-6, err_msg=name)
