@@ -104,11 +104,14 @@ class MathOps:
 
     @_in_float32
     def tanh(self) -> Tensor:
-        """Hyperbolic tangent, -t / (t + 2) with t = expm1(-2|x|): no cancellation near 0 (2 sigmoid(2x) - 1 lost
-        every digit there)."""
+        """Hyperbolic tangent: -t / (t + 2) with t = expm1(-2|x|) up to |x| = 0.5 (no cancellation near 0, where
+        2 sigmoid(2x) - 1 lost every digit), 1 - 2 / (e^(2|x|) + 1) beyond (exp's error only, no log's)."""
         x = self._float()
-        t = (x.abs() * -2)._expm1()
-        y = -t / (t + 2)
+        a = x.abs()
+        small = a <= 0.5
+        t = (small.where(a, 0.5) * -2)._expm1()
+        e = (small.where(1.0, a) * 2).exp()
+        y = small.where(-t / (t + 2), 1 - 2 / (e + 1))
         return (x < 0).where(-y, y)
 
     def relu(self) -> Tensor:
