@@ -87,6 +87,8 @@ def test_data_clone_to_and_grad(tiny):
     t = Tensor([[1, 2], [3, 4]], dtype=dtypes.int16)
     mv = t.data()
     assert mv.tolist() == tiny["data"] and mv.format == tiny["data_fmt"] and mv.shape == (2, 2)
+    assert Tensor(3.5).data().tolist() == 3.5 and Tensor([True, False]).data().tolist() == [True, False]
+    assert Tensor([1.5, 2.0], dtype=dtypes.half).data().tolist() == [1.5, 2.0] and Tensor.zeros(0).data().tolist() == []
     a = Tensor([1.0, 2.0], requires_grad=True)
     (a * 3).sum().backward()
     c = a.clone()
