@@ -217,7 +217,7 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
         """The values as a memoryview of self's shape (runs the graph; bfloat16 has no buffer format: cast first)."""
         if self.dtype == dtypes.bfloat16:
             raise TypeError("data(): bfloat16 has no memoryview format; cast to float32 first")
-        return memoryview(np.ascontiguousarray(self.numpy()))  # NumPy exports the shape and the struct format
+        return memoryview(np.array(self.numpy(), order="C"))  # NumPy exports the shape and the struct format
 
     def sequential(self, ll) -> Tensor:
         """Each callable in ll applied in turn, starting from self."""
