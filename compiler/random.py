@@ -137,13 +137,14 @@ class RandomOps:
         """Normal with mean and std (float32 unless dtype)."""
         if std < 0:
             raise ValueError(f"normal: std must be >= 0, not {std}")
-        out = (std * cls.randn(*shape, device=device) + mean).cast(dtype or dtypes.default_float)
+        out = std * cls.randn(*shape, dtype=dtype, device=device) + mean  # in dtype, as tinygrad
         return cls(out.lazydata, requires_grad=requires_grad)
 
     @classmethod
-    def scaled_uniform(cls, *shape, **kw) -> Tensor:
-        """Uniform in [-1, 1) scaled by 1/sqrt(number of elements)."""
-        return cls.uniform(*shape, low=-1.0, high=1.0, **kw) * (math.prod(_dims(shape)) ** -0.5)
+    def scaled_uniform(cls, *shape, requires_grad=False, **kw) -> Tensor:
+        """Uniform in [-1, 1) scaled by 1/sqrt(number of elements) (a leaf tensor: requires_grad applies to it)."""
+        out = cls.uniform(*shape, low=-1.0, high=1.0, **kw) * (math.prod(_dims(shape)) ** -0.5)
+        return cls(out.lazydata, requires_grad=requires_grad)
 
     @classmethod
     def glorot_uniform(cls, *shape, **kw) -> Tensor:
