@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from compiler.elementwise import _in_float32
+from compiler.elementwise import in_float32
 
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
@@ -38,47 +38,47 @@ class ActivationOps:
         x = self._float()
         return (x < 0).where(neg_slope * x, x)
 
-    @_in_float32
+    @in_float32
     def elu(self, alpha=1.0) -> Tensor:
         """x where x > 0, else alpha * (e^x - 1)."""
         x = self._float()
         return (x > 0).where(x, alpha * x.minimum(0)._expm1())
 
-    @_in_float32
+    @in_float32
     def celu(self, alpha=1.0) -> Tensor:
         """max(0, x) + min(0, alpha * (e^(x/alpha) - 1))."""
         x = self._float()
         return x.maximum(0) + (alpha * (x.minimum(0) / alpha)._expm1()).minimum(0)
 
-    @_in_float32
+    @in_float32
     def selu(self, alpha=1.67326, gamma=1.0507) -> Tensor:
         """gamma * (x where x >= 0, else alpha * (e^x - 1)) (tinygrad's rounded constants)."""
         x = self._float()
         return gamma * (x >= 0).where(x, alpha * x.minimum(0)._expm1())
 
-    @_in_float32
+    @in_float32
     def softplus(self, beta=1.0) -> Tensor:
         """log(1 + e^(beta x)) / beta, as logaddexp(beta x, 0) / beta (no overflow for large x)."""
         return (1 / beta) * (self._float() * beta).logaddexp(0.0)
 
-    @_in_float32
+    @in_float32
     def softsign(self) -> Tensor:
         """x / (1 + |x|)."""
         x = self._float()
         return x / (1 + x.abs())
 
-    @_in_float32
+    @in_float32
     def mish(self) -> Tensor:
         """x * tanh(softplus(x))."""
         x = self._float()
         return x * x.softplus().tanh()
 
-    @_in_float32
+    @in_float32
     def logsigmoid(self) -> Tensor:
         """log(sigmoid(x)) = -softplus(-x)."""
         return -(-self._float()).softplus()
 
-    @_in_float32
+    @in_float32
     def swish(self) -> Tensor:
         """x * sigmoid(x) (= silu)."""
         x = self._float()
@@ -88,13 +88,13 @@ class ActivationOps:
         """x * sigmoid(x) (= swish)."""
         return self.swish()
 
-    @_in_float32
+    @in_float32
     def quick_gelu(self) -> Tensor:
         """x * sigmoid(1.702 x)."""
         x = self._float()
         return x * (x * 1.702).sigmoid()
 
-    @_in_float32
+    @in_float32
     def gelu(self, approximate: str = "tanh") -> Tensor:
         """GELU: tinygrad's default "tanh" form, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as
         x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)) (the same function, without 1 + tanh cancelling for x < 0);

@@ -1,5 +1,7 @@
-"""Elementwise math of Tensor: transcendentals, activations, rounding, where/clip and powers (mixed into Tensor).
-Half-precision transcendentals compute in float32 and round once."""
+"""Elementwise math of Tensor (mixed in), with tinygrad 0.14's names: transcendentals and their inverses,
+rounding, where/clip, powers, two-operand math (copysign, fmod, lerp, logaddexp), classification (isnan, isinf,
+isclose) and bitwise operations; activations are in compiler.activations. Half-precision transcendentals compute
+in float32 and round once. Formulas keep their precision at the edges (docs/compiler.md, "Transcendentals")."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ if TYPE_CHECKING:
     from compiler.tensor import Tensor
 
 
-def _in_float32(fn):
+def in_float32(fn):
     """Run a float op on float16/bfloat16 tensors in float32 and round once at the end (as NumPy and PyTorch
     do for half-precision transcendentals: a composite op rounded at every step loses most of 11 bits)."""
     @functools.wraps(fn)
@@ -40,12 +42,12 @@ class MathOps:
             return self.logical_not()
         return self._apply(F.Neg, self)
 
-    @_in_float32
+    @in_float32
     def exp2(self) -> Tensor:
         """2 ** x."""
         return self._apply(F.Exp2, self._float())
 
-    @_in_float32
+    @in_float32
     def exp(self) -> Tensor:
         """e ** x = 2^n * 2^(r / ln 2) with n = round(x / ln 2) and r = x - n ln 2 in two parts (Cody-Waite):
         exp2(x / ln 2) directly would carry the rounding of x / ln 2, ~|x| ULP. 2^n is applied in two halves so
@@ -60,12 +62,12 @@ class MathOps:
         n1 = (n * 0.5).floor()
         return (r * (1 / math.log(2))).exp2() * n1.exp2() * (n - n1).exp2()
 
-    @_in_float32
+    @in_float32
     def log2(self) -> Tensor:
         """log base 2."""
         return self._apply(F.Log2, self._float())
 
-    @_in_float32
+    @in_float32
     def log(self) -> Tensor:
         """Natural logarithm."""
         return self.log2() * math.log(2)
@@ -74,27 +76,27 @@ class MathOps:
         """Square root."""
         return self._apply(F.Sqrt, self._float())
 
-    @_in_float32
+    @in_float32
     def rsqrt(self) -> Tensor:
         """1 / sqrt(x)."""
         return 1 / self.sqrt()
 
-    @_in_float32
+    @in_float32
     def sin(self) -> Tensor:
         """Sine."""
         return self._apply(F.Sin, self._float())
 
-    @_in_float32
+    @in_float32
     def cos(self) -> Tensor:
         """Cosine, as sin(pi/2 - x)."""
         return (math.pi / 2 - self._float()).sin()
 
-    @_in_float32
+    @in_float32
     def tan(self) -> Tensor:
         """Tangent."""
         return self.sin() / self.cos()
 
-    @_in_float32
+    @in_float32
     def sigmoid(self) -> Tensor:
         """1 / (1 + e^-x), as (1 or e^-|x|) / (1 + e^-|x|): e^-|x| never overflows, so the value and its
         gradient stay finite in both tails."""
@@ -102,7 +104,7 @@ class MathOps:
         e = (-x.abs()).exp()
         return (x >= 0).where(1.0, e) / (1 + e)
 
-    @_in_float32
+    @in_float32
     def tanh(self) -> Tensor:
         """Hyperbolic tangent: -t / (t + 2) with t = expm1(-2|x|) up to |x| = 0.5 (no cancellation near 0, where
         2 sigmoid(2x) - 1 lost every digit), 1 - 2 / (e^(2|x|) + 1) beyond (exp's error only, no log's)."""
@@ -118,7 +120,7 @@ class MathOps:
         """max(x, 0) (gradient 0 at 0)."""
         return (self > 0).where(self, 0)
 
-    @_in_float32
+    @in_float32
     def erf(self) -> Tensor:
         """The error function (Abramowitz & Stegun 7.1.26, absolute error below 1.5e-7)."""
         x = self._float()
@@ -279,7 +281,7 @@ class MathOps:
         return hi, val - hi
 
     # ---- trigonometric inverses ---------------------------------------------------------------------------
-    @_in_float32
+    @in_float32
     def atan(self) -> Tensor:
         """Inverse tangent: |x| > 1 -> pi/2 - atan(1/|x|), |x| > tan(pi/8) -> pi/4 + atan((x-1)/(x+1)), then the
         Taylor series on |t| <= tan(pi/8) with enough terms for the type (float64: 21, else 10)."""
@@ -302,20 +304,20 @@ class MathOps:
         y = big.where(h_hi - (y - h_lo), y)
         return (x < 0).where(-y, y)
 
-    @_in_float32
+    @in_float32
     def asin(self) -> Tensor:
         """Inverse sine, atan(x / sqrt((1 - x)(1 + x))) (NaN outside [-1, 1])."""
         x = self._float()
         return (x / ((1 - x) * (1 + x)).sqrt()).atan()
 
-    @_in_float32
+    @in_float32
     def acos(self) -> Tensor:
         """Inverse cosine, 2 atan(sqrt((1 - x) / (1 + x))) (accurate at both ends; NaN outside [-1, 1])."""
         x = self._float()
         return ((1 - x) / (1 + x)).sqrt().atan() * 2
 
     # ---- hyperbolics ----------------------------------------------------------------------------------------
-    @_in_float32
+    @in_float32
     def sinh(self) -> Tensor:
         """Hyperbolic sine: (E + E/(E+1)) / 2 with E = expm1(|x|) below 1, else h*(h/2) - 1/(2h^2), h = e^(|x|/2)
         (finite up to the type's overflow of sinh itself, not of e^x)."""
@@ -327,13 +329,13 @@ class MathOps:
         y = small.where((e + e / (e + 1)) * 0.5, h * (h * 0.5) - 0.5 / (h * h))
         return (x < 0).where(-y, y)
 
-    @_in_float32
+    @in_float32
     def cosh(self) -> Tensor:
         """Hyperbolic cosine, h*(h/2) + 1/(2h^2) with h = e^(|x|/2)."""
         h = (self._float().abs() * 0.5).exp()
         return h * (h * 0.5) + 0.5 / (h * h)
 
-    @_in_float32
+    @in_float32
     def asinh(self) -> Tensor:
         """Inverse hyperbolic sine: log1p(a + a^2/(1 + sqrt(1 + a^2))) for a = |x| <= 2^28, else log(a) + log(2)."""
         x = self._float()
@@ -343,7 +345,7 @@ class MathOps:
         y = large.where(a.log() + math.log(2), (s + s * s / (1 + (1 + s * s).sqrt()))._log1p())
         return (x < 0).where(-y, y)
 
-    @_in_float32
+    @in_float32
     def acosh(self) -> Tensor:
         """Inverse hyperbolic cosine: log1p((x-1) + sqrt((x-1)(x+1))), log(x) + log(2) past 2^28 (NaN below 1)."""
         x = self._float()
@@ -352,7 +354,7 @@ class MathOps:
         y = large.where(x.log() + math.log(2), ((s - 1) + ((s - 1) * (s + 1)).sqrt())._log1p())
         return (x < 1).where(math.nan, y)
 
-    @_in_float32
+    @in_float32
     def atanh(self) -> Tensor:
         """Inverse hyperbolic tangent, sign(x) log1p(2|x| / (1 - |x|)) / 2 (+-inf at +-1, NaN beyond)."""
         x = self._float()
@@ -360,7 +362,7 @@ class MathOps:
         y = (2 * a / (1 - a))._log1p() * 0.5
         return (x < 0).where(-y, y)
 
-    @_in_float32
+    @in_float32
     def log10(self) -> Tensor:
         """Base-10 logarithm."""
         return self.log2() * math.log10(2)
