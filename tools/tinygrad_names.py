@@ -41,7 +41,9 @@ NAMESPACES = (  # (label, tinygrad object path, our object path)
 
 
 def resolve(path: str):
-    """The object at 'package.module' or 'package.module:attribute'; None when the module does not exist."""
+    """The object at 'package.module' or 'package.module:attribute'; None when the module does not exist, or when
+    a module of ours comes from outside the imported `compiler` package (an editable install of another checkout
+    can supply a subpackage this tree lacks: it is not this tree's)."""
     mod_name, _, attr = path.partition(":")
     try:
         mod = importlib.import_module(mod_name)
@@ -49,6 +51,9 @@ def resolve(path: str):
         if e.name is not None and mod_name.startswith(e.name):  # the module itself (or a parent) is absent
             return None
         raise
+    top = sys.modules[mod_name.split(".")[0]]
+    if mod is not top and not any(str(getattr(mod, "__file__", "")).startswith(d) for d in top.__path__):
+        return None
     return getattr(mod, attr) if attr else mod
 
 
