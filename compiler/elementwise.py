@@ -194,6 +194,12 @@ class MathOps:
                              f"shape {cond.shape}") from None
         return self._apply(F.Where, cond._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape))
 
+    def masked_fill(self, mask, value) -> Tensor:
+        """value where mask is true, else self (mask and value broadcast; promoted as where promotes)."""
+        from compiler.tensor import Tensor
+        mask = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        return mask.where(value, self)
+
     def clip(self, min_=None, max_=None) -> Tensor:
         """Values limited to [min_, max_] (either may be None)."""
         if min_ is None and max_ is None:
