@@ -26,9 +26,9 @@ def shape_arg(shape) -> tuple[int, ...]:
     out = []
     for s in shape:
         if not isinstance(s, int | np.integer) or isinstance(s, bool):
-            raise TypeError(f"shape entries must be ints, got {s!r}")
+            raise TypeError(f"shape: entries must be ints, got {s!r}")
         if s < 0:
-            raise ValueError(f"negative dimension {s} in shape {tuple(shape)}")
+            raise ValueError(f"shape: negative dimension {s} in {tuple(shape)}")
         out.append(int(s))
     return tuple(out)
 

@@ -396,7 +396,8 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
         """The bits reinterpreted as dtype (same item size)."""
         dt = dtypes.from_any(dtype)
         if dt.itemsize != self.dtype.itemsize or dtypes.bool in (dt, self.dtype):
-            raise TypeError(f"bitcast {self.dtype.name} -> {dt.name}: item sizes must match (and no bool)")
+            raise TypeError(f"bitcast: dtype {dt.name} must have the item size of self's {self.dtype.name} "
+                            "(and neither bool)")
         return self if dt == self.dtype else self._apply(F.Cast, self, dtype=dt, bitcast=True)
 
     def float(self) -> Tensor:
@@ -679,13 +680,14 @@ def _host_array(data, dt: DType | None) -> tuple[np.ndarray, DType]:
         except ValueError:
             arr = np.empty(0, object)
         if arr.dtype == object:
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} (ragged or non-numeric)")
+            raise TypeError(f"Tensor: data must be numbers in a regular nesting; this {type(data).__name__} is ragged "
+                            "or non-numeric")
         if dt is None:
             kind = arr.dtype.kind
             dt = dtypes.bool if kind == "b" else dtypes.default_int if kind in "iu" else \
                 dtypes.default_float if kind == "f" else None
             if dt is None:
-                raise TypeError(f"cannot make a tensor of {arr.dtype}")
+                raise TypeError(f"Tensor: data of NumPy type {arr.dtype} has no tensor dtype")
     if dt.name != "bfloat16":
         arr = arr.astype(dt.np, copy=False)
     return np.ascontiguousarray(arr), dt
@@ -698,7 +700,7 @@ def _flat_args(xs: tuple) -> tuple:
 
 def _check_scalar_fits(v, dt: DType) -> None:
     if dt.is_int and isinstance(v, int | np.integer) and not dt.min <= int(v) <= dt.max:
-        raise OverflowError(f"{v} does not fit in {dt.name}")
+        raise OverflowError(f"Tensor: data {v} does not fit in dtype {dt.name}")
 
 
 @contextlib.contextmanager

@@ -121,15 +121,18 @@ def test_bfloat16_round_trip(backend):
     np.testing.assert_array_equal((t * 2).numpy(), from_bf16_bits(to_bf16_bits(from_bf16_bits(to_bf16_bits(x)) * 2)))
 
 
-@pytest.mark.parametrize("call,error", [
-    (lambda: Tensor([[1, 2], [3]]), TypeError), (lambda: Tensor(["a"]), TypeError),
-    (lambda: Tensor.zeros(-1), ValueError), (lambda: Tensor.zeros(2.5), TypeError),
-    (lambda: Tensor([1], dtype="complex64"), TypeError), (lambda: Tensor(300, dtype=dtypes.int8), OverflowError),
-    (lambda: Tensor.arange(0, 4, 0), ValueError), (lambda: Tensor([1], device="TPU"), ValueError),
-    (lambda: Tensor.randint(3, low=5, high=5), ValueError),
+@pytest.mark.parametrize("call,error,names", [
+    (lambda: Tensor([[1, 2], [3]]), TypeError, "data"), (lambda: Tensor(["a"]), TypeError, "data"),
+    (lambda: Tensor.zeros(-1), ValueError, "shape"), (lambda: Tensor.zeros(2.5), TypeError, "shape"),
+    (lambda: Tensor([1], dtype="complex64"), TypeError, "dtype"),
+    (lambda: Tensor(300, dtype=dtypes.int8), OverflowError, "data 300 does not fit in dtype int8"),
+    (lambda: Tensor.arange(0, 4, 0), ValueError, "step"), (lambda: Tensor([1], device="TPU"), ValueError, "device"),
+    (lambda: Tensor.randint(3, low=5, high=5), ValueError, "low must be below high"),
+    (lambda: Tensor([1.0]).bitcast(dtypes.int16), TypeError, "bitcast: dtype int16"),
 ])
-def test_bad_input_raises_before_running(call, error):
-    with pytest.raises(error):
+def test_bad_input_raises_before_running(call, error, names):
+    """Before anything runs, naming the argument."""
+    with pytest.raises(error, match=names):
         call()
 
 
