@@ -89,7 +89,9 @@ class PtrDType:
 
 
 class dtypes:  # noqa: N801 - the namespace users write, as in tinygrad and jax.numpy
-    """The scalar types: `dtypes.float32` etc.; `dtypes.from_any(x)` accepts NumPy dtypes and names."""
+    """The scalar types: `dtypes.float32` etc. (tinygrad 0.14's namespace: C-style aliases, groups, predicates);
+    `dtypes.from_any(x)` accepts NumPy dtypes and names. The fp8 types exist as names and in the groups, but a
+    tensor cannot hold them (gfx1100 has no fp8 conversions or arithmetic): `from_any` refuses them."""
 
     bool = DType("bool", "b", 1)
     int8, int16, int32, int64 = (DType(f"int{b}", "i", b // 8) for b in (8, 16, 32, 64))
@@ -98,25 +100,47 @@ class dtypes:  # noqa: N801 - the namespace users write, as in tinygrad and jax.
     bfloat16 = DType("bfloat16", "f", 2)
     float32 = DType("float32", "f", 4)
     float64 = DType("float64", "f", 8)
+    fp8e4m3, fp8e5m2 = DType("fp8e4m3", "f", 1), DType("fp8e5m2", "f", 1)  # OCP fp8
+    fp8e4m3fnuz, fp8e5m2fnuz = DType("fp8e4m3fnuz", "f", 1), DType("fp8e5m2fnuz", "f", 1)  # no -0/inf, one NaN
+    void = DType("void", "v", 0)
+    # Python scalars' types before they meet a tensor (from_py); a tensor made with one gets the default type
+    weakint, weakfloat = DType("weakint", "i", 0), DType("weakfloat", "f", 0)
     half, float, double = float16, float32, float64
+    uchar, ushort, uint, ulong = uint8, uint16, uint32, uint64
+    char, short, int, long = int8, int16, int32, int64
     default_float = float32
     default_int = int32
-    all: tuple[DType, ...] = ()
+    fp8_ocp = (fp8e4m3, fp8e5m2)
+    fp8_fnuz = (fp8e4m3fnuz, fp8e5m2fnuz)
+    fp8s = fp8_ocp + fp8_fnuz
+    floats = fp8s + (float16, bfloat16, float32, float64)
+    int8s, int16s, int32s, int64s = (uint8, int8), (uint16, int16), (uint32, int32), (uint64, int64)
+    uints = (uint8, uint16, uint32, uint64)
+    sints = (int8, int16, int32, int64)
+    ints = uints + sints
+    weaks = (weakint, weakfloat)
+    all = floats + ints + (bool,)
 
     @staticmethod
     def from_any(x) -> DType:
-        """A DType from a DType, a NumPy dtype or scalar type, or a name ('float32', 'half')."""
+        """A DType a tensor can hold from a DType, a NumPy dtype or scalar type, or a name ('float32', 'half',
+        'long'); weak types become the defaults, fp8 and void are refused (class docstring)."""
+        if isinstance(x, str) and isinstance(getattr(dtypes, x, None), DType):
+            x = getattr(dtypes, x)
         if isinstance(x, DType):
+            if x in dtypes.weaks:
+                return dtypes.default_int if x == dtypes.weakint else dtypes.default_float
+            if x in dtypes.fp8s or x == dtypes.void:
+                raise TypeError(f"a tensor cannot hold {x.name}: the gfx1100 device has no {x.name} loads, "
+                                f"conversions or arithmetic (supported: {', '.join(d.name for d in _STORABLE)})")
             return x
-        if isinstance(x, str) and hasattr(dtypes, x) and isinstance(getattr(dtypes, x), DType):
-            return getattr(dtypes, x)
         try:
             npd = np.dtype(x)
         except TypeError:
             raise TypeError(f"not a dtype: {x!r}") from None
         name = "bool" if npd.kind == "b" else npd.name
         if npd.kind not in "biuf" or not hasattr(dtypes, name):
-            raise TypeError(f"unsupported dtype {npd} (supported: {', '.join(d.name for d in dtypes.all)})")
+            raise TypeError(f"unsupported dtype {npd} (supported: {', '.join(d.name for d in _STORABLE)})")
         return getattr(dtypes, name)
 
     @staticmethod
@@ -128,9 +152,58 @@ class dtypes:  # noqa: N801 - the namespace users write, as in tinygrad and jax.
             return dtypes.default_int
         return dtypes.default_float
 
+    @staticmethod
+    def is_float(x: DType) -> bool:
+        """Whether x is a floating-point type (weakfloat included)."""
+        return x in dtypes.floats or x == dtypes.weakfloat
 
-dtypes.all = (dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32,
-              dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+    @staticmethod
+    def is_int(x: DType) -> bool:
+        """Whether x is an integer type (weakint included, bool not)."""
+        return x in dtypes.ints or x == dtypes.weakint
+
+    @staticmethod
+    def is_unsigned(x: DType) -> bool:
+        """Whether x is an unsigned integer type (bool not)."""
+        return x in dtypes.uints
+
+    @staticmethod
+    def is_bool(x: DType) -> bool:
+        """Whether x is bool."""
+        return x == dtypes.bool
+
+    @staticmethod
+    def from_py(x) -> DType:
+        """The type of a Python value: bool; weakint/weakfloat for a scalar (it takes a tensor's type when they
+        meet); for a (nested) list or tuple the widest of its elements as a tensor type (empty: default_float)."""
+        if isinstance(x, bool):
+            return dtypes.bool
+        if isinstance(x, float):
+            return dtypes.weakfloat
+        if isinstance(x, int):
+            return dtypes.weakint
+        if isinstance(x, list | tuple):
+            if not x:
+                return dtypes.default_float
+            kinds = {dtypes.from_py(v) for v in x}
+            if kinds & {dtypes.weakfloat, dtypes.default_float} or any(k.is_float for k in kinds):
+                return dtypes.default_float
+            return dtypes.default_int if kinds != {dtypes.bool} else dtypes.bool
+        raise TypeError(f"from_py: cannot infer a dtype of {x!r} ({type(x).__name__})")
+
+    @staticmethod
+    def finfo(dtype: DType) -> tuple[int, int]:
+        """(exponent bits, mantissa bits) of a floating-point type."""
+        if not dtypes.is_float(dtype) or dtype == dtypes.weakfloat:
+            raise ValueError(f"finfo: {dtype} is not a floating-point type")
+        return _FINFO[dtype.name]
+
+
+_FINFO = {"float16": (5, 10), "bfloat16": (8, 7), "float32": (8, 23), "float64": (11, 52), "fp8e4m3": (4, 3),
+          "fp8e5m2": (5, 2), "fp8e4m3fnuz": (4, 3), "fp8e5m2fnuz": (5, 2)}
+# the types a tensor can hold, in the order error messages list them
+_STORABLE = (dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32,
+             dtypes.int64, dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 

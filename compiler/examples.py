@@ -67,7 +67,7 @@ def transformer_block(x: Tensor, p: dict[str, Tensor], heads: int) -> Tensor:
     att = q.scaled_dot_product_attention(k, v, is_causal=True).transpose(0, 1).reshape(t, d)
     x = x + att.linear(p["wo"].T, p["bo"])
     h = x.layernorm(weight=p["ln2_w"], bias=p["ln2_b"])
-    return x + h.linear(p["w1"].T, p["b1"]).gelu().linear(p["w2"].T, p["b2"])
+    return x + h.linear(p["w1"].T, p["b1"]).gelu(approximate="none").linear(p["w2"].T, p["b2"])
 
 
 def transformer_block_numpy(x: np.ndarray, p: dict[str, np.ndarray], heads: int) -> np.ndarray:

@@ -9,39 +9,29 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
 from compiler import autograd as F
 from compiler import device as devices
+from compiler.activations import ActivationOps
 from compiler.composite import CompositeOps
+from compiler.creation import CreationOps
+from compiler.creation import shape_arg as _shape_arg  # noqa: F401 - movement.py imports it from here
 from compiler.dtypes import DType, dtypes, from_bf16_bits, least_float, promote, promote_scalar
 from compiler.elementwise import MathOps
 from compiler.helpers import normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
 from compiler.lazy import LazyBuffer, LoadOps, reaches, realize
+from compiler.losses import LossOps
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
+from compiler.views import ShapeTracker
 
-Scalar = int | float | bool
 ASSIGN_OBSERVERS: list = []  # f(tensor, value it replaced) after every assign (compiler.jit follows a step's state)
-
-
-def _shape_arg(shape) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], Sequence | np.ndarray):
-        shape = tuple(shape[0])
-    out = []
-    for s in shape:
-        if not isinstance(s, int | np.integer) or isinstance(s, bool):
-            raise TypeError(f"shape entries must be ints, got {s!r}")
-        if s < 0:
-            raise ValueError(f"negative dimension {s} in shape {tuple(shape)}")
-        out.append(int(s))
-    return tuple(out)
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -57,14 +47,17 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
+class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps,
+             RandomOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
     no_grad: ClassVar[bool] = False
+    grad: Tensor | None = None  # an instance's accumulated gradient (backward); declared here as tinygrad does
+    is_param: bool = True  # tinygrad's parameter flag (is_param_ sets it)
     training: ClassVar[bool] = False
 
-    def __init__(self, data, dtype=None, device: str | None = None, requires_grad: bool = False):
+    def __init__(self, data, device: str | None = None, dtype=None, requires_grad: bool = False):
         device = devices.canonical(device)
         dt = None if dtype is None else dtypes.from_any(dtype)
         if isinstance(data, LazyBuffer):
@@ -104,6 +97,27 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
     def ndim(self) -> int:
         """Number of dimensions."""
         return len(self.shape)
+
+    @property
+    def max_shape(self) -> tuple[int, ...]:
+        """The largest shape the tensor can have (tinygrad's symbolic shapes; ours are concrete: the shape)."""
+        return self.shape
+
+    def max_numel(self) -> int:
+        """Elements of max_shape."""
+        return math.prod(self.max_shape)
+
+    def is_param_(self, is_param: bool = True) -> Tensor:
+        """Mark (or unmark) self as a parameter, tinygrad's flag; returns self."""
+        self.is_param = is_param
+        return self
+
+    def replace(self, x: Tensor) -> Tensor:
+        """Self now stands for x's computation (same shape; x's dtype), without autograd history; returns self."""
+        if not isinstance(x, Tensor) or x.shape != self.shape:
+            raise ValueError(f"replace: x must be a Tensor of self's shape {self.shape}, not {getattr(x, 'shape', x)}")
+        self.lazydata = x.lazydata
+        return self
 
     def numel(self) -> int:
         """Number of elements."""
@@ -180,14 +194,70 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         """A tensor whose values get a buffer of their own (forces a kernel)."""
         return self._apply(F.Contiguous, self)
 
-    def assign(self, other) -> Tensor:
+    def contiguous_backward(self) -> Tensor:
+        """self, whose gradient is made contiguous (ours are computed into buffers of their own as needed: the
+        same values, so this is the identity)."""
+        return self
+
+    def clone(self, device: str | None = None) -> Tensor:
+        """A copy with a buffer of its own (on device if given), and a copy of .grad."""
+        src = self.to(device or self.device).lazydata
+        out = Tensor(LazyBuffer(src.device, ShapeTracker.contiguous(src.shape), src.dtype, LoadOps.CONTIGUOUS, (src,)))
+        if self.grad is not None:
+            out.grad = self.grad.clone(device)
+        return out
+
+    def to_(self, device: str | None) -> Tensor:
+        """Move self (and its .grad) to device, in place; returns self."""
+        device = devices.canonical(device)
+        self.lazydata = self.to(device).lazydata
+        if self.grad is not None:
+            self.grad.to_(device)
+        return self
+
+    def data(self) -> memoryview:
+        """The values as a memoryview of self's shape (runs the graph; bfloat16 has no buffer format: cast first)."""
+        if self.dtype == dtypes.bfloat16:
+            raise TypeError("data(): bfloat16 has no memoryview format; cast to float32 first")
+        return memoryview(np.array(self.numpy(), order="C"))  # NumPy exports the shape and the struct format
+
+    def sequential(self, ll) -> Tensor:
+        """Each callable in ll applied in turn, starting from self."""
+        out = self
+        for f in ll:
+            out = f(out)
+        return out
+
+    def ufix(self, x) -> Tensor:
+        """x itself if a Tensor, else a constant x of self's dtype (a float x makes an integer self's float) on
+        self's device."""
+        if isinstance(x, Tensor):
+            return x
+        dt = promote_scalar(self.dtype, x)
+        return Tensor.full((), x, dt if isinstance(x, float) and not self.dtype.is_float else self.dtype, self.device)
+
+    def usum(self, *xs) -> Tensor:
+        """self + each of xs (or, for bool, |)."""
+        out = self
+        for x in _flat_args(xs):
+            out = out | x if self.dtype == dtypes.bool else out + x
+        return out
+
+    def uprod(self, *xs) -> Tensor:
+        """self * each of xs (or, for bool, &)."""
+        out = self
+        for x in _flat_args(xs):
+            out = out & x if self.dtype == dtypes.bool else out * x
+        return out
+
+    def assign(self, x) -> Tensor:
         """Replace this tensor's values (same shape; cast to its dtype) with other's; returns self.
 
         When other is computed from the values it replaces (`p.assign(p - lr * g)`), those are realized first, so
         a loop of assigns that never realizes keeps a graph of one step, not one that grows with every step."""
-        other = other if isinstance(other, Tensor) else Tensor(other, dtype=self.dtype, device=self.device)
+        other = x if isinstance(x, Tensor) else Tensor(x, dtype=self.dtype, device=self.device)
         if other.shape != self.shape:
-            raise ValueError(f"assign: shape {other.shape} does not match {self.shape}")
+            raise ValueError(f"assign: x of shape {other.shape} does not match self's shape {self.shape}")
         if other.device != self.device:
             other = other.to(self.device)
         old = self.lazydata
@@ -257,18 +327,44 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         unless gradient is given)."""
         if not self.requires_grad:
             raise RuntimeError("backward() on a tensor that does not require grad")
+        for t, g in self._propagate(self._seed_gradient(gradient, "backward()"), None):
+            g_t = Tensor(g)
+            t.grad = g_t if t.grad is None else t.grad + g_t
+
+    def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+        """d(self)/d(target) for each target, without touching any .grad (tinygrad's gradient). A target that self
+        does not depend on through tensors that require grad gets zeros."""
+        for i, t in enumerate(targets):
+            if not isinstance(t, Tensor) or not t.dtype.is_float:
+                raise TypeError(f"gradient: targets[{i}] must be a float Tensor (only floats have gradients)")
+        if not self.dtype.is_float:
+            raise TypeError(f"gradient: self must be a float Tensor, not {self.dtype.name}")
+        seed = self._seed_gradient(gradient, "gradient()")
+        found = self._propagate(seed, {id(t) for t in targets}) if self.requires_grad else []
+        by_id = {id(t): g for t, g in found}
+        return [Tensor(by_id[id(t)]) if id(t) in by_id else t.zeros_like() for t in targets]
+
+    def _seed_gradient(self, gradient: Tensor | None, what: str) -> LazyBuffer:
         if gradient is None:
             if self.numel() != 1:
-                raise ValueError(f"backward() without a gradient needs a one-element tensor, not shape {self.shape}")
-            gradient = Tensor(LazyBuffer.const(1, self.dtype, self.device, self.shape))
-        grads: dict[int, LazyBuffer] = {id(self): gradient.lazydata}
+                raise ValueError(f"{what} without a gradient needs a one-element tensor, not shape {self.shape}")
+            return LazyBuffer.const(1, self.dtype, self.device, self.shape)
+        if gradient.shape != self.shape:
+            raise ValueError(f"{what}: gradient of shape {gradient.shape} does not match self's shape {self.shape}")
+        return gradient.lazydata
+
+    def _propagate(self, seed: LazyBuffer, want: set[int] | None) -> list[tuple[Tensor, LazyBuffer]]:
+        """Reverse-mode pass from self: (tensor, its gradient) for the tensors whose ids are in want, or for every
+        leaf (a tensor without a creating function) when want is None."""
+        grads: dict[int, LazyBuffer] = {id(self): seed}
+        out = []
         for t in reversed(self._toposort()):
             g = grads.pop(id(t), None)
             if g is None:
                 continue
+            if (t._ctx is None) if want is None else (id(t) in want):
+                out.append((t, g))
             if t._ctx is None:
-                g_t = Tensor(g)
-                t.grad = g_t if t.grad is None else t.grad + g_t
                 continue
             back = t._ctx.backward(g)
             back = back if isinstance(back, tuple) else (back,)
@@ -278,6 +374,7 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
                 if pg.shape != p.shape:
                     raise AssertionError(f"gradient shape {pg.shape} != {p.shape} ({type(t._ctx).__name__})")
                 grads[id(p)] = pg if id(p) not in grads else grads[id(p)].alu(Ops.ADD, pg)
+        return out
 
     def _toposort(self) -> list[Tensor]:
         order, seen, stack = [], set(), [(self, False)]
@@ -293,71 +390,6 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
             stack.extend((p, False) for p in t._parents if id(p) not in seen)
         return order
 
-    # ---- creation -----------------------------------------------------------------------------------------
-    @staticmethod
-    def full(shape, fill_value: Scalar, dtype=None, device: str | None = None, requires_grad: bool = False) -> Tensor:
-        """A tensor of one value (no memory until something needs it)."""
-        shape = _shape_arg(shape if isinstance(shape, tuple | list) else (shape,))
-        dt = dtypes.from_any(dtype) if dtype is not None else dtypes.of_scalar(fill_value)
-        lb = LazyBuffer.const(fill_value, dt, devices.canonical(device), shape)
-        return Tensor(lb, requires_grad=requires_grad)
-
-    @staticmethod
-    def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Zeros (float32 unless dtype)."""
-        return Tensor.full(_shape_arg(shape), 0, dtype or dtypes.default_float, device, requires_grad)
-
-    @staticmethod
-    def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-        """Ones (float32 unless dtype)."""
-        return Tensor.full(_shape_arg(shape), 1, dtype or dtypes.default_float, device, requires_grad)
-
-    @staticmethod
-    def empty(*shape, dtype=None, device=None) -> Tensor:
-        """Memory with undefined contents."""
-        return Tensor(LazyBuffer.empty(_shape_arg(shape), dtypes.from_any(dtype or dtypes.default_float),
-                                       devices.canonical(device)))
-
-    @staticmethod
-    def arange(start, stop=None, step=1, dtype=None, device=None) -> Tensor:
-        """start, start+step, ... below stop (int32 for int arguments, int64 when the values do not fit int32,
-        else float32)."""
-        if stop is None:
-            start, stop = 0, start
-        if step == 0:
-            raise ValueError("arange: step must not be 0")
-        n = max(0, math.ceil((stop - start) / step))
-        is_int = all(isinstance(v, int) for v in (start, stop, step))
-        dt = dtypes.from_any(dtype) if dtype is not None else (dtypes.default_int if is_int else dtypes.default_float)
-        if dtype is None and is_int and not dt.min <= start + (n - 1) * step <= dt.max:
-            dt = dtypes.int64  # values past int32 (NumPy's arange is int64 throughout)
-        if n == 0:
-            return Tensor.zeros(0, dtype=dt, device=device)
-        idx = Tensor(LazyBuffer.iota(n, devices.canonical(device)))
-        if dt.is_float:
-            return idx.cast(dt) * step + start
-        return (idx * step + start).cast(dt) if (start, step) != (0, 1) else idx.cast(dt)
-
-    @staticmethod
-    def eye(n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
-        """The n x m identity matrix."""
-        m = n if m is None else m
-        r = Tensor.arange(n, device=device).reshape(n, 1)
-        c = Tensor.arange(m, device=device).reshape(1, m)
-        return (r == c).cast(dtype or dtypes.default_float)
-
-    def full_like(self, fill_value: Scalar, dtype=None) -> Tensor:
-        """A constant tensor of self's shape and device (self's dtype unless dtype)."""
-        return Tensor.full(self.shape, fill_value, dtype or self.dtype, self.device)
-
-    def zeros_like(self, dtype=None) -> Tensor:
-        """Zeros of self's shape."""
-        return self.full_like(0, dtype)
-
-    def ones_like(self, dtype=None) -> Tensor:
-        """Ones of self's shape."""
-        return self.full_like(1, dtype)
-
     # ---- types ----------------------------------------------------------------------------------------------
     def cast(self, dtype) -> Tensor:
         """Values converted to dtype (float -> int truncates; x -> bool is x != 0)."""
@@ -368,7 +400,8 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         """The bits reinterpreted as dtype (same item size)."""
         dt = dtypes.from_any(dtype)
         if dt.itemsize != self.dtype.itemsize or dtypes.bool in (dt, self.dtype):
-            raise TypeError(f"bitcast {self.dtype.name} -> {dt.name}: item sizes must match (and no bool)")
+            raise TypeError(f"bitcast: dtype {dt.name} must have the item size of self's {self.dtype.name} "
+                            "(and neither bool)")
         return self if dt == self.dtype else self._apply(F.Cast, self, dtype=dt, bitcast=True)
 
     def float(self) -> Tensor:
@@ -391,12 +424,38 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         """cast(float64)."""
         return self.cast(dtypes.float64)
 
+    def long(self) -> Tensor:
+        """cast(int64)."""
+        return self.cast(dtypes.int64)
+
+    def short(self) -> Tensor:
+        """cast(int16)."""
+        return self.cast(dtypes.int16)
+
+    def bfloat16(self) -> Tensor:
+        """cast(bfloat16)."""
+        return self.cast(dtypes.bfloat16)
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    def nbytes(self) -> int:
+        """Bytes of all elements."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        """Whether the dtype is a floating-point type."""
+        return dtypes.is_float(self.dtype)
+
     # ---- broadcasting binary ops --------------------------------------------------------------------------
-    def _operands(self, other, reverse: bool = False, dtype: DType | None = None) -> tuple[Tensor, Tensor]:
-        """self and other broadcast to one shape and promoted to one dtype (or dtype)."""
+    def _operands(self, other, reverse: bool = False, dtype: DType | None = None, name: str = "x"
+                  ) -> tuple[Tensor, Tensor]:
+        """self and other broadcast to one shape and promoted to one dtype (or dtype); errors call other `name`
+        (the argument's name in the method the user called)."""
         if isinstance(other, Tensor):
             if other.device != self.device:
-                raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
+                raise ValueError(f"tensors on different devices: {name} is on {other.device}, self on {self.device}")
             dt = dtype or promote(self.dtype, other.dtype)
             o = other
         elif isinstance(other, bool | int | float | np.generic):
@@ -409,7 +468,10 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
             o = Tensor(other, device=self.device)
             dt = dtype or promote(self.dtype, o.dtype)
         a, b = self.cast(dt), o.cast(dt)
-        shape = broadcast_shape(a.shape, b.shape)
+        try:
+            shape = broadcast_shape(a.shape, b.shape)
+        except ValueError:
+            raise ValueError(f"{name} of shape {b.shape} does not broadcast with self of shape {a.shape}") from None
         a, b = a._broadcast_to(shape), b._broadcast_to(shape)
         return (b, a) if reverse else (a, b)
 
@@ -429,27 +491,34 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
             raise TypeError(f"{op.name.lower()} is not defined for {a.dtype.name}")
         return self._apply(F.NoGrad, a, b, op=op, dtype=out_dtype)
 
-    def add(self, other, reverse=False) -> Tensor:
+    def add(self, x, reverse=False) -> Tensor:
         """self + other."""
-        return self._binary(F.Add, other, reverse)
+        return self._binary(F.Add, x, reverse)
 
-    def sub(self, other, reverse=False) -> Tensor:
+    def sub(self, x, reverse=False) -> Tensor:
         """self - other."""
-        return self._binary(F.Sub, other, reverse)
+        return self._binary(F.Sub, x, reverse)
 
-    def mul(self, other, reverse=False) -> Tensor:
+    def mul(self, x, reverse=False) -> Tensor:
         """self * other."""
-        return self._binary(F.Mul, other, reverse)
+        return self._binary(F.Mul, x, reverse)
 
-    def div(self, other, reverse=False) -> Tensor:
-        """True division (integers divide as the default float)."""
-        a, b = self._operands(other, reverse)
+    def div(self, x, reverse=False, rounding_mode: str | None = None) -> Tensor:
+        """True division (integers divide as the default float); rounding_mode "trunc" or "floor" rounds the
+        quotient (integers then divide exactly, in their own type)."""
+        if rounding_mode not in (None, "trunc", "floor"):
+            raise ValueError(f"rounding_mode must be None, 'trunc' or 'floor', not {rounding_mode!r}")
+        a, b = self._operands(x, reverse)
+        if rounding_mode == "floor":
+            return a.floordiv(b)
+        if rounding_mode == "trunc":
+            return (a / b).trunc() if a.dtype.is_float else self._apply(F.NoGrad, a, b, op=Ops.IDIV)
         dt = least_float(a.dtype)
         return self._apply(F.Div, a.cast(dt), b.cast(dt))
 
-    def floordiv(self, other, reverse=False) -> Tensor:
+    def floordiv(self, x, reverse=False) -> Tensor:
         """Floor division, as NumPy: rounds toward -inf (x // 0 == 0 for integers)."""
-        a, b = self._operands(other, reverse)
+        a, b = self._operands(x, reverse)
         if a.dtype.is_float:
             return (a / b).floor()
         if a.dtype.is_unsigned:
@@ -459,24 +528,27 @@ class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomO
         fix = (r != 0) & ((r < 0) != (b < 0))
         return fix.where(q - 1, q)
 
-    def mod(self, other, reverse=False) -> Tensor:
+    def mod(self, x, reverse=False) -> Tensor:
         """Remainder with the divisor's sign, as NumPy (x % 0 == 0 for integers)."""
-        a, b = self._operands(other, reverse)
+        a, b = self._operands(x, reverse)
         if a.dtype.is_float:
-            return self._apply(F.FloatMod, a, b)
+            r = self._apply(F.FloatMod, a, b)
+            # x mod +-inf: x itself when the signs agree (or x is 0), else the infinity (NumPy)
+            keep = (a == 0) | ((a < 0) == (b < 0))
+            return (b.isinf() & a.isfinite()).where(keep.where(a, b), r)
         r = self._apply(F.NoGrad, a, b, op=Ops.MOD)
         if a.dtype.is_unsigned:
             return r
         fix = (r != 0) & ((r < 0) != (b < 0))
         return fix.where(r + b, r)
 
-    def maximum(self, other) -> Tensor:
+    def maximum(self, x) -> Tensor:
         """Elementwise maximum (NaN wins)."""
-        return self._binary(F.Maximum, other)
+        return self._binary(F.Maximum, x)
 
-    def minimum(self, other) -> Tensor:
+    def minimum(self, x) -> Tensor:
         """Elementwise minimum (NaN wins)."""
-        a, b = self._operands(other)
+        a, b = self._operands(x)
         return (a._flip_order()).maximum(b._flip_order())._flip_order()
 
     def _flip_order(self) -> Tensor:
@@ -612,21 +684,27 @@ def _host_array(data, dt: DType | None) -> tuple[np.ndarray, DType]:
         except ValueError:
             arr = np.empty(0, object)
         if arr.dtype == object:
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} (ragged or non-numeric)")
+            raise TypeError(f"Tensor: data must be numbers in a regular nesting; this {type(data).__name__} is ragged "
+                            "or non-numeric")
         if dt is None:
             kind = arr.dtype.kind
             dt = dtypes.bool if kind == "b" else dtypes.default_int if kind in "iu" else \
                 dtypes.default_float if kind == "f" else None
             if dt is None:
-                raise TypeError(f"cannot make a tensor of {arr.dtype}")
+                raise TypeError(f"Tensor: data of NumPy type {arr.dtype} has no tensor dtype")
     if dt.name != "bfloat16":
         arr = arr.astype(dt.np, copy=False)
     return np.ascontiguousarray(arr), dt
 
 
+def _flat_args(xs: tuple) -> tuple:
+    """f(a, b) and f([a, b]) alike (tinygrad's argfix)."""
+    return tuple(xs[0]) if len(xs) == 1 and isinstance(xs[0], list | tuple) else xs
+
+
 def _check_scalar_fits(v, dt: DType) -> None:
     if dt.is_int and isinstance(v, int | np.integer) and not dt.min <= int(v) <= dt.max:
-        raise OverflowError(f"{v} does not fit in {dt.name}")
+        raise OverflowError(f"Tensor: data {v} does not fit in dtype {dt.name}")
 
 
 @contextlib.contextmanager

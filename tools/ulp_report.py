@@ -30,6 +30,15 @@ FUNCTIONS = {
     "reciprocal": (lambda t: t.reciprocal(), lambda x: 1 / x, (1e-30, 1e30, True)),
     "tanh": (lambda t: t.tanh(), np.tanh, (-10.0, 10.0, False)),
     "sigmoid": (lambda t: t.sigmoid(), lambda x: 1 / (1 + np.exp(-x)), (-20.0, 20.0, False)),
+    "asin": (lambda t: t.asin(), np.arcsin, (-1.0, 1.0, False)),
+    "acos": (lambda t: t.acos(), np.arccos, (-1.0, 1.0, False)),
+    "atan": (lambda t: t.atan(), np.arctan, (-1e4, 1e4, False)),
+    "sinh": (lambda t: t.sinh(), np.sinh, (-80.0, 80.0, False)),
+    "cosh": (lambda t: t.cosh(), np.cosh, (-80.0, 80.0, False)),
+    "asinh": (lambda t: t.asinh(), np.arcsinh, (-1e4, 1e4, False)),
+    "acosh": (lambda t: t.acosh(), np.arccosh, (1.0, 1e30, True)),
+    "atanh": (lambda t: t.atanh(), np.arctanh, (-1.0, 1.0, False)),
+    "log10": (lambda t: t.log10(), np.log10, (1e-30, 1e30, True)),
 }
 # significand bits and smallest normal exponent of each result type; the ranges each type can hold
 FORMATS = {"float64": (53, -1022), "float32": (24, -126), "float16": (11, -14), "bfloat16": (8, -126)}

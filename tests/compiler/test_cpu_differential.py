@@ -181,7 +181,7 @@ def test_reductions_matmul_and_random_are_identical(gpu):
         x, y, z = Tensor(a), Tensor(b), Tensor(big)
         return [(x @ y).numpy(), z.sum(1).numpy(), z.max(1).numpy(), z.mean(0).numpy(), z.argmax(1).numpy(),
                 x.cumsum(1).numpy(), x.softmax(1).sum(1).numpy() * 0 + x.max(1).numpy(),
-                Tensor.rand(50).numpy(), Tensor.randint(-5, 9, shape=(50,)).numpy()]
+                Tensor.rand(50).numpy(), Tensor.randint(50, low=-5, high=9).numpy()]
 
     for k, (c, g) in enumerate(zip(_run(program, "CPU", "x86"), _run(program, "AMD", gpu), strict=True)):
         _same(c, g, f"case {k}")

@@ -56,21 +56,30 @@ def test_random_same_seed_same_bits(backend):
     Tensor.manual_seed(42)
     a = Tensor.rand(4, 8).numpy()
     b = Tensor.randn(16).numpy()
-    c = Tensor.randint(-3, 9, shape=(5,)).numpy()
+    c = Tensor.randint(5, low=-3, high=9).numpy()
     Tensor.manual_seed(42)
     assert Tensor.rand(4, 8).numpy().tobytes() == a.tobytes()
     assert Tensor.randn(16).numpy().tobytes() == b.tobytes()
-    assert Tensor.randint(-3, 9, shape=(5,)).numpy().tobytes() == c.tobytes()
+    assert Tensor.randint(5, low=-3, high=9).numpy().tobytes() == c.tobytes()
     assert Tensor.rand(4, 8).numpy().tobytes() != a.tobytes()  # the counter moved on
     Tensor.manual_seed(43)
     assert Tensor.rand(4, 8).numpy().tobytes() != a.tobytes()
 
 
 def test_random_bits_are_threefry(backend):
+    """rand's bits in NumPy: the device key (low word of SHA-256 of the device's index 0, the seed), a chunk key
+    hashed from the counter (0, 0), then counters i and i + 50 as the two words of each of 50 pairs; the top 23
+    bits of each word are the mantissa of a float32 in [1, 2), minus 1."""
+    import hashlib
     Tensor.manual_seed(7)
     ours = Tensor.rand(100).numpy()
-    x0, _ = threefry_reference((7, 0x5EED), np.arange(100, dtype=np.uint32), np.zeros(100, np.uint32))
-    np.testing.assert_array_equal(ours, (x0 >> 8).astype(np.float32) * np.float32(1 / (1 << 24)))
+    key = (int.from_bytes(hashlib.sha256(bytes(4)).digest(), "big") & 0xFFFFFFFF, 7)
+    k0, k1 = threefry_reference(key, np.zeros(1, np.uint32), np.zeros(1, np.uint32))
+    i = np.arange(50, dtype=np.uint32)
+    y0, y1 = threefry_reference((int(k0[0]), int(k1[0])), i, i + 50)
+    words = np.concatenate([y0, y1])
+    want = ((words >> 9) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+    np.testing.assert_array_equal(ours, want)
 
 
 def test_threefry_known_answer():
@@ -86,7 +95,7 @@ def test_random_distributions(backend):
     assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
     n = Tensor.randn(4096).numpy()
     assert abs(n.mean()) < 0.06 and abs(n.std() - 1) < 0.05
-    r = Tensor.randint(10, shape=(2000,)).numpy()
+    r = Tensor.randint(2000, high=10).numpy()
     assert r.dtype == np.int32 and set(np.unique(r)) == set(range(10))
     like = Tensor.ones(3, 3, dtype=dtypes.float16).rand_like()
     assert like.dtype == dtypes.float16 and like.shape == (3, 3)
@@ -112,15 +121,18 @@ def test_bfloat16_round_trip(backend):
     np.testing.assert_array_equal((t * 2).numpy(), from_bf16_bits(to_bf16_bits(from_bf16_bits(to_bf16_bits(x)) * 2)))
 
 
-@pytest.mark.parametrize("call,error", [
-    (lambda: Tensor([[1, 2], [3]]), TypeError), (lambda: Tensor(["a"]), TypeError),
-    (lambda: Tensor.zeros(-1), ValueError), (lambda: Tensor.zeros(2.5), TypeError),
-    (lambda: Tensor([1], dtype="complex64"), TypeError), (lambda: Tensor(300, dtype=dtypes.int8), OverflowError),
-    (lambda: Tensor.arange(0, 4, 0), ValueError), (lambda: Tensor([1], device="TPU"), ValueError),
-    (lambda: Tensor.randint(5, 5), ValueError),
+@pytest.mark.parametrize("call,error,names", [
+    (lambda: Tensor([[1, 2], [3]]), TypeError, "data"), (lambda: Tensor(["a"]), TypeError, "data"),
+    (lambda: Tensor.zeros(-1), ValueError, "shape"), (lambda: Tensor.zeros(2.5), TypeError, "shape"),
+    (lambda: Tensor([1], dtype="complex64"), TypeError, "dtype"),
+    (lambda: Tensor(300, dtype=dtypes.int8), OverflowError, "data 300 does not fit in dtype int8"),
+    (lambda: Tensor.arange(0, 4, 0), ValueError, "step"), (lambda: Tensor([1], device="TPU"), ValueError, "device"),
+    (lambda: Tensor.randint(3, low=5, high=5), ValueError, "low must be below high"),
+    (lambda: Tensor([1.0]).bitcast(dtypes.int16), TypeError, "bitcast: dtype int16"),
 ])
-def test_bad_input_raises_before_running(call, error):
-    with pytest.raises(error):
+def test_bad_input_raises_before_running(call, error, names):
+    """Before anything runs, naming the argument."""
+    with pytest.raises(error, match=names):
         call()
 
 

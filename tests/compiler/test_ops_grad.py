@@ -17,6 +17,11 @@ def _r(*shape, lo=-2.0, hi=2.0):
     return RNG.uniform(lo, hi, shape)
 
 
+def _gelu_tanh(x):
+    """tinygrad's (and our) default GELU, the tanh form."""
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
 def _erf(x):
     return np.vectorize(math.erf)(x)
 
@@ -30,7 +35,7 @@ UNARY = {
     "tanh": (lambda t: t.tanh(), np.tanh, None),
     "sigmoid": (lambda t: t.sigmoid(), lambda x: 1 / (1 + np.exp(-x)), None),
     "relu": (lambda t: t.relu(), lambda x: np.maximum(x, 0), None),
-    "gelu": (lambda t: t.gelu(), lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))), None),
+    "gelu": (lambda t: t.gelu(), _gelu_tanh, None),
     "silu": (lambda t: t.silu(), lambda x: x / (1 + np.exp(-x)), None),
     "erf": (lambda t: t.erf(), _erf, None), "abs": (lambda t: t.abs(), np.abs, None),
     "square": (lambda t: t.square(), np.square, None),
