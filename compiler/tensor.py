@@ -694,7 +694,7 @@ def _host_array(data, dt: DType | None) -> tuple[np.ndarray, DType]:
                 raise TypeError(f"Tensor: data of NumPy type {arr.dtype} has no tensor dtype")
     if dt.name != "bfloat16":
         arr = arr.astype(dt.np, copy=False)
-    return np.ascontiguousarray(arr), dt
+    return np.ascontiguousarray(arr).reshape(arr.shape), dt  # ascontiguousarray makes a 0-d array 1-d
 
 
 def _flat_args(xs: tuple) -> tuple:

@@ -171,7 +171,7 @@ def _tensor(raw: bytes, start: int, e: dict) -> Tensor:
     flat = np.frombuffer(raw, storage, (b - a) // dt.itemsize, start + a).astype(dt.storage)
     if dt == dtypes.bool and flat.size and flat.view(np.uint8).max() > 1:
         raise SafetensorsError(f"bool data at byte {start + a} holds a byte other than 0 or 1")
-    # built flat and reshaped: Tensor() of a 0-d array gives shape (1,)
+    # built flat (bfloat16 arrives as its uint16 bits) and reshaped to the header's shape
     t = Tensor(flat).bitcast(dtypes.bfloat16) if dt == dtypes.bfloat16 else Tensor(flat)
     return t.reshape(tuple(e["shape"]))
 

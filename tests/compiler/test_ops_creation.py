@@ -165,3 +165,10 @@ def test_to_another_device(backend, two_devices):
     assert a.to("amd:0") is a
     with pytest.raises(ValueError, match="different devices"):
         a + b
+
+
+def test_zero_dimensional_numpy_array_stays_zero_dimensional(backend):
+    """Tensor(np.array(3.25)) is a 0-d tensor like Tensor(3.25) (np.ascontiguousarray made it shape (1,))."""
+    t = Tensor(np.array(3.25, np.float32))
+    assert t.shape == () and t.item() == 3.25
+    assert Tensor(np.array(7)).shape == ()
