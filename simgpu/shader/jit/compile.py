@@ -1,7 +1,7 @@
 """Native code from LLVM IR text through llvmlite, for the host CPU, cached in memory and on disk.
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
-features) and loaded from that object, so code from the disk cache and fresh code are the same bytes.
+features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk cache and fresh code are the same bytes.
 Cache keys cover the IR's inputs (see tier.py); the disk cache's add the host CPU and the LLVM version. llvmlite
 is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
 created: a process whose kernels never get hot never loads LLVM. The disk cache
@@ -33,11 +33,31 @@ def _binding():
     return llvmlite.binding
 
 
+def cpu_setting() -> str:
+    """SIMGPU_JIT_CPU as set ('' for the host): part of the memory cache's keys (no LLVM needed to read it)."""
+    return os.environ.get("SIMGPU_JIT_CPU", "").strip()
+
+
+def target_cpu() -> tuple[str, str]:
+    """(CPU name, features) the JIT compiles for: the host's, or SIMGPU_JIT_CPU's `name` or `name:features`
+    (LLVM's spelling: `haswell`, `x86-64-v3`, `skylake-avx512:-avx512f`). Another CPU than the host's
+    reproduces its code on this machine, say an AVX2-only laptop's on an AVX-512 server; the CPU must
+    still run here (its features a subset of the host's)."""
+    value = cpu_setting()
+    if value in ("", "host", "native"):
+        llvm = _binding()
+        return llvm.get_host_cpu_name(), host_features()
+    name, _, features = value.partition(":")
+    return name, features
+
+
 def _new_target_machine(opt: int):
-    """A target machine for the host CPU of this compile's own (LLVM's are not shared between threads)."""
+    """A target machine for the JIT's CPU (target_cpu) of this compile's own (LLVM's are not shared between
+    threads)."""
     llvm = _binding()
+    cpu, features = target_cpu()
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=host_features(), opt=opt, reloc="pic", codemodel="jitdefault")
+        cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="jitdefault")
 
 
 def prepare() -> None:
@@ -59,10 +79,11 @@ def host_features() -> str:
 
 
 def host_key() -> str:
-    """What compiled code depends on besides its IR: LLVM, the CPU and its features."""
+    """What compiled code depends on besides its IR: LLVM, the CPU and features compiled for (target_cpu)."""
     import llvmlite
     llvm = _binding()
-    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{llvm.get_host_cpu_name()}|{host_features()}"
+    cpu, features = target_cpu()
+    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{cpu}|{features}"
 
 
 def cache_dir() -> Path | None:

@@ -97,6 +97,7 @@ class Lowering:
         self.nblocks = 0
         self.sites: list[tuple[int, bool]] = []  # (offset, is a store) of each memory site (see `site`)
         self.fusable = True  # False once a fragment needs state a fused batch does not have (LDS)
+        self.unmasked = True  # blocks that read EXEC get a version for EXEC all ones (unmasked.py)
 
     # ---------------------------------------------------------------------------------------- fragments
     def fragment(self, inst, off: int) -> list[str] | None:

@@ -1060,7 +1060,8 @@ def _translate(src: _Source):
     if not any(_worth_running(b) for b in region.blocks):
         return None
     span, code = src.span, src.code
-    key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature())  # (+ host: on disk)
+    key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature(),
+                    jc.cpu_setting())  # (+ host: on disk)
     meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
     if hit is not None:
