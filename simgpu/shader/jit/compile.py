@@ -1,8 +1,9 @@
 """Native code from LLVM IR text through llvmlite, for the host CPU, cached in memory and on disk.
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
-features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk cache and fresh code are the same bytes.
-Cache keys cover the IR's inputs (see tier.py); the disk cache's add the host CPU and the LLVM version. llvmlite
+features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk
+cache and fresh code are the same bytes. Cache keys cover the IR's inputs (see tier.py); the disk cache's add
+the CPU compiled for and the LLVM version. llvmlite
 is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
 created: a process whose kernels never get hot never loads LLVM. The disk cache
 lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it), one `<key>.msgpack` per object: an
