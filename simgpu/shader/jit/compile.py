@@ -75,6 +75,11 @@ def prepare() -> None:
             _READY = True
 
 
+def ready() -> bool:
+    """Whether llvmlite is loaded and LLVM started in this process (prepare ran)."""
+    return _READY
+
+
 def host_features() -> str:
     return _binding().get_host_cpu_features().flatten()
 

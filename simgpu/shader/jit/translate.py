@@ -54,6 +54,16 @@ _KEY: str | None = None
 _loaded = False
 
 
+def translators_loaded() -> bool:
+    """Whether the translators are imported and registered in this process (load_translators ran)."""
+    return _loaded
+
+
+def load_translators() -> None:
+    """Import and register the instruction translators (a process's first compile: tens of ms)."""
+    _load_translators()
+
+
 def _load_translators() -> None:
     global _loaded
     if _loaded:
@@ -355,7 +365,7 @@ def _native_body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> None:
         b.lines[head] = f"  br label %{masked}"
         return
     copy, rename = um.unmasked_copy(body, until, lw.lanes)
-    b.lines.extend(copy)
+    b.lines.append(copy)
     # (the fragments' exits were listed when they were translated, before this block's assembly)
     lw.exits += [(rename[lab], code, um.renamed(v, rename)) for lab, code, v in lw.exits if lab in rename]
     lw.dynamic += [(rename[lab], um.renamed(v, rename)) for lab, v in lw.dynamic[dynamic:] if lab in rename]

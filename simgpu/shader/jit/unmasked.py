@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 
 _NAME = re.compile(r"%([A-Za-z_.][\w.]*)")
-_DEFINED = re.compile(r"^\s*%([\w.]+) = ")
-_LABEL = re.compile(r"^([\w.]+):$")
+_DEFINED = re.compile(r"^\s*%([\w.]+) = ", re.M)
+_LABEL = re.compile(r"^([\w.]+):$", re.M)
 SUFFIX = "_u"
 
 
@@ -38,32 +38,18 @@ def reads_exec(lines: list[str], lanes: int) -> bool:
     return any(line.endswith(loads) for line in lines)
 
 
-def unmasked_copy(lines: list[str], constant_until: int, lanes: int) -> tuple[list[str], dict[str, str]]:
-    """(the copy of a block body's `lines` for a wave with EXEC all ones, the renaming of its names): loads
-    of EXEC in lines[:constant_until] become the constant -1 (all ones); names the lines define get SUFFIX."""
-    defined = set()
-    for line in lines:
-        m = _DEFINED.match(line) or _LABEL.match(line)
-        if m:
-            defined.add(m.group(1))
-    rename = {n: n + SUFFIX for n in defined}
-
-    def sub(m: re.Match) -> str:
-        name = m.group(1)
-        return "%" + rename[name] if name in rename else m.group(0)
-
+def unmasked_copy(lines: list[str], constant_until: int, lanes: int) -> tuple[str, dict[str, str]]:
+    """(the copy of a block body's `lines` for a wave with EXEC all ones, as one text; the renaming of its
+    names): loads of EXEC in lines[:constant_until] become the constant -1 (all ones); names the lines define
+    get SUFFIX."""
     loads = tuple(f"= load i32, ptr %S{s}" for s in exec_slots(lanes))
-    out = []
-    for i, line in enumerate(lines):
-        if i < constant_until and line.endswith(loads):  # `%x = load i32, ptr %S126` -> all ones
-            out.append(_NAME.sub(sub, line.split(" = ")[0]) + " = add i32 -1, 0")
-            continue
-        m = _LABEL.match(line)
-        if m:
-            out.append(f"{rename[m.group(1)]}:")
-            continue
-        out.append(_NAME.sub(sub, line))
-    return out, rename
+    head = [line.partition(" = ")[0] + " = add i32 -1, 0" if line.endswith(loads) else line
+            for line in lines[:constant_until]]
+    text = "\n".join(head + lines[constant_until:])
+    rename = {n: n + SUFFIX for n in _DEFINED.findall(text)}
+    rename.update((n, n + SUFFIX) for n in _LABEL.findall(text))
+    text = _NAME.sub(lambda m: "%" + rename.get(m.group(1), m.group(1)), text)
+    return _LABEL.sub(lambda m: rename[m.group(1)] + ":", text), rename
 
 
 def renamed(value: str, rename: dict[str, str]) -> str:
