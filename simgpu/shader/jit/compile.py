@@ -135,6 +135,23 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
     obj = _read_cached(key)
     if obj is not None:
         return obj, True
+    mod, cg = _optimised(ir)
+    obj = _new_target_machine(opt=cg).emit_object(mod)
+    _write_cached(key, obj)
+    return obj, False
+
+
+def assembly(ir: str) -> str:
+    """The machine code object_code would make of module text `ir`, as assembly text (to read what a kernel
+    compiles to: `SIMGPU_JIT_CPU` picks the CPU)."""
+    mod, cg = _optimised(ir)
+    return _new_target_machine(opt=cg).emit_assembly(mod)
+
+
+def _optimised(ir: str):
+    """(the parsed and optimised module of `ir`, the code generation's optimisation level): SIMGPU_JIT_OPT
+    `level,codegen` (default -1,2: SROA, instcombine and simplifycfg only; a level >= 0 runs LLVM's pipeline
+    at that speed level)."""
     llvm = _binding()
     prepare()
     level, cg = (int(x) for x in os.environ.get("SIMGPU_JIT_OPT", "-1,2").split(","))
@@ -151,9 +168,7 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
         mpm.add_instruction_combine_pass()
         mpm.add_simplify_cfg_pass()
         mpm.run(mod, pb)
-    obj = _new_target_machine(opt=cg).emit_object(mod)
-    _write_cached(key, obj)
-    return obj, False
+    return mod, cg
 
 
 def load(obj: bytes, symbol: str) -> tuple[object, int]:
