@@ -323,8 +323,8 @@ def _emit(lw: Lowering, lines: list[str], sites) -> None:
 
 
 def _body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> int | None:
-    """A native block's instructions after its prologue; the index (in lw.b.lines) where the first
-    instruction that may write EXEC starts, or None if none does."""
+    """A native block's instructions (or a fused batch's store) after its prologue; the index (in lw.b.lines)
+    where the first instruction that may write EXEC starts, or None if none does."""
     b = lw.b
     pending = 0  # VALU instructions since EXEC last changed: lane-ops added in one go
     first_write = None
@@ -335,7 +335,7 @@ def _body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> int | None:
                 first_write = len(b.lines)  # (they write an SGPR pair: EXEC, for all the translator knows)
             _control(lw, region, insn)
             break
-        lines, valu, exec_write, _ = insn.fragment
+        lines, valu, exec_write = insn.fragment[:3]  # (a store's, in a fused batch: neither VALU nor EXEC)
         pending += valu
         if exec_write or insn.exits:
             lw.add_lanes(pending)
@@ -401,8 +401,7 @@ def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
             lw.exit_here(EXIT_SYNC)
             b.label(run)
             _prologue(lw, blk, 1)
-            _emit(lw, first.fragment[0], sites)
-            b.raw(f"br label %{_target(lw, region, blk.end)}")
+            _native_body(lw, region, blk, sites)
             continue
         if blk.kind in (rg.SYNC, rg.MISSING):
             lw.exit_here(EXIT_SYNC)
