@@ -78,8 +78,6 @@ def translator(inst) -> Callable | None:
 class Lowering:
     """The translation of one region: IR builder, register locals used, exit edges."""
 
-    unmasked_default = True  # (tests and benchmarks turn unmasked versions off to compare)
-
     def __init__(self, lanes: int, mode: int, nvgpr: int):
         self.b = Builder(lanes)
         self.lanes, self.mode, self.nvgpr = lanes, mode, nvgpr
@@ -99,7 +97,6 @@ class Lowering:
         self.nblocks = 0
         self.sites: list[tuple[int, bool]] = []  # (offset, is a store) of each memory site (see `site`)
         self.fusable = True  # False once a fragment needs state a fused batch does not have (LDS)
-        self.unmasked = self.unmasked_default  # blocks that read EXEC get a version for EXEC all ones (unmasked.py)
 
     # ---------------------------------------------------------------------------------------- fragments
     def fragment(self, inst, off: int) -> list[str] | None:

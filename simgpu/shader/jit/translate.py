@@ -361,7 +361,7 @@ def _native_body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> None:
     first_write = _body(lw, region, blk, sites)
     body = b.lines[start - 1:]  # (from the masked body's label)
     until = len(body) if first_write is None else first_write - start + 1
-    if not lw.unmasked or not um.reads_exec(body[:until], lw.lanes):
+    if not um.reads_exec(body[:until], lw.lanes):
         b.lines[head] = f"  br label %{masked}"
         return
     copy, rename = um.unmasked_copy(body, until, lw.lanes)
