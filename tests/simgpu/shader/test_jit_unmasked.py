@@ -199,6 +199,7 @@ def test_the_avx2_profile_compiles_without_avx512(monkeypatch):
     """SIMGPU_JIT_CPU=haswell: LLVM emits no AVX-512 (no zmm registers, no mask registers) for a kernel's
     module, and its code goes under another disk cache key than the host's."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
+    monkeypatch.setenv("SIMGPU_JIT_CPU", "")  # (the host's, whatever the environment says)
     tb = tiers.testbed("jit")
     k = tb.load_asm(_loop(True), args=2, vgprs=16)
     modules_seen = []
