@@ -367,7 +367,8 @@ def _native_body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> None:
     copy, rename = um.unmasked_copy(body, until, lw.lanes)
     b.lines.append(copy)
     # (the fragments' exits were listed when they were translated, before this block's assembly)
-    lw.exits += [(rename[lab], code, um.renamed(v, rename)) for lab, code, v in lw.exits if lab in rename]
+    lw.exits += [(rename[lab], um.renamed(code, rename) if isinstance(code, str) else code, um.renamed(v, rename))
+                 for lab, code, v in lw.exits if lab in rename]
     lw.dynamic += [(rename[lab], um.renamed(v, rename)) for lab, v in lw.dynamic[dynamic:] if lab in rename]
     test = [f"load i32, ptr %S{s}" for s in um.exec_slots(lw.lanes)]
     mark = len(b.lines)

@@ -17,6 +17,7 @@ from simgpu.isa import assemble
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import lower, translate
 from simgpu.shader.jit import tier as jit_state
+from simgpu.shader.jit import unmasked as um
 from tests.simgpu.shader.test_jit_ops import EXAMPLES, NVGPR, _kernel, _random_data, native_instruction
 from tests.support import tiers
 
@@ -215,3 +216,18 @@ def test_the_avx2_profile_compiles_without_avx512(monkeypatch):
     text = jc.assembly(ir)
     assert "ymm" in text  # (vector code all the same)
     assert "zmm" not in text and "%k1" not in text
+
+
+def test_the_copy_renames_its_own_names_and_reads_exec_again_after_a_write():
+    """unmasked_copy on a small body: EXEC is the constant all ones before the first write only; names the body
+    defines (values, labels) are renamed, the function's (register locals, other blocks) are not."""
+    body = ["m4:", "  %t1 = load i32, ptr %S126", "  %t2 = add i32 %t1, 1", "  br label %x3", "x3:",
+            "  store i32 %t2, ptr %S126", "  %t4 = load i32, ptr %S126", "  br i1 %fused, label %b8, label %x3"]
+    copy, rename = um.unmasked_copy(body, 5, 32)
+    assert copy.splitlines() == [
+        "m4_u:", "  %t1_u = add i32 -1, 0", "  %t2_u = add i32 %t1_u, 1", "  br label %x3_u", "x3_u:",
+        "  store i32 %t2_u, ptr %S126", "  %t4_u = load i32, ptr %S126", "  br i1 %fused, label %b8, label %x3_u"]
+    assert rename == {"t1": "t1_u", "t2": "t2_u", "t4": "t4_u", "m4": "m4_u", "x3": "x3_u"}
+    assert um.renamed("%t2", rename) == "%t2_u" and um.renamed("17", rename) == "17"
+    assert um.reads_exec(body[:2], 32) and not um.reads_exec(body[2:4], 32)
+    assert um.exec_slots(64) == (126, 127)
