@@ -4,8 +4,8 @@ A compile beside a launch takes CPU from it: the translation is Python and holds
 the kernel's reachable instructions), and a process's first compile also loads the translators and llvmlite
 and starts LLVM. LLVM's optimisation and code generation run in another thread without the GIL, but native
 code is ready only once they end. All three vary between hosts by several times (a laptop, a loaded CI
-runner, AVX2 or AVX-512 code: the cold matmul compile took 67 ms on one machine and 286 ms on another), so the
-rule uses what compiles on this host took, not constants:
+runner, AVX2 or AVX-512 code: the corpus's median cold compile took 67 ms on one machine and 286 ms on
+another), so the rule uses what compiles on this host took, not constants:
 
 - `translate`: CPU seconds of the walk and translation per reachable instruction (the launching thread's
   loss, through the GIL);
