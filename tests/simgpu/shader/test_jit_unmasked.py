@@ -76,9 +76,12 @@ def _block(rng, classify, wave32: bool, start: str) -> bytes:
     return code + b"".join(insns)
 
 
-@settings(max_examples=max(EXAMPLES // 20, 6), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**63 - 1), wave32=st.booleans(), start=st.sampled_from(STARTS))
-def test_random_instructions_agree_in_every_exec_state(profile, seed, wave32, start):
+@pytest.mark.parametrize("start", STARTS)
+@pytest.mark.parametrize("wave32", [True, False])
+@settings(max_examples=max(EXAMPLES // 120, 1), deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**63 - 1))
+def test_random_instructions_agree_in_every_exec_state(profile, wave32, start, seed):
     rng = np.random.default_rng(seed)
     lw = lower.Lowering(32 if wave32 else 64, 0, NVGPR)
     body = _block(rng, translate.classifier(lw, NVGPR, lambda inst: True), wave32, start)
