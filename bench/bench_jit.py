@@ -1,6 +1,7 @@
 """The JIT tier against the interpreter and against the CPU, on kernels from real compilers.
 
-    python -m bench.bench_jit [--profiles host,avx2] [--repeats 5] [--no-compile-times]
+    python -m bench.bench_jit [--profiles host,avx2] [--repeats 5] [--no-warm] [--no-first-launch]
+                              [--no-compile-times]
 
 Each row runs per *profile*: `host` (the JIT and the C loop compiled for this CPU) and `avx2` (both compiled
 for an AVX2-only CPU, LLVM's `haswell`: SIMGPU_JIT_CPU for the JIT, -march for clang), which reproduces on an

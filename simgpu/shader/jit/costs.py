@@ -7,8 +7,8 @@ code is ready only once they end. All three vary between hosts by several times 
 runner, AVX2 or AVX-512 code: the corpus's median cold compile took 67 ms on one machine and 286 ms on
 another), so the rule uses what compiles on this host took, not constants:
 
-- `translate`: CPU seconds of the walk and translation per reachable instruction (the launching thread's
-  loss, through the GIL);
+- `translate`: CPU seconds of translation per reachable instruction (the launching thread's loss, through
+  the GIL; the walk of the code, through the interpreter's warm decode cache, takes microseconds);
 - `llvm`: CPU seconds of LLVM and loading per reachable instruction (the wait until native code runs);
 - `start`: a process's first compile's extra: the translators' and llvmlite's imports, LLVM's start.
 
