@@ -10,13 +10,14 @@ without AVX2 and FMA.
 
 - A naive 256^3 f32 matmul and a 4M-element saxpy compiled by clang-19 from OpenCL
   (tests/data/opencl/corpus.cl): warm launches in the interpreter and in the JIT tier, and the same
-  matmul loop compiled by clang-19 -O2 -march=native for this CPU, run through ctypes, side by side.
-- First launches, each in a fresh process with an empty disk cache: the interpreter alone, and the
-  default tier (compiled when hot: the translation in a background thread, LLVM in another at the lowest
-  priority, or after the launch when that cannot help it) - the second must never be slower. The matmul,
-  the saxpy, and one 16x16 tile of the matmul (8 waves: Python-bound), each as a process's first kernel,
-  and the matmul and the saxpy as its second ("@2": llvmlite loaded). Wall time, the launching thread's
-  CPU time and the process's, best of five, the two interleaved.
+  matmul loop compiled by clang-19 -O2 -march=native (or the profile's CPU), run through ctypes, side by side.
+- First launches, each in a fresh process with an empty disk cache but for the host's measured compile
+  costs (simgpu/shader/jit/costs.py; left by two earlier processes, as a user's machine has them): the
+  interpreter alone, and the default tier (compiled when hot: the translation in a background thread,
+  LLVM in another, beside the launch when the measured costs say that pays, else after it) - the second
+  must never be slower. The matmul, the saxpy, and one 16x16 tile of the matmul (8 waves: Python-bound),
+  each as a process's first kernel, and the matmul and the saxpy as its second ("@2": llvmlite loaded).
+  Wall time, the launching thread's CPU time and the process's, best of --repeats, the two interleaved.
 - Compile time per kernel over the corpora (llvmlite corpus and OpenCL corpus): cold (empty disk
   cache) and from the disk cache (a fresh process's memory cache).
 
