@@ -1,16 +1,23 @@
 """The JIT tier against the interpreter and against the CPU, on kernels from real compilers.
 
-    python -m bench.bench_jit
+    python -m bench.bench_jit [--profiles host,avx2] [--repeats 5] [--no-warm] [--no-first-launch]
+                              [--no-compile-times]
+
+Each row runs per *profile*: `host` (the JIT and the C loop compiled for this CPU) and `avx2` (both compiled
+for an AVX2-only CPU, LLVM's `haswell`: SIMGPU_JIT_CPU for the JIT, -march for clang), which reproduces on an
+AVX-512 machine what most laptops and CI runners get (EXEC then is no mask register); skipped on a host
+without AVX2 and FMA.
 
 - A naive 256^3 f32 matmul and a 4M-element saxpy compiled by clang-19 from OpenCL
   (tests/data/opencl/corpus.cl): warm launches in the interpreter and in the JIT tier, and the same
-  matmul loop compiled by clang-19 -O2 -march=native for this CPU, run through ctypes, side by side.
-- First launches, each in a fresh process with an empty disk cache: the interpreter alone, and the
-  default tier (compiled when hot: the translation in a background thread, LLVM in another at the lowest
-  priority, or after the launch when that cannot help it) - the second must never be slower. The matmul,
-  the saxpy, and one 16x16 tile of the matmul (8 waves: Python-bound), each as a process's first kernel,
-  and the matmul and the saxpy as its second ("@2": llvmlite loaded). Wall time, the launching thread's
-  CPU time and the process's, best of five, the two interleaved.
+  matmul loop compiled by clang-19 -O2 -march=native (or the profile's CPU), run through ctypes, side by side.
+- First launches, each in a fresh process with an empty disk cache but for the host's measured compile
+  costs (simgpu/shader/jit/costs.py; left by two earlier processes, as a user's machine has them): the
+  interpreter alone, and the default tier (compiled when hot: the translation in a background thread,
+  LLVM in another, beside the launch when the measured costs say that pays, else after it) - the second
+  must never be slower. The matmul, the saxpy, and one 16x16 tile of the matmul (8 waves: Python-bound),
+  each as a process's first kernel, and the matmul and the saxpy as its second ("@2": llvmlite loaded).
+  Wall time, the launching thread's CPU time and the process's, best of --repeats, the two interleaved.
 - Compile time per kernel over the corpora (llvmlite corpus and OpenCL corpus): cold (empty disk
   cache) and from the disk cache (a fresh process's memory cache).
 
@@ -21,6 +28,7 @@ thread's CPU time, because the compile then works in other threads). Ratios are 
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import os
 import shutil
@@ -41,6 +49,8 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "data" / "opencl" / "corpus.so"
 CLANG = "/usr/lib/llvm-19/bin/clang"
 N_MATMUL, N_SAXPY = 256, 1 << 22
+# profile -> (SIMGPU_JIT_CPU, clang's -march for the C loop)
+PROFILES = {"host": ("", "native"), "avx2": ("haswell", "haswell")}
 
 NATIVE_MATMUL = r"""
 void matmul(float *c, const float *a, const float *b, int n) {
@@ -102,14 +112,43 @@ class Workload:
         return self.tb.read(self.vc, 4 * N_MATMUL * N_MATMUL)
 
 
-def native_matmul() -> tuple[float, np.ndarray] | None:
-    """(best seconds, C) of the C loop built by clang-19 -O2 -march=native, or None without clang-19."""
+def runs_here(profile: str) -> bool:
+    """Whether this CPU runs the code of `profile` (the avx2 profile: AVX2, FMA, BMI2, F16C)."""
+    if profile != "avx2":
+        return True
+    try:
+        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return False
+    return {"avx2", "fma", "bmi2", "f16c"} <= set(flags.split())
+
+
+class Profile:
+    """SIMGPU_JIT_CPU set for `profile` while in the block (the JIT compiles for that CPU)."""
+
+    def __init__(self, profile: str):
+        self.value = PROFILES[profile][0]
+
+    def __enter__(self):
+        self.saved = os.environ.get("SIMGPU_JIT_CPU")
+        os.environ["SIMGPU_JIT_CPU"] = self.value
+        return self
+
+    def __exit__(self, *exc):
+        if self.saved is None:
+            os.environ.pop("SIMGPU_JIT_CPU", None)
+        else:
+            os.environ["SIMGPU_JIT_CPU"] = self.saved
+
+
+def native_matmul(march: str = "native") -> tuple[float, np.ndarray] | None:
+    """(best seconds, C) of the C loop built by clang-19 -O2 -march=`march`, or None without clang-19."""
     if not Path(CLANG).exists():
         return None
     with tempfile.TemporaryDirectory() as d:
         src, lib = Path(d) / "mm.c", Path(d) / "mm.so"
         src.write_text(NATIVE_MATMUL)
-        subprocess.run([CLANG, "-O2", "-march=native", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
+        subprocess.run([CLANG, "-O2", f"-march={march}", "-shared", "-fPIC", str(src), "-o", str(lib)], check=True)
         so = ctypes.CDLL(str(lib))
     n = N_MATMUL
     rng = np.random.default_rng(0)
@@ -120,31 +159,47 @@ def native_matmul() -> tuple[float, np.ndarray] | None:
     return best_cpu(lambda: so.matmul(*args)), c
 
 
-def warm_rows() -> None:
-    interp, jit = Workload(testbed("off")), Workload(testbed("eager"))
-    wi = {}
-    for name in ("matmul", "saxpy"):
-        c = interp.tb.engine.counters
-        w0 = c.wave_instructions
-        getattr(interp, name)()
-        getattr(jit, name)()  # (both tiers run every kernel equally often: their results are compared)
-        wi[name] = c.wave_instructions - w0
-    t_mm_i, t_mm_j = best_cpu(interp.matmul, 5), best_cpu(jit.matmul, 5)
-    t_sx_i, t_sx_j = best_cpu(interp.saxpy, 5), best_cpu(jit.saxpy, 5)  # y = a x + y as often in both
-    same = (interp.result() == jit.result()
-            and interp.tb.read(interp.vy, 4 * N_SAXPY) == jit.tb.read(jit.vy, 4 * N_SAXPY)
-            and interp.tb.engine.counters.snapshot() == jit.tb.engine.counters.snapshot())
-    native = native_matmul()
+def warm_rows(profiles: list[str]) -> None:
+    """Warm launches of both tiers and the C loop, per profile (the profiles interleaved: each measurement
+    of one next to the same of the other, so both see the same load)."""
+    rows = {}
+    for p in profiles:
+        with Profile(p):
+            interp, jit = Workload(testbed("off")), Workload(testbed("eager"))
+            wi = {}
+            for name in ("matmul", "saxpy"):
+                c = interp.tb.engine.counters
+                w0 = c.wave_instructions
+                getattr(interp, name)()
+                getattr(jit, name)()  # (both tiers run every kernel equally often: their results are compared)
+                wi[name] = c.wave_instructions - w0
+        rows[p] = dict(interp=interp, jit=jit, wi=wi)
+    times = {p: {} for p in profiles}
+    for key in ("matmul", "saxpy"):
+        for p in profiles:
+            times[p][key] = best_cpu(getattr(rows[p]["interp"], key), 5), best_cpu(getattr(rows[p]["jit"], key), 5)
+        if key == "matmul":
+            for p in profiles:
+                times[p]["c"] = native_matmul(PROFILES[p][1])
     print("warm launches (best CPU time)          interpreter      JIT   speed-up  JIT wave-inst/s")
-    for label, ti, tj, key in (("matmul 256^3 f32 (clang-19 OpenCL)", t_mm_i, t_mm_j, "matmul"),
-                               ("saxpy 4M f32 (clang-19 OpenCL)", t_sx_i, t_sx_j, "saxpy")):
-        print(f"  {label:36s} {ti * 1e3:9.1f} ms {tj * 1e3:7.1f} ms  x{ti / tj:6.1f}   {wi[key] / tj / 1e6:7.1f} M")
-    if native is not None:
-        t_c, c = native
-        exact = np.frombuffer(jit.result(), np.float32).reshape(N_MATMUL, N_MATMUL)
-        print(f"  matmul loop in C (clang-19 -O2 -march=native): {t_c * 1e3:.1f} ms; JIT / C = x{t_mm_j / t_c:.2f}"
-              f" (results {'identical' if np.array_equal(exact, c) else 'differ'})")
-    print(f"  tiers agree: {'yes' if same else 'NO'}")
+    for p in profiles:
+        interp, jit, wi = rows[p]["interp"], rows[p]["jit"], rows[p]["wi"]
+        same = (interp.result() == jit.result()
+                and interp.tb.read(interp.vy, 4 * N_SAXPY) == jit.tb.read(jit.vy, 4 * N_SAXPY)
+                and interp.tb.engine.counters.snapshot() == jit.tb.engine.counters.snapshot())
+        print(f" profile {p} (SIMGPU_JIT_CPU={PROFILES[p][0] or '(host)'})")
+        for label, key in (("matmul 256^3 f32 (clang-19 OpenCL)", "matmul"),
+                           ("saxpy 4M f32 (clang-19 OpenCL)", "saxpy")):
+            ti, tj = times[p][key]
+            print(f"  {label:36s} {ti * 1e3:9.1f} ms {tj * 1e3:7.1f} ms  x{ti / tj:6.1f}   {wi[key] / tj / 1e6:7.1f} M")
+        native = times[p]["c"]
+        if native is not None:
+            t_c, c = native
+            exact = np.frombuffer(jit.result(), np.float32).reshape(N_MATMUL, N_MATMUL)
+            print(f"  matmul loop in C (clang-19 -O2 -march={PROFILES[p][1]}): {t_c * 1e3:.1f} ms;"
+                  f" JIT / C = x{times[p]['matmul'][1] / t_c:.2f}"
+                  f" (results {'identical' if np.array_equal(exact, c) else 'differ'})")
+        print(f"  tiers agree: {'yes' if same else 'NO'}")
 
 
 def first_launch(name: str, mode: str) -> tuple[float, float, float]:
@@ -169,26 +224,46 @@ def first_launch(name: str, mode: str) -> tuple[float, float, float]:
     return wall, thread, time.process_time() - p0
 
 
-def first_launch_rows(repeats: int = 5) -> None:
-    """Each first launch in a fresh process with an empty disk cache (what a program's first kernel pays,
+def measured_costs(profile: str) -> bytes | None:
+    """The host's compile costs (simgpu/shader/jit/costs.py) for `profile` as a fresh process finds them once
+    earlier processes compiled: the entry a process that compiled the matmul and the saxpy left (None if it
+    left none: no disk cache)."""
+    with tempfile.TemporaryDirectory(prefix="simgpu-jit-costs-") as cache:
+        env = {**os.environ, "SIMGPU_JIT_CACHE": cache, "SIMGPU_JIT_CPU": PROFILES[profile][0]}
+        for name in ("matmul", "saxpy"):  # (the matmul's process measures a start, the saxpy's another)
+            subprocess.run([sys.executable, "-m", "bench.bench_jit", "--first-launch", name, "eager"],
+                           cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+        path = Path(cache) / "host" / "costs.msgpack"
+        return path.read_bytes() if path.exists() else None
+
+
+def first_launch_rows(profiles: list[str], repeats: int = 5) -> None:
+    """Each first launch in a fresh process with an empty JIT disk cache (what a program's first kernel pays,
     llvmlite's import and the translator's source hash included): the interpreter alone vs the default tier
-    (compiled when hot), the best of `repeats` (the two interleaved, so both see the same load)."""
+    (compiled when hot), the best of `repeats` (the two interleaved, so both see the same load). The host's
+    measured compile costs (tier.py, "host costs") stay where they are: a user's first launch has them once
+    any earlier process compiled."""
     rows = []
-    for name in ("matmul", "saxpy", "tile", "matmul@2", "saxpy@2"):
-        best = {mode: [float("inf")] * 3 for mode in ("off", "hot")}
-        for _ in range(repeats):
-            for mode in ("off", "hot"):
-                with tempfile.TemporaryDirectory(prefix="simgpu-jit-bench-") as cache:
-                    env = {**os.environ, "SIMGPU_JIT_CACHE": cache}
-                    out = subprocess.run([sys.executable, "-m", "bench.bench_jit", "--first-launch", name, mode],
-                                         cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
-                got = [float(x) for x in out.split()[-3:]]
-                best[mode] = [min(a, b) for a, b in zip(best[mode], got, strict=True)]
-        rows.append((name, best["off"], best["hot"]))
+    for p in profiles:
+        costs = measured_costs(p)
+        for name in ("matmul", "saxpy", "tile", "matmul@2", "saxpy@2"):
+            best = {mode: [float("inf")] * 3 for mode in ("off", "hot")}
+            for _ in range(repeats):
+                for mode in ("off", "hot"):
+                    with tempfile.TemporaryDirectory(prefix="simgpu-jit-bench-") as cache:
+                        if costs is not None:
+                            (Path(cache) / "host").mkdir(mode=0o700)
+                            (Path(cache) / "host" / "costs.msgpack").write_bytes(costs)
+                        env = {**os.environ, "SIMGPU_JIT_CACHE": cache, "SIMGPU_JIT_CPU": PROFILES[p][0]}
+                        out = subprocess.run([sys.executable, "-m", "bench.bench_jit", "--first-launch", name, mode],
+                                             cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+                    got = [float(x) for x in out.split()[-3:]]
+                    best[mode] = [min(a, b) for a, b in zip(best[mode], got, strict=True)]
+            rows.append((p, name, best["off"], best["hot"]))
     print(f"first launch (fresh process, nothing cached, best of {repeats})  wall / launching thread CPU / process CPU")
-    for name, a, b in rows:
-        print(f"  {name:9s} interpreter  {a[0] * 1e3:7.1f} / {a[1] * 1e3:7.1f} / {a[2] * 1e3:7.1f} ms")
-        print(f"  {name:9s} default tier {b[0] * 1e3:7.1f} / {b[1] * 1e3:7.1f} / {b[2] * 1e3:7.1f} ms"
+    for p, name, a, b in rows:
+        print(f"  {p:4s} {name:9s} interpreter  {a[0] * 1e3:7.1f} / {a[1] * 1e3:7.1f} / {a[2] * 1e3:7.1f} ms")
+        print(f"  {p:4s} {name:9s} default tier {b[0] * 1e3:7.1f} / {b[1] * 1e3:7.1f} / {b[2] * 1e3:7.1f} ms"
               f"  {'ok' if b[0] <= a[0] * 1.05 and b[1] <= a[1] * 1.05 else 'SLOWER'}")
 
 
@@ -224,7 +299,14 @@ def _corpus_launches():
     return out
 
 
-def compile_time_rows() -> None:
+def compile_time_rows(profiles: list[str]) -> None:
+    for p in profiles:
+        with Profile(p):
+            print(f" profile {p}")
+            _compile_times()
+
+
+def _compile_times() -> None:
     launches = _corpus_launches()
     saved = os.environ.get("SIMGPU_JIT_CACHE")
     cache = tempfile.mkdtemp(prefix="simgpu-jit-bench-")
@@ -254,14 +336,32 @@ def compile_time_rows() -> None:
               f" ({len(secs)} regions)")
 
 
-def main() -> None:
-    warm_rows()
-    first_launch_rows()
-    compile_time_rows()
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(prog="python -m bench.bench_jit")
+    ap.add_argument("--profiles", default="host,avx2", help="comma-separated: host, avx2")
+    ap.add_argument("--repeats", type=int, default=5, help="first launches per row (best of)")
+    ap.add_argument("--no-warm", action="store_true")
+    ap.add_argument("--no-first-launch", action="store_true")
+    ap.add_argument("--no-compile-times", action="store_true")
+    args = ap.parse_args(argv)
+    profiles = [p for p in args.profiles.split(",") if p]
+    for p in profiles:
+        if p not in PROFILES:
+            ap.error(f"--profiles: unknown profile {p!r} (known: {', '.join(PROFILES)})")
+    skipped = [p for p in profiles if not runs_here(p)]
+    if skipped:
+        print(f"(profiles {', '.join(skipped)} skipped: this CPU cannot run their code)")
+    profiles = [p for p in profiles if p not in skipped]
+    if not args.no_warm:
+        warm_rows(profiles)
+    if not args.no_first_launch:
+        first_launch_rows(profiles, args.repeats)
+    if not args.no_compile_times:
+        compile_time_rows(profiles)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--first-launch"]:  # one measurement of first_launch_rows, in its own process
         print(*first_launch(sys.argv[2], sys.argv[3]))
     else:
-        main()
+        main(sys.argv[1:])

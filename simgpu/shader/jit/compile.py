@@ -1,8 +1,9 @@
 """Native code from LLVM IR text through llvmlite, for the host CPU, cached in memory and on disk.
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
-features) and loaded from that object, so code from the disk cache and fresh code are the same bytes.
-Cache keys cover the IR's inputs (see tier.py); the disk cache's add the host CPU and the LLVM version. llvmlite
+features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk
+cache and fresh code are the same bytes. Cache keys cover the IR's inputs (see tier.py); the disk cache's add
+the CPU compiled for and the LLVM version. llvmlite
 is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
 created: a process whose kernels never get hot never loads LLVM. The disk cache
 lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it), one `<key>.msgpack` per object: an
@@ -33,11 +34,31 @@ def _binding():
     return llvmlite.binding
 
 
+def cpu_setting() -> str:
+    """SIMGPU_JIT_CPU as set ('' for the host): part of the memory cache's keys (no LLVM needed to read it)."""
+    return os.environ.get("SIMGPU_JIT_CPU", "").strip()
+
+
+def target_cpu() -> tuple[str, str]:
+    """(CPU name, features) the JIT compiles for: the host's, or SIMGPU_JIT_CPU's `name` or `name:features`
+    (LLVM's spelling: `haswell`, `x86-64-v3`, `skylake-avx512:-avx512f`). Another CPU than the host's
+    reproduces its code on this machine, say an AVX2-only laptop's on an AVX-512 server; the CPU must
+    still run here (its features a subset of the host's)."""
+    value = cpu_setting()
+    if value in ("", "host", "native"):
+        llvm = _binding()
+        return llvm.get_host_cpu_name(), host_features()
+    name, _, features = value.partition(":")
+    return name, features
+
+
 def _new_target_machine(opt: int):
-    """A target machine for the host CPU of this compile's own (LLVM's are not shared between threads)."""
+    """A target machine for the JIT's CPU (target_cpu) of this compile's own (LLVM's are not shared between
+    threads)."""
     llvm = _binding()
+    cpu, features = target_cpu()
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=llvm.get_host_cpu_name(), features=host_features(), opt=opt, reloc="pic", codemodel="jitdefault")
+        cpu=cpu, features=features, opt=opt, reloc="pic", codemodel="jitdefault")
 
 
 def prepare() -> None:
@@ -54,15 +75,21 @@ def prepare() -> None:
             _READY = True
 
 
+def ready() -> bool:
+    """Whether llvmlite is loaded and LLVM started in this process (prepare ran)."""
+    return _READY
+
+
 def host_features() -> str:
     return _binding().get_host_cpu_features().flatten()
 
 
 def host_key() -> str:
-    """What compiled code depends on besides its IR: LLVM, the CPU and its features."""
+    """What compiled code depends on besides its IR: LLVM, the CPU and features compiled for (target_cpu)."""
     import llvmlite
     llvm = _binding()
-    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{llvm.get_host_cpu_name()}|{host_features()}"
+    cpu, features = target_cpu()
+    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{cpu}|{features}"
 
 
 def cache_dir() -> Path | None:
@@ -108,6 +135,23 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
     obj = _read_cached(key)
     if obj is not None:
         return obj, True
+    mod, cg = _optimised(ir)
+    obj = _new_target_machine(opt=cg).emit_object(mod)
+    _write_cached(key, obj)
+    return obj, False
+
+
+def assembly(ir: str) -> str:
+    """The machine code object_code would make of module text `ir`, as assembly text (to read what a kernel
+    compiles to: `SIMGPU_JIT_CPU` picks the CPU)."""
+    mod, cg = _optimised(ir)
+    return _new_target_machine(opt=cg).emit_assembly(mod)
+
+
+def _optimised(ir: str):
+    """(the parsed and optimised module of `ir`, the code generation's optimisation level): SIMGPU_JIT_OPT
+    `level,codegen` (default -1,2: SROA, instcombine and simplifycfg only; a level >= 0 runs LLVM's pipeline
+    at that speed level)."""
     llvm = _binding()
     prepare()
     level, cg = (int(x) for x in os.environ.get("SIMGPU_JIT_OPT", "-1,2").split(","))
@@ -124,9 +168,7 @@ def object_code(ir: str, key: str) -> tuple[bytes, bool]:
         mpm.add_instruction_combine_pass()
         mpm.add_simplify_cfg_pass()
         mpm.run(mod, pb)
-    obj = _new_target_machine(opt=cg).emit_object(mod)
-    _write_cached(key, obj)
-    return obj, False
+    return mod, cg
 
 
 def load(obj: bytes, symbol: str) -> tuple[object, int]:

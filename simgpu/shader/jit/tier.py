@@ -47,7 +47,6 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 import os
-import sys
 import threading
 import time
 from collections import Counter, deque
@@ -59,11 +58,19 @@ import numpy as np
 from simgpu.fault import GPUFault
 from simgpu.shader.engine import TICK, Progress
 from simgpu.shader.jit import compile as jc
+from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
 from simgpu.shader.jit.lower_store import undo_words
-from simgpu.shader.jit.translate import build_module, classifier, reachable_writes, translator_key
+from simgpu.shader.jit.translate import (
+    build_module,
+    classifier,
+    load_translators,
+    reachable_writes,
+    translator_key,
+    translators_loaded,
+)
 from simgpu.shader.jit.unraisable import kept_by
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_read, global_read
@@ -90,9 +97,9 @@ U64_MAX = (1 << 64) - 1
 # Lanes of a batch from which a VALU operation's numpy loop releases the GIL long enough for a background
 # translation to run beside the launching thread (numpy releases it for loops of more than 500 elements)
 GIL_FREE_LANES = 8192
-# What a compile beside a launch takes from it (CPU seconds of Python, translation and loading; the first
-# one of a process also imports llvmlite), and how many times that the launch must still have ahead
-COMPILE_COST, FIRST_COMPILE_COST, PAYOFF = 0.03, 0.1, 4
+# The payoff rule (JitRun._pays_now): a compile beside a launch must win back PAYOFF times the CPU it takes
+# from the launching thread, counting on native code to need at most NATIVE_SHARE of the interpreter's time
+PAYOFF, NATIVE_SHARE = 2.0, 0.25
 # A dispatch that has run this long (CPU seconds) compiles beside itself whatever the rules below say: the compile
 # takes at most a few percent of it, and a long loop (a hang that the wave-instruction budget must end among them)
 # would otherwise stay in the interpreter until the dispatch ends, for hours on a busy machine
@@ -176,6 +183,7 @@ class CompiledRegion:
     span: tuple[int, int]  # code offsets [lo, hi) the region was read from
     code: bytes  # the bytes of that span when compiled
     compile_seconds: float = 0.0
+    start_seconds: float = 0.0  # of compile_seconds: llvmlite's import and LLVM's start (a process's first)
     from_disk: bool = False
     nhints: int = 0  # window-hint slots of the memory instructions (lower_mem.find_window)
     short_tails: frozenset = frozenset()  # blocks of at most SHORT_TAIL instructions ending in s_endpgm
@@ -344,6 +352,7 @@ class JitRun:
         self.started = self.dispatch_started = time.process_time()
         self._batch_starts: list[float] = []  # process time at each batch's start (the payoff estimate)
         self.policy = background_policy()
+        self._walked: _Source | None = None  # the kernel's reachable code, walked for the payoff rule
         self.cr: CompiledRegion | None = None
         self.paused = False
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
@@ -406,7 +415,7 @@ class JitRun:
         self.state.failed = f"{type(e).__name__}: {e}"
         self.tier.stats.failures.append((self.key, self.state.failed))
 
-    def _compile(self, sync: bool) -> None:
+    def _compile(self, sync: bool, source: _Source | None = None) -> None:
         """Compile the kernel: at once (sync: discovery, translation and LLVM on this thread), or with only
         the walk of its reachable code here (a decode-cache lookup per instruction) and translation and LLVM
         in the background, which read only the walk's result (decoded instructions and the code's bytes,
@@ -414,7 +423,7 @@ class JitRun:
         while LLVM compiles waits for that compile (concurrent.futures joins its threads)."""
         global _POOL
         try:
-            source = _source(self.ex)
+            source = source or _source(self.ex)
         except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
             self._failed(e)
             return
@@ -451,16 +460,19 @@ class JitRun:
             st.deferred = True  # (compiled by `end` unless it pays to start sooner)
             if self._pays_now(now):
                 st.deferred = False
-                self._compile(sync=False)
+                self._compile(sync=False, source=self._walked)
 
     def _pays_now(self, now: float) -> bool:
         """Whether a compile started now should help this launch, not slow it: a CPU is free for it
         (core_free), the launching thread leaves the GIL often (batches of at least GIL_FREE_LANES lanes,
-        whose numpy loops release it), and the interpretation this dispatch still has ahead is at least
-        PAYOFF times what the compile would take from it. What is ahead: the batches left times the last
-        one's time (not the first's, which pays for decoding and first touches: none is estimated before a
-        second batch ended), or, in a dispatch of one batch, half as long again as it has run. The cost is
-        COMPILE_COST, or FIRST_COMPILE_COST while llvmlite is not loaded yet. A dispatch that has run
+        whose numpy loops release it), and what native code would save of the interpretation this dispatch
+        still has ahead, once the compile is done, is at least PAYOFF times the CPU the compile takes from the
+        launching thread. What is ahead: the batches left times the last one's time (not the first's, which
+        pays for decoding and first touches: none is estimated before a second batch ended), or, in a
+        dispatch of one batch, half as long again as it has run. The compile's costs are this host's,
+        measured (costs.py) for the kernel's reachable instructions: its Python (translation, and the imports
+        of a process's first compile) is taken from the launch, and native code runs only after LLVM too.
+        Until this host has measured a compile, none starts beside a launch. A dispatch that has run
         LONG_DISPATCH already compiles now in any case."""
         if self.policy != "auto":
             return self.policy == "now"
@@ -476,8 +488,17 @@ class JitRun:
             ahead = (starts[-1] - starts[-2]) * (total - ex.groups_before) / ex.batch_count
         else:
             return False
-        cost = COMPILE_COST if "llvmlite.binding" in sys.modules else FIRST_COMPILE_COST
-        return ahead >= PAYOFF * cost and core_free()  # (the load average last: it is a file read)
+        costs = hc.current()
+        if costs is None:
+            return False
+        if self._walked is None:
+            try:
+                self._walked = _source(ex)
+            except Exception:  # noqa: BLE001 - the compile after the launch reports it
+                return False
+        taken, ready = compile_cost(costs, len(self._walked.found))
+        saved = (ahead - ready) * (1 - NATIVE_SHARE)
+        return saved >= PAYOFF * taken and core_free()  # (the load average last: it is a file read)
 
     def end(self) -> None:
         """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
@@ -485,7 +506,7 @@ class JitRun:
         st = self.state
         if st.deferred and st.future is None and st.compiled is None and st.failed is None:
             st.deferred = False
-            self._compile(sync=False)
+            self._compile(sync=False, source=self._walked)
 
     # ---------------------------------------------------------------------------------------- scheduling
     def step(self, pc: int, w: np.ndarray) -> bool:
@@ -1043,12 +1064,29 @@ def _build(source: _Source, tier: JitTier):
     nothing to compile (or too much: MAX_REGION_INSNS)."""
     if len(source.found) > MAX_REGION_INSNS:
         return None
+    with jc.Timer() as t0:  # a process's first compile: the translators' imports and the sources' hash
+        first = not (translators_loaded() and jc.ready())  # (llvmlite's import and LLVM's start: in _finish)
+        load_translators()
+        translator_key()
     with jc.Timer() as t:
         job = _translate(source)
     if not isinstance(job, _Job):
         return job
-    tier.stats.translate_seconds.append(source.seconds + t.seconds)
-    return _finish(job, tier.stats, background=True)
+    tier.stats.translate_seconds.append(source.seconds + t.seconds + t0.seconds)
+    cr = _finish(job, tier.stats, background=True)
+    # (the walk is left out: through a warm decode cache it takes microseconds; an eager compile's walk decodes)
+    hc.record(len(source.found), t.seconds, None if cr.from_disk else cr.compile_seconds - cr.start_seconds,
+              t0.seconds + cr.start_seconds if first else None)
+    return cr
+
+
+def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:
+    """(CPU seconds a compile of `insns` reachable instructions takes from the launching thread, seconds
+    until its code is ready) by the host's measured `costs` (the start's imports while this process has not
+    compiled yet)."""
+    start = 0.0 if translators_loaded() and jc.ready() else costs.start
+    taken = start + insns * costs.translate
+    return taken, taken + insns * costs.llvm
 
 
 def _translate(src: _Source):
@@ -1060,7 +1098,8 @@ def _translate(src: _Source):
     if not any(_worth_running(b) for b in region.blocks):
         return None
     span, code = src.span, src.code
-    key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature())  # (+ host: on disk)
+    key = jc.key_of("simgpu-jit", translator_key(), lanes, mode, nvgpr, region.code_signature(),
+                    jc.cpu_setting())  # (+ host: on disk)
     meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
     if hit is not None:
@@ -1121,8 +1160,9 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
     holding the GIL)."""
     global _LLVM_POOL
     with jc.Timer() as t:
-        if background:
+        with jc.Timer() as start:
             jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, at the process's priority
+        if background:
             if _LLVM_POOL is None:
                 _LLVM_POOL = _pool("simgpu-llvm")
             obj, from_disk, llvm_seconds = _LLVM_POOL.submit(_object_code, job).result()  # (another thread's CPU)
@@ -1141,7 +1181,7 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
         nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]),
-        compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk)
+        compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk, start_seconds=start.seconds)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
         del _COMPILED[next(iter(_COMPILED))]

@@ -12,6 +12,7 @@ import hashlib
 from pathlib import Path
 
 from simgpu.shader.jit import region as rg
+from simgpu.shader.jit import unmasked as um
 from simgpu.shader.jit.lower import (
     C_HULLS,
     EXIT_BOUND,
@@ -51,6 +52,16 @@ _KEY: str | None = None
 
 
 _loaded = False
+
+
+def translators_loaded() -> bool:
+    """Whether the translators are imported and registered in this process (load_translators ran)."""
+    return _loaded
+
+
+def load_translators() -> None:
+    """Import and register the instruction translators (a process's first compile: tens of ms)."""
+    _load_translators()
 
 
 def _load_translators() -> None:
@@ -311,6 +322,63 @@ def _emit(lw: Lowering, lines: list[str], sites) -> None:
         b.lines.append(line)
 
 
+def _body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> int | None:
+    """A native block's instructions (or a fused batch's store) after its prologue; the index (in lw.b.lines)
+    where the first instruction that may write EXEC starts, or None if none does."""
+    b = lw.b
+    pending = 0  # VALU instructions since EXEC last changed: lane-ops added in one go
+    first_write = None
+    for insn in blk.insns:
+        if insn.kind == rg.CONTROL:
+            lw.add_lanes(pending)
+            if first_write is None and insn.inst.mnemonic in ("s_swappc_b64", "s_call_b64"):
+                first_write = len(b.lines)  # (they write an SGPR pair: EXEC, for all the translator knows)
+            _control(lw, region, insn)
+            break
+        lines, valu, exec_write = insn.fragment[:3]  # (a store's, in a fused batch: neither VALU nor EXEC)
+        pending += valu
+        if exec_write or insn.exits:
+            lw.add_lanes(pending)
+            pending = 0
+        if exec_write and first_write is None:
+            first_write = len(b.lines)
+        _emit(lw, lines, sites)
+    else:
+        lw.add_lanes(pending)
+        b.raw(f"br label %{_target(lw, region, blk.end)}")
+    return first_write
+
+
+def _native_body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> None:
+    """A native block's body, and its unmasked version (unmasked.py) when it reads EXEC before any write
+    of it: one compare of EXEC with all ones at entry picks the one to run."""
+    b = lw.b
+    head = len(b.lines)
+    masked, full = f"m{blk.start}", f"m{blk.start}{um.SUFFIX}"
+    b.raw("br label %PICK")  # (a placeholder: replaced below once the body is known)
+    b.label(masked)
+    start, dynamic = len(b.lines), len(lw.dynamic)
+    first_write = _body(lw, region, blk, sites)
+    body = b.lines[start - 1:]  # (from the masked body's label)
+    until = len(body) if first_write is None else first_write - start + 1
+    if not um.reads_exec(body[:until], lw.lanes):
+        b.lines[head] = f"  br label %{masked}"
+        return
+    copy, rename = um.unmasked_copy(body, until, lw.lanes)
+    b.lines.append(copy)
+    # (the fragments' exits were listed when they were translated, before this block's assembly)
+    lw.exits += [(rename[lab], um.renamed(code, rename) if isinstance(code, str) else code, um.renamed(v, rename))
+                 for lab, code, v in lw.exits if lab in rename]
+    lw.dynamic += [(rename[lab], um.renamed(v, rename)) for lab, v in lw.dynamic[dynamic:] if lab in rename]
+    test = [f"load i32, ptr %S{s}" for s in um.exec_slots(lw.lanes)]
+    mark = len(b.lines)
+    ones = [b.op(f"icmp eq i32 {b.op(t)}, -1") for t in test]
+    cond = ones[0] if len(ones) == 1 else b.op(f"and i1 {ones[0]}, {ones[1]}")
+    pick = b.lines[mark:]
+    del b.lines[mark:]
+    b.lines[head:head + 1] = pick + [f"  br i1 {cond}, label %{full}, label %{masked}"]
+
+
 def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
     """The module text: @wave over the region's blocks, the @round driver, and @fused when the region is
     fusable (which it says)."""
@@ -334,8 +402,7 @@ def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
             lw.exit_here(EXIT_SYNC)
             b.label(run)
             _prologue(lw, blk, 1)
-            _emit(lw, first.fragment[0], sites)
-            b.raw(f"br label %{_target(lw, region, blk.end)}")
+            _native_body(lw, region, blk, sites)
             continue
         if blk.kind in (rg.SYNC, rg.MISSING):
             lw.exit_here(EXIT_SYNC)
@@ -346,21 +413,7 @@ def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
             lw.exit_here(EXIT_CALLBACK)
             continue
         _prologue(lw, blk, len(blk.insns))
-        pending = 0  # VALU instructions since EXEC last changed: lane-ops added in one go
-        for insn in blk.insns:
-            if insn.kind == rg.CONTROL:
-                lw.add_lanes(pending)
-                _control(lw, region, insn)
-                break
-            lines, valu, exec_write, _ = insn.fragment
-            pending += valu
-            if exec_write or insn.exits:
-                lw.add_lanes(pending)
-                pending = 0
-            _emit(lw, lines, sites)
-        else:
-            lw.add_lanes(pending)
-            b.raw(f"br label %{_target(lw, region, blk.end)}")
+        _native_body(lw, region, blk, sites)
     for label, off in lw.pending:
         b.label(label)
         lw.exits.append((label, EXIT_NOENTRY, str(off)))

@@ -72,7 +72,7 @@ def test_a_planted_object_is_never_run(tmp_path, monkeypatch):
     env = dict(os.environ, SIMGPU_JIT_CACHE=str(cache), SIMGPU_CACHE_KEY=str(tmp_path / "config" / "cache-key"),
                PYTHONPATH=str(ROOT))
     assert launch(env) == (True, 1, 0)
-    [entry] = list(cache.iterdir())
+    [entry] = list(cache.glob("*.msgpack"))
     good = entry.read_bytes()
     obj = planted_object(canary)
     monkeypatch.setenv("SIMGPU_CACHE_KEY", str(tmp_path / "attacker" / "cache-key"))
@@ -125,7 +125,7 @@ def _give_away(path: Path) -> None:
 @pytest.mark.parametrize("what, how", [("directory", "world-writable"), ("directory", "another user's"),
                                        ("entry", "world-writable"), ("entry", "another user's")])
 def test_a_refused_cache_directory_or_entry_warns_once_and_compiles_afresh(jit_cache, capfd, what, how):
-    [entry] = list(jit_cache.iterdir())
+    [entry] = list(jit_cache.glob("*.msgpack"))
     target = jit_cache if what == "directory" else entry
     if how == "world-writable":
         os.chmod(target, 0o777 if what == "directory" else 0o666)
@@ -144,9 +144,9 @@ def test_a_refused_cache_directory_or_entry_warns_once_and_compiles_afresh(jit_c
 @functools.cache
 def _fuzz_case(cache: Path):
     """(a*50's good entry, the strategy of its damaged forms: a*51's entry among them) in `cache`: made once."""
-    [entry] = list(cache.iterdir())
+    [entry] = list(cache.glob("*.msgpack"))
     _fresh_run(n=51)
-    [other] = [p for p in cache.iterdir() if p != entry]
+    [other] = [p for p in cache.glob("*.msgpack") if p != entry]
     return entry, entry.read_bytes(), damaged(entry.read_bytes(), [other.read_bytes()])
 
 

@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import jit_mode, jit_tier
 from simgpu.shader.jit import tier as jit_state
 from simgpu.shader.state import DONE
@@ -120,26 +121,34 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
     assert tb.engine.jit.stats.native_instructions > 0
 
 
-@pytest.mark.parametrize("background, groups, free, payoff, long, beside", [
-    ("now", 2, False, 4, 1e9, True), ("after", 256, True, 0, 0, False),  # the environment decides
-    ("auto", 256, True, 0, 1e9, True),  # a CPU free, large batches, the launch long enough: beside it
-    ("auto", 256, False, 0, 1e9, False),  # no CPU free
-    ("auto", 2, True, 0, 1e9, False),  # a batch of 2 waves: its interpretation holds the GIL all the time
-    ("auto", 256, True, 1e9, 1e9, False),  # the launch is too short for the compile to pay
-    ("auto", 2, False, 1e9, 0, True)])  # none of that holds, but the dispatch has run long (a hang, say)
+MEASURED = hc.HostCosts(translate=1e-6, llvm=1e-5, start=0.0, compiles=1, starts=1)
+
+
+@pytest.mark.parametrize("background, groups, free, payoff, long, costs, beside", [
+    ("now", 2, False, 4, 1e9, None, True), ("after", 256, True, 0, 0, MEASURED, False),  # the environment decides
+    ("auto", 256, True, 0, 1e9, MEASURED, True),  # a CPU free, large batches, the launch long enough: beside it
+    ("auto", 256, False, 0, 1e9, MEASURED, False),  # no CPU free
+    ("auto", 2, True, 0, 1e9, MEASURED, False),  # a batch of 2 waves: its interpretation holds the GIL all the time
+    ("auto", 256, True, 1e9, 1e9, MEASURED, False),  # the launch is too short for the compile to pay
+    ("auto", 256, True, 0, 1e9, None, False),  # this host has never measured a compile
+    ("auto", 256, True, 0.001, 1e9, hc.HostCosts(1.0, 1.0, 1.0, 1, 1), False),  # this host compiles slowly
+    ("auto", 2, False, 1e9, 0, None, True)])  # none of that holds, but the dispatch has run long (a hang, say)
 def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypatch, tmp_path, background, groups,
-                                                                         free, payoff, long, beside):
+                                                                         free, payoff, long, costs, beside):
     """A kernel that gets hot is compiled beside its launch (in the background, while the dispatch goes on)
-    or once the launch ends (JitRun.end), so the launch runs as the interpreter alone would."""
+    or once the launch ends (JitRun.end), so the launch runs as the interpreter alone would. The compile's
+    costs are the host's, measured (costs.py): none measured yet, or a compile too slow for what the launch
+    has ahead, and it waits for the launch's end."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
     monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", background)
     monkeypatch.setattr(jit_state, "core_free", lambda: free)
     monkeypatch.setattr(jit_state, "PAYOFF", payoff)
     monkeypatch.setattr(jit_state, "LONG_DISPATCH", long)
+    monkeypatch.setattr(jit_state.hc, "current", lambda: costs)
     submitted = []  # whether the dispatch still had waves running when its compile started
-    monkeypatch.setattr(jit_state.JitRun, "_compile", lambda self, sync, real=jit_state.JitRun._compile: (
-        submitted.append(bool((self.ex.st.status != DONE).any())), real(self, sync))[1])
+    monkeypatch.setattr(jit_state.JitRun, "_compile", lambda self, sync, source=None, real=jit_state.JitRun._compile: (
+        submitted.append(bool((self.ex.st.status != DONE).any())), real(self, sync, source))[1])
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
     trips = 20000 if groups == 2 else 1000

@@ -1,0 +1,122 @@
+"""What a compile costs on this host, measured: the payoff rule's side of a compile (tier.JitRun._pays_now).
+
+A compile beside a launch takes CPU from it: the translation is Python and holds the GIL (its cost grows with
+the kernel's reachable instructions), and a process's first compile also loads the translators and llvmlite
+and starts LLVM. LLVM's optimisation and code generation run in another thread without the GIL, but native
+code is ready only once they end. All three vary between hosts by several times (a laptop, a loaded CI
+runner, AVX2 or AVX-512 code: the corpus's median cold compile took 67 ms on one machine and 286 ms on
+another), so the rule uses what compiles on this host took, not constants:
+
+- `translate`: CPU seconds of translation per reachable instruction (the launching thread's loss, through
+  the GIL; the walk of the code, through the interpreter's warm decode cache, takes microseconds);
+- `llvm`: CPU seconds of LLVM and loading per reachable instruction (the wait until native code runs);
+- `start`: a process's first compile's extra: the translators' and llvmlite's imports, LLVM's start.
+
+Each compile adds its figures (an exponential average, so the latest count most: the machine's load
+changes) and they are kept in the JIT's disk cache directory (`host/costs.msgpack`, a simgpu.diskcache entry
+under a key naming this CPU and SIMGPU_JIT_CPU), so a fresh process knows its host. Before any compile on a
+host has been measured there is no estimate (`current` gives None) and the payoff rule compiles after the
+launch, which measures.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from simgpu import diskcache
+from simgpu.shader.jit import compile as jc
+
+WEIGHT = 0.3  # of a new measurement in the running figures
+VERSION = 1
+
+
+@dataclass
+class HostCosts:
+    """Measured costs of compiling on this host (module docstring)."""
+
+    translate: float = 0.0  # CPU seconds per reachable instruction (Python: the GIL)
+    llvm: float = 0.0  # CPU seconds per reachable instruction (LLVM's thread, no GIL)
+    start: float = 0.0  # CPU seconds of a process's first compile's imports and LLVM's start (the GIL)
+    compiles: int = 0  # compiles measured (LLVM ran)
+    starts: int = 0  # first compiles of a process measured
+
+    def known(self) -> bool:
+        """Whether a compile (LLVM included) and a process's start have both been measured."""
+        return self.compiles > 0 and self.starts > 0
+
+
+_LOCK = threading.Lock()
+_CURRENT: HostCosts | None = None
+_LOADED = False
+
+
+def _host_id() -> str:
+    """This CPU (its model name) and SIMGPU_JIT_CPU: what the costs depend on besides the load."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.partition(":")[2].strip()
+                    break
+    except OSError:
+        pass
+    return f"simgpu-jit-costs|{VERSION}|{model}|{jc.cpu_setting()}"
+
+
+def _path() -> Path | None:
+    root = jc.cache_dir()
+    d = None if root is None else diskcache.directory(root, "host")  # (apart from the objects, <key>.msgpack)
+    return None if d is None else d / "costs.msgpack"
+
+
+def current() -> HostCosts | None:
+    """The host's measured costs (this process's, else the disk's), or None while nothing is measured."""
+    global _CURRENT, _LOADED
+    with _LOCK:
+        if _CURRENT is None and not _LOADED:
+            _LOADED = True
+            path = _path()
+            entry = None if path is None else diskcache.load(path, _host_id())
+            if entry is not None:
+                try:
+                    _CURRENT = HostCosts(**{k: entry[k] for k in asdict(HostCosts())})
+                except (KeyError, TypeError):
+                    _CURRENT = None
+        return _CURRENT if _CURRENT is not None and _CURRENT.known() else None
+
+
+def record(insns: int, translate: float, llvm: float | None, start: float | None) -> None:
+    """Add one compile's CPU seconds: `translate` (walk and translation), `llvm` (LLVM and loading; None when
+    the object came from the disk cache) for `insns` reachable instructions, and `start` (None unless it was
+    the process's first compile) to the running figures, and keep them on disk."""
+    global _CURRENT
+    if insns <= 0:
+        return
+    current()  # (the disk's figures first: they are averaged with)
+    with _LOCK:
+        c = _CURRENT or HostCosts()
+
+        def avg(old: float, new: float, n: int) -> float:
+            return new if n == 0 else (1 - WEIGHT) * old + WEIGHT * new
+        c.translate = avg(c.translate, translate / insns, c.compiles)
+        if llvm is not None:
+            c.llvm = avg(c.llvm, llvm / insns, c.compiles)
+            c.compiles += 1
+        if start is not None:
+            c.start = avg(c.start, start, c.starts)
+            c.starts += 1
+        _CURRENT = c
+        fields = asdict(c)
+    path = _path()
+    if path is not None:
+        diskcache.store(path, _host_id(), fields)
+
+
+def forget() -> None:
+    """Read the costs from disk again at the next use (tests that change the cache directory)."""
+    global _CURRENT, _LOADED
+    with _LOCK:
+        _CURRENT, _LOADED = None, False
