@@ -26,6 +26,7 @@ from compiler.lazy import LazyBuffer, LoadOps, reaches, realize
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
+from compiler.sorting import SortingOps
 
 Scalar = int | float | bool
 
@@ -56,7 +57,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps):
+class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps, SortingOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
