@@ -93,3 +93,61 @@ def rearrange(x: Tensor, formula: str, **sizes: int) -> Tensor:
     x = x.reshape(tuple(size[n] for n in lnames))
     x = x.permute(tuple(lnames.index(n) for n in rnames))
     return x.reshape(tuple(math.prod(size[n] for n in g) for g in right))
+
+
+def einsum(formula: str, *operands, dtype=None) -> Tensor:
+    """Einstein summation ("ij,jk->ik"; "..." broadcasts; a letter repeated in one operand takes a diagonal;
+    without "->" the output is the letters used once, sorted)."""
+    from compiler.dtypes import dtypes, promote
+    xs = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], list | tuple) else list(operands)
+    formula = formula.replace(" ", "")
+    lhs, arrow, rhs = formula.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(xs):
+        raise ValueError(f"einsum: {formula!r} names {len(inputs)} operands, {len(xs)} given")
+    if "..." in formula:
+        spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in formula]
+        counts = [x.ndim - (len(s) - 3) if "..." in s else 0 for s, x in zip(inputs, xs, strict=True)]
+        width = max(counts)
+        ell = "".join(spare[:width])
+        inputs = [s.replace("...", ell[width - k:]) for s, k in zip(inputs, counts, strict=True)]
+        if arrow:
+            rhs = rhs.replace("...", ell)
+        else:
+            once = "".join(sorted(c for c in lhs if lhs.count(c) == 1 and c.isalpha()))
+            rhs, arrow = ell + once, "->"
+    if not arrow:
+        joined = "".join(inputs)
+        rhs = "".join(sorted(c for c in set(joined) if joined.count(c) == 1))
+    for k, (s, x) in enumerate(zip(inputs, xs, strict=True)):
+        if len(s) != x.ndim:
+            raise ValueError(f"einsum: operand {k} has {x.ndim} dimensions, {s!r} names {len(s)}")
+        while len(set(s)) != len(s):                                      # a repeated letter: its diagonal
+            c = next(c for c in s if s.count(c) > 1)
+            i, j = s.index(c), s.index(c, s.index(c) + 1)
+            x = x.diagonal(0, i, j)
+            s = "".join(ch for n, ch in enumerate(s) if n not in (i, j)) + c
+        inputs[k], xs[k] = s, x
+    size: dict[str, int] = {}
+    for s, x in zip(inputs, xs, strict=True):
+        for c, n in zip(s, x.shape, strict=True):
+            if size.get(c, n) not in (n, 1) and n != 1:
+                raise ValueError(f"einsum: letter {c!r} has sizes {size[c]} and {n}")
+            size[c] = max(size.get(c, n), n)
+    if any(c not in size for c in rhs) or len(set(rhs)) != len(rhs):
+        raise ValueError(f"einsum: the output {rhs!r} must name distinct letters of the inputs")
+    alpha = sorted(size)
+    dt = xs[0].dtype
+    for x in xs[1:]:
+        dt = promote(dt, x.dtype)
+    out = None
+    for s, x in zip(inputs, xs, strict=True):
+        x = x.cast(dt).permute(tuple(s.index(c) for c in sorted(s))) if s else x.cast(dt)
+        x = x.reshape(tuple(size[c] if c in s else 1 for c in alpha))
+        out = x if out is None else out * x
+    out = out._broadcast_to(tuple(size[c] for c in alpha))
+    summed = tuple(i for i, c in enumerate(alpha) if c not in rhs)
+    acc = dtypes.from_any(dtype) if dtype is not None else dt
+    out = out.sum(summed, dtype=acc) if summed else out.cast(acc)
+    kept = [c for c in alpha if c in rhs]
+    return out.permute(tuple(kept.index(c) for c in rhs)) if rhs else out

@@ -17,8 +17,10 @@ import numpy as np
 from compiler import autograd as F
 from compiler import device as devices
 from compiler.composite import CompositeOps
+from compiler.creation import CreationOps
 from compiler.dtypes import DType, dtypes, from_bf16_bits, least_float, promote, promote_scalar
 from compiler.elementwise import MathOps
+from compiler.gather import GatherOps
 from compiler.helpers import normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
@@ -57,7 +59,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps, SortingOps):
+class Tensor(MathOps, MovementOps, ReduceOps, CompositeOps, IndexingOps, RandomOps, SortingOps, GatherOps, CreationOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity
