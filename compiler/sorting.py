@@ -11,6 +11,7 @@ NumPy and PyTorch); padding orders after everything. Values move through `where`
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from compiler.dtypes import dtypes
@@ -66,6 +67,11 @@ class SortingOps:
             return self, Tensor.full(self.shape, 0, dtypes.int32, self.device)
         order = [i for i in range(self.ndim) if i != d] + [d]
         x = self.permute(order)
+        lead = x.shape[:-1]
+        rows = math.prod(lead)
+        # the network runs on (rows, m), or (m,) for one row: fewer view dimensions to index (and a (1, 4)
+        # view tripped the native backend, see docs/compiler.md)
+        x = x.reshape((rows, n) if rows != 1 else (n,))
         m = 1 << (n - 1).bit_length()
         keys = x.pad(((0, 0),) * (x.ndim - 1) + ((0, m - n),))
         idx = Tensor.arange(m, device=self.device).cast(dtypes.int32)._broadcast_to(keys.shape)
@@ -79,7 +85,7 @@ class SortingOps:
             block *= 2
         back = [order.index(i) for i in range(self.ndim)]
         cut = tuple(None for _ in keys.shape[:-1]) + ((0, n),)
-        return keys.shrink(cut).permute(back), idx.shrink(cut).permute(back)
+        return tuple(t.shrink(cut).reshape(lead + (n,)).permute(back) for t in (keys, idx))
 
     def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
         """The indices that sort along dim (stable; int32)."""
