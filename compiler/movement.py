@@ -78,6 +78,8 @@ class MovementOps:
         pads = _pad_arg(padding, self.ndim)
         if mode not in ("constant", "reflect", "replicate", "circular"):
             raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, not {mode!r}")
+        if mode == "circular":  # negative amounts cut first, then the rest wraps around (tinygrad's order)
+            return self._shrink_negative(pads)._pad_edges(tuple((max(a, 0), max(b, 0)) for a, b in pads), mode)
         if mode != "constant":
             return self._pad_edges(pads, mode)
         x = self._shrink_negative(pads)
@@ -103,7 +105,7 @@ class MovementOps:
 
     def _pad_edges(self, pads, mode: str) -> Tensor:
         """reflect / replicate / circular padding: pieces of self joined to each side (negative amounts shrink
-        afterwards, so the padding sees the whole tensor first, as tinygrad)."""
+        afterwards, so reflect and replicate see the whole tensor first, as tinygrad)."""
         x = self
         for d, (a, b) in enumerate(pads):
             before, after = max(a, 0), max(b, 0)
