@@ -7,6 +7,8 @@ import math
 import re
 from typing import TYPE_CHECKING
 
+from compiler.dtypes import dtypes, promote
+
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
 
@@ -98,7 +100,6 @@ def rearrange(x: Tensor, formula: str, **sizes: int) -> Tensor:
 def einsum(formula: str, *operands, dtype=None) -> Tensor:
     """Einstein summation ("ij,jk->ik"; "..." broadcasts; a letter repeated in one operand takes a diagonal;
     without "->" the output is the letters used once, sorted)."""
-    from compiler.dtypes import dtypes, promote
     xs = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], list | tuple) else list(operands)
     formula = formula.replace(" ", "")
     lhs, arrow, rhs = formula.partition("->")
