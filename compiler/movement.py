@@ -296,11 +296,11 @@ class MovementOps:
         x = x.reshape(s[:d + 1] + (1,) + s[d + 1:]).expand(s[:d + 1] + (repeats,) + s[d + 1:])
         return x.reshape(s[:d] + (s[d] * repeats,) + s[d + 1:])
 
-    def meshgrid(self, *others: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+    def meshgrid(self, *args: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
         """Coordinate grids of 1-D (or 0-D) tensors; indexing "ij" (matrix) or "xy" (the first two swapped)."""
         if indexing not in ("ij", "xy"):
             raise ValueError(f'meshgrid: indexing must be "ij" or "xy", not {indexing!r}')
-        ts = (self, *others)
+        ts = (self, *args)
         if len(ts) == 1:
             return ts
         axes = list(range(len(ts)))

@@ -153,3 +153,22 @@ def test_errors_name_the_argument():
         x.rearrange("a b -> b a", d=2)
     with pytest.raises(ValueError, match="indexing"):
         x.meshgrid(x, indexing="yx")
+
+
+NEW_NAMES = ["sort", "argsort", "topk", "gather", "scatter", "scatter_reduce", "masked_fill", "masked_select",
+             "nonzero", "tril", "triu", "diag", "diagonal", "split", "chunk", "unflatten", "roll", "unfold",
+             "repeat_interleave", "meshgrid", "rearrange", "pad_to", "shrink_to", "einsum", "pad", "interpolate",
+             "logsumexp", "logcumsumexp", "any", "all", "cumprod", "cummax", "cummin", "std_mean", "var_mean",
+             "normalize", "clone", "empty_like", "linspace", "max_unpool2d"]
+
+
+@pytest.mark.parametrize("name", NEW_NAMES)
+def test_signature_is_tinygrads(name):
+    """tinygrad's parameters, in tinygrad's order (ours may add trailing keywords, e.g. linspace's device)."""
+    import inspect
+    tinygrad = pytest.importorskip("tinygrad")
+
+    def params(fn):
+        return [p.name for p in inspect.signature(fn).parameters.values() if p.name not in ("self", "cls")]
+    theirs, mine = params(getattr(tinygrad.Tensor, name)), params(getattr(Tensor, name))
+    assert mine[:len(theirs)] == theirs, f"{name}: ours {mine}, tinygrad {theirs}"
