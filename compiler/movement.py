@@ -229,7 +229,6 @@ class MovementOps:
         return x.reshape(interleaved).expand(expanded).reshape(tuple(r * s for r, s in zip(repeats, x.shape,
                                                                                                strict=True)))
 
-
     # ---- splitting and windows ------------------------------------------------------------------------------
     def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
         """Views of consecutive pieces along dim: an int gives pieces of that size (the last may be smaller),

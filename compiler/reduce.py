@@ -95,19 +95,20 @@ class ReduceOps:
 
     def any(self, axis=None, keepdim: bool = False) -> Tensor:
         """Whether any element is true (non-zero; NaN counts) over axis (False over an empty axis)."""
-        return self._bool_reduce(axis, keepdim, empty=False)
+        return self._bool_reduce(axis, keepdim)
 
     def all(self, axis=None, keepdim: bool = False) -> Tensor:
         """Whether every element is true (non-zero; NaN counts) over axis (True over an empty axis)."""
-        return (self == 0)._bool_reduce(axis, keepdim, empty=False).where(False, True)
+        return (self == 0)._bool_reduce(axis, keepdim).where(False, True)
 
-    def _bool_reduce(self, axis, keepdim: bool, empty: bool) -> Tensor:
+    def _bool_reduce(self, axis, keepdim: bool) -> Tensor:
+        """any(): a max over bools (False over an empty axis, which max refuses)."""
         from compiler.tensor import Tensor
         axes = self._axes(axis)
         if any(self.shape[a] == 0 for a in axes):
             shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape)) if keepdim else \
                 tuple(s for i, s in enumerate(self.shape) if i not in axes)
-            return Tensor.full(shape, empty, dtypes.bool, self.device)
+            return Tensor.full(shape, False, dtypes.bool, self.device)
         return self.cast(dtypes.bool).max(axis, keepdim)
 
     def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
