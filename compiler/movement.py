@@ -71,19 +71,76 @@ class MovementOps:
         from compiler.tensor import _shape_arg
         return x if new == x.shape else self._apply(F.Expand, x, shape=_shape_arg(new))
 
-    def pad(self, pads, value: int | float | bool = 0) -> Tensor:
-        """NumPy's np.pad(x, pads, constant_values=value): pads is ((before, after),) per dimension, or one
-        (before, after) pair for all, or an int."""
-        pads = _pad_arg(pads, self.ndim)
+    def pad(self, padding, mode: str = "constant", value: int | float | bool = 0.0) -> Tensor:
+        """tinygrad's pad: padding is grouped, one (before, after) or None per dimension (NumPy's order), or flat,
+        (left, right, top, bottom, ...) from the last dimension back (PyTorch's order); an int pads every side.
+        Negative amounts shrink. mode is constant (filled with value), reflect, replicate or circular."""
+        pads = _pad_arg(padding, self.ndim)
+        if mode not in ("constant", "reflect", "replicate", "circular"):
+            raise ValueError(f"pad: mode must be constant, reflect, replicate or circular, not {mode!r}")
+        if mode == "circular":  # negative amounts cut first, then the rest wraps around (tinygrad's order)
+            return self._shrink_negative(pads)._pad_edges(tuple((max(a, 0), max(b, 0)) for a, b in pads), mode)
+        if mode != "constant":
+            return self._pad_edges(pads, mode)
+        x = self._shrink_negative(pads)
+        pads = tuple((max(a, 0), max(b, 0)) for a, b in pads)
         if all(p == (0, 0) for p in pads):
-            return self
-        out = self._apply(F.Pad, self, pads=pads)
+            return x
+        out = x._apply(F.Pad, x, pads=pads)
         if value != 0:
             from compiler.lazy import LazyBuffer
             from compiler.tensor import Tensor
-            mask = Tensor(LazyBuffer.const(True, dtypes.bool, self.device, self.shape)).pad(pads)
+            mask = Tensor(LazyBuffer.const(True, dtypes.bool, x.device, x.shape)).pad(pads)
             out = mask.where(out, value)
         return out
+
+    def _shrink_negative(self, pads) -> Tensor:
+        """The box that negative pad amounts cut away (Python's negative-slice meaning)."""
+        if all(a >= 0 and b >= 0 for a, b in pads):
+            return self
+        for (a, b), s in zip(pads, self.shape, strict=True):
+            if -min(a, 0) - min(b, 0) > s:
+                raise ValueError(f"pad: negative padding {pads} removes more than shape {self.shape} holds")
+        return self.shrink(tuple((-min(a, 0), s + min(b, 0)) for (a, b), s in zip(pads, self.shape, strict=True)))
+
+    def _pad_edges(self, pads, mode: str) -> Tensor:
+        """reflect / replicate / circular padding: pieces of self joined to each side (negative amounts shrink
+        afterwards, so reflect and replicate see the whole tensor first, as tinygrad)."""
+        x = self
+        for d, (a, b) in enumerate(pads):
+            before, after = max(a, 0), max(b, 0)
+            if not before and not after:
+                continue
+            s = x.shape[d]
+            if mode == "reflect" and (before >= s or after >= s):
+                raise ValueError(f"pad: reflect padding ({before}, {after}) must be smaller than size {s} of dim {d}")
+            if mode == "circular" and (before > s or after > s):
+                raise ValueError(f"pad: circular padding ({before}, {after}) wraps more than once around size {s}")
+            if mode == "replicate" and s == 0:
+                raise ValueError(f"pad: cannot replicate the empty dimension {d}")
+            pieces = []
+            if before:
+                pieces.append(_edge_piece(x, d, before, mode, front=True))
+            pieces.append(x)
+            if after:
+                pieces.append(_edge_piece(x, d, after, mode, front=False))
+            x = pieces[0].cat(*pieces[1:], dim=d)
+        return x._shrink_negative(tuple((min(a, 0), min(b, 0)) for a, b in pads))
+
+    def pad_to(self, shape, *args, value: int | float | bool = 0) -> Tensor:
+        """Padded at the end of each dimension up to shape (None keeps a dimension)."""
+        shape = _shape_args(shape, args)
+        if len(shape) != self.ndim:
+            raise ValueError(f"pad_to: {shape} has {len(shape)} dimensions, the tensor {self.ndim}")
+        return self.pad(tuple((0, 0 if n is None else n - s) for s, n in zip(self.shape, shape, strict=True)),
+                        value=value)
+
+    def shrink_to(self, shape, *args) -> Tensor:
+        """The leading corner of the given shape (None keeps a dimension)."""
+        shape = _shape_args(shape, args)
+        if len(shape) != self.ndim:
+            raise ValueError(f"shrink_to: {shape} has {len(shape)} dimensions, the tensor {self.ndim}")
+        return self.shrink(tuple(None if n is None else (0, n) for n in shape))
 
     def shrink(self, bounds) -> Tensor:
         """The box [lo, hi) of each dimension (None keeps a dimension whole)."""
@@ -172,16 +229,163 @@ class MovementOps:
         return x.reshape(interleaved).expand(expanded).reshape(tuple(r * s for r, s in zip(repeats, x.shape,
                                                                                                strict=True)))
 
+    # ---- splitting and windows ------------------------------------------------------------------------------
+    def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
+        """Views of consecutive pieces along dim: an int gives pieces of that size (the last may be smaller),
+        a sequence gives the sizes (which must sum to the dimension)."""
+        d = normalize_axis(dim, self.ndim)
+        n = self.shape[d]
+        if isinstance(sizes, int):
+            if sizes <= 0:
+                raise ValueError(f"split: size must be positive, got {sizes}")
+            sizes = [min(sizes, n - i) for i in range(0, max(1, n), sizes)]
+        sizes = [int(v) for v in sizes]
+        if sum(sizes) != n or any(v < 0 for v in sizes):
+            raise ValueError(f"split: sizes {sizes} must be non-negative and sum to {n} (dim {d})")
+        starts = [sum(sizes[:k]) for k in range(len(sizes))]
+        return tuple(self.shrink(tuple((a, a + v) if j == d else None for j in range(self.ndim)))
+                     for a, v in zip(starts, sizes, strict=True))
+
+    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
+        """split into pieces of ceil(size / chunks) (so possibly fewer than chunks pieces)."""
+        if chunks <= 0:
+            raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+        n = self.shape[normalize_axis(dim, self.ndim)]
+        return list(self.split(-(-n // chunks) if n else [0] * chunks, dim))
+
+    def unflatten(self, dim: int, sizes) -> Tensor:
+        """Dimension dim reshaped into sizes (one -1 is inferred)."""
+        d = normalize_axis(dim, self.ndim)
+        return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+
+    def unfold(self, dim: int, size: int, step: int) -> Tensor:
+        """Windows of length size every step along dim: dim becomes (windows,) and a last dimension of size."""
+        if size < 0 or step <= 0:
+            raise ValueError(f"unfold: need size >= 0 and step > 0, got size={size} step={step}")
+        d = normalize_axis(dim, self.ndim)
+        if size > self.shape[d]:
+            raise ValueError(f"unfold: size {size} exceeds dimension {d} of size {self.shape[d]}")
+        order = [i for i in range(self.ndim) if i != d] + [d]
+        win = self.permute(order)._windows((size,), (step,), (1,))      # (others..., windows, size)
+        back = list(range(self.ndim - 1))
+        return win.permute(back[:d] + [self.ndim - 1] + back[d:] + [self.ndim])
+
+    def roll(self, shifts, dims=None) -> Tensor:
+        """Elements shifted circularly by shifts along dims (the flattened tensor when dims is None)."""
+        if dims is None:
+            return self.flatten().roll(shifts, 0).reshape(self.shape)
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        if len(dims) != len(shifts):
+            raise ValueError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
+        x = self
+        for d, sh in zip(dims, shifts, strict=True):
+            d = normalize_axis(d, self.ndim)
+            n = x.shape[d]
+            if n == 0 or sh % n == 0:
+                continue
+            k = sh % n
+            x = x._slice(d, slice(n - k, n)).cat(x._slice(d, slice(0, n - k)), dim=d)
+        return x
+
+    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
+        """Each element repeated repeats times in place along dim (of the flattened tensor when dim is None)."""
+        x, d = (self.flatten(), 0) if dim is None else (self, normalize_axis(dim, self.ndim))
+        s = x.shape
+        x = x.reshape(s[:d + 1] + (1,) + s[d + 1:]).expand(s[:d + 1] + (repeats,) + s[d + 1:])
+        return x.reshape(s[:d] + (s[d] * repeats,) + s[d + 1:])
+
+    def meshgrid(self, *args: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+        """Coordinate grids of 1-D (or 0-D) tensors; indexing "ij" (matrix) or "xy" (the first two swapped)."""
+        if indexing not in ("ij", "xy"):
+            raise ValueError(f'meshgrid: indexing must be "ij" or "xy", not {indexing!r}')
+        ts = (self, *args)
+        if len(ts) == 1:
+            return ts
+        axes = list(range(len(ts)))
+        if indexing == "xy":
+            axes[0], axes[1] = 1, 0
+        shaped = [t.reshape(tuple(-1 if j == a else 1 for j in range(len(ts)))) for t, a in zip(ts, axes, strict=True)]
+        from compiler.tensor import broadcast_shape
+        shape = broadcast_shape(*(t.shape for t in shaped))
+        return tuple(t._broadcast_to(shape) for t in shaped)
+
+    def rearrange(self, formula: str, **sizes) -> Tensor:
+        """einops' rearrange: "b (h w) c -> b h w c" style formulas (reshape, permute, reshape)."""
+        from compiler.einops import rearrange
+        return rearrange(self, formula, **sizes)
+
+    # ---- diagonals and triangles --------------------------------------------------------------------------
+    def diag(self) -> Tensor:
+        """The square matrix with the 1-D self on its diagonal."""
+        if self.ndim != 1:
+            raise ValueError(f"diag: expected a 1-D tensor, got shape {self.shape}")
+        n = self.shape[0]
+        return self.unsqueeze(-1).pad(((0, 0), (0, n))).flatten().shrink(((0, n * n),)).reshape(n, n)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        """The diagonal (offset above the main one if positive) of dims dim1, dim2, as the last dimension."""
+        a, b = normalize_axis(dim1, self.ndim, "dim1"), normalize_axis(dim2, self.ndim, "dim2")
+        if a == b:
+            raise ValueError(f"diagonal: dim1 and dim2 are both {a}")
+        x = self.permute([i for i in range(self.ndim) if i not in (a, b)] + [a, b])
+        lead = x.shape[:-2]
+        r, c = x.shape[-2:]
+        r0, c0 = (0, offset) if offset >= 0 else (-offset, 0)
+        n = max(0, min(r - r0, c - c0))
+        if n == 0:
+            return x.reshape(lead + (r * c,)).shrink(tuple(None for _ in lead) + ((0, 0),))
+        x = x.shrink(tuple(None for _ in lead) + ((r0, r0 + n), (c0, c0 + n))).reshape(lead + (n * n,))
+        x = x.pad(((0, 0),) * len(lead) + ((0, n),)).reshape(lead + (n, n + 1))
+        return x.shrink(tuple(None for _ in lead) + (None, (0, 1))).reshape(lead + (n,))
+
+    def _tri_keep(self, diagonal: int, upper: bool) -> Tensor:
+        from compiler.tensor import Tensor
+        if self.ndim < 2:
+            raise ValueError(f"{'triu' if upper else 'tril'}: needs at least 2 dimensions, got {self.shape}")
+        r, c = self.shape[-2:]
+        row = Tensor.arange(r, device=self.device).reshape(r, 1)
+        col = Tensor.arange(c, device=self.device).reshape(1, c)
+        keep = (col - row >= diagonal) if upper else (col - row <= diagonal)
+        return keep.where(self, Tensor.full((), 0, self.dtype, self.device))
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """Zero below the given diagonal of the last two dimensions."""
+        return self._tri_keep(diagonal, upper=True)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """Zero above the given diagonal of the last two dimensions."""
+        return self._tri_keep(diagonal, upper=False)
+
+
+def _shape_args(shape, args) -> tuple:
+    return tuple(shape) if not args and isinstance(shape, Sequence) else (shape, *args)
+
+
+def _edge_piece(x: Tensor, d: int, n: int, mode: str, front: bool) -> Tensor:
+    """The n values that pad dimension d of x at the front or the back in the given mode."""
+    s = x.shape[d]
+    if mode == "reflect":
+        sl = slice(n, 0, -1) if front else slice(s - 2, s - 2 - n if s - 2 - n >= 0 else None, -1)
+        return x._slice(d, sl)
+    if mode == "circular":
+        return x._slice(d, slice(s - n, s) if front else slice(0, n))
+    edge = x._slice(d, slice(0, 1) if front else slice(s - 1, s))
+    return edge.expand(tuple(n if i == d else v for i, v in enumerate(x.shape)))
+
 
 def _pad_arg(pads, ndim: int) -> tuple[tuple[int, int], ...]:
+    """Grouped (one pair or None per dimension), flat (PyTorch's order, last dimension first) or an int."""
     if isinstance(pads, int):
-        pads = ((pads, pads),) * ndim
+        return ((int(pads), int(pads)),) * ndim
     pads = tuple(pads)
-    if len(pads) == 2 and all(isinstance(p, int) for p in pads):
-        pads = (tuple(pads),) * ndim
-    if len(pads) != ndim or any(len(p) != 2 for p in pads):
-        raise ValueError(f"pad: need (before, after) for each of {ndim} dimensions, got {pads}")
-    out = tuple((int(a), int(b)) for a, b in pads)
-    if any(a < 0 or b < 0 for a, b in out):
-        raise ValueError(f"pad: negative padding {out} (use shrink)")
-    return out
+    if not any(isinstance(p, Sequence) or p is None for p in pads):
+        if len(pads) % 2:
+            raise ValueError(f"pad: flat padding {pads} needs an even number of amounts")
+        if len(pads) // 2 > ndim:
+            raise ValueError(f"pad: flat padding {pads} covers {len(pads) // 2} dimensions of {ndim}")
+        flat = [(int(pads[i]), int(pads[i + 1])) for i in range(0, len(pads), 2)]
+        return ((0, 0),) * (ndim - len(flat)) + tuple(reversed(flat))
+    if len(pads) != ndim or any(p is not None and len(p) != 2 for p in pads):
+        raise ValueError(f"pad: need (before, after) or None for each of {ndim} dimensions, got {pads}")
+    return tuple((0, 0) if p is None else (int(p[0]), int(p[1])) for p in pads)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from compiler import autograd as F
 from compiler.dtypes import DType, dtypes
+from compiler.einops import einsum
 from compiler.helpers import normalize_axis
 
 if TYPE_CHECKING:
@@ -92,16 +93,155 @@ class ReduceOps:
         """Index of the first minimum (int64)."""
         return self._flip_order().argmax(axis, keepdim)
 
+    def any(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Whether any element is true (non-zero; NaN counts) over axis (False over an empty axis)."""
+        return self._bool_reduce(axis, keepdim)
+
+    def all(self, axis=None, keepdim: bool = False) -> Tensor:
+        """Whether every element is true (non-zero; NaN counts) over axis (True over an empty axis)."""
+        return (self == 0)._bool_reduce(axis, keepdim).where(False, True)
+
+    def _bool_reduce(self, axis, keepdim: bool) -> Tensor:
+        """any(): a max over bools (False over an empty axis, which max refuses)."""
+        from compiler.tensor import Tensor
+        axes = self._axes(axis)
+        if any(self.shape[a] == 0 for a in axes):
+            shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape)) if keepdim else \
+                tuple(s for i, s in enumerate(self.shape) if i not in axes)
+            return Tensor.full(shape, False, dtypes.bool, self.device)
+        return self.cast(dtypes.bool).max(axis, keepdim)
+
+    def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+        """(var, mean) over axis."""
+        return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+        """(std, mean) over axis."""
+        return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+
+    def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+        """self divided by its Lp norm along dim (at least eps); p=0 counts the non-zero elements."""
+        if p == 0:
+            den = (self != 0).sum(dim, keepdim=True).cast(dtypes.default_float)
+        else:
+            den = self.abs().pow(p).sum(dim, keepdim=True).pow(1 / p)
+        return self / den.maximum(eps)
+
+    def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
+        """log(sum(exp(x))) over axis, computed around the maximum (an infinite maximum is not subtracted, so
+        all -inf gives -inf and an inf gives inf)."""
+        x = self._float()
+        m = x.max(axis, keepdim=True).detach()
+        m = (m.abs() == math.inf).where(0, m)
+        out = (x - m).exp().sum(axis, keepdim=True).log() + m
+        return out if keepdim else out.reshape(tuple(s for i, s in enumerate(x.shape) if i not in x._axes(axis)))
+
+    @staticmethod
+    def einsum(formula: str, *operands, dtype=None) -> Tensor:
+        """Einstein summation over operands ("ij,jk->ik"; compiler.einops)."""
+        return einsum(formula, *operands, dtype=dtype)
+
+    # ---- running (cumulative) reductions ------------------------------------------------------------------
     def cumsum(self, axis: int = 0) -> Tensor:
         """Running sum along axis (as sum: integers accumulate as int64)."""
+        dt = _sum_dtype(self.dtype)
+        return self.cast(dt)._cumulative(axis, "sum")
+
+    def cumprod(self, axis: int) -> Tensor:
+        """Running product along axis (as prod: integers accumulate as int64)."""
+        return self.cast(_sum_dtype(self.dtype))._cumulative(axis, "prod")
+
+    def cummax(self, axis: int = 0) -> tuple[Tensor, Tensor]:
+        """(running maximum, index of its first occurrence so far, int32) along axis; NaN propagates, as
+        NumPy's maximum.accumulate."""
+        from compiler.tensor import Tensor
+        if self.ndim == 0:
+            return self, Tensor.full((), 0, dtypes.int32, self.device)
+        a = normalize_axis(axis, self.ndim)
+        values = self._cumulative(a, "max")
+        n = self.shape[a]
+        if n == 0:
+            return values, Tensor.full(self.shape, 0, dtypes.int32, self.device)
+        x, v = self.transpose(a, -1).detach(), values.transpose(a, -1).detach()
+        hit = x.unsqueeze(-2) == v.unsqueeze(-1)                          # [..., i, j]: x[j] == running max at i
+        if self.dtype.is_float:
+            hit = hit | ((x != x).unsqueeze(-2) & (v != v).unsqueeze(-1))
+        j = Tensor.arange(n, device=self.device)
+        upto = j.reshape(n, 1) >= j.reshape(1, n)
+        first = (hit & upto).where(n - j, 0).max(-1)
+        return values, (n - first).cast(dtypes.int32).transpose(a, -1)
+
+    def cummin(self, axis: int = 0) -> tuple[Tensor, Tensor]:
+        """(running minimum, index of its first occurrence so far, int32) along axis; NaN propagates."""
+        values, idx = self._flip_order().cummax(axis)
+        return values._flip_order(), idx
+
+    def logcumsumexp(self, axis: int = 0) -> Tensor:
+        """log(cumsum(exp(x))) along axis, computed around the running maximum."""
+        from compiler.tensor import Tensor
+        x = self._float()
+        if x.ndim == 0:
+            return x
+        a = normalize_axis(axis, x.ndim)
+        n = x.shape[a]
+        if n == 0:
+            return x
+        xt = x.transpose(a, -1)
+        m = xt.cummax(-1)[0].detach()
+        j = Tensor.arange(n, device=x.device)
+        upto = j.reshape(n, 1) >= j.reshape(1, n)
+        terms = upto.where(xt.unsqueeze(-2) - m.unsqueeze(-1), -math.inf)
+        return (terms.exp().sum(-1).log() + m).transpose(a, -1)
+
+    def _cumulative(self, axis: int, op: str) -> Tensor:
+        """Running sum / prod / max along axis: every output is a reduction of the elements up to it (a
+        triangle), in two stages past _CUM_SPLIT * 2 elements (runs within chunks, then the chunks' totals run
+        and are combined in), so the work stays near-linear."""
+        if self.ndim == 0:
+            return self
         a = normalize_axis(axis, self.ndim)
         n = self.shape[a]
+        if n == 0:
+            return self
         x = self.transpose(a, -1)
-        from compiler.tensor import Tensor
-        tri = Tensor.arange(n, device=self.device).reshape(n, 1) >= Tensor.arange(n, device=self.device).reshape(1, n)
-        dt = _sum_dtype(self.dtype)
-        out = (x.unsqueeze(-2).cast(dt) * tri.cast(dt)).sum(-1, dtype=dt)
-        return out.transpose(a, -1)
+        ident = _identity(op, self.dtype)
+        if n <= 2 * _CUM_SPLIT:
+            return _triangle(x, op, ident).transpose(a, -1)
+        pad = -n % _CUM_SPLIT
+        chunks = x.pad(((0, 0),) * (x.ndim - 1) + ((pad, 0),), value=ident)
+        chunks = chunks.reshape(chunks.shape[:-1] + (-1, _CUM_SPLIT))
+        runs = _triangle(chunks, op, ident)                                   # within each chunk
+        totals = _triangle(runs.shrink(tuple(None for _ in runs.shape[:-1]) + ((_CUM_SPLIT - 1, _CUM_SPLIT),))
+                           .squeeze(-1), op, ident)
+        before = totals.pad(((0, 0),) * (totals.ndim - 1) + ((1, -1),), value=ident).unsqueeze(-1)
+        out = _combine(runs, before, op).flatten(-2)
+        return out.shrink(tuple(None for _ in out.shape[:-1]) + ((pad, pad + n),)).transpose(a, -1)
+
+_CUM_SPLIT = 256
+
+
+def _identity(op: str, dt: DType):
+    if op == "sum":
+        return False if dt == dtypes.bool else 0
+    if op == "prod":
+        return True if dt == dtypes.bool else 1
+    return -math.inf if dt.is_float else dt.min
+
+
+def _combine(a: Tensor, b: Tensor, op: str) -> Tensor:
+    return a + b if op == "sum" else a * b if op == "prod" else a.maximum(b)
+
+
+def _triangle(x: Tensor, op: str, ident) -> Tensor:
+    """Running op along the last dimension: out[..., i] reduces x[..., j] for j <= i."""
+    from compiler.tensor import Tensor
+    n = x.shape[-1]
+    j = Tensor.arange(n, device=x.device)
+    upto = j.reshape(n, 1) >= j.reshape(1, n)
+    terms = upto.where(x.unsqueeze(-2), ident)
+    if op == "sum":
+        return terms.sum(-1, dtype=x.dtype)
+    return terms.prod(-1).cast(x.dtype) if op == "prod" else terms.max(-1)
 
 
 def _sum_dtype(dt: DType) -> DType:

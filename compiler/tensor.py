@@ -21,6 +21,7 @@ from compiler.creation import CreationOps
 from compiler.creation import shape_arg as _shape_arg  # noqa: F401 - movement.py imports it from here
 from compiler.dtypes import DType, dtypes, from_bf16_bits, least_float, promote, promote_scalar
 from compiler.elementwise import MathOps
+from compiler.gather import GatherOps
 from compiler.helpers import normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
@@ -29,6 +30,7 @@ from compiler.losses import LossOps
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
 from compiler.reduce import ReduceOps
+from compiler.sorting import SortingOps
 from compiler.views import ShapeTracker
 
 ASSIGN_OBSERVERS: list = []  # f(tensor, value it replaced) after every assign (compiler.jit follows a step's state)
@@ -48,7 +50,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps,
-             RandomOps):
+             RandomOps, SortingOps, GatherOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity

@@ -209,3 +209,13 @@ def test_negative_step_slice_gradient(backend):
     ref = np.zeros_like(A)
     ref[:, ::-2, 1::2] = w
     assert_close(x.grad.numpy(), ref, "float32")
+
+
+def test_flips_of_contiguous_stages(backend):
+    """Three flipped stages of a (1, 4) tensor: indices `c - k*i` whose constant the native backend folded into the
+    load's offset (test_negative_step_slice_gradient's bug, found first by the sort's gradient)."""
+    x, a = Tensor(np.arange(4, dtype=np.float32).reshape(1, 4)), np.arange(4, dtype=np.float32).reshape(1, 4)
+    for f in ((1,), (2,), (1,)):
+        x = (x.reshape(1, 2, 2).flip(f) + 1).reshape(1, 4).contiguous()
+        a = (np.flip(a.reshape(1, 2, 2), f) + 1).reshape(1, 4)
+    assert_close(x.numpy(), a, "float32")

@@ -1,0 +1,83 @@
+"""Cases written once as expressions over `T` (the Tensor class) and NumPy inputs, evaluated by tinygrad 0.14 on its
+CPU device (DEV=CPU, clang from LLVM 19) in ONE subprocess per test module, and by us: the oracle for the
+frontend's shared names. A case's value is a tensor or a tuple/list of tensors; the subprocess returns each as
+{"dtype", "shape", "values"} in JSON (NaN and inf survive: Python's json writes and reads them)."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+LLVM_BIN = "/usr/lib/llvm-19/bin"
+
+_RUNNER = """
+import json, sys
+import numpy as np
+from tinygrad import Tensor as T
+spec = json.load(sys.stdin)
+env = {"T": T, "np": np}
+exec(spec["setup"], env)
+out = {}
+for name, expr in spec["cases"].items():
+    try:
+        v = eval(expr, env)
+        vs = list(v) if isinstance(v, (tuple, list)) else [v]
+        out[name] = [{"dtype": str(a.dtype), "shape": list(a.shape), "values": a.tolist()}
+                     for a in (t.numpy() for t in vs)]
+    except Exception as e:
+        out[name] = {"error": f"{type(e).__name__}: {e}"}
+json.dump(out, sys.stdout)
+"""
+
+
+def run_tinygrad(setup: str, cases: dict[str, str]) -> dict:
+    """Every case evaluated by tinygrad's CPU device in one subprocess (skips when tinygrad or clang is missing)."""
+    pytest.importorskip("tinygrad")
+    if not pathlib.Path(LLVM_BIN, "clang").exists():
+        pytest.skip("tinygrad's CPU device needs clang (LLVM 19)")
+    env = dict(os.environ, DEV="CPU", PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}")
+    env.pop("MOCKGPU", None)
+    run = subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps({"setup": setup, "cases": cases}),
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout)
+
+
+def ours(setup: str, expr: str, device: str | None = None) -> list[np.ndarray]:
+    """The case evaluated by our Tensor (on device when given) as NumPy arrays."""
+    from compiler import Tensor
+    from compiler import device as devices
+    env = {"T": Tensor, "np": np}
+    exec(setup, env)
+    old = devices.DEFAULT
+    if device is not None:
+        devices.DEFAULT = device
+    try:
+        v = eval(expr, env)
+        vs = list(v) if isinstance(v, tuple | list) else [v]
+        return [t.numpy() for t in vs]
+    finally:
+        devices.DEFAULT = old
+
+
+def assert_matches(got: list[np.ndarray], want, name: str, rtol: float = 1e-5, atol: float = 1e-6,
+                   check_dtype: bool = True) -> None:
+    """Our outputs equal tinygrad's (shapes, values to float tolerance, NaN where NaN, and dtypes)."""
+    assert not isinstance(want, dict), f"{name}: tinygrad raised {want['error']}"
+    assert len(got) == len(want), f"{name}: {len(got)} outputs, tinygrad {len(want)}"
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        ref = np.asarray(w["values"], dtype=np.dtype(w["dtype"])).reshape(w["shape"])
+        assert g.shape == ref.shape, f"{name}[{k}]: shape {g.shape}, tinygrad {ref.shape}"
+        if check_dtype:
+            assert g.dtype == ref.dtype, f"{name}[{k}]: dtype {g.dtype}, tinygrad {ref.dtype}"
+        if ref.dtype.kind == "f" or g.dtype.kind == "f":
+            np.testing.assert_allclose(g.astype(np.float64), ref.astype(np.float64), rtol=rtol, atol=atol,
+                                       equal_nan=True, err_msg=name)
+        else:
+            np.testing.assert_array_equal(g, ref, err_msg=name)
