@@ -10,6 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from simgpu.shader.engine import DEFAULT_WATCHDOG
+from simgpu.shader.jit import jit_tier
+from simgpu.testbed import Testbed
 from tests import DATA
 from tests.support import tiers
 
@@ -57,3 +60,24 @@ def test_masked_select_index_kernel_on_two_workgroups():
     tb.launch(k, [out, tb.upload(x)], (2,), (16,))
     assert np.array_equal(tb.download(out, np.float32, 2), x[:2])
     assert tb.engine.counters.snapshot()["wave_instructions"] == 2 * 9_901_090
+
+
+def test_masked_select_index_kernel_whole_grid_runs_native_under_the_default_limit(monkeypatch, tmp_path):
+    """The whole r_320_16_320_320_20 dispatch (320 one-wave workgroups, 3.17e9 wave-instructions) as a client's
+    dispatch runs: the default JIT tier and wave-instruction budget. Its 5,120 lanes are one batch too small for the
+    interpreter to leave the GIL to a compile (tier.GIL_FREE_LANES), so only the long-dispatch rule
+    (tier.LONG_DISPATCH) compiles it beside itself; before that rule it stayed in the interpreter to the end, ~470 s
+    of tinygrad's test_masked_select on a loaded host (issue 26). Nearly all of it must run natively."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))  # a compile of its own, not a disk-cache hit
+    monkeypatch.delenv("SIMGPU_JIT", raising=False)
+    monkeypatch.delenv("SIMGPU_JIT_BACKGROUND", raising=False)
+    x = np.load(DATA / "r_320_16_320_320_20.npy")
+    tb = Testbed(vram_size=1 << 28, watchdog=DEFAULT_WATCHDOG)
+    tb.engine.jit = jit_tier()
+    k = tb.load((DATA / "r_320_16_320_320_20.co").read_bytes())["r_320_16_320_320_20"]
+    out = tb.alloc(320 * 4)
+    tb.launch(k, [out, tb.upload(x)], (320,), (16,))
+    assert np.array_equal(tb.download(out, np.float32, 320), x)
+    total = tb.engine.counters.snapshot()["wave_instructions"]
+    assert total == 320 * 9_901_090 < DEFAULT_WATCHDOG
+    assert tb.engine.jit.stats.native_instructions > 0.9 * total
