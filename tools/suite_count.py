@@ -75,7 +75,7 @@ def _row(name: str, counts: dict, old: dict | None) -> str:
     cells = []
     for key in ("tests", "assert_statements", "assert_calls"):
         now = counts.get(key, 0)
-        cells.append(f"{now:>7}" if old is None else f"{old.get(key, 0):>7} -> {now:<7}")
+        cells.append(f"{now:<7}" if old is None else f"{old.get(key, 0):>7} -> {now:<7}")
     return f"{name:<18}" + "  ".join(cells)
 
 
@@ -88,9 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     now = figures(args.pytest_args)
     old = json.loads(Path(args.compare).read_text()) if args.compare else None
-    print(f"{'area':<18}{'tests':>7}  {'asserts':>7}  {'assert calls':>7}")
+    width = 7 if old is None else 18
+    print(f"{'area':<18}" + "  ".join(f"{h:<{width}}" for h in ("tests", "asserts", "assert calls")))
     for name, counts in now["areas"].items():
-        print(_row(name, counts, old["areas"].get(name, {}) if old else None))
+        if any(counts.values()):
+            print(_row(name, counts, old["areas"].get(name, {}) if old else None))
     print(_row("TOTAL", now["total"], old["total"] if old else None))
     if args.json:
         Path(args.json).write_text(json.dumps(now, indent=1) + "\n")
