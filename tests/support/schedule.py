@@ -16,7 +16,7 @@ LONGEST_FIRST = (
     "tests/wiring/test_run_tinygrad.py",  # 3.8%: tinygrad client runs (a recorded run replayed: 48 s)
     "tests/simgpu/shader/test_jit_ops.py",  # 4.5%: random native instructions, one LLVM compile each (61 s)
     "tests/compiler/test_ops_reduce.py",  # 6.6%: long reductions (35 s)
-    "tests/runtime/test_runtime_memory_flat.py",  # 2.0%: ten thousand launches, twice (33 s)
+    "tests/runtime/test_runtime_memory_flat.py",  # 2.0%: thousands of launches, twice (33 s at 10,000)
     "tests/wiring/test_foundation.py",  # 2.2%: the demo in-process (39 s)
     "tests/wiring/test_examples.py",  # 1.8%: the trace workflow (28 s)
     "tests/simgpu/shader/test_jit_fuzz.py",  # 1.1% (27 s)
