@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all setup oracles demo test lint bench clean
+.PHONY: all setup oracles demo test check lint bench clean
 
 all: test
 
@@ -29,8 +29,27 @@ setup: $(STAMP) oracles
 demo: setup
 	$(BIN)/simgpu demo
 
+# The whole suite on every CPU. worksteal: a worker that runs dry takes half of another's queue (tests/support/
+# schedule.py starts the files of the longest tests first, so the run ends on short ones); a progress line with an
+# ETA at every tenth (tests/support/progress.py); the 20 slowest tests listed at the end.
+PYTEST_XDIST := -n auto --dist worksteal
+
 test: setup
-	$(BIN)/python -m pytest -n auto -q
+	$(BIN)/python -m pytest $(PYTEST_XDIST) -q --durations=20
+
+# A quick subset touching every layer (at most a minute on 2 cores): ISA, hardware definitions, memory, the shader
+# engine, the SoC, mockgpu, the runtime, the compiler, traces, the CLI, and tinygrad as a client under simgpu run.
+CHECK_TESTS := \
+	tests/simgpu/isa/test_isa_scalar.py tests/simgpu/hw/test_hw_soc21.py tests/simgpu/mem/test_mmu_windows.py \
+	tests/simgpu/shader/test_shader_engine.py tests/simgpu/soc/test_soc.py \
+	tests/mockgpu/test_mockgpu_ioctl.py tests/mockgpu/test_mockgpu_pci.py \
+	tests/runtime/test_runtime_launch.py tests/runtime/test_runtime_devices.py tests/runtime/test_runtime_args.py \
+	tests/compiler/test_ir.py tests/compiler/test_cpu_device.py tests/compiler/test_ops_creation.py \
+	tests/traces/test_traces_cli.py tests/wiring/test_disasm_cli.py \
+	tests/wiring/test_run_tinygrad.py::test_add tests/wiring/test_run_tinygrad.py::test_matmul_64x64_matches_numpy
+
+check: setup
+	$(BIN)/python -m pytest $(PYTEST_XDIST) -q --durations=5 $(CHECK_TESTS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -149,6 +149,8 @@ def _check_kernel(k: object, where: str) -> None:
             raise CodeObjectError(f"{where}: .args[{i}] is {_kind(arg)}, not a map")
         label = f"{where}: .args[{i}]" + (f" ({arg['.name']})" if isinstance(arg.get(".name"), str) else "")
         _check_keys(arg, ARG_KEYS, label)
+        if arg[".value_kind"] == "by_value" and arg[".size"] == 0:  # no value fits (it was a ValueError at launch)
+            raise CodeObjectError(f"{label}: .size 0: a by-value argument holds at least one byte")
         if arg[".offset"] + arg[".size"] > size:
             raise CodeObjectError(f"{label}: .offset {arg['.offset']} + .size {arg['.size']} lies past the "
                                   f"{size}-byte kernarg segment (.kernarg_segment_size)")

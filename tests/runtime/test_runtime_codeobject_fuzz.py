@@ -188,6 +188,8 @@ def _kernel_entry(meta: dict, name: str) -> dict:
     (lambda k: k[".args"][0].update({".value_kind": "global_bufer"}), r"\.value_kind is 'global_bufer', not a value "
                                                                        "kind"),
     (lambda k: k.update({".max_flat_workgroup_size": 0}), r"\.max_flat_workgroup_size is 0, outside 1\.\.1024"),
+    (lambda k: k[".args"][0].update({".value_kind": "by_value", ".size": 0}),
+     r"kernel 'vadd': \.args\[\d\].*\.size 0: a by-value argument holds at least one byte"),
 ])
 def test_metadata_is_checked_against_the_schema_at_load(edit, message):
     blob = _object("llvmlite_vadd.so")

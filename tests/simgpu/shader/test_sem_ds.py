@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from compiler.llvm import compile_ir
 from simgpu.testbed import Testbed
+from tests.support import lanes
 
 LANES = 64
 LDS = 256
@@ -311,17 +312,17 @@ _F64_SPECIAL = [0, 1 << 63, 0x7FF0 << 48, 0xFFF0 << 48, 0x7FF8 << 48, 0x7FF4 << 
 def _values(size: int):
     special = _F32_SPECIAL if size == 4 else _F64_SPECIAL
     top = (1 << (8 * size)) - 1
-    return st.lists(st.one_of(st.integers(0, top), st.sampled_from(special + [top, 1 << (8 * size - 1), 5])),
-                    min_size=LANES, max_size=LANES)
+    return lanes.mixed(8 * size, special + [top, 1 << (8 * size - 1), 5], LANES)  # one of them or any bits
 
 
 @pytest.mark.parametrize("mn,key,size,rtn", ATOMICS, ids=[a[0] for a in ATOMICS])
 @settings(max_examples=3, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate])
 @given(data=st.data())
 def test_ds_atomics(tb, mn, key, size, rtn, data):
-    words_ = data.draw(st.lists(st.sampled_from(_F32_SPECIAL + [5, 7, M32, 1 << 31]) if size == 4 else
-                                st.integers(0, M32), min_size=LANES, max_size=LANES))
-    slots = data.draw(st.lists(st.integers(0, 9), min_size=LANES, max_size=LANES))  # few slots: many duplicates
+    # Lane lists from one byte string each (tests/support/lanes.py: per-element draws were most of this test's time).
+    words_ = data.draw(lanes.samples(_F32_SPECIAL + [5, 7, M32, 1 << 31], LANES) if size == 4 else
+                       lanes.integers(0, M32, LANES))
+    slots = data.draw(lanes.integers(0, 9, LANES))  # few slots: many duplicates
     addr = [s * size for s in slots]
     addr[-1] = LDS  # out of range: no effect, returns 0
     d0, d1 = data.draw(_values(size)), data.draw(_values(size))

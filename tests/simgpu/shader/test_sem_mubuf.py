@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from compiler.llvm import compile_ir
 from simgpu.testbed import Testbed
 from tests.simgpu.shader.test_sem_ds import _F32_SPECIAL, _F64_SPECIAL, M32, rd, ref_atomic, wr
+from tests.support import lanes
 
 LANES = 64
 AREA = 1024
@@ -191,12 +192,12 @@ ATOMICS = _atomic_cases()
 @given(data=st.data())
 def test_buffer_atomics(tb, mn, key, size, data):
     special = _F32_SPECIAL if size == 4 else _F64_SPECIAL
-    vals = st.one_of(st.integers(0, (1 << (8 * size)) - 1), st.sampled_from(special + [5]))
-    index = data.draw(st.lists(st.integers(0, 5), min_size=LANES, max_size=LANES))
+    # Lane lists from one byte string each (tests/support/lanes.py: per-element draws were most of this test's time).
+    index = data.draw(lanes.integers(0, 5, LANES))
     glc = data.draw(st.booleans())
-    src = data.draw(st.lists(vals, min_size=LANES, max_size=LANES))
-    cmp = data.draw(st.lists(vals, min_size=LANES, max_size=LANES))
-    init = data.draw(st.lists(st.sampled_from(special + [7]), min_size=AREA // size, max_size=AREA // size))
+    src = data.draw(lanes.mixed(8 * size, special + [5], LANES))  # a special value or any bits
+    cmp = data.draw(lanes.mixed(8 * size, special + [5], LANES))
+    init = data.draw(lanes.samples(special + [7], AREA // size))
     area = np.array(init, f"<u{size}").view(np.uint8)
     two = key.startswith("cmpstore")
     dw = size // 4 * (2 if two else 1)

@@ -17,6 +17,7 @@ from compiler.llvm import compile_ir
 from simgpu.shader.operand import PRIVATE_BASE_HI, SHARED_BASE_HI
 from simgpu.testbed import Testbed
 from tests.simgpu.shader.test_sem_ds import _F32_SPECIAL, _F64_SPECIAL, LOADS, M32, M64, ref_atomic, ref_load, wr
+from tests.support import lanes
 
 LANES = 64
 SETTINGS = settings(max_examples=3, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate])
@@ -205,14 +206,14 @@ ATOMICS = _cases()
 @given(data=st.data())
 def test_atomics(tb, mn, key, size, data):
     special = _F32_SPECIAL if size == 4 else _F64_SPECIAL
-    vals = st.one_of(st.integers(0, (1 << (8 * size)) - 1), st.sampled_from(special + [5, 1 << (8 * size - 1)]))
-    slots = data.draw(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1)), min_size=LANES, max_size=LANES))
+    # Lane lists from one byte string each (tests/support/lanes.py: per-element draws were most of this test's time).
+    slots = list(zip(data.draw(lanes.integers(0, 2, LANES)), data.draw(lanes.integers(0, 1, LANES)), strict=True))
     if mn.startswith("global"):
         slots = [(0, s) for _, s in slots]
     addrs = [(k, s * size) for k, s in slots]
-    d = data.draw(st.lists(vals, min_size=2 * LANES, max_size=2 * LANES))
+    d = data.draw(lanes.mixed(8 * size, special + [5, 1 << (8 * size - 1)], 2 * LANES))  # a special or any bits
     glc = data.draw(st.booleans())
-    gm = data.draw(st.lists(st.sampled_from(special + [7]), min_size=GLOBAL // size, max_size=GLOBAL // size))
+    gm = data.draw(lanes.samples(special + [7], GLOBAL // size))
     gmem = np.array(gm, f"<u{size}").view(np.uint8)
     two = key in ("cmpstore_b", "cmpstore_f")
     dreg = {(4, False): "v4", (4, True): "v[4:5]", (8, False): "v[4:5]", (8, True): "v[4:7]"}[(size, two)]
