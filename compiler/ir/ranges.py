@@ -63,7 +63,10 @@ def _range(u: UOp) -> tuple:  # noqa: C901 - one case per op reads best as a fla
     if op is Ops.CAST:
         src = s[0]
         if isinstance(src.dtype, DType) and not src.dtype.is_float:
-            return (int(src.vmin), int(src.vmax))
+            lo, hi = int(src.vmin), int(src.vmax)
+            if u.dtype.kind == "b":  # x != 0: true unless 0 is possible, false only if x is always 0
+                return (not lo <= 0 <= hi, lo != 0 or hi != 0)
+            return (lo, hi)
         return _whole(u.dtype)
     if op not in _ARITH:
         return _whole(u.dtype)

@@ -367,3 +367,11 @@ def test_broadcast_mismatch_names_shapes():
         Tensor.ones(3).assign(Tensor.ones(2))
     with pytest.raises(ValueError, match="rounding_mode"):
         Tensor.ones(3).div(2, rounding_mode="round")
+
+
+@pytest.mark.parametrize("dt", ["int32", "int8", "uint16", "int64"])
+def test_logical_not_of_integers(backend, dt):
+    """not x for integers: the value range of a cast to bool took bool(int32.min) as its low end (True), so
+    NOT folded to a constant False."""
+    a = np.array([1, 0, -3, 5, 0], dtype=np.dtype(dt)) if dt[0] == "i" else np.array([1, 0, 3, 5, 0], dt)
+    assert_close(Tensor(a).logical_not().numpy(), np.logical_not(a), "bool")
