@@ -34,6 +34,16 @@ def _conv_padding(padding, n: int) -> tuple[tuple[int, int], ...]:
     return tuple((p[2 * (n - 1 - i)], p[2 * (n - 1 - i) + 1]) for i in range(n))
 
 
+def _ceil_extra(n: int, pad: int, k: int, s: int, d: int, before: int) -> int:
+    """Padding ceil_mode adds after a dimension of size n (padded by pad in all): one more window when a partial
+    one remains, unless it would start past the input and its leading padding (PyTorch's rule)."""
+    span = d * (k - 1) + 1
+    out = -(-(n + pad - span) // s) + 1
+    if (out - 1) * s >= n + before:
+        out -= 1
+    return max(0, (out - 1) * s + span - (n + pad))
+
+
 class CompositeOps:
     """Mixed into Tensor (module docstring)."""
 
@@ -199,23 +209,63 @@ class CompositeOps:
         out = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
         return out if bias is None else out + bias.reshape(shape)
 
-    def _pool(self: Tensor, kernel_size, stride, padding, dilation, pad_value) -> Tensor:
-        if self.ndim < 2:
-            raise ValueError(f"pooling needs at least 2 dimensions, got {self.shape}")
-        k = _pair(kernel_size, what="kernel_size")
-        st = k if stride is None else _pair(stride, what="stride")
-        p, dl = _pair(padding, what="padding"), _pair(dilation, what="dilation")
-        x = self.pad(((0, 0),) * (self.ndim - 2) + ((p[0], p[0]), (p[1], p[1])), value=pad_value)
-        return x._windows(k, st, dl)
+    def _pool_geometry(self: Tensor, kernel_size, stride, dilation, padding, ceil_mode: bool):
+        """(kernel, stride, dilation, padding as (before, after) per spatial dimension, the padding ceil_mode
+        adds after each) for pooling the last len(kernel) dimensions."""
+        k = _pair(kernel_size, what="kernel_size") if isinstance(kernel_size, int) else tuple(kernel_size)
+        nd = len(k)
+        if self.ndim < nd or not all(isinstance(v, int) and v > 0 for v in k):
+            raise ValueError(f"pooling with kernel_size {kernel_size!r} needs {nd} spatial dimensions, "
+                             f"got {self.shape}")
+        st = k if stride is None else _pair(stride, nd, what="stride")
+        dl = _pair(dilation, nd, what="dilation")
+        pads = _conv_padding(padding, nd)
+        extra = tuple(_ceil_extra(n, pb + pa, kk, ss, dd, pb) if ceil_mode else 0
+                      for n, (pb, pa), kk, ss, dd in zip(self.shape[-nd:], pads, k, st, dl, strict=True))
+        return k, st, dl, pads, extra
 
-    def max_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0, dilation=1) -> Tensor:
-        """Maximum over 2-D windows of the last two dimensions (padding is -inf)."""
-        pad = -math.inf if self.dtype.is_float else self.dtype.min
-        return self._pool(kernel_size, stride, padding, dilation, pad).max((-2, -1))
+    def _pool_windows(self: Tensor, k, st, dl, pads, value) -> Tensor:
+        """The windows (..., *out, *kernel) of self padded with value by pads ((before, after) per dimension)."""
+        return self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=value)._windows(k, st, dl)
 
-    def avg_pool2d(self: Tensor, kernel_size=2, stride=None, padding=0) -> Tensor:
-        """Mean over 2-D windows of the last two dimensions (zero padding counted, as PyTorch's default)."""
-        return self._pool(kernel_size, stride, padding, 1, 0).mean((-2, -1))
+    def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False,
+                   return_indices: bool = False):
+        """Maximum over windows of the last len(kernel_size) dimensions (tinygrad's arguments; padding reads the
+        dtype's lowest value); with return_indices also the flat spatial index (int32) of each window's first
+        maximum."""
+        k, st, dl, pads, extra = self._pool_geometry(kernel_size, stride, dilation, padding, ceil_mode)
+        pads = tuple((b, a + e) for (b, a), e in zip(pads, extra, strict=True))
+        low = -math.inf if self.dtype.is_float else self.dtype.min
+        axes = tuple(range(-len(k), 0))
+        windows = self._pool_windows(k, st, dl, pads, low)
+        out = windows.max(axes)
+        if not return_indices:
+            return out
+        from compiler.tensor import Tensor
+        spatial = self.shape[-len(k):]
+        flat = Tensor.arange(math.prod(spatial), device=self.device).cast(dtypes.int32).reshape(spatial)
+        big = math.prod(spatial)  # above every index: padding is never the first maximum
+        idx = flat._pool_windows(k, st, dl, pads, big)._broadcast_to(windows.shape)
+        first = (windows == out.reshape(out.shape + (1,) * len(k))).where(idx, big).min(axes)
+        return out, first
+
+    def avg_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False,
+                   count_include_pad: bool = True) -> Tensor:
+        """Mean over windows of the last len(kernel_size) dimensions (tinygrad's arguments): zero padding counts
+        in the divisor unless count_include_pad is False; what ceil_mode adds never counts."""
+        k, st, dl, pads, extra = self._pool_geometry(kernel_size, stride, dilation, padding, ceil_mode)
+        full = tuple((b, a + e) for (b, a), e in zip(pads, extra, strict=True))
+        axes = tuple(range(-len(k), 0))
+        total = self._pool_windows(k, st, dl, full, 0).sum(axes)
+        if count_include_pad and not any(extra):
+            return total / math.prod(k)
+        from compiler.tensor import Tensor
+        ones = Tensor.ones(*self.shape[-len(k):], dtype=total.dtype, device=self.device)
+        if count_include_pad:  # the requested padding counts: ones padded with 1 there, with 0 in ceil's extra
+            ones = ones.pad(tuple(pads), value=1.0)
+            full = tuple((0, e) for e in extra)
+        count = ones._pool_windows(k, st, dl, full, 0).sum(axes)
+        return total / count
 
     # ---- misc --------------------------------------------------------------------------------------------------
     def one_hot(self: Tensor, num_classes: int) -> Tensor:

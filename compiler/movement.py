@@ -54,8 +54,9 @@ class MovementOps:
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - NumPy's name
-        """All dimensions reversed."""
-        return self.permute(tuple(reversed(range(self.ndim))))
+        """transpose(): dimensions 0 and 1 swapped (tinygrad's; NumPy's .T reverses all: the same for 2-D); a
+        tensor of fewer than two dimensions is itself (NumPy; tinygrad raises)."""
+        return self.transpose() if self.ndim >= 2 else self
 
     def expand(self, *shape) -> Tensor:
         """Size-1 dimensions broadcast (-1 keeps a size; new leading dimensions allowed)."""

@@ -103,10 +103,10 @@ def test_conv2d_errors():
 def test_pool2d(backend, kind, k, s, p):
     x = _r(2, 3, 6, 7)
     if kind == "max":
-        ours = Tensor(x).max_pool2d(k, s, p).numpy()
+        ours = Tensor(x).max_pool2d(k, s, padding=p).numpy()
         ref = pool_ref(x, k, s or k, p, np.max, -np.inf)
     else:
-        ours = Tensor(x).avg_pool2d(k, s, p).numpy()
+        ours = Tensor(x).avg_pool2d(k, s, padding=p).numpy()
         ref = pool_ref(x, k, s or k, p, np.mean, 0.0)
     assert_close(ours, ref, "float32", rtol=1e-5)
 
@@ -130,3 +130,42 @@ def test_scaled_dot_product_attention(backend, variant):
     ours = Tensor(q).scaled_dot_product_attention(Tensor(k), Tensor(v), **kw).numpy()
     ref = sdpa_ref(q, k, v, variant == "causal", mask if variant == "mask" else None)
     assert_close(ours, ref, "float32", rtol=1e-4, atol=1e-5)
+
+
+# tinygrad's pooling arguments (kernel_size, stride, dilation, padding, ceil_mode, count_include_pad /
+# return_indices): compared with tinygrad's CPU device by tests/compiler/test_ops_vs_tinygrad.py, and here with
+# the NumPy reference where it has the same form
+POOLS = {
+    "max_ceil": lambda x: x.max_pool2d(3, 2, ceil_mode=True),
+    "max_dilation_padding": lambda x: x.max_pool2d((2, 3), 1, 2, (1, 0)),
+    "max_indices": lambda x: x.max_pool2d(2, return_indices=True)[1],
+    "max_indices_ceil_padding": lambda x: x.max_pool2d(3, 2, 1, 1, ceil_mode=True, return_indices=True)[1],
+    "max_3d": lambda x: x.reshape(1, 2, 3, 6, 7).max_pool2d((2, 2, 3)),
+    "avg_ceil": lambda x: x.avg_pool2d(3, 2, ceil_mode=True),
+    "avg_ceil_padding": lambda x: x.avg_pool2d(3, 2, 1, 1, ceil_mode=True),
+    "avg_exclude_pad": lambda x: x.avg_pool2d(3, 1, padding=1, count_include_pad=False),
+    "avg_exclude_pad_ceil": lambda x: x.avg_pool2d(2, 2, 1, 1, ceil_mode=True, count_include_pad=False),
+    "avg_flat_padding": lambda x: x.avg_pool2d(2, 1, padding=(1, 0, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("kind", ["max", "avg"])
+def test_pool_dilation_and_padding_against_numpy(backend, kind):
+    """tinygrad's positional order: kernel_size, stride, dilation, padding."""
+    x = _r(2, 3, 6, 7)
+    if kind == "max":
+        ours = Tensor(x).max_pool2d(3, 1, 2, 1).numpy()
+        ref = pool_ref(x, 3, 1, 1, np.max, -np.inf, dilation=2)
+    else:
+        ours = Tensor(x).avg_pool2d(3, 1, 2, 1).numpy()
+        ref = pool_ref(x, 3, 1, 1, np.mean, 0.0, dilation=2)
+    assert_close(ours, ref, "float32", rtol=1e-5)
+
+
+def test_max_pool_indices_point_at_the_maxima(backend):
+    x = _r(2, 3, 6, 7)
+    values, idx = Tensor(x).max_pool2d(2, return_indices=True)
+    flat = x.reshape(2, 3, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, idx.numpy().reshape(2, 3, -1), -1).reshape(values.shape),
+                                  values.numpy())
+    assert idx.dtype == dtypes.int32

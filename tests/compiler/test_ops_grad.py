@@ -126,7 +126,8 @@ COMPOSITE = {
     "conv2d_groups": (lambda x, w: x.conv2d(w, groups=2, dilation=2),
                       lambda x, w: conv2d_ref(x, w, groups=2, dilation=2), [(1, 4, 6, 6), (2, 2, 2, 2)]),
     "max_pool2d": (lambda x: x.max_pool2d(2), lambda x: pool_ref(x, 2, 2, 0, np.max, -np.inf), [(1, 2, 4, 4)]),
-    "avg_pool2d": (lambda x: x.avg_pool2d(3, 1, 1), lambda x: pool_ref(x, 3, 1, 1, np.mean, 0.0), [(1, 1, 4, 5)]),
+    "avg_pool2d": (lambda x: x.avg_pool2d(3, 1, padding=1), lambda x: pool_ref(x, 3, 1, 1, np.mean, 0.0),
+                   [(1, 1, 4, 5)]),
     "attention": (lambda q, k, v: q.scaled_dot_product_attention(k, v, is_causal=True),
                   lambda q, k, v: sdpa_ref(q, k, v, causal=True), [(4, 3), (4, 3), (4, 3)]),
 }

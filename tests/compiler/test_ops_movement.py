@@ -22,7 +22,7 @@ MOVES = {
     "reshape_after_permute": (lambda x: x.permute(2, 0, 1).reshape(8, 3), lambda a: a.transpose(2, 0, 1).reshape(8, 3)),
     "permute": (lambda x: x.permute(1, 2, 0), lambda a: a.transpose(1, 2, 0)),
     "transpose": (lambda x: x.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
-    "T": (lambda x: x.T, lambda a: a.T),
+    "T": (lambda x: x.T, lambda a: a.swapaxes(0, 1)),  # tinygrad's .T is transpose(): not NumPy's reversal
     "expand": (lambda x: x[:, :1].expand(2, 5, 4), lambda a: np.broadcast_to(a[:, :1], (2, 5, 4))),
     "expand_new_dim": (lambda x: x.expand(3, 2, 3, 4), lambda a: np.broadcast_to(a, (3, 2, 3, 4))),
     "pad": (lambda x: x.pad(((0, 1), (2, 0), (1, 1))), lambda a: np.pad(a, ((0, 1), (2, 0), (1, 1)))),

@@ -21,6 +21,7 @@ MODULES = {
     "reduce": "tests.compiler.test_ops_reduce",
     "movement": "tests.compiler.test_ops_movement",
     "grad": "tests.compiler.test_ops_grad",
+    "composite": "tests.compiler.test_ops_composite",
 }
 
 # the dtypes the oracle compares per table: tinygrad's CPU device has no bfloat16 numpy() and the other floats
@@ -136,6 +137,9 @@ def cases() -> list[Case]:
         out.append(Case(f"reduce-int-{name}:1", "reduce", "REDUCE_AXES", f"{name}:1", (rd.SHAPE,), "int32", -4, 4))
     mv = module("movement")
     out += [Case(f"move-{key}", "movement", "MOVES", key, ((2, 3, 4),), "float32", -8, 8) for key in sorted(mv.MOVES)]
+    cp = module("composite")
+    out += [Case(f"pool-{key}", "composite", "POOLS", key, ((2, 3, 6, 7),), "float32", -3, 3)
+            for key in sorted(cp.POOLS)]
     out += [Case(f"index-{key}", "movement", "INDEX", key, ((2, 3, 4),), "float32", -8, 8) for key in sorted(mv.INDEX)]
     gr = module("grad")
     for key, (_, _, rng) in sorted(gr.UNARY.items()):

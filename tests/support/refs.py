@@ -32,15 +32,17 @@ def conv2d_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     return out if b is None else out + b.reshape(1, -1, 1, 1)
 
 
-def pool_ref(x, k, s, p, fn, pad_value):
+def pool_ref(x, k, s, p, fn, pad_value, dilation=1):
     """Pooling over the last two dimensions by direct loops."""
     x = np.pad(x, ((0, 0),) * (x.ndim - 2) + ((p, p), (p, p)), constant_values=pad_value)
     h, w = x.shape[-2:]
-    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    span = dilation * (k - 1) + 1
+    oh, ow = (h - span) // s + 1, (w - span) // s + 1
     out = np.zeros(x.shape[:-2] + (oh, ow), x.dtype)
     for i in range(oh):
         for j in range(ow):
-            out[..., i, j] = fn(x[..., i * s:i * s + k, j * s:j * s + k], axis=(-2, -1))
+            win = x[..., i * s:i * s + span:dilation, j * s:j * s + span:dilation]
+            out[..., i, j] = fn(win, axis=(-2, -1))
     return out
 
 
