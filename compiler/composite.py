@@ -48,10 +48,18 @@ class CompositeOps:
     """Mixed into Tensor (module docstring)."""
 
     # ---- products -------------------------------------------------------------------------------------------
-    def matmul(self: Tensor, other: Tensor) -> Tensor:
-        """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast."""
-        from compiler.tensor import Tensor, broadcast_shape
-        other = other if isinstance(other, Tensor) else Tensor(other, device=self.device)
+    def matmul(self: Tensor, x: Tensor, reverse: bool = False, dtype=None) -> Tensor:
+        """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast (tinygrad's
+        arguments: reverse computes x @ self; dtype the type the products are summed and returned in)."""
+        from compiler.tensor import Tensor
+        x = x if isinstance(x, Tensor) else Tensor(x, device=self.device)
+        a, b = (x, self) if reverse else (self, x)
+        if dtype is not None:
+            a, b = a.cast(dtype), b.cast(dtype)
+        return a._matmul(b)
+
+    def _matmul(self: Tensor, other: Tensor) -> Tensor:
+        from compiler.tensor import broadcast_shape
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
         a = self.unsqueeze(0) if self.ndim == 1 else self
@@ -71,9 +79,9 @@ class CompositeOps:
             out = out.squeeze(-1)
         return out
 
-    def dot(self: Tensor, other: Tensor) -> Tensor:
+    def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
         """matmul (NumPy's dot for 1-D and 2-D operands)."""
-        return self.matmul(other)
+        return self.matmul(w, dtype=dtype)
 
     def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None, dtype=None) -> Tensor:
         """self @ weight + bias, tinygrad's meaning (weight is (in, out); a 1-D weight scales elementwise).
@@ -84,15 +92,15 @@ class CompositeOps:
         return out if bias is None else out + bias
 
     # ---- normalisation ---------------------------------------------------------------------------------------
-    def softmax(self: Tensor, axis: int = -1) -> Tensor:
-        """exp(x - max) / sum(exp(x - max)) along axis."""
-        x = self._float()
+    def softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
+        """exp(x - max) / sum(exp(x - max)) along axis (computed in dtype when given)."""
+        x = self.cast(dtype) if dtype is not None else self._float()
         e = (x - x.max(axis, keepdim=True)).exp()
         return e / e.sum(axis, keepdim=True)
 
-    def log_softmax(self: Tensor, axis: int = -1) -> Tensor:
-        """x - max - log(sum(exp(x - max))) along axis."""
-        x = self._float()
+    def log_softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
+        """x - max - log(sum(exp(x - max))) along axis (computed in dtype when given)."""
+        x = self.cast(dtype) if dtype is not None else self._float()
         m = x - x.max(axis, keepdim=True)
         return m - m.exp().sum(axis, keepdim=True).log()
 
@@ -277,9 +285,16 @@ class CompositeOps:
         return (self.unsqueeze(-1) == classes).cast(dtypes.int32)
 
     def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                     is_causal: bool = False) -> Tensor:
-        """softmax(q @ k^T / sqrt(d) + mask) @ v; is_causal masks keys after each query."""
+                                     dropout_p: float = 0.0, is_causal: bool = False,
+                                     enable_gqa: bool = False) -> Tensor:
+        """softmax(q @ k^T / sqrt(d) + mask) @ v; is_causal masks keys after each query; dropout_p drops attention
+        weights while Tensor.training; enable_gqa repeats each key/value head over its group of query heads."""
         from compiler.tensor import Tensor
+        if enable_gqa and key.ndim >= 3 and self.shape[-3] != key.shape[-3]:
+            if self.shape[-3] % key.shape[-3]:
+                raise ValueError(f"enable_gqa: {self.shape[-3]} query heads are not a multiple of {key.shape[-3]}")
+            group = self.shape[-3] // key.shape[-3]
+            key, value = key.repeat_interleave(group, -3), value.repeat_interleave(group, -3)
         d = self.shape[-1]
         scores = self.matmul(key.transpose(-1, -2)) * (1 / math.sqrt(d))
         if is_causal:
@@ -289,7 +304,7 @@ class CompositeOps:
             scores = allowed.where(scores, -math.inf)
         if attn_mask is not None:
             scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
-        return scores.softmax(-1).matmul(value)
+        return scores.softmax(-1).dropout(dropout_p).matmul(value)
 
     def dropout(self: Tensor, p: float = 0.5) -> Tensor:
         """Zero elements with probability p and scale the rest by 1/(1-p), when Tensor.training is set."""

@@ -143,8 +143,9 @@ class MovementOps:
             raise ValueError(f"shrink_to: {shape} has {len(shape)} dimensions, the tensor {self.ndim}")
         return self.shrink(tuple(None if n is None else (0, n) for n in shape))
 
-    def shrink(self, bounds) -> Tensor:
+    def shrink(self, arg) -> Tensor:
         """The box [lo, hi) of each dimension (None keeps a dimension whole)."""
+        bounds = arg
         if len(bounds) != self.ndim:
             raise ValueError(f"shrink: {len(bounds)} bounds for {self.ndim} dimensions")
         bounds = tuple((0, s) if b is None else tuple(b) for b, s in zip(bounds, self.shape, strict=True))

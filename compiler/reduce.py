@@ -50,9 +50,9 @@ class ReduceOps:
         """Minimum."""
         return self._flip_order().max(axis, keepdim)._flip_order()
 
-    def prod(self, axis=None, keepdim: bool = False) -> Tensor:
-        """Product (integers as int64/uint64, as sum)."""
-        dt = _sum_dtype(self.dtype)
+    def prod(self, axis=None, keepdim: bool = False, dtype=None) -> Tensor:
+        """Product (integers as int64/uint64, as sum; dtype the type it is computed and returned in)."""
+        dt = dtypes.from_any(dtype) if dtype is not None else _sum_dtype(self.dtype)
         return self.cast(dt)._reduce(F.Prod, axis, keepdim)
 
     def mean(self, axis=None, keepdim: bool = False) -> Tensor:

@@ -30,6 +30,9 @@ SAFE_DTYPES: dict[str, DType] = {
     "I32": dtypes.int32, "U32": dtypes.uint32, "I64": dtypes.int64, "U64": dtypes.uint64, "F16": dtypes.float16,
     "BF16": dtypes.bfloat16, "F32": dtypes.float32, "F64": dtypes.float64}
 _SAFE_NAMES = {v.name: k for k, v in SAFE_DTYPES.items()}
+# tinygrad's names for the two tables (no fp8 entries: a tensor here cannot hold fp8, docs/compiler.md)
+safe_dtypes = SAFE_DTYPES
+inverse_safe_dtypes: dict[DType, str] = {v: k for k, v in SAFE_DTYPES.items()}
 
 
 class SafetensorsError(ValueError):
@@ -176,9 +179,10 @@ def _tensor(raw: bytes, start: int, e: dict) -> Tensor:
     return t.reshape(tuple(e["shape"]))
 
 
-def safe_load_metadata(fn) -> tuple[Tensor, int, dict[str, Any]]:
-    """(the file's bytes as a uint8 tensor, offset of the data, the validated header) of a safetensors file."""
-    raw = _read_bytes(fn)
+def safe_load_metadata(t) -> tuple[Tensor, int, dict[str, Any]]:
+    """(the file's bytes as a uint8 tensor, offset of the data, the validated header) of a safetensors file t (a
+    path, its bytes, or a uint8 tensor; tinygrad's parameter name)."""
+    raw = _read_bytes(t)
     start, header = _parse(raw)
     return Tensor(np.frombuffer(raw, np.uint8)), start, header
 

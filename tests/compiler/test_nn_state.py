@@ -202,3 +202,13 @@ def test_fuzzed_files_load_or_raise_safetensors_error(edits, cut):
     assert set(ours) == set(theirs)
     for k in ours:
         assert np.array_equal(ours[k], theirs[k], equal_nan=True)
+
+
+def test_safe_dtype_tables_are_tinygrads_without_fp8():
+    """safe_dtypes / inverse_safe_dtypes: tinygrad's keys and element sizes, less the fp8 types we cannot hold."""
+    tg_state = pytest.importorskip("tinygrad.nn.state")
+    from compiler.nn import state
+    assert set(state.safe_dtypes) == {k for k in tg_state.safe_dtypes if not k.startswith("F8")}
+    for key, dt in state.safe_dtypes.items():
+        assert dt.itemsize == tg_state.safe_dtypes[key].itemsize, key
+        assert state.inverse_safe_dtypes[dt] == key

@@ -169,3 +169,29 @@ def test_max_pool_indices_point_at_the_maxima(backend):
     np.testing.assert_array_equal(np.take_along_axis(flat, idx.numpy().reshape(2, 3, -1), -1).reshape(values.shape),
                                   values.numpy())
     assert idx.dtype == dtypes.int32
+
+
+# tinygrad's positional arguments of the products and attention, compared with tinygrad's CPU device by
+# tests/compiler/test_ops_vs_tinygrad.py (inputs: the shapes listed in tests/support/ops_cases.py)
+SIGNATURES = {
+    "matmul_reverse": lambda a, b: a.matmul(b, True),
+    "sdpa_positional": lambda q, k, v: q.scaled_dot_product_attention(k, v, None, 0.0, True),
+    "sdpa_gqa": lambda q, k, v: q.scaled_dot_product_attention(k, v, enable_gqa=True),
+}
+SIGNATURE_SHAPES = {"matmul_reverse": ((4, 3), (5, 4)), "sdpa_positional": ((2, 5, 4),) * 3,
+                    "sdpa_gqa": ((1, 4, 3, 2), (1, 2, 3, 2), (1, 2, 3, 2))}
+
+
+def test_dtype_arguments(backend):
+    """matmul/dot/softmax/log_softmax/prod(dtype=...): computed and returned in that dtype."""
+    a, b = _r(3, 4).astype(np.float16), _r(4, 5).astype(np.float16)
+    out = Tensor(a).matmul(Tensor(b), dtype=dtypes.float32)
+    assert out.dtype == dtypes.float32
+    assert_close(out.numpy(), a.astype(np.float32) @ b.astype(np.float32), "float32", rtol=1e-5)
+    assert Tensor(a).dot(Tensor(b), dtype=dtypes.float32).dtype == dtypes.float32
+    sm = Tensor(a).softmax(dtype=dtypes.float32)
+    assert sm.dtype == dtypes.float32
+    assert_close(sm.numpy(), softmax_ref(a.astype(np.float32), -1), "float32", rtol=1e-5)
+    assert Tensor(a).log_softmax(0, dtypes.float32).dtype == dtypes.float32
+    p = Tensor(np.array([[2, 3], [4, 5]], np.int8)).prod(1, dtype=dtypes.int16)
+    assert p.dtype == dtypes.int16 and p.tolist() == [6, 20]

@@ -140,6 +140,8 @@ def cases() -> list[Case]:
     cp = module("composite")
     out += [Case(f"pool-{key}", "composite", "POOLS", key, ((2, 3, 6, 7),), "float32", -3, 3)
             for key in sorted(cp.POOLS)]
+    out += [Case(f"signature-{key}", "composite", "SIGNATURES", key, cp.SIGNATURE_SHAPES[key], "float32", -2, 2)
+            for key in sorted(cp.SIGNATURES)]
     out += [Case(f"index-{key}", "movement", "INDEX", key, ((2, 3, 4),), "float32", -8, 8) for key in sorted(mv.INDEX)]
     gr = module("grad")
     for key, (_, _, rng) in sorted(gr.UNARY.items()):
