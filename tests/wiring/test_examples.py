@@ -52,3 +52,9 @@ def test_stats_of_an_example():
     out = _run(str(BIN / "simgpu"), "stats", "--top", "3", "--", sys.executable, "llvm_ir_kernel.py")
     assert "gpu0 (gpu_id" in out and "1 dispatches, 576 wave-instructions (288 VALU)" in out
     assert "(10 more opcodes)" in out
+
+
+def test_train_mlp():
+    """The compiler's frontend as docs/compiler.md's user section shows it: nn, Adam, TinyJit, safetensors."""
+    out = _run(sys.executable, "train_mlp.py")
+    assert ": fell" in out and "reloaded model gives the same logits" in out
