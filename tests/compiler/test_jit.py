@@ -5,10 +5,6 @@ runtime graph without scheduling or compiling; inputs that differ from the captu
 that never realize are captured. On the simulated GPU (PM4 and AQL queues) and on the CPU device."""
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,6 +15,7 @@ from compiler import device as devices
 from compiler import schedule as scheduler
 from compiler.jit import JitError, TinyJit
 from compiler.nn.optim import LAMB, SGD, Adam, AdamW
+from tests.support import tinygrad_golden
 
 SHAPE = (8, 16, 12, 4)  # batch, inputs, hidden, classes
 LR = 0.1
@@ -107,17 +104,10 @@ json.dump({"losses": losses, "params": [p.numpy().tolist() for p in params]}, sy
 
 def test_the_jitted_step_matches_tinygrads_jitted_step_on_its_cpu_device():
     """The oracle: the same five steps under tinygrad 0.14's TinyJit on its CPU device (DEV=CPU, clang 19)."""
-    pytest.importorskip("tinygrad")
-    if not pathlib.Path(LLVM_BIN, "clang").exists():
-        pytest.skip("tinygrad's CPU device needs clang (LLVM 19)")
     w, batches = _data(0)
     payload = json.dumps({"lr": LR, "w": {k: v.tolist() for k, v in w.items()},
                           "batches": [(x.tolist(), y.tolist()) for x, y in batches]})
-    env = dict(os.environ, DEV="CPU", PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}")
-    run = subprocess.run([sys.executable, "-c", _TINYGRAD], input=payload, capture_output=True, text=True, env=env,
-                         timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    theirs = json.loads(run.stdout)
+    theirs = json.loads(tinygrad_golden.output(_TINYGRAD, stdin=payload.encode()))
     losses, params, _ = _train(True, "AMD")
     np.testing.assert_allclose(losses, theirs["losses"], rtol=1e-5)
     for ours, ref in zip(params, theirs["params"], strict=True):

@@ -102,7 +102,7 @@ def _build(name: str):
 
 
 @pytest.fixture(scope="module")
-def case_data(tmp_path_factory):
+def case_data():
     """(inputs, tinygrad's results) of every case, from one tinygrad process."""
     inputs = {}
     for name in CASES:
@@ -110,7 +110,7 @@ def case_data(tmp_path_factory):
             shapes = {k: v.shape for k, v in get_state_dict(_build(name)).items()}
         inputs |= _inputs(name, shapes)
     inputs["cases"] = np.array(json.dumps(CASES))
-    return inputs, tinygrad_oracle.run(_TINYGRAD, inputs, shared=tinygrad_oracle.run_dir(tmp_path_factory))
+    return inputs, tinygrad_oracle.run(_TINYGRAD, inputs)
 
 
 def _forward(name, inputs, training: bool):

@@ -51,9 +51,8 @@ def _data():
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    return tinygrad_oracle.run(_TINYGRAD, _data() | {"cases": np.array(json.dumps(CASES)), "steps": np.array(STEPS)},
-                               shared=tinygrad_oracle.run_dir(tmp_path_factory))
+def reference():
+    return tinygrad_oracle.run(_TINYGRAD, _data() | {"cases": np.array(json.dumps(CASES)), "steps": np.array(STEPS)})
 
 
 @pytest.mark.parametrize("kind", ["AMD", "CPU"])

@@ -2,15 +2,12 @@
 kernels are compiled by clang, taken from LLVM 19), run in a subprocess so its device selection stays its own."""
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from compiler import Tensor
+from tests.support import tinygrad_golden
 
 LLVM_BIN = "/usr/lib/llvm-19/bin"
 
@@ -26,13 +23,7 @@ json.dump(out, sys.stdout)
 
 @pytest.fixture(scope="module")
 def tinygrad_results():
-    pytest.importorskip("tinygrad")
-    if not pathlib.Path(LLVM_BIN, "clang").exists():
-        pytest.skip("tinygrad's CPU device needs clang (LLVM 19)")
-    env = dict(os.environ, DEV="CPU", PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}")
-    run = subprocess.run([sys.executable, "-c", _TINYGRAD], capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout)
+    return json.loads(tinygrad_golden.output(_TINYGRAD))
 
 
 def test_transpose_defaults_swap_the_first_two_dimensions(tinygrad_results):

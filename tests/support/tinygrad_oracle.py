@@ -1,24 +1,17 @@
 """tinygrad 0.14's CPU device as an oracle for the compiler's frontend: a script runs in a subprocess (DEV=CPU,
-clang from LLVM 19 on PATH, so tinygrad's device choice stays its own) with arrays in and out through .npz files;
-and a context manager that makes our default device the simulated GPU or the CPU device.
-
-Given run_dir(tmp_path_factory), the pytest-xdist workers of one run share each result: the first worker to ask
-runs tinygrad (holding a lock), the others read its file (the run's own temporary directory, so nothing outlives
-the run or comes from another)."""
+clang from LLVM 19 on PATH, so tinygrad's device choice stays its own) with arrays in and out through .npz files,
+its result committed as golden data (tests/support/tinygrad_golden.py); and a context manager that makes our
+default device the simulated GPU or the CPU device."""
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
-import os
-import pathlib
-import subprocess
-import sys
-import tempfile
+import io
 
 import numpy as np
-import pytest
+
+from tests.support import tinygrad_golden
 
 LLVM_BIN = "/usr/lib/llvm-19/bin"
 
@@ -34,47 +27,19 @@ np.savez(sys.argv[2], **{k: np.asarray(v) for k, v in out.items()})
 """
 
 
-def run(script: str, inputs: dict[str, np.ndarray], timeout: float = 600,
-        shared: pathlib.Path | None = None) -> dict[str, np.ndarray]:
-    """Run script under tinygrad's CPU device with `inp` = inputs; returns its `out` (skips without tinygrad or
-    clang). shared: the run's directory (run_dir) where its workers share results."""
-    pytest.importorskip("tinygrad")
-    if not pathlib.Path(LLVM_BIN, "clang").exists():
-        pytest.skip("tinygrad's CPU device needs clang (LLVM 19)")
-    if shared is None:
-        return _run(script, inputs, timeout)
-    h = hashlib.sha256(script.encode())
+def run(script: str, inputs: dict[str, np.ndarray], timeout: float = 600) -> dict[str, np.ndarray]:
+    """Run script under tinygrad's CPU device with `inp` = inputs; returns its `out`: the committed result for
+    these inputs (tests/support/tinygrad_golden.py), or tinygrad run (skips without tinygrad or clang)."""
+    h = hashlib.sha256()
     for k in sorted(inputs):
         a = np.asarray(inputs[k])
         h.update(f"{k}|{a.dtype.str}|{a.shape}|".encode() + a.tobytes())
-    result = shared / f"tinygrad-{h.hexdigest()[:24]}.npz"
-    with open(result.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not result.exists():
-            out = _run(script, inputs, timeout)
-            np.savez(result.with_suffix(".tmp.npz"), **out)
-            os.replace(result.with_suffix(".tmp.npz"), result)
-        with np.load(result) as f:
-            return dict(f)
-
-
-def run_dir(tmp_path_factory) -> pathlib.Path:
-    """The temporary directory of this pytest run, the same for all its xdist workers."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def _run(script: str, inputs: dict[str, np.ndarray], timeout: float) -> dict[str, np.ndarray]:
-    env = dict(os.environ, DEV="CPU", PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}")
-    env.pop("MOCKGPU", None)
-    with tempfile.TemporaryDirectory() as d:
-        src, dst = pathlib.Path(d, "in.npz"), pathlib.Path(d, "out.npz")
-        np.savez(src, **inputs)
-        proc = subprocess.run([sys.executable, "-c", _PRELUDE + script + _EPILOGUE, str(src), str(dst)],
-                              capture_output=True, text=True, env=env, timeout=timeout)
-        assert proc.returncode == 0, f"tinygrad failed:\n{proc.stderr[-4000:]}"
-        with np.load(dst) as f:
-            return dict(f)
+    buf = io.BytesIO()
+    np.savez(buf, **inputs)
+    data = tinygrad_golden.output(_PRELUDE + script + _EPILOGUE, files={"in.npz": buf.getvalue()}, suffix=".npz",
+                                  identity=h.digest(), timeout=timeout)
+    with np.load(io.BytesIO(data), allow_pickle=False) as f:
+        return dict(f)
 
 
 @contextlib.contextmanager
