@@ -95,6 +95,7 @@ class Lowering:
         self.wrote_vgprs: set[int] = set()  # registers the instruction being lowered writes
         self.wrote_sgprs: set[int] = set()
         self.used_vgprs: set[int] = set()  # registers the instruction being lowered reads or writes
+        self.entry_sets = 0  # distinct VGPR sets @wave loads per entry block (0: all; see _entry_classes)
         self.nblocks = 0
         self.sites: list[tuple[int, bool]] = []  # (offset, is a store) of each memory site (see `site`)
         self.fusable = True  # False once a fragment needs state a fused batch does not have (LDS)
@@ -403,7 +404,8 @@ def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
     for c in sorted(lw.sgprs):
         p = b.op(f"getelementptr i32, ptr %sgrow, i64 {c}")
         b.raw(f"store i32 {b.op(f'load i32, ptr {p}')}, ptr %S{c}")
-    classes = _entry_classes(lw, region, entries)
+    classes = _entry_classes(entries)
+    lw.entry_sets = 0 if classes is None else len(classes[0]) - 1
     if classes is None:
         for r in sorted(lw.vgprs):
             p = _vgpr_ptr(b, r)
@@ -493,7 +495,7 @@ def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
     return "\n".join(lines + text + e.lines + ["}"])
 
 
-def _entry_classes(lw: Lowering, region, entries) -> tuple[list, list[int]] | None:
+def _entry_classes(entries) -> tuple[list, list[int]] | None:
     """The distinct (load, store) VGPR sets of the entry blocks, the first empty (an entry at no block
     start runs nothing), and each block's index among them; None: every entry loads all (`entries` None,
     a jump through the switch reachable, or so many distinct sets that the IR would grow past MAX_ENTRY_LOADS

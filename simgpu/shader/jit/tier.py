@@ -190,6 +190,7 @@ class CompiledRegion:
     fused: object = None  # ctypes function FUSED_TYPE when the region is fusable (translate.fusable), else None
     nsites: int = 0  # memory sites of the order check (Lowering.site)
     stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
+    entry_sets: int = 0  # distinct VGPR sets @wave moves per entry block (lower._entry_classes), 0: all at once
 
 
 @dataclass
@@ -1106,7 +1107,7 @@ def _translate(src: _Source):
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
     ir, fuse = build_module(lw, region)
     meta["nhints"] = len(lw.hints)
-    meta["fusable"], meta["nsites"] = fuse, len(lw.sites)
+    meta["fusable"], meta["nsites"], meta["entry_sets"] = fuse, len(lw.sites), lw.entry_sets
     meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
@@ -1180,7 +1181,7 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
         block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
-        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]),
+        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]), entry_sets=m["entry_sets"],
         compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk, start_seconds=start.seconds)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
