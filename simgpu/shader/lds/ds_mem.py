@@ -32,6 +32,17 @@ def _unit(lds: np.ndarray, addr: np.ndarray, size: int) -> int:
     return 4 if not low & 3 else 2 if not low & 1 else 1
 
 
+def _distinct(keys: np.ndarray) -> bool:
+    """Whether no two lanes write one unit, decided by counting over the keys' span when it is at most a few
+    times their number (a tiled kernel's transposed tile store: a permutation, which last_wins would sort)."""
+    if keys.size <= 1:
+        return True
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo >= 4 * keys.size:
+        return False  # (last_wins decides)
+    return int(np.bincount(keys - lo, minlength=0).max()) == 1
+
+
 def lds_read(ex, w, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
     """[n, lanes, size] bytes at LDS byte addresses `addr` ([n, lanes] int64) for lanes in `mask`."""
     addr = addr.astype(np.int64)
@@ -57,7 +68,8 @@ def lds_write(ex, w, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> No
     idx = (addr // unit)[..., None] + np.arange(size // unit)
     ok = mask[..., None] & (idx >= 0) & (idx < units.shape[1])
     rows, cols, vals = _rows(ex, w, idx.shape)[ok], idx[ok], data[ok]
-    keep = last_wins(rows * units.shape[1] + cols)
+    keys = rows * units.shape[1] + cols
+    keep = None if _distinct(keys) else last_wins(keys)
     if keep is not None:
         rows, cols, vals = rows[keep], cols[keep], vals[keep]
     units[rows, cols] = vals
