@@ -373,6 +373,9 @@ class JitRun:
         self._bufs = None
         self._seen = None  # the WaveState of the batch the tier has seen a step of
         self._hint_table: np.ndarray | None = None
+        self._pointed: WaveState | None = None  # the batch ctx's register pointers are set for (_point_at)
+        self._buf_ptrs: tuple = ()  # data pointers of self._bufs
+        self._hint_ptr = 0  # of self._hint_table
         self.corrections: list = []
         self.checked = False
         self.fusing = False  # a fused batch is running (tier.py, "Fused launch")
@@ -610,8 +613,9 @@ class JitRun:
         """Zeroed per-round arrays (reused between rounds): counts [n, blocks], lane-ops, exits, maxlast."""
         if self._bufs is None or self._bufs[0].shape[0] < n or self._bufs[0].shape[1] != nb:
             self._bufs = (np.zeros((n, nb), np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                          np.zeros(n, np.int64))
-        counts, laneops, exits, maxlast = (a[:n] for a in self._bufs)
+                          np.zeros(n, np.int64), np.zeros(n, np.int64))  # (the last: the round's waves)
+            self._buf_ptrs = tuple(a.ctypes.data for a in self._bufs)
+        counts, laneops, exits, maxlast = (a[:n] for a in self._bufs[:4])
         counts[:] = 0
         laneops[:] = 0
         exits[:] = -1
@@ -662,22 +666,27 @@ class JitRun:
         counts, lane-ops, exits and highest PCs land in those rows."""
         ex, st, ctx = self.ex, self.ex.st, self.ctx
         whole = len(rows) == len(w)
+        waves = self._bufs[4]  # (its pointer, and the round buffers', were taken when _buffers made them)
         if whole:
-            waves, sub = np.ascontiguousarray(w, np.int64), (counts, laneops, exits, maxlast)
+            waves[:len(w)] = w
+            sub = (counts, laneops, exits, maxlast)
+            ctx[lo.C_COUNTS], ctx[lo.C_LANEOPS], ctx[lo.C_EXITS], ctx[lo.C_MAXLAST] = self._buf_ptrs[:4]
         else:
-            waves = np.ascontiguousarray(w[rows], np.int64)
+            waves[:len(rows)] = w[rows]
             sub = (counts[rows], laneops[rows], exits[rows], maxlast[rows])
+            ctx[lo.C_COUNTS] = sub[0].ctypes.data
+            ctx[lo.C_LANEOPS] = sub[1].ctypes.data
+            ctx[lo.C_EXITS] = sub[2].ctypes.data
+            ctx[lo.C_MAXLAST] = sub[3].ctypes.data
         self._point_at(st, ex.d.code_address, bound)
         ctx[lo.C_FUSED], ctx[lo.C_KEEP] = 0, 1
         self._allowance = allowance
         self._give_stretch()
-        ctx[lo.C_COUNTS] = sub[0].ctypes.data
-        ctx[lo.C_LANEOPS] = sub[1].ctypes.data
-        ctx[lo.C_WAVES] = waves.ctypes.data
-        ctx[lo.C_COUNT] = len(waves)
-        ctx[lo.C_EXITS] = sub[2].ctypes.data
-        ctx[lo.C_MAXLAST] = sub[3].ctypes.data
-        ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
+        ctx[lo.C_WAVES] = self._buf_ptrs[4]
+        ctx[lo.C_COUNT] = len(rows)
+        if not self._hint_ptr:
+            self._hint_ptr = self._hints(cr).ctypes.data
+        ctx[lo.C_HINTS] = self._hint_ptr
         with kept_by(self._unraisable):
             cr.round(ctx.ctypes.data)
         if not whole:
@@ -788,8 +797,15 @@ class JitRun:
         ctx[lo.C_GID_X:lo.C_GID_Z + 1] = f.slots
 
     def _point_at(self, st: WaveState, base: int, bound: int) -> None:
-        """ctx's register file, code base and bound, windows and helpers for native code over `st`."""
+        """ctx's register file, code base and bound, windows and helpers for native code over `st`. The
+        pointers are set once per batch (a WaveState's arrays and the tier's window table are never
+        replaced; `.ctypes.data` costs microseconds, and a tiled kernel's few waves run hundreds of rounds)."""
         ctx = self.ctx
+        ctx[lo.C_BOUND] = bound
+        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        if self._pointed is st and ctx[lo.C_BASE] == base:
+            return
+        self._pointed = st
         for slot, value in ((lo.C_SGPR, st.sgpr), (lo.C_VGPR, st.vgpr), (lo.C_SCC, st.scc), (lo.C_PC, st.pc),
                              (lo.C_STATUS, st.status), (lo.C_HWREG, st.hwreg), (lo.C_LDS, st.lds),
                              (lo.C_GROUP, st.group), (lo.C_WINDOWS, self.tier.windows)):
