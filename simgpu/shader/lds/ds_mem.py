@@ -33,14 +33,16 @@ def _unit(lds: np.ndarray, addr: np.ndarray, size: int) -> int:
 
 
 def _distinct(keys: np.ndarray) -> bool:
-    """Whether no two lanes write one unit, decided by counting over the keys' span when it is at most a few
-    times their number (a tiled kernel's transposed tile store: a permutation, which last_wins would sort)."""
+    """Whether no two lanes write one unit: counted over the keys' span when it is at most a few times their
+    number (a batch of many workgroups), else sorted (a few waves). A tiled kernel's transposed tile store
+    is a permutation, which last_wins would otherwise sort with the lanes' order packed in."""
     if keys.size <= 1:
         return True
     lo, hi = int(keys.min()), int(keys.max())
-    if hi - lo >= 4 * keys.size:
-        return False  # (last_wins decides)
-    return int(np.bincount(keys - lo, minlength=0).max()) == 1
+    if hi - lo < 4 * keys.size:
+        return int(np.bincount(keys - lo).max()) == 1
+    s = np.sort(keys)
+    return bool((s[1:] != s[:-1]).all())
 
 
 def lds_read(ex, w, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
@@ -65,6 +67,13 @@ def lds_write(ex, w, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> No
     unit = _unit(ex.st.lds, addr, size)
     units = ex.st.lds.view(_UNITS[unit])  # a lane writes all or none of each unit
     data = np.ascontiguousarray(data).view(_UNITS[unit])
+    if size == unit and addr.size and mask.all() and int(addr.min()) >= 0 and int(addr.max()) < ex.st.lds.shape[1]:
+        # every lane writes one whole unit inside the row (a ds_store_b32 with EXEC full): no masks, and no
+        # ordering when the units are distinct
+        cols, rows = addr // unit, ex.st.group[w].reshape(-1, 1)
+        if _distinct((rows * units.shape[1] + cols).reshape(-1)):
+            units[rows, cols] = data[..., 0]
+            return
     idx = (addr // unit)[..., None] + np.arange(size // unit)
     ok = mask[..., None] & (idx >= 0) & (idx < units.shape[1])
     rows, cols, vals = _rows(ex, w, idx.shape)[ok], idx[ok], data[ok]
