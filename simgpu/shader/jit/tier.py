@@ -573,6 +573,8 @@ class JitRun:
             # A wave must not have run at or past a PC where another wave (or a wave outside the round)
             # stands: there the interpreter would have let that one go first.
             park = np.where(exits != lo.EXIT_DONE, st.pc[ix], INT64_MAX)
+            if int(maxlast.max()) + base < min(int(park.min()), bound0):
+                break  # no wave ran as far as any park (every wave of a tiled loop parks at one LDS store)
             two = np.partition(park, 1)[:2] if n > 1 else np.array([park[0], INT64_MAX])
             others_min = np.minimum(np.where(park == two[0], two[1], two[0]), bound0)
             bad = np.flatnonzero((maxlast >= 0) & (maxlast + base >= others_min))
