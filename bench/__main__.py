@@ -14,6 +14,7 @@ from bench import (
     bench_reduce,
     bench_sanitize,
     bench_shader,
+    bench_tiled,
     bench_trace,
     bench_train,
 )
@@ -33,6 +34,7 @@ def main() -> None:
     bench_compiler.main()
     bench_reduce.main()
     bench_train.main()
+    bench_tiled.main()
     bench_cpu.main()
     bench_native.main([])
 

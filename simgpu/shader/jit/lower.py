@@ -94,6 +94,8 @@ class Lowering:
         self.valu = False  # the instruction being lowered counts lane-ops
         self.wrote_vgprs: set[int] = set()  # registers the instruction being lowered writes
         self.wrote_sgprs: set[int] = set()
+        self.used_vgprs: set[int] = set()  # registers the instruction being lowered reads or writes
+        self.entry_sets = 0  # distinct VGPR sets @wave loads per entry block (0: all; see _entry_classes)
         self.nblocks = 0
         self.sites: list[tuple[int, bool]] = []  # (offset, is a store) of each memory site (see `site`)
         self.fusable = True  # False once a fragment needs state a fused batch does not have (LDS)
@@ -108,7 +110,7 @@ class Lowering:
         b = self.b
         mark, exits = len(b.lines), len(self.exits)
         self.off, self.inst, self.valu = off, inst, False
-        self.wrote_vgprs, self.wrote_sgprs = set(), set()
+        self.wrote_vgprs, self.wrote_sgprs, self.used_vgprs = set(), set(), set()
         try:
             fn(self, inst)
         except Unsupported:
@@ -293,6 +295,7 @@ class Lowering:
         if not 0 <= r < self.nvgpr:
             raise Unsupported(f"v{r} past the allocation")
         self.vgprs.add(r)
+        self.used_vgprs.add(r)
         return self.b.op(f"load {self.b.v32}, ptr %V{r}")
 
     def set_vgpr(self, r: int, value: str, lanes: str | None) -> None:
@@ -306,6 +309,7 @@ class Lowering:
         self.vgprs.add(r)
         self.vgprs_written.add(r)
         self.wrote_vgprs.add(r)
+        self.used_vgprs.add(r)
         b.raw(f"store {b.v32} {value}, ptr %V{r}")
 
     def vgpr64(self, r: int) -> str:
@@ -337,8 +341,9 @@ def ctx_field(b: Builder, index: int, ty: str = "i64") -> str:
     return b.op(f"load {ty}, ptr {p}")
 
 
-def wave_function(lw: Lowering, region, body: list[str]) -> str:
-    """The text of @wave: register locals, the entry switch, the blocks (`body`) and the exit."""
+def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
+    """The text of @wave: register locals, the entry switch, the blocks (`body`) and the exit. `entries`
+    (translate.entry_vgprs, or None: all of them) are the VGPRs to load and store back per entry block."""
     b = Builder(lw.lanes)
     b._n = lw.b._n  # keep SSA names unique against the body's
     L = lw.lanes
@@ -399,9 +404,26 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     for c in sorted(lw.sgprs):
         p = b.op(f"getelementptr i32, ptr %sgrow, i64 {c}")
         b.raw(f"store i32 {b.op(f'load i32, ptr {p}')}, ptr %S{c}")
-    for r in sorted(lw.vgprs):
-        p = _vgpr_ptr(b, r)
-        b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
+    classes = _entry_classes(entries)
+    lw.entry_sets = 0 if classes is None else len(classes[0]) - 1
+    if classes is None:
+        for r in sorted(lw.vgprs):
+            p = _vgpr_ptr(b, r)
+            b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
+    else:  # only the VGPRs the entry block's code can reach (translate.entry_vgprs); %CLS picks the stores
+        b.raw("%CLS = alloca i32")
+        b.raw("%pcin = load i64, ptr %pcp")
+        b.raw("%offin = sub i64 %pcin, %base")
+        cases = " ".join(f"i64 {blk.start}, label %ld{classes[1][blk.index]}" for blk in region.blocks)
+        b.raw(f"switch i64 %offin, label %ld0 [ {cases} ]")
+        for c, (load, _store) in enumerate(classes[0]):
+            b.label(f"ld{c}")
+            b.raw(f"store i32 {c}, ptr %CLS")
+            for r in sorted(load):
+                p = _vgpr_ptr(b, r)
+                b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
+            b.raw("br label %loaded")
+        b.label("loaded")
     hw = ctx_field(b, C_HWREG, "ptr")
     hrow = b.op("mul i64 %k, 64")
     mp = b.op(f"getelementptr i32, ptr {hw}, i64 {b.op(f'add i64 {hrow}, {HW_MODE}')}")
@@ -412,7 +434,8 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     b.label("badmode")
     b.raw("br label %exit")
     b.label("dispatch")
-    incoming = ", ".join(["[%off0, %entry]"] + [f"[{v}, %{lab}]" for lab, v in lw.dynamic])
+    first = "entry" if classes is None else "loaded"  # (the block that branches to %dispatch)
+    incoming = ", ".join([f"[%off0, %{first}]"] + [f"[{v}, %{lab}]" for lab, v in lw.dynamic])
     b.raw(f"%off = phi i64 {incoming}")
     cases = " ".join(f"i64 {blk.start}, label %b{blk.start}" for blk in region.blocks)
     b.raw(f"switch i64 %off, label %noentry [ {cases} ]")
@@ -433,9 +456,21 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     for c in sorted(lw.sgprs_written):
         p = e.op(f"getelementptr i32, ptr %sgrow, i64 {c}")
         e.raw(f"store i32 {e.op(f'load i32, ptr %S{c}')}, ptr {p}")
-    for r in sorted(lw.vgprs_written):
-        p = _vgpr_ptr(e, r)
-        e.raw(f"store {e.v32} {e.op(f'load {e.v32}, ptr %V{r}')}, ptr {p}, align 4")
+    if classes is None:
+        for r in sorted(lw.vgprs_written):
+            p = _vgpr_ptr(e, r)
+            e.raw(f"store {e.v32} {e.op(f'load {e.v32}, ptr %V{r}')}, ptr {p}, align 4")
+    else:
+        cls = e.op("load i32, ptr %CLS")
+        cases = " ".join(f"i32 {c}, label %st{c}" for c in range(1, len(classes[0])))
+        e.raw(f"switch i32 {cls}, label %st0 [ {cases} ]")
+        for c, (_load, store) in enumerate(classes[0]):
+            e.label(f"st{c}")
+            for r in sorted(store):
+                p = _vgpr_ptr(e, r)
+                e.raw(f"store {e.v32} {e.op(f'load {e.v32}, ptr %V{r}')}, ptr {p}, align 4")
+            e.raw("br label %stored")
+        e.label("stored")
     scc = e.op("load i1, ptr %SCC")
     e.raw(f"store i32 {e.op(f'zext i1 {scc} to i32')}, ptr %sccp")
     e.raw(f"store i64 {e.op('add i64 %base, %xoff')}, ptr %pcp")
@@ -460,11 +495,31 @@ def wave_function(lw: Lowering, region, body: list[str]) -> str:
     return "\n".join(lines + text + e.lines + ["}"])
 
 
+def _entry_classes(entries) -> tuple[list, list[int]] | None:
+    """The distinct (load, store) VGPR sets of the entry blocks, the first empty (an entry at no block
+    start runs nothing), and each block's index among them; None: every entry loads all (`entries` None,
+    a jump through the switch reachable, or so many distinct sets that the IR would grow past MAX_ENTRY_LOADS
+    register moves)."""
+    if entries is None or any(x is None for x in entries):
+        return None
+    sets: list = [(frozenset(), frozenset())]
+    index, of = {sets[0]: 0}, []
+    for x in entries:
+        if x not in index:
+            index[x] = len(sets)
+            sets.append(x)
+        of.append(index[x])
+    if sum(len(a) + len(w) for a, w in sets) > MAX_ENTRY_LOADS:
+        return None
+    return sets, of
+
+
 def _vgpr_ptr(b: Builder, r: int) -> str:
     off = b.op(f"mul i64 %plane, {r}")
     return b.op(f"getelementptr i8, ptr %vgrow, i64 {off}")
 
 
+MAX_ENTRY_LOADS = 4096  # register moves over @wave's entry classes (_entry_classes) before it loads all at once
 RARE_WEIGHTS = '!0 = !{!"branch_weights", i32 1, i32 1000000}'
 
 

@@ -190,6 +190,7 @@ class CompiledRegion:
     fused: object = None  # ctypes function FUSED_TYPE when the region is fusable (translate.fusable), else None
     nsites: int = 0  # memory sites of the order check (Lowering.site)
     stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
+    entry_sets: int = 0  # distinct VGPR sets @wave moves per entry block (lower._entry_classes), 0: all at once
 
 
 @dataclass
@@ -372,6 +373,9 @@ class JitRun:
         self._bufs = None
         self._seen = None  # the WaveState of the batch the tier has seen a step of
         self._hint_table: np.ndarray | None = None
+        self._pointed: WaveState | None = None  # the batch ctx's register pointers are set for (_point_at)
+        self._buf_ptrs: tuple = ()  # data pointers of self._bufs
+        self._hint_ptr = 0  # of self._hint_table
         self.corrections: list = []
         self.checked = False
         self.fusing = False  # a fused batch is running (tier.py, "Fused launch")
@@ -569,6 +573,8 @@ class JitRun:
             # A wave must not have run at or past a PC where another wave (or a wave outside the round)
             # stands: there the interpreter would have let that one go first.
             park = np.where(exits != lo.EXIT_DONE, st.pc[ix], INT64_MAX)
+            if int(maxlast.max()) + base < min(int(park.min()), bound0):
+                break  # no wave ran as far as any park (every wave of a tiled loop parks at one LDS store)
             two = np.partition(park, 1)[:2] if n > 1 else np.array([park[0], INT64_MAX])
             others_min = np.minimum(np.where(park == two[0], two[1], two[0]), bound0)
             bad = np.flatnonzero((maxlast >= 0) & (maxlast + base >= others_min))
@@ -609,8 +615,9 @@ class JitRun:
         """Zeroed per-round arrays (reused between rounds): counts [n, blocks], lane-ops, exits, maxlast."""
         if self._bufs is None or self._bufs[0].shape[0] < n or self._bufs[0].shape[1] != nb:
             self._bufs = (np.zeros((n, nb), np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
-                          np.zeros(n, np.int64))
-        counts, laneops, exits, maxlast = (a[:n] for a in self._bufs)
+                          np.zeros(n, np.int64), np.zeros(n, np.int64))  # (the last: the round's waves)
+            self._buf_ptrs = tuple(a.ctypes.data for a in self._bufs)
+        counts, laneops, exits, maxlast = (a[:n] for a in self._bufs[:4])
         counts[:] = 0
         laneops[:] = 0
         exits[:] = -1
@@ -661,22 +668,27 @@ class JitRun:
         counts, lane-ops, exits and highest PCs land in those rows."""
         ex, st, ctx = self.ex, self.ex.st, self.ctx
         whole = len(rows) == len(w)
+        waves = self._bufs[4]  # (its pointer, and the round buffers', were taken when _buffers made them)
         if whole:
-            waves, sub = np.ascontiguousarray(w, np.int64), (counts, laneops, exits, maxlast)
+            waves[:len(w)] = w
+            sub = (counts, laneops, exits, maxlast)
+            ctx[lo.C_COUNTS], ctx[lo.C_LANEOPS], ctx[lo.C_EXITS], ctx[lo.C_MAXLAST] = self._buf_ptrs[:4]
         else:
-            waves = np.ascontiguousarray(w[rows], np.int64)
+            waves[:len(rows)] = w[rows]
             sub = (counts[rows], laneops[rows], exits[rows], maxlast[rows])
+            ctx[lo.C_COUNTS] = sub[0].ctypes.data
+            ctx[lo.C_LANEOPS] = sub[1].ctypes.data
+            ctx[lo.C_EXITS] = sub[2].ctypes.data
+            ctx[lo.C_MAXLAST] = sub[3].ctypes.data
         self._point_at(st, ex.d.code_address, bound)
         ctx[lo.C_FUSED], ctx[lo.C_KEEP] = 0, 1
         self._allowance = allowance
         self._give_stretch()
-        ctx[lo.C_COUNTS] = sub[0].ctypes.data
-        ctx[lo.C_LANEOPS] = sub[1].ctypes.data
-        ctx[lo.C_WAVES] = waves.ctypes.data
-        ctx[lo.C_COUNT] = len(waves)
-        ctx[lo.C_EXITS] = sub[2].ctypes.data
-        ctx[lo.C_MAXLAST] = sub[3].ctypes.data
-        ctx[lo.C_HINTS] = self._hints(cr).ctypes.data
+        ctx[lo.C_WAVES] = self._buf_ptrs[4]
+        ctx[lo.C_COUNT] = len(rows)
+        if not self._hint_ptr:
+            self._hint_ptr = self._hints(cr).ctypes.data
+        ctx[lo.C_HINTS] = self._hint_ptr
         with kept_by(self._unraisable):
             cr.round(ctx.ctypes.data)
         if not whole:
@@ -787,8 +799,15 @@ class JitRun:
         ctx[lo.C_GID_X:lo.C_GID_Z + 1] = f.slots
 
     def _point_at(self, st: WaveState, base: int, bound: int) -> None:
-        """ctx's register file, code base and bound, windows and helpers for native code over `st`."""
+        """ctx's register file, code base and bound, windows and helpers for native code over `st`. The
+        pointers are set once per batch (a WaveState's arrays and the tier's window table are never
+        replaced; `.ctypes.data` costs microseconds, and a tiled kernel's few waves run hundreds of rounds)."""
         ctx = self.ctx
+        ctx[lo.C_BOUND] = bound
+        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        if self._pointed is st and ctx[lo.C_BASE] == base:
+            return
+        self._pointed = st
         for slot, value in ((lo.C_SGPR, st.sgpr), (lo.C_VGPR, st.vgpr), (lo.C_SCC, st.scc), (lo.C_PC, st.pc),
                              (lo.C_STATUS, st.status), (lo.C_HWREG, st.hwreg), (lo.C_LDS, st.lds),
                              (lo.C_GROUP, st.group), (lo.C_WINDOWS, self.tier.windows)):
@@ -1106,7 +1125,7 @@ def _translate(src: _Source):
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
     ir, fuse = build_module(lw, region)
     meta["nhints"] = len(lw.hints)
-    meta["fusable"], meta["nsites"] = fuse, len(lw.sites)
+    meta["fusable"], meta["nsites"], meta["entry_sets"] = fuse, len(lw.sites), lw.entry_sets
     meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
@@ -1180,7 +1199,7 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
         block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
-        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]),
+        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]), entry_sets=m["entry_sets"],
         compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk, start_seconds=start.seconds)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)

@@ -76,8 +76,9 @@ def _load_translators() -> None:
 
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
     """classify(inst, off) -> (kind, fragment, may exit mid-block) for region.discover; a native
-    fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written)). A sync store the
-    translator covers has one too, with the labels of its exits: it runs only in a fused batch."""
+    fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written, VGPRs read or
+    written)). A sync store the translator covers has one too, with the labels of its exits: it runs only
+    in a fused batch."""
     _load_translators()
 
     def classify(inst, off: int):
@@ -91,11 +92,12 @@ def classifier(lw: Lowering, nvgpr: int, callback_ok):
             frag = lw.fragment(inst, off) if "_store_" in m else None
             if frag is None:
                 return rg.SYNC, None, False
-            return rg.SYNC, (frag, False, False, (frozenset(), frozenset()), [e[0] for e in lw.exits[mark:]]), False
+            return (rg.SYNC, (frag, False, False, (frozenset(), frozenset(), frozenset()),
+                              [e[0] for e in lw.exits[mark:]]), False)
         mark = len(lw.exits)
         frag = lw.fragment(inst, off)
         if frag is not None:
-            writes = (frozenset(lw.wrote_vgprs), frozenset(lw.wrote_sgprs))
+            writes = (frozenset(lw.wrote_vgprs), frozenset(lw.wrote_sgprs), frozenset(lw.used_vgprs))
             return rg.NATIVE, (frag, lw.valu, writes_exec(inst), writes), len(lw.exits) > mark
         return (rg.CALLBACK if callback_ok(inst) else rg.SYNC), None, False
     return classify
@@ -246,6 +248,47 @@ def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | No
                     seen.add(j)
                     todo.append(j)
         out.append(None if unknown else (frozenset(v), frozenset(s)))
+    return out
+
+
+def entry_vgprs(region: rg.Region) -> list[tuple[frozenset, frozenset] | None]:
+    """For each block: the VGPRs native code may read or write, and those it may write, from entering @wave
+    there until the wave leaves it (it leaves before a sync, missing or callback block, and a callback
+    enters @wave again at the next block), or None when a jump through the entry switch (s_setpc & co.) is
+    reachable. @wave loads only the first set from the register file and stores back only the second: a
+    round between two LDS stores of a tiled matmul need not move the loop's accumulators."""
+    blocks = region.blocks
+    own, succ, dynamic = [], [], []
+    for blk in blocks:
+        used, wrote, nxt = set(), set(), []
+        last = blk.insns[-1]
+        if blk.kind == rg.NATIVE:
+            for insn in blk.insns:
+                if insn.kind == rg.NATIVE:
+                    wrote |= insn.fragment[3][0]
+                    used |= insn.fragment[3][2]
+            if last.kind == rg.CONTROL:
+                nxt = [region.by_start[o].index for o in rg.successors(last) if o in region.by_start]
+            elif blk.end in region.by_start:
+                nxt = [region.by_start[blk.end].index]
+        own.append((used, wrote))
+        succ.append(nxt)
+        dynamic.append(blk.kind == rg.NATIVE and last.kind == rg.CONTROL
+                       and last.inst.mnemonic in rg.DYNAMIC - {"s_call_b64"})
+    out: list[tuple[frozenset, frozenset] | None] = []
+    for start in range(len(blocks)):
+        seen, todo = {start}, [start]
+        used, wrote, jumps = set(), set(), False
+        while todo:
+            i = todo.pop()
+            used |= own[i][0]
+            wrote |= own[i][1]
+            jumps |= dynamic[i]
+            for j in succ[i]:
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        out.append(None if jumps else (frozenset(used | wrote), frozenset(wrote)))
     return out
 
 
@@ -421,4 +464,5 @@ def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
     body = list(b.lines)
     decls = "\n".join(sorted(b.decls))
     driver = fused_driver(sum(len(blk.insns) for blk in region.blocks)) if fuse else ""
-    return f"{decls}\n\n{wave_function(lw, region, body)}\n{ROUND}\n{driver}\n{RARE_WEIGHTS}\n", fuse
+    entries = None if fuse else entry_vgprs(region)
+    return f"{decls}\n\n{wave_function(lw, region, body, entries)}\n{ROUND}\n{driver}\n{RARE_WEIGHTS}\n", fuse

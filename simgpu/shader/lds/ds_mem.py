@@ -32,6 +32,19 @@ def _unit(lds: np.ndarray, addr: np.ndarray, size: int) -> int:
     return 4 if not low & 3 else 2 if not low & 1 else 1
 
 
+def _distinct(keys: np.ndarray) -> bool:
+    """Whether no two lanes write one unit: counted over the keys' span when it is at most a few times their
+    number (a batch of many workgroups), else sorted (a few waves). A tiled kernel's transposed tile store
+    is a permutation, which last_wins would otherwise sort with the lanes' order packed in."""
+    if keys.size <= 1:
+        return True
+    lo, hi = int(keys.min()), int(keys.max())
+    if hi - lo < 4 * keys.size:
+        return int(np.bincount(keys - lo).max()) == 1
+    s = np.sort(keys)
+    return bool((s[1:] != s[:-1]).all())
+
+
 def lds_read(ex, w, addr: np.ndarray, size: int, mask: np.ndarray) -> np.ndarray:
     """[n, lanes, size] bytes at LDS byte addresses `addr` ([n, lanes] int64) for lanes in `mask`."""
     addr = addr.astype(np.int64)
@@ -54,10 +67,18 @@ def lds_write(ex, w, addr: np.ndarray, data: np.ndarray, mask: np.ndarray) -> No
     unit = _unit(ex.st.lds, addr, size)
     units = ex.st.lds.view(_UNITS[unit])  # a lane writes all or none of each unit
     data = np.ascontiguousarray(data).view(_UNITS[unit])
+    if size == unit and addr.size and mask.all() and int(addr.min()) >= 0 and int(addr.max()) < ex.st.lds.shape[1]:
+        # every lane writes one whole unit inside the row (a ds_store_b32 with EXEC full): no masks, and no
+        # ordering when the units are distinct
+        cols, rows = addr // unit, ex.st.group[w].reshape(-1, 1)
+        if _distinct((rows * units.shape[1] + cols).reshape(-1)):
+            units[rows, cols] = data[..., 0]
+            return
     idx = (addr // unit)[..., None] + np.arange(size // unit)
     ok = mask[..., None] & (idx >= 0) & (idx < units.shape[1])
     rows, cols, vals = _rows(ex, w, idx.shape)[ok], idx[ok], data[ok]
-    keep = last_wins(rows * units.shape[1] + cols)
+    keys = rows * units.shape[1] + cols
+    keep = None if _distinct(keys) else last_wins(keys)
     if keep is not None:
         rows, cols, vals = rows[keep], cols[keep], vals[keep]
     units[rows, cols] = vals
