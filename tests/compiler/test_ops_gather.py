@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from compiler import Tensor
-from tests.support.tinygrad_cases import assert_matches, ours, run_tinygrad
+from tests.support.tinygrad_cases import assert_matches, environment, ours, run_tinygrad
 
 SETUP = """
 rng = np.random.default_rng(1)
@@ -21,11 +21,6 @@ MASK = np.array([[True, False, True, False], [False, False, False, False], [True
 IMG = rng.standard_normal((1, 2, 3, 4)).astype(np.float32)
 P = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
 PI = np.array([[[[5, 7], [13, 15]]]], np.int32)
-def grad_of(fn, x):
-    t = T(x)
-    t.requires_grad = True
-    fn(t).sum().backward()
-    return t.grad
 """
 
 CASES = {
@@ -105,9 +100,7 @@ def test_matches_tinygrad_on_cpu(tinygrad_results, name):
 
 # ---- NumPy ----------------------------------------------------------------------------------------------------
 def _env():
-    env = {"np": np, "T": Tensor}
-    exec(SETUP, env)
-    return env
+    return environment(SETUP)
 
 
 def test_gather_is_take_along_axis():

@@ -13,11 +13,6 @@ SETUP = """
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
 Y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 I = np.arange(10, dtype=np.int32)
-def grad_of(fn, x):
-    t = T(x)
-    t.requires_grad = True
-    fn(t).sum().backward()
-    return t.grad
 """
 
 CASES = {

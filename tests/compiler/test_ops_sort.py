@@ -9,7 +9,7 @@ import pytest
 
 from compiler import Tensor
 from compiler import backend as backends
-from tests.support.tinygrad_cases import assert_matches, ours, run_tinygrad
+from tests.support.tinygrad_cases import assert_matches, environment, ours, run_tinygrad
 
 SETUP = """
 rng = np.random.default_rng(0)
@@ -22,11 +22,6 @@ E = np.zeros((2, 0), np.float32)
 BOOLS = np.array([[True, False], [False, False], [True, True]])
 NAN = np.array([3.0, np.nan, 1.0, 2.0, np.nan, 1.0], np.float32)
 W = (np.arange(3 * 37, dtype=np.float32).reshape(3, 37) % 5) - 2
-def grad_of(fn, x):
-    t = T(x)
-    t.requires_grad = True
-    fn(t).sum().backward()
-    return t.grad
 """
 
 CASES = {
@@ -113,9 +108,7 @@ def test_matches_tinygrad_on_cpu(tinygrad_results, name):
 
 # ---- NumPy ----------------------------------------------------------------------------------------------------
 def _env():
-    env = {"np": np, "T": Tensor}
-    exec(SETUP, env)
-    return env
+    return environment(SETUP)
 
 
 def test_sort_matches_numpy_stable_sort():

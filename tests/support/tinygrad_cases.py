@@ -12,13 +12,22 @@ import numpy as np
 
 from tests.support import tinygrad_golden
 
+# every case's environment has T, np and grad_of (the gradient of fn(x).sum() with respect to x)
+GRAD_OF = """
+def grad_of(fn, x):
+    t = T(x)
+    t.requires_grad = True
+    fn(t).sum().backward()
+    return t.grad
+"""
+
 _RUNNER = """
 import json, sys
 import numpy as np
 from tinygrad import Tensor as T
 spec = json.load(sys.stdin)
 env = {"T": T, "np": np}
-exec(spec["setup"], env)
+exec(spec["grad_of"] + spec["setup"], env)
 out = {}
 for name, expr in spec["cases"].items():
     try:
@@ -35,16 +44,22 @@ json.dump(out, sys.stdout)
 def run_tinygrad(setup: str, cases: dict[str, str]) -> dict:
     """Every case evaluated by tinygrad's CPU device in one subprocess, or its committed result
     (tests/support/tinygrad_golden.py; skips when neither it nor tinygrad and clang are there)."""
-    spec = json.dumps({"setup": setup, "cases": cases}, sort_keys=True).encode()
+    spec = json.dumps({"grad_of": GRAD_OF, "setup": setup, "cases": cases}, sort_keys=True).encode()
     return json.loads(tinygrad_golden.output(_RUNNER, stdin=spec))
+
+
+def environment(setup: str) -> dict:
+    """The names a case sees, with our Tensor as T: np, grad_of and what setup defines."""
+    from compiler import Tensor
+    env = {"T": Tensor, "np": np}
+    exec(GRAD_OF + setup, env)
+    return env
 
 
 def ours(setup: str, expr: str, device: str | None = None) -> list[np.ndarray]:
     """The case evaluated by our Tensor (on device when given) as NumPy arrays."""
-    from compiler import Tensor
     from compiler import device as devices
-    env = {"T": Tensor, "np": np}
-    exec(setup, env)
+    env = environment(setup)
     old = devices.DEFAULT
     if device is not None:
         devices.DEFAULT = device
