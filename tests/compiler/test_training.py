@@ -7,13 +7,18 @@ import numpy as np
 from compiler import Tensor
 from compiler.examples import block_parameters, train_mlp, transformer_block, transformer_block_numpy
 from compiler.nn.optim import SGD, Adam, AdamW
+from tests.support import differential
 
 
 def test_mlp_trains_and_is_deterministic(backend):
     losses, weights = train_mlp(steps=50)
     assert losses[-1] < 0.3 * losses[0], losses
     assert all(np.isfinite(losses))
-    losses2, weights2 = train_mlp(steps=50)
+    # The rerun launches the same kernels on the same inputs as the first run, whose every launch the backend
+    # fixture already checked against the partner backend; checking them again would only repeat that work, and
+    # the asserts below prove the rerun bit-identical.
+    with differential.paused():
+        losses2, weights2 = train_mlp(steps=50)
     assert losses == losses2
     assert [w.tobytes() for w in weights] == [w.tobytes() for w in weights2]
 
