@@ -144,6 +144,11 @@ def test_layer_matches_tinygrad(case_data, name, kind):
             "state-dict names, shapes and order"
         y, x, layer = _forward(name, inputs, training=CASES[name][2])
         (y * Tensor(ref[name + ":r"])).sum().backward()
+        # every result in one schedule: read one by one, each .numpy() scheduled the backward graph again
+        # (LSTMCell's gradients share most of it: 7 s of scheduling a case)
+        params = list(get_state_dict(layer).values())
+        Tensor.realize_all(y, *([x.grad] if x.requires_grad else []), *params,
+                           *(v.grad for v in params if v.requires_grad and v.grad is not None))
         tol = {"rtol": 1e-4, "atol": 1e-5}
         np.testing.assert_allclose(y.numpy(), ref[name + ":y"], **tol, err_msg="forward")
         if x.requires_grad:
