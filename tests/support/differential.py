@@ -8,9 +8,9 @@ same case ran with it earlier in this process: the `backend` fixture runs the re
 are compared; otherwise the kernel is compiled for the other backend (through the kernel cache, which the other
 parametrization of the case then reuses) and run on copies of the output buffers. Records older than the
 previous test are dropped. SIMGPU_DIFFERENTIAL=0 turns it off; `paused()` lets a test repeat, unchecked,
-launches it has already checked (a determinism rerun it asserts bit-identical). A launch the block cannot check (its program
-was not compiled through the compiler inside the block) fails the test, so "every case on both backends" holds
-by construction, not by hope.
+launches it has already checked (a determinism rerun it asserts bit-identical). A launch the block cannot check
+(its program was not compiled through the compiler inside the block) fails the test, so "every case on both
+backends" holds by construction, not by hope.
 """
 
 from __future__ import annotations
