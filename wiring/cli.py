@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--perfetto", metavar="OUT.json", help="write a Perfetto / Chrome trace of the dispatches "
                                                           "(implies --profile)")
     r.add_argument("--profile-host", metavar="FILE", help="profile the server itself: round trips by kind and CPU by "
-                   "component on stderr after the program, its cProfile (pstats) in FILE ($SIMGPU_PROFILE_HOST)")
+                   "component on stderr after the program, its cProfile (pstats) in FILE ($SIMGPU_PROFILE_HOST; "
+                   "FILE -: round trips only, no cProfile)")
     r.add_argument("cmd", nargs=argparse.REMAINDER)
     r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "

@@ -200,3 +200,12 @@ def test_run_profile_host_counts_the_clients_round_trips_by_ioctl(tmp_path):
     assert "engine (simgpu/)" in err and "server (mockgpu/)" in err
     funcs = {func for _, _, func in pstats.Stats(str(out)).stats}
     assert "_serve" in funcs and "map_memory_to_gpu" in funcs  # the session worker's thread was profiled
+
+
+def test_run_profile_host_dash_counts_round_trips_without_cprofile():
+    """SIMGPU_PROFILE_HOST=- (or --profile-host -): the round-trip table alone (no cProfile slowing the server, no
+    pstats file, no CPU table)."""
+    err = _vadd(env={"SIMGPU_PROFILE_HOST": "-"}).stderr  # (the environment variable asks as the option does)
+    table = err[err.index("simgpu run --profile-host:"):]
+    assert any(line.split()[:3] == ["IOCTL", "MAP_MEMORY_TO_GPU", "8"] for line in table.splitlines()), err
+    assert "server CPU" not in table and "pstats written" not in table
