@@ -23,6 +23,7 @@ from mockgpu.memory import (
     KfdError,
     RangeAllocator,
     WouldBlock,
+    fragment_align,
     page_align,
 )
 from mockgpu.usermem import UserMemory
@@ -244,15 +245,16 @@ class KfdProcess:
                 raise KfdError(errno.EINVAL, f"VA range {a.va_addr:#x}+{size:#x} overlaps another buffer")
         al = Allocation((n.gpu_id << 48) | self._next_handle, n.index, kind, a.va_addr, size, a.flags)
         if kind == "vram":
-            al.pa = n.vram.alloc(size)
+            al.pa = n.vram.alloc(size, fragment_align(a.va_addr, size))
             al.file_offset = self.devmem.vram_offset(n.index) + al.pa
         elif kind == "gtt":
             window = n.gtt.alloc(size)
-            al.pa, al.buf = self.sysmem.alloc(size), self.devmem.gtt(n.index, window, size)
+            al.pa = self.sysmem.alloc(size, fragment_align(a.va_addr, size))
+            al.buf = self.devmem.gtt(n.index, window, size)
             al.file_offset = self.devmem.gtt_offset(n.index) + window
         elif kind == "userptr":
             al.buf = self.user.share(a.mmap_offset, size)  # EFAULT unless the caller owns those pages
-            al.pa, al.user_addr = self.sysmem.alloc(size), a.mmap_offset
+            al.pa, al.user_addr = self.sysmem.alloc(size, fragment_align(a.va_addr, size)), a.mmap_offset
         elif kind == "doorbell":
             if size != DOORBELL_PAGE:
                 raise KfdError(errno.EINVAL, f"doorbell allocations are {DOORBELL_PAGE} bytes")
