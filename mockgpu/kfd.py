@@ -23,6 +23,7 @@ from mockgpu.memory import (
     KfdError,
     RangeAllocator,
     WouldBlock,
+    fragment_align,
     page_align,
 )
 from mockgpu.usermem import UserMemory
@@ -39,10 +40,20 @@ GPUVM_BASE, GPUVM_LIMIT = 0x200000, (1 << 47) - (1 << 32) - 1
 TYPE_FLAGS = {kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM: "vram", kfd.KFD_IOC_ALLOC_MEM_FLAGS_GTT: "gtt",
               kfd.KFD_IOC_ALLOC_MEM_FLAGS_USERPTR: "userptr", kfd.KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL: "doorbell",
               kfd.KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP: "mmio"}
+
 QUEUE_FORMATS = {kfd.KFD_IOC_QUEUE_TYPE_COMPUTE: "pm4", kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: "aql",
                  kfd.KFD_IOC_QUEUE_TYPE_SDMA: "sdma", kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI: "sdma",
                  kfd.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: "sdma"}
 FIRST_NONSIGNAL_EVENT_ID = kfd.KFD_SIGNAL_EVENT_LIMIT
+
+
+def _place(space: RangeAllocator, size: int, va: int) -> int:
+    """Physical room for a buffer at `va`: at its fragment alignment, or page-aligned where only that fits (an
+    alignment gap must never make a fragmented but big enough space ENOMEM)."""
+    try:
+        return space.alloc(size, fragment_align(va, size))
+    except KfdError:
+        return space.alloc(size)
 
 
 @dataclass
@@ -244,15 +255,16 @@ class KfdProcess:
                 raise KfdError(errno.EINVAL, f"VA range {a.va_addr:#x}+{size:#x} overlaps another buffer")
         al = Allocation((n.gpu_id << 48) | self._next_handle, n.index, kind, a.va_addr, size, a.flags)
         if kind == "vram":
-            al.pa = n.vram.alloc(size)
+            al.pa = _place(n.vram, size, a.va_addr)
             al.file_offset = self.devmem.vram_offset(n.index) + al.pa
         elif kind == "gtt":
             window = n.gtt.alloc(size)
-            al.pa, al.buf = self.sysmem.alloc(size), self.devmem.gtt(n.index, window, size)
+            al.pa = _place(self.sysmem, size, a.va_addr)
+            al.buf = self.devmem.gtt(n.index, window, size)
             al.file_offset = self.devmem.gtt_offset(n.index) + window
         elif kind == "userptr":
             al.buf = self.user.share(a.mmap_offset, size)  # EFAULT unless the caller owns those pages
-            al.pa, al.user_addr = self.sysmem.alloc(size), a.mmap_offset
+            al.pa, al.user_addr = _place(self.sysmem, size, a.va_addr), a.mmap_offset
         elif kind == "doorbell":
             if size != DOORBELL_PAGE:
                 raise KfdError(errno.EINVAL, f"doorbell allocations are {DOORBELL_PAGE} bytes")

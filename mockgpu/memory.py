@@ -45,6 +45,17 @@ def page_align(n: int) -> int:
     return -(-n // PAGE) * PAGE
 
 
+FRAGMENT_ALIGN = 2 << 20  # the largest physical alignment given to a buffer (amdgpu's VRAM manager: 2 MiB blocks)
+
+
+def fragment_align(va: int, size: int) -> int:
+    """The physical alignment for a buffer at `va`: as large as the VA's own alignment and the size allow, up to
+    2 MiB, so that its PTEs form large fragments (one page-table write per fragment, and what the GPU's TLB
+    caches) rather than a PTE per page; small or odd buffers keep page alignment."""
+    align = min(va & -va if va else FRAGMENT_ALIGN, FRAGMENT_ALIGN, 1 << (max(size, PAGE).bit_length() - 1))
+    return max(align, PAGE)
+
+
 class RangeAllocator:
     """First-fit allocator of page-aligned ranges (VRAM, system physical addresses)."""
 

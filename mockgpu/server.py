@@ -30,6 +30,7 @@ import threading
 from collections.abc import Callable
 
 from mockgpu import protocol
+from mockgpu.hostprofile import HostProfile
 from mockgpu.protocol import ProtocolError
 from mockgpu.session import RemoteMemory, Session, readable
 
@@ -54,8 +55,10 @@ def _pidfd(pid: int) -> int | None:
 class Server:
     """Listens on `path`; `make_machine(memory, pid)` gives a new session's (os, mock, finish)."""
 
-    def __init__(self, path: str, make_machine: Callable, log=None, record: bool = False):
+    def __init__(self, path: str, make_machine: Callable, log=None, record: bool = False,
+                 profile: HostProfile | None = None):
         self.path, self.make_machine, self.log, self.record = path, make_machine, log or sys.stderr, record
+        self.profile = profile  # simgpu run --profile-host (mockgpu.hostprofile)
         self.uid = os.geteuid()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
         self.listener.bind(path)
@@ -70,6 +73,14 @@ class Server:
     # ---- the loop -------------------------------------------------------------------------------------
     def serve(self, done: Callable[[], bool]) -> None:
         """Serve until `done()` is true and no client is connected; each session's GPUs run in its worker."""
+        if self.profile is not None:
+            with self.profile.thread():
+                self._loop(done)
+        else:
+            self._loop(done)
+        self.close()
+
+    def _loop(self, done: Callable[[], bool]) -> None:
         while not (done() and not self.sessions and not self.unbound):
             ready = readable([self.listener, self._ended_r, *self.unbound, *self._pidfds], WATCH_POLL)
             for r in ready:
@@ -81,7 +92,6 @@ class Server:
                     self._hello(r)
                 elif r in self._pidfds:  # the client process exited: its session ends now
                     self._unwatch(r).kill()
-        self.close()
 
     def close(self) -> None:
         """End every session and stop listening."""
@@ -140,8 +150,9 @@ class Server:
             s = self.sessions.get(pid)
         if s is not None and s.add(sock):
             return
-        memory = RemoteMemory(log=self.record)
-        s = Session(pid, self.make_machine(memory, pid), memory, self.log, recording=self.record, ended=self._ended)
+        memory = RemoteMemory(log=self.record, profile=self.profile)
+        s = Session(pid, self.make_machine(memory, pid), memory, self.log, recording=self.record, ended=self._ended,
+                    profile=self.profile)
         with self._lock:
             self.sessions[pid] = s  # (a session of this pid that is ending leaves on its own: _ended)
         # Every queue reset (a fault, a limit, a wait that timed out) says which and why in the server's log too.

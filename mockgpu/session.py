@@ -23,10 +23,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from mockgpu import protocol
 from mockgpu.devmem import DOORBELL_PAGE
+from mockgpu.hostprofile import HostProfile, ioctl_name
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
 from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
@@ -57,14 +59,20 @@ class ClientGone(BaseException):
     dispatch and the worker (a BaseException: no `except Exception` of the simulator turns it into a queue error)."""
 
 
+_CALLBACKS = {protocol.MEM_READ: "callback MEM_READ", protocol.MEM_WRITE: "callback MEM_WRITE",
+              protocol.SHARE: "callback SHARE", protocol.FD_HANDLE: "callback FD_HANDLE"}
+_REQUESTS = {protocol.OPEN: "OPEN", protocol.CLOSE: "CLOSE", protocol.MMAP: "MMAP", protocol.MAPPED: "MAPPED",
+             protocol.MUNMAP: "MUNMAP"}
+
+
 class RemoteMemory:
     """The client's own memory, through its interposer (the foreign backend of mockgpu.usermem): only while the
     session handles one of its requests, on the connection that sent it. With `log`, what was read and written is
     kept for a trace (take_log), so that a replay can answer the same pointer arguments."""
 
-    def __init__(self, log: bool = False):
+    def __init__(self, log: bool = False, profile: HostProfile | None = None):
         self.sock: socket.socket | None = None
-        self.log = log
+        self.log, self.profile = log, profile
         self.reads: list[tuple[int, bytes]] = []
         self.writes: list[tuple[int, bytes]] = []
         self.shares: list[tuple[int, object]] = []
@@ -79,8 +87,9 @@ class RemoteMemory:
         if self.sock is None:
             raise KfdError(errno.EFAULT, "no client request in progress")
         try:
-            protocol.send(self.sock, kind, args, payload)
-            reply, rargs, data, fd = protocol.recv(self.sock)
+            with self.profile.trip(_CALLBACKS[kind]) if self.profile else nullcontext():
+                protocol.send(self.sock, kind, args, payload)
+                reply, rargs, data, fd = protocol.recv(self.sock)
         except ProtocolError as e:
             raise KfdError(errno.EFAULT, f"client memory: {e}") from None
         if reply != protocol.REPLY or rargs[0] < 0:
@@ -157,8 +166,9 @@ class Session:
     """One client process: its machine (`os`, possibly a recorder around `mock`), its connections, its worker."""
 
     def __init__(self, pid: int, machine: tuple, memory: RemoteMemory, log, recording: bool = False,
-                 ended: Callable[[Session], None] | None = None):
+                 ended: Callable[[Session], None] | None = None, profile: HostProfile | None = None):
         self.pid, self.memory, self.log, self.recording = pid, memory, log, recording
+        self.profile = profile  # simgpu run --profile-host: count round trips, cProfile the worker
         self.os, self.mock, self.finish = machine
         self.ended = ended or (lambda s: None)
         self.conns: set[socket.socket] = set()
@@ -218,7 +228,8 @@ class Session:
 
     def _run(self) -> None:
         try:
-            self._serve()
+            with self.profile.thread() if self.profile else nullcontext():
+                self._serve()
         except ClientGone:
             pass
         except Exception as e:  # noqa: BLE001 - a simulator bug ends this session, never the server
@@ -369,7 +380,12 @@ class Session:
                        protocol.MUNMAP: self._munmap}.get(kind)
             if handler is None:
                 raise ProtocolError(f"unknown request {kind}" if kind != protocol.HELLO else "HELLO twice")
-            handler(sock, args, payload)
+            if self.profile is None:
+                handler(sock, args, payload)
+                return
+            name = f"IOCTL {ioctl_name(args[1] & 0xFFFFFFFF)}" if kind == protocol.IOCTL else _REQUESTS[kind]
+            with self.profile.trip(name):
+                handler(sock, args, payload)
         except ProtocolError:
             self._drop(sock)
         except Exception as e:  # noqa: BLE001 - whatever a client sends, the server stays up

@@ -28,7 +28,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, stats=args.stats,
-               profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto)
+               profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto, profile_host=args.profile_host)
     if args.own_process:
         # The program has exited and every session is finished (recordings written): exit now. Python's own exit
         # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--sqtt", action="store_true", help="thread-trace every dispatch too (implies --profile)")
     r.add_argument("--perfetto", metavar="OUT.json", help="write a Perfetto / Chrome trace of the dispatches "
                                                           "(implies --profile)")
+    r.add_argument("--profile-host", metavar="FILE", help="profile the server itself: round trips by kind and CPU by "
+                   "component on stderr after the program, its cProfile (pstats) in FILE ($SIMGPU_PROFILE_HOST; "
+                   "FILE -: round trips only, no cProfile)")
     r.add_argument("cmd", nargs=argparse.REMAINDER)
     r.set_defaults(func=_cmd_run)
     st = sub.add_parser("stats", help="run a command on the simulated GPU and print the shader engine's counters "

@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mockgpu.hostprofile import PROFILE_HOST_ENV, HostProfile
 from mockgpu.symbols import ProcessCodeObjects
 from wiring.run_observe import Observe
 
@@ -49,7 +50,7 @@ def name_from_process(mock, pid: int) -> None:
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
         sanitize: str | None = None, am: bool = False, stats: bool = False, profile: bool = False,
-        sqtt: bool = False, perfetto: str | None = None) -> int:
+        sqtt: bool = False, perfetto: str | None = None, profile_host: str | None = None) -> int:
     """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
     program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
@@ -58,7 +59,8 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works).
     `stats`, `profile` (`sqtt`, `perfetto`): the clients' GPUs' counters and per-kernel profile, printed on stdout
     after the program exits (wiring/run_observe.py; an outer `simgpu stats/profile` asks the same through the
-    environment)."""
+    environment). `profile_host` (or SIMGPU_PROFILE_HOST): the server's own time -- round trips by kind, CPU by
+    component -- printed on stderr after the program, its cProfile written to that file (mockgpu.hostprofile)."""
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
@@ -99,7 +101,9 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
 
     try:
         write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
-        server = Server(str(tmp / "server.sock"), make_machine, record=bool(record))
+        profile_host = profile_host or os.environ.get(PROFILE_HOST_ENV) or None
+        host = HostProfile(profile_host) if profile_host else None
+        server = Server(str(tmp / "server.sock"), make_machine, record=bool(record), profile=host)
         env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
@@ -120,6 +124,8 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
                 signal.signal(sig, old)
         code = child.wait()
         observe.report(sys.stdout)
+        if host is not None:
+            host.report(sys.stderr)
         return code if code >= 0 else 128 - code
     finally:
         if am and remote is not None:

@@ -257,3 +257,37 @@ def test_bad_user_pointers_are_efault_in_every_ioctl_that_takes_one():
     under `simgpu run`)."""
     from tests.mockgpu.pointer_checks import errnos, expected
     assert errnos(MockOS(devices=1, vram_size=1 << 28)) == expected()
+
+
+@pytest.mark.parametrize("flags", [RW_VRAM, F.KFD_IOC_ALLOC_MEM_FLAGS_GTT | F.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE],
+                         ids=["vram", "gtt"])
+def test_a_large_buffer_maps_as_2mib_fragments_after_a_small_one(drv, flags):
+    """Issue 29: physical pages placed at the VA's alignment (up to 2 MiB, as amdgpu's VRAM manager gives large
+    buffers 2 MiB blocks), so MAP_MEMORY_TO_GPU writes one entry per 2 MiB, not one per 4 KiB page (25,000 PTE
+    writes, a third of a second, for one tinygrad test). The walk is the oracle: every page of the buffer still
+    translates to its own byte of the buffer, and a CPU store through the render node is what the GPU reads."""
+    m, fd, drm, gid, host = drv
+    small = alloc(m, fd, gid, va=0x10000000, size=1 << 12, flags=flags)  # first fit would now start off-alignment
+    big = alloc(m, fd, gid, va=0x10200000, size=4 << 20, flags=flags)
+    for a in (small, big):
+        map_(m, fd, host, a.handle, [gid])
+    gpu = m.simulator(gid)
+    leaves = [gpu.mmu.walk(8, 0x10200000 + off) for off in range(0, 4 << 20, 1 << 12)]
+    assert all(leaf.log2 >= 9 for leaf in leaves)  # 2 MiB fragments (or larger)
+    bases = {leaf.pa_page - (leaf.va_page - 0x10200) for leaf in leaves}  # one contiguous physical range
+    assert len(bases) == 1
+    mp = m.mmap(drm, 4 << 20, 3, MAP_SHARED, big.mmap_offset)
+    mp.view[(3 << 20) + 12:(3 << 20) + 16] = b"frag"
+    assert gpu.mmu.read(8, 0x10200000 + (3 << 20) + 12, 4) == b"frag"
+    assert gpu.mmu.walk(8, 0x10000000).log2 == 0  # the small buffer keeps its single page
+
+
+
+def test_fragment_alignment_never_turns_free_room_into_enomem():
+    """Exactly 2 MiB free, starting off-alignment: a 2 MiB buffer at a 2 MiB-aligned VA still fits there
+    (page-aligned, small fragments), and where it fits aligned it is placed aligned."""
+    from mockgpu.kfd import _place
+    from mockgpu.memory import RangeAllocator
+    assert _place(RangeAllocator(0x1000, 0x201000), 2 << 20, 0x40000000) == 0x1000
+    assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40000000) == 0x200000
+    assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40001000) == 0x1000  # the VA is only page-aligned

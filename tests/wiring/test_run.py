@@ -183,3 +183,29 @@ def test_outer_stats_and_profile_commands_reach_the_server():
     assert " 1 dispatches, " in _stats_line(r.stdout) and "simgpu run --stats" not in r.stdout, r.stdout
     r = _vadd(wrap=["profile"])
     assert any(line.split()[:1] == ["vadd"] for line in r.stdout.splitlines()), r.stdout
+
+
+def test_run_profile_host_counts_the_clients_round_trips_by_ioctl(tmp_path):
+    """--profile-host: the server's round trips by kind, as the C client's source makes them (kfd_aql_vadd.c: eight
+    gpu_alloc calls, each one ALLOC_MEMORY_OF_GPU and one MAP_MEMORY_TO_GPU; one GET_VERSION, ACQUIRE_VM and
+    CREATE_QUEUE), its CPU by component, and the merged cProfile in the file (read back by the stdlib's pstats)."""
+    import pstats
+    out = tmp_path / "host.pstats"
+    err = _vadd("--profile-host", str(out)).stderr
+    rows = {" ".join(line.split()[:-3]): int(line.split()[-3]) for line in
+            err[err.index("simgpu run --profile-host:"):].splitlines()[2:] if line.startswith(("IOCTL", "callback"))}
+    assert rows["IOCTL ALLOC_MEMORY_OF_GPU"] == rows["IOCTL MAP_MEMORY_TO_GPU"] == 8, err
+    assert rows["IOCTL GET_VERSION"] == rows["IOCTL ACQUIRE_VM"] == rows["IOCTL CREATE_QUEUE"] == 1, err
+    assert rows["callback FD_HANDLE"] == 1, err  # ACQUIRE_VM's drm_fd, asked of the client
+    assert "engine (simgpu/)" in err and "server (mockgpu/)" in err
+    funcs = {func for _, _, func in pstats.Stats(str(out)).stats}
+    assert "_serve" in funcs and "map_memory_to_gpu" in funcs  # the session worker's thread was profiled
+
+
+def test_run_profile_host_dash_counts_round_trips_without_cprofile():
+    """SIMGPU_PROFILE_HOST=- (or --profile-host -): the round-trip table alone (no cProfile slowing the server, no
+    pstats file, no CPU table)."""
+    err = _vadd(env={"SIMGPU_PROFILE_HOST": "-"}).stderr  # (the environment variable asks as the option does)
+    table = err[err.index("simgpu run --profile-host:"):]
+    assert any(line.split()[:3] == ["IOCTL", "MAP_MEMORY_TO_GPU", "8"] for line in table.splitlines()), err
+    assert "server CPU" not in table and "pstats written" not in table
