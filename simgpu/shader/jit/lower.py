@@ -407,9 +407,7 @@ def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
     classes = _entry_classes(entries)
     lw.entry_sets = 0 if classes is None else len(classes[0]) - 1
     if classes is None:
-        for r in sorted(lw.vgprs):
-            p = _vgpr_ptr(b, r)
-            b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
+        _load_vgprs(b, lw.vgprs)
     else:  # only the VGPRs the entry block's code can reach (translate.entry_vgprs); %CLS picks the stores
         b.raw("%CLS = alloca i32")
         b.raw("%pcin = load i64, ptr %pcp")
@@ -419,9 +417,7 @@ def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
         for c, (load, _store) in enumerate(classes[0]):
             b.label(f"ld{c}")
             b.raw(f"store i32 {c}, ptr %CLS")
-            for r in sorted(load):
-                p = _vgpr_ptr(b, r)
-                b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
+            _load_vgprs(b, load)
             b.raw("br label %loaded")
         b.label("loaded")
     hw = ctx_field(b, C_HWREG, "ptr")
@@ -457,18 +453,14 @@ def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
         p = e.op(f"getelementptr i32, ptr %sgrow, i64 {c}")
         e.raw(f"store i32 {e.op(f'load i32, ptr %S{c}')}, ptr {p}")
     if classes is None:
-        for r in sorted(lw.vgprs_written):
-            p = _vgpr_ptr(e, r)
-            e.raw(f"store {e.v32} {e.op(f'load {e.v32}, ptr %V{r}')}, ptr {p}, align 4")
+        _store_vgprs(e, lw.vgprs_written)
     else:
         cls = e.op("load i32, ptr %CLS")
         cases = " ".join(f"i32 {c}, label %st{c}" for c in range(1, len(classes[0])))
         e.raw(f"switch i32 {cls}, label %st0 [ {cases} ]")
         for c, (_load, store) in enumerate(classes[0]):
             e.label(f"st{c}")
-            for r in sorted(store):
-                p = _vgpr_ptr(e, r)
-                e.raw(f"store {e.v32} {e.op(f'load {e.v32}, ptr %V{r}')}, ptr {p}, align 4")
+            _store_vgprs(e, store)
             e.raw("br label %stored")
         e.label("stored")
     scc = e.op("load i1, ptr %SCC")
@@ -517,6 +509,20 @@ def _entry_classes(entries) -> tuple[list, list[int]] | None:
 def _vgpr_ptr(b: Builder, r: int) -> str:
     off = b.op(f"mul i64 %plane, {r}")
     return b.op(f"getelementptr i8, ptr %vgrow, i64 {off}")
+
+
+def _load_vgprs(b: Builder, regs) -> None:
+    """Copy VGPRs regs from the wave's register rows into their locals %V<r>."""
+    for r in sorted(regs):
+        p = _vgpr_ptr(b, r)
+        b.raw(f"store {b.v32} {b.op(f'load {b.v32}, ptr {p}, align 4')}, ptr %V{r}")
+
+
+def _store_vgprs(e: Builder, regs) -> None:
+    """Copy the locals %V<r> of VGPRs regs back to the wave's register rows."""
+    for r in sorted(regs):
+        p = _vgpr_ptr(e, r)
+        e.raw(f"store {e.v32} {e.op(f'load {e.v32}, ptr %V{r}')}, ptr {p}, align 4")
 
 
 MAX_ENTRY_LOADS = 4096  # register moves over @wave's entry classes (_entry_classes) before it loads all at once
