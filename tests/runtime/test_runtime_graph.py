@@ -12,24 +12,9 @@ from mockgpu import MockOS
 from runtime.graph import Dispatch, KernelGraph
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw
+from tests.runtime.test_runtime_launch import INC_IR
 
-# x -> 3x + k: runs that do not keep the recorded order give other numbers
-INC_IR = """
-declare i32 @llvm.amdgcn.workitem.id.x()
-declare i32 @llvm.amdgcn.workgroup.id.x()
-define amdgpu_kernel void @inc(ptr addrspace(1) %p, i32 %k) {
-  %tid = call i32 @llvm.amdgcn.workitem.id.x()
-  %g = call i32 @llvm.amdgcn.workgroup.id.x()
-  %gb = mul i32 %g, 32
-  %i = add i32 %gb, %tid
-  %a = getelementptr i32, ptr addrspace(1) %p, i32 %i
-  %v = load i32, ptr addrspace(1) %a
-  %m = mul i32 %v, 3
-  %r = add i32 %m, %k
-  store i32 %r, ptr addrspace(1) %a
-  ret void
-}
-"""
+# INC_IR computes x -> 3x + k: runs that do not keep the recorded order give other numbers
 N = 64
 
 

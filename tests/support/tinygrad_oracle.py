@@ -13,8 +13,6 @@ import numpy as np
 
 from tests.support import tinygrad_golden
 
-LLVM_BIN = "/usr/lib/llvm-19/bin"
-
 # the script's prelude: `inp` holds the arrays given, whatever the script puts in `out` comes back
 _PRELUDE = """
 import json, sys
