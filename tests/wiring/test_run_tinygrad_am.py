@@ -5,6 +5,7 @@ matmul checked against numpy. tinygrad reaches BAR0/2/5 through its remote-PCI t
 message per access (mockgpu.remote_pci); its code is unmodified, its firmware hash table is told the synthetic files'
 hashes (wiring/am_site/sitecustomize.py). Skipped without tinygrad, libLLVM 19 or a C compiler."""
 
+import os
 import sys
 from functools import cache
 from pathlib import Path
@@ -50,5 +51,7 @@ def test_matmul_64x64_matches_numpy(checks):
 def test_the_synthetic_firmware_stays_out_of_the_users_tinygrad_cache(checks, run_dir):
     tmp = run_dir
     assert not (tmp / "cache" / "tinygrad").exists()  # the program's own XDG cache: simgpu's am-client directory
-    fw = list((tmp / "cache").glob("simgpu/am-client/tinygrad/downloads/fw/*"))
+    # simgpu's cache directory: $SIMGPU_CACHE_DIR when the user set one (the child inherits it), else under XDG's
+    simgpu_cache = Path(os.environ.get("SIMGPU_CACHE_DIR") or tmp / "cache" / "simgpu")
+    fw = list(simgpu_cache.glob("am-client/tinygrad/downloads/fw/*"))
     assert fw, "the firmware was installed somewhere else"
