@@ -3,33 +3,33 @@ fingerprint and target), in memory and on disk, so a second process running the 
 nothing. Proofs are cached with the program: an entry exists only for a kernel whose proof passed (or
 that was compiled without SIMGPU_CHECK_OOB; the flag is part of the key).
 
-Disk: $SIMGPU_CACHE_DIR or ~/.cache/simgpu, one msgpack file per kernel under kernels/<fingerprint>/: an entry of
-simgpu.diskcache, carrying its key and an HMAC with the user's secret, so a file planted, altered or copied over
-another key's is never used (the kernel is compiled afresh and the entry rewritten); nor is one whose binary its
-device refuses to load (compiler.realize compiles it afresh). SIMGPU_CACHE=0 turns both off. Entries are written
-to a temporary name and renamed, so concurrent processes (pytest -n) never read half a file.
+Disk: simgpu's cache directory (simgpu.settings.cache_root), one msgpack file per kernel under
+kernels/<fingerprint>/: an entry of simgpu.diskcache, carrying its key and an HMAC with the user's secret, so a
+file planted, altered or copied over another key's is never used (the kernel is compiled afresh and the entry
+rewritten); nor is one whose binary its device refuses to load (compiler.realize compiles it afresh).
+SIMGPU_CACHE=0 turns both off. Entries are written to a temporary name and renamed, so concurrent processes (pytest
+-n) never read half a file.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import pathlib
 
 import simgpu.diskcache as diskcache
-from compiler.helpers import getenv
+import simgpu.settings as settings
 
 _memory: dict[str, dict] = {}
 
 
 def enabled() -> bool:
     """Whether caching is on (SIMGPU_CACHE, default 1)."""
-    return bool(getenv("SIMGPU_CACHE", 1))
+    return bool(settings.get("SIMGPU_CACHE"))
 
 
 def directory() -> pathlib.Path:
     """Where cached kernels live on disk."""
-    return pathlib.Path(os.environ.get("SIMGPU_CACHE_DIR") or pathlib.Path.home() / ".cache" / "simgpu")
+    return settings.cache_root()
 
 
 def key(fingerprint: str, text: str, proved: bool) -> str:

@@ -4,11 +4,11 @@ expensive steps."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, field
 
+import simgpu.settings as settings
 from compiler import cache
 from compiler.backend import Backend
 from compiler.helpers import check_oob, debug
@@ -99,7 +99,7 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
 
 def _log_proof(name: str, seconds: float) -> None:
     """SIMGPU_PROOF_LOG=path: append 'kernel seconds' per proof (the report of the ops suite's proofs)."""
-    path = os.environ.get("SIMGPU_PROOF_LOG")
+    path = settings.get("SIMGPU_PROOF_LOG")
     if path:
         with open(path, "a") as f:
             f.write(f"{name} {seconds:.6f}\n")

@@ -27,6 +27,7 @@ from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, Wo
 from mockgpu.usermem import LocalProcess, UserMemory
 from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
+from simgpu import settings
 from simgpu.clock import Link
 from simgpu.mem import shared
 from simgpu.shader.engine import DEFAULT_WATCHDOG
@@ -66,11 +67,7 @@ _BY_NR = {kfd.ioc_nr(req): (req, *v) for req, v in _HANDLERS.items()}
 def _wall_watchdog(seconds: float | None) -> float | None:
     """The opt-in wall-clock watchdog: `seconds`, else SIMGPU_WATCHDOG_S; None (no limit) unless one is set > 0."""
     if seconds is None:
-        text = os.environ.get("SIMGPU_WATCHDOG_S", "").strip()
-        try:
-            seconds = float(text or 0)
-        except ValueError:
-            raise ValueError(f"SIMGPU_WATCHDOG_S={text!r}: give seconds of host time (unset: no limit)") from None
+        seconds = settings.get("SIMGPU_WATCHDOG_S")
     return seconds if seconds and seconds > 0 else None
 
 
@@ -92,11 +89,11 @@ class MockOS(OS):
                  place: bool = True):
         from simgpu import sanitize as sanitizers
         from simgpu.gpu import GPU
-        n = devices if devices is not None else int(os.environ.get("MOCKGPU_DEVICES", "1") or 1)
+        n = devices if devices is not None else settings.get("MOCKGPU_DEVICES")
         if not 1 <= n <= MAX_GPUS:
             raise ValueError(f"{n} devices: mockgpu emulates 1 to {MAX_GPUS} GPUs")
-        vram = vram_size or int(os.environ.get("MOCKGPU_VRAM", DEFAULT_VRAM))
-        kw = {"watchdog": watchdog or int(os.environ.get("MOCKGPU_WATCHDOG", "0") or 0) or DEFAULT_WATCHDOG,
+        vram = vram_size or settings.get("MOCKGPU_VRAM") or DEFAULT_VRAM
+        kw = {"watchdog": watchdog or settings.get("MOCKGPU_WATCHDOG") or DEFAULT_WATCHDOG,
               "wall_watchdog": _wall_watchdog(wall_watchdog)}
         self.devmem = DeviceMemory([vram] * n, GTT_SIZE)  # every byte a client can map: mockgpu/devmem.py
         self.gpus = [GPU(vram, name=f"gpu{i}", vram_backing=self.devmem.vram(i),
@@ -119,7 +116,7 @@ class MockOS(OS):
         self.firmware = pci.FirmwareStore.from_environment()
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
         # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).
-        self.lazy_doorbells = bool(int(os.environ.get("MOCKGPU_LAZY_DOORBELLS", "0") or 0)) \
+        self.lazy_doorbells = bool(settings.get("MOCKGPU_LAZY_DOORBELLS")) \
             if lazy_doorbells is None else lazy_doorbells
         # The caller's CPU address space as this driver sees it; addresses it did not hand out are the caller's own
         # memory, reached through `user` (default: this process, checked by the kernel; False: none, EFAULT, for

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from mockgpu import protocol
-from simgpu import diskcache
+from simgpu import diskcache, settings
 
 CSRC = Path(__file__).with_name("csrc")
 PRELOAD_SOURCE = CSRC / "preload.c"
@@ -42,9 +42,7 @@ def cache_dir() -> Path:
     SIMGPU_CACHE is the kernel cache's on/off switch, and SIMGPU_CACHE=0 put builds in a directory ./0). A
     directory simgpu.diskcache refuses (someone else's, or writable by others: a library planted there would be
     LD_PRELOADed into clients) is replaced, after one warning, by a private one of this process's."""
-    base = os.environ.get("SIMGPU_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "simgpu")
-    return diskcache.directory(base) or _private_dir()
+    return diskcache.directory(str(settings.cache_root())) or _private_dir()
 
 
 @functools.cache

@@ -17,6 +17,7 @@ import functools
 import os
 from dataclasses import dataclass
 
+from simgpu import settings
 from simgpu.hw import ucode
 
 PCI_DEVICES = "/sys/bus/pci/devices"
@@ -77,7 +78,7 @@ class FirmwareStore:
     @classmethod
     def from_environment(cls) -> FirmwareStore:
         """$SIMGPU_AM_FIRMWARE's directory if set, else the synthetic set."""
-        return cls(os.environ.get("SIMGPU_AM_FIRMWARE") or None)
+        return cls(settings.get("SIMGPU_AM_FIRMWARE") or None)
 
     def names(self) -> list[str]:
         """The files it holds."""

@@ -7,18 +7,19 @@ a log or under pytest's capture), and SIMGPU_PROGRESS=0 turns it off. tqdm draws
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
 from tqdm import tqdm
+
+from simgpu import settings
 
 DELAY = 1.0  # seconds a dispatch runs before its bar appears
 
 
 def enabled() -> bool:
     """Whether MockOS shows dispatch progress: stderr is a terminal and SIMGPU_PROGRESS is not 0."""
-    return os.environ.get("SIMGPU_PROGRESS", "1") != "0" and sys.stderr.isatty()
+    return settings.get("SIMGPU_PROGRESS") and sys.stderr.isatty()
 
 
 class DispatchProgress:

@@ -17,6 +17,8 @@ import importlib.metadata
 import os
 from dataclasses import dataclass, field
 
+from simgpu import settings
+
 PROT_NONE, PROT_READ, PROT_WRITE, PROT_EXEC = 0, 1, 2, 4
 MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 KFD_PATH = "/dev/kfd"
@@ -235,7 +237,7 @@ def _selector():
 
 def mockgpu_requested() -> bool:
     """Whether MOCKGPU asks for the simulated GPU (set and not 0)."""
-    return os.environ.get("MOCKGPU", "") not in ("", "0")
+    return settings.get("MOCKGPU")
 
 
 def host_os() -> HostOS:

@@ -16,10 +16,10 @@ On an AQL queue the PM4 runs as AMD vendor-specific PM4-IB packets on the same q
 from __future__ import annotations
 
 import atexit
-import os
 import struct
 from dataclasses import dataclass, field
 
+from simgpu import settings
 from simgpu.hw import aql, perfmon
 from simgpu.hw import perfmon_pm4 as pp
 from simgpu.hw import pm4 as hw
@@ -234,8 +234,7 @@ _profiled: list[Profiler] = []
 
 def from_environment(dev) -> Profiler | None:
     """A Profiler for a new Device if SIMGPU_PROFILE=1 or SIMGPU_SQTT=1; its table is printed at exit."""
-    counting, tracing = os.environ.get(PROFILE_ENV, "0") not in ("", "0"), \
-        os.environ.get(SQTT_ENV, "0") not in ("", "0")
+    counting, tracing = settings.get(PROFILE_ENV), settings.get(SQTT_ENV)
     if not counting and not tracing:
         return None
     prof = Profiler(dev, sqtt=tracing)
@@ -249,7 +248,7 @@ def _report() -> None:
     records = [r for p in _profiled for r in p.records]
     if records:
         print(f"\nsimgpu profile ({PROFILE_ENV}/{SQTT_ENV}):\n{summary_table(records)}", flush=True)
-    out = os.environ.get("SIMGPU_PROFILE_OUT")
+    out = settings.get("SIMGPU_PROFILE_OUT")
     if out and records:
         from runtime.profile_export import write_perfetto
         write_perfetto(records, out)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import msgpack
 
+from simgpu import settings
+
 KEY_BYTES = 32
 _TAG_FIELD = b"\xa4hmac\xc4\x20"  # msgpack: the str "hmac", then a bin of 32 bytes (the tag)
 _TRAILER = len(_TAG_FIELD) + hashlib.sha256().digest_size
@@ -111,8 +113,8 @@ def write(path: Path, data: bytes) -> bool:
 
 def key_path() -> Path:
     """Where the per-user secret lives (module docstring): outside every cache directory."""
-    if os.environ.get("SIMGPU_CACHE_KEY"):
-        return Path(os.environ["SIMGPU_CACHE_KEY"])
+    if settings.get("SIMGPU_CACHE_KEY"):
+        return Path(settings.get("SIMGPU_CACHE_KEY"))
     config = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
     return Path(config) / "simgpu" / "cache-key"
 

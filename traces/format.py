@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 import msgpack
 
+from simgpu import settings
 from traces.schema import RECORD_TYPES, SchemaError, Validator, check_header
 
 MAGIC = b"SIMGPUTR"
@@ -42,10 +43,7 @@ __all__ = ["RECORD_TYPES", "TraceError", "TraceReader", "TraceWriter", "read_tra
 
 def record_limit() -> int:
     """The record size limit: $SIMGPU_TRACE_MAX_RECORD bytes, else MAX_RECORD."""
-    try:
-        return int(os.environ.get(MAX_RECORD_ENV) or MAX_RECORD)
-    except ValueError:
-        return MAX_RECORD
+    return settings.get(MAX_RECORD_ENV) or MAX_RECORD
 
 
 class TraceError(Exception):

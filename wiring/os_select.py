@@ -12,6 +12,7 @@ import os
 import sys
 
 from runtime.os import OS, host_os, mockgpu_requested
+from simgpu import settings
 
 
 def select_os() -> OS:
@@ -34,7 +35,7 @@ def traced(os_: OS) -> OS:
     """`os_` wrapped in traces.RecordingOS when SIMGPU_TRACE=path is set (else `os_` itself), for any
     program that builds its own OS, like `simgpu demo`. Under pytest-xdist each worker records to its own
     file: `path` with the worker's id before the suffix (run.trace -> run.gw0.trace)."""
-    path = os.environ.get("SIMGPU_TRACE")
+    path = settings.get("SIMGPU_TRACE")
     if path:
         from traces.record import RecordingOS  # only when asked: record every call (docs/traces.md)
         return RecordingOS(os_, trace_path(path), close_at_exit=True)

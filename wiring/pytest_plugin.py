@@ -5,6 +5,8 @@ the `hardware` marker (skipped on the simulator)."""
 
 import os
 
+from simgpu import settings
+
 _findings: list = []  # sanitizer findings of the running test (--sanitize)
 
 
@@ -32,7 +34,7 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     """Skip tests marked `hardware` when running on the simulator."""
-    if os.environ.get("MOCKGPU", "") in ("", "0"):
+    if not settings.get("MOCKGPU"):
         return
     import pytest
     skip = pytest.mark.skip(reason="needs real hardware (MOCKGPU is set)")

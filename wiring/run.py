@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mockgpu.hostprofile import PROFILE_HOST_ENV, HostProfile
 from mockgpu.symbols import ProcessCodeObjects
+from simgpu import settings
 from wiring.run_observe import Observe
 
 
@@ -64,7 +65,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     from mockgpu import MockOS
     from simgpu import sanitize as sanitizers
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
-    record = record or os.environ.get("SIMGPU_TRACE") or None
+    record = record or settings.get("SIMGPU_TRACE") or None
     try:
         checks = sanitizers.parse_checks(sanitize) if sanitize is not None else sanitizers.requested()
     except ValueError as e:
@@ -101,7 +102,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
 
     try:
         write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
-        profile_host = profile_host or os.environ.get(PROFILE_HOST_ENV) or None
+        profile_host = profile_host or settings.get(PROFILE_HOST_ENV) or None
         host = HostProfile(profile_host) if profile_host else None
         server = Server(str(tmp / "server.sock"), make_machine, record=bool(record), profile=host)
         env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),

@@ -14,20 +14,16 @@ SIMGPU_SQTT / SIMGPU_PROFILE_OUT) the run profiles as if given --profile [--sqtt
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass, field
 
 from runtime import profile as rprofile
 from runtime.profile_export import write_perfetto
+from simgpu import settings
 from simgpu.profile.dispatches import DispatchProfiler
 from wiring import stats as wstats
 
 _ENV = (wstats.STATS_ENV, rprofile.PROFILE_ENV, rprofile.SQTT_ENV, "SIMGPU_PROFILE_OUT")
-
-
-def _on(name: str) -> bool:
-    return os.environ.get(name, "0") not in ("", "0")
 
 
 @dataclass
@@ -46,10 +42,10 @@ class Observe:
     @classmethod
     def requested(cls, stats: bool, profile: bool, sqtt: bool, perfetto: str | None) -> Observe:
         """The options, with what an outer `simgpu stats` / `simgpu profile` asks through the environment."""
-        stats_file = os.environ.get(wstats.STATS_ENV) or None
-        sqtt = sqtt or _on(rprofile.SQTT_ENV)
-        perfetto = perfetto or os.environ.get("SIMGPU_PROFILE_OUT") or None
-        profile = profile or sqtt or bool(perfetto) or _on(rprofile.PROFILE_ENV)
+        stats_file = settings.get(wstats.STATS_ENV) or None
+        sqtt = sqtt or settings.get(rprofile.SQTT_ENV)
+        perfetto = perfetto or settings.get("SIMGPU_PROFILE_OUT") or None
+        profile = profile or sqtt or bool(perfetto) or settings.get(rprofile.PROFILE_ENV)
         return cls(stats or bool(stats_file), profile, sqtt, perfetto, stats_file)
 
     def child_env(self, env: dict) -> None:

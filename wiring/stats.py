@@ -14,13 +14,15 @@ import subprocess
 import sys
 import tempfile
 
+from simgpu import settings
+
 STATS_ENV = "SIMGPU_STATS"
 _watched: list = []
 
 
 def watch(mock) -> None:
     """Write `mock`'s GPU counters to $SIMGPU_STATS at exit (nothing when it is not set)."""
-    if not os.environ.get(STATS_ENV):
+    if not settings.get(STATS_ENV):
         return
     if not _watched:
         atexit.register(_dump)
@@ -38,7 +40,7 @@ def snapshot(mock) -> list[dict]:
 
 
 def _dump() -> None:
-    with open(os.environ[STATS_ENV], "a") as f:
+    with open(settings.get(STATS_ENV), "a") as f:
         for mock in _watched:
             for gpu in snapshot(mock):
                 f.write(json.dumps(gpu) + "\n")

@@ -16,9 +16,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
-import os
 import pathlib
 
+import simgpu.settings as settings
 from compiler.dtypes import DType
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.rewrite import Rules
@@ -128,7 +128,7 @@ def for_device(kind: str) -> Backend:
     names one of that kind, else the kind's first. A choice made for another device kind (SIMGPU_BACKEND=native
     while a CPU tensor computes) does not apply; a name no backend has is an error."""
     names = available(kind)
-    for want in (*reversed(_override), os.environ.get("SIMGPU_BACKEND", "")):
+    for want in (*reversed(_override), settings.get("SIMGPU_BACKEND")):
         if want:
             if want in names:
                 return get(want)

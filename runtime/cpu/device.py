@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import mmap
-import os
 import time
 from dataclasses import dataclass
 
@@ -50,6 +49,7 @@ from unicorn import x86_const as ux
 from runtime.cpu import abi
 from runtime.cpu.fault import Access, CPUFault, disassemble_at, format_registers, read_registers
 from runtime.cpu.image import Image, ImageError, read_image
+from simgpu import settings
 
 _ACCESS = {UC_MEM_READ_UNMAPPED: "read", UC_MEM_READ_PROT: "read", UC_MEM_WRITE_UNMAPPED: "write",
            UC_MEM_WRITE_PROT: "write", UC_MEM_FETCH_UNMAPPED: "fetch", UC_MEM_FETCH_PROT: "fetch"}
@@ -132,7 +132,7 @@ class CPUDevice:
     def __init__(self, name: str = "CPU:0", budget: int | None = None, watchdog_s: float | None = None):
         self.name = name
         self.budget = budget if budget is not None else abi.DEFAULT_BUDGET
-        self.watchdog_s = float(os.environ.get("SIMGPU_CPU_WATCHDOG", 0)) if watchdog_s is None else watchdog_s
+        self.watchdog_s = settings.get("SIMGPU_CPU_WATCHDOG") if watchdog_s is None else watchdog_s
         self.uc = uc = Uc(UC_ARCH_X86, UC_MODE_64)
         uc.mem_map(abi.KERNARG, abi.KERNARG_SIZE, _RW)
         uc.mem_map(abi.STACK_TOP - abi.STACK_SIZE, abi.STACK_SIZE, _RW)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
+from simgpu import settings
 from simgpu.sanitize.allocations import Allocation, AllocationTable
 from simgpu.sanitize.report import ERROR, WARNING, Finding, SanitizerFault
 
@@ -37,8 +38,7 @@ def printer(stream) -> Callable[[Finding], None]:
 
 def requested(environ=None) -> frozenset[str]:
     """The checks SIMGPU_SANITIZE asks for (none when unset): what MockOS and Testbed use by default."""
-    import os
-    return parse_checks((os.environ if environ is None else environ).get(ENV, ""))
+    return parse_checks(settings.get(ENV, environ))
 
 
 def parse_checks(spec: str | list | tuple | set | None) -> frozenset[str]:

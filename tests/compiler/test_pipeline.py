@@ -136,7 +136,7 @@ def test_gpu_fault_in_a_compiled_kernel_leaves_the_device_usable(monkeypatch):
     assert (Tensor([1.0, 2.0]) + 1).tolist() == [2.0, 3.0]
 
 
-ALLOWED_FIRST_PARTY = ("compiler", "runtime", "simgpu.isa", "simgpu.diskcache")
+ALLOWED_FIRST_PARTY = ("compiler", "runtime", "simgpu.isa", "simgpu.diskcache", "simgpu.settings")
 FORBIDDEN = ("mockgpu", "simgpu", "traces", "wiring")
 
 

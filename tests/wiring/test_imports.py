@@ -17,10 +17,10 @@ PACKAGES = ("simgpu", "compiler", "runtime", "mockgpu", "traces", "wiring")
 # "=name" allows that one module only). Every package may import itself.
 ALLOWED = {
     "simgpu": (),
-    "compiler": ("simgpu.isa", "=simgpu.diskcache", "runtime"),
-    "runtime": ("simgpu.hw", "simgpu.isa"),
+    "compiler": ("simgpu.isa", "=simgpu.diskcache", "=simgpu.settings", "runtime"),
+    "runtime": ("simgpu.hw", "simgpu.isa", "=simgpu.settings"),
     "mockgpu": ("simgpu", "runtime.uapi", "runtime.os"),
-    "traces": ("runtime", "mockgpu", "simgpu.hw", "simgpu.isa", "=simgpu"),
+    "traces": ("runtime", "mockgpu", "simgpu.hw", "simgpu.isa", "=simgpu", "=simgpu.settings"),
     "wiring": ("simgpu", "compiler", "runtime", "mockgpu", "traces"),
 }
 

@@ -40,9 +40,9 @@ write disjoint elements (a race between work-items is the program's, on any devi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
+import simgpu.settings as settings
 from compiler.backend.isel import Rules
 from compiler.backend.mir import MInst, Sub
 from compiler.backend.x86.expand import SCRATCH_X, SCRATCH_X2, I, address, expands, g, same, x
@@ -66,7 +66,7 @@ _CMP = {Ops.CMPLT, Ops.CMPEQ, Ops.CMPNE}
 
 def enabled() -> bool:
     """Whether the x86 backend vectorizes (SIMGPU_X86_VECTOR, default on)."""
-    return os.environ.get("SIMGPU_X86_VECTOR", "1") != "0"
+    return settings.get("SIMGPU_X86_VECTOR")
 
 
 def _lane_dtype(dt) -> bool:

@@ -14,12 +14,11 @@ entry of simgpu.diskcache, so an object is loaded (and run) only if this user's 
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import time
 from pathlib import Path
 
-from simgpu import diskcache
+from simgpu import diskcache, settings
 
 # LLVM's initialisation, the process's global LLVMContext and MCJIT loading, one thread at a time. A compile runs
 # outside it, in an LLVMContext and target machines of its own, so compiles share no LLVM state (llvmlite still
@@ -36,7 +35,7 @@ def _binding():
 
 def cpu_setting() -> str:
     """SIMGPU_JIT_CPU as set ('' for the host): part of the memory cache's keys (no LLVM needed to read it)."""
-    return os.environ.get("SIMGPU_JIT_CPU", "").strip()
+    return settings.get("SIMGPU_JIT_CPU")
 
 
 def target_cpu() -> tuple[str, str]:
@@ -93,10 +92,8 @@ def host_key() -> str:
 
 
 def cache_dir() -> Path | None:
-    value = os.environ.get("SIMGPU_JIT_CACHE", "")
-    if value.lower() in ("off", "0", "none"):
-        return None
-    return Path(value) if value else Path.home() / ".cache" / "simgpu" / "jit"
+    value = settings.get("SIMGPU_JIT_CACHE")
+    return settings.cache_root() / "jit" if value == "" else value
 
 
 def key_of(*parts) -> str:
@@ -154,7 +151,7 @@ def _optimised(ir: str):
     at that speed level)."""
     llvm = _binding()
     prepare()
-    level, cg = (int(x) for x in os.environ.get("SIMGPU_JIT_OPT", "-1,2").split(","))
+    level, cg = settings.get("SIMGPU_JIT_OPT")
     mod = llvm.parse_assembly(ir, context=llvm.create_context())  # (the module keeps its context alive)
     mod.verify()
     tm = _new_target_machine(opt=2)

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simgpu import settings
 from simgpu.fault import GPUFault
 from simgpu.shader.engine import TICK, Progress
 from simgpu.shader.jit import compile as jc
@@ -125,21 +126,18 @@ def _pool(name: str) -> ThreadPoolExecutor:
 
 def jit_mode() -> str:
     """SIMGPU_JIT: 'off' (0), 'eager', or 'hot' (the default)."""
-    v = os.environ.get("SIMGPU_JIT", "1").strip().lower()
-    if v in ("0", "off", "no", "false"):
-        return "off"
-    return "eager" if v == "eager" else "hot"
+    return settings.get("SIMGPU_JIT")
 
 
 def hot_seconds() -> float:
-    return float(os.environ.get("SIMGPU_JIT_HOT", "20")) / 1e3
+    """SIMGPU_JIT_HOT in seconds: the interpreter time after which a kernel is compiled."""
+    return settings.get("SIMGPU_JIT_HOT") / 1e3
 
 
 def background_policy() -> str:
     """SIMGPU_JIT_BACKGROUND: `now` (a hot kernel is compiled beside its launch), `after` (once the launch
     ends) or `auto` (the default: beside it when that pays, JitRun._pays_now)."""
-    v = os.environ.get("SIMGPU_JIT_BACKGROUND", "").strip().lower()
-    return v if v in ("now", "after") else "auto"
+    return settings.get("SIMGPU_JIT_BACKGROUND")
 
 
 def core_free() -> bool:
