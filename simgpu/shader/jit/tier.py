@@ -431,7 +431,7 @@ class JitRun:
             return
         if sync:
             try:
-                self._compiled_as(_build(source, self.tier))
+                self._compiled_as(_build(source, self.tier, background=False))
             except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
                 self._failed(e)
             return
@@ -1076,9 +1076,11 @@ def _source(ex) -> _Source:
                    t.seconds)
 
 
-def _build(source: _Source, tier: JitTier):
+def _build(source: _Source, tier: JitTier, background: bool = True):
     """Translate and compile (any thread: it reads only `source`): a CompiledRegion, or None when there is
-    nothing to compile (or too much: MAX_REGION_INSNS)."""
+    nothing to compile (or too much: MAX_REGION_INSNS). `background` (a compile for later launches, on the JIT
+    thread): LLVM's part in the LLVM thread; otherwise (an eager compile the launch waits for) on this thread, so
+    that it never queues behind the background compiles of other kernels."""
     if len(source.found) > MAX_REGION_INSNS:
         return None
     with jc.Timer() as t0:  # a process's first compile: the translators' imports and the sources' hash
@@ -1090,7 +1092,7 @@ def _build(source: _Source, tier: JitTier):
     if not isinstance(job, _Job):
         return job
     tier.stats.translate_seconds.append(source.seconds + t.seconds + t0.seconds)
-    cr = _finish(job, tier.stats, background=True)
+    cr = _finish(job, tier.stats, background=background)
     # (the walk is left out: through a warm decode cache it takes microseconds; an eager compile's walk decodes)
     hc.record(len(source.found), t.seconds, None if cr.from_disk else cr.compile_seconds - cr.start_seconds,
               t0.seconds + cr.start_seconds if first else None)
