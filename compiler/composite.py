@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from compiler.dtypes import dtypes
+from compiler.helpers import broadcast_shape
 
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
@@ -59,7 +60,6 @@ class CompositeOps:
         return a._matmul(b)
 
     def _matmul(self: Tensor, other: Tensor) -> Tensor:
-        from compiler.tensor import broadcast_shape
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
         a = self.unsqueeze(0) if self.ndim == 1 else self

@@ -13,6 +13,7 @@ import numpy as np
 
 from compiler import autograd as F
 from compiler.dtypes import dtypes, least_float, promote
+from compiler.helpers import broadcast_shape
 from compiler.ir.ops import Ops
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class MathOps:
 
     def where(self, x, y) -> Tensor:
         """x where self is true, else y (broadcast; x and y promoted to one dtype)."""
-        from compiler.tensor import Tensor, broadcast_shape
+        from compiler.tensor import Tensor
         a, b = x, y
         cond = self.cast(dtypes.bool)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):

@@ -23,3 +23,16 @@ def normalize_axis(axis: int, ndim: int, what: str = "axis") -> int:
     if not -ndim <= axis < max(ndim, 1):
         raise IndexError(f"{what} {axis} is out of range for a tensor with {ndim} dimensions")
     return axis % ndim if ndim else 0
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's broadcast of shapes; ValueError naming them when they do not broadcast."""
+    n = max(len(s) for s in shapes)
+    padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
+    out = []
+    for dims in zip(*padded, strict=True):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from compiler.dtypes import dtypes
+from compiler.helpers import broadcast_shape
 
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
@@ -91,7 +92,7 @@ class IndexingOps:
     def _gather(self: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
         """NumPy advanced indexing by integer tensors at the given dims (broadcast together); their result
         dims replace the indexed ones where they were if adjacent, else lead (NumPy's placement rule)."""
-        from compiler.tensor import Tensor, broadcast_shape
+        from compiler.tensor import Tensor
         dims = [d for d, _ in advanced]
         bshape = broadcast_shape(*(t.shape for _, t in advanced))
         idx = []

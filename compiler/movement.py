@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from compiler import autograd as F
+from compiler.creation import shape_arg
 from compiler.dtypes import dtypes, promote
-from compiler.helpers import normalize_axis
+from compiler.helpers import broadcast_shape, normalize_axis
 
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
@@ -27,8 +28,7 @@ class MovementOps:
             if known == 0 or self.numel() % known:
                 raise ValueError(f"cannot reshape {self.shape} into {shape}")
             shape = tuple(self.numel() // known if s == -1 else s for s in shape)
-        from compiler.tensor import _shape_arg
-        shape = _shape_arg(shape)
+        shape = shape_arg(shape)
         if math.prod(shape) != self.numel():
             raise ValueError(f"cannot reshape {self.shape} ({self.numel()} elements) into {shape}")
         return self if shape == self.shape else self._apply(F.Reshape, self, shape=shape)
@@ -69,8 +69,7 @@ class MovementOps:
             if c != s and c != 1:
                 raise ValueError(f"expand: cannot expand {self.shape} to {shape}")
         x = self.reshape(cur) if cur != self.shape else self
-        from compiler.tensor import _shape_arg
-        return x if new == x.shape else self._apply(F.Expand, x, shape=_shape_arg(new))
+        return x if new == x.shape else self._apply(F.Expand, x, shape=shape_arg(new))
 
     def pad(self, padding, mode: str = "constant", value: int | float | bool = 0.0) -> Tensor:
         """tinygrad's pad: padding is grouped, one (before, after) or None per dimension (NumPy's order), or flat,
@@ -308,7 +307,6 @@ class MovementOps:
         if indexing == "xy":
             axes[0], axes[1] = 1, 0
         shaped = [t.reshape(tuple(-1 if j == a else 1 for j in range(len(ts)))) for t, a in zip(ts, axes, strict=True)]
-        from compiler.tensor import broadcast_shape
         shape = broadcast_shape(*(t.shape for t in shaped))
         return tuple(t._broadcast_to(shape) for t in shaped)
 

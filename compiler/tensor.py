@@ -18,11 +18,10 @@ from compiler import device as devices
 from compiler.activations import ActivationOps
 from compiler.composite import CompositeOps
 from compiler.creation import CreationOps
-from compiler.creation import shape_arg as _shape_arg  # noqa: F401 - movement.py imports it from here
 from compiler.dtypes import DType, dtypes, from_bf16_bits, least_float, promote, promote_scalar
 from compiler.elementwise import MathOps
 from compiler.gather import GatherOps
-from compiler.helpers import normalize_axis
+from compiler.helpers import broadcast_shape, normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
 from compiler.lazy import LazyBuffer, LoadOps, reaches, realize
@@ -34,19 +33,6 @@ from compiler.sorting import SortingOps
 from compiler.views import ShapeTracker
 
 ASSIGN_OBSERVERS: list = []  # f(tensor, value it replaced) after every assign (compiler.jit follows a step's state)
-
-
-def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """NumPy's broadcast of shapes; ValueError naming them when they do not broadcast."""
-    n = max(len(s) for s in shapes)
-    padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
-    out = []
-    for dims in zip(*padded, strict=True):
-        sizes = {d for d in dims if d != 1}
-        if len(sizes) > 1:
-            raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} do not broadcast")
-        out.append(sizes.pop() if sizes else 1)
-    return tuple(out)
 
 
 class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps,

@@ -1,0 +1,115 @@
+"""Function-level imports of project modules (docs/design.md: "an import inside a function to break a cycle is a
+design smell"): every one is listed here with its reason, so a new one fails this test until it is either moved to
+the top of its module or given a reason.
+
+Two kinds of reason. Start-up: a command, an optional driver or an exit-time export loads what only it needs when
+it runs (the CLI's subcommands, AM, Perfetto, the sanitizers). Cycle: the imported module imports this one at its
+top, so the import waits until call time; these are the debt issue 30 names (the compiler's Tensor mixins, the
+codec's per-format modules, the JIT's lowering registry) and CYCLES_TODAY may only fall.
+"""
+
+import ast
+from collections import defaultdict
+from functools import cache
+
+from tests.wiring.test_imports import PACKAGES, ROOT, _module_name, imports_of
+
+START = "start-up"
+CYCLE = "cycle"
+ALLOWED: dict[str, dict[str, str]] = {
+    # ---- start-up: loaded when the function that needs it runs ----
+    "simgpu": {"simgpu.gpu": START},  # `import simgpu` stays cheap for the runtime (module __getattr__)
+    "simgpu.gpu": {"simgpu.sanitize": START, "simgpu.sanitize.cpwrites": START},
+    "simgpu.testbed": {"simgpu.sanitize": START},
+    "mockgpu.driver": {"simgpu.gpu": START, "simgpu.sanitize": START},
+    "mockgpu.kfd": {"simgpu.sanitize": START},
+    "runtime.cpu.disasm": {"runtime.cpu.image": START, "simgpu.isa.objdump": START},
+    "compiler.backend.gfx11.target": {"compiler.ir.unroll": START},
+    "compiler.backend.llvm": {"compiler.backend.llvmir": START, "compiler.ir.transcendental": START},
+    "compiler.backend.llvmir": {"compiler.dtypes": START, "compiler.ir.linearize": START},
+    "compiler.backend.native": {"compiler.backend.gfx11.target": START, "compiler.ir.transcendental": START},
+    "compiler.backend.x86.backend": {m: START for m in (
+        "compiler.backend.x86.target", "compiler.backend.x86.vector", "compiler.ir.transcendental",
+        "runtime.cpu.disasm", "runtime.cpu.image")},
+    "compiler.backend.x86.target": {"compiler.ir.unroll": START},
+    "compiler.device": {"compiler.backend.gfx11.emit": CYCLE, "runtime": START, "runtime.cpu": START},
+    "compiler.examples": {"compiler.kernel": START},
+    "compiler.ir.tiling": {"compiler.ir.lower": START},
+    "compiler.ir.unroll": {"compiler.ir.symbolic": START},
+    "compiler.kernel": {"compiler.ir.proof": START},  # z3, only with SIMGPU_CHECK_OOB
+    "simgpu.shader.jit.lower_vint": {m: START for m in (
+        "simgpu.shader.jit.lower_valu", "simgpu.shader.operand", "simgpu.shader.vector.valu")},
+    "simgpu.shader.jit.tier": {"simgpu.shader.semantics": START, "simgpu.shader.vector.valu": START},
+    "traces.cli": {m: START for m in ("traces.diff", "traces.export", "traces.replay", "traces.show")},
+    "traces.replay": {"mockgpu": START, "traces.decode": START},
+    "wiring.am_site.sitecustomize": {"simgpu.hw.ucode": START, "wiring.am_client": START},
+    "wiring.cli": {m: START for m in (
+        "runtime.cpu.disasm", "simgpu.isa.objdump", "traces.cli", "wiring.demo", "wiring.run", "wiring.stats")},
+    "wiring.demo": {m: START for m in (
+        "compiler.device", "compiler.examples", "compiler.samples", "runtime", "wiring.os_select")},
+    "wiring.os_select": {"mockgpu": START, "traces.record": START, "wiring.stats": START},
+    "wiring.pytest_plugin": {"runtime": START, "simgpu.sanitize": START},
+    "wiring.run": {m: START for m in (
+        "mockgpu", "mockgpu.native", "mockgpu.remote_pci", "mockgpu.server", "simgpu.hw.ucode", "simgpu.sanitize",
+        "traces.record")},
+    "runtime.profile": {"runtime.profile_export": CYCLE},
+    # ---- cycles (issue 30): to be removed by restructuring, never added to ----
+    "compiler.backend": {m: CYCLE for m in (
+        "compiler.backend.llvm", "compiler.backend.native", "compiler.backend.x86.backend")},  # the registry
+    "compiler.backend.gfx11.matrix": {"compiler.backend.gfx11.memory": CYCLE},
+    "compiler.backend.gfx11.memory": {"compiler.backend.gfx11.matrix": CYCLE},
+    "compiler.backend.gfx11.select": {"compiler.backend.gfx11.memory": CYCLE},
+    "compiler.ir.lower": {"compiler.ir.tiling": CYCLE},
+    "compiler.ir.ops": {"compiler.ir.ranges": CYCLE},
+    "compiler.lazy": {m: CYCLE for m in (
+        "compiler.device", "compiler.ir.ops", "compiler.realize", "compiler.schedule")},
+    # the Tensor mixins construct Tensors (issue 30 item 4: mixins typed on Self)
+    **{m: {"compiler.tensor": CYCLE} for m in (
+        "compiler.composite", "compiler.elementwise", "compiler.gather", "compiler.indexing", "compiler.reduce",
+        "compiler.sorting")},
+    "compiler.movement": {"compiler.einops": CYCLE, "compiler.lazy": CYCLE, "compiler.tensor": CYCLE},
+    "runtime.device": {"runtime.am.device": CYCLE, "runtime.module": CYCLE},
+    "runtime.fault": {"runtime.sanitize": CYCLE},
+    "simgpu.isa.inst": {m: CYCLE for m in ("simgpu.isa.memory", "simgpu.isa.scalar", "simgpu.isa.valu")},
+    "simgpu.isa.memory_asm": {"simgpu.isa.memory": CYCLE},
+    "simgpu.isa.valu": {"simgpu.isa.valu_asm": CYCLE},
+    "simgpu.sanitize": {"simgpu.sanitize.observer": CYCLE},
+    "simgpu.shader.engine": {"simgpu.shader.jit": CYCLE},
+    "simgpu.shader.jit.translate": {m: CYCLE for m in (
+        "simgpu.shader.jit.lower_mem", "simgpu.shader.jit.lower_salu", "simgpu.shader.jit.lower_store",
+        "simgpu.shader.jit.lower_valu", "simgpu.shader.jit.lower_vfloat", "simgpu.shader.jit.lower_vint",
+        "simgpu.shader.jit.lower_vopd")},
+}
+CYCLES_TODAY = 40  # (module, imported module) pairs marked CYCLE: may only fall
+
+
+@cache
+def function_level_imports() -> dict[str, set[str]]:
+    """module -> the project modules it imports inside a function."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for pkg in PACKAGES:
+        for path in (ROOT / pkg).rglob("*.py"):
+            module, source = _module_name(path), path.read_text()
+            tree = ast.parse(source)
+            inner = {n.lineno for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     for n in ast.walk(fn) if isinstance(n, (ast.Import, ast.ImportFrom))}
+            for line, name in imports_of(module, source, path.name == "__init__.py"):
+                if line in inner and name.split(".")[0] in PACKAGES:
+                    out[module].add(name)
+    return out
+
+
+def test_every_function_level_import_has_a_reason():
+    unlisted = {m: sorted(n - set(ALLOWED.get(m, {}))) for m, n in function_level_imports().items()}
+    assert not {m: n for m, n in unlisted.items() if n}, \
+        "import at the top of the module, or add it to ALLOWED with its reason"
+
+
+def test_the_list_has_no_stale_entries():
+    found = function_level_imports()
+    stale = {m: sorted(set(n) - found.get(m, set())) for m, n in ALLOWED.items()}
+    assert not {m: n for m, n in stale.items() if n}, "remove what is no longer imported inside a function"
+
+
+def test_cycles_only_fall():
+    assert sum(r == CYCLE for n in ALLOWED.values() for r in n.values()) <= CYCLES_TODAY
