@@ -52,8 +52,8 @@ class CompositeOps:
     def matmul(self: Tensor, x: Tensor, reverse: bool = False, dtype=None) -> Tensor:
         """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast (tinygrad's
         arguments: reverse computes x @ self; dtype the type the products are summed and returned in)."""
-        from compiler.tensor import Tensor
-        x = x if isinstance(x, Tensor) else Tensor(x, device=self.device)
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        x = x if isinstance(x, T) else T(x, device=self.device)
         a, b = (x, self) if reverse else (self, x)
         if dtype is not None:
             a, b = a.cast(dtype), b.cast(dtype)
@@ -249,9 +249,9 @@ class CompositeOps:
         out = windows.max(axes)
         if not return_indices:
             return out
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         spatial = self.shape[-len(k):]
-        flat = Tensor.arange(math.prod(spatial), device=self.device).cast(dtypes.int32).reshape(spatial)
+        flat = T.arange(math.prod(spatial), device=self.device).cast(dtypes.int32).reshape(spatial)
         big = math.prod(spatial)  # above every index: padding is never the first maximum
         idx = flat._pool_windows(k, st, dl, pads, big)._broadcast_to(windows.shape)
         first = (windows == out.reshape(out.shape + (1,) * len(k))).where(idx, big).min(axes)
@@ -267,8 +267,8 @@ class CompositeOps:
         total = self._pool_windows(k, st, dl, full, 0).sum(axes)
         if count_include_pad and not any(extra):
             return total / math.prod(k)
-        from compiler.tensor import Tensor
-        ones = Tensor.ones(*self.shape[-len(k):], dtype=total.dtype, device=self.device)
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        ones = T.ones(*self.shape[-len(k):], dtype=total.dtype, device=self.device)
         if count_include_pad:  # the requested padding counts: ones padded with 1 there, with 0 in ceil's extra
             ones = ones.pad(tuple(pads), value=1.0)
             full = tuple((0, e) for e in extra)
@@ -278,10 +278,10 @@ class CompositeOps:
     # ---- misc --------------------------------------------------------------------------------------------------
     def one_hot(self: Tensor, num_classes: int) -> Tensor:
         """(..., num_classes) int32 with a 1 at each integer value."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.dtype.is_float:
             raise TypeError(f"one_hot needs integers, not {self.dtype.name}")
-        classes = Tensor.arange(num_classes, device=self.device)
+        classes = T.arange(num_classes, device=self.device)
         return (self.unsqueeze(-1) == classes).cast(dtypes.int32)
 
     def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
@@ -289,7 +289,7 @@ class CompositeOps:
                                      enable_gqa: bool = False) -> Tensor:
         """softmax(q @ k^T / sqrt(d) + mask) @ v; is_causal masks keys after each query; dropout_p drops attention
         weights while Tensor.training; enable_gqa repeats each key/value head over its group of query heads."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if enable_gqa and key.ndim >= 3 and self.shape[-3] != key.shape[-3]:
             if self.shape[-3] % key.shape[-3]:
                 raise ValueError(f"enable_gqa: {self.shape[-3]} query heads are not a multiple of {key.shape[-3]}")
@@ -299,8 +299,8 @@ class CompositeOps:
         scores = self.matmul(key.transpose(-1, -2)) * (1 / math.sqrt(d))
         if is_causal:
             lq, lk = scores.shape[-2], scores.shape[-1]
-            allowed = Tensor.arange(lq, device=self.device).reshape(lq, 1) >= \
-                Tensor.arange(lk, device=self.device).reshape(1, lk)
+            allowed = T.arange(lq, device=self.device).reshape(lq, 1) >= \
+                T.arange(lk, device=self.device).reshape(1, lk)
             scores = allowed.where(scores, -math.inf)
         if attn_mask is not None:
             scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
@@ -308,8 +308,8 @@ class CompositeOps:
 
     def dropout(self: Tensor, p: float = 0.5) -> Tensor:
         """Zero elements with probability p and scale the rest by 1/(1-p), when Tensor.training is set."""
-        from compiler.tensor import Tensor
-        if not Tensor.training or p == 0:
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        if not T.training or p == 0:
             return self
-        keep = Tensor.rand(*self.shape, device=self.device) >= p
+        keep = T.rand(*self.shape, device=self.device) >= p
         return keep.where(self, 0) * (1 / (1 - p))

@@ -178,13 +178,13 @@ class MathOps:
 
     def where(self, x, y) -> Tensor:
         """x where self is true, else y (broadcast; x and y promoted to one dtype)."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         a, b = x, y
         cond = self.cast(dtypes.bool)
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        if not isinstance(a, T) and not isinstance(b, T):
             dt = promote(dtypes.of_scalar(a), dtypes.of_scalar(b))
-            a = Tensor.full((), a, dt, self.device)
-        if not isinstance(a, Tensor):
+            a = T.full((), a, dt, self.device)
+        if not isinstance(a, T):
             b, a = b._operands(a, name="x")
         else:
             a, b = a._operands(b, name="y")
@@ -197,8 +197,8 @@ class MathOps:
 
     def masked_fill(self, mask, value) -> Tensor:
         """value where mask is true, else self (mask and value broadcast; promoted as where promotes)."""
-        from compiler.tensor import Tensor
-        mask = mask if isinstance(mask, Tensor) else Tensor(mask, device=self.device)
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        mask = mask if isinstance(mask, T) else T(mask, device=self.device)
         return mask.where(value, self)
 
     def clip(self, min_=None, max_=None) -> Tensor:

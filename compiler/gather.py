@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from compiler.tensor import Tensor
 
 
-def _check_index(index, what: str = "index") -> None:
-    from compiler.tensor import Tensor
-    if not isinstance(index, Tensor):
+def _check_index(cls: type, index, what: str = "index") -> None:
+    """`index` is a `cls` (the Tensor class) of integers."""
+    if not isinstance(index, cls):
         raise TypeError(f"{what} must be a Tensor, not {type(index).__name__}")
     if index.dtype.is_float or index.dtype == dtypes.bool:
         raise TypeError(f"{what} must hold integers, not {index.dtype.name}")
@@ -32,8 +32,7 @@ def _check_index(index, what: str = "index") -> None:
 
 def _one_hot_last(index: Tensor, n: int) -> Tensor:
     """index[..., None] == 0..n-1: a bool tensor of index.shape + (n,)."""
-    from compiler.tensor import Tensor
-    return index.unsqueeze(-1) == Tensor.arange(n, device=index.device).cast(index.dtype)
+    return index.unsqueeze(-1) == type(index).arange(n, device=index.device).cast(index.dtype)
 
 
 def _lowest(dt):
@@ -50,7 +49,7 @@ class GatherOps:
     def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
         """out[..., j, ...] = self[..., index[..., j, ...], ...] along dim (index has self's rank; its other
         dimensions may be shorter than self's)."""
-        _check_index(index)
+        _check_index(type(self), index)
         if index.ndim != self.ndim:
             raise ValueError(f"gather: index has {index.ndim} dimensions, self {self.ndim}")
         d = normalize_axis(dim, self.ndim, "dim")
@@ -72,7 +71,7 @@ class GatherOps:
         return hit.pad(pads), vals.pad(pads)
 
     def _scatter_check(self: Tensor, dim: int, index: Tensor, src: Tensor) -> int:
-        _check_index(index)
+        _check_index(type(self), index)
         d = normalize_axis(dim, self.ndim, "dim")
         if not index.ndim == self.ndim == src.ndim:
             raise ValueError(f"scatter: self, index and src need one rank, got {self.ndim}, {index.ndim}, {src.ndim}")
@@ -87,12 +86,12 @@ class GatherOps:
     def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
         """A copy of self with self[..., index[..., j, ...], ...] = src[..., j, ...] along dim (the last write
         wins when indices repeat); reduce "add" or "multiply" (with a scalar src) combines instead."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if reduce not in (None, "add", "multiply"):
             raise ValueError(f"scatter: reduce must be None, 'add' or 'multiply', not {reduce!r}")
-        if not isinstance(src, Tensor):
-            _check_index(index)
-            src = Tensor.full(index.shape, src, self.dtype, self.device)
+        if not isinstance(src, T):
+            _check_index(type(self), index)
+            src = T.full(index.shape, src, self.dtype, self.device)
         elif reduce is not None:
             raise TypeError("scatter: reduce needs a scalar src (use scatter_reduce for a tensor src)")
         if reduce is not None:
@@ -102,7 +101,7 @@ class GatherOps:
             return self
         hit, vals = self._scatter_parts(d, index, src)
         k = hit.shape[-1]
-        rank = Tensor.arange(1, k + 1, device=self.device)
+        rank = T.arange(1, k + 1, device=self.device)
         last = hit.where(rank, 0).max(-1, keepdim=True)
         new = (hit & (rank == last)).where(vals, 0).sum(-1, dtype=self.dtype)
         return (last.squeeze(-1) > 0).where(new, self)
@@ -137,14 +136,14 @@ class GatherOps:
     def _compact(self: Tensor, keep: Tensor, size: int | None, fill_value) -> Tensor:
         """The rows of self (N, C) where keep (N,) is true, in order, as (L, C): L is size (padded with
         fill_value, or truncated), or the number of kept rows (read back from the device)."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         n = keep.shape[0]
         count = keep.cast(dtypes.int32).sum(dtype=dtypes.int32)
         length = int(count.item()) if size is None else size
         if length == 0 or n == 0:
-            return Tensor.full((length,) + self.shape[1:], fill_value, self.dtype, self.device)
+            return T.full((length,) + self.shape[1:], fill_value, self.dtype, self.device)
         slot = keep.cast(dtypes.int32).cumsum(0).cast(dtypes.int32) - 1        # where each kept row goes
-        rows = Tensor.arange(length, device=self.device).reshape(length, 1)
+        rows = T.arange(length, device=self.device).reshape(length, 1)
         pick = (slot.reshape(1, n) == rows) & keep.reshape(1, n)                # (L, N)
         out = pick.unsqueeze(-1).where(self.unsqueeze(0), 0).sum(1, dtype=self.dtype)
         if size is None:
@@ -154,8 +153,8 @@ class GatherOps:
     def masked_select(self: Tensor, mask: Tensor, size: int | None = None, fill_value=0) -> Tensor:
         """The elements where mask (bool, broadcast to self) is true, flattened in order; size fixes the length
         (padding with fill_value), else the length is the number of true elements."""
-        from compiler.tensor import Tensor
-        if not isinstance(mask, Tensor) or mask.dtype != dtypes.bool:
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        if not isinstance(mask, T) or mask.dtype != dtypes.bool:
             raise TypeError(f"masked_select: mask must be a bool Tensor, not {getattr(mask, 'dtype', type(mask))}")
         keep = mask._broadcast_to(self.shape).flatten()
         return self.flatten().unsqueeze(-1)._compact(keep, size, fill_value).reshape(-1)
@@ -163,12 +162,12 @@ class GatherOps:
     def nonzero(self: Tensor, size: int | None = None, fill_value=0) -> Tensor:
         """The coordinates (count, ndim) of the non-zero elements in row-major order, int32; size fixes the count
         (padding with fill_value)."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         keep = (self != 0).flatten() if self.ndim else (self != 0).reshape(1)
         if self.ndim == 0:
             length = int(keep.cast(dtypes.int32).sum().item()) if size is None else size
-            return Tensor.zeros(length, 0, dtype=dtypes.int32, device=self.device)
-        coords = [Tensor.arange(s, device=self.device).cast(dtypes.int32).reshape(
+            return T.zeros(length, 0, dtype=dtypes.int32, device=self.device)
+        coords = [T.arange(s, device=self.device).cast(dtypes.int32).reshape(
             tuple(s if j == i else 1 for j in range(self.ndim)))._broadcast_to(self.shape).flatten()
             for i, s in enumerate(self.shape)]
         table = coords[0].stack(*coords[1:], dim=-1)
@@ -190,18 +189,18 @@ class GatherOps:
             shape = x.shape[:x.ndim + axis] + (n_out,) + x.shape[x.ndim + axis + 1:]
             if mode == "linear":
                 low, high, frac = _linear_taps(n_in, n_out, align_corners)
-                a, b = (x.gather(axis, _table(v, np.int32, axis, shape, self.device)) for v in (low, high))
-                x = a + (b - a) * _table(frac, np.float32, axis, shape, self.device)
+                a, b = (x.gather(axis, _table(type(self), v, np.int32, axis, shape, self.device)) for v in (low, high))
+                x = a + (b - a) * _table(type(self), frac, np.float32, axis, shape, self.device)
             else:
                 taps = _nearest_taps(n_in, n_out, mode == "nearest-exact")
-                x = x.gather(axis, _table(taps, np.int32, axis, shape, self.device))
+                x = x.gather(axis, _table(type(self), taps, np.int32, axis, shape, self.device))
         return x.cast(self.dtype)
 
     def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
                      output_size=None) -> Tensor:
         """The inverse of max pooling with indices: each value written at its flat index into zeros of the
         unpooled spatial shape (any number of spatial dimensions, as tinygrad)."""
-        _check_index(indices, "indices")
+        _check_index(type(self), indices, "indices")
         if indices.shape != self.shape or self.ndim < 3:
             raise ValueError(f"max_unpool2d: indices {indices.shape} must match self {self.shape} (N, C, *spatial)")
         bs, c, *spatial = self.shape
@@ -220,11 +219,11 @@ class GatherOps:
         return out.reshape(bs, c, *output_size)
 
 
-def _table(values, dt, axis: int, shape: tuple[int, ...], device: str) -> Tensor:
-    """A per-position table of one axis (constants of the resampling, not data) broadcast to shape."""
-    from compiler.tensor import Tensor
+def _table(cls: type, values, dt, axis: int, shape: tuple[int, ...], device: str) -> Tensor:
+    """A per-position table of one axis (constants of the resampling, not data) broadcast to shape, as a `cls`
+    (the Tensor class)."""
     view = tuple(v if i == len(shape) + axis else 1 for i, v in enumerate(shape))
-    return Tensor(np.asarray(values, dt), device=device).reshape(view)._broadcast_to(shape)
+    return cls(np.asarray(values, dt), device=device).reshape(view)._broadcast_to(shape)
 
 
 def _ints(v, n: int, what: str) -> tuple[int, ...]:

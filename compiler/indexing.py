@@ -36,7 +36,7 @@ class IndexingOps:
     """Mixed into Tensor (module docstring)."""
 
     def __getitem__(self: Tensor, idx) -> Tensor:
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         items = _expand_index(idx, self.ndim)
         x, dim, out_dims = self, 0, 0
         advanced: list[tuple[int, Tensor]] = []  # (output dim, index tensor)
@@ -59,7 +59,7 @@ class IndexingOps:
                 dim += 1
                 out_dims += 1
             else:
-                t = it if isinstance(it, Tensor) else Tensor(np.asarray(it), device=self.device)
+                t = it if isinstance(it, T) else T(np.asarray(it), device=self.device)
                 if t.dtype.is_float or t.dtype == dtypes.bool:
                     raise IndexError(f"tensors used as indices must be integers, not {t.dtype.name}")
                 advanced.append((out_dims, t))
@@ -92,7 +92,7 @@ class IndexingOps:
     def _gather(self: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
         """NumPy advanced indexing by integer tensors at the given dims (broadcast together); their result
         dims replace the indexed ones where they were if adjacent, else lead (NumPy's placement rule)."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         dims = [d for d, _ in advanced]
         bshape = broadcast_shape(*(t.shape for _, t in advanced))
         idx = []
@@ -110,7 +110,7 @@ class IndexingOps:
         x = x.reshape(x.shape[:nrest] + (1,) * nb + x.shape[nrest:])    # (rest..., 1*nb, indexed...)
         hit = None
         for k, (d, t) in enumerate(zip(dims, idx, strict=True)):
-            classes = Tensor.arange(self.shape[d], device=self.device)
+            classes = T.arange(self.shape[d], device=self.device)
             shape = (1,) * nrest + bshape + tuple(self.shape[e] if j == k else 1 for j, e in enumerate(dims))
             m = t.reshape((1,) * nrest + bshape + (1,) * len(dims)) == classes.reshape(
                 (1,) * (nrest + nb) + tuple(self.shape[e] if j == k else 1 for j, e in enumerate(dims)))
@@ -127,19 +127,19 @@ class IndexingOps:
     def __setitem__(self: Tensor, idx, value) -> None:
         """self[idx] = value: self's values are replaced by a new graph (a where over the positions idx
         selects), so earlier readers of self keep the old values, as with functional updates."""
-        from compiler.tensor import Tensor
-        positions = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[idx]
-        value = value if isinstance(value, Tensor) else Tensor.full((), value, self.dtype, self.device)
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        positions = T.arange(self.numel(), device=self.device).reshape(self.shape)[idx]
+        value = value if isinstance(value, T) else T.full((), value, self.dtype, self.device)
         value = value.cast(self.dtype)._broadcast_to(positions.shape)
         if positions.numel() == 0:
             return
         flat_pos = positions.flatten()
         vals = value.flatten()
         n = self.numel()
-        every = Tensor.arange(n, device=self.device).reshape(n, 1)
+        every = T.arange(n, device=self.device).reshape(n, 1)
         hit = every == flat_pos.reshape(1, -1)                         # (n, selected)
         # the last write wins when positions repeat (NumPy): rank the hits and keep the highest
-        rank = Tensor.arange(1, flat_pos.numel() + 1, device=self.device).reshape(1, -1)
+        rank = T.arange(1, flat_pos.numel() + 1, device=self.device).reshape(1, -1)
         last = hit.where(rank, 0).max(1, keepdim=True)
         chosen = hit & (rank == last)
         new = chosen.where(vals.reshape(1, -1), 0).sum(1, dtype=self.dtype)

@@ -89,8 +89,8 @@ class MovementOps:
         out = x._apply(F.Pad, x, pads=pads)
         if value != 0:
             from compiler.lazy import LazyBuffer
-            from compiler.tensor import Tensor
-            mask = Tensor(LazyBuffer.const(True, dtypes.bool, x.device, x.shape)).pad(pads)
+            T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+            mask = T(LazyBuffer.const(True, dtypes.bool, x.device, x.shape)).pad(pads)
             out = mask.where(out, value)
         return out
 
@@ -340,14 +340,14 @@ class MovementOps:
         return x.shrink(tuple(None for _ in lead) + (None, (0, 1))).reshape(lead + (n,))
 
     def _tri_keep(self, diagonal: int, upper: bool) -> Tensor:
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.ndim < 2:
             raise ValueError(f"{'triu' if upper else 'tril'}: needs at least 2 dimensions, got {self.shape}")
         r, c = self.shape[-2:]
-        row = Tensor.arange(r, device=self.device).reshape(r, 1)
-        col = Tensor.arange(c, device=self.device).reshape(1, c)
+        row = T.arange(r, device=self.device).reshape(r, 1)
+        col = T.arange(c, device=self.device).reshape(1, c)
         keep = (col - row >= diagonal) if upper else (col - row <= diagonal)
-        return keep.where(self, Tensor.full((), 0, self.dtype, self.device))
+        return keep.where(self, T.full((), 0, self.dtype, self.device))
 
     def triu(self, diagonal: int = 0) -> Tensor:
         """Zero below the given diagonal of the last two dimensions."""

@@ -84,8 +84,8 @@ class ReduceOps:
         hit = self == self.max(a, keepdim=True)
         if self.dtype.is_float:  # a NaN is the maximum (max propagates it), and the first one wins, as NumPy
             hit = hit | (self != self)
-        from compiler.tensor import Tensor
-        rank = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
+        rank = T.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - a - 1))
         first = (hit.cast(dtypes.int32) * rank).max(a, keepdim)
         return (n - first).cast(dtypes.int64)
 
@@ -103,12 +103,12 @@ class ReduceOps:
 
     def _bool_reduce(self, axis, keepdim: bool) -> Tensor:
         """any(): a max over bools (False over an empty axis, which max refuses)."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         axes = self._axes(axis)
         if any(self.shape[a] == 0 for a in axes):
             shape = tuple(1 if i in axes else s for i, s in enumerate(self.shape)) if keepdim else \
                 tuple(s for i, s in enumerate(self.shape) if i not in axes)
-            return Tensor.full(shape, False, dtypes.bool, self.device)
+            return T.full(shape, False, dtypes.bool, self.device)
         return self.cast(dtypes.bool).max(axis, keepdim)
 
     def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
@@ -154,19 +154,19 @@ class ReduceOps:
     def cummax(self, axis: int = 0) -> tuple[Tensor, Tensor]:
         """(running maximum, index of its first occurrence so far, int32) along axis; NaN propagates, as
         NumPy's maximum.accumulate."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.ndim == 0:
-            return self, Tensor.full((), 0, dtypes.int32, self.device)
+            return self, T.full((), 0, dtypes.int32, self.device)
         a = normalize_axis(axis, self.ndim)
         values = self._cumulative(a, "max")
         n = self.shape[a]
         if n == 0:
-            return values, Tensor.full(self.shape, 0, dtypes.int32, self.device)
+            return values, T.full(self.shape, 0, dtypes.int32, self.device)
         x, v = self.transpose(a, -1).detach(), values.transpose(a, -1).detach()
         hit = x.unsqueeze(-2) == v.unsqueeze(-1)                          # [..., i, j]: x[j] == running max at i
         if self.dtype.is_float:
             hit = hit | ((x != x).unsqueeze(-2) & (v != v).unsqueeze(-1))
-        j = Tensor.arange(n, device=self.device)
+        j = T.arange(n, device=self.device)
         upto = j.reshape(n, 1) >= j.reshape(1, n)
         first = (hit & upto).where(n - j, 0).max(-1)
         return values, (n - first).cast(dtypes.int32).transpose(a, -1)
@@ -178,7 +178,7 @@ class ReduceOps:
 
     def logcumsumexp(self, axis: int = 0) -> Tensor:
         """log(cumsum(exp(x))) along axis, computed around the running maximum."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         x = self._float()
         if x.ndim == 0:
             return x
@@ -188,7 +188,7 @@ class ReduceOps:
             return x
         xt = x.transpose(a, -1)
         m = xt.cummax(-1)[0].detach()
-        j = Tensor.arange(n, device=x.device)
+        j = T.arange(n, device=x.device)
         upto = j.reshape(n, 1) >= j.reshape(1, n)
         terms = upto.where(xt.unsqueeze(-2) - m.unsqueeze(-1), -math.inf)
         return (terms.exp().sum(-1).log() + m).transpose(a, -1)
@@ -234,9 +234,8 @@ def _combine(a: Tensor, b: Tensor, op: str) -> Tensor:
 
 def _triangle(x: Tensor, op: str, ident) -> Tensor:
     """Running op along the last dimension: out[..., i] reduces x[..., j] for j <= i."""
-    from compiler.tensor import Tensor
     n = x.shape[-1]
-    j = Tensor.arange(n, device=x.device)
+    j = type(x).arange(n, device=x.device)
     upto = j.reshape(n, 1) >= j.reshape(1, n)
     terms = upto.where(x.unsqueeze(-2), ident)
     if op == "sum":

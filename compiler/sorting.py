@@ -41,13 +41,12 @@ def _exchange(keys: Tensor, idx: Tensor, block: int, mirror: bool, n: int, desce
     """One stage: within blocks of `block` elements, element i of the first half meets element i of the second
     half (or, when mirror, the element as far from the block's end) and the pair is put in order. Every element
     reads its partner through a flipped view and keeps itself or takes the partner: no concatenation."""
-    from compiler.tensor import Tensor
     lead, m = keys.shape[:-1], keys.shape[-1]
     shape = lead + (m // block, 2, block // 2)
     axes = (-2, -1) if mirror else (-2,)
     k, i = keys.reshape(shape), idx.reshape(shape)
     kp, ip = k.flip(axes), i.flip(axes)
-    top = Tensor.arange(2, device=keys.device).reshape(2, 1) == 0
+    top = type(keys).arange(2, device=keys.device).reshape(2, 1) == 0
     take = top.where(_comes_first(kp, ip, k, i, n, descending), _comes_first(k, i, kp, ip, n, descending))
     return (take.where(kp, k).reshape(lead + (m,)).contiguous(),
             take.where(ip, i).reshape(lead + (m,)).contiguous())
@@ -58,13 +57,13 @@ class SortingOps:
 
     def sort(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
         """(values, indices) sorted along dim; stable; indices are int32 (tinygrad's default int)."""
-        from compiler.tensor import Tensor
+        T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.ndim == 0:
-            return self, Tensor.full((), 0, dtypes.int32, self.device)
+            return self, T.full((), 0, dtypes.int32, self.device)
         d = normalize_axis(dim, self.ndim, "dim")
         n = self.shape[d]
         if n <= 1:
-            return self, Tensor.full(self.shape, 0, dtypes.int32, self.device)
+            return self, T.full(self.shape, 0, dtypes.int32, self.device)
         order = [i for i in range(self.ndim) if i != d] + [d]
         x = self.permute(order)
         lead = x.shape[:-1]
@@ -73,7 +72,7 @@ class SortingOps:
         x = x.reshape((rows, n) if rows != 1 else (n,))
         m = 1 << (n - 1).bit_length()
         keys = x.pad(((0, 0),) * (x.ndim - 1) + ((0, m - n),))
-        idx = Tensor.arange(m, device=self.device).cast(dtypes.int32)._broadcast_to(keys.shape)
+        idx = T.arange(m, device=self.device).cast(dtypes.int32)._broadcast_to(keys.shape)
         block = 2
         while block <= m:
             keys, idx = _exchange(keys, idx, block, True, n, descending)
