@@ -1,2 +1,17 @@
+import sys
+
+import pytest
+
 # progress: a line with an ETA at every tenth of a run; schedule: the files of the longest tests run first.
 pytest_plugins = ["pytester", "tests.support.progress", "tests.support.schedule"]
+
+
+@pytest.fixture(autouse=True)
+def _no_background_compiles_carried_over():
+    """Each test starts without the JIT compiles an earlier test queued for launches that will not come (in a
+    worker of a cold suite they kept a thread translating, holding the GIL, for minutes); a compile under way
+    finishes. simgpu.shader.jit.tier is not imported for tests that never loaded it."""
+    yield
+    tier = sys.modules.get("simgpu.shader.jit.tier")
+    if tier is not None:
+        tier.drop_queued_compiles()

@@ -124,6 +124,17 @@ def _pool(name: str) -> ThreadPoolExecutor:
     return pool
 
 
+def drop_queued_compiles() -> None:
+    """Cancel the background compiles that have not started (the one under way finishes and is kept): a program
+    that moves on to other work, like a test suite's next test, stops paying, in CPU and in the GIL its
+    translation holds, for code compiled for launches that may never come. A kernel whose compile was dropped
+    is compiled again once it is hot again."""
+    global _POOL
+    pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def jit_mode() -> str:
     """SIMGPU_JIT: 'off' (0), 'eager', or 'hot' (the default)."""
     return settings.get("SIMGPU_JIT")
@@ -386,6 +397,9 @@ class JitRun:
     # ---------------------------------------------------------------------------------------- compile
     def _compiled(self) -> CompiledRegion | None:
         st = self.state
+        if st.compiled is None and st.future is not None and st.future.cancelled():
+            st.future = None  # dropped before it started (drop_queued_compiles): hot again, compiled again
+            return None
         if st.compiled is None and st.future is not None and st.future.done():
             try:
                 self._compiled_as(st.future.result())

@@ -84,6 +84,43 @@ def test_a_kernel_is_compiled_once_hot_and_results_do_not_change(monkeypatch, tm
     assert stats.compiles == 1 and stats.native_instructions > 0 and not stats.failures
 
 
+def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(monkeypatch, tmp_path):
+    """drop_queued_compiles (what tests/conftest.py does after each test) cancels a compile still queued behind
+    another; the kernel keeps running in the interpreter with the same results, and is compiled when hot again."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
+    jit_state.drop_queued_compiles()
+    jit_state._POOL = jit_state._pool("simgpu-jit")
+    gate = threading.Event()
+    blocker = jit_state._POOL.submit(gate.wait, 120)  # the JIT thread is busy: the next compile waits in the queue
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("hot")
+    k = tb.load_asm(LOOP.format(n=1998), args=1, vgprs=8)
+    out = tb.alloc(4 * 64)
+    state = tb.engine.jit.kernel((VMID, k.code_address))
+
+    def run():
+        tb.launch(k, [out], (2,), (32,))
+        assert np.array_equal(tb.download(out, np.uint32, 64), _want(1998))
+    for _ in range(200):
+        run()
+        if state.future is not None:
+            break
+    queued = state.future
+    assert queued is not None and not queued.done()
+    jit_state.drop_queued_compiles()
+    gate.set()
+    blocker.result(timeout=120)
+    assert queued.cancelled()
+    for _ in range(200):
+        run()
+        if state.future is not None and state.future is not queued:
+            state.future.result(timeout=120)
+            break
+    run()
+    assert state.compiled is not None and tb.engine.jit.stats.compiles == 1
+
+
 def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkeypatch, tmp_path):
     """The launching thread only walks the kernel's code; translation to IR and LLVM run in the background
     (LLVM's code generation in a thread of its own, at the process's priority: llvmlite's one lock would make
