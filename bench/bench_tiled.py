@@ -53,7 +53,8 @@ def main() -> None:
         shader_engine.ShaderEngine.run = run
     print(f"training step (bench_train, no TinyJit): best {step['best'] * 1e3:.1f} ms wall, "
           f"{step['cpu'] * 1e3:.1f} ms CPU; load average {os.getloadavg()[0]:.2f}")
-    print(f"  {'kernel':<16}{'grid':>12}{'best CPU':>10}{'median':>9}{'wave-insns':>12}{'native':>8}{'rounds':>8}{'sync':>6}")
+    print(f"  {'kernel':<16}{'grid':>12}{'best CPU':>10}{'median':>9}{'wave-insns':>12}{'native':>8}"
+          f"{'rounds':>8}{'sync':>6}")
     for name, runs in sorted(seen.items(), key=lambda kv: -min(r[0] for r in kv[1][-STEPS:])):
         last = runs[-STEPS:]
         times = sorted(r[0] for r in last)
