@@ -218,7 +218,7 @@ class Stats:
     compile_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
     translate_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
     rounds: int = 0
-    sync_steps: int = 0  # interpreter steps for waves parked at a sync instruction (LDS store, barrier, ...)
+    sync_steps: int = 0  # interpreter steps at a sync instruction (LDS store, barrier) or outside the region
     native_instructions: int = 0
     callbacks: int = 0
     reruns: int = 0
