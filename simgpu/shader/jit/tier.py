@@ -227,6 +227,7 @@ class Stats:
     compile_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
     translate_seconds: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))
     rounds: int = 0
+    sync_steps: int = 0  # interpreter steps at a sync instruction (LDS store, barrier) or outside the region
     native_instructions: int = 0
     callbacks: int = 0
     reruns: int = 0
@@ -542,6 +543,7 @@ class JitRun:
         if blk is not None and blk.index in cr.short_tails:
             return False  # a few instructions to s_endpgm: the interpreter's batch ops beat a round's setup
         if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
+            self.tier.stats.sync_steps += 1
             self.ex.run(pc, w, False)  # one instruction in the interpreter, for exactly these waves
             return True
         if not self._round(cr, pc, w, fresh):
