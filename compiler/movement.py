@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 from compiler import autograd as F
 from compiler.creation import shape_arg
 from compiler.dtypes import dtypes, promote
+from compiler.einops import rearrange as _rearrange
 from compiler.helpers import broadcast_shape, normalize_axis
+from compiler.lazy import LazyBuffer
 
 if TYPE_CHECKING:
     from compiler.tensor import Tensor
@@ -88,7 +90,6 @@ class MovementOps:
             return x
         out = x._apply(F.Pad, x, pads=pads)
         if value != 0:
-            from compiler.lazy import LazyBuffer
             T = type(self)  # the Tensor class (mixins never import compiler.tensor)
             mask = T(LazyBuffer.const(True, dtypes.bool, x.device, x.shape)).pad(pads)
             out = mask.where(out, value)
@@ -312,8 +313,7 @@ class MovementOps:
 
     def rearrange(self, formula: str, **sizes) -> Tensor:
         """einops' rearrange: "b (h w) c -> b h w c" style formulas (reshape, permute, reshape)."""
-        from compiler.einops import rearrange
-        return rearrange(self, formula, **sizes)
+        return _rearrange(self, formula, **sizes)
 
     # ---- diagonals and triangles --------------------------------------------------------------------------
     def diag(self) -> Tensor:
