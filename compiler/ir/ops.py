@@ -8,8 +8,11 @@ linearizer orders the result. Backends read the linearized list.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import weakref
+import zlib
 from enum import Enum, auto
 from typing import Any
 
@@ -96,7 +99,11 @@ class UOp:
         u = object.__new__(cls)
         u.op, u.dtype, u.src, u.arg = op, dtype, tuple(src), arg
         u._key, u._range = key, None
-        u._hash = hash((op, dtype, tuple(s._hash for s in src), _hashable(arg)))
+        dk = _DTYPE_KEYS.get(dtype)
+        if dk is None:
+            dk = _DTYPE_KEYS[dtype] = stable_key(dtype)
+        ak = arg if type(arg) is int else stable_key(arg)
+        u._hash = hash((op.value, dk, tuple(s._hash for s in src), ak))
         UOp._cache[key] = u
         return u
 
@@ -232,10 +239,38 @@ def _key_arg(arg):
     return arg
 
 
-def _hashable(arg):
-    if isinstance(arg, float) and math.isnan(arg):
-        return "nan"
-    return arg
+_NONE, _NAN = -0x6E6F6E65, -0x6E616E  # the keys of None and of every NaN
+_DTYPE_KEYS: dict = {}  # dtype -> stable_key(dtype): every node needs one
+
+
+def stable_key(x):
+    """x as a value whose hash() is the same in every process. Python 3.11 hashes None by its address, a NaN
+    by its identity, and str (so Enum members, dtypes and any dataclass holding a str) with the per-process
+    PYTHONHASHSEED; a node's hash built from those would differ run to run, and with it every order that
+    sorts or iterates by node hash (the simplifier's term order, sets of nodes): the same program would
+    compile to different kernel IR, code objects and kernel-cache keys each run. Ints, floats and tuples
+    of them hash the same everywhere; everything else is reduced to them here."""
+    if isinstance(x, bool | int):
+        return x
+    if isinstance(x, float):
+        return _NAN if math.isnan(x) else x
+    if x is None:
+        return _NONE
+    if isinstance(x, str):
+        return zlib.crc32(x.encode())
+    if isinstance(x, tuple | list):
+        return tuple(stable_key(v) for v in x)
+    if isinstance(x, Enum):
+        return (stable_key(type(x).__name__), stable_key(x.value))
+    if dataclasses.is_dataclass(x):
+        return _record_key(x)
+    return hash(x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _record_key(x) -> tuple:
+    """stable_key of a frozen dataclass (dtypes, views, shape trackers: few distinct ones, met often)."""
+    return (stable_key(type(x).__name__),) + tuple(stable_key(getattr(x, f.name)) for f in dataclasses.fields(x))
 
 
 def normalize(dtype: DType, value):
