@@ -1,10 +1,11 @@
 """Instruction selection by rules, shared by the native backends.
 
-A `Rules` table maps each IR op to an ordered list of rules; a rule is a predicate over (selector, uop) and an
-emitter that appends machine instructions (compiler.backend.mir) for the uop and records its value. The first
-rule whose predicate holds wins, so a table lists its fused patterns (an add of a product, a shift feeding an
-add, a comparison feeding a select) before the plain forms, and the plain forms before nothing: a uop no rule
-matches is a `SelectionError` naming op and dtypes.
+A `SelectionRules` table (compiler.ir.rewrite.OpTable, the table type of the rewrite passes too) maps each IR op
+to an ordered list of rules; a rule is a predicate over (selector, uop) and an emitter that appends machine
+instructions (compiler.backend.mir) for the uop and records its value. The first rule whose predicate holds
+wins, so a table lists its fused patterns (an add of a product, a shift feeding an add, a comparison feeding a
+select) before the plain forms, and the plain forms before nothing: a uop no rule matches is a `SelectionError`
+naming op and dtypes.
 
 `Selector` walks a linearized kernel in order and gives every uop its own instruction list (`slot`), so a value
 can be materialized late at its own position (a constant that turns out to need a register, a negation no user
@@ -21,6 +22,7 @@ from compiler.backend.mir import MInst, RegFactory
 from compiler.errors import CompileError
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.rewrite import OpTable
 
 
 class SelectionError(CompileError):
@@ -40,23 +42,19 @@ class Rule:
     emit: Emitter
 
 
-class Rules:
-    """Selection rules per IR op, tried in the order they were added."""
-
-    def __init__(self) -> None:
-        self.table: dict[Ops, list[Rule]] = {}
+class SelectionRules(OpTable[Rule]):
+    """Selection rules per IR op, tried in the order they were added (the rewrite passes' table type)."""
 
     def rule(self, *ops: Ops, when: Predicate | None = None, name: str = ""):
         """Decorator: register fn(sel, uop) for ops under an optional predicate."""
         def deco(fn: Emitter) -> Emitter:
-            for op in ops:
-                self.table.setdefault(op, []).append(Rule(name or fn.__name__, when or (lambda s, u: True), fn))
+            self.add(ops, Rule(name or fn.__name__, when or (lambda s, u: True), fn))
             return fn
         return deco
 
     def select(self, sel: Selector, u: UOp) -> str:
         """Run the first matching rule for u; returns its name."""
-        for r in self.table.get(u.op, ()):
+        for r in self.of(u.op):
             if r.when(sel, u):
                 r.emit(sel, u)
                 return r.name
@@ -65,7 +63,7 @@ class Rules:
                              f"{getattr(u.dtype, 'name', u.dtype)} ({srcs})")
 
 
-def value_rules(rules: Rules) -> Rules:
+def value_rules(rules: SelectionRules) -> SelectionRules:
     """`rules` with the rules every target writes alike (through its selector's `src` and `copy`): ASSIGN
     copies the new value into the accumulator's register and stands for it; AFTER stands for its first
     source."""
@@ -84,7 +82,7 @@ def value_rules(rules: Rules) -> Rules:
 class Selector:
     """Walks a kernel's uops in order, selecting each with the target's rules (module docstring)."""
 
-    rules: Rules
+    rules: SelectionRules
 
     def __init__(self, kernel: LinearKernel):
         self.k = kernel

@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.operands import NULL
 from compiler.backend.gfx11.uniform import scalar_values
-from compiler.backend.isel import Rules, Selector, value_rules
+from compiler.backend.isel import SelectionRules, Selector, value_rules
 from compiler.backend.mir import Imm, MInst, Phys, Sub, VReg, label
 from compiler.dtypes import DType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 
-RULES = value_rules(Rules())
+RULES = value_rules(SelectionRules())
 LDS_ALIGN = 16
 
 

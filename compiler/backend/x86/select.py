@@ -25,14 +25,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.backend.isel import Rules, Selector, value_rules
+from compiler.backend.isel import SelectionRules, Selector, value_rules
 from compiler.backend.mir import Imm, MInst, Sub, label
 from compiler.dtypes import DType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 from runtime.cpu import abi
 
-RULES = value_rules(Rules())
+RULES = value_rules(SelectionRules())
 LDS_ALIGN = 16
 SCHED_CUR, SCHED_RSP, SCHED_GROUP = abi.SCHED, abi.SCHED + 8, abi.SCHED + 16  # group id of axis a at +8*a
 

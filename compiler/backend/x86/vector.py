@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import simgpu.settings as settings
-from compiler.backend.isel import Rules
+from compiler.backend.isel import SelectionRules
 from compiler.backend.mir import MInst, Sub
 from compiler.backend.x86.expand import SCRATCH_X, SCRATCH_X2, I, address, expands, g, same, x
 from compiler.backend.x86.expand import imm as imm_of
@@ -56,7 +56,7 @@ from compiler.ir.ops import Ops, UOp
 
 WIDTH = 4
 MAX_STRIDE = 1 << 20  # elements between work-items of a gathered access (three of them fit a displacement)
-VRULES = Rules()
+VRULES = SelectionRules()
 _LANE_TYPES = ("float32", "int32", "uint32", "bool")
 _INT_LINEAR = (Ops.ADD, Ops.SUB, Ops.MUL)
 _FLOAT_OPS = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.SQRT, Ops.TRUNC, Ops.NEG, Ops.MAX, Ops.MIN}
