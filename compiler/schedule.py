@@ -16,7 +16,7 @@ Each kernel is an AST of the kernel IR:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from compiler.dtypes import PtrDType, dtypes
@@ -47,12 +47,15 @@ class ScheduleItem:
         return self.outs[0]
 
 
-class _Restart(Exception):
-    """base must get a kernel of its own (size: because the kernel reading it grew past MAX_FUSED)."""
+@dataclass(frozen=True)
+class Cut:
+    """What building a kernel found instead of its AST: `base` must get a kernel of its own (size: because the
+    kernel reading it grew past MAX_FUSED; member: the index of the group member whose value was being built).
+    The schedule then adds base to the bases it realizes and is made again."""
 
-    def __init__(self, base: LazyBuffer, size: bool = False):
-        self.base, self.size = base, size
-        self.member = 0  # the index of the group member whose value was being built
+    base: LazyBuffer
+    size: bool = False
+    member: int = 0
 
 
 def schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
@@ -131,14 +134,12 @@ def _schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
                 consumers[s.base].add(b)
     must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
     _cut_deep(graph, must)
-    while True:
-        try:
-            return _items(graph, must)
-        except _Restart as r:
-            must.add(r.base)
+    while isinstance(items := _items(graph, must), Cut):
+        must.add(items.base)
+    return items
 
 
-def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
+def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem] | Cut:
     """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
     the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
     its state in one launch; fewer when together they would fuse more than MAX_FUSED nodes). While such a
@@ -167,7 +168,10 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
             b = next((x for x in ready if not group or not elementwise[x]), None)
             if b is None:
                 if group:  # nothing else can run first: the group's kernel runs now
-                    item, rest = _group_kernel(group, must)
+                    made = _group_kernel(group, must)
+                    if isinstance(made, Cut):
+                        return made
+                    item, rest = made
                     emit(item)
                     todo[:0], group = rest, []
                     continue
@@ -178,21 +182,25 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem]:
         elif b.op is LoadOps.COPY:
             emit(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
         elif not elementwise[b]:
-            emit(_kernel([b], must))
+            item = _kernel([b], must)
+            if isinstance(item, Cut):
+                return item
+            emit(item)
         else:
             group.append(b)
     return items
 
 
-def _group_kernel(group: list[LazyBuffer], must: set) -> tuple[ScheduleItem, list[LazyBuffer]]:
+def _group_kernel(group: list[LazyBuffer], must: set) -> tuple[ScheduleItem, list[LazyBuffer]] | Cut:
     """The kernel of the longest prefix of group that fuses at most MAX_FUSED nodes, and the members left out
     (a member may compute another's value inline: a chain's pieces would otherwise fuse back together)."""
-    try:
-        return _kernel(group, must), []
-    except _Restart as r:
-        if not r.size or r.member == 0:
-            raise
-        return _kernel(group[:r.member], must), group[r.member:]
+    item = _kernel(group, must)
+    if not isinstance(item, Cut):
+        return item, []
+    if not item.size or item.member == 0:
+        return item
+    prefix = _kernel(group[:item.member], must)
+    return prefix if isinstance(prefix, Cut) else (prefix, group[item.member:])
 
 
 def _cut_deep(graph: list[LazyBuffer], must: set) -> None:
@@ -316,9 +324,10 @@ class _Builder:
         i = len(self.roots) + self.inputs.index(b)
         return UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
 
-    def build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
-        """The value of b read through st (inside a reduction's input when in_reduce). An iterative walk, sources
-        first: a chain of 10,000 ops is a graph 10,000 deep (the kernel is cut at MAX_FUSED nodes by _Restart)."""
+    def build(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp | Cut:
+        """The value of b read through st (inside a reduction's input when in_reduce), or the Cut that b's value
+        needs first. An iterative walk, sources first: a chain of 10,000 ops is a graph 10,000 deep (the kernel
+        is cut at MAX_FUSED nodes)."""
         root = (b, st, in_reduce)
         stack = [root]
         while stack:
@@ -327,7 +336,10 @@ class _Builder:
                 stack.pop()
                 continue
             if key not in self.kids:
-                self.kids[key] = self._sources(*key)
+                kids = self._sources(*key)
+                if isinstance(kids, Cut):
+                    return kids
+                self.kids[key] = kids
             todo = [k for k in self.kids[key] if k not in self.memo]
             if todo:
                 stack.extend(todo)
@@ -337,20 +349,20 @@ class _Builder:
             self.size += 1
             b = key[0]
             if self.size > MAX_FUSED and b not in self.roots and not self._loads(b) and b.op is not LoadOps.CONST:
-                raise _Restart(b, size=True)  # b gets a kernel of its own (a load is one already)
+                return Cut(b, size=True)  # b gets a kernel of its own (a load is one already)
         return self.memo[root]
 
     def _loads(self, b: LazyBuffer) -> bool:
         """Whether b's kernel reads b from memory instead of computing it."""
         return b.op is LoadOps.BUFFER or (b in self.must and b not in self.roots)
 
-    def _sources(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> list[tuple]:
-        """The (base, view, in_reduce) keys b's value is made of; _Restart when b needs a kernel of its own."""
+    def _sources(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> list[tuple] | Cut:
+        """The (base, view, in_reduce) keys b's value is made of, or a Cut when b needs a kernel of its own."""
         if self._loads(b) or b.op in (LoadOps.CONST, LoadOps.IOTA):
             return []
         if b.op is LoadOps.REDUCE:
             if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b not in self.roots):
-                raise _Restart(b)
+                return Cut(b)
             (src,) = b.srcs
             return [(src.base, src.st, True)]
         if b.op is LoadOps.CONTIGUOUS:
@@ -358,7 +370,7 @@ class _Builder:
             return [(src.base, src.st + st, in_reduce)]
         if isinstance(b.op, Ops):
             if in_reduce and self._recompute_is_costly(b, st):
-                raise _Restart(b)
+                return Cut(b)
             return [(s.base, s.st + st, in_reduce) for s in b.srcs]
         raise AssertionError(f"cannot fuse {b}")
 
@@ -410,18 +422,17 @@ def _mem(dt):
     return dtypes.uint8 if dt == dtypes.bool else dt
 
 
-def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem:
+def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem | Cut:
     """One kernel storing every base of group (a single one may take a fused reduction's index space)."""
     builder = _Builder(group, must)
     stores = []
     for i, b in enumerate(group):
         shape = _kernel_shape(b, must) if len(group) == 1 else group[0].shape
         here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
-        try:
-            value = builder.build(b, here, False).cast(_mem(b.dtype))
-        except _Restart as r:
-            r.member = i
-            raise
+        value = builder.build(b, here, False)
+        if isinstance(value, Cut):
+            return replace(value, member=i)
+        value = value.cast(_mem(b.dtype))
         out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
         stores.append(UOp(Ops.STORE, dtypes.int32, (out, UOp(Ops.VIEW, dtypes.int32, (), here), value)))
     return ScheduleItem("kernel", list(group), UOp(Ops.SINK, dtypes.int32, tuple(stores)), builder.inputs)
