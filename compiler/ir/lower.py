@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from math import prod
 
 from compiler.dtypes import DType, PtrDType, dtypes
+from compiler.ir import tiling
+from compiler.ir.index import INT, c, unflatten, view_index
 from compiler.ir.ops import Ops, UOp
-from compiler.views import ShapeTracker
 
 MAX_LOCAL = 256
 GROUP_MIN_REDUCE = 16     # the group strategy serves reductions at least this long...
@@ -31,7 +32,6 @@ GROUP_MAX_OUTPUTS = 2048  # ...with at most this many outputs (more outputs fill
 def group_lanes(n: int) -> int:
     """Work-items sharing a reduction of n elements (a power of two: the LDS tree halves it)."""
     return 16 if n < 64 else 32 if n < 256 else 64
-INT = dtypes.int32
 
 
 @dataclass(frozen=True)
@@ -55,64 +55,6 @@ def reduce_identity(op: Ops, dt: DType):
 def combine(op: Ops, acc: UOp, v: UOp) -> UOp:
     """One step of a reduction."""
     return UOp(op, acc.dtype, (acc, v))
-
-
-def c(v: int) -> UOp:
-    """An int32 index constant (a value outside int32 is a compiler bug, not a wrapped index)."""
-    if not _fits(INT, v):
-        raise AssertionError(f"index constant {v} does not fit {INT.name}")
-    return UOp.const(INT, v)
-
-
-def view_index(st: ShapeTracker, idx: tuple[UOp, ...]) -> tuple[UOp, UOp]:
-    """(flat offset, valid) of the views of st at the index idx of its shape. A view whose offsets may leave
-    int32 (a shrink at 2^31 + 5 of arange(2^31 + 10)) computes in int64 from there on, never wrapping."""
-    valid = UOp.const(dtypes.bool, True)
-    flat = None
-    it = INT
-    for n, v in enumerate(reversed(st.views)):
-        if n:
-            idx = unflatten(flat, v.shape)
-        if it is INT and not _fits(INT, *_offset_range(v)):
-            it = dtypes.int64
-        flat = UOp.const(it, v.offset)
-        for i, s in zip(idx, v.strides, strict=True):
-            if s:
-                flat = flat + i.cast(it) * UOp.const(it, s)
-        if v.mask is not None:
-            for i, (lo, hi), size in zip(idx, v.mask, v.shape, strict=True):
-                if lo > 0:
-                    valid = valid.logical_and(i.ge(lo))
-                if hi < size:
-                    valid = valid.logical_and(i.lt(hi))
-    return flat, valid
-
-
-def _offset_range(v) -> tuple[int, int]:
-    """The smallest and largest flat offset a view reaches (its shape's corners)."""
-    lo = hi = v.offset
-    for size, stride in zip(v.shape, v.strides, strict=True):
-        reach = (size - 1) * stride
-        lo, hi = lo + min(0, reach), hi + max(0, reach)
-    return lo, hi
-
-
-def _fits(dt: DType, *values: int) -> bool:
-    return all(dt.min <= x <= dt.max for x in values)
-
-
-def unflatten(flat: UOp, shape: tuple[int, ...]) -> tuple[UOp, ...]:
-    """The row-major index of `flat` in shape (the first dimension unbounded: it is gated by the caller)."""
-    out, inner = [], 1
-    for k in range(len(shape) - 1, -1, -1):
-        s = shape[k]
-        if s == 1:
-            out.append(c(0))
-            continue
-        q = flat if inner == 1 else flat // inner
-        out.append(q if k == 0 else q % s)
-        inner *= s
-    return tuple(reversed(out))
 
 
 class Lowerer:
@@ -153,7 +95,6 @@ class Lowerer:
     # ---- the kernel ----------------------------------------------------------------------------------------
     def run(self) -> tuple[UOp, Geometry]:
         """The lowered kernel (a SINK of STOREs) and its launch geometry."""
-        from compiler.ir import tiling
         for plan in (tiling.plan_wmma, tiling.plan):
             counters = (self.loops, self.accs, self.lds)
             tiled = plan(self)

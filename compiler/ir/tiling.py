@@ -22,6 +22,7 @@ from __future__ import annotations
 from math import prod
 
 from compiler.dtypes import dtypes
+from compiler.ir.index import c, unflatten
 from compiler.ir.ops import Ops, UOp
 from compiler.ir.rewrite import substitute
 
@@ -44,7 +45,6 @@ def applies(lw) -> bool:
 
 def _frame(lw, tile: int):
     """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans."""
-    from compiler.ir.lower import c, unflatten
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
     di, dj = dims[-2], dims[-1]
     batch = dims[:-2]
@@ -63,7 +63,6 @@ def plan(lw):
     would be staged."""
     if not applies(lw):
         return None
-    from compiler.ir.lower import c
     (red,) = lw.reduces
     _, (k,), full = red.arg
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
@@ -149,7 +148,6 @@ def plan_wmma(lw):
     factors = _wmma_factors(red)
     if factors is None:
         return None
-    from compiler.ir.lower import c
     _, (k,), full = red.arg
     base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE)
     lane = lw.special("local", 0, 32)
