@@ -125,17 +125,22 @@ def _write_cached(key: str, obj: bytes) -> None:
         diskcache.store(path, key, {"object": obj})
 
 
-def object_code(ir: str, key: str) -> tuple[bytes, bool]:
+def object_code(ir: str, key: str, make=None) -> tuple[bytes, bool]:
     """(object file, whether it came from the disk cache) for module text `ir` (`key`: its inputs; the disk
-    cache adds this host's LLVM and CPU)."""
+    cache adds this host's LLVM and CPU). `make(ir)` makes the object on a miss (default: emit, here)."""
     key = key_of(key, host_key())
     obj = _read_cached(key)
     if obj is not None:
         return obj, True
-    mod, cg = _optimised(ir)
-    obj = _new_target_machine(opt=cg).emit_object(mod)
+    obj = (make or emit)(ir)
     _write_cached(key, obj)
     return obj, False
+
+
+def emit(ir: str) -> bytes:
+    """The object file of module text `ir`, made by LLVM in this process."""
+    mod, cg = _optimised(ir)
+    return _new_target_machine(opt=cg).emit_object(mod)
 
 
 def assembly(ir: str) -> str:

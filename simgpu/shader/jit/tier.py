@@ -62,6 +62,7 @@ from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
+from simgpu.shader.jit import worker
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
 from simgpu.shader.jit.lower_store import undo_words
 from simgpu.shader.jit.translate import (
@@ -106,11 +107,8 @@ PAYOFF, NATIVE_SHARE = 2.0, 0.25
 # would otherwise stay in the interpreter until the dispatch ends, for hours on a busy machine
 LONG_DISPATCH = 2.0
 MAX_UNDO_WORDS = 32 << 20  # a fused batch's undo log at most 256 MB (its worst case: every lane of every store)
-_POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background
-# LLVM's code generation, at the process's priority: llvmlite serialises every call into LLVM under one lock, so
-# a compile at a lowered priority stalled every other LLVM user of the process (an eager compile, a load, the
-# compiler's backend) behind a thread the scheduler put off, for minutes with every CPU busy
-_LLVM_POOL: ThreadPoolExecutor | None = None
+_POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background (LLVM: jit.worker's process)
+_DROPS = 0  # drop_queued_compiles so far: a background compile started before one ends as CompileDropped
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 
 
@@ -125,14 +123,16 @@ def _pool(name: str) -> ThreadPoolExecutor:
 
 
 def drop_queued_compiles() -> None:
-    """Cancel the background compiles that have not started (the one under way finishes and is kept): a program
-    that moves on to other work, like a test suite's next test, stops paying, in CPU and in the GIL its
-    translation holds, for code compiled for launches that may never come. A kernel whose compile was dropped
-    is compiled again once it is hot again."""
-    global _POOL
+    """Cancel the background compiles that have not started, and end the one under way in LLVM (jit.worker; a
+    translation under way finishes): a program that moves on to other work, like a test suite's next test, stops
+    paying, in CPU and in the GIL translation holds, for code compiled for launches that may never come. A
+    kernel whose compile was dropped is compiled again once it is hot again."""
+    global _POOL, _DROPS
+    _DROPS += 1
     pool, _POOL = _POOL, None
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
+    worker.stop()  # the compile under way in LLVM too (its kernel gets CompileDropped: compiled again when hot)
 
 
 def jit_mode() -> str:
@@ -404,6 +404,8 @@ class JitRun:
         if st.compiled is None and st.future is not None and st.future.done():
             try:
                 self._compiled_as(st.future.result())
+            except worker.CompileDropped:
+                pass  # stopped under way (drop_queued_compiles): hot again, compiled again
             except Exception as e:  # noqa: BLE001 - a translator bug must not stop the interpreter
                 self._failed(e)
             st.future = None
@@ -1095,10 +1097,11 @@ def _source(ex) -> _Source:
 def _build(source: _Source, tier: JitTier, background: bool = True):
     """Translate and compile (any thread: it reads only `source`): a CompiledRegion, or None when there is
     nothing to compile (or too much: MAX_REGION_INSNS). `background` (a compile for later launches, on the JIT
-    thread): LLVM's part in the LLVM thread; otherwise (an eager compile the launch waits for) on this thread, so
-    that it never queues behind the background compiles of other kernels."""
+    thread): LLVM's part in the JIT's worker process (jit.worker); otherwise (an eager compile the launch waits
+    for) on this thread, so that it never queues behind the background compiles of other kernels."""
     if len(source.found) > MAX_REGION_INSNS:
         return None
+    drops = _DROPS
     with jc.Timer() as t0:  # a process's first compile: the translators' imports and the sources' hash
         first = not (translators_loaded() and jc.ready())  # (llvmlite's import and LLVM's start: in _finish)
         load_translators()
@@ -1108,6 +1111,8 @@ def _build(source: _Source, tier: JitTier, background: bool = True):
     if not isinstance(job, _Job):
         return job
     tier.stats.translate_seconds.append(source.seconds + t.seconds + t0.seconds)
+    if background and drops != _DROPS:  # dropped while it translated: no LLVM (nor disk cache write) for it
+        raise worker.CompileDropped("dropped during translation")
     cr = _finish(job, tier.stats, background=background)
     # (the walk is left out: through a warm decode cache it takes microseconds; an eager compile's walk decodes)
     hc.record(len(source.found), t.seconds, None if cr.from_disk else cr.compile_seconds - cr.start_seconds,
@@ -1182,27 +1187,30 @@ def _tails(blocks) -> dict:
     return out
 
 
-def _object_code(job: _Job) -> tuple[bytes, bool, float]:
-    """(object file, from the disk cache, this thread's CPU seconds for it)."""
-    with jc.Timer() as t:
-        obj, from_disk = jc.object_code(job.ir, job.key)
-    return obj, from_disk, t.seconds
+def _object_code_in_worker(job: _Job) -> tuple[bytes, bool, float]:
+    """(object file, from the disk cache, the worker process's CPU seconds for it): LLVM in jit.worker's
+    process, which drop_queued_compiles may end (CompileDropped)."""
+    seconds = []
+
+    def make(ir: str) -> bytes:
+        obj, s = worker.compile_object(ir)
+        seconds.append(s)
+        return obj
+    obj, from_disk = jc.object_code(job.ir, job.key, make)
+    return obj, from_disk, sum(seconds)
 
 
 def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion:
     """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading; `background`:
-    code generation in the LLVM thread, whose CPU time is counted apart (this thread waits for it without
-    holding the GIL)."""
-    global _LLVM_POOL
+    code generation in the JIT's worker process, whose CPU time is counted apart (this thread waits for it
+    without holding the GIL)."""
     with jc.Timer() as t:
         with jc.Timer() as start:
-            jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, at the process's priority
+            jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, for the key and loading
         if background:
-            if _LLVM_POOL is None:
-                _LLVM_POOL = _pool("simgpu-llvm")
-            obj, from_disk, llvm_seconds = _LLVM_POOL.submit(_object_code, job).result()  # (another thread's CPU)
+            obj, from_disk, llvm_seconds = _object_code_in_worker(job)  # (another process's CPU)
         else:
-            obj, from_disk, _ = _object_code(job)
+            obj, from_disk = jc.object_code(job.ir, job.key)
             llvm_seconds = 0.0  # (this thread's: in t.seconds)
         engine, addr = jc.load(obj, "round")
         fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from simgpu.shader.jit import costs as hc
-from simgpu.shader.jit import jit_mode, jit_tier
+from simgpu.shader.jit import jit_mode, jit_tier, worker
 from simgpu.shader.jit import tier as jit_state
 from simgpu.shader.state import DONE
 from simgpu.testbed import VMID, Testbed
@@ -122,26 +122,32 @@ def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(m
 
 
 def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkeypatch, tmp_path):
-    """The launching thread only walks the kernel's code; translation to IR and LLVM run in the background
-    (LLVM's code generation in a thread of its own, at the process's priority: llvmlite's one lock would make
-    any other LLVM call wait for a lowered one), so no launch waits for a compile."""
+    """The launching thread only walks the kernel's code; translation to IR runs in a background thread and
+    LLVM in the JIT's worker process (jit.worker: llvmlite's one lock stays free for this process's eager
+    compiles and loads), so no launch waits for a compile."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
-    threads = []
+    threads, compiled_by = [], []
     jit_state._COMPILED.clear()  # nothing from the memory cache: this region goes through LLVM
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
     k = tb.load_asm(LOOP.format(n=1999), args=1, vgprs=8)
-    for name, base_of in (("_translate", lambda src: src.base), ("_object_code", lambda job: job.meta["region"].base)):
+    for name, base_of in (("_translate", lambda src: src.base),
+                          ("_object_code_in_worker", lambda job: job.meta["region"].base)):
         real = getattr(jit_state, name)
 
         def spy(arg, real=real, name=name, base_of=base_of):
             if base_of(arg) == k.code_address:  # (compiles of earlier tests' kernels may still be running)
-                me = threading.get_native_id()
-                nice = os.getpriority(os.PRIO_PROCESS, me) if hasattr(os, "getpriority") else None
-                threads.append((name, threading.current_thread() is threading.main_thread(), nice))
+                threads.append((name, threading.current_thread() is threading.main_thread()))
             return real(arg)
         monkeypatch.setattr(jit_state, name, spy)
+    real_compile = worker.compile_object
+
+    def compile_spy(ir):
+        got = real_compile(ir)
+        compiled_by.append(worker._WORKER.proc.pid)
+        return got
+    monkeypatch.setattr(worker, "compile_object", compile_spy)
     out = tb.alloc(4 * 64)
     for _ in range(200):
         tb.launch(k, [out], (2,), (32,))
@@ -150,12 +156,56 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
             if state.future is not None:
                 state.future.result(timeout=120)
             break
-    assert [t[:2] for t in threads] == [("_translate", False), ("_object_code", False)]
-    if threads[1][2] is not None:  # (where threads have priorities) the LLVM thread's is the translation's
-        assert threads[1][2] == threads[0][2]
+    assert threads == [("_translate", False), ("_object_code_in_worker", False)]
+    assert compiled_by and all(pid != os.getpid() for pid in compiled_by)
     tb.launch(k, [out], (2,), (32,))
     assert np.array_equal(tb.download(out, np.uint32, 64), _want(1999))
     assert tb.engine.jit.stats.native_instructions > 0
+
+
+def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again(monkeypatch, tmp_path):
+    """drop_queued_compiles ends the worker process in the middle of LLVM's work: the kernel's compile ends in
+    CompileDropped, not a failure, and the next time the kernel is hot a new worker compiles it."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
+    jit_state._COMPILED.clear()
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("hot")
+    k = tb.load_asm(LOOP.format(n=1997), args=1, vgprs=8)
+    in_llvm, release = threading.Event(), threading.Event()
+    real_read = worker._read
+
+    def slow_read(stream):  # the request is in the worker; its reply is read once the test has dropped it
+        in_llvm.set()
+        release.wait(60)
+        return real_read(stream)
+    monkeypatch.setattr(worker, "_read", slow_read)
+    out = tb.alloc(4 * 64)
+    state = tb.engine.jit.kernel((VMID, k.code_address))
+
+    def run():
+        tb.launch(k, [out], (2,), (32,))
+        assert np.array_equal(tb.download(out, np.uint32, 64), _want(1997))
+    for _ in range(200):
+        run()
+        if state.future is not None:
+            break
+    assert in_llvm.wait(60) and worker.busy()
+    first = state.future
+    monkeypatch.setattr(worker, "_read", real_read)
+    jit_state.drop_queued_compiles()
+    release.set()
+    with pytest.raises(worker.CompileDropped):
+        first.result(timeout=120)
+    run()
+    assert state.failed is None and not tb.engine.jit.stats.failures
+    for _ in range(200):
+        run()
+        if state.future is not None:
+            state.future.result(timeout=120)
+            break
+    run()
+    assert state.compiled is not None
 
 
 MEASURED = hc.HostCosts(translate=1e-6, llvm=1e-5, start=0.0, compiles=1, starts=1)

@@ -1,0 +1,169 @@
+"""LLVM's part of background compiles, in a process of its own.
+
+A background compile used to run LLVM on a thread of the simulating process. llvmlite makes every call into LLVM
+of a process take turns under one lock, and a compile cannot be stopped once LLVM has it: a kernel compiled for a
+test that had ended (or a program that moved on) held the lock for seconds, and the next eager compile or load
+waited behind it (a cold test suite's first corpus test waited 28 s). Here the compile runs in a worker process:
+the simulating process's LLVM is free for eager compiles and loads, and `stop()` ends a compile nobody needs by
+ending the process (the next background compile starts another).
+
+The worker gets (module text, the JIT CPU setting, the optimisation setting) and answers with the object file
+and its CPU seconds; it compiles exactly as compile.object_code does in-process (compile._emit), so its objects
+are the ones an eager compile makes, and the disk cache stays in the parent, which verifies what it reads. The
+messages are msgpack maps behind a 4-byte length, on the worker's stdin and stdout.
+
+`python -m simgpu.shader.jit.worker` is the worker's side.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import msgpack
+
+from simgpu import settings
+from simgpu.shader.jit import compile as jc
+
+_HEADER = struct.Struct("<I")
+MAX_MESSAGE = 1 << 30  # an object file or module text beyond this is not one of ours
+
+
+class CompileDropped(Exception):
+    """The worker was stopped (stop()) while it compiled: nobody needs that code; the kernel compiles again when
+    it is hot again."""
+
+
+class CompileFailed(RuntimeError):
+    """LLVM in the worker rejected the module (its message), or the worker died."""
+
+
+def _write(stream, message: dict) -> None:
+    data = msgpack.packb(message, use_bin_type=True)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def _read(stream) -> dict | None:
+    """The next message, or None at the end of the stream."""
+    head = stream.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    (n,) = _HEADER.unpack(head)
+    if n > MAX_MESSAGE:
+        raise CompileFailed(f"JIT worker message of {n} bytes")
+    data = stream.read(n)
+    if len(data) < n:
+        return None
+    message = msgpack.unpackb(data, raw=False)
+    if not isinstance(message, dict):
+        raise CompileFailed("JIT worker message is not a map")
+    return message
+
+
+class _Worker:
+    """One worker process and the lock that gives it one request at a time."""
+
+    def __init__(self) -> None:
+        root = str(Path(__file__).resolve().parents[3])  # the directory simgpu is imported from
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))))
+        self.proc = subprocess.Popen([sys.executable, "-m", "simgpu.shader.jit.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env=env)
+        self.pid = os.getpid()  # a forked child must not share this process's pipes
+        # at exit, before Python joins the background thread waiting here: no exit waits for a compile
+        try:
+            threading._register_atexit(self.stop)
+        except RuntimeError:  # the interpreter is already shutting down: nothing to wait for then
+            pass
+        self.lock = threading.Lock()
+        self.stopped = False
+
+    def compile(self, ir: str) -> tuple[bytes, float]:
+        with self.lock:
+            if self.stopped:
+                raise CompileDropped("the JIT worker was stopped")
+            try:
+                _write(self.proc.stdin, {"ir": ir, "cpu": settings.get("SIMGPU_JIT_CPU"),
+                                         "opt": os.environ.get("SIMGPU_JIT_OPT", "")})
+                reply = _read(self.proc.stdout)
+            except (BrokenPipeError, OSError, ValueError) as e:
+                reply = None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
+        if reply is None:
+            if self.stopped:
+                raise CompileDropped("the JIT worker was stopped during the compile")
+            raise CompileFailed(f"the JIT worker ended (exit status {self.proc.poll()})")
+        if "error" in reply:
+            raise CompileFailed(f"JIT worker: {reply['error']}")
+        obj, seconds = reply.get("object"), reply.get("seconds")
+        if not isinstance(obj, bytes) or not isinstance(seconds, float):
+            raise CompileFailed("JIT worker reply without an object file")
+        return obj, seconds
+
+    def stop(self) -> None:
+        """End the process now, whatever it is doing (a request waiting on it gets CompileDropped)."""
+        self.stopped = True
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()  # (the pipes close with the object: a request waiting on one reads its end first)
+
+
+_WORKER: _Worker | None = None
+_START = threading.Lock()
+
+
+def compile_object(ir: str) -> tuple[bytes, float]:
+    """(object file of module text `ir`, the worker's CPU seconds for it), made in the worker process (started on
+    first use). Raises CompileDropped when stop() ended the compile, CompileFailed when LLVM rejected it."""
+    global _WORKER
+    with _START:
+        if _WORKER is None or _WORKER.stopped or _WORKER.pid != os.getpid() or _WORKER.proc.poll() is not None:
+            _WORKER = _Worker()
+        worker = _WORKER
+    return worker.compile(ir)
+
+
+def busy() -> bool:
+    """Whether a compile is under way in the worker."""
+    w = _WORKER
+    return w is not None and w.lock.locked()
+
+
+def stop(only_if_busy: bool = True) -> bool:
+    """End the worker (only when it is compiling, by default: an idle worker costs nothing and saves the next
+    compile the start); whether it was ended."""
+    global _WORKER
+    with _START:
+        w = _WORKER
+        if w is None or w.pid != os.getpid() or (only_if_busy and not w.lock.locked()):
+            return False
+        _WORKER = None
+    w.stop()
+    return True
+
+
+def _serve() -> None:
+    """The worker's loop: compile each request, answer with the object or the error."""
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing but replies on the reply stream
+    while (request := _read(stdin)) is not None:
+        os.environ["SIMGPU_JIT_CPU"] = request.get("cpu", "")
+        if request.get("opt"):
+            os.environ["SIMGPU_JIT_OPT"] = request["opt"]
+        else:
+            os.environ.pop("SIMGPU_JIT_OPT", None)
+        t0 = time.process_time()
+        try:
+            reply = {"object": jc.emit(request["ir"])}
+        except Exception as e:  # noqa: BLE001 - the parent reports it; the worker serves the next request
+            reply = {"error": f"{type(e).__name__}: {e}"}
+        reply["seconds"] = time.process_time() - t0
+        _write(stdout, reply)
+
+
+if __name__ == "__main__":
+    _serve()

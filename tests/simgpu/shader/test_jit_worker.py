@@ -1,0 +1,54 @@
+"""The JIT's worker process (simgpu.shader.jit.worker): the object files it makes are the bytes LLVM makes in
+this process, LLVM's errors come back as CompileFailed with LLVM's message, the JIT CPU setting of the request
+is the one used, and a reply stream that is not ours is refused."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import pytest
+
+from simgpu.shader.jit import compile as jc
+from simgpu.shader.jit import worker
+
+IR = """
+define i32 @round(i32 %x) {
+  %y = mul i32 %x, 7
+  %z = add i32 %y, 3
+  ret i32 %z
+}
+"""
+
+
+def test_the_worker_makes_the_bytes_llvm_makes_here():
+    obj, seconds = worker.compile_object(IR)
+    assert obj == jc.emit(IR) and obj[:4] == b"\x7fELF"
+    assert seconds >= 0.0
+
+
+def test_the_requested_cpu_is_the_one_compiled_for(monkeypatch):
+    monkeypatch.setenv("SIMGPU_JIT_CPU", "x86-64")
+    obj, _ = worker.compile_object(IR)
+    assert obj == jc.emit(IR)
+
+
+def test_llvm_errors_come_back_with_llvms_message():
+    with pytest.raises(worker.CompileFailed, match="expected"):
+        worker.compile_object("define i32 @round( {")
+    assert worker.compile_object(IR)[0] == jc.emit(IR)  # the worker serves the next request
+
+
+def test_a_reply_stream_that_is_not_ours_is_refused():
+    assert worker._read(io.BytesIO(b"\x01\x02")) is None  # cut short: the worker ended
+    with pytest.raises(worker.CompileFailed, match="bytes"):
+        worker._read(io.BytesIO(struct.pack("<I", worker.MAX_MESSAGE + 1)))
+    with pytest.raises(worker.CompileFailed, match="not a map"):
+        worker._read(io.BytesIO(struct.pack("<I", 1) + b"\x07"))
+
+
+def test_stop_ends_only_a_busy_worker():
+    worker.compile_object(IR)
+    assert worker.stop() is False  # idle: kept for the next compile
+    assert worker.stop(only_if_busy=False) is True
+    assert worker.compile_object(IR)[0] == jc.emit(IR)  # a new one starts on demand
