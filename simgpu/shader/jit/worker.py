@@ -89,7 +89,7 @@ class _Worker:
                 raise CompileDropped("the JIT worker was stopped")
             try:
                 _write(self.proc.stdin, {"ir": ir, "cpu": settings.get("SIMGPU_JIT_CPU"),
-                                         "opt": os.environ.get("SIMGPU_JIT_OPT", "")})
+                                         "opt": list(settings.get("SIMGPU_JIT_OPT"))})
                 reply = _read(self.proc.stdout)
             except (BrokenPipeError, OSError, ValueError) as e:
                 reply = None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
@@ -151,11 +151,9 @@ def _serve() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies on the reply stream
     while (request := _read(stdin)) is not None:
+        # the parent's settings for this compile (read when used, so they may have changed since the start)
         os.environ["SIMGPU_JIT_CPU"] = request.get("cpu", "")
-        if request.get("opt"):
-            os.environ["SIMGPU_JIT_OPT"] = request["opt"]
-        else:
-            os.environ.pop("SIMGPU_JIT_OPT", None)
+        os.environ["SIMGPU_JIT_OPT"] = ",".join(str(int(v)) for v in request.get("opt", (-1, 2)))
         t0 = time.process_time()
         try:
             reply = {"object": jc.emit(request["ir"])}

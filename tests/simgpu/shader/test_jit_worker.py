@@ -52,3 +52,9 @@ def test_stop_ends_only_a_busy_worker():
     assert worker.stop() is False  # idle: kept for the next compile
     assert worker.stop(only_if_busy=False) is True
     assert worker.compile_object(IR)[0] == jc.emit(IR)  # a new one starts on demand
+
+
+def test_the_requested_optimisation_is_the_one_used(monkeypatch):
+    monkeypatch.setenv("SIMGPU_JIT_OPT", "2,2")
+    obj, _ = worker.compile_object(IR)
+    assert obj == jc.emit(IR)
