@@ -1,6 +1,8 @@
 """Devices the compiler runs programs on. `device="AMD"` (or "AMD:1") is a runtime.Device: the simulated
 gfx1100 under MOCKGPU=1, a real GPU otherwise. `device="CPU"` is a runtime.cpu.CPUDevice: x86-64 kernels from
-the x86 backend, run under unicorn in a sandbox. A device kind registers a class with `register_kind`; each
+the x86 backend, run under unicorn in a sandbox. The compiler sees either as a DeviceAdapter (buffers, copies, the
+load cache, launches and their debug lines, graphs: one code for every kind), composed with its kind's runtime
+side (AMDRuntime, CPURuntime: the few calls that differ), which a kind registers with `register_kind`; each
 kind has the backends that compile for it (compiler.backend). The compiler reaches hardware only here, and
 only through runtime's public API.
 """
@@ -19,8 +21,8 @@ from simgpu.isa.codeobject import CodeObjectError
 
 DEFAULT = "AMD"
 POOL_BYTES = 256 << 20  # freed GPU memory an AMD device keeps for reuse
-_KINDS: dict[str, type[Device]] = {}
-_OPEN: dict[str, Device] = {}
+_KINDS: dict[str, type] = {}  # kind -> its runtime side (AMDRuntime, CPURuntime)
+_OPEN: dict[str, DeviceAdapter] = {}
 _UNREFERENCED: list[DeviceBuffer] = []  # buffers whose tensors are gone, freed at the next safe point
 
 
@@ -40,7 +42,7 @@ def release_unreferenced() -> None:
 class DeviceBuffer:
     """Device memory behind a realized tensor."""
 
-    def __init__(self, device: Device, nbytes: int, handle: Any):
+    def __init__(self, device: DeviceAdapter, nbytes: int, handle: Any):
         self.device, self.nbytes, self.handle = device, nbytes, handle
         self.released = False
 
@@ -59,13 +61,17 @@ class DeviceBuffer:
             self.device.free(self)
 
 
-class Device:
-    """What the compiler needs of a device: memory, copies, loading and launching programs."""
+class DeviceAdapter:
+    """What the compiler needs of a device: memory, copies, loading and launching programs, graphs. One class for
+    every kind: what differs between kinds (the runtime's calls) is `runtime`, the kind's AMDRuntime or CPURuntime
+    over the runtime device `rt` (opened here unless the caller gives one)."""
 
-    kind = "?"
-
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, rt=None):
+        self.name, self.kind = name, name.partition(":")[0].upper()
+        kind = _KINDS[self.kind]
+        self.rt = rt if rt is not None else kind.open(name)
+        self.runtime = kind(self.rt)
+        self._kernels: dict[str, Any] = {}  # program key -> what the runtime loaded
 
     @property
     def backend(self) -> backends.Backend:
@@ -74,46 +80,73 @@ class Device:
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         """Memory of at least nbytes."""
-        raise NotImplementedError
+        release_unreferenced()
+        return DeviceBuffer(self, nbytes, self.runtime.alloc(nbytes))
 
     def free(self, buf: DeviceBuffer) -> None:
         """Release memory."""
-        raise NotImplementedError
+        self.runtime.free(buf.handle)
 
     def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
         """Host array -> buffer."""
-        raise NotImplementedError
+        if data.nbytes:
+            buf.handle.copyin(np.ascontiguousarray(data))
 
     def copyout(self, buf: DeviceBuffer, out: np.ndarray) -> np.ndarray:
-        """Buffer -> host array."""
-        raise NotImplementedError
+        """Buffer -> host array (contiguous)."""
+        if out.nbytes:
+            buf.handle.copyout(out.reshape(-1).view(np.uint8))
+        return out
 
     def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
         """Copy between buffers (src may be on another device of this kind)."""
-        raise NotImplementedError
+        if nbytes:
+            src.handle.copy_to(dst.handle, nbytes)
 
-    def launch(self, program, buffers: list[DeviceBuffer]):
-        """Run a compiled program over buffers (output first); returns a handle with .wait() -> seconds."""
-        raise NotImplementedError
-
-    def synchronize(self) -> None:
-        """Wait for everything launched."""
+    def kernel(self, program):
+        """The runtime's kernel of a program (each binary loaded once)."""
+        if program.key not in self._kernels:
+            self._kernels[program.key] = self.runtime.load(program.binary, program.name)
+        return self._kernels[program.key]
 
     def load(self, program) -> bool:
         """Whether the device loads `program`'s binary (once per program key): False when its loader refuses it
         as no program of this device (compiler.realize then compiles the kernel afresh)."""
-        raise NotImplementedError
+        try:
+            self.kernel(program)
+        except self.runtime.REFUSED:
+            return False
+        return True
+
+    def launch(self, program, buffers: list[DeviceBuffer]):
+        """Run a compiled program over buffers (output first); returns a handle with .wait() -> seconds."""
+        release_unreferenced()
+        g = program.geometry
+        kernel = self.kernel(program)
+        launch = self.runtime.launch(kernel, [b.handle for b in buffers], g.grid, g.block)
+        if debug() >= 1:
+            t = launch.wait()
+            threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
+            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us"
+                  f"{self.runtime.describe(kernel, launch, g.block)}", file=sys.stderr)
+        return launch
+
+    def synchronize(self) -> None:
+        """Wait for everything launched."""
+        release_unreferenced()
+        self.runtime.synchronize()
 
     def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
         """The launches (program, buffers), recorded as one graph of the runtime to run again (compiler.jit)."""
-        raise NotImplementedError
+        rt = self.runtime.graph([(self.kernel(p), tuple(b.handle for b in bufs), p.geometry) for p, bufs in launches])
+        return Graph(self, rt, [b for _, bufs in launches for b in bufs])
 
 
 class Graph:
     """Launches of one device recorded once (a runtime graph): `run(swap)` runs them all again with each recorded
     DeviceBuffer b replaced by swap[b] (those absent keep the buffer they last had)."""
 
-    def __init__(self, device: Device, rt_graph, recorded: list[DeviceBuffer]):
+    def __init__(self, device: DeviceAdapter, rt_graph, recorded: list[DeviceBuffer]):
         self.device, self.rt = device, rt_graph
         self._slot = {b: rt_graph.slot(b.handle) for b in recorded}
 
@@ -132,33 +165,36 @@ class Graph:
         return len(self.rt)
 
 
-class AMDDevice(Device):
-    """A runtime.Device (module docstring)."""
+class AMDRuntime:
+    """The AMD kind over a runtime.Device: its buffers pooled by size, kernels of loaded code objects."""
 
-    kind = "AMD"
+    REFUSED = (CodeObjectError, KeyError)  # not a code object for this GPU, or without the kernel
 
-    def __init__(self, name: str, rt=None):
-        super().__init__(name)
-        import runtime
-        self.rt = rt if rt is not None else runtime.Device(name)  # rt: a runtime.Device opened by the caller
-        self._modules: dict[str, Any] = {}
+    @staticmethod
+    def open(name: str):
+        """The runtime.Device called name."""
+        import runtime  # (start-up: the compiler imports no runtime until a device opens)
+        return runtime.Device(name)
+
+    def __init__(self, rt):
+        self.rt = rt
         self._pool: dict[int, list] = {}  # freed runtime buffers by byte size, reused by alloc()
         self._pooled = 0
 
-    def alloc(self, nbytes: int) -> DeviceBuffer:
-        release_unreferenced()
+    def alloc(self, nbytes: int):
+        """A runtime buffer: a pooled one of this size, else a new one (the pool drained first when memory is out)."""
         size = max(nbytes, 4)
         pooled = self._pool.get(size)
         if pooled:
             self._pooled -= size
-            return DeviceBuffer(self, nbytes, pooled.pop())
+            return pooled.pop()
         try:
-            return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+            return self.rt.alloc(size)
         except MemoryError:
             if not self._pooled:
                 raise
             self.drain()  # the pool's memory goes back to the device first
-            return DeviceBuffer(self, nbytes, self.rt.alloc(size))
+            return self.rt.alloc(size)
 
     def drain(self) -> None:
         """Give every pooled buffer back to the device."""
@@ -167,67 +203,42 @@ class AMDDevice(Device):
                 bufs.pop().release()
         self._pooled = 0
 
-    def free(self, buf: DeviceBuffer) -> None:
+    def free(self, handle) -> None:
+        """Pool the buffer for the next allocation of its size (or free it)."""
         if not self.rt.usable or self.rt.closed:
             return  # a closed or lost runtime.Device has released its buffers already
-        size = buf.handle.nbytes
+        size = handle.nbytes
         if self.rt.sanitizers or size > POOL_BYTES // 4:  # a sanitizer must see the memory freed and fresh
-            buf.handle.release()
+            handle.release()
             return
         # Kept for the next allocation of this size: a training step frees and allocates the same sizes every
         # step, and a free waits for the GPU to go idle and unmaps (each allocation changes the page tables).
-        self._pool.setdefault(size, []).append(buf.handle)
+        self._pool.setdefault(size, []).append(handle)
         self._pooled += size
         while self._pooled > POOL_BYTES:
             largest = max((k for k, v in self._pool.items() if v))
             self._pool[largest].pop(0).release()
             self._pooled -= largest
 
-    def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
-        if data.nbytes:
-            buf.handle.copyin(np.ascontiguousarray(data))
+    def load(self, binary: bytes, name: str):
+        """The kernel `name` of a code object, loaded."""
+        return self.rt.load(binary)[name]
 
-    def copyout(self, buf: DeviceBuffer, out: np.ndarray) -> np.ndarray:
-        if out.nbytes:
-            buf.handle.copyout(out.reshape(-1).view(np.uint8))
-        return out
+    def launch(self, kernel, handles: list, grid, block):
+        """A runtime.Launch, not waited for."""
+        return kernel(*handles, grid=grid, block=block, wait=False)
 
-    def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
-        if nbytes:
-            src.handle.copy_to(dst.handle, nbytes)
-
-    def kernel(self, program):
-        """The runtime kernel of a program (each binary loaded once)."""
-        if program.key not in self._modules:
-            self._modules[program.key] = self.rt.load(program.binary)[program.name]
-        return self._modules[program.key]
-
-    def load(self, program) -> bool:
-        try:
-            self.kernel(program)
-        except (CodeObjectError, KeyError):  # not a code object for this GPU, or without the kernel
-            return False
-        return True
-
-    def launch(self, program, buffers: list[DeviceBuffer]):
-        release_unreferenced()
-        g = program.geometry
-        launch = self.kernel(program)(*[b.handle for b in buffers], grid=g.grid, block=g.block, wait=False)
-        if debug() >= 1:
-            t = launch.wait()
-            threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
-            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} {t * 1e6:10.2f} us"
-                  f"{_resources(self.kernel(program), g.block)}", file=sys.stderr)
-        return launch
+    def describe(self, kernel, launch, block: tuple[int, int, int]) -> str:
+        """The debug line's tail: VGPRs, LDS and occupancy."""
+        return _resources(kernel, block)
 
     def synchronize(self) -> None:
-        release_unreferenced()
+        """runtime.Device.synchronize."""
         self.rt.synchronize()
 
-    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
-        dispatches = [Dispatch(self.kernel(p), tuple(b.handle for b in bufs), p.geometry.grid, p.geometry.block)
-                      for p, bufs in launches]
-        return Graph(self, KernelGraph(self.rt, dispatches), [b for _, bufs in launches for b in bufs])
+    def graph(self, launches: list):
+        """A runtime.graph.KernelGraph of (kernel, buffers, geometry) launches."""
+        return KernelGraph(self.rt, [Dispatch(k, bufs, g.grid, g.block) for k, bufs, g in launches])
 
 
 def _resources(kernel, block: tuple[int, int, int]) -> str:
@@ -244,81 +255,66 @@ def _resources(kernel, block: tuple[int, int, int]) -> str:
 class _Finished:
     """A launch that already ran (the CPU device runs synchronously): wait() gives its seconds."""
 
-    def __init__(self, seconds: float):
-        self.seconds = seconds
+    def __init__(self, stats):
+        self.stats = stats
 
     def wait(self) -> float:
-        return self.seconds
+        return self.stats.seconds
 
 
-class CPUDevice(Device):
-    """The CPU device: x86-64 kernels (compiler.backend.x86) run under unicorn by runtime.cpu.CPUDevice."""
+class CPURuntime:
+    """The CPU kind over a runtime.cpu.CPUDevice: x86-64 kernels (compiler.backend.x86) run under unicorn."""
 
-    kind = "CPU"
+    REFUSED = (ValueError, KeyError)  # runtime.cpu.ImageError is a ValueError; KeyError: another kernel's program
 
-    def __init__(self, name: str, rt=None):
-        super().__init__(name)
-        from runtime.cpu import CPUDevice as Sandbox
-        self.rt = rt if rt is not None else Sandbox(name)
-        self._programs: dict[str, Any] = {}
+    @staticmethod
+    def open(name: str):
+        """The runtime.cpu.CPUDevice called name."""
+        from runtime.cpu import CPUDevice  # (not imported up front: runtime.cpu loads unicorn)
+        return CPUDevice(name)
 
-    def alloc(self, nbytes: int) -> DeviceBuffer:
-        release_unreferenced()
-        return DeviceBuffer(self, nbytes, self.rt.alloc(nbytes))
+    def __init__(self, rt):
+        self.rt = rt
 
-    def free(self, buf: DeviceBuffer) -> None:
-        buf.handle.free()
+    def alloc(self, nbytes: int):
+        """A sandbox buffer (runtime.cpu pools freed memory itself)."""
+        return self.rt.alloc(nbytes)
 
-    def copyin(self, buf: DeviceBuffer, data: np.ndarray) -> None:
-        if data.nbytes:
-            buf.handle.copyin(data)
+    def free(self, handle) -> None:
+        """Give it back to the sandbox."""
+        handle.free()
 
-    def copyout(self, buf: DeviceBuffer, out: np.ndarray) -> np.ndarray:
-        return buf.handle.copyout(out) if out.nbytes else out
+    def load(self, binary: bytes, name: str):
+        """The program of a CPU code object (KeyError when it holds another kernel)."""
+        program = self.rt.load(binary)
+        if program.image.name != name:
+            raise KeyError(f"no kernel {name!r}; the code object holds {program.image.name!r}")
+        return program
 
-    def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
-        if nbytes:
-            src.handle.copy_to(dst.handle, nbytes)
+    def launch(self, program, handles: list, grid, block) -> _Finished:
+        """Run it now (the kernel walks its grid itself)."""
+        return _Finished(self.rt.launch(program, handles))
 
-    def _loaded(self, program):
-        """The sandbox's program of a compiled one (each binary loaded once)."""
-        if program.key not in self._programs:
-            self._programs[program.key] = self.rt.load(program.binary)
-        return self._programs[program.key]
+    def describe(self, program, launch: _Finished, block) -> str:
+        """The debug line's tail: the loop instructions charged."""
+        return f" (unicorn, {launch.stats.charged} loop instructions)"
 
-    def load(self, program) -> bool:
-        try:
-            loaded = self._loaded(program)
-        except ValueError:  # runtime.cpu.ImageError (not imported up front: runtime.cpu loads unicorn)
-            return False
-        if loaded.image.name != program.name:  # another kernel's
-            del self._programs[program.key]
-            return False
-        return True
+    def synchronize(self) -> None:
+        """Nothing: every launch ran to its end."""
 
-    def launch(self, program, buffers: list[DeviceBuffer]):
-        release_unreferenced()
-        stats = self.rt.launch(self._loaded(program), [b.handle for b in buffers])
-        if debug() >= 1:
-            g = program.geometry
-            threads = tuple(a * b for a, b in zip(g.grid, g.block, strict=True))
-            print(f"{self.name} launch {program.name:<28} global={threads} local={g.block} "
-                  f"{stats.seconds * 1e6:10.2f} us (unicorn, {stats.charged} loop instructions)", file=sys.stderr)
-        return _Finished(stats.seconds)
-
-    def graph(self, launches: list[tuple[Any, list[DeviceBuffer]]]) -> Graph:
+    def graph(self, launches: list):
+        """A runtime.cpu.CPUGraph of (program, buffers, geometry) launches."""
         from runtime.cpu import CPUGraph  # (not imported up front: runtime.cpu loads unicorn)
-        rt = CPUGraph(self.rt, [(self._loaded(p), [b.handle for b in bufs]) for p, bufs in launches])
-        return Graph(self, rt, [b for _, bufs in launches for b in bufs])
+        return CPUGraph(self.rt, [(p, list(bufs)) for p, bufs, _ in launches])
 
 
-def register_kind(kind: str, cls: type[Device]) -> None:
-    """Make `Tensor(..., device="KIND[:n]")` open devices of class cls."""
+def register_kind(kind: str, cls: type) -> None:
+    """Make `Tensor(..., device="KIND[:n]")` open DeviceAdapters whose runtime side is cls (AMDRuntime's methods)."""
     _KINDS[kind.upper()] = cls
 
 
-register_kind("AMD", AMDDevice)
-register_kind("CPU", CPUDevice)
+register_kind("AMD", AMDRuntime)
+register_kind("CPU", CPURuntime)
 
 
 def canonical(name: str | None) -> str:
@@ -333,14 +329,14 @@ def canonical(name: str | None) -> str:
     return f"{kind}:{int(idx or 0)}"
 
 
-def get(name: str) -> Device:
+def get(name: str) -> DeviceAdapter:
     """The open device called name (opened on first use)."""
     name = canonical(name)
     if name not in _OPEN:
-        _OPEN[name] = _KINDS[name.partition(":")[0]](name)
+        _OPEN[name] = DeviceAdapter(name)
     return _OPEN[name]
 
 
-def attach(name: str, device: Device) -> None:
+def attach(name: str, device: DeviceAdapter) -> None:
     """Use an already-open device under name (tests give the compiler a runtime.Device of their own)."""
     _OPEN[canonical(name)] = device

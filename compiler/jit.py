@@ -139,7 +139,7 @@ class _State:
 class _Copy:
     """A recorded copy between buffers (dst, src), run again with the swapped buffers."""
 
-    def __init__(self, device: devices.Device, dst, src):
+    def __init__(self, device: devices.DeviceAdapter, dst, src):
         self.device, self.dst, self.src = device, dst, src
 
     def run(self, swap: dict) -> None:

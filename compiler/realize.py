@@ -41,7 +41,7 @@ class Step:
     'empty'), the device, the program of a kernel, its buffers (outputs, then inputs) and the item."""
 
     kind: str
-    device: devices.Device
+    device: devices.DeviceAdapter
     program: Program | None
     buffers: list[devices.DeviceBuffer]
     item: ScheduleItem

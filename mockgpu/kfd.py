@@ -28,7 +28,7 @@ from mockgpu.memory import (
 )
 from mockgpu.usermem import UserMemory
 from runtime.uapi import kfd
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.interrupt import Interrupt, Kind
 from simgpu.soc.pci import bar0_address
 
@@ -513,7 +513,7 @@ class KfdProcess:
         if e is not None and e.type in (kfd.KFD_IOC_EVENT_SIGNAL, kfd.KFD_IOC_EVENT_DEBUG_EVENT):
             e.signaled = True
 
-    def _exception(self, n: Node, fault: GPUFault | None) -> None:
+    def _exception(self, n: Node, fault: HardwareFault | None) -> None:
         if fault is not None and fault.kind == "page_fault":
             data = kfd.kfd_hsa_memory_exception_data(va=fault.address or 0, gpu_id=n.gpu_id)
             data.failure.NotPresent = 1

@@ -1,9 +1,10 @@
-"""GPUFault: the runtime's one exception for a GPU fault, built from what the driver delivers.
+"""DeviceFault, the base of every device's fault the runtime raises, and GPUFault: a GPU fault, built from what the
+driver delivers (the CPU device's is runtime.cpu.CPUFault).
 
 The kernel reports a fault with a KFD exception event: a memory exception (the faulting VA and why) or a
 hardware exception (a hang and the reset it caused). The driver may add its own account through the seam
 (OS.device_report): on the simulator, every queue's state and, for the queue that stopped, the packet or
-the wave, PC, instruction and registers, and the fault's kind. simgpu.fault.GPUFault is something else:
+the wave, PC, instruction and registers, and the fault's kind. simgpu.fault.HardwareFault is something else:
 the simulated device's internal fault, which the runtime never sees (it imports no engine).
 """
 
@@ -20,16 +21,23 @@ _RESET_TYPE = {kfd.KFD_HW_EXCEPTION_WHOLE_GPU_RESET: "whole-GPU reset",
                kfd.KFD_HW_EXCEPTION_PER_ENGINE_RESET: "per-engine reset"}
 
 
-class GPUFault(Exception):
-    """A GPU fault seen by the runtime: `report` (text), `kind` ("page_fault", "hang", or what the driver's
-    report names: "trap", "watchdog", "illegal_instruction", ...), the faulting `address` (memory
-    exceptions), `gpu_id`, and whether the device is still usable."""
+class DeviceFault(Exception):
+    """A device stopped a kernel: `report` (text), `kind` (what stopped it: "page_fault", "hang", "watchdog", ...),
+    the faulting `address` when there is one, and whether the device is still usable. Catch this for any device."""
+
+    def __init__(self, report: str, kind: str = "", address: int | None = None, device_usable: bool = True):
+        super().__init__(report)
+        self.report, self.kind, self.address, self.device_usable = report, kind, address, device_usable
+
+
+class GPUFault(DeviceFault):
+    """A GPU fault seen by the runtime: `kind` is "page_fault", "hang", or what the driver's report names ("trap",
+    "watchdog", "illegal_instruction", ...), `address` is a memory exception's, `gpu_id` the GPU's."""
 
     def __init__(self, report: str, kind: str = "", address: int | None = None, gpu_id: int = 0,
                  device_usable: bool = True):
-        super().__init__(report)
-        self.report, self.kind, self.address, self.gpu_id = report, kind, address, gpu_id
-        self.device_usable = device_usable
+        super().__init__(report, kind, address, device_usable)
+        self.gpu_id = gpu_id
 
     @classmethod
     def from_exception(cls, device: str, gpu_id: int, event: str, data, report: DeviceReport,

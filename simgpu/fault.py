@@ -1,7 +1,9 @@
-"""GPUFault: what the simulated GPU raises when a wave, a queue or a memory access goes wrong.
+"""HardwareFault: what the simulated GPU raises when a wave, a queue or a memory access goes wrong.
 
 A fault carries enough to debug without a GPU: the kind, the virtual address and access for memory
-faults, the VMID, queue, wave and PC, the disassembled instruction and a register snapshot.
+faults, the VMID, queue, wave and PC, the disassembled instruction and a register snapshot. It never leaves the
+simulated device: it stops a queue and rides on the queue's `queue_error` interrupt to the driver, which reports it
+the way amdkfd does (exception events; mockgpu's device report). What a runtime user catches is runtime.GPUFault.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from dataclasses import dataclass, field
 
 
 @dataclass
-class GPUFault(Exception):
+class HardwareFault(Exception):
     """A fault of the simulated GPU (page fault, illegal instruction, s_trap, watchdog, queue error)."""
 
     kind: str  # "page_fault", "illegal_instruction", "trap", "watchdog", "queue_error", ...

@@ -26,7 +26,7 @@ from simgpu.cp.dma import DMA
 from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
 from simgpu.cp.sdma import SDMAProcessor
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.hw import regs
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
@@ -197,7 +197,7 @@ class GPU:
         if q.wptr_addr and q.state != QueueState.ERROR:
             try:
                 polled = int.from_bytes(self.mmu.read(q.vmid, q.wptr_addr, 8), "little")
-            except GPUFault as f:
+            except HardwareFault as f:
                 self._fail(q, PacketError(f"wptr poll address unreadable: {f}", f), where="wptr poll")
                 return
             if polled > q.wptr:
@@ -217,7 +217,7 @@ class GPU:
         except PacketError as e:
             self._fail(q, e)
             return True
-        except GPUFault as f:
+        except HardwareFault as f:
             self._fail(q, PacketError(str(f), f))
             return True
         except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a queue error, not a host crash
@@ -225,7 +225,7 @@ class GPU:
             return True
         except KeyboardInterrupt:  # Ctrl-C: the work in flight is abandoned, not resumed by the next doorbell
             self._fail(q, PacketError("stopped by a KeyboardInterrupt (Ctrl-C) on the host",
-                                      GPUFault("interrupted", "stopped by a KeyboardInterrupt on the host")))
+                                      HardwareFault("interrupted", "stopped by a KeyboardInterrupt on the host")))
             raise
         q.packets += done
         if status == "budget":

@@ -6,7 +6,7 @@ that stops a queue), the SDMA engines (TRAP packets) and the SQ (a wave's s_send
 engine builds an `Interrupt`; `simgpu.GPU.interrupt` stamps it (sequence number, timestamp), keeps it in
 a bounded log and hands it to every hook in `GPU.interrupt_hooks`, in the order the interrupts happen.
 The payload is what amdkfd's interrupt handler reads: the context id it matches its events with, and,
-for a queue error, the `QueueError` (with the device-side `simgpu.fault.GPUFault` when a fault stopped
+for a queue error, the `QueueError` (with the device-side `simgpu.fault.HardwareFault` when a fault stopped
 the queue).
 """
 
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # simgpu.shader raises interrupts too and must not import the command processors
     from simgpu.cp.queue import QueueError
-    from simgpu.fault import GPUFault
+    from simgpu.fault import HardwareFault
 
 
 class Source(StrEnum):
@@ -54,6 +54,6 @@ class Interrupt:
     timestamp: int = 0  # the device's 100 MHz timestamp when it was raised (set by GPU.interrupt)
 
     @property
-    def fault(self) -> GPUFault | None:
+    def fault(self) -> HardwareFault | None:
         """The device-side fault that stopped the queue (QUEUE_ERROR caused by a fault), else None."""
         return self.error.fault if self.error is not None else None

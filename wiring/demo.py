@@ -43,7 +43,7 @@ def run(queue: str = "pm4", out=print, compiled: bool = True, driver: str = "kfd
     out("The compiler (compiler.Tensor -> kernel IR -> z3-proven indices -> LLVM -> gfx1100), on the same GPU:")
     from compiler import device as compiler_device
     from compiler.examples import demo as compiled_demo
-    compiler_device.attach("AMD:0", compiler_device.AMDDevice("AMD:0", rt=dev))
+    compiler_device.attach("AMD:0", compiler_device.DeviceAdapter("AMD:0", rt=dev))
     ok &= compiled_demo(out)
     return ok
 

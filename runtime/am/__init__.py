@@ -1,5 +1,6 @@
 """The AM backend: the runtime as a userspace driver of the GPU's PCI function (runtime.Device(..., driver="am")).
 
 pci.py: the PCI function through the OS seam, registers by name; boot.py: the bring-up; vram.py: VRAM allocation and
-page tables; device.py: AMDevice, the Device whose queues, memory, waits and faults go through those.
+page tables; driver.py: AMDriver, the driver (runtime.driver) a Device composes, whose queues, memory, waits and
+faults go through those.
 """

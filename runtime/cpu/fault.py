@@ -12,20 +12,20 @@ from dataclasses import dataclass
 import capstone
 from unicorn import x86_const as ux
 
-from runtime.fault import GPUFault
+from runtime.fault import DeviceFault
 
 GPRS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
 _UC_GPR = {n: getattr(ux, f"UC_X86_REG_{n.upper()}") for n in GPRS}
 _MD = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
 
 
-class CPUFault(GPUFault):
+class CPUFault(DeviceFault):
     """A CPU kernel stopped by the sandbox: `report` (text), `kind` ("page_fault", "no_execute",
     "illegal_instruction", "budget", "exception", "watchdog"), the faulting `address`, `pc`, the instruction's
     text and the registers (name -> value; xmm registers as 128-bit ints). The device stays usable."""
 
     def __init__(self, report: str, kind: str, address: int | None, pc: int, instruction: str, registers: dict):
-        super().__init__(report, kind, address, 0, True)
+        super().__init__(report, kind, address, True)
         self.pc, self.instruction, self.registers = pc, instruction, registers
 
 

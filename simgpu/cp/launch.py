@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from simgpu import clock as costs
 from simgpu.cp.queue import PacketError, Queue, read_u32, read_u64
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.hw import aql, regs
 from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor
 from simgpu.shader import Dispatch
@@ -83,7 +83,7 @@ def _scratch_from_queue(gpu, q: Queue, d: Dispatch, queue_ptr: int) -> None:
         d.extra["tmpring_size"] = read_u32(gpu.mmu, q.vmid, queue_ptr + aql.QUEUE_COMPUTE_TMPRING_SIZE)
         d.extra["scratch_base"] = read_u64(gpu.mmu, q.vmid, queue_ptr + aql.QUEUE_SCRATCH_BACKING_MEMORY_LOCATION)
         d.extra["scratch_size"] = read_u64(gpu.mmu, q.vmid, queue_ptr + aql.QUEUE_SCRATCH_BACKING_MEMORY_BYTE_SIZE)
-    except GPUFault as f:
+    except HardwareFault as f:
         raise PacketError("kernel needs scratch but the queue descriptor (amd_queue_t) is unreadable", f) from None
 
 
@@ -120,7 +120,7 @@ def run(gpu, q: Queue, d: Dispatch) -> None:
     observer = gpu.perfmon.begin(q, d)  # counters / thread trace (simgpu.profile): None when both are off
     try:
         gpu.engine.run(d)
-    except GPUFault as f:
+    except HardwareFault as f:
         f.queue = q.name
         f.args = (str(f),)
         raise PacketError(f"shader fault: {f}", f) from None

@@ -15,7 +15,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 
 UNIT_BYTES = {"pm4": 4, "aql": 64, "sdma": 1}
 
@@ -32,7 +32,7 @@ class QueueState(StrEnum):
 class PacketError(Exception):
     """A malformed or unsupported packet: the queue stops with this reason."""
 
-    def __init__(self, why: str, fault: GPUFault | None = None):
+    def __init__(self, why: str, fault: HardwareFault | None = None):
         super().__init__(why)
         self.why, self.fault = why, fault
 
@@ -46,7 +46,7 @@ class QueueError:
     packet: list[int]
     why: str
     where: str = ""
-    fault: GPUFault | None = None
+    fault: HardwareFault | None = None
 
     def __str__(self) -> str:
         words = " ".join(f"{w:08x}" for w in self.packet[:16]) + (" ..." if len(self.packet) > 16 else "")

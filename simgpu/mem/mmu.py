@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.hw import gmc
 from simgpu.mem import atomics
 from simgpu.mem.lanes import last_wins, unique_inverse
@@ -416,7 +416,7 @@ class MMU:
 
     # ---- resolving lanes ----------------------------------------------------------------------------------
     def _resolve(self, vmid: int, addrs: np.ndarray, size: int, access: str) -> _Resolved:
-        """Translate and check every lane's bytes; raises GPUFault for the lowest faulting lane."""
+        """Translate and check every lane's bytes; raises HardwareFault for the lowest faulting lane."""
         _check_vmid(vmid)
         top = addrs >> _U64(gmc.VA_BITS - 1)
         canon = (top == 0) | (top == (1 << (64 - gmc.VA_BITS + 1)) - 1)
@@ -462,7 +462,7 @@ class MMU:
                          (a48 & _U64(gmc.PAGE_SIZE - 1)).astype(np.int64), crossing, not region.any())
 
     def _raise(self, vmid, addrs, size, access, pages, vals, bad, first, second) -> None:
-        """Raise the GPUFault of the lowest lane that touches a bad page."""
+        """Raise the HardwareFault of the lowest lane that touches a bad page."""
         lane = int(np.argmax(bad[first] | bad[second]))
         p = int(first[lane]) if bad[first[lane]] else int(second[lane])
         va = int(addrs[lane])
@@ -478,7 +478,7 @@ class MMU:
         else:
             where = "system" if v & _SYS else "VRAM"
             reason = f"PTE points at unbacked {where} PA {(v >> 8) << gmc.PAGE_SHIFT:#x}"
-        raise GPUFault(kind="page_fault", address=va, access=access, vmid=vmid, message=reason)
+        raise HardwareFault(kind="page_fault", address=va, access=access, vmid=vmid, message=reason)
 
     def _lane_locations(self, res: _Resolved) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Per lane (first page): region, byte offset in the region buffer, live (not a PRT hole)."""
@@ -624,7 +624,7 @@ class MMU:
         misaligned = (a & _U64(size - 1)) != 0
         if misaligned.any():
             lane = int(np.argmax(misaligned))
-            raise GPUFault(kind="memory_violation", address=int(a[lane]), access="atomic", vmid=vmid,
+            raise HardwareFault(kind="memory_violation", address=int(a[lane]), access="atomic", vmid=vmid,
                            message=f"misaligned {size}-byte atomic")
         res = self._resolve(vmid, a, size, "atomic")
         region, off, live = self._lane_locations(res)
@@ -646,7 +646,7 @@ class MMU:
 
     # ---- scalar access (command processors, SDMA) ---------------------------------------------------------
     def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
-        """Translate one address (through the TLB); raises GPUFault like a lane access would."""
+        """Translate one address (through the TLB); raises HardwareFault like a lane access would."""
         res = self._resolve(vmid, np.array([va & ((1 << 64) - 1)], dtype=_U64), 1, access)
         v = int(res.vals[res.first[0]])
         pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))

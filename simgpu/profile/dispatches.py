@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.hw import perfmon as pm
 from simgpu.profile.counters import SQ_INDEX, PerfCounters
 from simgpu.profile.observer import Observer
@@ -95,7 +95,7 @@ class DispatchProfiler:
             n = min(_PAGE - va % _PAGE, CODE_BYTES - len(out))
             try:
                 out += self.gpu.mmu.read(d.vmid, va, n)
-            except GPUFault:  # the end of the mapping (a read has no side effect: no fault is raised to anyone)
+            except HardwareFault:  # the end of the mapping (a read has no side effect: no fault is raised to anyone)
                 break
             va += n
         return bytes(out)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.sanitize import footprint
 from simgpu.sanitize.context import Where
 from simgpu.sanitize.hazards import Hazards
@@ -63,10 +63,10 @@ class DispatchObserver:
                     self.accesses(where, rule(ex, w, inst))
                 if barrier:
                     self.racecheck.barrier(w)
-            except GPUFault:
+            except HardwareFault:
                 raise
             except Exception as e:  # noqa: BLE001 - a checker's bug is not the program's fault: say whose it is
-                raise GPUFault("internal_error", f"sanitizer internal error: {type(e).__name__}: {e}") from e
+                raise HardwareFault("internal_error", f"sanitizer internal error: {type(e).__name__}: {e}") from e
             return fn(ex, w, inst)
 
         return inst, checked, is_valu

@@ -1,6 +1,6 @@
 """What a sanitizer reports: a `Finding` (one bug, located to the lane and instruction), and the fault
-that stops a dispatch on a fatal one (`SanitizerFault`, a GPUFault: it takes the path every shader fault
-takes, a queue error and a KFD exception event, so the runtime raises it as its own GPUFault).
+that stops a dispatch on a fatal one (`SanitizerFault`, a HardwareFault: it takes the path every shader fault
+takes, a queue error and a KFD exception event, so the runtime raises it as its own HardwareFault).
 
 Severity: "error" findings of memcheck (an access outside every live allocation, a use after free, a
 misaligned atomic, an LDS or scratch access outside its segment) are fatal: the access is not performed
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 
 ERROR, WARNING = "error", "warning"
 
@@ -63,7 +63,7 @@ class Finding:
         return d
 
 
-class SanitizerFault(GPUFault):
+class SanitizerFault(HardwareFault):
     """A fatal sanitizer finding: the dispatch stopped before the access. `kind` is the check's name."""
 
     def __init__(self, finding: Finding, vmid: int | None = None):

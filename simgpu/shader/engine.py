@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION, Clock
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.shader import semantics
@@ -110,7 +110,7 @@ class ShaderEngine:
         return name if name is not None else f"at {code_address:#x}"
 
     def run(self, d: Dispatch) -> None:
-        """Run every workgroup of the dispatch to completion (or raise GPUFault)."""
+        """Run every workgroup of the dispatch to completion (or raise HardwareFault)."""
         self.counters.dispatches += 1
         ex = Exec(self, d)
         total = ex.group_count()
@@ -285,7 +285,7 @@ class Exec:
                 self.tick(w, pc, inst)
             try:
                 nxt = fn(self, w, inst)
-            except GPUFault as f:
+            except HardwareFault as f:
                 self._locate(f, w, pc, inst)
                 raise
             except Exception as e:  # noqa: BLE001 - a simulator bug must surface as a fault, not a crash
@@ -323,7 +323,7 @@ class Exec:
             size = fetch_size(int.from_bytes(data, "little"))
             if size > 4:
                 data += self.mem.read(self.vmid, pc + 4, size - 4, access="execute")
-        except GPUFault as f:
+        except HardwareFault as f:
             self._locate(f, w, pc, None)
             raise
         known = self.engine.decoded.get((self.vmid, pc))
@@ -344,7 +344,7 @@ class Exec:
             raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
         raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
 
-    def _unexpected(self, w: np.ndarray, pc: int, inst, e: Exception) -> GPUFault:
+    def _unexpected(self, w: np.ndarray, pc: int, inst, e: Exception) -> HardwareFault:
         """The fault for an exception a semantic function did not mean to raise. An index past the VGPR
         file from an instruction that names a VGPR beyond the kernel descriptor's allocation is the
         program's error (compilers never emit one; what hardware does is not documented); anything
@@ -394,7 +394,7 @@ class Exec:
                 hook(p)
         self.slice = self.budget = min(TICK, self.remaining)
 
-    def hang(self, w, pc: int, inst, kind: str, message: str) -> GPUFault:
+    def hang(self, w, pc: int, inst, kind: str, message: str) -> HardwareFault:
         """A fault for a dispatch that did not end: the wave at hand, and where every wave of the batch is."""
         f = self.fault(w, pc, inst, kind, message)
         f.waves = self.describe_waves()
@@ -425,12 +425,12 @@ class Exec:
 
     # ---------------------------------------------------------------------------------- faults
 
-    def fault(self, w, pc: int, inst, kind: str, message: str) -> GPUFault:
-        f = GPUFault(kind, message, vmid=self.vmid)
+    def fault(self, w, pc: int, inst, kind: str, message: str) -> HardwareFault:
+        f = HardwareFault(kind, message, vmid=self.vmid)
         self._locate(f, w, pc, inst)
         return f
 
-    def _locate(self, f: GPUFault, w, pc: int, inst) -> None:
+    def _locate(self, f: HardwareFault, w, pc: int, inst) -> None:
         w0 = w.item(0) if len(w) else 0
         if f.kernel is None:
             f.kernel = self.engine.kernel_name(self.vmid, self.d.code_address)

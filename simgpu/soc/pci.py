@@ -60,8 +60,9 @@ class Bar:
             (pci.IORESOURCE_MEM_64 if self.is_64bit else 0)
 
 
-class PCIFunction:
-    """Configuration space and BARs of GPU number `index` (its VRAM `vram_size` bytes)."""
+class PCIEndpoint:
+    """The device side of GPU number `index`'s PCI function: its configuration space and BARs (its VRAM `vram_size`
+    bytes). (The driver's side, which opens it through sysfs, is runtime.am.pci.PCIFunction.)"""
 
     def __init__(self, index: int, vram_size: int):
         self.index = index

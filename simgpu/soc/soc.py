@@ -30,7 +30,7 @@ from simgpu.soc.cp import MEC
 from simgpu.soc.gmc import Hub
 from simgpu.soc.ih import InterruptHandler
 from simgpu.soc.nbio import NBIO
-from simgpu.soc.pci import DOORBELL_BAR_SIZE, MMIO_BAR_SIZE, PCIFunction
+from simgpu.soc.pci import DOORBELL_BAR_SIZE, MMIO_BAR_SIZE, PCIEndpoint
 from simgpu.soc.psp import PSP
 from simgpu.soc.regfile import MMIOError, RegisterFile
 from simgpu.soc.sdma import SDMAQueues
@@ -60,7 +60,7 @@ class SOC:
         self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
         self.psp, self.smu = PSP(self), SMU(self)
         self.cp, self.sdma, self.nbio = MEC(self), SDMAQueues(self), NBIO(self, vram)
-        self.pci = PCIFunction(index, vram)
+        self.pci = PCIEndpoint(index, vram)
         self.bus_errors: list[str] = []
         self.dropped_doorbells = 0
         gpu.interrupt_hooks.append(self._interrupt)

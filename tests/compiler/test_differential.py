@@ -18,8 +18,8 @@ def _program() -> list[np.ndarray]:
 
 def test_every_launch_is_compared_with_the_other_backend(monkeypatch):
     launches = []
-    real = device.AMDDevice.launch
-    monkeypatch.setattr(device.AMDDevice, "launch", lambda dev, prog, bufs: launches.append(prog.name) or
+    real = device.DeviceAdapter.launch
+    monkeypatch.setattr(device.DeviceAdapter, "launch", lambda dev, prog, bufs: launches.append(prog.name) or
                         real(dev, prog, bufs))
     before = differential.stats["compared"]
     with backends.using("native"), differential.watch("native", "llvm"):

@@ -229,7 +229,7 @@ def test_state_kept_in_a_python_name_is_refused():
 def test_a_jit_on_the_aql_queue(monkeypatch):
     """The same step on a device whose compute queue takes AQL packets (one batch per replay)."""
     rt = runtime.Device("AMD:0", queue="aql")
-    monkeypatch.setitem(devices._OPEN, "AMD:0", devices.AMDDevice("AMD:0", rt=rt))
+    monkeypatch.setitem(devices._OPEN, "AMD:0", devices.DeviceAdapter("AMD:0", rt=rt))
     losses, params, step = _train(True, "AMD")
     monkeypatch.undo()
     ref_losses, ref_params, _ = _train(False, "AMD")

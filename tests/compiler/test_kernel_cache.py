@@ -31,8 +31,7 @@ def as_a_new_process() -> None:
     cache.clear_memory()
     kernel._by_ast.clear()
     for dev in devices._OPEN.values():
-        for loaded in ("_modules", "_programs"):
-            getattr(dev, loaded, {}).clear()
+        dev._kernels.clear()
 
 
 def run(op: str) -> np.ndarray:

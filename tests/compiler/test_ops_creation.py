@@ -149,7 +149,7 @@ def two_devices():
     machine = MockOS(devices=2, vram_size=1 << 28)
     saved = dict(device._OPEN)
     for i in range(2):
-        device.attach(f"AMD:{i}", device.AMDDevice(f"AMD:{i}", rt=runtime.Device(f"AMD:{i}", os=machine)))
+        device.attach(f"AMD:{i}", device.DeviceAdapter(f"AMD:{i}", rt=runtime.Device(f"AMD:{i}", os=machine)))
     try:
         yield
     finally:

@@ -195,7 +195,7 @@ def test_results_are_read_after_the_kernels_that_write_them(monkeypatch):
     from mockgpu import MockOS
     rt = runtime.Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 28, lazy_doorbells=True))
     monkeypatch.setattr(device, "_OPEN", {})
-    device.attach("AMD:0", device.AMDDevice("AMD:0", rt=rt))
+    device.attach("AMD:0", device.DeviceAdapter("AMD:0", rt=rt))
     big = np.random.default_rng(7).standard_normal((8, 1000)).astype(np.float32)
     z = Tensor(big, device="AMD:0")
     np.testing.assert_allclose(z.mean(0).numpy(), big.mean(0), rtol=1e-5, atol=1e-6)

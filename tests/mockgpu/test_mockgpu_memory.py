@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from mockgpu.memory import PAGE, VM, Allocation
 from runtime.uapi import kfd
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.gpu import GPU
 
 BASE = 0x1000_0000
@@ -87,5 +87,5 @@ def test_page_permissions_follow_the_kfd_flags(flags, write, execute):
         if allowed:
             access()
         else:
-            with pytest.raises(GPUFault, match="not permitted by the PTE"):
+            with pytest.raises(HardwareFault, match="not permitted by the PTE"):
                 access()

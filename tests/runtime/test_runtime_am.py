@@ -37,7 +37,7 @@ def test_corpus_kernel_over_am_matches_kfd(name, queue):
 
 def test_am_device_is_the_pci_function_it_booted():
     dev = _device("pm4", "am")
-    assert dev.bdf == "0000:03:00.0" and dev.arch == "gfx1100"
+    assert dev.driver.bdf == dev.gpu_id == "0000:03:00.0" and dev.arch == "gfx1100"
     soc = dev.os.socs[0]
     assert soc.psp.autoloaded and soc.gchub.enabled[8] and soc.smu.features
     assert {q.name for q in soc.gpu.queues} == {"hqd1.0.0", "sdma0.0"}

@@ -42,7 +42,7 @@ def _held(mock: MockOS) -> tuple[int, int, int]:
 def test_two_devices_of_one_gpu_run_side_by_side(queue):
     mock = MockOS(devices=1, vram_size=1 << 28)
     a, b = runtime.Device("AMD:0", queue=queue, os=mock), runtime.Device("AMD:0", queue=queue, os=mock)
-    assert a.drm_fd == b.drm_fd and a.kfd_fd == b.kfd_fd  # one render node file, one VM
+    assert a.driver.drm_fd == b.driver.drm_fd and a.driver.kfd_fd == b.driver.kfd_fd  # one render node file, one VM
     assert np.array_equal(_run(a, 1), np.arange(64) + 1)
     assert np.array_equal(_run(b, 2), np.arange(64) + 2)
     a.close()
@@ -91,6 +91,6 @@ def test_amdkfd_takes_one_event_page_per_process_and_reserves_signal_event_zero(
     assert dev.completion_event >= 1
     other = dev.alloc_system(kfd.KFD_SIGNAL_EVENT_LIMIT * 8)
     with pytest.raises(OSError) as e:
-        dev.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_EVENT, kfd.kfd_ioctl_create_event_args(
+        dev.driver.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_EVENT, kfd.kfd_ioctl_create_event_args(
             event_type=kfd.KFD_IOC_EVENT_SIGNAL, auto_reset=1, node_id=dev.node_id, event_page_offset=other.handle))
     assert e.value.errno == errno.EINVAL and "already set" in str(e.value)

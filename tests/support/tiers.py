@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.shader.jit import jit_tier
 from simgpu.testbed import Testbed
 
@@ -37,7 +37,7 @@ def launch(tb: Testbed, *args, **kw):
     """tb.launch, with a GPU fault as the result: (kind, message, pc, wave, address, registers) or None."""
     try:
         tb.launch(*args, **kw)
-    except GPUFault as f:
+    except HardwareFault as f:
         regs = {k: np.asarray(v).tobytes() for k, v in (f.registers or {}).items()}
         return (f.kind, str(f), f.pc, f.wave, getattr(f, "address", None), regs)
     return None

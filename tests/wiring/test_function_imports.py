@@ -62,7 +62,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "compiler.ir.ops": {"compiler.ir.ranges": CYCLE},
     "compiler.lazy": {m: CYCLE for m in (
         "compiler.device", "compiler.ir.ops", "compiler.realize", "compiler.schedule")},
-    "runtime.device": {"runtime.am.device": CYCLE, "runtime.module": CYCLE},
+    "runtime.device": {"runtime.am.driver": START},
     "runtime.fault": {"runtime.sanitize": CYCLE},
     "simgpu.isa.inst": {m: CYCLE for m in ("simgpu.isa.memory", "simgpu.isa.scalar", "simgpu.isa.valu")},
     "simgpu.isa.memory_asm": {"simgpu.isa.memory": CYCLE},
@@ -74,7 +74,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "simgpu.shader.jit.lower_valu", "simgpu.shader.jit.lower_vfloat", "simgpu.shader.jit.lower_vint",
         "simgpu.shader.jit.lower_vopd")},
 }
-CYCLES_TODAY = 30  # (module, imported module) pairs marked CYCLE: may only fall
+CYCLES_TODAY = 28  # (module, imported module) pairs marked CYCLE: may only fall
 
 
 @cache

@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from simgpu import settings
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.shader.engine import TICK, Progress
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
@@ -417,7 +417,7 @@ class JitRun:
             d, ex = self.ex.d, self.ex
             try:
                 code = ex.mem.read(d.vmid, d.code_address + cr.span[0], cr.span[1] - cr.span[0], access="execute")
-            except GPUFault:
+            except HardwareFault:
                 code = None
             ok = (code == cr.code and cr.lanes == d.wave_size and cr.nvgpr == max(d.vgpr_count, 1)
                   and cr.mode == _mode_bits(d.descriptor))
@@ -1044,7 +1044,7 @@ def _fetcher(ex):
     def fetch(pc: int):
         try:
             return ex.fetch(pc, probe)[0]
-        except GPUFault:
+        except HardwareFault:
             return None
     return fetch
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.mem import atomics
 from simgpu.mem.lanes import stable_order
 
@@ -99,7 +99,7 @@ def global_atomic(ex, op: str, addr: np.ndarray, src: np.ndarray, cmp: np.ndarra
     a = flat[lanes]
     bad = (a & np.uint64(size - 1)) != 0
     if bad.any():
-        raise GPUFault(kind="memory_violation", address=int(a[np.argmax(bad)]), access="atomic", vmid=ex.vmid,
+        raise HardwareFault(kind="memory_violation", address=int(a[np.argmax(bad)]), access="atomic", vmid=ex.vmid,
                        message=f"misaligned {size}-byte atomic")
     dt = np.dtype(f"<u{size}")
     s = src.reshape(-1)[lanes].astype(dt)

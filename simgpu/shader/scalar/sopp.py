@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.shader.operand import scalar_src, write_sgpr
 from simgpu.shader.scalar.alu import read_scc, read_sgpr
@@ -74,7 +74,7 @@ def _sleep(ex, w, inst):
 
 
 def _trap(ex, w, inst):
-    raise GPUFault("trap", f"s_trap {inst.fields['simm16'] & 0xFF} (no trap handler installed)")
+    raise HardwareFault("trap", f"s_trap {inst.fields['simm16'] & 0xFF} (no trap handler installed)")
 
 
 def _sendmsg(ex, w, inst):
@@ -101,11 +101,11 @@ def _icache_inv(ex, w, inst):
 
 
 def _illegal():
-    raise GPUFault("illegal_instruction", "executed v_illegal")
+    raise HardwareFault("illegal_instruction", "executed v_illegal")
 
 
 def _code_end(ex, w, inst):
-    raise GPUFault("illegal_instruction", "executed s_code_end padding (ran off the end of the kernel)")
+    raise HardwareFault("illegal_instruction", "executed s_code_end padding (ran off the end of the kernel)")
 
 
 register("s_branch", _branch(None))

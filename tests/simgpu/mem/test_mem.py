@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.hw import gmc
 from simgpu.mem import MMU, PageTableBuilder, PhysicalMemory, bump_allocator
 from simgpu.mem import atomics as atom
@@ -147,7 +147,7 @@ def test_map_translate_unmap_4k_pages():
         assert mmu.translate(VMID, BASE + i * PAGE + 0x123) == (pa + 0x123, False, False)
     pt.unmap(BASE + PAGE, PAGE)
     mmu.invalidate(VMID, (BASE + PAGE, BASE + 2 * PAGE))
-    with pytest.raises(GPUFault, match="PTE not valid"):
+    with pytest.raises(HardwareFault, match="PTE not valid"):
         mmu.translate(VMID, BASE + PAGE)
     assert mmu.translate(VMID, BASE + 2 * PAGE).pa == pas[2]
 
@@ -165,7 +165,7 @@ def test_huge_pages_pdb0_and_pdb1():
         assert mmu.translate(VMID, 0x4000_0000 + off).pa == (1 << 30) + off
     for off in rng.integers(0, 4 << 20, 50).tolist():
         assert mmu.translate(VMID, 0x8060_0000 + off).pa == 0x6000_0000 + off
-    with pytest.raises(GPUFault):
+    with pytest.raises(HardwareFault):
         mmu.translate(VMID, 0x8060_0000 + (4 << 20))
 
 
@@ -206,7 +206,7 @@ def test_builder_splits_huge_pages_and_frees_replaced_tables():
     assert pt.entry(BASE)[0] == gmc.Level.PTB
     for i in (0, 4, 6, 511):
         assert mmu.translate(VMID, BASE + i * PAGE).pa == 0x200_0000 + i * PAGE
-    with pytest.raises(GPUFault):
+    with pytest.raises(HardwareFault):
         mmu.translate(VMID, BASE + 5 * PAGE)
     pt.unmap(BASE, 2 << 20)  # a whole PDB0 entry: cleared at PDB0, its PTB freed
     mmu.invalidate(VMID)
@@ -241,9 +241,9 @@ def test_vmids_are_separate_and_canonical_high_addresses_work():
     assert pt.entry(high)[0] == gmc.Level.PTB
     assert mmu.translate(VMID, high + 8).pa == 0x100_0008
     assert mmu.translate(VMID + 1, high + 8).pa == 0x200_0008
-    with pytest.raises(GPUFault, match="canonical"):
+    with pytest.raises(HardwareFault, match="canonical"):
         mmu.translate(VMID, 0x0000_8000_0000_0000)
-    with pytest.raises(GPUFault, match="no page table"):
+    with pytest.raises(HardwareFault, match="no page table"):
         mmu.translate(3, high)
 
 
@@ -256,7 +256,7 @@ def test_vm_context_range_and_vmid0_system_aperture():
     mmu.set_context(VMID, pt.root_pde, BASE >> 12, (BASE >> 12) + 1)
     assert mmu.translate(VMID, BASE + PAGE + 4).pa == 0x100_1004
     pt.map(2 * PAGE, PAGE, 0x200_0000)
-    with pytest.raises(GPUFault, match="outside VM context 8's range"):
+    with pytest.raises(HardwareFault, match="outside VM context 8's range"):
         mmu.translate(VMID, BASE + 2 * PAGE)
     fb = 0x80_0000_0000
     mmu.set_context(0, pt.root_pde, BASE >> 12, (BASE >> 12) + 16)
@@ -264,10 +264,10 @@ def test_vm_context_range_and_vmid0_system_aperture():
     phys.write(0x300_0010, b"aperture")
     assert mmu.read(0, fb + 0x300_0010, 8) == b"aperture"
     assert mmu.translate(0, BASE + 8).pa == 0x100_0008  # the page tables still serve the rest
-    with pytest.raises(GPUFault):
+    with pytest.raises(HardwareFault):
         mmu.translate(VMID, fb + 0x300_0010)  # only VMID 0 has the aperture
     mmu.set_system_aperture(None)
-    with pytest.raises(GPUFault, match="outside VM context 0's range"):
+    with pytest.raises(HardwareFault, match="outside VM context 0's range"):
         mmu.translate(0, fb + 0x300_0010)
 
 
@@ -461,28 +461,28 @@ def test_faults_report_address_access_vmid_and_change_nothing():
     ro = BASE + NPAGES * PAGE
     before = dump(mmu).copy()
     lanes = np.array([BASE, BASE + 8, ro + 4, BASE + 16 + NPAGES * PAGE * 4], dtype=np.uint64)
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         mmu.scatter(VMID, lanes, np.arange(4, dtype=np.uint32), 4)
     assert (e.value.kind, e.value.address, e.value.access, e.value.vmid) == ("page_fault", ro + 4, "write", VMID)
     assert "grants R" in e.value.message
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         mmu.gather(VMID, lanes[[0, 3]], 4)
     assert (e.value.address, e.value.access) == (int(lanes[3]), "read")
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         mmu.atomic(VMID, "add", lanes, np.ones(4, np.uint32))
     assert (e.value.address, e.value.access) == (ro + 4, "atomic")
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         mmu.read(VMID, BASE, 64, access="execute")
     assert e.value.access == "execute"
-    with pytest.raises(GPUFault) as e:  # a page-crossing lane whose second page is read-only
+    with pytest.raises(HardwareFault) as e:  # a page-crossing lane whose second page is read-only
         mmu.scatter(VMID, np.array([BASE, ro - 2], np.uint64), np.zeros(2, np.uint32), 4)
     assert e.value.address == ro
-    with pytest.raises(GPUFault, match="PTE not valid") as e:  # ... or unmapped
+    with pytest.raises(HardwareFault, match="PTE not valid") as e:  # ... or unmapped
         mmu.gather(VMID, np.array([ro + PAGE - 2], np.uint64), 4)
     assert e.value.address == ro + PAGE
-    with pytest.raises(GPUFault):
+    with pytest.raises(HardwareFault):
         mmu.write(VMID, ro - 4, b"12345678")  # spans a writable and a read-only page
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         mmu.atomic(VMID, "add", np.array([BASE + 2], np.uint64), np.ones(1, np.uint32))
     assert e.value.kind == "memory_violation"
     assert mmu.gather(VMID, lanes, 4, mask=np.array([1, 1, 1, 0], bool))[3] == 0  # masked lanes never fault
@@ -493,7 +493,7 @@ def test_faults_report_address_access_vmid_and_change_nothing():
 def test_pte_pointing_outside_vram_faults():
     phys, pt, mmu = make(vram=64 << 20)
     pt.map(BASE, PAGE, 128 << 20, fragments=False)
-    with pytest.raises(GPUFault, match="unbacked VRAM"):
+    with pytest.raises(HardwareFault, match="unbacked VRAM"):
         mmu.gather(VMID, np.array([BASE], np.uint64), 4)
 
 

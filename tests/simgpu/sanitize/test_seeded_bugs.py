@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_ir
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.isa import decode
 from simgpu.sanitize import SanitizerFault
 from simgpu.testbed import Testbed
@@ -81,7 +81,7 @@ def test_use_after_free_names_the_freed_buffer():
         _run("memcheck", SHIFTED_COPY, "shifted_copy", [lambda tb: tb.alloc(1024), freed])
     f = e.value.finding
     assert f.what == "use after free" and f.lane == 0 and "256-byte buffer" in f.message
-    with pytest.raises(GPUFault) as plain:  # without the sanitizer: only a page fault at the address
+    with pytest.raises(HardwareFault) as plain:  # without the sanitizer: only a page fault at the address
         _run("", SHIFTED_COPY, "shifted_copy", [lambda tb: tb.alloc(1024), freed])
     assert plain.value.kind == "page_fault" and not isinstance(plain.value, SanitizerFault)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_ir
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.testbed import Testbed
 
 LANES = 64
@@ -384,7 +384,7 @@ def test_atomics(tb):
 def test_unmodelled_faults(tb, op, desc_kw, match):
     kw = {"fmt": F32, "typ": 9, "pitch": 8} | desc_kw
     desc = tsharp(0x100000, kw.pop("fmt"), 5, 3, kw.pop("typ"), **kw)
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         asm_run(tb, op, desc, per_lane(np.zeros((LANES, 3))))
     assert e.value.kind == "illegal_instruction"
     assert match in str(e.value)

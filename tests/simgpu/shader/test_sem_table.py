@@ -2,7 +2,7 @@
 gives: the scalar forms the family suites do not reach (wave64 saveexec/wrexec, 64-bit logic and compares,
 SOPK compares, bit tests, M0-relative moves, PC instructions, branches, SOPP controls), s_buffer_load,
 image atomics, DS exchanges and a few VALU controls. Row = (program, expected); expected names s40-s47,
-scc, vcc, exec (lo dwords) and v40 (lane 0); a row may expect a GPUFault kind instead.
+scc, vcc, exec (lo dwords) and v40 (lane 0); a row may expect a HardwareFault kind instead.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.testbed import Testbed
 from tests.simgpu.shader.test_sem_ds import rd, ref_atomic, wr
 from tests.simgpu.shader.test_sem_ds import run as ds_run
@@ -141,7 +141,7 @@ ROWS = {
     "dot2_bf16_bf16": ("v_mov_b32 v41, 0x40003fc0\nv_mov_b32 v42, 0x40404000\nv_mov_b32 v43, 0x3f80\n"
                        "v_mov_b32 v40, 0\nv_dot2_bf16_bf16 v40, v41, v42, v43", {"v40": 0x4120}),
 }
-FAULTS = {  # program -> the GPUFault kind
+FAULTS = {  # program -> the HardwareFault kind
     "trap": ("s_trap 2", "trap"),
     "illegal": ("v_illegal", "illegal_instruction"),
     "code_end": ("s_code_end", "illegal_instruction"),
@@ -170,7 +170,7 @@ def test_program_table(tb, name):
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_faulting_instructions(tb, name):
     text, kind = FAULTS[name]
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         run_program(tb, text)
     assert e.value.kind == kind
 

@@ -9,7 +9,7 @@ what the per-lane path gives.
 import numpy as np
 import pytest
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.shader.memory import vmem as sem_vmem
 from simgpu.testbed import VMID, Testbed
 
@@ -93,7 +93,7 @@ def run(case, fast: bool):
         fault = None
         try:
             tb.launch(k, [vsrc, vdst, shift + PAGE, 0], (GROUPS,), (256,))
-        except GPUFault as e:
+        except HardwareFault as e:
             fault = (e.kind, e.address, e.access, e.vmid, e.wave, e.pc)
         out = np.frombuffer(tb.read(vdst, nbytes + 2 * PAGE), np.uint8)
     finally:
@@ -170,7 +170,7 @@ def run_gather(kind: str, pattern: str, src_pages: int | None, fast: bool):
         fault = None
         try:
             tb.launch(tb.load_asm(gather_kernel(kind, pattern), args=4), [vsrc, vdst, 0, 0], (GROUPS,), (256,))
-        except GPUFault as e:
+        except HardwareFault as e:
             fault = (e.kind, e.address, e.access, e.wave, e.pc)
         out = np.frombuffer(tb.read(vdst, n * SIZES[kind]), np.uint32)
     finally:

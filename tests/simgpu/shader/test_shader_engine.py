@@ -6,7 +6,7 @@ import pytest
 
 from compiler.llvm import compile_ir
 from compiler.samples import VADD
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.testbed import Testbed
 
 
@@ -60,7 +60,7 @@ def test_page_fault_is_reported_and_engine_stays_usable(tb):
         global_load_b32 v1, v0, s[4:5]
         s_endpgm
     """, args=1)
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         tb.launch(k, [0xDEAD0000], (1,), (32,))
     f = e.value
     assert f.kind == "page_fault" and f.access == "read" and f.address == 0xDEAD0000
@@ -70,11 +70,11 @@ def test_page_fault_is_reported_and_engine_stays_usable(tb):
 
 
 def test_trap_and_watchdog(tb):
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         tb.launch(tb.load_asm("s_trap 2\ns_endpgm", args=0), [], (1,), (32,))
     assert e.value.kind == "trap" and "s_trap" in e.value.instruction
     tb.engine.watchdog = 10_000
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         tb.launch(tb.load_asm("loop:\ns_branch loop", args=0), [], (1,), (32,))
     assert e.value.kind == "watchdog"
 
@@ -82,7 +82,7 @@ def test_trap_and_watchdog(tb):
 def test_illegal_instruction(tb):
     for text in ("s_nop 0\ns_code_end", "v_nop\nv_pipeflush\nv_illegal\ns_endpgm"):
         k = tb.load_asm(text, args=0)
-        with pytest.raises(GPUFault) as e:
+        with pytest.raises(HardwareFault) as e:
             tb.launch(k, [], (1,), (32,))
         assert e.value.kind == "illegal_instruction"
     assert e.value.instruction == "v_illegal" and e.value.pc == k.code_address + 8
@@ -192,6 +192,6 @@ def test_s_load_of_one_address_for_all_waves_and_its_fault(tb):
     out = tb.alloc(8 * 256)
     tb.launch(k, [table, out], (4,), (64,))
     assert np.array_equal(tb.download(out, np.uint32, 128).reshape(64, 2), np.tile([12, 15], (64, 1)))
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         tb.launch(k, [0x1234_0000, out], (4,), (64,))
     assert e.value.kind == "page_fault" and e.value.address == 0x1234_0010 and "s_load_b64" in e.value.instruction

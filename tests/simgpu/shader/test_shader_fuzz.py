@@ -1,5 +1,5 @@
 """Random instruction streams through the shader engine: whatever the bytes, a run ends normally or
-with a GPUFault naming a hardware condition (page fault, illegal instruction, watchdog, ...), never an
+with a HardwareFault naming a hardware condition (page fault, illegal instruction, watchdog, ...), never an
 internal error (a simulator bug surfacing as an exception) and never a host crash; and the engine
 runs a known kernel correctly afterwards.
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simgpu.fault import GPUFault
+from simgpu.fault import HardwareFault
 from simgpu.isa import DecodeError, assemble, decode
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.kdescriptor import make_descriptor
@@ -75,7 +75,7 @@ def test_random_instructions_fault_cleanly(tb, seed, wave32, groups, items, vgpr
     k = random_kernel(tb, rng, wave32, vgprs)
     try:
         tb.launch(k, [], (groups,), (items,))
-    except GPUFault as e:
+    except HardwareFault as e:
         assert e.kind != "internal_error", str(e)
         assert e.pc is not None and e.wave is not None
 
@@ -128,7 +128,7 @@ def run_primed(seed: int):
     try:
         tb.launch(k, [buf], (2,), (64,))
         fault = None
-    except GPUFault as e:
+    except HardwareFault as e:
         assert e.kind != "internal_error", str(e)
         fault = (e.kind, e.pc, e.wave, e.address)
     return fault, tb.read(buf, data.size), tb.read(k.code_address, 4096), tb.engine.counters.snapshot()
@@ -147,14 +147,14 @@ def test_engine_is_usable_after_the_fuzz(tb):
     for _ in range(20):
         try:
             tb.launch(random_kernel(tb, rng, True), [], (1,), (32,))
-        except GPUFault:
+        except HardwareFault:
             pass
     known_kernel_works(tb)
 
 
 def test_a_vgpr_past_the_allocation_is_an_illegal_instruction(tb):
     k = tb.load_asm("v_mov_b32 v40, 1\ns_endpgm", args=0, vgprs=16)
-    with pytest.raises(GPUFault) as e:
+    with pytest.raises(HardwareFault) as e:
         tb.launch(k, [], (1,), (32,))
     assert e.value.kind == "illegal_instruction" and "v40" in str(e.value) and "allocates" in str(e.value)
 

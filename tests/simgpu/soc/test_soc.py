@@ -15,7 +15,7 @@ from simgpu.hw import smu as hwsmu
 from simgpu.hw.soc21 import mp
 from simgpu.soc import MMIOError
 from simgpu.soc.gmc import FB_BASE
-from simgpu.soc.pci import SYSTEM_ADDRESS_BITS, PCIFunction
+from simgpu.soc.pci import SYSTEM_ADDRESS_BITS, PCIEndpoint
 from tests.support.am_tinygrad import boot, device
 
 
@@ -264,8 +264,8 @@ def test_doorbells_are_dropped_while_the_aperture_is_off():
 def test_every_gpus_vram_bar_is_a_system_address_a_gfx11_gpu_reaches():
     """A peer reaches a GPU's VRAM at its BAR0 bus address: inside 44 bits (tinygrad's AM driver refuses a
     page-table entry beyond), one window per GPU, for 64 GPUs of 128 GiB."""
-    bars = [PCIFunction(i, 128 << 30).bars[0] for i in range(64)]
+    bars = [PCIEndpoint(i, 128 << 30).bars[0] for i in range(64)]
     assert all(b.address + b.size <= 1 << SYSTEM_ADDRESS_BITS for b in bars)
     assert all(a.address + a.size <= b.address for a, b in itertools.pairwise(bars))
     with pytest.raises(ValueError, match="at most"):
-        PCIFunction(0, 256 << 30)
+        PCIEndpoint(0, 256 << 30)

@@ -1,12 +1,12 @@
-"""AMDevice: runtime.Device over the AM backend -- the runtime itself is the driver of the PCI function.
+"""AMDriver: the driver protocol (runtime.driver) of the AM backend -- the runtime itself drives the PCI function.
 
 Everything above the driver is runtime.Device's (Buffers, copies, launches, profiling, the HCQ queues of
 runtime.queues with their PM4, AQL and SDMA packets, unchanged); what amdkfd does for a KFD Device is done here:
 the bring-up (runtime.am.boot), VRAM allocation and the GPU page tables of the user VM context (runtime.am.vram),
 queues made by writing an MQD and the HQD registers (compute) or the SDMA ring registers, waiting by polling the
-fences and the IH ring, and faults read from IH entries (UTCL2 / SQ error / CP bad opcode / SDMA hang) raised as
-runtime.GPUFault after the queues are restarted. Buffers are all VRAM (a userspace driver maps no system memory
-for the GPU), each CPU-mapped through BAR0 at its GPU VA.
+fences and the IH ring, and faults read from IH entries (UTCL2 / SQ error / CP bad opcode / SDMA hang), which the
+Device raises as runtime.GPUFault after the queues are restarted. Buffers are all VRAM (a userspace driver maps
+no system memory for the GPU), each CPU-mapped through BAR0 at its GPU VA.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ import time
 
 from runtime.am.boot import USER_VMID, bring_up, flush_tlb, smu_message
 from runtime.am.pci import PCIFunction, amd_gpus
-from runtime.device import Device
 from runtime.fault import GPUFault
-from runtime.memory import PAGE, Buffer
-from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, MAP_SHARED, PROT_READ, PROT_WRITE
+from runtime.memory import PAGE
+from runtime.os import MAP_FIXED, MAP_SHARED, DeviceReport, Mapping
 from simgpu.hw import ih as hwih
 from simgpu.hw import mqd as hwmqd
 from simgpu.hw import smu as hwsmu
@@ -31,18 +30,25 @@ _FAULT_SOURCES = {hwih.Source.UTCL2_FAULT: "page_fault", hwih.Source.CP_BAD_OPCO
                   hwih.Source.SDMA_QUEUE_HANG: "hang"}
 
 
-class AMDevice(Device):
+
+
+class AMDriver:
     """Device("AMD:i", driver="am"): the i-th AMD GPU of the PCI bus, driven from userspace."""
 
-    driver = "am"
+    name = "am"
+    system_memory = False
 
-    # ---- discovery and set-up (Device.__init__ calls these) ----------------------------------------------------
-    def _find_node(self) -> None:
+    def __init__(self, dev):
+        self.dev, self.os = dev, dev.os
+
+    # ---- discovery and set-up ----------------------------------------------------------------------------------
+    def open(self) -> None:
+        """The dev.index-th AMD function of the PCI bus: enabled, its IP discovery table read, brought up."""
         gpus = amd_gpus(self.os)
-        if not 0 <= self.index < len(gpus):
-            raise RuntimeError(f"{self.name}: no such PCI device ({len(gpus)} AMD GPU(s) on the PCI bus)")
-        self.bdf = self.gpu_id = gpus[self.index]  # the simulator's device_report/sanitize take the bus id
-        self.node_id = self.index
+        if not 0 <= self.dev.index < len(gpus):
+            raise RuntimeError(f"{self.dev.name}: no such PCI device ({len(gpus)} AMD GPU(s) on the PCI bus)")
+        self.bdf = self.gpu_id = gpus[self.dev.index]  # the simulator's device_report/sanitize take the bus id
+        self.node_id = self.dev.index
         self.pci = PCIFunction(self.os, self.bdf)
         table = self.pci.discover()
         gc_block = next(b for b in table.blocks if b.name == "GC")
@@ -58,18 +64,12 @@ class AMDevice(Device):
                            "cu_per_simd_array": 2 * info["gc_num_wgp0_per_sa"], "location_id": 0,
                            "local_mem_size": self.pci.vram_size, "num_sdma_engines": 2}
         self.arch = f"gfx{major}{minor:x}{rev:x}"
-
-    def _open_driver(self) -> None:
         self.booted = bring_up(self.pci)
-        self.process = None
-        self.args_page = self.os.mmap(-1, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS)
-        self._doorbells: dict[int, object] = {}
-        self._buffers: dict[int, Buffer] = {}
         self._hqds: dict[object, tuple] = {}  # runtime queue -> (pipe, queue, MQD PA, EOP PA) or ("sdma", engine)
         self.ih_rptr = 0
-        self.closed = False
 
-    def _query_driver_info(self) -> None:
+    def query_info(self) -> None:
+        """The timestamp counter's rate and the top GFXCLK level (the SMU); no AMDGPU_INFO to ask."""
         self.dev_info = None
         self.counter_hz = self.properties["gpu_counter_freq"] = GPU_COUNTER_HZ
         top = smu_message(self.pci, hwsmu.Msg.GetDpmFreqByIndex, hwsmu.Clock.GFXCLK << 16 | hwsmu.DPM_COUNT_QUERY)
@@ -80,35 +80,39 @@ class AMDevice(Device):
 
     def drm_info(self, query: int, result_type, **arg):
         """AM has no render node to ask."""
-        raise RuntimeError(f"{self.name}: the AM backend has no DRM render node (AMDGPU_INFO)")
+        raise RuntimeError(f"{self.dev.name}: the AM backend has no DRM render node (AMDGPU_INFO)")
 
-    def _setup_memory_and_events(self) -> None:
-        # The queues' interrupts carry this context id; an AQL completion signal's mailbox gets it written too.
-        self.completion_event, self.memory_event, self.hw_event = 1, 0, 0
-        self.event_page = self._alloc(PAGE, 0, cpu=True, name="event mailbox page")
+    def create_events(self) -> None:
+        """No events to create: the queues' interrupts carry this context id (an AQL completion signal's mailbox
+        gets it written too), in a mailbox page of the Device's."""
+        self.completion_event = 1
+        self.event_page = self.dev.alloc_system(PAGE, name="event mailbox page")
         self.event_page_va = self.event_page.va
 
+    def destroy_events(self) -> None:
+        """Nothing: the mailbox page goes with the Device's buffers."""
+
     # ---- memory ---------------------------------------------------------------------------------------------
-    def _alloc(self, nbytes: int, flags: int, cpu: bool, peers: tuple = (), name: str = "buffer") -> Buffer:
+    def alloc_memory(self, va: int, size: int, host: bool, executable: bool, uncached: bool,
+                     peers: tuple) -> tuple[int, bool]:
+        """VRAM from the driver's allocator, mapped at `va` in the user VM's page tables; the handle is its
+        physical address. Always VRAM (`host` is ignored)."""
         if peers:
-            raise NotImplementedError(f"{self.name}: the AM backend does not map buffers on peer GPUs")
-        size = max(PAGE, -(-nbytes // PAGE) * PAGE)
-        align = 1 << 21 if size >= 1 << 21 else PAGE
-        pa = self.booted.vram.alloc(size, align)
-        va, reservation = self.va_space.reserve(size, align)
+            raise NotImplementedError(f"{self.dev.name}: the AM backend does not map buffers on peer GPUs")
+        pa = self.booted.vram.alloc(size, 1 << 21 if size >= 1 << 21 else PAGE)
         self.booted.tables.map(va, pa, size)
         flush_tlb(self.pci)
-        self.os.annotate({"what": "buffer", "gpu_id": self.gpu_id, "va": va, "nbytes": nbytes, "name": name})
-        mapping = self.pci.map_vram(pa, size, va, MAP_SHARED | MAP_FIXED) if cpu else None
-        buf = Buffer(self, va, nbytes, size, pa, False, mapping, [self], reservation)
-        self._buffers[va] = buf
-        return buf
+        return pa, False
 
-    def _free_memory(self, buf: Buffer) -> None:
+    def map_cpu(self, handle: int, va: int, size: int) -> Mapping:
+        """BAR0 at the allocation's physical address, placed at its GPU VA."""
+        return self.pci.map_vram(handle, size, va, MAP_SHARED | MAP_FIXED)
+
+    def free_memory(self, handle: int, va: int, size: int) -> None:
         """Unmap the buffer from the user VM and give its VRAM back."""
-        self.booted.tables.unmap(buf.va, buf.size)
+        self.booted.tables.unmap(va, size)
         flush_tlb(self.pci)
-        self.booted.vram.release(buf.handle, buf.size)
+        self.booted.vram.release(handle, size)
 
     def memory_info(self) -> dict:
         """VRAM size and use (the driver's own allocator)."""
@@ -118,7 +122,7 @@ class AMDevice(Device):
                 "gtt_max_allocation": 0}
 
     # ---- queues -----------------------------------------------------------------------------------------------
-    def create_hw_queue(self, q, ring_size: int, rptr: int, wptr: int) -> tuple[int, object, int]:
+    def create_queue(self, q, ring_size: int, rptr: int, wptr: int) -> tuple[int, Mapping, int]:
         """Make a queue: an MQD + HQD for PM4/AQL (MEC 1, pipe 0), SDMA0's queue 0 for SDMA."""
         if q.fmt == "sdma":
             return self._sdma_queue(q, ring_size, rptr, wptr)
@@ -152,7 +156,7 @@ class AMDevice(Device):
         self._hqds[q] = (0, queue, mqd_pa, eop_pa)
         return queue, self.pci.bars[2], slot * 8
 
-    def _sdma_queue(self, q, ring_size: int, rptr: int, wptr: int) -> tuple[int, object, int]:
+    def _sdma_queue(self, q, ring_size: int, rptr: int, wptr: int) -> tuple[int, Mapping, int]:
         p = "SDMA0_QUEUE0_"
         w = self.pci.wreg
         w(p + "MINOR_PTR_UPDATE", 1)
@@ -170,7 +174,7 @@ class AMDevice(Device):
         self._hqds[q] = ("sdma", 0)
         return 0, self.pci.bars[2], SDMA_DOORBELL * 8
 
-    def destroy_hw_queue(self, q) -> None:
+    def destroy_queue(self, q) -> None:
         """Dequeue: CP_HQD_DEQUEUE_REQUEST for a compute HQD (its MQD and EOP freed), RB_ENABLE off for SDMA."""
         where = self._hqds.pop(q, None)
         if where is None:
@@ -197,19 +201,19 @@ class AMDevice(Device):
             self.pci.wreg_fields("GRBM_GFX_CNTL", meid=1, pipeid=pipe, queueid=queue)
 
     # ---- waiting and faults -----------------------------------------------------------------------------------
-    def wait(self, q, value: int, timeout_ms: int | None = None) -> None:
-        """Poll queue q's fence until it reaches `value`, reading the IH ring for faults meanwhile."""
-        deadline = time.monotonic() + (30_000 if timeout_ms is None else timeout_ms) / 1000
-        while q.completed() < value:
-            with self.abort_on_interrupt():
-                entries = self.take_interrupts()
-            fault = next((e for e in entries if self._fault_kind(e)), None)
+    def wait_event(self, timeout_ms: int, done) -> tuple[tuple | None, bool]:
+        """Poll until `done()` or a fault entry in the IH ring, for at most timeout_ms: (the fault entry and what the
+        fault registers said, or None; whether the time ran out). A page fault's status is read and cleared here,
+        as amdgpu's interrupt handler does."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            fault = next((e for e in self.take_interrupts() if _fault_kind(e)), None)
             if fault is not None:
-                self._raise_fault(fault)
-            if q.completed() < value and time.monotonic() > deadline:
-                self._timed_out(q, value, 30_000 if timeout_ms is None else timeout_ms)
-        if self.sanitizers:
-            self.take_findings()
+                return self._fault_status(fault), False
+            if done():
+                return None, False
+            if time.monotonic() > deadline:
+                return None, True
 
     def take_interrupts(self) -> list[hwih.Entry]:
         """The IH ring's new entries (reading IH_RB_WPTR; IH_RB_RPTR moved past them)."""
@@ -223,48 +227,31 @@ class AMDevice(Device):
             self.pci.wreg("IH_RB_RPTR", self.ih_rptr)
         return out
 
-    @staticmethod
-    def _fault_kind(e: hwih.Entry) -> str:
-        if e.source_id == hwih.Source.SQ_INTERRUPT_ID:
-            return "shader" if hwih.SQ_CTX1.encoding.get(e.context[1]) == hwih.SqEncoding.ERROR else ""
-        return _FAULT_SOURCES.get(e.source_id, "")
-
-    def _raise_fault(self, entry: hwih.Entry) -> None:
-        """A fault entry: the driver's report, the fault registers cleared, the queues restarted; GPUFault."""
-        report = self.os.device_report(self.gpu_id)
-        if self.sanitizers:
-            self.take_findings()
-        address = None
+    def _fault_status(self, entry: hwih.Entry) -> tuple[hwih.Entry, str, int | None]:
+        """(entry, what happened, the faulting address): a UTCL2 fault's GCVM_L2_PROTECTION_FAULT_STATUS, cleared."""
         what = f"IH entry client {entry.client_id} source {entry.source_id} ring {entry.ring_id} vmid {entry.vmid}"
-        if entry.source_id == hwih.Source.UTCL2_FAULT:
-            address = hwih.vm_fault_address(entry)
-            status = self.pci.rreg("GCVM_L2_PROTECTION_FAULT_STATUS")
-            what = f"GPU page fault at {address:#x} (UTCL2, vmid {entry.vmid}, " \
-                   f"GCVM_L2_PROTECTION_FAULT_STATUS {status:#x})"
-            self.pci.wreg_fields("GCVM_L2_PROTECTION_FAULT_CNTL", clear_protection_fault_status_addr=1)
-        notes, lost = self._restart_queues()
-        kind = report.fault or self._fault_kind(entry)
-        fault = GPUFault("\n".join([f"{self.name} ({self.bdf}): {what}", *([report.text] if report.text else []),
-                                    *notes]), kind, address, self.gpu_id, self.usable)
-        if lost[0] < lost[1]:
-            self._aborted.append((*lost, fault.report.partition("\n")[0]))
-        raise fault
+        if entry.source_id != hwih.Source.UTCL2_FAULT:
+            return entry, what, None
+        address = hwih.vm_fault_address(entry)
+        status = self.pci.rreg("GCVM_L2_PROTECTION_FAULT_STATUS")
+        self.pci.wreg_fields("GCVM_L2_PROTECTION_FAULT_CNTL", clear_protection_fault_status_addr=1)
+        return entry, f"GPU page fault at {address:#x} (UTCL2, vmid {entry.vmid}, " \
+                      f"GCVM_L2_PROTECTION_FAULT_STATUS {status:#x})", address
+
+    def fault(self, event: tuple, report: DeviceReport, notes: list[str], usable: bool) -> GPUFault:
+        """The GPUFault of a fault entry: what it says, the driver's report, the runtime's notes."""
+        entry, what, address = event
+        kind = report.fault or _fault_kind(entry)
+        return GPUFault("\n".join([f"{self.dev.name} ({self.bdf}): {what}", *([report.text] if report.text else []),
+                                   *notes]), kind, address, self.gpu_id, usable)
 
     def close(self) -> None:
-        """Dequeue the queues, free the buffers, unmap the BARs (the device stays booted, as after a driver
-        exits)."""
-        if self.closed:
-            return
-        if self.usable:
-            self.wait_idle()
-        for q in (self.sdma, self.compute):
-            self.destroy_hw_queue(q)
-        self.closed = True
-        for buf in list(self._buffers.values()):
-            buf.release()
-        self.os.munmap(self.args_page)
+        """Unmap the driver window and the BARs (the device stays booted, as after a driver exits)."""
         self.os.munmap(self.booted.window.mapping)
         self.pci.close()
 
-    def __repr__(self) -> str:
-        return f"<Device {self.name} {self.arch} {self.bdf} (AM) queue {self.queue_kind}>"
+
+def _fault_kind(e: hwih.Entry) -> str:
+    if e.source_id == hwih.Source.SQ_INTERRUPT_ID:
+        return "shader" if hwih.SQ_CTX1.encoding.get(e.context[1]) == hwih.SqEncoding.ERROR else ""
+    return _FAULT_SOURCES.get(e.source_id, "")
