@@ -93,6 +93,8 @@ class _Worker:
                 reply = _read(self.proc.stdout)
             except (BrokenPipeError, OSError, ValueError) as e:
                 reply = None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
+            if self.stopped:
+                self._close()
         if reply is None:
             if self.stopped:
                 raise CompileDropped("the JIT worker was stopped during the compile")
@@ -109,7 +111,19 @@ class _Worker:
         self.stopped = True
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait()  # (the pipes close with the object: a request waiting on one reads its end first)
+        self.proc.wait()
+        if self.lock.acquire(blocking=False):  # else a request is reading: it closes them once it has its end
+            try:
+                self._close()
+            finally:
+                self.lock.release()
+
+    def _close(self) -> None:
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
 
 
 _WORKER: _Worker | None = None
