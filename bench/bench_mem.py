@@ -1,5 +1,6 @@
 """MMU lane throughput: gather and scatter of 1M random 4-byte addresses in a 256 MiB mapped range
-(lanes/s), with the range mapped by 2 MiB huge pages and by 4 KiB pages, plus atomics.
+(lanes/s), with the range mapped by 2 MiB huge pages and by 4 KiB pages, plus atomics, and the per-call cost
+of one wave's gather and of a command processor's 8-byte read.
 
     python -m bench.bench_mem
 """
@@ -55,6 +56,11 @@ def main() -> None:
     for _ in range(2000):
         mmu.gather(VMID, wave, 4)
     print(f"mem: gather of one 32-lane wave   {2000 / (time.perf_counter() - t0) / 1e3:7.1f} K calls/s")
+    mmu.read(VMID, VA + 64, 8)
+    t0 = time.perf_counter()
+    for _ in range(20000):
+        mmu.read(VMID, VA + 64, 8)  # the command processor's packet and signal reads: one cached page
+    print(f"mem: read of 8 bytes (CP)         {20000 / (time.perf_counter() - t0) / 1e6:7.2f} M calls/s")
 
 
 if __name__ == "__main__":

@@ -31,13 +31,12 @@ import threading
 from collections.abc import Callable
 
 from simgpu.hw import gmc
+from simgpu.mem.walker import SYS, R, W
 
 REQUEST = struct.Struct("<Q")
 REPLY = struct.Struct("<qQQQQ")
 MAX_RUN = 2 << 20  # bytes mapped per fault: a large buffer costs a fault per 2 MiB, a small one maps whole
 PAGE = 1 << gmc.PAGE_SHIFT
-_R, _W = 1, 2  # simgpu.mem.mmu's leaf bits
-_SYS = 8
 
 # (fd, file offset, bytes left in that file's run) behind a system physical address, or None
 SystemBacking = Callable[[int], tuple[int, int, int] | None]
@@ -112,11 +111,11 @@ class HostMapService:
             if low <= va <= high:
                 return None
         leaf = mmu.walk(vmid, va)
-        if isinstance(leaf, str) or not leaf.bits & _R:
+        if isinstance(leaf, str) or not leaf.bits & R:
             return None
         pa = (leaf.pa_page + ((va >> gmc.PAGE_SHIFT) - leaf.va_page)) << gmc.PAGE_SHIFT
-        prot = mmap.PROT_READ | (mmap.PROT_WRITE if leaf.bits & _W else 0)
-        if leaf.bits & _SYS:
+        prot = mmap.PROT_READ | (mmap.PROT_WRITE if leaf.bits & W else 0)
+        if leaf.bits & SYS:
             found = self.system(pa)
             return None if found is None else (found[0], found[1], prot)
         if pa + PAGE > self.machine.gpus[i].phys.vram_size:

@@ -1,8 +1,10 @@
 """simgpu.mem: simulated physical memory (VRAM, system aperture) and the GPUVM MMU.
 
 `PhysicalMemory` owns the bytes, `MMU` translates per-VMID virtual addresses through real gfx11 page
-tables (format in simgpu.hw.gmc) and gives the shader engine vectorized gather/scatter/atomics,
-`PageTableBuilder` writes page tables for the mock driver and tests.
+tables (format in simgpu.hw.gmc) and gives the shader engine vectorized gather/scatter/atomics and the
+command processors byte-range reads and writes; it is a composition of one object per job (walker,
+UTCL2, linear windows, lane and range access: see simgpu.mem.mmu). `PageTableBuilder` writes page tables
+for the mock driver and tests.
 
 May import: simgpu.hw, simgpu.fault.
 """

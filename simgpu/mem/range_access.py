@@ -1,0 +1,113 @@
+"""Range access: one address or one byte range of virtual memory at a time, for the command processors
+(rings, packets, signals), SDMA, instruction fetch and SMEM.
+
+Every page of a range is translated and checked (simgpu.mem.resolve) before any byte moves, so a faulting
+access changes no memory; PRT holes read zero and drop writes. A small access inside one page whose
+translation is cached is found in plain Python, without numpy: these accessors run many such calls.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from simgpu.hw import gmc
+from simgpu.mem.physical import PhysicalMemory
+from simgpu.mem.resolve import LaneResolver
+from simgpu.mem.walker import NEED, PRT, SYS
+
+_U64 = np.uint64
+
+
+class Translation(NamedTuple):
+    """Where one virtual address lands."""
+
+    pa: int
+    system: bool  # system aperture (else VRAM)
+    prt: bool  # PRT hole: reads zero, writes dropped
+
+
+class RangeAccess:
+    """translate / read / write for 16 VMIDs over one PhysicalMemory."""
+
+    def __init__(self, phys: PhysicalMemory, resolver: LaneResolver):
+        self.phys, self.resolver = phys, resolver
+        self._tlb = resolver.tlb.pages  # per VMID, cleared in place by invalidations
+
+    def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
+        """Translate one address (through the UTCL2); raises HardwareFault like a lane access would."""
+        res = self.resolver.resolve(vmid, np.array([va & ((1 << 64) - 1)], dtype=_U64), 1, access)
+        v = int(res.vals[res.first[0]])
+        pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))
+        return Translation(pa, bool(v & SYS), bool(v & PRT))
+
+    def read(self, vmid: int, va: int, nbytes: int, access: str = "read") -> bytes:
+        """Read `nbytes` of virtual memory page by page (access "execute" for instruction fetch)."""
+        if nbytes <= 0:
+            return b""
+        fast = self._cached_page_span(vmid, va, nbytes, access)
+        if fast is not None:
+            return fast.tobytes()
+        out = bytearray(nbytes)
+        bufs = self.phys.region_buffers()
+        for piece in self._pieces(vmid, va, nbytes, access):
+            if piece is not None:
+                r, o, n, p = piece
+                out[p:p + n] = bufs[r][o:o + n].tobytes()
+        return bytes(out)
+
+    def write(self, vmid: int, va: int, data) -> None:
+        """Write bytes-like `data` to virtual memory; every page is checked before any byte is written."""
+        src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+        if src.size == 0:
+            return
+        fast = self._cached_page_span(vmid, va, src.size, "write")
+        if fast is not None:
+            fast[:] = src
+            return
+        bufs = self.phys.region_buffers()
+        for piece in self._pieces(vmid, va, src.size, "write"):
+            if piece is not None:
+                r, o, n, p = piece
+                bufs[r][o:o + n] = src[p:p + n]
+
+    def _cached_page_span(self, vmid: int, va: int, nbytes: int, access: str) -> np.ndarray | None:
+        """The memory behind a small access inside one page whose translation is cached and grants
+        `access`; None to take the general path (which walks the tables and reports faults)."""
+        if not 0 <= vmid < gmc.NUM_VMIDS or not 0 <= va < (1 << (gmc.VA_BITS - 1)):
+            return None
+        inpage = va & (gmc.PAGE_SIZE - 1)
+        if inpage + nbytes > gmc.PAGE_SIZE:
+            return None
+        v = self._tlb[vmid].get(va >> gmc.PAGE_SHIFT)
+        need = NEED[access]
+        if v is None or v & PRT or v & need != need:
+            return None
+        pa = ((v >> 8) << gmc.PAGE_SHIFT) + inpage
+        if v & SYS:
+            return self.phys.span(pa, nbytes, True)
+        if pa + nbytes > self.phys.vram_size:
+            return None
+        return self.phys.region_buffers()[0][pa:pa + nbytes]
+
+    def _pieces(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, int, int] | None]:
+        """[region, offset, length, position] per page of [va, va + nbytes) (None for a PRT hole)."""
+        va &= (1 << 64) - 1
+        npages = (((va & (gmc.PAGE_SIZE - 1)) + nbytes - 1) >> gmc.PAGE_SHIFT) + 1
+        starts = (_U64(va & ~(gmc.PAGE_SIZE - 1)) + np.arange(npages, dtype=_U64) * _U64(gmc.PAGE_SIZE))
+        starts[0] = va
+        res = self.resolver.resolve(vmid, starts, 1, access)
+        region, off, live = res.lane_locations()
+        pos = (starts - _U64(va)).astype(np.int64)
+        length = np.diff(np.append(pos, nbytes))
+        pieces: list = []
+        for i in range(npages):
+            if live is not None and not live[i]:
+                pieces.append(None)
+            elif pieces and pieces[-1] and pieces[-1][0] == region[i] and pieces[-1][1] + pieces[-1][2] == off[i]:
+                r, o, n, p = pieces[-1]  # physically contiguous with the previous page: one copy
+                pieces[-1] = (r, o, n + int(length[i]), p)
+            else:
+                pieces.append((int(region[i]), int(off[i]), int(length[i]), int(pos[i])))
+        return pieces
