@@ -24,13 +24,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mockgpu import protocol
+from mockgpu import localpci, protocol
 from simgpu import diskcache, settings
 
 CSRC = Path(__file__).with_name("csrc")
 PRELOAD_SOURCE = CSRC / "preload.c"
 # Linked into the interposer: what `simgpu run --am` adds to a client (each idle unless its variable is set)
-AM_CLIENT_SOURCES = (CSRC / "sigchain.c", CSRC / "hostmem.c", CSRC / "pyhook.c")
+AM_CLIENT_SOURCES = (CSRC / "sigchain.c", CSRC / "hostmem.c", CSRC / "pyhook.c", CSRC / "localpci.c",
+                     CSRC / "x86mov.c")
 X86MOV_SOURCE = CSRC / "x86mov.c"  # the BAR trap's decoder of x86 moves
 
 
@@ -119,7 +120,8 @@ def _verified(out: Path, ident: str) -> bool:
 
 def build_preload() -> Path:
     """The LD_PRELOAD interposer of `simgpu run`, built if needed."""
-    flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions()]
+    flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions(),
+             *localpci.c_definitions()]
     return build((PRELOAD_SOURCE, *AM_CLIENT_SOURCES), "libsimgpu-preload", flags, shared=True)
 
 
