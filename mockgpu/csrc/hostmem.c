@@ -22,6 +22,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "localpci.h"
 #include "sigchain.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -36,9 +37,15 @@ struct reply { int64_t status; uint64_t start, length, offset, prot; };
 /* close(2) itself: the interposer's close (preload.c) looks the fd up and may resolve libc lazily. */
 static void raw_close(int fd) { syscall(SYS_close, fd); }
 
-/* Map [addr, addr + len) of fd there and nowhere else; 0 on success. */
-static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset) {
-    void *got = real_mmap((void *)addr, len, prot, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)offset);
+/* Map [addr, addr + len) of fd there and nowhere else (over a reservation of the program's with `over`); 0 on
+ * success. */
+static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset, int over) {
+    if (over && !simgpu_reserved_range(addr, len)) {
+        errno = EACCES; /* not a reservation: never mapped over */
+        return -1;
+    }
+    void *got = real_mmap((void *)addr, len, prot, MAP_SHARED | (over ? MAP_FIXED : MAP_FIXED_NOREPLACE), fd,
+                          (off_t)offset);
     if (got == MAP_FAILED) return -1;
     if (got != (void *)addr) { /* a kernel before 4.17 takes the flag for a hint */
         syscall(SYS_munmap, got, len); /* not through the interposer's munmap, which takes a lock */
@@ -49,7 +56,7 @@ static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset) 
 }
 
 /* Map what the GPU has at page `va`; 0 on success. */
-static int map_gpu_page(uintptr_t va) {
+static int map_gpu_page(uintptr_t va, int over) {
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (s < 0) return -1;
     uint64_t req = va;
@@ -70,9 +77,9 @@ static int map_gpu_page(uintptr_t va) {
         if (fd >= 0) raw_close(fd);
         return -1;
     }
-    int ok = place(r.start, r.length, (int)r.prot, fd, r.offset) == 0 ||
+    int ok = place(r.start, r.length, (int)r.prot, fd, r.offset, over) == 0 ||
              /* something of the program's lies in the run: only the faulting page, which is free */
-             place(va, PAGE, (int)r.prot, fd, r.offset + va - r.start) == 0 ||
+             place(va, PAGE, (int)r.prot, fd, r.offset + va - r.start, over) == 0 ||
              /* or no longer free: another thread faulting on it mapped it meanwhile; the retried access will tell */
              errno == EEXIST;
     raw_close(fd);
@@ -81,7 +88,10 @@ static int map_gpu_page(uintptr_t va) {
 
 static void on_segv(int sig, siginfo_t *info, void *context) {
     int saved = errno;
-    if (info && info->si_code == SEGV_MAPERR && map_gpu_page((uintptr_t)info->si_addr & ~(PAGE - 1)) == 0) {
+    /* an unmapped page, or one of an address range the driver reserved without access (local PCI: tinygrad keeps its
+     * GPU address space so, and a VRAM buffer's address is reached only through the GPU's page tables) */
+    if (info && (info->si_code == SEGV_MAPERR || info->si_code == SEGV_ACCERR) &&
+        map_gpu_page((uintptr_t)info->si_addr & ~(PAGE - 1), info->si_code == SEGV_ACCERR) == 0) {
         errno = saved;
         return;
     }

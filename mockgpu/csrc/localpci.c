@@ -175,6 +175,19 @@ static int each_mapping(int (*visit)(const struct mapping *, void *), void *arg)
     return result;
 }
 
+struct reserved { uintptr_t start, end; };
+
+static int reserved_visit(const struct mapping *m, void *arg) {
+    struct reserved *r = arg;
+    if (r->start < m->start || r->start >= m->end) return 0;
+    return r->end <= m->end && m->prot == 0 && !m->shared && m->path[0] == 0 ? 1 : -1;
+}
+
+int simgpu_reserved_range(uintptr_t start, size_t len) {
+    struct reserved r = {start, start + len};
+    return each_mapping(reserved_visit, &r) == 1;
+}
+
 /* ---- BAR mappings --------------------------------------------------------------------------------------- */
 struct bar_map { uintptr_t start, end; uint64_t offset; int prot, gpu, bar; };
 
