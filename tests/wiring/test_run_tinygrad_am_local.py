@@ -43,3 +43,12 @@ def test_a_cpu_buffer_mapped_into_the_gpu_is_read_by_sdma(checks):
 
 def test_the_gpu_writes_the_mapped_cpu_buffer(checks):
     assert checks["to_cpu"]["equal"]
+
+
+def test_an_access_the_bar_trap_cannot_emulate_stops_the_program_with_a_message():
+    client = Path(__file__).with_name("bar_trap_client.py")
+    r = simgpu_run([sys.executable, str(client)], "--am", "--local-pci")
+    assert "register 0\n" in r.stdout  # a plain load of a register is emulated
+    assert "memmove returned" not in r.stdout
+    assert "accessing BAR5 of GPU 0 at offset 0x7f000: not a move the BAR trap emulates" in r.stderr, r.stderr
+    assert r.returncode == 128 + 7  # SIGBUS, the default action once the trap refuses
