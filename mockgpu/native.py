@@ -24,13 +24,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mockgpu import protocol
+from mockgpu import localpci, protocol
 from simgpu import diskcache, settings
 
 CSRC = Path(__file__).with_name("csrc")
 PRELOAD_SOURCE = CSRC / "preload.c"
 # Linked into the interposer: what `simgpu run --am` adds to a client (each idle unless its variable is set)
-AM_CLIENT_SOURCES = (CSRC / "hostmem.c", CSRC / "pyhook.c")
+AM_CLIENT_SOURCES = (CSRC / "sigchain.c", CSRC / "hostmem.c", CSRC / "pyhook.c", CSRC / "localpci.c",
+                     CSRC / "x86mov.c")
+X86MOV_SOURCE = CSRC / "x86mov.c"  # the BAR trap's decoder of x86 moves
 
 
 class BuildError(RuntimeError):
@@ -65,11 +67,15 @@ def compiler() -> str:
 
 def build(source: Path | str | tuple[Path, ...], name: str, flags: list[str], shared: bool = False) -> Path:
     """Compile `source` (a file, C text, or several files linked together) into the cache; the path of the result
-    (reused when up to date)."""
+    (reused when up to date). The headers of mockgpu/csrc are on the include path, and their text is part of the
+    build's identity (a changed header rebuilds)."""
     sources = source if isinstance(source, tuple) else (source,)
     texts = [s if isinstance(s, str) and "\n" in s else Path(s).read_text() for s in sources]
+    headers = [h.read_text() for h in sorted(CSRC.glob("*.h"))]
+    flags = [*flags, f"-I{CSRC}"]
     cc = compiler()
-    ident = f"{name}-{hashlib.sha256(chr(0).join([*texts, cc, *flags, str(shared)]).encode()).hexdigest()[:16]}"
+    key = chr(0).join([*texts, *headers, cc, *flags, str(shared)])
+    ident = f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     d = cache_dir()
     out = d / f"{ident}{'.so' if shared else ''}"
     if _verified(out, ident):
@@ -114,8 +120,14 @@ def _verified(out: Path, ident: str) -> bool:
 
 def build_preload() -> Path:
     """The LD_PRELOAD interposer of `simgpu run`, built if needed."""
-    flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions()]
+    flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions(),
+             *localpci.c_definitions()]
     return build((PRELOAD_SOURCE, *AM_CLIENT_SOURCES), "libsimgpu-preload", flags, shared=True)
+
+
+def build_x86mov() -> Path:
+    """The BAR trap's x86 move decoder alone, as a shared library (its tests call it through ctypes)."""
+    return build(X86MOV_SOURCE, "libsimgpu-x86mov", ["-fvisibility=default"], shared=True)
 
 
 if __name__ == "__main__":

@@ -7,9 +7,9 @@ docs/settings.md from SETTINGS; a test keeps the two in step.
 
 Variables that are not simgpu's own settings are read where they are used: those of the platform (HOME,
 XDG_CACHE_HOME, XDG_CONFIG_HOME, CC, LD_PRELOAD, PYTEST_XDIST_WORKER), and the handshake `simgpu run` gives the
-programs it starts (SIMGPU_SERVER, SIMGPU_SYSFS, SIMGPU_HOSTMAP, SIMGPU_AM_CLIENT, SIMGPU_AM_CLIENT_FIRMWARE,
-SIMGPU_AM_FIRMWARE_INSTALL), which the C interposer and standard-library-only scripts read in the client's process,
-where simgpu may not be importable. The handshake is listed in INTERNAL for the docs.
+programs it starts (SIMGPU_SERVER, SIMGPU_SYSFS, SIMGPU_HOSTMAP, SIMGPU_LOCALPCI, SIMGPU_AM_CLIENT,
+SIMGPU_AM_CLIENT_FIRMWARE, SIMGPU_AM_FIRMWARE_INSTALL), which the C interposer and standard-library-only scripts read
+in the client's process, where simgpu may not be importable. The handshake is listed in INTERNAL for the docs.
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ INTERNAL: dict[str, str] = {
     "SIMGPU_SERVER": "`simgpu run` -> interposer: the server's socket",
     "SIMGPU_SYSFS": "`simgpu run` -> interposer: the directory served as the GPUs' sysfs",
     "SIMGPU_HOSTMAP": "`simgpu run --am` -> interposer: the host-mapping service's socket",
+    "SIMGPU_LOCALPCI": "`simgpu run --am --local-pci` -> interposer: the local-PCI service's socket",
     "SIMGPU_AM_CLIENT": "`simgpu run --am` -> interposer: the script run when a program imports tinygrad",
     "SIMGPU_AM_CLIENT_FIRMWARE": "`simgpu run --am` -> that script: the synthetic firmware's directory",
     "SIMGPU_AM_FIRMWARE_INSTALL": "tinygrad's own AM mock with simgpu's firmware (wiring/am_site)",

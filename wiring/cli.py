@@ -27,8 +27,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
-    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, stats=args.stats,
-               profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto, profile_host=args.profile_host)
+    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, local_pci=args.local_pci,
+               stats=args.stats, profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto,
+               profile_host=args.profile_host)
     if args.own_process:
         # The program has exited and every session is finished (recordings written): exit now. Python's own exit
         # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                         "stderr (default: $SIMGPU_SANITIZE)")
     r.add_argument("--am", action="store_true", help="also serve the GPUs as remote PCI functions for a userspace "
                                                      "(AM) driver: tinygrad's, with DEV=PCI+AMD (sets REMOTE)")
+    r.add_argument("--local-pci", action="store_true", help="with --am: present the GPUs as local PCI functions "
+                   "instead (/sys/bus/pci/devices, BAR accesses trapped, /proc/self/pagemap; REMOTE unset), so the "
+                   "driver maps CPU memory into the GPU too")
     r.add_argument("--stats", action="store_true", help="print the clients' GPUs' counters after the program (as "
                                                         "simgpu stats does)")
     r.add_argument("--profile", action="store_true", help="profile every kernel the clients dispatch; print the "

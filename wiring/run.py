@@ -50,14 +50,15 @@ def name_from_process(mock, pid: int) -> None:
 
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
-        sanitize: str | None = None, am: bool = False, stats: bool = False, profile: bool = False,
-        sqtt: bool = False, perfetto: str | None = None, profile_host: str | None = None) -> int:
+        sanitize: str | None = None, am: bool = False, local_pci: bool = False, stats: bool = False,
+        profile: bool = False, sqtt: bool = False, perfetto: str | None = None, profile_host: str | None = None) -> int:
     """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
     program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
     (mockgpu.remote_pci) for a userspace driver -- tinygrad's AM backend with REMOTE set and DEV=PCI+AMD -- with the
     synthetic firmware installed where it looks (wiring/am_client.py) and host-visible memory mapped at the addresses
     it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works).
+    With `local_pci` as well, the GPUs are local PCI functions instead (mockgpu.localpci, REMOTE unset).
     `stats`, `profile` (`sqtt`, `perfetto`): the clients' GPUs' counters and per-kernel profile, printed on stdout
     after the program exits (wiring/run_observe.py; an outer `simgpu stats/profile` asks the same through the
     environment). `profile_host` (or SIMGPU_PROFILE_HOST): the server's own time -- round trips by kind, CPU by
@@ -110,7 +111,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
         observe.child_env(env)
-        remote = _serve_am(env, tmp, devices, vram) if am else None
+        remote = _serve_am(env, tmp, devices, vram, local_pci) if am else None
         try:
             child = subprocess.Popen(cmd, env=env)
         except OSError as e:
@@ -134,13 +135,16 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None):
-    """Start the remote-PCI server on GPUs of its own; point the program's environment at it."""
+def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None, local_pci: bool = False):
+    """Start the remote-PCI server on GPUs of its own; point the program's environment at it (with `local_pci`, at
+    the local-PCI service over the same GPUs, and REMOTE unset)."""
     from mockgpu import MockOS
     from mockgpu.native import cache_dir
     from mockgpu.remote_pci import RemotePCIServer
     from simgpu.hw import ucode
     server = RemotePCIServer(MockOS(devices=devices, vram_size=vram), hostmap=str(tmp / "hostmap.sock")).start()
+    if local_pci:
+        _serve_local_pci(env, tmp, server)
     firmware = tmp / "am-firmware"
     firmware.mkdir()
     for name, data in ucode.synthetic_set().items():
@@ -148,7 +152,25 @@ def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None):
     # The interposer runs wiring/am_client.py in a Python program when it first imports tinygrad (pyhook.c): it puts
     # the firmware into the program's download cache under the real files' names. Give the program a cache of
     # simgpu's own, so that the user's tinygrad cache never holds fake firmware a real GPU would get.
-    env.update(REMOTE=f"127.0.0.1:{server.port}", SIMGPU_HOSTMAP=str(tmp / "hostmap.sock"),
+    if not local_pci:
+        env["REMOTE"] = f"127.0.0.1:{server.port}"
+    env.update(SIMGPU_HOSTMAP=str(tmp / "hostmap.sock"),
                SIMGPU_AM_CLIENT=str(Path(__file__).with_name("am_client.py")), SIMGPU_AM_CLIENT_FIRMWARE=str(firmware),
                XDG_CACHE_HOME=str(cache_dir() / "am-client"))
     return server
+
+
+def _serve_local_pci(env: dict, tmp: Path, server) -> None:
+    """The GPUs' PCI files in the run's sysfs directory (the interposer rewrites /sys/bus/pci/devices there) and the
+    local-PCI service (mockgpu.localpci) for their BARs, configuration space and pagemap."""
+    from mockgpu import pci
+    from mockgpu.localpci import LocalPCIService
+    socs = server.machine.socs
+    files = dict(pci.sysfs(socs))
+    files.update({path: "" for path in pci.openable(len(socs))})  # opened through the interposer; here for stat
+    files.update({f"{pci.device_dir(i)}/enable": "0\n" for i in range(len(socs))})
+    files["/proc/sys/vm/compact_unevictable_allowed"] = "0\n"  # what the driver checks before it reads pagemap
+    write_sysfs(tmp / "sysfs", files)
+    server.local = LocalPCIService(server, str(tmp / "localpci.sock")).start()
+    env["SIMGPU_LOCALPCI"] = str(tmp / "localpci.sock")
+    env.pop("REMOTE", None)

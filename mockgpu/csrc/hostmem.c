@@ -5,8 +5,7 @@
  * takes SIGSEGV: for a fault on an unmapped page (SEGV_MAPERR) it asks the server ($SIMGPU_HOSTMAP, a socket) what
  * the GPU's page tables map there, maps that shared-memory run at that very address (MAP_FIXED_NOREPLACE: never over
  * a mapping of the program's) and returns, so the store is retried and lands in the bytes the GPU sees. Any other
- * fault goes to the program's own handler or the default action, as if this library were not there: the program's
- * sigaction/signal for SIGSEGV are kept aside (not installed over this one) and called for those.
+ * fault goes to the program's own handler or the default action, as if this library were not there (sigchain.c).
  *
  * Everything the handler does is async-signal-safe (socket, connect, send, recvmsg, mmap, close).
  */
@@ -23,13 +22,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "localpci.h"
+#include "sigchain.h"
+
 #define EXPORT __attribute__((visibility("default")))
 #define PAGE 4096UL
 
 static struct sockaddr_un service = {.sun_family = AF_UNIX};
 static int active;
-static struct sigaction program; /* the program's SIGSEGV disposition */
-static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 
 struct reply { int64_t status; uint64_t start, length, offset, prot; };
@@ -37,9 +37,15 @@ struct reply { int64_t status; uint64_t start, length, offset, prot; };
 /* close(2) itself: the interposer's close (preload.c) looks the fd up and may resolve libc lazily. */
 static void raw_close(int fd) { syscall(SYS_close, fd); }
 
-/* Map [addr, addr + len) of fd there and nowhere else; 0 on success. */
-static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset) {
-    void *got = real_mmap((void *)addr, len, prot, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)offset);
+/* Map [addr, addr + len) of fd there and nowhere else (over a reservation of the program's with `over`); 0 on
+ * success. */
+static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset, int over) {
+    if (over && !simgpu_reserved_range(addr, len)) {
+        errno = EACCES; /* not a reservation: never mapped over */
+        return -1;
+    }
+    void *got = real_mmap((void *)addr, len, prot, MAP_SHARED | (over ? MAP_FIXED : MAP_FIXED_NOREPLACE), fd,
+                          (off_t)offset);
     if (got == MAP_FAILED) return -1;
     if (got != (void *)addr) { /* a kernel before 4.17 takes the flag for a hint */
         syscall(SYS_munmap, got, len); /* not through the interposer's munmap, which takes a lock */
@@ -50,7 +56,7 @@ static int place(uintptr_t addr, size_t len, int prot, int fd, uint64_t offset) 
 }
 
 /* Map what the GPU has at page `va`; 0 on success. */
-static int map_gpu_page(uintptr_t va) {
+static int map_gpu_page(uintptr_t va, int over) {
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (s < 0) return -1;
     uint64_t req = va;
@@ -71,9 +77,9 @@ static int map_gpu_page(uintptr_t va) {
         if (fd >= 0) raw_close(fd);
         return -1;
     }
-    int ok = place(r.start, r.length, (int)r.prot, fd, r.offset) == 0 ||
+    int ok = place(r.start, r.length, (int)r.prot, fd, r.offset, over) == 0 ||
              /* something of the program's lies in the run: only the faulting page, which is free */
-             place(va, PAGE, (int)r.prot, fd, r.offset + va - r.start) == 0 ||
+             place(va, PAGE, (int)r.prot, fd, r.offset + va - r.start, over) == 0 ||
              /* or no longer free: another thread faulting on it mapped it meanwhile; the retried access will tell */
              errno == EEXIST;
     raw_close(fd);
@@ -82,47 +88,21 @@ static int map_gpu_page(uintptr_t va) {
 
 static void on_segv(int sig, siginfo_t *info, void *context) {
     int saved = errno;
-    if (info && info->si_code == SEGV_MAPERR && map_gpu_page((uintptr_t)info->si_addr & ~(PAGE - 1)) == 0) {
+    /* an unmapped page, or one of an address range the driver reserved without access (local PCI: tinygrad keeps its
+     * GPU address space so, and a VRAM buffer's address is reached only through the GPU's page tables) */
+    if (info && (info->si_code == SEGV_MAPERR || info->si_code == SEGV_ACCERR) &&
+        map_gpu_page((uintptr_t)info->si_addr & ~(PAGE - 1), info->si_code == SEGV_ACCERR) == 0) {
         errno = saved;
         return;
     }
     errno = saved;
-    if (program.sa_flags & SA_SIGINFO) {
-        program.sa_sigaction(sig, info, context);
-    } else if (program.sa_handler != SIG_DFL && program.sa_handler != SIG_IGN) {
-        program.sa_handler(sig);
-    } else { /* the default action: returning retries the access, which now ends the program as it would have */
-        struct sigaction dfl = {.sa_handler = SIG_DFL};
-        real_sigaction(SIGSEGV, &dfl, NULL);
-    }
+    simgpu_pass_signal(sig, info, context);
 }
 
 __attribute__((constructor)) static void hostmem_init(void) {
     const char *path = getenv("SIMGPU_HOSTMAP");
-    real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
     real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
-    if (!path || strlen(path) >= sizeof service.sun_path || !real_sigaction || !real_mmap) return;
+    if (!path || strlen(path) >= sizeof service.sun_path || !real_mmap) return;
     strcpy(service.sun_path, path);
-    struct sigaction act = {.sa_sigaction = on_segv, .sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART};
-    sigemptyset(&act.sa_mask);
-    if (real_sigaction(SIGSEGV, &act, &program) == 0) active = 1;
-}
-
-EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-    if (!real_sigaction)
-        real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
-    if (!active || sig != SIGSEGV) return real_sigaction(sig, act, old);
-    if (old) *old = program;
-    if (act) program = *act;
-    return 0;
-}
-
-EXPORT sighandler_t signal(int sig, sighandler_t handler) {
-    static sighandler_t (*real_signal)(int, sighandler_t);
-    if (!real_signal) real_signal = (sighandler_t (*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
-    if (!active || sig != SIGSEGV) return real_signal(sig, handler);
-    struct sigaction act = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
-    sigemptyset(&act.sa_mask);
-    if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
-    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)old.sa_sigaction : old.sa_handler;
+    if (simgpu_take_signal(SIGSEGV, on_segv) == 0) active = 1;
 }

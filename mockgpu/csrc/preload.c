@@ -37,6 +37,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "localpci.h"
+
 #ifndef SIMGPU_MSG_REPLY
 #error "compile with the -D definitions of mockgpu.protocol.c_definitions()"
 #endif
@@ -80,7 +82,10 @@ static int has_prefix(const char *p, const char *prefix) {
 
 /* The sysfs path the server wrote for p, or p itself. */
 static const char *rewrite(const char *p, char *out, size_t size) {
-    if (!active || !p || (!has_prefix(p, "/sys/devices/virtual/kfd") && !has_prefix(p, "/sys/class/drm"))) return p;
+    int local_pci = p && simgpu_localpci_active() &&
+                    (has_prefix(p, "/sys/bus/pci/devices") || !strcmp(p, "/proc/sys/vm/compact_unevictable_allowed"));
+    if (!active || !p || (!has_prefix(p, "/sys/devices/virtual/kfd") && !has_prefix(p, "/sys/class/drm") && !local_pci))
+        return p;
     snprintf(out, size, "%s%s", sysfs_root, p);
     return out;
 }
@@ -288,6 +293,8 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode, int 
     REAL(int, open, const char *, int, ...);
     REAL(int, openat, int, const char *, int, ...);
     if (device_path(path, NULL)) return device_open(path, flags);
+    int local = simgpu_localpci_open(path, flags);
+    if (local != -2) return local;
     char tmp[4096];
     const char *p = rewrite(path, tmp, sizeof tmp);
     return at ? real_openat(dirfd, p, flags, mode) : real_open(p, flags, mode);
@@ -327,6 +334,7 @@ EXPORT DIR *opendir(const char *path) {
 EXPORT int close(int fd) {
     REAL(int, close, int);
     if (handle_of(fd) >= 0) forget_fd(fd);
+    simgpu_localpci_forget(fd);
     return real_close(fd);
 }
 
