@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import errno
 import mmap
-import os
 import socket
 import struct
 import threading
 from collections.abc import Callable
 
+from mockgpu.seqpacket import SeqpacketService
 from simgpu.hw import gmc
 from simgpu.mem.walker import SYS, R, W
 
@@ -42,37 +42,15 @@ PAGE = 1 << gmc.PAGE_SHIFT
 SystemBacking = Callable[[int], tuple[int, int, int] | None]
 
 
-class HostMapService:
+class HostMapService(SeqpacketService):
     """Answers the interposer's page faults for `machine`'s GPUs (a MockOS). `system(pa)` locates system memory;
     `lock` is the simulator's (page tables are read under it)."""
 
     def __init__(self, machine, path: str, system: SystemBacking, lock: threading.Lock):
-        self.machine, self.path, self.system, self.lock = machine, path, system, lock
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.listener.bind(path)
-        os.chmod(path, 0o600)  # the GPUs' memory: for this user's processes only
-        self.listener.listen(16)
-        self.errors: list[str] = []
+        super().__init__(path)
+        self.machine, self.system, self.lock = machine, system, lock
 
-    def start(self) -> HostMapService:
-        """Serve in a daemon thread."""
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        """Stop serving."""
-        self.listener.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            # A thread each: a client stopped inside its fault handler (a debugger, SIGSTOP) holds no other client
-            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
-
-    def _answer(self, conn: socket.socket) -> None:
+    def serve_connection(self, conn: socket.socket) -> None:
         with conn:
             try:
                 self._serve(conn)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import errno
 import socket
 import struct
-import threading
 
+from mockgpu.seqpacket import SeqpacketService
 from simgpu.mem.shared import SharedMemory
 from simgpu.soc import MMIOError
 from simgpu.soc.pci import PEER_BAR_BASE
@@ -38,34 +38,14 @@ def c_definitions() -> list[str]:
     return [f"-DSIMGPU_LP_{n}={globals()[n]}" for n in names]
 
 
-class LocalPCIService:
+class LocalPCIService(SeqpacketService):
     """Serves the local-PCI requests of a run's clients for `remote` (a RemotePCIServer) at `path`."""
 
     def __init__(self, remote, path: str):
-        self.remote, self.path = remote, path
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.listener.bind(path)
-        self.listener.listen(16)
-        self.errors: list[str] = []
+        super().__init__(path)
+        self.remote = remote
 
-    def start(self) -> LocalPCIService:
-        """Serve in daemon threads."""
-        threading.Thread(target=self._accept, daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        """Stop serving."""
-        self.listener.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve_connection(self, conn: socket.socket) -> None:
         with conn:
             while True:
                 try:
