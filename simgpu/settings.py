@@ -146,7 +146,7 @@ INTERNAL: dict[str, str] = {
     "SIMGPU_SERVER": "`simgpu run` -> interposer: the server's socket",
     "SIMGPU_SYSFS": "`simgpu run` -> interposer: the directory served as the GPUs' sysfs",
     "SIMGPU_HOSTMAP": "`simgpu run --am` -> interposer: the host-mapping service's socket",
-    "SIMGPU_LOCALPCI": "`simgpu run --am` -> interposer: the local-PCI service's socket",
+    "SIMGPU_LOCALPCI": "`simgpu run --am --local-pci` -> interposer: the local-PCI service's socket",
     "SIMGPU_AM_CLIENT": "`simgpu run --am` -> interposer: the script run when a program imports tinygrad",
     "SIMGPU_AM_CLIENT_FIRMWARE": "`simgpu run --am` -> that script: the synthetic firmware's directory",
     "SIMGPU_AM_FIRMWARE_INSTALL": "tinygrad's own AM mock with simgpu's firmware (wiring/am_site)",
