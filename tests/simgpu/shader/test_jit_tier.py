@@ -84,6 +84,29 @@ def test_a_kernel_is_compiled_once_hot_and_results_do_not_change(monkeypatch, tm
     assert stats.compiles == 1 and stats.native_instructions > 0 and not stats.failures
 
 
+def _hot_loop(n: int):
+    """LOOP(n) on a Testbed with the hot JIT tier: (the kernel's tier state, tier stats, run(): one launch whose
+    result is checked against numpy's)."""
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("hot")
+    k = tb.load_asm(LOOP.format(n=n), args=1, vgprs=8)
+    out = tb.alloc(4 * 64)
+
+    def run():
+        tb.launch(k, [out], (2,), (32,))
+        assert np.array_equal(tb.download(out, np.uint32, 64), _want(n))
+    return tb.engine.jit.kernel((VMID, k.code_address)), tb.engine.jit.stats, run
+
+
+def _run_until_compiling(state, run, other_than=None):
+    """Launch until the kernel has a compile under way (not `other_than`); that compile's future."""
+    for _ in range(200):
+        run()
+        if state.future is not None and state.future is not other_than:
+            return state.future
+    raise AssertionError("the kernel never got hot")
+
+
 def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(monkeypatch, tmp_path):
     """drop_queued_compiles (what tests/conftest.py does after each test) cancels a compile still queued behind
     another; the kernel keeps running in the interpreter with the same results, and is compiled when hot again."""
@@ -93,32 +116,16 @@ def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(m
     jit_state._POOL = jit_state._pool("simgpu-jit")
     gate = threading.Event()
     blocker = jit_state._POOL.submit(gate.wait, 120)  # the JIT thread is busy: the next compile waits in the queue
-    tb = Testbed(vram_size=1 << 26)
-    tb.engine.jit = jit_tier("hot")
-    k = tb.load_asm(LOOP.format(n=1998), args=1, vgprs=8)
-    out = tb.alloc(4 * 64)
-    state = tb.engine.jit.kernel((VMID, k.code_address))
-
-    def run():
-        tb.launch(k, [out], (2,), (32,))
-        assert np.array_equal(tb.download(out, np.uint32, 64), _want(1998))
-    for _ in range(200):
-        run()
-        if state.future is not None:
-            break
-    queued = state.future
-    assert queued is not None and not queued.done()
+    state, stats, run = _hot_loop(1998)
+    queued = _run_until_compiling(state, run)
+    assert not queued.done()
     jit_state.drop_queued_compiles()
     gate.set()
     blocker.result(timeout=120)
     assert queued.cancelled()
-    for _ in range(200):
-        run()
-        if state.future is not None and state.future is not queued:
-            state.future.result(timeout=120)
-            break
+    _run_until_compiling(state, run, other_than=queued).result(timeout=120)
     run()
-    assert state.compiled is not None and tb.engine.jit.stats.compiles == 1
+    assert state.compiled is not None and stats.compiles == 1
 
 
 def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkeypatch, tmp_path):
@@ -169,9 +176,7 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
     jit_state._COMPILED.clear()
-    tb = Testbed(vram_size=1 << 26)
-    tb.engine.jit = jit_tier("hot")
-    k = tb.load_asm(LOOP.format(n=1997), args=1, vgprs=8)
+    state, stats, run = _hot_loop(1997)
     in_llvm, release = threading.Event(), threading.Event()
     real_read = worker._read
 
@@ -180,30 +185,17 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
         release.wait(60)
         return real_read(stream)
     monkeypatch.setattr(worker, "_read", slow_read)
-    out = tb.alloc(4 * 64)
-    state = tb.engine.jit.kernel((VMID, k.code_address))
-
-    def run():
-        tb.launch(k, [out], (2,), (32,))
-        assert np.array_equal(tb.download(out, np.uint32, 64), _want(1997))
-    for _ in range(200):
-        run()
-        if state.future is not None:
-            break
+    first = _run_until_compiling(state, run)
     assert in_llvm.wait(60) and worker.busy()
-    first = state.future
     monkeypatch.setattr(worker, "_read", real_read)
     jit_state.drop_queued_compiles()
     release.set()
     with pytest.raises(worker.CompileDropped):
         first.result(timeout=120)
     run()
-    assert state.failed is None and not tb.engine.jit.stats.failures
-    for _ in range(200):
-        run()
-        if state.future is not None:
-            state.future.result(timeout=120)
-            break
+    assert state.failed is None and not stats.failures
+    if state.compiled is None:
+        _run_until_compiling(state, run, other_than=first).result(timeout=120)
     run()
     assert state.compiled is not None
 
