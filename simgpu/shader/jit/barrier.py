@@ -40,7 +40,7 @@ import numpy as np
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit.lower_lds import WAVE_BITS
+from simgpu.shader.jit.lower_lds import HULL_FIELDS, OWNER, WAVE_BITS
 from simgpu.shader.state import BARRIER, RUNNING, wsel
 
 MAX_INTERVAL = 1 << 22  # wave-instructions an interval may run before it is given to rounds
@@ -55,7 +55,8 @@ class Intervals:
         self.off = False  # an interval of this batch failed: rounds until the interpreter runs an s_barrier
         self.epoch = 0
         self._st = None  # the batch (WaveState) the buffers below are for
-        self._tags: np.ndarray | None = None  # [writers, readers] x [groups, LDS dwords] (lower_lds)
+        self._tags: np.ndarray | None = None  # the stores' tags: [groups, LDS dwords] (lower_lds)
+        self._hulls: np.ndarray | None = None  # [groups, HULL_FIELDS]: owner and hulls (lower_lds)
         self._lds: np.ndarray | None = None  # the LDS as the interval found it
 
     def step(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
@@ -91,7 +92,8 @@ class Intervals:
         if self._lds is None or self._lds.shape != st.lds.shape:
             self._lds = np.empty_like(st.lds)
             dwords = max((st.lds.shape[1] + 3) // 4, 1)
-            self._tags = np.zeros((2, st.lds.shape[0], dwords), np.int64)
+            self._tags = np.zeros((st.lds.shape[0], dwords), np.int64)
+            self._hulls = np.empty((st.lds.shape[0], HULL_FIELDS), np.int64)
 
     def _interval(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
         """One interval for the waves `w` at `pc`: kept (counted) or undone."""
@@ -105,8 +107,11 @@ class Intervals:
         run.corrections = []
         self.epoch += 1
         ctx[lo.C_EPOCH] = self.epoch << WAVE_BITS
-        ctx[lo.C_WRITERS], ctx[lo.C_READERS] = self._tags[0].ctypes.data, self._tags[1].ctypes.data
-        ctx[lo.C_LDS_DWORDS] = self._tags.shape[2]
+        self._hulls[:, 1::2] = -1  # every hull [U64_MAX, 0): empty (lower_lds: lo, hi from field 1 on)
+        self._hulls[:, 2::2] = 0
+        self._hulls[:, OWNER] = -1  # no wave yet
+        ctx[lo.C_WRITERS], ctx[lo.C_GROUP_HULLS] = self._tags.ctypes.data, self._hulls.ctypes.data
+        ctx[lo.C_LDS_DWORDS] = self._tags.shape[1]
         ctx[lo.C_B2B] = 1
         try:
             allowed = ex.remaining - ex.slice + ex.budget

@@ -48,9 +48,9 @@ TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
  C_FUSED, C_KEEP, C_HULLS, C_UNDO, C_UNDO_N, C_NGROUPS, C_WPG, C_GIDS, C_GID_X, C_GID_Y, C_GID_Z, C_TSTATUS,
  C_CURRENT,
  # barrier-to-barrier intervals (barrier.py): whether one runs (LDS stores native, the bound never lowered), the
- # LDS order check's writer and reader tags (int64 per LDS dword of each group's row), the interval's epoch,
- # the dwords of a row
- C_B2B, C_WRITERS, C_READERS, C_EPOCH, C_LDS_DWORDS) = range(43)
+ # LDS order check's store tags (int64 per LDS dword of each group's row) and per-group hulls (lower_lds), the
+ # interval's epoch, the dwords of a row
+ C_B2B, C_WRITERS, C_GROUP_HULLS, C_EPOCH, C_LDS_DWORDS) = range(43)
 CTX_SIZE = 43
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ, WIN_WRITE = 1, 2

@@ -6,14 +6,21 @@ to its next s_barrier, so the stores run here, as lds.ds_mem.lds_write does: the
 the wave's workgroup row, lane after lane (where lanes overlap, the highest lane's bytes are the ones left).
 
 The order check. The interpreter runs the waves of a workgroup interleaved (lowest PC first), the interval
-runs them one after the other; the two can differ only where two waves of the group touch one LDS dword and
-one of them stores. So every LDS access of an interval tags the dwords it touches (ctx C_WRITERS and
-C_READERS: an int64 per dword of each group's row; a tag is the interval's epoch, C_EPOCH, or'd with the
-wave's index + 1, and READERS holds MANY once a second wave reads a dword) and first checks them: a store
-finds no tag of another wave of this interval in either array, a load none in WRITERS. A tag from an
-earlier epoch is no tag, so nothing is cleared between intervals. A failed check exits with EXIT_CONFLICT,
-an access outside the row or not naturally aligned with EXIT_WRITE (the interpreter's per-byte rules for
-those are not mirrored here): either way the interval is undone and runs in rounds.
+runs them one after the other, in wave order; the two can differ only where two waves of the group touch one
+LDS byte and one of them stores. Each such pair is caught at the later wave's access:
+- store after another wave's store: exactly, by dword. A store tags the dwords it writes (ctx C_WRITERS: an
+  int64 per dword of each group's row, the interval's epoch C_EPOCH or'd with the wave's index + 1; a tag of
+  an earlier epoch is no tag, so nothing is cleared between intervals) and first finds no other wave's tag;
+- load after another wave's store, store after another wave's load: by hulls. Per group (ctx C_GROUP_HULLS,
+  HULL_FIELDS int64 per group) the wave accessing now, its own load and store hulls ([lo, hi) of the byte
+  extents, unsigned) and the union of the earlier waves' (the own ones join it when the next wave of the
+  group starts: the waves of a group run one after the other). A load must not overlap the earlier waves'
+  store hull, a store their load hull.
+Hulls are cheap for the loads of a tiled loop (an extent and two compares, no per-lane tags) and exact enough
+for kernels without races: within an interval their loads and stores of another wave's bytes do not mix. A
+failed check exits with EXIT_CONFLICT, an access outside the row or not naturally aligned with EXIT_WRITE
+(the interpreter's per-byte rules for those are not mirrored here): either way the interval is undone and
+runs in rounds.
 """
 
 from __future__ import annotations
@@ -23,10 +30,10 @@ import re
 from simgpu.shader.jit.lower import (
     C_EPOCH,
     C_GROUP,
+    C_GROUP_HULLS,
     C_LDS,
     C_LDS_BYTES,
     C_LDS_DWORDS,
-    C_READERS,
     C_WRITERS,
     EXIT_CONFLICT,
     EXIT_WRITE,
@@ -36,7 +43,8 @@ from simgpu.shader.jit.lower import (
 )
 
 WAVE_BITS = 24  # a tag's low bits: the wave's index in the batch + 1 (the epoch above them)
-MANY = (1 << WAVE_BITS) - 1  # a READERS tag: more than one wave read the dword this interval
+# per group: the wave accessing now, its load hull, its store hull, the earlier waves' load and store hulls
+OWNER, OWN_LOADS, OWN_STORES, PRIOR_LOADS, PRIOR_STORES, HULL_FIELDS = 0, 1, 3, 5, 7, 9
 _STORE = re.compile(r"^ds_store_(b8|b16|b32|b64|b96|b128)(_d16_hi)?$")
 _STORE_2ADDR = re.compile(r"^ds_store_2addr(_stride64)?_(b32|b64)$")
 _SIZE = {"b8": 1, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
@@ -77,51 +85,88 @@ def lds_check(lw: Lowering, addrs: list[str], active: str, size: int, store: boo
             off = b.op(f"and {b.vmask} {b.op(f'icmp ne {b.v64} {low}, zeroinitializer')}, {active}")
             odd = off if odd is None else b.op(f"or {b.vmask} {odd}, {off}")
         lw.branch_exit(b.mask_any(odd), EXIT_WRITE)
-    epoch = _field(lw, C_EPOCH)
-    tag = b.op(f"or i64 {epoch}, {b.op('add i64 %w, 1')}")
-    ev, tv = lw.broadcast64(epoch), lw.broadcast64(tag)
-    row = lw.broadcast64(b.op(f"mul i64 {_group(lw)}, {_field(lw, C_LDS_DWORDS)}"))
-    writers, readers = _field(lw, C_WRITERS, "ptr"), _field(lw, C_READERS, "ptr")
-    n = lw.lanes
-    vp, v64 = b.vec("ptr"), b.v64
-    gather = f"@llvm.masked.gather.v{n}i64.v{n}p0"
-    gdecl = f"declare {v64} {gather}({vp}, i32, {b.vmask}, {v64})"
-    scatter = f"@llvm.masked.scatter.v{n}i64.v{n}p0"
-    sdecl = f"declare void {scatter}({v64}, {vp}, i32, {b.vmask})"
-    updates = []
-    clash = None
-    for a in addrs:
-        dword = b.op(f"lshr {v64} {a}, {b.splat('i64', 2)}")
-        first = b.op(f"add {v64} {dword}, {row}")
-        for k in range(max(size // 4, 1)):
-            idx = first if k == 0 else b.op(f"add {v64} {first}, {b.splat('i64', k)}")
-            wp = b.op(f"getelementptr i64, ptr {writers}, {v64} {idx}")
-            rp = b.op(f"getelementptr i64, ptr {readers}, {v64} {idx}")
-            w = b.call(v64, gather, [(vp, wp), ("i32", "8"), (b.vmask, active), (v64, "zeroinitializer")], gdecl)
-            r = b.call(v64, gather, [(vp, rp), ("i32", "8"), (b.vmask, active), (v64, "zeroinitializer")], gdecl)
-            wother = _other(lw, w, ev, tv)
-            if store:
-                bad = b.op(f"or {b.vmask} {wother}, {_other(lw, r, ev, tv)}")
-                updates.append((tv, wp))
-            else:
-                bad = wother
-                fresh = b.op(f"or {b.vmask} {b.op(f'icmp ult {v64} {r}, {ev}')}, {b.op(f'icmp eq {v64} {r}, {tv}')}")
-                many = lw.broadcast64(b.op(f"or i64 {epoch}, {MANY}"))
-                updates.append((b.op(f"select {b.vmask} {fresh}, {v64} {tv}, {v64} {many}"), rp))
-            bad = b.op(f"and {b.vmask} {bad}, {active}")
-            clash = bad if clash is None else b.op(f"or {b.vmask} {clash}, {bad}")
-    lw.branch_exit(b.mask_any(clash), EXIT_CONFLICT)
-    for value, ptrs in updates:  # (only once every check passed)
-        b.call("void", scatter, [(v64, value), (vp, ptrs), ("i32", "8"), (b.vmask, active)], sdecl)
+    lo, hi = _extent(lw, addrs, active, size)
+    group = _group(lw)
+    at = b.op(f"mul i64 {group}, {HULL_FIELDS}")
+    hulls = b.op(f"getelementptr i64, ptr {_field(lw, C_GROUP_HULLS, 'ptr')}, i64 {at}")
+    _own(lw, hulls)
+    plo, phi = (_slot(lw, hulls, (PRIOR_LOADS if store else PRIOR_STORES) + k)[1] for k in (0, 1))
+    clash = b.op(f"and i1 {b.op(f'icmp ult i64 {lo}, {phi}')}, {b.op(f'icmp ult i64 {plo}, {hi}')}")
+    tagged = []
+    if store:
+        epoch = _field(lw, C_EPOCH)
+        tv = lw.broadcast64(b.op(f"or i64 {epoch}, {b.op('add i64 %w, 1')}"))
+        ev = lw.broadcast64(epoch)
+        row = lw.broadcast64(b.op(f"mul i64 {group}, {_field(lw, C_LDS_DWORDS)}"))
+        writers = _field(lw, C_WRITERS, "ptr")
+        n, vp, v64 = lw.lanes, b.vec("ptr"), b.v64
+        gather = f"@llvm.masked.gather.v{n}i64.v{n}p0"
+        two = b.splat("i64", 2)
+        for a in addrs:
+            first = b.op(f"add {v64} {b.op(f'lshr {v64} {a}, {two}')}, {row}")
+            for k in range(max(size // 4, 1)):
+                idx = first if k == 0 else b.op(f"add {v64} {first}, {b.splat('i64', k)}")
+                wp = b.op(f"getelementptr i64, ptr {writers}, {v64} {idx}")
+                tags = b.call(v64, gather, [(vp, wp), ("i32", "8"), (b.vmask, active), (v64, "zeroinitializer")],
+                              f"declare {v64} {gather}({vp}, i32, {b.vmask}, {v64})")
+                now = b.op(f"icmp uge {v64} {tags}, {ev}")
+                other = b.op(f"and {b.vmask} {now}, {b.op(f'icmp ne {v64} {tags}, {tv}')}")
+                other = b.op(f"and {b.vmask} {other}, {active}")
+                clash = b.op(f"or i1 {clash}, {b.mask_any(other)}")
+                tagged.append(wp)
+    lw.branch_exit(clash, EXIT_CONFLICT)
+    for wp in tagged:  # (only once every check passed)
+        scatter = f"@llvm.masked.scatter.v{lw.lanes}i64.v{lw.lanes}p0"
+        b.call("void", scatter, [(b.v64, tv), (b.vec("ptr"), wp), ("i32", "8"), (b.vmask, active)],
+               f"declare void {scatter}({b.v64}, {b.vec('ptr')}, i32, {b.vmask})")
+    own = OWN_STORES if store else OWN_LOADS
+    for k, (fn, v) in enumerate((("umin", lo), ("umax", hi))):
+        p, cur = _slot(lw, hulls, own + k)
+        grown = b.call("i64", f"@llvm.{fn}.i64", [("i64", cur), ("i64", v)], f"declare i64 @llvm.{fn}.i64(i64, i64)")
+        b.raw(f"store i64 {grown}, ptr {p}")
     b.raw(f"br label %{cont}")
     b.label(cont)
 
 
-def _other(lw: Lowering, tags: str, ev: str, tv: str) -> str:
-    """Lanes whose tag is another wave's of this interval (this epoch's, not `tv`)."""
+def _extent(lw: Lowering, addrs: list[str], active: str, size: int) -> tuple[str, str]:
+    """[lo, hi) of the active lanes' bytes over every address vector (lo > hi when no lane is active)."""
     b = lw.b
-    now = b.op(f"icmp uge {b.v64} {tags}, {ev}")
-    return b.op(f"and {b.vmask} {now}, {b.op(f'icmp ne {b.v64} {tags}, {tv}')}")
+    lo = hi = None
+    for a in addrs:
+        alo, ahi = lw.extent(a, active, size)
+        lo = alo if lo is None else b.call("i64", "@llvm.umin.i64", [("i64", lo), ("i64", alo)],
+                                            "declare i64 @llvm.umin.i64(i64, i64)")
+        hi = ahi if hi is None else b.call("i64", "@llvm.umax.i64", [("i64", hi), ("i64", ahi)],
+                                            "declare i64 @llvm.umax.i64(i64, i64)")
+    return lo, hi
+
+
+def _slot(lw: Lowering, hulls: str, index: int) -> tuple[str, str]:
+    """(pointer, value) of a group's hull field."""
+    b = lw.b
+    p = b.op(f"getelementptr i64, ptr {hulls}, i64 {index}")
+    return p, b.op(f"load i64, ptr {p}")
+
+
+def _own(lw: Lowering, hulls: str) -> None:
+    """Make this wave the group's owner: the previous owner's hulls join the earlier waves' (barrier.py resets
+    the group's fields to no owner and empty hulls, [U64_MAX, 0), before each interval)."""
+    b = lw.b
+    op, owner = _slot(lw, hulls, OWNER)
+    roll, done = b.fresh("ldsown")[1:], b.fresh("ldsowned")[1:]
+    b.br_rare(b.op(f"icmp ne i64 {owner}, %w"), roll, done)
+    b.label(roll)
+    for own, prior in ((OWN_LOADS, PRIOR_LOADS), (OWN_STORES, PRIOR_STORES)):
+        for k, fn in enumerate(("umin", "umax")):
+            sp, mine = _slot(lw, hulls, own + k)
+            pp, theirs = _slot(lw, hulls, prior + k)
+            joined = b.call("i64", f"@llvm.{fn}.i64", [("i64", mine), ("i64", theirs)],
+                            f"declare i64 @llvm.{fn}.i64(i64, i64)")
+            b.raw(f"store i64 {joined}, ptr {pp}")
+            b.raw(f"store i64 {-1 if k == 0 else 0}, ptr {sp}")
+    b.raw(f"store i64 %w, ptr {op}")
+    b.raw(f"br label %{done}")
+    b.label(done)
 
 
 def _addresses(lw: Lowering, addr: str, offsets: list[int], size: int, active: str) -> list[str]:
