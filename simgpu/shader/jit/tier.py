@@ -30,6 +30,11 @@ read without a window (a fault), the watchdog's limit or an exception ends the c
 undone from the log and the batch runs in rounds (the kernel's later batches too after a failed check).
 Counters and the clock come from block counts, as for rounds.
 
+Intervals. A kernel with LDS stores runs barrier to barrier where it can (barrier.py): when every runnable wave
+of a batch stands at one PC, one native call runs each wave to its next s_barrier, LDS stores native and
+checked for races between waves (lower_lds); JitRun.step asks it before a round, and a failed interval is
+undone and runs in rounds.
+
 Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
 compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
