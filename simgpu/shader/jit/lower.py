@@ -46,8 +46,12 @@ TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
  # hulls, the undo log, the batch's workgroups (count, waves each, ids, the SGPRs that hold them), the template
  # rows' status, the wave running now
  C_FUSED, C_KEEP, C_HULLS, C_UNDO, C_UNDO_N, C_NGROUPS, C_WPG, C_GIDS, C_GID_X, C_GID_Y, C_GID_Z, C_TSTATUS,
- C_CURRENT) = range(38)
-CTX_SIZE = 38
+ C_CURRENT,
+ # barrier-to-barrier intervals (barrier.py): whether one runs (LDS stores native, the bound never lowered), the
+ # LDS order check's store tags (int64 per LDS dword of each group's row) and per-group hulls (lower_lds), the
+ # interval's epoch, the dwords of a row
+ C_B2B, C_WRITERS, C_GROUP_HULLS, C_EPOCH, C_LDS_DWORDS) = range(43)
+CTX_SIZE = 43
 WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ, WIN_WRITE = 1, 2
 DONE_STATUS = 2  # state.DONE
@@ -366,6 +370,7 @@ def wave_function(lw: Lowering, region, body: list[str], entries=None) -> str:
     for name, ty in lw.buffers:
         b.raw(f"%{name} = alloca {ty}, align 64")
     b.raw(f"%fused = icmp ne i64 {ctx_field(b, C_FUSED)}, 0")
+    b.raw(f"%b2b = icmp ne i64 {ctx_field(b, C_B2B)}, 0")
     sg = ctx_field(b, C_SGPR, "ptr")
     srow = b.op("mul i64 %k, 128")
     b.raw(f"%sgrow = getelementptr i32, ptr {sg}, i64 {srow}")
@@ -542,7 +547,7 @@ def _ctx_fields(fields: list[tuple[str, int, str | None]]) -> str:
 
 _ROUND_FIELDS = _ctx_fields([("count", C_COUNT, "i64"), ("waves", C_WAVES, "ptr"), ("exits", C_EXITS, "ptr"),
                              ("cb", C_CALLBACK, "ptr"), ("tick", C_TICK, "ptr"), ("pcs", C_PC, "ptr"),
-                             ("bound", C_BOUND, None)])
+                             ("bound", C_BOUND, None), ("b2b", C_B2B, "i64")])
 ROUND = f"""
 define i64 @round(ptr %ctx) {{
 entry:
@@ -584,7 +589,9 @@ park:
   %pc = load i64, ptr %pcp
   %b = load i64, ptr %boundp
   %lower = icmp slt i64 %pc, %b
-  %nb = select i1 %lower, i64 %pc, i64 %b
+  %lowered = select i1 %lower, i64 %pc, i64 %b
+  %keepbound = icmp ne i64 %b2b, 0
+  %nb = select i1 %keepbound, i64 %b, i64 %lowered
   store i64 %nb, ptr %boundp
   %isbudget = icmp eq i32 %c, {EXIT_BUDGET}
   br i1 %isbudget, label %stop, label %next

@@ -21,9 +21,6 @@ from __future__ import annotations
 import re
 
 from simgpu.shader.jit.lower import (
-    C_GROUP,
-    C_LDS,
-    C_LDS_BYTES,
     C_MEMORY,
     C_NWINDOWS,
     EXIT_READ,
@@ -33,6 +30,7 @@ from simgpu.shader.jit.lower import (
     Unsupported,
     translates,
 )
+from simgpu.shader.jit.lower_lds import lds_check, lds_row
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
 from simgpu.shader.state import SMEM_SDATA_END
 
@@ -416,24 +414,13 @@ _DS_LOAD = re.compile(r"^ds_load_(u8|i8|u16|i16|b32|b64|b96|b128)$")
 _DS_2ADDR = re.compile(r"^ds_load_2addr(_stride64)?_(b32|b64)$")
 
 
-def _lds_row(lw: Lowering) -> tuple[str, str]:
-    """(pointer to this wave's workgroup's LDS bytes, their count as i64)."""
-    b = lw.b
-    lw.fusable = False  # a fused batch has no LDS (it runs kernels without any)
-    base = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_LDS}')}")
-    size = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_LDS_BYTES}')}")
-    groups = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_GROUP}')}")
-    group = b.op(f"load i64, ptr {b.op(f'getelementptr i64, ptr {groups}, i64 %w')}")
-    return b.op(f"getelementptr i8, ptr {base}, i64 {b.op(f'mul i64 {group}, {size}')}"), size
-
-
 def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: bool) -> list[str]:
     """LDS reads (lds.ds_mem.lds_read) at the <lanes x i32> addresses plus constant offsets in `addrs`, each
     `size` bytes per active lane: the dwords of every read (or the extended value of a sub-dword read)."""
     b = lw.b
     active = lw.exec_lanes()
     exec_bits = lw.exec_bits()
-    row, nbytes = _lds_row(lw)
+    row, nbytes = lds_row(lw)
     fast, slow, done = (b.fresh(x)[1:] for x in ("dsfast", "dsslow", "dsdone"))
     # every active lane's bytes inside the workgroup's allocation: 64-bit sums, so nothing wraps
     room = lw.broadcast64(b.op(f"sub i64 {nbytes}, {size}"))
@@ -446,6 +433,7 @@ def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: boo
         bad = out if bad is None else b.op(f"or {b.vmask} {bad}, {out}")
     b.br_rare(b.mask_any(bad), slow, fast)
     b.label(fast)
+    lds_check(lw, wide, active, size, store=False)  # (in a barrier-to-barrier interval only)
     values = []
     for a64 in wide:
         values += gather(lw, row, b.op(f"trunc {b.v64} {a64} to {b.v32}"), active, size, signed)

@@ -30,6 +30,11 @@ read without a window (a fault), the watchdog's limit or an exception ends the c
 undone from the log and the batch runs in rounds (the kernel's later batches too after a failed check).
 Counters and the clock come from block counts, as for rounds.
 
+Intervals. A kernel with LDS stores runs barrier to barrier where it can (barrier.py): when every runnable wave
+of a batch stands at one PC, one native call runs each wave to its next s_barrier, LDS stores native and
+checked for races between waves (lower_lds); JitRun.step asks it before a round, and a failed interval is
+undone and runs in rounds.
+
 Tiers. SIMGPU_JIT=0 turns the JIT off; `eager` compiles a kernel at its first dispatch; the default
 compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT milliseconds of CPU time on it over its
 dispatches (default 20). Then the launching thread only walks the kernel's reachable code (the decode
@@ -63,11 +68,13 @@ from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit import worker
+from simgpu.shader.jit.barrier import Intervals
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
 from simgpu.shader.jit.lower_store import undo_words
 from simgpu.shader.jit.translate import (
     build_module,
     classifier,
+    lds_store,
     load_translators,
     reachable_writes,
     translator_key,
@@ -200,6 +207,8 @@ class CompiledRegion:
     nsites: int = 0  # memory sites of the order check (Lowering.site)
     stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
     entry_sets: int = 0  # distinct VGPR sets @wave moves per entry block (lower._entry_classes), 0: all at once
+    lds_stores: frozenset = frozenset()  # blocks of LDS stores native in a barrier-to-barrier interval (barrier.py)
+    barriers: frozenset = frozenset()  # offsets of the region's s_barrier instructions
 
 
 @dataclass
@@ -234,6 +243,8 @@ class Stats:
     budget_rollbacks: int = 0
     fused_batches: int = 0
     fused_aborts: int = 0
+    intervals: int = 0  # barrier-to-barrier intervals run natively (barrier.py)
+    interval_aborts: int = 0  # intervals undone and run in rounds
     failures: deque = field(default_factory=lambda: deque(maxlen=STATS_KEPT))  # (kernel, reason) not compiled
 
 
@@ -391,6 +402,7 @@ class JitRun:
         self.fusing = False  # a fused batch is running (tier.py, "Fused launch")
         self.nofuse = False  # a fused batch of this dispatch could not finish: the rest runs in rounds
         self._fused: _Fused | None = None
+        self.intervals: Intervals | None = None  # barrier-to-barrier intervals (barrier.py): kernels with LDS stores
         tier.windows_for(ex.mem, d.vmid)
         if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
             self._compile(sync=True)
@@ -546,7 +558,13 @@ class JitRun:
             return False  # a few instructions to s_endpgm: the interpreter's batch ops beat a round's setup
         if blk is None or blk.kind in (rg.SYNC, rg.MISSING):
             self.tier.stats.sync_steps += 1
+            if self.intervals is not None and blk is not None and blk.start in cr.barriers:
+                self.intervals.off = False  # (a failed interval's rounds got to a barrier: try again after it)
             self.ex.run(pc, w, False)  # one instruction in the interpreter, for exactly these waves
+            return True
+        if self.intervals is None and cr.lds_stores:
+            self.intervals = Intervals(self)
+        if self.intervals is not None and self.intervals.step(cr, pc, w, fresh):
             return True
         if not self._round(cr, pc, w, fresh):
             self.ex.run(pc, w, False)
@@ -919,6 +937,8 @@ class JitRun:
         inst = None
         try:
             inst, fn, is_valu = ex.fetch(pc, w1)
+            if self.ctx[lo.C_B2B] and inst.mnemonic.startswith(("ds_", "flat_")):
+                raise RuntimeError("LDS unchecked in a barrier-to-barrier interval")  # (undone: rounds run it)
             if fn(ex, w1, inst) is not None:
                 raise AssertionError(f"{inst.mnemonic} changed control flow in a callback")
             st.pc[wave] = pc + inst.size
@@ -995,11 +1015,15 @@ class JitRun:
                 return 1
             w1 = np.array([wave], np.int64)
             if kind == MEM_LDS:
+                if self.ctx[lo.C_B2B]:  # an interval's LDS read outside the row: undone, rounds run it (barrier.py)
+                    return 1
                 data = lds_read(ex, w1, addr.astype(np.int64), size, active)
                 _planar(data, size, lanes, out)
                 return 0
             if kind == MEM_FLAT:
                 raw, g = flat_read(ex, w1, addr, size, active)
+                if self.ctx[lo.C_B2B] and (active & ~g).any():  # LDS or scratch, unchecked in an interval
+                    return 1
             else:
                 g = active
                 raw = global_read(ex, addr, size, g)
@@ -1148,6 +1172,9 @@ def _translate(src: _Source):
     meta["nhints"] = len(lw.hints)
     meta["fusable"], meta["nsites"], meta["entry_sets"] = fuse, len(lw.sites), lw.entry_sets
     meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
+    meta["lds_stores"] = frozenset(b.index for b in region.blocks if lds_store(b))
+    meta["barriers"] = frozenset(o for o, i in region.insns.items() if i.inst is not None
+                                 and i.inst.mnemonic == "s_barrier")
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in reachable_writes(region)]
     for insn in region.insns.values():  # the IR text is in the module now
@@ -1216,7 +1243,7 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
         fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None
     region, m = job.meta["region"], job.meta
     blocks = region.blocks
-    counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"])
+    counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"]) | m["lds_stores"]
     cr = CompiledRegion(
         round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
@@ -1224,6 +1251,7 @@ def _finish(job: _Job, stats: Stats, background: bool = False) -> CompiledRegion
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
         nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]), entry_sets=m["entry_sets"],
+        lds_stores=m["lds_stores"], barriers=m["barriers"],
         compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk, start_seconds=start.seconds)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)

@@ -31,7 +31,7 @@ from simgpu.shader.jit.lower import (
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.state import EXEC_LO, VCC_LO
 
-TRANSLATOR_VERSION = 2
+TRANSLATOR_VERSION = 3
 
 
 def translator_key() -> str:
@@ -69,6 +69,7 @@ def _load_translators() -> None:
     if _loaded:
         return
     _loaded = True
+    # (lower_mem imports lower_lds, whose DS stores register with it)
     from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
     from simgpu.shader.jit.lower_valu import register_all
     register_all()
@@ -77,8 +78,8 @@ def _load_translators() -> None:
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
     """classify(inst, off) -> (kind, fragment, may exit mid-block) for region.discover; a native
     fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written, VGPRs read or
-    written)). A sync store the translator covers has one too, with the labels of its exits: it runs only
-    in a fused batch."""
+    written)). A sync store the translator covers has one too, with the VGPRs it reads and the labels of its
+    exits: a global store runs only in a fused batch, an LDS store only in a barrier-to-barrier interval."""
     _load_translators()
 
     def classify(inst, off: int):
@@ -92,7 +93,7 @@ def classifier(lw: Lowering, nvgpr: int, callback_ok):
             frag = lw.fragment(inst, off) if "_store_" in m else None
             if frag is None:
                 return rg.SYNC, None, False
-            return (rg.SYNC, (frag, False, False, (frozenset(), frozenset(), frozenset()),
+            return (rg.SYNC, (frag, False, False, (frozenset(), frozenset(), frozenset(lw.used_vgprs)),
                               [e[0] for e in lw.exits[mark:]]), False)
         mark = len(lw.exits)
         frag = lw.fragment(inst, off)
@@ -209,6 +210,18 @@ def _control(lw: Lowering, region: rg.Region, insn: rg.Insn) -> None:
     b.raw("br label %dispatch")
 
 
+def lds_store(blk: rg.Block) -> bool:
+    """A DS store block the translator covers: native in a barrier-to-barrier interval (barrier.py), a park
+    in a round."""
+    first = blk.insns[0]
+    return blk.kind == rg.SYNC and first.fragment is not None and first.inst.mnemonic.startswith("ds_")
+
+
+def _passes(region: rg.Region, blk: rg.Block) -> list[int]:
+    """The block after an LDS store (an interval's waves go on there)."""
+    return [region.by_start[blk.end].index] if lds_store(blk) and blk.end in region.by_start else []
+
+
 def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | None]:
     """For each block: the VGPRs and SGPR slots that native code may write from it on, to the end of the
     region (None: callbacks, which may write anything, are reachable). A round saves only those."""
@@ -232,6 +245,8 @@ def reachable_writes(region: rg.Region) -> list[tuple[frozenset, frozenset] | No
                 nxt = [region.by_start[o].index for o in rg.successors(last) if o in region.by_start]
             elif blk.end in region.by_start:
                 nxt = [region.by_start[blk.end].index]
+        else:
+            nxt = _passes(region, blk)
         own.append((v, s, unknown))
         succ.append(nxt)
     out: list[tuple[frozenset, frozenset] | None] = []
@@ -271,6 +286,9 @@ def entry_vgprs(region: rg.Region) -> list[tuple[frozenset, frozenset] | None]:
                 nxt = [region.by_start[o].index for o in rg.successors(last) if o in region.by_start]
             elif blk.end in region.by_start:
                 nxt = [region.by_start[blk.end].index]
+        elif lds_store(blk):
+            used |= last.fragment[3][2]
+            nxt = _passes(region, blk)
         own.append((used, wrote))
         succ.append(nxt)
         dynamic.append(blk.kind == rg.NATIVE and last.kind == rg.CONTROL
@@ -430,9 +448,9 @@ def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
     lw.pending = []
     fuse = fusable(lw, region)
     sites = _site_pairs(lw.sites) if fuse else None
-    if not fuse:  # the stores' fragments are not emitted: neither are their exits
+    if not fuse:  # the global stores' fragments are not emitted: neither are their exits
         dropped = {lab for blk in region.blocks if blk.kind == rg.SYNC and blk.insns[0].fragment is not None
-                   for lab in blk.insns[0].fragment[4]}
+                   and not lds_store(blk) for lab in blk.insns[0].fragment[4]}
         lw.exits = [e for e in lw.exits if e[0] not in dropped]
     for blk in region.blocks:
         b.label(f"b{blk.start}")
@@ -441,6 +459,15 @@ def build_module(lw: Lowering, region: rg.Region) -> tuple[str, bool]:
         if blk.kind == rg.SYNC and fuse and first.fragment is not None:  # a store: native in a fused batch
             run, park = b.fresh("fusedst")[1:], b.fresh("syncst")[1:]
             b.raw(f"br i1 %fused, label %{run}, label %{park}")
+            b.label(park)
+            lw.exit_here(EXIT_SYNC)
+            b.label(run)
+            _prologue(lw, blk, 1)
+            _native_body(lw, region, blk, sites)
+            continue
+        if lds_store(blk):  # native in a barrier-to-barrier interval, a park in a round
+            run, park = b.fresh("ldsst")[1:], b.fresh("syncst")[1:]
+            b.raw(f"br i1 %b2b, label %{run}, label %{park}")
             b.label(park)
             lw.exit_here(EXIT_SYNC)
             b.label(run)

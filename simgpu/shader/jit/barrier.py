@@ -1,0 +1,155 @@
+"""Barrier-to-barrier intervals: the waves of a batch run natively from one s_barrier to the next.
+
+A tiled kernel (LDS tiles between two s_barriers per K step) stops every round at each LDS store and each
+barrier: a Python round and an interpreter step per store. Here, when every runnable wave of the batch stands
+at one PC (a batch's start, or right after a barrier's release), one native call (@round with ctx C_B2B set)
+runs each of them alone, in wave order, until it parks; LDS stores run natively into its group's row
+(lower_lds), and the bound is never lowered, so a wave runs past the PCs where earlier waves parked. The
+interval is kept if every wave ended (s_endpgm) or parked at an s_barrier and the LDS order check passed;
+then the barrier itself runs here as the interpreter runs it (each wave at it counted as one s_barrier, then
+Exec's release), and the next interval starts in the same call. Otherwise the registers and LDS go back to
+where the interval found them and the interval runs in rounds, which this module leaves alone until the
+interpreter has run an s_barrier again (a kernel whose intervals keep failing costs one try per barrier).
+
+Why the result is the interpreter's. From a point where every runnable wave stands at one PC (the others
+wait at a barrier or have ended) to the point where every live wave waits at a barrier, the interpreter
+interleaves the waves' instructions (lowest PC first, each wave in its program order); the interval runs the
+same instructions wave after wave. Within a wave, each register value is a function of the wave's earlier
+instructions and of what its memory reads return, so the two orders agree if every read returns the same
+bytes and the memory left behind is the same. The only writes in a kept interval are LDS stores: a wave that
+reaches a global store, an atomic or any other sync instruction parks there and the interval is undone. So
+global memory is not written by any wave of the batch while the interval runs (other batches run before or
+after it), and its reads see the same bytes in either order. LDS is the group's own; the order check
+(lower_lds) makes sure no two waves of a group touched one LDS dword in the interval with one of them
+storing, and accesses without a common dword commute. Neither argument asks where the code branches, so
+the K loop's back edge through the barrier, divergent waves reaching different barriers or s_endpgm, and
+waves that end early need nothing of their own; what the loop changes is only which PCs an interval covers.
+Counters and the clock are sums over the instructions run, the same in either order. The barrier's release
+waits in the interpreter until no wave of the batch is runnable, which is where a kept interval ends.
+
+What stays with rounds: an interval with a store to global memory, an LDS access outside the row, not
+naturally aligned or racing (the check fails), an LDS read through the memory helper or a callback, a fault,
+the watchdog's slice, or more than MAX_INTERVAL wave-instructions (a wave that waits in a loop for another
+wave's LDS store would otherwise spin until the watchdog's limit before the rounds took over).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION
+from simgpu.shader.jit import lower as lo
+from simgpu.shader.jit import region as rg
+from simgpu.shader.jit.lower_lds import HULL_FIELDS, OWNER, WAVE_BITS
+from simgpu.shader.state import BARRIER, RUNNING, wsel
+
+MAX_INTERVAL = 1 << 22  # wave-instructions an interval may run before it is given to rounds
+INT64_MAX = (1 << 63) - 1
+
+
+class Intervals:
+    """The barrier-to-barrier intervals of one dispatch under the JIT tier (JitRun.step asks `step` first)."""
+
+    def __init__(self, run):
+        self.run = run  # the tier's JitRun: its native call, register saves, commit and counters
+        self.off = False  # an interval of this batch failed: rounds until the interpreter runs an s_barrier
+        self.epoch = 0
+        self._st = None  # the batch (WaveState) the buffers below are for
+        self._tags: np.ndarray | None = None  # the stores' tags: [groups, LDS dwords] (lower_lds)
+        self._hulls: np.ndarray | None = None  # [groups, HULL_FIELDS]: owner and hulls (lower_lds)
+        self._lds: np.ndarray | None = None  # the LDS as the interval found it
+
+    def step(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
+        """Run intervals from `pc`, where the waves `w` stand, while every runnable wave stands at one PC;
+        False when none was kept (the caller runs a round)."""
+        st = self.run.ex.st
+        if st is not self._st:
+            self._batch(st)
+        if self.off:
+            return False
+        base, ran = self.run.ex.d.code_address, False
+        while len(w) == int(np.count_nonzero(st.status == RUNNING)):
+            if not self._interval(cr, pc, w, fresh):
+                self.off = True
+                break
+            ran, fresh = True, False
+            if not self._barrier():
+                break
+            running = np.flatnonzero(st.status == RUNNING)
+            if not len(running):
+                break
+            pc = int(st.pc[running].min())
+            w = running[st.pc[running] == pc]
+            blk = cr.by_start.get(pc - base)
+            if blk is None or blk.kind != rg.NATIVE or blk.index in cr.short_tails:
+                break
+        return ran
+
+    def _batch(self, st) -> None:
+        """Buffers for a new batch: the LDS snapshot and the order check's tags (kept while the shape holds:
+        the epoch goes on, so old tags count as none)."""
+        self._st, self.off = st, False
+        if self._lds is None or self._lds.shape != st.lds.shape:
+            self._lds = np.empty_like(st.lds)
+            dwords = max((st.lds.shape[1] + 3) // 4, 1)
+            self._tags = np.zeros((st.lds.shape[0], dwords), np.int64)
+            self._hulls = np.empty((st.lds.shape[0], HULL_FIELDS), np.int64)
+
+    def _interval(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
+        """One interval for the waves `w` at `pc`: kept (counted) or undone."""
+        run = self.run
+        ex, ctx = run.ex, run.ctx
+        st, n = ex.st, len(w)
+        ix = wsel(w)
+        saved = None if fresh else run._save(cr, ix, pc)
+        np.copyto(self._lds, st.lds)
+        counts, laneops, exits, maxlast = run._buffers(n, len(cr.blocks))
+        run.corrections = []
+        self.epoch += 1
+        ctx[lo.C_EPOCH] = self.epoch << WAVE_BITS
+        self._hulls[:, 1::2] = -1  # every hull [U64_MAX, 0): empty (lower_lds: lo, hi from field 1 on)
+        self._hulls[:, 2::2] = 0
+        self._hulls[:, OWNER] = -1  # no wave yet
+        ctx[lo.C_WRITERS], ctx[lo.C_GROUP_HULLS] = self._tags.ctypes.data, self._hulls.ctypes.data
+        ctx[lo.C_LDS_DWORDS] = self._tags.shape[1]
+        ctx[lo.C_B2B] = 1
+        try:
+            allowed = ex.remaining - ex.slice + ex.budget
+            run._run_native(cr, w, np.arange(n), counts, laneops, exits, maxlast, INT64_MAX,
+                            min(allowed, MAX_INTERVAL))
+        finally:
+            ctx[lo.C_B2B] = 0
+        if run.pending is not None:  # the deadline, Ctrl-C, a progress hook's exception
+            self._undo(cr, saved, ix, w)
+            run._raise_pending(w, pc)
+        at = np.isin(st.pc[ix] - ex.d.code_address, np.fromiter(cr.barriers, np.int64, len(cr.barriers)))
+        if not ((exits == lo.EXIT_DONE) | ((exits == lo.EXIT_SYNC) & at)).all():
+            self._undo(cr, saved, ix, w)
+            run.tier.stats.interval_aborts += 1
+            return False
+        run._commit(cr, counts, laneops, w)
+        run.tier.stats.intervals += 1
+        return True
+
+    def _undo(self, cr, saved, ix, w: np.ndarray) -> None:
+        """The waves' registers and the LDS back to where the interval found them."""
+        self.run._restore(cr, saved, ix, np.arange(len(w)), w)
+        np.copyto(self.run.ex.st.lds, self._lds)
+
+    def _barrier(self) -> bool:
+        """Every live wave of the batch stands at an s_barrier: run it as the interpreter does (an
+        instruction per wave there, then Exec's release of the workgroups), unless the watchdog's slice ends
+        in it (then the interpreter runs it, ticking where it must)."""
+        ex = self.run.ex
+        st = ex.st
+        running = st.status == RUNNING
+        n = int(np.count_nonzero(running))
+        if not n or ex.budget < n:
+            return False
+        c = ex.engine.counters
+        c.wave_instructions += n
+        c.per_opcode["s_barrier"] += n
+        ex.engine.clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
+        ex.budget -= n
+        st.status[running] = BARRIER
+        return ex._release_barriers()
