@@ -31,6 +31,7 @@ class Op:
     lw: Lowering
     carry_used: bool  # the carry-out goes somewhere (not null)
     spec: object
+    clamp: bool = False  # the instruction's clamp bit (integer saturation, for definitions that take it)
 
     @property
     def b(self):
@@ -169,14 +170,16 @@ def _check_form(inst, spec) -> None:
         raise Unsupported("encoding")
     if any(_bits(t) == 16 for t in spec.srcs) or (spec.dst and _bits(spec.dst) == 16):
         raise Unsupported("16-bit")
+    # clamp on an integer result: saturation where the definition takes it, else nothing (as in the interpreter)
+    clamp_ok = spec.definition is not None and not is_float(spec.dst or "")
     if inst.encoding == "VOP3":
-        if f["omod"] or f["clamp"] or f["op_sel"]:
+        if f["omod"] or (f["clamp"] and not clamp_ok) or f["op_sel"]:
             raise Unsupported("modifiers")
         floats = [is_float(t) for t in spec.srcs]
         for i in range(3):
             if ((f["abs"] | f["neg"]) >> i) & 1 and not (i < len(floats) and floats[i]):
                 raise Unsupported("abs/neg on a non-float operand")
-    if inst.encoding == "VOP3SD" and (f["omod"] or f["neg"] or f["clamp"]):
+    if inst.encoding == "VOP3SD" and (f["omod"] or f["neg"] or (f["clamp"] and not clamp_ok)):
         raise Unsupported("modifiers")
 
 
@@ -199,7 +202,8 @@ def valu(lw: Lowering, inst, spec, emit) -> None:
     if spec.mask_in:
         srcs.append(mask_in(lw, inst, spec.vcc_in))
     carry_code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
-    op = Op(lw, not spec.carry_out or carry_code != NULL, spec)
+    clamp = inst.encoding in ("VOP3", "VOP3SD") and bool(inst.fields["clamp"])
+    op = Op(lw, not spec.carry_out or carry_code != NULL, spec, clamp)
     out = emit(op, *srcs)
     active = lw.exec_lanes()
     if spec.compare:

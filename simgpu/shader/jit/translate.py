@@ -30,6 +30,7 @@ from simgpu.shader.jit.lower import (
 )
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.state import EXEC_LO, VCC_LO
+from simgpu.shader.vector.valu import definitions_tag
 
 TRANSLATOR_VERSION = 2
 
@@ -45,7 +46,7 @@ def translator_key() -> str:
             h.update(str(path.relative_to(simgpu)).encode())
             h.update(path.read_bytes())
         _KEY = h.hexdigest()[:16]
-    return _KEY
+    return _KEY + definitions_tag()  # (a definition overridden at run time: vector.valu.override)
 
 
 _KEY: str | None = None
@@ -70,7 +71,9 @@ def _load_translators() -> None:
         return
     _loaded = True
     from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
+    from simgpu.shader.jit.lower_sem import register_definitions
     from simgpu.shader.jit.lower_valu import register_all
+    register_definitions()
     register_all()
 
 
