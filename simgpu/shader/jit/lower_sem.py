@@ -7,21 +7,27 @@ rewrites that text (unmasked.py copies a block's lines, renaming values). Values
 would have to be printed back into those lines anyway; generating the text from the definition keeps one
 builder and still leaves no hand-written IR for a defined instruction.
 
-The generated emitter has the signature of lower_valu's hand-written ones (`emit(op, *sources)`) and reads
+The generated emitter has the signature of lower_valu's hand-written ones (`emit(op, *sources)`, op a
+lower_valu.Op; lower_valu imports this module, so not the other way round) and reads
 the definition from op.spec when it translates, so a definition replaced at run time (sem.define.override)
 is what the next translation uses.
 """
 
 from __future__ import annotations
 
-from simgpu.shader.jit.lower_valu import EMITTERS, Op, _signed
 from simgpu.shader.sem.expr import FLOAT_TYPES, E, bits, nodes, signed
-from simgpu.shader.semantics import implemented
-from simgpu.shader.vector.valu import SPECS
 
 _PLAIN = {"add": "add", "sub": "sub", "mul": "mul", "and": "and", "or": "or", "xor": "xor", "shl": "shl"}
 _FLOAT_ELEM = {"f16": "half", "f32": "float", "f64": "double"}
 _INTRINSIC = {"popcount": "ctpop", "clz": "ctlz", "ctz": "cttz", "bitreverse": "bitreverse"}
+
+
+def signed_spelling(value: str, bits: int) -> str:
+    """An integer constant in the signed spelling LLVM accepts for its width (other values as they are)."""
+    if value.lstrip("-").isdigit():
+        v = int(value) & ((1 << bits) - 1)
+        return str(v - (1 << bits) if v >> (bits - 1) else v)
+    return value
 
 
 def elem(t: str) -> str:
@@ -31,10 +37,10 @@ def elem(t: str) -> str:
 def _const(n: E) -> str:
     if n.t == "bool":
         return f"splat (i1 {'true' if n.value else 'false'})"
-    return f"splat ({elem(n.t)} {_signed(str(n.value), bits(n.t))})"
+    return f"splat ({elem(n.t)} {signed_spelling(str(n.value), bits(n.t))})"
 
 
-def _intrinsic(op: Op, name: str, t: str, args: list[str], extra: str = "") -> str:
+def _intrinsic(op, name: str, t: str, args: list[str], extra: str = "") -> str:
     """A call to a vector intrinsic over <lanes x t> (`extra`: a trailing scalar argument, e.g. `i1 false`)."""
     b = op.b
     vt = b.vec(elem(t))
@@ -44,7 +50,7 @@ def _intrinsic(op: Op, name: str, t: str, args: list[str], extra: str = "") -> s
     return b.call(vt, fn, call, f"declare {vt} {fn}({decl})")
 
 
-def _node(op: Op, n: E, a: list[str]) -> str:
+def _node(op, n: E, a: list[str]) -> str:
     b = op.b
     x = a[0] if a else None
     vt = b.vec(elem(n.args[0].t if n.args else n.t))
@@ -76,7 +82,7 @@ def _node(op: Op, n: E, a: list[str]) -> str:
     return _intrinsic(op, _INTRINSIC[n.op], n.t, a)
 
 
-def emit_definition(op: Op, *sources: str):
+def emit_definition(op, *sources: str):
     """The IR of op.spec's definition over the typed source vectors: the result, or (result, carry mask)."""
     roots = op.spec.definition.tree(op.clamp)
     if len(roots) > 1 and not op.carry_used:
@@ -94,13 +100,3 @@ def emit_definition(op: Op, *sources: str):
         return out[0], (out[1] if len(out) > 1 else None)
     return out[0]
 
-
-def register_definitions() -> None:
-    """emit_definition as the emitter of every VALU mnemonic whose interpreter spec has a definition (before
-    lower_valu.register_all makes translators of the emitters)."""
-    implemented()  # every semantics module loaded: SPECS complete
-    for name, spec in SPECS.items():
-        if spec.definition is not None:
-            if name in EMITTERS:
-                raise AssertionError(f"{name} has a definition and a hand-written emitter")
-            EMITTERS[name] = emit_definition

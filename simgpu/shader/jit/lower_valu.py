@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
+from simgpu.shader.jit.lower_sem import emit_definition
+from simgpu.shader.jit.lower_sem import signed_spelling as _signed
 from simgpu.shader.operand import constant, literal64
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
@@ -89,14 +91,6 @@ def scalar_src(lw: Lowering, inst, code: int, kind: str = "b32") -> str:
     if c is not None:
         return str(c)
     return lw.special(code, wide)
-
-
-def _signed(value: str, bits: int) -> str:
-    """An integer constant in the signed spelling LLVM accepts for its width."""
-    if value.lstrip("-").isdigit():
-        v = int(value) & ((1 << bits) - 1)
-        return str(v - (1 << bits) if v >> (bits - 1) else v)
-    return value
 
 
 def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) -> str:
@@ -226,8 +220,14 @@ def valu(lw: Lowering, inst, spec, emit) -> None:
 
 
 def register_all() -> None:
-    """A translator for every VALU mnemonic that has both an interpreter spec and an emitter."""
+    """A translator for every VALU mnemonic that has both an interpreter spec and an emitter: the one generated
+from its definition (jit.lower_sem) or, for an opcode not in the expression form yet, a hand-written one."""
     implemented()  # every semantics module loaded: SPECS complete
+    for name, spec in SPECS.items():
+        if spec.definition is not None:
+            if name in EMITTERS:
+                raise AssertionError(f"{name} has a definition and a hand-written emitter")
+            EMITTERS[name] = emit_definition
     for name, emit in EMITTERS.items():
         spec = SPECS.get(name)
         if spec is not None and name not in TRANSLATORS:  # a family may have its own translator first
