@@ -1,11 +1,13 @@
 """The VALU framework of the translator: operands and results of VOP1/VOP2/VOP3/VOP3SD/VOPC, driven by
 the interpreter's own spec per opcode (valu.SPECS: source and destination types, carry-out, mask-in,
-compare, accumulator), so the two tiers agree on what an instruction reads and writes. Each opcode
-family (lower_vint, lower_vfloat) supplies only the operation: `emit(lw, op, *sources)` over typed
-<lanes x T> values, returning the result (and the carry/compare lane mask where the spec says so).
+compare, accumulator), so the two tiers agree on what an instruction reads and writes. The operation,
+`emit(op, *sources)` over typed <lanes x T> values returning the result (and the carry/compare lane mask
+where the spec says so), is generated from the opcode's definition (lower_sem) or, for families not in
+the expression form yet, hand-written (lower_vint, lower_vfloat).
 
-Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources; the rest
-(DPP, 16-bit halves, op_sel, omod, clamp) raises Unsupported and runs in the interpreter.
+Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
+integer results of defined opcodes; the rest (DPP, 16-bit halves, op_sel, omod, other clamps) raises
+Unsupported and runs in the interpreter.
 """
 
 from __future__ import annotations
