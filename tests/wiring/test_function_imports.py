@@ -37,8 +37,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     "compiler.examples": {"compiler.kernel": START},
     "compiler.ir.unroll": {"compiler.ir.symbolic": START},
     "compiler.kernel": {"compiler.ir.proof": START},  # z3, only with SIMGPU_CHECK_OOB
-    "simgpu.shader.jit.lower_vint": {m: START for m in (
-        "simgpu.shader.jit.lower_valu", "simgpu.shader.operand", "simgpu.shader.vector.valu")},
     "simgpu.shader.jit.tier": {"simgpu.shader.semantics": START, "simgpu.shader.vector.valu": START},
     "traces.cli": {m: START for m in ("traces.diff", "traces.export", "traces.replay", "traces.show")},
     "traces.replay": {"mockgpu": START, "traces.decode": START},

@@ -1,11 +1,13 @@
 """The VALU framework of the translator: operands and results of VOP1/VOP2/VOP3/VOP3SD/VOPC, driven by
 the interpreter's own spec per opcode (valu.SPECS: source and destination types, carry-out, mask-in,
-compare, accumulator), so the two tiers agree on what an instruction reads and writes. Each opcode
-family (lower_vint, lower_vfloat) supplies only the operation: `emit(lw, op, *sources)` over typed
-<lanes x T> values, returning the result (and the carry/compare lane mask where the spec says so).
+compare, accumulator), so the two tiers agree on what an instruction reads and writes. The operation,
+`emit(op, *sources)` over typed <lanes x T> values returning the result (and the carry/compare lane mask
+where the spec says so), is generated from the opcode's definition (lower_sem) or, for families not in
+the expression form yet, hand-written (lower_vint, lower_vfloat).
 
-Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources; the rest
-(DPP, 16-bit halves, op_sel, omod, clamp) raises Unsupported and runs in the interpreter.
+Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
+integer results of defined opcodes; the rest (DPP, 16-bit halves, op_sel, omod, other clamps) raises
+Unsupported and runs in the interpreter.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
+from simgpu.shader.jit.lower_sem import emit_definition
+from simgpu.shader.jit.lower_sem import signed_spelling as _signed
 from simgpu.shader.operand import constant, literal64
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
@@ -31,6 +35,7 @@ class Op:
     lw: Lowering
     carry_used: bool  # the carry-out goes somewhere (not null)
     spec: object
+    clamp: bool = False  # the instruction's clamp bit (integer saturation, for definitions that take it)
 
     @property
     def b(self):
@@ -88,14 +93,6 @@ def scalar_src(lw: Lowering, inst, code: int, kind: str = "b32") -> str:
     if c is not None:
         return str(c)
     return lw.special(code, wide)
-
-
-def _signed(value: str, bits: int) -> str:
-    """An integer constant in the signed spelling LLVM accepts for its width."""
-    if value.lstrip("-").isdigit():
-        v = int(value) & ((1 << bits) - 1)
-        return str(v - (1 << bits) if v >> (bits - 1) else v)
-    return value
 
 
 def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) -> str:
@@ -169,14 +166,16 @@ def _check_form(inst, spec) -> None:
         raise Unsupported("encoding")
     if any(_bits(t) == 16 for t in spec.srcs) or (spec.dst and _bits(spec.dst) == 16):
         raise Unsupported("16-bit")
+    # clamp on an integer result: saturation where the definition takes it, else nothing (as in the interpreter)
+    clamp_ok = spec.definition is not None and not is_float(spec.dst or "")
     if inst.encoding == "VOP3":
-        if f["omod"] or f["clamp"] or f["op_sel"]:
+        if f["omod"] or (f["clamp"] and not clamp_ok) or f["op_sel"]:
             raise Unsupported("modifiers")
         floats = [is_float(t) for t in spec.srcs]
         for i in range(3):
             if ((f["abs"] | f["neg"]) >> i) & 1 and not (i < len(floats) and floats[i]):
                 raise Unsupported("abs/neg on a non-float operand")
-    if inst.encoding == "VOP3SD" and (f["omod"] or f["neg"] or f["clamp"]):
+    if inst.encoding == "VOP3SD" and (f["omod"] or f["neg"] or (f["clamp"] and not clamp_ok)):
         raise Unsupported("modifiers")
 
 
@@ -199,7 +198,8 @@ def valu(lw: Lowering, inst, spec, emit) -> None:
     if spec.mask_in:
         srcs.append(mask_in(lw, inst, spec.vcc_in))
     carry_code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
-    op = Op(lw, not spec.carry_out or carry_code != NULL, spec)
+    clamp = inst.encoding in ("VOP3", "VOP3SD") and bool(inst.fields["clamp"])
+    op = Op(lw, not spec.carry_out or carry_code != NULL, spec, clamp)
     out = emit(op, *srcs)
     active = lw.exec_lanes()
     if spec.compare:
@@ -222,8 +222,14 @@ def valu(lw: Lowering, inst, spec, emit) -> None:
 
 
 def register_all() -> None:
-    """A translator for every VALU mnemonic that has both an interpreter spec and an emitter."""
+    """A translator for every VALU mnemonic that has both an interpreter spec and an emitter: the one generated
+from its definition (jit.lower_sem) or, for an opcode not in the expression form yet, a hand-written one."""
     implemented()  # every semantics module loaded: SPECS complete
+    for name, spec in SPECS.items():
+        if spec.definition is not None:
+            if name in EMITTERS:
+                raise AssertionError(f"{name} has a definition and a hand-written emitter")
+            EMITTERS[name] = emit_definition
     for name, emit in EMITTERS.items():
         spec = SPECS.get(name)
         if spec is not None and name not in TRANSLATORS:  # a family may have its own translator first

@@ -30,6 +30,7 @@ from simgpu.shader.jit.lower import (
 )
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.state import EXEC_LO, VCC_LO
+from simgpu.shader.vector.valu import definitions_tag
 
 TRANSLATOR_VERSION = 3
 
@@ -45,7 +46,7 @@ def translator_key() -> str:
             h.update(str(path.relative_to(simgpu)).encode())
             h.update(path.read_bytes())
         _KEY = h.hexdigest()[:16]
-    return _KEY
+    return _KEY + definitions_tag()  # (a definition overridden at run time: vector.valu.override)
 
 
 _KEY: str | None = None

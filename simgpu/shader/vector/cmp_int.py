@@ -1,35 +1,25 @@
 """VOPC integer compares: v_cmp_{f,lt,eq,le,gt,ne,ge,t}_{i,u}{16,32,64} write a lane mask to VCC or an
 SGPR (pair); the v_cmpx_* forms write it to EXEC. Inactive lanes get 0 (the executor masks by EXEC).
-gfx11 has no f/t forms for 16-bit types; only mnemonics the codec knows are ever looked up."""
+gfx11 has no f/t forms for 16-bit types; only mnemonics the codec knows are ever looked up. In the
+expression form (sem.expr): the compare follows the sources' signedness."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from simgpu.shader.vector.valu import vop
+from simgpu.shader.sem.expr import const, eq, ne
+from simgpu.shader.vector.valu import define
 
 _CONDS = {
-    "f": lambda a, b: np.zeros(np.shape(a), bool),
-    "lt": np.less,
-    "eq": np.equal,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ne": np.not_equal,
-    "ge": np.greater_equal,
-    "t": lambda a, b: np.ones(np.shape(a), bool),
+    "f": lambda a, b: const(0, "bool"),
+    "lt": lambda a, b: a < b,
+    "eq": eq,
+    "le": lambda a, b: a <= b,
+    "gt": lambda a, b: a > b,
+    "ne": ne,
+    "ge": lambda a, b: a >= b,
+    "t": lambda a, b: const(1, "bool"),
 }
 
-
-def _cmp(f):
-    return lambda c, a, b: f(a, b)
-
-
-def _register() -> None:
-    for t in ("i16", "u16", "i32", "u32", "i64", "u64"):
-        for cond, f in _CONDS.items():
-            fn = _cmp(f)
-            vop(f"v_cmp_{cond}_{t}", None, (t, t), fn, compare=True)
-            vop(f"v_cmpx_{cond}_{t}", None, (t, t), fn, compare=True, cmpx=True)
-
-
-_register()
+for _t in ("i16", "u16", "i32", "u32", "i64", "u64"):
+    for _cond, _f in _CONDS.items():
+        define(f"v_cmp_{_cond}_{_t}", None, (_t, _t), _f, compare=True)
+        define(f"v_cmpx_{_cond}_{_t}", None, (_t, _t), _f, compare=True, cmpx=True)

@@ -1,185 +1,151 @@
 """VALU bit manipulation, counting, min/max/median and integer packing: v_bfe/bfi/bfm/bfrev,
 v_alignbit/alignbyte, v_perm_b32, v_bcnt/v_mbcnt, v_clz/ctz/cls (gfx11's names of ffbh/ffbl/ffbh_i32),
 v_min/max/min3/max3/med3/minmax/maxmin, v_cvt_pk_*16_*32, v_sat_pk_u8_i16, v_pack_b32_f16 and the
-16->32-bit integer conversions, from the RDNA3 ISA reference pseudo-code."""
+16->32-bit integer conversions, from the RDNA3 ISA reference pseudo-code, in the expression form (sem.expr)
+both tiers are generated from (v_pack_b32_f16, a bit move of f16 halves, stays numpy)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.vector.int_arith import i64, u64
-from simgpu.shader.vector.valu import vop
+from simgpu.shader.sem.expr import bitreverse, cast, clz, const, ctz, eq, lane_id, maximum, minimum, popcount, select
+from simgpu.shader.vector.int_arith import u64
+from simgpu.shader.vector.valu import define, vop
 
-U8, U16, U32, U64, I32, I64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int32, np.int64
-
-# bit-reversed bytes, for v_bfrev_b32 byte by byte
-_REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], U32)
+U16, U32, U64 = np.uint16, np.uint32, np.uint64
 
 
-def _m5(x):
-    return u64(x) & U64(31)
+def _count_or_minus_one(n, x):
+    """A bit count as i32, -1 when x has no bit to find."""
+    return select(eq(x, 0), -1, cast(n, "i32"))
 
 
-def popcount(x) -> np.ndarray:
-    """Number of set bits, as int64."""
-    return np.bitwise_count(u64(x)).astype(I64)
+define("v_bfrev_b32", "b32", ("b32",), bitreverse)
+define("v_clz_i32_u32", "i32", ("u32",), lambda a: _count_or_minus_one(clz(a), a))
+define("v_ctz_i32_b32", "i32", ("u32",), lambda a: _count_or_minus_one(ctz(a), a))
 
 
-def clz32(x) -> np.ndarray:
-    """Leading zeros of a 32-bit value (32 for 0), as int64."""
-    v = u64(x)
-    for s in (1, 2, 4, 8, 16):  # smear the highest set bit downwards
-        v = v | (v >> U64(s))
-    return 32 - popcount(v)
-
-
-def ctz32(x) -> np.ndarray:
-    """Trailing zeros of a 32-bit value (32 for 0), as int64."""
-    v = u64(x) & U64(0xFFFFFFFF)
-    low = v & (~v + U64(1))  # lowest set bit
-    return np.where(v == 0, 32, popcount(low - U64(1)))
-
-
-def _bfrev(c, a):
-    v = u64(a)
-    out = np.zeros(np.shape(a), U32)
-    for k in range(4):
-        out |= _REV8[((v >> U64(8 * k)) & U64(0xFF)).astype(np.intp)] << U32(24 - 8 * k)
-    return out
-
-
-def _ffbh(c, a):
-    n = clz32(a)
-    return np.where(n == 32, -1, n).astype(I32)
-
-
-def _ffbl(c, a):
-    n = ctz32(a)
-    return np.where(n == 32, -1, n).astype(I32)
-
-
-def _cls(c, a):
+def _cls(a):
     """First bit (counted from bit 30 as 1) that differs from the sign bit; -1 when all bits are equal."""
-    v = i64(a)
-    y = u64(v ^ (v >> I64(31))) & U64(0xFFFFFFFF)
-    return np.where(y == 0, -1, clz32(y)).astype(I32)
+    y = a ^ (a >> 31)
+    return _count_or_minus_one(clz(y), y)
 
 
-vop("v_bfrev_b32", "b32", ("b32",), _bfrev)
-vop("v_clz_i32_u32", "i32", ("u32",), _ffbh)
-vop("v_ctz_i32_b32", "i32", ("u32",), _ffbl)
-vop("v_cls_i32", "i32", ("i32",), _cls)
-vop("v_bcnt_u32_b32", "u32", ("u32", "u32"), lambda c, a, b: (u64(popcount(a)) + u64(b)).astype(U32))
+define("v_cls_i32", "i32", ("i32",), _cls)
+define("v_bcnt_u32_b32", "u32", ("u32", "u32"), lambda a, b: popcount(a) + b)
 
 
 def _mbcnt(hi: bool):
     """popcount(S0 & ThreadMask[31:0] or [63:32]) + S1, ThreadMask = (1 << laneId) - 1."""
-    def fn(c, a, b):
-        lane = np.arange(c.lanes, dtype=np.int64)
-        shift = lane - 32 if hi else lane
-        below = np.where(shift >= 32, U64(0xFFFFFFFF),
-                         np.where(shift <= 0, U64(0), (U64(1) << u64(np.clip(shift, 0, 31))) - U64(1)))
-        return (u64(popcount(u64(a) & below[None, :])) + u64(b)).astype(U32)
+    def fn(a, b):
+        lane = lane_id()
+        if hi:
+            below = select(lane < 32, 0, (1 << ((lane - 32) & 31)) - 1)
+        else:
+            below = select(lane >= 32, 0xFFFFFFFF, (1 << (lane & 31)) - 1)
+        return popcount(a & below) + b
     return fn
 
 
-vop("v_mbcnt_lo_u32_b32", "u32", ("u32", "u32"), _mbcnt(False))
-vop("v_mbcnt_hi_u32_b32", "u32", ("u32", "u32"), _mbcnt(True))
+define("v_mbcnt_lo_u32_b32", "u32", ("u32", "u32"), _mbcnt(False))
+define("v_mbcnt_hi_u32_b32", "u32", ("u32", "u32"), _mbcnt(True))
 
 
 # ---------------------------------------------------------------------------------------------- bitfields
 
 
-def _width_mask(w):
-    return (U64(1) << w) - U64(1)
+def _ones(width):
+    """width (0-31) low bits set."""
+    return (1 << (width & 31)) - 1
 
 
-def _bfe_u32(c, a, off, width):
-    return ((u64(a) >> _m5(off)) & _width_mask(_m5(width))).astype(U32)
-
-
-def _bfe_i32(c, a, off, width):
+def _bfe_i32(a, off, width):
     """Arithmetic shift, mask to width bits, sign-extend from bit width-1 (width 0 gives 0)."""
-    wd = _m5(width)
-    tmp = u64((i64(a) >> i64(_m5(off))) & i64(_width_mask(wd)))
-    sign = np.where(wd == 0, U64(0), U64(1) << (np.maximum(wd, U64(1)) - U64(1)))
-    return ((tmp ^ sign) - sign).astype(I32)
+    wd = width & 31
+    tmp = cast(a >> cast(off & 31, "i32"), "u32") & _ones(wd)
+    sign = select(eq(wd, 0), 0, 1 << ((wd - 1) & 31))
+    return cast((tmp ^ sign) - sign, "i32")
 
 
-vop("v_bfe_u32", "u32", ("u32", "u32", "u32"), _bfe_u32)
-vop("v_bfe_i32", "i32", ("i32", "u32", "u32"), _bfe_i32)
-vop("v_bfi_b32", "b32", ("b32", "b32", "b32"), lambda c, m, a, b: (m & a) | (~m & b))
-vop("v_bfm_b32", "b32", ("u32", "u32"), lambda c, w, off: (_width_mask(_m5(w)) << _m5(off)).astype(U32))
+define("v_bfe_u32", "u32", ("u32", "u32", "u32"), lambda a, off, width: (a >> (off & 31)) & _ones(width))
+define("v_bfe_i32", "i32", ("i32", "u32", "u32"), _bfe_i32)
+define("v_bfi_b32", "b32", ("b32", "b32", "b32"), lambda m, a, b: (m & a) | (~m & b))
+define("v_bfm_b32", "b32", ("u32", "u32"), lambda w, off: _ones(w) << (off & 31))
 
 
 def _pair(hi, lo):
-    return (u64(hi) << U64(32)) | u64(lo)
+    """{hi, lo} as one u64."""
+    return (cast(hi, "u64") << 32) | cast(lo, "u64")
 
 
-vop("v_alignbit_b32", "b32", ("u32", "u32", "u32"), lambda c, a, b, s: (_pair(a, b) >> _m5(s)).astype(U32))
-vop("v_alignbyte_b32", "b32", ("u32", "u32", "u32"),
-    lambda c, a, b, s: (_pair(a, b) >> ((u64(s) & U64(3)) * U64(8))).astype(U32))
+define("v_alignbit_b32", "b32", ("u32", "u32", "u32"),
+       lambda a, b, s: cast(_pair(a, b) >> cast(s & 31, "u64"), "u32"))
+define("v_alignbyte_b32", "b32", ("u32", "u32", "u32"),
+       lambda a, b, s: cast(_pair(a, b) >> cast((s & 3) * 8, "u64"), "u32"))
 
 
-def _perm(c, a, b, sel):
+def _perm(a, b, sel):
     """D.byte[k] = BYTE_PERMUTE({S0, S1}, S2.byte[k]): 0-7 pick a byte (S1 is the low dword), 8-11 the
     sign of byte 1/3/5/7 replicated, 12 gives 0x00, 13-255 give 0xff."""
     data = _pair(a, b)
-    s = u64(sel)
-    out = np.zeros(np.shape(data), U64)
+    out = None
     for k in range(4):
-        x = (s >> U64(8 * k)) & U64(0xFF)
-        pick = (data >> ((x & U64(7)) * U64(8))) & U64(0xFF)
-        sign_byte = (data >> ((x & U64(3)) * U64(16) + U64(15))) & U64(1)  # bit 7 of byte 2*(x-8)+1
-        r = np.where(x < 8, pick, np.where(x < 12, sign_byte * U64(0xFF), np.where(x == 12, U64(0), U64(0xFF))))
-        out |= r << U64(8 * k)
-    return out.astype(U32)
+        x = (sel >> (8 * k)) & 0xFF
+        x64 = cast(x, "u64")
+        pick = cast((data >> ((x64 & 7) * 8)) & 0xFF, "u32")
+        sign = cast((data >> ((x64 & 3) * 16 + 15)) & 1, "u32")  # bit 7 of byte 2*(x-8)+1
+        r = select(x < 8, pick, select(x < 12, sign * 0xFF, select(eq(x, 12), const(0, "u32"), 0xFF)))
+        out = r if out is None else out | (r << (8 * k))
+    return out
 
 
-vop("v_perm_b32", "b32", ("u32", "u32", "u32"), _perm)
+define("v_perm_b32", "b32", ("u32", "u32", "u32"), _perm)
 
 
 # ---------------------------------------------------------------------------------------------- min/max
 
 
-def _med3(c, a, b, d):
-    return np.maximum(np.minimum(a, b), np.minimum(np.maximum(a, b), d))
+def _med3(a, b, d):
+    return maximum(minimum(a, b), minimum(maximum(a, b), d))
 
 
 for _t in ("i32", "u32", "i16", "u16"):
-    vop(f"v_min_{_t}", _t, (_t, _t), lambda c, a, b: np.minimum(a, b))
-    vop(f"v_max_{_t}", _t, (_t, _t), lambda c, a, b: np.maximum(a, b))
-    vop(f"v_min3_{_t}", _t, (_t, _t, _t), lambda c, a, b, d: np.minimum(np.minimum(a, b), d))
-    vop(f"v_max3_{_t}", _t, (_t, _t, _t), lambda c, a, b, d: np.maximum(np.maximum(a, b), d))
-    vop(f"v_med3_{_t}", _t, (_t, _t, _t), _med3)
+    define(f"v_min_{_t}", _t, (_t, _t), minimum)
+    define(f"v_max_{_t}", _t, (_t, _t), maximum)
+    define(f"v_min3_{_t}", _t, (_t, _t, _t), lambda a, b, d: minimum(minimum(a, b), d))
+    define(f"v_max3_{_t}", _t, (_t, _t, _t), lambda a, b, d: maximum(maximum(a, b), d))
+    define(f"v_med3_{_t}", _t, (_t, _t, _t), _med3)
 for _t in ("i32", "u32"):
-    vop(f"v_maxmin_{_t}", _t, (_t, _t, _t), lambda c, a, b, d: np.minimum(np.maximum(a, b), d))
-    vop(f"v_minmax_{_t}", _t, (_t, _t, _t), lambda c, a, b, d: np.maximum(np.minimum(a, b), d))
+    define(f"v_maxmin_{_t}", _t, (_t, _t, _t), lambda a, b, d: minimum(maximum(a, b), d))
+    define(f"v_minmax_{_t}", _t, (_t, _t, _t), lambda a, b, d: maximum(minimum(a, b), d))
 
 
 # ---------------------------------------------------------------------------------------------- packing
 
 
 def _pack16(lo, hi):
-    return (u64(lo) & U64(0xFFFF)) | ((u64(hi) & U64(0xFFFF)) << U64(16))
+    """The low halves of two integers as one u32, lo first."""
+    return (cast(lo, "u32") & 0xFFFF) | ((cast(hi, "u32") & 0xFFFF) << 16)
 
 
-vop("v_cvt_pk_u16_u32", "b32", ("u32", "u32"),
-    lambda c, a, b: _pack16(np.minimum(a, U32(0xFFFF)), np.minimum(b, U32(0xFFFF))).astype(U32))
-vop("v_cvt_pk_i16_i32", "b32", ("i32", "i32"),
-    lambda c, a, b: _pack16(np.clip(a, -0x8000, 0x7FFF), np.clip(b, -0x8000, 0x7FFF)).astype(U32))
+define("v_cvt_pk_u16_u32", "b32", ("u32", "u32"), lambda a, b: _pack16(minimum(a, 0xFFFF), minimum(b, 0xFFFF)))
+define("v_cvt_pk_i16_i32", "b32", ("i32", "i32"),
+       lambda a, b: _pack16(minimum(maximum(a, -0x8000), 0x7FFF), minimum(maximum(b, -0x8000), 0x7FFF)))
 
 
-def _sat_pk_u8_i16(c, a):
-    v = u64(a)
-    lo = np.clip(i64((v & U64(0xFFFF)).astype(U16).view(np.int16)), 0, 255)
-    hi = np.clip(i64(((v >> U64(16)) & U64(0xFFFF)).astype(U16).view(np.int16)), 0, 255)
-    return (u64(lo) | (u64(hi) << U64(8))).astype(U16)
+def _sat_pk_u8_i16(a):
+    """Each i16 half of S0 saturated to u8, packed into a u16."""
+    lo, hi = cast(a, "i16"), cast(a >> 16, "i16")
+    lo, hi = (cast(minimum(maximum(x, 0), 255), "u16") for x in (lo, hi))
+    return lo | (hi << 8)
 
 
-vop("v_sat_pk_u8_i16", "b16", ("u32",), _sat_pk_u8_i16)
-# A bit move of two halves (abs/neg apply as f16 sign-bit operations, nothing is rounded).
+define("v_sat_pk_u8_i16", "b16", ("u32",), _sat_pk_u8_i16)
+define("v_cvt_u32_u16", "u32", ("u16",), lambda a: cast(a, "u32"))
+define("v_cvt_i32_i16", "i32", ("i16",), lambda a: cast(a, "i32"))
+
+# A bit move of two f16 halves (abs/neg apply as f16 sign-bit operations, nothing is rounded): the expression
+# form has no float-to-bits view yet, so this one stays numpy.
 vop("v_pack_b32_f16", "b32", ("f16", "f16"),
-    lambda c, a, b: _pack16(a.view(U16), b.view(U16)).astype(U32), no_omod=True)
-vop("v_cvt_u32_u16", "u32", ("u16",), lambda c, a: a.astype(U32))
-vop("v_cvt_i32_i16", "i32", ("i16",), lambda c, a: a.astype(I32))
+    lambda c, a, b: ((u64(a.view(U16)) & U64(0xFFFF)) | ((u64(b.view(U16)) & U64(0xFFFF)) << U64(16))).astype(U32),
+    no_omod=True)

@@ -1,86 +1,107 @@
 """VALU integer multiplies and multiply-adds (24-, 16-, 32- and 64-bit forms) and the sum-of-absolute-
 differences family (v_sad_*, v_msad_u8, v_qsad/v_mqsad, v_lerp_u8), from the RDNA3 ISA reference
 pseudo-code. Products are formed exactly in int64/uint64 (a 32x32 product fits); clamp saturates to the
-destination type where the encoding has a clamp bit."""
+destination type where the encoding has a clamp bit. The multiplies are in the expression form (sem.expr)
+both tiers are generated from; the SAD family stays numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from simgpu.shader.operand import vector_src, write_vgpr
+from simgpu.shader.sem.expr import cast, eq, ne, saturate, select
 from simgpu.shader.semantics import register
-from simgpu.shader.vector.int_arith import IRANGE, UMAX, i64, u64, wrap_or_sat
-from simgpu.shader.vector.valu import vop
+from simgpu.shader.vector.int_arith import UMAX, i64, u64, wide, wrap_or_sat
+from simgpu.shader.vector.valu import define, vop
 
 U16, U32, U64, I32, I64 = np.uint16, np.uint32, np.uint64, np.int32, np.int64
 
 
 def _u24(x):
-    return u64(x) & U64(0xFFFFFF)
+    return x & 0xFFFFFF
 
 
 def _i24(x):
-    """The low 24 bits of x, sign-extended."""
-    v = i64(u64(x) & U64(0xFFFFFF))
-    return v - ((v & I64(0x800000)) << I64(1))
+    """The low 24 bits of a u32, sign-extended to i32."""
+    return cast(x << 8, "i32") >> 8
+
+
+def _hi32(p, t: str):
+    """The high half of a 64-bit product, as t."""
+    return cast(p >> 32, t)
+
+
+def _mul24(f, t: str, acc: bool):
+    """v_mul(_hi)/v_mad_*_*24 without `hi`: f(S0) * f(S1) (+ S2) wrapped to t, saturated with clamp."""
+    def fn(a, b, *d, clamp):
+        if clamp:
+            full = wide(f(a)) * wide(f(b))
+            return saturate(full + wide(d[0]) if acc else full, t)
+        p = cast(f(a), t) * cast(f(b), t)
+        return p + d[0] if acc else p
+    return fn
 
 
 # ---------------------------------------------------------------------------------------------- 32-bit
 
 
-vop("v_mul_lo_u32", "u32", ("u32", "u32"), lambda c, a, b: (u64(a) * u64(b)).astype(U32))
-vop("v_mul_hi_u32", "u32", ("u32", "u32"), lambda c, a, b: ((u64(a) * u64(b)) >> U64(32)).astype(U32))
-vop("v_mul_hi_i32", "i32", ("i32", "i32"), lambda c, a, b: ((i64(a) * i64(b)) >> I64(32)).astype(I32))
-
-_U32R, _I32R = (0, UMAX[32]), IRANGE[32]
-vop("v_mul_u32_u24", "u32", ("u32", "u32"),
-    lambda c, a, b: wrap_or_sat(c, i64(_u24(a) * _u24(b)), *_U32R, U32), int_clamp=True)
-vop("v_mul_hi_u32_u24", "u32", ("u32", "u32"), lambda c, a, b: ((_u24(a) * _u24(b)) >> U64(32)).astype(U32))
-vop("v_mul_i32_i24", "i32", ("u32", "u32"),
-    lambda c, a, b: wrap_or_sat(c, _i24(a) * _i24(b), *_I32R, I32), int_clamp=True)
-vop("v_mul_hi_i32_i24", "i32", ("u32", "u32"), lambda c, a, b: ((_i24(a) * _i24(b)) >> I64(32)).astype(I32))
-vop("v_mad_u32_u24", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, d: wrap_or_sat(c, i64(_u24(a) * _u24(b)) + i64(d), *_U32R, U32), int_clamp=True)
-vop("v_mad_i32_i24", "i32", ("u32", "u32", "i32"),
-    lambda c, a, b, d: wrap_or_sat(c, _i24(a) * _i24(b) + i64(d), *_I32R, I32), int_clamp=True)
+define("v_mul_lo_u32", "u32", ("u32", "u32"), lambda a, b: a * b)
+define("v_mul_hi_u32", "u32", ("u32", "u32"), lambda a, b: _hi32(cast(a, "u64") * cast(b, "u64"), "u32"))
+define("v_mul_hi_i32", "i32", ("i32", "i32"), lambda a, b: _hi32(wide(a) * wide(b), "i32"))
+define("v_mul_u32_u24", "u32", ("u32", "u32"), _mul24(_u24, "u32", False), int_clamp=True)
+define("v_mul_i32_i24", "i32", ("u32", "u32"), _mul24(_i24, "i32", False), int_clamp=True)
+define("v_mad_u32_u24", "u32", ("u32", "u32", "u32"), _mul24(_u24, "u32", True), int_clamp=True)
+define("v_mad_i32_i24", "i32", ("u32", "u32", "i32"), _mul24(_i24, "i32", True), int_clamp=True)
+define("v_mul_hi_u32_u24", "u32", ("u32", "u32"),
+       lambda a, b: _hi32(cast(_u24(a), "u64") * cast(_u24(b), "u64"), "u32"))
+define("v_mul_hi_i32_i24", "i32", ("u32", "u32"), lambda a, b: _hi32(wide(_i24(a)) * wide(_i24(b)), "i32"))
 
 
 # ---------------------------------------------------------------------------------------------- 16-bit
 
-vop("v_mul_lo_u16", "u16", ("u16", "u16"), lambda c, a, b: (u64(a) * u64(b)).astype(U16))
-vop("v_mad_u16", "u16", ("u16", "u16", "u16"),
-    lambda c, a, b, d: wrap_or_sat(c, i64(a) * i64(b) + i64(d), 0, UMAX[16], U16), int_clamp=True)
-vop("v_mad_i16", "i16", ("i16", "i16", "i16"),
-    lambda c, a, b, d: wrap_or_sat(c, i64(a) * i64(b) + i64(d), *IRANGE[16], np.int16), int_clamp=True)
-vop("v_mad_u32_u16", "u32", ("u16", "u16", "u32"),
-    lambda c, a, b, d: wrap_or_sat(c, i64(a) * i64(b) + i64(d), *_U32R, U32), int_clamp=True)
-vop("v_mad_i32_i16", "i32", ("i16", "i16", "i32"),
-    lambda c, a, b, d: wrap_or_sat(c, i64(a) * i64(b) + i64(d), *_I32R, I32), int_clamp=True)
+
+def _mad16(t: str):
+    """S0 * S1 + S2 in t (the 16-bit sources widened to it), saturated to t with clamp."""
+    def fn(a, b, d, clamp):
+        if clamp:
+            return saturate(wide(a) * wide(b) + wide(d), t)
+        return cast(a, t) * cast(b, t) + d
+    return fn
+
+
+define("v_mul_lo_u16", "u16", ("u16", "u16"), lambda a, b: a * b)
+define("v_mad_u16", "u16", ("u16", "u16", "u16"), _mad16("u16"), int_clamp=True)
+define("v_mad_i16", "i16", ("i16", "i16", "i16"), _mad16("i16"), int_clamp=True)
+define("v_mad_u32_u16", "u32", ("u16", "u16", "u32"), _mad16("u32"), int_clamp=True)
+define("v_mad_i32_i16", "i32", ("i16", "i16", "i32"), _mad16("i32"), int_clamp=True)
 
 
 # ---------------------------------------------------------------------------------------------- 64-bit
 
 
-def _mad_u64_u32(c, a, b, acc):
+def _mad_u64_u32(a, b, acc):
     """{D1, D0.u64} = 65-bit S0.u32 * S1.u32 + S2.u64: the carry is bit 64."""
-    prod = u64(a) * u64(b)
+    prod = cast(a, "u64") * cast(b, "u64")
     full = prod + acc
-    return full, (full < prod) if c.carry else None  # no carry-out work when it goes to null
+    return full, full < prod
 
 
-def _mad_i64_i32(c, a, b, acc):
+def _mad_i64_i32(a, b, acc):
     """{D1, D0.i64} = 65-bit signed S0.i32 * S1.i32 + S2.i64: D1 is bit 64, the sign of the exact sum."""
-    prod = i64(a) * i64(b)
-    full = (u64(prod) + u64(acc)).view(I64)
-    overflow = ((prod < 0) == (acc < 0)) & ((full < 0) != (prod < 0))
-    return full, np.where(overflow, prod < 0, full < 0)
+    prod = wide(a) * wide(b)
+    full = prod + acc
+    pneg, fneg = prod < 0, full < 0
+    overflow = eq(pneg, acc < 0) & ne(fneg, pneg)
+    return full, select(overflow, pneg, fneg)
 
 
-vop("v_mad_u64_u32", "u64", ("u32", "u32", "u64"), _mad_u64_u32, carry_out=True)
-vop("v_mad_i64_i32", "i64", ("i32", "i32", "i64"), _mad_i64_i32, carry_out=True)
+define("v_mad_u64_u32", "u64", ("u32", "u32", "u64"), _mad_u64_u32, carry_out=True)
+define("v_mad_i64_i32", "i64", ("i32", "i32", "i64"), _mad_i64_i32, carry_out=True)
 
 
 # ---------------------------------------------------------------------------------------------- SAD
+
+_U32R = (0, UMAX[32])
 
 
 def _bytes(x, n: int = 4) -> list[np.ndarray]:

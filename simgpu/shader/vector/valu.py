@@ -11,13 +11,17 @@ EXEC itself (VOPCX). Carry-in/-out and condition masks come from VCC (e32) or SG
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from simgpu.shader.operand import constant, literal64, scalar_src, vector_src, write_vgpr
 from simgpu.shader.scalar.alu import read_sgpr, write_sgpr
+from simgpu.shader.sem.expr import Definition
+from simgpu.shader.sem.numpy_gen import numpy_kernel
 from simgpu.shader.semantics import register
 from simgpu.shader.state import EXEC_LO, HW_MODE, VCC_LO, wsel
 
@@ -65,6 +69,7 @@ class VOp:
     # 64-bit shifts by a constant amount, done on the two 32-bit halves of a VGPR pair (a uint64 view
     # of a pair costs several strided passes): pair_fn(amount, lo, hi) -> fresh (lo, hi) uint32 arrays
     pair_fn: Callable | None = None
+    definition: Definition | None = None  # the expression form `fn` was generated from (both tiers use it)
 
 
 class OpCtx:
@@ -552,3 +557,47 @@ def vop(names, dst, srcs, fn, **kw) -> None:
     for name in [names] if isinstance(names, str) else names:
         SPECS[name] = spec
         register(name, execute(spec))
+
+
+def _definition(dst, srcs, fn, kw) -> Definition:
+    """fn's Definition: over the sources, then the accumulator (acc) and the lane-mask input (mask_in)."""
+    extra = ((dst,) if kw.get("acc") else ()) + (("bool",) if kw.get("mask_in") else ())
+    return Definition(tuple(srcs) + extra, fn, clamp=kw.get("int_clamp", False))
+
+
+def define(names, dst, srcs, fn, **kw) -> None:
+    """Register an opcode defined in the expression form (sem.expr): `fn(*sources)` over typed nodes (with
+    `clamp=` when int_clamp) returns the result, or (result, carry mask) with carry_out. The interpreter runs
+    the numpy kernel generated from it; the JIT generates its IR from the same definition (jit.lower_sem)."""
+    d = _definition(dst, srcs, fn, kw)
+    first = names if isinstance(names, str) else names[0]
+    vop(names, dst, srcs, numpy_kernel(d, first), definition=d, **kw)
+
+
+_OVERRIDES: dict[str, Definition] = {}
+
+
+@contextmanager
+def override(name: str, fn):
+    """Within the block, `fn` (same types and flags) is the definition of `name` in both tiers: the spec is
+    changed in place (decoded instructions hold it), and definitions_tag(), part of the JIT's cache key, names
+    the change so no code compiled from the old definition is reused. For tests, and for trying a fix."""
+    spec = SPECS[name]
+    kw = {"acc": spec.acc, "mask_in": spec.mask_in, "int_clamp": spec.int_clamp}
+    old = spec.fn, spec.definition
+    d = _definition(spec.dst, spec.srcs, fn, kw)
+    spec.fn, spec.definition = numpy_kernel(d, name), d
+    _OVERRIDES[name] = d
+    try:
+        yield
+    finally:
+        spec.fn, spec.definition = old
+        del _OVERRIDES[name]
+
+
+def definitions_tag() -> str:
+    """'' unless a definition is overridden; then a digest of the overriding definitions' trees."""
+    if not _OVERRIDES:
+        return ""
+    text = repr(sorted((n, d.tree(False), d.tree(True)) for n, d in _OVERRIDES.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

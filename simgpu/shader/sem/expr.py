@@ -1,0 +1,214 @@
+"""The expression form of instruction semantics: typed nodes over the lanes of a wave.
+
+A definition is a Python function over `E` values (the sources, typed as the ISA types them: u32, i32,
+b32, u64, i16, ..., `bool` for a lane mask such as VCC's carry-in) that returns the result (or the result
+and a lane mask, for a carry-out). Python operators build nodes: `+ - *` wrap to the type's width,
+`& | ^ ~` are bit operations (logical ones on `bool`), `<< >>` shift (`>>` is arithmetic on signed types,
+as the ISA's `>>` on an .i32 is), `< <= > >=` compare by the type's signedness; `eq`, `ne`, `select`,
+`minimum`, `maximum`, `cast` and the bit counts are functions. Both operands of a binary node have one type;
+a Python int takes the other operand's type. Shift amounts must be in range (mask them, as the pseudo-code
+does with S0[4:0]): an out-of-range shift means different things to numpy and to LLVM.
+
+`cast(x, t)` converts by value between integer types: wider sign- or zero-extends by x's signedness, narrower
+keeps the low bits, same width reinterprets (a bool becomes 0 or 1).
+
+The generators (sem.numpy_gen, jit.lower_sem) walk the tree once per definition (numpy) or per translated
+instruction (LLVM); a node used twice is computed once (the tree is a DAG, shared by identity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+# type name -> (bits, signed); "bool" is a lane mask (numpy bool, LLVM i1). f16/f32/f64 only move bits here
+# (select, sources), so float definitions can share the form once they are converted.
+INT_TYPES = {"u16": (16, False), "i16": (16, True), "b16": (16, False),
+             "u32": (32, False), "i32": (32, True), "b32": (32, False),
+             "u64": (64, False), "i64": (64, True), "b64": (64, False), "bool": (1, False)}
+FLOAT_TYPES = {"f16": 16, "f32": 32, "f64": 64}
+
+BINARY = ("add", "sub", "mul", "and", "or", "xor", "shl", "shr", "min", "max")
+COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
+UNARY = ("not", "popcount", "clz", "ctz", "bitreverse")
+
+
+def bits(t: str) -> int:
+    return INT_TYPES[t][0] if t in INT_TYPES else FLOAT_TYPES[t]
+
+
+def signed(t: str) -> bool:
+    return INT_TYPES[t][1]
+
+
+class E:
+    """A node: `op` over `args` with result type `t` (`value`: a constant's, a source's index)."""
+
+    __slots__ = ("op", "t", "args", "value")
+
+    def __init__(self, op: str, t: str, args: tuple = (), value=None):
+        self.op, self.t, self.args, self.value = op, t, args, value
+
+    def __repr__(self) -> str:
+        inner = ", ".join(map(repr, self.args)) if self.args else repr(self.value)
+        return f"{self.op}:{self.t}({inner})"
+
+    def _bin(self, op: str, other, swap: bool = False) -> E:
+        other = lift(other, self.t)
+        a, b = (other, self) if swap else (self, other)
+        if a.t != b.t:
+            raise TypeError(f"{op} of {a.t} and {b.t}: cast one of them")
+        if a.t in FLOAT_TYPES:
+            raise TypeError(f"{op} on {a.t}: floats only move bits in this form")
+        return E(op, a.t, (a, b))
+
+    def __add__(self, o): return self._bin("add", o)
+    def __radd__(self, o): return self._bin("add", o, True)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __rsub__(self, o): return self._bin("sub", o, True)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __rmul__(self, o): return self._bin("mul", o, True)
+    def __and__(self, o): return self._bin("and", o)
+    def __rand__(self, o): return self._bin("and", o, True)
+    def __or__(self, o): return self._bin("or", o)
+    def __ror__(self, o): return self._bin("or", o, True)
+    def __xor__(self, o): return self._bin("xor", o)
+    def __rxor__(self, o): return self._bin("xor", o, True)
+    def __lshift__(self, o): return self._bin("shl", o)
+    def __rlshift__(self, o): return self._bin("shl", o, True)
+    def __rshift__(self, o): return self._bin("shr", o)
+    def __rrshift__(self, o): return self._bin("shr", o, True)
+    def __lt__(self, o): return _cmp("lt", self, o)
+    def __le__(self, o): return _cmp("le", self, o)
+    def __gt__(self, o): return _cmp("gt", self, o)
+    def __ge__(self, o): return _cmp("ge", self, o)
+
+    def __invert__(self) -> E:
+        return E("not", self.t, (self,))
+
+
+def lift(x, t: str) -> E:
+    """x as a node: a node as it is, a Python int (or bool) as a constant of type t."""
+    if isinstance(x, E):
+        return x
+    if t == "bool":
+        return E("const", t, value=int(bool(x)))
+    n = bits(t)
+    v = int(x) & ((1 << n) - 1)
+    if signed(t) and v >> (n - 1):
+        v -= 1 << n
+    return E("const", t, value=v)
+
+
+def const(value: int, t: str) -> E:
+    return lift(value, t)
+
+
+def _cmp(op: str, a, b) -> E:
+    a = lift(a, b.t) if isinstance(b, E) else a
+    b = lift(b, a.t)
+    if a.t != b.t:
+        raise TypeError(f"{op} of {a.t} and {b.t}")
+    return E(op, "bool", (a, b))
+
+
+def eq(a, b) -> E:
+    return _cmp("eq", a, b)
+
+
+def ne(a, b) -> E:
+    return _cmp("ne", a, b)
+
+
+def select(cond: E, a, b) -> E:
+    """a in the lanes where cond is set, else b."""
+    t = a.t if isinstance(a, E) else b.t
+    a, b = lift(a, t), lift(b, t)
+    if cond.t != "bool" or a.t != b.t:
+        raise TypeError(f"select({cond.t}, {a.t}, {b.t})")
+    return E("select", t, (cond, a, b))
+
+
+def minimum(a: E, b) -> E:
+    return a._bin("min", b)
+
+
+def maximum(a: E, b) -> E:
+    return a._bin("max", b)
+
+
+def cast(x: E, t: str) -> E:
+    if x.t == t:
+        return x
+    if t in FLOAT_TYPES or x.t in FLOAT_TYPES:
+        raise TypeError(f"cast {x.t} -> {t}")
+    return E("cast", t, (x,))
+
+
+def popcount(x: E) -> E:
+    return E("popcount", x.t, (x,))
+
+
+def clz(x: E) -> E:
+    """Leading zeros (the width for 0)."""
+    return E("clz", x.t, (x,))
+
+
+def ctz(x: E) -> E:
+    """Trailing zeros (the width for 0)."""
+    return E("ctz", x.t, (x,))
+
+
+def bitreverse(x: E) -> E:
+    return E("bitreverse", x.t, (x,))
+
+
+def lane_id() -> E:
+    """Each lane's index in the wave (u32)."""
+    return E("lane", "u32")
+
+
+def saturate(x: E, t: str) -> E:
+    """x clamped to the range of integer type t, then cast to t (the ISA's clamp on integer results)."""
+    n, s = INT_TYPES[t][0], signed(t)
+    lo, hi = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if s else (0, (1 << n) - 1)
+    return cast(minimum(maximum(x, lo), hi), t)
+
+
+@dataclass
+class Definition:
+    """The semantics of one opcode: `fn(*sources[, clamp=])` over E sources of types `srcs` (the spec's sources,
+    then its accumulator and lane-mask inputs); `clamp`: fn takes the instruction's clamp bit."""
+
+    srcs: tuple[str, ...]
+    fn: Callable
+    clamp: bool = False
+    _trees: dict = field(default_factory=dict, repr=False)
+
+    def tree(self, clamp: bool = False) -> tuple[E, ...]:
+        """The result node(s): (value,) or (value, carry mask) (built once per clamp setting)."""
+        clamp = clamp and self.clamp
+        out = self._trees.get(clamp)
+        if out is None:
+            args = [E("src", t, value=i) for i, t in enumerate(self.srcs)]
+            r = self.fn(*args, clamp=clamp) if self.clamp else self.fn(*args)
+            out = self._trees[clamp] = tuple(r) if isinstance(r, tuple) else (r,)
+        return out
+
+
+def nodes(roots) -> list[E]:
+    """Every node under `roots`, each once, operands before their users."""
+    order: list[E] = []
+    seen: set[int] = set()
+
+    def visit(n: E) -> None:
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        for a in n.args:
+            visit(a)
+        order.append(n)
+    for r in roots:
+        if r is not None:
+            visit(r)
+    return order
