@@ -12,7 +12,9 @@ and its CPU seconds; it compiles exactly as compile.object_code does in-process 
 are the ones an eager compile makes, and the disk cache stays in the parent, which verifies what it reads. The
 messages are msgpack maps behind a 4-byte length, on the worker's stdin and stdout.
 
-`python -m simgpu.shader.jit.worker` is the worker's side.
+serve() is the worker's side. The worker starts with `python -c` rather than `-m`: `-m` imports the package
+simgpu.shader.jit (which imports this module through tier) before it runs this module again as __main__, and
+runpy warns about the double import on the program's stderr.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from simgpu import settings
 from simgpu.shader.jit import compile as jc
 
 _HEADER = struct.Struct("<I")
+COMMAND = [sys.executable, "-c", "from simgpu.shader.jit.worker import serve; serve()"]
 MAX_MESSAGE = 1 << 30  # an object file or module text beyond this is not one of ours
 
 
@@ -72,7 +75,7 @@ class _Worker:
     def __init__(self) -> None:
         root = str(Path(__file__).resolve().parents[3])  # the directory simgpu is imported from
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))))
-        self.proc = subprocess.Popen([sys.executable, "-m", "simgpu.shader.jit.worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen(COMMAND, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env)
         self.pid = os.getpid()  # a forked child must not share this process's pipes
         # at exit, before Python joins the background thread waiting here: no exit waits for a compile
@@ -160,8 +163,9 @@ def stop(only_if_busy: bool = True) -> bool:
     return True
 
 
-def _serve() -> None:
-    """The worker's loop: compile each request, answer with the object or the error."""
+def serve() -> None:
+    """The worker's loop: compile each request, answer with the object or the error. A parent that stopped the
+    worker (or exited) while it compiled closed the reply pipe: the worker ends quietly then."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies on the reply stream
     while (request := _read(stdin)) is not None:
@@ -174,8 +178,13 @@ def _serve() -> None:
         except Exception as e:  # noqa: BLE001 - the parent reports it; the worker serves the next request
             reply = {"error": f"{type(e).__name__}: {e}"}
         reply["seconds"] = time.process_time() - t0
-        _write(stdout, reply)
+        try:
+            _write(stdout, reply)
+        except BrokenPipeError:
+            # nobody reads: point the descriptor at /dev/null so the exit's flush of the unsent bytes is silent
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+            return
 
 
 if __name__ == "__main__":
-    _serve()
+    serve()

@@ -58,3 +58,21 @@ def test_the_requested_optimisation_is_the_one_used(monkeypatch):
     monkeypatch.setenv("SIMGPU_JIT_OPT", "2,2")
     obj, _ = worker.compile_object(IR)
     assert obj == jc.emit(IR)
+
+
+def test_a_worker_whose_parent_stopped_reading_ends_silently():
+    """A parent that stops the worker mid-compile closes the reply pipe first: the worker ends with status 0 and
+    writes nothing on the program's stderr (no traceback, no runpy warning about how it was started)."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = str(Path(worker.__file__).resolve().parents[3])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))))
+    proc = subprocess.Popen(worker.COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    proc.stdout.close()  # the reader is gone before the reply is written
+    worker._write(proc.stdin, {"ir": IR, "cpu": "", "opt": [-1, 2]})
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert proc.stderr.read() == b""
