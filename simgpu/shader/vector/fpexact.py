@@ -203,9 +203,13 @@ def fma_nearest(a: np.ndarray, b: np.ndarray, c: np.ndarray, dt) -> np.ndarray:
 
     The product is exact in float64 and the float64 sum s rounds once; rounding s to dt again is then
     exact unless s is inexact and sits exactly on a midpoint of dt's grid (double rounding). Only the
-    elements where that cannot be ruled out cheaply take the exact path (fma_small, whose TwoSum error
-    breaks the tie): s on a normal-range midpoint, s in dt's subnormal range (another grid), and NaN
-    results (whose payload rules are the exact path's). Operands broadcast against each other."""
+    elements where that cannot be ruled out take the exact path (fma_small, whose TwoSum error breaks the
+    tie): an inexact s on a normal-range midpoint or in dt's subnormal range (another grid), and NaN
+    results (whose payload rules are the exact path's). Operands broadcast against each other.
+
+    Whether s is exact is asked only of the candidates (TwoSum's error is zero): values with few
+    significant bits (pixels, small integers, inactive lanes' leftovers) put a quarter of a network's
+    sums on a midpoint or below the normal range, all of them exact, and an exact s rounds once."""
     x, y, z = (np.asarray(v) for v in (a, b, c))
     s = x.astype(F64) * y.astype(F64)
     s = s + z.astype(F64)  # not in place: a product of scalars [n, 1] broadcasts against a vector addend
@@ -214,14 +218,23 @@ def fma_nearest(a: np.ndarray, b: np.ndarray, c: np.ndarray, dt) -> np.ndarray:
     bits = s.view(np.uint64)
     mag = bits & _MAG
     risky = (bits & np.uint64((1 << drop) - 1)) == np.uint64(1 << (drop - 1))
-    # below dt's smallest normal (zero excluded: mag - 1 wraps), or NaN
+    # below dt's smallest normal (zero excluded: mag - 1 wraps)
     risky |= (mag - np.uint64(1)) < np.uint64(((1023 + emin) << 52) - 1)
-    risky |= mag > _INF_BITS
+    if risky.any():
+        risky[risky] = _inexact_sum(x, y, z, risky)
+    risky |= mag > _INF_BITS  # NaN
     if risky.any():
         shape = r.shape
         xs, ys, zs = (np.broadcast_to(v, shape)[risky] for v in (x, y, z))
         r[risky] = fma_small(xs, ys, zs, dt, RNE)
     return r
+
+
+def _inexact_sum(x: np.ndarray, y: np.ndarray, z: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """For the elements `where` of broadcast x * y + z (f16/f32): whether the float64 sum is inexact."""
+    xs, ys, zs = (np.broadcast_to(v, where.shape)[where] for v in (x, y, z))
+    _, e = two_sum(xs.astype(F64) * ys.astype(F64), zs.astype(F64))
+    return e != 0
 
 
 # ---------------------------------------------------------------------------------------------- f64 operations

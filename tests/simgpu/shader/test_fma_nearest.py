@@ -61,11 +61,17 @@ def test_random_triples_round_once(a, b, c):
 
 
 def test_only_risky_lanes_take_the_exact_path(monkeypatch):
-    """One lane on a midpoint costs one lane of exact arithmetic, not the whole batch."""
+    """One lane whose float64 sum is inexact and on a midpoint costs one lane of exact arithmetic, not the
+    whole batch; sums that are exact (on a midpoint or below the normal range) round once on the fast path."""
     rng = np.random.default_rng(1)
     a, b, c = (rng.random((64, 32), np.float32) for _ in range(3))
-    ma, mb, mc = vf.family_midpoint(rng, 1)
-    a[5, 7], b[5, 7], c[5, 7] = ma[0], mb[0], mc[0]
+    a[3, :8] = np.arange(8, dtype=np.float32) * np.float32(2.0 ** -130)  # exact subnormal products
+    a[4, :8], b[4, :8], c[4, :8] = 1 + 2.0 ** -23, 1.0, 2.0 ** -24  # exact sums on a midpoint
+    ma, mb, mc = vf.family_midpoint(rng, 100)
+    with np.errstate(all="ignore"):
+        _, err = fx.two_sum(ma.astype(np.float64) * mb.astype(np.float64), mc.astype(np.float64))
+    i = int(np.flatnonzero(err != 0)[0])  # a triple whose float64 sum is inexact: double rounding at risk
+    a[5, 7], b[5, 7], c[5, 7] = ma[i], mb[i], mc[i]
     sizes = []
     real = fx.fma_small
     monkeypatch.setattr(fx, "fma_small", lambda *args: sizes.append(args[0].size) or real(*args))
