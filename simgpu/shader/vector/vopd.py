@@ -12,7 +12,7 @@ import numpy as np
 
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.semantics import implemented, register
-from simgpu.shader.state import HW_MODE, VCC_LO
+from simgpu.shader.state import VCC_LO, wsel
 from simgpu.shader.vector.valu import SPECS, TYPES, UNSIGNED, OpCtx, VOp, const_kind
 
 U32 = np.uint32
@@ -21,12 +21,18 @@ U32 = np.uint32
 _TWIN = {"v_dual_mul_dx9_zero_f32": "v_mul_dx9_zero_f32", "v_dual_dot2acc_f32_f16": "v_dot2acc_f32_f16"}
 
 
+_SPECS: dict[str, VOp] = {}
+
+
 def _spec(ex, w, inst, mnemonic: str) -> VOp:
     name = _TWIN.get(mnemonic, "v_" + mnemonic.removeprefix("v_dual_"))
-    implemented()  # loads every sem_* module, so SPECS is complete
-    spec = SPECS.get(name)
+    spec = _SPECS.get(name)
     if spec is None:
-        raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"{mnemonic}: {name} not implemented")
+        implemented()  # loads every sem_* module, so SPECS is complete
+        spec = SPECS.get(name)
+        if spec is None:
+            raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"{mnemonic}: {name} not implemented")
+        _SPECS[name] = spec
     return spec
 
 
@@ -36,44 +42,66 @@ def _vdst(inst, field: str) -> int:
     return inst.fields[field]
 
 
-def _source(ex, w, inst, entry: list, t: str) -> np.ndarray:
-    field, kind = entry[0], entry[1]
+def _typed(raw: np.ndarray, t: str) -> np.ndarray:
     dt, bits = TYPES[t]
-    if kind == "lit":
-        raw = np.full((len(w), ex.st.lanes), inst.literal or 0, U32)
-    elif kind == "v":
-        raw = ex.st.vgpr[inst.fields[field], w, :]
-    else:
-        raw = vector_src(ex, w, inst.fields[field], inst.literal, const_kind(t))
     raw = np.asarray(raw).astype(UNSIGNED[bits], copy=False)
     return raw.view(dt) if raw.dtype != dt else raw
 
 
-def _component(ex, w, inst, side: str):
-    """Compute one half: (destination VGPR, 32-bit result words) without writing."""
+def _reader(inst, entry: list, t: str):
+    """A function (ex, w, ix) -> the source as type t: [n, lanes], or 0-d for the literal (ops broadcast)."""
+    field, kind = entry[0], entry[1]
+    if kind == "lit":
+        const = _typed(np.array(inst.literal or 0, U32), t)
+        return lambda ex, w, ix: const
+    if kind == "v":
+        reg = inst.fields[field]
+        return lambda ex, w, ix: _typed(ex.st.vgpr[reg, ix, :], t)
+    code, kind_of = inst.fields[field], const_kind(t)
+    return lambda ex, w, ix: _typed(vector_src(ex, w, code, inst.literal, kind_of), t)
+
+
+def _side_plan(ex, w, inst, side: str) -> tuple:
+    """What one half needs each time it runs, worked out once per decoded instruction: (spec, destination
+    VGPR, source readers)."""
     entry = inst.info[side]
     spec = _spec(ex, w, inst, entry["m"])
     ops = entry["ops"]
-    vdst = _vdst(inst, ops[0][0])
-    srcs = [_source(ex, w, inst, e, t) for e, t in zip(ops[1:], spec.srcs, strict=True)]
+    readers = tuple(_reader(inst, e, t) for e, t in zip(ops[1:], spec.srcs, strict=True))
+    return spec, _vdst(inst, ops[0][0]), readers
+
+
+def _component(ex, w, ix, plan: tuple):
+    """Compute one half: (destination VGPR, 32-bit result words, a copy) without writing."""
+    spec, vdst, readers = plan
+    srcs = [read(ex, w, ix) for read in readers]
     if spec.acc:
-        srcs.append(ex.st.vgpr[vdst, w, :].view(TYPES[spec.dst][0]))
+        srcs.append(ex.st.vgpr[vdst, ix, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(ex.st.lanes_of(ex.st.mask64(w, VCC_LO)))
-    ctx = OpCtx(False, ex.st.hwreg[w, HW_MODE], ex.st.lanes, ex, w)
     with np.errstate(all="ignore"):
-        out = spec.fn(ctx, *srcs)
+        out = spec.fn(OpCtx(False, None, ex.st.lanes, ex, w), *srcs)
     dt, bits = TYPES[spec.dst]
+    # astype(U32) copies: a result that is a view of a source register must not see the other half's write
     return vdst, np.asarray(out).astype(dt, copy=False).view(UNSIGNED[bits]).astype(U32)
 
 
 def _vopd(ex, w, inst):
     """Run X and Y: all reads first, then both writes under EXEC."""
-    x = _component(ex, w, inst, "x")
-    y = _component(ex, w, inst, "y")
-    active = ex.st.exec_lanes(w)
+    plan = inst.__dict__.get("_vdplan")
+    if plan is None:
+        plan = inst.__dict__["_vdplan"] = (_side_plan(ex, w, inst, "x"), _side_plan(ex, w, inst, "y"))
+    st = ex.st
+    ix = wsel(w)
+    x = _component(ex, w, ix, plan[0])
+    y = _component(ex, w, ix, plan[1])
+    if st.exec_full(w):
+        for vdst, value in (x, y):
+            st.vgpr[vdst, ix, :] = value  # every lane active: no mask (a 0-d result broadcasts)
+        return
+    active = st.exec_lanes(w)
     for vdst, value in (x, y):
-        write_vgpr(ex, w, vdst, value, active)
+        write_vgpr(ex, w, vdst, np.broadcast_to(value, active.shape), active)
 
 
 register("__vopd__", _vopd)
