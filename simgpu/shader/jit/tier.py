@@ -215,7 +215,7 @@ class CompiledRegion:
 class KernelState:
     """What the tier knows about one kernel entry (VMID, PC) of an engine."""
 
-    interpreted: float = 0.0  # CPU seconds the interpreter has spent on it (sampled every 32 steps)
+    interpreted: float = 0.0  # CPU seconds the interpreter has spent on it (every 32 steps, batch, dispatch end)
     steps: int = 0  # scheduler steps the interpreter ran for it
     future: Future | None = None
     compiled: CompiledRegion | None = None
@@ -535,6 +535,8 @@ class JitRun:
         """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
         the background, for its next launches."""
         st = self.state
+        if st.compiled is None:  # the interpreter's time since the last check (a dispatch of a few steps, of
+            self._hot_check()  # one batch, has had no check after its start: it would never get hot)
         if st.deferred and st.future is None and st.compiled is None and st.failed is None:
             st.deferred = False
             self._compile(sync=False, source=self._walked)

@@ -107,6 +107,38 @@ def _run_until_compiling(state, run, other_than=None):
     raise AssertionError("the kernel never got hot")
 
 
+STRAIGHT = """
+    s_load_b64 s[4:5], s[0:1], 0x0
+    v_mov_b32 v1, 0
+""" + "    v_add_nc_u32 v1, v1, v0\n" * 60 + """
+    v_lshlrev_b32 v2, 2, v0
+    s_waitcnt lgkmcnt(0)
+    global_store_b32 v2, v1, s[4:5]
+    s_endpgm
+"""
+
+
+def test_a_kernel_of_one_short_batch_gets_hot(monkeypatch, tmp_path):
+    """A kernel without branches runs a dispatch of one workgroup in one batch of a step or two: its interpreter
+    time is counted when the dispatch ends, so it gets hot like any other. (Counted only every 32 steps and at a
+    batch's start, it was not counted at all: an MLP training step's weight updates were never compiled.)"""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("hot")
+    k = tb.load_asm(STRAIGHT, args=1, vgprs=8)
+    out = tb.alloc(4 * 64)
+    state = tb.engine.jit.kernel((VMID, k.code_address))
+    launches = 0
+    while state.future is None and state.compiled is None and launches < 3:
+        tb.launch(k, [out], (1,), (32,))  # one workgroup: one batch, checked only at its start
+        assert np.array_equal(tb.download(out, np.uint32, 64), _want(60))
+        launches += 1
+    assert state.future is not None or state.compiled is not None, f"not hot after {launches} launches"
+    # (counted only at the batch's start, from the dispatch's start, it took 22 launches of 1-2 ms: what the
+    # batch's setup took, not its instructions)
+
+
 def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(monkeypatch, tmp_path):
     """drop_queued_compiles (what tests/conftest.py does after each test) cancels a compile still queued behind
     another; the kernel keeps running in the interpreter with the same results, and is compiled when hot again."""
