@@ -1,4 +1,4 @@
-"""The run's GPUs as LOCAL PCI functions (`simgpu run --am --local-pci`): the service the interposer's local-PCI part
+"""The run's GPUs as LOCAL PCI functions (`simgpu run --am`, the default): the service the interposer's local-PCI part
 (mockgpu/csrc/localpci.c) asks for what a userspace driver's plain loads, stores and file reads need.
 
 Protocol (AF_UNIX SOCK_SEQPACKET at `path`, a connection per client thread): a request is op, gpu, bar, offset, size,
@@ -41,9 +41,15 @@ def c_definitions() -> list[str]:
 class LocalPCIService(SeqpacketService):
     """Serves the local-PCI requests of a run's clients for `remote` (a RemotePCIServer) at `path`."""
 
-    def __init__(self, remote, path: str):
+    def __init__(self, remote, path: str, domain=None):
         super().__init__(path)
         self.remote = remote
+        self.domain = domain  # the run's PCI domain (mockgpu.pci.DomainClaim), given back by close
+
+    def close(self) -> None:
+        super().close()
+        if self.domain is not None:
+            self.domain.release()
 
     def serve_connection(self, conn: socket.socket) -> None:
         with conn:

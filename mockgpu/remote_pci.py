@@ -59,6 +59,7 @@ class RemotePCIServer:
         self.port = self.listener.getsockname()[1]
         self.errors: list[str] = []
         self.hostmap = HostMapService(machine, hostmap, self.system_backing, self.lock) if hostmap else None
+        self.local = None  # the local-PCI service over these GPUs (mockgpu.localpci), when `simgpu run` starts one
 
     def start(self) -> RemotePCIServer:
         """Accept connections in a daemon thread."""

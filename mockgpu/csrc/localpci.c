@@ -1,4 +1,4 @@
-/* The run's GPUs as LOCAL PCI functions for a userspace driver (`simgpu run --am --local-pci`): what a driver such as
+/* The run's GPUs as LOCAL PCI functions for a userspace driver (`simgpu run --am`, the default): what a driver such as
  * tinygrad's PCIDevice does with sysfs and its BARs, served by the run's local-PCI service (mockgpu/localpci.py,
  * socket $SIMGPU_LOCALPCI) without root and without hardware.
  *
@@ -66,6 +66,7 @@ struct reply { int64_t status; uint64_t value, offset, length; };
 
 static struct sockaddr_un service = {.sun_family = AF_UNIX};
 static int active;
+static unsigned domain; /* the run's PCI domain ($SIMGPU_PCI_DOMAIN): its GPUs are <domain>:<03 + i>:00.0 */
 static unsigned char fd_kind[MAX_FDS], fd_gpu[MAX_FDS];
 static __thread int conn = -1;
 static __thread pid_t conn_pid;
@@ -326,14 +327,17 @@ static void on_bus(int sig, siginfo_t *info, void *context) {
 }
 
 /* ---- opening the PCI files and pagemap ------------------------------------------------------------------ */
+/* GPU and file name of /sys/bus/pci/devices/<the run's domain>:<bus>:00.0/<name>, spelt exactly as the run's sysfs
+ * directory lists it (another domain, an upper-case or short spelling is not one of the run's devices). */
 static int parse_pci(const char *path, int *gpu, const char **name) {
     if (strncmp(path, PCI_DEVICES, strlen(PCI_DEVICES)) != 0) return -1;
     const char *bdf = path + strlen(PCI_DEVICES), *slash = strchr(bdf, '/');
-    unsigned domain, bus, dev, fn;
-    char tail;
-    if (!slash || sscanf(bdf, "%4x:%2x:%2x.%1x%c", &domain, &bus, &dev, &fn, &tail) != 5 || tail != '/' ||
-        domain || dev || fn || bus < 3 || strchr(slash + 1, '/'))
-        return -1;
+    if (!slash || slash - bdf != 12 || strchr(slash + 1, '/')) return -1;
+    const char *b = bdf + 5;
+    unsigned bus = (unsigned)hex(&b);
+    char want[16];
+    snprintf(want, sizeof want, "%04x:%02x:00.0", domain, bus & 0xff);
+    if (b != bdf + 7 || bus < 3 || strncmp(bdf, want, 12) != 0) return -1;
     *gpu = (int)bus - 3;
     *name = slash + 1;
     return 0;
@@ -534,8 +538,13 @@ EXPORT int fstat64(int fd, struct stat64 *st) {
 }
 
 __attribute__((constructor)) static void localpci_init(void) {
-    const char *path = getenv("SIMGPU_LOCALPCI");
+    const char *path = getenv("SIMGPU_LOCALPCI"), *dom = getenv("SIMGPU_PCI_DOMAIN"), *end = dom;
     if (!path || strlen(path) >= sizeof service.sun_path) return;
+    if (dom) domain = (unsigned)hex(&end);
+    if (!dom || end == dom || *end || end - dom > 4) {
+        say("simgpu: SIMGPU_PCI_DOMAIN is not a PCI domain (1 to 4 hex digits); the local PCI devices are off\n");
+        return;
+    }
     strcpy(service.sun_path, path);
     if (simgpu_take_signal(SIGBUS, on_bus) == 0) active = 1;
 }
