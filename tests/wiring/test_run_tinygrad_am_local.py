@@ -27,7 +27,7 @@ def _run(tmp: str) -> dict:
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1", "PATH": path}
     script = Path(__file__).with_name("tinygrad_am_local_checks.py")
     r = simgpu_run([sys.executable, str(script)], "--am", env=env)
-    return json_checks(r, "to_cpu")
+    return json_checks(r, "sysmem_loop")
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +81,16 @@ def test_a_cpu_buffer_mapped_into_the_gpu_is_read_by_sdma(checks):
 
 def test_the_gpu_writes_the_mapped_cpu_buffer(checks):
     assert checks["to_cpu"]["equal"]
+
+
+def test_host_buffers_allocated_and_freed_in_a_loop_leave_the_services_footprint_bounded(checks):
+    loop = checks["sysmem_loop"]
+    assert loop["gpu_saw"]
+    # 40 host buffers of over 1 MiB each came and went; what the service maps at the end is what it mapped before,
+    # plus at most the last one (collected at the next allocation)
+    assert loop["end"][1] - loop["base"][1] <= loop["largest"], loop
+    assert loop["mid"][1] - loop["base"][1] <= loop["largest"], loop
+    assert loop["mine"][1] <= loop["end"][1]  # the program maps no more of them than the service holds
 
 
 def test_an_access_the_bar_trap_cannot_emulate_stops_the_program_with_a_message():

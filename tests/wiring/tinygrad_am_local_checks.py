@@ -1,7 +1,11 @@
 """Run by tests/wiring/test_run_tinygrad_am_local.py under `simgpu run --am` with DEV=PCI+AMD:LLVM:
 tinygrad's AM backend on a LOCAL PCIDevice maps a CPU-device buffer into the GPU (mlock + /proc/self/pagemap) and the
-GPU's SDMA engine copies through it both ways. Prints one JSON object per check (not a test module itself)."""
+GPU's SDMA engine copies through it both ways. Then host buffers are allocated, written, copied by the GPU and freed in
+a loop (tinygrad frees one by munmap): the system memory the service holds for them -- its own mappings of
+/memfd:simgpu-host blocks, read from the service's /proc/<pid>/maps (the service is `simgpu run`, this process's
+parent) -- must stay bounded. Prints one JSON object per check (not a test module itself)."""
 
+import ctypes
 import errno
 import json
 import os
@@ -11,6 +15,7 @@ from tinygrad import Device, dtypes
 from tinygrad.device import Buffer, BufferSpec
 
 SIZE = 0x3000
+LOOP, LOOP_SIZE = 40, 1 << 20  # host buffers of 1 MiB and a few pages more each time: 40+ MiB in all
 
 
 def report(check: str, **fields) -> None:
@@ -22,6 +27,36 @@ def sdma_copy(dev, dest, src, size: int) -> None:
         .signal(dev.timeline_signal, dev.timeline_value).submit(dev)
     dev.timeline_signal.wait(dev.timeline_value)
     dev.timeline_value += 1
+
+
+def host_blocks(pid) -> list[int]:
+    """[mappings, bytes] of system-memory blocks (/memfd:simgpu-host:...) in a process's address space."""
+    count = size = 0
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if "/memfd:simgpu-host:" in line:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                count, size = count + 1, size + hi - lo
+    return [count, size]
+
+
+def sysmem_loop(dev) -> None:
+    service = os.getppid()
+    base = host_blocks(service)
+    vram = Buffer("AMD", LOOP_SIZE + LOOP * 4096, dtypes.uint8, options=BufferSpec(nolru=True)).ensure_allocated()
+    seen, mid = True, None
+    for i in range(LOOP):
+        size = LOOP_SIZE + i * 4096
+        host = Buffer("AMD", size, dtypes.uint8, options=BufferSpec(host=True, nolru=True)).ensure_allocated()
+        ctypes.memset(host._buf.va_addr, i + 1, size)
+        if i % 8 == 0:  # the GPU reads the block at the addresses pagemap gave
+            sdma_copy(dev, vram._buf, host._buf, size)
+            seen &= bool((np.frombuffer(vram.as_memoryview(), np.uint8)[:size] == i + 1).all())
+        host.deallocate()  # PCIIfaceBase.free: munmap
+        if i == LOOP // 2:
+            mid = host_blocks(service)
+    report("sysmem_loop", base=base, mid=mid, end=host_blocks(service), largest=LOOP_SIZE + LOOP * 4096,
+           gpu_saw=seen, mine=host_blocks("self"))
 
 
 def main() -> None:
@@ -45,6 +80,7 @@ def main() -> None:
     gpu._buf.cpu_view().view(fmt='B')[:] = back.tobytes()  # through BAR0
     sdma_copy(dev, cpu._buf, gpu._buf, SIZE)  # the GPU writes the CPU's pages
     report("to_cpu", equal=bool((cpu.numpy() == back).all()))
+    sysmem_loop(dev)
 
 
 if __name__ == "__main__":
