@@ -9,7 +9,9 @@ then a CFG_READ's bytes, with a descriptor for MAP_VRAM and SYSMEM.
     MAP_VRAM     the device-memory file and the file offset of BAR0 `offset` (`size` bytes, inside the VRAM)
     CFG_READ/CFG_WRITE  configuration space
     SYSMEM       `size` bytes of new system memory the GPUs reach at physical address `value` (a memfd named
-                 "simgpu-host:<address>", which the client maps over its own pages: /proc/self/pagemap's answer)
+                 "simgpu-host:<address>", which the client maps over its own pages: /proc/self/pagemap's answer);
+                 the request's `value` 1 says the pages were private ("simgpu-host:<address>:private": a forked
+                 child copies them back into private memory), 0 shared
 
 The device is the remote-PCI server's (mockgpu.remote_pci): the same SOCs, lock and system memory, so the host-mapping
 service still resolves every system address.
@@ -54,9 +56,11 @@ def c_definitions() -> list[str]:
 class HostBlock:
     """System memory of `size` bytes at physical address `pa` that clients map (the pages of a pagemap answer)."""
 
-    def __init__(self, pa: int, size: int):
+    def __init__(self, pa: int, size: int, private: bool = False):
         self.pa, self.size = pa, size
-        self.mem = SharedMemory(size, f"simgpu-host:{pa:x}")  # the service's own mapping: what the GPUs reach
+        # the service's own mapping: what the GPUs reach. The name is what the client's /proc/self/maps shows: the
+        # address answers later pagemap reads, the tag tells a forked child which blocks to copy (localpci.c)
+        self.mem = SharedMemory(size, f"simgpu-host:{pa:x}{':private' if private else ''}")
 
     def handout(self) -> int:
         """A new descriptor of the block for a client, holding a shared flock for as long as the client keeps its
@@ -146,7 +150,7 @@ class LocalPCIService(SeqpacketService):
     def _handle(self, op, gpu, bar, offset, size, value, payload) -> tuple[bytes, list[int], bool]:
         remote = self.remote
         if op == SYSMEM:
-            return self._sysmem(size)
+            return self._sysmem(size, value)
         soc = remote.machine.socs[gpu]
         if op in (READ, WRITE):
             if bar not in (2, 5) or size not in (4, 8) or offset % size:
@@ -170,14 +174,16 @@ class LocalPCIService(SeqpacketService):
             return REPLY.pack(0, soc.pci.write(offset, payload[:size]), 0, 0), [], False
         raise ValueError(f"unknown local-PCI op {op}")
 
-    def _sysmem(self, size: int) -> tuple[bytes, list[int], bool]:
+    def _sysmem(self, size: int, private: int) -> tuple[bytes, list[int], bool]:
         remote = self.remote
+        if private not in (0, 1):
+            raise ValueError(f"SYSMEM's value is 0 (shared pages) or 1 (private pages), not {private}")
         self.collect()  # what the clients unmapped since the last request, before more is handed out
         size = -(-size // PAGE) * PAGE
         if not size or remote.next_pa + size > PEER_BAR_BASE:
             raise ValueError(f"no system address left for {size:#x} bytes")
         pa = remote.next_pa
-        block = HostBlock(pa, size)
+        block = HostBlock(pa, size, bool(private))
         remote.next_pa += size + PAGE
         for soc in remote.machine.socs:
             soc.gpu.phys.add_system(pa, block.mem.array)

@@ -1,9 +1,11 @@
 """tinygrad's AM backend on LOCAL PCI functions under `simgpu run --am` (the default; REMOTE unset): its PCIDevice
 finds the GPU in /sys/bus/pci/devices, its register and doorbell loads and stores are trapped and emulated, and it
 maps a CPU-device buffer into the GPU through mlock and /proc/self/pagemap -- which over the remote transport it
-refuses ("P2P mapping not supported for remote devices"). The GPU's SDMA engine copies through the mapping both ways;
-numpy compares the bytes. Each run presents its GPUs in a PCI domain of its own, so two runs at once both open their
-devices (tinygrad locks a device by its bus address). Skipped without tinygrad, libLLVM 19 or a C compiler."""
+refuses ("P2P mapping not supported for remote devices"). The GPU's SDMA engine copies through the mapping both ways,
+for a CPU-device buffer and for CPU buffers over the program's own private memory (an anonymous mapping, the heap);
+numpy compares the bytes. Host buffers allocated and freed in a loop leave the service's footprint bounded. Each run
+presents its GPUs in a PCI domain of its own, so two runs at once both open their devices (tinygrad locks a device
+by its bus address). Skipped without tinygrad, libLLVM 19 or a C compiler."""
 
 import os
 import shutil
@@ -81,6 +83,11 @@ def test_a_cpu_buffer_mapped_into_the_gpu_is_read_by_sdma(checks):
 
 def test_the_gpu_writes_the_mapped_cpu_buffer(checks):
     assert checks["to_cpu"]["equal"]
+
+
+@pytest.mark.parametrize("kind", ["mmap", "heap"])
+def test_a_cpu_buffer_over_the_programs_private_memory_is_reached_by_the_gpu_both_ways(checks, kind):
+    assert checks[f"private_{kind}"] == {"to_gpu": True, "to_cpu": True}
 
 
 def test_host_buffers_allocated_and_freed_in_a_loop_leave_the_services_footprint_bounded(checks):

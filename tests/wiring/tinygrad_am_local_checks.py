@@ -1,13 +1,16 @@
 """Run by tests/wiring/test_run_tinygrad_am_local.py under `simgpu run --am` with DEV=PCI+AMD:LLVM:
 tinygrad's AM backend on a LOCAL PCIDevice maps a CPU-device buffer into the GPU (mlock + /proc/self/pagemap) and the
-GPU's SDMA engine copies through it both ways. Then host buffers are allocated, written, copied by the GPU and freed in
-a loop (tinygrad frees one by munmap): the system memory the service holds for them -- its own mappings of
-/memfd:simgpu-host blocks, read from the service's /proc/<pid>/maps (the service is `simgpu run`, this process's
-parent) -- must stay bounded. Prints one JSON object per check (not a test module itself)."""
+GPU's SDMA engine copies through it both ways -- for a CPU buffer over private memory of the program's own too (a
+private anonymous mapping, a page-aligned block of the heap: tinygrad's external_ptr). Then host buffers are
+allocated, written, copied by the GPU and freed in a loop (tinygrad frees one by munmap): the system memory the
+service holds for them -- its own mappings of /memfd:simgpu-host blocks, read from the service's /proc/<pid>/maps
+(the service is `simgpu run`, this process's parent) -- must stay bounded. Prints one JSON object per check (not a
+test module itself)."""
 
 import ctypes
 import errno
 import json
+import mmap
 import os
 
 import numpy as np
@@ -59,6 +62,30 @@ def sysmem_loop(dev) -> None:
            gpu_saw=seen, mine=host_blocks("self"))
 
 
+def private_memory(dev, kind: str) -> None:
+    """A CPU buffer over private memory the program allocated itself (external_ptr), mapped into the GPU: pagemap
+    moves its touched pages where the GPU reaches them; the GPU reads what the CPU wrote and writes what it reads."""
+    libc = ctypes.CDLL(None)
+    if kind == "mmap":
+        keep = mmap.mmap(-1, SIZE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        addr = ctypes.addressof(ctypes.c_char.from_buffer(keep))
+    else:  # the heap: malloc's memory, page aligned as the GPU's page tables need
+        ptr = ctypes.c_void_p()
+        assert libc.posix_memalign(ctypes.byref(ptr), mmap.PAGESIZE, SIZE) == 0
+        addr = ptr.value
+    host = np.frombuffer((ctypes.c_uint8 * SIZE).from_address(addr), np.uint8)
+    pattern = (np.arange(SIZE, dtype=np.uint32) * 40503 >> 5).astype(np.uint8)
+    host[:] = pattern
+    cpu = Buffer("CPU", SIZE, dtypes.uint8, options=BufferSpec(external_ptr=addr)).ensure_allocated()
+    gpu = Buffer("AMD", SIZE, dtypes.uint8, options=BufferSpec(cpu_access=True)).ensure_allocated()
+    dev.allocator._map(cpu._buf)
+    sdma_copy(dev, gpu._buf, cpu._buf, SIZE)
+    to_gpu = bool((gpu.numpy() == pattern).all())
+    gpu._buf.cpu_view().view(fmt='B')[:] = pattern[::-1].tobytes()
+    sdma_copy(dev, cpu._buf, gpu._buf, SIZE)
+    report(f"private_{kind}", to_gpu=to_gpu, to_cpu=bool((host == pattern[::-1]).all()))
+
+
 def main() -> None:
     dev = Device["AMD"]
     bus = dev.iface.pci_dev.pcibus
@@ -80,6 +107,8 @@ def main() -> None:
     gpu._buf.cpu_view().view(fmt='B')[:] = back.tobytes()  # through BAR0
     sdma_copy(dev, cpu._buf, gpu._buf, SIZE)  # the GPU writes the CPU's pages
     report("to_cpu", equal=bool((cpu.numpy() == back).all()))
+    for kind in ("mmap", "heap"):
+        private_memory(dev, kind)
     sysmem_loop(dev)
 
 
