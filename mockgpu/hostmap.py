@@ -29,7 +29,7 @@ import struct
 import threading
 from collections.abc import Callable
 
-from mockgpu.seqpacket import SeqpacketService
+from mockgpu.seqpacket import SeqpacketService, send_handout
 from simgpu.hw import gmc
 from simgpu.mem.walker import SYS, R, W
 
@@ -40,15 +40,18 @@ PAGE = 1 << gmc.PAGE_SHIFT
 
 # (fd, file offset, bytes left in that file's run) behind a system physical address, or None
 SystemBacking = Callable[[int], tuple[int, int, int] | None]
+# For a file `system` named: a new descriptor of it to send (closed here once sent), or None to send that one
+Handout = Callable[[int], int | None]
 
 
 class HostMapService(SeqpacketService):
     """Answers the interposer's page faults for `machine`'s GPUs (a MockOS). `system(pa)` locates system memory;
-    `lock` is the simulator's (page tables are read under it)."""
+    `handout(fd)` gives the descriptor to send for memory whose lifetime follows the clients' mappings
+    (mockgpu.localpci); `lock` is the simulator's (page tables are read under it)."""
 
-    def __init__(self, machine, path: str, system: SystemBacking, lock: threading.Lock):
+    def __init__(self, machine, path: str, system: SystemBacking, lock: threading.Lock, handout: Handout | None = None):
         super().__init__(path)
-        self.machine, self.system, self.lock = machine, system, lock
+        self.machine, self.system, self.lock, self.handout = machine, system, lock, handout
 
     def serve_connection(self, conn: socket.socket) -> None:
         with conn:
@@ -65,6 +68,14 @@ class HostMapService(SeqpacketService):
         (va,) = REQUEST.unpack(data)
         with self.lock:
             run = self.resolve(va)
+            if run is not None and self.handout is not None:
+                # memory whose lifetime follows the clients' mappings: a descriptor of its own, sent and ours closed
+                # under the lock, as a collect of unmapped blocks (mockgpu.localpci) runs under it too
+                own = self.handout(run[2])
+                if own is not None:
+                    start, length, _, offset, prot = run
+                    send_handout(conn, REPLY.pack(0, start, length, offset, prot), [own])
+                    return
         if run is None:
             conn.send(REPLY.pack(-errno.EFAULT, 0, 0, 0, 0))
             return

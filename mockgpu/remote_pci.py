@@ -58,7 +58,9 @@ class RemotePCIServer:
         self.listener = socket.create_server(("127.0.0.1", port))
         self.port = self.listener.getsockname()[1]
         self.errors: list[str] = []
-        self.hostmap = HostMapService(machine, hostmap, self.system_backing, self.lock) if hostmap else None
+        self.hostmap = HostMapService(machine, hostmap, self.system_backing, self.lock,
+                                      self.handout) if hostmap else None
+        self.local = None  # the local-PCI service over these GPUs (mockgpu.localpci), when `simgpu run` starts one
 
     def start(self) -> RemotePCIServer:
         """Accept connections in a daemon thread."""
@@ -75,15 +77,27 @@ class RemotePCIServer:
 
     def system_backing(self, pa: int) -> tuple[int, int, int] | None:
         """(fd, file offset, bytes to the end of that memory) behind system physical address `pa`: a MAP_SYSMEM
-        buffer, or a GPU's VRAM through its BAR0 (a peer mapping)."""
+        buffer, a local client's pages (mockgpu.localpci), or a GPU's VRAM through its BAR0 (a peer mapping)."""
         for base, mem in self.sysmem.values():
             if base <= pa < base + mem.size:
                 return mem.fd, pa - base, base + mem.size - pa
+        block = self.local.backing(pa) if self.local is not None else None
+        if block is not None:
+            return block.mem.fd, pa - block.pa, block.pa + block.size - pa
         devmem = self.machine.devmem
         for j, soc in enumerate(self.machine.socs):
             bar, size = soc.pci.bars[0].address, self.machine.gpus[j].phys.vram_size
             if bar <= pa < bar + size:
                 return devmem.fd, devmem.vram_offset(j) + pa - bar, bar + size - pa
+        return None
+
+    def handout(self, fd: int) -> int | None:
+        """For a file system_backing named: a local client's block hands out a descriptor of its own, which keeps
+        the block alive while the client maps it (mockgpu.localpci.HostBlock); anything else is sent as it is."""
+        if self.local is not None:
+            for block in self.local.blocks.values():
+                if block.mem.fd == fd:
+                    return block.handout()
         return None
 
     def _accept(self) -> None:

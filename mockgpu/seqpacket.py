@@ -40,3 +40,19 @@ class SeqpacketService:
     def serve_connection(self, conn: socket.socket) -> None:
         """Answer one client connection (and close it)."""
         raise NotImplementedError
+
+
+def send_handout(conn: socket.socket, reply: bytes, fds: list[int]) -> bool:
+    """Send `reply` with new descriptors of memory whose lifetime follows the clients' holds on it (a system-memory
+    block's, mockgpu.localpci.HostBlock.handout) and close ours; whether it was sent. Called under the simulator's
+    lock, so that no collect of unheld blocks sees one between our copy's send and its close (it would take our copy
+    for a client's); MSG_DONTWAIT, so that a client that leaves its replies unread (a full socket buffer) loses its
+    connection rather than stalling every GPU behind the lock."""
+    try:
+        socket.send_fds(conn, [reply], fds, socket.MSG_DONTWAIT)
+        return True
+    except OSError:
+        return False
+    finally:
+        for fd in fds:
+            os.close(fd)  # the client's copy (in flight or received) keeps the file description and its lock

@@ -27,7 +27,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
-    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, local_pci=args.local_pci,
+    code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, local_pci=not args.remote_pci,
                stats=args.stats, profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto,
                profile_host=args.profile_host)
     if args.own_process:
@@ -89,11 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
     r.add_argument("--sanitize", metavar="CHECKS", help="memcheck,initcheck,racecheck,hazards or all; findings on "
                                                         "stderr (default: $SIMGPU_SANITIZE)")
-    r.add_argument("--am", action="store_true", help="also serve the GPUs as remote PCI functions for a userspace "
-                                                     "(AM) driver: tinygrad's, with DEV=PCI+AMD (sets REMOTE)")
-    r.add_argument("--local-pci", action="store_true", help="with --am: present the GPUs as local PCI functions "
-                   "instead (/sys/bus/pci/devices, BAR accesses trapped, /proc/self/pagemap; REMOTE unset), so the "
-                   "driver maps CPU memory into the GPU too")
+    r.add_argument("--am", action="store_true", help="also serve the GPUs as PCI functions for a userspace (AM) "
+                   "driver: tinygrad's, with DEV=PCI+AMD; local ones (/sys/bus/pci/devices in a PCI domain of the "
+                   "run's own, BAR accesses trapped, /proc/self/pagemap), so the driver maps CPU memory into the GPU "
+                   "too")
+    pci = r.add_mutually_exclusive_group()
+    pci.add_argument("--remote-pci", action="store_true", help="with --am: serve them over tinygrad's REMOTE "
+                     "transport instead (sets REMOTE; a driver refuses to map CPU memory into a remote GPU)")
+    pci.add_argument("--local-pci", action="store_true", help="with --am: local PCI functions (the default)")
     r.add_argument("--stats", action="store_true", help="print the clients' GPUs' counters after the program (as "
                                                         "simgpu stats does)")
     r.add_argument("--profile", action="store_true", help="profile every kernel the clients dispatch; print the "

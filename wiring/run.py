@@ -50,15 +50,16 @@ def name_from_process(mock, pid: int) -> None:
 
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
-        sanitize: str | None = None, am: bool = False, local_pci: bool = False, stats: bool = False,
+        sanitize: str | None = None, am: bool = False, local_pci: bool = True, stats: bool = False,
         profile: bool = False, sqtt: bool = False, perfetto: str | None = None, profile_host: str | None = None) -> int:
     """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
-    program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as remote PCI functions
-    (mockgpu.remote_pci) for a userspace driver -- tinygrad's AM backend with REMOTE set and DEV=PCI+AMD -- with the
-    synthetic firmware installed where it looks (wiring/am_client.py) and host-visible memory mapped at the addresses
-    it uses (mockgpu.hostmap); the program's environment needs nothing of simgpu (no PYTHONPATH: `python -I` works).
-    With `local_pci` as well, the GPUs are local PCI functions instead (mockgpu.localpci, REMOTE unset).
+    program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as PCI functions for a
+    userspace driver -- tinygrad's AM backend, DEV=PCI+AMD -- with the synthetic firmware installed where it looks
+    (wiring/am_client.py) and host-visible memory mapped at the addresses it uses (mockgpu.hostmap); the program's
+    environment needs nothing of simgpu (no PYTHONPATH: `python -I` works). With `local_pci` (the default) they are
+    local PCI functions in a PCI domain of the run's own (mockgpu.localpci, mockgpu.pci.claim_domain); without it,
+    remote ones over tinygrad's REMOTE transport (mockgpu.remote_pci, REMOTE set).
     `stats`, `profile` (`sqtt`, `perfetto`): the clients' GPUs' counters and per-kernel profile, printed on stdout
     after the program exits (wiring/run_observe.py; an outer `simgpu stats/profile` asks the same through the
     environment). `profile_host` (or SIMGPU_PROFILE_HOST): the server's own time -- round trips by kind, CPU by
@@ -76,6 +77,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     if checks:
         sanitizers.reporters.append(sanitizers.printer(sys.stderr))
     from mockgpu.native import BuildError, build_preload
+    from mockgpu.pci import DomainError
     from mockgpu.server import Server
     try:
         preload = build_preload()
@@ -102,7 +104,10 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         return rec, mock, finish
 
     try:
-        write_sysfs(tmp / "sysfs", MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs)
+        # The KFD side's sysfs; its PCI files are left out: with --am the interposer serves /sys/bus/pci/devices from
+        # the AM side's GPUs alone (written by _serve_local_pci, in the run's own PCI domain), and otherwise never.
+        kfd_sysfs = MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs
+        write_sysfs(tmp / "sysfs", {k: v for k, v in kfd_sysfs.items() if not k.startswith("/sys/bus/pci/")})
         profile_host = profile_host or settings.get(PROFILE_HOST_ENV) or None
         host = HostProfile(profile_host) if profile_host else None
         server = Server(str(tmp / "server.sock"), make_machine, record=bool(record), profile=host)
@@ -111,7 +116,11 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
         observe.child_env(env)
-        remote = _serve_am(env, tmp, devices, vram, local_pci) if am else None
+        try:
+            remote = _serve_am(env, tmp, devices, vram, local_pci) if am else None
+        except DomainError as e:
+            print(f"simgpu run: {e}", file=sys.stderr)
+            return 2
         try:
             child = subprocess.Popen(cmd, env=env)
         except OSError as e:
@@ -132,6 +141,8 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     finally:
         if am and remote is not None:
             remote.close()
+            if remote.local is not None:
+                remote.local.close()  # after the program: its PCI domain is free for the next run
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -144,7 +155,11 @@ def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None, local
     from simgpu.hw import ucode
     server = RemotePCIServer(MockOS(devices=devices, vram_size=vram), hostmap=str(tmp / "hostmap.sock")).start()
     if local_pci:
-        _serve_local_pci(env, tmp, server)
+        try:
+            _serve_local_pci(env, tmp, server)
+        except BaseException:
+            server.close()
+            raise
     firmware = tmp / "am-firmware"
     firmware.mkdir()
     for name, data in ucode.synthetic_set().items():
@@ -162,15 +177,22 @@ def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None, local
 
 def _serve_local_pci(env: dict, tmp: Path, server) -> None:
     """The GPUs' PCI files in the run's sysfs directory (the interposer rewrites /sys/bus/pci/devices there) and the
-    local-PCI service (mockgpu.localpci) for their BARs, configuration space and pagemap."""
+    local-PCI service (mockgpu.localpci) for their BARs, configuration space and pagemap. The GPUs sit in a PCI
+    domain of the run's own (mockgpu.pci.claim_domain), held until the service closes, so the driver's lock files
+    named by bus address are the run's alone."""
     from mockgpu import pci
     from mockgpu.localpci import LocalPCIService
     socs = server.machine.socs
-    files = dict(pci.sysfs(socs))
-    files.update({path: "" for path in pci.openable(len(socs))})  # opened through the interposer; here for stat
-    files.update({f"{pci.device_dir(i)}/enable": "0\n" for i in range(len(socs))})
-    files["/proc/sys/vm/compact_unevictable_allowed"] = "0\n"  # what the driver checks before it reads pagemap
-    write_sysfs(tmp / "sysfs", files)
-    server.local = LocalPCIService(server, str(tmp / "localpci.sock")).start()
-    env["SIMGPU_LOCALPCI"] = str(tmp / "localpci.sock")
+    claim = pci.claim_domain()
+    try:
+        files = dict(pci.sysfs(socs, claim.number))
+        files.update({path: "" for path in pci.openable(len(socs), claim.number)})  # opened through the interposer
+        files.update({f"{pci.device_dir(i, claim.number)}/enable": "0\n" for i in range(len(socs))})
+        files["/proc/sys/vm/compact_unevictable_allowed"] = "0\n"  # what the driver checks before it reads pagemap
+        write_sysfs(tmp / "sysfs", files)
+        server.local = LocalPCIService(server, str(tmp / "localpci.sock"), claim).start()
+    except BaseException:
+        claim.release()
+        raise
+    env.update(SIMGPU_LOCALPCI=str(tmp / "localpci.sock"), SIMGPU_PCI_DOMAIN=f"{claim.number:04x}")
     env.pop("REMOTE", None)

@@ -1,4 +1,4 @@
-/* The run's GPUs as LOCAL PCI functions for a userspace driver (`simgpu run --am --local-pci`): what a driver such as
+/* The run's GPUs as LOCAL PCI functions for a userspace driver (`simgpu run --am`, the default): what a driver such as
  * tinygrad's PCIDevice does with sysfs and its BARs, served by the run's local-PCI service (mockgpu/localpci.py,
  * socket $SIMGPU_LOCALPCI) without root and without hardware.
  *
@@ -17,10 +17,11 @@
  *                   its queue), writes a loaded value into the destination register and steps over the instruction.
  *                   An instruction that is not one of the decoded forms stops the program with a message naming it.
  *  - /proc/self/pagemap opens as a descriptor whose reads give frame numbers the GPUs' system aperture resolves to
- *    the program's own pages: the pages of a shared anonymous mapping (what tinygrad's host allocations and CPU
- *    buffers are) move, contents kept, into a memfd the service registers as system memory at a physical address
- *    of its own ("simgpu-host:<address>"); pages already moved answer from that name. Other pages read as not
- *    present, with a warning.
+ *    the program's own pages: the touched pages of anonymous memory, shared (what tinygrad's host allocations and CPU
+ *    buffers are) or private (memory the program allocated itself), move, contents kept, into a memfd the service
+ *    registers as system memory at a physical address of its own ("simgpu-host:<address>"); pages already moved
+ *    answer from that name; untouched pages are not present, as the kernel says. A forked child gets private pages
+ *    back as private copies. Other pages read as not present, with a warning (the pagemap section below).
  *  - fstat of those descriptors reports a tiny block size, so Python's buffered reads ask exactly the bytes read.
  *
  * The handler's work is async-signal-safe system calls (socket, sendmsg, recvmsg, mmap, process_vm_readv, open and
@@ -30,6 +31,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -66,6 +68,7 @@ struct reply { int64_t status; uint64_t value, offset, length; };
 
 static struct sockaddr_un service = {.sun_family = AF_UNIX};
 static int active;
+static unsigned domain; /* the run's PCI domain ($SIMGPU_PCI_DOMAIN): its GPUs are <domain>:<03 + i>:00.0 */
 static unsigned char fd_kind[MAX_FDS], fd_gpu[MAX_FDS];
 static __thread int conn = -1;
 static __thread pid_t conn_pid;
@@ -326,14 +329,17 @@ static void on_bus(int sig, siginfo_t *info, void *context) {
 }
 
 /* ---- opening the PCI files and pagemap ------------------------------------------------------------------ */
+/* GPU and file name of /sys/bus/pci/devices/<the run's domain>:<bus>:00.0/<name>, spelt exactly as the run's sysfs
+ * directory lists it (another domain, an upper-case or short spelling is not one of the run's devices). */
 static int parse_pci(const char *path, int *gpu, const char **name) {
     if (strncmp(path, PCI_DEVICES, strlen(PCI_DEVICES)) != 0) return -1;
     const char *bdf = path + strlen(PCI_DEVICES), *slash = strchr(bdf, '/');
-    unsigned domain, bus, dev, fn;
-    char tail;
-    if (!slash || sscanf(bdf, "%4x:%2x:%2x.%1x%c", &domain, &bus, &dev, &fn, &tail) != 5 || tail != '/' ||
-        domain || dev || fn || bus < 3 || strchr(slash + 1, '/'))
-        return -1;
+    if (!slash || slash - bdf != 12 || strchr(slash + 1, '/')) return -1;
+    const char *b = bdf + 5;
+    unsigned bus = (unsigned)hex(&b);
+    char want[16];
+    snprintf(want, sizeof want, "%04x:%02x:00.0", domain, bus & 0xff);
+    if (b != bdf + 7 || bus < 3 || strncmp(bdf, want, 12) != 0) return -1;
     *gpu = (int)bus - 3;
     *name = slash + 1;
     return 0;
@@ -376,8 +382,40 @@ void simgpu_localpci_forget(int fd) {
 }
 
 /* ---- pagemap -------------------------------------------------------------------------------------------- */
+/* A read answers as the kernel does for the pages asked for: a page this process has not touched (the real pagemap
+ * has neither its present nor its swapped bit) is not present (0); a touched page of anonymous memory -- shared (what
+ * tinygrad's host allocations and CPU-device buffers are) or private (a numpy array, the heap: what a CPU buffer over
+ * memory the program allocated itself is) -- is present with a frame number the GPUs resolve: its run of touched pages
+ * moves, contents kept, into a block of system memory the service registers with every GPU (SYSMEM), mapped shared
+ * at the same address. Pages moved before answer from the block's name. Anything else (a file's pages, the stack)
+ * reads as not present, with a warning.
+ *
+ * A private page moved into shared memory would be shared with a forked child instead of copied: the block of a
+ * private run is named "...:private", and a fork handler gives the child a private copy of each such mapping (its
+ * contents at the fork, at the same address), as the kernel gives a child a copy of a page pinned for DMA while the
+ * parent keeps the page the device reaches. */
 #define MAX_RUNS 256
-struct pages { uintptr_t start, end; uint64_t *entries; int nruns; struct mapping runs[MAX_RUNS]; int warned; };
+#define TASK_END ((1ULL << 47) - PAGE) /* the end of user space a pagemap read covers (x86-64, 4-level paging) */
+#define PRIVATE_TAG ":private"
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+struct run { uintptr_t start, end; int prot, private; };
+struct pages { uintptr_t start, end; uint64_t *entries; int nruns; struct run runs[MAX_RUNS]; int warned; };
+
+static void warn_once(struct pages *p, uintptr_t at, const char *why) {
+    if (p->warned) return;
+    char text[256];
+    snprintf(text, sizeof text, "simgpu: /proc/self/pagemap: %#lx %s; the GPU cannot reach it (reported not present)\n",
+             (unsigned long)at, why);
+    say(text);
+    p->warned = 1;
+}
+
+/* Private anonymous memory whose pages may move: an anonymous mapping, the heap, a named anonymous mapping -- not
+ * the stack, which grows into its guard gap and must stay what the kernel made it. */
+static int private_anonymous(const struct mapping *m) {
+    return !m->shared && (m->path[0] == 0 || strcmp(m->path, "[heap]") == 0 || strncmp(m->path, "[anon:", 6) == 0);
+}
 
 static int pages_visit(const struct mapping *m, void *arg) {
     struct pages *p = arg;
@@ -386,58 +424,139 @@ static int pages_visit(const struct mapping *m, void *arg) {
     if (strncmp(m->path, HOST_NAME, strlen(HOST_NAME)) == 0) { /* moved before: its address is in its name */
         const char *s = m->path + strlen(HOST_NAME);
         uint64_t base = hex(&s) + m->offset - m->start;
-        for (uintptr_t a = lo; a < hi; a += PAGE) p->entries[(a - p->start) / PAGE] = 1ULL << 63 | (base + a) / PAGE;
-    } else if (m->shared && (m->prot & PROT_READ) && strncmp(m->path, "/dev/zero", 9) == 0 && p->nruns < MAX_RUNS) {
-        p->runs[p->nruns] = *m;
-        p->runs[p->nruns].start = lo;
-        p->runs[p->nruns++].end = hi;
-    } else if (!p->warned) {
-        char text[256];
-        snprintf(text, sizeof text, "simgpu: /proc/self/pagemap: %#lx is not shared anonymous memory; the GPU cannot "
-                 "reach it (reported not present)\n", (unsigned long)lo);
-        say(text);
-        p->warned = 1;
+        for (uintptr_t a = lo; a < hi; a += PAGE) p->entries[(a - p->start) / PAGE] = PM_PRESENT | (base + a) / PAGE;
+    } else if (!(m->prot & PROT_READ) ||
+               !((m->shared && strncmp(m->path, "/dev/zero", 9) == 0) || private_anonymous(m))) {
+        warn_once(p, lo, "is not anonymous memory the CPU can read");
+    } else if (p->nruns == MAX_RUNS) {
+        warn_once(p, lo, "is past the 256 mappings (MAX_RUNS) one read moves");
+    } else {
+        p->runs[p->nruns++] = (struct run){lo, hi, m->prot, !m->shared};
     }
     return 0;
 }
 
-/* Move [start, end) of a shared anonymous mapping into system memory the GPUs reach; its physical address. */
-static int share(const struct mapping *m, uint64_t *pa) {
-    size_t len = m->end - m->start;
-    struct request q = {SIMGPU_LP_SYSMEM, 0, 0, 0, len, 0};
+/* Move [start, end) of an anonymous mapping into a new block of system memory the GPUs reach, mapped shared at the
+ * same address; the block's physical address. */
+static int share(uintptr_t start, uintptr_t end, int prot, int private, uint64_t *pa) {
+    size_t len = end - start;
+    struct request q = {SIMGPU_LP_SYSMEM, 0, 0, 0, len, (uint64_t)private};
     struct reply r;
     int fd;
     if (call(&q, NULL, 0, &r, NULL, 0, NULL, &fd) != 0 || fd < 0) {
         if (fd >= 0) syscall(SYS_close, fd);
         return -1;
     }
-    int ok = syscall(SYS_pwrite64, fd, m->start, len, 0) == (long)len &&
-             (void *)syscall(SYS_mmap, m->start, len, m->prot, MAP_SHARED | MAP_FIXED, fd, 0) == (void *)m->start;
+    /* The block lives while a mapping of it does (the service frees it once none is left): mapped here, the
+     * descriptor can go. */
+    int ok = syscall(SYS_pwrite64, fd, start, len, 0) == (long)len &&
+             (void *)syscall(SYS_mmap, start, len, prot, MAP_SHARED | MAP_FIXED, fd, 0) == (void *)start;
     syscall(SYS_close, fd);
     *pa = r.value;
     return ok ? 0 : -1;
 }
 
+/* The run's touched pages move (each stretch of them a block). `entries` holds the kernel's own entries of the run on
+ * entry and ours on return: where each touched page went, 0 for the others. */
+static int move_run(const struct run *run, uint64_t *entries) {
+    size_t n = (run->end - run->start) / PAGE;
+    for (size_t i = 0; i < n;) {
+        if (!(entries[i] & (PM_PRESENT | PM_SWAPPED))) {
+            entries[i++] = 0;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && entries[j] & (PM_PRESENT | PM_SWAPPED)) j++;
+        uint64_t pa;
+        if (share(run->start + i * PAGE, run->start + j * PAGE, run->prot, run->private, &pa) != 0) return -1;
+        for (size_t k = i; k < j; k++) entries[k] = PM_PRESENT | (pa / PAGE + (k - i));
+        i = j;
+    }
+    return 0;
+}
+
 static ssize_t pagemap_read(void *out, size_t n, uint64_t pos) {
-    n &= ~(size_t)7;
+    if (pos % 8 || n % 8) return -EINVAL; /* as the kernel: whole entries only */
+    uint64_t first = pos / 8;
+    if (first >= TASK_END / PAGE) return 0;
+    if (n / 8 > TASK_END / PAGE - first) n = (TASK_END / PAGE - first) * 8;
     struct pages *p = calloc(1, sizeof *p);
     if (!p) return -ENOMEM;
-    p->start = pos / 8 * PAGE;
+    p->start = first * PAGE;
     p->end = p->start + n / 8 * PAGE;
     p->entries = out;
     memset(out, 0, n);
     each_mapping(pages_visit, p);
-    for (int i = 0; i < p->nruns; i++) {
-        uint64_t pa;
-        if (share(&p->runs[i], &pa) != 0) {
-            free(p);
-            return -EIO;
-        }
-        for (uintptr_t a = p->runs[i].start; a < p->runs[i].end; a += PAGE)
-            p->entries[(a - p->start) / PAGE] = 1ULL << 63 | (pa + a - p->runs[i].start) / PAGE;
+    int real = p->nruns ? (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t result = (ssize_t)n;
+    for (int i = 0; i < p->nruns && result >= 0; i++) {
+        uint64_t *entries = p->entries + (p->runs[i].start - p->start) / PAGE;
+        size_t bytes = (p->runs[i].end - p->runs[i].start) / PAGE * 8;
+        /* the kernel's present and swapped bits: which pages this process has touched */
+        if (real < 0 || syscall(SYS_pread64, real, entries, bytes, p->runs[i].start / PAGE * 8) != (long)bytes ||
+            move_run(&p->runs[i], entries) != 0)
+            result = -EIO;
     }
+    if (real >= 0) syscall(SYS_close, real);
     free(p);
-    return (ssize_t)n;
+    return result;
+}
+
+/* ---- fork: private pages stay private --------------------------------------------------------------------- */
+#define FOUND 64
+struct found { uintptr_t start[FOUND], end[FOUND]; int prot[FOUND], n; };
+
+static int private_block(const struct mapping *m, void *arg) {
+    struct found *f = arg;
+    if (strncmp(m->path, HOST_NAME, strlen(HOST_NAME)) != 0) return 0;
+    const char *s = m->path + strlen(HOST_NAME);
+    hex(&s);
+    if (strncmp(s, PRIVATE_TAG, strlen(PRIVATE_TAG)) != 0) return 0;
+    f->start[f->n] = m->start;
+    f->end[f->n] = m->end;
+    f->prot[f->n] = m->prot;
+    return ++f->n == FOUND;
+}
+
+static int failed(long r) { return (unsigned long)r > -4096UL; }
+
+/* Replace the shared mapping [start, end) with a private anonymous copy of its bytes, at the same address. */
+static int privatize(uintptr_t start, uintptr_t end, int prot) {
+    size_t len = end - start;
+    long copy = syscall(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (failed(copy)) return -1;
+    if (!(prot & PROT_READ) && syscall(SYS_mprotect, start, len, prot | PROT_READ) != 0) {
+        syscall(SYS_munmap, copy, len);
+        return -1;
+    }
+    memcpy((void *)copy, (void *)start, len);
+    if (syscall(SYS_mprotect, copy, len, prot) != 0 ||
+        syscall(SYS_mremap, copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, start) != (long)start) {
+        syscall(SYS_munmap, copy, len);
+        return -1;
+    }
+    return 0;
+}
+
+/* In a forked child (pthread_atfork): every block that holds a private run becomes private again. Async-signal-safe
+ * work only (system calls, memcpy): the child of a threaded program may run nothing else. */
+static void private_after_fork(void) {
+    for (;;) {
+        struct found f = {.n = 0};
+        each_mapping(private_block, &f);
+        int done = 0;
+        for (int i = 0; i < f.n; i++) {
+            if (privatize(f.start[i], f.end[i], f.prot[i]) == 0) {
+                done++;
+                continue;
+            }
+            char text[192];
+            snprintf(text, sizeof text, "simgpu: fork: [%#lx, %#lx) stays shared with the parent (cannot copy it)\n",
+                     (unsigned long)f.start[i], (unsigned long)f.end[i]);
+            say(text);
+        }
+        if (!done) return; /* none left, or only ones that cannot be copied */
+    }
 }
 
 /* ---- config space --------------------------------------------------------------------------------------- */
@@ -534,8 +653,14 @@ EXPORT int fstat64(int fd, struct stat64 *st) {
 }
 
 __attribute__((constructor)) static void localpci_init(void) {
-    const char *path = getenv("SIMGPU_LOCALPCI");
+    const char *path = getenv("SIMGPU_LOCALPCI"), *dom = getenv("SIMGPU_PCI_DOMAIN"), *end = dom;
     if (!path || strlen(path) >= sizeof service.sun_path) return;
+    if (dom) domain = (unsigned)hex(&end);
+    if (!dom || end == dom || *end || end - dom > 4) {
+        say("simgpu: SIMGPU_PCI_DOMAIN is not a PCI domain (1 to 4 hex digits); the local PCI devices are off\n");
+        return;
+    }
     strcpy(service.sun_path, path);
     if (simgpu_take_signal(SIGBUS, on_bus) == 0) active = 1;
+    if (active) pthread_atfork(NULL, NULL, private_after_fork);
 }

@@ -1,4 +1,4 @@
-"""Run by tests/wiring/test_run_tinygrad_am_local.py under `simgpu run --am --local-pci`: maps the first GPU's BAR5
+"""Run by tests/wiring/test_run_tinygrad_am_local.py under `simgpu run --am`: maps the first GPU's BAR5
 (registers) through libc's mmap, as a userspace driver does, reads a dword of the MMIO remap page (the HDP flush page,
 simgpu.hw.soc21.nbio) with a plain 4-byte load (emulated by the trap), then copies 64 bytes there with memmove --
 vector moves the trap does not emulate, which must stop the program with a message, never return made-up bytes."""

@@ -14,7 +14,8 @@ def report(check: str, **fields) -> None:
 
 def main() -> None:
     dev = Device["AMD"]
-    report("device", arch=dev.arch, iface=type(dev.iface).__name__, ip=str(dev.iface.dev_impl.ip_ver))
+    report("device", arch=dev.arch, iface=type(dev.iface).__name__, ip=str(dev.iface.dev_impl.ip_ver),
+           pci_dev=type(dev.iface.pci_dev).__name__)
     report("add", value=Tensor([1, 2, 3]).add(1).tolist())
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((64, 64), dtype=np.float32), rng.standard_normal((64, 64), dtype=np.float32)
