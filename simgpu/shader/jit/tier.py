@@ -1219,10 +1219,12 @@ def _tails(blocks) -> dict:
 def _object_code_in_worker(job: _Job) -> tuple[bytes, bool, float]:
     """(object file, from the disk cache, the worker process's CPU seconds for it): LLVM in jit.worker's
     process, which drop_queued_compiles may end (CompileDropped)."""
-    seconds = []
+    seconds, drops = [], _DROPS
 
     def make(ir: str) -> bytes:
         obj, s = worker.compile_object(ir)
+        if drops != _DROPS:  # dropped while LLVM ran: no disk cache write (a test's cache directory may be the next
+            raise worker.CompileDropped("dropped during code generation")  # test's by now)
         seconds.append(s)
         return obj
     obj, from_disk = jc.object_code(job.ir, job.key, make)
