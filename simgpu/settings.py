@@ -106,7 +106,8 @@ _DECLARED: tuple[Setting, ...] = (
             "the JIT tier: off, compile every kernel at its first dispatch, or compile kernels that get hot"),
     Setting("SIMGPU_JIT_HOT", _number, 20.0, "milliseconds", "interpreter time after which a kernel is hot"),
     Setting("SIMGPU_JIT_BACKGROUND", _background, "auto", "auto, now, after",
-            "compile a hot kernel beside its launch (now), after it (after), or beside it when that pays (auto)"),
+            "compile a hot kernel beside its launch (now), after a launch of it from its second on (after), or beside "
+            "it when that pays, else as after (auto)"),
     Setting("SIMGPU_JIT_CPU", _text, "", "LLVM CPU[:features]",
             "the CPU the JIT compiles for (unset: the host's), e.g. haswell for an AVX2-only profile"),
     Setting("SIMGPU_JIT_CACHE", _optional_path, "", "directory or off",

@@ -221,7 +221,8 @@ class KernelState:
     compiled: CompiledRegion | None = None
     failed: str | None = None
     idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)
-    deferred: bool = False  # hot on a busy machine: compiled once the dispatch that found it hot ends
+    deferred: bool = False  # hot, not compiled beside its launch: compiled after a dispatch of it ends (see `end`)
+    dispatches: int = 0
     rollbacks: int = 0
     nofuse: bool = False  # a fused batch of it failed the order check: its batches run in rounds
 
@@ -371,6 +372,7 @@ class JitRun:
         d = ex.d
         self.key = (d.vmid, d.code_address)
         self.state = tier.kernel(self.key)
+        self.state.dispatches += 1
         self.started = self.dispatch_started = time.process_time()
         self._batch_starts: list[float] = []  # process time at each batch's start (the payoff estimate)
         self.policy = background_policy()
@@ -532,11 +534,16 @@ class JitRun:
         return saved >= PAYOFF * taken and core_free()  # (the load average last: it is a file read)
 
     def end(self) -> None:
-        """The dispatch ended (or faulted): a kernel that got hot on a busy machine is compiled now, in
-        the background, for its next launches."""
+        """The dispatch ended (or faulted): a hot kernel not compiled beside its launch is compiled now, in the
+        background, for its next launches -- once it has been launched more than once. A compile after the
+        launch pays only if the kernel runs again, and a test suite launches most kernels once: each such
+        compile took CPU (its translation also the GIL) from the launches that followed, for nothing. A kernel
+        run in a loop waits one more launch."""
         st = self.state
         if st.compiled is None:  # the interpreter's time since the last check (a dispatch of a few steps, of
             self._hot_check()  # one batch, has had no check after its start: it would never get hot)
+        if st.dispatches < 2:
+            return
         if st.deferred and st.future is None and st.compiled is None and st.failed is None:
             st.deferred = False
             self._compile(sync=False, source=self._walked)
