@@ -1,9 +1,9 @@
-"""Generate the gfx1100 golden (bytes, text) pairs from llvm-mc.
+"""Generate the golden (bytes, text) pairs of an architecture (gfx1100 unless --arch) from llvm-mc.
 
 Sweeps every opcode of every encoding: random field values (biased towards valid operands) are packed
 with simgpu's bit layouts, disassembled by llvm-mc, and kept only where llvm-mc re-assembles its own
 text to the same bytes (LLVM's disassembly is not always canonical). Output:
-tests/data/isa/gfx1100_golden.tsv.gz, one "hexbytes<TAB>text" line per pair, sorted.
+tests/data/isa/<arch>_golden.tsv.gz, one "hexbytes<TAB>text" line per pair, sorted.
 
 With --true16 the sweep runs llvm-mc with -mattr=+real-true16 (LLVM's True16 mode: 16-bit VGPR halves
 written vN.l/vN.h, and encodings only that mode decodes, such as v_mov_b16_e64 and the e32 forms'
@@ -13,7 +13,7 @@ and its assembler then drops the op_sel bit; for those the pair's text is llvm-m
 assembly that does round-trip (`.h` on the selected operand, as LLVM 20 disassembles), unless LLVM
 notes an operand as invalid.
 
-    python -m tools.gen_isa_golden [--per-op N] [--seed S] [--true16]
+    python -m tools.gen_isa_golden [--per-op N] [--seed S] [--true16] [--arch gfx1201]
 """
 
 from __future__ import annotations
@@ -25,11 +25,19 @@ import random
 import sys
 from collections import defaultdict
 
-from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
-from tools import oracle
+from simgpu.isa.arch import DEFAULT, get_arch
+from simgpu.isa.encodings import DPP8, DPP16, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from tools import isatab, oracle
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", "gfx1100_golden.tsv.gz")
-OUT16 = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", "gfx1100_true16_golden.tsv.gz")
+DATA = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa")
+
+
+def out_path(arch: str = DEFAULT, true16: bool = False) -> str:
+    """Where the golden pairs of an architecture (in LLVM's True16 mode) are stored."""
+    return os.path.join(DATA, f"{arch}{'_true16' if true16 else ''}_golden.tsv.gz")
+
+
+OUT, OUT16 = out_path(), out_path(true16=True)
 VALU_ENCODINGS = ("VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P", "VINTERP")
 
 SPECIAL_SRC = [106, 107, 124, 125, 126, 127, 253, 251, 252, 235, 236, 237, 238, 239]
@@ -85,8 +93,8 @@ def maybe_zero(r: random.Random, width: int, p_zero: float = 0.6) -> int:
 
 
 def sample_fields(enc: str, r: random.Random) -> dict[str, int]:
-    """Random field values for one instruction of encoding `enc` (op excluded)."""
-    e = ENCODINGS[enc]
+    """Random field values for one instruction of encoding `enc` of the architecture being probed (op excluded)."""
+    e = isatab.layouts()[enc]
     v: dict[str, int] = {}
     for f in e.fields:
         n = f.name
@@ -100,8 +108,15 @@ def sample_fields(enc: str, r: random.Random) -> dict[str, int]:
             v[n] = sdst7(r)
         elif n in ("clamp", "omod", "neg", "abs", "op_sel", "neg_hi", "op_sel_hi2", "op_sel_hi", "glc", "slc",
                    "dlc", "tfe", "lwe", "gds", "sve", "r128", "a16", "d16", "unorm", "row", "done", "waitexp",
-                   "waitvdst", "nsa"):
+                   "waitvdst", "nsa", "th", "scope", "waitvsrc"):
             v[n] = maybe_zero(r, f.width)
+        elif n in ("rsrc", "samp"):  # gfx12: an SGPR (range) code, 4-aligned
+            v[n] = r.choice([r.randrange(0, 104, 4), r.randrange(108, 124, 4), r.randrange(1 << f.width)])
+        elif n.startswith("vaddr") and n != "vaddr":  # gfx12 image addresses: the last is often unused
+            last = n == ("vaddr4" if enc == "VIMAGE" else "vaddr3")
+            v[n] = r.randrange(256) if r.random() < (0.3 if last else 0.8) else 0
+        elif n == "offset" and f.width == 24:
+            v[n] = r.choice([0, r.randrange(1 << 8), r.randrange(1 << 12), r.randrange(1 << 24)])
         elif n in ("soffset",) and enc == "SMEM":
             v[n] = r.choice([124, r.randrange(106), 106, 125])
         elif n == "soffset":
@@ -127,7 +142,7 @@ def sample_fields(enc: str, r: random.Random) -> dict[str, int]:
 
 def op_keys(enc: str) -> list[dict[str, int]]:
     """Every opcode value of an encoding (FLAT's segment counts as part of its opcode)."""
-    e = ENCODINGS[enc]
+    e = isatab.layouts()[enc]
     if enc == "VOPD":
         return [{"opx": x, "opy": y} for x in range(16) for y in range(32)]
     if enc == "EXP":
@@ -140,7 +155,7 @@ def op_keys(enc: str) -> list[dict[str, int]]:
 
 def build(enc: str, key: dict[str, int], r: random.Random) -> bytes:
     """One random instruction of `enc` with opcode fields `key`, with extension dwords as needed."""
-    e = ENCODINGS[enc]
+    e = isatab.layouts()[enc]
     vals = sample_fields(enc, r)
     if r.random() < 0.5:  # sparse: many encodings require unused fields to be zero
         vals = {k: (0 if r.random() < 0.5 else v) for k, v in vals.items()}
@@ -171,6 +186,15 @@ def build(enc: str, key: dict[str, int], r: random.Random) -> bytes:
 
 ENCODING_ORDER = ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P",
                   "VINTERP", "LDSDIR", "DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP"]
+# Per encoding family; gfx12 replaces FLAT/MUBUF/MTBUF/MIMG.
+ORDERS = {"gfx11": ENCODING_ORDER,
+          "gfx12": ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P",
+                    "VINTERP", "LDSDIR", "DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "EXP"]}
+
+
+def encoding_order() -> list[str]:
+    """The encodings of the architecture being probed, in sweep order."""
+    return ORDERS[get_arch(isatab.arch_name()).family]
 
 
 def discover(r: random.Random, tries: int, encodings: list[str]) -> dict[str, list[dict[str, int]]]:
@@ -179,7 +203,8 @@ def discover(r: random.Random, tries: int, encodings: list[str]) -> dict[str, li
     for enc in encodings:
         keys = op_keys(enc)
         words, owners = [], []
-        heavy = enc in ("VOP3", "VOP3P", "VINTERP", "DS", "FLAT", "MIMG", "MUBUF", "SMEM")
+        heavy = enc in ("VOP3", "VOP3P", "VINTERP", "DS", "FLAT", "MIMG", "MUBUF", "SMEM", "VBUFFER", "VFLAT",
+                        "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE")
         for i, k in enumerate(keys):
             for _ in range(tries * (4 if heavy else 1)):
                 words.append(build(enc, k, r))
@@ -201,6 +226,7 @@ def roundtrip_true16(words: list[bytes]) -> list[str | None]:
     on the halves op_sel selects) is offered to llvm-mc; the pair's text is llvm-mc's own print of it, kept
     when it assembles to the same bytes."""
     from simgpu.isa import DecodeError, decode
+    arch = isatab.arch_name()
     texts = oracle.roundtrip(words)
     decodes = oracle.disassemble(words)
     retry = []
@@ -208,7 +234,7 @@ def roundtrip_true16(words: list[bytes]) -> list[str | None]:
         if t is not None or decodes[i] is None:
             continue
         try:
-            inst = decode(w, true16=True)
+            inst = decode(w, true16=True, arch=arch)
         except DecodeError:
             continue
         if inst.fields.get("op_sel") and ".h" in inst.text():
@@ -224,7 +250,7 @@ def roundtrip_true16(words: list[bytes]) -> list[str | None]:
 def generate(per_op: int, seed: int, true16: bool = False) -> dict[bytes, str]:
     """Golden pairs: about `per_op` round-tripping instances of every decodable opcode key."""
     r = random.Random(seed)
-    encodings = list(VALU_ENCODINGS) if true16 else ENCODING_ORDER
+    encodings = list(VALU_ENCODINGS) if true16 else encoding_order()
     valid = discover(r, 24, encodings)
     pairs: dict[bytes, str] = {}
     for enc in encodings:
@@ -247,16 +273,19 @@ def generate(per_op: int, seed: int, true16: bool = False) -> dict[bytes, str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--per-op", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=1100)
+    ap.add_argument("--seed", type=int, default=None, help="default: the architecture's number (1100, 1201)")
     ap.add_argument("--true16", action="store_true", help="LLVM's True16 mode (-mattr=+real-true16)")
     ap.add_argument("-o", "--output", default=None)
+    isatab.arch_argument(ap)
     args = ap.parse_args()
-    args.output = args.output or (OUT16 if args.true16 else OUT)
-    if args.true16:
-        with oracle.features("+real-true16"):
-            pairs = generate(args.per_op, args.seed, true16=True)
-    else:
-        pairs = generate(args.per_op, args.seed)
+    args.output = args.output or out_path(args.arch, args.true16)
+    args.seed = int(args.arch[3:]) if args.seed is None else args.seed
+    with isatab.target(args.arch):
+        if args.true16:
+            with oracle.features("+real-true16"):
+                pairs = generate(args.per_op, args.seed, true16=True)
+        else:
+            pairs = generate(args.per_op, args.seed)
     os.makedirs(os.path.dirname(args.output), exist_ok=True)
     lines = sorted(f"{w.hex()}\t{t}\n" for w, t in pairs.items())
     with gzip.GzipFile(args.output, "wb", mtime=0) as f:

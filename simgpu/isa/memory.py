@@ -117,7 +117,7 @@ def _literal_text(value: int | None) -> str | None:
 
 
 def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int], extra: bytes,
-                  literal: int | None = None) -> str:
+                  literal: int | None = None, arch: str = DEFAULT) -> str:
     if ":" not in spec:
         return spec
     name = spec.split(":")[0]
@@ -129,7 +129,7 @@ def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int]
     elif name in SCALAR_FIELDS:
         text = _scalar_text(f[name] * SCALED.get(name, 1), n)
     elif name == "vaddr" and enc in IMAGES12:
-        return _image_address_text(enc, f, n)
+        return _image_address_text(enc, f, n, arch)
     elif name == "vaddr" and enc == "MIMG" and f["nsa"]:
         return _nsa_text(f, n, extra)
     else:
@@ -147,8 +147,13 @@ def _nsa_text(f: dict[str, int], count: int, extra: bytes) -> str:
     return "[" + ", ".join(reg_range("v", r, n) for r, n in zip(regs, parts, strict=True)) + "]"
 
 
-def _image_address_text(enc: str, f: dict[str, int], count: int) -> str:
-    """gfx12's image addresses: one VGPR (range) per address field, a list when there are two or more."""
+def _image_address_text(enc: str, f: dict[str, int], count: int, arch: str) -> str:
+    """gfx12's image addresses: one VGPR (range) per address field, a list when there are two or more. As llvm
+    does, a VIMAGE word whose address fields but the first are all zero prints that first VGPR alone (which
+    llvm's assembler then rejects: such a word is no canonical encoding); the table's "single_address" lists
+    the encodings that do this."""
+    if enc in tables(arch).get("single_address", ()) and all(not f[n] for n in image_address_fields(enc)[1:]):
+        count = 1
     parts = image_address_split(enc, count)
     regs = [f[name] for name in image_address_fields(enc)[:len(parts)]]
     if any(r + n > 256 for r, n in zip(regs, parts, strict=True)):
@@ -166,7 +171,7 @@ def _operands(inst: Inst) -> list[str]:
     if tmpl is None:
         raise _Bad("operand combination llvm does not decode")
     counts = _counts(enc, entry, f, inst.arch)
-    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal) for s in tmpl]
+    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal, inst.arch) for s in tmpl]
 
 
 def _exp_operands(f: dict[str, int], arch: str) -> list[str]:

@@ -295,6 +295,7 @@ def _mod_state(inst: Inst, e: dict) -> dict:
     pre: dict[str, set[str]] = {}
     arrays: dict[str, list[int]] = {}
     flags: list[str] = []
+    valued: dict[str, int] = {}  # gfx12's byte_sel:N, index_key:N: each bit adds its share
     dpp16_e32 = inst.dpp is not None and inst.dpp["kind"] == 16 and inst.encoding in ("VOP1", "VOP2", "VOPC")
     effects = e.get("dppmods", {}) if inst.dpp is not None else e.get("mods", {})
     src = inst.dpp if dpp16_e32 else inst.fields
@@ -307,15 +308,17 @@ def _mod_state(inst: Inst, e: dict) -> dict:
             continue
         elif eff[0] == "pre":
             pre.setdefault(eff[2], set()).add(eff[1])
+        elif eff[0] == "val":
+            valued[eff[1]] = valued.get(eff[1], 0) + eff[2]
         elif eff[1].startswith("mul:"):
             flags.append(OMOD[src["omod"]])
         else:
             flags.append(eff[1])
-    return {"pre": pre, "arrays": arrays, "flags": flags}
+    return {"pre": pre, "arrays": arrays, "flags": flags, "valued": valued}
 
 
 def _trailing(inst: Inst, e: dict, mods: dict) -> str:
-    out = []
+    out = [f"{name}:{v}" for name, v in mods["valued"].items()]
     for name in ARRAY_ORDER:
         arr = mods["arrays"].get(name)
         default = 1 if name == "op_sel_hi" and e.get("hidef") else 0

@@ -17,7 +17,7 @@ from .operands import parse_register, parse_src
 from .valu import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
-                       r"bound_ctrl:|bank_mask:|row_mask:)")
+                       r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:)")
 _DPP16_WORDS = ("quad_perm:", "row_")
 
 
@@ -277,10 +277,24 @@ def _trailing(inst: Inst, tok: str, effects: dict, dpp16_e32: bool) -> None:
         inst.fields["omod"] = {v: k for k, v in OMOD.items()}[tok]
     elif name == "wait_exp" and inst.encoding == "VINTERP":
         inst.fields["waitexp"] = _int(val, tok, 7)
+    elif any(eff[:2] == ["val", name] for eff in effects.values()):
+        _valued(inst, name, _int(val, tok, 255), effects, tok)
     elif inst.dpp is not None:
         _dpp(inst, name, val, tok)
     else:
         raise _Bad("unexpected modifier", tok)
+
+
+def _valued(inst: Inst, name: str, value: int, effects: dict, tok: str) -> None:
+    """Set the bits whose shares of a valued modifier (byte_sel:N) add up to `value`."""
+    left = value
+    for key, eff in effects.items():
+        if eff[:2] == ["val", name] and left & eff[2]:
+            field, _, bit = key.partition(":")
+            inst.fields[field] = inst.fields.get(field, 0) | int(bit)
+            left &= ~eff[2]
+    if left:
+        raise _Bad(f"{name} value out of range", tok)
 
 
 def _array(inst: Inst, name: str, val: str, effects: dict, tok: str) -> None:
