@@ -62,7 +62,8 @@ def _classify_token(tok: str, vals: dict[str, int]) -> tuple[str, int] | None:
 
 
 # Immediates printed as named fields: which printer applies is told by the probes' text, keyed by name.
-_SPECIAL_IMM = {"s_waitcnt": "waitcnt", "s_waitcnt_depctr": "depctr", "s_wait_alu": "depctr", "s_delay_alu": "delay_alu",
+_SPECIAL_IMM = {"s_waitcnt": "waitcnt", "s_waitcnt_depctr": "depctr", "s_wait_alu": "depctr",
+                "s_delay_alu": "delay_alu",
                 "s_sendmsg": "sendmsg", "s_sendmsghalt": "sendmsg", "s_setreg_b32": "hwreg",
                 "s_setreg_imm32_b32": "hwreg", "s_getreg_b32": "hwreg", "s_version": "version"}
 
@@ -232,7 +233,8 @@ def learn_smem_cpol(table: dict[str, dict], names: dict) -> None:
         return
     th_n, scope_n = 1 << e.field("th").width, 1 << e.field("scope").width
     ops = [op for op, entry in table.items() if entry["has_addr"] and not entry.get("pf")]
-    words = [e.pack({"op": int(op), "sdata": 12, "sbase": 8, "soffset": 124, "th": th, "scope": sc}).to_bytes(8, "little")
+    base = {"sdata": 12, "sbase": 8, "soffset": 124}
+    words = [e.pack(base | {"op": int(op), "th": th, "scope": sc}).to_bytes(8, "little")
              for op in ops for th in range(th_n) for sc in range(scope_n)]
     texts = iter(oracle.disassemble(words))
     cp = names.setdefault("cpol", {"th": [], "scope": [""] * scope_n})
@@ -248,7 +250,7 @@ def learn_smem_cpol(table: dict[str, dict], names: dict) -> None:
         if row not in cp["th"]:
             cp["th"].append(row)
         table[op]["th"] = cp["th"].index(row)
-    zero = oracle.disassemble([e.pack({"op": int(ops[0]), "sdata": 12, "sbase": 8, "soffset": 124}).to_bytes(8, "little")])
+    zero = oracle.disassemble([e.pack(base | {"op": int(ops[0])}).to_bytes(8, "little")])
     if zero[0] and zero[0].endswith("0x0"):
         table["smem_off"] = True
 

@@ -75,10 +75,11 @@ def _kname(enc: str, f: dict[str, int]) -> str:
 
 # ---------------------------------------------------------------------------------------------- widths
 
-def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT) -> dict[str, int]:
-    """Register count of each operand field; image data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
+def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT, mode: str | None = None) -> dict[str, int]:
+    """Register count of each operand field (of the template of `mode`, default the fields' mode); image
+    data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
     counts = {}
-    for spec in entry["t"].get(mode_of(enc, f), []):
+    for spec in entry["t"].get(mode_of(enc, f) if mode is None else mode, []):
         if ":" in spec:
             name, n = spec.split(":")
             counts[name] = int(n) if n != "*" else 1

@@ -142,7 +142,7 @@ def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf
     if len(ops) != len(tmpl):
         raise _NoMatch(f"expected {len(tmpl)} operands")
     try:
-        counts = _counts(enc, entry, f, arch)
+        counts = _counts(enc, entry, f, arch, mk)
     except Exception:  # noqa: BLE001 - _Bad: no such width combination
         raise _NoMatch("invalid dmask/d16/tfe/dim combination") from None
     extra = b""
