@@ -7,13 +7,17 @@ run (skipped only without Debian llvm-19). Coverage: python -m tools.isa_report 
 """
 
 import random
+import re
+import subprocess
 
 import pytest
 
 from simgpu.isa import AsmError, DecodeError, assemble, decode, disassemble
 from simgpu.isa.arch import ARCHES, apply_delta, get_arch, make_delta
+from tests import DATA
 from tests.support.isa_golden import check_pair, golden_pairs, pairs_by_encoding
 from tests.support.llvm import llvm_tool_or_skip
+from wiring.cli import main as cli
 
 ARCH = "gfx1201"
 ENCODINGS = ["SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VOPD",
@@ -147,3 +151,27 @@ def test_random_gfx12_bytes_only_raise_decode_error():
                 decode(bytes(data), arch=ARCH).text()
             except DecodeError:
                 pass
+
+
+# clang-19 output for gfx1201 (tests/data/isa/gfx1201_kernels.cl says how it was compiled): global, LDS, atomics,
+# f64/f16/i64 arithmetic, WMMA, the split waitcnts.
+KERNELS = DATA / "isa" / "gfx1201_kernels.o"
+
+
+def _listing(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("\t") or re.match(r"[0-9a-f]{16} <", line)]
+
+
+def test_disasm_decodes_a_clang_gfx1201_object(capsys):
+    """`simgpu disasm` decodes a gfx1201 code object as gfx1201 (its e_flags processor): every word."""
+    assert cli(["disasm", str(KERNELS)]) == 0
+    out = capsys.readouterr().out
+    assert "undecodable" not in out and "v_wmma_f32_16x16x16_f16" in out and "s_wait_loadcnt" in out
+
+
+def test_disasm_matches_llvm_objdump_for_gfx1201(capsys):
+    objdump = llvm_tool_or_skip("llvm-objdump")
+    assert cli(["disasm", str(KERNELS)]) == 0
+    ours = _listing(capsys.readouterr().out)
+    theirs = subprocess.run([objdump, "-d", f"--mcpu={ARCH}", str(KERNELS)], capture_output=True, text=True).stdout
+    assert ours == _listing(theirs) and len(ours) > 500
