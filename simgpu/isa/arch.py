@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from .encodings import ENCODING_SETS, Encoding, identify
@@ -30,11 +30,10 @@ class Arch:
     name: str  # llvm-mc's -mcpu
     family: str  # "gfx11", "gfx12": the encoding set (encodings.ENCODING_SETS)
     delta: str | None  # subdirectory of data/ with this architecture's table deltas; None: the base tables
+    encodings: dict[str, Encoding] = field(init=False, repr=False, compare=False)  # encoding name -> layout
 
-    @property
-    def encodings(self) -> dict[str, Encoding]:
-        """Encoding name -> bit layout."""
-        return ENCODING_SETS[self.family][0]
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "encodings", ENCODING_SETS[self.family][0])
 
     def identify(self, dword0: int) -> str | None:
         """Name of the encoding a first dword belongs to, or None when none of this architecture's matches."""
@@ -53,12 +52,12 @@ ARCHES: dict[str, Arch] = {a.name: a for a in (
 
 def get_arch(arch: str | Arch | None = None) -> Arch:
     """The Arch of a name (None: the default, gfx1100)."""
+    a = ARCHES.get(arch or DEFAULT)  # the common case first: a name (on the decoder's path)
+    if a is not None:
+        return a
     if isinstance(arch, Arch):
         return arch
-    try:
-        return ARCHES[arch or DEFAULT]
-    except KeyError:
-        raise ValueError(f"unknown architecture {arch!r}; the codec knows {', '.join(ARCHES)}") from None
+    raise ValueError(f"unknown architecture {arch!r}; the codec knows {', '.join(ARCHES)}")
 
 
 def apply_delta(base: dict, delta: dict) -> dict:

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from .arch import DEFAULT, Arch, get_arch
+from .encodings import identify
 from .errors import AsmError, DecodeError
 from .inst import Inst, families, family_of
 
@@ -26,7 +27,7 @@ def decode(data: bytes, offset: int = 0, true16: bool | None = False, arch: str 
         raise DecodeError("truncated instruction: fewer than 4 bytes", offset)
     word = int.from_bytes(data[offset:offset + 4], "little")
     a = get_arch(arch)
-    enc = a.identify(word)
+    enc = identify(word, a.family)
     if enc is None:
         raise DecodeError(f"no {a.family} encoding has these high bits", offset, word)
     fam = family_of(enc)
