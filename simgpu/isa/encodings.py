@@ -1,5 +1,6 @@
-"""Bit layouts of the gfx11 (RDNA3) and gfx12 (RDNA4) instruction encodings, from the RDNA3 and RDNA4 ISA
-references (the gfx12 ones checked bit by bit against llvm-mc -mcpu=gfx1201: tools/isatab.py's `bits`).
+"""Bit layouts of the gfx11 (RDNA3) and gfx12 (RDNA4) instruction encodings: gfx11's from the RDNA3 ISA reference,
+gfx12's found bit by bit with llvm-mc -mcpu=gfx1201 (`python -m tools.isatab bits --arch gfx1201 LINE` flips
+each bit of an encoding and shows what llvm-mc makes of it), named as the RDNA3 fields they correspond to.
 
 An encoding is a list of fields over its base words (32, 64 or 96 bits, little-endian); which encoding a
 word belongs to is decided by its fixed high bits (`identify`). Extension dwords (32-bit literal,
