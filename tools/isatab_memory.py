@@ -1,4 +1,5 @@
-"""Generate simgpu/isa/data/memory.json, the tables of the gfx11 memory codec, by probing llvm-mc.
+"""Generate simgpu/isa/data/memory.json, the tables of the memory codec (with --arch, another architecture's
+delta of it), by probing llvm-mc.
 
 For every opcode of DS, FLAT (three segments), MUBUF, MTBUF, MIMG, LDSDIR and for EXP, designed probe
 encodings are disassembled by llvm-mc. Operand fields get distinctive register numbers so that each printed
@@ -6,23 +7,25 @@ operand can be traced back to its field and its register count read off (v[20:23
 "mode" (the field values that change the operand list: glc/saddr/sve for FLAT, tfe/offen/idxen for
 buffers, gds for DS) the tables record the operand template; the modifiers an opcode accepts and their
 printed order; MIMG data/address widths for every dmask/d16/tfe/lwe and dim/a16; the names of the MTBUF
-formats, MIMG dims and EXP targets.
+formats, MIMG dims and EXP targets. For gfx12 the same is done over DS, VBUFFER, VFLAT/VSCRATCH/VGLOBAL, VIMAGE,
+VSAMPLE and LDSDIR, plus the cache-policy spellings of each opcode (names["cpol"], an entry's "th"), which
+encodings print their offset signed ("signed_offset"), which print a lone address VGPR when the other address
+fields are zero ("single_address") and the export mnemonic (names["exp"]).
 
-    python -m tools.isatab_memory
+    python -m tools.isatab_memory [--arch gfx1201]
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import re
 import sys
 
+from simgpu.isa.arch import get_arch
 from simgpu.isa.codec import split_operands
-from simgpu.isa.encodings import ENCODINGS
-from simgpu.isa.memory_fmt import FLAGS, SCALED, is_modifier, mode_of, swizzle_text
+from simgpu.isa.memory_fmt import FLAGS, FLATS12, IMAGES12, SCALAR_FIELDS, SCALED, is_modifier, mode_of, swizzle_text
 from tools import isatab, oracle
-
-OUT = isatab.table_path("memory")
 
 # Distinctive values of the operand fields: vector ranges far apart, scalar fields distinct after scaling.
 PROBE = {
@@ -32,9 +35,17 @@ PROBE = {
     "MTBUF": {"vaddr": 10, "vdata": 40, "srsrc": 3, "soffset": 5},
     "MIMG": {"vaddr": 10, "vdata": 100, "srsrc": 3, "ssamp": 20},
     "LDSDIR": {"vdst": 100, "attr": 3, "attr_chan": 2},
+    "VBUFFER": {"vaddr": 10, "vdata": 40, "rsrc": 12, "soffset": 5},
+    "VFLAT": {"addr": 10, "data": 40, "vdst": 100},
+    "VSCRATCH": {"addr": 10, "data": 40, "vdst": 100},
+    "VGLOBAL": {"addr": 10, "data": 40, "vdst": 100},
+    "VIMAGE": {"vaddr0": 10, "vdata": 100, "rsrc": 12},
+    "VSAMPLE": {"vaddr0": 10, "vdata": 100, "rsrc": 12, "samp": 20},
 }
-# Nonzero values of valued modifiers, distinct so a printed number identifies its field.
-MOD_PROBE = {"offset": 0x123, "offset0": 3, "offset1": 5, "dmask": 1, "waitvdst": 4, "format": 2}
+# Nonzero values of valued modifiers, distinct so a printed number identifies its field. th 2 keeps an atomic's
+# TH_ATOMIC_RETURN bit (the mode) as the probe has it.
+MOD_PROBE = {"offset": 0x123, "offset0": 3, "offset1": 5, "dmask": 1, "waitvdst": 4, "format": 2, "waitvsrc": 1,
+             "th": 2, "scope": 1}
 # Fields whose values select an operand template ("mode"), and their probe values per mode bit.
 MODES = {
     "DS": [("gds", (0, 1))],
@@ -43,7 +54,16 @@ MODES = {
     "MTBUF": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1))],
     "MIMG": [],
     "LDSDIR": [],
+    "VBUFFER": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1))],
+    "VFLAT": [("th", (0, 1)), ("saddr", (6, 124)), ("sve", (0, 1))],
+    "VSCRATCH": [("th", (0, 1)), ("saddr", (6, 124)), ("sve", (0, 1))],
+    "VGLOBAL": [("th", (0, 1)), ("saddr", (6, 124)), ("sve", (0, 1))],
+    "VIMAGE": [],
+    "VSAMPLE": [],
 }
+ENCODINGS_BY_FAMILY = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "LDSDIR"),
+                       "gfx12": ("DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "LDSDIR")}
+IMAGES = ("MIMG", *IMAGES12)
 
 
 def raw_disassemble(words: list[bytes]) -> list[tuple[str, bytes] | None]:
@@ -52,7 +72,7 @@ def raw_disassemble(words: list[bytes]) -> list[tuple[str, bytes] | None]:
 
 
 def pack(enc: str, vals: dict[str, int], extra: bytes = b"") -> bytes:
-    e = ENCODINGS[enc]
+    e = isatab.layouts()[enc]
     return e.pack(vals).to_bytes(e.size, "little") + extra
 
 
@@ -75,23 +95,23 @@ def operand_spec(enc: str, tok: str, probe: dict[str, int]) -> str | None:
         vector = m.group(1) == "v"
         for name, val in probe.items():
             if _is_vector(name) == vector and val * SCALED.get(name, 1) == first:
-                return f"{name}:{count}"
+                return "vaddr:*" if name == "vaddr0" else f"{name}:{count}"  # gfx12 images: counted per dim
         return None
     m = re.match(r"^attr(\d+)\.[xyzw]$", tok)
     if m and "attr" in probe:
         return "attr:1"
-    if tok.startswith("[") and "vaddr" in probe:
+    if tok.startswith("[") and ("vaddr" in probe or "vaddr0" in probe):
         return "vaddr:*"
     return tok if tok == "off" else None
 
 
 def _is_vector(name: str) -> bool:
-    return name not in SCALED and name not in ("soffset", "saddr", "attr", "attr_chan")
+    return name not in SCALAR_FIELDS and name not in ("attr", "attr_chan")
 
 
 def op_keys(enc: str) -> list[dict[str, int]]:
     """Every opcode key of an encoding (FLAT's segment is part of its key)."""
-    n = 1 << ENCODINGS[enc].field("op").width
+    n = 1 << isatab.layouts()[enc].field("op").width
     if enc == "FLAT":
         return [{"seg": s, "op": op} for s in range(3) for op in range(n)]
     return [{"op": op} for op in range(n)]
@@ -102,8 +122,8 @@ def key_name(key: dict[str, int]) -> str:
 
 
 def modes(enc: str) -> list[dict[str, int]]:
-    """All combinations of the mode fields' probe values."""
-    spec = MODES[enc]
+    """All combinations of the mode fields' probe values (the fields the architecture's layout has)."""
+    spec = [(f, v) for f, v in MODES[enc] if f in isatab.layouts()[enc].field_names]
     return [dict(zip([f for f, _ in spec], combo, strict=True)) for combo in itertools.product(*[v for _, v in spec])]
 
 
@@ -145,8 +165,9 @@ def learn_templates(enc: str) -> dict[str, dict]:
 def learn_modifiers(enc: str, table: dict[str, dict]) -> None:
     """Per opcode: the modifiers it accepts (flags tried one at a time), their printed order, and which
     are printed even when zero."""
-    mods = [f for f in FLAGS.get(enc, ()) if f not in dict(MODES[enc])] + list(
-        f for f in MOD_PROBE if f in ENCODINGS[enc].field_names)
+    names = isatab.layouts()[enc].field_names
+    mods = [f for f in FLAGS.get(enc, ()) if f not in dict(MODES[enc]) and f in names] + list(
+        f for f in MOD_PROBE if f in names)
     jobs, words = [], []
     for kname, entry in table.items():
         key = _key_of(kname)
@@ -154,7 +175,7 @@ def learn_modifiers(enc: str, table: dict[str, dict]) -> None:
             for f in [None, *mods]:
                 v = dict(vals, **key)
                 if f is not None:
-                    v[f] = MOD_PROBE.get(f, 1)
+                    v[f] = _probe_value(f, v)
                 jobs.append((kname, mk, f))
                 words.append(pack(enc, v))
     res = raw_disassemble(words)
@@ -177,7 +198,7 @@ def _learn_order(enc: str, table: dict[str, dict], ok: dict, always: dict) -> No
         for mk, vals in entry["probe"].items():
             v = dict(vals, **_key_of(kname))
             for f in ok.get((kname, mk), []):
-                v[f] = MOD_PROBE.get(f, 1)
+                v[f] = _probe_value(f, v)
             jobs.append((kname, mk))
             words.append(pack(enc, v))
     res = raw_disassemble(words)
@@ -191,6 +212,13 @@ def _learn_order(enc: str, table: dict[str, dict], ok: dict, always: dict) -> No
         entry.setdefault("ok", {})[mk] = sorted(ok.get((kname, mk), []))
     for kname, names in sorted(seen, key=lambda s: -len(s[1])):  # the richest probe fixes the order
         _merge(table[kname].setdefault("mods", []), names)
+
+
+def _probe_value(field: str, vals: dict[str, int]) -> int:
+    """The value a modifier probe sets: MOD_PROBE's (th keeps the mode's return bit), 1 for a flag."""
+    if field == "th":
+        return MOD_PROBE["th"] | vals.get("th", 0)
+    return MOD_PROBE.get(field, 1)
 
 
 def _mod_names(toks: list[str]) -> list[str]:
@@ -228,20 +256,22 @@ def check_swizzle(table: dict[str, dict]) -> None:
             raise SystemExit(f"{entry['m']}: swizzle_text disagrees with llvm-mc, e.g. {bad[:3]}")
 
 
-def learn_mimg_widths(table: dict[str, dict]) -> list[str]:
+def learn_mimg_widths(enc: str, table: dict[str, dict], rows: dict[str, int]) -> None:
     """Register counts of vdata and vaddr for every dim/a16 and dmask/d16/tfe/lwe, per opcode.
 
     The two do not factor: where llvm finds a combination inconsistent it keeps its default widths, so the
     whole product is probed. Each (dim, a16) row of 128 counts is interned in the returned row list; an
-    opcode stores 16 row indices for vdata ("vdr") and 16 for vaddr ("var")."""
-    rows: dict[str, int] = {}
+    opcode stores 16 row indices for vdata ("vdr") and 16 for vaddr ("var"). `rows` (row -> index) is extended."""
     combos = [(dim, a16, dm, d16, tfe, lwe) for dim in range(8) for a16 in (0, 1)
               for lwe in (0, 1) for tfe in (0, 1) for d16 in (0, 1) for dm in range(16)]
     order = list(table)
     words = []
+    # gfx12: llvm prints one VIMAGE address VGPR when every other address field is zero, so those get distinct
+    # VGPRs, but the last (llvm rejects it set where it is not used).
+    more = {f"vaddr{i}": 10 + i for i in range(1, IMAGES12[enc] - 1)} if enc in IMAGES12 else {}
     for kname in order:
-        vals = dict(table[kname]["probe"][""], **_key_of(kname))
-        words += [pack("MIMG", dict(vals, dim=c[0], a16=c[1], dmask=c[2], d16=c[3], tfe=c[4], lwe=c[5]))
+        vals = dict(table[kname]["probe"][""], **_key_of(kname), **more)
+        words += [pack(enc, dict(vals, dim=c[0], a16=c[1], dmask=c[2], d16=c[3], tfe=c[4], lwe=c[5]))
                   for c in combos]
     res = raw_disassemble(words)
     for i, kname in enumerate(order):
@@ -249,7 +279,6 @@ def learn_mimg_widths(table: dict[str, dict]) -> list[str]:
         for field, key in (("vdata", "vdr"), ("vaddr", "var")):
             counts = "".join(_width(r, field) for r in chunk)
             table[kname][key] = [rows.setdefault(counts[j:j + 128], len(rows)) for j in range(0, len(counts), 128)]
-    return list(rows)
 
 
 def _width(r: tuple[str, bytes] | None, field: str) -> str:
@@ -258,10 +287,12 @@ def _width(r: tuple[str, bytes] | None, field: str) -> str:
         return "-"
     _, ops, _ = split_text(r[0])
     tok = ops[0] if field == "vdata" else ops[1]
-    m = _REG.match(tok)
-    if not m:
-        return "-"
-    n = 1 if m.group(2) else int(m.group(4)) - int(m.group(3)) + 1
+    n = 0
+    for part in (tok[1:-1].split(", ") if tok.startswith("[") and field == "vaddr" else [tok]):  # gfx12: a list
+        m = _REG.match(part)
+        if not m:
+            return "-"
+        n += 1 if m.group(2) else int(m.group(4)) - int(m.group(3)) + 1
     return "0123456789abcdefghijklmnopqrstuvwxyz"[n]
 
 
@@ -282,6 +313,24 @@ def learn_names() -> dict[str, list[str]]:
     """MTBUF format names (128), MIMG dim names (8), EXP target names (64) and modifier order, as printed."""
     fmt = raw_disassemble([pack("MTBUF", {"op": 0, "vdata": 1, "srsrc": 1, "format": f}) for f in range(128)])
     dims = raw_disassemble([pack("MIMG", {"op": 0, "dmask": 1, "dim": d}) for d in range(8)])
+    return _names(fmt, dims)
+
+
+def learn_names12(table: dict[str, dict]) -> dict[str, list[str]]:
+    """gfx12: the format names (of a tbuffer_* in VBUFFER), dim names (of an image_load in VIMAGE), EXP target
+    names, export modifiers and mnemonic."""
+    tbuf = next(int(k) for k, e in table["VBUFFER"].items() if e["m"].startswith("tbuffer_load_format"))
+    load = next(int(k) for k, e in table["VIMAGE"].items() if e["m"] == "image_load")
+    fmt = raw_disassemble([pack("VBUFFER", {"op": tbuf, "vdata": 1, "rsrc": 4, "soffset": 124, "format": f})
+                           for f in range(128)])
+    dims = raw_disassemble([pack("VIMAGE", {"op": load, "dmask": 1, "dim": d}) for d in range(8)])
+    out = _names(fmt, dims)
+    exp = raw_disassemble([pack("EXP", {"en": 15})])
+    out["exp"] = split_text(exp[0][0])[0]
+    return out
+
+
+def _names(fmt: list, dims: list) -> dict:
     tgts = raw_disassemble([pack("EXP", {"en": 15, "target": t}) for t in range(64)])
     exp = raw_disassemble([pack("EXP", {"en": 15, "done": 1, "row": 1})])
     return {
@@ -299,29 +348,99 @@ def learn_flat_offsets() -> list[bool]:
     return ["offset:-1" in r[0] for r in res]
 
 
+def learn_signed_offsets(tables: dict[str, dict]) -> list[str]:
+    """gfx12: the encodings that print an offset with its top bit set as negative."""
+    out = []
+    for enc in ("VBUFFER", *FLATS12):
+        kname, entry = next(iter(tables[enc].items()))
+        mk, vals = next(iter(entry["probe"].items()))
+        width = isatab.layouts()[enc].field("offset").width
+        r = raw_disassemble([pack(enc, dict(vals, **_key_of(kname), offset=(1 << width) - 1))])[0]
+        if r and "offset:-1" in r[0]:
+            out.append(enc)
+    return out
+
+
+def learn_single_address(tables: dict[str, dict]) -> list[str]:
+    """gfx12: the image encodings whose words with every address field but the first zero llvm prints with that
+    one address VGPR (image_load v0, v10, ... for a 2D image)."""
+    out = []
+    for enc in IMAGES12:
+        kname, entry = next((k, e) for k, e in tables[enc].items() if e["m"].startswith(("image_load", "image_sample")))
+        vals = dict(entry["probe"][""], **_key_of(kname), dim=1, dmask=1)  # 2D: two addresses
+        r = raw_disassemble([pack(enc, vals)])[0]
+        if r and "[" not in split_text(r[0])[1][1]:
+            out.append(enc)
+    return out
+
+
+def learn_cpol(enc: str, table: dict[str, dict], names: dict) -> None:
+    """gfx12: per opcode, the printed th of every (th, scope) pair, interned in names["cpol"]["th"] (entry "th":
+    its index), and the scope names. Probed in the opcode's first mode without an atomic's return bit."""
+    e = isatab.layouts()[enc]
+    th_n, scope_n = 1 << e.field("th").width, 1 << e.field("scope").width
+    cp = names.setdefault("cpol", {"th": [], "scope": [""] * scope_n})
+    order = list(table)
+    words = []
+    for kname in order:
+        probes = table[kname]["probe"]
+        mk = next((m for m in probes if not m.startswith("1")), next(iter(probes)))
+        words += [pack(enc, dict(probes[mk], **_key_of(kname), th=th, scope=sc))
+                  for th in range(th_n) for sc in range(scope_n)]
+    res = iter(raw_disassemble(words))
+    for kname in order:
+        row = []
+        for _th in range(th_n):
+            for sc in range(scope_n):
+                r = next(res)
+                mods = split_text(r[0])[2] if r else []
+                row.append(next((m[3:] for m in mods if m.startswith("th:")), ""))
+                scope = next((m[6:] for m in mods if m.startswith("scope:")), None)
+                if scope:
+                    cp["scope"][sc] = scope
+        if row not in cp["th"]:
+            cp["th"].append(row)
+        table[kname]["th"] = cp["th"].index(row)
+
+
 def generate() -> dict:
-    """All tables of the memory codec."""
-    out: dict = {"ops": {}}
-    for enc in ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "LDSDIR"):
+    """All tables of the memory codec of the architecture being probed."""
+    family = get_arch(isatab.arch_name()).family
+    out: dict = {"ops": {}, "names": {}}
+    rows: dict[str, int] = {}
+    for enc in ENCODINGS_BY_FAMILY[family]:
         table = learn_templates(enc)
         learn_modifiers(enc, table)
+        if enc in IMAGES:
+            learn_mimg_widths(enc, table, rows)
         if enc == "MIMG":
-            out["mimg_rows"] = learn_mimg_widths(table)
             learn_nsa_spacing(table)
         if enc == "DS":
             check_swizzle(table)
-        for entry in table.values():
-            entry.pop("probe")
+        if "th" in isatab.layouts()[enc].field_names:
+            learn_cpol(enc, table, out["names"])
         out["ops"][enc] = table
         print(f"{enc}: {len(table)} opcodes", file=sys.stderr)
-    out["names"] = learn_names()
-    out["flat_signed"] = learn_flat_offsets()
+    out["mimg_rows"] = list(rows)
+    if family == "gfx11":
+        out["names"] |= learn_names()
+        out["flat_signed"] = learn_flat_offsets()
+    else:
+        out["names"] |= learn_names12(out["ops"])
+        out["signed_offset"] = learn_signed_offsets(out["ops"])
+        out["single_address"] = learn_single_address(out["ops"])
+    for table in out["ops"].values():
+        for entry in table.values():
+            entry.pop("probe")
     return out
 
 
 def main() -> None:
-    tables = generate()
-    isatab.write_table(OUT, tables)
+    ap = argparse.ArgumentParser(description=__doc__)
+    isatab.arch_argument(ap)
+    args = ap.parse_args()
+    with isatab.target(args.arch):
+        isatab.write_table("memory", generate())
 
 
 if __name__ == "__main__":

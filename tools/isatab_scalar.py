@@ -1,39 +1,41 @@
-"""Generate simgpu/isa/data/scalar.json: the SOP1/SOP2/SOPC/SOPK/SOPP/SMEM tables, from llvm-mc.
+"""Generate simgpu/isa/data/scalar.json (or, with --arch, another architecture's delta of it): the
+SOP1/SOP2/SOPC/SOPK/SOPP/SMEM tables, from llvm-mc.
 
 For every opcode, probe encodings with distinctive register numbers (sdst=s10, ssrc0=s20, ssrc1=s40)
 and immediates are disassembled; the text tells the mnemonic, which fields are printed in which order,
 their widths (s[20:21] = 2 dwords), the inline-constant width of each source, and how the 16-bit
 immediate prints (decimal, hex, both, or a named form such as hwreg/sendmsg/waitcnt). Name tables for
-hwreg, sendmsg and the delay/depctr fields are probed the same way.
+hwreg, sendmsg and the delay/depctr fields are probed the same way. gfx12's SMEM adds the operand order of
+s_prefetch_* ("pf"), the cache-policy spellings (names["cpol"], an entry's "th") and "smem_off" (the offset is
+printed even when zero).
 
-    python -m tools.isatab_scalar
+    python -m tools.isatab_scalar [--arch gfx1201]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 
 from simgpu.isa.codec import split_operands
-from simgpu.isa.encodings import ENCODINGS, identify
 from simgpu.isa.operands import parse_register
 from tools import isatab, oracle
 
-OUT = isatab.table_path("scalar")
 PROBE = {"sdst": 10, "ssrc0": 20, "ssrc1": 40}
 LIT = 0x11223344
 
 
 def _word(enc: str, vals: dict[str, int], literal: int | None = None) -> bytes:
-    e = ENCODINGS[enc]
+    e = isatab.layouts()[enc]
     data = e.pack(vals).to_bytes(e.size, "little")
     return data + (literal.to_bytes(4, "little") if literal is not None else b"")
 
 
 def _probe_sets(enc: str, op: int) -> list[tuple[str, dict[str, int], int | None]]:
     """(label, fields, literal) probes for one opcode, the first valid one defines the operands."""
-    fields = set(ENCODINGS[enc].field_names)
+    fields = set(isatab.layouts()[enc].field_names)
     base = {k: v for k, v in PROBE.items() if k in fields} | {"op": op}
     probes = []
     # Unused fields must be zero for llvm-mc to re-encode the same bytes, so try subsets of the fields.
@@ -60,7 +62,8 @@ def _classify_token(tok: str, vals: dict[str, int]) -> tuple[str, int] | None:
 
 
 # Immediates printed as named fields: which printer applies is told by the probes' text, keyed by name.
-_SPECIAL_IMM = {"s_waitcnt": "waitcnt", "s_waitcnt_depctr": "depctr", "s_delay_alu": "delay_alu",
+_SPECIAL_IMM = {"s_waitcnt": "waitcnt", "s_waitcnt_depctr": "depctr", "s_wait_alu": "depctr",
+                "s_delay_alu": "delay_alu",
                 "s_sendmsg": "sendmsg", "s_sendmsghalt": "sendmsg", "s_setreg_b32": "hwreg",
                 "s_setreg_imm32_b32": "hwreg", "s_getreg_b32": "hwreg", "s_version": "version"}
 
@@ -89,7 +92,7 @@ def _imm_kind(op_texts: dict[int, str | None], mnemonic: str) -> str:
 
 def sweep_encoding(enc: str) -> dict[str, dict]:
     """Table entries of every opcode of a SOP encoding that llvm-mc decodes."""
-    e = ENCODINGS[enc]
+    e = isatab.layouts()[enc]
     nops = 1 << e.field("op").width
     probes, owners = [], []
     for op in range(nops):
@@ -99,7 +102,7 @@ def sweep_encoding(enc: str) -> dict[str, dict]:
     texts = oracle.disassemble(probes)
     first: dict[int, tuple] = {}
     for (op, label, vals, lit), t in zip(owners, texts, strict=True):
-        if identify(ENCODINGS[enc].pack(vals)) != enc:
+        if isatab.identify(e.pack(vals)) != enc:
             continue  # e.g. SOP2 opcodes 0x60+ are the SOPK encoding
         if t is not None and op not in first:
             first[op] = (label, vals, lit, t)
@@ -109,7 +112,7 @@ def sweep_encoding(enc: str) -> dict[str, dict]:
         mnemonic = text.split()[0]
         ops = []
         toks = split_operands(text[len(mnemonic):])
-        if mnemonic in ("s_delay_alu", "s_waitcnt", "s_waitcnt_depctr"):
+        if mnemonic in ("s_delay_alu", "s_waitcnt", "s_waitcnt_depctr", "s_wait_alu"):
             toks = toks[:1]  # one immediate printed as several named fields
         for tok in toks:
             got = _classify_token(tok, vals)
@@ -144,9 +147,9 @@ def _src_widths(enc: str, table: dict[str, dict]) -> None:
     for op, entry in table.items():
         for slot in entry["ops"]:
             if slot[0].startswith("ssrc"):
-                vals = {k: PROBE[k] for k in PROBE if k in ENCODINGS[enc].field_names} | {"op": int(op)}
+                vals = {k: PROBE[k] for k in PROBE if k in isatab.layouts()[enc].field_names} | {"op": int(op)}
                 vals[slot[0]] = 248
-                if "simm16" in ENCODINGS[enc].field_names:
+                if "simm16" in isatab.layouts()[enc].field_names:
                     vals["simm16"] = 0x1234
                 probes.append(_word(enc, vals, LIT if entry["literal"] else None))
                 owners.append((op, slot))
@@ -162,8 +165,8 @@ def learn_literals(enc: str, table: dict[str, dict], interned: list[dict]) -> No
     values = sorted(set(isatab_valu.VALUE_PROBES + isatab_valu.HIGH_PROBES + isatab_valu.LITERALS))
     probes, owners = [], []
     for op, entry in table.items():
-        base = {k: PROBE[k] for k in PROBE if k in ENCODINGS[enc].field_names} | {"op": int(op)}
-        if "simm16" in ENCODINGS[enc].field_names:
+        base = {k: PROBE[k] for k in PROBE if k in isatab.layouts()[enc].field_names} | {"op": int(op)}
+        if "simm16" in isatab.layouts()[enc].field_names:
             base["simm16"] = 0x1234
         for pos, slot in enumerate(entry["ops"]):
             if slot[0] not in ("ssrc0", "ssrc1", "literal"):
@@ -189,10 +192,11 @@ def learn_literals(enc: str, table: dict[str, dict], interned: list[dict]) -> No
 
 
 def sweep_smem() -> dict[str, dict]:
-    """SMEM opcodes: mnemonic and the widths of sdata and sbase (or sdata as an immediate)."""
-    e = ENCODINGS["SMEM"]
+    """SMEM opcodes: mnemonic and the widths of sdata and sbase (or sdata as an immediate); gfx12's s_prefetch_*
+    print sbase (if any), offset, soffset and then sdata ("pf")."""
+    e = isatab.layouts()["SMEM"]
     probes, owners = [], []
-    for op in range(256):
+    for op in range(1 << e.field("op").width):
         for sdata in (32, 12, 0):
             vals = {"op": op, "sdata": sdata, "sbase": 8 if sdata else 0, "soffset": 124 if sdata else 0,
                     "offset": 0x40 if sdata else 0}
@@ -205,17 +209,50 @@ def sweep_smem() -> dict[str, dict]:
         mnemonic = t.split()[0]
         toks = split_operands(t[len(mnemonic):])
         entry = {"name": mnemonic, "sdata": 0, "sbase": 0}
-        for tok in toks:
+        sdata_at = None
+        for i, tok in enumerate(toks):
             reg = parse_register(tok)
             if reg and reg[0] == "s" and reg[1] == sdata:
-                entry["sdata"] = reg[2]
+                entry["sdata"], sdata_at = reg[2], i
             elif reg and reg[0] == "s" and reg[1] == 16:
                 entry["sbase"] = reg[2]
             elif tok == str(sdata) or tok == hex(sdata):
-                entry["sdata"] = -1  # printed as an immediate (s_atc_probe)
-        entry["has_addr"] = entry["sbase"] > 0
+                entry["sdata"], sdata_at = -1, i  # printed as an immediate (s_atc_probe, s_prefetch_*)
+        entry["has_addr"] = bool(toks)
+        if sdata_at is not None and sdata_at > 0:
+            entry["pf"] = 1
         table[str(op)] = entry
     return table
+
+
+def learn_smem_cpol(table: dict[str, dict], names: dict) -> None:
+    """gfx12: per SMEM opcode with th/scope fields, the printed th of every (th, scope), interned in
+    names["cpol"]; and whether the offset prints when zero (table["smem_off"])."""
+    e = isatab.layouts()["SMEM"]
+    if "th" not in e.field_names:
+        return
+    th_n, scope_n = 1 << e.field("th").width, 1 << e.field("scope").width
+    ops = [op for op, entry in table.items() if entry["has_addr"] and not entry.get("pf")]
+    base = {"sdata": 12, "sbase": 8, "soffset": 124}
+    words = [e.pack(base | {"op": int(op), "th": th, "scope": sc}).to_bytes(8, "little")
+             for op in ops for th in range(th_n) for sc in range(scope_n)]
+    texts = iter(oracle.disassemble(words))
+    cp = names.setdefault("cpol", {"th": [], "scope": [""] * scope_n})
+    for op in ops:
+        row = []
+        for _th in range(th_n):
+            for sc in range(scope_n):
+                toks = (next(texts) or "").split()
+                row.append(next((t[3:] for t in toks if t.startswith("th:")), ""))
+                scope = next((t[6:] for t in toks if t.startswith("scope:")), None)
+                if scope:
+                    cp["scope"][sc] = scope
+        if row not in cp["th"]:
+            cp["th"].append(row)
+        table[op]["th"] = cp["th"].index(row)
+    zero = oracle.disassemble([e.pack(base | {"op": int(ops[0])}).to_bytes(8, "little")])
+    if zero[0] and zero[0].endswith("0x0"):
+        table["smem_off"] = True
 
 
 def _sopp(op: int, imm: int) -> bytes:
@@ -258,7 +295,15 @@ def _sopk_op(name: str) -> int:
 
 
 def main() -> None:
-    tables: dict = {"literals": []}
+    ap = argparse.ArgumentParser(description=__doc__)
+    isatab.arch_argument(ap)
+    args = ap.parse_args()
+    with isatab.target(args.arch):
+        generate()
+
+
+def generate() -> None:
+    tables: dict = {"literals": [] if isatab.arch_name() == isatab.DEFAULT else isatab.base_table("scalar")["literals"]}
     for enc in ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"):
         tables[enc] = sweep_encoding(enc)
         _src_widths(enc, tables[enc])
@@ -268,7 +313,10 @@ def main() -> None:
     tables["SMEM"] = sweep_smem()
     print(f"SMEM: {len(tables['SMEM'])} opcodes", file=sys.stderr)
     tables["names"] = name_tables(tables["SOPP"])
-    isatab.write_table(OUT, tables, indent=0)
+    learn_smem_cpol(tables["SMEM"], tables["names"])
+    if tables["SMEM"].pop("smem_off", False):
+        tables["smem_off"] = True
+    isatab.write_table("scalar", tables, indent=0)
 
 
 if __name__ == "__main__":

@@ -1,20 +1,25 @@
-"""Generate simgpu/isa/data/valu.json, the vector-ALU tables of the gfx11 codec, by probing llvm-mc.
+"""Generate simgpu/isa/data/valu.json, the vector-ALU tables of the codec (with --arch, another architecture's
+delta of it), by probing llvm-mc.
 
 For every opcode of VOP1, VOP2, VOPC, VOP3 (incl. VOP3SD), VOP3P, VOPD and VINTERP a probe with
 distinctive register numbers (vdst 8, src0 40, src1 52, src2 68, sdst 20) is disassembled; the printed
 text gives the mnemonic, the operand order, which field each operand comes from and its register width.
 Single modifier bits are then set one at a time to learn how each prints (a `-`/`|..|` on a source, a
-position in an `op_sel:[...]`-style array, `clamp`, an output modifier). Each 9-bit source is probed with
+position in an `op_sel:[...]`-style array, `clamp`, an output modifier, a share of a valued modifier such as
+gfx12's `byte_sel:N`). Each 9-bit source is probed with
 inline constants and literals; sources that print alike share an operand class whose full
 constant/literal spelling is recorded once. DPP16/DPP8 forms are probed for their mnemonics. Everything
 is probed twice: in llvm-mc's default mode and with -mattr=+real-true16 (True16 syntax and encodings);
-the second sweep is stored as its differences from the first ("ops16", "no16", "vopd16").
+the second sweep is stored as its differences from the first ("ops16", "no16", "vopd16"). Another
+architecture's sweep continues the base table's operand classes and notes, so that what it shares with the base
+is stored once.
 
-    python -m tools.isatab_valu            # writes simgpu/isa/data/valu.json
+    python -m tools.isatab_valu [--arch gfx1201]     # writes simgpu/isa/data/[<arch>/]valu.json
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import os
@@ -22,11 +27,9 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from simgpu.isa.encodings import DPP8, DPP16, ENCODINGS, identify
+from simgpu.isa.encodings import DPP8, DPP16
 from simgpu.isa.valu import literal_spelling
 from tools import isatab, oracle
-
-OUT = isatab.table_path("valu")
 
 # Distinctive register numbers of the probes: a printed register names the field it came from.
 VDST, SDST, SRC = 8, 20, {"src0": 40, "src1": 52, "src2": 68}
@@ -69,7 +72,7 @@ def _mc_batch(words: list[bytes], notes: bool = False) -> list[tuple[str, bytes]
 
 def word(enc: str, vals: dict[str, int], ext: list[int] = ()) -> bytes:
     """Pack a probe: base word of `enc` plus extension dwords (DPP control, literal)."""
-    e = ENCODINGS[enc]
+    e = isatab.layouts()[enc]
     return e.pack(vals).to_bytes(e.size, "little") + b"".join(x.to_bytes(4, "little") for x in ext)
 
 
@@ -186,7 +189,7 @@ def base_probes(enc: str, ops: list[int]) -> dict[int, tuple]:
     variants = [(op, v) for op in ops for v in (e32_variants(enc, op) if e32 else vop3_variants(enc, op))]
     # Opcodes whose word another encoding claims (VOP2 62/63 are VOPC/VOP1) are not this encoding's.
     variants = [(op, v) for op, v in variants
-                if identify(int.from_bytes(word(v[0], v[1])[:4], "little")) == enc]
+                if isatab.identify(int.from_bytes(word(v[0], v[1])[:4], "little")) == enc]
     found: dict[int, tuple] = {}
     for (op, (lay, vals, ext)), r in zip(variants, mc_encoded([word(*v) for _, v in variants]), strict=True):
         if r is None:
@@ -207,7 +210,7 @@ def base_probes(enc: str, ops: list[int]) -> dict[int, tuple]:
 def fixed_fields(layout: str, probe: bytes, again: bytes, spec: list) -> dict[str, int]:
     """Fields that are no operand but that llvm-mc encodes with a fixed value (v_cmpx_*_e64 writes exec:
     vdst is 126 whatever the probe had)."""
-    e = ENCODINGS[layout]
+    e = isatab.layouts()[layout]
     a, b = (e.unpack(int.from_bytes(w[:e.size], "little")) for w in (probe, again))
     used = {item[0] for item in spec}
     return {k: b[k] for k in a if a[k] != b[k] and k not in used}
@@ -267,7 +270,12 @@ def effect(base: str, probe: str | None, spec: list) -> list | None:
             if len(diff) == 1:
                 return ["arr", name, diff[0], len(vals)]
     extra = [m for m in pmods if m not in bmods and ":[" not in m]
-    return ["flag", extra[0]] if len(extra) == 1 else None
+    if len(extra) != 1:
+        return None
+    name, _, val = extra[0].partition(":")
+    if val.isdigit() and name not in ("mul", "div"):  # a share of a valued modifier (byte_sel:2)
+        return ["val", name, int(val)]
+    return ["flag", extra[0]]
 
 
 def mod_probes(layout: str, vals: dict, ext: list[int]) -> list[tuple[str, bytes]]:
@@ -420,9 +428,9 @@ def note_jobs(enc: str, entries: dict) -> list[tuple[dict, str, object, list[int
         lay, vals, ext = entry["_probe"]
         for item in entry["ops"]:
             name, kind = item[0], item[1]
-            if kind not in ("v", "s", "src") or name not in ENCODINGS[lay].field_names:
+            if kind not in ("v", "s", "src") or name not in isatab.layouts()[lay].field_names:
                 continue
-            width = ENCODINGS[lay].field(name).width
+            width = isatab.layouts()[lay].field(name).width
             codes = range(256) if kind == "v" else [c for c in NOTE_SRC_CODES if c < 1 << width and not (
                 name == "src0" and c in (233, 234, 250))]
             jobs.append((entry, name, _field_maker(lay, vals, ext, name, kind), list(codes)))
@@ -484,7 +492,7 @@ def _ranges(codes: list[int]) -> list[list[int]]:
 
 def vop_entries(enc: str) -> tuple[dict, list, list]:
     """Entries of a VOP1/VOP2/VOPC/VOP3/VOP3P/VINTERP opcode space, with modifier and class jobs."""
-    nops = 1 << ENCODINGS[enc].field("op").width
+    nops = 1 << isatab.layouts()[enc].field("op").width
     found = base_probes(enc, list(range(nops)))
     entries, modjobs, classjobs = {}, [], []
     for op, (text, spec, lay, vals, ext, fixed) in sorted(found.items()):
@@ -632,9 +640,22 @@ def true16_differences(default: dict, t16: dict) -> dict:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    isatab.arch_argument(ap)
+    args = ap.parse_args()
+    with isatab.target(args.arch):
+        generate()
+
+
+def generate() -> None:
     classes: dict = {}
     names: dict = {}
     notes: list[dict] = []
+    if isatab.arch_name() != isatab.DEFAULT:  # continue the base's class names and notes
+        base = isatab.base_table("valu")
+        classes = dict(base["classes"])
+        names = {json.dumps(rec, sort_keys=True): name for name, rec in classes.items()}
+        notes = list(base["notes"])
     tables = sweep(classes, names, notes)
     # The same probes under LLVM's True16 mode (real 16-bit registers: v_mov_b16_e64, vN.h halves in the
     # e32 encodings, ...): stored as differences from the default mode's tables.
@@ -645,7 +666,7 @@ def main() -> None:
     tables["notes"] = notes
     n16 = sum(len(d) for d in tables["ops16"].values())
     print(f"{len(tables['classes'])} operand classes, {n16} True16 entries", file=sys.stderr)
-    isatab.write_table(OUT, tables)
+    isatab.write_table("valu", tables)
 
 
 if __name__ == "__main__":

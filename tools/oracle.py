@@ -1,4 +1,5 @@
-"""Batch access to the LLVM 19 tools that serve as the oracle for the gfx1100 codec.
+"""Batch access to the LLVM 19 tools that serve as the oracle for the codec (gfx1100 unless `target` says
+otherwise).
 
 llvm-mc is run once per batch (thousands of instructions), not once per instruction. Used by the
 generators in tools/ and by the tests that compare against a live llvm-mc.
@@ -108,6 +109,17 @@ def _probe_batch(words: list[bytes]) -> list[tuple[str, bytes] | None]:
         g = groups.get(i, [])
         results.append(g[0] if (2 * i + 1) not in diags and len(g) == 1 else None)
     return results
+
+
+@contextlib.contextmanager
+def target(mcpu: str):
+    """Run llvm-mc with -mcpu=`mcpu` inside the block."""
+    global MCPU
+    saved, MCPU = MCPU, mcpu
+    try:
+        yield
+    finally:
+        MCPU = saved
 
 
 @contextlib.contextmanager

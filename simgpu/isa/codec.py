@@ -1,4 +1,5 @@
-"""The codec's entry points: decode, disassemble and assemble gfx1100 machine code.
+"""The codec's entry points: decode, disassemble and assemble machine code of gfx1100 (the default) or
+another architecture of arch.py (`arch="gfx1201"`).
 
 Encoding identification and line handling live here; everything per instruction is in the family
 modules (scalar, valu, memory), which are driven by the tables generated from LLVM.
@@ -9,13 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .encodings import ENCODINGS, identify
+from .arch import DEFAULT, Arch, get_arch
+from .encodings import identify
 from .errors import AsmError, DecodeError
 from .inst import Inst, families, family_of
 
 
-def decode(data: bytes, offset: int = 0, true16: bool | None = False) -> Inst:
-    """Decode the instruction at `offset` of `data`.
+def decode(data: bytes, offset: int = 0, true16: bool | None = False, arch: str | Arch | None = None) -> Inst:
+    """Decode the instruction at `offset` of `data` (machine code of `arch`, default gfx1100).
 
     `true16` picks LLVM's mode: False is llvm-mc's default (fake16), True its -mattr=+real-true16 (16-bit
     VGPR halves printed vN.l/vN.h, and encodings only that mode has, like v_mov_b16_e64), None either:
@@ -24,49 +26,51 @@ def decode(data: bytes, offset: int = 0, true16: bool | None = False) -> Inst:
     if offset < 0 or offset + 4 > len(data):
         raise DecodeError("truncated instruction: fewer than 4 bytes", offset)
     word = int.from_bytes(data[offset:offset + 4], "little")
-    enc = identify(word)
+    a = get_arch(arch)
+    enc = identify(word, a.family)
     if enc is None:
-        raise DecodeError("no gfx11 encoding has these high bits", offset, word)
+        raise DecodeError(f"no {a.family} encoding has these high bits", offset, word)
     fam = family_of(enc)
     if true16 is False or fam.decode16 is None:
-        inst = fam.decode(enc, data, offset)
+        inst = fam.decode(enc, data, offset, a.name)
     elif true16:
-        inst = fam.decode16(enc, data, offset)
+        inst = fam.decode16(enc, data, offset, a.name)
     else:
         try:
-            inst = fam.decode(enc, data, offset)
+            inst = fam.decode(enc, data, offset, a.name)
         except DecodeError:
-            inst = fam.decode16(enc, data, offset)
+            inst = fam.decode16(enc, data, offset, a.name)
     inst.offset = offset
     return inst
 
 
-def fetch_size(word0: int) -> int:
+def fetch_size(word0: int, arch: str | Arch | None = None) -> int:
     """The most bytes the instruction whose first dword is `word0` can occupy: its encoding's base words, one
     extension dword (a literal or DPP control) or MIMG's NSA address dwords. Fetching that many and decoding
     gives the instruction and its exact `size`."""
-    enc = identify(word0)
+    a = get_arch(arch)
+    enc = a.identify(word0)
     if enc is None:
         return 4
-    e = ENCODINGS[enc]
+    e = a.encodings[enc]
     nsa = e.field("nsa").get(word0) if enc == "MIMG" else 0
     return e.size + 4 * max(1, nsa)
 
 
-def decode_all(data: bytes, true16: bool | None = False) -> list[Inst]:
+def decode_all(data: bytes, true16: bool | None = False, arch: str | Arch | None = None) -> list[Inst]:
     """Decode a whole code buffer, instruction after instruction."""
     out, pos = [], 0
     while pos < len(data):
-        inst = decode(data, pos, true16)
+        inst = decode(data, pos, true16, arch)
         out.append(inst)
         pos += inst.size
     return out
 
 
-def disassemble(data: bytes, true16: bool = False) -> list[str]:
-    """One line per instruction, as `llvm-mc --disassemble -mcpu=gfx1100` prints it (with
+def disassemble(data: bytes, true16: bool = False, arch: str | Arch | None = None) -> list[str]:
+    """One line per instruction, as `llvm-mc --disassemble -mcpu=<arch>` prints it (with
     `-mattr=+real-true16` when `true16`)."""
-    return [inst.text() for inst in decode_all(data, true16)]
+    return [inst.text() for inst in decode_all(data, true16, arch)]
 
 
 @dataclass
@@ -78,6 +82,7 @@ class AsmContext:
     pc: int = 0
     labels: dict[str, int] = field(default_factory=dict)
     final: bool = False  # second pass: every label must resolve
+    arch: str = DEFAULT  # the architecture being assembled for (arch.py)
 
     def label(self, name: str) -> int | None:
         if name in self.labels:
@@ -164,21 +169,22 @@ def _assemble_one(text: str, ctx: AsmContext) -> bytes:
             return out
     if error is not None:
         raise error
-    raise AsmError("expected a gfx1100 instruction mnemonic", line=ctx.line, column=ctx.column, token=mnemonic)
+    raise AsmError(f"expected a {ctx.arch} instruction mnemonic", line=ctx.line, column=ctx.column, token=mnemonic)
 
 
 def _assemble_mnemonic(mnemonic: str, toks: list[str], ctx: AsmContext) -> bytes | None:
     for fam in families():
-        if mnemonic in fam.mnemonics():
+        if mnemonic in fam.mnemonics(ctx.arch):
             out = fam.assemble(mnemonic, toks, ctx)
             if out is not None:
                 return out
     return None
 
 
-def assemble(source: str) -> bytes:
-    """Assemble LLVM-syntax gfx1100 assembly (labels, comments, blank lines) to llvm-mc's bytes. Both
-    syntaxes of 16-bit operands are accepted: the default one and True16's vN.l/vN.h halves."""
+def assemble(source: str, arch: str | Arch | None = None) -> bytes:
+    """Assemble LLVM-syntax assembly of `arch` (default gfx1100; labels, comments, blank lines) to llvm-mc's
+    bytes. Both syntaxes of 16-bit operands are accepted: the default one and True16's vN.l/vN.h halves."""
+    name = get_arch(arch).name
     stmts = _statements(source)
     labels: dict[str, int] = {}
     for final in (False, True):
@@ -187,7 +193,7 @@ def assemble(source: str) -> bytes:
             if label is not None:
                 labels[label] = len(out)
                 continue
-            ctx = AsmContext(line=line, column=col, pc=len(out), labels=labels, final=final)
+            ctx = AsmContext(line=line, column=col, pc=len(out), labels=labels, final=final, arch=name)
             try:
                 out += _assemble_one(text, ctx)
             except AsmError as e:

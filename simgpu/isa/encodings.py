@@ -1,8 +1,13 @@
-"""Bit layouts of the gfx11 (RDNA3) instruction encodings, from the RDNA3 ISA reference.
+"""Bit layouts of the gfx11 (RDNA3) and gfx12 (RDNA4) instruction encodings: gfx11's from the RDNA3 ISA reference,
+gfx12's found bit by bit with llvm-mc -mcpu=gfx1201 (`python -m tools.isatab bits --arch gfx1201 LINE` flips
+each bit of an encoding and shows what llvm-mc makes of it), named as the RDNA3 fields they correspond to.
 
-An encoding is a list of fields over its base words (32 or 64 bits, little-endian); which encoding a
+An encoding is a list of fields over its base words (32, 64 or 96 bits, little-endian); which encoding a
 word belongs to is decided by its fixed high bits (`identify`). Extension dwords (32-bit literal,
 DPP16/DPP8 control, MIMG NSA addresses) are not part of the base layout; the codec appends them.
+
+`ENCODINGS` is gfx11's set; `ENCODING_SETS` holds each family's set and identification order, gfx12's as
+gfx11's with the encodings RDNA4 changed or added (GFX12_CHANGES) and without those it dropped.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ def _enc(name: str, size: int, fixed_lo: int, fixed_value: int, *fields: tuple[s
     return Encoding(name, size, fixed_lo, fixed_value, tuple(Field(lo, w, n) for n, lo, w in fields))
 
 
-# Field positions in 64-bit encodings count from bit 0 of the first dword; bits 32..63 are the second.
+# Field positions in 64/96-bit encodings count from bit 0 of the first dword; bits 32..63 are the second.
 ENCODINGS: dict[str, Encoding] = {e.name: e for e in [
     _enc("SOP2", 4, 30, 0b10, ("ssrc0", 0, 8), ("ssrc1", 8, 8), ("sdst", 16, 7), ("op", 23, 7)),
     _enc("SOPK", 4, 28, 0b1011, ("simm16", 0, 16), ("sdst", 16, 7), ("op", 23, 5)),
@@ -127,10 +132,53 @@ _IDENTIFY_ORDER = ["SOP1", "SOPC", "SOPP", "SOPK", "SOP2", "VOP1", "VOPC", "VOP2
                    "VOPD", "VOP3", "DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "SMEM", "EXP"]
 
 
-def identify(dword0: int) -> str | None:
-    """Name of the encoding a first dword belongs to, or None when no gfx11 encoding matches."""
-    for name in _IDENTIFY_ORDER:
-        e = ENCODINGS[name]
+
+# gfx12 (RDNA4): SMEM has a 24-bit offset and th/scope cache policy instead of glc/dlc; DS loses gds; LDSDIR
+# (RDNA4's VDSDIR) gains wait_vm_vsrc; the 96-bit VBUFFER (MUBUF and MTBUF in one), VFLAT/VSCRATCH/VGLOBAL
+# (FLAT split by segment, which the fixed bits hold), VIMAGE and VSAMPLE (MIMG split, up to five address
+# VGPR fields instead of NSA dwords) replace gfx11's memory encodings. The VALU, SOP and EXP layouts are
+# unchanged. The codec keeps gfx11's names where RDNA4 renamed an encoding (DS: VDS, LDSDIR: VDSDIR, EXP:
+# VEXPORT).
+_FLAT12 = (("saddr", 0, 7), ("op", 14, 8), ("vdst", 32, 8), ("scope", 50, 2), ("th", 52, 3), ("data", 55, 8),
+           ("addr", 64, 8), ("offset", 72, 24))
+GFX12_CHANGES: dict[str, Encoding] = {e.name: e for e in [
+    _enc("SMEM", 8, 26, 0b111101, ("sbase", 0, 6), ("sdata", 6, 7), ("op", 13, 8), ("scope", 21, 2), ("th", 23, 2),
+         ("offset", 32, 24), ("soffset", 57, 7)),
+    _enc("DS", 8, 26, 0b110110, ("offset0", 0, 8), ("offset1", 8, 8), ("op", 18, 8), ("addr", 32, 8),
+         ("data0", 40, 8), ("data1", 48, 8), ("vdst", 56, 8)),
+    _enc("LDSDIR", 4, 24, 0b11001110, ("vdst", 0, 8), ("attr_chan", 8, 2), ("attr", 10, 6), ("waitvdst", 16, 4),
+         ("op", 20, 2), ("waitvsrc", 23, 1)),
+    _enc("VBUFFER", 12, 26, 0b110001, ("soffset", 0, 7), ("op", 14, 8), ("tfe", 22, 1), ("vdata", 32, 8),
+         ("rsrc", 41, 9), ("scope", 50, 2), ("th", 52, 3), ("format", 55, 7), ("offen", 62, 1), ("idxen", 63, 1),
+         ("vaddr", 64, 8), ("offset", 72, 24)),
+    _enc("VFLAT", 12, 24, 0b11101100, *_FLAT12),
+    _enc("VSCRATCH", 12, 24, 0b11101101, *_FLAT12, ("sve", 49, 1)),
+    _enc("VGLOBAL", 12, 24, 0b11101110, *_FLAT12),
+    _enc("VIMAGE", 12, 26, 0b110100, ("dim", 0, 3), ("r128", 4, 1), ("d16", 5, 1), ("a16", 6, 1), ("op", 14, 8),
+         ("dmask", 22, 4), ("vdata", 32, 8), ("rsrc", 41, 9), ("scope", 50, 2), ("th", 52, 3), ("tfe", 55, 1),
+         ("vaddr4", 56, 8), ("vaddr0", 64, 8), ("vaddr1", 72, 8), ("vaddr2", 80, 8), ("vaddr3", 88, 8)),
+    _enc("VSAMPLE", 12, 26, 0b111001, ("dim", 0, 3), ("tfe", 3, 1), ("r128", 4, 1), ("d16", 5, 1), ("a16", 6, 1),
+         ("unorm", 13, 1), ("op", 14, 8), ("dmask", 22, 4), ("vdata", 32, 8), ("lwe", 40, 1), ("rsrc", 41, 9),
+         ("scope", 50, 2), ("th", 52, 3), ("samp", 55, 9), ("vaddr0", 64, 8), ("vaddr1", 72, 8),
+         ("vaddr2", 80, 8), ("vaddr3", 88, 8)),
+]}
+GFX12_DROPPED = ("FLAT", "MUBUF", "MTBUF", "MIMG")
+GFX12_ENCODINGS: dict[str, Encoding] = {n: e for n, e in ENCODINGS.items() if n not in GFX12_DROPPED} | GFX12_CHANGES
+_IDENTIFY_ORDER_GFX12 = [n for n in _IDENTIFY_ORDER if n not in GFX12_DROPPED] + [
+    "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE"]
+
+# family -> (encoding name -> layout, identification order)
+ENCODING_SETS: dict[str, tuple[dict[str, Encoding], tuple[str, ...]]] = {
+    "gfx11": (ENCODINGS, tuple(_IDENTIFY_ORDER)),
+    "gfx12": (GFX12_ENCODINGS, tuple(_IDENTIFY_ORDER_GFX12)),
+}
+
+
+def identify(dword0: int, family: str = "gfx11") -> str | None:
+    """Name of the encoding a first dword belongs to, or None when no encoding of the family matches."""
+    layouts, order = ENCODING_SETS[family]
+    for name in order:
+        e = layouts[name]
         if (dword0 >> e.fixed_lo) == e.fixed_value:
             return name
     return None

@@ -1,8 +1,9 @@
-"""`Inst`, one decoded gfx11 instruction, and the family registry the codec dispatches through.
+"""`Inst`, one decoded instruction, and the family registry the codec dispatches through.
 
 The codec is split by instruction family (scalar, vector ALU, memory); each family module registers
-a `Family` for the encodings it owns. The core identifies the encoding of a dword, hands the bytes to
-the family's decoder, and asks the family to print or assemble; `Inst.encode` is generic.
+a `Family` for the encodings it owns (of every architecture: an encoding name means one layout per
+architecture, arch.py). The core identifies the encoding of a dword, hands the bytes to the family's
+decoder, and asks the family to print or assemble; `Inst.encode` is generic.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .encodings import DPP8, DPP16, ENCODINGS
+from .arch import DEFAULT, get_arch
+from .encodings import DPP8, DPP16
 
 
 @dataclass
@@ -28,10 +30,11 @@ class Inst:
     offset: int = 0
     operands: list[str] = field(default_factory=list)  # operand texts as LLVM prints them
     info: dict = field(default_factory=dict)  # the table entry of this opcode
+    arch: str = DEFAULT  # the architecture whose encoding this is (arch.py)
 
     def encode(self) -> bytes:
         """The instruction's bytes: base word(s), DPP control, literal, NSA addresses."""
-        enc = ENCODINGS[self.encoding]
+        enc = get_arch(self.arch).encodings[self.encoding]
         out = enc.pack(self.fields).to_bytes(enc.size, "little")
         if self.dpp is not None:
             layout = DPP16 if self.dpp["kind"] == 16 else DPP8
@@ -54,12 +57,13 @@ class Family:
 
     name: str
     encodings: tuple[str, ...]
-    decode: Callable[[str, bytes, int], Inst]  # (encoding, data, offset) -> Inst
+    decode: Callable[[str, bytes, int, str], Inst]  # (encoding, data, offset, arch name) -> Inst
     format: Callable[[Inst], str]
-    assemble: Callable[[str, list[str], object], bytes | None]  # (mnemonic, operand tokens, ctx) -> bytes
-    mnemonics: Callable[[], set[str]]
+    # (mnemonic, operand tokens, ctx) -> bytes; ctx.arch names the architecture
+    assemble: Callable[[str, list[str], object], bytes | None]
+    mnemonics: Callable[[str], set[str]]  # (arch name) -> the mnemonics this family assembles
     # The decoder under LLVM's True16 mode (-mattr=+real-true16), for families whose encodings it changes
-    decode16: Callable[[str, bytes, int], Inst] | None = None
+    decode16: Callable[[str, bytes, int, str], Inst] | None = None
 
 
 _FAMILIES: dict[str, Family] = {}

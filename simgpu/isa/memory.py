@@ -1,26 +1,41 @@
-"""The memory instruction family of the gfx11 codec: DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF, MIMG, EXP, LDSDIR.
+"""The memory instruction family of the codec: gfx11's DS, FLAT/GLOBAL/SCRATCH, MUBUF, MTBUF, MIMG, EXP, LDSDIR and
+gfx12's DS, VFLAT/VSCRATCH/VGLOBAL, VBUFFER, VIMAGE, VSAMPLE, EXP, LDSDIR.
 
-Everything per instruction comes from data/memory.json (generated from llvm-mc by `python -m tools.isatab_memory`):
-for each opcode its mnemonic, one operand template per "mode" (the field values that change the operand
-list, see memory_fmt.mode_of), the modifiers it accepts and their printed order, and for MIMG the data
+Everything per instruction comes from data/memory.json (generated from llvm-mc by `python -m tools.isatab_memory
+[--arch A]`): for each opcode its mnemonic, one operand template per "mode" (the field values that change the
+operand list, see memory_fmt.mode_of), the modifiers it accepts and their printed order, and for images the data
 and address register counts. This module only knows how each kind of operand and modifier is spelled.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import struct
 from functools import cache
 
-from .encodings import ENCODINGS, SRC_LITERAL
+from . import cpol
+from .arch import DEFAULT, get_arch
+from .encodings import SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
-from .memory_fmt import B36, FIELD_MODS, MOD_FIELDS, SCALED, is_modifier, mode_fields, mode_of, swizzle_text
+from .memory_fmt import (
+    B36,
+    FIELD_MODS,
+    IMAGES12,
+    MOD_FIELDS,
+    SCALAR_FIELDS,
+    SCALED,
+    VALUED,
+    image_address_fields,
+    image_address_split,
+    is_modifier,
+    mode_fields,
+    mode_of,
+    swizzle_text,
+)
 from .operands import INV_2PI_32, SGPR_MAX, TTMP0, inline_constant, reg_range, scalar_name, src_name
 
-ENCODINGS_OWNED = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR")
-_DATA = os.path.join(os.path.dirname(__file__), "data", "memory.json")
+ENCODINGS_OWNED = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL",
+                   "VIMAGE", "VSAMPLE")
 _CHANNELS = "xyzw"
 # Bit patterns of the float inline constants, which llvm prints for a literal of the same value.
 _FLOAT_BITS = {struct.unpack("<I", struct.pack("<f", float(t)))[0]: t
@@ -32,21 +47,25 @@ class _Bad(Exception):
 
 
 @cache
-def tables() -> dict:
-    """The generated tables (ops per encoding, names, FLAT offset signedness)."""
-    with open(_DATA) as f:
-        return json.load(f)
+def tables(arch: str = DEFAULT) -> dict:
+    """The generated tables of an architecture (ops per encoding, names, offset signedness)."""
+    return get_arch(arch).table("memory")
+
+
+def exp_mnemonic(arch: str = DEFAULT) -> str:
+    """The export instruction's mnemonic (gfx11: exp, gfx12: export)."""
+    return tables(arch)["names"].get("exp", "exp")
 
 
 @cache
-def _by_mnemonic() -> dict[str, list[tuple[str, dict[str, int], dict]]]:
+def _by_mnemonic(arch: str = DEFAULT) -> dict[str, list[tuple[str, dict[str, int], dict]]]:
     out: dict[str, list] = {}
-    for enc, ops in tables()["ops"].items():
+    for enc, ops in tables(arch)["ops"].items():
         for kname, entry in ops.items():
             seg, _, op = kname.rpartition(".")
             key = {"op": int(op)} | ({"seg": int(seg)} if seg else {})
             out.setdefault(entry["m"], []).append((enc, key, entry))
-    out["exp"] = [("EXP", {}, {})]
+    out[exp_mnemonic(arch)] = [("EXP", {}, {})]
     return out
 
 
@@ -56,16 +75,17 @@ def _kname(enc: str, f: dict[str, int]) -> str:
 
 # ---------------------------------------------------------------------------------------------- widths
 
-def _counts(enc: str, entry: dict, f: dict[str, int]) -> dict[str, int]:
-    """Register count of each operand field; MIMG data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
+def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT, mode: str | None = None) -> dict[str, int]:
+    """Register count of each operand field (of the template of `mode`, default the fields' mode); image
+    data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
     counts = {}
-    for spec in entry["t"].get(mode_of(enc, f), []):
+    for spec in entry["t"].get(mode_of(enc, f) if mode is None else mode, []):
         if ":" in spec:
             name, n = spec.split(":")
             counts[name] = int(n) if n != "*" else 1
-    if enc == "MIMG":
-        rows, row = tables()["mimg_rows"], 2 * f["dim"] + f["a16"]
-        col = f["dmask"] + 16 * (f["d16"] + 2 * f["tfe"] + 4 * f["lwe"])
+    if enc == "MIMG" or enc in IMAGES12:
+        rows, row = tables(arch)["mimg_rows"], 2 * f["dim"] + f["a16"]
+        col = f["dmask"] + 16 * (f["d16"] + 2 * f["tfe"] + 4 * f.get("lwe", 0))
         vd, va = rows[entry["vdr"][row]][col], rows[entry["var"][row]][col]
         if "-" in (vd, va):
             raise _Bad("no such data/address width")
@@ -75,8 +95,7 @@ def _counts(enc: str, entry: dict, f: dict[str, int]) -> dict[str, int]:
 
 def _nsa_split(count: int) -> list[int]:
     """Register count of each NSA address: one each, the fifth and last takes the rest."""
-    n = min(count, 5)
-    return [1] * (n - 1) + [count - (n - 1)]
+    return image_address_split("MIMG", count)
 
 
 # ------------------------------------------------------------------------------------------- operands
@@ -99,7 +118,7 @@ def _literal_text(value: int | None) -> str | None:
 
 
 def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int], extra: bytes,
-                  literal: int | None = None) -> str:
+                  literal: int | None = None, arch: str = DEFAULT) -> str:
     if ":" not in spec:
         return spec
     name = spec.split(":")[0]
@@ -108,8 +127,10 @@ def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int]
         return f"attr{f['attr']}.{_CHANNELS[f['attr_chan']]}"
     if name == "soffset":
         text = src_name(f[name]) if f[name] != SRC_LITERAL else _literal_text(literal)
-    elif name in SCALED or name == "saddr":
+    elif name in SCALAR_FIELDS:
         text = _scalar_text(f[name] * SCALED.get(name, 1), n)
+    elif name == "vaddr" and enc in IMAGES12:
+        return _image_address_text(enc, f, n, arch)
     elif name == "vaddr" and enc == "MIMG" and f["nsa"]:
         return _nsa_text(f, n, extra)
     else:
@@ -127,20 +148,35 @@ def _nsa_text(f: dict[str, int], count: int, extra: bytes) -> str:
     return "[" + ", ".join(reg_range("v", r, n) for r, n in zip(regs, parts, strict=True)) + "]"
 
 
+def _image_address_text(enc: str, f: dict[str, int], count: int, arch: str) -> str:
+    """gfx12's image addresses: one VGPR (range) per address field, a list when there are two or more. As llvm
+    does, a VIMAGE word whose address fields but the first are all zero prints that first VGPR alone (which
+    llvm's assembler then rejects: such a word is no canonical encoding); the table's "single_address" lists
+    the encodings that do this."""
+    if enc in tables(arch).get("single_address", ()) and all(not f[n] for n in image_address_fields(enc)[1:]):
+        count = 1
+    parts = image_address_split(enc, count)
+    regs = [f[name] for name in image_address_fields(enc)[:len(parts)]]
+    if any(r + n > 256 for r, n in zip(regs, parts, strict=True)):
+        raise _Bad("address VGPR range runs past v255")
+    texts = [reg_range("v", r, n) for r, n in zip(regs, parts, strict=True)]
+    return texts[0] if count == 1 else "[" + ", ".join(texts) + "]"
+
+
 def _operands(inst: Inst) -> list[str]:
     enc, f = inst.encoding, inst.fields
     if enc == "EXP":
-        return _exp_operands(f)
+        return _exp_operands(f, inst.arch)
     entry = inst.info
     tmpl = entry["t"].get(mode_of(enc, f))
     if tmpl is None:
         raise _Bad("operand combination llvm does not decode")
-    counts = _counts(enc, entry, f)
-    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal) for s in tmpl]
+    counts = _counts(enc, entry, f, inst.arch)
+    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal, inst.arch) for s in tmpl]
 
 
-def _exp_operands(f: dict[str, int]) -> list[str]:
-    target = tables()["names"]["target"][f["target"]]
+def _exp_operands(f: dict[str, int], arch: str) -> list[str]:
+    target = tables(arch)["names"]["target"][f["target"]]
     if not target:
         raise _Bad("invalid export target")
     srcs = [reg_range("v", f[f"vsrc{i}"], 1) if f["en"] >> i & 1 else "off" for i in range(4)]
@@ -149,34 +185,48 @@ def _exp_operands(f: dict[str, int]) -> list[str]:
 
 # ------------------------------------------------------------------------------------------ modifiers
 
-def _mod_value(enc: str, name: str, f: dict[str, int]) -> int:
-    if name == "offset" and enc == "DS":
+def offset_value(enc: str, f: dict[str, int], arch: str = DEFAULT) -> int:
+    """The byte offset an instruction's offset field (DS: offset0/offset1) holds, signed where llvm prints
+    it signed (gfx11's GLOBAL/SCRATCH, gfx12's VFLAT/VSCRATCH/VGLOBAL/VBUFFER)."""
+    if enc == "DS":
         return f["offset0"] | f["offset1"] << 8
-    v = f[MOD_FIELDS.get(name, name)]
-    if name == "offset" and enc == "FLAT" and tables()["flat_signed"][f["seg"]] and v & 0x1000:
-        v -= 0x2000
+    v = f["offset"]
+    if enc == "FLAT":
+        return v - 0x2000 if tables(arch)["flat_signed"][f["seg"]] and v & 0x1000 else v
+    width = get_arch(arch).encodings[enc].field("offset").width
+    if enc in tables(arch).get("signed_offset", ()) and v >> (width - 1):
+        v -= 1 << width
     return v
 
 
-def inst_swizzles(enc: str, f: dict[str, int]) -> bool:
+def _mod_value(enc: str, name: str, f: dict[str, int], arch: str) -> int:
+    if name == "offset":
+        return offset_value(enc, f, arch)
+    return f[MOD_FIELDS.get(name, name)]
+
+
+def inst_swizzles(enc: str, f: dict[str, int], arch: str = DEFAULT) -> bool:
     """Whether this opcode prints its offset as a swizzle pattern (ds_swizzle_b32)."""
-    return enc == "DS" and bool(tables()["ops"]["DS"].get(str(f["op"]), {}).get("swz"))
+    return enc == "DS" and bool(tables(arch)["ops"]["DS"].get(str(f["op"]), {}).get("swz"))
 
 
-def _mod_text(enc: str, name: str, f: dict[str, int], always: list[str]) -> str | None:
-    v = _mod_value(enc, name, f)
-    names = tables()["names"]
+def _mod_text(enc: str, name: str, f: dict[str, int], entry: dict, arch: str) -> str | None:
+    names = tables(arch)["names"]
+    if name in ("th", "scope"):  # gfx12's cache policy: th spelled per instruction kind and scope
+        toks = cpol.format_cpol(names["cpol"], entry["th"], f["th"], f["scope"])
+        return next((t for t in toks if t.startswith(name + ":")), None)
+    v = _mod_value(enc, name, f, arch)
     if name == "format":
         return f"format:{names['format'][v]}" if names["format"][v] else None
-    if not v and name not in always:
+    if not v and name not in entry.get("always", ()):
         return None
     if name == "dim":
         return f"dim:{names['dim'][v]}"
     if name == "dmask":
         return f"dmask:0x{v:x}"
-    if name == "offset" and inst_swizzles(enc, f):
+    if name == "offset" and inst_swizzles(enc, f, arch):
         return f"offset:{swizzle_text(v)}"
-    if name in ("offset", "offset0", "offset1", "wait_vdst"):
+    if name in VALUED:
         return f"{name}:{v}"
     return name
 
@@ -184,10 +234,10 @@ def _mod_text(enc: str, name: str, f: dict[str, int], always: list[str]) -> str 
 def _modifiers(inst: Inst) -> list[str]:
     enc, f = inst.encoding, inst.fields
     if enc == "EXP":
-        order, always = tables()["names"]["exp_mods"], []
+        entry = {"mods": tables(inst.arch)["names"]["exp_mods"]}
     else:
-        order, always = inst.info["mods"], inst.info["always"]
-    return [t for name in order if (t := _mod_text(enc, name, f, always)) is not None]
+        entry = inst.info
+    return [t for name in entry["mods"] if (t := _mod_text(enc, name, f, entry, inst.arch)) is not None]
 
 
 # --------------------------------------------------------------------------------------------- decode
@@ -197,6 +247,10 @@ def _check_fields(enc: str, entry: dict, f: dict[str, int]) -> None:
     mk = mode_of(enc, f)
     ok = set(entry["ok"][mk]) | set(mode_fields(enc, mk)) | {"op", "seg", "saddr", "dim", "nsa", "attr_chan"}
     used = {s.split(":")[0] for s in entry["t"][mk] if ":" in s}
+    if "vaddr" in used and enc in IMAGES12:
+        used |= set(image_address_fields(enc))
+    if enc in ("VFLAT", "VSCRATCH", "VGLOBAL") and mk[0] == "1":  # the th bit that chose this mode
+        ok.add("th")
     for name, v in f.items():
         if not v or name in ok or name in used:
             continue
@@ -206,16 +260,16 @@ def _check_fields(enc: str, entry: dict, f: dict[str, int]) -> None:
             raise _Bad(f"unused field {name} is not zero")
 
 
-def _decode(enc: str, data: bytes, offset: int) -> Inst:
-    layout = ENCODINGS[enc]
+def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT) -> Inst:
+    layout = get_arch(arch).encodings[enc]
     word0 = int.from_bytes(data[offset:offset + 4], "little")
     if offset + layout.size > len(data):
         raise DecodeError(f"truncated {enc} instruction", offset, word0)
     f = layout.unpack(int.from_bytes(data[offset:offset + layout.size], "little"))
-    entry = {} if enc == "EXP" else tables()["ops"][enc].get(_kname(enc, f))
+    entry = {} if enc == "EXP" else tables(arch)["ops"][enc].get(_kname(enc, f))
     if entry is None:
         raise DecodeError(f"unknown {enc} opcode {f['op']}", offset, word0)
-    mnemonic = "exp" if enc == "EXP" else entry["m"]
+    mnemonic = exp_mnemonic(arch) if enc == "EXP" else entry["m"]
     extra = b""
     if enc == "MIMG" and f["nsa"]:
         end = offset + layout.size + 4 * f["nsa"]
@@ -228,7 +282,7 @@ def _decode(enc: str, data: bytes, offset: int) -> Inst:
             raise DecodeError("truncated literal", offset, word0)
         literal = int.from_bytes(data[offset + layout.size:offset + layout.size + 4], "little")
     inst = Inst(enc, f["op"] if "op" in f else 0, mnemonic, f, literal=literal, extra=extra,
-                size=layout.size + len(extra) + (4 if literal is not None else 0), info=entry)
+                size=layout.size + len(extra) + (4 if literal is not None else 0), info=entry, arch=arch)
     try:
         if enc != "EXP":
             if mode_of(enc, f) not in entry["t"]:
@@ -262,12 +316,12 @@ def _format(inst: Inst) -> str:
 from .memory_asm import assemble_memory  # noqa: E402  (needs the helpers above)
 
 
-def _mnemonics() -> set[str]:
-    return set(_by_mnemonic())
+def _mnemonics(arch: str = DEFAULT) -> set[str]:
+    return set(_by_mnemonic(arch))
 
 
 def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
-    cands = _by_mnemonic().get(mnemonic)
+    cands = _by_mnemonic(ctx.arch).get(mnemonic)
     if not cands:
         return None
     return assemble_memory(cands, [t for t in toks if not is_modifier(t)], [t for t in toks if is_modifier(t)], ctx)

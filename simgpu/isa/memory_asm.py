@@ -1,11 +1,24 @@
-"""Assembler of the gfx11 memory family: operand tokens are matched against the opcode's learned templates."""
+"""Assembler of the memory family: operand tokens are matched against the opcode's learned templates."""
 
 from __future__ import annotations
 
 import re
 
-from .encodings import ENCODINGS
-from .memory_fmt import FLAGS, MOD_FIELDS, SADDR_OFF, SCALED, mode_fields, mode_of, parse_swizzle
+from . import cpol
+from .arch import get_arch
+from .memory_fmt import (
+    FLAGS,
+    IMAGES12,
+    MOD_FIELDS,
+    SADDR_OFF,
+    SCALAR_FIELDS,
+    SCALED,
+    image_address_fields,
+    image_address_split,
+    mode_fields,
+    mode_of,
+    parse_swizzle,
+)
 from .operands import parse_register, parse_src
 
 _ATTR = re.compile(r"^attr(\d+)\.([xyzw])$")
@@ -18,15 +31,16 @@ class _NoMatch(Exception):
 def assemble_memory(cands: list, ops: list[str], mods: list[str], ctx) -> bytes:
     """Bytes of the first (encoding, opcode, mode) whose template fits the operand and modifier tokens."""
     from . import memory
+    tabs = memory.tables(ctx.arch)
     why = "operands do not match any form of this instruction"
     for enc, key, entry in cands:
         try:
-            mf = _parse_mods(enc, key, entry, mods, memory.tables())
+            mf = _parse_mods(enc, key, entry, mods, tabs, ctx)
             if enc == "EXP":
-                return _assemble_exp(ops, mf, memory.tables())
+                return _assemble_exp(ops, mf, tabs, ctx.arch)
             for mk in entry["t"]:
                 try:
-                    return _assemble_mode(enc, key, entry, mk, ops, mf)
+                    return _assemble_mode(enc, key, entry, mk, ops, mf, ctx.arch)
                 except _NoMatch as e:
                     why = str(e) or why
         except _NoMatch as e:
@@ -41,8 +55,15 @@ def _int(text: str) -> int:
         raise _NoMatch(f"expected an integer, got {text!r}") from None
 
 
-def _parse_mods(enc: str, key: dict, entry: dict, mods: list[str], tabs: dict) -> dict[str, int]:
+def _parse_mods(enc: str, key: dict, entry: dict, mods: list[str], tabs: dict, ctx) -> dict[str, int]:
     f: dict[str, int] = {}
+    arch = ctx.arch
+    cp = [t for t in mods if t.startswith(("th:", "scope:"))]
+    if cp:  # gfx12's cache policy: the th spelling depends on the scope
+        if "th" not in entry:
+            raise _NoMatch("this instruction takes no th/scope")
+        _, f["th"], f["scope"] = cpol.parse_cpol(tabs["names"]["cpol"], entry["th"], cp, ctx)
+        mods = [t for t in mods if t not in cp]
     for tok in mods:
         name, _, val = tok.partition(":")
         if not val:
@@ -50,9 +71,9 @@ def _parse_mods(enc: str, key: dict, entry: dict, mods: list[str], tabs: dict) -
                 raise _NoMatch(f"modifier {name} is not valid here")
             f[MOD_FIELDS.get(name, name)] = 1
         elif name == "offset" and entry.get("swz") and parse_swizzle(val) is not None:
-            f.update(_offset(enc, key, entry, parse_swizzle(val), tabs))
+            f.update(_offset(enc, key, entry, parse_swizzle(val), tabs, arch))
         elif name == "offset":
-            f.update(_offset(enc, key, entry, _int(val), tabs))
+            f.update(_offset(enc, key, entry, _int(val), tabs, arch))
         elif name == "dmask":
             f["dmask"] = _ranged(_int(val), 0, 15, name)
         elif name == "dim":
@@ -60,15 +81,16 @@ def _parse_mods(enc: str, key: dict, entry: dict, mods: list[str], tabs: dict) -
         elif name == "format":
             f["format"] = _format_code(val, tabs["names"]["format"])
         else:
-            f[MOD_FIELDS.get(name, name)] = _ranged(_int(val), 0, (1 << _width(enc, name)) - 1, name)
+            f[MOD_FIELDS.get(name, name)] = _ranged(_int(val), 0, (1 << _width(enc, name, arch)) - 1, name)
     return f
 
 
-def _width(enc: str, name: str) -> int:
+def _width(enc: str, name: str, arch: str) -> int:
     field = MOD_FIELDS.get(name, name)
-    if field not in ENCODINGS[enc].field_names:
+    layout = get_arch(arch).encodings[enc]
+    if field not in layout.field_names:
         raise _NoMatch(f"{enc} instructions take no {name} modifier")
-    return ENCODINGS[enc].field(field).width
+    return layout.field(field).width
 
 
 def _ranged(v: int, lo: int, hi: int, name: str) -> int:
@@ -77,7 +99,7 @@ def _ranged(v: int, lo: int, hi: int, name: str) -> int:
     return v
 
 
-def _offset(enc: str, key: dict, entry: dict, v: int, tabs: dict) -> dict[str, int]:
+def _offset(enc: str, key: dict, entry: dict, v: int, tabs: dict, arch: str) -> dict[str, int]:
     if enc == "DS":
         if "offset" not in entry["mods"]:
             raise _NoMatch("this DS instruction takes offset0/offset1")
@@ -85,7 +107,10 @@ def _offset(enc: str, key: dict, entry: dict, v: int, tabs: dict) -> dict[str, i
         return {"offset0": v & 0xFF, "offset1": v >> 8}
     if enc == "FLAT" and tabs["flat_signed"][key["seg"]]:
         return {"offset": _ranged(v, -0x1000, 0xFFF, "offset") & 0x1FFF}
-    return {"offset": _ranged(v, 0, (1 << _width(enc, "offset")) - 1, "offset")}
+    width = _width(enc, "offset", arch)
+    if enc in tabs.get("signed_offset", ()):
+        return {"offset": _ranged(v, -(1 << (width - 1)), (1 << (width - 1)) - 1, "offset") & ((1 << width) - 1)}
+    return {"offset": _ranged(v, 0, (1 << width) - 1, "offset")}
 
 
 def _dim(val: str, names: list[str]) -> int:
@@ -101,13 +126,15 @@ def _format_code(val: str, names: list[str]) -> int:
     return _ranged(_int(val), 0, 127, "format")
 
 
-def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf: dict[str, int]) -> bytes:
+def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf: dict[str, int],
+                   arch: str) -> bytes:
     implied = mode_fields(enc, mk)
     for name, v in implied.items():
         if name in FLAGS[enc] and mf.get(name, 0) != v:
             raise _NoMatch()
-    f = {n: 0 for n in ENCODINGS[enc].field_names} | _defaults(enc) | key | mf | implied
-    allowed = set(entry["ok"][mk]) | set(implied) | {"dim"}
+    layout = get_arch(arch).encodings[enc]
+    f = {n: 0 for n in layout.field_names} | _defaults(enc, entry, arch) | key | mf | implied
+    allowed = set(entry["ok"][mk]) | set(implied) | {"dim"} | ({"th"} if mk[:1] == "1" and "th" in entry else set())
     if any(n not in allowed for n in mf):
         raise _NoMatch("modifier not accepted by this instruction")
     from .memory import _counts
@@ -115,7 +142,7 @@ def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf
     if len(ops) != len(tmpl):
         raise _NoMatch(f"expected {len(tmpl)} operands")
     try:
-        counts = _counts(enc, entry, f)
+        counts = _counts(enc, entry, f, arch, mk)
     except Exception:  # noqa: BLE001 - _Bad: no such width combination
         raise _NoMatch("invalid dmask/d16/tfe/dim combination") from None
     extra = b""
@@ -123,16 +150,16 @@ def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf
         extra += _operand(enc, spec, tok, f, counts)
     if mode_of(enc, f) != mk:
         raise _NoMatch()
-    layout = ENCODINGS[enc]
     return layout.pack(f).to_bytes(layout.size, "little") + extra
 
 
-def _defaults(enc: str) -> dict[str, int]:
-    """Fields whose absent modifier means a nonzero value: MTBUF's format that llvm does not print."""
-    if enc != "MTBUF":
+def _defaults(enc: str, entry: dict, arch: str) -> dict[str, int]:
+    """Fields whose absent modifier means a nonzero value: the buffer format that llvm does not print (MTBUF,
+    and gfx12's tbuffer_* in VBUFFER)."""
+    if enc != "MTBUF" and not (enc == "VBUFFER" and any("format" in ok for ok in entry["ok"].values())):
         return {}
     from .memory import tables
-    return {"format": tables()["names"]["format"].index("")}
+    return {"format": tables(arch)["names"]["format"].index("")}
 
 
 def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str, int]) -> bytes:
@@ -153,8 +180,10 @@ def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str,
         if code is None or code > 255:
             raise _NoMatch("invalid soffset")
         f[name] = code
-    elif name in SCALED or name == "saddr":
+    elif name in SCALAR_FIELDS:
         f[name] = _scalar(tok, n, SCALED.get(name, 1))
+    elif name == "vaddr" and enc in IMAGES12:
+        _image_addresses(enc, tok, n, f)
     elif name == "vaddr" and tok.startswith("["):
         return _nsa(tok, n, f)
     else:
@@ -176,10 +205,19 @@ def _vgpr(tok: str, n: int) -> int:
     return reg[1]
 
 
+def _image_addresses(enc: str, tok: str, count: int, f: dict[str, int]) -> None:
+    """gfx12's image address operand: one VGPR, or a list, one entry per address field."""
+    parts = [p.strip() for p in tok[1:-1].split(",")] if tok.startswith("[") else [tok]
+    sizes = image_address_split(enc, count)
+    if len(parts) != len(sizes) or (count > 1) != tok.startswith("["):
+        raise _NoMatch("address list has the wrong length")
+    for name, p, n in zip(image_address_fields(enc), parts, sizes, strict=False):
+        f[name] = _vgpr(p, n)
+
+
 def _nsa(tok: str, count: int, f: dict[str, int]) -> bytes:
-    from .memory import _nsa_split
+    sizes = image_address_split("MIMG", count)
     parts = [p.strip() for p in tok[1:-1].split(",")]
-    sizes = _nsa_split(count)
     if count < 2 or len(parts) != len(sizes):
         raise _NoMatch("NSA address list has the wrong length")
     regs = [_vgpr(p, n) for p, n in zip(parts, sizes, strict=True)]
@@ -188,7 +226,7 @@ def _nsa(tok: str, count: int, f: dict[str, int]) -> bytes:
     return extra + bytes(4 * f["nsa"] - len(extra))
 
 
-def _assemble_exp(ops: list[str], mf: dict[str, int], tabs: dict) -> bytes:
+def _assemble_exp(ops: list[str], mf: dict[str, int], tabs: dict, arch: str) -> bytes:
     targets = tabs["names"]["target"]
     if len(ops) != 5 or ops[0] not in targets or ops[0].startswith("invalid"):
         raise _NoMatch("expected an export target and four sources")
@@ -197,4 +235,4 @@ def _assemble_exp(ops: list[str], mf: dict[str, int], tabs: dict) -> bytes:
         if tok != "off":
             f[f"vsrc{i}"] = _vgpr(tok, 1)
             f["en"] |= 1 << i
-    return ENCODINGS["EXP"].pack(f).to_bytes(8, "little")
+    return get_arch(arch).encodings["EXP"].pack(f).to_bytes(8, "little")

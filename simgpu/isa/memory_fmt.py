@@ -1,4 +1,6 @@
-"""Operand and modifier kinds of the gfx11 memory encodings, shared by the codec and its table generator.
+"""Operand and modifier kinds of the memory encodings (gfx11's DS, FLAT, MUBUF, MTBUF, MIMG, EXP, LDSDIR; gfx12's
+DS, VFLAT/VSCRATCH/VGLOBAL, VBUFFER, VIMAGE, VSAMPLE, EXP, LDSDIR), shared by the codec and its table
+generator.
 
 Per-instruction facts (mnemonics, operand templates, accepted modifiers, widths, names) live in
 data/memory.json, generated from llvm-mc by `python -m tools.isatab_memory`; this module only knows how each kind
@@ -16,14 +18,27 @@ FLAGS = {
     "MIMG": ("unorm", "glc", "slc", "dlc", "r128", "a16", "tfe", "lwe", "d16"),
     "EXP": ("done", "row"),
     "LDSDIR": (),
+    "VBUFFER": ("offen", "idxen", "tfe"),
+    "VFLAT": (),
+    "VSCRATCH": (),
+    "VGLOBAL": (),
+    "VIMAGE": ("r128", "a16", "tfe", "d16"),
+    "VSAMPLE": ("unorm", "r128", "a16", "tfe", "lwe", "d16"),
 }
+FLATS12 = ("VFLAT", "VSCRATCH", "VGLOBAL")  # gfx12's FLAT, one encoding per segment
+IMAGES12 = {"VIMAGE": 5, "VSAMPLE": 4}  # gfx12's image encodings and their number of address VGPR fields
 # Printed modifier name -> field, where they differ.
-MOD_FIELDS = {"row_en": "row", "wait_vdst": "waitvdst"}
+MOD_FIELDS = {"row_en": "row", "wait_vdst": "waitvdst", "wait_va_vdst": "waitvdst", "wait_vm_vsrc": "waitvsrc"}
 FIELD_MODS = {v: k for k, v in MOD_FIELDS.items()}
+# Modifiers printed name:value (decimal).
+VALUED = ("offset", "offset0", "offset1", "wait_vdst", "wait_va_vdst", "wait_vm_vsrc")
 MOD_NAMES = frozenset({"offset", "offset0", "offset1", "gds", "glc", "slc", "dlc", "offen", "idxen", "tfe", "lwe",
-                       "d16", "a16", "r128", "unorm", "dmask", "dim", "format", "done", "row_en", "wait_vdst"})
-# Scalar register fields counted in units of 4 SGPRs.
+                       "d16", "a16", "r128", "unorm", "dmask", "dim", "format", "done", "row_en", "wait_vdst",
+                       "wait_va_vdst", "wait_vm_vsrc", "th", "scope"})
+# Scalar register fields counted in units of 4 SGPRs (gfx11's 5-bit srsrc/ssamp).
 SCALED = {"srsrc": 4, "ssamp": 4}
+# Fields holding a scalar operand (gfx12's rsrc/samp are 9-bit source codes).
+SCALAR_FIELDS = frozenset({"srsrc", "ssamp", "soffset", "saddr", "rsrc", "samp"})
 SADDR_OFF = 124  # FLAT saddr code meaning "no scalar address" (printed off)
 B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
@@ -34,26 +49,44 @@ def is_modifier(tok: str) -> bool:
 
 
 def mode_of(enc: str, f: dict[str, int]) -> str:
-    """Key of the field values that select an operand template (see tools/isatab_memory.MODES)."""
+    """Key of the field values that select an operand template (see tools/isatab_memory.MODES). gfx12's FLAT
+    encodings: th's low bit (an atomic's TH_ATOMIC_RETURN) takes the place of glc."""
     if enc == "DS":
         return str(f.get("gds", 0))
     if enc == "FLAT":
         return f"{f.get('glc', 0)}{int(f.get('saddr', 0) == SADDR_OFF)}{f.get('sve', 0)}"
-    if enc in ("MUBUF", "MTBUF"):
+    if enc in FLATS12:
+        return f"{f.get('th', 0) & 1}{int(f.get('saddr', 0) == SADDR_OFF)}{f.get('sve', 0)}"
+    if enc in ("MUBUF", "MTBUF", "VBUFFER"):
         return f"{f.get('tfe', 0)}{f.get('offen', 0)}{f.get('idxen', 0)}"
     return ""
 
 
 def mode_fields(enc: str, key: str) -> dict[str, int]:
-    """The field values a mode key implies (the inverse of mode_of, minus what operands supply)."""
+    """The field values a mode key implies (the inverse of mode_of, minus what operands and the th modifier
+    supply)."""
     bits = [int(c) for c in key]
     if enc == "DS":
         return {"gds": bits[0]}
     if enc == "FLAT":
         return {"glc": bits[0], "sve": bits[2]} | ({"saddr": SADDR_OFF} if bits[1] else {})
-    if enc in ("MUBUF", "MTBUF"):
+    if enc in FLATS12:
+        return ({"sve": bits[2]} if enc == "VSCRATCH" else {}) | ({"saddr": SADDR_OFF} if bits[1] else {})
+    if enc in ("MUBUF", "MTBUF", "VBUFFER"):
         return dict(zip(("tfe", "offen", "idxen"), bits, strict=True))
     return {}
+
+
+def image_address_split(enc: str, count: int) -> list[int]:
+    """Register count of each address VGPR field of a MIMG NSA form or a gfx12 image instruction: one each, the
+    last field takes the rest."""
+    n = min(count, IMAGES12.get(enc, 5))
+    return [1] * (n - 1) + [count - (n - 1)]
+
+
+def image_address_fields(enc: str) -> list[str]:
+    """gfx12's address VGPR fields in printed order (VIMAGE's fifth sits in the first dword's top byte)."""
+    return [f"vaddr{i}" for i in range(IMAGES12[enc])]
 
 
 # ds_swizzle_b32's offset is printed as a swizzle pattern: QUAD_PERM (bits 15:8 = 0x80) or, with bit 15

@@ -1,7 +1,8 @@
 """`simgpu disasm FILE`: the kernels of a code object, each with a descriptor summary and its
-disassembly, laid out like `llvm-objdump -d --mcpu=gfx1100`: every symbol of the code section from its
+disassembly, laid out like `llvm-objdump -d --mcpu=<its processor>`: every symbol of the code section from its
 address to the next symbol (so the s_code_end / s_nop padding after a kernel's s_endpgm is listed), text
-padded to column 60, `// ADDRESS: WORDS`, and `<symbol+0xOFF>` after the words of a branch."""
+padded to column 60, `// ADDRESS: WORDS`, and `<symbol+0xOFF>` after the words of a branch. The code is
+decoded for the object's processor when the codec knows it (arch.ARCHES: gfx1100, gfx1201), else as gfx1100."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import bisect
 import sys
 from typing import TextIO
 
+from .arch import ARCHES, DEFAULT
 from .codec import decode
 from .codeobject import CodeObject, CodeObjectError, Kernel, read_code_object
 from .errors import DecodeError
@@ -63,14 +65,15 @@ def branch_target(inst, addr: int) -> int | None:
     return addr + 4 + 4 * (simm16 - 0x10000 if simm16 & 0x8000 else simm16)
 
 
-def disassemble(code: bytes, address: int, labels=None) -> list[str]:
-    """objdump-style lines for `code` loaded at `address`: text padded to column 60, address and dwords."""
+def disassemble(code: bytes, address: int, labels=None, arch: str = DEFAULT) -> list[str]:
+    """objdump-style lines for `code` (machine code of `arch`) loaded at `address`: text padded to column 60,
+    address and dwords."""
     out, pos = [], 0
     while pos < len(code):
         addr = address + pos
         target = None
         try:
-            inst = decode(code, pos, true16=None)  # also True16-only encodings (code from LLVM 20+)
+            inst = decode(code, pos, true16=None, arch=arch)  # also True16-only encodings (code from LLVM 20+)
             text, size = inst.text(), inst.size
             target = branch_target(inst, addr)
         except DecodeError:
@@ -88,6 +91,7 @@ def disassemble_text(co: CodeObject) -> list[str]:
     symbols = code_symbols(co)
     labels, by_entry = _Labels(symbols), {k.entry_address: k for k in co.kernels.values()}
     end = co.text_address + len(co.text)
+    arch = co.processor if co.processor in ARCHES else DEFAULT
     out = ["Disassembly of section .text:"]
     for i, (addr, name) in enumerate(symbols):
         stop = symbols[i + 1][0] if i + 1 < len(symbols) else end
@@ -96,7 +100,7 @@ def disassemble_text(co: CodeObject) -> list[str]:
             out += descriptor_summary(by_entry[addr])
         out.append(f"{addr:016x} <{name}>:")
         lo = addr - co.text_address
-        out += disassemble(co.text[lo:lo + stop - addr], addr, labels)
+        out += disassemble(co.text[lo:lo + stop - addr], addr, labels, arch)
     return out
 
 

@@ -1,17 +1,18 @@
-"""The scalar family of the gfx11 codec: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM.
+"""The scalar family of the codec: SOP1, SOP2, SOPC, SOPK, SOPP and SMEM, of every architecture.
 
-Driven by data/scalar.json (`python -m tools.isatab_scalar`, probed from llvm-mc): per opcode the mnemonic,
-the printed operands in order with their dword counts, and how the 16-bit immediate prints.
+Driven by data/scalar.json (`python -m tools.isatab_scalar [--arch A]`, probed from llvm-mc): per opcode the
+mnemonic, the printed operands in order with their dword counts, and how the 16-bit immediate prints. gfx12's
+SMEM (24-bit offset, th/scope cache policy, the s_prefetch_* operand order) is told apart by its table:
+"smem_off" (the offset is printed even when zero), an entry's "pf" (prefetch order: sbase, offset, soffset,
+then sdata as an immediate) and "th" (its cache-policy names, cpol.py).
 """
 
 from __future__ import annotations
 
-import json
-import os
 from functools import cache
 
-from . import simm16
-from .encodings import ENCODINGS
+from . import cpol, simm16
+from .arch import DEFAULT, get_arch
 from .errors import DecodeError
 from .inst import Family, Inst, register
 from .operands import LITERAL, parse_int, parse_register, parse_src, scalar_name, src_name
@@ -20,17 +21,16 @@ SOP = ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP")
 
 
 @cache
-def tables() -> dict:
-    """The scalar opcode tables generated from llvm-mc."""
-    with open(os.path.join(os.path.dirname(__file__), "data", "scalar.json")) as f:
-        return json.load(f)
+def tables(arch: str = DEFAULT) -> dict:
+    """The scalar opcode tables of an architecture, generated from llvm-mc."""
+    return get_arch(arch).table("scalar")
 
 
 @cache
-def _by_name() -> dict[str, tuple[str, int, dict]]:
+def _by_name(arch: str = DEFAULT) -> dict[str, tuple[str, int, dict]]:
     out = {}
     for enc in (*SOP, "SMEM"):
-        for op, entry in tables()[enc].items():
+        for op, entry in tables(arch)[enc].items():
             out[entry["name"]] = (enc, int(op), entry)
     return out
 
@@ -38,16 +38,16 @@ def _by_name() -> dict[str, tuple[str, int, dict]]:
 # ---------------------------------------------------------------------------------------------- decode
 
 
-def _decode(enc: str, data: bytes, offset: int) -> Inst:
-    e = ENCODINGS[enc]
+def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT) -> Inst:
+    e = get_arch(arch).encodings[enc]
     if offset + e.size > len(data):
         raise DecodeError(f"truncated {enc} instruction", offset, int.from_bytes(data[offset:offset + 4], "little"))
     word = int.from_bytes(data[offset:offset + e.size], "little")
     fields = e.unpack(word)
-    entry = tables()[enc].get(str(fields["op"]))
+    entry = tables(arch)[enc].get(str(fields["op"]))
     if entry is None:
-        raise DecodeError(f"{enc} opcode {fields['op']} is not a gfx1100 instruction", offset, word & 0xFFFFFFFF)
-    inst = Inst(enc, fields["op"], entry["name"], fields, size=e.size, info=entry)
+        raise DecodeError(f"{enc} opcode {fields['op']} is not a {arch} instruction", offset, word & 0xFFFFFFFF)
+    inst = Inst(enc, fields["op"], entry["name"], fields, size=e.size, info=entry, arch=arch)
     if enc != "SMEM" and _needs_literal(entry, fields):
         if offset + e.size + 4 > len(data):
             raise DecodeError("truncated literal", offset, word)
@@ -73,7 +73,8 @@ def _operand_texts(inst: Inst, offset: int) -> list[str]:
 
 
 def _bad(inst: Inst, offset: int, why: str) -> DecodeError:
-    return DecodeError(f"{inst.mnemonic}: {why}", offset, ENCODINGS[inst.encoding].pack(inst.fields) & 0xFFFFFFFF)
+    word = get_arch(inst.arch).encodings[inst.encoding].pack(inst.fields)
+    return DecodeError(f"{inst.mnemonic}: {why}", offset, word & 0xFFFFFFFF)
 
 
 def _slot_text(inst: Inst, slot: list, offset: int) -> str:
@@ -85,9 +86,9 @@ def _slot_text(inst: Inst, slot: list, offset: int) -> str:
         code = f[name]
         text = _literal_text(inst, name) if code == LITERAL else src_name(code, count, slot[2])
     elif name == "ssrc0_msg":
-        text = simm16.format_sendmsg(f["ssrc0"], tables()["names"]["sendmsg"])
+        text = simm16.format_sendmsg(f["ssrc0"], tables(inst.arch)["names"]["sendmsg"])
     elif name == "simm16":
-        text = simm16.format_imm(inst.info["imm"], f["simm16"], tables()["names"])
+        text = simm16.format_imm(inst.info["imm"], f["simm16"], tables(inst.arch)["names"])
     elif name == "literal":
         text = _literal_text(inst, name)
     else:
@@ -100,7 +101,7 @@ def _slot_text(inst: Inst, slot: list, offset: int) -> str:
 def _literal_text(inst: Inst, name: str) -> str:
     """A literal as llvm prints it in this operand: a constant (22, 1.0) where the table says so, else hex."""
     idx = inst.info.get("litv", {}).get(name)
-    shown = tables()["literals"][idx].get(f"{inst.literal:x}") if idx is not None else None
+    shown = tables(inst.arch)["literals"][idx].get(f"{inst.literal:x}") if idx is not None else None
     return shown if shown is not None else f"0x{inst.literal:x}"
 
 
@@ -108,7 +109,7 @@ def _parse_literal(entry: dict, name: str, tok: str, ctx) -> int:
     """The value of a literal operand token: an integer, or a constant spelling from the operand's table."""
     idx = entry.get("litv", {}).get(name)
     if idx is not None:
-        for value, text in tables()["literals"][idx].items():
+        for value, text in tables(ctx.arch)["literals"][idx].items():
             if text == tok:
                 return int(value, 16)
     return parse_int(tok, ctx.line, ctx.column) & 0xFFFFFFFF
@@ -119,18 +120,30 @@ def _smem_operands(inst: Inst, offset: int) -> list[str]:
     if not e["has_addr"]:
         return []
     sdata = simm16.imm_auto(f["sdata"]) if e["sdata"] < 0 else scalar_name(f["sdata"], e["sdata"])
-    sbase = scalar_name(f["sbase"] * 2, e["sbase"])
+    sbase = scalar_name(f["sbase"] * 2, e["sbase"]) if e["sbase"] else ""
     if sdata is None or sbase is None:
         raise _bad(inst, offset, "invalid register")
-    off = f["offset"] - (1 << 21) if f["offset"] & (1 << 20) else f["offset"]
+    width = get_arch(inst.arch).encodings["SMEM"].field("offset").width
+    off = f["offset"] - (1 << width) if f["offset"] >> (width - 1) else f["offset"]
+    always = tables(inst.arch).get("smem_off")  # gfx12: the offset is printed even when it is zero
+    so = scalar_name(f["soffset"])
+    if so is None:
+        raise _bad(inst, offset, "invalid soffset")
+    if e.get("pf"):  # s_prefetch_*: [sbase,] offset, soffset, sdata
+        return [t for t in (sbase, _hex_signed(off), so, sdata) if t]
     if f["soffset"] == 124:
-        tail = [_hex_signed(off)] if off else ["null"]
+        tail = [_hex_signed(off)] if off or always else ["null"]
     else:
-        so = scalar_name(f["soffset"])
-        if so is None:
-            raise _bad(inst, offset, "invalid soffset")
-        tail = [so] + ([f"offset:{_hex_signed(off)}"] if off else [])
+        tail = [so] + ([f"offset:{_hex_signed(off)}"] if off or always else [])
     return [sdata, sbase] + tail
+
+
+def _smem_mods(inst: Inst) -> list[str]:
+    """The cache-policy modifiers: glc/dlc flags (gfx11), th:/scope: (gfx12)."""
+    if "th" in inst.info:
+        return cpol.format_cpol(tables(inst.arch)["names"]["cpol"], inst.info["th"], inst.fields["th"],
+                                inst.fields["scope"])
+    return [m for m in ("glc", "dlc") if inst.fields.get(m)]
 
 
 def _hex_signed(v: int) -> str:
@@ -143,7 +156,7 @@ def _hex_signed(v: int) -> str:
 def _format(inst: Inst) -> str:
     ops = inst.operands
     if inst.encoding == "SMEM":
-        mods = [m for m in ("glc", "dlc") if inst.fields[m]]
+        mods = _smem_mods(inst)
         if len(ops) == 4 and ops[3].startswith("offset:"):
             body = ", ".join(ops[:3]) + " " + ops[3]
         else:
@@ -160,7 +173,7 @@ def _format(inst: Inst) -> str:
 
 
 def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
-    enc, op, entry = _by_name()[mnemonic]
+    enc, op, entry = _by_name(ctx.arch)[mnemonic]
     if enc == "SMEM":
         return _assemble_smem(op, entry, toks, ctx)
     fields = {"op": op}
@@ -185,23 +198,38 @@ def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
                 code, literal = LITERAL, _parse_literal(entry, name, tok, ctx)
             fields[name] = code
         elif name == "ssrc0_msg":
-            fields["ssrc0"] = simm16.parse_sendmsg(tok, tables()["names"]["sendmsg"], ctx)
+            fields["ssrc0"] = simm16.parse_sendmsg(tok, tables(ctx.arch)["names"]["sendmsg"], ctx)
         elif name == "simm16":
-            fields["simm16"] = simm16.parse_imm(entry["imm"], tok, tables()["names"], ctx)
+            fields["simm16"] = simm16.parse_imm(entry["imm"], tok, tables(ctx.arch)["names"], ctx)
         elif name == "literal":
             literal = _parse_literal(entry, name, tok, ctx)
-    out = ENCODINGS[enc].pack(fields).to_bytes(4, "little")
+    out = get_arch(ctx.arch).encodings[enc].pack(fields).to_bytes(4, "little")
     return out + (literal.to_bytes(4, "little") if literal is not None else b"")
 
 
 def _assemble_smem(op: int, entry: dict, toks: list[str], ctx) -> bytes:
+    layout = get_arch(ctx.arch).encodings["SMEM"]
+    omask = layout.field("offset").mask
     fields = {"op": op, "soffset": 124}
     rest = list(toks)
-    for m in ("glc", "dlc"):
-        if m in rest:
-            fields[m] = 1
-            rest.remove(m)
-    if entry["has_addr"]:
+    if "th" in entry:
+        rest, th, scope = cpol.parse_cpol(tables(ctx.arch)["names"]["cpol"], entry["th"], rest, ctx)
+        fields |= {"th": th, "scope": scope}
+    else:
+        for m in ("glc", "dlc"):
+            if m in rest:
+                fields[m] = 1
+                rest.remove(m)
+    if entry.get("pf"):  # [sbase,] offset, soffset, sdata
+        want = 4 if entry["sbase"] else 3
+        if len(rest) != want:
+            raise ctx.error(f"expected {want} operands", " ".join(toks))
+        if entry["sbase"]:
+            fields["sbase"] = _sreg(rest.pop(0), entry["sbase"], ctx) // 2
+        fields["offset"] = parse_int(rest[0], ctx.line, ctx.column) & omask
+        fields["soffset"] = _soffset(rest[1], ctx)
+        fields["sdata"] = parse_int(rest[2], ctx.line, ctx.column)
+    elif entry["has_addr"]:
         if len(rest) < 3:
             raise ctx.error("expected sdata, sbase and an offset", " ".join(toks))
         if entry["sdata"] < 0:
@@ -211,21 +239,23 @@ def _assemble_smem(op: int, entry: dict, toks: list[str], ctx) -> bytes:
         fields["sbase"] = _sreg(rest[1], entry["sbase"], ctx) // 2
         for tok in rest[2:]:
             if tok.startswith("offset:"):
-                fields["offset"] = parse_int(tok[7:], ctx.line, ctx.column) & 0x1FFFFF
-            elif tok == "null":
-                fields["soffset"] = 124
-            elif parse_register(tok) or parse_src(tok) is not None:
-                code = parse_src(tok)
-                if code is None or code > 127:
-                    raise ctx.error("expected a scalar offset register", tok)
-                fields["soffset"] = code
+                fields["offset"] = parse_int(tok[7:], ctx.line, ctx.column) & omask
+            elif tok == "null" or parse_register(tok) or parse_src(tok) is not None:
+                fields["soffset"] = _soffset(tok, ctx)
             else:
-                fields["offset"] = parse_int(tok, ctx.line, ctx.column) & 0x1FFFFF
+                fields["offset"] = parse_int(tok, ctx.line, ctx.column) & omask
     elif rest:
         raise ctx.error("unexpected operand", rest[0])
     else:
         fields["soffset"] = 0
-    return ENCODINGS["SMEM"].pack(fields).to_bytes(8, "little")
+    return layout.pack(fields).to_bytes(8, "little")
+
+
+def _soffset(tok: str, ctx) -> int:
+    code = parse_src(tok)
+    if code is None or code > 127:
+        raise ctx.error("expected a scalar offset register", tok)
+    return code
 
 
 def _sreg(tok: str, count: int, ctx) -> int:
@@ -235,4 +265,4 @@ def _sreg(tok: str, count: int, ctx) -> int:
     return code
 
 
-register(Family("scalar", (*SOP, "SMEM"), _decode, _format, _assemble, lambda: set(_by_name())))
+register(Family("scalar", (*SOP, "SMEM"), _decode, _format, _assemble, lambda arch: set(_by_name(arch))))

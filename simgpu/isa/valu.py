@@ -1,9 +1,10 @@
-"""The vector-ALU family of the gfx11 codec: VOP1, VOP2, VOPC, VOP3(SD), VOP3P, VOPD, VINTERP and DPP.
+"""The vector-ALU family of the codec: VOP1, VOP2, VOPC, VOP3(SD), VOP3P, VOPD, VINTERP and DPP, of every
+architecture (gfx11 and gfx12 share these layouts).
 
-Everything per opcode comes from data/valu.json (generated from llvm-mc by `python -m tools.isatab_valu`): the
-mnemonic of each form, the printed operands ([field, kind, dwords, class]), how each modifier bit prints,
-and per operand class the spelling of inline constants and literals. This module holds only the code
-per encoding and operand kind; the assembler is in valu_asm.py.
+Everything per opcode comes from data/valu.json (generated from llvm-mc by `python -m tools.isatab_valu
+[--arch A]`): the mnemonic of each form, the printed operands ([field, kind, dwords, class]), how each modifier
+bit prints, and per operand class the spelling of inline constants and literals. This module holds only the
+code per encoding and operand kind; the assembler is in valu_asm.py.
 
 LLVM's True16 mode (-mattr=+real-true16) decodes some opcodes differently: their entries are in "ops16"
 (and "no16" lists opcodes that mode does not decode). A 16-bit VGPR operand (dwords 0) prints as a half,
@@ -13,17 +14,15 @@ selects the high half of v0-v127; in VOP3 the register is the whole field and op
 
 from __future__ import annotations
 
-import json
-import os
 from functools import cache
 
-from .encodings import DPP8, DPP16, ENCODINGS, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from .arch import DEFAULT, get_arch
+from .encodings import DPP8, DPP16, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
 from .operands import reg_range, scalar_name, src_name
 
 ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP")
-_DATA = os.path.join(os.path.dirname(__file__), "data", "valu.json")
 # Trailing modifiers print in this order (LLVM's asm strings), DPP controls after them.
 ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
 OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
@@ -31,10 +30,10 @@ DPP_ROWS = {0x100: "row_shl", 0x110: "row_shr", 0x120: "row_ror", 0x150: "row_sh
 
 
 @cache
-def tables() -> dict:
-    """The generated tables (opcode entries per encoding, VOPD halves, operand classes, True16 entries)."""
-    with open(_DATA) as f:
-        t = json.load(f)
+def tables(arch: str = DEFAULT) -> dict:
+    """The generated tables of an architecture (opcode entries per encoding, VOPD halves, operand classes,
+    True16 entries)."""
+    t = dict(get_arch(arch).table("valu"))
     for key in ("ops", "ops16"):
         t[key] = {enc: {int(k): v for k, v in d.items()} for enc, d in t.get(key, {}).items()}
     for key in ("vopd", "vopd16"):
@@ -43,9 +42,9 @@ def tables() -> dict:
     return t
 
 
-def entry(enc: str, op: int, true16: bool = False) -> dict | None:
+def entry(enc: str, op: int, true16: bool = False, arch: str = DEFAULT) -> dict | None:
     """The table entry of an opcode in LLVM's default or True16 mode (None: not an instruction there)."""
-    t = tables()
+    t = tables(arch)
     if true16:
         e = t["ops16"].get(enc, {}).get(op)
         if e is not None or op in t["no16"].get(enc, ()):
@@ -53,43 +52,44 @@ def entry(enc: str, op: int, true16: bool = False) -> dict | None:
     return t["ops"][enc].get(op)
 
 
-def vopd_half(side: str, op: int, true16: bool = False) -> dict | None:
+def vopd_half(side: str, op: int, true16: bool = False, arch: str = DEFAULT) -> dict | None:
     """The table entry of a VOPD X or Y opcode in LLVM's default or True16 mode."""
-    t = tables()
+    t = tables(arch)
     e = t["vopd16"].get(side, {}).get(op) if true16 else None
     return e if e is not None else t["vopd"][side].get(op)
 
 
-def _entry(enc: str, op: int, offset: int, word: int, true16: bool) -> dict:
-    e = entry(enc, op, true16)
+def _entry(enc: str, op: int, offset: int, word: int, true16: bool, arch: str) -> dict:
+    e = entry(enc, op, true16, arch)
     if e is None:
         mode = " in LLVM's True16 mode" if true16 else ""
-        raise DecodeError(f"{enc} opcode {op} is not a gfx1100 instruction{mode}", offset, word)
+        raise DecodeError(f"{enc} opcode {op} is not a {arch} instruction{mode}", offset, word)
     return e
 
 
 # ---------------------------------------------------------------- decoding
 
-def _decode16(enc: str, data: bytes, offset: int) -> Inst:
-    return _decode(enc, data, offset, True)
+def _decode16(enc: str, data: bytes, offset: int, arch: str = DEFAULT) -> Inst:
+    return _decode(enc, data, offset, arch, True)
 
 
-def _decode(enc: str, data: bytes, offset: int, true16: bool = False) -> Inst:
-    base = ENCODINGS[enc].size
+def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT, true16: bool = False) -> Inst:
+    layouts = get_arch(arch).encodings
+    base = layouts[enc].size
     word0 = int.from_bytes(data[offset:offset + 4], "little")
     if offset + base > len(data):
         raise DecodeError(f"truncated {enc} instruction", offset, word0)
     raw = int.from_bytes(data[offset:offset + base], "little")
-    fields = ENCODINGS[enc].unpack(raw)
-    if ENCODINGS[enc].pack(fields) != raw:
+    fields = layouts[enc].unpack(raw)
+    if layouts[enc].pack(fields) != raw:
         raise DecodeError(f"reserved bits of {enc} are set", offset, word0)
     if enc == "VOPD":
-        return _decode_vopd(fields, data, offset, word0, true16)
-    e = _entry(enc, fields["op"], offset, word0, true16)
+        return _decode_vopd(fields, data, offset, word0, true16, arch)
+    e = _entry(enc, fields["op"], offset, word0, true16, arch)
     if e.get("enc") == "VOP3SD":
         enc = "VOP3SD"
-        fields = ENCODINGS[enc].unpack(int.from_bytes(data[offset:offset + base], "little"))
-    inst = Inst(enc, fields["op"], e["m"], fields, info={"entry": e, "form": "base"})
+        fields = layouts[enc].unpack(int.from_bytes(data[offset:offset + base], "little"))
+    inst = Inst(enc, fields["op"], e["m"], fields, info={"entry": e, "form": "base"}, arch=arch)
     pos = offset + base
     src0 = fields.get("src0")
     if enc != "VINTERP" and src0 in (SRC_DPP16, SRC_DPP8, SRC_DPP8_FI):
@@ -121,11 +121,11 @@ def _needs_literal(ops: list, fields: dict) -> bool:
     return any(o[1] == "lit" or (o[1] == "src" and fields.get(o[0]) == SRC_LITERAL) for o in ops)
 
 
-def _decode_vopd(fields: dict, data: bytes, offset: int, word0: int, true16: bool) -> Inst:
-    x, y = vopd_half("x", fields["opx"], true16), vopd_half("y", fields["opy"], true16)
+def _decode_vopd(fields: dict, data: bytes, offset: int, word0: int, true16: bool, arch: str) -> Inst:
+    x, y = vopd_half("x", fields["opx"], true16, arch), vopd_half("y", fields["opy"], true16, arch)
     if x is None or y is None:
-        raise DecodeError(f"VOPD opx {fields['opx']} / opy {fields['opy']} is not a gfx1100 dual op", offset, word0)
-    inst = Inst("VOPD", fields["opx"], x["m"], fields, info={"x": x, "y": y, "form": "base"})
+        raise DecodeError(f"VOPD opx {fields['opx']} / opy {fields['opy']} is not a {arch} dual op", offset, word0)
+    inst = Inst("VOPD", fields["opx"], x["m"], fields, info={"x": x, "y": y, "form": "base"}, arch=arch)
     inst.size = 8
     if _needs_literal(x["ops"], fields) or _needs_literal(y["ops"], fields):
         inst.literal = _dword(data, offset + 8, offset, word0)
@@ -179,7 +179,7 @@ def _note(inst: Inst, bad: dict, spec: list) -> str:
     else:
         key, code = field, inst.fields.get(field)
     for idx in bad.get(key, ()):
-        rec = tables()["notes"][idx]
+        rec = tables(inst.arch)["notes"][idx]
         if any(lo <= code <= hi for lo, hi in rec["codes"]):
             return f"/*{rec['note']}*/"
     return ""
@@ -198,7 +198,7 @@ def _operand(inst: Inst, spec: list) -> str:
     if kind == "imp":
         return field
     if kind == "lit":
-        return literal_text(inst.literal, spec[3])
+        return literal_text(inst.literal, spec[3], inst.arch)
     if kind == "v":
         return vgpr_text(vgpr_index(inst, field), count, half_select(inst, field))
     code = inst.fields[field]
@@ -211,7 +211,7 @@ def _operand(inst: Inst, spec: list) -> str:
         return vgpr_text(inst.dpp["src0"], count, half_select(inst, field))
     if code >= 256:
         return vgpr_text(code - 256, count, half_select(inst, field))
-    return source_text(code, max(count, 1), spec[3], inst.literal)
+    return source_text(code, max(count, 1), spec[3], inst.literal, inst.arch)
 
 
 E32 = ("VOP1", "VOP2", "VOPC")
@@ -246,11 +246,11 @@ def vgpr_index(inst: Inst, field: str) -> int:
     return inst.fields[field]
 
 
-def source_text(code: int, count: int, cls: str, literal: int | None) -> str:
+def source_text(code: int, count: int, cls: str, literal: int | None, arch: str = DEFAULT) -> str:
     """Spelling of a 9-bit source code in operand class `cls`."""
-    c = tables()["classes"][cls]
+    c = tables(arch)["classes"][cls]
     if code == SRC_LITERAL:
-        return literal_text(literal, cls)
+        return literal_text(literal, cls, arch)
     if 128 <= code <= 254:  # constants and special registers: as probed for this class
         text = c["inline"].get(str(code))
         if text is None:
@@ -262,9 +262,9 @@ def source_text(code: int, count: int, cls: str, literal: int | None) -> str:
     return name
 
 
-def literal_text(value: int | None, cls: str) -> str:
+def literal_text(value: int | None, cls: str, arch: str = DEFAULT) -> str:
     """Spelling of a 32-bit literal in operand class `cls`."""
-    c = tables()["classes"][cls]
+    c = tables(arch)["classes"][cls]
     if value is None or c["lit"] is None:
         raise ValueError("no literal allowed here")
     return literal_spelling(c, value)
@@ -295,6 +295,7 @@ def _mod_state(inst: Inst, e: dict) -> dict:
     pre: dict[str, set[str]] = {}
     arrays: dict[str, list[int]] = {}
     flags: list[str] = []
+    valued: dict[str, int] = {}  # gfx12's byte_sel:N, index_key:N: each bit adds its share
     dpp16_e32 = inst.dpp is not None and inst.dpp["kind"] == 16 and inst.encoding in ("VOP1", "VOP2", "VOPC")
     effects = e.get("dppmods", {}) if inst.dpp is not None else e.get("mods", {})
     src = inst.dpp if dpp16_e32 else inst.fields
@@ -307,15 +308,17 @@ def _mod_state(inst: Inst, e: dict) -> dict:
             continue
         elif eff[0] == "pre":
             pre.setdefault(eff[2], set()).add(eff[1])
+        elif eff[0] == "val":
+            valued[eff[1]] = valued.get(eff[1], 0) + eff[2]
         elif eff[1].startswith("mul:"):
             flags.append(OMOD[src["omod"]])
         else:
             flags.append(eff[1])
-    return {"pre": pre, "arrays": arrays, "flags": flags}
+    return {"pre": pre, "arrays": arrays, "flags": flags, "valued": valued}
 
 
 def _trailing(inst: Inst, e: dict, mods: dict) -> str:
-    out = []
+    out = [f"{name}:{v}" for name, v in mods["valued"].items()]
     for name in ARRAY_ORDER:
         arr = mods["arrays"].get(name)
         default = 1 if name == "op_sel_hi" and e.get("hidef") else 0
@@ -359,9 +362,9 @@ def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
     return assemble(mnemonic, toks, ctx)
 
 
-def _mnemonics() -> set[str]:
+def _mnemonics(arch: str = DEFAULT) -> set[str]:
     from .valu_asm import mnemonic_index
-    return set(mnemonic_index())
+    return set(mnemonic_index(arch))
 
 
 register(Family("valu", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics, _decode16))

@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from .arch import DEFAULT
 from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .inst import Inst
 from .operands import parse_register, parse_src
 from .valu import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
-                       r"bound_ctrl:|bank_mask:|row_mask:)")
+                       r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:)")
 _DPP16_WORDS = ("quad_perm:", "row_")
 
 
@@ -29,25 +30,25 @@ class _Bad(ValueError):
 
 
 @cache
-def mnemonic_index() -> dict[str, list[tuple[str, int, str, dict]]]:
+def mnemonic_index(arch: str = DEFAULT) -> dict[str, list[tuple[str, int, str, dict]]]:
     """mnemonic -> [(encoding, opcode, form, entry)] over every form in the tables, the default mode's
     entries before the True16 ones (a text that fits both assembles as llvm-mc's default mode would);
     VOPD under its X half."""
     idx: dict[str, list[tuple[str, int, str, dict]]] = {}
     for key in ("ops", "ops16"):
-        for enc, entries in tables()[key].items():
+        for enc, entries in tables(arch)[key].items():
             for op, e in entries.items():
                 for form in ("m", "dpp16", "dpp8"):
                     if form in e:
                         idx.setdefault(e[form], []).append((enc, op, "base" if form == "m" else form, e))
-    for op, e in tables()["vopd"]["x"].items():
+    for op, e in tables(arch)["vopd"]["x"].items():
         idx.setdefault(e["m"], []).append(("VOPD", op, "x", e))
     return idx
 
 
 def assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
     """Bytes of one vector-ALU instruction, or an AsmError naming the offending token."""
-    cands = mnemonic_index().get(mnemonic)
+    cands = mnemonic_index(ctx.arch).get(mnemonic)
     if not cands:
         return None
     form = "dpp8" if any(t.startswith("dpp8:") for t in toks) else (
@@ -57,7 +58,7 @@ def assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
         if f not in (form, "x"):
             continue
         try:
-            inst = _build_vopd(op, toks) if enc == "VOPD" else _build(enc, op, f, e, toks)
+            inst = _build_vopd(op, toks, ctx.arch) if enc == "VOPD" else _build(enc, op, f, e, toks, ctx.arch)
             return inst.encode()
         except _Bad as exc:
             err = exc
@@ -71,9 +72,9 @@ def _split(toks: list[str]) -> tuple[list[str], list[str]]:
     return ops, [t for t in toks if _TRAILING.match(t)]
 
 
-def _build(enc: str, op: int, form: str, e: dict, toks: list[str]) -> Inst:
+def _build(enc: str, op: int, form: str, e: dict, toks: list[str], arch: str) -> Inst:
     layout = e.get("enc", enc)
-    inst = Inst(layout, op, e["m"], {"op": op} | e.get("fixed", {}), info={"entry": e, "form": form})
+    inst = Inst(layout, op, e["m"], {"op": op} | e.get("fixed", {}), info={"entry": e, "form": form}, arch=arch)
     if form == "dpp16":
         inst.dpp = {"kind": 16, "row_mask": 0xF, "bank_mask": 0xF}
         inst.fields["src0"] = SRC_DPP16
@@ -100,19 +101,19 @@ def _set_hi_default(inst: Inst, e: dict) -> None:
     inst.fields["op_sel_hi2"] = 1
 
 
-def _build_vopd(opx: int, toks: list[str]) -> Inst:
+def _build_vopd(opx: int, toks: list[str], arch: str) -> Inst:
     if "::" not in toks:
         raise _Bad("expected '::' and the second half of a dual instruction")
     i = toks.index("::")
     if i + 1 >= len(toks):
         raise _Bad("expected a dual (v_dual_*) mnemonic after '::'", "::")
     ymn, ytoks = toks[i + 1], toks[i + 2:]
-    x = tables()["vopd"]["x"][opx]
-    ys = [(op, e) for op, e in tables()["vopd"]["y"].items() if e["m"] == ymn]
+    x = tables(arch)["vopd"]["x"][opx]
+    ys = [(op, e) for op, e in tables(arch)["vopd"]["y"].items() if e["m"] == ymn]
     if not ys:
         raise _Bad("expected a dual (v_dual_*) mnemonic after '::'", ymn)
     opy, y = ys[0]
-    inst = Inst("VOPD", opx, x["m"], {"opx": opx, "opy": opy}, info={"x": x, "y": y, "form": "base"})
+    inst = Inst("VOPD", opx, x["m"], {"opx": opx, "opy": opy}, info={"x": x, "y": y, "form": "base"}, arch=arch)
     for e, part in ((x, toks[:i]), (y, ytoks)):
         if len(part) != len(e["ops"]):
             raise _Bad(f"{e['m']} takes {len(e['ops'])} operands, got {len(part)}")
@@ -202,27 +203,28 @@ def _vgpr(inst: Inst, field: str, core: str, count: int) -> None:
 
 
 @cache
-def _inline_codes(cls: str) -> dict[str, int]:
-    return {text: int(code) for code, text in tables()["classes"][cls]["inline"].items()}
+def _inline_codes(cls: str, arch: str) -> dict[str, int]:
+    return {text: int(code) for code, text in tables(arch)["classes"][cls]["inline"].items()}
 
 
 @cache
-def _value_codes(cls: str) -> dict[int, str]:
-    return {int(v, 16): text for v, text in tables()["classes"][cls]["value"].items()}
+def _value_codes(cls: str, arch: str) -> dict[int, str]:
+    return {int(v, 16): text for v, text in tables(arch)["classes"][cls]["value"].items()}
 
 
 def _source(inst: Inst, core: str, count: int, cls: str, tok: str) -> int:
-    code = _inline_codes(cls).get(core)
+    inline = _inline_codes(cls, inst.arch)
+    code = inline.get(core)
     if code is not None:
         return code
     reg = parse_src(core, count)
     if reg is not None and not (128 <= reg <= 208 or 240 <= reg <= 248):
         return reg
     value = _parse_literal(core, tok)
-    text = _value_codes(cls).get(value)
-    if text is not None and text in _inline_codes(cls):  # llvm-mc folds such a literal to the constant
-        return _inline_codes(cls)[text]
-    if tables()["classes"][cls]["lit"] is None:
+    text = _value_codes(cls, inst.arch).get(value)
+    if text is not None and text in inline:  # llvm-mc folds such a literal to the constant
+        return inline[text]
+    if tables(inst.arch)["classes"][cls]["lit"] is None:
         raise _Bad("no literal allowed here", tok)
     _set_literal(inst, value, tok)
     return SRC_LITERAL
@@ -275,10 +277,24 @@ def _trailing(inst: Inst, tok: str, effects: dict, dpp16_e32: bool) -> None:
         inst.fields["omod"] = {v: k for k, v in OMOD.items()}[tok]
     elif name == "wait_exp" and inst.encoding == "VINTERP":
         inst.fields["waitexp"] = _int(val, tok, 7)
+    elif any(eff[:2] == ["val", name] for eff in effects.values()):
+        _valued(inst, name, _int(val, tok, 255), effects, tok)
     elif inst.dpp is not None:
         _dpp(inst, name, val, tok)
     else:
         raise _Bad("unexpected modifier", tok)
+
+
+def _valued(inst: Inst, name: str, value: int, effects: dict, tok: str) -> None:
+    """Set the bits whose shares of a valued modifier (byte_sel:N) add up to `value`."""
+    left = value
+    for key, eff in effects.items():
+        if eff[:2] == ["val", name] and left & eff[2]:
+            field, _, bit = key.partition(":")
+            inst.fields[field] = inst.fields.get(field, 0) | int(bit)
+            left &= ~eff[2]
+    if left:
+        raise _Bad(f"{name} value out of range", tok)
 
 
 def _array(inst: Inst, name: str, val: str, effects: dict, tok: str) -> None:

@@ -1,4 +1,5 @@
-"""Loading the gfx1100 golden pairs (made by llvm-mc; regenerate: python -m tools.gen_isa_golden)."""
+"""Loading the golden pairs of an architecture (made by llvm-mc; regenerate: python -m tools.gen_isa_golden
+[--arch gfx1201] [--true16])."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 from collections import defaultdict
 from functools import cache
 
-from simgpu.isa.encodings import identify
+from simgpu.isa.arch import DEFAULT, get_arch
 from tests import DATA
 
 GOLDEN = os.path.join(DATA, "isa", "gfx1100_golden.tsv.gz")
@@ -15,42 +16,49 @@ GOLDEN = os.path.join(DATA, "isa", "gfx1100_golden.tsv.gz")
 GOLDEN16 = os.path.join(DATA, "isa", "gfx1100_true16_golden.tsv.gz")
 
 
+def golden_path(arch: str = DEFAULT, true16: bool = False) -> str:
+    """The golden file of an architecture (its True16 one when `true16`)."""
+    return os.path.join(DATA, "isa", f"{arch}{'_true16' if true16 else ''}_golden.tsv.gz")
+
+
 @cache
-def golden_pairs(true16: bool = False) -> list[tuple[bytes, str]]:
+def golden_pairs(true16: bool = False, arch: str = DEFAULT) -> list[tuple[bytes, str]]:
     """Every (bytes, text) pair of the golden file (the True16 one when `true16`)."""
-    with gzip.open(GOLDEN16 if true16 else GOLDEN, "rt") as f:
+    with gzip.open(golden_path(arch, true16), "rt") as f:
         rows = [line.rstrip("\n").split("\t", 1) for line in f]
     return [(bytes.fromhex(h), t) for h, t in rows]
 
 
 @cache
-def pairs_by_encoding(true16: bool = False) -> dict[str, list[tuple[bytes, str]]]:
+def pairs_by_encoding(true16: bool = False, arch: str = DEFAULT) -> dict[str, list[tuple[bytes, str]]]:
     """The golden pairs grouped by the encoding of their first dword."""
     out: dict[str, list[tuple[bytes, str]]] = defaultdict(list)
-    for data, text in golden_pairs(true16):
-        out[identify(int.from_bytes(data[:4], "little")) or "?"].append((data, text))
+    a = get_arch(arch)
+    for data, text in golden_pairs(true16, arch):
+        out[a.identify(int.from_bytes(data[:4], "little")) or "?"].append((data, text))
     return dict(out)
 
 
-def check_pair(data: bytes, text: str, true16: bool = False) -> str | None:
+def check_pair(data: bytes, text: str, true16: bool = False, arch: str = DEFAULT) -> str | None:
     """None when the codec agrees with LLVM on this pair (in LLVM's True16 mode when `true16`), else
     what differs."""
     from simgpu.isa import assemble, decode, fetch_size
     try:
-        inst = decode(data, true16=true16)
+        inst = decode(data, true16=true16, arch=arch)
         got = inst.text()
     except Exception as e:  # noqa: BLE001 - a report, not control flow
         return f"decode: {type(e).__name__}: {e}"
     if inst.size != len(data):
         return f"size {inst.size} != {len(data)}"
-    if fetch_size(int.from_bytes(data[:4], "little")) < inst.size:  # the shader engine fetches that many bytes
-        return f"fetch_size {fetch_size(int.from_bytes(data[:4], 'little'))} < size {inst.size}"
+    fetch = fetch_size(int.from_bytes(data[:4], "little"), arch)
+    if fetch < inst.size:  # the shader engine fetches that many bytes
+        return f"fetch_size {fetch} < size {inst.size}"
     if got != text:
         return f"text {got!r} != {text!r}"
     if inst.encode() != data:
         return f"encode {inst.encode().hex()} != {data.hex()}"
     try:
-        back = assemble(text)
+        back = assemble(text, arch=arch)
     except Exception as e:  # noqa: BLE001
         return f"assemble: {type(e).__name__}: {e}"
     if back != data:

@@ -1,0 +1,99 @@
+"""The architectures the codec knows, and the generated tables of each.
+
+An `Arch` names a processor (what llvm-mc's -mcpu takes), its encoding layouts (encodings.py) and where its
+tables live. gfx1100 is the base: its tables are data/scalar.json, valu.json and memory.json. Another
+architecture stores only its differences from the base (data/<name>/<table>.json, made by the same
+generators with --arch <name>, see tools/isatab.py): a delta is a JSON object mirroring the base table, whose
+key "~" lists the keys this architecture drops at that level, whose objects recurse into the base's objects
+and whose other values replace the base's. Every function of the codec takes `arch` (a name, an Arch, or
+None for the default, gfx1100).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from functools import cache
+
+from .encodings import ENCODING_SETS, Encoding, identify
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+DEFAULT = "gfx1100"
+DELETED = "~"  # in a delta: the keys of the base object this architecture drops
+
+
+@dataclass(frozen=True)
+class Arch:
+    """One processor the codec decodes and assembles for."""
+
+    name: str  # llvm-mc's -mcpu
+    family: str  # "gfx11", "gfx12": the encoding set (encodings.ENCODING_SETS)
+    delta: str | None  # subdirectory of data/ with this architecture's table deltas; None: the base tables
+    encodings: dict[str, Encoding] = field(init=False, repr=False, compare=False)  # encoding name -> layout
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "encodings", ENCODING_SETS[self.family][0])
+
+    def identify(self, dword0: int) -> str | None:
+        """Name of the encoding a first dword belongs to, or None when none of this architecture's matches."""
+        return identify(dword0, self.family)
+
+    def table(self, name: str) -> dict:
+        """The generated table `name` (scalar, valu, memory) of this architecture, deltas applied."""
+        return _table(self.name, name)
+
+
+ARCHES: dict[str, Arch] = {a.name: a for a in (
+    Arch("gfx1100", "gfx11", None),
+    Arch("gfx1201", "gfx12", "gfx1201"),
+)}
+
+
+def get_arch(arch: str | Arch | None = None) -> Arch:
+    """The Arch of a name (None: the default, gfx1100)."""
+    a = ARCHES.get(arch or DEFAULT)  # the common case first: a name (on the decoder's path)
+    if a is not None:
+        return a
+    if isinstance(arch, Arch):
+        return arch
+    raise ValueError(f"unknown architecture {arch!r}; the codec knows {', '.join(ARCHES)}")
+
+
+def apply_delta(base: dict, delta: dict) -> dict:
+    """`base` with `delta` applied (see the module doc); neither is modified."""
+    out = {k: v for k, v in base.items() if k not in delta.get(DELETED, ())}
+    for k, v in delta.items():
+        if k == DELETED:
+            continue
+        out[k] = apply_delta(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def make_delta(base: dict, full: dict) -> dict:
+    """The delta that turns `base` into `full` (apply_delta(base, make_delta(base, full)) == full)."""
+    out: dict = {}
+    gone = sorted(k for k in base if k not in full)
+    if gone:
+        out[DELETED] = gone
+    for k, v in full.items():
+        if k not in base or base[k] != v:
+            out[k] = make_delta(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
+
+
+def table_path(arch: str | Arch | None, name: str) -> str:
+    """Where the table `name` of an architecture is stored (the base table, or the architecture's delta)."""
+    a = get_arch(arch)
+    return os.path.join(DATA, *([a.delta] if a.delta else []), f"{name}.json")
+
+
+@cache
+def _table(arch: str, name: str) -> dict:
+    with open(table_path(DEFAULT, name)) as f:
+        base = json.load(f)
+    a = get_arch(arch)
+    if a.delta is None:
+        return base
+    with open(table_path(a, name)) as f:
+        return apply_delta(base, json.load(f))
