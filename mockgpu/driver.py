@@ -29,6 +29,7 @@ from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, Devi
 from runtime.uapi import kfd
 from simgpu import settings
 from simgpu.clock import Link
+from simgpu.hw.chips import get_chip
 from simgpu.mem import shared
 from simgpu.shader.engine import DEFAULT_WATCHDOG
 from simgpu.soc import SOC, MMIOError
@@ -71,6 +72,23 @@ def _wall_watchdog(seconds: float | None) -> float | None:
     return seconds if seconds and seconds > 0 else None
 
 
+def device_arches(n: int, arch: str | list[str] | tuple[str, ...] | None = None) -> list[str]:
+    """The architecture of each of `n` devices: `arch` (a name, a comma-separated list or a sequence; else
+    SIMGPU_ARCH), one for all or one per device; ValueError for an unknown name or a list of the wrong length."""
+    if arch is None:
+        names = list(settings.get("SIMGPU_ARCH"))
+    else:
+        names = [a.strip() for a in arch.split(",")] if isinstance(arch, str) else list(arch)
+    for a in names:
+        get_chip(a)  # ValueError naming the known architectures
+    if len(names) == 1:
+        return names * n
+    if len(names) != n:
+        raise ValueError(f"{len(names)} architectures ({', '.join(names)}) for {n} devices: give one for all, or "
+                         "one per device")
+    return names
+
+
 @dataclass
 class File:
     """An open file of the mock: /dev/kfd, a render node, a PCI function's file or a firmware file."""
@@ -82,22 +100,25 @@ class File:
 
 
 class MockOS(OS):
-    """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated gfx1100 GPUs."""
+    """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated GPUs: gfx1100s unless `arch` (or
+    SIMGPU_ARCH) names another architecture of simgpu.hw.chips, for all of them ("gfx1201") or one per device
+    (["gfx1100", "gfx1201"], or "gfx1100,gfx1201")."""
 
     def __init__(self, devices: int | None = None, vram_size: int | None = None, watchdog: int | None = None,
                  lazy_doorbells: bool | None = None, wall_watchdog: float | None = None, sanitize=None, user=None,
-                 place: bool = True):
+                 place: bool = True, arch: str | list[str] | tuple[str, ...] | None = None):
         from simgpu import sanitize as sanitizers
         from simgpu.gpu import GPU
         n = devices if devices is not None else settings.get("MOCKGPU_DEVICES")
         if not 1 <= n <= MAX_GPUS:
             raise ValueError(f"{n} devices: mockgpu emulates 1 to {MAX_GPUS} GPUs")
+        archs = device_arches(n, arch)
         vram = vram_size or settings.get("MOCKGPU_VRAM") or DEFAULT_VRAM
         kw = {"watchdog": watchdog or settings.get("MOCKGPU_WATCHDOG") or DEFAULT_WATCHDOG,
               "wall_watchdog": _wall_watchdog(wall_watchdog)}
         self.devmem = DeviceMemory([vram] * n, GTT_SIZE)  # every byte a client can map: mockgpu/devmem.py
         self.gpus = [GPU(vram, name=f"gpu{i}", vram_backing=self.devmem.vram(i),
-                         doorbell_page=self.devmem.doorbell_page(i), **kw) for i in range(n)]
+                         doorbell_page=self.devmem.doorbell_page(i), arch=archs[i], **kw) for i in range(n)]
         for g in self.gpus:  # what the limits' faults tell a user to change
             g.engine.watchdog_setting = "MOCKGPU_WATCHDOG=<wave-instructions> or MockOS(watchdog=...)"
             g.wall_watchdog_setting = "SIMGPU_WATCHDOG_S" if wall_watchdog is None else "MockOS(wall_watchdog=...)"

@@ -1,5 +1,5 @@
 """The render node's DRM ioctls: DRM_IOCTL_AMDGPU_INFO with the queries a compute runtime makes, answered
-for a simulated Navi 31 with the numbers the KFD topology shows (mockgpu.topology).
+for a simulated GPU with the numbers the KFD topology shows (mockgpu.topology; its chip's, simgpu.hw.chips).
 
 Like amdgpu_info_ioctl: return_pointer and return_size must be nonzero (EINVAL), an unknown query or
 argument is EINVAL, and the answer is copied to the user's return_pointer (mockgpu.usermem: the caller's
@@ -19,19 +19,26 @@ from mockgpu.kfd import GPUVM_BASE, GPUVM_LIMIT, VRAM_BASE, KfdProcess, Node
 from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError
 from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
+from simgpu.hw.chips import Chip
 
-CHIP_REV, EXTERNAL_REV, PCI_REV = 0, 1, 0xC8  # GC 11.0.0 A0: external_rev = rev_id + 1; PCI revision of a 7900 XTX
-# fw_type -> (version, feature, number of engine indexes). MEC and SDMA match the topology's fw_version and
-# sdma_fw_version; the other versions are plausible gfx11 values, not taken from a real board.
-FIRMWARE = {drm.AMDGPU_INFO_FW_GFX_ME: (1470, 29, 1), drm.AMDGPU_INFO_FW_GFX_PFP: (1470, 29, 1),
-            drm.AMDGPU_INFO_FW_GFX_RLC: (98, 1, 1), drm.AMDGPU_INFO_FW_GFX_MEC: (topology.MEC_FW_VERSION, 38, 2),
-            drm.AMDGPU_INFO_FW_MES: (104, 1, 1), drm.AMDGPU_INFO_FW_SDMA: (topology.SDMA_FW_VERSION, 60, None)}
+CHIP_REV, EXTERNAL_REV = 0, 1  # A0 silicon: external_rev = rev_id + 1
 COMPUTE_RINGS = 4  # kernel compute queues amdgpu exposes to the DRM scheduler (amdgpu_num_kcq on gfx11)
-# Navi 31 caches: GL0 (TCP) 32 KiB per CU (as the topology's L1 cache), SQC 16/32 KiB, GL1 256 KiB, L2 6 MiB,
-# 96 MiB MALL; one L2 channel per 16-bit slice of the 384-bit GDDR6 bus.
-CACHES = {"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
-          "gl1c_cache_size": 256, "gl2c_cache_size": 6 << 10, "mall_size": 96 << 20,
-          "num_tcc_blocks": topology.VRAM_WIDTH_BITS // 16}
+
+
+def firmware(chip: Chip) -> dict[int, tuple[int, int, int | None]]:
+    """fw_type -> (version, feature, number of engine indexes; None: one per SDMA engine). MEC and SDMA match the
+    topology's fw_version and sdma_fw_version; the others are the chip's plausible values (simgpu.hw.chips), not
+    taken from a real board."""
+    fw = chip.firmware
+    return {drm.AMDGPU_INFO_FW_GFX_ME: (*fw["me"], 1), drm.AMDGPU_INFO_FW_GFX_PFP: (*fw["pfp"], 1),
+            drm.AMDGPU_INFO_FW_GFX_RLC: (*fw["rlc"], 1), drm.AMDGPU_INFO_FW_GFX_MEC: (chip.mec_fw_version, 38, 2),
+            drm.AMDGPU_INFO_FW_MES: (*fw["mes"], 1), drm.AMDGPU_INFO_FW_SDMA: (chip.sdma_fw_version, 60, None)}
+
+
+def caches(chip: Chip) -> dict[str, int]:
+    """The chip's cache sizes (Navi 31: GL0 (TCP) 32 KiB per CU, as the topology's L1 cache, SQC 16/32 KiB, GL1
+    256 KiB, L2 6 MiB, 96 MiB MALL) and one L2 channel per 16-bit slice of its GDDR6 bus."""
+    return chip.caches | {"num_tcc_blocks": chip.vram_width_bits // 16}
 
 
 def info(node: Node, process: KfdProcess, a) -> None:
@@ -53,18 +60,19 @@ def usable_vram(node: Node) -> int:
 def dev_info(node: Node, process: KfdProcess, a=None):
     """AMDGPU_INFO_DEV_INFO: the device's identity and shape (matching the KFD topology)."""
     shape = topology.gpu_shape(node.gpu)
+    chip = shape["chip"]
     se, cus = shape["shader_engines"], shape["compute_units"]
-    sh = topology.SHADER_ARRAYS_PER_ENGINE
+    sh = chip.arrays_per_engine
     cu_per_sh = cus // (se * sh)
     d = drm.drm_amdgpu_info_device(
-        device_id=topology.DEVICE_ID, chip_rev=CHIP_REV, external_rev=EXTERNAL_REV, pci_rev=PCI_REV,
-        family=drm.AMDGPU_FAMILY_GC_11_0_0, num_shader_engines=se, num_shader_arrays_per_engine=sh,
+        device_id=chip.device_id, chip_rev=CHIP_REV, external_rev=EXTERNAL_REV, pci_rev=chip.pci_revision,
+        family=chip.drm_family, num_shader_engines=se, num_shader_arrays_per_engine=sh,
         gpu_counter_freq=shape["timestamp_frequency"] // 1000, max_engine_clock=shape["core_mhz"] * 1000,
-        max_memory_clock=topology.MEM_CLK_MAX_MHZ * 1000, cu_active_number=cus, pcie_gen=4, pcie_num_lanes=16,
+        max_memory_clock=chip.mem_clk_max_mhz * 1000, cu_active_number=cus, pcie_gen=4, pcie_num_lanes=16,
         virtual_address_offset=GPUVM_BASE, virtual_address_max=GPUVM_LIMIT + 1, virtual_address_alignment=PAGE,
         pte_fragment_size=512 * PAGE, gart_page_size=PAGE, vram_type=drm.AMDGPU_VRAM_TYPE_GDDR6,
-        vram_bit_width=topology.VRAM_WIDTH_BITS, wave_front_size=shape["wave_size"], num_shader_visible_vgprs=256,
-        num_cu_per_sh=cu_per_sh, **CACHES)
+        vram_bit_width=chip.vram_width_bits, wave_front_size=shape["wave_size"], num_shader_visible_vgprs=256,
+        num_cu_per_sh=cu_per_sh, **caches(chip))
     for s in range(se):  # amdgpu folds 8 SEs x 2 SHs into [4][4]: row se % 4, column sh + (se / 4) * 2
         for h in range(sh):
             d.cu_bitmap[4 * (s % 4) + h + (s // 4) * 2] = (1 << cu_per_sh) - 1
@@ -91,9 +99,10 @@ def _memory(node: Node, process: KfdProcess, a):
 
 def _fw_version(node: Node, process: KfdProcess, a):
     fw = a.query_fw
-    if fw.fw_type not in FIRMWARE:
+    table = firmware(node.gpu.chip)
+    if fw.fw_type not in table:
         raise KfdError(errno.EINVAL, f"firmware type {fw.fw_type:#x} is not reported by mockgpu")
-    ver, feature, indexes = FIRMWARE[fw.fw_type]
+    ver, feature, indexes = table[fw.fw_type]
     limit = node.gpu.properties()["sdma_engines"] if indexes is None else indexes
     if fw.index >= limit:
         raise KfdError(errno.EINVAL, f"firmware type {fw.fw_type:#x} has no engine index {fw.index}")
@@ -104,10 +113,12 @@ def _hw_ip(node: Node, a) -> tuple:
     ip = a.query_hw_ip
     if ip.ip_instance >= drm.AMDGPU_HW_IP_INSTANCE_MAX_COUNT or ip.type >= drm.AMDGPU_HW_IP_NUM:
         raise KfdError(errno.EINVAL, f"no hardware IP type {ip.type} instance {ip.ip_instance}")
+    chip = node.gpu.chip
     sdma = node.gpu.properties()["sdma_engines"]
+    gc, dma = chip.gc_version[:2], chip.sdma_version[:2]
     # type -> (major, minor, rings, ib start alignment, ib size alignment); no multimedia engines are emulated
-    return {drm.AMDGPU_HW_IP_GFX: (11, 0, 1, 32, 32), drm.AMDGPU_HW_IP_COMPUTE: (11, 0, COMPUTE_RINGS, 32, 32),
-            drm.AMDGPU_HW_IP_DMA: (6, 0, sdma, 256, 4)}.get(ip.type, (0, 0, 0, 0, 0))
+    return {drm.AMDGPU_HW_IP_GFX: (*gc, 1, 32, 32), drm.AMDGPU_HW_IP_COMPUTE: (*gc, COMPUTE_RINGS, 32, 32),
+            drm.AMDGPU_HW_IP_DMA: (*dma, sdma, 256, 4)}.get(ip.type, (0, 0, 0, 0, 0))
 
 
 def _hw_ip_info(node: Node, process: KfdProcess, a):

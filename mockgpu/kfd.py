@@ -177,7 +177,8 @@ class KfdProcess:
     def set_xnack_mode(self, a) -> None:
         if a.xnack_enabled >= 0:
             if a.xnack_enabled:
-                raise KfdError(errno.EPERM, "gfx1100 does not support XNACK")
+                archs = ", ".join(sorted({n.gpu.arch for n in self.nodes}))
+                raise KfdError(errno.EPERM, f"{archs} does not support XNACK")
             for n in self.nodes:
                 n.xnack = 0
         a.xnack_enabled = 0

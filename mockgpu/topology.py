@@ -1,22 +1,22 @@
 """The KFD sysfs topology the mock driver shows: /sys/devices/virtual/kfd/kfd/topology/.
 
-Node 0 is the CPU, nodes 1.. are the simulated gfx1100 GPUs, with the property names amdkfd prints
-(kfd_topology.c) and Navi 31 (Radeon RX 7900 XTX) values.
+Node 0 is the CPU, nodes 1.. are the simulated GPUs, with the property names amdkfd prints (kfd_topology.c) and
+each GPU's chip's values (simgpu.hw.chips: Navi 31 / Radeon RX 7900 XTX for gfx1100, Navi 48 / Radeon RX 9070 XT
+for gfx1201), shared with the render node's AMDGPU_INFO answers (mockgpu.drm).
 """
 
 from __future__ import annotations
 
 from simgpu.hw import discovery
+from simgpu.hw.chips import Chip, get_chip
 
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 
-# Navi 31 identity, shared with the render node's AMDGPU_INFO answers (mockgpu.drm).
-DEVICE_ID = 0x744C  # Radeon RX 7900 XTX
-MEC_FW_VERSION = 550  # topology fw_version is the MEC firmware version
-SDMA_FW_VERSION = 21
-VRAM_WIDTH_BITS = 384
-MEM_CLK_MAX_MHZ = 1249
-SHADER_ARRAYS_PER_ENGINE = 2
+
+
+def chip_of(props: dict) -> Chip:
+    """The chip of a GPU's properties (gpu_shape adds it; a bare properties dict names its gfx_target)."""
+    return props.get("chip") or get_chip(props.get("gfx_target"))
 
 
 def _props(d: dict) -> str:
@@ -39,24 +39,27 @@ def cpu_node() -> dict[str, str]:
 
 def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict[str, str]:
     """Files of a GPU node (relative to nodes/N) from simgpu.GPU.properties() plus its core clock ("core_mhz")."""
+    chip = chip_of(props)
     se, cus, simds = props["shader_engines"], props["compute_units"], props["simds_per_cu"]
-    arrays = se * SHADER_ARRAYS_PER_ENGINE
+    arrays = se * chip.arrays_per_engine
     p = {"cpu_cores_count": 0, "simd_count": cus * simds, "mem_banks_count": 1, "caches_count": 1,
          "io_links_count": 1, "p2p_links_count": 0, "cpu_core_id_base": 0,
-         "simd_id_base": 0x80001000 + index * 0x400, "max_waves_per_simd": 16,
+         "simd_id_base": 0x80001000 + index * 0x400, "max_waves_per_simd": chip.max_waves_per_simd,
          "lds_size_in_kb": props["lds_bytes"] >> 10,
          "gds_size_in_kb": 0, "num_gws": 64, "wave_front_size": props["wave_size"], "array_count": arrays,
-         "simd_arrays_per_engine": SHADER_ARRAYS_PER_ENGINE, "cu_per_simd_array": cus // arrays, "simd_per_cu": simds,
-         "max_slots_scratch_cu": 32, "gfx_target_version": 110000, "vendor_id": 0x1002, "device_id": DEVICE_ID,
+         "simd_arrays_per_engine": chip.arrays_per_engine, "cu_per_simd_array": cus // arrays, "simd_per_cu": simds,
+         "max_slots_scratch_cu": 32, "gfx_target_version": chip.gfx_target_version, "vendor_id": 0x1002,
+         "device_id": chip.device_id,
          "location_id": 0x300 + 0x100 * index, "domain": 0, "drm_render_minor": 128 + index, "hive_id": 0,
          "num_sdma_engines": props["sdma_engines"], "num_sdma_xgmi_engines": 0, "num_sdma_queues_per_engine": 6,
          "num_cp_queues": 8, "max_engine_clk_fcompute": props["core_mhz"], "local_mem_size": 0,
-         "fw_version": MEC_FW_VERSION,
-         "capability": 0x28A8, "debug_prop": 0, "sdma_fw_version": SDMA_FW_VERSION, "unique_id": 0x5A11C0DE00 + index,
+         "fw_version": chip.mec_fw_version,
+         "capability": 0x28A8, "debug_prop": 0, "sdma_fw_version": chip.sdma_fw_version,
+         "unique_id": 0x5A11C0DE00 + index,
          "num_xcc": 1, "max_engine_clk_ccompute": 4500}
     return {"gpu_id": f"{gpu_id}\n", "name": "ip discovery\n", "properties": _props(p),
             "mem_banks/0/properties": _props({"heap_type": 1, "size_in_bytes": props["vram_size"], "flags": 0,
-                                              "width": VRAM_WIDTH_BITS, "mem_clk_max": MEM_CLK_MAX_MHZ}),
+                                              "width": chip.vram_width_bits, "mem_clk_max": chip.mem_clk_max_mhz}),
             "caches/0/properties": _props({"processor_id_low": p["simd_id_base"], "level": 1, "size": 32,
                                            "cache_line_size": 128, "cache_lines_per_tag": 1, "association": 64,
                                            "latency": 1, "type": 5, "sibling_map": "1,0,0,0"}),
@@ -69,13 +72,28 @@ def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict
 # The IP blocks of amdgpu's sysfs (amdgpu_discovery.c: ip_discovery/die/#die/#hw_id/#instance/) are those of the
 # discovery table the device itself holds at the top of its VRAM (simgpu.hw.discovery, what an AM driver reads):
 # GC 11.0.0 is gfx1100; SDMA 6.0.0 per engine (HW_IP_INFO's DMA 6.0); NBIF 4.3.0 holds the HDP flush registers.
+# Another chip lists only the blocks a KFD client reads (GC, SDMA, NBIF) with its own versions (gfx1201: GC 12.0.1,
+# SDMA 7.0.1, NBIF 6.3.1) and Navi 31's base addresses: its IP discovery table and register map are not modelled
+# (no AM bring-up for it).
 DRM_CLASS = "/sys/class/drm"
+_KFD_BLOCKS = ("GC", "SDMA0", "SDMA1", "NBIF")
 
 
-def ip_discovery(sdma_engines: int) -> dict[str, str]:
+def ip_blocks(chip: Chip, sdma_engines: int) -> list[discovery.IpBlock]:
+    """The IP blocks the ip_discovery sysfs of a `chip` lists."""
+    blocks = [b for b in discovery.NAVI31_IP_BLOCKS if not b.name.startswith("SDMA") or int(b.name[4:]) < sdma_engines]
+    if chip.am:
+        return blocks
+    versions = {"GC": chip.gc_version, "SDMA0": chip.sdma_version, "SDMA1": chip.sdma_version,
+                "NBIF": chip.nbif_version}
+    return [discovery.IpBlock(b.name, b.hw_id, b.instance, versions[b.name], b.bases) for b in blocks
+            if b.name in _KFD_BLOCKS]
+
+
+def ip_discovery(sdma_engines: int, chip: Chip | None = None) -> dict[str, str]:
     """The files of device/ip_discovery/ (relative to it) for one GPU; each hw_id directory also appears under
     the block's name, as amdgpu links it."""
-    blocks = [b for b in discovery.NAVI31_IP_BLOCKS if not b.name.startswith("SDMA") or int(b.name[4:]) < sdma_engines]
+    blocks = ip_blocks(chip or get_chip(), sdma_engines)
     files = {"die/0/num_ips": f"{len(blocks)}\n"}
     for b in blocks:
         (major, minor, rev), inst = b.version, b.instance
@@ -99,8 +117,8 @@ def build(gpus: list[tuple[int, dict]]) -> dict[str, str]:
     for i, (_, p) in enumerate(gpus):
         device = f"{DRM_CLASS}/renderD{128 + i}/device"
         files[f"{DRM_CLASS}/renderD{128 + i}/dev"] = f"226:{128 + i}\n"
-        files[f"{device}/vendor"], files[f"{device}/device"] = "0x1002\n", f"0x{DEVICE_ID:04x}\n"
-        for rel, text in ip_discovery(p["sdma_engines"]).items():
+        files[f"{device}/vendor"], files[f"{device}/device"] = "0x1002\n", f"0x{chip_of(p).device_id:04x}\n"
+        for rel, text in ip_discovery(p["sdma_engines"], chip_of(p)).items():
             files[f"{device}/ip_discovery/{rel}"] = text
     return files
 
@@ -118,5 +136,5 @@ def listing(files: dict[str, str], extra: list[str]) -> dict[str, set[str]]:
 
 def gpu_shape(gpu) -> dict:
     """What the topology (and the render node's AMDGPU_INFO) reports of a simgpu.GPU: its properties()
-    plus the core clock its virtual clock runs at."""
-    return gpu.properties() | {"core_mhz": gpu.clock.core_mhz}
+    plus the core clock its virtual clock runs at and its chip."""
+    return gpu.properties() | {"core_mhz": gpu.clock.core_mhz, "chip": gpu.chip}

@@ -43,10 +43,12 @@ class Device:
     with driver="am", the runtime itself driving the PCI function (runtime.am.driver.AMDriver). Several Devices
     may drive one GPU in one process (they share its amdkfd context); close() or a `with` block releases what one
     holds. `sanitize` ("memcheck,initcheck,racecheck,hazards" or "all") turns on the simulator's sanitizers
-    (runtime.sanitize; OSError on a real GPU)."""
+    (runtime.sanitize; OSError on a real GPU). `arch` ("gfx1201"): the GPU must be of that architecture (what its
+    topology's gfx_target_version says), else a RuntimeError naming what it is; `.arch` is always the GPU's.
+    (The simulated GPUs' architecture is the OS's: MockOS(arch=...), SIMGPU_ARCH, `simgpu run --arch`.)"""
 
     def __init__(self, name: str = "AMD:0", queue: str = "pm4", os: OS | None = None, sanitize: str | None = None,
-                 driver: str = "kfd"):
+                 driver: str = "kfd", arch: str | None = None):
         if driver not in DRIVERS:
             raise ValueError(f"driver must be 'kfd' or 'am', not {driver!r}")
         if queue not in ("pm4", "aql"):
@@ -61,6 +63,10 @@ class Device:
         self.driver.open()
         d = self.driver
         self.gpu_id, self.node_id, self.properties, self.arch = d.gpu_id, d.node_id, d.properties, d.arch
+        if arch is not None and arch != self.arch:
+            d.close()
+            raise RuntimeError(f"{name} is a {self.arch}, not a {arch} (on the simulator: MockOS(arch=...), "
+                               f"SIMGPU_ARCH={arch} or `simgpu run --arch {arch}` picks the GPUs' architecture)")
         self.findings: list[dict] = []  # non-fatal sanitizer findings (runtime.sanitize)
         state = self.os.sanitize(self.gpu_id, sanitize)
         self.sanitizers = frozenset(state["checks"])

@@ -1,4 +1,5 @@
-"""simgpu.GPU: one simulated gfx1100 (Navi 31) device: memory, MMU, doorbells, queues, engines, clock.
+"""simgpu.GPU: one simulated device -- gfx1100 (Navi 31, the default) or another chip of simgpu.hw.chips (`arch=`):
+memory, MMU, doorbells, queues, engines, clock.
 
 The owner (the mock kernel driver, or a test) creates queues the way amdgpu maps an MQD: ring base and
 size, rptr report and wptr poll addresses, doorbell, VMID and format. Progress happens only inside calls:
@@ -28,21 +29,15 @@ from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, c
 from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import HardwareFault
 from simgpu.hw import regs
+from simgpu.hw.chips import Chip, get_chip
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
 from simgpu.profile import PerfMonitor
 from simgpu.shader import ShaderEngine
 from simgpu.shader.engine import DEFAULT_WATCHDOG
 
-# Navi 31 (gfx1100) shape.
-GFX_TARGET = "gfx1100"
-SHADER_ENGINES = 6
-COMPUTE_UNITS = 96
-SIMDS_PER_CU = 2
-WAVE_SIZE = 32
-LDS_BYTES_PER_WORKGROUP = 64 << 10
+# A GPU's shape is its chip's (`gpu.chip`, simgpu.hw.chips); the timestamp counter is the same on every chip.
 TIMESTAMP_FREQUENCY_HZ = 100_000_000
-SDMA_ENGINES = 2
 DOORBELL_PAGE_SIZE = 8192
 DOORBELL_SLOTS = DOORBELL_PAGE_SIZE // 8  # 64-bit doorbells
 PACKET_BUDGET = 1 << 20  # packets one queue may run per call before the CP watchdog declares a hang
@@ -50,12 +45,14 @@ INTERRUPT_LOG = 256  # interrupts kept in GPU.interrupt_log (the hooks see every
 
 
 class GPU:
-    """A simulated gfx1100 device."""
+    """A simulated device: a gfx1100 unless `arch` names another chip of simgpu.hw.chips ("gfx1201")."""
 
     def __init__(self, vram_size: int = 1 << 30, name: str = "gpu0", watchdog: int = DEFAULT_WATCHDOG,
                  max_dispatch_workgroups: int = 1 << 20, wall_watchdog: float | None = None, vram_backing=None,
-                 doorbell_page=None):
+                 doorbell_page=None, arch: str | None = None):
         self.name = name
+        self.chip: Chip = get_chip(arch)  # what the device is (topology, PCI identity, shape)
+        self.arch = self.chip.arch  # the shader engine runs this architecture's code (Dispatch.arch)
         self.phys = PhysicalMemory(vram_size, vram_backing)
         self.mmu = MMU(self.phys)
         self.clock = Clock()
@@ -301,14 +298,15 @@ class GPU:
     # ---------------------------------------------------------------------------------------------- info
     def properties(self) -> dict:
         """The device shape (what the mock driver reports in the KFD topology)."""
-        return {"gfx_target": GFX_TARGET, "shader_engines": SHADER_ENGINES, "compute_units": COMPUTE_UNITS,
-                "simds_per_cu": SIMDS_PER_CU, "wave_size": WAVE_SIZE, "lds_bytes": LDS_BYTES_PER_WORKGROUP,
-                "timestamp_frequency": TIMESTAMP_FREQUENCY_HZ, "sdma_engines": SDMA_ENGINES,
+        c = self.chip
+        return {"gfx_target": c.arch, "shader_engines": c.shader_engines, "compute_units": c.compute_units,
+                "simds_per_cu": c.simds_per_cu, "wave_size": c.wave_size, "lds_bytes": c.lds_bytes,
+                "timestamp_frequency": TIMESTAMP_FREQUENCY_HZ, "sdma_engines": c.sdma_engines,
                 "vram_size": self.phys.vram_size}
 
     def describe(self) -> str:
         """Every queue's state (and the clock) as text."""
-        lines = [f"{self.name}: {GFX_TARGET}, clock {self.clock.cycles} cycles = {self.clock.timestamp()} ticks, "
+        lines = [f"{self.name}: {self.arch}, clock {self.clock.cycles} cycles = {self.clock.timestamp()} ticks, "
                  f"{len(self.queues)} queues, {self._seq} interrupts raised"]
         for q in self.queues:
             lines.append("  " + q.describe())

@@ -62,6 +62,14 @@ def _jit_opt(text: str) -> tuple[int, int]:
     return level, cg
 
 
+def _arches(text: str) -> tuple[str, ...]:
+    """Architecture names (gfx<hex>), comma-separated; which ones exist is simgpu.hw.chips's to say (MockOS)."""
+    names = tuple(a.strip().lower() for a in text.split(","))
+    if not all(len(a) > 3 and a.startswith("gfx") and all(c in "0123456789abcdef" for c in a[3:]) for a in names):
+        raise ValueError("architecture names like gfx1201, comma-separated (one per device, or one for all)")
+    return names
+
+
 def _optional_path(text: str) -> Path | None:
     """A directory, or off/0/none for none."""
     return None if text.lower() in ("off", "0", "none") else Path(text)
@@ -89,6 +97,8 @@ _DECLARED: tuple[Setting, ...] = (
     Setting("MOCKGPU", _flag, False, "0 or 1",
             "1: the runtime drives the simulated GPU (mockgpu) instead of /dev/kfd"),
     Setting("MOCKGPU_DEVICES", _integer, 1, "1 to 64", "how many simulated GPUs MockOS creates"),
+    Setting("SIMGPU_ARCH", _arches, ("gfx1100",), "gfx1100, gfx1201, comma-separated",
+            "the architecture of the simulated GPUs: one for all, or one per device (mixed)"),
     Setting("MOCKGPU_VRAM", _integer, None, "bytes", "VRAM per simulated GPU (unset: mockgpu's default, 8 GiB)"),
     Setting("MOCKGPU_WATCHDOG", _integer, 0, "wave-instructions",
             "a dispatch's instruction budget (0: the default, 2^32); over it the GPU faults and resets the queue"),

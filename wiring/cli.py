@@ -24,12 +24,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from wiring.run import run
     cmd = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd
     if not cmd:
-        print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--record FILE] -- CMD ...)",
+        print("simgpu run: nothing to run (usage: simgpu run [--devices N] [--arch ARCH] [--record FILE] -- CMD ...)",
               file=sys.stderr)
         return 2
     code = run(cmd, args.devices, args.vram, args.record, args.sanitize, args.am, local_pci=not args.remote_pci,
                stats=args.stats, profile=args.profile, sqtt=args.sqtt, perfetto=args.perfetto,
-               profile_host=args.profile_host)
+               profile_host=args.profile_host, arch=args.arch)
     if args.own_process:
         # The program has exited and every session is finished (recordings written): exit now. Python's own exit
         # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
@@ -70,7 +70,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
-    p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 testbed")
+    p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 / gfx1201 testbed")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
     d.add_argument("--queue", choices=["pm4", "aql"], default="pm4")
@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_cmd_disasm)
     r = sub.add_parser("run", help="run any program (tinygrad, C on amdkfd) against simulated GPUs")
     r.add_argument("--devices", type=int, default=None, help="number of GPUs (default: $MOCKGPU_DEVICES or 1)")
+    r.add_argument("--arch", default=None, metavar="ARCH[,ARCH...]",
+                   help="the GPUs' architecture: gfx1100 or gfx1201, one for all or comma-separated per device "
+                        "(default: $SIMGPU_ARCH or gfx1100)")
     r.add_argument("--vram", type=int, default=None, help="bytes of VRAM per GPU (default: $MOCKGPU_VRAM or 8 GiB)")
     r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")
     r.add_argument("--sanitize", metavar="CHECKS", help="memcheck,initcheck,racecheck,hazards or all; findings on "

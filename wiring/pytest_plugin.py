@@ -1,5 +1,6 @@
 """pytest plugin (registered through the pytest11 entry point): `--mockgpu` runs the session on the
-simulated GPU by setting MOCKGPU=1; `--sanitize=CHECKS` runs it under the simulator's sanitizers
+simulated GPU by setting MOCKGPU=1; `--mockgpu-arch=gfx1201` does so with GPUs of that architecture
+(SIMGPU_ARCH; comma-separated: one per device); `--sanitize=CHECKS` runs it under the simulator's sanitizers
 (SIMGPU_SANITIZE) and fails every test during which one reported something; the `amd_device` fixture;
 the `hardware` marker (skipped on the simulator)."""
 
@@ -15,6 +16,9 @@ def pytest_addoption(parser):
     group = parser.getgroup("simgpu")
     group.addoption("--mockgpu", action="store_true", default=False,
                     help="run on the simulated gfx1100 (sets MOCKGPU=1 for the session)")
+    group.addoption("--mockgpu-arch", default=None, metavar="ARCH",
+                    help="run on simulated GPUs of this architecture, gfx1100 or gfx1201 (comma-separated: one per "
+                         "device; sets MOCKGPU=1 and SIMGPU_ARCH for the session)")
     group.addoption("--sanitize", default=None, metavar="CHECKS",
                     help="run the simulator's sanitizers (memcheck,initcheck,racecheck,hazards or all; sets "
                          "SIMGPU_SANITIZE): a test fails if any of them reports something while it runs")
@@ -24,6 +28,11 @@ def pytest_configure(config):
     """Set MOCKGPU=1 before any test imports the runtime, when --mockgpu is given."""
     if config.getoption("--mockgpu", default=False):
         os.environ["MOCKGPU"] = "1"
+    arch = config.getoption("--mockgpu-arch", default=None)
+    if arch:
+        os.environ["MOCKGPU"] = "1"
+        os.environ["SIMGPU_ARCH"] = arch
+        settings.get("SIMGPU_ARCH")  # ValueError now for a malformed list, not in the first test
     checks = config.getoption("--sanitize", default=None)
     if checks:
         from simgpu import sanitize
@@ -61,8 +70,9 @@ except ImportError:  # pragma: no cover - pytest is what loads this plugin
 
 
 def _amd_device():
-    """A runtime.Device on the process's OS: the simulated gfx1100 under --mockgpu / MOCKGPU=1, the real GPU
-    otherwise (the same test runs on both). Closed after the test; recorded when SIMGPU_TRACE is set."""
+    """A runtime.Device on the process's OS: the simulated gfx1100 under --mockgpu / MOCKGPU=1 (or the architecture
+    --mockgpu-arch / SIMGPU_ARCH names), the real GPU otherwise (the same test runs on both). Closed after the test;
+    recorded when SIMGPU_TRACE is set."""
     from runtime import Device
     dev = Device("AMD:0")
     try:

@@ -1,5 +1,5 @@
-"""`simgpu run [--devices N] [--vram BYTES] [--record FILE] [--sanitize CHECKS] [--stats] [--profile] [--sqtt]
-[--perfetto OUT.json] -- CMD ...`: run any program against simulated GPUs.
+"""`simgpu run [--devices N] [--arch ARCH[,ARCH...]] [--vram BYTES] [--record FILE] [--sanitize CHECKS] [--stats]
+[--profile] [--sqtt] [--perfetto OUT.json] -- CMD ...`: run any program against simulated GPUs.
 
 The program runs with the interposer preloaded (mockgpu/csrc/preload.c, built on first use); this process is the
 simgpu server (mockgpu/server.py) for it and for every process it starts, and exits with the program's status.
@@ -51,8 +51,10 @@ def name_from_process(mock, pid: int) -> None:
 
 def run(cmd: list[str], devices: int | None = None, vram: int | None = None, record: str | None = None,
         sanitize: str | None = None, am: bool = False, local_pci: bool = True, stats: bool = False,
-        profile: bool = False, sqtt: bool = False, perfetto: str | None = None, profile_host: str | None = None) -> int:
-    """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). With
+        profile: bool = False, sqtt: bool = False, perfetto: str | None = None, profile_host: str | None = None,
+        arch: str | None = None) -> int:
+    """Run `cmd` under the process-level device; its exit status (128 + signal if a signal ended it). `arch` (or
+    SIMGPU_ARCH): the GPUs' architecture, one for all or comma-separated per device (MockOS). With
     `sanitize` (or SIMGPU_SANITIZE), the GPUs run the sanitizers and every finding is printed on stderr: the
     program cannot take the runtime's Python warnings. With `am`, the GPUs are also served as PCI functions for a
     userspace driver -- tinygrad's AM backend, DEV=PCI+AMD -- with the synthetic firmware installed where it looks
@@ -65,7 +67,13 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     environment). `profile_host` (or SIMGPU_PROFILE_HOST): the server's own time -- round trips by kind, CPU by
     component -- printed on stderr after the program, its cProfile written to that file (mockgpu.hostprofile)."""
     from mockgpu import MockOS
+    from mockgpu.driver import device_arches
     from simgpu import sanitize as sanitizers
+    try:
+        device_arches(devices or settings.get("MOCKGPU_DEVICES"), arch)  # refuse unknown names before starting
+    except ValueError as e:
+        print(f"simgpu run: --arch: {e}", file=sys.stderr)
+        return 2
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
     record = record or settings.get("SIMGPU_TRACE") or None
     try:
@@ -89,7 +97,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     remote = None
 
     def make_machine(memory, pid):
-        mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks)
+        mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks, arch=arch)
         name_from_process(mock, pid)
         collect = observe.attach(mock, pid)
         if not record:
@@ -106,7 +114,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     try:
         # The KFD side's sysfs; its PCI files are left out: with --am the interposer serves /sys/bus/pci/devices from
         # the AM side's GPUs alone (written by _serve_local_pci, in the run's own PCI domain), and otherwise never.
-        kfd_sysfs = MockOS(devices=devices, vram_size=vram, user=False, place=False).sysfs
+        kfd_sysfs = MockOS(devices=devices, vram_size=vram, user=False, place=False, arch=arch).sysfs
         write_sysfs(tmp / "sysfs", {k: v for k, v in kfd_sysfs.items() if not k.startswith("/sys/bus/pci/")})
         profile_host = profile_host or settings.get(PROFILE_HOST_ENV) or None
         host = HostProfile(profile_host) if profile_host else None
@@ -115,9 +123,11 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
+        if arch:
+            env["SIMGPU_ARCH"] = arch  # what the GPUs are (a program that asks simgpu, e.g. a test's MockOS)
         observe.child_env(env)
         try:
-            remote = _serve_am(env, tmp, devices, vram, local_pci) if am else None
+            remote = _serve_am(env, tmp, devices, vram, local_pci, arch) if am else None
         except DomainError as e:
             print(f"simgpu run: {e}", file=sys.stderr)
             return 2
@@ -146,14 +156,16 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None, local_pci: bool = False):
+def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None, local_pci: bool = False,
+              arch: str | None = None):
     """Start the remote-PCI server on GPUs of its own; point the program's environment at it (with `local_pci`, at
     the local-PCI service over the same GPUs, and REMOTE unset)."""
     from mockgpu import MockOS
     from mockgpu.native import cache_dir
     from mockgpu.remote_pci import RemotePCIServer
     from simgpu.hw import ucode
-    server = RemotePCIServer(MockOS(devices=devices, vram_size=vram), hostmap=str(tmp / "hostmap.sock")).start()
+    server = RemotePCIServer(MockOS(devices=devices, vram_size=vram, arch=arch),
+                             hostmap=str(tmp / "hostmap.sock")).start()
     if local_pci:
         try:
             _serve_local_pci(env, tmp, server)

@@ -1,6 +1,7 @@
 """The GPU's PCI function: its configuration space and BARs (simgpu.hw.pci for the offsets).
 
-A Navi 31 function: vendor 0x1002, device 0x744C (Radeon RX 7900 XTX), revision 0xC8, class 0x030000 (VGA). BAR0
+A Navi 31 function: vendor 0x1002, device 0x744C (Radeon RX 7900 XTX), revision 0xC8, class 0x030000 (VGA); another
+chip's function carries its own device id and revision (simgpu.hw.chips), the rest is the same. BAR0
 (64-bit prefetchable) is the VRAM aperture, as large as VRAM (resizable BAR at its maximum); BAR2 (64-bit
 prefetchable, 2 MiB) the doorbells; BAR4 I/O ports (256); BAR5 (32-bit) the 1 MiB MMIO register aperture. A BAR's
 bus address is where other devices reach it: BAR0 at bar0_address(index), the same system address the mock driver
@@ -64,8 +65,8 @@ class PCIEndpoint:
     """The device side of GPU number `index`'s PCI function: its configuration space and BARs (its VRAM `vram_size`
     bytes). (The driver's side, which opens it through sysfs, is runtime.am.pci.PCIFunction.)"""
 
-    def __init__(self, index: int, vram_size: int):
-        self.index = index
+    def __init__(self, index: int, vram_size: int, device: int = DEVICE, revision: int = REVISION):
+        self.index, self.device, self.revision = index, device, revision
         vram_bar = 1 << (vram_size - 1).bit_length()  # BAR sizes are powers of two
         if vram_bar > PEER_BAR_STRIDE:
             raise ValueError(f"VRAM of {vram_size:#x} bytes: at most {PEER_BAR_STRIDE:#x} (the BAR0 window of a GPU)")
@@ -81,9 +82,9 @@ class PCIEndpoint:
         self.config = c
         self._writable = bytearray(pci.CONFIG_SIZE)  # per byte, the bits a write may change
         self._put(pci.VENDOR_ID, VENDOR, 2)
-        self._put(pci.DEVICE_ID, DEVICE, 2)
+        self._put(pci.DEVICE_ID, self.device, 2)
         self._put(pci.STATUS, pci.STATUS_CAP_LIST, 2)
-        self._put(pci.REVISION_ID, REVISION, 1)
+        self._put(pci.REVISION_ID, self.revision, 1)
         self._put(pci.CLASS_PROG, CLASS, 3)
         self._put(pci.SUBSYSTEM_VENDOR_ID, SUBSYSTEM_VENDOR, 2)
         self._put(pci.SUBSYSTEM_ID, SUBSYSTEM, 2)

@@ -17,6 +17,10 @@ GPU's PhysicalMemory. The GPU's interrupts become IH ring entries (simgpu.hw.ih)
 Accesses: `mmio_read` / `mmio_write` take byte offsets in BAR5 and aligned 32-bit values (what amdgpu's RREG32 /
 WREG32 do); `doorbell_read` / `doorbell_write` byte offsets in BAR2 (32- or 64-bit). A refused access raises
 MMIOError (and is kept in `bus_errors` for describe()).
+
+Only gfx1100's register side is modelled (its chip's `am`): another chip's function (gfx1201) has its PCI identity,
+configuration space and BARs (peers reach its VRAM through BAR0), but every MMIO and doorbell BAR access is refused,
+naming the chip: its IP discovery table and registers are not modelled.
 """
 
 from __future__ import annotations
@@ -60,7 +64,7 @@ class SOC:
         self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
         self.psp, self.smu = PSP(self), SMU(self)
         self.cp, self.sdma, self.nbio = MEC(self), SDMAQueues(self), NBIO(self, vram)
-        self.pci = PCIEndpoint(index, vram)
+        self.pci = PCIEndpoint(index, vram, gpu.chip.device_id, gpu.chip.pci_revision)
         self.bus_errors: list[str] = []
         self.dropped_doorbells = 0
         gpu.interrupt_hooks.append(self._interrupt)
@@ -103,9 +107,16 @@ class SOC:
         self.bus_errors.append(why)
         return MMIOError(why)
 
+    def _modelled(self, what: str) -> None:
+        """Refuse a register-side access to a chip whose registers are not modelled."""
+        if not self.gpu.chip.am:
+            raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
+                              "discovery table are not modelled (an AM driver can drive gfx1100 only)")
+
     def mmio_read(self, offset: int, size: int = 4) -> int:
         """A driver's read of the MMIO BAR at byte `offset`."""
         self._check("MMIO read", offset, size, MMIO_BAR_SIZE)
+        self._modelled(f"MMIO read at byte {offset:#x}")
         if self._remap(offset):
             return 0
         try:
@@ -121,6 +132,7 @@ class SOC:
     def mmio_write(self, offset: int, value: int, size: int = 4) -> None:
         """A driver's write of the MMIO BAR at byte `offset`."""
         self._check("MMIO write", offset, size, MMIO_BAR_SIZE)
+        self._modelled(f"MMIO write at byte {offset:#x}")
         if self._remap(offset):
             self.nbio.remap_flush()
             return
@@ -145,6 +157,7 @@ class SOC:
 
     def doorbell_write(self, offset: int, value: int, size: int = 8) -> None:
         """A store to the doorbell BAR: rings that doorbell (its queue runs) while the doorbell aperture is on."""
+        self._modelled(f"doorbell write at byte {offset:#x}")
         slot = self._slot(offset, size)
         if slot is None:
             return

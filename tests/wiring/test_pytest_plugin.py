@@ -39,6 +39,15 @@ def test_fixture_follows_mockgpu_and_never_falls_back_to_the_simulator(pytester,
     pytester.runpytest_subprocess("--mockgpu").assert_outcomes(passed=4)
 
 
+def test_mockgpu_arch_runs_the_session_on_gpus_of_that_architecture(pytester, monkeypatch):
+    pytester.makepyfile("""
+def test_arch(amd_device):
+    assert amd_device.arch == "gfx1201" and amd_device.properties["gfx_target_version"] == 120001
+""")
+    monkeypatch.setattr(os, "environ", _env())
+    pytester.runpytest_subprocess("--mockgpu-arch", "gfx1201").assert_outcomes(passed=1)
+
+
 def test_fixture_is_recorded_by_simgpu_trace(pytester, monkeypatch):
     pytester.makepyfile(USES_DEVICE)
     path = pytester.path / "session.trace"

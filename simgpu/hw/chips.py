@@ -1,0 +1,90 @@
+"""The GPUs simgpu simulates, one `Chip` per architecture: what a client sees of the device (its KFD topology, the
+render node's AMDGPU_INFO answers, its PCI identity) and the shape the simulator gives it.
+
+gfx1100 (Navi 31, Radeon RX 7900 XTX) is the default; every value of its entry is what the simulator reported
+before there were other chips. gfx1201 (Navi 48, Radeon RX 9070 XT) is RDNA4. Where a value comes from:
+
+- shapes (shader engines, arrays, CUs, SIMDs, wave size, LDS): the chips' public specifications and amdgpu
+  (gfx_v12_0 / the GC info table: Navi 48 is 4 SEs x 2 SAs x 4 WGPs x 2 CUs = 64 CUs, 64 KiB of LDS a workgroup);
+- gfx_target_version: amdkfd's kfd_topology.c computes it from the GC IP version (12.0.1 -> 120001);
+- IP versions (what a KFD client reads from ip_discovery in sysfs): GC 12.0.1 is gfx1201; SDMA 7.0.1 and NBIF 6.3.1
+  are Navi 48's blocks in amdgpu's IP tables (tinygrad picks its register layouts by these three);
+- PCI ids: 0x744C is the RX 7900 XTX, 0x7550 the RX 9070 (XT) (Navi 48; its revision 0xC0 is not confirmed);
+  DRM family: amdgpu_drm.h's
+  AMDGPU_FAMILY_GC_11_0_0 (145) and AMDGPU_FAMILY_GC_12_0_0 (152);
+- firmware versions are plausible values, not read from a board: for gfx1201 the MEC/ME/PFP/MES versions are the
+  minimums amdgpu's gfx_v12_0 checks for user queues (so a real gfx1201 with current firmware reports at least these);
+- memory: both are 20 Gbps GDDR6 (384- and 256-bit buses); the memory clock reported is Navi 31's for both (not
+  confirmed for Navi 48).
+
+May import: nothing outside simgpu.hw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_ARCH = "gfx1100"
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One simulated GPU model (an architecture and the part that carries it)."""
+
+    arch: str  # the processor name code objects are built for ("gfx1100")
+    family: str  # the ISA family ("gfx11", "gfx12"): what the shader engine executes
+    part: str  # the marketing name of the modelled board
+    asic: str  # the chip's code name
+    gfx_target_version: int  # KFD topology: major * 10000 + minor * 100 + stepping
+    gc_version: tuple[int, int, int]
+    sdma_version: tuple[int, int, int]
+    nbif_version: tuple[int, int, int]
+    device_id: int  # PCI device id (vendor 0x1002)
+    pci_revision: int
+    drm_family: int  # AMDGPU_INFO_DEV_INFO.family
+    shader_engines: int
+    arrays_per_engine: int
+    compute_units: int
+    simds_per_cu: int = 2
+    wave_size: int = 32  # the default wave size (kernels pick 32 or 64 in their descriptor)
+    lds_bytes: int = 64 << 10  # LDS a workgroup may use
+    max_waves_per_simd: int = 16
+    sdma_engines: int = 2
+    vram_width_bits: int = 256
+    mem_clk_max_mhz: int = 1249
+    mec_fw_version: int = 0
+    sdma_fw_version: int = 0
+    firmware: dict[str, tuple[int, int]] = field(default_factory=dict)  # ME/PFP/RLC/MES (version, feature)
+    caches: dict[str, int] = field(default_factory=dict)  # AMDGPU_INFO_DEV_INFO cache fields
+    am: bool = False  # whether the PCI function's register side (AM bring-up, IP discovery binary) is modelled
+
+    @property
+    def cu_per_array(self) -> int:
+        return self.compute_units // (self.shader_engines * self.arrays_per_engine)
+
+
+CHIPS: dict[str, Chip] = {c.arch: c for c in (
+    Chip("gfx1100", "gfx11", "Radeon RX 7900 XTX", "Navi 31", 110000, (11, 0, 0), (6, 0, 0), (4, 3, 0),
+         device_id=0x744C, pci_revision=0xC8, drm_family=145, shader_engines=6, arrays_per_engine=2,
+         compute_units=96, vram_width_bits=384, mec_fw_version=550, sdma_fw_version=21,
+         firmware={"me": (1470, 29), "pfp": (1470, 29), "rlc": (98, 1), "mes": (104, 1)},
+         # GL0 (TCP) 32 KiB per CU, SQC 16/32 KiB, GL1 256 KiB, L2 6 MiB, 96 MiB MALL
+         caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
+                 "gl1c_cache_size": 256, "gl2c_cache_size": 6 << 10, "mall_size": 96 << 20},
+         am=True),
+    Chip("gfx1201", "gfx12", "Radeon RX 9070 XT", "Navi 48", 120001, (12, 0, 1), (7, 0, 1), (6, 3, 1),
+         device_id=0x7550, pci_revision=0xC0, drm_family=152, shader_engines=4, arrays_per_engine=2,
+         compute_units=64, vram_width_bits=256, mec_fw_version=3050, sdma_fw_version=31,
+         firmware={"me": (2780, 1), "pfp": (2840, 1), "rlc": (112, 1), "mes": (123, 1)},
+         # RDNA4: GL0 32 KiB per CU, SQC 16/32 KiB, no GL1 (RDNA4 removed it), L2 8 MiB, 64 MiB Infinity Cache
+         caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 8 << 10, "mall_size": 64 << 20}),
+)}
+
+
+def get_chip(arch: str | None = None) -> Chip:
+    """The Chip of an architecture name (None: the default, gfx1100); ValueError naming the known ones."""
+    c = CHIPS.get(arch or DEFAULT_ARCH)
+    if c is None:
+        raise ValueError(f"unknown GPU architecture {arch!r}; simgpu simulates {', '.join(CHIPS)}")
+    return c

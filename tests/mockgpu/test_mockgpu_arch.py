@@ -1,0 +1,108 @@
+"""Simulated GPUs of another architecture (issue 31): `MockOS(arch=...)` / SIMGPU_ARCH make gfx1201 (RDNA4,
+Navi 48) devices, alone or mixed with gfx1100s. What a client reads must be that chip's -- the KFD topology, the
+render node's IP discovery and AMDGPU_INFO answers, the PCI identity -- and a code object must match the
+device's processor. gfx1100 stays the default, unchanged."""
+
+import errno
+
+import pytest
+
+from mockgpu import MockOS
+from mockgpu.driver import device_arches
+from runtime import Device
+from runtime.os import TOPOLOGY
+from runtime.uapi import kfd
+from simgpu.gpu import GPU
+from simgpu.hw.chips import get_chip
+from simgpu.soc import MMIOError
+from tests.mockgpu.test_mockgpu_sysfs import GC, NBIF, SDMA0, SDMA1, _ip_versions, _props
+
+
+def _node(m: MockOS, node: int = 1) -> dict:
+    return _props(m.read_text(f"{TOPOLOGY}/nodes/{node}/properties"))
+
+
+def test_a_gfx1201_topology_is_navi48s():
+    p = _node(MockOS(vram_size=1 << 28, arch="gfx1201"))
+    assert p["gfx_target_version"] == 120001 and p["device_id"] == 0x7550
+    # 4 SEs x 2 SAs x 8 CUs (4 WGPs) = 64 CUs of 2 SIMDs; wave32, 64 KiB LDS per workgroup
+    assert (p["simd_count"], p["array_count"], p["simd_arrays_per_engine"], p["cu_per_simd_array"]) == (128, 8, 2, 8)
+    assert (p["simd_per_cu"], p["wave_front_size"], p["lds_size_in_kb"], p["max_waves_per_simd"]) == (2, 32, 64, 16)
+    assert p["num_sdma_engines"] == 2 and p["fw_version"] == get_chip("gfx1201").mec_fw_version
+    # what tinygrad derives from it: 4 shader engines, 64 CUs
+    assert p["array_count"] // p["simd_arrays_per_engine"] == 4 and p["simd_count"] // p["simd_per_cu"] == 64
+
+
+def test_gfx1100_stays_the_default_and_unchanged():
+    p = _node(MockOS(vram_size=1 << 28))
+    assert p["gfx_target_version"] == 110000 and p["device_id"] == 0x744C
+    assert (p["simd_count"], p["array_count"], p["cu_per_simd_array"], p["lds_size_in_kb"]) == (192, 12, 8, 64)
+    assert MockOS(vram_size=1 << 28).gpus[0].arch == "gfx1100" == GPU(1 << 24).arch
+
+
+def test_a_gfx1201_render_node_lists_its_ip_versions_and_answers_amdgpu_info():
+    m = MockOS(vram_size=1 << 28, arch="gfx1201")
+    p = _node(m)
+    ips = _ip_versions(m, p["drm_render_minor"])
+    assert ips == {GC: [(12, 0, 1)], SDMA0: [(7, 0, 1)], SDMA1: [(7, 0, 1)], NBIF: [(6, 3, 1)]}
+    with Device("AMD:0", os=m) as dev:
+        d = dev.dev_info
+        assert (d.device_id, d.family, d.num_shader_engines, d.num_shader_arrays_per_engine) == (0x7550, 152, 4, 2)
+        assert (d.cu_active_number, d.num_cu_per_sh, d.vram_bit_width) == (64, 8, 256)
+        assert (dev.hw_ip["compute"].hw_ip_version_major, dev.hw_ip["compute"].hw_ip_version_minor) == (12, 0)
+        assert (dev.hw_ip["dma"].hw_ip_version_major, dev.hw_ip["dma"].hw_ip_version_minor) == (7, 0)
+        assert dev.firmware["mec"] == get_chip("gfx1201").mec_fw_version
+        assert bin(d.cu_bitmap[0]).count("1") == 8  # SE 0, SA 0: 8 CUs
+
+
+def test_mixed_architectures_one_per_device():
+    m = MockOS(devices=3, vram_size=1 << 28, arch="gfx1100,gfx1201,gfx1100")
+    assert [g.arch for g in m.gpus] == ["gfx1100", "gfx1201", "gfx1100"]
+    assert [_node(m, n)["gfx_target_version"] for n in (1, 2, 3)] == [110000, 120001, 110000]
+    assert [Device(f"AMD:{i}", os=m).arch for i in range(3)] == ["gfx1100", "gfx1201", "gfx1100"]
+    assert device_arches(2, ["gfx1201", "gfx1100"]) == ["gfx1201", "gfx1100"]
+
+
+def test_architecture_errors_name_what_is_known():
+    with pytest.raises(ValueError, match="gfx1100, gfx1201"):
+        MockOS(arch="gfx942")
+    with pytest.raises(ValueError, match="2 architectures .* for 3 devices"):
+        device_arches(3, "gfx1100,gfx1201")
+
+
+def test_simgpu_arch_picks_the_devices_architecture(monkeypatch):
+    monkeypatch.setenv("SIMGPU_ARCH", "gfx1201")
+    assert MockOS(vram_size=1 << 28).gpus[0].arch == "gfx1201"
+    monkeypatch.setenv("SIMGPU_ARCH", "gfx1201,gfx1100")
+    assert [g.arch for g in MockOS(devices=2, vram_size=1 << 28).gpus] == ["gfx1201", "gfx1100"]
+    monkeypatch.setenv("SIMGPU_ARCH", "rdna4")
+    with pytest.raises(ValueError, match="SIMGPU_ARCH"):
+        MockOS(vram_size=1 << 28)
+
+
+def test_device_arch_requires_that_architecture():
+    m = MockOS(devices=2, vram_size=1 << 28, arch="gfx1100,gfx1201")
+    with Device("AMD:1", os=m, arch="gfx1201") as dev:
+        assert dev.arch == "gfx1201"
+    with pytest.raises(RuntimeError, match="AMD:0 is a gfx1100, not a gfx1201"):
+        Device("AMD:0", os=m, arch="gfx1201")
+    with Device("AMD:0", os=m) as dev:  # the refused Device released what it opened
+        assert dev.arch == "gfx1100"
+
+
+def test_a_gfx1201_pci_function_has_its_identity_and_refuses_register_access():
+    m = MockOS(vram_size=1 << 28, arch="gfx1201")
+    soc = m.socs[0]
+    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x7550
+    with pytest.raises(MMIOError, match="gfx1201 .* not modelled"):
+        soc.mmio_read(0)
+    with pytest.raises(MMIOError, match="not modelled"):
+        soc.doorbell_write(0, 1)
+
+
+def test_xnack_refusal_names_the_architectures():
+    m = MockOS(devices=2, vram_size=1 << 28, arch="gfx1100,gfx1201")
+    fd = m.open("/dev/kfd")
+    with pytest.raises(OSError) as e:
+        m.ioctl(fd, kfd.AMDKFD_IOC_SET_XNACK_MODE, kfd.kfd_ioctl_set_xnack_mode_args(xnack_enabled=1).pack())
+    assert e.value.errno == errno.EPERM and "gfx1100, gfx1201 does not support XNACK" in str(e.value)
