@@ -45,7 +45,8 @@ class Testbed:
 
     __test__ = False  # not a pytest test class despite the name
 
-    def __init__(self, vram_size: int = 4 << 30, watchdog: int = 50_000_000, sanitize=None):
+    def __init__(self, vram_size: int = 4 << 30, watchdog: int = 50_000_000, sanitize=None, arch: str = "gfx1100"):
+        self.arch = arch  # the architecture the engine runs (kernels must be built for it: load() checks)
         self.phys = PhysicalMemory(vram_size)
         self.mmu = MMU(self.phys)
         table_pool = vram_size // 2
@@ -109,6 +110,8 @@ class Testbed:
     def load(self, code_object: bytes) -> dict[str, LoadedKernel]:
         """Load a code object at a fresh VA; its kernels by name."""
         co: CodeObject = read_code_object(code_object)
+        if co.processor and co.processor != self.arch:
+            raise ValueError(f"code object is built for {co.processor}; this testbed runs {self.arch}")
         size = len(co.image)
         base = self.alloc(size, executable=True, name="code object")
         self.write(base, co.relocated_image(base))
@@ -121,12 +124,12 @@ class Testbed:
     def load_asm(self, body: str, name: str = "k", vgprs: int = 256, args: int = 4, lds: int = 0,
                  scratch: int = 0, wave32: bool = True, workitem_id_dims: int = 1) -> LoadedKernel:
         """Assemble a kernel body (LLVM syntax) into a loaded kernel: s[0:1] holds the kernarg pointer,
-        s2 the workgroup id x, v0 the work-item id; `args` 64-bit pointer/value arguments."""
+        s2 the workgroup id x (gfx12: ttmp9), v0 the work-item id; `args` 64-bit pointer/value arguments."""
         meta = {".args": [{".name": f"a{i}", ".offset": 8 * i, ".size": 8, ".value_kind": "by_value"}
                           for i in range(args)]}
         kd = make_descriptor(vgprs, kernarg_size=8 * args, group_segment_size=lds, private_segment_size=scratch,
                              wave32=wave32, workitem_id_dims=workitem_id_dims)
-        co = write_code_object([(name, assemble(body), kd, meta)])
+        co = write_code_object([(name, assemble(body, arch=self.arch), kd, meta)], target=self.arch)
         return self.load(co)[name]
 
     def launch(self, k: LoadedKernel, args: list, grid: tuple[int, ...], block: tuple[int, ...],
@@ -141,7 +144,7 @@ class Testbed:
         d = Dispatch(code_address=k.code_address, descriptor=desc,
                      grid=tuple(g * b for g, b in zip(grid, block, strict=True)), workgroup=block,
                      kernarg_address=kva, group_segment_size=desc.group_segment_fixed_size + shared,
-                     private_segment_size=desc.private_segment_fixed_size, vmid=VMID)
+                     private_segment_size=desc.private_segment_fixed_size, vmid=VMID, arch=self.arch)
         self.engine.run(d)
         return d
 

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Compile the OpenCL C test corpus (tests/data/opencl/corpus.cl) into the code object the tests load.
+"""Compile the OpenCL C test corpus (tests/data/opencl/corpus.cl) into the code objects the tests load.
 
-Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus
+Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus [--arch gfx1100|gfx1201|all]
 Needs Debian's clang-19 and lld-19 (/usr/lib/llvm-19/bin). Builtins only (-nogpulib: no device
-libraries), -O2, then `ld.lld -shared` as a runtime would load it. The output is committed, so the
-tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py checks it is what this script builds when clang-19
-is present.
+libraries), -O2, then `ld.lld -shared` as a runtime would load it. One code object per architecture:
+corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201). The outputs are committed, so the
+tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and test_corpus_opencl_gfx1201.py check they are
+what this script builds when clang-19 is present.
 """
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -17,24 +19,40 @@ from pathlib import Path
 
 LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
-CLANG_FLAGS = ["-x", "cl", "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-nogpulib", "-O2", "-c"]
+ARCHES = ("gfx1100", "gfx1201")
 
 
-def build(source: Path = DIR / "corpus.cl") -> bytes:
-    """The linked code object (ET_DYN) of `source`."""
+def clang_flags(arch: str = "gfx1100") -> list[str]:
+    return ["-x", "cl", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-nogpulib", "-O2", "-c"]
+
+
+CLANG_FLAGS = clang_flags()
+
+
+def output(arch: str = "gfx1100") -> Path:
+    """Where the code object of `arch` is committed."""
+    return DIR / ("corpus.so" if arch == "gfx1100" else f"corpus_{arch}.so")
+
+
+def build(source: Path = DIR / "corpus.cl", arch: str = "gfx1100") -> bytes:
+    """The linked code object (ET_DYN) of `source` for `arch`."""
     with tempfile.TemporaryDirectory() as tmp:
         obj, so = Path(tmp) / "corpus.o", Path(tmp) / "corpus.so"
-        subprocess.run([LLVM / "clang", *CLANG_FLAGS, source, "-o", obj], check=True)
+        subprocess.run([LLVM / "clang", *clang_flags(arch), source, "-o", obj], check=True)
         subprocess.run([LLVM / "ld.lld", "-shared", obj, "-o", so], check=True)
         return so.read_bytes()
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", choices=(*ARCHES, "all"), default="all")
+    args = ap.parse_args(argv)
     if not (LLVM / "clang").exists():
         print("needs clang-19 and lld-19 (apt-get install -y clang-19 lld-19)", file=sys.stderr)
         return 1
-    (DIR / "corpus.so").write_bytes(build())
-    print(f"wrote {DIR / 'corpus.so'}")
+    for arch in ARCHES if args.arch == "all" else (args.arch,):
+        output(arch).write_bytes(build(arch=arch))
+        print(f"wrote {output(arch)}")
     return 0
 
 

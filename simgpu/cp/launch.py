@@ -117,6 +117,7 @@ def run(gpu, q: Queue, d: Dispatch) -> None:
     if groups == 0:
         return
     d.queue = q.name  # named by the interrupts its waves raise
+    d.arch = gpu.arch  # the device's machine code
     observer = gpu.perfmon.begin(q, d)  # counters / thread trace (simgpu.profile): None when both are off
     try:
         gpu.engine.run(d)

@@ -32,6 +32,7 @@ class Dispatch:
     grid_offset: tuple[int, int, int] = (0, 0, 0)  # COMPUTE_START_X/Y/Z, in workgroups
     extra: dict = field(default_factory=dict)
     queue: str = ""  # the queue that launched it (named in the interrupts its waves raise)
+    arch: str = "gfx1100"  # the architecture whose machine code the engine decodes (the device's, simgpu.isa.arch)
 
     @property
     def wave_size(self) -> int:

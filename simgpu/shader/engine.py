@@ -22,6 +22,8 @@ from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION, Clock
 from simgpu.fault import HardwareFault
 from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode, fetch_size
+from simgpu.isa.arch import DEFAULT as DEFAULT_ARCH
+from simgpu.isa.arch import get_arch
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.operand import highest_vgpr
@@ -137,8 +139,10 @@ class ShaderEngine:
 
 # Decoded instructions by the bytes fetched at their PC, shared by every engine: the same kernel loaded
 # again (each test's fresh device, another address) decodes once. A decoded instruction and what
-# semantics cache on it are functions of its bytes alone. Emptied when full, like a cache would be.
+# semantics cache on it are functions of its bytes alone (and of the architecture: one cache for each).
+# Emptied when full, like a cache would be.
 _DECODED: dict[bytes, tuple] = {}
+_DECODED_BY_ARCH: dict[str, dict[bytes, tuple]] = {DEFAULT_ARCH: _DECODED}
 _DECODED_CAPACITY = 1 << 15  # about 2 KB each: at most ~64 MB
 
 
@@ -152,21 +156,23 @@ def _wave_range(waves: np.ndarray) -> str:
     return f"waves {shown}{', ...' if len(waves) > 4 else ''} ({len(waves)})"
 
 
-def _decode_entry(data: bytes) -> tuple | None:
-    """(inst, semantic function, is VALU) for instruction bytes, or None if they do not decode to an
+def _decode_entry(data: bytes, arch: str = DEFAULT_ARCH) -> tuple | None:
+    """(inst, semantic function, is VALU) for instruction bytes of `arch`, or None if they do not decode to an
     implemented instruction (the caller then reports why)."""
-    entry = _DECODED.get(data)
+    cache = _DECODED if arch == DEFAULT_ARCH else _DECODED_BY_ARCH.setdefault(arch, {})
+    entry = cache.get(data)
     if entry is None:
         try:
-            inst = decode(data, true16=None)  # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
+            # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
+            inst = decode(data, true16=None, arch=arch)
         except DecodeError:
             return None
         fn = semantics.lookup(inst)
         if fn is None:
             return None
-        if len(_DECODED) >= _DECODED_CAPACITY:
-            _DECODED.clear()
-        entry = _DECODED[data] = (inst, fn, inst.mnemonic.startswith("v_"))
+        if len(cache) >= _DECODED_CAPACITY:
+            cache.clear()
+        entry = cache[data] = (inst, fn, inst.mnemonic.startswith("v_"))
     return entry
 
 
@@ -175,6 +181,8 @@ class Exec:
 
     def __init__(self, engine: ShaderEngine, d: Dispatch):
         self.engine, self.d, self.mem, self.vmid = engine, d, engine.mem, d.vmid
+        self.arch = d.arch  # the machine code's architecture: instructions decode and execute as its
+        self.family = get_arch(d.arch).family  # "gfx11", "gfx12"
         self.lanes = d.wave_size
         wg = d.workgroup
         self.group_items = wg[0] * wg[1] * wg[2]
@@ -194,9 +202,10 @@ class Exec:
         # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
         # and nothing is wrapped or tested per instruction when they are off.
         self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
-        # The JIT tier runs waves natively unless an observer or a sanitizer needs to see every instruction.
+        # The JIT tier runs waves natively unless an observer or a sanitizer needs to see every instruction. Its
+        # translators know gfx11's encodings only: other architectures run in the interpreter.
         self.jit = engine.jit.begin(self) if engine.jit is not None and engine.observer is None \
-            and self.sanitizer is None else None
+            and self.sanitizer is None and self.family == "gfx11" else None
 
     def batch_groups(self, start: int, count: int) -> list[tuple[int, int, int]]:
         """The coordinates of workgroups start .. start + count - 1 of the grid, x fastest (the order batches
@@ -320,17 +329,17 @@ class Exec:
             return hit
         try:
             data = self.mem.read(self.vmid, pc, 4, access="execute")
-            size = fetch_size(int.from_bytes(data, "little"))
+            size = fetch_size(int.from_bytes(data, "little"), self.arch)
             if size > 4:
                 data += self.mem.read(self.vmid, pc + 4, size - 4, access="execute")
         except HardwareFault as f:
             self._locate(f, w, pc, None)
             raise
         known = self.engine.decoded.get((self.vmid, pc))
-        if known is not None and known[0] == data:  # same bytes as an earlier dispatch: reuse the decode
+        if known is not None and known[0] == data and known[1][0].arch == self.arch:  # as an earlier dispatch's
             entry = known[1]
         else:
-            entry = _decode_entry(data) or self._decode_fault(w, pc, data)
+            entry = _decode_entry(data, self.arch) or self._decode_fault(w, pc, data)
             self.engine.decoded[(self.vmid, pc)] = (data, entry)
         if self.sanitizer is not None:
             entry = self.sanitizer.wrap(entry)
@@ -339,7 +348,7 @@ class Exec:
 
     def _decode_fault(self, w: np.ndarray, pc: int, data: bytes):
         try:
-            inst = decode(data, true16=None)
+            inst = decode(data, true16=None, arch=self.arch)
         except DecodeError as e:
             raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
         raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")

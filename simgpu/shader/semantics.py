@@ -6,30 +6,56 @@ instruction, or True when it has set the PC (branches) or stopped the waves itse
 
 Mnemonics are looked up without the encoding suffix (_e32, _e64, _dpp, _e64_dpp), so one function
 serves every encoding of an instruction; the function reads the operand fields of `inst`.
+
+Per architecture: the table is gfx11's (RDNA3). Another ISA family (gfx12: RDNA4) uses it for every mnemonic it
+shares, where the meaning is the same (the helpers that read fields know each family's encodings, e.g. gfx12's
+VGLOBAL offsets), and registers its own entries, with `family=`, for the mnemonics it adds and those whose meaning
+differs; a family entry takes precedence over the shared one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from simgpu.isa.arch import get_arch
+
 _TABLE: dict[str, Callable] = {}
+_FAMILY_TABLES: dict[str, dict[str, Callable]] = {}  # ISA family ("gfx12") -> its own entries
+_FAMILY_OF: dict[str, str] = {}  # architecture name -> ISA family (simgpu.isa.arch), cached
 _SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp")
 _loaded = False
 UNITS = ("scalar", "vector", "memory", "lds", "matrix")  # the subpackages holding semantics
 
 
-def sem(*names: str):
-    """Register the decorated function as the semantics of the given mnemonics."""
+def sem(*names: str, family: str | None = None):
+    """Register the decorated function as the semantics of the given mnemonics (of one ISA family's only, when
+    `family` is given)."""
     def deco(fn):
         for n in names:
-            _TABLE[n] = fn
+            register(n, fn, family)
         return fn
     return deco
 
 
-def register(name: str, fn: Callable) -> None:
-    """Register `fn` as the semantics of `name` (for table-built semantics)."""
-    _TABLE[name] = fn
+def register(name: str, fn: Callable, family: str | None = None) -> None:
+    """Register `fn` as the semantics of `name` (for table-built semantics): shared by every family, or, with
+    `family`, that ISA family's own entry."""
+    (_TABLE if family is None else _FAMILY_TABLES.setdefault(family, {}))[name] = fn
+
+
+def alias(name: str, shared: str, family: str) -> None:
+    """Make the shared semantics of `shared` also `family`'s entry for `name`: an instruction that the family
+    renamed without changing its meaning (gfx12's s_add_co_i32 is gfx11's s_add_i32). The module defining
+    `shared` must be imported first."""
+    register(name, _TABLE[shared], family)
+
+
+def family_of(arch: str) -> str:
+    """The ISA family of an architecture name ("gfx1201" -> "gfx12")."""
+    fam = _FAMILY_OF.get(arch)
+    if fam is None:
+        fam = _FAMILY_OF[arch] = get_arch(arch).family
+    return fam
 
 
 def base_name(mnemonic: str) -> str:
@@ -41,17 +67,19 @@ def base_name(mnemonic: str) -> str:
 
 
 def lookup(inst) -> Callable | None:
-    """The semantic function of a decoded instruction, or None when it is not implemented."""
+    """The semantic function of a decoded instruction (its architecture's), or None when it is not implemented."""
     _load()
-    if inst.encoding == "VOPD":
-        return _TABLE.get("__vopd__")
-    return _TABLE.get(base_name(inst.mnemonic))
+    name = "__vopd__" if inst.encoding == "VOPD" else base_name(inst.mnemonic)
+    own = _FAMILY_TABLES.get(family_of(inst.arch))
+    if own is not None and name in own:
+        return own[name]
+    return _TABLE.get(name)
 
 
-def implemented() -> set[str]:
-    """Every mnemonic (without suffix) that has semantics."""
+def implemented(family: str | None = None) -> set[str]:
+    """Every mnemonic (without suffix) that has semantics: the shared ones, and a family's own with `family`."""
     _load()
-    return set(_TABLE)
+    return set(_TABLE) | set(_FAMILY_TABLES.get(family, {}) if family else ())
 
 
 def _load() -> None:

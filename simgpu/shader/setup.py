@@ -1,12 +1,22 @@
 """Initial wave state of a dispatch, as gfx11 hardware sets it up (AMDGPUUsage, "Initial Kernel
 Execution State"): user SGPRs in descriptor order, then the system SGPRs the descriptor's rsrc2 enables,
-then the work-item IDs in v0 (packed as 10-bit x|y|z fields when more than one dimension is enabled)."""
+then the work-item IDs in v0 (packed as 10-bit x|y|z fields when more than one dimension is enabled).
+
+gfx12 has architected SGPRs (LLVM's FeatureArchitectedSGPRs): the workgroup ids are not system SGPRs but trap
+temporaries, TTMP9 = id x, TTMP7 = id y | id z << 16, and TTMP8[29:25] is the wave's id in its workgroup
+(llc -mcpu=gfx1201 reads them so: workgroup.id.y is `s_and_b32 ttmp7, 0xffff`, wave.id `s_bfe_u32 ttmp8,
+0x50019`). Its scratch is architected too (no private segment wave offset SGPR: the engine's scratch_* reach each
+lane's private memory directly), and its rsrc1 bits 21/23 are WG_RR_EN/DISABLE_PERF, not DX10_CLAMP/IEEE_MODE:
+MODE starts with only the round and denorm modes.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from simgpu.isa.arch import get_arch
 from simgpu.isa.kdescriptor import KernelDescriptor
+from simgpu.isa.operands import TTMP0
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.state import DONE, EXEC_LO, HW_MODE, WaveState
 
@@ -40,10 +50,12 @@ def user_sgprs(d: Dispatch) -> list[int]:
     return out[:kd.user_sgpr_count] if kd.user_sgpr_count else out
 
 
-def _mode_bits(kd: KernelDescriptor) -> int:
-    """MODE register at wave launch: [3:0] round modes, [7:4] denorm modes, [8] DX10_CLAMP, [9] IEEE."""
-    return (kd.float_round_mode_32 | kd.float_round_mode_16_64 << 2 | kd.float_denorm_mode_32 << 4 |
-            kd.float_denorm_mode_16_64 << 6 | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9)
+def _mode_bits(kd: KernelDescriptor, family: str = "gfx11") -> int:
+    """MODE register at wave launch: [3:0] round modes, [7:4] denorm modes, [8] DX10_CLAMP, [9] IEEE (gfx11;
+    gfx12's descriptor has neither bit)."""
+    mode = (kd.float_round_mode_32 | kd.float_round_mode_16_64 << 2 | kd.float_denorm_mode_32 << 4 |
+            kd.float_denorm_mode_16_64 << 6)
+    return mode | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9 if family == "gfx11" else mode
 
 
 def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_group: int) -> WaveState:
@@ -55,10 +67,14 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
     gid = np.repeat(np.arange(len(groups)), waves_per_group)
     st.group[:] = gid
     st.wave_in_group[:] = np.tile(np.arange(waves_per_group), len(groups))
-    st.hwreg[:, HW_MODE] = _mode_bits(d.descriptor)
+    family = get_arch(d.arch).family
+    st.hwreg[:, HW_MODE] = _mode_bits(d.descriptor, family)
     users = user_sgprs(d)
     st.sgpr[:, :len(users)] = np.array(users, np.uint32)
-    _system_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))
+    if family == "gfx11":
+        _system_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))
+    else:
+        _architected_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))
     _workitem_ids(d, st, groups, waves_per_group)
     return st
 
@@ -77,6 +93,21 @@ def _system_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
         s += 1
     if kd.enable_private_segment:  # SCRATCH_EN: private segment wave byte offset
         st.sgpr[:, s] = (np.arange(st.n) * d.private_segment_size * d.wave_size).astype(np.uint32)
+
+
+TTMP7, TTMP8, TTMP9 = TTMP0 + 7, TTMP0 + 8, TTMP0 + 9
+
+
+def _architected_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
+    """gfx12: workgroup ids in TTMP9 and TTMP7, the wave's id in its workgroup in TTMP8[29:25]; of the system
+    SGPRs only workgroup info remains."""
+    g = np.array(groups, np.int64).reshape(-1, 3) + np.array(d.grid_offset, np.int64)
+    per_group = st.sgpr.reshape(len(g), -1, 128)
+    per_group[:, :, TTMP9] = g[:, 0:1].astype(np.uint32)
+    per_group[:, :, TTMP7] = ((g[:, 1:2] & 0xFFFF) | (g[:, 2:3] & 0xFFFF) << 16).astype(np.uint32)
+    st.sgpr[:, TTMP8] = ((st.wave_in_group & 0x1F) << 25).astype(np.uint32)
+    if d.descriptor.enable_sgpr_workgroup_info:
+        st.sgpr[:, first] = 0
 
 
 def _workitem_ids(d: Dispatch, st: WaveState, groups, waves_per_group: int) -> None:

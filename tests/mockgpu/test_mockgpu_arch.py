@@ -5,6 +5,7 @@ device's processor. gfx1100 stays the default, unchanged."""
 
 import errno
 
+import numpy as np
 import pytest
 
 from mockgpu import MockOS
@@ -13,9 +14,13 @@ from runtime import Device
 from runtime.os import TOPOLOGY
 from runtime.uapi import kfd
 from simgpu.gpu import GPU
-from simgpu.hw.chips import get_chip
+from simgpu.hw.chips import CHIPS, get_chip
+from simgpu.isa.codeobject import CodeObjectError
 from simgpu.soc import MMIOError
+from tests import DATA
 from tests.mockgpu.test_mockgpu_sysfs import GC, NBIF, SDMA0, SDMA1, _ip_versions, _props
+
+CORPUS = {"gfx1100": DATA / "opencl" / "corpus.so", "gfx1201": DATA / "opencl" / "corpus_gfx1201.so"}
 
 
 def _node(m: MockOS, node: int = 1) -> dict:
@@ -88,6 +93,29 @@ def test_device_arch_requires_that_architecture():
         Device("AMD:0", os=m, arch="gfx1201")
     with Device("AMD:0", os=m) as dev:  # the refused Device released what it opened
         assert dev.arch == "gfx1100"
+
+
+@pytest.mark.parametrize("arch", sorted(CHIPS))
+def test_a_code_object_loads_on_its_processor_only(arch):
+    other = next(a for a in CHIPS if a != arch)
+    m = MockOS(devices=2, vram_size=1 << 28, arch=[arch, other])
+    with Device("AMD:0", os=m) as dev:
+        assert "saxpy" in dev.load(CORPUS[arch].read_bytes()).kernels
+        with pytest.raises(CodeObjectError, match=f"built for {other}.*is a {arch}: compile it with -mcpu={arch}"):
+            dev.load(CORPUS[other].read_bytes())
+
+
+def test_gfx1201_runs_its_kernel_and_the_gfx1100_next_to_it_runs_its_own():
+    m = MockOS(devices=2, vram_size=1 << 28, arch="gfx1201,gfx1100")
+    for i, arch in enumerate(("gfx1201", "gfx1100")):
+        with Device(f"AMD:{i}", os=m, queue="aql") as dev:
+            k = dev.load(CORPUS[arch].read_bytes())["saxpy"]
+            x, y = np.arange(256, dtype=np.float32), np.ones(256, np.float32)
+            bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
+            k(by, bx, 2.0, 256, grid=(1,), block=(256,))
+            assert np.array_equal(by.copyout(np.empty_like(y)), 2 * x + 1)
+    assert m.gpus[0].engine.counters.per_opcode["s_wait_kmcnt"] > 0  # gfx1201 code ran on the gfx1201
+    assert "s_wait_kmcnt" not in m.gpus[1].engine.counters.per_opcode
 
 
 def test_a_gfx1201_pci_function_has_its_identity_and_refuses_register_access():

@@ -45,6 +45,27 @@ def test_our_runtime_on_hostos_through_the_interposer(tmp_path):
     assert r.stdout.split() == ["HostOS", "True", "True", "raw!"]  # the real driver path, on the simulated GPU
 
 
+def test_arch_makes_the_programs_gpus_that_architecture(tmp_path):
+    script = tmp_path / "arch.py"
+    script.write_text(textwrap.dedent(f"""
+        import numpy as np, runtime
+        for i in range(2):
+            dev = runtime.Device(f"AMD:{{i}}", queue="aql")
+            co = "corpus_gfx1201.so" if dev.arch == "gfx1201" else "corpus.so"
+            k = dev.load(open("{DATA / "opencl"}/" + co, "rb").read())["saxpy"]
+            x, y = np.arange(256, dtype=np.float32), np.ones(256, np.float32)
+            bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
+            k(by, bx, 2.0, 256, grid=(1,), block=(256,))
+            ok = np.array_equal(by.copyout(np.empty_like(y)), 2 * x + 1)
+            print(dev.arch, dev.properties["gfx_target_version"], ok)
+    """))
+    r = simgpu_run([sys.executable, str(script)], "--devices", "2", "--arch", "gfx1201,gfx1100")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["gfx1201", "120001", "True", "gfx1100", "110000", "True"]
+    r = simgpu_run([sys.executable, "-c", "pass"], "--arch", "gfx9000")
+    assert r.returncode == 2 and "--arch" in r.stderr and "gfx1100, gfx1201" in r.stderr
+
+
 def test_exit_status_and_usage_errors():
     assert simgpu_run([sys.executable, "-c", "import sys; sys.exit(3)"]).returncode == 3
     r = simgpu_run(["/nonexistent/program"])

@@ -101,13 +101,20 @@ _ATOMIC = re.compile(r"^ds_(add|sub|rsub|inc|dec|min|max|and|or|xor|mskor|cmpsto
                      r"(_rtn)?_([ubif])(32|64)$")
 
 
+# DS atomics the pattern above does not parse (gfx12's, lds.gfx12): mnemonic -> (memory op, size, returns)
+SPECIAL_DS_ATOMICS: dict[str, tuple[str, int, bool]] = {}
+
+
 def ds_atomic_op(mnemonic: str) -> tuple[str, int, bool]:
     """(memory op, size in bytes, returns) of a DS atomic mnemonic."""
-    name, rtn, kind, bits = _ATOMIC.match(mnemonic).groups()
+    m = _ATOMIC.match(mnemonic)
+    if m is None:
+        return SPECIAL_DS_ATOMICS[mnemonic]
+    name, rtn, kind, bits = m.groups()
     return op_of(name, kind), int(bits) // 8, bool(rtn)
 
 
-def _atomic(ex, w, inst):
+def atomic(ex, w, inst):
     op, size, rtn = ds_atomic_op(inst.mnemonic)
     f = inst.fields
     mask = ex.st.exec_lanes(w)
@@ -160,4 +167,4 @@ register("ds_condxchg32_rtn_b64", _condxchg32)
 register("ds_nop", _nop)
 for _mn in ds_mnemonics():
     if _ATOMIC.match(_mn):
-        register(_mn, _atomic)
+        register(_mn, atomic)

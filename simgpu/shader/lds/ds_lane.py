@@ -25,15 +25,18 @@ from simgpu.mem.lanes import last_wins
 from simgpu.shader.lds.ds import M0, ds_offset
 from simgpu.shader.lds.ds_mem import lds_atomic
 from simgpu.shader.operand import write_vgpr
-from simgpu.shader.semantics import register
+from simgpu.shader.semantics import family_of, register
 
 U32 = np.uint32
 
 
 def _lane_index(ex, w, inst) -> np.ndarray:
-    """[n, lanes] lane each lane names through ADDR + offset, within its own 32-lane half."""
+    """[n, lanes] lane each lane names through ADDR + offset, within its own 32-lane half (gfx11); gfx12 indexes
+    the whole wave (the RDNA4 reference: `/ 4 % num_lanes`, num_lanes 64 in wave64)."""
     st = ex.st
     a = st.vgpr[inst.fields["addr"], w, :].astype(np.int64) + ds_offset(inst)
+    if family_of(inst.arch) != "gfx11":
+        return (a >> 2) & (st.lanes - 1)
     half = np.arange(st.lanes, dtype=np.int64) & 32
     return ((a >> 2) & 31) | half[None, :]
 

@@ -25,9 +25,17 @@ U32, U64 = np.uint32, np.uint64
 _NAME = re.compile(r"^(?:flat|global|buffer)_atomic_([a-z]+)_([ubif])(32|64)$")
 
 
+# Atomics whose names the pattern above does not parse (gfx12's, memory.gfx12): the part after "_atomic_" ->
+# (memory op, size in bytes).
+SPECIAL_ATOMICS: dict[str, tuple[str, int]] = {}
+
+
 def atomic_op(mnemonic: str) -> tuple[str, int]:
     """(memory op name, size in bytes) of a flat/global/buffer atomic mnemonic."""
-    name, kind, bits = _NAME.match(mnemonic).groups()
+    m = _NAME.match(mnemonic)
+    if m is None:
+        return SPECIAL_ATOMICS[mnemonic.partition("_atomic_")[2]]
+    name, kind, bits = m.groups()
     return op_of(name, kind), int(bits) // 8
 
 
@@ -44,6 +52,13 @@ def operands(ex, w, op: str, reg: int, size: int) -> tuple[np.ndarray, np.ndarra
     src = read_data(ex, w, reg, size)
     cmp = read_data(ex, w, reg + size // 4, size) if op in TWO_DATA else None
     return src, cmp
+
+
+def returns(inst) -> bool:
+    """Whether an atomic writes the pre-op value back: GLC on gfx11, th's TH_ATOMIC_RETURN bit (bit 0) in gfx12's
+    VFLAT/VGLOBAL/VBUFFER encodings."""
+    f = inst.fields
+    return bool(f["glc"] if "glc" in f else f["th"] & 1)
 
 
 def _private_atomic(ex, w, op, off, src, cmp, size, mask) -> np.ndarray:
@@ -71,7 +86,7 @@ def _flat_atomic(ex, w, inst):
         old = np.where(lds, lds_atomic(ex, w, op, low, src, cmp, size, lds), old)
     if priv is not None and priv.any():
         old = np.where(priv, _private_atomic(ex, w, op, low, src, cmp, size, priv), old)
-    if f["glc"]:
+    if returns(inst):
         write_vgpr(ex, w, f["vdst"], old, mask, size // 4)
 
 

@@ -8,6 +8,13 @@ have, from the RDNA3 ISA pseudo-code:
   old >= src ? old - src : old + data2.
 - fcmpswap (*_CMPSWAP_F32, DS_CMPSTORE_F32/F64): a float compare, so +0 == -0 and NaN never matches.
 - condxchg (DS_CONDXCHG32_RTN_B64): per 32-bit half, write data[30:0] when data[31] is set.
+gfx12 (RDNA4 ISA pseudo-code) adds:
+- fminnum / fmaxnum (*_ATOMIC_MIN_NUM_F32 / MAX_NUM, DS_MIN_NUM_F32/F64 / MAX_NUM): IEEE 754-2019
+  minimumNumber / maximumNumber: a NaN operand (signaling or quiet) yields the other, two NaNs the data
+  operand quieted; -0 < +0.
+- condsub (*_ATOMIC_COND_SUB_U32, DS_COND_SUB_U32): old >= src ? old - src : old.
+- pkaddf16 / pkaddbf16 (*_ATOMIC_PK_ADD_F16 / BF16, DS_PK_ADD_F16 / BF16): two 16-bit adds, rounded to
+  nearest even (bf16: computed in f32 and rounded to bf16, NaN quieted).
 Ops are applied one lane at a time in increasing lane order ([waves, lanes] C order): a lane sees
 every lower lane's effect on the same address. That is the hardware's per-address serialization made
 deterministic.
@@ -23,7 +30,8 @@ from simgpu.fault import HardwareFault
 from simgpu.mem import atomics
 from simgpu.mem.lanes import stable_order
 
-EXTRA_OPS = frozenset({"csub", "rsub", "mskor", "wrap", "fcmpswap", "condxchg"})
+EXTRA_OPS = frozenset({"csub", "rsub", "mskor", "wrap", "fcmpswap", "condxchg", "fminnum", "fmaxnum", "condsub",
+                       "pkaddf16", "pkaddbf16"})
 TWO_DATA = frozenset({"cmpswap", "fcmpswap", "mskor", "wrap"})  # ops with a second data operand
 _DS_NAMES = {"cmpstore": "cmpswap", "storexchg": "swap"}  # DS's names for what the other encodings call these
 
@@ -62,7 +70,50 @@ def apply(op: str, old: np.ndarray, src: np.ndarray, cmp: np.ndarray | None) -> 
             lo = np.where((src & u.type(1 << 31)) != 0, src & lo_m, old & u.type(0xFFFFFFFF))
             hi = np.where((src & u.type(1 << 63)) != 0, src & hi_m, old & u.type(0xFFFFFFFF << 32))
             return lo | hi
+        case "fminnum" | "fmaxnum":
+            return _fnum(old, src, op == "fminnum")
+        case "condsub":
+            return np.where(old >= src, old - src, old)
+        case "pkaddf16" | "pkaddbf16":
+            return _pk_add(old, src, op == "pkaddbf16")
     raise ValueError(f"unknown atomic op {op!r}")
+
+
+def _fnum(old: np.ndarray, src: np.ndarray, is_min: bool) -> np.ndarray:
+    """minimumNumber / maximumNumber on raw float bits: the data (src) wins the compare, a NaN yields the other
+    operand, two NaNs src quieted; -0 < +0."""
+    u = old.dtype
+    f = np.dtype(f"<f{u.itemsize}")
+    quiet = u.type(1 << (22 if u.itemsize == 4 else 51))
+    t, s = old.view(f), src.view(f)
+    neg_s, neg_t = (src >> u.type(8 * u.itemsize - 1)) != 0, (old >> u.type(8 * u.itemsize - 1)) != 0
+    zeros = (s == 0) & (t == 0)
+    src_wins = ((s < t) | (zeros & neg_s & ~neg_t)) if is_min else ((s > t) | (zeros & ~neg_s & neg_t))
+    res = np.where(src_wins, src, old)
+    ns, nt = np.isnan(s), np.isnan(t)
+    res = np.where(ns & ~nt, old, res)
+    res = np.where(nt & ~ns, src, res)
+    return np.where(ns & nt, src | quiet, res)
+
+
+def _pk_add(old: np.ndarray, src: np.ndarray, bf16: bool) -> np.ndarray:
+    """Two packed 16-bit float adds (f16 or bf16) on 32-bit words."""
+    lanes = []
+    for shift in (0, 16):
+        a = ((old >> np.uint32(shift)) & np.uint32(0xFFFF)).astype(np.uint16)
+        b = ((src >> np.uint32(shift)) & np.uint32(0xFFFF)).astype(np.uint16)
+        with np.errstate(all="ignore"):
+            if bf16:
+                x = (a.astype(np.uint32) << np.uint32(16)).view(np.float32)
+                y = (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+                r = (x + y).view(np.uint32)
+                nan = np.isnan(x + y)
+                rounded = (r + np.uint32(0x7FFF) + ((r >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+                h = np.where(nan, (r >> np.uint32(16)) | np.uint32(0x40), rounded).astype(np.uint16)
+            else:
+                h = (a.view(np.float16) + b.view(np.float16)).view(np.uint16)
+        lanes.append(h.astype(np.uint32) << np.uint32(shift))
+    return (lanes[0] | lanes[1]).astype(old.dtype)
 
 
 def run(op: str, keys: np.ndarray, src: np.ndarray, cmp: np.ndarray | None,

@@ -17,6 +17,10 @@ return 0 and stores/atomics do nothing. Dword loads/stores (b64/b96/b128) are ch
 format accesses and atomics all or nothing. TFE writes one extra dword of 0 after the loaded data
 (the access never fails). buffer_gl0_inv / buffer_gl1_inv are no-ops: the simulator has no caches.
 Not implemented: buffer_load_lds_* (loads into LDS through M0).
+
+gfx12's VBUFFER encoding runs the same semantics: its rsrc field names the first SGPR of the V# (MUBUF's srsrc
+counts groups of 4), its offset is 24-bit signed, an atomic returns with th's TH_ATOMIC_RETURN bit. The V# is
+decoded as gfx11's (base, stride, num_records, swizzle, OOB_SELECT; not checked against an RDNA4 reference).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simgpu.shader.memory.atomic import ATOMICS, atomic_op, operands
+from simgpu.shader.memory.atomic import ATOMICS, atomic_op, operands, returns
 from simgpu.shader.memory.atomic_ops import global_atomic
 from simgpu.shader.memory.vmem import (
     global_read,
@@ -89,17 +93,31 @@ class Access:
             oob == 2, nr != 0, np.where(swz, struct, raw))))
 
 
+def rsrc_of(inst) -> int:
+    """The V#'s SGPR quad (srsrc's unit): MUBUF/MTBUF's srsrc, gfx12 VBUFFER's rsrc (an SGPR number) / 4."""
+    f = inst.fields
+    return f["srsrc"] if "srsrc" in f else f["rsrc"] >> 2
+
+
+def inst_offset(inst) -> int:
+    """The instruction's offset: MUBUF/MTBUF's unsigned 12 bits, gfx12 VBUFFER's signed 24 bits."""
+    off = inst.fields["offset"]
+    if inst.encoding == "VBUFFER":
+        return off - (1 << 24) if off & (1 << 23) else off
+    return off
+
+
 def access(ex, w, inst) -> Access:
-    """Addresses of a MUBUF/MTBUF instruction for waves `w`."""
+    """Addresses of a MUBUF/MTBUF (or gfx12 VBUFFER) instruction for waves `w`."""
     f = inst.fields
     st = ex.st
-    d = rsrc(ex, w, f["srsrc"])
+    d = rsrc(ex, w, rsrc_of(inst))
     n, lanes = len(w), st.lanes
     index = np.zeros((n, lanes), np.int64)
     if f["idxen"]:
         index += st.vgpr[f["vaddr"], w, :]
     index += np.where(d.add_tid[:, None] != 0, np.arange(lanes)[None, :], 0)
-    offset = np.full((n, lanes), f["offset"], np.int64)
+    offset = np.full((n, lanes), inst_offset(inst), np.int64)
     if f["offen"]:
         offset += st.vgpr[f["vaddr"] + f["idxen"], w, :]
     stride = d.stride[:, None]
@@ -169,7 +187,7 @@ def _atomic(ex, w, inst):
     src, cmp = operands(ex, w, op, f["vdata"], size)
     live = mask & acc.in_range(0, size)
     old = global_atomic(ex, op, acc.addr, src, cmp, size, live)
-    if f["glc"]:
+    if returns(inst):
         write_vgpr(ex, w, f["vdata"], old, mask, size // 4)
 
 

@@ -6,6 +6,8 @@ if SVE) + inst offset. flat: a 64-bit VGPR address + unsigned inst offset; an ad
 bits equal the shared aperture (operand.SHARED_BASE_HI) accesses LDS at its low 32 bits, the private
 aperture (PRIVATE_BASE_HI) the lane's scratch at its low 32 bits, anything else is a global access.
 global_load/store_addtid_b32: SGPR base (saddr) + inst offset + laneID * 4 (laneID within the wave).
+gfx12's VFLAT, VGLOBAL and VSCRATCH encodings run the same semantics: their fields have the same names, the
+offset is 24-bit signed in every segment.
 Private (scratch) accesses are range-checked per byte against the per-lane allocation: bytes outside
 read 0 and are not written. d16 loads write one half of VDST and keep the other; d16_hi stores take
 bits [31:16] (b16) or [23:16] (b8).
@@ -32,6 +34,8 @@ _SIZES = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "b8": 1, "b16": 2, "b32": 4, "b6
 
 def _offset(inst) -> int:
     off = inst.fields["offset"]
+    if inst.encoding != "FLAT":  # gfx12's VFLAT/VGLOBAL/VSCRATCH: 24 bits, signed in every segment
+        return off - (1 << 24) if off & (1 << 23) else off
     if inst.fields["seg"] == 0:  # the FLAT segment's offset is unsigned on gfx11 (LLVM: flat_signed)
         return off
     return off - (1 << 13) if off & (1 << 12) else off

@@ -12,7 +12,7 @@ from simgpu.fault import HardwareFault
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.shader.operand import scalar_src, write_sgpr
 from simgpu.shader.scalar.alu import read_scc, read_sgpr
-from simgpu.shader.semantics import register
+from simgpu.shader.semantics import family_of, register
 from simgpu.shader.state import (
     BARRIER,
     DONE,
@@ -189,9 +189,14 @@ register("s_setreg_imm32_b32", _setreg_imm)
 # ---------------------------------------------------------------------------------------------- SMEM
 
 
+# SMEM's immediate offset: signed 21 bits on gfx11, signed 24 bits on gfx12 (family -> width)
+_SMEM_OFFSET_BITS = {"gfx11": 21, "gfx12": 24}
+
+
 def _smem_offset(ex, w, inst) -> np.ndarray:
     f = inst.fields
-    off = f["offset"] - (1 << 21) if f["offset"] & (1 << 20) else f["offset"]
+    bits = _SMEM_OFFSET_BITS[family_of(inst.arch)]
+    off = f["offset"] - (1 << bits) if f["offset"] & (1 << (bits - 1)) else f["offset"]
     extra = scalar_src(ex, w, f["soffset"], None) if f["soffset"] != 124 else np.zeros(len(w), U32)
     return off + extra.astype(np.int64)
 

@@ -1,0 +1,173 @@
+"""gfx12 (RDNA4) vector ALU instructions: the family's own entries of the semantics table (semantics.py).
+
+From the RDNA4 ISA reference's pseudo-code:
+
+- v_mad_co_u64_u32 / v_mad_co_i64_i32 are gfx11's v_mad_u64_u32 / v_mad_i64_i32 renamed.
+- min/max: gfx12 has no MODE.IEEE. v_min_num_* / v_max_num_* (f16, f32, f64; min3, max3, med3, minmax, maxmin, the
+  packed f16 forms and VOPD's v_dual_min_num_f32 / v_dual_max_num_f32) are IEEE 754-2019 minimumNumber /
+  maximumNumber: a NaN operand (signaling or quiet) yields the other operand, two NaNs the first one quieted;
+  -0 < +0. v_minimum_* / v_maximum_* (and minimum3, maximum3, minimummaximum, maximumminimum) are minimum / maximum:
+  a signaling NaN yields itself quieted (S0's first), else a quiet NaN operand yields itself (S0's first). Input
+  denormals are flushed as MODE's denorm mode says, as for gfx11's v_min_* (the packed forms do not flush, as
+  gfx11's v_pk_min_f16).
+- v_permlane16_var_b32 / v_permlanex16_var_b32: v_permlane16/x16 with each lane's selector in the low 4 bits of
+  that lane's src1 VGPR (op_sel's fetch-inactive and bound_ctrl as for v_permlane16).
+- v_s_exp/log/rcp/rsq/sqrt_f32/f16: the transcendental of a scalar operand, written to an SGPR (an f16 result with
+  its upper half zero: `D0[31:16] = 16'0x0`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
+from simgpu.shader.semantics import register
+from simgpu.shader.state import HW_MODE
+from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.vector import int_mul, lane, minmax, trans  # noqa: F401 - the shared specs used below
+from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, execute, table_entry, typed_source
+from simgpu.shader.vector.vop3p import PkOp, pk_execute
+
+G = "gfx12"
+U32 = np.uint32
+
+
+def _spec(name: str, spec: VOp) -> None:
+    """Register a VALU spec as gfx12's entry `name` (VOPD's v_dual_* halves find it in SPECS by name)."""
+    SPECS[name] = spec
+    register(name, execute(spec), G)
+
+
+def _vop(name: str, dst: str, srcs: tuple[str, ...], fn) -> None:
+    _spec(name, VOp(dst, srcs, fn))
+
+
+for _new, _old in (("v_mad_co_u64_u32", "v_mad_u64_u32"), ("v_mad_co_i64_i32", "v_mad_i64_i32")):
+    _spec(_new, SPECS[_old])
+
+
+# ---------------------------------------------------------------------------------------------- min / max
+
+
+def _less(a, b):
+    """a < b with -0 < +0."""
+    return (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
+
+
+def _num(a, b, a_wins):
+    """minimumNumber / maximumNumber: the winner, a NaN operand yields the other, two NaNs S0 quieted."""
+    na, nb = np.isnan(a), np.isnan(b)
+    r = np.where(a_wins, a, b)
+    if na.any() or nb.any():
+        r = np.select([na & nb, na, nb], [fx.quiet_nan(a), b, a], r)
+    return np.asarray(r, a.dtype)
+
+
+def _imum(a, b, a_wins):
+    """minimum / maximum: a signaling NaN quieted (S0 first), else a quiet NaN (S0 first), else the winner."""
+    na, nb = np.isnan(a), np.isnan(b)
+    r = np.where(a_wins, a, b)
+    if na.any() or nb.any():
+        sa, sb = fx.is_snan(a), fx.is_snan(b)
+        r = np.select([sa, sb, na, nb], [fx.quiet_nan(a), fx.quiet_nan(b), a, b], r)
+    return np.asarray(r, a.dtype)
+
+
+def min_num(a, b):
+    return _num(a, b, _less(a, b))
+
+
+def max_num(a, b):
+    return _num(a, b, _less(b, a))
+
+
+def minimum(a, b):
+    return _imum(a, b, _less(a, b))
+
+
+def maximum(a, b):
+    return _imum(a, b, _less(b, a))
+
+
+def _med3_num(a, b, c):
+    anynan = np.isnan(a) | np.isnan(b) | np.isnan(c)
+    m = max_num(max_num(a, b), c)
+    r = np.select([anynan, m == a, m == b], [min_num(min_num(a, b), c), max_num(b, c), max_num(a, c)],
+                  max_num(a, b))
+    return np.asarray(r, a.dtype)
+
+
+def _flushed(ctx: OpCtx, t: str, xs):
+    """The inputs with denormals flushed where MODE's input denorm mode for t says so."""
+    dm = fx.denorm_mode(ctx.mode, t)
+    return xs if (dm & 1).all() else [fx.flush_in(x, dm) for x in xs]
+
+
+_TWO = {"min_num": min_num, "max_num": max_num, "minimum": minimum, "maximum": maximum}
+_THREE = {
+    "min3_num": lambda a, b, c: min_num(min_num(a, b), c), "max3_num": lambda a, b, c: max_num(max_num(a, b), c),
+    "med3_num": _med3_num,
+    "minmax_num": lambda a, b, c: max_num(min_num(a, b), c), "maxmin_num": lambda a, b, c: min_num(max_num(a, b), c),
+    "minimum3": lambda a, b, c: minimum(minimum(a, b), c), "maximum3": lambda a, b, c: maximum(maximum(a, b), c),
+    "minimummaximum": lambda a, b, c: maximum(minimum(a, b), c),
+    "maximumminimum": lambda a, b, c: minimum(maximum(a, b), c),
+}
+
+
+for _t in ("f16", "f32", "f64"):
+    for _op, _f in _TWO.items():
+        _vop(f"v_{_op}_{_t}", _t, (_t, _t), lambda c, a, b, t=_t, f=_f: f(*_flushed(c, t, [a, b])))
+for _t in ("f16", "f32"):
+    for _op, _f in _THREE.items():
+        _vop(f"v_{_op}_{_t}", _t, (_t,) * 3, lambda c, a, b, d, t=_t, f=_f: f(*_flushed(c, t, [a, b, d])))
+
+for _op, _f in _TWO.items():
+    _pk = f"v_pk_{_op}_f16"
+    register(_pk, pk_execute(PkOp("f16", 2, lambda m, a, b, f=_f: f(a, b))), G)
+
+
+# ---------------------------------------------------------------------------------------------- lane permutes
+
+
+def _permlane_var(cross: bool):
+    """v_permlane16_var_b32 / v_permlanex16_var_b32: lane i of a 16-lane row reads lane src1[i][3:0] of its row
+    (cross: of the other row of its 32-lane half); op_sel[0] fetch-inactive, op_sel[1] bound_ctrl."""
+    def fn(ex, w, inst):
+        st = ex.st
+        i = np.arange(st.lanes)
+        sel = vector_src(ex, w, inst.fields["src1"], inst.literal).astype(np.int64) & 15
+        row = i // 16
+        src_lane = ((row ^ 1) if cross else row)[None, :] * 16 + sel
+        vals = vector_src(ex, w, inst.fields["src0"], inst.literal)
+        taken = np.take_along_axis(vals, src_lane, axis=1)
+        active = st.exec_lanes(w)
+        fi, bound_ctrl = inst.fields["op_sel"] & 1, (inst.fields["op_sel"] >> 1) & 1
+        src_ok = np.ones_like(active) if fi else np.take_along_axis(active, src_lane, axis=1)
+        write_vgpr(ex, w, inst.fields["vdst"], np.where(src_ok, taken, U32(0)), active & (src_ok | bool(bound_ctrl)))
+    return fn
+
+
+register("v_permlane16_var_b32", _permlane_var(False), G)
+register("v_permlanex16_var_b32", _permlane_var(True), G)
+
+
+# ---------------------------------------------------------------------------------------------- v_s_*
+
+
+def _scalar_trans(vname: str, t: str):
+    """v_s_<op>_<t> sdst, ssrc0: the VALU op on a scalar (every lane reads the same operand), written to an
+    SGPR; modifiers (neg, abs, clamp, omod) as the VALU's."""
+    def fn(ex, w, inst):
+        spec = SPECS[vname]
+        entries = table_entry(inst)["ops"][1:]
+        src = typed_source(ex, w, inst, entries[0], t, 0)[:, :1]
+        ctx = OpCtx(bool(inst.fields.get("clamp", 0)), ex.st.hwreg[w, HW_MODE], 1, ex, w)
+        r = np.asarray(_omod_clamp(inst, spec, spec.fn(ctx, src), ctx)).reshape(len(w))
+        raw = r.view(np.uint16).astype(U32) if t == "f16" else r.view(U32)
+        write_sgpr(ex, w, inst.fields["vdst"], raw)
+    return fn
+
+
+for _t in ("f16", "f32"):
+    for _op in ("exp", "log", "rcp", "rsq", "sqrt"):
+        register(f"v_s_{_op}_{_t}", _scalar_trans(f"v_{_op}_{_t}", _t), G)
