@@ -128,7 +128,7 @@ _DT = {"f16": np.float16, "f32": np.float32}
 
 
 def _fsrc(ex, w, inst, field: str, t: str) -> np.ndarray:
-    """A scalar float source as [n, 1] of type t (an f16 operand is the low half of its SGPR)."""
+    """A scalar source as [n, 1] of type t (f16, f32, i32, u32; an f16 operand is the low half of its SGPR)."""
     code = inst.fields[field]
     n = len(w)
     if code < 128:
@@ -140,7 +140,9 @@ def _fsrc(ex, w, inst, field: str, t: str) -> np.ndarray:
         if c is None:
             raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"operand code {code} for {t}")
         raw = np.full((n, 1), c, U32)
-    return (raw & U32(0xFFFF)).astype(U16).view(np.float16) if t == "f16" else raw.astype(U32).view(np.float32)
+    if t == "f16":
+        return (raw & U32(0xFFFF)).astype(U16).view(np.float16)
+    return raw.astype(U32).view({"f32": np.float32, "i32": np.int32, "u32": U32}[t])
 
 
 def _kliteral(inst, t: str) -> np.ndarray:
