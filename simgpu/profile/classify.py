@@ -51,9 +51,9 @@ def classify(inst) -> Kind:
     if enc == "DS":
         read = "_rtn" in m or m.startswith(_DS_READS)
         return Kind(_cat("SQ_INSTS_LDS"), "INST", InstOp.LDS_RD if read else InstOp.LDS_WR_2, lds=True)
-    if enc == "FLAT":
+    if enc in ("FLAT", "VFLAT", "VGLOBAL", "VSCRATCH"):  # (V*: gfx12's encodings)
         return _flat(inst)
-    if enc in ("MUBUF", "MTBUF", "MIMG"):
+    if enc in ("MUBUF", "MTBUF", "MIMG", "VBUFFER", "VIMAGE", "VSAMPLE"):
         load = "load" in m or m.startswith(("image_get", "image_sample", "image_gather"))
         return Kind(_cat("SQ_INSTS_TEX_LOAD" if load else "SQ_INSTS_TEX_STORE"), "INST",
                     InstOp.SGMEM_RD_2 if load else InstOp.SGMEM_WR_3)
@@ -83,7 +83,7 @@ def _valu(m: str) -> Kind:
 
 def _flat(inst) -> Kind:
     m = inst.mnemonic
-    load = "load" in m or ("atomic" in m and inst.fields.get("glc", 0))
+    load = "load" in m or ("atomic" in m and (inst.fields.get("glc", 0) or inst.fields.get("th", 0) & 1))
     if m.startswith("flat_"):
         op = InstOp.FLAT_RD_2 if load else InstOp.FLAT_WR_3
     elif load:
@@ -98,7 +98,7 @@ def _sopp(m: str) -> Kind:
         return Kind(_cat("SQ_INSTS_BRANCH"), "INST", InstOp.JUMP, branch=True)
     if m == "s_endpgm" or m.startswith("s_endpgm"):
         return Kind(-1, "WAVEEND", end=True)
-    if m == "s_barrier":
+    if m in ("s_barrier", "s_barrier_wait"):
         return Kind(-1, "INST", InstOp.BARRIER)
     if m.startswith("s_sendmsg"):
         return Kind(-1, "INST", InstOp.MESSAGE)

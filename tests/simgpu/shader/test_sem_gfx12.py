@@ -9,9 +9,10 @@ import pytest
 
 from compiler.llvm import compile_ir
 from simgpu.fault import HardwareFault
-from simgpu.isa import assemble
+from simgpu.isa import assemble, decode
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.inst import families
+from simgpu.profile.classify import CATEGORIES, classify
 from simgpu.shader import semantics
 from simgpu.shader.jit import jit_tier
 from simgpu.shader.vector.gfx12 import BF8, FP8
@@ -507,3 +508,14 @@ def test_every_gfx12_entry_names_a_gfx1201_instruction():
         known |= {semantics.base_name(m) for m in fam.mnemonics(ARCH)}
     own = semantics.implemented("gfx12") - semantics.implemented()
     assert own and own <= known, sorted(own - known)
+
+
+def test_gfx12_memory_encodings_count_as_their_gfx11_kinds():
+    def cat(text: str) -> str:
+        kind = classify(decode(assemble(text, arch=ARCH), arch=ARCH))
+        return CATEGORIES[kind.category] if kind.category >= 0 else kind.token
+    assert cat("global_load_b32 v1, v2, s[2:3]") == cat("scratch_store_b32 off, v1, off") == "SQ_INSTS_FLAT"
+    assert cat("flat_atomic_add_u32 v1, v[2:3], v4 th:TH_ATOMIC_RETURN") == "SQ_INSTS_FLAT"
+    assert cat("buffer_load_b32 v1, off, s[8:11], null") == "SQ_INSTS_TEX_LOAD"
+    assert cat("buffer_store_b32 v1, off, s[8:11], null") == "SQ_INSTS_TEX_STORE"
+    assert cat("s_barrier_wait 0xffff") == "INST" and cat("s_wait_loadcnt 0x0") == "IMMEDIATE"
