@@ -23,8 +23,9 @@ def _reg(q: Queue, r: int) -> int:
     return q.regs.get(r, 0)
 
 
-def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int) -> Dispatch | None:
-    """A Dispatch from the queue's COMPUTE_* registers (None when COMPUTE_SHADER_EN is clear)."""
+def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int, family: str = "gfx11") -> Dispatch | None:
+    """A Dispatch from the queue's COMPUTE_* registers (None when COMPUTE_SHADER_EN is clear); `family` is the
+    device's ISA family (gfx12's COMPUTE_TMPRING_SIZE.WAVESIZE is 18 bits wide, gfx11's 15)."""
     flags = regs.DISPATCH_INITIATOR.unpack(initiator)
     if not flags["compute_shader_en"]:
         return None
@@ -42,7 +43,8 @@ def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int) -> Dispat
         # DIM is the end of the workgroup range and START its beginning (PAL's DispatchOffset programs
         # DIM = offset + size), so the grid covers DIM workgroups and the engine skips those below START.
         grid = tuple(d * w for d, w in zip(dims, workgroup, strict=True))
-    wave_bytes = regs.TMPRING_SIZE.wavesize.get(_reg(q, regs.COMPUTE_TMPRING_SIZE)) * regs.TMPRING_WAVESIZE_UNIT
+    tmpring = regs.TMPRING_SIZE_GFX12 if family == "gfx12" else regs.TMPRING_SIZE
+    wave_bytes = tmpring.wavesize.get(_reg(q, regs.COMPUTE_TMPRING_SIZE)) * regs.TMPRING_WAVESIZE_UNIT
     d = Dispatch(code_address=code, descriptor=kd, grid=grid, workgroup=workgroup,
                  group_segment_size=regs.lds_size(kd.compute_pgm_rsrc2),
                  private_segment_size=wave_bytes // kd.wavefront_size if kd.enable_private_segment else 0, vmid=q.vmid,

@@ -297,7 +297,7 @@ class PM4Processor:
         for i, d in enumerate(dims):
             self.write_reg(q, regs.COMPUTE_DIM_X + i, d)
         self.write_reg(q, regs.COMPUTE_DISPATCH_INITIATOR, initiator)
-        d = launch.pm4_dispatch(q, dims, initiator)
+        d = launch.pm4_dispatch(q, dims, initiator, self.gpu.chip.family)
         if d is not None:
             launch.run(self.gpu, q, d)
 

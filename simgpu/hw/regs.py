@@ -105,7 +105,8 @@ DISPATCH_INITIATOR = Layout(compute_shader_en=Field(0), partial_tg_en=Field(1), 
                             use_thread_dimensions=Field(5), order_mode=Field(6), cs_w32_en=Field(15))
 NUM_THREAD = Layout(num_thread_full=Field(0, 16), num_thread_partial=Field(16, 16))  # COMPUTE_NUM_THREAD_X/Y/Z
 TMPRING_SIZE = Layout(waves=Field(0, 12), wavesize=Field(12, 15))
-TMPRING_WAVESIZE_UNIT = 256  # bytes per WAVESIZE unit on gfx11
+TMPRING_SIZE_GFX12 = Layout(waves=Field(0, 12), wavesize=Field(12, 18))  # gc_12_0_0: WAVESIZE is bits 12-29
+TMPRING_WAVESIZE_UNIT = 256  # bytes per WAVESIZE unit on gfx11 (and gfx12)
 ADDRESS_SHIFT = 8  # COMPUTE_PGM_LO/HI and COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold an address >> 8
 
 

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_ir
+from simgpu.cp.launch import pm4_dispatch
+from simgpu.cp.queue import Queue
 from simgpu.fault import HardwareFault
+from simgpu.hw import regs
 from simgpu.isa import assemble, decode
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.inst import families
@@ -519,3 +522,13 @@ def test_gfx12_memory_encodings_count_as_their_gfx11_kinds():
     assert cat("buffer_load_b32 v1, off, s[8:11], null") == "SQ_INSTS_TEX_LOAD"
     assert cat("buffer_store_b32 v1, off, s[8:11], null") == "SQ_INSTS_TEX_STORE"
     assert cat("s_barrier_wait 0xffff") == "INST" and cat("s_wait_loadcnt 0x0") == "IMMEDIATE"
+
+
+@pytest.mark.parametrize(("family", "wave_bytes"), [("gfx11", 0), ("gfx12", (1 << 15) * 256)])
+def test_pm4_reads_gfx12s_18_bit_tmpring_wavesize(family, wave_bytes):
+    """COMPUTE_TMPRING_SIZE.WAVESIZE is bits 12-26 on gfx11, 12-29 on gfx12 (gc_12_0_0): a value of 2^15 units."""
+    q = Queue("q", "pm4", 0x10000, 4096, 1, None, 0, 0, 0)
+    q.regs = {regs.COMPUTE_TMPRING_SIZE: (1 << 15) << 12 | 1, regs.COMPUTE_PGM_RSRC2: 1,
+              regs.COMPUTE_NUM_THREAD_X: 32, regs.COMPUTE_NUM_THREAD_Y: 1, regs.COMPUTE_NUM_THREAD_Z: 1}
+    d = pm4_dispatch(q, (1, 1, 1), regs.dispatch_initiator(True), family)
+    assert d.private_segment_size == wave_bytes // 32
