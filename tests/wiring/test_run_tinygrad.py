@@ -23,20 +23,23 @@ def _env(tmp: str) -> dict:
 
 
 @cache
-def _run(tmp: str) -> dict:
+def _run(tmp: str, arch: str) -> dict:
     env = _env(tmp)
-    r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_checks.py"))], "--devices", "2", env=env)
+    r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_checks.py"))], "--devices", "2",
+                   "--arch", arch, env=env)
     return json_checks(r, "fault")
 
 
-@pytest.fixture(scope="module")
-def checks(tmp_path_factory):
-    return _run(str(tmp_path_factory.mktemp("tinygrad")))
+# Every check runs on the default gfx1100 and on gfx1201 (RDNA4: tinygrad picks gfx12's registers, renderer target
+# and code by the topology's gfx_target_version and the IP discovery versions; its kernels run as gfx12 code).
+@pytest.fixture(scope="module", params=["gfx1100", "gfx1201"])
+def checks(request, tmp_path_factory):
+    return {"arch": request.param} | _run(str(tmp_path_factory.mktemp(f"tinygrad-{request.param}")), request.param)
 
 
 def test_tinygrad_opens_the_kfd_device_with_its_llvm_compiler(checks):
     d = checks["device"]
-    assert (d["name"], d["arch"], d["iface"], d["renderer"]) == ("AMD", "gfx1100", "KFDIface", "AMDLLVMRenderer")
+    assert (d["name"], d["arch"], d["iface"], d["renderer"]) == ("AMD", checks["arch"], "KFDIface", "AMDLLVMRenderer")
 
 
 def test_add(checks):
