@@ -76,7 +76,7 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          device_id=0x7550, pci_revision=0xC0, drm_family=152, shader_engines=4, arrays_per_engine=2,
          compute_units=64, vram_width_bits=256, mec_fw_version=3050, sdma_fw_version=31,
          firmware={"me": (2780, 1), "pfp": (2840, 1), "rlc": (112, 1), "mes": (123, 1)},
-         # RDNA4: GL0 32 KiB per CU, SQC 16/32 KiB, no GL1 (RDNA4 removed it), L2 8 MiB, 64 MiB Infinity Cache
+         # RX 9070 XT: L2 8 MiB, 64 MiB Infinity Cache (public figures); GL0/SQC as Navi 31 and GL1 0 are not confirmed
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
                  "gl1c_cache_size": 0, "gl2c_cache_size": 8 << 10, "mall_size": 64 << 20}),
 )}
