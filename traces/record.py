@@ -23,8 +23,8 @@ from traces.shadow import Shadows
 
 
 def describe_os(inner: OS) -> dict:
-    """Header facts about the machine behind `inner`, read through the seam: OS kind, arch, GPU count and the
-    first GPU's VRAM size (which a replay gives its MockOS)."""
+    """Header facts about the machine behind `inner`, read through the seam: OS kind, arch (each GPU's,
+    comma-separated, when they differ), GPU count and the first GPU's VRAM size (which a replay gives its MockOS)."""
     info = {"simgpu": simgpu.__version__ if hasattr(simgpu, "__version__") else "0.1.0",
             "os": type(inner).__name__, "arch": "unknown", "devices": 0}
     try:
@@ -34,9 +34,12 @@ def describe_os(inner: OS) -> dict:
                 gpus.append(n)
         info["devices"] = len(gpus)
         if gpus:
-            props = inner.read_text(f"{TOPOLOGY}/nodes/{gpus[0]}/properties").split()
-            v = int(props[props.index("gfx_target_version") + 1])
-            info["arch"] = f"gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}"
+            archs = []
+            for n in gpus:
+                props = inner.read_text(f"{TOPOLOGY}/nodes/{n}/properties").split()
+                v = int(props[props.index("gfx_target_version") + 1])
+                archs.append(f"gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}")
+            info["arch"] = archs[0] if len(set(archs)) == 1 else ",".join(archs)
             bank = inner.read_text(f"{TOPOLOGY}/nodes/{gpus[0]}/mem_banks/0/properties").split()
             info["vram"] = int(bank[bank.index("size_in_bytes") + 1])
     except (OSError, ValueError, IndexError):

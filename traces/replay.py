@@ -11,6 +11,7 @@ import numpy as np
 
 from mockgpu.memory import KfdError
 from runtime.uapi import kfd
+from simgpu.hw.chips import CHIPS
 from traces.decode import field_at, ioctl_name, ioctl_struct
 from traces.format import TraceError, TraceReader
 from traces.shadow import PAGE, Shadows, by_page
@@ -78,6 +79,13 @@ class RecordedMemory:
         return np.zeros(size, np.uint8)
 
 
+def replay_arch(header: dict) -> str:
+    """The architecture(s) a replay's MockOS gets: the recorded machine's when simgpu simulates them (else gfx1100,
+    as before architectures were recorded; never SIMGPU_ARCH: a replay follows its trace)."""
+    arch = str(header.get("arch") or "")
+    return arch if arch and all(a in CHIPS for a in arch.split(",")) else "gfx1100"
+
+
 @dataclass
 class Replayer:
     """Replays records one at a time against `os` (default: a MockOS shaped like the recorded machine)."""
@@ -98,7 +106,7 @@ class Replayer:
             # Recorded addresses mean nothing in this process: pointer arguments outside the recorded mappings are
             # answered from the trace, and mappings are never placed in this process's own memory.
             self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"),
-                             user=self.user, place=False)
+                             user=self.user, place=False, arch=replay_arch(self.header))
         self.hw = self.header.get("os") != "MockOS"
         self.concurrent = bool(self.header.get("concurrent"))
 

@@ -17,6 +17,7 @@ import runtime
 from compiler.samples import SAXPY
 from mockgpu import MockOS
 from runtime.uapi import kfd
+from tests import DATA
 from traces.diff import diff_main, first_differences
 from traces.export import events
 from traces.format import TraceError, TraceReader, read_trace, write_trace
@@ -86,6 +87,23 @@ def test_record_then_replay_has_no_divergence(queue):
     kinds = {r["t"] for r in recs}
     assert {"open", "ioctl", "mmap", "munmap", "mmio", "read_text", "listdir"} <= kinds
     assert any(r.get("g") for r in recs if r["t"] == "mmio")  # the GPU's writes were seen
+    assert replay_bytes(data) is None
+
+
+def test_a_mixed_architecture_machine_records_each_gpus_arch_and_replays_on_the_same(monkeypatch):
+    buf = io.BytesIO()
+    rec = RecordingOS(MockOS(devices=2, vram_size=1 << 28, arch="gfx1201,gfx1100"), buf)
+    with runtime.Device("AMD:0", os=rec) as dev:  # gfx1201 code: it runs only on a gfx1201
+        k = dev.load((DATA / "opencl" / "corpus_gfx1201.so").read_bytes())["saxpy"]
+        x = np.arange(256, dtype=np.float32)
+        bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(x.nbytes).copyin(x)
+        k(by, bx, 2.0, 256, grid=(1,), block=(256,))
+    rec.finish()
+    data = buf.getvalue()
+    header, _ = read_trace(data)
+    assert header["arch"] == "gfx1201,gfx1100"
+    monkeypatch.setenv("SIMGPU_ARCH", "gfx1100")  # a replay follows its trace, not the environment
+    assert Replayer(header).os.gpus[0].arch == "gfx1201"
     assert replay_bytes(data) is None
 
 
