@@ -3,7 +3,8 @@
 `Exec` (the dispatch in flight) asks the engine's Sanitizer for an observer; the observer wraps each
 instruction's semantic function once, when the instruction is fetched (`wrap`): memory instructions get
 their footprint checked (memcheck, initcheck, racecheck) before they run, every instruction feeds the
-hazard history when hazards are on, s_barrier advances the LDS race phase. Without a sanitizer nothing is
+hazard history when hazards are on, s_barrier (gfx12: s_barrier_wait) advances the LDS race phase. The hazard
+rules are gfx1100's: a gfx12 dispatch is not checked for hazards. Without a sanitizer nothing is
 wrapped and the interpreter runs exactly as before: the checks cost nothing when off.
 
 Sanitizers run on the interpreter tier: a JIT tier must hand waves to the interpreter while one is attached
@@ -37,7 +38,8 @@ class DispatchObserver:
         self.memcheck = Memcheck(self) if "memcheck" in checks else None
         self.initcheck = Initcheck(self) if "initcheck" in checks else None
         self.racecheck = Racecheck(self) if "racecheck" in checks else None
-        self.hazards = Hazards(self) if "hazards" in checks else None
+        # (gfx1100's hazard rules: another ISA family's dispatch is not checked for hazards)
+        self.hazards = Hazards(self) if "hazards" in checks and getattr(ex, "family", "gfx11") == "gfx11" else None
         self.memory = self.memcheck or self.initcheck or self.racecheck
         self.groups: list = []
         self._arrays: tuple | None = None
@@ -49,7 +51,7 @@ class DispatchObserver:
         """The decode-cache entry (inst, fn, is_valu) with its semantic function checked, if any check cares."""
         inst, fn, is_valu = entry
         rule = footprint.rule(inst.mnemonic) if self.memory else None
-        barrier = self.racecheck is not None and base_name(inst.mnemonic) == "s_barrier"
+        barrier = self.racecheck is not None and base_name(inst.mnemonic) in ("s_barrier", "s_barrier_wait")
         hazards = self.hazards
         if rule is None and not barrier and hazards is None:
             return entry

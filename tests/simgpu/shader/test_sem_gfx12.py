@@ -20,6 +20,7 @@ from simgpu.shader import semantics
 from simgpu.shader.jit import jit_tier
 from simgpu.shader.vector.gfx12 import BF8, FP8
 from simgpu.testbed import Testbed
+from tests import DATA
 
 ARCH = "gfx1201"
 F16, F32, U32 = np.float16, np.float32, np.uint32
@@ -532,3 +533,18 @@ def test_pm4_reads_gfx12s_18_bit_tmpring_wavesize(family, wave_bytes):
               regs.COMPUTE_NUM_THREAD_X: 32, regs.COMPUTE_NUM_THREAD_Y: 1, regs.COMPUTE_NUM_THREAD_Z: 1}
     d = pm4_dispatch(q, (1, 1, 1), regs.dispatch_initiator(True), family)
     assert d.private_segment_size == wave_bytes // 32
+
+
+def test_the_sanitizers_check_gfx12_code():
+    """memcheck and racecheck run on gfx12 kernels (s_barrier_wait is the barrier that orders LDS phases); the
+    hazard rules are gfx1100's and are not applied to gfx12 dispatches."""
+    tb = Testbed(vram_size=1 << 28, arch=ARCH, sanitize="all")
+    k = tb.load((DATA / "opencl" / "corpus_gfx1201.so").read_bytes())["group_sum"]
+    data = np.arange(2 * 256, dtype=np.int32)
+    out, src = tb.upload(np.zeros(2, np.int32)), tb.upload(data)
+    tb.launch(k, [out, src], (2,), (256,))
+    assert list(tb.download(out, np.int32, 2)) == [data[:256].sum(), data[256:].sum()]
+    assert [f.text() for f in tb.sanitizer.findings] == []
+    bad = tb.load_asm(PRO + "global_store_b32 v1, v0, s[2:3] offset:0x1000\ns_endpgm", args=2)
+    with pytest.raises(HardwareFault, match="memcheck.*out-of-bounds write.*3968 bytes past the end"):
+        tb.launch(bad, [tb.alloc(128), 0], (1,), (32,))  # the 24-bit offset is part of the checked address
