@@ -548,3 +548,41 @@ def test_the_sanitizers_check_gfx12_code():
     bad = tb.load_asm(PRO + "global_store_b32 v1, v0, s[2:3] offset:0x1000\ns_endpgm", args=2)
     with pytest.raises(HardwareFault, match="memcheck.*out-of-bounds write.*3968 bytes past the end"):
         tb.launch(bad, [tb.alloc(128), 0], (1,), (32,))  # the 24-bit offset is part of the checked address
+
+
+def test_ds_new_atomics_and_packed_num_minmax():
+    body = """
+    v_mov_b32_e32 v2, 0
+    v_mov_b32_e32 v3, 0x7fa00000
+    v_mov_b32_e32 v4, 10
+    v_mov_b32_e32 v5, 5
+    v_mov_b32_e32 v6, 0x3c004000
+    v_cmpx_eq_u32_e32 0, v0
+    ds_store_b32 v2, v3
+    ds_store_b32 v2, v4 offset:4
+    ds_store_b32 v2, v4 offset:8
+    ds_store_b32 v2, v6 offset:12
+    ds_min_num_f32 v2, v6 offset:0
+    ds_cond_sub_rtn_u32 v7, v2, v5 offset:4
+    ds_sub_clamp_u32 v2, v4 offset:8
+    ds_pk_add_f16 v2, v6 offset:12
+    s_wait_dscnt 0x0
+    ds_load_b128 v[8:11], v2
+    v_pk_max_num_f16 v12, 0x7e00, v6
+    v_pk_maximum_f16 v13, 0x7e00, v6
+    s_wait_dscnt 0x0
+    global_store_b128 v2, v[8:11], s[2:3]
+    global_store_b96 v2, v[7:9], s[4:5]
+    global_store_b64 v2, v[12:13], s[4:5] offset:12
+    """
+    lds, ret = run(body, [np.zeros(4, U32), np.zeros(5, U32)], lds=64)
+    assert lds[0] == 0x3C004000 and list(lds[1:3]) == [5, 0]  # min_num(sNaN, number) = the number
+    assert lds[3] == 0x40004400  # (2 + 2, 1 + 1) packed f16
+    assert ret[0] == 10  # the _rtn form returns the old value
+    # packed, low halves: max_num(NaN, 2) = 2, maximum(NaN, 2) = NaN; high halves: the literal's are 0, max(0, 1) = 1
+    assert ret[3] == 0x3C004000 and ret[4] == 0x3C007E00
+
+
+def test_buffer_format_instructions_are_refused_on_gfx12():
+    with pytest.raises(HardwareFault, match="gfx12's buffer formats are not modelled"):
+        run("buffer_load_format_x v2, off, s[8:11], null", [np.zeros(32, U32)])
