@@ -13,7 +13,6 @@ from simgpu.hw.chips import Chip, get_chip
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology"
 
 
-
 def chip_of(props: dict) -> Chip:
     """The chip of a GPU's properties (gpu_shape adds it; a bare properties dict names its gfx_target)."""
     return props.get("chip") or get_chip(props.get("gfx_target"))
