@@ -94,13 +94,22 @@ def _signal(first: bool):
             raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction",
                            f"named barrier {number} is not implemented (only the workgroup barrier, -1)")
         st = ex.st
-        counts = ex.__dict__.setdefault("_barrier_signals", {})
-        scc = np.zeros(len(w), bool)
-        for i, wave in enumerate(w.tolist()):
-            g = int(st.group[wave])
-            live = int(np.count_nonzero((st.group == g) & (st.status != DONE)))
-            scc[i] = counts.get(g, 0) == 0
-            counts[g] = (counts.get(g, 0) + 1) % max(live, 1)
+        state = ex.__dict__.get("_barrier_signals")
+        if state is None or state[0] is not st:  # a new batch: its workgroups' counts start at 0
+            state = ex.__dict__["_barrier_signals"] = (st, np.zeros(len(st.lds), np.int64))
+        counts = state[1]
+        g = st.group[w]
+        live = np.maximum(np.bincount(st.group[st.status != DONE], minlength=len(counts)), 1)
+        # each wave's signal in order: its rank among this instruction's waves of its workgroup
+        order = np.argsort(g, kind="stable")
+        sg = g[order]
+        pos = np.arange(len(sg))
+        first_of_group = np.r_[True, sg[1:] != sg[:-1]]
+        rank = np.empty(len(sg), np.int64)
+        rank[order] = pos - np.maximum.accumulate(np.where(first_of_group, pos, 0))
+        scc = (counts[g] + rank) % live[g] == 0
+        np.add.at(counts, g, 1)
+        counts %= live  # every live wave signalled: the barrier completes and the count restarts
         if first:
             write_scc(ex, w, scc if len(w) > 1 else bool(scc[0]))
         return None
