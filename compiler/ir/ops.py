@@ -103,7 +103,8 @@ class UOp:
     """One IR node: op, dtype, sources, argument. Built through UOp(...), which returns the existing node of
     the same structure if there is one, so `is` compares structure and graphs share common subexpressions."""
 
-    __slots__ = ("op", "dtype", "src", "arg", "_key", "_range", "_hash", "__weakref__")
+    # range_memo: (vmin, vmax), filled by compiler.ir.ranges.vrange (the value-range analysis lives above the IR)
+    __slots__ = ("op", "dtype", "src", "arg", "_key", "range_memo", "_hash", "__weakref__")
     _cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def __new__(cls, op: Ops, dtype: DType | PtrDType = dtypes.int32, src: tuple = (), arg: Any = None):
@@ -113,7 +114,7 @@ class UOp:
             return found
         u = object.__new__(cls)
         u.op, u.dtype, u.src, u.arg = op, dtype, tuple(src), arg
-        u._key, u._range = key, None
+        u._key, u.range_memo = key, None
         dk = _DTYPE_KEYS.get(dtype)
         if dk is None:
             dk = _DTYPE_KEYS[dtype] = stable_key(dtype)
@@ -224,22 +225,6 @@ class UOp:
             stack.append((u, True))
             stack.extend((s, False) for s in reversed(u.src) if s not in seen)
         return out
-
-    @property
-    def vmin(self):
-        """The smallest value this node can take (value-range analysis; floats and unknowns: the type's range)."""
-        return self._vrange()[0]
-
-    @property
-    def vmax(self):
-        """The largest value this node can take."""
-        return self._vrange()[1]
-
-    def _vrange(self) -> tuple:
-        if self._range is None:
-            from compiler.ir.ranges import value_range
-            self._range = value_range(self)
-        return self._range
 
 
 def o_dtype(x) -> DType:
