@@ -6,7 +6,7 @@ import functools
 import pathlib
 
 from compiler import llvm as llvm_compiler
-from compiler.backend import Backend, register, source_hash
+from compiler.backend.interface import Backend, register, source_hash
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.rewrite import Rules
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from compiler.backend import MachineCodeBackend, register, source_hash
+from compiler.backend.interface import MachineCodeBackend, register, source_hash
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.rewrite import Rules
 

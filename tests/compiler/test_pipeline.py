@@ -111,7 +111,7 @@ def test_unsupported_dtype_is_a_type_error_before_launch():
             with pytest.raises(TypeError, match="does not support float64"):
                 (Tensor([1.0, 2.0], dtype=dtypes.float64) * 2).numpy()
     finally:
-        backend._REGISTRY.pop("llvm-nof64")
+        backend.REGISTRY.pop("llvm-nof64")
         backend._INSTANCES.pop("llvm-nof64", None)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from compiler.backend import MachineCodeBackend, register, source_hash
+from compiler.backend.interface import MachineCodeBackend, register, source_hash
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
