@@ -33,7 +33,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "compiler.backend.x86.target", "compiler.backend.x86.vector", "compiler.ir.transcendental",
         "runtime.cpu.disasm", "runtime.cpu.image")},
     "compiler.backend.x86.target": {"compiler.ir.unroll": START},
-    "compiler.device": {"compiler.backend.gfx11.emit": CYCLE, "runtime": START, "runtime.cpu": START},
+    "compiler.device": {"runtime": START, "runtime.cpu": START},
     "compiler.examples": {"compiler.kernel": START},
     "compiler.ir.unroll": {"compiler.ir.symbolic": START},
     "compiler.kernel": {"compiler.ir.proof": START},  # z3, only with SIMGPU_CHECK_OOB
@@ -64,7 +64,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "simgpu.shader.jit.lower_valu", "simgpu.shader.jit.lower_vfloat", "simgpu.shader.jit.lower_vint",
         "simgpu.shader.jit.lower_vopd")},
 }
-CYCLES_TODAY = 17  # (module, imported module) pairs marked CYCLE: may only fall
+CYCLES_TODAY = 16  # (module, imported module) pairs marked CYCLE: may only fall
 
 
 @cache
