@@ -20,14 +20,11 @@ class Backend:
     features: frozenset[str] = frozenset()  # what lowering may use: "wmma" (gfx11 matrix cores, wave32)
     requires: tuple[str, ...] = ()  # Python modules the backend needs (checked with find_spec, not imported)
     preference = 10  # lower first: the default of a device kind is its available backend with the lowest
+    rules: Rules = Rules()  # IR rewrites it needs after lowering (with the simplifier: compiler.kernel.PASSES)
 
     def supports(self, dtype: DType) -> bool:
         """Whether kernels may use dtype."""
         return True
-
-    def rules(self) -> Rules:
-        """IR rewrites this backend needs after lowering (applied before linearizing and proving)."""
-        return Rules()
 
     def source(self, kernel: LinearKernel) -> str:
         """A readable rendering of the kernel in the backend's own input language (for SIMGPU_DEBUG=2)."""

@@ -17,6 +17,7 @@ from compiler.backend.gfx11.select import GfxSelector, workitem_dims
 from compiler.backend.gfx11.waitcnt import insert_waits
 from compiler.backend.mir import MInst, Sub, VReg
 from compiler.ir.linearize import LinearKernel
+from compiler.ir.unroll import unroll
 
 SGPRS = 106
 VGPRS = 256
@@ -121,7 +122,6 @@ PLANS = (memory.plan, matrix.plan)
 
 def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
-    from compiler.ir.unroll import unroll
     k = unroll(k)
     sel = GfxSelector(k)
     code = sel.run(PLANS)
