@@ -4,13 +4,10 @@ matrix products, softmax, normalisation, convolution and pooling through sliding
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Self
 
 from compiler.dtypes import dtypes
 from compiler.helpers import broadcast_shape
-
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
 
 
 def _pair(v, n: int = 2, what: str = "value") -> tuple[int, ...]:
@@ -49,7 +46,7 @@ class CompositeOps:
     """Mixed into Tensor (module docstring)."""
 
     # ---- products -------------------------------------------------------------------------------------------
-    def matmul(self: Tensor, x: Tensor, reverse: bool = False, dtype=None) -> Tensor:
+    def matmul(self, x: Self, reverse: bool = False, dtype=None) -> Self:
         """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast (tinygrad's
         arguments: reverse computes x @ self; dtype the type the products are summed and returned in)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -59,7 +56,7 @@ class CompositeOps:
             a, b = a.cast(dtype), b.cast(dtype)
         return a._matmul(b)
 
-    def _matmul(self: Tensor, other: Tensor) -> Tensor:
+    def _matmul(self, other: Self) -> Self:
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
         a = self.unsqueeze(0) if self.ndim == 1 else self
@@ -79,11 +76,11 @@ class CompositeOps:
             out = out.squeeze(-1)
         return out
 
-    def dot(self: Tensor, w: Tensor, dtype=None) -> Tensor:
+    def dot(self, w: Self, dtype=None) -> Self:
         """matmul (NumPy's dot for 1-D and 2-D operands)."""
         return self.matmul(w, dtype=dtype)
 
-    def linear(self: Tensor, weight: Tensor, bias: Tensor | None = None, dtype=None) -> Tensor:
+    def linear(self, weight: Self, bias: Self | None = None, dtype=None) -> Self:
         """self @ weight + bias, tinygrad's meaning (weight is (in, out); a 1-D weight scales elementwise).
         nn.Linear keeps PyTorch's (out, in) layout and passes weight.T."""
         if dtype is not None:
@@ -92,20 +89,20 @@ class CompositeOps:
         return out if bias is None else out + bias
 
     # ---- normalisation ---------------------------------------------------------------------------------------
-    def softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
+    def softmax(self, axis: int = -1, dtype=None) -> Self:
         """exp(x - max) / sum(exp(x - max)) along axis (computed in dtype when given)."""
         x = self.cast(dtype) if dtype is not None else self._float()
         e = (x - x.max(axis, keepdim=True)).exp()
         return e / e.sum(axis, keepdim=True)
 
-    def log_softmax(self: Tensor, axis: int = -1, dtype=None) -> Tensor:
+    def log_softmax(self, axis: int = -1, dtype=None) -> Self:
         """x - max - log(sum(exp(x - max))) along axis (computed in dtype when given)."""
         x = self.cast(dtype) if dtype is not None else self._float()
         m = x - x.max(axis, keepdim=True)
         return m - m.exp().sum(axis, keepdim=True).log()
 
-    def layernorm(self: Tensor, axis=-1, eps: float = 1e-5, weight: Tensor | None = None,
-                  bias: Tensor | None = None) -> Tensor:
+    def layernorm(self, axis=-1, eps: float = 1e-5, weight: Self | None = None,
+                  bias: Self | None = None) -> Self:
         """(x - mean) / sqrt(var + eps) over axis (biased variance, as PyTorch's LayerNorm), then * weight + bias."""
         x = self._float()
         mean = x.mean(axis, keepdim=True)
@@ -116,7 +113,7 @@ class CompositeOps:
         return out if bias is None else out + bias
 
     # ---- windows ------------------------------------------------------------------------------------------
-    def _windows(self: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Tensor:
+    def _windows(self, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...]) -> Self:
         """(..., *spatial) -> (..., *out, *kernel): every window of the last len(kernel) dimensions, built from
         movement ops only (no memory): repeat, pad, reshape and shrink turn the dimension into rows that each
         start one dilation step later, then a stride is a reshape and a shrink."""
@@ -142,8 +139,8 @@ class CompositeOps:
             x = x.permute(list(range(a)) + [a + b] + list(range(a, a + b)) + [a + b + 1])  # (A..., o, B..., k)
         return x
 
-    def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1,
-               padding=0, dtype=None) -> Tensor:
+    def conv2d(self, weight: Self, bias: Self | None = None, groups: int = 1, stride=1, dilation=1,
+               padding=0, dtype=None) -> Self:
         """Convolution (cross-correlation) over any number of spatial dimensions, tinygrad's argument order:
         self (N, C, *spatial), weight (O, C/groups, *kernel). padding is an int, one per spatial dimension, or
         two per dimension in F.pad's order (last dimension first: left, right, top, bottom); negative crops."""
@@ -164,8 +161,8 @@ class CompositeOps:
         out = prod.sum((3, *range(4 + nsp, 4 + 2 * nsp)), dtype=dtype or prod.dtype).reshape(n, o, *osz)
         return out if bias is None else out + bias.reshape(1, o, *(1,) * nsp)
 
-    def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1,
-                         dilation=1, padding=0, output_padding=0) -> Tensor:
+    def conv_transpose2d(self, weight: Self, bias: Self | None = None, groups: int = 1, stride=1,
+                         dilation=1, padding=0, output_padding=0) -> Self:
         """Transposed convolution (the gradient of conv2d with respect to its input), tinygrad's argument order:
         self (N, C, *spatial), weight (C, O/groups, *kernel); padding as conv2d's."""
         nsp = weight.ndim - 2
@@ -194,7 +191,7 @@ class CompositeOps:
         flat = tuple(v for pair in reversed(full) for v in pair)
         return x.conv2d(w, bias, groups=groups, dilation=dl, padding=flat)
 
-    def _pad_or_shrink(self: Tensor, pads) -> Tensor:
+    def _pad_or_shrink(self, pads) -> Self:
         """pad with ((before, after),) per dimension, where a negative amount crops instead."""
         grow = tuple((max(a, 0), max(b, 0)) for a, b in pads)
         out = self.pad(grow)
@@ -205,8 +202,8 @@ class CompositeOps:
             raise ValueError(f"padding {pads} crops more than the size of {self.shape}")
         return out.shrink(bounds)
 
-    def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
-                  axis=1) -> Tensor:
+    def batchnorm(self, weight: Self | None, bias: Self | None, mean: Self, invstd: Self,
+                  axis=1) -> Self:
         """(x - mean) * weight * invstd + bias, the statistics laid along axis (an int or a tuple)."""
         axes = (axis,) if isinstance(axis, int) else tuple(axis)
         axes = tuple(a % self.ndim for a in axes)
@@ -217,7 +214,7 @@ class CompositeOps:
         out = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
         return out if bias is None else out + bias.reshape(shape)
 
-    def _pool_geometry(self: Tensor, kernel_size, stride, dilation, padding, ceil_mode: bool):
+    def _pool_geometry(self, kernel_size, stride, dilation, padding, ceil_mode: bool):
         """(kernel, stride, dilation, padding as (before, after) per spatial dimension, the padding ceil_mode
         adds after each) for pooling the last len(kernel) dimensions."""
         k = _pair(kernel_size, what="kernel_size") if isinstance(kernel_size, int) else tuple(kernel_size)
@@ -232,11 +229,11 @@ class CompositeOps:
                       for n, (pb, pa), kk, ss, dd in zip(self.shape[-nd:], pads, k, st, dl, strict=True))
         return k, st, dl, pads, extra
 
-    def _pool_windows(self: Tensor, k, st, dl, pads, value) -> Tensor:
+    def _pool_windows(self, k, st, dl, pads, value) -> Self:
         """The windows (..., *out, *kernel) of self padded with value by pads ((before, after) per dimension)."""
         return self.pad(((0, 0),) * (self.ndim - len(k)) + tuple(pads), value=value)._windows(k, st, dl)
 
-    def max_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False,
+    def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False,
                    return_indices: bool = False):
         """Maximum over windows of the last len(kernel_size) dimensions (tinygrad's arguments; padding reads the
         dtype's lowest value); with return_indices also the flat spatial index (int32) of each window's first
@@ -257,8 +254,8 @@ class CompositeOps:
         first = (windows == out.reshape(out.shape + (1,) * len(k))).where(idx, big).min(axes)
         return out, first
 
-    def avg_pool2d(self: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False,
-                   count_include_pad: bool = True) -> Tensor:
+    def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0, ceil_mode: bool = False,
+                   count_include_pad: bool = True) -> Self:
         """Mean over windows of the last len(kernel_size) dimensions (tinygrad's arguments): zero padding counts
         in the divisor unless count_include_pad is False; what ceil_mode adds never counts."""
         k, st, dl, pads, extra = self._pool_geometry(kernel_size, stride, dilation, padding, ceil_mode)
@@ -276,7 +273,7 @@ class CompositeOps:
         return total / count
 
     # ---- misc --------------------------------------------------------------------------------------------------
-    def one_hot(self: Tensor, num_classes: int) -> Tensor:
+    def one_hot(self, num_classes: int) -> Self:
         """(..., num_classes) int32 with a 1 at each integer value."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.dtype.is_float:
@@ -284,9 +281,9 @@ class CompositeOps:
         classes = T.arange(num_classes, device=self.device)
         return (self.unsqueeze(-1) == classes).cast(dtypes.int32)
 
-    def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+    def scaled_dot_product_attention(self, key: Self, value: Self, attn_mask: Self | None = None,
                                      dropout_p: float = 0.0, is_causal: bool = False,
-                                     enable_gqa: bool = False) -> Tensor:
+                                     enable_gqa: bool = False) -> Self:
         """softmax(q @ k^T / sqrt(d) + mask) @ v; is_causal masks keys after each query; dropout_p drops attention
         weights while Tensor.training; enable_gqa repeats each key/value head over its group of query heads."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -306,7 +303,7 @@ class CompositeOps:
             scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
         return scores.softmax(-1).dropout(dropout_p).matmul(value)
 
-    def dropout(self: Tensor, p: float = 0.5) -> Tensor:
+    def dropout(self, p: float = 0.5) -> Self:
         """Zero elements with probability p and scale the rest by 1/(1-p), when Tensor.training is set."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if not T.training or p == 0:

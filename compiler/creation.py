@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Self
 
 import numpy as np
 
 from compiler import device as devices
 from compiler.dtypes import dtypes
 from compiler.lazy import LazyBuffer
-
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
 
 Scalar = int | float | bool
 
@@ -38,7 +35,7 @@ class CreationOps:
 
     @classmethod
     def full(cls, shape, fill_value: Scalar, dtype=None, device: str | None = None, buffer: bool = True,
-             requires_grad: bool = False) -> Tensor:
+             requires_grad: bool = False) -> Self:
         """A tensor of one value. No memory until something needs it, whatever buffer says (tinygrad's buffer=False
         asks for a broadcast constant; ours always is one, with the same values)."""
         shape = shape_arg(shape if isinstance(shape, tuple | list) else (shape,))
@@ -47,23 +44,23 @@ class CreationOps:
         return cls(lb, requires_grad=requires_grad)
 
     @classmethod
-    def zeros(cls, *shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def zeros(cls, *shape, dtype=None, device=None, requires_grad=False) -> Self:
         """Zeros (float32 unless dtype)."""
         return cls.full(shape_arg(shape), 0, dtype or dtypes.default_float, device, requires_grad=requires_grad)
 
     @classmethod
-    def ones(cls, *shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def ones(cls, *shape, dtype=None, device=None, requires_grad=False) -> Self:
         """Ones (float32 unless dtype)."""
         return cls.full(shape_arg(shape), 1, dtype or dtypes.default_float, device, requires_grad=requires_grad)
 
     @classmethod
-    def empty(cls, *shape, dtype=None, device=None) -> Tensor:
+    def empty(cls, *shape, dtype=None, device=None) -> Self:
         """Memory with undefined contents."""
         return cls(LazyBuffer.empty(shape_arg(shape), dtypes.from_any(dtype or dtypes.default_float),
                                        devices.canonical(device)))
 
     @classmethod
-    def arange(cls, start, stop=None, step=1, dtype=None, device=None) -> Tensor:
+    def arange(cls, start, stop=None, step=1, dtype=None, device=None) -> Self:
         """start, start+step, ... below stop (int32 for int arguments, int64 when the values do not fit int32,
         else float32)."""
         if stop is None:
@@ -83,7 +80,7 @@ class CreationOps:
         return (idx * step + start).cast(dt) if (start, step) != (0, 1) else idx.cast(dt)
 
     @classmethod
-    def eye(cls, n: int, m: int | None = None, dtype=None, device=None) -> Tensor:
+    def eye(cls, n: int, m: int | None = None, dtype=None, device=None) -> Self:
         """The n x m identity matrix."""
         m = n if m is None else m
         r = cls.arange(n, device=device).reshape(n, 1)
@@ -91,7 +88,7 @@ class CreationOps:
         return (r == c).cast(dtype or dtypes.default_float)
 
     @classmethod
-    def linspace(cls, start: int | float, stop: int | float, steps: int, dtype=None, device=None) -> Tensor:
+    def linspace(cls, start: int | float, stop: int | float, steps: int, dtype=None, device=None) -> Self:
         """steps values evenly spaced from start to stop inclusive (float32 unless dtype; not bool)."""
         if not isinstance(steps, int) or steps < 0:
             raise ValueError(f"linspace: steps must be a non-negative int, not {steps!r}")
@@ -103,22 +100,22 @@ class CreationOps:
         step = (stop - start) / (steps - 1) if steps > 1 else 0.0
         return (cls.arange(steps, dtype=dtypes.default_float, device=device) * step + start).cast(dt)
 
-    def const_like(self, b: Scalar, dtype=None) -> Tensor:
+    def const_like(self, b: Scalar, dtype=None) -> Self:
         """A constant b of self's shape and device (self's dtype unless dtype)."""
         return self.full_like(b, dtype)
 
-    def empty_like(self, dtype=None, device=None) -> Tensor:
+    def empty_like(self, dtype=None, device=None) -> Self:
         """Memory of self's shape with undefined contents."""
         return type(self).empty(*self.shape, dtype=dtype or self.dtype, device=device or self.device)
 
-    def full_like(self, fill_value: Scalar, dtype=None, device=None, buffer: bool = True) -> Tensor:
+    def full_like(self, fill_value: Scalar, dtype=None, device=None, buffer: bool = True) -> Self:
         """A constant tensor of self's shape (self's dtype and device unless given; buffer: see full)."""
         return type(self).full(self.shape, fill_value, dtype or self.dtype, device or self.device)
 
-    def zeros_like(self, dtype=None, device=None) -> Tensor:
+    def zeros_like(self, dtype=None, device=None) -> Self:
         """Zeros of self's shape."""
         return self.full_like(0, dtype, device)
 
-    def ones_like(self, dtype=None, device=None) -> Tensor:
+    def ones_like(self, dtype=None, device=None) -> Self:
         """Ones of self's shape."""
         return self.full_like(1, dtype, device)

@@ -17,6 +17,7 @@ import numpy as np
 from compiler import backend as backends
 from compiler.helpers import debug
 from runtime.graph import Dispatch, KernelGraph
+from runtime.limits import occupancy
 from simgpu.isa.codeobject import CodeObjectError
 
 DEFAULT = "AMD"
@@ -244,7 +245,6 @@ class AMDRuntime:
 def _resources(kernel, block: tuple[int, int, int]) -> str:
     """'  N VGPRs, L bytes LDS, occupancy W waves/SIMD' of a loaded gfx11 kernel (either backend's), from its
     descriptor and metadata."""
-    from compiler.backend.gfx11.emit import occupancy
     kd = kernel.descriptor
     vgprs = kernel.metadata.get(".vgpr_count", kd.vgpr_count)
     lds = kd.group_segment_fixed_size

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from compiler.dtypes import dtypes, promote
 
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
+TensorT = TypeVar("TensorT")  # a Tensor: einops builds with the class of what it is given
 
 _TOKEN = re.compile(r"\.\.\.|…|\(|\)|[^\s()]+")
 
@@ -56,7 +55,7 @@ def _expand_ellipsis(groups: list[list[str]], names: list[str]) -> list[list[str
     return out
 
 
-def rearrange(x: Tensor, formula: str, **sizes: int) -> Tensor:
+def rearrange(x: TensorT, formula: str, **sizes: int) -> TensorT:
     """x rearranged by an einops formula; sizes name the lengths of axes a group split cannot infer."""
     if formula.count("->") != 1:
         raise ValueError(f'rearrange: need exactly one "->" in {formula!r}')
@@ -97,7 +96,7 @@ def rearrange(x: Tensor, formula: str, **sizes: int) -> Tensor:
     return x.reshape(tuple(math.prod(size[n] for n in g) for g in right))
 
 
-def einsum(formula: str, *operands, dtype=None) -> Tensor:
+def einsum(formula: str, *operands: TensorT | list[TensorT] | tuple[TensorT, ...], dtype=None) -> TensorT:
     """Einstein summation ("ij,jk->ik"; "..." broadcasts; a letter repeated in one operand takes a diagonal;
     without "->" the output is the letters used once, sorted)."""
     xs = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], list | tuple) else list(operands)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
+from typing import Self
 
 import numpy as np
 
@@ -15,9 +15,6 @@ from compiler import autograd as F
 from compiler.dtypes import dtypes, least_float, promote
 from compiler.helpers import broadcast_shape
 from compiler.ir.ops import Ops
-
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
 
 
 def in_float32(fn):
@@ -34,22 +31,22 @@ def in_float32(fn):
 class MathOps:
     """Mixed into Tensor (module docstring)."""
 
-    def _float(self) -> Tensor:
+    def _float(self) -> Self:
         return self.cast(least_float(self.dtype))
 
-    def neg(self) -> Tensor:
+    def neg(self) -> Self:
         """-x (bool: not x)."""
         if self.dtype == dtypes.bool:
             return self.logical_not()
         return self._apply(F.Neg, self)
 
     @in_float32
-    def exp2(self) -> Tensor:
+    def exp2(self) -> Self:
         """2 ** x."""
         return self._apply(F.Exp2, self._float())
 
     @in_float32
-    def exp(self) -> Tensor:
+    def exp(self) -> Self:
         """e ** x = 2^n * 2^(r / ln 2) with n = round(x / ln 2) and r = x - n ln 2 in two parts (Cody-Waite):
         exp2(x / ln 2) directly would carry the rounding of x / ln 2, ~|x| ULP. 2^n is applied in two halves so
         a result near the overflow or underflow threshold does not pass through inf or 0."""
@@ -64,41 +61,41 @@ class MathOps:
         return (r * (1 / math.log(2))).exp2() * n1.exp2() * (n - n1).exp2()
 
     @in_float32
-    def log2(self) -> Tensor:
+    def log2(self) -> Self:
         """log base 2."""
         return self._apply(F.Log2, self._float())
 
     @in_float32
-    def log(self) -> Tensor:
+    def log(self) -> Self:
         """Natural logarithm."""
         return self.log2() * math.log(2)
 
-    def sqrt(self) -> Tensor:
+    def sqrt(self) -> Self:
         """Square root."""
         return self._apply(F.Sqrt, self._float())
 
     @in_float32
-    def rsqrt(self) -> Tensor:
+    def rsqrt(self) -> Self:
         """1 / sqrt(x)."""
         return 1 / self.sqrt()
 
     @in_float32
-    def sin(self) -> Tensor:
+    def sin(self) -> Self:
         """Sine."""
         return self._apply(F.Sin, self._float())
 
     @in_float32
-    def cos(self) -> Tensor:
+    def cos(self) -> Self:
         """Cosine, as sin(pi/2 - x)."""
         return (math.pi / 2 - self._float()).sin()
 
     @in_float32
-    def tan(self) -> Tensor:
+    def tan(self) -> Self:
         """Tangent."""
         return self.sin() / self.cos()
 
     @in_float32
-    def sigmoid(self) -> Tensor:
+    def sigmoid(self) -> Self:
         """1 / (1 + e^-x), as (1 or e^-|x|) / (1 + e^-|x|): e^-|x| never overflows, so the value and its
         gradient stay finite in both tails."""
         x = self._float()
@@ -106,7 +103,7 @@ class MathOps:
         return (x >= 0).where(1.0, e) / (1 + e)
 
     @in_float32
-    def tanh(self) -> Tensor:
+    def tanh(self) -> Self:
         """Hyperbolic tangent: -t / (t + 2) with t = expm1(-2|x|) up to |x| = 0.5 (no cancellation near 0, where
         2 sigmoid(2x) - 1 lost every digit), 1 - 2 / (e^(2|x|) + 1) beyond (exp's error only, no log's)."""
         x = self._float()
@@ -117,12 +114,12 @@ class MathOps:
         y = small.where(-t / (t + 2), 1 - 2 / (e + 1))
         return (x < 0).where(-y, y)
 
-    def relu(self) -> Tensor:
+    def relu(self) -> Self:
         """max(x, 0) (gradient 0 at 0)."""
         return (self > 0).where(self, 0)
 
     @in_float32
-    def erf(self) -> Tensor:
+    def erf(self) -> Self:
         """The error function (Abramowitz & Stegun 7.1.26, absolute error below 1.5e-7)."""
         x = self._float()
         t = 1 / (1 + 0.3275911 * x.abs())
@@ -130,43 +127,43 @@ class MathOps:
         y = 1 - poly * (-(x * x)).exp()
         return (x < 0).where(-y, y)
 
-    def abs(self) -> Tensor:
+    def abs(self) -> Self:
         """|x|."""
         if self.dtype.is_unsigned:
             return self
         return (self < 0).where(-self, self)
 
-    def sign(self) -> Tensor:
+    def sign(self) -> Self:
         """-1, 0 or 1."""
         return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
 
-    def square(self) -> Tensor:
+    def square(self) -> Self:
         """x * x."""
         return self * self
 
-    def reciprocal(self) -> Tensor:
+    def reciprocal(self) -> Self:
         """1 / x."""
         return 1 / self
 
-    def trunc(self) -> Tensor:
+    def trunc(self) -> Self:
         """Rounded toward zero (floats)."""
         return self if not self.dtype.is_float else self._apply(F.NoGrad, self, op=Ops.TRUNC)
 
-    def floor(self) -> Tensor:
+    def floor(self) -> Self:
         """Rounded toward -inf."""
         if not self.dtype.is_float:
             return self
         t = self.trunc()
         return (self < t).where(t - 1, t)
 
-    def ceil(self) -> Tensor:
+    def ceil(self) -> Self:
         """Rounded toward +inf."""
         if not self.dtype.is_float:
             return self
         t = self.trunc()
         return (self > t).where(t + 1, t)
 
-    def round(self) -> Tensor:
+    def round(self) -> Self:
         """Rounded to nearest, ties to even (NumPy's round)."""
         if not self.dtype.is_float:
             return self
@@ -176,7 +173,7 @@ class MathOps:
         up = (d > 0.5) | ((d == 0.5) & even.logical_not())
         return up.where(f + 1, f)
 
-    def where(self, x, y) -> Tensor:
+    def where(self, x, y) -> Self:
         """x where self is true, else y (broadcast; x and y promoted to one dtype)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         a, b = x, y
@@ -195,13 +192,13 @@ class MathOps:
                              f"shape {cond.shape}") from None
         return self._apply(F.Where, cond._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape))
 
-    def masked_fill(self, mask, value) -> Tensor:
+    def masked_fill(self, mask, value) -> Self:
         """value where mask is true, else self (mask and value broadcast; promoted as where promotes)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         mask = mask if isinstance(mask, T) else T(mask, device=self.device)
         return mask.where(value, self)
 
-    def clip(self, min_=None, max_=None) -> Tensor:
+    def clip(self, min_=None, max_=None) -> Self:
         """Values limited to [min_, max_] (either may be None)."""
         if min_ is None and max_ is None:
             raise ValueError("clip needs min_ or max_")
@@ -214,7 +211,7 @@ class MathOps:
 
     clamp = clip
 
-    def pow(self, x, reverse: bool = False) -> Tensor:
+    def pow(self, x, reverse: bool = False) -> Self:
         """self ** x, or x ** self if reverse (NumPy's rules: integer powers exact, negative bases with integer
         exponents)."""
         if reverse:
@@ -234,7 +231,7 @@ class MathOps:
         out = (neg & b_int.logical_not()).where(math.nan, out)
         return (b == 0).where(1.0, out)
 
-    def _int_power(self, n: int) -> Tensor:
+    def _int_power(self, n: int) -> Self:
         if n == 0:
             return self.ones_like()
         if n < 0:
@@ -248,7 +245,7 @@ class MathOps:
                 base = base * base
         return out
 
-    def _int_pow_tensor(self, e: Tensor) -> Tensor:
+    def _int_pow_tensor(self, e: Self) -> Self:
         if (e < 0).any_value():
             raise ValueError("integers to negative integer powers are not allowed")
         out, base = self.ones_like(), self
@@ -262,7 +259,7 @@ class MathOps:
         return bool(self.numpy().any())
 
     # ---- building blocks without cancellation -------------------------------------------------------------
-    def _expm1(self) -> Tensor:
+    def _expm1(self) -> Self:
         """e^x - 1 accurate near 0 (Kahan: (u - 1) * x / log(u) with u = e^x rounded; the rounding of u cancels)."""
         u = self.exp()
         # below 2^-60 e^x - 1 rounds to -1 in every type (and log of a subnormal u is not accurate enough)
@@ -271,7 +268,7 @@ class MathOps:
         y = (safe - 1) * (self / safe.log())
         return (u == 1).where(self, tiny.where(-1.0, u.isinf().where(u, y)))
 
-    def _log1p(self) -> Tensor:
+    def _log1p(self) -> Self:
         """log(1 + x) accurate near 0 (Goldberg: log(w) * x / (w - 1) with w = 1 + x rounded)."""
         w = 1 + self
         odd = (w == 1) | w.isinf()
@@ -289,7 +286,7 @@ class MathOps:
 
     # ---- trigonometric inverses ---------------------------------------------------------------------------
     @in_float32
-    def atan(self) -> Tensor:
+    def atan(self) -> Self:
         """Inverse tangent: |x| > 1 -> pi/2 - atan(1/|x|), |x| > tan(pi/8) -> pi/4 + atan((x-1)/(x+1)), then the
         Taylor series on |t| <= tan(pi/8) with enough terms for the type (float64: 21, else 10)."""
         x = self._float()
@@ -312,20 +309,20 @@ class MathOps:
         return (x < 0).where(-y, y)
 
     @in_float32
-    def asin(self) -> Tensor:
+    def asin(self) -> Self:
         """Inverse sine, atan(x / sqrt((1 - x)(1 + x))) (NaN outside [-1, 1])."""
         x = self._float()
         return (x / ((1 - x) * (1 + x)).sqrt()).atan()
 
     @in_float32
-    def acos(self) -> Tensor:
+    def acos(self) -> Self:
         """Inverse cosine, 2 atan(sqrt((1 - x) / (1 + x))) (accurate at both ends; NaN outside [-1, 1])."""
         x = self._float()
         return ((1 - x) / (1 + x)).sqrt().atan() * 2
 
     # ---- hyperbolics ----------------------------------------------------------------------------------------
     @in_float32
-    def sinh(self) -> Tensor:
+    def sinh(self) -> Self:
         """Hyperbolic sine: (E + E/(E+1)) / 2 with E = expm1(|x|) below 1, else h*(h/2) - 1/(2h^2), h = e^(|x|/2)
         (finite up to the type's overflow of sinh itself, not of e^x)."""
         x = self._float()
@@ -337,13 +334,13 @@ class MathOps:
         return (x < 0).where(-y, y)
 
     @in_float32
-    def cosh(self) -> Tensor:
+    def cosh(self) -> Self:
         """Hyperbolic cosine, h*(h/2) + 1/(2h^2) with h = e^(|x|/2)."""
         h = (self._float().abs() * 0.5).exp()
         return h * (h * 0.5) + 0.5 / (h * h)
 
     @in_float32
-    def asinh(self) -> Tensor:
+    def asinh(self) -> Self:
         """Inverse hyperbolic sine: log1p(a + a^2/(1 + sqrt(1 + a^2))) for a = |x| <= 2^28, else log(a) + log(2)."""
         x = self._float()
         a = x.abs()
@@ -353,7 +350,7 @@ class MathOps:
         return (x < 0).where(-y, y)
 
     @in_float32
-    def acosh(self) -> Tensor:
+    def acosh(self) -> Self:
         """Inverse hyperbolic cosine: log1p((x-1) + sqrt((x-1)(x+1))), log(x) + log(2) past 2^28 (NaN below 1)."""
         x = self._float()
         large = x > 2.0 ** 28
@@ -362,7 +359,7 @@ class MathOps:
         return (x < 1).where(math.nan, y)
 
     @in_float32
-    def atanh(self) -> Tensor:
+    def atanh(self) -> Self:
         """Inverse hyperbolic tangent, sign(x) log1p(2|x| / (1 - |x|)) / 2 (+-inf at +-1, NaN beyond)."""
         x = self._float()
         a = x.abs()
@@ -370,19 +367,19 @@ class MathOps:
         return (x < 0).where(-y, y)
 
     @in_float32
-    def log10(self) -> Tensor:
+    def log10(self) -> Self:
         """Base-10 logarithm."""
         return self.log2() * math.log10(2)
 
     # ---- two-operand math ---------------------------------------------------------------------------------
-    def copysign(self, other) -> Tensor:
+    def copysign(self, other) -> Self:
         """|self| with the sign of other (a float other's -0.0 counts as negative); the promoted dtype."""
         a, b = self._operands(other)
         neg = ((b < 0) | (b.reciprocal() < 0)) if b.dtype.is_float else b < 0
         mag = a.abs()
         return neg.where(-mag, mag)
 
-    def fmod(self, x) -> Tensor:
+    def fmod(self, x) -> Self:
         """C's remainder: the sign of the dividend (mod/% take the divisor's); exact for floats, as C's fmod."""
         a, b = self._operands(x)
         if not a.dtype.is_float:
@@ -392,11 +389,11 @@ class MathOps:
         r = (r == 0).where(a * 0, r)  # a zero remainder has the dividend's sign
         return (b.isinf() & a.isfinite()).where(a, r)
 
-    def lerp(self, end, weight) -> Tensor:
+    def lerp(self, end, weight) -> Self:
         """self + (end - self) * weight."""
         return self + (end - self) * weight
 
-    def logaddexp(self, other) -> Tensor:
+    def logaddexp(self, other) -> Self:
         """log(e^self + e^other) without overflow: max + log1p(e^-|self - other|)."""
         a, b = self._operands(other)
         a, b = a._float(), b._float()
@@ -406,11 +403,11 @@ class MathOps:
         return same.where(a + math.log(2), m + (-d).exp()._log1p())
 
     # ---- classification and comparison --------------------------------------------------------------------
-    def isnan(self) -> Tensor:
+    def isnan(self) -> Self:
         """Whether each element is NaN (never, for integers and bools)."""
         return self != self if self.dtype.is_float else self.full_like(False, dtypes.bool)
 
-    def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Self:
         """Whether each element is +inf (if detect_positive) or -inf (if detect_negative)."""
         out = self.full_like(False, dtypes.bool)
         if not self.dtype.is_float:
@@ -421,11 +418,11 @@ class MathOps:
             out = out | (self == -math.inf)
         return out
 
-    def isfinite(self) -> Tensor:
+    def isfinite(self) -> Self:
         """Whether each element is neither infinite nor NaN."""
         return (self.isinf() | self.isnan()).logical_not()
 
-    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Tensor:
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Self:
         """|self - other| <= atol + rtol * |other| for finite values, equality for infinities, NaN with NaN only if
         equal_nan (NumPy's isclose; integers compare as the default float, as NumPy does)."""
         a, b = self._operands(other)
@@ -434,40 +431,40 @@ class MathOps:
         close = close | ((a.isinf() | b.isinf()) & (a == b))
         return close | (a.isnan() & b.isnan()) if equal_nan else close
 
-    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Tensor:
+    def allclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan=False) -> Self:
         """Whether isclose holds everywhere (a 0-d bool tensor)."""
         far = self.isclose(other, rtol, atol, equal_nan).logical_not()
         return far.cast(dtypes.int32).sum() == 0
 
-    def eq(self, x) -> Tensor:
+    def eq(self, x) -> Self:
         """self == x."""
         return self == x
 
-    def ne(self, x) -> Tensor:
+    def ne(self, x) -> Self:
         """self != x."""
         return self != x
 
     # ---- bitwise ------------------------------------------------------------------------------------------
-    def bitwise_and(self, x, reverse: bool = False) -> Tensor:
+    def bitwise_and(self, x, reverse: bool = False) -> Self:
         """self & x (integers and bools)."""
         return self._nograd(Ops.AND, x, reverse, kinds="biu")
 
-    def bitwise_or(self, x, reverse: bool = False) -> Tensor:
+    def bitwise_or(self, x, reverse: bool = False) -> Self:
         """self | x (integers and bools)."""
         return self._nograd(Ops.OR, x, reverse, kinds="biu")
 
-    def bitwise_xor(self, x, reverse: bool = False) -> Tensor:
+    def bitwise_xor(self, x, reverse: bool = False) -> Self:
         """self ^ x (integers and bools)."""
         return self._nograd(Ops.XOR, x, reverse, kinds="biu")
 
-    def bitwise_not(self) -> Tensor:
+    def bitwise_not(self) -> Self:
         """~self (bool: not)."""
         return ~self
 
-    def lshift(self, x, reverse: bool = False) -> Tensor:
+    def lshift(self, x, reverse: bool = False) -> Self:
         """self << x (integers)."""
         return self._nograd(Ops.SHL, x, reverse, kinds="iu")
 
-    def rshift(self, x, reverse: bool = False) -> Tensor:
+    def rshift(self, x, reverse: bool = False) -> Self:
         """self >> x (integers; arithmetic for signed types)."""
         return self._nograd(Ops.SHR, x, reverse, kinds="iu")

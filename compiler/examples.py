@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from compiler import Tensor
+from compiler.kernel import stats
 from compiler.nn.optim import Adam
 
 
@@ -105,7 +106,6 @@ def block_parameters(d: int, hidden: int, seed: int = 0) -> dict[str, np.ndarray
 def demo(out=print) -> bool:
     """The compiled example of `simgpu demo`: train the MLP for 50 steps and run a transformer block, each
     checked (loss falls; block output within 1e-4 of NumPy). Prints one line per example; True if both pass."""
-    from compiler.kernel import stats
     t0, c0 = time.perf_counter(), stats.compiled
     losses, _ = train_mlp(steps=50)
     ok_mlp = losses[-1] < 0.5 * losses[0]

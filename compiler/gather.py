@@ -11,15 +11,14 @@ is computed on the device and read back first, as tinygrad does.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Self, TypeVar
 
 import numpy as np
 
 from compiler.dtypes import dtypes
 from compiler.helpers import normalize_axis
 
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
+TensorT = TypeVar("TensorT", bound="GatherOps")  # a Tensor (the class GatherOps is mixed into)
 
 
 def _check_index(cls: type, index, what: str = "index") -> None:
@@ -30,7 +29,7 @@ def _check_index(cls: type, index, what: str = "index") -> None:
         raise TypeError(f"{what} must hold integers, not {index.dtype.name}")
 
 
-def _one_hot_last(index: Tensor, n: int) -> Tensor:
+def _one_hot_last(index: TensorT, n: int) -> TensorT:
     """index[..., None] == 0..n-1: a bool tensor of index.shape + (n,)."""
     return index.unsqueeze(-1) == type(index).arange(n, device=index.device).cast(index.dtype)
 
@@ -46,7 +45,7 @@ def _highest(dt):
 class GatherOps:
     """Mixed into Tensor (module docstring)."""
 
-    def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    def gather(self, dim: int, index: Self) -> Self:
         """out[..., j, ...] = self[..., index[..., j, ...], ...] along dim (index has self's rank; its other
         dimensions may be shorter than self's)."""
         _check_index(type(self), index)
@@ -59,7 +58,7 @@ class GatherOps:
         x = x.unsqueeze(-1).transpose(d, -1)                           # dim d moved last, a 1 in its place
         return _one_hot_last(index, self.shape[d]).where(x, 0).sum(-1, dtype=self.dtype)
 
-    def _scatter_parts(self: Tensor, d: int, index: Tensor, src: Tensor) -> tuple[Tensor, Tensor]:
+    def _scatter_parts(self, d: int, index: Self, src: Self) -> tuple[Self, Self]:
         """(hit, values) of self.shape + (k,), k = index.shape[d]: hit[..., p, ..., j] says index[..., j, ...]
         is p, values holds src[..., j, ...] there (zero padded where index is shorter than self)."""
         k = index.shape[d]
@@ -70,7 +69,7 @@ class GatherOps:
         pads = tuple((0, f - s) for f, s in zip(full, hit.shape, strict=True))
         return hit.pad(pads), vals.pad(pads)
 
-    def _scatter_check(self: Tensor, dim: int, index: Tensor, src: Tensor) -> int:
+    def _scatter_check(self, dim: int, index: Self, src: Self) -> int:
         _check_index(type(self), index)
         d = normalize_axis(dim, self.ndim, "dim")
         if not index.ndim == self.ndim == src.ndim:
@@ -83,7 +82,7 @@ class GatherOps:
             raise TypeError(f"scatter: src is {src.dtype.name}, self {self.dtype.name} (they must match)")
         return d
 
-    def scatter(self: Tensor, dim: int, index: Tensor, src, reduce: str | None = None) -> Tensor:
+    def scatter(self, dim: int, index: Self, src, reduce: str | None = None) -> Self:
         """A copy of self with self[..., index[..., j, ...], ...] = src[..., j, ...] along dim (the last write
         wins when indices repeat); reduce "add" or "multiply" (with a scalar src) combines instead."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -106,8 +105,8 @@ class GatherOps:
         new = (hit & (rank == last)).where(vals, 0).sum(-1, dtype=self.dtype)
         return (last.squeeze(-1) > 0).where(new, self)
 
-    def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str,
-                       include_self: bool = True) -> Tensor:
+    def scatter_reduce(self, dim: int, index: Self, src: Self, reduce: str,
+                       include_self: bool = True) -> Self:
         """self with src combined into the positions index names along dim by "sum", "prod", "mean", "amax"
         or "amin" (include_self=False leaves self's value out where something lands)."""
         if reduce not in ("sum", "prod", "mean", "amax", "amin"):
@@ -133,7 +132,7 @@ class GatherOps:
         count = hit.sum(-1, dtype=dtypes.int32) + (1 if include_self else landed.where(0, 1))
         return (hit.where(vals, 0).sum(-1, dtype=dt) + base(0)) / count
 
-    def _compact(self: Tensor, keep: Tensor, size: int | None, fill_value) -> Tensor:
+    def _compact(self, keep: Self, size: int | None, fill_value) -> Self:
         """The rows of self (N, C) where keep (N,) is true, in order, as (L, C): L is size (padded with
         fill_value, or truncated), or the number of kept rows (read back from the device)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -150,7 +149,7 @@ class GatherOps:
             return out
         return (rows < count).where(out, fill_value).cast(self.dtype)
 
-    def masked_select(self: Tensor, mask: Tensor, size: int | None = None, fill_value=0) -> Tensor:
+    def masked_select(self, mask: Self, size: int | None = None, fill_value=0) -> Self:
         """The elements where mask (bool, broadcast to self) is true, flattened in order; size fixes the length
         (padding with fill_value), else the length is the number of true elements."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -159,7 +158,7 @@ class GatherOps:
         keep = mask._broadcast_to(self.shape).flatten()
         return self.flatten().unsqueeze(-1)._compact(keep, size, fill_value).reshape(-1)
 
-    def nonzero(self: Tensor, size: int | None = None, fill_value=0) -> Tensor:
+    def nonzero(self, size: int | None = None, fill_value=0) -> Self:
         """The coordinates (count, ndim) of the non-zero elements in row-major order, int32; size fixes the count
         (padding with fill_value)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -173,7 +172,7 @@ class GatherOps:
         table = coords[0].stack(*coords[1:], dim=-1)
         return table._compact(keep, size, fill_value)
 
-    def interpolate(self: Tensor, size, mode: str = "linear", align_corners: bool = False) -> Tensor:
+    def interpolate(self, size, mode: str = "linear", align_corners: bool = False) -> Self:
         """Resampled to size over the last len(size) dimensions: "linear" (bi/trilinear, align_corners as
         PyTorch), "nearest" or "nearest-exact"."""
         if not isinstance(size, tuple | list) or not all(isinstance(s, int) for s in size) or \
@@ -196,8 +195,8 @@ class GatherOps:
                 x = x.gather(axis, _table(type(self), taps, np.int32, axis, shape, self.device))
         return x.cast(self.dtype)
 
-    def max_unpool2d(self: Tensor, indices: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
-                     output_size=None) -> Tensor:
+    def max_unpool2d(self, indices: Self, kernel_size=(2, 2), stride=None, dilation=1, padding=0,
+                     output_size=None) -> Self:
         """The inverse of max pooling with indices: each value written at its flat index into zeros of the
         unpooled spatial shape (any number of spatial dimensions, as tinygrad)."""
         _check_index(type(self), indices, "indices")
@@ -219,7 +218,7 @@ class GatherOps:
         return out.reshape(bs, c, *output_size)
 
 
-def _table(cls: type, values, dt, axis: int, shape: tuple[int, ...], device: str) -> Tensor:
+def _table(cls: type[TensorT], values, dt, axis: int, shape: tuple[int, ...], device: str) -> TensorT:
     """A per-position table of one axis (constants of the resampling, not data) broadcast to shape, as a `cls`
     (the Tensor class)."""
     view = tuple(v if i == len(shape) + axis else 1 for i, v in enumerate(shape))

@@ -5,15 +5,12 @@ load stays provably in bounds). Integer index tensors are checked against the di
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Self
 
 import numpy as np
 
 from compiler.dtypes import dtypes
 from compiler.helpers import broadcast_shape
-
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
 
 
 def _expand_index(idx, ndim: int) -> list:
@@ -35,11 +32,11 @@ def _expand_index(idx, ndim: int) -> list:
 class IndexingOps:
     """Mixed into Tensor (module docstring)."""
 
-    def __getitem__(self: Tensor, idx) -> Tensor:
+    def __getitem__(self, idx) -> Self:
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         items = _expand_index(idx, self.ndim)
         x, dim, out_dims = self, 0, 0
-        advanced: list[tuple[int, Tensor]] = []  # (output dim, index tensor)
+        advanced: list[tuple[int, Self]] = []  # (output dim, index tensor)
         for it in items:
             if it is None:
                 x = x.unsqueeze(out_dims)
@@ -67,7 +64,7 @@ class IndexingOps:
                 out_dims += 1
         return x._gather(advanced) if advanced else x
 
-    def _slice(self: Tensor, d: int, sl: slice) -> Tensor:
+    def _slice(self, d: int, sl: slice) -> Self:
         """Dimension d sliced (any step) with views only."""
         size = self.shape[d]
         start, stop, step = sl.indices(size)
@@ -89,7 +86,7 @@ class IndexingOps:
         x = x.shrink(tuple((0, 1) if i == d + 1 else None for i in range(x.ndim)))
         return x.reshape(x.shape[:d + 1] + x.shape[d + 2:])
 
-    def _gather(self: Tensor, advanced: list[tuple[int, Tensor]]) -> Tensor:
+    def _gather(self, advanced: list[tuple[int, Self]]) -> Self:
         """NumPy advanced indexing by integer tensors at the given dims (broadcast together); their result
         dims replace the indexed ones where they were if adjacent, else lead (NumPy's placement rule)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
@@ -124,7 +121,7 @@ class IndexingOps:
             return picked.permute(order)
         return picked.permute(list(range(nrest, nrest + nb)) + list(range(nrest)))
 
-    def __setitem__(self: Tensor, idx, value) -> None:
+    def __setitem__(self, idx, value) -> None:
         """self[idx] = value: self's values are replaced by a new graph (a where over the positions idx
         selects), so earlier readers of self keep the old values, as with functional updates."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)

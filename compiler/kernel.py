@@ -1,12 +1,14 @@
-"""From a scheduled kernel AST to a program: lower, rewrite (simplify, the backend's rules), linearize, refuse
-index arithmetic that may wrap, prove (SIMGPU_CHECK_OOB=1), compile, with the kernel cache in front of the
-expensive steps."""
+"""From a scheduled kernel AST to a program: the kernel pipeline (PASSES: lower, rewrite with the simplifier and
+the backend's rules, linearize), then refuse index arithmetic that may wrap, prove (SIMGPU_CHECK_OOB=1) and compile
+with the backend, with the kernel cache in front of the expensive steps."""
 
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import simgpu.settings as settings
 from compiler import cache
@@ -16,7 +18,7 @@ from compiler.ir.linearize import LinearKernel, linearize
 from compiler.ir.lower import Geometry, lower
 from compiler.ir.ops import Ops, UOp
 from compiler.ir.printer import format_kernel
-from compiler.ir.proof import check_ranges
+from compiler.ir.proof import check_ranges, prove
 from compiler.ir.rewrite import rewrite
 from compiler.ir.symbolic import SYMBOLIC
 
@@ -48,12 +50,43 @@ stats = Stats()
 _by_ast: dict[tuple, Program] = {}
 
 
-def linear_kernel(ast: UOp, backend: Backend) -> LinearKernel:
-    """The AST lowered, rewritten with the simplifier and the backend's rules, and linearized."""
+@dataclass(frozen=True)
+class Lowered:
+    """A kernel between lowering and linearizing: its graph, launch geometry and parameter types."""
+
+    sink: UOp
+    geometry: Geometry
+    params: list
+
+
+def lower_pass(ast: UOp, backend: Backend) -> Lowered:
+    """Views to index arithmetic, reductions to loops, the launch geometry (compiler.ir.lower)."""
     params = [u.dtype for u in sorted((u for u in ast.toposort() if u.op is Ops.PARAM), key=lambda u: u.arg)]
-    sink, geometry = lower(ast, backend.features)
-    sink = rewrite(sink, SYMBOLIC + backend.rules())
-    return linearize(sink, geometry, params)
+    return Lowered(*lower(ast, backend.features), params)
+
+
+def rewrite_pass(k: Lowered, backend: Backend) -> Lowered:
+    """The simplifier and the backend's rules (Backend.rules), until no rule applies (compiler.ir.rewrite)."""
+    return replace(k, sink=rewrite(k.sink, SYMBOLIC + backend.rules))
+
+
+def linearize_pass(k: Lowered, backend: Backend) -> LinearKernel:
+    """One order of the nodes, loops closed, for the backends (compiler.ir.linearize)."""
+    return linearize(k.sink, k.geometry, k.params)
+
+
+# The kernel pipeline, in order: each pass takes what the one before made, and the backend. Its result's text is the
+# kernel cache's key; the rest is the backend's, behind the cache (compile: the machine-code backends unroll small
+# loops first, compiler.ir.unroll, then select, allocate and encode; docs/compiler.md "The pipeline").
+PASSES: tuple[Callable[[Any, Backend], Any], ...] = (lower_pass, rewrite_pass, linearize_pass)
+
+
+def linear_kernel(ast: UOp, backend: Backend) -> LinearKernel:
+    """The AST through PASSES."""
+    k: Any = ast
+    for run in PASSES:
+        k = run(k, backend)
+    return k
 
 
 def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
@@ -79,7 +112,6 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
     if entry is None:
         proof_s = None
         if proved:
-            from compiler.ir.proof import prove
             proof_s = prove(k).seconds
             stats.proof_s.append(proof_s)
             _log_proof(k.name, proof_s)

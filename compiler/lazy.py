@@ -1,35 +1,24 @@
 """The lazy graph: what Tensor operations build before anything runs.
 
-A `LazyBuffer` is either a base (an operation: host data, a constant, an ALU op over sources of one shape, a
-reduction, a copy) or a view of a base through a ShapeTracker: movement operations only make new views.
-`realize()` hands the bases to the scheduler (compiler.schedule); a realized base holds a device buffer and
-forgets its sources.
+A `LazyBuffer` is either a base (an operation of the IR's vocabulary, compiler.ir.ops.Ops: host data, a constant,
+an ALU op over sources of one shape, a reduction, a copy) or a view of a base through a ShapeTracker: movement
+operations only make new views. compiler.realize hands the bases to the scheduler (compiler.schedule), which
+builds each kernel's UOp AST from them; a realized base holds a device buffer and forgets its sources.
+
+Its nodes are not UOps: a UOp is immutable and hash-consed (equal structure, the same node), while a lazy base
+is an identity (two empty tensors of one shape are two buffers, and host data has no structure to compare) that
+changes once, when it is realized.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
-from enum import Enum, auto
 
 import numpy as np
 
 from compiler.dtypes import DType, dtypes
-from compiler.ir.ops import Ops
+from compiler.ir.ops import ALU, Ops, normalize
 from compiler.views import ShapeTracker
-
-
-class LoadOps(Enum):
-    """Lazy operations that are not ALU ops."""
-
-    CONST = auto()       # arg: the value; shape ()
-    COPYIN = auto()      # arg: a host array to copy to the device
-    EMPTY = auto()       # uninitialised memory
-    BUFFER = auto()      # realized: .buffer holds the device memory
-    IOTA = auto()        # 0, 1, 2... (int32, or int64 past int32) of its shape's flat index
-    CONTIGUOUS = auto()  # forces its source into a buffer of its own, in row-major order
-    COPY = auto()        # its source copied from another device
-    REDUCE = auto()      # arg: (Ops.ADD|Ops.MAX|Ops.MUL, axes); keeps reduced axes as size 1
 
 
 class LazyBuffer:
@@ -60,40 +49,39 @@ class LazyBuffer:
     @property
     def realized(self) -> bool:
         """Whether the base holds a device buffer."""
-        return self.base.op is LoadOps.BUFFER
+        return self.base.op is Ops.BUFFER
 
     def __repr__(self) -> str:
-        b = self.base
-        what = b.op.name if isinstance(b.op, LoadOps | Ops) else str(b.op)
+        what = self.base.op.name
         return f"<LB {self.device} {self.shape} {self.dtype.name} {what}{' view' if self.is_view else ''}>"
 
     # ---- creation ------------------------------------------------------------------------------------------
     @staticmethod
     def const(value, dtype: DType, device: str, shape=()) -> LazyBuffer:
         """A constant broadcast to shape (no memory)."""
-        from compiler.ir.ops import normalize
-        c = LazyBuffer(device, ShapeTracker.contiguous(()), dtype, LoadOps.CONST, (), normalize(dtype, value))
+        c = LazyBuffer(device, ShapeTracker.contiguous(()), dtype, Ops.CONST, (), normalize(dtype, value))
         return c.reshape((1,) * len(shape)).expand(tuple(shape)) if shape else c
 
     @staticmethod
     def from_host(array: np.ndarray, dtype: DType, device: str) -> LazyBuffer:
         """Host data to copy to the device when realized."""
-        return LazyBuffer(device, ShapeTracker.contiguous(array.shape), dtype, LoadOps.COPYIN, (), array)
+        return LazyBuffer(device, ShapeTracker.contiguous(array.shape), dtype, Ops.COPYIN, (), array)
 
     @staticmethod
     def iota(n: int, device: str) -> LazyBuffer:
         """0..n-1 as int32 (int64 when n - 1 does not fit int32)."""
         dt = dtypes.int32 if n - 1 <= dtypes.int32.max else dtypes.int64
-        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dt, LoadOps.IOTA)
+        return LazyBuffer(device, ShapeTracker.contiguous((n,)), dt, Ops.IOTA)
 
     @staticmethod
     def empty(shape, dtype: DType, device: str) -> LazyBuffer:
         """Memory whose contents are undefined."""
-        return LazyBuffer(device, ShapeTracker.contiguous(tuple(shape)), dtype, LoadOps.EMPTY)
+        return LazyBuffer(device, ShapeTracker.contiguous(tuple(shape)), dtype, Ops.EMPTY)
 
     # ---- operations ----------------------------------------------------------------------------------------
     def alu(self, op: Ops, *others: LazyBuffer, dtype: DType | None = None) -> LazyBuffer:
         """An elementwise op over self and others (all of self's shape); the result type is `dtype` or self's."""
+        assert op in ALU, f"{op.name} is not an ALU op"
         for o in others:
             if o.shape != self.shape:
                 raise ValueError(f"{op.name}: shapes {self.shape} and {o.shape} differ")
@@ -120,22 +108,22 @@ class LazyBuffer:
             x = self.reshape(self.shape[:a] + (ways, self.shape[a] // ways) + self.shape[a + 1:])
             partial = x.reduce(op, tuple(i if i < a else i + 1 for i in axes))  # the slices' results, at axis a
             return partial.reduce(op, (a,)).reshape(shape)
-        return LazyBuffer(self.device, ShapeTracker.contiguous(shape), self.dtype, LoadOps.REDUCE, (self,), (op, axes))
+        return LazyBuffer(self.device, ShapeTracker.contiguous(shape), self.dtype, Ops.REDUCE, (self,), (op, axes))
 
     def contiguous(self) -> LazyBuffer:
         """A base of its own in row-major order (realized as a buffer when the graph runs)."""
-        if not self.is_view and self.op in (LoadOps.BUFFER, LoadOps.COPYIN, LoadOps.CONTIGUOUS):
+        if not self.is_view and self.op in (Ops.BUFFER, Ops.COPYIN, Ops.CONTIGUOUS):
             return self
-        return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), self.dtype, LoadOps.CONTIGUOUS, (self,))
+        return LazyBuffer(self.device, ShapeTracker.contiguous(self.shape), self.dtype, Ops.CONTIGUOUS, (self,))
 
     def copy_to(self, device: str) -> LazyBuffer:
         """The values on another device."""
         src = self.contiguous()
-        return LazyBuffer(device, ShapeTracker.contiguous(self.shape), self.dtype, LoadOps.COPY, (src,))
+        return LazyBuffer(device, ShapeTracker.contiguous(self.shape), self.dtype, Ops.COPY, (src,))
 
     # ---- movement: views ---------------------------------------------------------------------------------------
     def _view(self, st: ShapeTracker) -> LazyBuffer:
-        if st == self.base.st and not (self.base.op is LoadOps.CONST and st.shape != ()):
+        if st == self.base.st and not (self.base.op is Ops.CONST and st.shape != ()):
             return self.base
         return LazyBuffer(self.device, st, self.dtype, base=self.base)
 
@@ -189,24 +177,9 @@ def reaches(root: LazyBuffer, base: LazyBuffer) -> bool:
         b = stack.pop()
         if b is base:
             return True
-        if b in seen or b.op is LoadOps.BUFFER:
+        if b in seen or b.op is Ops.BUFFER:
             continue
         seen.add(b)
         stack.extend(s.base for s in b.srcs)
     return False
 
-
-def realize(*bufs: LazyBuffer) -> None:
-    """Run everything the given lazy buffers need, so their bases hold device buffers."""
-    from compiler.realize import run_schedule
-    from compiler.schedule import schedule
-    todo = [b.base for b in bufs if not b.realized and b.base.op is not LoadOps.CONST]
-    if todo:
-        run_schedule(schedule(todo))
-
-
-def mark_realized(base: LazyBuffer, buffer) -> None:
-    """Turn a base into a realized buffer: drop its sources so the graph behind it can be freed."""
-    from compiler.device import release_later
-    base.op, base.srcs, base.arg, base.buffer = LoadOps.BUFFER, (), None, buffer
-    weakref.finalize(base, release_later, buffer).atexit = False

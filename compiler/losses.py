@@ -4,12 +4,12 @@ predictions (probabilities, logits or log-probabilities), the first argument the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Self, TypeVar
 
 from compiler.dtypes import dtypes
 
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
+TensorT = TypeVar("TensorT", bound="LossOps")  # a Tensor (the class LossOps is mixed into)
+
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -24,7 +24,7 @@ def _check_smoothing(label_smoothing: float) -> None:
         raise ValueError(f"label_smoothing must be in [0.0, 1.0], not {label_smoothing}")
 
 
-def _check_labels(Y: Tensor, name: str = "Y") -> None:  # noqa: N803 - tinygrad's argument name
+def _check_labels(Y: TensorT, name: str = "Y") -> None:  # noqa: N803 - tinygrad's argument name
     if not Y.dtype.is_int:
         raise TypeError(f"{name} must hold integer class indices, not {Y.dtype.name}")
 
@@ -32,22 +32,22 @@ def _check_labels(Y: Tensor, name: str = "Y") -> None:  # noqa: N803 - tinygrad'
 class LossOps:
     """Mixed into Tensor (module docstring)."""
 
-    def _do_reduction(self, reduction: str = "mean") -> Tensor:
+    def _do_reduction(self, reduction: str = "mean") -> Self:
         _check_reduction(reduction)
         return self if reduction == "none" else self.sum() if reduction == "sum" else self.mean()
 
-    def _one_hot_along(self, num_classes: int, dim: int) -> Tensor:
+    def _one_hot_along(self, num_classes: int, dim: int) -> Self:
         """Integer indices (with a size-1 dimension at dim) compared against 0..num_classes-1 along dim (bool)."""
         classes = type(self).arange(num_classes, device=self.device)
         return self == classes.reshape((num_classes,) + (1,) * (self.ndim - dim % self.ndim - 1))
 
-    def _targets(self, Y) -> Tensor:  # noqa: N803
+    def _targets(self, Y) -> Self:  # noqa: N803
         Y = Y if isinstance(Y, type(self)) else type(self)(Y, device=self.device)
         if Y.device != self.device:
             raise ValueError(f"Y is on {Y.device}, the predictions on {self.device}")
         return Y
 
-    def binary_crossentropy(self, Y, reduction: str = "mean") -> Tensor:  # noqa: N803
+    def binary_crossentropy(self, Y, reduction: str = "mean") -> Self:  # noqa: N803
         """-(Y log p + (1 - Y) log(1 - p)) for probabilities p = self; each log clamped at -100 as PyTorch does
         (tinygrad's unclamped form gives inf or NaN where p is exactly 0 or 1)."""
         _check_reduction(reduction)
@@ -58,7 +58,7 @@ class LossOps:
         loss = -(Y * p.log().maximum(-100) + (1 - Y) * (1 - p).log().maximum(-100))
         return loss._do_reduction(reduction)
 
-    def binary_crossentropy_logits(self, Y, reduction: str = "mean", pos_weight=None) -> Tensor:  # noqa: N803
+    def binary_crossentropy_logits(self, Y, reduction: str = "mean", pos_weight=None) -> Self:  # noqa: N803
         """binary_crossentropy of sigmoid(self), from the logits without forming the probabilities; pos_weight
         scales the positive term."""
         _check_reduction(reduction)
@@ -72,7 +72,7 @@ class LossOps:
         return (-(pos + (1 - Y) * (-x).logsigmoid()))._do_reduction(reduction)
 
     def sparse_categorical_crossentropy(self, Y, ignore_index: int = -1, label_smoothing=0.0,  # noqa: N803
-                                        reduction: str = "mean") -> Tensor:
+                                        reduction: str = "mean") -> Self:
         """Cross-entropy of logits self (..., classes) against integer labels Y (...); labels equal to
         ignore_index add nothing (and do not count in the mean); -1, the default, ignores nothing (as tinygrad:
         a label of -1 then contributes only its label-smoothing term)."""
@@ -92,7 +92,7 @@ class LossOps:
             return loss.sum() / keep.cast(loss.dtype).sum()
         return loss._do_reduction(reduction)
 
-    def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:  # noqa: N803
+    def cross_entropy(self, Y, reduction: str = "mean", label_smoothing: float = 0.0) -> Self:  # noqa: N803
         """Cross-entropy of logits self (classes on dim 1, or dim 0 for a vector) against class probabilities Y
         (self's shape) or integer class indices (self's shape without the class dimension)."""
         _check_reduction(reduction)
@@ -111,7 +111,7 @@ class LossOps:
         Y = Y.cast(logp.dtype) * (1 - label_smoothing) + label_smoothing / n
         return (-(logp * Y).sum(dim))._do_reduction(reduction)
 
-    def nll_loss(self, Y, weight=None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:  # noqa: N803
+    def nll_loss(self, Y, weight=None, ignore_index: int | None = None, reduction: str = "mean") -> Self:  # noqa: N803
         """Negative log-likelihood of log-probabilities self (N, classes, ...) at integer labels Y (N, ...);
         weight (classes,) scales each class; labels equal to ignore_index are left out; "mean" divides by the
         total weight of the labels kept."""

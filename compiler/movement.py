@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Self, TypeVar
 
 from compiler import autograd as F
 from compiler.creation import shape_arg
@@ -13,14 +13,13 @@ from compiler.einops import rearrange as _rearrange
 from compiler.helpers import broadcast_shape, normalize_axis
 from compiler.lazy import LazyBuffer
 
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
+TensorT = TypeVar("TensorT", bound="MovementOps")  # a Tensor (the class MovementOps is mixed into)
 
 
 class MovementOps:
     """Mixed into Tensor (module docstring)."""
 
-    def reshape(self, *shape) -> Tensor:
+    def reshape(self, *shape) -> Self:
         """The same elements in a new shape (one -1 is inferred)."""
         shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
         if shape.count(-1) > 1:
@@ -35,11 +34,11 @@ class MovementOps:
             raise ValueError(f"cannot reshape {self.shape} ({self.numel()} elements) into {shape}")
         return self if shape == self.shape else self._apply(F.Reshape, self, shape=shape)
 
-    def view(self, *shape) -> Tensor:
+    def view(self, *shape) -> Self:
         """reshape (PyTorch's name)."""
         return self.reshape(*shape)
 
-    def permute(self, *order) -> Tensor:
+    def permute(self, *order) -> Self:
         """Dimensions reordered."""
         order = tuple(order[0]) if len(order) == 1 and isinstance(order[0], Sequence) else order
         order = tuple(normalize_axis(o, self.ndim) for o in order)
@@ -47,7 +46,7 @@ class MovementOps:
             raise ValueError(f"permute: {order} is not a permutation of {self.ndim} dimensions")
         return self._apply(F.Permute, self, order=order)
 
-    def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+    def transpose(self, dim0: int = 1, dim1: int = 0) -> Self:
         """Two dimensions swapped (by default the first two, as tinygrad's transpose())."""
         order = list(range(self.ndim))
         a, b = normalize_axis(dim0, self.ndim), normalize_axis(dim1, self.ndim)
@@ -55,12 +54,12 @@ class MovementOps:
         return self.permute(order)
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - NumPy's name
+    def T(self) -> Self:  # noqa: N802 - NumPy's name
         """transpose(): dimensions 0 and 1 swapped (tinygrad's; NumPy's .T reverses all: the same for 2-D); a
         tensor of fewer than two dimensions is itself (NumPy; tinygrad raises)."""
         return self.transpose() if self.ndim >= 2 else self
 
-    def expand(self, *shape) -> Tensor:
+    def expand(self, *shape) -> Self:
         """Size-1 dimensions broadcast (-1 keeps a size; new leading dimensions allowed)."""
         shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
         if len(shape) < self.ndim:
@@ -73,7 +72,7 @@ class MovementOps:
         x = self.reshape(cur) if cur != self.shape else self
         return x if new == x.shape else self._apply(F.Expand, x, shape=shape_arg(new))
 
-    def pad(self, padding, mode: str = "constant", value: int | float | bool = 0.0) -> Tensor:
+    def pad(self, padding, mode: str = "constant", value: int | float | bool = 0.0) -> Self:
         """tinygrad's pad: padding is grouped, one (before, after) or None per dimension (NumPy's order), or flat,
         (left, right, top, bottom, ...) from the last dimension back (PyTorch's order); an int pads every side.
         Negative amounts shrink. mode is constant (filled with value), reflect, replicate or circular."""
@@ -95,7 +94,7 @@ class MovementOps:
             out = mask.where(out, value)
         return out
 
-    def _shrink_negative(self, pads) -> Tensor:
+    def _shrink_negative(self, pads) -> Self:
         """The box that negative pad amounts cut away (Python's negative-slice meaning)."""
         if all(a >= 0 and b >= 0 for a, b in pads):
             return self
@@ -104,7 +103,7 @@ class MovementOps:
                 raise ValueError(f"pad: negative padding {pads} removes more than shape {self.shape} holds")
         return self.shrink(tuple((-min(a, 0), s + min(b, 0)) for (a, b), s in zip(pads, self.shape, strict=True)))
 
-    def _pad_edges(self, pads, mode: str) -> Tensor:
+    def _pad_edges(self, pads, mode: str) -> Self:
         """reflect / replicate / circular padding: pieces of self joined to each side (negative amounts shrink
         afterwards, so reflect and replicate see the whole tensor first, as tinygrad)."""
         x = self
@@ -128,7 +127,7 @@ class MovementOps:
             x = pieces[0].cat(*pieces[1:], dim=d)
         return x._shrink_negative(tuple((min(a, 0), min(b, 0)) for a, b in pads))
 
-    def pad_to(self, shape, *args, value: int | float | bool = 0) -> Tensor:
+    def pad_to(self, shape, *args, value: int | float | bool = 0) -> Self:
         """Padded at the end of each dimension up to shape (None keeps a dimension)."""
         shape = _shape_args(shape, args)
         if len(shape) != self.ndim:
@@ -136,14 +135,14 @@ class MovementOps:
         return self.pad(tuple((0, 0 if n is None else n - s) for s, n in zip(self.shape, shape, strict=True)),
                         value=value)
 
-    def shrink_to(self, shape, *args) -> Tensor:
+    def shrink_to(self, shape, *args) -> Self:
         """The leading corner of the given shape (None keeps a dimension)."""
         shape = _shape_args(shape, args)
         if len(shape) != self.ndim:
             raise ValueError(f"shrink_to: {shape} has {len(shape)} dimensions, the tensor {self.ndim}")
         return self.shrink(tuple(None if n is None else (0, n) for n in shape))
 
-    def shrink(self, arg) -> Tensor:
+    def shrink(self, arg) -> Self:
         """The box [lo, hi) of each dimension (None keeps a dimension whole)."""
         bounds = arg
         if len(bounds) != self.ndim:
@@ -156,32 +155,32 @@ class MovementOps:
             return self
         return self._apply(F.Shrink, self, bounds=bounds)
 
-    def flip(self, axis=None) -> Tensor:
+    def flip(self, axis=None) -> Self:
         """Elements reversed along axis (an int, a sequence, or None for all)."""
         axes = range(self.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
         axes = tuple(normalize_axis(a, self.ndim) for a in axes)
         return self._apply(F.Flip, self, axes=axes) if axes else self
 
-    def squeeze(self, dim=None) -> Tensor:
+    def squeeze(self, dim=None) -> Self:
         """Size-1 dimensions removed (all, or the given one if it has size 1)."""
         if dim is None:
             return self.reshape(tuple(s for s in self.shape if s != 1))
         d = normalize_axis(dim, self.ndim)
         return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
 
-    def unsqueeze(self, dim: int) -> Tensor:
+    def unsqueeze(self, dim: int) -> Self:
         """A size-1 dimension inserted at dim."""
         d = normalize_axis(dim, self.ndim + 1)
         return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Dimensions start_dim..end_dim merged into one."""
         if self.ndim == 0:
             return self.reshape(1)
         a, b = normalize_axis(start_dim, self.ndim), normalize_axis(end_dim, self.ndim)
         return self.reshape(self.shape[:a] + (math.prod(self.shape[a:b + 1]),) + self.shape[b + 1:])
 
-    def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+    def cat(self, *others: Self, dim: int = 0) -> Self:
         """Tensors joined along dim (other dimensions must match)."""
         ts = (self, *others)
         d = normalize_axis(dim, self.ndim)
@@ -202,7 +201,7 @@ class MovementOps:
             pos += t.shape[d]
         return out
 
-    def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
+    def stack(self, *others: Self, dim: int = 0) -> Self:
         """Tensors of one shape stacked along a new dimension: `a.stack(b, c, dim=1)` or `Tensor.stack(a, b, c)`
         (tinygrad's signature), or `Tensor.stack([a, b, c], dim)` (PyTorch's: a sequence first)."""
         if isinstance(self, Sequence):
@@ -220,7 +219,7 @@ class MovementOps:
         parts = [t.unsqueeze(d) for t in tensors]
         return parts[0].cat(*parts[1:], dim=d)
 
-    def repeat(self, *repeats) -> Tensor:
+    def repeat(self, *repeats) -> Self:
         """Tiled repeats times along each dimension (PyTorch's repeat, NumPy's tile)."""
         repeats = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], Sequence) else repeats
         if len(repeats) < self.ndim:
@@ -232,7 +231,7 @@ class MovementOps:
                                                                                                strict=True)))
 
     # ---- splitting and windows ------------------------------------------------------------------------------
-    def split(self, sizes, dim: int = 0) -> tuple[Tensor, ...]:
+    def split(self, sizes, dim: int = 0) -> tuple[Self, ...]:
         """Views of consecutive pieces along dim: an int gives pieces of that size (the last may be smaller),
         a sequence gives the sizes (which must sum to the dimension)."""
         d = normalize_axis(dim, self.ndim)
@@ -248,19 +247,19 @@ class MovementOps:
         return tuple(self.shrink(tuple((a, a + v) if j == d else None for j in range(self.ndim)))
                      for a, v in zip(starts, sizes, strict=True))
 
-    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
+    def chunk(self, chunks: int, dim: int = 0) -> list[Self]:
         """split into pieces of ceil(size / chunks) (so possibly fewer than chunks pieces)."""
         if chunks <= 0:
             raise ValueError(f"chunk: chunks must be positive, got {chunks}")
         n = self.shape[normalize_axis(dim, self.ndim)]
         return list(self.split(-(-n // chunks) if n else [0] * chunks, dim))
 
-    def unflatten(self, dim: int, sizes) -> Tensor:
+    def unflatten(self, dim: int, sizes) -> Self:
         """Dimension dim reshaped into sizes (one -1 is inferred)."""
         d = normalize_axis(dim, self.ndim)
         return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
 
-    def unfold(self, dim: int, size: int, step: int) -> Tensor:
+    def unfold(self, dim: int, size: int, step: int) -> Self:
         """Windows of length size every step along dim: dim becomes (windows,) and a last dimension of size."""
         if size < 0 or step <= 0:
             raise ValueError(f"unfold: need size >= 0 and step > 0, got size={size} step={step}")
@@ -272,7 +271,7 @@ class MovementOps:
         back = list(range(self.ndim - 1))
         return win.permute(back[:d] + [self.ndim - 1] + back[d:] + [self.ndim])
 
-    def roll(self, shifts, dims=None) -> Tensor:
+    def roll(self, shifts, dims=None) -> Self:
         """Elements shifted circularly by shifts along dims (the flattened tensor when dims is None)."""
         if dims is None:
             return self.flatten().roll(shifts, 0).reshape(self.shape)
@@ -290,14 +289,14 @@ class MovementOps:
             x = x._slice(d, slice(n - k, n)).cat(x._slice(d, slice(0, n - k)), dim=d)
         return x
 
-    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
+    def repeat_interleave(self, repeats: int, dim: int | None = None) -> Self:
         """Each element repeated repeats times in place along dim (of the flattened tensor when dim is None)."""
         x, d = (self.flatten(), 0) if dim is None else (self, normalize_axis(dim, self.ndim))
         s = x.shape
         x = x.reshape(s[:d + 1] + (1,) + s[d + 1:]).expand(s[:d + 1] + (repeats,) + s[d + 1:])
         return x.reshape(s[:d] + (s[d] * repeats,) + s[d + 1:])
 
-    def meshgrid(self, *args: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+    def meshgrid(self, *args: Self, indexing: str = "ij") -> tuple[Self, ...]:
         """Coordinate grids of 1-D (or 0-D) tensors; indexing "ij" (matrix) or "xy" (the first two swapped)."""
         if indexing not in ("ij", "xy"):
             raise ValueError(f'meshgrid: indexing must be "ij" or "xy", not {indexing!r}')
@@ -311,19 +310,19 @@ class MovementOps:
         shape = broadcast_shape(*(t.shape for t in shaped))
         return tuple(t._broadcast_to(shape) for t in shaped)
 
-    def rearrange(self, formula: str, **sizes) -> Tensor:
+    def rearrange(self, formula: str, **sizes) -> Self:
         """einops' rearrange: "b (h w) c -> b h w c" style formulas (reshape, permute, reshape)."""
         return _rearrange(self, formula, **sizes)
 
     # ---- diagonals and triangles --------------------------------------------------------------------------
-    def diag(self) -> Tensor:
+    def diag(self) -> Self:
         """The square matrix with the 1-D self on its diagonal."""
         if self.ndim != 1:
             raise ValueError(f"diag: expected a 1-D tensor, got shape {self.shape}")
         n = self.shape[0]
         return self.unsqueeze(-1).pad(((0, 0), (0, n))).flatten().shrink(((0, n * n),)).reshape(n, n)
 
-    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Self:
         """The diagonal (offset above the main one if positive) of dims dim1, dim2, as the last dimension."""
         a, b = normalize_axis(dim1, self.ndim, "dim1"), normalize_axis(dim2, self.ndim, "dim2")
         if a == b:
@@ -339,7 +338,7 @@ class MovementOps:
         x = x.pad(((0, 0),) * len(lead) + ((0, n),)).reshape(lead + (n, n + 1))
         return x.shrink(tuple(None for _ in lead) + (None, (0, 1))).reshape(lead + (n,))
 
-    def _tri_keep(self, diagonal: int, upper: bool) -> Tensor:
+    def _tri_keep(self, diagonal: int, upper: bool) -> Self:
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.ndim < 2:
             raise ValueError(f"{'triu' if upper else 'tril'}: needs at least 2 dimensions, got {self.shape}")
@@ -349,11 +348,11 @@ class MovementOps:
         keep = (col - row >= diagonal) if upper else (col - row <= diagonal)
         return keep.where(self, T.full((), 0, self.dtype, self.device))
 
-    def triu(self, diagonal: int = 0) -> Tensor:
+    def triu(self, diagonal: int = 0) -> Self:
         """Zero below the given diagonal of the last two dimensions."""
         return self._tri_keep(diagonal, upper=True)
 
-    def tril(self, diagonal: int = 0) -> Tensor:
+    def tril(self, diagonal: int = 0) -> Self:
         """Zero above the given diagonal of the last two dimensions."""
         return self._tri_keep(diagonal, upper=False)
 
@@ -362,7 +361,7 @@ def _shape_args(shape, args) -> tuple:
     return tuple(shape) if not args and isinstance(shape, Sequence) else (shape, *args)
 
 
-def _edge_piece(x: Tensor, d: int, n: int, mode: str, front: bool) -> Tensor:
+def _edge_piece(x: TensorT, d: int, n: int, mode: str, front: bool) -> TensorT:
     """The n values that pad dimension d of x at the front or the back in the given mode."""
     s = x.shape[d]
     if mode == "reflect":

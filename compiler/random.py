@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Self, TypeVar
 
 import numpy as np
 
@@ -18,18 +18,18 @@ from compiler import device as devices
 from compiler.creation import shape_arg
 from compiler.dtypes import dtypes
 
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
+TensorT = TypeVar("TensorT", bound="RandomOps")  # a Tensor (the class RandomOps is mixed into)
+
 
 ROTATIONS = (13, 15, 26, 6, 17, 29, 16, 24)
 PARITY = 0x1BD11BDA
 
 
-def _rotl(x: Tensor, r: int) -> Tensor:
+def _rotl(x: TensorT, r: int) -> TensorT:
     return (x << r) | (x >> (32 - r))
 
 
-def threefry2x32(key0: Tensor, key1: Tensor, c0: Tensor, c1: Tensor) -> tuple[Tensor, Tensor]:
+def threefry2x32(key0: TensorT, key1: TensorT, c0: TensorT, c1: TensorT) -> tuple[TensorT, TensorT]:
     """Threefry-2x32-20 of the counters (c0, c1) under key (key0, key1); uint32 tensors."""
     ks = (key0, key1, key0 ^ key1 ^ PARITY)
     x0, x1 = c0 + ks[0], c1 + ks[1]
@@ -73,7 +73,7 @@ class RandomOps:
         RandomOps._device_keys, RandomOps._device_counters = {}, {}
 
     @classmethod
-    def _next_counter(cls, device: str, num: int) -> tuple[Tensor, Tensor]:
+    def _next_counter(cls, device: str, num: int) -> tuple[Self, Self]:
         """The device's key and its counter before taking num words (both 2 uint32 words, low first, as buffers so
         kernels are reused across calls and seeds). A device's key is (the low word of SHA-256 of its index in
         the order devices first drew numbers since the seed, the seed), as tinygrad derives it."""
@@ -87,7 +87,7 @@ class RandomOps:
         return key, cls(np.array([c & 0xFFFFFFFF, c >> 32], np.uint32), device=device)
 
     @classmethod
-    def rand(cls, *shape, device=None, dtype=None, contiguous: bool = True, requires_grad=False) -> Tensor:
+    def rand(cls, *shape, device=None, dtype=None, contiguous: bool = True, requires_grad=False) -> Self:
         """Uniform in [0, 1): the type's mantissa bits from random_bits, as tinygrad's rand (the same numbers for
         the same seed and sequence of draws). contiguous is tinygrad's; ours are computed into a buffer of their
         own when realized either way."""
@@ -104,7 +104,7 @@ class RandomOps:
         return cls(out.lazydata, requires_grad=requires_grad)
 
     @classmethod
-    def randn(cls, *shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def randn(cls, *shape, dtype=None, device=None, requires_grad=False) -> Self:
         """Standard normal: Box-Muller on two float32 uniforms drawn as one rand(2, *shape), as tinygrad."""
         shape = shape_arg(shape)
         u = cls.rand(2, *shape, dtype=dtypes.float32, device=device)
@@ -112,7 +112,7 @@ class RandomOps:
         return cls(out.cast(dtype or dtypes.default_float).lazydata, requires_grad=requires_grad)
 
     @classmethod
-    def randint(cls, *shape, low: int = 0, high: int = 10, dtype=None, device=None) -> Tensor:
+    def randint(cls, *shape, low: int = 0, high: int = 10, dtype=None, device=None) -> Self:
         """Integers in [low, high) (int32 unless dtype, an integer type): floor((high - low) * rand) + low, as
         tinygrad; the shape first, the bounds by keyword."""
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)):
@@ -125,7 +125,7 @@ class RandomOps:
         return cls.uniform(*shape, low=low, high=high, dtype=dt, device=device)
 
     @classmethod
-    def uniform(cls, *shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def uniform(cls, *shape, low=0.0, high=1.0, dtype=None, device=None, requires_grad=False) -> Self:
         """Uniform in [low, high) (float32 unless dtype)."""
         if not low < high:
             raise ValueError(f"uniform: low must be below high (low={low}, high={high})")
@@ -133,7 +133,7 @@ class RandomOps:
         return cls(out.lazydata, requires_grad=requires_grad)
 
     @classmethod
-    def normal(cls, *shape, mean=0.0, std=1.0, dtype=None, device=None, requires_grad=False) -> Tensor:
+    def normal(cls, *shape, mean=0.0, std=1.0, dtype=None, device=None, requires_grad=False) -> Self:
         """Normal with mean and std (float32 unless dtype)."""
         if std < 0:
             raise ValueError(f"normal: std must be >= 0, not {std}")
@@ -141,32 +141,32 @@ class RandomOps:
         return cls(out.lazydata, requires_grad=requires_grad)
 
     @classmethod
-    def scaled_uniform(cls, *shape, requires_grad=False, **kw) -> Tensor:
+    def scaled_uniform(cls, *shape, requires_grad=False, **kw) -> Self:
         """Uniform in [-1, 1) scaled by 1/sqrt(number of elements) (a leaf tensor: requires_grad applies to it)."""
         out = cls.uniform(*shape, low=-1.0, high=1.0, **kw) * (math.prod(_dims(shape)) ** -0.5)
         return cls(out.lazydata, requires_grad=requires_grad)
 
     @classmethod
-    def glorot_uniform(cls, *shape, **kw) -> Tensor:
+    def glorot_uniform(cls, *shape, **kw) -> Self:
         """Uniform in +-sqrt(6 / (shape[0] + prod(shape[1:]))) (Glorot & Bengio)."""
         dims = _dims(shape)
         bound = (6 / (dims[0] + math.prod(dims[1:]))) ** 0.5
         return cls.uniform(*shape, low=-bound, high=bound, **kw)
 
     @classmethod
-    def kaiming_uniform(cls, *shape, a: float = 0.01, **kw) -> Tensor:
+    def kaiming_uniform(cls, *shape, a: float = 0.01, **kw) -> Self:
         """Uniform in +-sqrt(6 / ((1 + a^2) fan_in)), fan_in = prod(shape[1:]) (He et al.)."""
         bound = (6 / (1 + a ** 2) / math.prod(_dims(shape)[1:])) ** 0.5
         return cls.uniform(*shape, low=-bound, high=bound, **kw)
 
     @classmethod
-    def kaiming_normal(cls, *shape, a: float = 0.01, **kw) -> Tensor:
+    def kaiming_normal(cls, *shape, a: float = 0.01, **kw) -> Self:
         """Normal with std sqrt(2 / ((1 + a^2) fan_in)), fan_in = prod(shape[1:]) (He et al.)."""
         std = (2 / (1 + a ** 2) / math.prod(_dims(shape)[1:])) ** 0.5
         return cls.normal(*shape, mean=0.0, std=std, **kw)
 
     @classmethod
-    def randperm(cls, n: int, device=None, dtype=None) -> Tensor:
+    def randperm(cls, n: int, device=None, dtype=None) -> Self:
         """A random permutation of 0..n-1 (int32 unless dtype): the order that sorts rand(n), as tinygrad (found
         by ranking with comparisons, n x n reduced in the kernel, so no sort is needed)."""
         if not isinstance(n, int) or n < 0:
@@ -176,7 +176,7 @@ class RandomOps:
             return keys.cast(dtype or dtypes.int32)
         return _order(_ranks(keys.reshape(1, n), descending=False), n).reshape(n).cast(dtype or dtypes.int32)
 
-    def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Tensor:
+    def multinomial(self, num_samples: int = 1, replacement: bool = False) -> Self:
         """num_samples indices drawn with probabilities proportional to self (1-D, or 2-D: one draw per row);
         without replacement by Efraimidis-Spirakis keys (u^(1/w), largest first)."""
         if not 1 <= self.ndim <= 2:
@@ -199,7 +199,7 @@ class RandomOps:
         idx = idx.cast(dtypes.int32)
         return idx.reshape(num_samples) if self.ndim == 1 else idx
 
-    def threefry(self, seed) -> Tensor:
+    def threefry(self, seed) -> Self:
         """Threefry-2x32-20 of each uint64 of self (low word first) under the uint64 key seed (low word first),
         as one uint64 (tinygrad's threefry: the bits it builds its random numbers from)."""
         for name, t in (("self", self), ("seed", seed)):
@@ -212,7 +212,7 @@ class RandomOps:
         return (y1.cast(dtypes.uint64) << 32) | y0.cast(dtypes.uint64)
 
     @classmethod
-    def random_bits(cls, key: Tensor, counter: Tensor, num: int) -> Tensor:
+    def random_bits(cls, key: Self, counter: Self, num: int) -> Self:
         """num uint32 words from a 2-word uint32 key and a 2-word uint32 counter (low, high), as tinygrad's
         random_bits: each chunk of up to 2^32 - 1 words derives a key from the counter, then hashes the pairs
         (i, i + n/2); word i is the low half of pair i, word n/2 + i its high half."""
@@ -238,11 +238,11 @@ class RandomOps:
             chunks.append(upper.where(y1, y0))
         return chunks[0].cat(*chunks[1:]) if len(chunks) > 1 else chunks[0]
 
-    def rand_like(self: Tensor, dtype=None, device=None) -> Tensor:
+    def rand_like(self, dtype=None, device=None) -> Self:
         """rand of self's shape (self's dtype and device unless given)."""
         return type(self).rand(*self.shape, dtype=dtype or self.dtype, device=device or self.device)
 
-    def randn_like(self: Tensor, dtype=None, device=None) -> Tensor:
+    def randn_like(self, dtype=None, device=None) -> Self:
         """randn of self's shape (self's dtype and device unless given)."""
         return type(self).randn(*self.shape, dtype=dtype or self.dtype, device=device or self.device)
 
@@ -251,7 +251,7 @@ def _dims(shape) -> tuple[int, ...]:
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple | list) else tuple(shape)
 
 
-def _ranks(keys: Tensor, descending: bool) -> Tensor:
+def _ranks(keys: TensorT, descending: bool) -> TensorT:
     """Per row of keys (rows, n): each element's position in sorted order (int32), ties by position; computed
     by comparisons (rows x n x n, reduced in the kernel), so no sort is needed."""
     rows, n = keys.shape
@@ -262,7 +262,7 @@ def _ranks(keys: Tensor, descending: bool) -> Tensor:
     return (before | tie).cast(dtypes.int32).sum(2)
 
 
-def _order(rank: Tensor, k: int) -> Tensor:
+def _order(rank: TensorT, k: int) -> TensorT:
     """From ranks (rows, n): the indices of the elements of rank 0..k-1 (rows, k)."""
     rows, n = rank.shape
     pos = type(rank).arange(k, device=rank.device).reshape(1, k, 1)
@@ -270,7 +270,7 @@ def _order(rank: Tensor, k: int) -> Tensor:
     return (rank.reshape(rows, 1, n) == pos).where(cols, 0).sum(2).cast(dtypes.int32)
 
 
-def _bits_to_unit(bits: Tensor, n: int, dt) -> Tensor:
+def _bits_to_unit(bits: TensorT, n: int, dt) -> TensorT:
     """n floats of type dt in [0, 1) from uint32 words: each element's bytes in order (little-endian, as a
     bitcast of the words), the mantissa from the top bits, exponent of 1.0, minus 1 (tinygrad's _bits_to_rand)."""
     _, nmant = dtypes.finfo(dt)

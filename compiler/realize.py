@@ -1,18 +1,34 @@
-"""Running a schedule: allocate each output, copy host data in, compile (through the cache) and launch."""
+"""Realizing lazy buffers: schedule what they need (compiler.schedule), then run the schedule: allocate each output,
+copy host data in, compile (through the cache) and launch; each realized base then holds its device buffer."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from compiler import device as devices
 from compiler.dtypes import to_bf16_bits
+from compiler.ir.ops import Ops
 from compiler.kernel import Program, compile_ast
-from compiler.lazy import mark_realized
-from compiler.schedule import ScheduleItem
+from compiler.lazy import LazyBuffer
+from compiler.schedule import ScheduleItem, schedule
+
+
+def realize(*bufs: LazyBuffer) -> None:
+    """Run everything the given lazy buffers need, so their bases hold device buffers."""
+    todo = [b.base for b in bufs if not b.realized and b.base.op is not Ops.CONST]
+    if todo:
+        run_schedule(schedule(todo))
+
+
+def mark_realized(base: LazyBuffer, buffer: devices.DeviceBuffer) -> None:
+    """Turn a base into a realized buffer: drop its sources so the graph behind it can be freed."""
+    base.op, base.srcs, base.arg, base.buffer = Ops.BUFFER, (), None, buffer
+    weakref.finalize(base, devices.release_later, buffer).atexit = False
 
 
 def host_bytes(array: np.ndarray, dtype) -> np.ndarray:

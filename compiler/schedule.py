@@ -1,4 +1,4 @@
-"""The scheduler: cuts the lazy graph into kernels and orders them.
+"""The scheduler: cuts the lazy graph (compiler.lazy) into kernels and orders them.
 
 Every base that must live in memory becomes one kernel (or a copy): the requested outputs, host data,
 CONTIGUOUS, and reductions whose result is read through a view that is not the identity (softmax's
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from compiler.dtypes import PtrDType, dtypes
-from compiler.ir.ops import Ops, UOp, _key_arg
-from compiler.lazy import LazyBuffer, LoadOps
+from compiler.ir.ops import ELEMENTWISE, Ops, UOp, _key_arg
+from compiler.lazy import LazyBuffer
 from compiler.views import ShapeTracker
 
 # a fused elementwise input that every output element of a reduction reads again is computed once instead,
@@ -96,13 +96,13 @@ def _structure(outs: list[LazyBuffer]) -> tuple[list[LazyBuffer], tuple | None]:
         b, ready = stack.pop()
         if id(b) in number:
             continue
-        if not ready and b.op is not LoadOps.BUFFER:
+        if not ready and b.op is not Ops.BUFFER:
             stack.append((b, True))
             stack.extend((s.base, False) for s in reversed(b.srcs) if id(s.base) not in number)
             continue
         number[id(b)] = len(nodes)
         nodes.append(b)
-        arg = None if b.op in (LoadOps.COPYIN, LoadOps.BUFFER) else _plain(b.arg)
+        arg = None if b.op in (Ops.COPYIN, Ops.BUFFER) else _plain(b.arg)
         if arg is _NOT_PLAIN:
             plain = False
         sig.append((b.op, b.dtype, b.device, b.shape, arg,
@@ -177,9 +177,9 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem] | Cut:
                     continue
                 b = ready[0]
         todo.remove(b)
-        if b.op in (LoadOps.COPYIN, LoadOps.EMPTY) or b.st.size() == 0:
-            emit(ScheduleItem("copyin" if b.op is LoadOps.COPYIN else "empty", [b]))
-        elif b.op is LoadOps.COPY:
+        if b.op in (Ops.COPYIN, Ops.EMPTY) or b.st.size() == 0:
+            emit(ScheduleItem("copyin" if b.op is Ops.COPYIN else "empty", [b]))
+        elif b.op is Ops.COPY:
             emit(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
         elif not elementwise[b]:
             item = _kernel([b], must)
@@ -217,7 +217,7 @@ def _cut_deep(graph: list[LazyBuffer], must: set) -> None:
 
 def _groupable(b: LazyBuffer, must: set) -> bool:
     """Whether b's kernel is elementwise (it may share a kernel with others of its shape)."""
-    return b.op not in (LoadOps.COPYIN, LoadOps.EMPTY, LoadOps.COPY) and b.st.size() > 0 and \
+    return b.op not in (Ops.COPYIN, Ops.EMPTY, Ops.COPY) and b.st.size() > 0 and \
         not _has_reduce(b, must)
 
 
@@ -226,7 +226,7 @@ def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
     out, stack, seen = set(), list(s.base for s in b.srcs), set()
     while stack:
         x = stack.pop()
-        if x in seen or x.op is LoadOps.BUFFER:
+        if x in seen or x.op is Ops.BUFFER:
             continue
         seen.add(x)
         if x in must:
@@ -244,9 +244,9 @@ def _has_reduce(b: LazyBuffer, must: set) -> bool:
         if x in seen:
             continue
         seen.add(x)
-        if x.op is LoadOps.REDUCE and (x is b or x not in must):
+        if x.op is Ops.REDUCE and (x is b or x not in must):
             return True
-        if x is b or (x not in must and (isinstance(x.op, Ops) or x.op is LoadOps.CONTIGUOUS)):
+        if x is b or (x not in must and (x.op in ELEMENTWISE or x.op is Ops.CONTIGUOUS)):
             stack.extend(s.base for s in x.srcs)
     return False
 
@@ -260,7 +260,7 @@ def _collect(outs: list[LazyBuffer]) -> list[LazyBuffer]:
         if done:
             order.append(b)
             continue
-        if b in seen or b.op is LoadOps.BUFFER:
+        if b in seen or b.op is Ops.BUFFER:
             continue
         seen.add(b)
         stack.append((b, True))
@@ -269,15 +269,15 @@ def _collect(outs: list[LazyBuffer]) -> list[LazyBuffer]:
 
 
 def _must_realize(b: LazyBuffer, consumers) -> bool:
-    if b.op in (LoadOps.COPYIN, LoadOps.EMPTY, LoadOps.CONTIGUOUS, LoadOps.COPY):
+    if b.op in (Ops.COPYIN, Ops.EMPTY, Ops.CONTIGUOUS, Ops.COPY):
         return True
-    if b.op is LoadOps.REDUCE:
+    if b.op is Ops.REDUCE:
         users = consumers[b]
         if len(users) != 1:
             return True
         (user,) = users
         views = [s for s in user.srcs if s.base is b]
-        return user.op is LoadOps.REDUCE or not all(_is_reshape(v.st, b.shape) for v in views)
+        return user.op is Ops.REDUCE or not all(_is_reshape(v.st, b.shape) for v in views)
     return False
 
 
@@ -300,9 +300,9 @@ def _kernel_shape(root: LazyBuffer, must: set) -> tuple[int, ...]:
         if b in seen:
             continue
         seen.add(b)
-        if b.op is LoadOps.REDUCE and b is not root and b not in must:
+        if b.op is Ops.REDUCE and b is not root and b not in must:
             return b.shape if _squeeze(b.shape) == _squeeze(root.shape) else root.shape
-        if isinstance(b.op, Ops) or b is root and b.op is LoadOps.CONTIGUOUS:
+        if b.op in ELEMENTWISE or b is root and b.op is Ops.CONTIGUOUS:
             stack.extend(s.base for s in b.srcs if _is_reshape(s.st, s.base.shape) and s.base not in must)
     return root.shape
 
@@ -348,27 +348,27 @@ class _Builder:
             self.memo[key] = self._make(*key)
             self.size += 1
             b = key[0]
-            if self.size > MAX_FUSED and b not in self.roots and not self._loads(b) and b.op is not LoadOps.CONST:
+            if self.size > MAX_FUSED and b not in self.roots and not self._loads(b) and b.op is not Ops.CONST:
                 return Cut(b, size=True)  # b gets a kernel of its own (a load is one already)
         return self.memo[root]
 
     def _loads(self, b: LazyBuffer) -> bool:
         """Whether b's kernel reads b from memory instead of computing it."""
-        return b.op is LoadOps.BUFFER or (b in self.must and b not in self.roots)
+        return b.op is Ops.BUFFER or (b in self.must and b not in self.roots)
 
     def _sources(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> list[tuple] | Cut:
         """The (base, view, in_reduce) keys b's value is made of, or a Cut when b needs a kernel of its own."""
-        if self._loads(b) or b.op in (LoadOps.CONST, LoadOps.IOTA):
+        if self._loads(b) or b.op in (Ops.CONST, Ops.IOTA):
             return []
-        if b.op is LoadOps.REDUCE:
+        if b.op is Ops.REDUCE:
             if in_reduce or (st != ShapeTracker.contiguous(b.shape) and b not in self.roots):
                 return Cut(b)
             (src,) = b.srcs
             return [(src.base, src.st, True)]
-        if b.op is LoadOps.CONTIGUOUS:
+        if b.op is Ops.CONTIGUOUS:
             (src,) = b.srcs
             return [(src.base, src.st + st, in_reduce)]
-        if isinstance(b.op, Ops):
+        if b.op in ELEMENTWISE:
             if in_reduce and self._recompute_is_costly(b, st):
                 return Cut(b)
             return [(s.base, s.st + st, in_reduce) for s in b.srcs]
@@ -380,13 +380,13 @@ class _Builder:
         srcs = [self.memo[k] for k in self.kids[(b, st, in_reduce)]]
         if self._loads(b):
             return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
-        if b.op is LoadOps.CONTIGUOUS:
+        if b.op is Ops.CONTIGUOUS:
             return srcs[0]
-        if b.op is LoadOps.CONST:
+        if b.op is Ops.CONST:
             v = UOp.const(b.dtype, b.arg)
-        elif b.op is LoadOps.IOTA:
+        elif b.op is Ops.IOTA:
             v = UOp(Ops.IOTA, b.dtype, (view,))
-        elif b.op is LoadOps.REDUCE:
+        elif b.op is Ops.REDUCE:
             v = UOp(Ops.REDUCE, b.dtype, (srcs[0],), (*b.arg, b.srcs[0].shape))
         else:
             v = UOp(b.op, b.dtype, tuple(srcs))
@@ -401,7 +401,7 @@ class _Builder:
     def _holds_expensive(self, root: LazyBuffer) -> bool:
         """Whether b's fused graph holds an EXPENSIVE op (iteratively, sources first)."""
         def fused(x: LazyBuffer) -> list[LazyBuffer]:
-            return [s.base for s in x.srcs if isinstance(s.base.op, Ops) and s.base not in self.must]
+            return [s.base for s in x.srcs if s.base.op in ELEMENTWISE and s.base not in self.must]
         stack = [root]
         while stack:
             b = stack[-1]

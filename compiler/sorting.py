@@ -12,16 +12,15 @@ NumPy and PyTorch); padding orders after everything. Values move through `where`
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Self, TypeVar
 
 from compiler.dtypes import dtypes
 from compiler.helpers import normalize_axis
 
-if TYPE_CHECKING:
-    from compiler.tensor import Tensor
+TensorT = TypeVar("TensorT", bound="SortingOps")  # a Tensor (the class SortingOps is mixed into)
 
 
-def _comes_first(ka: Tensor, ia: Tensor, kb: Tensor, ib: Tensor, n: int, descending: bool) -> Tensor:
+def _comes_first(ka: TensorT, ia: TensorT, kb: TensorT, ib: TensorT, n: int, descending: bool) -> TensorT:
     """Whether element a belongs before element b: by key (NaN above every number), then by original index;
     indices n and above are padding and go last."""
     ka, kb = ka.detach(), kb.detach()
@@ -37,7 +36,8 @@ def _comes_first(ka: Tensor, ia: Tensor, kb: Tensor, ib: Tensor, n: int, descend
     return (ia < n) & ((ib >= n) | order)
 
 
-def _exchange(keys: Tensor, idx: Tensor, block: int, mirror: bool, n: int, descending: bool) -> tuple[Tensor, Tensor]:
+def _exchange(keys: TensorT, idx: TensorT, block: int, mirror: bool, n: int,
+              descending: bool) -> tuple[TensorT, TensorT]:
     """One stage: within blocks of `block` elements, element i of the first half meets element i of the second
     half (or, when mirror, the element as far from the block's end) and the pair is put in order. Every element
     reads its partner through a flipped view and keeps itself or takes the partner: no concatenation."""
@@ -55,7 +55,7 @@ def _exchange(keys: Tensor, idx: Tensor, block: int, mirror: bool, n: int, desce
 class SortingOps:
     """Mixed into Tensor (module docstring)."""
 
-    def sort(self: Tensor, dim: int = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    def sort(self, dim: int = -1, descending: bool = False) -> tuple[Self, Self]:
         """(values, indices) sorted along dim; stable; indices are int32 (tinygrad's default int)."""
         T = type(self)  # the Tensor class (mixins never import compiler.tensor)
         if self.ndim == 0:
@@ -85,11 +85,11 @@ class SortingOps:
         cut = tuple(None for _ in keys.shape[:-1]) + ((0, n),)
         return tuple(t.shrink(cut).reshape(lead + (n,)).permute(back) for t in (keys, idx))
 
-    def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor:
+    def argsort(self, dim: int = -1, descending: bool = False) -> Self:
         """The indices that sort along dim (stable; int32)."""
         return self.sort(dim, descending)[1]
 
-    def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> tuple[Tensor, Tensor]:
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> tuple[Self, Self]:
         """The k largest (or smallest) values along dim and their indices, in sorted order (ties by index)."""
         if not sorted_:
             raise NotImplementedError("topk: sorted_=False is not supported (as in tinygrad)")

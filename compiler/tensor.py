@@ -24,10 +24,11 @@ from compiler.gather import GatherOps
 from compiler.helpers import broadcast_shape, normalize_axis
 from compiler.indexing import IndexingOps
 from compiler.ir.ops import Ops
-from compiler.lazy import LazyBuffer, LoadOps, reaches, realize
+from compiler.lazy import LazyBuffer, reaches
 from compiler.losses import LossOps
 from compiler.movement import MovementOps
 from compiler.random import RandomOps
+from compiler.realize import realize
 from compiler.reduce import ReduceOps
 from compiler.sorting import SortingOps
 from compiler.views import ShapeTracker
@@ -136,7 +137,7 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
         if self.numel() == 0:
             return np.zeros(self.shape, dt.np)
         lb = self.lazydata
-        if lb.base.op is LoadOps.CONST:
+        if lb.base.op is Ops.CONST:
             return np.full(self.shape, lb.base.arg, dt.np)
         if lb.is_view and not lb.st.contiguous_layout or lb.base.st.size() != lb.st.size():
             lb = lb.contiguous()
@@ -190,7 +191,7 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
     def clone(self, device: str | None = None) -> Tensor:
         """A copy with a buffer of its own (on device if given), and a copy of .grad."""
         src = self.to(device or self.device).lazydata
-        out = Tensor(LazyBuffer(src.device, ShapeTracker.contiguous(src.shape), src.dtype, LoadOps.CONTIGUOUS, (src,)))
+        out = Tensor(LazyBuffer(src.device, ShapeTracker.contiguous(src.shape), src.dtype, Ops.CONTIGUOUS, (src,)))
         if self.grad is not None:
             out.grad = self.grad.clone(device)
         return out
@@ -249,7 +250,7 @@ class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOp
         if other.device != self.device:
             other = other.to(self.device)
         old = self.lazydata
-        if not old.realized and old.base.op is not LoadOps.CONST and reaches(other.lazydata, old.base):
+        if not old.realized and old.base.op is not Ops.CONST and reaches(other.lazydata, old.base):
             realize(old)
         self.lazydata = other.lazydata if other.dtype == self.dtype else other.lazydata.cast(self.dtype)
         for observe in ASSIGN_OBSERVERS:

@@ -6,12 +6,12 @@ wiring: the process's OS comes from the selector installed under the `simgpu.os`
 """
 
 from runtime.device import Device
-from runtime.fault import DeviceFault, GPUFault, GPUTimeout
+from runtime.fault import DeviceFault, GPUFault, GPUTimeout, SanitizerError
 from runtime.launch import Launch
 from runtime.memory import Buffer
 from runtime.module import Kernel, Module
 from runtime.os import OS, DeviceReport, HostOS, Mapping, select_os
-from runtime.sanitize import SanitizerError, SanitizerWarning
+from runtime.sanitize import SanitizerWarning
 
 __all__ = ["OS", "Buffer", "Device", "DeviceFault", "DeviceReport", "GPUFault", "GPUTimeout", "HostOS", "Kernel",
            "Launch", "Mapping", "Module", "SanitizerError", "SanitizerWarning", "select_os"]

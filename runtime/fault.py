@@ -54,7 +54,6 @@ class GPUFault(DeviceFault):
         if kind == "timeout":
             cls = GPUTimeout
         elif kind in SANITIZER_KINDS:  # a sanitizer stopped the dispatch
-            from runtime.sanitize import SanitizerError
             cls = SanitizerError
         return cls("\n".join(lines), kind, data.va if event == MEMORY else None, gpu_id, usable)
 
@@ -62,6 +61,11 @@ class GPUFault(DeviceFault):
 class GPUTimeout(GPUFault, TimeoutError):
     """A dispatch still running when the wait's timeout expired, stopped by the driver (its queue was reset):
     a GPUFault (with the report of where every wave was) and a TimeoutError."""
+
+
+class SanitizerError(GPUFault):
+    """A dispatch stopped by a fatal sanitizer finding (an invalid access, before it happened); `kind` is the check.
+    runtime.sanitize delivers the findings that do not stop a dispatch."""
 
 
 def describe_exception(event: str, data) -> str:

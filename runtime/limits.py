@@ -4,6 +4,11 @@ The limits are the HSA agent's (what ROCr reports for gfx11): at most 1024 work-
 all axes together (HSA_AGENT_INFO_WORKGROUP_MAX_SIZE / _DIM), a grid of at most 2^32 - 1 work-items along
 each axis (HSA_AGENT_INFO_GRID_MAX_DIM: AQL's grid_size fields are 32 bits), and the LDS a workgroup may
 use, from the KFD topology's lds_size_in_kb.
+
+Occupancy (how many waves of a kernel a SIMD keeps resident; the compiler's listings and the debug line of a
+launch report it) on gfx1100, wave32: 1536 VGPRs per SIMD allocated in blocks of 24 (FeatureGFX11FullVGPRs), at
+most 16 waves per SIMD; LDS: 128 KiB per WGP (4 SIMDs) in WGP mode, shared by the workgroups resident on it.
+SGPRs do not limit occupancy on gfx10+ (every wave has 106).
 """
 
 from __future__ import annotations
@@ -14,6 +19,11 @@ import numpy as np
 
 MAX_WORKGROUP_SIZE = 1024
 MAX_GRID_ITEMS = (1 << 32) - 1
+VGPRS_PER_SIMD = 1536
+VGPR_GRANULE = 24
+MAX_WAVES_PER_SIMD = 16
+LDS_PER_WGP = 128 * 1024
+SIMDS_PER_WGP = 4
 
 
 def dims(value, what: str) -> tuple[int, int, int]:
@@ -46,3 +56,13 @@ def check_launch(grid, block, shared: int, static_lds: int, lds_limit: int) -> t
         raise ValueError(f"LDS of {static_lds} static + {shared} dynamic bytes exceeds the {lds_limit} bytes a "
                          "workgroup may use")
     return grid, block
+
+
+def occupancy(vgprs: int, lds_bytes: int, waves_per_group: int) -> int:
+    """Waves per SIMD a gfx1100 kernel with these resources can keep resident (module docstring)."""
+    blocks = -(-max(vgprs, 1) // VGPR_GRANULE) * VGPR_GRANULE
+    waves = min(MAX_WAVES_PER_SIMD, VGPRS_PER_SIMD // blocks)
+    if lds_bytes:
+        groups = LDS_PER_WGP // lds_bytes
+        waves = min(waves, max(1, groups * waves_per_group // SIMDS_PER_WGP))
+    return waves

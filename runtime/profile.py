@@ -19,6 +19,7 @@ import atexit
 import struct
 from dataclasses import dataclass, field
 
+from runtime.profile_export import write_perfetto
 from simgpu import settings
 from simgpu.hw import aql, perfmon
 from simgpu.hw import perfmon_pm4 as pp
@@ -250,5 +251,4 @@ def _report() -> None:
         print(f"\nsimgpu profile ({PROFILE_ENV}/{SQTT_ENV}):\n{summary_table(records)}", flush=True)
     out = settings.get("SIMGPU_PROFILE_OUT")
     if out and records:
-        from runtime.profile_export import write_perfetto
         write_perfetto(records, out)

@@ -9,87 +9,27 @@ kind's default is its first available backend: for AMD the native backend (compi
 LLVM backend both pass the whole ops suite, and native needs no LLVM at run time and compiles faster), then LLVM;
 for CPU the x86 backend. The LLVM backend is available only when llvmlite is installed (looked up, not imported:
 a process that never compiles with it never loads LLVM).
+
+The interface and the registry of backend classes are compiler.backend.interface; the built-in backends' modules
+(llvm, native, x86.backend) register their classes when this package imports them, and load their code
+generators only when they first compile.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.util
-import pathlib
 
 import simgpu.settings as settings
-from compiler.dtypes import DType
-from compiler.ir.linearize import LinearKernel
-from compiler.ir.rewrite import Rules
+from compiler.backend import llvm, native  # noqa: F401 - the built-in backends: each registers itself
+from compiler.backend.interface import REGISTRY, Backend, MachineCodeBackend, register, source_hash
+from compiler.backend.x86 import backend as _x86_backend  # noqa: F401 - (the CPU's)
 
+__all__ = ["Backend", "MachineCodeBackend", "REGISTRY", "available", "for_device", "get", "register", "source_hash",
+           "using"]
 
-class Backend:
-    """The interface every backend implements (module docstring)."""
-
-    name = "?"
-    target = "?"
-    device_kind = "AMD"  # which compiler.device kind runs its programs
-    features: frozenset[str] = frozenset()  # what lowering may use: "wmma" (gfx11 matrix cores, wave32)
-    requires: tuple[str, ...] = ()  # Python modules the backend needs (checked with find_spec, not imported)
-    preference = 10  # lower first: the default of a device kind is its available backend with the lowest
-
-    def supports(self, dtype: DType) -> bool:
-        """Whether kernels may use dtype."""
-        return True
-
-    def rules(self) -> Rules:
-        """IR rewrites this backend needs after lowering (applied before linearizing and proving)."""
-        return Rules()
-
-    def source(self, kernel: LinearKernel) -> str:
-        """A readable rendering of the kernel in the backend's own input language (for SIMGPU_DEBUG=2)."""
-        raise NotImplementedError
-
-    def compile(self, kernel: LinearKernel) -> bytes:
-        """The program: bytes the device's loader accepts."""
-        raise NotImplementedError
-
-    def assembly(self, kernel: LinearKernel) -> str:
-        """The machine code as assembly text (for SIMGPU_DEBUG=3)."""
-        raise NotImplementedError
-
-    def fingerprint(self) -> str:
-        """What identifies this backend's output for the kernel cache (name, target, code version)."""
-        return f"{self.name}-{self.target}"
-
-
-class MachineCodeBackend(Backend):
-    """A backend that writes machine code itself (native, x86): it has no intermediate language, so its source is
-    its assembly, and compile_full gives the binary together with that listing and the kernel's resources."""
-
-    def compile_full(self, kernel: LinearKernel):
-        """The compiled kernel: .binary (the program) and what the backend reports about it."""
-        raise NotImplementedError
-
-    def compile(self, kernel: LinearKernel) -> bytes:
-        return self.compile_full(kernel).binary
-
-    def source(self, kernel: LinearKernel) -> str:
-        """The machine code as assembly (no intermediate language of its own)."""
-        return self.assembly(kernel)
-
-
-def source_hash(files) -> str:
-    """A short hash of the source files a backend's output depends on (for its fingerprint)."""
-    code = b"".join(pathlib.Path(f).read_bytes() for f in sorted(files))
-    return hashlib.sha256(code).hexdigest()[:16]
-
-
-_REGISTRY: dict[str, type[Backend]] = {}
 _INSTANCES: dict[str, Backend] = {}
 _override: list[str] = []
-
-
-def register(cls: type[Backend]) -> type[Backend]:
-    """Class decorator: make a backend available by its name."""
-    _REGISTRY[cls.name] = cls
-    return cls
 
 
 def _usable(cls: type[Backend]) -> bool:
@@ -106,20 +46,18 @@ def _usable(cls: type[Backend]) -> bool:
 def available(device_kind: str | None = None) -> list[str]:
     """Names of the registered backends whose requirements are installed (for one device kind), the default
     first."""
-    _load_builtin()
-    names = [n for n, c in _REGISTRY.items() if (device_kind is None or c.device_kind == device_kind) and _usable(c)]
-    return sorted(names, key=lambda n: _REGISTRY[n].preference)
+    names = [n for n, c in REGISTRY.items() if (device_kind is None or c.device_kind == device_kind) and _usable(c)]
+    return sorted(names, key=lambda n: REGISTRY[n].preference)
 
 
 def get(name: str) -> Backend:
     """The backend called name."""
-    _load_builtin()
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown backend {name!r} (available: {', '.join(sorted(_REGISTRY))})")
-    if not _usable(_REGISTRY[name]):
-        raise ValueError(f"backend {name!r} needs {', '.join(_REGISTRY[name].requires)}, which is not installed")
+    if name not in REGISTRY:
+        raise ValueError(f"unknown backend {name!r} (available: {', '.join(sorted(REGISTRY))})")
+    if not _usable(REGISTRY[name]):
+        raise ValueError(f"backend {name!r} needs {', '.join(REGISTRY[name].requires)}, which is not installed")
     if name not in _INSTANCES:
-        _INSTANCES[name] = _REGISTRY[name]()
+        _INSTANCES[name] = REGISTRY[name]()
     return _INSTANCES[name]
 
 
@@ -132,7 +70,7 @@ def for_device(kind: str) -> Backend:
         if want:
             if want in names:
                 return get(want)
-            if want not in _REGISTRY:
+            if want not in REGISTRY:
                 raise ValueError(f"backend {want!r} does not compile for {kind} devices (those: {', '.join(names)})")
     if not names:
         raise ValueError(f"no backend compiles for {kind} devices")
@@ -149,8 +87,3 @@ def using(name: str):
     finally:
         _override.pop()
 
-
-def _load_builtin() -> None:
-    if not _REGISTRY:
-        from compiler.backend import llvm, native  # noqa: F401 - register themselves
-        from compiler.backend.x86 import backend  # noqa: F401

@@ -6,9 +6,9 @@ import functools
 import pathlib
 
 from compiler import llvm as llvm_compiler
-from compiler.backend import Backend, register, source_hash
+from compiler.backend.interface import Backend, register, source_hash
 from compiler.ir.linearize import LinearKernel
-from compiler.ir.rewrite import Rules
+from compiler.ir.transcendental import LLVM_RULES
 
 
 @register
@@ -22,11 +22,9 @@ class LLVMBackend(Backend):
     preference = 1
     requires = ("llvmlite",)
 
-    def rules(self) -> Rules:
-        """f64 exp2/log2/sin as polynomials (LLVM's AMDGPU target has no lowering for them: it aborts), and f32
-        sin with an exact range reduction (compiler.ir.transcendental)."""
-        from compiler.ir.transcendental import LLVM_RULES
-        return LLVM_RULES
+    # f64 exp2/log2/sin as polynomials (LLVM's AMDGPU target has no lowering for them: it aborts), and f32 sin with
+    # an exact range reduction (compiler.ir.transcendental)
+    rules = LLVM_RULES
 
     def source(self, kernel: LinearKernel) -> str:
         """The LLVM IR."""

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import struct
 
-from compiler.dtypes import DType, PtrDType, dtypes
-from compiler.ir.linearize import LinearKernel
+import numpy as np
+
+from compiler.dtypes import DType, PtrDType, dtypes, to_bf16_bits
+from compiler.ir.linearize import LinearKernel, loops_of
 from compiler.ir.ops import Ops, UOp
 
 _TYPES = {"bool": "i1", "int8": "i8", "uint8": "i8", "int16": "i16", "uint16": "i16", "int32": "i32",
@@ -46,9 +48,6 @@ def lconst(dt: DType, v) -> str:
         return f"0x{struct.unpack('<Q', struct.pack('<d', x))[0]:016X}"
     if dt.name == "float16":
         return f"0xH{struct.unpack('<H', struct.pack('<e', float(v)))[0]:04X}"
-    import numpy as np
-
-    from compiler.dtypes import to_bf16_bits
     return f"0xR{int(to_bf16_bits(np.array([v], np.float32))[0]):04X}"
 
 
@@ -58,7 +57,6 @@ class _Render:
         self.lines: list[str] = []
         self.acc: dict[UOp, str] = {}  # an accumulator's current SSA value
         self.phis: dict[UOp, list[tuple[UOp, int, str]]] = {}  # loop -> (acc, line to patch, phi name)
-        from compiler.ir.linearize import loops_of
         scope = loops_of(k.uops)
         self.assigned: dict[UOp, list[UOp]] = {}  # loop -> accumulators assigned inside it
         for u in k.uops:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from compiler.backend import MachineCodeBackend, register, source_hash
+from compiler.backend.interface import MachineCodeBackend, register, source_hash
 from compiler.ir.linearize import LinearKernel
-from compiler.ir.rewrite import Rules
+from compiler.ir.transcendental import LLVM_RULES
 
 
 @register
@@ -26,10 +26,7 @@ class NativeBackend(MachineCodeBackend):
     features = frozenset({"wmma"})
     preference = 0
 
-    def rules(self) -> Rules:
-        """The transcendental expansions both GPU backends share (module docstring)."""
-        from compiler.ir.transcendental import LLVM_RULES
-        return LLVM_RULES
+    rules = LLVM_RULES  # the transcendental expansions both GPU backends share (module docstring)
 
     def compile_full(self, kernel: LinearKernel):
         """The compiled kernel: an ET_DYN code object (v5) with its assembly and resources

@@ -1,9 +1,12 @@
-"""The kernel IR: one small typed SSA graph of `UOp`s, hash-consed (equal structure, same object).
+"""The compiler's op vocabulary (`Ops`) and the kernel IR: one small typed SSA graph of `UOp`s, hash-consed (equal
+structure, same object).
 
-A kernel starts as an AST from the scheduler (STORE of a value tree of LOADs through VIEWs, ALU, REDUCE)
-and every later step rewrites it (compiler.ir.rewrite): views become index arithmetic over SPECIAL ids
-and RANGE loop variables, REDUCE becomes an accumulator (DEFINE_ACC / ASSIGN) in loops, and the
-linearizer orders the result. Backends read the linearized list.
+`Ops` names the operations of both graphs the compiler has: the lazy graph Tensor builds (compiler.lazy: ALU,
+CONST, IOTA, REDUCE and a few of its own, which never reach a kernel) and the kernel IR. A kernel starts as an AST
+the scheduler builds from the lazy graph (STORE of a value tree of LOADs through VIEWs, ALU, REDUCE) and every
+later step rewrites it (compiler.ir.rewrite): views become index arithmetic over SPECIAL ids and RANGE loop
+variables, REDUCE becomes an accumulator (DEFINE_ACC / ASSIGN) in loops, and the linearizer orders the result.
+Backends read the linearized list.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from compiler.dtypes import DType, PtrDType, dtypes
 
 
 class Ops(Enum):
-    """Operations of the kernel IR (docs/compiler.md, "Kernel IR")."""
+    """Operations of the lazy graph and the kernel IR (docs/compiler.md, "Kernel IR"); where the two graphs use an
+    op differently, its comment says both."""
 
     # structure
     SINK = auto()        # src: the kernel's effects (STOREs); arg: the kernel's name
@@ -36,12 +40,14 @@ class Ops(Enum):
     # memory
     LOAD = auto()        # src: (buffer, index[, gate]); a false gate loads nothing and gives 0
     STORE = auto()       # src: (buffer, index, value[, gate])
-    CONST = auto()       # arg: the value
+    CONST = auto()       # arg: the value (lazy graph: of shape (), broadcast by views)
     # kernel AST only (before lowering)
     VIEW = auto()        # arg: a ShapeTracker; the index space of a LOAD/STORE
     VALID = auto()       # src: (VIEW,); whether the view's index is inside its masks (bool)
-    IOTA = auto()        # src: (VIEW,); the view's flat index (int32): arange
-    REDUCE = auto()      # src: (value,); arg: (Ops.ADD|MAX|MUL, axes, the value's shape)
+    IOTA = auto()        # src: (VIEW,); the view's flat index (int32): arange (lazy graph: no src; 0..n-1 of its
+    #                      shape, int32 or int64 past int32)
+    REDUCE = auto()      # src: (value,); arg: (Ops.ADD|MAX|MUL, axes, the value's shape) (lazy graph: arg
+    #                      (op, axes); reduced axes kept as size 1)
     # ALU (srcs and result of one dtype, except comparisons -> bool and WHERE's bool condition)
     ADD = auto()
     SUB = auto()
@@ -73,6 +79,14 @@ class Ops(Enum):
     # matrix cores (gfx11 wave32): D = A x B + C on a 16x16x16 tile held across the wave's 32 lanes
     WMMA = auto()        # src: 16 A elements (row lane%16), 16 B (column lane%16), 8 C floats; arg: A/B dtype
     GEP = auto()         # src: (WMMA,); arg: r; float32 element r of D: row 2r + lane//16, column lane%16
+    # lazy graph only (compiler.lazy): what a Tensor's base may be besides CONST, IOTA, REDUCE and the ALU ops. Last,
+    # so the members above keep their values: a node's hash is built from its op's value, and the simplifier's
+    # term order (so the kernel IR) from node hashes.
+    COPYIN = auto()      # arg: a host array to copy to the device
+    EMPTY = auto()       # uninitialised memory
+    BUFFER = auto()      # realized: the LazyBuffer's .buffer holds the device memory
+    CONTIGUOUS = auto()  # forces its source into a buffer of its own, in row-major order
+    COPY = auto()        # its source copied from another device
 
 
 UNARY = {Ops.NEG, Ops.NOT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.TRUNC}
@@ -81,6 +95,7 @@ BINARY = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.FDIV, Ops.MAX, Ops.M
 TERNARY = {Ops.WHERE, Ops.MULACC}
 ALU = UNARY | BINARY | TERNARY
 COMPARE = {Ops.CMPLT, Ops.CMPEQ, Ops.CMPNE}
+ELEMENTWISE = ALU | {Ops.CAST, Ops.BITCAST}  # what the scheduler fuses into a kernel
 COMMUTATIVE = {Ops.ADD, Ops.MUL, Ops.MAX, Ops.MIN, Ops.CMPEQ, Ops.CMPNE, Ops.AND, Ops.OR, Ops.XOR}
 
 
@@ -88,7 +103,8 @@ class UOp:
     """One IR node: op, dtype, sources, argument. Built through UOp(...), which returns the existing node of
     the same structure if there is one, so `is` compares structure and graphs share common subexpressions."""
 
-    __slots__ = ("op", "dtype", "src", "arg", "_key", "_range", "_hash", "__weakref__")
+    # range_memo: (vmin, vmax), filled by compiler.ir.ranges.vrange (the value-range analysis lives above the IR)
+    __slots__ = ("op", "dtype", "src", "arg", "_key", "range_memo", "_hash", "__weakref__")
     _cache: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def __new__(cls, op: Ops, dtype: DType | PtrDType = dtypes.int32, src: tuple = (), arg: Any = None):
@@ -98,7 +114,7 @@ class UOp:
             return found
         u = object.__new__(cls)
         u.op, u.dtype, u.src, u.arg = op, dtype, tuple(src), arg
-        u._key, u._range = key, None
+        u._key, u.range_memo = key, None
         dk = _DTYPE_KEYS.get(dtype)
         if dk is None:
             dk = _DTYPE_KEYS[dtype] = stable_key(dtype)
@@ -209,22 +225,6 @@ class UOp:
             stack.append((u, True))
             stack.extend((s, False) for s in reversed(u.src) if s not in seen)
         return out
-
-    @property
-    def vmin(self):
-        """The smallest value this node can take (value-range analysis; floats and unknowns: the type's range)."""
-        return self._vrange()[0]
-
-    @property
-    def vmax(self):
-        """The largest value this node can take."""
-        return self._vrange()[1]
-
-    def _vrange(self) -> tuple:
-        if self._range is None:
-            from compiler.ir.ranges import value_range
-            self._range = value_range(self)
-        return self._range
 
 
 def o_dtype(x) -> DType:

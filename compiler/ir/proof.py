@@ -18,6 +18,7 @@ from compiler.dtypes import DType
 from compiler.errors import CompileError
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.ranges import vrange
 
 _WRAPPING = {Ops.ADD, Ops.SUB, Ops.MUL, Ops.NEG, Ops.SHL, Ops.MULACC}
 
@@ -168,7 +169,7 @@ def _buffer_name(u: UOp) -> str:
 def _check_wrap(k: LinearKernel, access: UOp, idx: UOp) -> None:
     for x in idx.toposort():
         if x.op in _WRAPPING and isinstance(x.dtype, DType) and x.dtype.is_int and \
-                (x.vmin, x.vmax) == (x.dtype.min, x.dtype.max):
+                vrange(x) == (x.dtype.min, x.dtype.max):
             raise CompileError(f"kernel {k.name}: index {fmt(idx)} of {_buffer_name(_buffer(access.src[0]))}: "
                                f"{fmt(x)} may overflow {x.dtype.name}")
 

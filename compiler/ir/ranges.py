@@ -32,8 +32,26 @@ def _whole(dt) -> tuple:
     return (dt.min, dt.max)
 
 
+def vrange(u: UOp) -> tuple:
+    """(vmin, vmax) of u (module docstring), computed once per node: kept in the node (UOp.range_memo)."""
+    r = u.range_memo
+    if r is None:
+        r = u.range_memo = value_range(u)
+    return r
+
+
+def vmin(u: UOp):
+    """The smallest value u can take (floats and unknowns: the type's range)."""
+    return vrange(u)[0]
+
+
+def vmax(u: UOp):
+    """The largest value u can take."""
+    return vrange(u)[1]
+
+
 def value_range(u: UOp) -> tuple:
-    """(vmin, vmax) of u (see module docstring)."""
+    """(vmin, vmax) of u from its sources' (see module docstring)."""
     dt = u.dtype
     if not isinstance(dt, DType) or dt.is_float:
         return (u.arg, u.arg) if u.op is Ops.CONST and isinstance(dt, DType) else _whole(dt)
@@ -52,18 +70,18 @@ def _range(u: UOp) -> tuple:  # noqa: C901 - one case per op reads best as a fla
     if op is Ops.SPECIAL:
         return (0, u.arg[2] - 1)
     if op is Ops.RANGE:
-        return (0, s[0].vmax - 1)
+        return (0, vmax(s[0]) - 1)
     if op in (Ops.ASSIGN, Ops.AFTER):
-        return (s[-1 if op is Ops.ASSIGN else 0].vmin, s[-1 if op is Ops.ASSIGN else 0].vmax)
+        return vrange(s[-1 if op is Ops.ASSIGN else 0])
     if op is Ops.WHERE:
         c = s[0]
-        if c.vmin == c.vmax:
-            return (s[1].vmin, s[1].vmax) if c.vmin else (s[2].vmin, s[2].vmax)
-        return (min(s[1].vmin, s[2].vmin), max(s[1].vmax, s[2].vmax))
+        if vmin(c) == vmax(c):
+            return vrange(s[1]) if vmin(c) else vrange(s[2])
+        return (min(vmin(s[1]), vmin(s[2])), max(vmax(s[1]), vmax(s[2])))
     if op is Ops.CAST:
         src = s[0]
         if isinstance(src.dtype, DType) and not src.dtype.is_float:
-            lo, hi = int(src.vmin), int(src.vmax)
+            lo, hi = int(vmin(src)), int(vmax(src))
             if u.dtype.kind == "b":  # x != 0: true unless 0 is possible, false only if x is always 0
                 return (not lo <= 0 <= hi, lo != 0 or hi != 0)
             return (lo, hi)
@@ -74,47 +92,47 @@ def _range(u: UOp) -> tuple:  # noqa: C901 - one case per op reads best as a fla
 
 
 def _mul(a, b):
-    c = (a.vmin * b.vmin, a.vmin * b.vmax, a.vmax * b.vmin, a.vmax * b.vmax)
+    c = (vmin(a) * vmin(b), vmin(a) * vmax(b), vmax(a) * vmin(b), vmax(a) * vmax(b))
     return (min(c), max(c))
 
 
 def _idiv(a, b):
-    if b.vmin == b.vmax and b.vmin != 0:
-        q = (tdiv(a.vmin, b.vmin), tdiv(a.vmax, b.vmin))
+    if vmin(b) == vmax(b) and vmin(b) != 0:
+        q = (tdiv(vmin(a), vmin(b)), tdiv(vmax(a), vmin(b)))
         return (min(q), max(q))
-    if b.vmin > 0 or b.vmax < 0:
-        c = [tdiv(x, y) for x in (a.vmin, a.vmax) for y in (b.vmin, b.vmax)]
+    if vmin(b) > 0 or vmax(b) < 0:
+        c = [tdiv(x, y) for x in vrange(a) for y in vrange(b)]
         return (min(c), max(c))
-    m = max(abs(a.vmin), abs(a.vmax))
+    m = max(abs(vmin(a)), abs(vmax(a)))
     return (-m, m)
 
 
 def _mod(a, b):
-    if b.vmin == b.vmax and b.vmin != 0:
-        c = abs(b.vmin)
-        if a.vmin >= 0:
-            return (a.vmin, a.vmax) if a.vmax < c else (0, c - 1)
-        if a.vmax <= 0:
-            return (a.vmin, a.vmax) if a.vmin > -c else (-(c - 1), 0)
-        return (max(a.vmin, -(c - 1)), min(a.vmax, c - 1))
-    m = max(abs(b.vmin), abs(b.vmax)) - 1
-    if a.vmin >= 0:
-        return (0, max(0, min(a.vmax, m)))
+    if vmin(b) == vmax(b) and vmin(b) != 0:
+        c = abs(vmin(b))
+        if vmin(a) >= 0:
+            return vrange(a) if vmax(a) < c else (0, c - 1)
+        if vmax(a) <= 0:
+            return vrange(a) if vmin(a) > -c else (-(c - 1), 0)
+        return (max(vmin(a), -(c - 1)), min(vmax(a), c - 1))
+    m = max(abs(vmin(b)), abs(vmax(b))) - 1
+    if vmin(a) >= 0:
+        return (0, max(0, min(vmax(a), m)))
     return (-max(m, 0), max(m, 0))
 
 
 def _cmplt(a, b):
-    if a.vmax < b.vmin:
+    if vmax(a) < vmin(b):
         return (True, True)
-    if a.vmin >= b.vmax:
+    if vmin(a) >= vmax(b):
         return (False, False)
     return (False, True)
 
 
 def _cmpeq(a, b):
-    if a.vmin == a.vmax == b.vmin == b.vmax:
+    if vmin(a) == vmax(a) == vmin(b) == vmax(b):
         return (True, True)
-    if a.vmax < b.vmin or b.vmax < a.vmin:
+    if vmax(a) < vmin(b) or vmax(b) < vmin(a):
         return (False, False)
     return (False, True)
 
@@ -126,47 +144,47 @@ def _cmpne(a, b):
 
 def _and(a, b):
     if a.dtype.kind == "b":
-        return (a.vmin and b.vmin, a.vmax and b.vmax)
-    if a.vmin >= 0 and b.vmin >= 0:
-        return (0, min(a.vmax, b.vmax))
+        return (vmin(a) and vmin(b), vmax(a) and vmax(b))
+    if vmin(a) >= 0 and vmin(b) >= 0:
+        return (0, min(vmax(a), vmax(b)))
     return _whole(a.dtype)
 
 
 def _or(a, b):
     if a.dtype.kind == "b":
-        return (a.vmin or b.vmin, a.vmax or b.vmax)
-    if a.vmin >= 0 and b.vmin >= 0:
-        return (max(a.vmin, b.vmin), (1 << max(int(a.vmax), int(b.vmax), 1).bit_length()) - 1)
+        return (vmin(a) or vmin(b), vmax(a) or vmax(b))
+    if vmin(a) >= 0 and vmin(b) >= 0:
+        return (max(vmin(a), vmin(b)), (1 << max(int(vmax(a)), int(vmax(b)), 1).bit_length()) - 1)
     return _whole(a.dtype)
 
 
 def _not(a):
     if a.dtype.kind == "b":
-        return (not a.vmax, not a.vmin)
-    return (~a.vmax, ~a.vmin) if a.dtype.kind == "i" else _whole(a.dtype)
+        return (not vmax(a), not vmin(a))
+    return (~vmax(a), ~vmin(a)) if a.dtype.kind == "i" else _whole(a.dtype)
 
 
 def _shl(a, b):
-    if b.vmin == b.vmax and 0 <= b.vmin < a.dtype.bits:
-        return (a.vmin << b.vmin, a.vmax << b.vmin)
+    if vmin(b) == vmax(b) and 0 <= vmin(b) < a.dtype.bits:
+        return (vmin(a) << vmin(b), vmax(a) << vmin(b))
     return _whole(a.dtype)
 
 
 def _shr(a, b):
-    if b.vmin == b.vmax and 0 <= b.vmin < a.dtype.bits and a.vmin >= 0:
-        return (a.vmin >> b.vmin, a.vmax >> b.vmin)
+    if vmin(b) == vmax(b) and 0 <= vmin(b) < a.dtype.bits and vmin(a) >= 0:
+        return (vmin(a) >> vmin(b), vmax(a) >> vmin(b))
     return _whole(a.dtype)
 
 
 _ARITH = {
-    Ops.ADD: lambda a, b: (a.vmin + b.vmin, a.vmax + b.vmax),
-    Ops.SUB: lambda a, b: (a.vmin - b.vmax, a.vmax - b.vmin),
+    Ops.ADD: lambda a, b: (vmin(a) + vmin(b), vmax(a) + vmax(b)),
+    Ops.SUB: lambda a, b: (vmin(a) - vmax(b), vmax(a) - vmin(b)),
     Ops.MUL: _mul,
-    Ops.NEG: lambda a: (-a.vmax, -a.vmin),
+    Ops.NEG: lambda a: (-vmax(a), -vmin(a)),
     Ops.IDIV: _idiv,
     Ops.MOD: _mod,
-    Ops.MAX: lambda a, b: (max(a.vmin, b.vmin), max(a.vmax, b.vmax)),
-    Ops.MIN: lambda a, b: (min(a.vmin, b.vmin), min(a.vmax, b.vmax)),
+    Ops.MAX: lambda a, b: (max(vmin(a), vmin(b)), max(vmax(a), vmax(b))),
+    Ops.MIN: lambda a, b: (min(vmin(a), vmin(b)), min(vmax(a), vmax(b))),
     Ops.CMPLT: _cmplt,
     Ops.CMPEQ: _cmpeq,
     Ops.CMPNE: _cmpne,
@@ -175,5 +193,5 @@ _ARITH = {
     Ops.NOT: _not,
     Ops.SHL: _shl,
     Ops.SHR: _shr,
-    Ops.MULACC: lambda a, b, c: (lambda m: (m[0] + c.vmin, m[1] + c.vmax))(_mul(a, b)),
+    Ops.MULACC: lambda a, b, c: (lambda m: (m[0] + vmin(c), m[1] + vmax(c)))(_mul(a, b)),
 }

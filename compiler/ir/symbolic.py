@@ -12,6 +12,7 @@ import math
 from compiler.dtypes import DType
 from compiler.ir.fold import exec_alu
 from compiler.ir.ops import ALU, COMMUTATIVE, Ops, UOp
+from compiler.ir.ranges import vmax, vmin
 from compiler.ir.rewrite import Rules
 
 Linear = tuple[dict[UOp, int], int]
@@ -60,7 +61,7 @@ def build(terms: dict[UOp, int], const: int, dtype: DType) -> UOp:
 def _span(terms: dict[UOp, int], const: int) -> tuple[int, int]:
     lo = hi = const
     for t, k in terms.items():
-        a, b = t.vmin * k, t.vmax * k
+        a, b = vmin(t) * k, vmax(t) * k
         lo, hi = lo + min(a, b), hi + max(a, b)
     return lo, hi
 
@@ -82,8 +83,8 @@ def fold_range(u: UOp) -> UOp | None:
     """An integer or bool node whose value range is one value becomes that constant."""
     if u.op in (Ops.CONST, Ops.DEFINE_ACC, Ops.ASSIGN, Ops.AFTER, Ops.LOAD, Ops.RANGE, Ops.SPECIAL):
         return None
-    if isinstance(u.dtype, DType) and not u.dtype.is_float and u.vmin == u.vmax:
-        return UOp.const(u.dtype, u.vmin)
+    if isinstance(u.dtype, DType) and not u.dtype.is_float and vmin(u) == vmax(u):
+        return UOp.const(u.dtype, vmin(u))
     return None
 
 
@@ -130,7 +131,7 @@ def identities(u: UOp) -> UOp | None:  # noqa: C901 - a flat table of small iden
             return (s[0] if b else s[1]) if op is Ops.AND else (s[1] if b else s[0])
     if op is Ops.CAST and s[0].op is Ops.CAST and _is_int(u) and _is_int(s[0]) and _is_int(s[0].src[0]):
         inner = s[0].src[0]
-        if _fits(s[0], inner.vmin, inner.vmax):  # the middle type held every value: one conversion
+        if _fits(s[0], vmin(inner), vmax(inner)):  # the middle type held every value: one conversion
             return inner.cast(u.dtype)
     return None
 
@@ -165,18 +166,18 @@ def div_mod(u: UOp) -> UOp | None:
     remainder whose range sits in one multiple of c folds (the div/mod chains of reshaped views)."""
     x, d = u.src
     c = _c(d)
-    if not _is_int(u) or c is None or c <= 0 or x.vmin < 0:
+    if not _is_int(u) or c is None or c <= 0 or vmin(x) < 0:
         return None
-    if u.op is Ops.MOD and x.vmax < c:
+    if u.op is Ops.MOD and vmax(x) < c:
         return x
-    if x.op is u.op and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and x.src[0].vmin >= 0:
+    if x.op is u.op and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and vmin(x.src[0]) >= 0:
         c2 = x.src[1].arg
         if u.op is Ops.IDIV:
             return x.src[0] // (c * c2) if _fits(u, 0, c * c2) else None
         if c2 % c == 0:
             return x.src[0] % c
     terms, const = linear(x)
-    if any(t.vmin < 0 for t in terms) or not terms:
+    if any(vmin(t) < 0 for t in terms) or not terms:
         return None
     g = math.gcd(c, const, *terms.values())
     if g > 1 and u.op is Ops.IDIV:
@@ -207,7 +208,7 @@ def compare(u: UOp) -> UOp | None:
     if c is None or not _is_int(x):
         return None
     terms, const = linear(x)
-    if not terms or any(t.vmin < 0 for t in terms):
+    if not terms or any(vmin(t) < 0 for t in terms):
         return None
     for k in sorted({abs(v) for v in terms.values() if v > 1}, reverse=True):
         big = {t: v // k for t, v in terms.items() if v % k == 0}

@@ -18,7 +18,8 @@ from __future__ import annotations
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import LinearKernel, linearize, loops_of
 from compiler.ir.ops import Ops, UOp
-from compiler.ir.rewrite import rewrite, substitute
+from compiler.ir.rewrite import Rules, rewrite, substitute
+from compiler.ir.symbolic import SYMBOLIC
 
 BUDGET = 256
 MAX_FACTOR = 8
@@ -85,14 +86,11 @@ def _replace(sink: UOp, old: UOp, new: tuple[UOp, ...]) -> UOp:
     return memo[sink]
 
 
-def unroll(k: LinearKernel, rules=None) -> LinearKernel:
+def unroll(k: LinearKernel, rules: Rules = SYMBOLIC) -> LinearKernel:
     """k with its small innermost loops unrolled (module docstring); rules: the simplifier to fold the copies'
-    index arithmetic with (default compiler.ir.symbolic.SYMBOLIC)."""
+    index arithmetic with."""
     if not any(u.op is Ops.RANGE for u in k.uops):
         return k
-    if rules is None:
-        from compiler.ir.symbolic import SYMBOLIC
-        rules = SYMBOLIC
     sink, order, changed = k.uops[-1], k.uops, False
     for _ in range(16):
         plan = _plan(order)

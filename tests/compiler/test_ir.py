@@ -13,6 +13,7 @@ from compiler.ir.fold import evaluate
 from compiler.ir.linearize import linearize, loops_of
 from compiler.ir.lower import Geometry, unflatten, view_index
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.ranges import vrange
 from compiler.ir.rewrite import rewrite
 from compiler.ir.symbolic import SYMBOLIC
 from compiler.views import ShapeTracker, view_indices
@@ -36,11 +37,11 @@ def test_hash_consing_and_float_constants():
 def test_value_ranges():
     lid, gid, r = _vars()
     idx = gid * 4 + lid
-    assert (idx.vmin, idx.vmax) == (0, 11)
-    assert ((idx // 4).vmin, (idx // 4).vmax) == (0, 2)
-    assert ((idx % 4).vmin, (idx % 4).vmax) == (0, 3)
-    assert (idx.lt(12).vmin, idx.lt(12).vmax) == (True, True)
-    assert ((r - 10).vmin, (r - 10).vmax) == (-10, -6)
+    assert vrange(idx) == (0, 11)
+    assert vrange(idx // 4) == (0, 2)
+    assert vrange(idx % 4) == (0, 3)
+    assert vrange(idx.lt(12)) == (True, True)
+    assert vrange(r - 10) == (-10, -6)
 
 
 def _expr(draw, depth=0):

@@ -15,6 +15,7 @@ from compiler.backend.gfx11.select import RULES, C, GfxSelector
 from compiler.backend.mir import Sub
 from compiler.dtypes import dtypes
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.ranges import vmax, vmin
 
 
 def _int(u: UOp) -> bool:
@@ -63,7 +64,7 @@ def ops2(s: GfxSelector, u: UOp, rc: str):
 
 def _range24(u: UOp, signed: bool) -> bool:
     try:
-        lo, hi = u.vmin, u.vmax
+        lo, hi = vmin(u), vmax(u)
     except Exception:
         return False
     if signed:

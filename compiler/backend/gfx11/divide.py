@@ -20,6 +20,7 @@ from compiler.backend.gfx11.select import RULES, C, GfxSelector
 from compiler.backend.mir import MInst, Sub, label
 from compiler.dtypes import dtypes
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.ranges import vmax, vmin
 
 
 def magic_unsigned(d: int, xmax: int) -> tuple[int, int] | None:
@@ -46,7 +47,7 @@ def magic_signed(d: int) -> tuple[int, int]:
 
 def _vmin_vmax(u: UOp) -> tuple[int, int]:
     try:
-        return int(u.vmin), int(u.vmax)
+        return int(vmin(u)), int(vmax(u))
     except Exception:
         return u.dtype.min, u.dtype.max
 

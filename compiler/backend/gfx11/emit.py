@@ -1,13 +1,10 @@
 """From allocated machine code to a code object: assembly text, machine code through simgpu.isa's assembler, the
-kernel descriptor and code object v5 metadata from the allocation, occupancy.
+kernel descriptor and code object v5 metadata from the allocation, occupancy (runtime.limits.occupancy: the
+runtime's debug line reports the same figure for a loaded kernel).
 
 Each instruction's text is assembled once per process (instructions repeat across kernels: the same registers,
 the same waits) by simgpu.isa.assemble, which reproduces llvm-mc byte for byte; branches are encoded with their
 word offsets once the sizes of everything before them are known.
-
-Occupancy on gfx1100 (wave32): 1536 VGPRs per SIMD allocated in blocks of 24 (FeatureGFX11FullVGPRs), at most
-16 waves per SIMD; LDS: 128 KiB per WGP (4 SIMDs) in WGP mode, shared by the workgroups resident on it.
-SGPRs do not limit occupancy on gfx10+ (every wave has 106).
 """
 
 from __future__ import annotations
@@ -16,15 +13,10 @@ from dataclasses import dataclass
 
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.mir import MInst
+from runtime.limits import occupancy
 from simgpu.isa import assemble
 from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.kdescriptor import make_descriptor
-
-VGPRS_PER_SIMD = 1536
-VGPR_GRANULE = 24
-MAX_WAVES_PER_SIMD = 16
-LDS_PER_WGP = 128 * 1024
-SIMDS_PER_WGP = 4
 
 _encoded: dict[str, bytes] = {}
 
@@ -105,16 +97,6 @@ class Resources:
     def occupancy(self) -> int:
         """Waves per SIMD the kernel can keep resident (module docstring)."""
         return occupancy(self.vgprs, self.lds_bytes, self.waves_per_group)
-
-
-def occupancy(vgprs: int, lds_bytes: int, waves_per_group: int) -> int:
-    """Waves per SIMD a gfx1100 kernel with these resources can keep resident (module docstring)."""
-    blocks = -(-max(vgprs, 1) // VGPR_GRANULE) * VGPR_GRANULE
-    waves = min(MAX_WAVES_PER_SIMD, VGPRS_PER_SIMD // blocks)
-    if lds_bytes:
-        groups = LDS_PER_WGP // lds_bytes
-        waves = min(waves, max(1, groups * waves_per_group // SIMDS_PER_WGP))
-    return waves
 
 
 def code_object(name: str, code: bytes, res: Resources, nparams: int, group_ids: str, workitem_dims: int,

@@ -16,6 +16,7 @@ a VALU between them (compiler.backend.gfx11.hazards inserts v_nop).
 from __future__ import annotations
 
 from compiler.backend.gfx11 import operands as opnd
+from compiler.backend.gfx11.memory import Packed
 from compiler.backend.gfx11.select import RULES, C, GfxSelector
 from compiler.backend.mir import Sub
 from compiler.ir.ops import Ops, UOp
@@ -46,7 +47,6 @@ def plan(s: GfxSelector) -> None:
 
 def _operand(s: GfxSelector, elems: tuple[UOp, ...], bf16: bool) -> Sub:
     """The 8-register A or B operand from 16 element uops."""
-    from compiler.backend.gfx11.memory import Packed
     vals = [s.src(e) if e.op is Ops.CONST else s.val[e] for e in elems]
     if all(isinstance(v, Packed) for v in vals):
         words = [v.word for v in vals]
@@ -63,7 +63,6 @@ def _operand(s: GfxSelector, elems: tuple[UOp, ...], bf16: bool) -> Sub:
 
 
 def _half(s: GfxSelector, v, e: UOp):
-    from compiler.backend.gfx11.memory import Packed
     if isinstance(v, Packed):
         return s.unpack(e)
     if isinstance(v, C):

@@ -110,7 +110,7 @@ def multiple(u: UOp | None, depth: int = 0) -> int:
 
 # ---- planning: which loads combine -----------------------------------------------------------------------------
 def plan(s: GfxSelector) -> None:
-    """Find load groups to combine (module docstring) and WMMA accumulators to keep in register tuples."""
+    """Find load groups to combine (module docstring)."""
     uops = s.k.uops
     scope = loops_of(uops)
     groups: dict[tuple, list[tuple[int, UOp]]] = {}
@@ -160,8 +160,6 @@ def plan(s: GfxSelector) -> None:
                 run.append(m)
     for members in sgroups.values():
         _smem_chunks(s, members)
-    from compiler.backend.gfx11 import matrix
-    matrix.plan(s)
 
 
 def _smem_chunks(s: GfxSelector, members: list[tuple[int, UOp]]) -> None:

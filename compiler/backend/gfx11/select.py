@@ -21,6 +21,7 @@ are copied to VGPRs (SGPRs for SALU) first.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from compiler.backend.gfx11 import operands as opnd
@@ -113,15 +114,16 @@ class GfxSelector(Selector):
         self.smem_regs: dict = {}
         self.d16: dict = {}
 
-    def run(self) -> list[MInst]:
-        """The kernel's code: the entry (what the hardware put in registers, arguments, ids), then every uop."""
+    def run(self, plans: Sequence[Callable[[GfxSelector], None]] = ()) -> list[MInst]:
+        """The kernel's code: the entry (what the hardware put in registers, arguments, ids), then every uop; `plans`
+        decide before selection what the rules read (compiler.backend.gfx11.target.PLANS)."""
         self.prologue.append(MInst("pseudo.entry", [self.kernarg.all, self.workitem.all,
                                                     *(r.all for r in self.group_ids.values())],
                                    2 + len(self.group_ids)))
         _params_prologue(self)
         _workitem_prologue(self)
-        from compiler.backend.gfx11 import memory
-        memory.plan(self)
+        for plan in plans:
+            plan(self)
         return super().run()
 
     # ---- registers and values --------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.backend import coalesce, dce, regalloc
-from compiler.backend.gfx11 import emit
+from compiler.backend.gfx11 import emit, matrix, memory
 from compiler.backend.gfx11 import operands as opnd
 from compiler.backend.gfx11.hazards import fix_hazards
 from compiler.backend.gfx11.operands import OFF
@@ -17,6 +17,7 @@ from compiler.backend.gfx11.select import GfxSelector, workitem_dims
 from compiler.backend.gfx11.waitcnt import insert_waits
 from compiler.backend.mir import MInst, Sub, VReg
 from compiler.ir.linearize import LinearKernel
+from compiler.ir.unroll import unroll
 
 SGPRS = 106
 VGPRS = 256
@@ -114,12 +115,16 @@ class Compiled:
     rules: dict[str, int]
 
 
+# decided before selection, in order: which loads combine into one, then which registers a WMMA's operands are
+# loaded into and its accumulators kept in (reusing the combined loads' registers)
+PLANS = (memory.plan, matrix.plan)
+
+
 def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
-    from compiler.ir.unroll import unroll
     k = unroll(k)
     sel = GfxSelector(k)
-    code = sel.run()
+    code = sel.run(PLANS)
     code = dce.eliminate(code, keep)
     code = coalesce.coalesce(code, copy_of)
     spills = _Spills(sel)

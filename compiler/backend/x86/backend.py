@@ -14,11 +14,12 @@ from __future__ import annotations
 import functools
 import pathlib
 
-from compiler.backend import MachineCodeBackend, register, source_hash
+from compiler.backend.interface import MachineCodeBackend, register, source_hash
 from compiler.dtypes import dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops, UOp
 from compiler.ir.rewrite import Rules
+from compiler.ir.transcendental import rules_for
 
 
 def _in_float32(u: UOp) -> UOp | None:
@@ -37,10 +38,8 @@ class X86Backend(MachineCodeBackend):
     device_kind = "CPU"
     features: frozenset[str] = frozenset()
 
-    def rules(self) -> Rules:
-        """Transcendentals as polynomials (module docstring)."""
-        from compiler.ir.transcendental import rules_for
-        return Rules([((Ops.EXP2, Ops.LOG2, Ops.SIN), _in_float32)]) + rules_for("float32", "float64")
+    # transcendentals as polynomials (module docstring)
+    rules = Rules([((Ops.EXP2, Ops.LOG2, Ops.SIN), _in_float32)]) + rules_for("float32", "float64")
 
     def compile_full(self, kernel: LinearKernel):
         """The compiled kernel: an ELF x86-64 object (runtime.cpu.image) with its code and metadata

@@ -13,6 +13,7 @@ from __future__ import annotations
 from compiler.backend.x86.select import RULES, C, X86Selector, imm, is_float
 from compiler.dtypes import DType
 from compiler.ir.ops import Ops, UOp
+from compiler.ir.ranges import vmin
 
 _LOAD_KIND = {"bool": "u8", "uint8": "u8", "int8": "s8", "uint16": "u16", "int16": "s16", "int32": "32",
               "uint32": "32", "int64": "64", "uint64": "64", "float32": "f32", "float64": "f64",
@@ -24,7 +25,7 @@ DISP_MAX = (1 << 31) - 1
 def address_of(s: X86Selector, buf, idx: UOp, itemsize: int) -> tuple[str, list]:
     """(mods, operands) of [base + index*itemsize + disp] for compiler.backend.x86.expand.address."""
     disp = 0
-    if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST and idx.src[0].vmin >= 0 and idx.vmin >= 0 and \
+    if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST and vmin(idx.src[0]) >= 0 and vmin(idx) >= 0 and \
             abs(int(idx.src[1].arg) * itemsize) < 1 << 24:
         disp, idx = int(idx.src[1].arg) * itemsize, idx.src[0]
     i = s.src(idx)
@@ -39,7 +40,7 @@ def address_of(s: X86Selector, buf, idx: UOp, itemsize: int) -> tuple[str, list]
         disp += int(i.value) * itemsize
     else:
         r = s.reg(i)
-        if idx.dtype.itemsize < 8 and idx.vmin < 0:
+        if idx.dtype.itemsize < 8 and vmin(idx) < 0:
             t = s.g()
             s.op("movsxd", t, r)
             r = t

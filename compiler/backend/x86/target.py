@@ -31,6 +31,7 @@ from compiler.backend.x86.isa import RAX, RCX, RDX, RSP, Imm, Inst, Label, Mem, 
 from compiler.backend.x86.select import SCHED_CUR, SCHED_GROUP, SCHED_RSP, X86Selector, copy_of, imm
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.ops import Ops
+from compiler.ir.unroll import unroll
 from runtime.cpu import abi
 from runtime.cpu.image import write_image
 
@@ -71,7 +72,6 @@ def q(addr: int) -> Mem:
 
 def compile_kernel(k: LinearKernel) -> Compiled:
     """The module docstring's pipeline for one linearized kernel."""
-    from compiler.ir.unroll import unroll
     k = unroll(k)
     fibers = any(u.op is Ops.BARRIER for u in k.uops)
     plan = vector.Plan(why="barriers") if fibers else vector.plan(k)
