@@ -39,6 +39,7 @@ TICK = 1 << 16  # wave-instructions between the engine's checks of the wall cloc
 # Ctrl-C stops one sooner).
 DEFAULT_WATCHDOG = 1 << 32
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
+_ONE_WAVE = np.zeros(1, np.int64)  # the wave a fault is located at when no wave asked (Exec.decoded)
 
 
 @dataclass
@@ -177,7 +178,8 @@ def _decode_entry(data: bytes, arch: str = DEFAULT_ARCH) -> tuple | None:
 
 
 class Exec:
-    """One dispatch in flight: its decode cache, the current batch's wave state, and operand access."""
+    """One dispatch in flight: its decode cache, the current batch's wave state, and operand access. An
+    execution tier uses only what tier_exec.TierExec names (the methods under "for a tier" among them)."""
 
     def __init__(self, engine: ShaderEngine, d: Dispatch):
         self.engine, self.d, self.mem, self.vmid = engine, d, engine.mem, d.vmid
@@ -194,7 +196,6 @@ class Exec:
         self.slice = self.budget = min(TICK, self.remaining)
         self.used = 0  # wave-instructions of this dispatch in finished slices
         self.groups_before = 0  # workgroups of earlier batches (all finished)
-        self.groups: list[tuple[int, int, int]] = []
         self.batch_count = 0  # workgroups in the current batch
         self.st: WaveState | None = None
         self.uniform_mode: int | None = None  # MODE of every wave of the batch, None once any wave wrote it
@@ -224,12 +225,11 @@ class Exec:
         """Run workgroups start .. start + count - 1 of the grid (a batch) to their end."""
         self.batch_count = count
         if self.jit is not None and self.engine.observer is None and self.jit.fused_batch(count):
-            # the JIT tier ran the whole batch (tier.py, "Fused launch"); self.st: its registers if kept, else None
+            # the JIT tier ran the whole batch (jit/fused.py); self.st: its registers if kept, else None
             if self.engine.exit_states is not None:
                 self.engine.exit_states.append((self.st, self.scratch))
             return
         groups = self.batch_groups(start, count)
-        self.groups = groups  # the batch's workgroups (the JIT tier rebuilds their initial state to roll back)
         self.st = initial_state(self.d, groups, self.waves_per_group)
         # Every wave starts with the descriptor's MODE; until one writes MODE, float ops read it as one int.
         self.uniform_mode = int(self.st.hwreg[0, HW_MODE])
@@ -247,7 +247,7 @@ class Exec:
         while True:
             if one is not None:  # a single wave: no search at all
                 if st.status[0] != RUNNING:
-                    if not self._release_barriers():
+                    if not self.release_barriers():
                         break
                     continue
                 pc = int(st.pc[0])
@@ -256,12 +256,12 @@ class Exec:
                 continue
             runnable = st.status == RUNNING
             if not runnable.any():
-                if not self._release_barriers():
+                if not self.release_barriers():
                     break
                 continue
             pc = int(st.pc[runnable].min())
             w = np.nonzero(runnable & (st.pc == pc))[0]
-            if jit is not None and jit.step(pc, w):  # the JIT tier ran these waves (tier.py)
+            if jit is not None and jit.step(pc, w):  # the JIT tier ran these waves (jit/tier.py)
                 continue
             # When every runnable wave stands at this PC they stay together while instructions fall through.
             run(pc, w, len(w) == int(np.count_nonzero(runnable)))
@@ -287,7 +287,7 @@ class Exec:
             counters.wave_instructions += n
             per_opcode[inst.mnemonic] += n
             if is_valu:
-                counters.lane_ops += self._active_lanes(w)
+                counters.lane_ops += self.active_lanes(w)
             clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
             self.budget -= n
             if self.budget < 0:
@@ -312,7 +312,7 @@ class Exec:
         """`run` with the engine's observer shown every instruction (the same schedule as without it)."""
         self.run(pc, w, straight, self.engine.observer)
 
-    def _active_lanes(self, w: np.ndarray) -> int:
+    def active_lanes(self, w: np.ndarray) -> int:
         """EXEC's set bits summed over waves `w` (Python's int.bit_count for one wave: no numpy call)."""
         sg = self.st.sgpr
         if len(w) == 1:
@@ -364,7 +364,7 @@ class Exec:
                               f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates")
         return self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}")
 
-    def _release_barriers(self) -> bool:
+    def release_barriers(self) -> bool:
         st = self.st
         waiting = st.status == BARRIER
         if not waiting.any():
@@ -390,18 +390,64 @@ class Exec:
             e = self.engine
             raise self.hang(w, pc, inst, "watchdog", f"wave-instruction budget of {e.watchdog} exceeded (a kernel "
                                                      f"that does not end? {e.watchdog_setting} raises the budget)")
-        deadline = self.engine.deadline
-        if deadline is not None and time.monotonic() > deadline[0]:
-            raise self.hang(w, pc, inst, deadline[1], deadline[2])
+        overdue = self.overdue()
+        if overdue is not None:
+            raise self.hang(w, pc, inst, *overdue)
         if self.engine.progress_hooks:
             st = self.st  # (None after a fused batch: all its waves ended)
-            waves_done = int(np.count_nonzero(st.status == DONE)) if st is not None else \
-                self.batch_count * self.waves_per_group
-            p = Progress(self.d, self.groups_before + waves_done // self.waves_per_group,
-                         self.group_count(), self.used)
-            for hook in self.engine.progress_hooks:
-                hook(p)
+            self.report_progress(int(np.count_nonzero(st.status == DONE)) if st is not None else
+                                 self.batch_count * self.waves_per_group)
         self.slice = self.budget = min(TICK, self.remaining)
+
+    # ---------------------------------------------------------------------------------- for a tier
+
+    def allowed(self) -> int:
+        """Wave-instructions the watchdog still allows this dispatch."""
+        return self.remaining - self.slice + self.budget
+
+    def decoded(self, pc: int):
+        """The instruction at `pc` through the decode cache; None when it cannot be fetched or decoded."""
+        try:
+            return self.fetch(pc, _ONE_WAVE)[0]
+        except HardwareFault:
+            return None
+
+    def initial_state(self, start: int, count: int) -> WaveState:
+        """Setup's registers for workgroups start .. start + count - 1, as run_batch builds a batch's."""
+        return initial_state(self.d, self.batch_groups(start, count), self.waves_per_group)
+
+    def charge(self, n: int, lanes: int, w: np.ndarray | None = None) -> None:
+        """Count, clock and take from the watchdog's budget `n` wave-instructions (`lanes` lane-ops) a tier ran,
+        as `run` does its own; a slice ending in them ticks at the first wave of `w` where it stands (None: at
+        the kernel's entry, for a fused batch, whose waves have all ended)."""
+        c = self.engine.counters
+        c.wave_instructions += n
+        c.lane_ops += lanes
+        self.engine.clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
+        self.budget -= n
+        if self.budget >= 0:
+            return
+        if w is None:
+            self.tick(np.zeros(1, np.int64), self.d.code_address, None)
+            return
+        pc = int(self.st.pc[w[0]])
+        entry = self.cache.get(pc)
+        self.tick(w[:1], pc, entry[0] if entry else None)
+
+    def overdue(self) -> tuple[str, str] | None:
+        """(fault kind, message) once the owner's deadline has passed, else None."""
+        deadline = self.engine.deadline
+        if deadline is not None and time.monotonic() > deadline[0]:
+            return deadline[1], deadline[2]
+        return None
+
+    def report_progress(self, waves_done: int, ran: int = 0) -> None:
+        """Tell the progress hooks where the dispatch is: `waves_done` waves of the batch ended, `ran`
+        wave-instructions of the current slice run (the finished slices' are `used`)."""
+        p = Progress(self.d, self.groups_before + waves_done // self.waves_per_group, self.group_count(),
+                     self.used + ran)
+        for hook in self.engine.progress_hooks:
+            hook(p)
 
     def hang(self, w, pc: int, inst, kind: str, message: str) -> HardwareFault:
         """A fault for a dispatch that did not end: the wave at hand, and where every wave of the batch is."""

@@ -79,15 +79,34 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
     return st
 
 
+def workgroup_id_sgprs(d: Dispatch) -> tuple[int, int, int]:
+    """The SGPRs of the workgroup ids x, y, z at launch (-1 for an id not enabled)."""
+    return _id_slots(d.descriptor, d.descriptor.user_sgpr_count or len(user_sgprs(d)))
+
+
+def workgroup_ids(d: Dispatch, first: int, count: int) -> np.ndarray:
+    """[count, 3] uint32: the ids setup gives workgroups first .. first + count - 1 of the grid (x fastest, the
+    grid offset added)."""
+    gx, gy, _gz = d.workgroups
+    g = np.arange(first, first + count, dtype=np.int64)
+    ids = np.stack([g % gx, (g // gx) % gy, g // (gx * gy)], axis=1) + np.array(d.grid_offset, np.int64)
+    return np.ascontiguousarray(ids.astype(np.uint32))
+
+
+def _id_slots(kd: KernelDescriptor, first: int) -> tuple[int, int, int]:
+    """The workgroup ids' SGPRs when the system SGPRs start at `first`: the enabled ones, in x, y, z order."""
+    enabled = (kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y, kd.enable_sgpr_workgroup_id_z)
+    return tuple(first + sum(map(bool, enabled[:dim])) if on else -1 for dim, on in enumerate(enabled))
+
+
 def _system_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
     g = np.array(groups, np.int64).reshape(-1, 3) + np.array(d.grid_offset, np.int64)
     per_group = st.sgpr.reshape(len(g), -1, 128)  # [groups, waves per group, SGPRs]: one row per group
-    kd, s = d.descriptor, first
-    for dim, enabled in enumerate((kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y,
-                                   kd.enable_sgpr_workgroup_id_z)):
-        if enabled:
+    kd, slots = d.descriptor, _id_slots(d.descriptor, first)
+    for dim, s in enumerate(slots):
+        if s >= 0:
             per_group[:, :, s] = g[:, dim:dim + 1].astype(np.uint32)
-            s += 1
+    s = first + sum(x >= 0 for x in slots)
     if kd.enable_sgpr_workgroup_info:
         st.sgpr[:, s] = 0
         s += 1

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_lds import HULL_FIELDS, OWNER, WAVE_BITS
@@ -51,7 +50,7 @@ class Intervals:
     """The barrier-to-barrier intervals of one dispatch under the JIT tier (JitRun.step asks `step` first)."""
 
     def __init__(self, run):
-        self.run = run  # the tier's JitRun: its native call, register saves, commit and counters
+        self.run = run  # the tier's JitRun: its native call, register saves, commit and counters (run.ex: TierExec)
         self.off = False  # an interval of this batch failed: rounds until the interpreter runs an s_barrier
         self.epoch = 0
         self._st = None  # the batch (WaveState) the buffers below are for
@@ -114,9 +113,8 @@ class Intervals:
         ctx[lo.C_LDS_DWORDS] = self._tags.shape[1]
         ctx[lo.C_B2B] = 1
         try:
-            allowed = ex.remaining - ex.slice + ex.budget
             run._run_native(cr, w, np.arange(n), counts, laneops, exits, maxlast, INT64_MAX,
-                            min(allowed, MAX_INTERVAL))
+                            min(ex.allowed(), MAX_INTERVAL))
         finally:
             ctx[lo.C_B2B] = 0
         if run.pending is not None:  # the deadline, Ctrl-C, a progress hook's exception
@@ -146,10 +144,7 @@ class Intervals:
         n = int(np.count_nonzero(running))
         if not n or ex.budget < n:
             return False
-        c = ex.engine.counters
-        c.wave_instructions += n
-        c.per_opcode["s_barrier"] += n
-        ex.engine.clock.cycles += n * CYCLES_PER_WAVE_INSTRUCTION
-        ex.budget -= n
+        ex.engine.counters.per_opcode["s_barrier"] += n
+        ex.charge(n, 0)  # (within the slice: no tick)
         st.status[running] = BARRIER
-        return ex._release_barriers()
+        return ex.release_barriers()

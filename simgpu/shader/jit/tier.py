@@ -62,7 +62,7 @@ import numpy as np
 
 from simgpu import settings
 from simgpu.fault import HardwareFault
-from simgpu.shader.engine import TICK, Progress
+from simgpu.shader.engine import TICK
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import lower as lo
@@ -83,8 +83,9 @@ from simgpu.shader.jit.translate import (
 from simgpu.shader.jit.unraisable import kept_by
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_read, global_read
-from simgpu.shader.setup import _mode_bits, initial_state, user_sgprs
+from simgpu.shader.setup import _mode_bits, workgroup_id_sgprs, workgroup_ids
 from simgpu.shader.state import DONE, RUNNING, WaveState, wsel
+from simgpu.shader.tier_exec import TierExec
 
 INT64_MAX = (1 << 63) - 1
 MAX_WINDOWS = 64
@@ -273,7 +274,7 @@ class JitTier:
             state = self.kernels[key] = KernelState()
         return state
 
-    def begin(self, ex) -> JitRun:
+    def begin(self, ex: TierExec) -> JitRun:
         """The tier's view of a dispatch starting."""
         return JitRun(self, ex)
 
@@ -367,7 +368,7 @@ class _Fused:
 class JitRun:
     """One dispatch under the JIT tier: the engine's scheduler asks `step` before interpreting."""
 
-    def __init__(self, tier: JitTier, ex):
+    def __init__(self, tier: JitTier, ex: TierExec):
         self.tier, self.ex = tier, ex
         d = ex.d
         self.key = (d.vmid, d.code_address)
@@ -597,7 +598,7 @@ class JitRun:
         self.corrections = []
         rows = np.arange(n)
         bound, base = bound0, ex.d.code_address
-        allowed = ex.remaining - ex.slice + ex.budget  # wave-instructions before the watchdog's limit
+        allowed = ex.allowed()  # wave-instructions before the watchdog's limit
         for attempt in range(n + 2):
             self._run_native(cr, w, rows, counts, laneops, exits, maxlast, bound,
                              allowed - self._spent(cr, counts) if attempt else allowed)
@@ -685,7 +686,7 @@ class JitRun:
         idx = w[rows]
         if saved is None:  # the round was the batch's first step: setup's registers, rebuilt
             ex = self.ex
-            init = initial_state(ex.d, ex.groups, ex.waves_per_group)
+            init = ex.initial_state(ex.groups_before, ex.batch_count)
             st.vgpr[:, idx], st.sgpr[idx], st.hwreg[idx] = init.vgpr[:, idx], init.sgpr[idx], init.hwreg[idx]
             st.scc[idx], st.pc[idx], st.status[idx] = init.scc[idx], init.pc[idx], init.status[idx]
             return
@@ -747,11 +748,10 @@ class JitRun:
         """Add what the round ran to the counters, the clock and the watchdog's budget (ticking the engine
         when a slice of it is spent: deadline, progress hooks); whether anything ran."""
         ex = self.ex
-        c = ex.engine.counters
         per_block = counts.sum(axis=0)
         total = int(per_block @ cr.block_len)
         lanes = int(laneops.sum())
-        per_opcode = c.per_opcode
+        per_opcode = ex.engine.counters.per_opcode
         for b in np.flatnonzero(per_block).tolist():
             times = int(per_block[b])
             for m, k in cr.hist[b].items():
@@ -762,15 +762,8 @@ class JitRun:
             per_opcode[mnemonic] -= 1
             if per_opcode[mnemonic] == 0:
                 del per_opcode[mnemonic]
-        c.wave_instructions += total
-        c.lane_ops += lanes
-        ex.engine.clock.cycles += total
-        ex.budget -= total
         self.tier.stats.native_instructions += total
-        if ex.budget < 0:  # the interpreter's tick, for a slice native code ran (cannot exceed the watchdog)
-            pc = int(ex.st.pc[w[0]])
-            entry = ex.cache.get(pc)
-            ex.tick(w[:1], pc, entry[0] if entry else None)
+        ex.charge(total, lanes, w)  # (a slice it ends ticks: it cannot pass the watchdog's limit)
         return total > 0
 
     # ---------------------------------------------------------------------------------------- fused batches
@@ -789,10 +782,10 @@ class JitRun:
             return False
         f = self._fused if self._fused is not None else self._fused_setup(cr)
         if f.keep:  # each wave from its own row of the batch's initial state (kept at exit)
-            f.st = initial_state(ex.d, ex.batch_groups(ex.groups_before, count), ex.waves_per_group)
+            f.st = ex.initial_state(ex.groups_before, count)
             f.ngroups, f.rows = 1, f.st.n
         else:  # every group from the template's rows, its ids set by the driver
-            f.ngroups, f.ids = count, self._group_ids(count)
+            f.ngroups, f.ids = count, workgroup_ids(ex.d, ex.groups_before, count)
         words = f.ngroups * f.rows * cr.stores * ex.lanes * undo_words(ex.lanes)  # the undo log's worst case
         if words > MAX_UNDO_WORDS:
             return False
@@ -800,7 +793,7 @@ class JitRun:
         f.laneops[:] = 0
         f.hulls[0::2], f.hulls[1::2] = U64_MAX, 0
         self._fused_context(cr, f, self.tier.undo_log(words))
-        self._allowance = ex.remaining - ex.slice + ex.budget
+        self._allowance = ex.allowed()
         self._give_stretch()
         self.fusing = True
         try:
@@ -824,8 +817,8 @@ class JitRun:
                    maxlast=np.full(1, -1, np.int64), hulls=np.zeros(2 * max(cr.nsites, 1), np.uint64),
                    ids=np.zeros((1, 3), np.uint32))
         if not keep:
-            f.st = initial_state(d, ex.batch_groups(0, 1), ex.waves_per_group)
-            f.rows, f.slots = f.st.n, self._id_slots()
+            f.st = ex.initial_state(0, 1)
+            f.rows, f.slots = f.st.n, workgroup_id_sgprs(d)
         self._fused = f
         return f
 
@@ -861,24 +854,6 @@ class JitRun:
         ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
         ctx[lo.C_CALLBACK], ctx[lo.C_MEMORY], ctx[lo.C_TICK] = (self._callback_address, self._memory_address,
                                                                  self._tick_address)
-
-    def _id_slots(self) -> tuple[int, int, int]:
-        """The SGPRs setup puts the workgroup ids x, y, z in (-1 for an id not enabled): setup._system_sgprs."""
-        kd = self.ex.d.descriptor
-        s, out = kd.user_sgpr_count or len(user_sgprs(self.ex.d)), []
-        for enabled in (kd.enable_sgpr_workgroup_id_x, kd.enable_sgpr_workgroup_id_y, kd.enable_sgpr_workgroup_id_z):
-            out.append(s if enabled else -1)
-            s += 1 if enabled else 0
-        return tuple(out)
-
-    def _group_ids(self, count: int) -> np.ndarray:
-        """[count, 3] uint32 ids (grid offset added) of the batch's groups: the `count` groups from
-        ex.groups_before on, x fastest (Exec.all_groups's order)."""
-        ex = self.ex
-        gx, gy, _gz = ex.d.workgroups
-        g = np.arange(ex.groups_before, ex.groups_before + count, dtype=np.int64)
-        ids = np.stack([g % gx, (g // gx) % gy, g // (gx * gy)], axis=1) + np.array(ex.d.grid_offset, np.int64)
-        return np.ascontiguousarray(ids.astype(np.uint32))
 
     def _abandon(self, code: int) -> None:
         """A fused batch that did not finish: its stores undone; an exception that stopped it raised. A failed
@@ -919,21 +894,16 @@ class JitRun:
         """Counters, clock and budget for a finished fused batch, as the interpreter counts them; the batch's
         registers (`st`, kept at exit) for the engine, or none."""
         ex = self.ex
-        c = ex.engine.counters
+        per_opcode = ex.engine.counters.per_opcode
         total = int(per_block @ cr.block_len)
         for b in np.flatnonzero(per_block).tolist():
             times = int(per_block[b])
             for m, k in cr.hist[b].items():
-                c.per_opcode[m] += k * times
-        c.wave_instructions += total
-        c.lane_ops += lanes
-        ex.engine.clock.cycles += total
-        ex.budget -= total
+                per_opcode[m] += k * times
         self.tier.stats.native_instructions += total
         self.tier.stats.fused_batches += 1
         ex.st = st
-        if ex.budget < 0:  # the interpreter's tick, for a slice native code ran (cannot exceed the watchdog)
-            ex.tick(np.zeros(1, np.int64), ex.d.code_address, None)
+        ex.charge(total, lanes)  # (a slice it ends ticks at the kernel's entry: every wave has ended)
 
     # ---------------------------------------------------------------------------------------- callbacks
     def _callback(self, row: int, wave: int) -> int:
@@ -956,7 +926,7 @@ class JitRun:
             st.vgpr[:, wave], st.sgpr[wave], st.scc[wave], st.status[wave], st.hwreg[wave] = saved
             st.pc[wave] = pc
             if inst is not None:
-                lanes = ex._active_lanes(w1) if inst.mnemonic.startswith("v_") else 0
+                lanes = ex.active_lanes(w1) if inst.mnemonic.startswith("v_") else 0
                 self.corrections.append((wave, inst.mnemonic, lanes))
                 self.ctx[lo.C_BUDGET] += 1
             if not isinstance(e, Exception):  # Ctrl-C: raised once the round is rolled back
@@ -977,17 +947,13 @@ class JitRun:
             if self._final:
                 return lo.TICK_STOP
             ex = self.ex
-            deadline = ex.engine.deadline
-            if deadline is not None and time.monotonic() > deadline[0]:
-                self.pending = (deadline[1], deadline[2])
+            overdue = ex.overdue()
+            if overdue is not None:
+                self.pending = overdue
                 return lo.TICK_STOP
             if ex.engine.progress_hooks:
-                spent = ex.remaining - ex.slice + ex.budget - self._allowance
                 done = int(self.ctx[lo.C_CURRENT]) if self.fusing else int(np.count_nonzero(ex.st.status == DONE))
-                p = Progress(ex.d, ex.groups_before + done // ex.waves_per_group, ex.group_count(),
-                             ex.used + spent)
-                for hook in ex.engine.progress_hooks:
-                    hook(p)
+                ex.report_progress(done, ex.allowed() - self._allowance)
             self._give_stretch()
             return lo.TICK_GO_ON
         except BaseException as e:  # noqa: BLE001 - raised by the round once its waves are rolled back
@@ -1071,17 +1037,6 @@ class _Job:
     meta: dict
 
 
-def _fetcher(ex):
-    probe = np.zeros(1, np.int64)
-
-    def fetch(pc: int):
-        try:
-            return ex.fetch(pc, probe)[0]
-        except HardwareFault:
-            return None
-    return fetch
-
-
 def _callback_safe(inst) -> bool:
     """Whether the interpreter may run this instruction for one wave inside a round: its result must not
     depend on how waves are grouped. Float ops with two or more float operands are not (numpy's NaN
@@ -1116,11 +1071,11 @@ class _Source:
     seconds: float = 0.0  # CPU time of the walk (counted with the translation)
 
 
-def _source(ex) -> _Source:
+def _source(ex: TierExec) -> _Source:
     """The walk of the dispatch's reachable code (through the interpreter's decode cache) and its bytes."""
     d = ex.d
     with jc.Timer() as t:
-        found = rg.reachable(d.code_address, _fetcher(ex))
+        found = rg.reachable(d.code_address, ex.decoded)
         span = (min(found), max(o + (i.size if i is not None else 4) for o, i in found.items()))
         code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
     return _Source(d.code_address, d.wave_size, _mode_bits(d.descriptor), max(d.vgpr_count, 1), found, span, code,
