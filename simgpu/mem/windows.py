@@ -9,7 +9,7 @@ each page once, not once per access. Nothing here reports a fault: a range that 
 None, and the caller takes the per-lane path, which does.
 
 `TierMemory` is the interface between the memory system and an execution tier: all a tier may read of
-the MMU, and what it may change.
+the MMU, and what it may change. A tier keeps its windows in a `TierWindows` table, which keeps that rule.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ from simgpu.mem.utcl2 import UTCL2
 from simgpu.mem.walker import NEED, PRT, SYS, check_vmid
 
 _LINEAR_RUNS = 8  # verified linear page runs kept per VMID
+MAX_WINDOWS = 64  # windows in a tier's table
+WINDOW_FIELDS = 4  # a tier's table: [va_lo, va_hi, host address of va_lo, access bits] per row
+WIN_READ, WIN_WRITE = 1, 2
 
 
 class TierMemory(Protocol):
@@ -43,6 +46,82 @@ class TierMemory(Protocol):
                       limit: int = 1 << 30) -> tuple[int, np.ndarray] | None: ...
 
     def invalidated_since(self, generation: int) -> list[tuple[int | None, tuple[int, int] | None]] | None: ...
+
+
+class TierWindows:
+    """An execution tier's table of windows, which its native code searches: [lo, hi, host, flags] per window
+    (WINDOW_FIELDS; flags WIN_READ, WIN_WRITE) and the views that keep their memory. It keeps TierMemory's rule:
+    a window lives until a translation change touches it or a system buffer is added."""
+
+    def __init__(self):
+        self._key = None
+        self._generation = -1
+        self.table = np.zeros((MAX_WINDOWS, WINDOW_FIELDS), np.int64)
+        self.views: list = []
+        self._alias_key: bytes | None = None
+        self._aliased = False
+
+    def for_dispatch(self, mem, vmid: int) -> None:
+        """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
+        (MMU.invalidated_since) touched, while the system buffers are the same. A table half full starts
+        empty again: launches keep bringing new buffers (each its kernarg segment), and a full table would
+        send every access to one of them down the memory helper's slow path for good."""
+        phys = getattr(mem, "phys", None)
+        key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
+        generation = getattr(mem, "generation", None)
+        changes = mem.invalidated_since(self._generation) if key == self._key and \
+            hasattr(mem, "invalidated_since") else None
+        self._key, self._generation = key, generation
+        if changes is None or any(r is None and v in (None, vmid) for v, r in changes) \
+                or len(self.views) >= MAX_WINDOWS // 2:
+            self.views, self.table[:] = [], 0
+            return
+        ranges = [r for v, r in changes if v in (None, vmid)]
+        keep = [i for i, (a, b, _h, _f) in enumerate(self.table[:len(self.views)].tolist())
+                if not any(a < hi and lo < b for lo, hi in ranges)]
+        if len(keep) < len(self.views):
+            rows = self.table[keep].copy()
+            self.views = [self.views[i] for i in keep]
+            self.table[:] = 0
+            self.table[:len(keep)] = rows
+
+    def add(self, mem, vmid: int, lo_va: int, hi_va: int, access: str = "read") -> bool:
+        """Add a window around [lo_va, hi_va) that allows `access` ("read" or "write") if the MMU can make one
+        (else lanes take the interpreter's path, which also reports any fault); whether one holds it now."""
+        flag = WIN_WRITE if access == "write" else WIN_READ
+        if not hasattr(mem, "linear_window") or hi_va <= lo_va:
+            return False
+        if self.covered(lo_va, hi_va, flag):
+            return True
+        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, access)
+        if got is None:
+            return False
+        va, view = got
+        if len(self.views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
+            return False
+        i = len(self.views)
+        self.views.append((vmid, view))
+        self.table[i] = (va, va + view.size, view.ctypes.data, flag)
+        return True
+
+    def covered(self, lo_va: int, hi_va: int, flag: int = 0) -> bool:
+        """Whether one window (allowing `flag`) holds [lo_va, hi_va)."""
+        for a, b, _host, flags in self.table[:len(self.views)].tolist():
+            if a <= lo_va and hi_va <= b and flags & flag == flag:
+                return True
+        return False
+
+    def aliased(self) -> bool:
+        """Whether two windows reach the same memory through different VAs (a fused batch's order check
+        compares VAs: it holds only when equal memory means equal VA)."""
+        table = self.table[:len(self.views)]
+        key = table.tobytes()
+        if key != self._alias_key:  # (windows change rarely: checked again only then)
+            rows = [(host, host + (b - a), host - a) for a, b, host, _f in table.tolist()]
+            self._alias_key = key
+            self._aliased = any(h1 < e2 and h2 < e1 and d1 != d2
+                                for i, (h1, e1, d1) in enumerate(rows) for h2, e2, d2 in rows[i + 1:])
+        return self._aliased
 
 
 class LinearWindows:

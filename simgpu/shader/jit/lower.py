@@ -52,8 +52,6 @@ TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
  # interval's epoch, the dwords of a row
  C_B2B, C_WRITERS, C_GROUP_HULLS, C_EPOCH, C_LDS_DWORDS) = range(43)
 CTX_SIZE = 43
-WINDOW_FIELDS = 4  # windows: [va_lo, va_hi, host address of va_lo, access bits] per row
-WIN_READ, WIN_WRITE = 1, 2
 DONE_STATUS = 2  # state.DONE
 
 

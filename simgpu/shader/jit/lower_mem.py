@@ -20,16 +20,8 @@ from __future__ import annotations
 
 import re
 
-from simgpu.shader.jit.lower import (
-    C_MEMORY,
-    C_NWINDOWS,
-    EXIT_READ,
-    WIN_READ,
-    WINDOW_FIELDS,
-    Lowering,
-    Unsupported,
-    translates,
-)
+from simgpu.mem.windows import WIN_READ, WINDOW_FIELDS
+from simgpu.shader.jit.lower import C_MEMORY, C_NWINDOWS, EXIT_READ, Lowering, Unsupported, translates
 from simgpu.shader.jit.lower_lds import lds_check, lds_row
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
 from simgpu.shader.state import SMEM_SDATA_END

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from simgpu.shader.jit.lower import C_MEMORY, C_UNDO, C_UNDO_N, EXIT_WRITE, WIN_WRITE, Lowering, translates
+from simgpu.mem.windows import WIN_WRITE
+from simgpu.shader.jit.lower import C_MEMORY, C_UNDO, C_UNDO_N, EXIT_WRITE, Lowering, translates
 from simgpu.shader.jit.lower_mem import (
     MEM_WRITABLE,
     VA_LIMIT,

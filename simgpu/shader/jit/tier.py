@@ -25,7 +25,7 @@ wave order; a fused batch runs them wave after wave. The two orders differ only 
 by wave k and one at a PC q > p by an earlier wave, so each memory site checks its access's VA extent
 against the extents the earlier waves had at every later site where one of the two is a store (hulls,
 Lowering.site); VAs stand for memory because every access of a fused batch goes through a window and no
-two windows reach the same memory through different VAs (JitTier.aliased). A failed check, a store or
+two windows reach the same memory through different VAs (TierWindows.aliased). A failed check, a store or
 read without a window (a fault), the watchdog's limit or an exception ends the call: its stores are
 undone from the log and the batch runs in rounds (the kernel's later batches too after a failed check).
 Counters and the clock come from block counts, as for rounds.
@@ -62,6 +62,7 @@ import numpy as np
 
 from simgpu import settings
 from simgpu.fault import HardwareFault
+from simgpu.mem.windows import TierWindows
 from simgpu.shader.engine import TICK
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
@@ -88,7 +89,6 @@ from simgpu.shader.state import DONE, RUNNING, WaveState, wsel
 from simgpu.shader.tier_exec import TierExec
 
 INT64_MAX = (1 << 63) - 1
-MAX_WINDOWS = 64
 MAX_COMPILED = 512  # regions kept in the process's memory cache (the disk cache keeps the rest)
 MAX_KERNELS = 4096  # kernel entries an engine's tier remembers (the oldest is forgotten)
 # Kernels with more reachable instructions stay in the interpreter. LLVM's time grows faster than the code: a
@@ -251,19 +251,14 @@ class Stats:
 
 
 class JitTier:
-    """The JIT tier of one ShaderEngine: kernels' states, memory windows, statistics."""
+    """The JIT tier of one ShaderEngine: kernels' states, memory windows (TierWindows), statistics."""
 
     def __init__(self, mode: str):
         self.mode = mode
         self.kernels: dict[tuple[int, int], KernelState] = {}
         self.stats = Stats()
-        self._windows_key = None
-        self._windows_generation = -1
-        self.windows = np.zeros((MAX_WINDOWS, lo.WINDOW_FIELDS), np.int64)
-        self.window_views: list = []
-        self._alias_key: bytes | None = None
+        self.windows = TierWindows()
         self._undo: np.ndarray | None = None
-        self._aliased = False
 
     def kernel(self, key: tuple[int, int]) -> KernelState:
         """The state of the kernel entry `key` (VMID, code address)."""
@@ -278,74 +273,11 @@ class JitTier:
         """The tier's view of a dispatch starting."""
         return JitRun(self, ex)
 
-    # ---- memory windows: valid while the MMU's translations and the system buffers are unchanged ----
-    def windows_for(self, mem, vmid: int) -> None:
-        """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
-        (MMU.invalidated_since) touched, while the system buffers are the same. A table half full starts
-        empty again: launches keep bringing new buffers (each its kernarg segment), and a full table would
-        send every access to one of them down the memory helper's slow path for good."""
-        phys = getattr(mem, "phys", None)
-        key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
-        generation = getattr(mem, "generation", None)
-        changes = mem.invalidated_since(self._windows_generation) if key == self._windows_key and \
-            hasattr(mem, "invalidated_since") else None
-        self._windows_key, self._windows_generation = key, generation
-        if changes is None or any(r is None and v in (None, vmid) for v, r in changes) \
-                or len(self.window_views) >= MAX_WINDOWS // 2:
-            self.window_views, self.windows[:] = [], 0
-            return
-        ranges = [r for v, r in changes if v in (None, vmid)]
-        keep = [i for i, (a, b, _h, _f) in enumerate(self.windows[:len(self.window_views)].tolist())
-                if not any(a < hi and lo < b for lo, hi in ranges)]
-        if len(keep) < len(self.window_views):
-            rows = self.windows[keep].copy()
-            self.window_views = [self.window_views[i] for i in keep]
-            self.windows[:] = 0
-            self.windows[:len(keep)] = rows
-
-    def add_window(self, mem, vmid: int, lo_va: int, hi_va: int, access: str = "read") -> bool:
-        """Add a window around [lo_va, hi_va) that allows `access` ("read" or "write") if the MMU can make one
-        (else lanes take the interpreter's path, which also reports any fault); whether one holds it now."""
-        flag = lo.WIN_WRITE if access == "write" else lo.WIN_READ
-        if not hasattr(mem, "linear_window") or hi_va <= lo_va:
-            return False
-        if self.covered(lo_va, hi_va, flag):
-            return True
-        got = mem.linear_window(vmid, lo_va, hi_va - lo_va, access)
-        if got is None:
-            return False
-        va, view = got
-        if len(self.window_views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
-            return False
-        i = len(self.window_views)
-        self.window_views.append((vmid, view))
-        self.windows[i] = (va, va + view.size, view.ctypes.data, flag)
-        return True
-
     def undo_log(self, words: int) -> np.ndarray:
         """The fused batches' undo log, at least `words` int64 long (kept: its pages are touched once)."""
         if self._undo is None or self._undo.size < words:
             self._undo = np.empty(max(words, 1), np.int64)
         return self._undo
-
-    def covered(self, lo_va: int, hi_va: int, flag: int = 0) -> bool:
-        """Whether one window (allowing `flag`) holds [lo_va, hi_va)."""
-        for a, b, _host, flags in self.windows[:len(self.window_views)].tolist():
-            if a <= lo_va and hi_va <= b and flags & flag == flag:
-                return True
-        return False
-
-    def aliased(self) -> bool:
-        """Whether two windows reach the same memory through different VAs (a fused batch's order check
-        compares VAs: it holds only when equal memory means equal VA)."""
-        table = self.windows[:len(self.window_views)]
-        key = table.tobytes()
-        if key != self._alias_key:  # (windows change rarely: checked again only then)
-            rows = [(host, host + (b - a), host - a) for a, b, host, _f in table.tolist()]
-            self._alias_key = key
-            self._aliased = any(h1 < e2 and h2 < e1 and d1 != d2
-                                for i, (h1, e1, d1) in enumerate(rows) for h2, e2, d2 in rows[i + 1:])
-        return self._aliased
 
 
 @dataclass
@@ -406,7 +338,7 @@ class JitRun:
         self.nofuse = False  # a fused batch of this dispatch could not finish: the rest runs in rounds
         self._fused: _Fused | None = None
         self.intervals: Intervals | None = None  # barrier-to-barrier intervals (barrier.py): kernels with LDS stores
-        tier.windows_for(ex.mem, d.vmid)
+        tier.windows.for_dispatch(ex.mem, d.vmid)
         if tier.mode == "eager" and self.state.compiled is None and self.state.failed is None and not self.state.idle:
             self._compile(sync=True)
 
@@ -778,7 +710,7 @@ class JitRun:
         ex = self.ex
         if cr is None and self.state.compiled is None:
             self._hot_check()  # (also per batch: a kernel of a few long steps per batch gets hot in time)
-        if cr is None or cr.fused is None or ex.d.private_segment_size or self.tier.aliased():
+        if cr is None or cr.fused is None or ex.d.private_segment_size or self.tier.windows.aliased():
             return False
         f = self._fused if self._fused is not None else self._fused_setup(cr)
         if f.keep:  # each wave from its own row of the batch's initial state (kept at exit)
@@ -840,17 +772,17 @@ class JitRun:
         replaced; `.ctypes.data` costs microseconds, and a tiled kernel's few waves run hundreds of rounds)."""
         ctx = self.ctx
         ctx[lo.C_BOUND] = bound
-        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        ctx[lo.C_NWINDOWS] = len(self.tier.windows.views)
         if self._pointed is st and ctx[lo.C_BASE] == base:
             return
         self._pointed = st
         for slot, value in ((lo.C_SGPR, st.sgpr), (lo.C_VGPR, st.vgpr), (lo.C_SCC, st.scc), (lo.C_PC, st.pc),
                              (lo.C_STATUS, st.status), (lo.C_HWREG, st.hwreg), (lo.C_LDS, st.lds),
-                             (lo.C_GROUP, st.group), (lo.C_WINDOWS, self.tier.windows)):
+                             (lo.C_GROUP, st.group), (lo.C_WINDOWS, self.tier.windows.table)):
             ctx[slot] = value.ctypes.data
         ctx[lo.C_PLANE] = st.vgpr.strides[0]
         ctx[lo.C_BASE], ctx[lo.C_BOUND] = base, bound
-        ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        ctx[lo.C_NWINDOWS] = len(self.tier.windows.views)
         ctx[lo.C_LDS_BYTES] = st.lds.shape[1]
         ctx[lo.C_CALLBACK], ctx[lo.C_MEMORY], ctx[lo.C_TICK] = (self._callback_address, self._memory_address,
                                                                  self._tick_address)
@@ -1017,14 +949,14 @@ class JitRun:
         ex = self.ex
         if not lo_va < hi_va <= (1 << 47):
             return False
-        got = self.tier.add_window(ex.mem, ex.vmid, lo_va, hi_va, access)
-        self.ctx[lo.C_NWINDOWS] = len(self.tier.window_views)
+        got = self.tier.windows.add(ex.mem, ex.vmid, lo_va, hi_va, access)
+        self.ctx[lo.C_NWINDOWS] = len(self.tier.windows.views)
         return got
 
     def _windowed(self, lo_va: int, hi_va: int) -> bool:
         """Whether a fused batch's access of [lo_va, hi_va) stays comparable by VA (tier.py, "Fused launch"): one window
         holds it and no two windows reach the same memory through different VAs."""
-        return self.tier.covered(lo_va, hi_va) and not self.tier.aliased()
+        return self.tier.windows.covered(lo_va, hi_va) and not self.tier.windows.aliased()
 
 
 # ---------------------------------------------------------------------------------------------- translation

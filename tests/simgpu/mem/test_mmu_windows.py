@@ -48,13 +48,14 @@ def test_windows_outside_an_invalidated_range_survive_between_dispatches():
     tb = Testbed(vram_size=1 << 28)
     tier = tb.engine.jit = jit_tier("eager")
     a = tb.alloc(1 << 20)
-    tier.windows_for(tb.mmu, VMID)
-    tier.add_window(tb.mmu, VMID, a, a + 64)
-    assert len(tier.window_views) == 1
+    windows = tier.windows
+    windows.for_dispatch(tb.mmu, VMID)
+    windows.add(tb.mmu, VMID, a, a + 64)
+    assert len(windows.views) == 1
     tb.alloc(4096)  # maps and invalidates another range
-    tier.windows_for(tb.mmu, VMID)
-    assert len(tier.window_views) == 1
+    windows.for_dispatch(tb.mmu, VMID)
+    assert len(windows.views) == 1
     tb.mmu.invalidate(VMID, (a + 4096, a + 8192))
-    tier.windows_for(tb.mmu, VMID)
-    assert len(tier.window_views) == 0
-    assert np.all(tier.windows == 0)
+    windows.for_dispatch(tb.mmu, VMID)
+    assert len(windows.views) == 0
+    assert np.all(windows.table == 0)
