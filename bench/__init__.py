@@ -21,7 +21,7 @@ def settle(fn, limit: int = 12, tolerance: float = 0.25, busy=None) -> int:
     """Call `fn` until its wall time stops falling (a call within `tolerance` of the one before) and `busy()` (if
     given) is false, at most `limit` times; the number of calls. On the simulated GPU a kernel runs interpreted
     until the shader JIT tier has compiled it, in a background thread once the kernel is hot
-    (simgpu.shader.jit.tier): on a busy machine that takes several calls, and a 'warm' figure taken before it is
+    (simgpu.shader.jit.policy): on a busy machine that takes several calls, and a 'warm' figure taken before it is
     the interpreter's (shader_jit_busy)."""
     last = float("inf")
     for n in range(1, limit + 1):

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from simgpu.shader.jit import build as jit_build
 from simgpu.shader.jit import jit_tier
-from simgpu.shader.jit import tier as jit_state
 from simgpu.testbed import Testbed
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,7 +241,7 @@ def first_launch_rows(profiles: list[str], repeats: int = 5) -> None:
     """Each first launch in a fresh process with an empty JIT disk cache (what a program's first kernel pays,
     llvmlite's import and the translator's source hash included): the interpreter alone vs the default tier
     (compiled when hot), the best of `repeats` (the two interleaved, so both see the same load). The host's
-    measured compile costs (tier.py, "host costs") stay where they are: a user's first launch has them once
+    measured compile costs (costs.py) stay where they are: a user's first launch has them once
     any earlier process compiled."""
     rows = []
     for p in profiles:
@@ -314,7 +314,7 @@ def _compile_times() -> None:
         os.environ["SIMGPU_JIT_CACHE"] = cache
         results, translate = {}, []
         for phase in ("cold", "disk"):
-            jit_state._COMPILED.clear()
+            jit_build._COMPILED.clear()
             secs = []
             for _name, run in launches:
                 tb = testbed("eager")

@@ -10,8 +10,8 @@ pytest_plugins = ["pytester", "tests.support.progress", "tests.support.schedule"
 def _no_background_compiles_carried_over():
     """Each test starts without the JIT compiles an earlier test queued for launches that will not come (in a
     worker of a cold suite they kept a thread translating, holding the GIL, for minutes); a compile under way
-    finishes. simgpu.shader.jit.tier is not imported for tests that never loaded it."""
+    finishes. simgpu.shader.jit.build is not imported for tests that never loaded it."""
     yield
-    tier = sys.modules.get("simgpu.shader.jit.tier")
-    if tier is not None:
-        tier.drop_queued_compiles()
+    build = sys.modules.get("simgpu.shader.jit.build")
+    if build is not None:
+        build.drop_queued_compiles()

@@ -6,7 +6,7 @@ with the same memory (every page the bump allocator handed out), registers of ev
 (SGPRs, VGPRs, SCC, PC, status, hardware registers, LDS, scratch), counters and clock, and that the
 JIT tier compiled without a translator failure. The "jit-lean" tier is the JIT tier as users run it,
 keeping no registers at exit: its fused batches start every wave from one workgroup's template and
-store no registers back (tier.py, "Fused launch"); it is compared on everything but those registers."""
+store no registers back (jit/fused.py); it is compared on everything but those registers."""
 
 from __future__ import annotations
 

@@ -32,7 +32,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     "compiler.backend.x86.backend": {m: START for m in (
         "compiler.backend.x86.target", "compiler.backend.x86.vector", "runtime.cpu.disasm", "runtime.cpu.image")},
     "compiler.device": {"runtime": START, "runtime.cpu": START},
-    "simgpu.shader.jit.tier": {"simgpu.shader.semantics": START, "simgpu.shader.vector.valu": START},
     "traces.cli": {m: START for m in ("traces.diff", "traces.export", "traces.replay", "traces.show")},
     "traces.replay": {"mockgpu": START, "traces.decode": START},
     "wiring.am_site.sitecustomize": {"simgpu.hw.ucode": START, "wiring.am_client": START},

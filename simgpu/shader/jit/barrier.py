@@ -40,6 +40,7 @@ import numpy as np
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_lds import HULL_FIELDS, OWNER, WAVE_BITS
+from simgpu.shader.jit.rounds import Rounds
 from simgpu.shader.state import BARRIER, RUNNING, wsel
 
 MAX_INTERVAL = 1 << 22  # wave-instructions an interval may run before it is given to rounds
@@ -49,8 +50,8 @@ INT64_MAX = (1 << 63) - 1
 class Intervals:
     """The barrier-to-barrier intervals of one dispatch under the JIT tier (JitRun.step asks `step` first)."""
 
-    def __init__(self, run):
-        self.run = run  # the tier's JitRun: its native call, register saves, commit and counters (run.ex: TierExec)
+    def __init__(self, rounds: Rounds):
+        self.rounds = rounds  # the dispatch's rounds: their native call, register saves and commit
         self.off = False  # an interval of this batch failed: rounds until the interpreter runs an s_barrier
         self.epoch = 0
         self._st = None  # the batch (WaveState) the buffers below are for
@@ -61,12 +62,12 @@ class Intervals:
     def step(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
         """Run intervals from `pc`, where the waves `w` stand, while every runnable wave stands at one PC;
         False when none was kept (the caller runs a round)."""
-        st = self.run.ex.st
+        st = self.rounds.ex.st
         if st is not self._st:
             self._batch(st)
         if self.off:
             return False
-        base, ran = self.run.ex.d.code_address, False
+        base, ran = self.rounds.ex.d.code_address, False
         while len(w) == int(np.count_nonzero(st.status == RUNNING)):
             if not self._interval(cr, pc, w, fresh):
                 self.off = True
@@ -96,14 +97,13 @@ class Intervals:
 
     def _interval(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
         """One interval for the waves `w` at `pc`: kept (counted) or undone."""
-        run = self.run
-        ex, ctx = run.ex, run.ctx
+        rounds, native = self.rounds, self.rounds.native
+        ex, ctx = rounds.ex, native.ctx
         st, n = ex.st, len(w)
         ix = wsel(w)
-        saved = None if fresh else run._save(cr, ix, pc)
+        saved = None if fresh else rounds.save(cr, ix, pc)
         np.copyto(self._lds, st.lds)
-        counts, laneops, exits, maxlast = run._buffers(n, len(cr.blocks))
-        run.corrections = []
+        counts, laneops, exits, maxlast = rounds.buffers(n, len(cr.blocks))
         self.epoch += 1
         ctx[lo.C_EPOCH] = self.epoch << WAVE_BITS
         self._hulls[:, 1::2] = -1  # every hull [U64_MAX, 0): empty (lower_lds: lo, hi from field 1 on)
@@ -113,32 +113,32 @@ class Intervals:
         ctx[lo.C_LDS_DWORDS] = self._tags.shape[1]
         ctx[lo.C_B2B] = 1
         try:
-            run._run_native(cr, w, np.arange(n), counts, laneops, exits, maxlast, INT64_MAX,
-                            min(ex.allowed(), MAX_INTERVAL))
+            rounds.run_native(cr, w, np.arange(n), counts, laneops, exits, maxlast, INT64_MAX,
+                              min(ex.allowed(), MAX_INTERVAL))
         finally:
             ctx[lo.C_B2B] = 0
-        if run.pending is not None:  # the deadline, Ctrl-C, a progress hook's exception
+        if native.pending is not None:  # the deadline, Ctrl-C, a progress hook's exception
             self._undo(cr, saved, ix, w)
-            run._raise_pending(w, pc)
+            native.raise_pending(w, pc)
         at = np.isin(st.pc[ix] - ex.d.code_address, np.fromiter(cr.barriers, np.int64, len(cr.barriers)))
         if not ((exits == lo.EXIT_DONE) | ((exits == lo.EXIT_SYNC) & at)).all():
             self._undo(cr, saved, ix, w)
-            run.tier.stats.interval_aborts += 1
+            rounds.stats.interval_aborts += 1
             return False
-        run._commit(cr, counts, laneops, w)
-        run.tier.stats.intervals += 1
+        rounds.commit(cr, counts, laneops, w)
+        rounds.stats.intervals += 1
         return True
 
     def _undo(self, cr, saved, ix, w: np.ndarray) -> None:
         """The waves' registers and the LDS back to where the interval found them."""
-        self.run._restore(cr, saved, ix, np.arange(len(w)), w)
-        np.copyto(self.run.ex.st.lds, self._lds)
+        self.rounds.restore(cr, saved, ix, np.arange(len(w)), w)
+        np.copyto(self.rounds.ex.st.lds, self._lds)
 
     def _barrier(self) -> bool:
         """Every live wave of the batch stands at an s_barrier: run it as the interpreter does (an
         instruction per wave there, then Exec's release of the workgroups), unless the watchdog's slice ends
         in it (then the interpreter runs it, ticking where it must)."""
-        ex = self.run.ex
+        ex = self.rounds.ex
         st = ex.st
         running = st.status == RUNNING
         n = int(np.count_nonzero(running))

@@ -2,7 +2,7 @@
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
 features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk
-cache and fresh code are the same bytes. Cache keys cover the IR's inputs (see tier.py); the disk cache's add
+cache and fresh code are the same bytes. Cache keys cover the IR's inputs (see build.py); the disk cache's add
 the CPU compiled for and the LLVM version. llvmlite
 is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
 created: a process whose kernels never get hot never loads LLVM. The disk cache

@@ -1,4 +1,4 @@
-"""What a compile costs on this host, measured: the payoff rule's side of a compile (tier.JitRun._pays_now).
+"""What a compile costs on this host, measured: the payoff rule's side of a compile (policy.CompilePolicy._pays_now).
 
 A compile beside a launch takes CPU from it: the translation is Python and holds the GIL (its cost grows with
 the kernel's reachable instructions), and a process's first compile also loads the translators and llvmlite

@@ -5,13 +5,13 @@ from the engine's register file (SGPRs by operand code, VGPR planes [vgpr, waves
 locals, enters the block at its PC through a switch, and on exit stores them back with the PC and the
 reason (EXIT_*). `@round(ctx)` runs the waves listed in ctx in order, calls back into Python for
 instructions the translator does not cover and for the engine's tick, and lowers the bound as waves
-park (see tier.py).
+park (see rounds.py).
 
 Per block the native code checks the bound (a block whose last instruction lies at or past it is not
 entered) and the budget (ctx C_BUDGET: wave-instructions until the engine's next tick, shared by the
 waves of the round), then counts the block's execution in the wave's row of the counts matrix (the
 per-opcode histogram, wave-instructions and the clock are derived from those counts). A wave that finds
-the budget too small for its next block exits with EXIT_BUDGET and the round calls the tick (tier.py):
+the budget too small for its next block exits with EXIT_BUDGET and the round calls the tick (native.py):
 it checks the deadline and tells the progress hooks and gives a new budget, and the wave goes on; or the
 tick stops the round (the watchdog's budget is spent, the deadline passed, Ctrl-C).
 
@@ -32,17 +32,17 @@ from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
 # Why a wave stopped (ctx exits[row]); every code but DONE leaves the wave RUNNING at its PC.
 # EXIT_READ: stopped mid-block before a memory read the memory helper could not do (it faults): the rest
 # of that block was counted but did not run.
-# EXIT_CONFLICT and EXIT_WRITE end a fused batch only (tier.py, "Fused launch"): a memory access that could
+# EXIT_CONFLICT and EXIT_WRITE end a fused batch only (fused.py): a memory access that could
 # order differently from the interpreter's, and a store with no writable window.
 (EXIT_DONE, EXIT_SYNC, EXIT_BOUND, EXIT_CALLBACK, EXIT_BUDGET, EXIT_NOENTRY, EXIT_FAULT, EXIT_READ, EXIT_CONFLICT,
  EXIT_WRITE) = range(10)
 TICK_GO_ON, TICK_STOP = range(2)  # what the tick callback tells the round
 
-# ctx: an int64 array shared by Python and the native code (tier.py fills it per round).
+# ctx: an int64 array shared by Python and the native code (native.NativeCall's, filled per call).
 (C_SGPR, C_VGPR, C_PLANE, C_SCC, C_PC, C_STATUS, C_HWREG, C_BASE, C_BOUND, C_BUDGET, C_WINDOWS, C_NWINDOWS,
  C_COUNTS, C_LANEOPS, C_WAVES, C_COUNT, C_EXITS, C_CALLBACK, C_LDS, C_LDS_BYTES, C_GROUP, C_MEMORY,
  C_MAXLAST, C_HINTS, C_TICK,
- # the fused launch (tier.py): whether it runs, whether @wave stores registers back at its exit, the memory sites'
+ # the fused launch (fused.py): whether it runs, whether @wave stores registers back at its exit, the memory sites'
  # hulls, the undo log, the batch's workgroups (count, waves each, ids, the SGPRs that hold them), the template
  # rows' status, the wave running now
  C_FUSED, C_KEEP, C_HULLS, C_UNDO, C_UNDO_N, C_NGROUPS, C_WPG, C_GIDS, C_GID_X, C_GID_Y, C_GID_Z, C_TSTATUS,
@@ -144,7 +144,7 @@ class Lowering:
     def site(self, addr: str, active: str | None, size: int, store: bool) -> None:
         """Mark a memory access for the fused launch's order check: `addr` the lanes' 64-bit addresses
         (<lanes x i64>, with the i1 vector `active`) or one i64 address (`active` None), `size` bytes each.
-        translate.build_module expands the mark once every site of the region is known (tier.py, "Fused launch")."""
+        translate.build_module expands the mark once every site of the region is known (fused.py)."""
         n = len(self.sites)
         self.sites.append((self.off, store))
         self.b.raw(f";SITE {n} {addr} {active or '-'} {size}")
@@ -606,7 +606,7 @@ out:
 
 
 def fused_driver(most: int) -> str:
-    """@fused(ctx): every wave of a batch from its start to its end, in wave order (tier.py, "Fused launch").
+    """@fused(ctx): every wave of a batch from its start to its end, in wave order (fused.py).
     Workgroup after workgroup: the group's ids go into the template's rows (ctx C_GID_X/Y/Z name the SGPRs,
     -1 when not enabled), then each of its waves the template does not mark DONE runs in @wave from its
     template row. 0 when every wave ended; else the exit code + 1 of the wave (ctx C_CURRENT) that did not:

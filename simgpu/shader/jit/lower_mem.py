@@ -7,7 +7,7 @@ checked against it with one vector compare, and the load is a masked gather with
 the window's host memory (windows are at most 1 GiB).
 
 Slow path, anything else (no window yet, lanes in several windows or in FLAT's LDS/private apertures,
-an unmapped page): native code calls the memory helper (ctx C_MEMORY, tier.py) with the lane addresses;
+an unmapped page): native code calls the memory helper (ctx C_MEMORY, native.py) with the lane addresses;
 it reads them through the interpreter's own routines (the MMU, LDS, scratch) into a buffer and adds a
 window for next time; the registers never leave native code. If the read faults, the wave stops before
 the instruction and the interpreter runs it with the other waves there, reporting the fault exactly.
@@ -27,7 +27,7 @@ from simgpu.shader.memory.vmem import SADDR_OFF, _offset
 from simgpu.shader.state import SMEM_SDATA_END
 
 VA_LIMIT = 1 << 47  # windows lie in the low canonical half
-# What the memory helper does (tier.JitRun._memory): reads, or (MEM_WRITABLE) a writable window for a store
+# What the memory helper does (native.NativeCall._memory): reads, or (MEM_WRITABLE) a writable window for a store
 MEM_SMEM, MEM_GLOBAL, MEM_FLAT, MEM_LDS, MEM_WRITABLE = range(5)
 
 
@@ -76,7 +76,7 @@ def find_window(lw: Lowering, lo: str, hi: str, slow: str, access: int = WIN_REA
 
 
 def memory_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out: str) -> None:
-    """Call the memory helper (tier.JitRun._memory) to read `size` bytes per lane of the i64 addresses
+    """Call the memory helper (native.NativeCall._memory) to read `size` bytes per lane of the i64 addresses
     at `addrs` for the lanes in mask into `out`; if it fails, the wave stops before this instruction."""
     b = lw.b
     fn = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_MEMORY}')}")

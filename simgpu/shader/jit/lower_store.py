@@ -1,4 +1,4 @@
-"""GLOBAL/FLAT stores, for the fused launch (tier.py, "Fused launch").
+"""GLOBAL/FLAT stores, for the fused launch (fused.py).
 
 In a round, stores stay sync instructions (region.is_sync): a wave parks before one and the interpreter
 runs it for every wave there. A fused batch, which runs each wave from its start to its end, runs them

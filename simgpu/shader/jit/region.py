@@ -8,7 +8,7 @@ interpreter reports why when a wave gets there). Each instruction is classified 
 - control: branches, s_endpgm, s_setpc/s_swappc/s_call (native, and they end a block);
 - sync: its effect is visible to other waves or to the engine (stores, atomics, LDS writes, barriers,
   clock reads, interrupts, s_sleep, cache invalidation, traps): a wave stops *before* it and the
-  scheduler runs it for every wave standing there, in the interpreter's order (see tier.py);
+  scheduler runs it for every wave standing there, in the interpreter's order (see rounds.py);
 - callback: anything else the translator does not cover; the wave's registers go back to the register
   file and the interpreter runs that one instruction for that wave, then native code continues;
 - missing: no instruction there (a park like sync: the interpreter raises the fault).

@@ -147,7 +147,7 @@ def _prologue(lw: Lowering, blk: rg.Block, count: int) -> None:
     b.raw("br label %exit")
     b.label(cont)
     b.raw(f"store i64 {left}, ptr %BUDGET")
-    most = b.op("load i64, ptr %MAXLAST")  # the highest PC the wave ran in this round (tier.py's check)
+    most = b.op("load i64, ptr %MAXLAST")  # the highest PC the wave ran in this round (rounds.py's check)
     higher = b.call("i64", "@llvm.smax.i64", [("i64", most), ("i64", str(blk.last))],
                     "declare i64 @llvm.smax.i64(i64, i64)")
     b.raw(f"store i64 {higher}, ptr %MAXLAST")
@@ -312,7 +312,7 @@ def entry_vgprs(region: rg.Region) -> list[tuple[frozenset, frozenset] | None]:
 
 
 def fusable(lw: Lowering, region: rg.Region) -> bool:
-    """Whether the region can run as a fused batch (tier.py, "Fused launch"): all its code is native but for
+    """Whether the region can run as a fused batch (fused.py): all its code is native but for
     stores the translator covers, control only goes forward (so the interpreter runs its instructions in PC
     order, each once per wave) and nothing in it needs LDS."""
     if not lw.fusable:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from simgpu.shader.jit import costs as hc
-from simgpu.shader.jit import tier as jit_state
+from simgpu.shader.jit import policy
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -84,10 +84,10 @@ def test_figures_are_a_running_average_kept_on_disk(tmp_path, monkeypatch):
 
 def test_the_compile_cost_counts_the_start_only_before_the_first_compile(monkeypatch):
     c = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1)
-    monkeypatch.setattr(jit_state, "translators_loaded", lambda: False)
-    taken, ready = jit_state.compile_cost(c, 100)
+    monkeypatch.setattr(policy, "translators_loaded", lambda: False)
+    taken, ready = policy.compile_cost(c, 100)
     assert (taken, ready) == pytest.approx((0.21, 0.31))
-    monkeypatch.setattr(jit_state, "translators_loaded", lambda: True)
-    monkeypatch.setattr(jit_state.jc, "ready", lambda: True)
-    taken, ready = jit_state.compile_cost(c, 100)
+    monkeypatch.setattr(policy, "translators_loaded", lambda: True)
+    monkeypatch.setattr(policy.jc, "ready", lambda: True)
+    taken, ready = policy.compile_cost(c, 100)
     assert (taken, ready) == pytest.approx((0.01, 0.11))

@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simgpu import diskcache
-from simgpu.shader.jit import jit_tier
-from simgpu.shader.jit import tier as jit_state
+from simgpu.shader.jit import build, jit_tier
 from simgpu.testbed import Testbed
 from tests.simgpu.shader.test_jit_tier import _drain_background_compiles, _run, _want
 from tests.support.cache_entries import damaged
@@ -88,7 +87,7 @@ def test_a_planted_object_is_never_run(tmp_path, monkeypatch):
 
 def _fresh_run(tb: Testbed | None = None, n: int = 50) -> Testbed:
     """Run the kernel as a new process would: nothing in the memory cache."""
-    jit_state._COMPILED.clear()
+    build._COMPILED.clear()
     tb = tb or Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("eager")
     assert np.array_equal(_run(tb, n), _want(n))

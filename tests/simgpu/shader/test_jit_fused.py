@@ -1,4 +1,4 @@
-"""The fused launch (simgpu/shader/jit/tier.py, "Fused launch"): a kernel without loops, whose code is all
+"""The fused launch (simgpu/shader/jit/fused.py): a kernel without loops, whose code is all
 native but for stores, runs each batch as one native call, every wave from its start to its end. It must
 end exactly as the interpreter does (tests/support/tiers.py), with registers kept ("jit") and without
 ("jit-lean", from one workgroup's template): when waves would see each other's stores in another order,

@@ -3,7 +3,7 @@
 diverge around barriers, to fault in one wave while others pass the same instruction, and to run out
 of the watchdog's budget inside a round. Both tiers must end alike, bit for bit
 (tests/support/tiers.py); the tier must also have rolled waves back at least once where the kernel
-was built to make it (tier.py's rounds)."""
+was built to make it (rounds.py)."""
 
 from __future__ import annotations
 

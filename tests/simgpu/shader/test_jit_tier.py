@@ -14,9 +14,8 @@ import time
 import numpy as np
 import pytest
 
+from simgpu.shader.jit import build, jit_mode, jit_tier, policy, worker
 from simgpu.shader.jit import costs as hc
-from simgpu.shader.jit import jit_mode, jit_tier, worker
-from simgpu.shader.jit import tier as jit_state
 from simgpu.shader.state import DONE
 from simgpu.testbed import VMID, Testbed
 
@@ -144,14 +143,14 @@ def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(m
     another; the kernel keeps running in the interpreter with the same results, and is compiled when hot again."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
-    jit_state.drop_queued_compiles()
-    jit_state._POOL = jit_state._pool("simgpu-jit")
+    build.drop_queued_compiles()
+    build._POOL = build._pool("simgpu-jit")
     gate = threading.Event()
-    blocker = jit_state._POOL.submit(gate.wait, 120)  # the JIT thread is busy: the next compile waits in the queue
+    blocker = build._POOL.submit(gate.wait, 120)  # the JIT thread is busy: the next compile waits in the queue
     state, stats, run = _hot_loop(1998)
     queued = _run_until_compiling(state, run)
     assert not queued.done()
-    jit_state.drop_queued_compiles()
+    build.drop_queued_compiles()
     gate.set()
     blocker.result(timeout=120)
     assert queued.cancelled()
@@ -167,19 +166,19 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
     threads, compiled_by = [], []
-    jit_state._COMPILED.clear()  # nothing from the memory cache: this region goes through LLVM
+    build._COMPILED.clear()  # nothing from the memory cache: this region goes through LLVM
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
     k = tb.load_asm(LOOP.format(n=1999), args=1, vgprs=8)
     for name, base_of in (("_translate", lambda src: src.base),
                           ("_object_code_in_worker", lambda job: job.meta["region"].base)):
-        real = getattr(jit_state, name)
+        real = getattr(build, name)
 
         def spy(arg, real=real, name=name, base_of=base_of):
             if base_of(arg) == k.code_address:  # (compiles of earlier tests' kernels may still be running)
                 threads.append((name, threading.current_thread() is threading.main_thread()))
             return real(arg)
-        monkeypatch.setattr(jit_state, name, spy)
+        monkeypatch.setattr(build, name, spy)
     real_compile = worker.compile_object
 
     def compile_spy(ir):
@@ -207,7 +206,7 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
     CompileDropped, not a failure, and the next time the kernel is hot a new worker compiles it."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
-    jit_state._COMPILED.clear()
+    build._COMPILED.clear()
     state, stats, run = _hot_loop(1997)
     in_llvm, release = threading.Event(), threading.Event()
     real_read = worker._read
@@ -220,7 +219,7 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
     first = _run_until_compiling(state, run)
     assert in_llvm.wait(60) and worker.busy()
     monkeypatch.setattr(worker, "_read", real_read)
-    jit_state.drop_queued_compiles()
+    build.drop_queued_compiles()
     release.set()
     with pytest.raises(worker.CompileDropped):
         first.result(timeout=120)
@@ -247,19 +246,20 @@ MEASURED = hc.HostCosts(translate=1e-6, llvm=1e-5, start=0.0, compiles=1, starts
 def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypatch, tmp_path, background, groups,
                                                                          free, payoff, long, costs, beside):
     """A kernel that gets hot is compiled beside its launch (in the background, while the dispatch goes on)
-    or once a launch of it ends (JitRun.end; from its second launch on), so the launch runs as the interpreter
+    or once a launch of it ends (CompilePolicy.end; from its second launch on), so the launch runs as the interpreter
     alone would. The compile's
     costs are the host's, measured (costs.py): none measured yet, or a compile too slow for what the launch
     has ahead, and it waits for the launch's end."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
     monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", background)
-    monkeypatch.setattr(jit_state, "core_free", lambda: free)
-    monkeypatch.setattr(jit_state, "PAYOFF", payoff)
-    monkeypatch.setattr(jit_state, "LONG_DISPATCH", long)
-    monkeypatch.setattr(jit_state.hc, "current", lambda: costs)
+    monkeypatch.setattr(policy, "core_free", lambda: free)
+    monkeypatch.setattr(policy, "PAYOFF", payoff)
+    monkeypatch.setattr(policy, "LONG_DISPATCH", long)
+    monkeypatch.setattr(policy.hc, "current", lambda: costs)
     submitted = []  # whether the dispatch still had waves running when its compile started
-    monkeypatch.setattr(jit_state.JitRun, "_compile", lambda self, sync, source=None, real=jit_state.JitRun._compile: (
+    real = policy.CompilePolicy._compile
+    monkeypatch.setattr(policy.CompilePolicy, "_compile", lambda self, sync, source=None: (
         submitted.append(bool((self.ex.st.status != DONE).any())), real(self, sync, source))[1])
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
@@ -285,8 +285,8 @@ def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypa
 def _drain_background_compiles() -> None:
     """Wait for hot compiles an earlier test of this process started: they read $SIMGPU_JIT_CACHE when they
     run, and would write into a directory a test counts the files of."""
-    if jit_state._POOL is not None:
-        jit_state._POOL.submit(lambda: None).result()  # one worker: runs after everything queued before it
+    if build._POOL is not None:
+        build._POOL.submit(lambda: None).result()  # one worker: runs after everything queued before it
 
 
 def test_the_disk_cache_serves_a_fresh_process_and_new_code_is_compiled(monkeypatch, tmp_path):
@@ -297,7 +297,7 @@ def test_the_disk_cache_serves_a_fresh_process_and_new_code_is_compiled(monkeypa
     _run(tb)
     assert tb.engine.jit.stats.compiles == 1 and tb.engine.jit.stats.disk_hits == 0
     assert len(list(tmp_path.glob("*.msgpack"))) == 1
-    jit_state._COMPILED.clear()  # as if a new process: only the disk cache knows the kernel
+    build._COMPILED.clear()  # as if a new process: only the disk cache knows the kernel
     tb2 = Testbed(vram_size=1 << 26)
     tb2.engine.jit = jit_tier("eager")
     _run(tb2)
@@ -325,7 +325,7 @@ def test_compiled_code_is_freed_with_its_region(monkeypatch, rounds=3):
     compiling more must not touch freed LLVM objects."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
     for i in range(rounds):
-        jit_state._COMPILED.clear()
+        build._COMPILED.clear()
         tb = Testbed(vram_size=1 << 26)
         tb.engine.jit = jit_tier("eager")
         _run(tb, 30 + i)
@@ -339,7 +339,7 @@ def test_compiled_code_is_freed_with_its_region(monkeypatch, rounds=3):
 def test_a_process_exits_without_running_the_compiles_still_queued():
     """Queued background compiles are dropped at exit (Python joins pool threads first): 40 half-second jobs
     queued behind one would hold the process 20 s; only the job under way finishes."""
-    script = ("import time\nfrom simgpu.shader.jit import tier\npool = tier._pool('t')\n"
+    script = ("import time\nfrom simgpu.shader.jit import build\npool = build._pool('t')\n"
               "for _ in range(41):\n    pool.submit(time.sleep, 0.5)\n")
     start = time.monotonic()
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
@@ -350,12 +350,12 @@ def test_a_kernel_larger_than_the_limit_stays_in_the_interpreter(monkeypatch):
     """LLVM's time grows faster than the code (and llvmlite's one lock holds the process's other LLVM calls
     meanwhile): a kernel of more than MAX_REGION_INSNS reachable instructions is never compiled."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
-    monkeypatch.setattr(jit_state, "MAX_REGION_INSNS", 5)  # LOOP has 12
+    monkeypatch.setattr(build, "MAX_REGION_INSNS", 5)  # LOOP has 12
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("eager")
     assert np.array_equal(_run(tb, 30), _want(30))
     assert tb.engine.jit.stats.native_instructions == 0 and tb.engine.jit.stats.compiles == 0
-    monkeypatch.setattr(jit_state, "MAX_REGION_INSNS", 2000)
+    monkeypatch.setattr(build, "MAX_REGION_INSNS", 2000)
     tb2 = Testbed(vram_size=1 << 26)
     tb2.engine.jit = jit_tier("eager")
     assert np.array_equal(_run(tb2, 30), _want(30))

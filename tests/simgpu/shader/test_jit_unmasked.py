@@ -14,9 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simgpu.isa import assemble
+from simgpu.shader.jit import build, lower, translate
 from simgpu.shader.jit import compile as jc
-from simgpu.shader.jit import lower, translate
-from simgpu.shader.jit import tier as jit_state
 from simgpu.shader.jit import unmasked as um
 from tests.simgpu.shader.test_jit_ops import EXAMPLES, NVGPR, _kernel, _random_data, native_instruction
 from tests.support import tiers
@@ -209,7 +208,7 @@ def test_the_avx2_profile_compiles_without_avx512(monkeypatch):
     modules_seen = []
     real = jc.object_code
     monkeypatch.setattr(jc, "object_code", lambda ir, key: (modules_seen.append(ir), real(ir, key))[1])
-    jit_state._COMPILED.clear()
+    build._COMPILED.clear()
     tb.launch(k, [tb.alloc(4096), tb.alloc(4096)], (1,), (32,))
     [ir] = modules_seen
     host_key = jc.host_key()

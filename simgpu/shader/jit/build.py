@@ -1,0 +1,289 @@
+"""Compiling a kernel: the walk of its reachable code on the launching thread (`source`), translation to IR and
+loading (`build`: in the background, `submit`, or at once), LLVM's code generation (in jit.worker's process for
+background compiles), and the process's memory cache of the results. A CompiledRegion is a region's native code and
+what the tier needs to account for it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from simgpu.shader.jit import compile as jc
+from simgpu.shader.jit import costs as hc
+from simgpu.shader.jit import lower as lo
+from simgpu.shader.jit import region as rg
+from simgpu.shader.jit import translate as tr
+from simgpu.shader.jit import worker
+from simgpu.shader.semantics import base_name
+from simgpu.shader.setup import _mode_bits
+from simgpu.shader.tier_exec import TierExec
+from simgpu.shader.vector.valu import SPECS
+
+MAX_COMPILED = 512  # regions kept in the process's memory cache (the disk cache keeps the rest)
+# Kernels with more reachable instructions stay in the interpreter. LLVM's time grows faster than the code: a
+# Triton corpus kernel of thousands of instructions (tests/data/triton: spills, attention) held LLVM for minutes, and
+# llvmlite's one lock held every other LLVM call of the process with it. The corpora's clang and LLVM
+# kernels stay far under it (a few hundred); Triton's big matmuls and attention go over.
+MAX_REGION_INSNS = 2000
+SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
+ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
+FUSED_TYPE = ROUND_TYPE
+_POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background (LLVM: jit.worker's process)
+_DROPS = 0  # drop_queued_compiles so far: a background compile started before one ends as CompileDropped
+_COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
+
+
+def _pool(name: str) -> ThreadPoolExecutor:
+    """A one-thread pool whose queued compiles are dropped when the process exits: Python joins pool threads
+    before atexit, and a queue of background compiles on a busy machine held a finished process for minutes,
+    for code nobody would run (only the compile under way still finishes)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+    # threading's exit hooks run before the join, the latest first: this one before concurrent.futures' own
+    threading._register_atexit(lambda: pool.shutdown(wait=False, cancel_futures=True))
+    return pool
+
+
+def drop_queued_compiles() -> None:
+    """Cancel the background compiles that have not started, and end the one under way in LLVM (jit.worker; a
+    translation under way finishes): a program that moves on to other work, like a test suite's next test, stops
+    paying, in CPU and in the GIL translation holds, for code compiled for launches that may never come. A
+    kernel whose compile was dropped is compiled again once it is hot again."""
+    global _POOL, _DROPS
+    _DROPS += 1
+    pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+    worker.stop()  # the compile under way in LLVM too (its kernel gets CompileDropped: compiled again when hot)
+
+
+def submit(source: Source, stats) -> Future:
+    """Translate and compile `source` in the background (`build`)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = _pool("simgpu-jit")
+    return _POOL.submit(build, source, stats)
+
+
+@dataclass
+class CompiledRegion:
+    """A region's native code and what the tier needs to account for it."""
+
+    round: object  # ctypes function ROUND_TYPE
+    engine: object  # the llvmlite execution engine holding the code (alive as long as this region)
+    lanes: int
+    mode: int
+    nvgpr: int
+    blocks: list  # region.Block
+    by_start: dict
+    block_last: np.ndarray  # offset of each block's last instruction
+    block_len: np.ndarray  # instructions counted per execution of each block
+    hist: list[Counter]
+    insns: dict  # offset -> region.Insn
+    tails: dict  # offset of a native instruction -> mnemonics from it to the end of its block
+    writes: list  # per block: (VGPRs, SGPR slots) native code may write from it on, or None (translate)
+    span: tuple[int, int]  # code offsets [lo, hi) the region was read from
+    code: bytes  # the bytes of that span when compiled
+    compile_seconds: float = 0.0
+    start_seconds: float = 0.0  # of compile_seconds: llvmlite's import and LLVM's start (a process's first)
+    from_disk: bool = False
+    nhints: int = 0  # window-hint slots of the memory instructions (lower_mem.find_window)
+    short_tails: frozenset = frozenset()  # blocks of at most SHORT_TAIL instructions ending in s_endpgm
+    fused: object = None  # ctypes function FUSED_TYPE when the region is fusable (translate.fusable), else None
+    nsites: int = 0  # memory sites of the order check (Lowering.site)
+    stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
+    entry_sets: int = 0  # distinct VGPR sets @wave moves per entry block (lower._entry_classes), 0: all at once
+    lds_stores: frozenset = frozenset()  # blocks of LDS stores native in a barrier-to-barrier interval (barrier.py)
+    barriers: frozenset = frozenset()  # offsets of the region's s_barrier instructions
+
+    def count(self, per_opcode: Counter, per_block: np.ndarray) -> int:
+        """Add the mnemonics of blocks run `per_block` times each to `per_opcode`; the wave-instructions they count."""
+        for b in np.flatnonzero(per_block).tolist():
+            times = int(per_block[b])
+            for m, k in self.hist[b].items():
+                per_opcode[m] += k * times
+        return int(per_block @ self.block_len)
+
+
+@dataclass
+class _Job:
+    key: str
+    ir: str
+    meta: dict
+
+
+def _callback_safe(inst) -> bool:
+    """Whether the interpreter may run this instruction for one wave inside a round: its result must not
+    depend on how waves are grouped. Float ops with two or more float operands are not (numpy's NaN
+    choice), unless fpexact fixes their NaNs; those run as sync instructions, for the same group."""
+    m = inst.mnemonic
+    if not m.startswith("v_"):
+        return True  # scalar ops and memory reads (region.is_sync keeps the rest out)
+    if inst.encoding in ("VOPD", "VOP3P", "WMMA") or m.startswith(("v_pk_", "v_dot", "v_wmma")):
+        return False
+    spec = SPECS.get(base_name(m))
+    if spec is None:
+        return True
+    kinds = ("f16", "f32", "f64")
+    floats = sum(t in kinds for t in spec.srcs) + (1 if spec.acc and spec.dst in kinds else 0)
+    return floats < 2
+
+
+@dataclass
+class Source:
+    """What translating a kernel reads from the dispatch, taken on the launching thread: its reachable
+    instructions (region.reachable) and the bytes of their span."""
+
+    base: int
+    lanes: int
+    mode: int
+    nvgpr: int
+    found: dict
+    span: tuple[int, int]
+    code: bytes
+    seconds: float = 0.0  # CPU time of the walk (counted with the translation)
+
+
+def source(ex: TierExec) -> Source:
+    """The walk of the dispatch's reachable code (through the interpreter's decode cache) and its bytes."""
+    d = ex.d
+    with jc.Timer() as t:
+        found = rg.reachable(d.code_address, ex.decoded)
+        span = (min(found), max(o + (i.size if i is not None else 4) for o, i in found.items()))
+        code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
+    return Source(d.code_address, d.wave_size, _mode_bits(d.descriptor), max(d.vgpr_count, 1), found, span, code,
+                   t.seconds)
+
+
+def build(source: Source, stats, background: bool = True):
+    """Translate and compile (any thread: it reads only `source`): a CompiledRegion, or None when there is
+    nothing to compile (or too much: MAX_REGION_INSNS). `background` (a compile for later launches, on the JIT
+    thread): LLVM's part in the JIT's worker process (jit.worker); otherwise (an eager compile the launch waits
+    for) on this thread, so that it never queues behind the background compiles of other kernels."""
+    if len(source.found) > MAX_REGION_INSNS:
+        return None
+    drops = _DROPS
+    with jc.Timer() as t0:  # a process's first compile: the translators' imports and the sources' hash
+        first = not (tr.translators_loaded() and jc.ready())  # (llvmlite's import and LLVM's start: in _finish)
+        tr.load_translators()
+        tr.translator_key()
+    with jc.Timer() as t:
+        job = _translate(source)
+    if not isinstance(job, _Job):
+        return job
+    stats.translate_seconds.append(source.seconds + t.seconds + t0.seconds)
+    if background and drops != _DROPS:  # dropped while it translated: no LLVM (nor disk cache write) for it
+        raise worker.CompileDropped("dropped during translation")
+    cr = _finish(job, stats, background=background)
+    # (the walk is left out: through a warm decode cache it takes microseconds; an eager compile's walk decodes)
+    hc.record(len(source.found), t.seconds, None if cr.from_disk else cr.compile_seconds - cr.start_seconds,
+              t0.seconds + cr.start_seconds if first else None)
+    return cr
+
+
+def _translate(src: Source):
+    """Classify and translate the region: a _Job for LLVM, a CompiledRegion from the memory cache, or None
+    when there is nothing to compile."""
+    lanes, mode, nvgpr = src.lanes, src.mode, src.nvgpr
+    lw = lo.Lowering(lanes, mode, nvgpr)
+    region = rg.classified(src.base, src.found, tr.classifier(lw, nvgpr, _callback_safe))
+    if not any(_worth_running(b) for b in region.blocks):
+        return None
+    span, code = src.span, src.code
+    key = jc.key_of("simgpu-jit", tr.translator_key(), lanes, mode, nvgpr, region.code_signature(),
+                    jc.cpu_setting())  # (+ host: on disk)
+    meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
+    hit = _COMPILED.get(key)
+    if hit is not None:
+        return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
+    ir, fuse = tr.build_module(lw, region)
+    meta["nhints"] = len(lw.hints)
+    meta["fusable"], meta["nsites"], meta["entry_sets"] = fuse, len(lw.sites), lw.entry_sets
+    meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
+    meta["lds_stores"] = frozenset(b.index for b in region.blocks if tr.lds_store(b))
+    meta["barriers"] = frozenset(o for o, i in region.insns.items() if i.inst is not None
+                                 and i.inst.mnemonic == "s_barrier")
+    meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
+                      for x in tr.reachable_writes(region)]
+    for insn in region.insns.values():  # the IR text is in the module now
+        insn.fragment = None
+    return _Job(key, ir, meta)
+
+
+def _worth_running(blk: rg.Block) -> bool:
+    """A block native code would run (the interpreter runs short tails: see JitRun.step)."""
+    return blk.kind == rg.NATIVE and not _short_tail(blk)
+
+
+def _short_tail(blk: rg.Block) -> bool:
+    return len(blk.insns) <= SHORT_TAIL and blk.insns[-1].inst is not None and blk.insns[-1].inst.mnemonic in rg.ENDS
+
+
+def _tails(blocks) -> dict:
+    """For each native instruction that may stop a wave before it: the mnemonics from it to its block's end
+    (counted with the block, not executed)."""
+    out = {}
+    for blk in blocks:
+        if blk.kind != rg.NATIVE:
+            continue
+        for i, insn in enumerate(blk.insns):
+            if insn.exits:
+                out[insn.off] = [x.inst.mnemonic for x in blk.insns[i:]]
+    return out
+
+
+def _object_code_in_worker(job: _Job) -> tuple[bytes, bool, float]:
+    """(object file, from the disk cache, the worker process's CPU seconds for it): LLVM in jit.worker's
+    process, which drop_queued_compiles may end (CompileDropped)."""
+    seconds, drops = [], _DROPS
+
+    def make(ir: str) -> bytes:
+        obj, s = worker.compile_object(ir)
+        if drops != _DROPS:  # dropped while LLVM ran: no disk cache write (a test's cache directory may be the next
+            raise worker.CompileDropped("dropped during code generation")  # test's by now)
+        seconds.append(s)
+        return obj
+    obj, from_disk = jc.object_code(job.ir, job.key, make)
+    return obj, from_disk, sum(seconds)
+
+
+def _finish(job: _Job, stats, background: bool = False) -> CompiledRegion:
+    """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading; `background`:
+    code generation in the JIT's worker process, whose CPU time is counted apart (this thread waits for it
+    without holding the GIL)."""
+    with jc.Timer() as t:
+        with jc.Timer() as start:
+            jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, for the key and loading
+        if background:
+            obj, from_disk, llvm_seconds = _object_code_in_worker(job)  # (another process's CPU)
+        else:
+            obj, from_disk = jc.object_code(job.ir, job.key)
+            llvm_seconds = 0.0  # (this thread's: in t.seconds)
+        engine, addr = jc.load(obj, "round")
+        fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None
+    region, m = job.meta["region"], job.meta
+    blocks = region.blocks
+    counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"]) | m["lds_stores"]
+    cr = CompiledRegion(
+        round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
+        by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
+        block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
+        hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
+        insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
+        nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]), entry_sets=m["entry_sets"],
+        lds_stores=m["lds_stores"], barriers=m["barriers"],
+        compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk, start_seconds=start.seconds)
+    cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
+    if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
+        del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[job.key] = cr
+    stats.compiles += 1
+    stats.disk_hits += from_disk
+    stats.compile_seconds.append(cr.compile_seconds)
+    return cr
+

@@ -1,0 +1,218 @@
+"""Compile policy: when a kernel is compiled, and whether a dispatch may run its code. SIMGPU_JIT=eager compiles at a
+kernel's first dispatch; by default a kernel is compiled once the interpreter has spent SIMGPU_JIT_HOT ms of CPU time
+on it over its dispatches (default 20), beside the launch only when that pays within it (_pays_now: the compile takes
+CPU from the launch), else when the dispatch ends. The launching thread only walks the kernel's code; translation and
+LLVM run in the background (build.py): no launch waits for a compile, and a kernel that never gets hot never pays.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from simgpu import settings
+from simgpu.fault import HardwareFault
+from simgpu.shader.jit import build as bd
+from simgpu.shader.jit import compile as jc
+from simgpu.shader.jit import costs as hc
+from simgpu.shader.jit import worker
+from simgpu.shader.jit.build import CompiledRegion, Source
+from simgpu.shader.jit.translate import translators_loaded
+from simgpu.shader.setup import _mode_bits
+from simgpu.shader.tier_exec import TierExec
+
+# Lanes of a batch from which a VALU operation's numpy loop releases the GIL long enough for a background
+# translation to run beside the launching thread (numpy releases it for loops of more than 500 elements)
+GIL_FREE_LANES = 8192
+# The payoff rule (CompilePolicy._pays_now): a compile beside a launch must win back PAYOFF times the CPU it takes
+# from the launching thread, counting on native code to need at most NATIVE_SHARE of the interpreter's time
+PAYOFF, NATIVE_SHARE = 2.0, 0.25
+# A dispatch that has run this long (CPU seconds) compiles beside itself whatever the rules below say: the compile
+# takes at most a few percent of it, and a long loop (a hang that the wave-instruction budget must end among them)
+# would otherwise stay in the interpreter until the dispatch ends, for hours on a busy machine
+LONG_DISPATCH = 2.0
+
+
+def core_free() -> bool:
+    """Whether a CPU this process may use is idle: the 1-minute load average (which counts the launching
+    thread itself) under the CPUs less a half."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    try:
+        return os.getloadavg()[0] < cpus - 0.5
+    except OSError:  # no load average here: assume a free CPU
+        return True
+
+
+def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:
+    """(CPU seconds a compile of `insns` reachable instructions takes from the launching thread, seconds
+    until its code is ready) by the host's measured `costs` (the start's imports while this process has not
+    compiled yet)."""
+    start = 0.0 if translators_loaded() and jc.ready() else costs.start
+    taken = start + insns * costs.translate
+    return taken, taken + insns * costs.llvm
+
+
+class CompilePolicy:
+    """One dispatch's side of its kernel's compile: hot or not, compiled beside the launch or after it, and the
+    compiled code checked against the dispatch (JitRun asks `compiled` before running it)."""
+
+    def __init__(self, mode: str, ex: TierExec, state, stats):
+        self.mode, self.ex, self.state, self.stats = mode, ex, state, stats
+        self.started = self.dispatch_started = time.process_time()
+        self.batch_starts: list[float] = []  # process time at each batch's start (the payoff estimate)
+        self.background = settings.get("SIMGPU_JIT_BACKGROUND")  # now, after (the launch) or auto (_pays_now)
+        self._walked: Source | None = None  # the kernel's reachable code, walked for the payoff rule
+        self._cr: CompiledRegion | None = None
+        self._checked = False
+        self.stale = False  # the code in memory is not what was compiled: this dispatch stays in the interpreter
+
+    def start(self) -> None:
+        """The dispatch starts: with SIMGPU_JIT=eager a kernel not compiled yet is compiled now, on this thread."""
+        st = self.state
+        if self.mode == "eager" and st.compiled is None and st.failed is None and not st.idle:
+            self._compile(sync=True)
+
+    def batch_started(self) -> None:
+        """A batch of the dispatch starts (the payoff rule's estimate of what is ahead)."""
+        self.batch_starts.append(time.process_time())
+
+    def compiled(self) -> CompiledRegion | None:
+        """The kernel's code, if this dispatch may run it: a compile that has ended is taken up, and the code is
+        checked once per dispatch against the dispatch's (else `stale`, and compiled again)."""
+        st = self.state
+        if st.compiled is None and st.future is not None and st.future.cancelled():
+            st.future = None  # dropped before it started (drop_queued_compiles): hot again, compiled again
+            return None
+        if st.compiled is None and st.future is not None and st.future.done():
+            try:
+                self._compiled_as(st.future.result())
+            except worker.CompileDropped:
+                pass  # stopped under way (drop_queued_compiles): hot again, compiled again
+            except Exception as e:  # noqa: BLE001 - a translator bug must not stop the interpreter
+                self._failed(e)
+            st.future = None
+        cr = st.compiled
+        if cr is None:
+            return None
+        if not self._checked:  # once per dispatch: the same code, wave size, VGPRs and MODE
+            self._checked = True
+            d, ex = self.ex.d, self.ex
+            try:
+                code = ex.mem.read(d.vmid, d.code_address + cr.span[0], cr.span[1] - cr.span[0], access="execute")
+            except HardwareFault:
+                code = None
+            ok = (code == cr.code and cr.lanes == d.wave_size and cr.nvgpr == max(d.vgpr_count, 1)
+                  and cr.mode == _mode_bits(d.descriptor))
+            if not ok:
+                st.compiled = None
+                self.stale = True
+                self._compile(sync=self.mode == "eager")
+                return None
+            self._cr = cr
+        return self._cr
+
+    def _failed(self, e: Exception) -> None:
+        """A kernel the tier could not compile runs in the interpreter; the reason is kept (tests fail on it)."""
+        self.state.failed = f"{type(e).__name__}: {e}"
+        self.stats.failures.append(((self.ex.vmid, self.ex.d.code_address), self.state.failed))
+
+    def _compile(self, sync: bool, source: Source | None = None) -> None:
+        """Compile the kernel: at once (sync: discovery, translation and LLVM on this thread), or with only
+        the walk of its reachable code here (a decode-cache lookup per instruction) and translation and LLVM
+        in the background, which read only the walk's result (decoded instructions and the code's bytes,
+        never the dispatch's state or memory): a launch never waits for a compile. A process that exits
+        while LLVM compiles waits for that compile (concurrent.futures joins its threads)."""
+        try:
+            source = source or bd.source(self.ex)
+        except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
+            self._failed(e)
+            return
+        if sync:
+            try:
+                self._compiled_as(bd.build(source, self.stats, background=False))
+            except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
+                self._failed(e)
+            return
+        self.state.future = bd.submit(source, self.stats)
+
+    def _compiled_as(self, got) -> None:
+        """What a compile gave: a CompiledRegion, or None (nothing in the kernel the tier would run)."""
+        if got is None:
+            self.state.idle = True
+        else:
+            self.state.compiled = got
+
+    def hot_check(self) -> None:
+        """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
+        background: at the end of this dispatch, or at once if that pays within this launch (`_pays_now`).
+        A compile beside the launch costs it CPU the launching thread would have had: the translation is
+        Python (the GIL), and so is the first kernel's import of llvmlite."""
+        st = self.state
+        if self.mode != "hot" or st.future is not None or st.failed is not None or st.idle:
+            return
+        now = time.process_time()
+        if not st.deferred:
+            st.interpreted += now - self.started
+        self.started = now
+        if st.deferred or st.interpreted >= settings.get("SIMGPU_JIT_HOT") / 1e3:  # (ms)
+            st.deferred = True  # (compiled by `end` unless it pays to start sooner)
+            if self._pays_now(now):
+                st.deferred = False
+                self._compile(sync=False, source=self._walked)
+
+    def _pays_now(self, now: float) -> bool:
+        """Whether a compile started now should help this launch, not slow it: a CPU is free for it
+        (core_free), the launching thread leaves the GIL often (batches of at least GIL_FREE_LANES lanes,
+        whose numpy loops release it), and what native code would save of the interpretation this dispatch
+        still has ahead, once the compile is done, is at least PAYOFF times the CPU the compile takes from the
+        launching thread. What is ahead: the batches left times the last one's time (not the first's, which
+        pays for decoding and first touches: none is estimated before a second batch ended), or, in a
+        dispatch of one batch, half as long again as it has run. The compile's costs are this host's,
+        measured (costs.py) for the kernel's reachable instructions: its Python (translation, and the imports
+        of a process's first compile) is taken from the launch, and native code runs only after LLVM too.
+        Until this host has measured a compile, none starts beside a launch. A dispatch that has run
+        LONG_DISPATCH already compiles now in any case."""
+        if self.background != "auto":
+            return self.background == "now"
+        if now - self.dispatch_started >= LONG_DISPATCH:
+            return True
+        ex = self.ex
+        if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES:
+            return False
+        starts, total = self.batch_starts, ex.group_count()
+        if ex.batch_count >= total:  # one batch: half as long again as it ran (no progress to go by)
+            ahead = (now - self.dispatch_started) / 2
+        elif len(starts) >= 3:
+            ahead = (starts[-1] - starts[-2]) * (total - ex.groups_before) / ex.batch_count
+        else:
+            return False
+        costs = hc.current()
+        if costs is None:
+            return False
+        if self._walked is None:
+            try:
+                self._walked = bd.source(ex)
+            except Exception:  # noqa: BLE001 - the compile after the launch reports it
+                return False
+        taken, ready = compile_cost(costs, len(self._walked.found))
+        saved = (ahead - ready) * (1 - NATIVE_SHARE)
+        return saved >= PAYOFF * taken and core_free()  # (the load average last: it is a file read)
+
+    def end(self) -> None:
+        """The dispatch ended (or faulted): a hot kernel not compiled beside its launch is compiled now, in the
+        background, for its next launches -- once it has been launched more than once. A compile after the
+        launch pays only if the kernel runs again, and a test suite launches most kernels once: each such
+        compile took CPU (its translation also the GIL) from the launches that followed, for nothing. A kernel
+        run in a loop waits one more launch."""
+        st = self.state
+        if st.compiled is None:  # the interpreter's time since the last check (a dispatch of a few steps, of
+            self.hot_check()  # one batch, has had no check after its start: it would never get hot)
+        if st.dispatches < 2:
+            return
+        if st.deferred and st.future is None and st.compiled is None and st.failed is None:
+            st.deferred = False
+            self._compile(sync=False, source=self._walked)
+
