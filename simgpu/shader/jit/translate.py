@@ -37,12 +37,12 @@ TRANSLATOR_VERSION = 3
 
 def translator_key() -> str:
     """TRANSLATOR_VERSION and a hash of the sources of simgpu/shader (the translator and the semantics it
-    mirrors) and simgpu/isa (decoding)."""
+    mirrors), simgpu/isa (decoding) and simgpu/mem/windows.py (the window table's rows the IR reads)."""
     global _KEY
     if _KEY is None:
         h = hashlib.sha256(str(TRANSLATOR_VERSION).encode())
         simgpu = Path(__file__).resolve().parent.parent.parent
-        for path in sorted([*simgpu.glob("shader/**/*.py"), *simgpu.glob("isa/**/*.py")]):
+        for path in sorted([*simgpu.glob("shader/**/*.py"), *simgpu.glob("isa/**/*.py"), simgpu / "mem/windows.py"]):
             h.update(str(path.relative_to(simgpu)).encode())
             h.update(path.read_bytes())
         _KEY = h.hexdigest()[:16]
