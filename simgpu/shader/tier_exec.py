@@ -7,7 +7,7 @@ clock) stay the interpreter's to keep.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from simgpu.shader.engine import ShaderEngine
 from simgpu.shader.state import WaveState
 
 
+@runtime_checkable
 class TierExec(Protocol):
     """One dispatch in the interpreter (engine.Exec), as an execution tier may use it.
 
@@ -23,16 +24,16 @@ class TierExec(Protocol):
     `batch_count`), the watchdog's slice (`budget`) and what it still allows (`allowed`), and of the engine only
     `exit_states` (whether batches keep their registers) and `progress_hooks` (whether anyone listens).
     Changes: the batch's registers and LDS, in place in `st` (a fused batch, which has its own, leaves them
-    there instead, or None); memory through windows of `mem` (TierMemory) and the interpreter's own routines
-    (`run`, and simgpu.shader.memory's and simgpu.shader.lds's reads, which take this object); code and SMEM
-    bytes through `mem.read`; `engine.counters.per_opcode`, to which it adds what its blocks ran; and the
-    counters, clock and budget only through `charge`, as the interpreter counts its own instructions.
+    there instead, or None); memory through its windows (simgpu.mem.windows.TierWindows over `mem`) and the
+    interpreter's own routines (`run`, and simgpu.shader.memory's and simgpu.shader.lds's reads, which take this
+    object); code and SMEM bytes through `mem.read`; `engine.counters.per_opcode`, to which it adds what its
+    blocks ran; and the counters, clock and budget only through `charge`, as the interpreter counts its own.
     """
 
     d: Dispatch
     lanes: int
     waves_per_group: int
-    mem: object  # the MMU: TierMemory, and read(vmid, va, size, access)
+    mem: object  # the MMU: TierMemory (for TierWindows), and read(vmid, va, size, access)
     vmid: int
     engine: ShaderEngine
     groups_before: int  # workgroups of earlier batches

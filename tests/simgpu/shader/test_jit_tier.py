@@ -17,6 +17,7 @@ import pytest
 from simgpu.shader.jit import build, jit_mode, jit_tier, policy, worker
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.state import DONE
+from simgpu.shader.tier_exec import TierExec
 from simgpu.testbed import VMID, Testbed
 
 LOOP = """
@@ -304,6 +305,17 @@ def test_the_disk_cache_serves_a_fresh_process_and_new_code_is_compiled(monkeypa
     assert tb2.engine.jit.stats.disk_hits == 1
     _run(tb2, 51)  # other code bytes: another region
     assert tb2.engine.jit.stats.compiles == 2 and len(list(tmp_path.glob("*.msgpack"))) == 2
+
+
+def test_the_tier_is_handed_a_dispatch_with_every_member_tier_exec_names(monkeypatch):
+    """JitTier.begin gets the engine's Exec, which has all TierExec names (the tier uses nothing else of it)."""
+    monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
+    tb = Testbed(vram_size=1 << 26)
+    tier = tb.engine.jit = jit_tier("eager")
+    seen, begin = [], tier.begin
+    tier.begin = lambda ex: (seen.append(ex), begin(ex))[1]
+    assert np.array_equal(_run(tb, 5), _want(5))
+    assert len(seen) == 1 and isinstance(seen[0], TierExec) and tier.stats.native_instructions > 0
 
 
 def test_code_rewritten_in_place_is_not_run_from_the_old_compile(monkeypatch):
