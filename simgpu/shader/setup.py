@@ -80,7 +80,7 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
 
 
 def workgroup_id_sgprs(d: Dispatch) -> tuple[int, int, int]:
-    """The SGPRs of the workgroup ids x, y, z at launch (-1 for an id not enabled)."""
+    """The SGPRs of the workgroup ids x, y, z at a gfx11 launch (-1 for an id not enabled)."""
     return _id_slots(d.descriptor, d.descriptor.user_sgpr_count or len(user_sgprs(d)))
 
 
