@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.vector.valu import vop
 
 F16, F32, F64 = np.float16, np.float32, np.float64

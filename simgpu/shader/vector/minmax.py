@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.vector.valu import vop
 
 F32 = np.float32
