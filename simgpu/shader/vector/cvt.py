@@ -1,6 +1,6 @@
 """VALU conversions (every v_cvt_*, packs, norms) and float rounding ops (trunc/ceil/floor/rndne, fract,
 frexp), from the RDNA3 ISA reference pseudo-code; defined in the expression form (both tiers are generated
-from it) where regular, the rest written for numpy only (escape hatches, each with its reason).
+from it) but for two escape hatches written for numpy only, each with its reason.
 
 Float results round once in the destination type's MODE round mode and denormals flush per MODE
 (v_cvt_f16_f32 uses the f16/f64 fields, per the reference). Float -> integer conversions truncate,
@@ -13,7 +13,7 @@ import numpy as np
 
 from simgpu.shader.sem import expr
 from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.sem.expr import bitcast, cast, const, fabs, floor, flush_in, flush_out, isnan, minimum, rint, select
+from simgpu.shader.sem.expr import bitcast, cast, const, eq, floor, flush_in, flush_out, isnan, rint, select
 from simgpu.shader.sem.numpy_float import to_int
 from simgpu.shader.vector.int_bits import pack16
 from simgpu.shader.vector.valu import define, vop
@@ -74,7 +74,7 @@ define("v_cvt_pk_u16_f32", "b32", ("f32", "f32"), lambda a, b: pack16(cast(a, "u
 def _cvt_pk_u8(x, byte, acc):
     """f32_to_u8 of S0 (truncating and saturating like f32_to_u32) into byte S1[1:0] of S2."""
     sh = (byte & 3) * 8
-    return (acc & ~(const(0xFF, "u32") << sh)) | (minimum(cast(x, "u32"), 255) << sh)
+    return (acc & ~(const(0xFF, "u32") << sh)) | (expr.minimum(cast(x, "u32"), 255) << sh)
 
 
 define("v_cvt_pk_u8_f32", "b32", ("f32", "u32", "u32"), _cvt_pk_u8)
@@ -111,23 +111,31 @@ def _fract(x):
     r = x + -floor(x)
     below_one = float(np.nextafter(DT[x.t](1), DT[x.t](0)))
     ut, quiet = _QUIET[x.t]
-    return select(fabs(x) < np.inf, select(r < below_one, r, below_one),
+    return select(expr.fabs(x) < np.inf, select(r < below_one, r, below_one),
                   select(isnan(x), bitcast(bitcast(x, ut) | quiet, x.t), const(np.nan, x.t)))
 
 
-def _frexp_mant(ctx, x, t):
-    x = fx.flush_in(x, _modes(ctx, t)[1])
-    m, _ = np.frexp(x)
-    return np.where(np.isfinite(x), m, x).astype(x.dtype)
+# float type -> (its bits as an integer type, mantissa bits, exponent bias)
+_LAYOUT = {"f16": ("u16", 10, 15), "f32": ("u32", 23, 127), "f64": ("u64", 52, 1023)}
 
 
-def _frexp_exp(ctx, x, t, it):
-    x = fx.flush_in(x, _modes(ctx, t)[1])
-    _, e = np.frexp(x)
-    return np.where(np.isfinite(x), e, 0).astype(it)
+def _frexp(x, it: str):
+    """(mantissa in [0.5, 1) with x's sign, exponent as type it) of x flushed as MODE says, from its bits; NaN,
+    inf and zero give themselves and exponent 0. A denormal is normalised by the position of its top bit."""
+    ut, mbits, bias = _LAYOUT[x.t]
+    width = int(ut[1:])
+    u = bitcast(flush_in(x), ut)
+    field, frac = (u >> mbits) & ((1 << (width - 1 - mbits)) - 1), u & ((1 << mbits) - 1)
+    top = (width - 1) - expr.clz(frac)  # a denormal's top bit (wraps for zero, which is selected away)
+    den = eq(field, 0)
+    frac = select(den, (frac << (mbits - top)) & ((1 << mbits) - 1), frac)
+    exp = select(den, cast(top, "i32") + (2 - bias - mbits), cast(field, "i32") + (1 - bias))
+    mant = bitcast((u & (1 << (width - 1))) | ((bias - 1) << mbits) | frac, x.t)
+    special = eq(u << 1, 0) | eq(field, (1 << (width - 1 - mbits)) - 1)  # zero, or inf/NaN
+    return select(special, bitcast(u, x.t), mant), cast(select(special, 0, exp), it)
 
 
 for _t, _it in (("f16", "i16"), ("f32", "i32"), ("f64", "i32")):
     define(f"v_fract_{_t}", _t, (_t,), _fract)
-    vop(f"v_frexp_mant_{_t}", _t, (_t,), lambda c, x, t=_t: _frexp_mant(c, x, t))
-    vop(f"v_frexp_exp_{_it}_{_t}", _it, (_t,), lambda c, x, t=_t, i=_it: _frexp_exp(c, x, t, np.dtype(f"int{i[1:]}")))
+    define(f"v_frexp_mant_{_t}", _t, (_t,), lambda x: _frexp(x, "i32")[0])
+    define(f"v_frexp_exp_{_it}_{_t}", _it, (_t,), lambda x, i=_it: _frexp(x, i)[1])
