@@ -80,7 +80,7 @@ def _intrinsic(op, name: str, t: str, args: list[str], extra: str = "") -> str:
     """A call to a vector intrinsic over <lanes x t> (`extra`: a trailing scalar argument, e.g. `i1 false`)."""
     b = op.b
     vt = b.vec(elem(t))
-    fn = f"@llvm.{name}.v{op.lw.lanes}{elem(t)}"
+    fn = f"@llvm.{name}.v{op.lw.lanes}{'f' if t in FLOAT_TYPES else 'i'}{bits(t)}"  # (the mangled type: v32f32)
     call = [(vt, a) for a in args] + ([tuple(extra.split())] if extra else [])
     decl = ", ".join([vt] * len(args) + ([extra.split()[0]] if extra else []))
     return b.call(vt, fn, call, f"declare {vt} {fn}({decl})")
@@ -229,7 +229,7 @@ def _cast(op, n: E, x: str, vt: str) -> str:
         return b.op(f"{'sitofp' if signed(src) else 'uitofp'} {vt} {x} to {out}")
     if not is_float(dst):  # truncated, saturated, NaN -> 0
         lanes = op.lw.lanes
-        fn = f"@llvm.{'fptosi' if signed(dst) else 'fptoui'}.sat.v{lanes}i{bits(dst)}.v{lanes}{elem(src)}"
+        fn = f"@llvm.{'fptosi' if signed(dst) else 'fptoui'}.sat.v{lanes}i{bits(dst)}.v{lanes}f{bits(src)}"
         return b.call(out, fn, [(vt, x)], f"declare {out} {fn}({vt})")
     if bits(dst) > bits(src):  # exact
         return b.op(f"fpext {vt} {x} to {out}")

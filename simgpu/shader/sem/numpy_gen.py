@@ -16,7 +16,7 @@ import numpy as np
 
 from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.sem import numpy_float as nf
-from simgpu.shader.sem.expr import Definition, E, bits, is_float, nodes
+from simgpu.shader.sem.expr import INT_TYPES, Definition, E, bits, is_float, nodes
 
 DTYPES = {"u16": np.uint16, "i16": np.int16, "b16": np.uint16, "u32": np.uint32, "i32": np.int32,
           "b32": np.uint32, "u64": np.uint64, "i64": np.int64, "b64": np.uint64, "bool": np.bool_,
@@ -125,6 +125,13 @@ class _Body:
             code = f"{_CALL[n.op]}({a[0]}, {a[1]})"
         elif n.op == "not":
             code = f"~{a[0]}"
+        elif n.op == "select" and n.t in INT_TYPES and n.t != "bool" and n.args[1].op == n.args[2].op == "const":
+            # between two integer constants: b + cond * (a - b), wrapping (np.where is several times slower
+            # when its condition is irregular, as signs are: its loop branches per element)
+            k = f"k{len(self.env)}"
+            w = bits(n.t)
+            self.env[k] = np.array(n.args[1].value - n.args[2].value & (1 << w) - 1, _UNSIGNED[w]).view(DTYPES[n.t])[()]
+            code = f"{a[2]} + {a[0]} * {k}"
         elif n.op == "select":
             code = f"np.where({a[0]}, {a[1]}, {a[2]})"
         elif n.op == "cast":
