@@ -12,6 +12,8 @@ inlined as a test of that mode, so a kernel pays for flushing only in a MODE tha
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from simgpu.shader.sem import fpexact as fx
@@ -91,6 +93,7 @@ class _Body:
         self.lines: list[str] = []
         self.names: dict[int, str] = {}
         self.modes: dict[str, str] = {}  # float type -> the name of its FloatMode, once looked up
+        self.uses: Counter = Counter()  # node -> its users (and 1 for a result)
 
     def name(self, n: E) -> str:
         return self.names[id(n)]
@@ -98,7 +101,20 @@ class _Body:
     def emit(self, roots) -> None:
         for n in nodes(roots):
             if id(n) not in self.names:
-                self.names[id(n)] = self._node(n)
+                code = self._node(n)
+                self.names[id(n)] = self._line(code) if self.uses[id(n)] > 1 and code.startswith("(") else code
+
+    def _line(self, code: str) -> str:
+        """A line naming an expression (for a node used more than once)."""
+        t = f"{self.prefix}{len(self.lines)}"
+        self.lines.append(f"{self.indent}{t} = {code}")
+        return t
+
+    def _named(self, x: E) -> str:
+        code = self.names[id(x)]
+        if code.startswith("("):
+            code = self.names[id(x)] = self._line(code)
+        return code
 
     def _node(self, n: E) -> str:
         if n.op == "src":
@@ -118,7 +134,10 @@ class _Body:
                 return a[0]
             code = f"{a[0]}.view(np.{np.dtype(DTYPES[n.t]).name})"
         elif is_float(ft) and n.op in _FLOAT_CALL:
-            code = _FLOAT_CALL[n.op].format(*a, m=self._mode(ft) if "{m}" in _FLOAT_CALL[n.op] else "")
+            form = _FLOAT_CALL[n.op]
+            if form.count("{0}") > 1:  # (an inline flush tests the mode, then reads its operand)
+                a[0] = self._named(n.args[0])
+            code = form.format(*a, m=self._mode(ft) if "{m}" in form else "")
         elif n.op in _INFIX:
             code = f"{a[0]} {_INFIX[n.op]} {a[1]}"
         elif n.op in _CALL:
@@ -145,9 +164,7 @@ class _Body:
             code = "_lanes(c.lanes)"
         else:
             code = f"_{n.op}({a[0]})"
-        t = f"{self.prefix}{len(self.lines)}"
-        self.lines.append(f"{self.indent}{t} = {code}")
-        return t
+        return f"({code})"  # inline in its one user (emit names it when it has more)
 
     def _mode(self, t: str) -> str:
         name = self.modes.get(t)
@@ -158,6 +175,8 @@ class _Body:
 
     def returns(self, roots, carry_lazy: bool) -> None:
         """Lines computing `roots` and returning them (a carry mask only when ctx.carry wants it)."""
+        self.uses = Counter(id(x) for n in nodes(roots) for x in n.args)
+        self.uses.update(id(r) for r in roots)
         self.emit(roots[:1])
         if len(roots) == 1:
             self.lines.append(f"{self.indent}return {self.name(roots[0])}")

@@ -9,7 +9,7 @@ denormal flushing: class tests must tell denormals apart). The class mask bits a
 
 from __future__ import annotations
 
-from simgpu.shader.sem.expr import bitcast, const, eq, isnan, ne, select
+from simgpu.shader.sem.expr import bitcast, cast, const, eq, isnan, ne, select
 from simgpu.shader.vector.valu import define
 
 _COMPARES = {
@@ -30,25 +30,25 @@ _COMPARES = {
     "nlt": lambda a, b: ~(a < b),
     "t": lambda a, b: const(1, "bool"),
 }
-# float type -> (its bits as an integer type, exponent field, top mantissa bit: the quiet one)
-_FIELDS = {"f16": ("u16", 0x7C00, 0x0200), "f32": ("u32", 0x7F800000, 0x00400000),
-           "f64": ("u64", 0x7FF0000000000000, 1 << 51)}
+# float type -> (its bits as an integer type, exponent field, position of the top mantissa bit: the quiet one)
+_FIELDS = {"f16": ("u16", 0x7C00, 9), "f32": ("u32", 0x7F800000, 22), "f64": ("u64", 0x7FF0000000000000, 51)}
 
 
 def _class(x, mask):
-    """Bit fclass(x) of the mask (its type's width: u16 for f16, u32 otherwise), x as given."""
+    """Bit fclass(x) of the mask (its type's width: u16 for f16, u32 otherwise), x as given. The positive
+    classes count from +normal (8): -1 below the smallest normal, -1 more for zero, +1 for inf; a negative
+    value's class mirrors its positive one (11 - class). Counting, not selecting: numpy's select branches per
+    lane, and signs are irregular."""
     ut, exp, quiet = _FIELDS[x.t]
+    width = int(ut[1:])
     u = bitcast(x, ut)
-    sign = 1 << (int(ut[1:]) - 1)
-    mag = u & (sign - 1)
-    neg = ne(u & sign, 0)
+    mag = u & ((1 << (width - 1)) - 1)
 
-    def by_sign(minus: int, plus: int):
-        return select(neg, const(minus, mask.t), const(plus, mask.t))
-    cls = select(mag < (exp & -exp), by_sign(4, 7), by_sign(3, 8))  # below the smallest normal: a denormal
-    cls = select(eq(mag, 0), by_sign(5, 6), cls)
-    cls = select(eq(mag, exp), by_sign(2, 9), cls)
-    cls = select(mag > exp, select(eq(u & quiet, 0), const(0, mask.t), const(1, mask.t)), cls)
+    def one(cond):
+        return cast(cond, mask.t)
+    pos = 8 - one(mag < (exp & -exp)) - one(eq(mag, 0)) + one(eq(mag, exp))
+    cls = pos + cast(u >> (width - 1), mask.t) * (11 - (pos + pos))
+    cls = select(mag > exp, cast((u >> quiet) & 1, mask.t), cls)  # NaN: 0 signaling, 1 quiet
     return ne((mask >> cls) & 1, 0)
 
 
