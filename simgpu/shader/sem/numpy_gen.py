@@ -2,12 +2,13 @@
 per definition, with the signature the VALU executor calls (`fn(ctx, *sources)`, vector.valu.VOp.fn).
 
 Generated source rather than a tree walked per call: the kernel is then what one would write by hand (one
-numpy call per node, constants hoisted into the function's globals), so the interpreter pays nothing for the
-form. Sources arrive as typed arrays ([n, lanes], [n, 1] for scalars, 0-d for constants) and numpy's own
-integer arithmetic wraps as the ISA's does. A clamping definition gets both bodies, picked by ctx.clamp; a
-carry-out is not computed when it goes to null (ctx.carry False). Float nodes call sem.numpy_float with the
-FloatMode of their type, looked up once per call at its first use (`fm_f32 = _fmode(c, "f32")`); a flush is
-inlined as a test of that mode, so a kernel pays for flushing only in a MODE that flushes.
+numpy call per node, a node used once written inside its user's expression so Python frees its array at once,
+constants hoisted into the function's globals), so the interpreter pays nothing for the form. Sources arrive
+as typed arrays ([n, lanes], [n, 1] for scalars, 0-d for constants) and numpy's own integer arithmetic wraps
+as the ISA's does. A clamping definition gets both bodies, picked by ctx.clamp; a carry-out is not computed
+when it goes to null (ctx.carry False). Float nodes call sem.numpy_float with the FloatMode of their type,
+looked up once per call at its first use (`tm_f32 = nf.fmode(c, "f32")`); a flush is inlined as a test of
+that mode, so a kernel pays for flushing only in a MODE that flushes.
 """
 
 from __future__ import annotations
