@@ -29,8 +29,8 @@ import struct
 import numpy as np
 
 from simgpu.shader.jit.lower import Unsupported
-from simgpu.shader.sem.expr import FLOAT_TYPES, E, bits, is_float, nodes, signed
-from simgpu.shader.sem.numpy_float import DENORM_SHIFT, IEEE_BIT, ROUND_SHIFT
+from simgpu.shader.sem.expr import EXP_FIELD, FLOAT_LAYOUT, FLOAT_TYPES, E, bits, is_float, nodes, signed
+from simgpu.shader.sem.numpy_float import DENORM_SHIFT, DT, IEEE_BIT, ROUND_SHIFT
 
 _PLAIN = {"add": "add", "sub": "sub", "mul": "mul", "and": "and", "or": "or", "xor": "xor", "shl": "shl"}
 _FLOAT_ELEM = {"f16": "half", "f32": "float", "f64": "double"}
@@ -38,20 +38,11 @@ _INTRINSIC = {"popcount": "ctpop", "clz": "ctlz", "ctz": "cttz", "bitreverse": "
               "trunc": "trunc", "ceil": "ceil", "floor": "floor", "rint": "roundeven", "sqrt": "sqrt"}
 _FARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul"}
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
-_EXP = {"f16": 0x7C00, "f32": 0x7F800000, "f64": 0x7FF0000000000000}  # the exponent field
-_QUIET = {"f16": 0x0200, "f32": 0x00400000, "f64": 1 << 51}  # the top mantissa bit
-_DTYPES = {"f16": (np.float16, np.uint16), "f32": (np.float32, np.uint32), "f64": (np.float64, np.uint64)}
+_QUIET = {t: 1 << (m - 1) for t, (_, m, _) in FLOAT_LAYOUT.items()}
+with np.errstate(invalid="ignore"):  # the NaN the host makes from numbers (inf - inf), as the interpreter gets it
+    HOST_NAN = {t: int((np.array(np.inf, DT[t]) - np.inf).view(f"u{bits(t) // 8}")) for t in FLOAT_TYPES}
 
 
-def _host_nan(t: str) -> int:
-    """The NaN the host's arithmetic makes from numbers (inf - inf), as numpy (the interpreter) gets it."""
-    ft, ut = _DTYPES[t]
-    inf = np.array([np.inf], ft)
-    with np.errstate(invalid="ignore"):
-        return int((inf - inf).view(ut)[0])
-
-
-HOST_NAN = {t: _host_nan(t) for t in FLOAT_TYPES}
 
 
 def signed_spelling(value: str, bits: int) -> str:
@@ -147,7 +138,7 @@ def _flush(op, t: str, x: str) -> str:
     """x with denormals (exponent field 0) replaced by zero of their sign."""
     b, it = op.b, op.b.vec(f"i{bits(t)}")
     xi = _ints(op, t, x)
-    tiny = b.op(f"icmp eq {it} {b.op(f'and {it} {xi}, {_ic(t, _EXP[t])}')}, {_ic(t, 0)}")
+    tiny = b.op(f"icmp eq {it} {b.op(f'and {it} {xi}, {_ic(t, EXP_FIELD[t])}')}, {_ic(t, 0)}")
     signed_zero = b.op(f"and {it} {xi}, {_ic(t, 1 << (bits(t) - 1))}")
     return _floats(op, t, b.op(f"select {b.vmask} {tiny}, {it} {signed_zero}, {it} {xi}"))
 

@@ -38,6 +38,10 @@ INT_TYPES = {"u16": (16, False), "i16": (16, True), "b16": (16, False),
              "u32": (32, False), "i32": (32, True), "b32": (32, False),
              "u64": (64, False), "i64": (64, True), "b64": (64, False), "bool": (1, False)}
 FLOAT_TYPES = {"f16": 16, "f32": 32, "f64": 64}
+# float type -> (the unsigned type of its bits, mantissa bits, exponent bias); its exponent field, all ones for
+# inf and NaN; the top mantissa bit is the quiet one
+FLOAT_LAYOUT = {"f16": ("u16", 10, 15), "f32": ("u32", 23, 127), "f64": ("u64", 52, 1023)}
+EXP_FIELD = {t: (1 << (FLOAT_TYPES[t] - 1)) - (1 << m) for t, (_, m, _) in FLOAT_LAYOUT.items()}
 _INT_ONLY = ("and", "or", "xor", "shl", "shr", "min", "max")
 
 

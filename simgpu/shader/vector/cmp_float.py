@@ -9,7 +9,7 @@ denormal flushing: class tests must tell denormals apart). The class mask bits a
 
 from __future__ import annotations
 
-from simgpu.shader.sem.expr import bitcast, cast, const, eq, isnan, ne, select
+from simgpu.shader.sem.expr import EXP_FIELD, FLOAT_LAYOUT, bitcast, cast, const, eq, isnan, ne, select
 from simgpu.shader.vector.valu import define
 
 _COMPARES = {
@@ -30,17 +30,13 @@ _COMPARES = {
     "nlt": lambda a, b: ~(a < b),
     "t": lambda a, b: const(1, "bool"),
 }
-# float type -> (its bits as an integer type, exponent field, position of the top mantissa bit: the quiet one)
-_FIELDS = {"f16": ("u16", 0x7C00, 9), "f32": ("u32", 0x7F800000, 22), "f64": ("u64", 0x7FF0000000000000, 51)}
-
-
 def _class(x, mask):
     """Bit fclass(x) of the mask (its type's width: u16 for f16, u32 otherwise), x as given. The positive
     classes count from +normal (8): -1 below the smallest normal, -1 more for zero, +1 for inf; a negative
     value's class mirrors its positive one (11 - class). Counting, not selecting: numpy's select branches per
     lane, and signs are irregular."""
-    ut, exp, quiet = _FIELDS[x.t]
-    width = int(ut[1:])
+    ut, mbits, _ = FLOAT_LAYOUT[x.t]
+    exp, width = EXP_FIELD[x.t], int(ut[1:])
     u = bitcast(x, ut)
     mag = u & ((1 << (width - 1)) - 1)
 
@@ -48,7 +44,7 @@ def _class(x, mask):
         return cast(cond, mask.t)
     pos = 8 - one(mag < (exp & -exp)) - one(eq(mag, 0)) + one(eq(mag, exp))
     cls = pos + cast(u >> (width - 1), mask.t) * (11 - (pos + pos))
-    cls = select(mag > exp, cast((u >> quiet) & 1, mask.t), cls)  # NaN: 0 signaling, 1 quiet
+    cls = select(mag > exp, cast((u >> (mbits - 1)) & 1, mask.t), cls)  # NaN: 0 signaling, 1 quiet
     return ne((mask >> cls) & 1, 0)
 
 

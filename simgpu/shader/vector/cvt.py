@@ -100,29 +100,21 @@ for _name, _f in (("trunc", expr.trunc), ("ceil", expr.ceil), ("floor", floor), 
     for _t in ("f16", "f32", "f64"):
         define(f"v_{_name}_{_t}", _t, (_t,), lambda x, f=_f: f(flush_in(x)))
 
-# float type -> (its bits as an integer type, the quiet bit)
-_QUIET = {"f16": ("u16", 0x0200), "f32": ("u32", 0x00400000), "f64": ("u64", 1 << 51)}
-
-
 def _fract(x):
     """x - floor(x) in the round mode, clamped below 1.0 (the reference's 0x3f7fffff for f32); a NaN gives
     itself quieted (S0 + -floor(S0) is arithmetic), an infinity the default NaN."""
     x = flush_in(x)
     r = x + -floor(x)
     below_one = float(np.nextafter(DT[x.t](1), DT[x.t](0)))
-    ut, quiet = _QUIET[x.t]
+    ut, mbits, _ = expr.FLOAT_LAYOUT[x.t]
     return select(expr.fabs(x) < np.inf, select(r < below_one, r, below_one),
-                  select(isnan(x), bitcast(bitcast(x, ut) | quiet, x.t), const(np.nan, x.t)))
-
-
-# float type -> (its bits as an integer type, mantissa bits, exponent bias)
-_LAYOUT = {"f16": ("u16", 10, 15), "f32": ("u32", 23, 127), "f64": ("u64", 52, 1023)}
+                  select(isnan(x), bitcast(bitcast(x, ut) | 1 << (mbits - 1), x.t), const(np.nan, x.t)))
 
 
 def _frexp(x, it: str):
     """(mantissa in [0.5, 1) with x's sign, exponent as type it) of x flushed as MODE says, from its bits; NaN,
     inf and zero give themselves and exponent 0. A denormal is normalised by the position of its top bit."""
-    ut, mbits, bias = _LAYOUT[x.t]
+    ut, mbits, bias = expr.FLOAT_LAYOUT[x.t]
     width = int(ut[1:])
     u = bitcast(flush_in(x), ut)
     field, frac = (u >> mbits) & ((1 << (width - 1 - mbits)) - 1), u & ((1 << mbits) - 1)
