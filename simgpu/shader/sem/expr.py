@@ -164,7 +164,7 @@ def maximum(a: E, b) -> E:
 def cast(x: E, t: str) -> E:
     if x.t == t:
         return x
-    if "bool" in (x.t, t) and (x.t in FLOAT_TYPES or t in FLOAT_TYPES) or t not in INT_TYPES | FLOAT_TYPES:
+    if ("bool" in (x.t, t) and (x.t in FLOAT_TYPES or t in FLOAT_TYPES)) or t not in INT_TYPES | FLOAT_TYPES:
         raise TypeError(f"cast {x.t} -> {t}")
     return E("cast", t, (x,))
 
@@ -176,26 +176,22 @@ def bitcast(x: E, t: str) -> E:
     return x if x.t == t else E("bitcast", t, (x,))
 
 
-def _unary(op: str, x: E, t: str | None = None) -> E:
-    return E(op, t or x.t, (x,))
-
-
 def popcount(x: E) -> E:
-    return _unary("popcount", x)
+    return E("popcount", x.t, (x,))
 
 
 def clz(x: E) -> E:
     """Leading zeros (the width for 0)."""
-    return _unary("clz", x)
+    return E("clz", x.t, (x,))
 
 
 def ctz(x: E) -> E:
     """Trailing zeros (the width for 0)."""
-    return _unary("ctz", x)
+    return E("ctz", x.t, (x,))
 
 
 def bitreverse(x: E) -> E:
-    return _unary("bitreverse", x)
+    return E("bitreverse", x.t, (x,))
 
 
 def lane_id() -> E:
