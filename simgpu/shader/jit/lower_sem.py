@@ -9,7 +9,7 @@ builder and still leaves no hand-written IR for a defined instruction.
 
 The generated emitter has the signature of lower_valu's hand-written ones (`emit(op, *sources)`, op a
 lower_valu.Op; lower_valu imports this module, so not the other way round) and reads
-the definition from op.spec when it translates, so a definition replaced at run time (sem.define.override)
+the definition from op.spec when it translates, so a definition replaced at run time (vector.valu.override)
 is what the next translation uses.
 
 Floats: MODE is the region's (lw.mode, fixed when it is translated and checked when it is entered), so
@@ -41,8 +41,6 @@ _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": 
 _QUIET = {t: 1 << (m - 1) for t, (_, m, _) in FLOAT_LAYOUT.items()}
 with np.errstate(invalid="ignore"):  # the NaN the host makes from numbers (inf - inf), as the interpreter gets it
     HOST_NAN = {t: int((np.array(np.inf, DT[t]) - np.inf).view(f"u{bits(t) // 8}")) for t in FLOAT_TYPES}
-
-
 
 
 def signed_spelling(value: str, bits: int) -> str:
@@ -81,7 +79,7 @@ def _node(op, n: E, a: list[str]) -> str:
     b = op.b
     x = a[0] if a else None
     vt = b.vec(elem(n.args[0].t if n.args else n.t))
-    if n.args and is_float(n.args[0].t) or n.op == "cast" and is_float(n.t):
+    if (n.args and is_float(n.args[0].t)) or (n.op == "cast" and is_float(n.t)):
         return _float(op, n, a, vt)
     if n.op == "bitcast":
         return x if elem(n.t) == elem(n.args[0].t) else b.op(f"bitcast {vt} {x} to {b.vec(elem(n.t))}")
