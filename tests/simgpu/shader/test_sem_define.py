@@ -1,8 +1,10 @@
 """One definition, two tiers: a definition in the expression form (sem.expr) is what both the interpreter and the
-JIT run. A test-only override of V_ADD_NC_U32's definition (vector.valu.override) changes the result of a kernel
-in the interpreter and in the JIT alike (the JIT compiling the loop natively, checked by its counters); the
-oracle is numpy's arithmetic on the lane ids, not our code. Then the generated kernels of a few definitions
-against numpy and the ISA's own formulas."""
+JIT run. A test-only override of V_ADD_NC_U32's and of V_ADD_F32's definition (vector.valu.override) changes the
+result of a kernel in the interpreter and in the JIT alike (the JIT compiling the loop natively, checked by its
+counters); the oracle is numpy's arithmetic on the lane ids, not our code. Then the generated kernels of a few
+definitions against numpy and the ISA's own formulas, and every defined float opcode the JIT translates in both
+tiers on float specials under several MODEs (the interpreter, checked against exact rationals and numpy by
+test_sem_vfloat.py & co., is the reference)."""
 
 from __future__ import annotations
 
