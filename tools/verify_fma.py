@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.sem import fpexact as fx
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 CHUNK = 1 << 18

@@ -9,17 +9,38 @@ builder and still leaves no hand-written IR for a defined instruction.
 
 The generated emitter has the signature of lower_valu's hand-written ones (`emit(op, *sources)`, op a
 lower_valu.Op; lower_valu imports this module, so not the other way round) and reads
-the definition from op.spec when it translates, so a definition replaced at run time (sem.define.override)
+the definition from op.spec when it translates, so a definition replaced at run time (vector.valu.override)
 is what the next translation uses.
+
+Floats: MODE is the region's (lw.mode, fixed when it is translated and checked when it is entered), so
+flushing a denormal is code only in a MODE that flushes, the IEEE bit picks min/max's NaN rules here, and an
+operation rounding in MODE's round mode is translated only in round-to-nearest-even (the host's arithmetic;
+other modes raise Unsupported and run in the interpreter). The host rounds + - * / sqrt and llvm.fma exactly
+like the interpreter's exact paths; NaN results follow the interpreter's rule (fpexact.first_nan: the first NaN
+operand quieted; a NaN made from numbers the host's default NaN, written as a constant because LLVM folds
+constant operands to its own default NaN, which need not be the host's), so no payload depends on the order
+the host or LLVM evaluates operands in.
 """
 
 from __future__ import annotations
 
-from simgpu.shader.sem.expr import FLOAT_TYPES, E, bits, nodes, signed
+import struct
+
+import numpy as np
+
+from simgpu.shader.jit.lower import Unsupported
+from simgpu.shader.sem.expr import EXP_FIELD, FLOAT_LAYOUT, FLOAT_TYPES, E, bits, is_float, nodes, signed
+from simgpu.shader.sem.numpy_float import DENORM_SHIFT, DT, IEEE_BIT, ROUND_SHIFT
 
 _PLAIN = {"add": "add", "sub": "sub", "mul": "mul", "and": "and", "or": "or", "xor": "xor", "shl": "shl"}
 _FLOAT_ELEM = {"f16": "half", "f32": "float", "f64": "double"}
-_INTRINSIC = {"popcount": "ctpop", "clz": "ctlz", "ctz": "cttz", "bitreverse": "bitreverse"}
+_INTRINSIC = {"popcount": "ctpop", "clz": "ctlz", "ctz": "cttz", "bitreverse": "bitreverse", "abs": "fabs",
+              "trunc": "trunc", "ceil": "ceil", "floor": "floor", "rint": "roundeven", "sqrt": "sqrt"}
+_FARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul"}
+_FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_QUIET = {t: 1 << (m - 1) for t, (_, m, _) in FLOAT_LAYOUT.items()}
+with np.errstate(invalid="ignore"):  # the NaN the host makes from numbers (inf - inf), as the interpreter gets it
+    HOST_NAN = {t: int((np.array(np.inf, DT[t]) - np.inf).view(f"u{bits(t) // 8}")) for t in FLOAT_TYPES}
 
 
 def signed_spelling(value: str, bits: int) -> str:
@@ -35,6 +56,10 @@ def elem(t: str) -> str:
 
 
 def _const(n: E) -> str:
+    if n.t == "f16":
+        return f"splat (half 0xH{int(np.float16(n.value).view(np.uint16)):04X})"
+    if n.t in FLOAT_TYPES:  # LLVM spells float constants too as the hex of the double of the same value
+        return f"splat ({elem(n.t)} 0x{struct.unpack('<Q', struct.pack('<d', n.value))[0]:016X})"
     if n.t == "bool":
         return f"splat (i1 {'true' if n.value else 'false'})"
     return f"splat ({elem(n.t)} {signed_spelling(str(n.value), bits(n.t))})"
@@ -44,7 +69,7 @@ def _intrinsic(op, name: str, t: str, args: list[str], extra: str = "") -> str:
     """A call to a vector intrinsic over <lanes x t> (`extra`: a trailing scalar argument, e.g. `i1 false`)."""
     b = op.b
     vt = b.vec(elem(t))
-    fn = f"@llvm.{name}.v{op.lw.lanes}{elem(t)}"
+    fn = f"@llvm.{name}.v{op.lw.lanes}{'f' if t in FLOAT_TYPES else 'i'}{bits(t)}"  # (the mangled type: v32f32)
     call = [(vt, a) for a in args] + ([tuple(extra.split())] if extra else [])
     decl = ", ".join([vt] * len(args) + ([extra.split()[0]] if extra else []))
     return b.call(vt, fn, call, f"declare {vt} {fn}({decl})")
@@ -54,6 +79,10 @@ def _node(op, n: E, a: list[str]) -> str:
     b = op.b
     x = a[0] if a else None
     vt = b.vec(elem(n.args[0].t if n.args else n.t))
+    if (n.args and is_float(n.args[0].t)) or (n.op == "cast" and is_float(n.t)):
+        return _float(op, n, a, vt)
+    if n.op == "bitcast":
+        return x if elem(n.t) == elem(n.args[0].t) else b.op(f"bitcast {vt} {x} to {b.vec(elem(n.t))}")
     if n.op in _PLAIN:
         return b.op(f"{_PLAIN[n.op]} {vt} {x}, {a[1]}")
     if n.op == "shr":
@@ -80,6 +109,148 @@ def _node(op, n: E, a: list[str]) -> str:
     if n.op in ("clz", "ctz"):
         return _intrinsic(op, _INTRINSIC[n.op], n.t, a, "i1 false")
     return _intrinsic(op, _INTRINSIC[n.op], n.t, a)
+
+
+# ---------------------------------------------------------------------------------------------- floats
+
+
+def _ints(op, t: str, x: str) -> str:
+    return op.b.op(f"bitcast {op.b.vec(elem(t))} {x} to {op.b.vec(f'i{bits(t)}')}")
+
+
+def _floats(op, t: str, x: str) -> str:
+    return op.b.op(f"bitcast {op.b.vec(f'i{bits(t)}')} {x} to {op.b.vec(elem(t))}")
+
+
+def _ic(t: str, v: int) -> str:
+    """A splat of integer v in t's width."""
+    return f"splat (i{bits(t)} {signed_spelling(str(v), bits(t))})"
+
+
+def _rounds(op, t: str) -> None:
+    if (op.lw.mode >> ROUND_SHIFT[t]) & 3:
+        raise Unsupported("round mode other than nearest-even")
+
+
+def _flush(op, t: str, x: str) -> str:
+    """x with denormals (exponent field 0) replaced by zero of their sign."""
+    b, it = op.b, op.b.vec(f"i{bits(t)}")
+    xi = _ints(op, t, x)
+    tiny = b.op(f"icmp eq {it} {b.op(f'and {it} {xi}, {_ic(t, EXP_FIELD[t])}')}, {_ic(t, 0)}")
+    signed_zero = b.op(f"and {it} {xi}, {_ic(t, 1 << (bits(t) - 1))}")
+    return _floats(op, t, b.op(f"select {b.vmask} {tiny}, {it} {signed_zero}, {it} {xi}"))
+
+
+def _nan_bits(op, t: str, x: str) -> str:
+    """x's bits with the quiet bit set (a NaN's quieted form)."""
+    return op.b.op(f"or {op.b.vec(f'i{bits(t)}')} {_ints(op, t, x)}, {_ic(t, _QUIET[t])}")
+
+
+def _isnan(op, t: str, x: str) -> str:
+    return op.b.op(f"fcmp uno {op.b.vec(elem(t))} {x}, {x}")
+
+
+def _first_nan(op, t: str, r: str, *srcs: str) -> str:
+    """fpexact.first_nan: NaN lanes of r take the first NaN source (quieted), NaN lanes without one the host's
+    default NaN. The fix-up runs only when some lane of r is NaN (a branch around it)."""
+    b, ft, it = op.b, op.b.vec(elem(t)), op.b.vec(f"i{bits(t)}")
+    nan = _isnan(op, t, r)
+    lanes = op.lw.lanes
+    anynan = b.call("i1", f"@llvm.vector.reduce.or.v{lanes}i1", [(b.vmask, nan)],
+                    f"declare i1 @llvm.vector.reduce.or.v{lanes}i1({b.vmask})")
+    head, fix, done = (b.fresh(h)[1:] for h in ("nanhead", "nanfix", "nandone"))
+    b.raw(f"br label %{head}")
+    b.label(head)
+    b.br_rare(anynan, fix, done)
+    b.label(fix)
+    out = _ic(t, HOST_NAN[t])
+    for x in reversed(srcs):
+        out = b.op(f"select {b.vmask} {_isnan(op, t, x)}, {it} {_nan_bits(op, t, x)}, {it} {out}")
+    fixed = b.op(f"select {b.vmask} {nan}, {ft} {_floats(op, t, out)}, {ft} {r}")
+    b.raw(f"br label %{done}")
+    b.label(done)
+    return b.op(f"phi {ft} [{r}, %{head}], [{fixed}, %{fix}]")
+
+
+def _minmax(op, t: str, a: str, c: str, is_max: bool) -> str:
+    """The ISA's min/max: -0 < +0; with MODE.IEEE a signaling NaN gives itself quieted and a quiet NaN the
+    other operand, without it any NaN gives the other operand (sem.numpy_float._pick)."""
+    b, m, ft, it = op.b, op.b.vmask, op.b.vec(elem(t)), op.b.vec(f"i{bits(t)}")
+    x, y = (c, a) if is_max else (a, c)  # a wins when x < y
+    less = b.op(f"fcmp olt {ft} {x}, {y}")
+    xzero, yzero = (b.op(f"fcmp oeq {ft} {v}, zeroinitializer") for v in (x, y))
+    zeros = b.op(f"and {m} {xzero}, {yzero}")
+    xneg = b.op(f"icmp slt {it} {_ints(op, t, x)}, {_ic(t, 0)}")
+    signs = b.op(f"and {m} {xneg}, {b.op(f'icmp sge {it} {_ints(op, t, y)}, {_ic(t, 0)}')}")
+    less = b.op(f"or {m} {less}, {b.op(f'and {m} {zeros}, {signs}')}")
+    r = b.op(f"select {m} {less}, {ft} {a}, {ft} {c}")
+    r = b.op(f"select {m} {_isnan(op, t, a)}, {ft} {c}, {ft} {r}")
+    r = b.op(f"select {m} {_isnan(op, t, c)}, {ft} {a}, {ft} {r}")
+    if (op.lw.mode >> IEEE_BIT) & 1:
+        for v in (c, a):  # a's rule last: it wins when both are signaling
+            loud = b.op(f"icmp eq {it} {b.op(f'and {it} {_ints(op, t, v)}, {_ic(t, _QUIET[t])}')}, {_ic(t, 0)}")
+            snan = b.op(f"and {m} {_isnan(op, t, v)}, {loud}")
+            r = b.op(f"select {m} {snan}, {ft} {_floats(op, t, _nan_bits(op, t, v))}, {ft} {r}")
+    return r
+
+
+def _transcendental(op, t: str, name: str, x: str) -> str:
+    """rcp, rsq, sqrt: float64 arithmetic rounded once to t. For f32 1/x and sqrt(x) that is the host's own
+    f32 division and square root (double rounding from 53 bits is innocuous for them); rsq is 1 / sqrt(x) in
+    f64, then rounded."""
+    b = op.b
+    wt = t if t == "f64" or (name != "rsq" and t == "f32") else "f64"
+    vt, wv = b.vec(elem(t)), b.vec(elem(wt))
+    w = x if wt == t else b.op(f"fpext {vt} {x} to {wv}")
+    if name != "rcp":
+        w = _intrinsic(op, "sqrt", wt, [w])
+    if name != "sqrt":
+        w = b.op(f"fdiv {wv} {b.splat(elem(wt), '1.0')}, {w}")
+    r = w if wt == t else b.op(f"fptrunc {wv} {w} to {vt}")
+    return _first_nan(op, t, r, x)
+
+
+def _cast(op, n: E, x: str, vt: str) -> str:
+    b, src, dst = op.b, n.args[0].t, n.t
+    out = b.vec(elem(dst))
+    if not is_float(src):  # integer -> float, rounded
+        _rounds(op, dst)
+        return b.op(f"{'sitofp' if signed(src) else 'uitofp'} {vt} {x} to {out}")
+    if not is_float(dst):  # truncated, saturated, NaN -> 0
+        lanes = op.lw.lanes
+        fn = f"@llvm.{'fptosi' if signed(dst) else 'fptoui'}.sat.v{lanes}i{bits(dst)}.v{lanes}f{bits(src)}"
+        return b.call(out, fn, [(vt, x)], f"declare {out} {fn}({vt})")
+    if bits(dst) > bits(src):  # exact
+        return b.op(f"fpext {vt} {x} to {out}")
+    _rounds(op, dst)
+    return b.op(f"fptrunc {vt} {x} to {out}")
+
+
+def _float(op, n: E, a: list[str], vt: str) -> str:
+    """A node over floats, or a conversion to one."""
+    b, t = op.b, n.args[0].t
+    if n.op in _FARITH or n.op == "fma":
+        _rounds(op, t)
+        r = b.op(f"{_FARITH[n.op]} {vt} {a[0]}, {a[1]}") if n.op in _FARITH else _intrinsic(op, "fma", t, a)
+        return _first_nan(op, t, r, *a)
+    if n.op in ("flush_in", "flush_out", "flush"):
+        keep = {"flush_in": 1, "flush_out": 2, "flush": 0}[n.op]
+        return a[0] if (op.lw.mode >> DENORM_SHIFT[t]) & keep else _flush(op, t, a[0])
+    if n.op in _FCMP:
+        return b.op(f"fcmp {_FCMP[n.op]} {vt} {a[0]}, {a[1]}")
+    if n.op in ("fmin", "fmax"):
+        return _minmax(op, t, a[0], a[1], n.op == "fmax")
+    if n.op in ("rcp", "rsq", "sqrt"):
+        return _transcendental(op, t, n.op, a[0])
+    if n.op == "isnan":
+        return _isnan(op, t, a[0])
+    if n.op == "neg":
+        return b.op(f"fneg {vt} {a[0]}")
+    if n.op == "cast":
+        return _cast(op, n, a[0], vt)
+    if n.op == "bitcast":
+        return b.op(f"bitcast {vt} {a[0]} to {b.vec(elem(n.t))}")
+    return _intrinsic(op, _INTRINSIC[n.op], t, a)  # fabs, trunc, ceil, floor, roundeven
 
 
 def emit_definition(op, *sources: str):

@@ -2,8 +2,8 @@
 the interpreter's own spec per opcode (valu.SPECS: source and destination types, carry-out, mask-in,
 compare, accumulator), so the two tiers agree on what an instruction reads and writes. The operation,
 `emit(op, *sources)` over typed <lanes x T> values returning the result (and the carry/compare lane mask
-where the spec says so), is generated from the opcode's definition (lower_sem) or, for families not in
-the expression form yet, hand-written (lower_vint, lower_vfloat).
+where the spec says so), is generated from the opcode's definition (lower_sem) or, for the 64-bit shifts
+not in the expression form, hand-written (lower_vint).
 
 Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
 integer results of defined opcodes; the rest (DPP, 16-bit halves, op_sel, omod, other clamps) raises

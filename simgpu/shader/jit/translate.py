@@ -71,7 +71,7 @@ def _load_translators() -> None:
         return
     _loaded = True
     # (lower_mem imports lower_lds, whose DS stores register with it)
-    from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vfloat, lower_vint, lower_vopd  # noqa: F401
+    from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vint, lower_vopd  # noqa: F401
     from simgpu.shader.jit.lower_valu import register_all
     register_all()
 

@@ -2,17 +2,24 @@
 per definition, with the signature the VALU executor calls (`fn(ctx, *sources)`, vector.valu.VOp.fn).
 
 Generated source rather than a tree walked per call: the kernel is then what one would write by hand (one
-numpy call per node, constants hoisted into the function's globals), so the interpreter pays nothing for the
-form. Sources arrive as typed arrays ([n, lanes], [n, 1] for scalars, 0-d for constants) and numpy's own
-integer arithmetic wraps as the ISA's does. A clamping definition gets both bodies, picked by ctx.clamp; a
-carry-out is not computed when it goes to null (ctx.carry False).
+numpy call per node, a node used once written inside its user's expression so Python frees its array at once,
+constants hoisted into the function's globals), so the interpreter pays nothing for the form. Sources arrive
+as typed arrays ([n, lanes], [n, 1] for scalars, 0-d for constants) and numpy's own integer arithmetic wraps
+as the ISA's does. A clamping definition gets both bodies, picked by ctx.clamp; a carry-out is not computed
+when it goes to null (ctx.carry False). Float nodes call sem.numpy_float with the FloatMode of their type,
+looked up once per call at its first use (`tm_f32 = nf.fmode(c, "f32")`); a flush is inlined as a test of
+that mode, so a kernel pays for flushing only in a MODE that flushes.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
-from simgpu.shader.sem.expr import Definition, E, bits, nodes
+from simgpu.shader.sem import fpexact as fx
+from simgpu.shader.sem import numpy_float as nf
+from simgpu.shader.sem.expr import INT_TYPES, Definition, E, bits, is_float, nodes
 
 DTYPES = {"u16": np.uint16, "i16": np.int16, "b16": np.uint16, "u32": np.uint32, "i32": np.int32,
           "b32": np.uint32, "u64": np.uint64, "i64": np.int64, "b64": np.uint64, "bool": np.bool_,
@@ -67,8 +74,16 @@ def _bitreverse(x):
     return out.astype(_UNSIGNED[n]).view(np.asarray(x).dtype)
 
 
-_HELPERS = {"np": np, "_lanes": _lanes, "_popcount": _popcount, "_clz": _clz, "_ctz": _ctz,
+_HELPERS = {"np": np, "nf": nf, "fx": fx, "_lanes": _lanes, "_popcount": _popcount, "_clz": _clz, "_ctz": _ctz,
             "_bitreverse": _bitreverse}
+# float node -> the call computing it ({m}: the FloatMode of the node's type)
+_FLOAT_CALL = {"add": "nf.add({m}, {0}, {1})", "sub": "nf.sub({m}, {0}, {1})", "mul": "nf.mul({m}, {0}, {1})",
+               "fma": "nf.fma({m}, {0}, {1}, {2})", "fmin": "nf.fmin({m}, {0}, {1})", "fmax": "nf.fmax({m}, {0}, {1})",
+               "flush_in": "{0} if {m}.din is None else fx.flush_in({0}, {m}.din)",
+               "flush_out": "{0} if {m}.dout is None else fx.flush_out({0}, {m}.dout)",
+               "flush": "nf.flush({0})", "neg": "-{0}", "abs": "np.abs({0})", "isnan": "np.isnan({0})",
+               "trunc": "np.trunc({0})", "ceil": "np.ceil({0})", "floor": "np.floor({0})", "rint": "np.rint({0})",
+               "rcp": "nf.rcp({0})", "rsq": "nf.rsq({0})", "sqrt": "nf.sqrt({0})"}
 
 
 class _Body:
@@ -78,6 +93,8 @@ class _Body:
         self.env, self.indent, self.prefix = env, indent, prefix  # (two bodies share a function: own names)
         self.lines: list[str] = []
         self.names: dict[int, str] = {}
+        self.modes: dict[str, str] = {}  # float type -> the name of its FloatMode, once looked up
+        self.uses: Counter = Counter()  # node -> its users (and 1 for a result)
 
     def name(self, n: E) -> str:
         return self.names[id(n)]
@@ -85,7 +102,20 @@ class _Body:
     def emit(self, roots) -> None:
         for n in nodes(roots):
             if id(n) not in self.names:
-                self.names[id(n)] = self._node(n)
+                code = self._node(n)
+                self.names[id(n)] = self._line(code) if self.uses[id(n)] > 1 and code.startswith("(") else code
+
+    def _line(self, code: str) -> str:
+        """A line naming an expression (for a node used more than once)."""
+        t = f"{self.prefix}{len(self.lines)}"
+        self.lines.append(f"{self.indent}{t} = {code}")
+        return t
+
+    def _named(self, x: E) -> str:
+        code = self.names[id(x)]
+        if code.startswith("("):
+            code = self.names[id(x)] = self._line(code)
+        return code
 
     def _node(self, n: E) -> str:
         if n.op == "src":
@@ -95,12 +125,33 @@ class _Body:
             self.env[k] = DTYPES[n.t](n.value)
             return k
         a = [self.name(x) for x in n.args]
-        if n.op in _INFIX:
+        ft = n.args[0].t if n.args else n.t
+        if n.op == "cast" and is_float(n.t):  # to a float: rounded in MODE's round mode for the result type
+            code = f"nf.to_float({self._mode(n.t)}, {a[0]})"
+        elif n.op == "cast" and is_float(ft):
+            code = f"nf.to_int({a[0]}, {n.t!r})"
+        elif n.op == "bitcast":
+            if DTYPES[ft] == DTYPES[n.t]:
+                return a[0]
+            code = f"{a[0]}.view(np.{np.dtype(DTYPES[n.t]).name})"
+        elif is_float(ft) and n.op in _FLOAT_CALL:
+            form = _FLOAT_CALL[n.op]
+            if form.count("{0}") > 1:  # (an inline flush tests the mode, then reads its operand)
+                a[0] = self._named(n.args[0])
+            code = form.format(*a, m=self._mode(ft) if "{m}" in form else "")
+        elif n.op in _INFIX:
             code = f"{a[0]} {_INFIX[n.op]} {a[1]}"
         elif n.op in _CALL:
             code = f"{_CALL[n.op]}({a[0]}, {a[1]})"
         elif n.op == "not":
             code = f"~{a[0]}"
+        elif n.op == "select" and n.t in INT_TYPES and n.t != "bool" and n.args[1].op == n.args[2].op == "const":
+            # between two integer constants: b + cond * (a - b), wrapping (np.where is several times slower
+            # when its condition is irregular, as signs are: its loop branches per element)
+            k = f"k{len(self.env)}"
+            w = bits(n.t)
+            self.env[k] = np.array(n.args[1].value - n.args[2].value & (1 << w) - 1, _UNSIGNED[w]).view(DTYPES[n.t])[()]
+            code = f"{a[2]} + {a[0]} * {k}"
         elif n.op == "select":
             code = f"np.where({a[0]}, {a[1]}, {a[2]})"
         elif n.op == "cast":
@@ -114,12 +165,19 @@ class _Body:
             code = "_lanes(c.lanes)"
         else:
             code = f"_{n.op}({a[0]})"
-        t = f"{self.prefix}{len(self.lines)}"
-        self.lines.append(f"{self.indent}{t} = {code}")
-        return t
+        return f"({code})"  # inline in its one user (emit names it when it has more)
+
+    def _mode(self, t: str) -> str:
+        name = self.modes.get(t)
+        if name is None:
+            name = self.modes[t] = f"{self.prefix}m_{t}"
+            self.lines.append(f'{self.indent}{name} = nf.fmode(c, "{t}")')
+        return name
 
     def returns(self, roots, carry_lazy: bool) -> None:
         """Lines computing `roots` and returning them (a carry mask only when ctx.carry wants it)."""
+        self.uses = Counter(id(x) for n in nodes(roots) for x in n.args)
+        self.uses.update(id(r) for r in roots)
         self.emit(roots[:1])
         if len(roots) == 1:
             self.lines.append(f"{self.indent}return {self.name(roots[0])}")

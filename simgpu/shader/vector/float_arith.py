@@ -1,16 +1,20 @@
-"""VALU floating-point arithmetic: add/sub/mul, fma (incl. the fmac/fmamk/fmaak and DX9 forms), ldexp,
+"""VALU floating-point arithmetic: add/sub/mul, fma (incl. the fmac/fmamk/fmaak and DX9 forms), mullit, ldexp,
 and the division helpers (div_scale, div_fmas, div_fixup), from the RDNA3 ISA reference pseudo-code.
 
-Results are rounded once in MODE's round mode for the result type (fpexact), with denormals flushed
-on input and output as MODE's denorm mode says. Min/max/med3 and the cube-map ops: vector.minmax.
+Results are rounded once in MODE's round mode for the result type, with denormals flushed on input and output
+as MODE's denorm mode says, and a NaN result is the first NaN operand quieted (sem.expr). Everything up to
+mullit is defined in the expression form, which both tiers are generated from; ldexp and the division helpers
+are written for numpy only (the escape hatches, each with its reason below). Min/max/med3 and the cube-map
+ops: vector.minmax.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.vector import fpexact as fx
-from simgpu.shader.vector.valu import vop
+from simgpu.shader.sem import fpexact as fx
+from simgpu.shader.sem.expr import eq, flush_in, flush_out, fma, isnan, select
+from simgpu.shader.vector.valu import define, vop
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 DT = {"f16": F16, "f32": F32, "f64": F64}
@@ -29,138 +33,55 @@ def exponent(x: np.ndarray, t: str) -> np.ndarray:
     return (bits >> shift) & mask
 
 
-# ---------------------------------------------------------------------------------------------- add/sub/mul/fma
+# ---------------------------------------------------------------------------------------------- defined once
 
 
-def native_mode(ctx, t: str) -> bool:
-    """Whether every wave rounds type t to nearest even (the default): then numpy's IEEE arithmetic,
-    with MODE's denormal flushing applied around it, gives the hardware's result directly."""
-    u = ctx.uniform_mode
-    if u is not None:
-        return (u >> (0 if t == "f32" else 2)) & 3 == 0
-    m = np.asarray(ctx.mode)
-    return bool((((m >> (0 if t == "f32" else 2)) & 3) == 0).all())
-
-
-def _flushing(ctx, t: str):
-    """The denorm mode [n, 1] when some wave flushes denormals of type t, else None (nothing to do)."""
-    u = ctx.uniform_mode
-    if u is not None and (u >> (4 if t == "f32" else 6)) & 3 == 3:
-        return None
-    dm = fx.denorm_mode(ctx.mode, t)
-    return None if (dm == 3).all() else dm
-
-
-def _native(t, ctx, fn, slow, *args):
-    """fn(*args) computed natively, denormals flushed as MODE says; the exact path when a lane produced
-    a NaN (whose payload rules are the exact path's)."""
-    dm = _flushing(ctx, t)
-    if dm is not None:
-        args = tuple(fx.flush_in(a, dm) for a in args)
-    with np.errstate(all="ignore"):
-        r = fn(*args)
-    if np.isnan(r).any():
-        return slow()
-    return r if dm is None else fx.flush_out(r, dm)
-
-
-# Exact (any MODE) add and mul: (f64 routine, f16/f32 routine) in fpexact.
-_EXACT = {np.add: (fx.add64, fx.add_small), np.multiply: (fx.mul64, fx.mul_small)}
-
-
-def _binary(op, t, ctx, a, b):
-    """a (op) b for op np.add or np.multiply: numpy's own arithmetic in the default MODE, else exact."""
-    if native_mode(ctx, t):
-        return _native(t, ctx, op, lambda: _binary_exact(op, t, ctx, a, b), a, b)
-    return _binary_exact(op, t, ctx, a, b)
-
-
-def _binary_exact(op, t, ctx, a, b):
-    rm, dm = modes(ctx, t)
-    a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
-    wide, small = _EXACT[op]
-    r = wide(a, b, rm) if t == "f64" else small(a, b, DT[t], rm)
-    return fx.first_nan(fx.flush_out(r, dm), a, b)
-
-
-def _add(t, ctx, a, b):
-    return _binary(np.add, t, ctx, a, b)
-
-
-def _mul(t, ctx, a, b):
-    return _binary(np.multiply, t, ctx, a, b)
-
-
-def _fma(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
-    if t != "f64" and isinstance(post_scale, int) and post_scale == 0 and native_mode(ctx, t):
-        dm = _flushing(ctx, t)
-        x, y, z = (a, b, c) if dm is None or not flush_inputs else (fx.flush_in(v, dm) for v in (a, b, c))
-        with np.errstate(all="ignore"):
-            r = fx.fma_nearest(x, y, z, DT[t])  # exact: lanes at risk of double rounding are repaired
-        return fx.first_nan(r if dm is None else fx.flush_out(r, dm), x, y, z)
-    return _fma_exact(t, ctx, a, b, c, post_scale, flush_inputs)
-
-
-def _fma_exact(t, ctx, a, b, c, post_scale=0, flush_inputs=True):
-    rm, dm = modes(ctx, t)
-    if flush_inputs:
-        a, b, c = fx.flush_in(a, dm), fx.flush_in(b, dm), fx.flush_in(c, dm)
-    r = fx.fma64(a, b, c, rm, post_scale) if t == "f64" else fx.fma_small(a, b, c, DT[t], rm, post_scale)
-    return fx.first_nan(fx.flush_out(r, dm), a, b, c)
-
-
-def _sub(t, ctx, a, b):
-    """a - b, computed as a + (-b); a NaN result from b alone is b quieted with its own sign: subtraction
-    does not negate a NaN (as LLVM's constant folder evaluates fsub, so folded and run-time results agree;
-    docs/shader.md, "NaN results")."""
-    return fx.first_nan(_add(t, ctx, a, -b), a, b)
+def arith(fn):
+    """The frame of MODE's arithmetic: the sources flushed as MODE's input denorm mode says, the result as its
+    output denorm mode says."""
+    return lambda *xs: flush_out(fn(*(flush_in(x) for x in xs)))
 
 
 for _t in ("f16", "f32", "f64"):
-    vop(f"v_add_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _add(t, c, a, b))
-    vop(f"v_mul_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _mul(t, c, a, b))
-    vop(f"v_fma_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d))
+    define(f"v_add_{_t}", _t, (_t, _t), arith(lambda a, b: a + b))
+    define(f"v_mul_{_t}", _t, (_t, _t), arith(lambda a, b: a * b))
+    define(f"v_fma_{_t}", _t, (_t, _t, _t), arith(fma))
 for _t in ("f16", "f32"):
-    vop(f"v_sub_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _sub(t, c, a, b))
-    vop(f"v_subrev_{_t}", _t, (_t, _t), lambda c, a, b, t=_t: _sub(t, c, b, a))
-    vop(f"v_fmac_{_t}", _t, (_t, _t), lambda c, a, b, d, t=_t: _fma(t, c, a, b, d), acc=True)
+    define(f"v_sub_{_t}", _t, (_t, _t), arith(lambda a, b: a - b))
+    define(f"v_subrev_{_t}", _t, (_t, _t), arith(lambda a, b: b - a))
+    define(f"v_fmac_{_t}", _t, (_t, _t), arith(fma), acc=True)
     # fmamk: D = S0 * K + S1 with operands listed (src0, K, vsrc1); fmaak: D = S0 * S1 + K
-    vop(f"v_fmamk_{_t}", _t, (_t, _t, _t), lambda c, a, k, b, t=_t: _fma(t, c, a, k, b))
-    vop(f"v_fmaak_{_t}", _t, (_t, _t, _t), lambda c, a, b, k, t=_t: _fma(t, c, a, b, k))
+    define(f"v_fmamk_{_t}", _t, (_t, _t, _t), arith(lambda a, k, b: fma(a, k, b)))
+    define(f"v_fmaak_{_t}", _t, (_t, _t, _t), arith(fma))
 
 
-# ---------------------------------------------------------------------------------------------- DX9 and lighting
+def _dx9_zero(a, b, c):
+    """fma where 0 * anything (inf and NaN included) is 0, so the result is the (flushed) addend."""
+    a, b, c = flush_in(a), flush_in(b), flush_in(c)
+    return select(eq(a, 0) | eq(b, 0), c, flush_out(fma(a, b, c)))
 
 
-def _dx9_zero(ctx, a, b, c):
-    """fma where 0 * anything (inf and NaN included) is 0, so the result is the addend."""
-    _, dm = modes(ctx, "f32")
-    a, b = fx.flush_in(a, dm), fx.flush_in(b, dm)
-    zero = (a == 0) | (b == 0)
-    r = _fma("f32", ctx, np.where(zero, F32(0), a), np.where(zero, F32(0), b), c)
-    return np.where(zero, fx.flush_in(c, dm), r)
+def _mul_dx9_zero(a, b):
+    a, b = flush_in(a), flush_in(b)
+    return select(eq(a, 0) | eq(b, 0), 0, flush_out(a * b))
 
 
-def _mul_dx9_zero(ctx, a, b):
-    _, dm = modes(ctx, "f32")
-    zero = (fx.flush_in(a, dm) == 0) | (fx.flush_in(b, dm) == 0)
-    return np.where(zero, F32(0), _mul("f32", ctx, a, b))
+def _mullit(a, b, c):
+    """-FLT_MAX when S1 is -FLT_MAX, -inf or NaN, or S2 is not above 0 (compared unflushed), else S0 * S1."""
+    fmax = float(np.finfo(F32).max)
+    special = eq(b, -fmax) | eq(b, -np.inf) | isnan(b) | ~(c > 0)
+    return select(special, -fmax, arith(lambda x, y: x * y)(a, b))
 
 
-def _mullit(ctx, a, b, c):
-    fmax = np.finfo(F32).max
-    special = (b == -fmax) | (b == -np.inf) | np.isnan(b) | (c <= 0) | np.isnan(c)
-    return np.where(special, -fmax, _mul("f32", ctx, a, b)).astype(F32)
-
-
-vop("v_fma_dx9_zero_f32", "f32", ("f32", "f32", "f32"), _dx9_zero)
-vop("v_fmac_dx9_zero_f32", "f32", ("f32", "f32"), _dx9_zero, acc=True)
-vop("v_mul_dx9_zero_f32", "f32", ("f32", "f32"), _mul_dx9_zero)
-vop("v_mullit_f32", "f32", ("f32", "f32", "f32"), _mullit)
-
+define("v_fma_dx9_zero_f32", "f32", ("f32", "f32", "f32"), _dx9_zero)
+define("v_fmac_dx9_zero_f32", "f32", ("f32", "f32"), _dx9_zero, acc=True)
+define("v_mul_dx9_zero_f32", "f32", ("f32", "f32"), _mul_dx9_zero)
+define("v_mullit_f32", "f32", ("f32", "f32", "f32"), _mullit)
 
 
 # ---------------------------------------------------------------------------------------------- ldexp
+# Escape hatch: the result is x * 2**n rounded once with n per lane, which the form cannot scale by (its
+# arithmetic rounds each node; an exact power of two may not be representable in the type).
 
 
 def _ldexp(t, ctx, x, n):
@@ -175,6 +96,9 @@ vop("v_ldexp_f16", "f16", ("f16", "i16"), lambda c, x, n: _ldexp("f16", c, x, n)
 
 
 # ---------------------------------------------------------------------------------------------- division helpers
+# Escape hatches: div_scale and div_fixup test exponents and quotients in float64 against thresholds in the
+# pseudo-code's own terms, and div_fmas scales an exact fma by a per-lane power of two before its one rounding;
+# written once for numpy, they run in the interpreter (the JIT leaves them there).
 
 _SCALE = {"f32": (96, 64, 23), "f64": (768, 128, 53)}  # exponent gap, scale power, tiny-numerator exponent
 
@@ -216,7 +140,9 @@ def _div_fmas(t, ctx, a, b, c, vcc):
     k = _SCALE[t][1]
     bias = 127 if t == "f32" else 1023
     post = np.where(vcc, np.where(exponent(c, t) > bias, k, -k), 0)
-    return _fma(t, ctx, a, b, c, post, flush_inputs=False)
+    rm, dm = modes(ctx, t)
+    r = fx.fma64(a, b, c, rm, post) if t == "f64" else fx.fma_small(a, b, c, DT[t], rm, post)
+    return fx.first_nan(fx.flush_out(r, dm), a, b, c)
 
 
 def _div_fixup(t, ctx, q, den, num):

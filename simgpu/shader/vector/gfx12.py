@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
+from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE
-from simgpu.shader.vector import fpexact as fx
 from simgpu.shader.vector import int_mul, lane, minmax, trans  # noqa: F401 - the shared specs used below
 from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, execute, table_entry, typed_source
 from simgpu.shader.vector.vop3p import PkOp, pk_execute

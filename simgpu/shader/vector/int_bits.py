@@ -123,14 +123,14 @@ for _t in ("i32", "u32"):
 # ---------------------------------------------------------------------------------------------- packing
 
 
-def _pack16(lo, hi):
+def pack16(lo, hi):
     """The low halves of two integers as one u32, lo first."""
     return (cast(lo, "u32") & 0xFFFF) | ((cast(hi, "u32") & 0xFFFF) << 16)
 
 
-define("v_cvt_pk_u16_u32", "b32", ("u32", "u32"), lambda a, b: _pack16(minimum(a, 0xFFFF), minimum(b, 0xFFFF)))
+define("v_cvt_pk_u16_u32", "b32", ("u32", "u32"), lambda a, b: pack16(minimum(a, 0xFFFF), minimum(b, 0xFFFF)))
 define("v_cvt_pk_i16_i32", "b32", ("i32", "i32"),
-       lambda a, b: _pack16(minimum(maximum(a, -0x8000), 0x7FFF), minimum(maximum(b, -0x8000), 0x7FFF)))
+       lambda a, b: pack16(minimum(maximum(a, -0x8000), 0x7FFF), minimum(maximum(b, -0x8000), 0x7FFF)))
 
 
 def _sat_pk_u8_i16(a):

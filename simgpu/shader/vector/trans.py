@@ -1,5 +1,7 @@
 """VALU transcendentals (rcp, rsq, sqrt, exp, log, sin, cos) and v_trig_preop_f64, from the RDNA3 ISA
-reference.
+reference. rcp, rsq and sqrt are defined in the expression form (both tiers are generated from it); exp,
+log, sin, cos and trig_preop are escape hatches written for numpy: their float64 results come from the C
+library (numpy's), which the JIT's code cannot reproduce bit for bit, and trig_preop reads a table.
 
 Each result is computed in float64 (numpy, i.e. the C library) and rounded to nearest once, which is
 within the documented accuracy (f32: 1 ULP, f16: 0.51 ULP, f64 rcp/rsq/sqrt: 2**29 ULP). As the
@@ -13,8 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.vector import fpexact as fx
-from simgpu.shader.vector.valu import vop
+from simgpu.shader.sem import expr
+from simgpu.shader.sem import fpexact as fx
+from simgpu.shader.sem.expr import flush
+from simgpu.shader.vector.valu import define, vop
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 DT = {"f16": F16, "f32": F32, "f64": F64}
@@ -38,8 +42,7 @@ def _cos_rev(x):
     return np.sin(2.0 * np.pi * (0.25 - np.abs(_turn(x))))
 
 
-_FUNCS = {"rcp": lambda x: 1.0 / x, "rsq": lambda x: 1.0 / np.sqrt(x), "sqrt": np.sqrt, "exp": np.exp2,
-          "log": np.log2, "sin": _sin_rev, "cos": _cos_rev}
+_FUNCS = {"exp": np.exp2, "log": np.log2, "sin": _sin_rev, "cos": _cos_rev}
 
 
 def _trans(name, t, ctx, x):
@@ -54,8 +57,11 @@ for _name in _FUNCS:
     for _t in ("f16", "f32"):
         vop(f"v_{_name}_{_t}", _t, (_t,), lambda c, x, n=_name, t=_t: _trans(n, t, c, x))
 for _name in ("rcp", "rsq", "sqrt"):
-    vop(f"v_{_name}_f64", "f64", ("f64",), lambda c, x, n=_name: _trans(n, "f64", c, x))
-vop("v_rcp_iflag_f32", "f32", ("f32",), lambda c, x: _trans("rcp", "f32", c, x))
+    _f = getattr(expr, _name)
+    define(f"v_{_name}_f16", "f16", ("f16",), _f)
+    define(f"v_{_name}_f32", "f32", ("f32",), lambda x, f=_f: flush(f(flush(x))))
+    define(f"v_{_name}_f64", "f64", ("f64",), _f)
+define("v_rcp_iflag_f32", "f32", ("f32",), lambda x: flush(expr.rcp(flush(x))))
 
 
 # ---------------------------------------------------------------------------------------------- trig_preop

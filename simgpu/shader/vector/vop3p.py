@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simgpu.shader.operand import vector_src, write_vgpr
+from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE
-from simgpu.shader.vector import fpexact as fx
 from simgpu.shader.vector.valu import MODE_IEEE, dpp_source, dpp_write_mask, vop
 
 U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64

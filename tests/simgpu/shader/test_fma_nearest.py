@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simgpu.shader.vector import fpexact as fx
+from simgpu.shader.sem import fpexact as fx
 from tools import verify_fma as vf
 
 F16, F32 = np.float16, np.float32

@@ -49,6 +49,8 @@ def ref_fma(a: float, b: float, c: float, t: str, mode: int, dm: int) -> float:
     """fma(a, b, c) rounded once to t in `mode`, with denorm mode dm (bit 0 keep input, bit 1 keep output)."""
     if not dm & 1:
         a, b, c = flush(a, t), flush(b, t), flush(c, t)
+    if math.isinf(c) and math.isfinite(a) and math.isfinite(b):
+        return c  # the exact product is finite, even where a * b overflows a double
     if not all(map(math.isfinite, (a, b, c))):
         return a * b + c  # infinities and NaNs: exact IEEE results in Python's double arithmetic
     q = Fraction(a) * Fraction(b) + Fraction(c)
@@ -137,6 +139,20 @@ def test_add_mul_in_every_mode(runner, t, data):
             _check(got, lambda p, q, rnd=rnd, dm=dm: ref_add(p, q, t, rnd, dm), t, (a, b), ("sub neg", t, rnd, dm))
             got, _, _ = runner.run(f"v_subrev_{t} {d}, {x}, {y}", a, b, mode=m)
             _check(got, lambda p, q, rnd=rnd, dm=dm: ref_add(q, -p, t, rnd, dm), t, (a, b), ("subrev", t, rnd, dm))
+
+
+def test_fma_f64_of_a_product_beyond_the_range_and_an_infinite_addend(runner):
+    """The exact product of two finite doubles is finite even where it overflows a double, so an infinite
+    addend is the result (IEEE 754 fusedMultiplyAdd), not the NaN of inf - inf (the host's FMA agrees)."""
+    big, two32 = 0x7FEFFFFFFFFFFFFF, 0x41F0000000000000
+    ninf, pinf = 0xFFF0000000000000, 0x7FF0000000000000
+    a = np.array([big, big, big | 1 << 63, 0x3FF0000000000000], np.uint64)
+    b = np.array([two32, big, big, pinf], np.uint64)
+    c = np.array([ninf, ninf, pinf, ninf], np.uint64)
+    for rnd in (0, 3):
+        got, _, _ = runner.run("v_fma_f64 v[20:21], v[10:11], v[12:13], v[14:15]", a, b, c, mode=_mode("f64", rnd, 3))
+        assert [hex(int(x)) for x in got[:3]] == [hex(ninf), hex(ninf), hex(pinf)]
+        assert np.isnan(got[3:].view(np.float64)).all()  # 1 * inf - inf
 
 
 @pytest.mark.parametrize("t", ["f32", "f16"])

@@ -289,8 +289,10 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, rm, post_scale=0) -> np.n
     hi, lo, scale = _fma64_general(ga, gb, gc)
     r = round_pair(hi, lo, F64, rm, scale + post_scale)
     ab = a * b
-    # inf/NaN/zero products: numpy's single operations are exact here
-    r = np.where(gen, r, np.ldexp(ab + c, post_scale))
+    # inf/NaN/zero products: numpy's single operations are exact here; but a finite product that overflows
+    # float64 is still finite, so next to an infinite addend the result is the addend, not inf - inf
+    special = np.where(np.isinf(c) & np.isfinite(a) & np.isfinite(b), c, ab + c)
+    r = np.where(gen, r, np.ldexp(special, post_scale))
     # exact zeros: +0, or -0 when rounding down (IEEE 754 6.3); same-signed zero addends keep their sign
     cancel = gen & (hi == 0) & (lo == 0)
     zeros = ~gen & (ab == 0) & (c == 0) & (np.signbit(ab) != np.signbit(c))
