@@ -2,8 +2,9 @@ import sys
 
 import pytest
 
-# progress: a line with an ETA at every tenth of a run; schedule: the files of the longest tests run first.
-pytest_plugins = ["pytester", "tests.support.progress", "tests.support.schedule"]
+# progress: a line with an ETA at every tenth of a run; schedule: the files of the longest tests run first; bytecode:
+# one bytecode cache for the run's processes where the environment turned writing it off.
+pytest_plugins = ["pytester", "tests.support.progress", "tests.support.schedule", "tests.support.bytecode"]
 
 
 @pytest.fixture(autouse=True)

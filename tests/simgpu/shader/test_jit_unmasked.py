@@ -34,11 +34,12 @@ def _avx2_here() -> bool:
 
 @pytest.fixture(params=list(PROFILES))
 def profile(request, monkeypatch):
-    """The JIT compiling for this host, or for an AVX2-only CPU (skipped where this CPU cannot run that)."""
+    """The JIT compiling for this host, or for an AVX2-only CPU (skipped where this CPU cannot run that). The disk
+    cache stays on: its keys hold the CPU compiled for (compile.host_key), and a hit is the object LLVM made for
+    that CPU, byte for byte (an AVX2 wave64 kernel is seconds of LLVM, every run, with the cache off)."""
     if request.param == "avx2" and not _avx2_here():
         pytest.skip("this CPU has no AVX2/FMA/BMI2/F16C: it cannot run haswell code")
     monkeypatch.setenv("SIMGPU_JIT_CPU", PROFILES[request.param])
-    monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
     return request.param
 
 
