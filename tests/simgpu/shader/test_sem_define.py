@@ -21,23 +21,11 @@ from simgpu.shader.semantics import implemented
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector.valu import SPECS, TYPES, override
 from simgpu.testbed import Testbed
+from tests.simgpu.shader.test_jit_tier import LOOP as JIT_TIER_LOOP
 from tests.support import tiers
 
 N = 40  # loop trips: v1 += lane id each trip
-LOOP = f"""
-    s_load_b64 s[4:5], s[0:1], 0x0
-    v_mov_b32 v1, 0
-    s_mov_b32 s6, {N}
-loop:
-    v_add_nc_u32 v1, v1, v0
-    s_add_u32 s6, s6, -1
-    s_cmp_lg_u32 s6, 0
-    s_cbranch_scc1 loop
-    v_lshlrev_b32 v2, 2, v0
-    s_waitcnt lgkmcnt(0)
-    global_store_b32 v2, v1, s[4:5]
-    s_endpgm
-"""
+LOOP = JIT_TIER_LOOP.format(n=N)
 
 
 def _run(jit: bool, loop: str = LOOP) -> tuple[np.ndarray, int]:
