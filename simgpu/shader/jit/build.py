@@ -179,7 +179,7 @@ def build(source: Source, stats, background: bool = True):
     stats.translate_seconds.append(source.seconds + t.seconds + t0.seconds)
     if background and drops != _DROPS:  # dropped while it translated: no LLVM (nor disk cache write) for it
         raise worker.CompileDropped("dropped during translation")
-    cr = _finish(job, stats, background=background)
+    cr = _finish(job, stats, background=background, drops=drops)
     # (the walk is left out: through a warm decode cache it takes microseconds; an eager compile's walk decodes)
     hc.record(len(source.found), t.seconds, None if cr.from_disk else cr.compile_seconds - cr.start_seconds,
               t0.seconds + cr.start_seconds if first else None)
@@ -237,10 +237,10 @@ def _tails(blocks) -> dict:
     return out
 
 
-def _object_code_in_worker(job: _Job) -> tuple[bytes, bool, float]:
+def _object_code_in_worker(job: _Job, drops: int) -> tuple[bytes, bool, float]:
     """(object file, from the disk cache, the worker process's CPU seconds for it): LLVM in jit.worker's
-    process, which drop_queued_compiles may end (CompileDropped)."""
-    seconds, drops = [], _DROPS
+    process, which drop_queued_compiles may end (CompileDropped); `drops`: _DROPS when the compile started."""
+    seconds = []
 
     def make(ir: str) -> bytes:
         obj, s = worker.compile_object(ir)
@@ -252,15 +252,16 @@ def _object_code_in_worker(job: _Job) -> tuple[bytes, bool, float]:
     return obj, from_disk, sum(seconds)
 
 
-def _finish(job: _Job, stats, background: bool = False) -> CompiledRegion:
+def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> CompiledRegion:
     """LLVM's part (parsing, optimisation, code generation or the disk cache) and loading; `background`:
     code generation in the JIT's worker process, whose CPU time is counted apart (this thread waits for it
-    without holding the GIL)."""
+    without holding the GIL); `drops`: _DROPS when the compile started (a background compile dropped since
+    writes nothing to the disk cache)."""
     with jc.Timer() as t:
         with jc.Timer() as start:
             jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, for the key and loading
         if background:
-            obj, from_disk, llvm_seconds = _object_code_in_worker(job)  # (another process's CPU)
+            obj, from_disk, llvm_seconds = _object_code_in_worker(job, drops)  # (another process's CPU)
         else:
             obj, from_disk = jc.object_code(job.ir, job.key)
             llvm_seconds = 0.0  # (this thread's: in t.seconds)

@@ -175,10 +175,10 @@ def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkey
                           ("_object_code_in_worker", lambda job: job.meta["region"].base)):
         real = getattr(build, name)
 
-        def spy(arg, real=real, name=name, base_of=base_of):
+        def spy(arg, *rest, real=real, name=name, base_of=base_of):
             if base_of(arg) == k.code_address:  # (compiles of earlier tests' kernels may still be running)
                 threads.append((name, threading.current_thread() is threading.main_thread()))
-            return real(arg)
+            return real(arg, *rest)
         monkeypatch.setattr(build, name, spy)
     real_compile = worker.compile_object
 
