@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simgpu.shader.matrix.wmma import _illegal
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
 from simgpu.shader.vector.gfx12 import BF8, FP8
@@ -54,10 +55,6 @@ _BITS = {"f16": 16, "bf16": 16, "iu8": 8, "fp8": 8, "bf8": 8}
 _K = np.arange(16)
 _ELEM = (_K & 3) | ((_K >> 1) & 4)  # [k]
 _LANE = np.arange(16)[:, None] + ((_K >> 2) & 1)[None, :] * 16  # [i, k]
-
-
-def _illegal(ex, w, inst, why: str):
-    return ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", why)
 
 
 def _matrix(ex, w, inst, i: int, kind: str) -> np.ndarray:
