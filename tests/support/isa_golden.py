@@ -64,3 +64,33 @@ def check_pair(data: bytes, text: str, true16: bool = False, arch: str = DEFAULT
     if back != data:
         return f"assemble {back.hex()} != {data.hex()}"
     return None
+
+
+def _opkeys(enc: str, arch: str) -> list[tuple]:
+    """The opcode fields (op, seg, opx, opy: those the encoding has) of every golden pair of encoding `enc`."""
+    layout = get_arch(arch).encodings[enc]
+    keys = set()
+    for data, _ in pairs_by_encoding(arch=arch)[enc]:
+        f = layout.unpack(int.from_bytes(data[:layout.size], "little"))
+        keys.add(tuple(sorted((k, f[k]) for k in ("op", "seg", "opx", "opy") if k in f)))
+    return sorted(keys)
+
+
+def check_fresh_random_words(enc: str, arch: str = DEFAULT, count: int = 1000) -> None:
+    """`count` fresh random words of encoding `enc` (random fields, opcodes seen in the golden set), a new draw each
+    call (the seed is in the failure message): those llvm-mc decodes and re-assembles to the same bytes must agree
+    with the codec (check_pair); at least 10 must be kept. Needs llvm-mc (the caller skips without it)."""
+    import random
+
+    from tools import gen_isa_golden, isatab, oracle
+    r = random.Random()
+    seed = r.randrange(1 << 30)
+    r.seed(seed)
+    with isatab.target(arch):
+        keys = _opkeys(enc, arch)
+        words = [gen_isa_golden.build(enc, dict(r.choice(keys)), r) for _ in range(count)]
+        texts = oracle.roundtrip(words)
+    kept = [(w, t) for w, t in zip(words, texts, strict=True) if t is not None]
+    assert len(kept) >= 10, f"seed {seed}: only {len(kept)} words kept"
+    fails = [(w.hex(), t, why) for w, t in kept if (why := check_pair(w, t, arch=arch))]
+    assert not fails, f"seed {seed}: {len(fails)}/{len(kept)} differ, e.g. {fails[:3]}"

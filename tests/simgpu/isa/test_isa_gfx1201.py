@@ -13,9 +13,9 @@ import subprocess
 import pytest
 
 from simgpu.isa import AsmError, DecodeError, assemble, decode, disassemble
-from simgpu.isa.arch import ARCHES, apply_delta, get_arch, make_delta
+from simgpu.isa.arch import ARCHES, apply_delta, make_delta
 from tests import DATA
-from tests.support.isa_golden import check_pair, golden_pairs, pairs_by_encoding
+from tests.support.isa_golden import check_fresh_random_words, check_pair, golden_pairs, pairs_by_encoding
 from tests.support.llvm import llvm_tool_or_skip
 from wiring.cli import main as cli
 
@@ -54,30 +54,10 @@ def test_every_form_llvm_mc_decodes_has_golden_pairs():
         assert known <= seen, f"{enc}: no golden pair of {sorted(known - seen)[:10]}"
 
 
-def _opkeys(enc):
-    layout = get_arch(ARCH).encodings[enc]
-    keys = set()
-    for data, _ in pairs_by_encoding(arch=ARCH)[enc]:
-        f = layout.unpack(int.from_bytes(data[:layout.size], "little"))
-        keys.add(tuple(sorted((k, f[k]) for k in ("op", "opx", "opy") if k in f)))
-    return sorted(keys)
-
-
 @pytest.mark.parametrize("enc", ENCODINGS)
 def test_fresh_random_encodings_agree_with_llvm_mc(enc):
     llvm_tool_or_skip("llvm-mc")
-    from tools import gen_isa_golden, isatab, oracle
-    r = random.Random()  # a new draw each run, by design; the seed is in the failure message
-    seed = r.randrange(1 << 30)
-    r.seed(seed)
-    with isatab.target(ARCH):
-        keys = _opkeys(enc)
-        words = [gen_isa_golden.build(enc, dict(r.choice(keys)), r) for _ in range(1000)]
-        texts = oracle.roundtrip(words)
-    kept = [(w, t) for w, t in zip(words, texts, strict=True) if t is not None]
-    assert len(kept) >= 10, f"seed {seed}: only {len(kept)} words kept"
-    fails = [(w.hex(), t, why) for w, t in kept if (why := check_pair(w, t, arch=ARCH))]
-    assert not fails, f"seed {seed}: {len(fails)}/{len(kept)} differ, e.g. {fails[:3]}"
+    check_fresh_random_words(enc, ARCH)
 
 
 # Lines and bytes as llvm-mc-19 -mcpu=gfx1201 -show-encoding prints them.
