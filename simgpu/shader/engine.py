@@ -26,12 +26,13 @@ from simgpu.isa.arch import DEFAULT as DEFAULT_ARCH
 from simgpu.isa.arch import get_arch
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
+from simgpu.shader.jit import jit_tier
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
+from simgpu.shader.tier_exec import TICK
 
 MAX_BATCH_WAVES = 4096
-TICK = 1 << 16  # wave-instructions between the engine's checks of the wall clock (deadline) and progress hooks
 # The default watchdog: wave-instructions one dispatch may execute before it is declared hung. A limit of
 # instructions, not of host time, so that it fires at the same instruction on every machine under any load; sized
 # far above real workloads (a 1024^3 f32 matmul is ~0.7G: 64x bench_shader's 256^3 one), so only a kernel that
@@ -88,7 +89,6 @@ class ShaderEngine:
         # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
         self.observer = None
         self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
-        from simgpu.shader.jit import jit_tier  # (the JIT tier builds on this module)
         self.jit = jit_tier()  # the JIT tier (simgpu.shader.jit), None when SIMGPU_JIT=0
         self.exit_states: list | None = None  # when a list: each batch's final (WaveState, scratch), for tests
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
