@@ -350,8 +350,8 @@ class Exec:
         try:
             inst = decode(data, true16=None, arch=self.arch)
         except DecodeError as e:
-            raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
-        raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
+            raise self.illegal_inst(w, None, f"cannot decode: {e}", pc) from None
+        raise self.illegal_inst(w, inst, f"{inst.mnemonic} is not implemented", pc)
 
     def _unexpected(self, w: np.ndarray, pc: int, inst, e: Exception) -> HardwareFault:
         """The fault for an exception a semantic function did not mean to raise. An index past the VGPR
@@ -360,8 +360,8 @@ class Exec:
         else is a simulator bug, reported as an internal error."""
         top, allocated = highest_vgpr(inst), self.st.vgpr.shape[0]
         if isinstance(e, IndexError) and top >= allocated:
-            return self.fault(w, pc, inst, "illegal_instruction",
-                              f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates")
+            return self.illegal_inst(w, inst, f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates",
+                                     pc)
         return self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}")
 
     def release_barriers(self) -> bool:
@@ -484,6 +484,13 @@ class Exec:
         f = HardwareFault(kind, message, vmid=self.vmid)
         self._locate(f, w, pc, inst)
         return f
+
+    def illegal_inst(self, w, inst, why: str, pc: int | None = None) -> HardwareFault:
+        """The fault to raise when waves `w` meet an instruction they cannot execute: the wave's ILLEGAL_INST
+        exception (SQ_WAVE_TRAPSTS.ILLEGAL_INST; the SQ reports it to the driver as an ILLEGAL_INST error), kind
+        "illegal_instruction", `why` its message, located at `pc` (default the first wave's) and `inst` (None when
+        the caller does not have it: the run loop then names the instruction)."""
+        return self.fault(w, int(self.st.pc[w[0]]) if pc is None else pc, inst, "illegal_instruction", why)
 
     def _locate(self, f: HardwareFault, w, pc: int, inst) -> None:
         w0 = w.item(0) if len(w) else 0
