@@ -3,8 +3,9 @@
 The codec is split by instruction family (scalar, vector ALU, memory); each family module registers
 a `Family` for the encodings it owns (of every architecture: an encoding name means one layout per
 architecture, arch.py) when it is imported, and codec.py imports every family module: the registry is full
-once simgpu.isa is. The core identifies the encoding of a dword, hands the bytes to the family's
-decoder, and asks the family to print or assemble; `Inst.encode` is generic.
+once the codec is loaded (simgpu.isa loads it at the first use of decode, assemble or Inst). The core
+identifies the encoding of a dword, hands the bytes to the family's decoder, and asks the family to print or
+assemble; `Inst.encode` is generic.
 """
 
 from __future__ import annotations

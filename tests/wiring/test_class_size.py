@@ -1,7 +1,7 @@
 """No class over MAX_LINES lines (the project's standard: a class that grew past it holds several jobs; split it
 along them). The generated tables are data files (simgpu/isa/data's JSON, written by tools/isatab_*), not
-classes, so every class of every package counts. The classes over the limit today are listed with their size: each may only shrink,
-and leaves the list once it is within the limit (issue 30)."""
+classes, so every class of every package counts. The classes over the limit today are listed with their size:
+each may only shrink, and leaves the list once it is within the limit (issue 30)."""
 
 import ast
 

@@ -3,11 +3,12 @@ design smell"): every one is listed here with its reason, so a new one fails thi
 the top of its module or given a reason.
 
 Two kinds of reason. Start-up: a command, an optional driver or a backend's code generator loads what only it needs
-when it runs (the CLI's subcommands, AM, the native and x86 code generators, the sanitizers). Cycle: the imported
-module imports this one at its top, so the import waits until call time; these are the debt issue 30 names (the
-JIT's lowering registry; the codec, the sanitizers, the engine, compiler and runtime have none left) and CYCLES_TODAY
-may only fall. The imports at the top of the modules form no cycle either (test_module_top_imports_form_no_cycle).
-(The Tensor mixins construct Tensors as type(self), and module functions as the class of a tensor they are given.)
+when it runs (the CLI's subcommands, AM, the native and x86 code generators, the sanitizers, the codec). Cycle: the
+imported module imports this one at its top, so the import waits until call time; these are the debt issue 30 names
+(the JIT's lowering registry; the codec, the sanitizers, the engine, compiler and runtime have none left) and
+CYCLES_TODAY may only fall. The imports at the top of the modules form no cycle either
+(test_module_top_imports_form_no_cycle). (The Tensor mixins construct Tensors as type(self), and module functions
+as the class of a tensor they are given.)
 """
 
 import ast
