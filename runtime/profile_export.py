@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 
+from simgpu import isa
 from simgpu.hw import sqtt
-from simgpu.isa import DecodeError, decode
+from simgpu.isa import DecodeError
 
 TIMESTAMP_MHZ = 100
 CORE_MHZ = 2500
@@ -66,7 +67,7 @@ def _inst(rec, pc: int):
     if not 0 <= off < len(rec.code):
         return None
     try:
-        return decode(rec.code[off:off + 16], true16=None)
+        return isa.decode(rec.code[off:off + 16], true16=None)  # (the codec loads here: simgpu.isa)
     except DecodeError:
         return None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import memory, scalar, valu  # noqa: F401  (importing a family module registers its Family: inst.py)
 from .arch import DEFAULT, Arch, get_arch
 from .encodings import identify
 from .errors import AsmError, DecodeError

@@ -2,8 +2,10 @@
 
 The codec is split by instruction family (scalar, vector ALU, memory); each family module registers
 a `Family` for the encodings it owns (of every architecture: an encoding name means one layout per
-architecture, arch.py). The core identifies the encoding of a dword, hands the bytes to the family's
-decoder, and asks the family to print or assemble; `Inst.encode` is generic.
+architecture, arch.py) when it is imported, and codec.py imports every family module: the registry is full
+once the codec is loaded (simgpu.isa loads it at the first use of decode, assemble or Inst). The core
+identifies the encoding of a dword, hands the bytes to the family's decoder, and asks the family to print or
+assemble; `Inst.encode` is generic.
 """
 
 from __future__ import annotations
@@ -76,18 +78,11 @@ def register(family: Family) -> None:
 
 
 def family_of(encoding: str) -> Family:
-    _load_families()
     return _FAMILIES[encoding]
 
 
 def families() -> list[Family]:
-    _load_families()
     seen: dict[str, Family] = {}
     for f in _FAMILIES.values():
         seen[f.name] = f
     return list(seen.values())
-
-
-def _load_families() -> None:
-    # Importing a family module registers it; done lazily to keep imports acyclic.
-    from . import memory, scalar, valu  # noqa: F401

@@ -17,8 +17,8 @@ from .arch import DEFAULT, get_arch
 from .encodings import SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
+from .memory_asm import assemble_memory
 from .memory_fmt import (
-    B36,
     FIELD_MODS,
     IMAGES12,
     MOD_FIELDS,
@@ -30,7 +30,9 @@ from .memory_fmt import (
     is_modifier,
     mode_fields,
     mode_of,
+    register_counts,
     swizzle_text,
+    tables,
 )
 from .operands import INV_2PI_32, SGPR_MAX, TTMP0, inline_constant, reg_range, scalar_name, src_name
 
@@ -44,12 +46,6 @@ _FLOAT_BITS = {struct.unpack("<I", struct.pack("<f", float(t)))[0]: t
 
 class _Bad(Exception):
     """An operand or field that does not fit: a DecodeError when decoding, a mismatch when assembling."""
-
-
-@cache
-def tables(arch: str = DEFAULT) -> dict:
-    """The generated tables of an architecture (ops per encoding, names, offset signedness)."""
-    return get_arch(arch).table("memory")
 
 
 def exp_mnemonic(arch: str = DEFAULT) -> str:
@@ -75,21 +71,12 @@ def _kname(enc: str, f: dict[str, int]) -> str:
 
 # ---------------------------------------------------------------------------------------------- widths
 
-def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT, mode: str | None = None) -> dict[str, int]:
-    """Register count of each operand field (of the template of `mode`, default the fields' mode); image
-    data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
-    counts = {}
-    for spec in entry["t"].get(mode_of(enc, f) if mode is None else mode, []):
-        if ":" in spec:
-            name, n = spec.split(":")
-            counts[name] = int(n) if n != "*" else 1
-    if enc == "MIMG" or enc in IMAGES12:
-        rows, row = tables(arch)["mimg_rows"], 2 * f["dim"] + f["a16"]
-        col = f["dmask"] + 16 * (f["d16"] + 2 * f["tfe"] + 4 * f.get("lwe", 0))
-        vd, va = rows[entry["vdr"][row]][col], rows[entry["var"][row]][col]
-        if "-" in (vd, va):
-            raise _Bad("no such data/address width")
-        counts.update(vdata=B36.index(vd), vaddr=B36.index(va))
+def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT) -> dict[str, int]:
+    """Register count of each operand field (memory_fmt.register_counts), or _Bad for an image width that does
+    not exist."""
+    counts = register_counts(enc, entry, f, arch)
+    if counts is None:
+        raise _Bad("no such data/address width")
     return counts
 
 
@@ -312,9 +299,6 @@ def _format(inst: Inst) -> str:
 
 
 # ------------------------------------------------------------------------------------------- assemble
-
-from .memory_asm import assemble_memory  # noqa: E402  (needs the helpers above)
-
 
 def _mnemonics(arch: str = DEFAULT) -> set[str]:
     return set(_by_mnemonic(arch))

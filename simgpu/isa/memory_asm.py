@@ -18,6 +18,8 @@ from .memory_fmt import (
     mode_fields,
     mode_of,
     parse_swizzle,
+    register_counts,
+    tables,
 )
 from .operands import parse_register, parse_src
 
@@ -30,8 +32,7 @@ class _NoMatch(Exception):
 
 def assemble_memory(cands: list, ops: list[str], mods: list[str], ctx) -> bytes:
     """Bytes of the first (encoding, opcode, mode) whose template fits the operand and modifier tokens."""
-    from . import memory
-    tabs = memory.tables(ctx.arch)
+    tabs = tables(ctx.arch)
     why = "operands do not match any form of this instruction"
     for enc, key, entry in cands:
         try:
@@ -137,14 +138,12 @@ def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf
     allowed = set(entry["ok"][mk]) | set(implied) | {"dim"} | ({"th"} if mk[:1] == "1" and "th" in entry else set())
     if any(n not in allowed for n in mf):
         raise _NoMatch("modifier not accepted by this instruction")
-    from .memory import _counts
     tmpl = entry["t"][mk]
     if len(ops) != len(tmpl):
         raise _NoMatch(f"expected {len(tmpl)} operands")
-    try:
-        counts = _counts(enc, entry, f, arch, mk)
-    except Exception:  # noqa: BLE001 - _Bad: no such width combination
-        raise _NoMatch("invalid dmask/d16/tfe/dim combination") from None
+    counts = register_counts(enc, entry, f, arch, mk)
+    if counts is None:
+        raise _NoMatch("invalid dmask/d16/tfe/dim combination")
     extra = b""
     for spec, tok in zip(tmpl, ops, strict=True):
         extra += _operand(enc, spec, tok, f, counts)
@@ -158,7 +157,6 @@ def _defaults(enc: str, entry: dict, arch: str) -> dict[str, int]:
     and gfx12's tbuffer_* in VBUFFER)."""
     if enc != "MTBUF" and not (enc == "VBUFFER" and any("format" in ok for ok in entry["ok"].values())):
         return {}
-    from .memory import tables
     return {"format": tables(arch)["names"]["format"].index("")}
 
 

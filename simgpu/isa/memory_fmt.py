@@ -1,13 +1,17 @@
 """Operand and modifier kinds of the memory encodings (gfx11's DS, FLAT, MUBUF, MTBUF, MIMG, EXP, LDSDIR; gfx12's
-DS, VFLAT/VSCRATCH/VGLOBAL, VBUFFER, VIMAGE, VSAMPLE, EXP, LDSDIR), shared by the codec and its table
-generator.
+DS, VFLAT/VSCRATCH/VGLOBAL, VBUFFER, VIMAGE, VSAMPLE, EXP, LDSDIR), shared by the codec's decoder and printer
+(memory.py), its assembler (memory_asm.py) and its table generator.
 
 Per-instruction facts (mnemonics, operand templates, accepted modifiers, widths, names) live in
-data/memory.json, generated from llvm-mc by `python -m tools.isatab_memory`; this module only knows how each kind
-of operand or modifier is spelled.
+data/memory.json, generated from llvm-mc by `python -m tools.isatab_memory`; this module reads them (`tables`) and
+knows how each kind of operand or modifier is spelled and how many registers an operand spans.
 """
 
 from __future__ import annotations
+
+from functools import cache
+
+from .arch import DEFAULT, get_arch
 
 # Flag modifiers of each encoding: printed as their name when the field is 1.
 FLAGS = {
@@ -43,6 +47,12 @@ SADDR_OFF = 124  # FLAT saddr code meaning "no scalar address" (printed off)
 B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
+@cache
+def tables(arch: str = DEFAULT) -> dict:
+    """The generated tables of an architecture (ops per encoding, names, offset signedness)."""
+    return get_arch(arch).table("memory")
+
+
 def is_modifier(tok: str) -> bool:
     """True for a modifier token (glc, offset:16, dim:SQ_RSRC_IMG_2D, ...), False for an operand."""
     return tok.split(":", 1)[0] in MOD_NAMES
@@ -75,6 +85,25 @@ def mode_fields(enc: str, key: str) -> dict[str, int]:
     if enc in ("MUBUF", "MTBUF", "VBUFFER"):
         return dict(zip(("tfe", "offen", "idxen"), bits, strict=True))
     return {}
+
+
+def register_counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT,
+                    mode: str | None = None) -> dict[str, int] | None:
+    """Register count of each operand field (of the template of `mode`, default the fields' mode); image
+    data/address counts depend on dmask/d16/tfe/lwe, dim/a16: None when that width does not exist."""
+    counts = {}
+    for spec in entry["t"].get(mode_of(enc, f) if mode is None else mode, []):
+        if ":" in spec:
+            name, n = spec.split(":")
+            counts[name] = int(n) if n != "*" else 1
+    if enc == "MIMG" or enc in IMAGES12:
+        rows, row = tables(arch)["mimg_rows"], 2 * f["dim"] + f["a16"]
+        col = f["dmask"] + 16 * (f["d16"] + 2 * f["tfe"] + 4 * f.get("lwe", 0))
+        vd, va = rows[entry["vdr"][row]][col], rows[entry["var"][row]][col]
+        if "-" in (vd, va):
+            return None
+        counts.update(vdata=B36.index(vd), vaddr=B36.index(va))
+    return counts
 
 
 def image_address_split(enc: str, count: int) -> list[int]:

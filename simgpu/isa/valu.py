@@ -4,7 +4,8 @@ architecture (gfx11 and gfx12 share these layouts).
 Everything per opcode comes from data/valu.json (generated from llvm-mc by `python -m tools.isatab_valu
 [--arch A]`): the mnemonic of each form, the printed operands ([field, kind, dwords, class]), how each modifier
 bit prints, and per operand class the spelling of inline constants and literals. This module holds only the
-code per encoding and operand kind; the assembler is in valu_asm.py.
+code per encoding and operand kind; the assembler is in valu_asm.py, the tables and the modifier spellings
+both read in valu_fmt.py.
 
 LLVM's True16 mode (-mattr=+real-true16) decodes some opcodes differently: their entries are in "ops16"
 (and "no16" lists opcodes that mode does not decode). A 16-bit VGPR operand (dwords 0) prints as a half,
@@ -14,32 +15,17 @@ selects the high half of v0-v127; in VOP3 the register is the whole field and op
 
 from __future__ import annotations
 
-from functools import cache
-
 from .arch import DEFAULT, get_arch
 from .encodings import DPP8, DPP16, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
 from .operands import reg_range, scalar_name, src_name
+from .valu_asm import assemble, mnemonic_index
+from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
 
 ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP")
 # Trailing modifiers print in this order (LLVM's asm strings), DPP controls after them.
 ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
-OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
-DPP_ROWS = {0x100: "row_shl", 0x110: "row_shr", 0x120: "row_ror", 0x150: "row_share", 0x160: "row_xmask"}
-
-
-@cache
-def tables(arch: str = DEFAULT) -> dict:
-    """The generated tables of an architecture (opcode entries per encoding, VOPD halves, operand classes,
-    True16 entries)."""
-    t = dict(get_arch(arch).table("valu"))
-    for key in ("ops", "ops16"):
-        t[key] = {enc: {int(k): v for k, v in d.items()} for enc, d in t.get(key, {}).items()}
-    for key in ("vopd", "vopd16"):
-        t[key] = {side: {int(k): v for k, v in d.items()} for side, d in t.get(key, {}).items()}
-    t["no16"] = {enc: set(ops) for enc, ops in t.get("no16", {}).items()}
-    return t
 
 
 def entry(enc: str, op: int, true16: bool = False, arch: str = DEFAULT) -> dict | None:
@@ -214,10 +200,6 @@ def _operand(inst: Inst, spec: list) -> str:
     return source_text(code, max(count, 1), spec[3], inst.literal, inst.arch)
 
 
-E32 = ("VOP1", "VOP2", "VOPC")
-OP_SEL_BIT = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}  # VOP3: the op_sel bit choosing an operand's half
-
-
 def half_select(inst: Inst, field: str) -> int | None:
     """How a 16-bit VGPR operand picks its half: None in the e32 encodings (bit 7 of the register field),
     else whether op_sel selects the high half (VOP3: the op_sel bit of the operand)."""
@@ -357,14 +339,8 @@ def dpp_ctrl_text(ctrl: int) -> str:
     return f"{name}:{ctrl & 0xF}"
 
 
-def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
-    from .valu_asm import assemble
-    return assemble(mnemonic, toks, ctx)
-
-
 def _mnemonics(arch: str = DEFAULT) -> set[str]:
-    from .valu_asm import mnemonic_index
     return set(mnemonic_index(arch))
 
 
-register(Family("valu", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics, _decode16))
+register(Family("valu", ENCODINGS_OWNED, _decode, _format, assemble, _mnemonics, _decode16))

@@ -14,7 +14,7 @@ from .arch import DEFAULT
 from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
 from .inst import Inst
 from .operands import parse_register, parse_src
-from .valu import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
+from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
                        r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:)")

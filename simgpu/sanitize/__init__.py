@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from simgpu import settings
 from simgpu.sanitize.allocations import Allocation, AllocationTable
+from simgpu.sanitize.observer import DispatchObserver
 from simgpu.sanitize.report import ERROR, WARNING, Finding, SanitizerFault
 
 CHECKS = ("memcheck", "initcheck", "racecheck", "hazards")
@@ -70,7 +71,6 @@ class Sanitizer:
 
     def observe(self, ex):
         """The observer of a dispatch starting on the engine (simgpu.shader.engine.Exec)."""
-        from simgpu.sanitize.observer import DispatchObserver
         return DispatchObserver(self, ex)
 
     def name_kernel(self, code_address: int, name: str) -> None:

@@ -26,12 +26,13 @@ from simgpu.isa.arch import DEFAULT as DEFAULT_ARCH
 from simgpu.isa.arch import get_arch
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
+from simgpu.shader.jit import jit_tier
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
+from simgpu.shader.tier_exec import TICK
 
 MAX_BATCH_WAVES = 4096
-TICK = 1 << 16  # wave-instructions between the engine's checks of the wall clock (deadline) and progress hooks
 # The default watchdog: wave-instructions one dispatch may execute before it is declared hung. A limit of
 # instructions, not of host time, so that it fires at the same instruction on every machine under any load; sized
 # far above real workloads (a 1024^3 f32 matmul is ~0.7G: 64x bench_shader's 256^3 one), so only a kernel that
@@ -88,7 +89,6 @@ class ShaderEngine:
         # None otherwise, and then nothing of it runs. While it is set, waves run in the interpreter.
         self.observer = None
         self.sanitizer = None  # a simgpu.sanitize.Sanitizer checks every dispatch when set (off: None)
-        from simgpu.shader.jit import jit_tier  # (the JIT tier builds on this module)
         self.jit = jit_tier()  # the JIT tier (simgpu.shader.jit), None when SIMGPU_JIT=0
         self.exit_states: list | None = None  # when a list: each batch's final (WaveState, scratch), for tests
         # Decoded instructions by (vmid, pc), with the bytes they were decoded from: a dispatch re-reads
@@ -350,8 +350,8 @@ class Exec:
         try:
             inst = decode(data, true16=None, arch=self.arch)
         except DecodeError as e:
-            raise self.fault(w, pc, None, "illegal_instruction", f"cannot decode: {e}") from None
-        raise self.fault(w, pc, inst, "illegal_instruction", f"{inst.mnemonic} is not implemented")
+            raise self.illegal_inst(w, None, f"cannot decode: {e}", pc) from None
+        raise self.illegal_inst(w, inst, f"{inst.mnemonic} is not implemented", pc)
 
     def _unexpected(self, w: np.ndarray, pc: int, inst, e: Exception) -> HardwareFault:
         """The fault for an exception a semantic function did not mean to raise. An index past the VGPR
@@ -360,8 +360,8 @@ class Exec:
         else is a simulator bug, reported as an internal error."""
         top, allocated = highest_vgpr(inst), self.st.vgpr.shape[0]
         if isinstance(e, IndexError) and top >= allocated:
-            return self.fault(w, pc, inst, "illegal_instruction",
-                              f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates")
+            return self.illegal_inst(w, inst, f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates",
+                                     pc)
         return self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}")
 
     def release_barriers(self) -> bool:
@@ -484,6 +484,13 @@ class Exec:
         f = HardwareFault(kind, message, vmid=self.vmid)
         self._locate(f, w, pc, inst)
         return f
+
+    def illegal_inst(self, w, inst, why: str, pc: int | None = None) -> HardwareFault:
+        """The fault to raise when waves `w` meet an instruction they cannot execute: the wave's ILLEGAL_INST
+        exception (SQ_WAVE_TRAPSTS.ILLEGAL_INST; the SQ reports it to the driver as an ILLEGAL_INST error), kind
+        "illegal_instruction", `why` its message, located at `pc` (default the first wave's) and `inst` (None when
+        the caller does not have it: the run loop then names the instruction)."""
+        return self.fault(w, int(self.st.pc[w[0]]) if pc is None else pc, inst, "illegal_instruction", why)
 
     def _locate(self, f: HardwareFault, w, pc: int, inst) -> None:
         w0 = w.item(0) if len(w) else 0

@@ -107,7 +107,7 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
         return np.full(len(w), c, np.uint64 if wide else np.uint32)
     sp = _special(ex, w, code)
     if sp is None:
-        raise ex.fault(w, int(ex.st.pc[w[0]]), None, "illegal_instruction", f"bad scalar operand {code}")
+        raise ex.illegal_inst(w, None, f"bad scalar operand {code}")
     return sp.astype(np.uint64) if wide else sp
 
 

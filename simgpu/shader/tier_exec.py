@@ -7,13 +7,32 @@ clock) stay the interpreter's to keep.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from simgpu.shader.dispatch import Dispatch
-from simgpu.shader.engine import ShaderEngine
 from simgpu.shader.state import WaveState
+
+# Wave-instructions between the engine's checks of the wall clock (deadline) and its progress hooks: the interpreter
+# spends the watchdog's budget in slices of at most TICK, and a tier's native code returns to it at least as often.
+TICK = 1 << 16
+
+
+class TierCounters(Protocol):
+    """The engine's counters (engine.Counters) as a tier may change them: wave-instructions per opcode."""
+
+    per_opcode: Counter
+
+
+class TierEngine(Protocol):
+    """The engine (engine.ShaderEngine) as a tier may use it: whether batches keep their final registers
+    (`exit_states` is a list), whether anyone hears progress, and the per-opcode counts it adds its blocks to."""
+
+    exit_states: list | None
+    progress_hooks: list
+    counters: TierCounters
 
 
 @runtime_checkable
@@ -35,7 +54,7 @@ class TierExec(Protocol):
     waves_per_group: int
     mem: object  # the MMU: TierMemory (for TierWindows), and read(vmid, va, size, access)
     vmid: int
-    engine: ShaderEngine
+    engine: TierEngine
     groups_before: int  # workgroups of earlier batches
     batch_count: int  # workgroups in this batch
     budget: int  # wave-instructions left in the watchdog's slice

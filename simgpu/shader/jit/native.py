@@ -15,7 +15,6 @@ import ctypes
 import numpy as np
 
 from simgpu.mem.windows import TierWindows
-from simgpu.shader.engine import TICK
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit.build import CompiledRegion
 from simgpu.shader.jit.lower_mem import MEM_FLAT, MEM_GLOBAL, MEM_LDS, MEM_SMEM, MEM_WRITABLE
@@ -23,7 +22,7 @@ from simgpu.shader.jit.unraisable import kept_by
 from simgpu.shader.lds.ds_mem import lds_read
 from simgpu.shader.memory.vmem import flat_read, global_read
 from simgpu.shader.state import DONE, WaveState
-from simgpu.shader.tier_exec import TierExec
+from simgpu.shader.tier_exec import TICK, TierExec
 
 CALLBACK_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)
 MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_uint64,

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.matrix.wmma import _illegal
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
 from simgpu.shader.vector.gfx12 import BF8, FP8
@@ -61,7 +60,7 @@ def _matrix(ex, w, inst, i: int, kind: str) -> np.ndarray:
     """A (i = 0) as [n, m, k] or B (i = 1) as [n, col, k] element values (f64, or int64 for iu8)."""
     code = inst.fields[("src0", "src1")[i]]
     if code < 256:
-        raise _illegal(ex, w, inst, "WMMA A/B operands must be VGPRs")
+        raise ex.illegal_inst(w, inst, "WMMA A/B operands must be VGPRs")
     bits = _BITS[kind]
     nreg = 8 * bits // 32
     regs = np.ascontiguousarray(ex.st.vgpr[code - 256:code - 256 + nreg, w, :].transpose(1, 2, 0))  # [n, lanes, r]
@@ -92,7 +91,7 @@ def _accumulator(ex, w, inst, out: str) -> np.ndarray:
     """C as [n, lanes, 8] values (f64 or int64), slot s of lane l being row _M[l, s], column _N[l, s]."""
     code = inst.fields["src2"]
     if code < 256:
-        raise _illegal(ex, w, inst, "WMMA C operand must be VGPRs")
+        raise ex.illegal_inst(w, inst, "WMMA C operand must be VGPRs")
     nreg = 8 if out in ("f32", "i32") else 4
     regs = np.ascontiguousarray(ex.st.vgpr[code - 256:code - 256 + nreg, w, :].transpose(1, 2, 0))  # [n, lanes, r]
     if out == "i32":
@@ -111,7 +110,7 @@ def wmma(name: str):
 
     def fn(ex, w, inst):
         if ex.st.lanes != 32:
-            raise _illegal(ex, w, inst, f"{inst.mnemonic}: wave64 WMMA is not implemented for gfx12")
+            raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: wave64 WMMA is not implemented for gfx12")
         a, b = _matrix(ex, w, inst, 0, ka), _matrix(ex, w, inst, 1, kb)
         c = _accumulator(ex, w, inst, out)
         with np.errstate(all="ignore"):
@@ -142,7 +141,8 @@ for _name in VARIANTS:
 
 
 def _not_implemented(ex, w, inst):
-    raise _illegal(ex, w, inst, f"{inst.mnemonic} is not implemented for gfx12 (its register layout is not confirmed)")
+    raise ex.illegal_inst(w, inst,
+                          f"{inst.mnemonic} is not implemented for gfx12 (its register layout is not confirmed)")
 
 
 register("v_wmma_i32_16x16x16_iu4", _not_implemented, G)  # (gfx11's layout must not run on gfx12)

@@ -33,15 +33,11 @@ VARIANTS = {
 _BITS = {"f16": 16, "bf16": 16, "iu8": 8, "iu4": 4}
 
 
-def _illegal(ex, w, inst, why: str):
-    return ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", why)
-
-
 def _fragment(ex, w, inst, i: int, kind: str) -> np.ndarray:
     """Source i (A or B) as [n, lanes, 16] element values (f64 for floats, int64 for integers)."""
     code = inst.fields[("src0", "src1")[i]]
     if code < 256:
-        raise _illegal(ex, w, inst, "WMMA A/B operands must be VGPRs")
+        raise ex.illegal_inst(w, inst, "WMMA A/B operands must be VGPRs")
     bits = _BITS[kind]
     per = 32 // bits
     regs = ex.st.vgpr[code - 256:code - 256 + 16 // per, w, :]  # [nreg, n, lanes]
@@ -65,7 +61,7 @@ def _accumulator(ex, w, inst, out: str, nreg: int) -> np.ndarray:
     """C as [n, lanes, nreg] values (f64 or int64)."""
     code = inst.fields["src2"]
     if code < 256:
-        raise _illegal(ex, w, inst, "WMMA C operand must be VGPRs")
+        raise ex.illegal_inst(w, inst, "WMMA C operand must be VGPRs")
     regs = ex.st.vgpr[code - 256:code - 256 + nreg, w, :].transpose(1, 2, 0)  # [n, lanes, nreg]
     if out == "i32":
         return regs.view(np.int32).astype(I64)

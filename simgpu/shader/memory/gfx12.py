@@ -42,8 +42,7 @@ for _suffix in _NEW_ATOMICS:
 
 
 def _format_not_modelled(ex, w, inst):
-    raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction",
-                   f"{inst.mnemonic}: gfx12's buffer formats are not modelled")
+    raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: gfx12's buffer formats are not modelled")
 
 
 for _name in ("buffer_load_format_x", "buffer_load_format_xy", "buffer_load_format_xyz", "buffer_load_format_xyzw",

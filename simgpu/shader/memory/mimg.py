@@ -96,21 +96,17 @@ def tsharp(ex, w, srsrc: int) -> Tsharp:
                   (w3 >> 28) & 0xF, w4 & 0x1FFF, (w4 & 0x3FFF) + 1, (w4 >> 16) & 0x1FFF)
 
 
-def _illegal(ex, w, inst, message: str):
-    return ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"{inst.mnemonic}: {message}")
-
-
 def _dim(ex, w, inst, t: Tsharp) -> str:
     """The instruction's dim, checked against the T# TYPE and the modelled set."""
     f = inst.fields
     if f["r128"]:
-        raise _illegal(ex, w, inst, "R128 (128-bit image descriptors) is not modelled")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: R128 (128-bit image descriptors) is not modelled")
     dim = _DIMS[f["dim"]]
     if dim not in _NCOORD:
-        raise _illegal(ex, w, inst, f"dim {dim} is not modelled")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: dim {dim} is not modelled")
     if np.any(t.type != 8 + f["dim"]):
-        raise _illegal(ex, w, inst, f"T# TYPE {sorted(set(t.type.tolist()))} does not match dim {dim} "
-                                    "(only matching types are modelled)")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: T# TYPE {sorted(set(t.type.tolist()))} does not match "
+                                       f"dim {dim} (only matching types are modelled)")
     return dim
 
 
@@ -132,17 +128,19 @@ def _addresses(ex, w, inst, count: int) -> list[np.ndarray]:
 
 def _check_linear(ex, w, inst, t: Tsharp) -> None:
     if np.any(t.sw_mode != 0):
-        raise _illegal(ex, w, inst, f"SW_MODE {sorted(set(t.sw_mode.tolist()))}: only LINEAR (0) is modelled")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: SW_MODE {sorted(set(t.sw_mode.tolist()))}: "
+                                       "only LINEAR (0) is modelled")
     if np.any(t.base_level != 0) or np.any(t.last_level != 0):
-        raise _illegal(ex, w, inst, "images with mip levels (BASE_LEVEL/LAST_LEVEL != 0) are not modelled")
+        raise ex.illegal_inst(w, inst,
+                              f"{inst.mnemonic}: images with mip levels (BASE_LEVEL/LAST_LEVEL != 0) are not modelled")
 
 
 def _format(ex, w, inst, t: Tsharp) -> tuple[tuple[int, ...], str]:
     fmts = np.unique(t.fmt)
     if len(fmts) != 1:
-        raise _illegal(ex, w, inst, "waves disagree on the T# format")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: waves disagree on the T# format")
     if int(fmts[0]) not in FORMATS:
-        raise _illegal(ex, w, inst, f"unsupported image format {int(fmts[0])}")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: unsupported image format {int(fmts[0])}")
     return FORMATS[int(fmts[0])]
 
 
@@ -150,11 +148,11 @@ def _pitches(ex, w, inst, t: Tsharp, dim: str, bpe: int) -> tuple[np.ndarray, np
     """(row pitch, slice pitch) in texels per wave; see the module docstring for where each comes from."""
     if dim in ("1D", "2D"):
         if np.any(t.pitch < t.width):
-            raise _illegal(ex, w, inst, "T# PITCH is smaller than the width")
+            raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: T# PITCH is smaller than the width")
         return t.pitch, t.pitch * t.height
     if np.any(t.width * bpe % 256):
-        raise _illegal(ex, w, inst, "linear 3D/array images whose rows are not a multiple of 256 bytes are not "
-                                    "modelled (their row pitch is not in the T#)")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: linear 3D/array images whose rows are not a multiple of 256 "
+                                       "bytes are not modelled (their row pitch is not in the T#)")
     return t.width, t.width * t.height
 
 
@@ -162,7 +160,7 @@ def _texel(ex, w, inst, t: Tsharp, dim: str, bpe: int, extra: int = 0) -> tuple[
     """(address uint64, in range bool), [n, lanes] each, of the texel the coordinates select."""
     c = _addresses(ex, w, inst, _NCOORD[dim] + extra)
     if extra and np.any(ex.st.exec_lanes(w) & (c[-1] != 0)):
-        raise _illegal(ex, w, inst, "mip levels other than 0 are not modelled")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: mip levels other than 0 are not modelled")
     x = c[0]
     y = c[1] if dim in ("2D", "3D", "2D_ARRAY") else np.zeros_like(x)
     ok = (x < t.width[:, None]) & (y < t.height[:, None])
@@ -259,7 +257,7 @@ def _resinfo(ex, w, inst):
     t = tsharp(ex, w, f["srsrc"])
     dim = _dim(ex, w, inst, t)
     if dim == "1D_ARRAY" or f["d16"]:
-        raise _illegal(ex, w, inst, "resinfo of 1D arrays and d16 resinfo are not modelled")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: resinfo of 1D arrays and d16 resinfo are not modelled")
     mask = ex.st.exec_lanes(w)
     lod = _addresses(ex, w, inst, 1)[0]
     levels = np.broadcast_to((t.last_level - t.base_level + 1)[:, None], lod.shape)
@@ -289,7 +287,7 @@ def _atomic(ex, w, inst):
     op = _ATOMIC_OPS[_ATOMIC.match(inst.mnemonic).group(1)]
     _, widths, kind, addr, ok = _setup(ex, w, inst)
     if widths != (32,) or kind not in _INT_KINDS:
-        raise _illegal(ex, w, inst, "atomics are modelled on 32_UINT/32_SINT images only")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: atomics are modelled on 32_UINT/32_SINT images only")
     mask = ex.st.exec_lanes(w)
     src = ex.st.vgpr[f["vdata"], w, :].copy()
     cmp = ex.st.vgpr[f["vdata"] + 1, w, :].copy() if op in TWO_DATA else None

@@ -75,10 +75,10 @@ def _format(ex, w, inst) -> tuple[tuple[int, ...], str]:
     else:
         fmts = np.unique(rsrc(ex, w, inst.fields["srsrc"]).fmt)
         if len(fmts) != 1:
-            raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", "waves disagree on the V# format")
+            raise ex.illegal_inst(w, inst, "waves disagree on the V# format")
         fmt = int(fmts[0])
     if fmt not in FORMATS:
-        raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"unsupported buffer format {fmt}")
+        raise ex.illegal_inst(w, inst, f"unsupported buffer format {fmt}")
     return FORMATS[fmt]
 
 

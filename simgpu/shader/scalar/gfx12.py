@@ -91,8 +91,8 @@ def _signal(first: bool):
                 if first:
                     write_scc(ex, w, False)
                 return None
-            raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction",
-                           f"named barrier {number} is not implemented (only the workgroup barrier, -1)")
+            raise ex.illegal_inst(w, inst,
+                                  f"named barrier {number} is not implemented (only the workgroup barrier, -1)")
         st = ex.st
         state = ex.__dict__.get("_barrier_signals")
         if state is None or state[0] is not st:  # a new batch: its workgroups' counts start at 0
@@ -122,7 +122,7 @@ def _barrier_wait(ex, w, inst):
         ex.st.status[w] = BARRIER  # the scheduler releases the workgroup and steps past the wait
         return True
     if simm & 0x8000:  # -2: the trap barrier
-        raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", "the trap barrier is not implemented")
+        raise ex.illegal_inst(w, inst, "the trap barrier is not implemented")
     return None  # barrier bit 0 is reserved: nothing to wait for
 
 
@@ -147,7 +147,7 @@ def _fsrc(ex, w, inst, field: str, t: str) -> np.ndarray:
     else:
         c = constant(code, t)
         if c is None:
-            raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"operand code {code} for {t}")
+            raise ex.illegal_inst(w, inst, f"operand code {code} for {t}")
         raw = np.full((n, 1), c, U32)
     if t == "f16":
         return (raw & U32(0xFFFF)).astype(U16).view(np.float16)

@@ -100,12 +100,12 @@ def _icache_inv(ex, w, inst):
     ex.cache.clear()
 
 
-def _illegal():
-    raise HardwareFault("illegal_instruction", "executed v_illegal")
+def _v_illegal(ex, w, inst):
+    raise ex.illegal_inst(w, inst, "executed v_illegal")
 
 
 def _code_end(ex, w, inst):
-    raise HardwareFault("illegal_instruction", "executed s_code_end padding (ran off the end of the kernel)")
+    raise ex.illegal_inst(w, inst, "executed s_code_end padding (ran off the end of the kernel)")
 
 
 register("s_branch", _branch(None))
@@ -132,7 +132,7 @@ register("s_code_end", _code_end)
 # exists to raise the illegal-instruction exception.
 register("v_nop", _nop)
 register("v_pipeflush", _nop)
-register("v_illegal", lambda ex, w, inst: _illegal())
+register("v_illegal", _v_illegal)
 for _name in ("s_nop", "s_setkill", "s_sethalt", "s_set_inst_prefetch_distance", "s_clause", "s_delay_alu",
               "s_waitcnt_depctr", "s_waitcnt", "s_wait_idle", "s_wait_event", "s_setprio", "s_incperflevel",
               "s_decperflevel", "s_ttracedata", "s_ttracedata_imm", "s_wakeup"):

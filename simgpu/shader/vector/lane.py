@@ -14,13 +14,9 @@ from simgpu.shader.state import M0
 U32 = np.uint32
 
 
-def _illegal(ex, w, inst, why: str):
-    return ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", why)
-
-
 def _vgpr_of(ex, w, inst, code: int) -> int:
     if code < 256:
-        raise _illegal(ex, w, inst, f"{inst.mnemonic}: source must be a VGPR")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: source must be a VGPR")
     return code - 256
 
 
@@ -110,7 +106,7 @@ def _permlane64(ex, w, inst):
 
 def _no_dpp(ex, w, inst) -> None:
     if inst.dpp is not None:
-        raise _illegal(ex, w, inst, f"{inst.mnemonic}: DPP forms are not implemented")
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: DPP forms are not implemented")
 
 
 def _rel_index(ex, w, base: int, shift: int) -> np.ndarray:

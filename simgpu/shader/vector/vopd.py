@@ -31,7 +31,7 @@ def _spec(ex, w, inst, mnemonic: str) -> VOp:
         implemented()  # loads every sem_* module, so SPECS is complete
         spec = SPECS.get(name)
         if spec is None:
-            raise ex.fault(w, int(ex.st.pc[w[0]]), inst, "illegal_instruction", f"{mnemonic}: {name} not implemented")
+            raise ex.illegal_inst(w, inst, f"{mnemonic}: {name} not implemented")
         _SPECS[name] = spec
     return spec
 
