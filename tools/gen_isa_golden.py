@@ -196,7 +196,9 @@ ENCODING_ORDER = ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1"
 # Per encoding family; gfx12 replaces FLAT/MUBUF/MTBUF/MIMG.
 ORDERS = {"gfx11": ENCODING_ORDER,
           "gfx12": ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P",
-                    "VINTERP", "LDSDIR", "DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "EXP"]}
+                    "VINTERP", "LDSDIR", "DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "EXP"],
+          "gfx9": ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOP3", "VOP3P", "DS",
+                   "FLAT", "MUBUF", "MTBUF"]}
 
 
 def encoding_order() -> list[str]:

@@ -18,10 +18,12 @@ from .encodings import SRC_LITERAL
 from .errors import DecodeError
 from .inst import Family, Inst, register
 from .memory_fmt import (
+    ACC_FIELDS,
     B36,
     FIELD_MODS,
     IMAGES12,
     MOD_FIELDS,
+    SADDR_OFF,
     SCALAR_FIELDS,
     SCALED,
     VALUED,
@@ -32,7 +34,7 @@ from .memory_fmt import (
     mode_of,
     swizzle_text,
 )
-from .operands import INV_2PI_32, SGPR_MAX, TTMP0, inline_constant, reg_range, scalar_name, src_name
+from .operands import INV_2PI_32, REGS, TTMP0, inline_constant, reg_range, scalar_name, src_name
 
 ENCODINGS_OWNED = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL",
                    "VIMAGE", "VSAMPLE")
@@ -50,6 +52,11 @@ class _Bad(Exception):
 def tables(arch: str = DEFAULT) -> dict:
     """The generated tables of an architecture (ops per encoding, names, offset signedness)."""
     return get_arch(arch).table("memory")
+
+
+def saddr_off(arch: str = DEFAULT) -> int:
+    """The FLAT saddr code printed `off` (gfx9's 0x7f, else SADDR_OFF)."""
+    return tables(arch).get("saddr_off", SADDR_OFF)
 
 
 def exp_mnemonic(arch: str = DEFAULT) -> str:
@@ -79,7 +86,7 @@ def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT, mode:
     """Register count of each operand field (of the template of `mode`, default the fields' mode); image
     data/address counts depend on dmask/d16/tfe/lwe, dim/a16."""
     counts = {}
-    for spec in entry["t"].get(mode_of(enc, f) if mode is None else mode, []):
+    for spec in entry["t"].get(mode_of(enc, f, saddr_off(arch)) if mode is None else mode, []):
         if ":" in spec:
             name, n = spec.split(":")
             counts[name] = int(n) if n != "*" else 1
@@ -100,11 +107,11 @@ def _nsa_split(count: int) -> list[int]:
 
 # ------------------------------------------------------------------------------------------- operands
 
-def _scalar_text(code: int, n: int) -> str | None:
+def _scalar_text(code: int, n: int, family: str) -> str | None:
     """An SGPR/TTMP range, or None when it runs past the end of its register class."""
-    if code <= SGPR_MAX < code + n - 1 or TTMP0 <= code < TTMP0 + 16 < code + n:
+    if code <= REGS[family].sgpr_max < code + n - 1 or TTMP0 <= code < TTMP0 + 16 < code + n:
         return None
-    return scalar_name(code, n)
+    return scalar_name(code, n, family)
 
 
 def _literal_text(value: int | None) -> str | None:
@@ -125,16 +132,18 @@ def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int]
     n = counts[name]
     if name == "attr":
         return f"attr{f['attr']}.{_CHANNELS[f['attr_chan']]}"
+    fam = get_arch(arch).family
     if name == "soffset":
-        text = src_name(f[name]) if f[name] != SRC_LITERAL else _literal_text(literal)
+        text = src_name(f[name], 1, 32, fam) if f[name] != SRC_LITERAL else _literal_text(literal)
     elif name in SCALAR_FIELDS:
-        text = _scalar_text(f[name] * SCALED.get(name, 1), n)
+        text = _scalar_text(f[name] * SCALED.get(name, 1), n, fam)
     elif name == "vaddr" and enc in IMAGES12:
         return _image_address_text(enc, f, n, arch)
     elif name == "vaddr" and enc == "MIMG" and f["nsa"]:
         return _nsa_text(f, n, extra)
-    else:
-        text = reg_range("v", f[name], n) if f[name] + n <= 256 else None
+    else:  # gfx9's acc bit: the data registers are AGPRs
+        file = "a" if f.get("acc") and name in ACC_FIELDS else "v"
+        text = reg_range(file, f[name], n) if f[name] + n <= 256 else None
     if text is None:
         raise _Bad(f"invalid {name} operand")
     return text
@@ -168,7 +177,7 @@ def _operands(inst: Inst) -> list[str]:
     if enc == "EXP":
         return _exp_operands(f, inst.arch)
     entry = inst.info
-    tmpl = entry["t"].get(mode_of(enc, f))
+    tmpl = entry["t"].get(mode_of(enc, f, saddr_off(inst.arch)))
     if tmpl is None:
         raise _Bad("operand combination llvm does not decode")
     counts = _counts(enc, entry, f, inst.arch)
@@ -242,9 +251,9 @@ def _modifiers(inst: Inst) -> list[str]:
 
 # --------------------------------------------------------------------------------------------- decode
 
-def _check_fields(enc: str, entry: dict, f: dict[str, int]) -> None:
+def _check_fields(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT) -> None:
     """Reject field values llvm does not decode: modifiers the opcode refuses, unused operand fields."""
-    mk = mode_of(enc, f)
+    mk = mode_of(enc, f, saddr_off(arch))
     ok = set(entry["ok"][mk]) | set(mode_fields(enc, mk)) | {"op", "seg", "saddr", "dim", "nsa", "attr_chan"}
     used = {s.split(":")[0] for s in entry["t"][mk] if ":" in s}
     if "vaddr" in used and enc in IMAGES12:
@@ -285,9 +294,9 @@ def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT) -> Inst:
                 size=layout.size + len(extra) + (4 if literal is not None else 0), info=entry, arch=arch)
     try:
         if enc != "EXP":
-            if mode_of(enc, f) not in entry["t"]:
+            if mode_of(enc, f, saddr_off(arch)) not in entry["t"]:
                 raise _Bad(f"{mnemonic} has no form with these mode bits")
-            _check_fields(enc, entry, f)
+            _check_fields(enc, entry, f, arch)
         inst.operands = _operands(inst)
         _modifiers(inst)
     except _Bad as e:
