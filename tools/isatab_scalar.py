@@ -200,12 +200,14 @@ def sweep_smem() -> dict[str, dict]:
     print sbase (if any), offset, soffset and then sdata ("pf")."""
     e = isatab.layouts()["SMEM"]
     probes, owners = [], []
+    gfx9 = "imm" in e.field_names  # a byte offset, no soffset; s_dcache_discard has sbase but no sdata
+    shapes = [(32, 8), (12, 8), (0, 8), (32, 0), (0, 0)] if gfx9 else [(32, 8), (12, 8), (0, 0)]
     for op in range(1 << e.field("op").width):
-        for sdata in (32, 12, 0):
-            vals = {"op": op, "sdata": sdata, "sbase": 8 if sdata else 0, "soffset": 124 if sdata else 0,
-                    "offset": 0x40 if sdata else 0}
-            if "imm" in e.field_names:  # gfx9: a byte offset, no soffset
-                vals |= {"imm": int(bool(sdata)), "soffset": 0}
+        for sdata, sbase in shapes:
+            vals = {"op": op, "sdata": sdata, "sbase": sbase, "soffset": 124 if sdata else 0,
+                    "offset": 0x40 if sbase else 0}
+            if gfx9:
+                vals |= {"imm": int(bool(sbase)), "soffset": 0}
             probes.append(e.pack(vals).to_bytes(8, "little"))
             owners.append((op, sdata))
     table = {}
@@ -276,9 +278,11 @@ def name_tables(sopp: dict[str, dict]) -> dict:
         if m:
             hw[str(i)] = m.group(1)
     msg = {}
-    texts = oracle.disassemble([_sopp(by_name["s_sendmsg"], i) for i in range(256)])
+    # gfx9 packs message (3:0), operation (6:4) and stream (9:8): every value that prints sendmsg(...) is named
+    gfx9 = "s_version" not in _SOPK_NAMES
+    texts = oracle.disassemble([_sopp(by_name["s_sendmsg"], i) for i in range(1024 if gfx9 else 256)])
     for i, t in enumerate(texts):
-        m = re.search(r"sendmsg\(([A-Z_0-9]+)\)", t or "")
+        m = re.search(r"sendmsg\((.*)\)" if gfx9 else r"sendmsg\(([A-Z_0-9]+)\)", t or "")
         if m:
             msg[str(i)] = m.group(1)
     out = {"hwreg": hw, "sendmsg": msg}

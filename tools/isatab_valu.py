@@ -580,11 +580,11 @@ SDWA_SELS = ("dst_sel", "dst_unused", "src0_sel", "src1_sel")
 
 
 def sdwa_forms(enc: str, entries: dict) -> list:
-    """gfx9: probe the SDWA form of each e32 opcode (src0 249, every select DWORD, dst_unused UNUSED_PRESERVE,
-    VOPC writing VCC); record its mnemonic ("sdwa") and the selects it prints ("sdwasel"); return the jobs that
+    """gfx9: probe the SDWA form of each e32 opcode (src0 249, every select DWORD (VOP1's unused src1_sel 0),
+    dst_unused UNUSED_PRESERVE, VOPC writing VCC); record its mnemonic ("sdwa") and the selects it prints ("sdwasel"); return the jobs that
     learn its modifier bits ("sdwamods")."""
     layout = SDWAB if enc == "VOPC" else SDWA
-    base = {"dst_sel": 6, "dst_unused": 2, "src0_sel": 6, "src1_sel": 6}
+    base = {"dst_sel": 6, "dst_unused": 2, "src0_sel": 6, "src1_sel": 0 if enc == "VOP1" else 6}
     words, owners = [], []
     for op, entry in entries.items():
         lay, vals, ext = entry["_probe"]
@@ -742,7 +742,7 @@ def generate() -> None:
         tables["dpp_ctrl"] = learn_dpp_ctrl(tables["ops"]["VOP1"])
     tables["classes"] = classes
     tables["notes"] = notes
-    n16 = sum(len(d) for d in tables["ops16"].values())
+    n16 = sum(len(d) for d in tables.get("ops16", {}).values())
     print(f"{len(tables['classes'])} operand classes, {n16} True16 entries", file=sys.stderr)
     isatab.write_table("valu", tables)
 

@@ -72,7 +72,8 @@ def _by_mnemonic(arch: str = DEFAULT) -> dict[str, list[tuple[str, dict[str, int
             seg, _, op = kname.rpartition(".")
             key = {"op": int(op)} | ({"seg": int(seg)} if seg else {})
             out.setdefault(entry["m"], []).append((enc, key, entry))
-    out[exp_mnemonic(arch)] = [("EXP", {}, {})]
+    if "EXP" in get_arch(arch).encodings:
+        out[exp_mnemonic(arch)] = [("EXP", {}, {})]
     return out
 
 
@@ -333,7 +334,10 @@ def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
     cands = _by_mnemonic(ctx.arch).get(mnemonic)
     if not cands:
         return None
-    return assemble_memory(cands, [t for t in toks if not is_modifier(t)], [t for t in toks if is_modifier(t)], ctx)
+    # without image encodings (gfx9) `a16` is an AGPR, never the a16 flag
+    images = any(e in get_arch(ctx.arch).encodings for e in ("MIMG", "VIMAGE", "VSAMPLE"))
+    mods = [t for t in toks if is_modifier(t) and (images or t != "a16")]
+    return assemble_memory(cands, [t for t in toks if t not in mods], mods, ctx)
 
 
 register(Family("memory", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics))

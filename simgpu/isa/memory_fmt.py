@@ -13,7 +13,7 @@ from __future__ import annotations
 FLAGS = {
     "DS": ("gds", "acc"),
     "FLAT": ("glc", "slc", "dlc", "sc1", "acc"),
-    "MUBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe", "sc1", "acc"),
+    "MUBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe", "sc1", "acc", "lds"),
     "MTBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe", "sc1", "acc"),
     "MIMG": ("unorm", "glc", "slc", "dlc", "r128", "a16", "tfe", "lwe", "d16"),
     "EXP": ("done", "row"),

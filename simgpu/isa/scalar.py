@@ -137,11 +137,15 @@ def _smem_operands(inst: Inst, offset: int) -> list[str]:
     if e.get("pf"):  # s_prefetch_*: [sbase,] offset, soffset, sdata
         return [t for t in (sbase, _hex_signed(off), so, sdata) if t]
     if "imm" in f:  # gfx9: soe adds soffset; imm: the offset field is bytes, else an SGPR code (its low 7 bits)
+        head = [t for t, n in ((sdata, e["sdata"]), (sbase, e["sbase"])) if n]  # s_memtime: sdata only
+        if not e["sbase"]:
+            return head
         if f["soe"]:
             tail = [so] + ([f"offset:{_hex_signed(off)}"] if f["imm"] else [])
         else:
             tail = [_hex_signed(off) if f["imm"] else scalar_name(f["offset"] & 0x7F, 1, fam)]
-    elif f["soffset"] == 124:
+        return head + tail
+    if f["soffset"] == 124:
         tail = [_hex_signed(off)] if off or always else ["null"]
     else:
         tail = [so] + ([f"offset:{_hex_signed(off)}"] if off or always else [])
@@ -167,8 +171,8 @@ def _format(inst: Inst) -> str:
     ops = inst.operands
     if inst.encoding == "SMEM":
         mods = _smem_mods(inst)
-        if len(ops) == 4 and ops[3].startswith("offset:"):
-            body = ", ".join(ops[:3]) + " " + ops[3]
+        if len(ops) >= 3 and ops[-1].startswith("offset:"):
+            body = ", ".join(ops[:-1]) + " " + ops[-1]
         else:
             body = ", ".join(ops)
         return " ".join(x for x in (inst.mnemonic, body, *mods) if x)
@@ -245,6 +249,15 @@ def _assemble_smem(op: int, entry: dict, toks: list[str], ctx) -> bytes:
         fields["offset"] = parse_int(rest[0], ctx.line, ctx.column) & omask
         fields["soffset"] = _soffset(rest[1], ctx)
         fields["sdata"] = parse_int(rest[2], ctx.line, ctx.column)
+    elif entry["has_addr"] and gfx9:  # [sdata,] [sbase, offset operands]
+        if entry["sdata"] and rest:  # s_atc_probe: an immediate
+            tok = rest.pop(0)
+            fields["sdata"] = parse_int(tok, ctx.line, ctx.column) if entry["sdata"] < 0 else _sreg(tok, entry["sdata"], ctx)
+        if entry["sbase"] and len(rest) >= 2:
+            fields["sbase"] = _sreg(rest.pop(0), entry["sbase"], ctx) // 2
+            _smem_offset9(fields, rest, omask, ctx)
+        elif rest or entry["sbase"]:
+            raise ctx.error("unexpected operands", " ".join(toks))
     elif entry["has_addr"]:
         if len(rest) < 3:
             raise ctx.error("expected sdata, sbase and an offset", " ".join(toks))

@@ -82,10 +82,10 @@ def format_hwreg(v: int, names: dict[str, str]) -> str:
 
 
 def format_sendmsg(v: int, names: dict[str, str]) -> str:
+    if str(v) in names:  # gfx9's names hold the whole text: sendmsg(MSG_GS, GS_OP_CUT, 1)
+        return f"sendmsg({names[str(v)]})"
     if v > 0xFF:
         return str(v)
-    if str(v) in names:
-        return f"sendmsg({names[str(v)]})"
     return f"sendmsg({v}, 0, 0)"
 
 
@@ -248,10 +248,12 @@ def parse_hwreg(tok: str, names: dict[str, str], ctx) -> int:
 
 def parse_sendmsg(tok: str, names: dict[str, str], ctx) -> int:
     """sendmsg(message[, operation[, stream]]) -- a named message takes no operation -- or an integer."""
+    inv = {v: int(k) for k, v in names.items()}
+    if tok.startswith("sendmsg(") and tok.endswith(")") and tok[8:-1] in inv:
+        return inv[tok[8:-1]]
     args = _call_args(tok, "sendmsg", (1, 2, 3), ctx)
     if args is None:
         return _int(tok, ctx)
-    inv = {v: int(k) for k, v in names.items()}
     if args[0] in inv:
         if len(args) > 1:
             raise ctx.error(f"{args[0]} takes no operation or stream", tok)
