@@ -51,7 +51,8 @@ GFX11_REGS = ScalarRegs(SGPR_MAX, _NAMED, _NAMED64, NULL)
 GFX9_REGS = ScalarRegs(101, {102: "flat_scratch_lo", 103: "flat_scratch_hi", 104: "xnack_mask_lo",
                              105: "xnack_mask_hi", VCC_LO: "vcc_lo", VCC_HI: "vcc_hi", 124: "m0", 125: "null",
                              EXEC_LO: "exec_lo", EXEC_HI: "exec_hi"} | {k: v for k, v in _NAMED.items() if k >= 235},
-                       {102: "flat_scratch", 104: "xnack_mask", VCC_LO: "vcc", EXEC_LO: "exec"}, None)
+                       {102: "flat_scratch", 104: "xnack_mask", VCC_LO: "vcc", EXEC_LO: "exec"}
+                       | {k: v for k, v in _NAMED.items() if k >= 235}, None)  # src_vccz as a VOPC e64 sdst
 REGS = {"gfx11": GFX11_REGS, "gfx12": GFX11_REGS, "gfx9": GFX9_REGS}
 
 
