@@ -86,10 +86,12 @@ def dpp16_word(r: random.Random, src0: int) -> int:
 
 
 def sdwa_word(r: random.Random, vopc: bool) -> int:
-    """A gfx9 SDWA (VOPC: SDWAB) dword: selects mostly DWORD, sources mostly VGPRs."""
-    sel = lambda: r.choice([6, 6, r.randrange(8)])  # noqa: E731
-    vals = {"src0": r.randrange(256), "dst_sel": sel(), "dst_unused": r.choice([2, r.randrange(4)]),
-            "src0_sel": sel(), "src1_sel": sel(), "s0": int(r.random() < 0.25), "s1": int(r.random() < 0.25),
+    """A gfx9 SDWA (VOPC: SDWAB) dword: selects mostly DWORD, sources mostly VGPRs. No select 7 or dst_unused 3:
+    llvm-mc 19 crashes (SIGSEGV) on a select of 7, which would lose the rest of its batch."""
+    sel = lambda: r.choice([6, 6, r.randrange(7)])  # noqa: E731
+    vals = {"src0": r.randrange(256), "dst_sel": sel(), "dst_unused": r.choice([2, r.randrange(3)]),
+            "src0_sel": sel(), "src1_sel": r.choice([0, sel()]), "s0": int(r.random() < 0.25),
+            "s1": int(r.random() < 0.25),
             "sdst": r.randrange(128), "sd": r.randrange(2)}
     for f in ("clamp", "omod", "src0_sext", "src0_neg", "src0_abs", "src1_sext", "src1_neg", "src1_abs"):
         vals[f] = r.randrange(2 if f != "omod" else 4) * (r.random() < 0.2)
@@ -162,6 +164,8 @@ def op_keys(enc: str) -> list[dict[str, int]]:
     if enc == "EXP":
         return [{}]
     keys = [{"op": op} for op in range(1 << e.field("op").width)]
+    if get_arch(isatab.arch_name()).family == "gfx9":  # gfx9's VOP3 opcodes 0x380 on are VOP3P words
+        keys = [k for k in keys if isatab.identify(e.pack(k) & 0xFFFFFFFF) == enc]
     if enc == "FLAT":
         keys = [{"op": k["op"], "seg": seg} for k in keys for seg in range(3)]
     return keys
@@ -181,6 +185,15 @@ def build(enc: str, key: dict[str, int], r: random.Random, overrides: dict[str, 
     src0_name = "src0" if "src0" in vals else None
     dpp = None
     gfx9 = get_arch(isatab.arch_name()).family == "gfx9"  # DPP16 and SDWA, both of the e32 encodings only
+    mai = gfx9 and enc == "VOP3P" and (valu.entry(enc, vals["op"], arch=isatab.arch_name()) or {}).get("enc")
+    if mai == "VOP3PMAI":  # MFMA/SMFMAC: A and B are (A)VGPRs, as
+        for n in ("src0", "src1"):  # llvm-mc 19 crashes re-encoding a constant there
+            vals[n] = vals[n] if vals[n] >= 256 else 256 + r.randrange(256)
+        if r.random() < 0.6:  # register tuples even-aligned (gfx90a on); cbsz/abid/blgp mostly 0
+            vals["vdst"] &= ~1
+            for n in ("src0", "src1", "src2"):
+                vals[n] &= ~1 if vals[n] >= 256 else ~0
+            vals["op_sel"] = vals["neg_hi"] = vals["neg"] = 0
     if enc in (("VOP1", "VOP2", "VOPC") if gfx9 else ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")) and r.random() < 0.25:
         dpp = r.choice([SRC_DPP16, SRC_SDWA] if gfx9 else [SRC_DPP16, SRC_DPP8, SRC_DPP8_FI])
         vals[src0_name] = dpp

@@ -39,7 +39,8 @@ def known_forms(arch: str = DEFAULT) -> dict[str, set[str]]:
             # a VOP3 opcode with a scalar destination is still VOP3 by its fixed bits
             out[enc] |= {e[k] for k in ("m", "dpp16", "dpp8", "sdwa") if k in e}
     for side in ("x", "y"):
-        out["VOPD"] |= {f"{side}:{e['m']}" for e in vt["vopd"][side].values()}
+        if vt["vopd"][side]:  # gfx942 has no VOPD
+            out["VOPD"] |= {f"{side}:{e['m']}" for e in vt["vopd"][side].values()}
     mt = memory_tables(arch)
     for enc, entries in mt["ops"].items():
         out[enc] |= {e["m"] for e in entries.values()}

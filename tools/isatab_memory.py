@@ -24,7 +24,17 @@ import sys
 
 from simgpu.isa.arch import get_arch
 from simgpu.isa.codec import split_operands
-from simgpu.isa.memory_fmt import FLAGS, FLATS12, IMAGES12, SCALAR_FIELDS, SCALED, is_modifier, mode_of, swizzle_text
+from simgpu.isa.memory_fmt import (
+    ACC_FIELDS,
+    FLAGS,
+    FLATS12,
+    IMAGES12,
+    SCALAR_FIELDS,
+    SCALED,
+    is_modifier,
+    mode_of,
+    swizzle_text,
+)
 from tools import isatab, oracle
 
 # Distinctive values of the operand fields: vector ranges far apart, scalar fields distinct after scaling.
@@ -227,6 +237,24 @@ def _learn_order(enc: str, table: dict[str, dict], ok: dict, always: dict) -> No
         entry.setdefault("ok", {})[mk] = sorted(ok.get((kname, mk), []))
     for kname, names in sorted(seen, key=lambda s: -len(s[1])):  # the richest probe fixes the order
         _merge(table[kname].setdefault("mods", []), names)
+
+
+def learn_acc_fields(enc: str, table: dict[str, dict]) -> None:
+    """gfx9: the operand fields the acc bit makes AGPRs, where they are not memory_fmt.ACC_FIELDS ("accf")."""
+    jobs, words = [], []
+    for kname, entry in table.items():
+        for mk, vals in entry["probe"].items():
+            if "acc" in entry["ok"].get(mk, ()):
+                jobs.append((kname, mk))
+                words.append(pack(enc, dict(vals, **_key_of(kname), acc=1)))
+    for (kname, mk), r in zip(jobs, raw_disassemble(words), strict=True):
+        if r is None:
+            continue
+        tmpl = table[kname]["t"][mk]
+        ops = split_text(r[0])[1]
+        accf = sorted(s.split(":")[0] for s, t in zip(tmpl, ops, strict=False) if ":" in s and t.startswith("a"))
+        if set(accf) != ACC_FIELDS & {s.split(":")[0] for s in tmpl}:
+            table[kname]["accf"] = accf
 
 
 def _probe_value(field: str, vals: dict[str, int]) -> int:
@@ -445,6 +473,8 @@ def generate() -> dict:
             check_swizzle(table)
         if "th" in isatab.layouts()[enc].field_names:
             learn_cpol(enc, table, out["names"])
+        if "acc" in isatab.layouts()[enc].field_names:
+            learn_acc_fields(enc, table)
         out["ops"][enc] = table
         print(f"{enc}: {len(table)} opcodes", file=sys.stderr)
     out["mimg_rows"] = list(rows)

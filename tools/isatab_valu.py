@@ -307,7 +307,8 @@ def mod_probes(layout: str, vals: dict, ext: list[int]) -> list[tuple[str, bytes
     out = []
     for f, v in mod_bits(layout):
         if layout == "DPP16":
-            out.append((f"{f}:{v}", word(vals["_enc"], strip(vals), [DPP16.pack(dpp16_vals() | {f: v})])))
+            ctrl = dpp16_vals(vals.get("_ctrl", 0xE4))
+            out.append((f"{f}:{v}", word(vals["_enc"], strip(vals), [DPP16.pack(ctrl | {f: v})])))
         elif f.startswith("op_sel_hi"):  # the base probe has every op_sel_hi bit set: clear one
             out.append((f"{f}:{v}", word(layout, vals | {f: vals.get(f, 0) & ~v}, ext)))
         else:
@@ -319,8 +320,12 @@ def strip(vals: dict) -> dict:
     return {k: v for k, v in vals.items() if not k.startswith("_")}
 
 
-def dpp16_vals() -> dict:
-    return {"src0": 40, "dpp_ctrl": 0xE4, "row_mask": 0xF, "bank_mask": 0xF}
+def dpp16_vals(ctrl: int = 0xE4) -> dict:
+    return {"src0": 40, "dpp_ctrl": ctrl, "row_mask": 0xF, "bank_mask": 0xF}
+
+
+# gfx90a on: 64-bit DPP operands take row_newbcast only, so a second DPP16 probe uses row_newbcast:1
+DPP16_CTRLS = (0xE4, 0x151)
 
 
 DPP8_IDENTITY = sum(i << (3 * i) for i in range(8))
@@ -439,8 +444,11 @@ def class_table(got: list[str | None]) -> dict:
 
 # ---------------------------------------------------------------- register-class notes
 
-# Source codes probed for notes: all, but src0's DPP markers (233, 234, 250), which need a DPP dword.
+# Source codes probed for notes: all, but src0's DPP markers (233, 234, 250), which need a DPP dword (and MFMA's A
+# and B constants, on which llvm-mc 19 crashes).
 NOTE_SRC_CODES = list(range(512))
+MAI_AB = ("src0", "src1")
+NOT_AN_INSTRUCTION = b"\xff\xff\xff\xff"  # no gfx9 encoding has these fixed bits
 NOTE_LITERAL = 0x12345678
 
 
@@ -456,7 +464,8 @@ def note_jobs(enc: str, entries: dict) -> list[tuple[dict, str, object, list[int
                 continue
             width = isatab.layouts()[lay].field(name).width
             codes = range(256) if kind == "v" else [c for c in NOTE_SRC_CODES if c < 1 << width and not (
-                name == "src0" and c in (233, 234, 250))]
+                name == "src0" and c in (233, 234, 250)) and not (lay == "VOP3PMAI" and name in MAI_AB and
+                                                                   128 <= c < 256)]
             jobs.append((entry, name, _field_maker(lay, vals, ext, name, kind), list(codes)))
         for kind, v in entry.get("_dpp", {}).items():
             if not any(item[0] == "src0" for item in entry["ops"]):
@@ -474,7 +483,8 @@ def _field_maker(layout: str, vals: dict, ext: list[int], name: str, kind: str):
 def _dpp_src_maker(layout: str, vals: dict, kind: str):
     def make(index: int) -> bytes:
         if kind == "dpp16":
-            return word(layout, vals | {"src0": 250}, [DPP16.pack(dpp16_vals() | {"src0": index})])
+            ctrl = dpp16_vals(vals.get("_ctrl", 0xE4))
+            return word(layout, vals | {"src0": 250}, [DPP16.pack(ctrl | {"src0": index})])
         return word(layout, vals | {"src0": 233}, [DPP8.pack({"src0": index, "lane_sel": DPP8_IDENTITY})])
     return make
 
@@ -529,7 +539,9 @@ def vop_entries(enc: str) -> tuple[dict, list, list]:
         if lay == "VOP3P" and "op_sel_hi:" not in text:
             entry["hidef"] = 1  # op_sel_hi is printed only when not all ones
         for pos, item in enumerate(spec):
-            if item[1] in ("src", "lit"):
+            if lay == "VOP3PMAI" and item[0] in MAI_AB:  # llvm-mc 19 crashes re-encoding a constant A or B:
+                classjobs.append((item, pos, lambda code, lit: NOT_AN_INSTRUCTION))  # such a class has none
+            elif item[1] in ("src", "lit"):
                 classjobs.append((item, pos, maker(lay, vals, ext, item[0])))
         entry["_probe"] = (lay, vals, ext)
     return entries, modjobs, classjobs
@@ -555,8 +567,9 @@ def dpp_forms(enc: str, entries: dict) -> list:
         if enc not in E32:
             variants.append(vals | {"src1": 256 + 52, "src2": 256 + 68})
         for v in variants:
-            words.append(word(lay, v | {"src0": 250}, [DPP16.pack(dpp16_vals())]))
-            owners.append((op, "dpp16", v))
+            for ctrl in DPP16_CTRLS:
+                words.append(word(lay, v | {"src0": 250}, [DPP16.pack(dpp16_vals(ctrl))]))
+                owners.append((op, "dpp16", v | {"_ctrl": ctrl}))
             words.append(word(lay, v | {"src0": 233}, [DPP8.pack({"src0": 40, "lane_sel": DPP8_IDENTITY})]))
             owners.append((op, "dpp8", v))
     jobs = []
@@ -581,8 +594,8 @@ SDWA_SELS = ("dst_sel", "dst_unused", "src0_sel", "src1_sel")
 
 def sdwa_forms(enc: str, entries: dict) -> list:
     """gfx9: probe the SDWA form of each e32 opcode (src0 249, every select DWORD (VOP1's unused src1_sel 0),
-    dst_unused UNUSED_PRESERVE, VOPC writing VCC); record its mnemonic ("sdwa") and the selects it prints ("sdwasel"); return the jobs that
-    learn its modifier bits ("sdwamods")."""
+    dst_unused UNUSED_PRESERVE, VOPC writing VCC); record its mnemonic ("sdwa") and the selects it prints
+    ("sdwasel"); return the jobs that learn its modifier bits ("sdwamods")."""
     layout = SDWAB if enc == "VOPC" else SDWA
     base = {"dst_sel": 6, "dst_unused": 2, "src0_sel": 6, "src1_sel": 0 if enc == "VOP1" else 6}
     words, owners = [], []

@@ -126,7 +126,7 @@ def _literal_text(value: int | None) -> str | None:
 
 
 def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int], extra: bytes,
-                  literal: int | None = None, arch: str = DEFAULT) -> str:
+                  literal: int | None = None, arch: str = DEFAULT, accf: frozenset = ACC_FIELDS) -> str:
     if ":" not in spec:
         return spec
     name = spec.split(":")[0]
@@ -143,7 +143,7 @@ def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int]
     elif name == "vaddr" and enc == "MIMG" and f["nsa"]:
         return _nsa_text(f, n, extra)
     else:  # gfx9's acc bit: the data registers are AGPRs
-        file = "a" if f.get("acc") and name in ACC_FIELDS else "v"
+        file = "a" if f.get("acc") and name in accf else "v"
         text = reg_range(file, f[name], n) if f[name] + n <= 256 else None
     if text is None:
         raise _Bad(f"invalid {name} operand")
@@ -182,7 +182,8 @@ def _operands(inst: Inst) -> list[str]:
     if tmpl is None:
         raise _Bad("operand combination llvm does not decode")
     counts = _counts(enc, entry, f, inst.arch)
-    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal, inst.arch) for s in tmpl]
+    accf = frozenset(entry.get("accf", ACC_FIELDS))
+    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal, inst.arch, accf) for s in tmpl]
 
 
 def _exp_operands(f: dict[str, int], arch: str) -> list[str]:

@@ -149,7 +149,8 @@ def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf
         raise _NoMatch("invalid dmask/d16/tfe/dim combination") from None
     extra = b""
     for spec, tok in zip(tmpl, ops, strict=True):
-        extra += _operand(enc, spec, tok, f, counts, get_arch(arch).family, off)
+        accf = frozenset(entry.get("accf", ACC_FIELDS))
+        extra += _operand(enc, spec, tok, f, counts, get_arch(arch).family, off, accf)
     if mode_of(enc, f, off) != mk:
         raise _NoMatch()
     return layout.pack(f).to_bytes(layout.size, "little") + extra
@@ -165,7 +166,7 @@ def _defaults(enc: str, entry: dict, arch: str) -> dict[str, int]:
 
 
 def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str, int], family: str = "gfx11",
-             off: int = SADDR_OFF) -> bytes:
+             off: int = SADDR_OFF, accf: frozenset = ACC_FIELDS) -> bytes:
     """Set the field(s) of one operand token; returns NSA extension bytes for a MIMG address list."""
     if ":" not in spec:
         if tok != spec:
@@ -189,7 +190,7 @@ def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str,
         _image_addresses(enc, tok, n, f)
     elif name == "vaddr" and tok.startswith("["):
         return _nsa(tok, n, f)
-    elif name in ACC_FIELDS and "acc" in f and tok.startswith("a"):  # gfx9: AGPR data
+    elif name in accf and "acc" in f and tok.startswith("a"):  # gfx9: AGPR data
         f[name], f["acc"] = _vgpr(tok, n, "a"), 1
     else:
         f[name] = _vgpr(tok, n)

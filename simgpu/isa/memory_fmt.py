@@ -36,7 +36,8 @@ VALUED = ("offset", "offset0", "offset1", "wait_vdst", "wait_va_vdst", "wait_vm_
 MOD_NAMES = frozenset({"offset", "offset0", "offset1", "gds", "glc", "slc", "dlc", "offen", "idxen", "tfe", "lwe",
                        "d16", "a16", "r128", "unorm", "dmask", "dim", "format", "done", "row_en", "wait_vdst",
                        "wait_va_vdst", "wait_vm_vsrc", "th", "scope", "sc0", "sc1", "nt", "lds"})
-# gfx9: the acc bit makes these register fields AGPRs (a0-a255); it is not printed as a modifier.
+# gfx9: the acc bit makes these register fields AGPRs (a0-a255; an entry's "accf" where they differ, ds_gws_*'s
+# addr); it is not printed as a modifier.
 ACC_FIELDS = frozenset({"vdst", "data", "data0", "data1", "vdata"})
 # Scalar register fields counted in units of 4 SGPRs (gfx11's 5-bit srsrc/ssamp).
 SCALED = {"srsrc": 4, "ssamp": 4}

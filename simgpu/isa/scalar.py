@@ -252,7 +252,8 @@ def _assemble_smem(op: int, entry: dict, toks: list[str], ctx) -> bytes:
     elif entry["has_addr"] and gfx9:  # [sdata,] [sbase, offset operands]
         if entry["sdata"] and rest:  # s_atc_probe: an immediate
             tok = rest.pop(0)
-            fields["sdata"] = parse_int(tok, ctx.line, ctx.column) if entry["sdata"] < 0 else _sreg(tok, entry["sdata"], ctx)
+            imm = entry["sdata"] < 0
+            fields["sdata"] = parse_int(tok, ctx.line, ctx.column) if imm else _sreg(tok, entry["sdata"], ctx)
         if entry["sbase"] and len(rest) >= 2:
             fields["sbase"] = _sreg(rest.pop(0), entry["sbase"], ctx) // 2
             _smem_offset9(fields, rest, omask, ctx)

@@ -31,7 +31,7 @@ from .operands import reg_range, scalar_name, src_name
 
 ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOP3PMAI", "VOPD", "VINTERP")
 # Trailing modifiers print in this order (LLVM's asm strings), DPP controls after them.
-ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
+ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi", "neg")  # neg: gfx9's f64 MFMA prints blgp so
 VALUED_ORDER = ("cbsz", "abid", "blgp")  # MFMA's (other valued modifiers, gfx12's byte_sel/index_key, come alone)
 OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
 DPP_ROWS = {0x100: "row_shl", 0x110: "row_shr", 0x120: "row_ror", 0x150: "row_share", 0x160: "row_xmask"}
@@ -201,6 +201,9 @@ def _note(inst: Inst, bad: dict, spec: list) -> str:
 
 
 def _is_imm(inst: Inst, spec: list) -> bool:
+    if spec[0] == "vsrc1" and inst.dpp is not None and inst.dpp["kind"] == "sdwa" and inst.dpp["s1"]:
+        code = inst.fields["vsrc1"]  # an SDWA src1 with s1: a scalar code
+        return 128 <= code <= 208 or 240 <= code <= 248
     if spec[1] != "src":
         return spec[1] == "lit"
     code = inst.fields[spec[0]]

@@ -18,7 +18,7 @@ from .valu import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
                        r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:|cbsz:|abid:|blgp:|wave_|"
-                       r"dst_sel:|dst_unused:|src0_sel:|src1_sel:)")
+                       r"dst_sel:|dst_unused:|src0_sel:|src1_sel:|neg:\[)")
 _SDWA_WORDS = ("dst_sel:", "dst_unused:", "src0_sel:", "src1_sel:")
 _DPP16_WORDS = ("quad_perm:", "row_", "wave_")
 
@@ -84,8 +84,8 @@ def _build(enc: str, op: int, form: str, e: dict, toks: list[str], arch: str) ->
     elif form == "dpp8":
         inst.dpp = {"kind": 8}
         inst.fields["src0"] = SRC_DPP8
-    elif form == "sdwa":  # gfx9; selects not written are 0
-        inst.dpp = {"kind": "sdwa"}
+    elif form == "sdwa":  # gfx9; a dst_sel not written is DWORD (v_cvt_pk_f32_fp8_sdwa), other selects 0
+        inst.dpp = {"kind": "sdwa", "dst_sel": 0 if enc == "VOPC" else 6}
         inst.fields["src0"] = SRC_SDWA
     if enc == "VOP3P" and e.get("hidef"):
         _set_hi_default(inst, e)
