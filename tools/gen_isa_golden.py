@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from simgpu.isa import memory, scalar, valu
 from simgpu.isa.arch import DEFAULT, get_arch
-from simgpu.isa.encodings import DPP8, DPP16, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from simgpu.isa.encodings import DPP8, DPP16, SDWA, SDWAB, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, SRC_SDWA
 from tools import isa_report, isatab, oracle
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa")
@@ -83,6 +83,19 @@ def dpp16_word(r: random.Random, src0: int) -> int:
             "src1_neg": r.randrange(2) * (r.random() < 0.3), "src1_abs": r.randrange(2) * (r.random() < 0.3),
             "bank_mask": r.choice([0xF, r.randrange(16)]), "row_mask": r.choice([0xF, r.randrange(16)])}
     return DPP16.pack(vals) & 0xFFFFFFFF
+
+
+def sdwa_word(r: random.Random, vopc: bool) -> int:
+    """A gfx9 SDWA (VOPC: SDWAB) dword: selects mostly DWORD, sources mostly VGPRs. No select 7 or dst_unused 3:
+    llvm-mc 19 crashes (SIGSEGV) on a select of 7, which would lose the rest of its batch."""
+    sel = lambda: r.choice([6, 6, r.randrange(7)])  # noqa: E731
+    vals = {"src0": r.randrange(256), "dst_sel": sel(), "dst_unused": r.choice([2, r.randrange(3)]),
+            "src0_sel": sel(), "src1_sel": r.choice([0, sel()]), "s0": int(r.random() < 0.25),
+            "s1": int(r.random() < 0.25),
+            "sdst": r.randrange(128), "sd": r.randrange(2)}
+    for f in ("clamp", "omod", "src0_sext", "src0_neg", "src0_abs", "src1_sext", "src1_neg", "src1_abs"):
+        vals[f] = r.randrange(2 if f != "omod" else 4) * (r.random() < 0.2)
+    return (SDWAB if vopc else SDWA).pack(vals) & 0xFFFFFFFF
 
 
 def dpp8_word(r: random.Random, src0: int) -> int:
@@ -151,6 +164,8 @@ def op_keys(enc: str) -> list[dict[str, int]]:
     if enc == "EXP":
         return [{}]
     keys = [{"op": op} for op in range(1 << e.field("op").width)]
+    if get_arch(isatab.arch_name()).family == "gfx9":  # gfx9's VOP3 opcodes 0x380 on are VOP3P words
+        keys = [k for k in keys if isatab.identify(e.pack(k) & 0xFFFFFFFF) == enc]
     if enc == "FLAT":
         keys = [{"op": k["op"], "seg": seg} for k in keys for seg in range(3)]
     return keys
@@ -169,8 +184,18 @@ def build(enc: str, key: dict[str, int], r: random.Random, overrides: dict[str, 
         vals.update(overrides)
     src0_name = "src0" if "src0" in vals else None
     dpp = None
-    if enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P") and r.random() < 0.25:
-        dpp = r.choice([SRC_DPP16, SRC_DPP8, SRC_DPP8_FI])
+    gfx9 = get_arch(isatab.arch_name()).family == "gfx9"  # DPP16 and SDWA, both of the e32 encodings only
+    mai = gfx9 and enc == "VOP3P" and (valu.entry(enc, vals["op"], arch=isatab.arch_name()) or {}).get("enc")
+    if mai == "VOP3PMAI":  # MFMA/SMFMAC: A and B are (A)VGPRs, as
+        for n in ("src0", "src1"):  # llvm-mc 19 crashes re-encoding a constant there
+            vals[n] = vals[n] if vals[n] >= 256 else 256 + r.randrange(256)
+        if r.random() < 0.6:  # register tuples even-aligned (gfx90a on); cbsz/abid/blgp mostly 0
+            vals["vdst"] &= ~1
+            for n in ("src0", "src1", "src2"):
+                vals[n] &= ~1 if vals[n] >= 256 else ~0
+            vals["op_sel"] = vals["neg_hi"] = vals["neg"] = 0
+    if enc in (("VOP1", "VOP2", "VOPC") if gfx9 else ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P")) and r.random() < 0.25:
+        dpp = r.choice([SRC_DPP16, SRC_SDWA] if gfx9 else [SRC_DPP16, SRC_DPP8, SRC_DPP8_FI])
         vals[src0_name] = dpp
         for other in ("src1", "src2"):
             if vals.get(other) == SRC_LITERAL:
@@ -184,6 +209,8 @@ def build(enc: str, key: dict[str, int], r: random.Random, overrides: dict[str, 
         data += dpp16_word(r, r.randrange(256)).to_bytes(4, "little")
     elif dpp in (SRC_DPP8, SRC_DPP8_FI):
         data += dpp8_word(r, r.randrange(256)).to_bytes(4, "little")
+    elif dpp == SRC_SDWA:
+        data += sdwa_word(r, enc == "VOPC").to_bytes(4, "little")
     elif SRC_LITERAL in srcs or k_literal:
         data += literal(r).to_bytes(4, "little")
     if enc == "MIMG" and vals.get("nsa"):
@@ -196,7 +223,9 @@ ENCODING_ORDER = ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1"
 # Per encoding family; gfx12 replaces FLAT/MUBUF/MTBUF/MIMG.
 ORDERS = {"gfx11": ENCODING_ORDER,
           "gfx12": ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOPD", "VOP3", "VOP3P",
-                    "VINTERP", "LDSDIR", "DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "EXP"]}
+                    "VINTERP", "LDSDIR", "DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "EXP"],
+          "gfx9": ["SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "SMEM", "VOP2", "VOP1", "VOPC", "VOP3", "VOP3P", "DS",
+                   "FLAT", "MUBUF", "MTBUF"]}
 
 
 def encoding_order() -> list[str]:
@@ -265,7 +294,7 @@ def key_forms(enc: str, key: dict[str, int]) -> tuple[set[str], dict]:
         return ({f"x:{x['m']}", f"y:{y['m']}"} if x and y else set()), {}
     if enc in VALU_ENCODINGS:
         e = valu.entry(enc, key["op"], arch=arch) or {}
-        return {e[k] for k in ("m", "dpp16", "dpp8") if k in e}, e
+        return {e[k] for k in ("m", "dpp16", "dpp8", "sdwa") if k in e}, e
     if enc == "EXP":
         return {memory.exp_mnemonic(arch)}, {}
     kname = f"{key['seg']}.{key['op']}" if "seg" in key else str(key["op"])

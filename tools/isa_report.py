@@ -37,13 +37,15 @@ def known_forms(arch: str = DEFAULT) -> dict[str, set[str]]:
     for enc, entries in vt["ops"].items():
         for e in entries.values():
             # a VOP3 opcode with a scalar destination is still VOP3 by its fixed bits
-            out[enc] |= {e[k] for k in ("m", "dpp16", "dpp8") if k in e}
+            out[enc] |= {e[k] for k in ("m", "dpp16", "dpp8", "sdwa") if k in e}
     for side in ("x", "y"):
-        out["VOPD"] |= {f"{side}:{e['m']}" for e in vt["vopd"][side].values()}
+        if vt["vopd"][side]:  # gfx942 has no VOPD
+            out["VOPD"] |= {f"{side}:{e['m']}" for e in vt["vopd"][side].values()}
     mt = memory_tables(arch)
     for enc, entries in mt["ops"].items():
         out[enc] |= {e["m"] for e in entries.values()}
-    out["EXP"] = {exp_mnemonic(arch)}
+    if "EXP" in get_arch(arch).encodings:  # gfx942 has no exports
+        out["EXP"] = {exp_mnemonic(arch)}
     return dict(out)
 
 

@@ -1,5 +1,5 @@
 """What the isatab_* generators share: the architecture a run probes, where simgpu's codec tables live and how a
-table is written (whole for gfx1100, the base; as its differences from the base for another architecture, see
+table is written (whole for gfx1100 and gfx942; as its differences from its base for gfx1201, see
 simgpu/isa/arch.py).
 
     python -m tools.isatab bits [--arch gfx1201] 'global_load_b32 v4, v1, s[8:9] offset:-8'
@@ -51,9 +51,14 @@ def arch_argument(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--arch", default=DEFAULT, help="the architecture to probe (llvm-mc -mcpu), default gfx1100")
 
 
+def base_of() -> str | None:
+    """The architecture whose tables the probed architecture's are stored as deltas of (None: stored whole)."""
+    return get_arch(ARCH[0]).base
+
+
 def base_table(name: str) -> dict:
     """The base architecture's table `name` as stored."""
-    with open(table_path(DEFAULT, name)) as f:
+    with open(table_path(base_of() or DEFAULT, name)) as f:
         return json.load(f)
 
 
@@ -61,9 +66,9 @@ def write_table(name: str, tables: dict, indent: int | None = None) -> None:
     """Write generated table `name` of the architecture being probed as key-sorted JSON (compact unless `indent`
     is given): the whole table for the base architecture, its delta from the base table for another."""
     path = table_path(ARCH[0], name)
-    if ARCH[0] != DEFAULT:
+    if base_of() is not None:
         tables = make_delta(base_table(name), json.loads(json.dumps(tables)))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(tables, f, indent=indent, separators=(",", ":") if indent is None else None, sort_keys=True)
         f.write("\n")

@@ -24,7 +24,17 @@ import sys
 
 from simgpu.isa.arch import get_arch
 from simgpu.isa.codec import split_operands
-from simgpu.isa.memory_fmt import FLAGS, FLATS12, IMAGES12, SCALAR_FIELDS, SCALED, is_modifier, mode_of, swizzle_text
+from simgpu.isa.memory_fmt import (
+    ACC_FIELDS,
+    FLAGS,
+    FLATS12,
+    IMAGES12,
+    SCALAR_FIELDS,
+    SCALED,
+    is_modifier,
+    mode_of,
+    swizzle_text,
+)
 from tools import isatab, oracle
 
 # Distinctive values of the operand fields: vector ranges far apart, scalar fields distinct after scaling.
@@ -50,7 +60,7 @@ MOD_PROBE = {"offset": 0x123, "offset0": 3, "offset1": 5, "dmask": 1, "waitvdst"
 MODES = {
     "DS": [("gds", (0, 1))],
     "FLAT": [("glc", (0, 1)), ("saddr", (6, 124)), ("sve", (0, 1))],
-    "MUBUF": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1))],
+    "MUBUF": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1)), ("lds", (0, 1))],
     "MTBUF": [("tfe", (0, 1)), ("offen", (0, 1)), ("idxen", (0, 1))],
     "MIMG": [],
     "LDSDIR": [],
@@ -62,6 +72,7 @@ MODES = {
     "VSAMPLE": [],
 }
 ENCODINGS_BY_FAMILY = {"gfx11": ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "LDSDIR"),
+                       "gfx9": ("DS", "FLAT", "MUBUF", "MTBUF"),
                        "gfx12": ("DS", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE", "LDSDIR")}
 IMAGES = ("MIMG", *IMAGES12)
 
@@ -121,9 +132,22 @@ def key_name(key: dict[str, int]) -> str:
     return f"{key['seg']}.{key['op']}" if "seg" in key else str(key["op"])
 
 
+SADDR_OFF = [124]  # the saddr code the architecture prints `off` (learn_saddr_off)
+
+
+def learn_saddr_off() -> int:
+    """The FLAT saddr code llvm prints `off` (gfx9: 0x7f; 124 from gfx10 on)."""
+    words = [pack("FLAT", {"op": 20, "seg": 2, "saddr": c, "addr": 10, "vdst": 100}) for c in (124, 127)]
+    res = raw_disassemble(words)
+    return next(c for c, r in zip((124, 127), res, strict=True) if r and ", off" in r[0])
+
+
 def modes(enc: str) -> list[dict[str, int]]:
     """All combinations of the mode fields' probe values (the fields the architecture's layout has)."""
-    spec = [(f, v) for f, v in MODES[enc] if f in isatab.layouts()[enc].field_names]
+    spec = [(f, tuple(SADDR_OFF[0] if f == "saddr" and x == 124 else x for x in v)) for f, v in MODES[enc]
+            if f in isatab.layouts()[enc].field_names]
+    if SADDR_OFF[0] != 124:  # gfx9's flat segment has no saddr: the field must be 0
+        spec = [(f, v + (0,) if f == "saddr" else v) for f, v in spec]
     return [dict(zip([f for f, _ in spec], combo, strict=True)) for combo in itertools.product(*[v for _, v in spec])]
 
 
@@ -143,11 +167,12 @@ def learn_templates(enc: str) -> dict[str, dict]:
     table: dict[str, dict] = {}
     done: set[tuple[str, str]] = set()
     for (kname, mode, sub), r in zip(jobs, res, strict=True):
-        mk = mode_of(enc, mode)
+        mk = mode_of(enc, mode, SADDR_OFF[0])
         if r is None or (kname, mk) in done:
             continue
         mnem, ops, _ = split_text(r[0])
-        regs = {n: probe[n] for n in sub} | ({"saddr": mode["saddr"]} if mode.get("saddr", 124) != 124 else {})
+        off = SADDR_OFF[0]
+        regs = {n: probe[n] for n in sub} | ({"saddr": mode["saddr"]} if mode.get("saddr", off) != off else {})
         spec = [operand_spec(enc, t, regs) for t in ops]
         if None in spec:
             continue
@@ -212,6 +237,24 @@ def _learn_order(enc: str, table: dict[str, dict], ok: dict, always: dict) -> No
         entry.setdefault("ok", {})[mk] = sorted(ok.get((kname, mk), []))
     for kname, names in sorted(seen, key=lambda s: -len(s[1])):  # the richest probe fixes the order
         _merge(table[kname].setdefault("mods", []), names)
+
+
+def learn_acc_fields(enc: str, table: dict[str, dict]) -> None:
+    """gfx9: the operand fields the acc bit makes AGPRs, where they are not memory_fmt.ACC_FIELDS ("accf")."""
+    jobs, words = [], []
+    for kname, entry in table.items():
+        for mk, vals in entry["probe"].items():
+            if "acc" in entry["ok"].get(mk, ()):
+                jobs.append((kname, mk))
+                words.append(pack(enc, dict(vals, **_key_of(kname), acc=1)))
+    for (kname, mk), r in zip(jobs, raw_disassemble(words), strict=True):
+        if r is None:
+            continue
+        tmpl = table[kname]["t"][mk]
+        ops = split_text(r[0])[1]
+        accf = sorted(s.split(":")[0] for s, t in zip(tmpl, ops, strict=False) if ":" in s and t.startswith("a"))
+        if set(accf) != ACC_FIELDS & {s.split(":")[0] for s in tmpl}:
+            table[kname]["accf"] = accf
 
 
 def _probe_value(field: str, vals: dict[str, int]) -> int:
@@ -342,10 +385,18 @@ def _names(fmt: list, dims: list) -> dict:
     }
 
 
+def learn_names9() -> dict[str, list[str]]:
+    """gfx9: the MTBUF format names (dfmt and nfmt, 128), no images or exports."""
+    fmt = raw_disassemble([pack("MTBUF", {"op": 0, "vdata": 1, "srsrc": 1, "format": f}) for f in range(128)])
+    return {"format": [next((m.split(":", 1)[1] for m in split_text(r[0])[2] if m.startswith("format:")), "")
+                       if r else "" for r in fmt]}
+
+
 def learn_flat_offsets() -> list[bool]:
     """Whether each FLAT segment prints its 13-bit offset as signed."""
-    res = raw_disassemble([pack("FLAT", {"op": 20, "seg": s, "saddr": 124, "offset": 0x1FFF}) for s in range(3)])
-    return ["offset:-1" in r[0] for r in res]
+    res = raw_disassemble([pack("FLAT", {"op": 20, "seg": s, "saddr": sa, "offset": 0x1FFF})
+                           for s in range(3) for sa in (SADDR_OFF[0], 0)])  # gfx9's flat: saddr 0
+    return ["offset:-1" in (res[2 * s] or res[2 * s + 1] or ("",))[0] for s in range(3)]
 
 
 def learn_signed_offsets(tables: dict[str, dict]) -> list[str]:
@@ -408,6 +459,9 @@ def generate() -> dict:
     family = get_arch(isatab.arch_name()).family
     out: dict = {"ops": {}, "names": {}}
     rows: dict[str, int] = {}
+    SADDR_OFF[0] = learn_saddr_off() if family != "gfx12" else 124
+    if SADDR_OFF[0] != 124:
+        out["saddr_off"] = SADDR_OFF[0]
     for enc in ENCODINGS_BY_FAMILY[family]:
         table = learn_templates(enc)
         learn_modifiers(enc, table)
@@ -419,11 +473,16 @@ def generate() -> dict:
             check_swizzle(table)
         if "th" in isatab.layouts()[enc].field_names:
             learn_cpol(enc, table, out["names"])
+        if "acc" in isatab.layouts()[enc].field_names:
+            learn_acc_fields(enc, table)
         out["ops"][enc] = table
         print(f"{enc}: {len(table)} opcodes", file=sys.stderr)
     out["mimg_rows"] = list(rows)
     if family == "gfx11":
         out["names"] |= learn_names()
+        out["flat_signed"] = learn_flat_offsets()
+    elif family == "gfx9":
+        out["names"] |= learn_names9()
         out["flat_signed"] = learn_flat_offsets()
     else:
         out["names"] |= learn_names12(out["ops"])

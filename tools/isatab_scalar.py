@@ -19,6 +19,7 @@ import json
 import re
 import sys
 
+from simgpu.isa import simm16
 from simgpu.isa.codec import split_operands
 from simgpu.isa.operands import parse_register
 from tools import isatab, oracle
@@ -65,7 +66,8 @@ def _classify_token(tok: str, vals: dict[str, int]) -> tuple[str, int] | None:
 _SPECIAL_IMM = {"s_waitcnt": "waitcnt", "s_waitcnt_depctr": "depctr", "s_wait_alu": "depctr",
                 "s_delay_alu": "delay_alu",
                 "s_sendmsg": "sendmsg", "s_sendmsghalt": "sendmsg", "s_setreg_b32": "hwreg",
-                "s_setreg_imm32_b32": "hwreg", "s_getreg_b32": "hwreg", "s_version": "version"}
+                "s_setreg_imm32_b32": "hwreg", "s_getreg_b32": "hwreg", "s_version": "version",
+                "s_set_gpr_idx_mode": "gpr_idx"}
 
 
 def _imm_kind(op_texts: dict[int, str | None], mnemonic: str) -> str:
@@ -120,6 +122,8 @@ def sweep_encoding(enc: str) -> dict[str, dict]:
                 ops.append([got[0], got[1]])
             elif tok.startswith("sendmsg(") and "ssrc0" in vals:
                 ops.append(["ssrc0_msg", 1])
+            elif tok == f"0x{vals.get('ssrc1', -1):x}":  # gfx9's s_set_gpr_idx_on: the mode, gpr_idx(...)
+                ops.append(["ssrc1_gpr_idx", 0])
             elif "simm16" in vals and not any(o[0] == "simm16" for o in ops):
                 ops.append(["simm16", 0])
             elif lit is not None:
@@ -196,10 +200,14 @@ def sweep_smem() -> dict[str, dict]:
     print sbase (if any), offset, soffset and then sdata ("pf")."""
     e = isatab.layouts()["SMEM"]
     probes, owners = [], []
+    gfx9 = "imm" in e.field_names  # a byte offset, no soffset; s_dcache_discard has sbase but no sdata
+    shapes = [(32, 8), (12, 8), (0, 8), (32, 0), (0, 0)] if gfx9 else [(32, 8), (12, 8), (0, 0)]
     for op in range(1 << e.field("op").width):
-        for sdata in (32, 12, 0):
-            vals = {"op": op, "sdata": sdata, "sbase": 8 if sdata else 0, "soffset": 124 if sdata else 0,
-                    "offset": 0x40 if sdata else 0}
+        for sdata, sbase in shapes:
+            vals = {"op": op, "sdata": sdata, "sbase": sbase, "soffset": 124 if sdata else 0,
+                    "offset": 0x40 if sbase else 0}
+            if gfx9:
+                vals |= {"imm": int(bool(sbase)), "soffset": 0}
             probes.append(e.pack(vals).to_bytes(8, "little"))
             owners.append((op, sdata))
     table = {}
@@ -270,11 +278,19 @@ def name_tables(sopp: dict[str, dict]) -> dict:
         if m:
             hw[str(i)] = m.group(1)
     msg = {}
-    texts = oracle.disassemble([_sopp(by_name["s_sendmsg"], i) for i in range(256)])
+    # gfx9 packs message (3:0), operation (6:4) and stream (9:8): every value that prints sendmsg(...) is named
+    gfx9 = "s_version" not in _SOPK_NAMES
+    texts = oracle.disassemble([_sopp(by_name["s_sendmsg"], i) for i in range(1024 if gfx9 else 256)])
     for i, t in enumerate(texts):
-        m = re.search(r"sendmsg\(([A-Z_0-9]+)\)", t or "")
+        m = re.search(r"sendmsg\((.*)\)" if gfx9 else r"sendmsg\(([A-Z_0-9]+)\)", t or "")
         if m:
             msg[str(i)] = m.group(1)
+    out = {"hwreg": hw, "sendmsg": msg}
+    waitcnt = learn_waitcnt(by_name["s_waitcnt"])
+    if waitcnt is not None:
+        out["waitcnt"] = waitcnt
+    if "s_version" not in _SOPK_NAMES:  # gfx9
+        return out
     version, flags = {}, {}
     sver = _sopk_op("s_version")
     texts = oracle.disassemble([_word("SOPK", {"op": sver, "simm16": i}) for i in range(256)])
@@ -284,7 +300,22 @@ def name_tables(sopp: dict[str, dict]) -> dict:
     for bit in (0x2000, 0x4000, 0x8000):
         t = oracle.disassemble([_word("SOPK", {"op": sver, "simm16": bit})])[0]
         flags[str(bit)] = t.split("|")[-1]
-    return {"hwreg": hw, "sendmsg": msg, "version": version, "version_flags": flags}
+    return out | {"version": version, "version_flags": flags}
+
+
+def learn_waitcnt(op: int) -> list | None:
+    """s_waitcnt's field layout, bit by bit: [[name, [bit, ...]], ...] (the i-th bit worth 2**i), or None when it is
+    gfx11's (simm16.WAITCNT). Each probe sets one bit; the field printed with a new value owns it."""
+    texts = oracle.disassemble([_sopp(op, 0)] + [_sopp(op, 1 << b) for b in range(16)])
+    base = dict(re.findall(r"(\w+)\((\d+)\)", texts[0] or ""))
+    fields: dict[str, dict[int, int]] = {}
+    for b, t in enumerate(texts[1:]):
+        for name, val in re.findall(r"(\w+)\((\d+)\)", t or ""):
+            if val != base.get(name):
+                fields.setdefault(name, {})[int(val)] = b
+    layout = [[name, [fields[name][1 << i] for i in range(len(fields[name]))]] for name in base if name in fields]
+    gfx11 = [[n, list(range(lo, lo + w))] for n, lo, w in simm16.WAITCNT]
+    return None if sorted(layout) == sorted(gfx11) else layout
 
 
 _SOPK_NAMES: dict[str, int] = {}
@@ -303,7 +334,7 @@ def main() -> None:
 
 
 def generate() -> None:
-    tables: dict = {"literals": [] if isatab.arch_name() == isatab.DEFAULT else isatab.base_table("scalar")["literals"]}
+    tables: dict = {"literals": [] if isatab.base_of() is None else isatab.base_table("scalar")["literals"]}
     for enc in ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"):
         tables[enc] = sweep_encoding(enc)
         _src_widths(enc, tables[enc])

@@ -27,7 +27,8 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from simgpu.isa.encodings import DPP8, DPP16
+from simgpu.isa.arch import get_arch
+from simgpu.isa.encodings import DPP8, DPP16, SDWA, SDWAB, SRC_SDWA
 from simgpu.isa.valu import literal_spelling
 from tools import isatab, oracle
 
@@ -43,7 +44,7 @@ LITERALS = [0x12345678, 0x00003C00, 0x3F800000, 0xFFFFFFF0, 0x40, 0x3E22F983, 0x
 E32 = ("VOP1", "VOP2", "VOPC")
 SRC_FIELDS = {"VOP1": ["src0"], "VOP2": ["src0", "vsrc1"], "VOPC": ["src0", "vsrc1"]}
 
-_REG = re.compile(r"^(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])(\.[lh])?$")
+_REG = re.compile(r"^(v|s|ttmp|a)(?:(\d+)|\[(\d+):(\d+)\])(\.[lh])?$")
 _NOTE = re.compile(r"/\*(.*?)\*/")  # llvm's note after a register outside the operand's class
 _MOD = re.compile(r"^(-)?(neg\()?(-)?(\|)?(.*?)\|?\)?$")
 
@@ -146,6 +147,8 @@ def template(ops: list[str], numfield: dict[int, str], sfields: set[str]) -> lis
         elif r and r[1] in numfield:
             f = numfield[r[1]]
             kind = "src" if f in sfields else ("s" if r[0] == "s" else "v")
+            if r[0] == "a":  # gfx9's AGPRs: a register field (a) or a source whose VGPR codes are AGPRs (asrc)
+                kind = "asrc" if f in sfields else "a"
             spec.append([f, kind, r[2]])
         elif r is None and re.fullmatch(r"[a-z_]+", core):
             spec.append([core, "imp", 1])
@@ -170,6 +173,8 @@ def vop3_variants(enc: str, op: int) -> list[tuple[str, dict, list[int]]]:
     """Probe variants of a 64-bit opcode: every VGPR/SGPR choice of the sources, with/without sdst."""
     out = []
     layouts = [enc, "VOP3SD"] if enc == "VOP3" else [enc]
+    if enc == "VOP3P" and "VOP3PMAI" in isatab.layouts():
+        layouts.append("VOP3PMAI")
     for layout in layouts:
         # Unused source fields must be zero, so each source is a VGPR, an SGPR or absent (code 0).
         for kinds in sorted(itertools.product((256, 0, None), repeat=3), key=lambda k: k.count(None)):
@@ -177,7 +182,7 @@ def vop3_variants(enc: str, op: int) -> list[tuple[str, dict, list[int]]]:
                                                for f, k in zip(VOP3_SRCS, kinds, strict=True)}
             if layout == "VOP3SD":
                 vals["sdst"] = SDST
-            if enc == "VOP3P":
+            if layout == "VOP3P":
                 vals |= {"op_sel_hi": 3, "op_sel_hi2": 1}
             out.append((layout, vals, []))
     return out
@@ -191,6 +196,8 @@ def base_probes(enc: str, ops: list[int]) -> dict[int, tuple]:
     variants = [(op, v) for op, v in variants
                 if isatab.identify(int.from_bytes(word(v[0], v[1])[:4], "little")) == enc]
     found: dict[int, tuple] = {}
+    mai = mai_opcodes(enc, ops)
+    variants = [(op, v) for op, v in variants if (v[0] == "VOP3PMAI") == (op in mai)]
     for (op, (lay, vals, ext)), r in zip(variants, mc_encoded([word(*v) for _, v in variants]), strict=True):
         if r is None:
             continue
@@ -205,6 +212,17 @@ def base_probes(enc: str, ops: list[int]) -> dict[int, tuple]:
         if op not in found or (has_sdst and found[op][2] != "VOP3SD"):
             found[op] = (t, spec, lay, vals, ext, fixed_fields(lay, word(lay, vals, ext), r[1], spec))
     return found
+
+
+def mai_opcodes(enc: str, ops: list[int]) -> set[int]:
+    """gfx9's VOP3P opcodes of the VOP3PMAI layout (MFMA, SMFMAC): those whose bit 15 (VOP3P's clamp, their
+    acc_cd) makes the destination an AGPR."""
+    if enc != "VOP3P" or "VOP3PMAI" not in isatab.layouts():
+        return set()
+    vals = {"vdst": VDST, "src0": 256 + 40, "src1": 256 + 52, "src2": 256 + 68}
+    texts = mc([word("VOP3PMAI", vals | {"op": op, "acc_cd": 1}) for op in ops])
+    return {op for op, t in zip(ops, texts, strict=True) if t is not None and parse(t)[1][:1] and
+            parse(t)[1][0].startswith("a")}
 
 
 def fixed_fields(layout: str, probe: bytes, again: bytes, spec: list) -> dict[str, int]:
@@ -228,6 +246,9 @@ def mod_bits(layout: str) -> list[tuple[str, int]]:
     if layout == "VOP3P":
         return [("neg", 1), ("neg", 2), ("neg", 4), ("neg_hi", 1), ("neg_hi", 2), ("neg_hi", 4), ("op_sel", 1),
                 ("op_sel", 2), ("op_sel", 4), ("op_sel_hi", 1), ("op_sel_hi", 2), ("op_sel_hi2", 1), ("clamp", 1)]
+    if layout == "VOP3PMAI":
+        return [("cbsz", 1), ("cbsz", 2), ("cbsz", 4), ("abid", 1), ("abid", 2), ("abid", 4), ("abid", 8),
+                ("acc_cd", 1), ("acc", 1), ("acc", 2), ("blgp", 1), ("blgp", 2), ("blgp", 4)]
     if layout == "VINTERP":
         return [("neg", 1), ("neg", 2), ("neg", 4), ("op_sel", 1), ("op_sel", 2), ("op_sel", 4), ("op_sel", 8),
                 ("clamp", 1)]
@@ -252,6 +273,9 @@ def effect(base: str, probe: str | None, spec: list) -> list | None:
     _, pops, pmods = parse(probe)
     if len(bops) != len(pops):
         return None
+    moved = [s[0] for s, b, p in zip(spec, bops, pops, strict=True) if b != p]
+    if moved and all(b.replace("v", "a", 1) == p for b, p in zip(bops, pops, strict=True) if b != p):
+        return ["acc", moved]  # gfx9's acc_cd/acc bits: these operands are AGPRs
     for s, b, p in zip(spec, bops, pops, strict=True):
         if b != p:
             _, bm = strip_mods(b)
@@ -283,7 +307,8 @@ def mod_probes(layout: str, vals: dict, ext: list[int]) -> list[tuple[str, bytes
     out = []
     for f, v in mod_bits(layout):
         if layout == "DPP16":
-            out.append((f"{f}:{v}", word(vals["_enc"], strip(vals), [DPP16.pack(dpp16_vals() | {f: v})])))
+            ctrl = dpp16_vals(vals.get("_ctrl", 0xE4))
+            out.append((f"{f}:{v}", word(vals["_enc"], strip(vals), [DPP16.pack(ctrl | {f: v})])))
         elif f.startswith("op_sel_hi"):  # the base probe has every op_sel_hi bit set: clear one
             out.append((f"{f}:{v}", word(layout, vals | {f: vals.get(f, 0) & ~v}, ext)))
         else:
@@ -295,8 +320,12 @@ def strip(vals: dict) -> dict:
     return {k: v for k, v in vals.items() if not k.startswith("_")}
 
 
-def dpp16_vals() -> dict:
-    return {"src0": 40, "dpp_ctrl": 0xE4, "row_mask": 0xF, "bank_mask": 0xF}
+def dpp16_vals(ctrl: int = 0xE4) -> dict:
+    return {"src0": 40, "dpp_ctrl": ctrl, "row_mask": 0xF, "bank_mask": 0xF}
+
+
+# gfx90a on: 64-bit DPP operands take row_newbcast only, so a second DPP16 probe uses row_newbcast:1
+DPP16_CTRLS = (0xE4, 0x151)
 
 
 DPP8_IDENTITY = sum(i << (3 * i) for i in range(8))
@@ -415,8 +444,11 @@ def class_table(got: list[str | None]) -> dict:
 
 # ---------------------------------------------------------------- register-class notes
 
-# Source codes probed for notes: all, but src0's DPP markers (233, 234, 250), which need a DPP dword.
+# Source codes probed for notes: all, but src0's DPP markers (233, 234, 250), which need a DPP dword (and MFMA's A
+# and B constants, on which llvm-mc 19 crashes).
 NOTE_SRC_CODES = list(range(512))
+MAI_AB = ("src0", "src1")
+NOT_AN_INSTRUCTION = b"\xff\xff\xff\xff"  # no gfx9 encoding has these fixed bits
 NOTE_LITERAL = 0x12345678
 
 
@@ -432,7 +464,8 @@ def note_jobs(enc: str, entries: dict) -> list[tuple[dict, str, object, list[int
                 continue
             width = isatab.layouts()[lay].field(name).width
             codes = range(256) if kind == "v" else [c for c in NOTE_SRC_CODES if c < 1 << width and not (
-                name == "src0" and c in (233, 234, 250))]
+                name == "src0" and c in (233, 234, 250)) and not (lay == "VOP3PMAI" and name in MAI_AB and
+                                                                   128 <= c < 256)]
             jobs.append((entry, name, _field_maker(lay, vals, ext, name, kind), list(codes)))
         for kind, v in entry.get("_dpp", {}).items():
             if not any(item[0] == "src0" for item in entry["ops"]):
@@ -450,7 +483,8 @@ def _field_maker(layout: str, vals: dict, ext: list[int], name: str, kind: str):
 def _dpp_src_maker(layout: str, vals: dict, kind: str):
     def make(index: int) -> bytes:
         if kind == "dpp16":
-            return word(layout, vals | {"src0": 250}, [DPP16.pack(dpp16_vals() | {"src0": index})])
+            ctrl = dpp16_vals(vals.get("_ctrl", 0xE4))
+            return word(layout, vals | {"src0": 250}, [DPP16.pack(ctrl | {"src0": index})])
         return word(layout, vals | {"src0": 233}, [DPP8.pack({"src0": index, "lane_sel": DPP8_IDENTITY})])
     return make
 
@@ -502,10 +536,12 @@ def vop_entries(enc: str) -> tuple[dict, list, list]:
         entries[op] = entry
         if enc not in E32:
             modjobs.append((entry, text, spec, mod_probes(lay, vals, ext)))
-        if enc == "VOP3P" and "op_sel_hi:" not in text:
+        if lay == "VOP3P" and "op_sel_hi:" not in text:
             entry["hidef"] = 1  # op_sel_hi is printed only when not all ones
         for pos, item in enumerate(spec):
-            if item[1] in ("src", "lit"):
+            if lay == "VOP3PMAI" and item[0] in MAI_AB:  # llvm-mc 19 crashes re-encoding a constant A or B:
+                classjobs.append((item, pos, lambda code, lit: NOT_AN_INSTRUCTION))  # such a class has none
+            elif item[1] in ("src", "lit"):
                 classjobs.append((item, pos, maker(lay, vals, ext, item[0])))
         entry["_probe"] = (lay, vals, ext)
     return entries, modjobs, classjobs
@@ -531,8 +567,9 @@ def dpp_forms(enc: str, entries: dict) -> list:
         if enc not in E32:
             variants.append(vals | {"src1": 256 + 52, "src2": 256 + 68})
         for v in variants:
-            words.append(word(lay, v | {"src0": 250}, [DPP16.pack(dpp16_vals())]))
-            owners.append((op, "dpp16", v))
+            for ctrl in DPP16_CTRLS:
+                words.append(word(lay, v | {"src0": 250}, [DPP16.pack(dpp16_vals(ctrl))]))
+                owners.append((op, "dpp16", v | {"_ctrl": ctrl}))
             words.append(word(lay, v | {"src0": 233}, [DPP8.pack({"src0": 40, "lane_sel": DPP8_IDENTITY})]))
             owners.append((op, "dpp8", v))
     jobs = []
@@ -547,6 +584,38 @@ def dpp_forms(enc: str, entries: dict) -> list:
         elif kind == "dpp8" and enc not in E32:  # VOP3 DPP allows modifiers the plain form lacks (sext)
             dpp8 = [DPP8.pack({"src0": 40, "lane_sel": DPP8_IDENTITY})]
             jobs.append((entry, t, entry["ops"], mod_probes(entry["_probe"][0], v | {"src0": 233}, dpp8)))
+    return jobs
+
+
+SDWA_BITS = [("src0_neg", 1), ("src0_abs", 1), ("src0_sext", 1), ("src1_neg", 1), ("src1_abs", 1), ("src1_sext", 1),
+             ("clamp", 1), ("omod", 1)]
+SDWA_SELS = ("dst_sel", "dst_unused", "src0_sel", "src1_sel")
+
+
+def sdwa_forms(enc: str, entries: dict) -> list:
+    """gfx9: probe the SDWA form of each e32 opcode (src0 249, every select DWORD (VOP1's unused src1_sel 0),
+    dst_unused UNUSED_PRESERVE, VOPC writing VCC); record its mnemonic ("sdwa") and the selects it prints
+    ("sdwasel"); return the jobs that learn its modifier bits ("sdwamods")."""
+    layout = SDWAB if enc == "VOPC" else SDWA
+    base = {"dst_sel": 6, "dst_unused": 2, "src0_sel": 6, "src1_sel": 0 if enc == "VOP1" else 6}
+    words, owners = [], []
+    for op, entry in entries.items():
+        lay, vals, ext = entry["_probe"]
+        if ext or "src0" not in vals:
+            continue
+        sdwa = base | {"src0": vals["src0"] & 0xFF, "s0": int(vals["src0"] < 256)}
+        words.append(word(lay, vals | {"src0": SRC_SDWA}, [layout.pack(sdwa)]))
+        owners.append((op, vals, sdwa))
+    jobs = []
+    for (op, vals, sdwa), t in zip(owners, mc(words), strict=True):
+        if t is None:
+            continue
+        entry = entries[op]
+        entry["sdwa"] = parse(t)[0]
+        entry["sdwasel"] = [m.split(":")[0] for m in parse(t)[2] if m.split(":")[0] in SDWA_SELS]
+        probes = [(f"{f}:{v}", word(enc, vals | {"src0": SRC_SDWA}, [layout.pack(sdwa | {f: v})]))
+                  for f, v in SDWA_BITS if f in layout.field_names]
+        jobs.append((entry, t, entry["ops"], probes))
     return jobs
 
 
@@ -595,19 +664,24 @@ def sweep(classes: dict, names: dict, notes: list[dict]) -> dict:
     """Probe every opcode space under llvm-mc's current features: {"ops": ..., "vopd": ...}, with class
     names and note indices added to `classes`/`names`/`notes`."""
     tables: dict = {"ops": {}}
-    modjobs, classjobs, dppjobs, notejobs = [], [], [], []
+    modjobs, classjobs, dppjobs, notejobs, sdwajobs = [], [], [], [], []
     for enc in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3P", "VINTERP"):
+        if enc not in isatab.layouts():
+            continue
         entries, mj, cj = vop_entries(enc)
         modjobs += mj
         classjobs += cj
         if enc not in ("VINTERP",):
             dppjobs += dpp_forms(enc, entries)
+        if enc in E32 and get_arch(isatab.arch_name()).family == "gfx9":
+            sdwajobs += sdwa_forms(enc, entries)
         notejobs += note_jobs(enc, entries)
         tables["ops"][enc] = entries
         print(f"{enc}: {len(entries)} opcodes {oracle.MATTR}", file=sys.stderr)
     learn_mods(modjobs)
     learn_mods(dppjobs, "dppmods")
-    x, y, cj = vopd_entries()
+    learn_mods(sdwajobs, "sdwamods")
+    x, y, cj = vopd_entries() if "VOPD" in isatab.layouts() else ({}, {}, [])
     tables["vopd"] = {"x": x, "y": y}
     print(f"VOPD: {len(x)} X, {len(y)} Y", file=sys.stderr)
     learn_classes(classjobs + cj, classes, names)
@@ -617,6 +691,20 @@ def sweep(classes: dict, names: dict, notes: list[dict]) -> dict:
             e.pop("_probe", None)
             e.pop("_dpp", None)
     return tables
+
+
+def learn_dpp_ctrl(vop1: dict) -> dict[str, str]:
+    """gfx9: the printed DPP16 control of every dpp_ctrl value llvm-mc decodes (v_mov_b32_dpp), whose names differ
+    from gfx11's (wave_shl, row_bcast, row_newbcast; no row_share/row_xmask)."""
+    op = next(op for op, e in vop1.items() if e["m"] == "v_mov_b32_e32")
+    words = [word("VOP1", {"op": op, "vdst": VDST, "src0": 250}, [DPP16.pack(dpp16_vals() | {"dpp_ctrl": c})])
+             for c in range(512)]
+    out = {}
+    for c, t in zip(range(512), mc(words), strict=True):
+        tail = parse(t)[2] if t is not None else []
+        if tail:
+            out[str(c)] = tail[0]
+    return out
 
 
 def true16_differences(default: dict, t16: dict) -> dict:
@@ -651,20 +739,23 @@ def generate() -> None:
     classes: dict = {}
     names: dict = {}
     notes: list[dict] = []
-    if isatab.arch_name() != isatab.DEFAULT:  # continue the base's class names and notes
+    if isatab.base_of() is not None:  # continue the base's class names and notes
         base = isatab.base_table("valu")
         classes = dict(base["classes"])
         names = {json.dumps(rec, sort_keys=True): name for name, rec in classes.items()}
         notes = list(base["notes"])
     tables = sweep(classes, names, notes)
-    # The same probes under LLVM's True16 mode (real 16-bit registers: v_mov_b16_e64, vN.h halves in the
-    # e32 encodings, ...): stored as differences from the default mode's tables.
-    with oracle.features("+real-true16"):
-        t16 = sweep(classes, names, notes)
-    tables |= true16_differences(tables, t16)
+    if "VOPD" in isatab.layouts():
+        # The same probes under LLVM's True16 mode (real 16-bit registers: v_mov_b16_e64, vN.h halves in the
+        # e32 encodings, ...): stored as differences from the default mode's tables. gfx9 has no such mode.
+        with oracle.features("+real-true16"):
+            t16 = sweep(classes, names, notes)
+        tables |= true16_differences(tables, t16)
+    else:
+        tables["dpp_ctrl"] = learn_dpp_ctrl(tables["ops"]["VOP1"])
     tables["classes"] = classes
     tables["notes"] = notes
-    n16 = sum(len(d) for d in tables["ops16"].values())
+    n16 = sum(len(d) for d in tables.get("ops16", {}).values())
     print(f"{len(tables['classes'])} operand classes, {n16} True16 entries", file=sys.stderr)
     isatab.write_table("valu", tables)
 

@@ -1,12 +1,16 @@
 """The architectures the codec knows, and the generated tables of each.
 
 An `Arch` names a processor (what llvm-mc's -mcpu takes), its encoding layouts (encodings.py) and where its
-tables live. gfx1100 is the base: its tables are data/scalar.json, valu.json and memory.json. Another
-architecture stores only its differences from the base (data/<name>/<table>.json, made by the same
-generators with --arch <name>, see tools/isatab.py): a delta is a JSON object mirroring the base table, whose
-key "~" lists the keys this architecture drops at that level, whose objects recurse into the base's objects
-and whose other values replace the base's. Every function of the codec takes `arch` (a name, an Arch, or
-None for the default, gfx1100).
+tables live. gfx1100 is the default: its tables are data/scalar.json, valu.json and memory.json. gfx1201 stores
+only its differences from gfx1100's (data/gfx1201/<table>.json, made by the same generators with --arch gfx1201,
+see tools/isatab.py): a delta is a JSON object mirroring the base table, whose key "~" lists the keys this
+architecture drops at that level, whose objects recurse into the base's objects and whose other values replace
+the base's. Every function of the codec takes `arch` (a name, an Arch, or None for the default, gfx1100).
+
+gfx942 (CDNA3, family gfx9) stores its tables whole (data/gfx942/), a base of their own: gfx9's opcode numbers
+differ from gfx11's in every encoding (s_mov_b32 is SOP1 0 there, 0 is s_mov_b32 here but VOP1 1 is v_mov_b32
+on both, v_add_f32 is VOP2 1 / 3, ...), so a delta of gfx1100's tables would replace nearly every entry and list
+all of gfx1100's as dropped: larger than the table, and no clearer about what the two share.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ class Arch:
     """One processor the codec decodes and assembles for."""
 
     name: str  # llvm-mc's -mcpu
-    family: str  # "gfx11", "gfx12": the encoding set (encodings.ENCODING_SETS)
-    delta: str | None  # subdirectory of data/ with this architecture's table deltas; None: the base tables
+    family: str  # "gfx11", "gfx12", "gfx9": the encoding set (encodings.ENCODING_SETS)
+    delta: str | None  # subdirectory of data/ with this architecture's tables; None: data/ itself
+    base: str | None = None  # the architecture whose tables the stored ones are deltas of; None: stored whole
     encodings: dict[str, Encoding] = field(init=False, repr=False, compare=False)  # encoding name -> layout
 
     def __post_init__(self) -> None:
@@ -46,7 +51,8 @@ class Arch:
 
 ARCHES: dict[str, Arch] = {a.name: a for a in (
     Arch("gfx1100", "gfx11", None),
-    Arch("gfx1201", "gfx12", "gfx1201"),
+    Arch("gfx1201", "gfx12", "gfx1201", DEFAULT),
+    Arch("gfx942", "gfx9", "gfx942"),
 )}
 
 
@@ -90,10 +96,7 @@ def table_path(arch: str | Arch | None, name: str) -> str:
 
 @cache
 def _table(arch: str, name: str) -> dict:
-    with open(table_path(DEFAULT, name)) as f:
-        base = json.load(f)
     a = get_arch(arch)
-    if a.delta is None:
-        return base
     with open(table_path(a, name)) as f:
-        return apply_delta(base, json.load(f))
+        stored = json.load(f)
+    return stored if a.base is None else apply_delta(_table(a.base, name), stored)

@@ -1,13 +1,15 @@
-"""Bit layouts of the gfx11 (RDNA3) and gfx12 (RDNA4) instruction encodings: gfx11's from the RDNA3 ISA reference,
-gfx12's found bit by bit with llvm-mc -mcpu=gfx1201 (`python -m tools.isatab bits --arch gfx1201 LINE` flips
-each bit of an encoding and shows what llvm-mc makes of it), named as the RDNA3 fields they correspond to.
+"""Bit layouts of the gfx11 (RDNA3), gfx12 (RDNA4) and gfx9 (CDNA3, gfx942) instruction encodings: gfx11's from the
+RDNA3 ISA reference, gfx12's and gfx9's found bit by bit with llvm-mc -mcpu=gfx1201 / gfx942 (`python -m tools.isatab
+bits --arch gfx1201 LINE` flips each bit of an encoding and shows what llvm-mc makes of it), named as the RDNA3
+fields they correspond to (gfx9's as LLVM's gfx9 fields).
 
 An encoding is a list of fields over its base words (32, 64 or 96 bits, little-endian); which encoding a
 word belongs to is decided by its fixed high bits (`identify`). Extension dwords (32-bit literal,
 DPP16/DPP8 control, MIMG NSA addresses) are not part of the base layout; the codec appends them.
 
 `ENCODINGS` is gfx11's set; `ENCODING_SETS` holds each family's set and identification order, gfx12's as
-gfx11's with the encodings RDNA4 changed or added (GFX12_CHANGES) and without those it dropped.
+gfx11's with the encodings RDNA4 changed or added (GFX12_CHANGES) and without those it dropped; gfx9's
+(GFX9_ENCODINGS) is a set of its own.
 """
 
 from __future__ import annotations
@@ -167,10 +169,57 @@ GFX12_ENCODINGS: dict[str, Encoding] = {n: e for n, e in ENCODINGS.items() if n 
 _IDENTIFY_ORDER_GFX12 = [n for n in _IDENTIFY_ORDER if n not in GFX12_DROPPED] + [
     "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL", "VIMAGE", "VSAMPLE"]
 
+# gfx9 (here CDNA3, gfx942; wave64 only): the SOP layouts and VOP1/VOP2/VOPC are gfx11's; SMEM, VOP3 (VOP3A, and
+# VOP3B as VOP3SD), VOP3P, DS, FLAT, MUBUF and MTBUF have their own fixed bits and fields. The MFMA/SMFMAC opcodes
+# of VOP3P use VOP3PMAI, a layout of the same word (as VOP3SD is of VOP3): cbsz/abid/blgp where VOP3P has its
+# neg/op_sel bits, acc_cd (vdst and src2 are AGPRs) for clamp and acc (src0/src1 are AGPRs) for op_sel_hi.
+# gfx940's cache policy sc0/nt/sc1 sits in the old glc/slc bits (their field names are kept, the printed names
+# are the table's) and one new bit (sc1); the memory encodings' acc bit makes the data/vdst registers AGPRs.
+# SMEM's soffset field is used when soe is set; with imm clear the offset field holds an SGPR code instead.
+GFX9_ENCODINGS: dict[str, Encoding] = {n: ENCODINGS[n] for n in ("SOP2", "SOPK", "SOP1", "SOPC", "SOPP", "VOP2",
+                                                                   "VOP1", "VOPC")} | {e.name: e for e in [
+    _enc("SMEM", 8, 26, 0b110000, ("sbase", 0, 6), ("sdata", 6, 7), ("soe", 14, 1), ("nv", 15, 1), ("glc", 16, 1),
+         ("imm", 17, 1), ("op", 18, 8), ("offset", 32, 21), ("soffset", 57, 7)),
+    _enc("VOP3", 8, 26, 0b110100, ("vdst", 0, 8), ("abs", 8, 3), ("op_sel", 11, 4), ("clamp", 15, 1),
+         ("op", 16, 10), ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9), ("omod", 59, 2), ("neg", 61, 3)),
+    _enc("VOP3SD", 8, 26, 0b110100, ("vdst", 0, 8), ("sdst", 8, 7), ("clamp", 15, 1), ("op", 16, 10),
+         ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9), ("omod", 59, 2), ("neg", 61, 3)),
+    _enc("VOP3P", 8, 23, 0b110100111, ("vdst", 0, 8), ("neg_hi", 8, 3), ("op_sel", 11, 3), ("op_sel_hi2", 14, 1),
+         ("clamp", 15, 1), ("op", 16, 7), ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9),
+         ("op_sel_hi", 59, 2), ("neg", 61, 3)),
+    _enc("VOP3PMAI", 8, 23, 0b110100111, ("vdst", 0, 8), ("cbsz", 8, 3), ("abid", 11, 4), ("acc_cd", 15, 1),
+         ("op", 16, 7), ("src0", 32, 9), ("src1", 41, 9), ("src2", 50, 9), ("acc", 59, 2), ("blgp", 61, 3)),
+    _enc("DS", 8, 26, 0b110110, ("offset0", 0, 8), ("offset1", 8, 8), ("gds", 16, 1), ("op", 17, 8), ("acc", 25, 1),
+         ("addr", 32, 8), ("data0", 40, 8), ("data1", 48, 8), ("vdst", 56, 8)),
+    _enc("FLAT", 8, 26, 0b110111, ("offset", 0, 13), ("sve", 13, 1), ("seg", 14, 2), ("glc", 16, 1), ("slc", 17, 1),
+         ("op", 18, 7), ("sc1", 25, 1), ("addr", 32, 8), ("data", 40, 8), ("saddr", 48, 7), ("acc", 55, 1),
+         ("vdst", 56, 8)),
+    _enc("MUBUF", 8, 26, 0b111000, ("offset", 0, 12), ("offen", 12, 1), ("idxen", 13, 1), ("glc", 14, 1),
+         ("sc1", 15, 1), ("lds", 16, 1), ("slc", 17, 1), ("op", 18, 7), ("vaddr", 32, 8), ("vdata", 40, 8),
+         ("srsrc", 48, 5), ("acc", 55, 1), ("soffset", 56, 8)),
+    _enc("MTBUF", 8, 26, 0b111010, ("offset", 0, 12), ("offen", 12, 1), ("idxen", 13, 1), ("glc", 14, 1),
+         ("op", 15, 4), ("format", 19, 7), ("vaddr", 32, 8), ("vdata", 40, 8), ("srsrc", 48, 5), ("sc1", 53, 1),
+         ("slc", 54, 1), ("acc", 55, 1), ("soffset", 56, 8)),
+]}
+# VOP3P (9 fixed bits) before VOP3 (6), whose opcode space it is a part of.
+_IDENTIFY_ORDER_GFX9 = ["SOP1", "SOPC", "SOPP", "SOPK", "SOP2", "VOP1", "VOPC", "VOP2", "VOP3P", "VOP3", "DS", "FLAT",
+                        "MUBUF", "MTBUF", "SMEM"]
+# SDWA follows a VOP1/VOP2/VOPC word whose src0 is 249 (gfx9); its VOPC form (SDWAB) has sdst where the
+# destination selects are.
+SDWA = _enc("SDWA", 4, 32, 0, ("src0", 0, 8), ("dst_sel", 8, 3), ("dst_unused", 11, 2), ("clamp", 13, 1),
+            ("omod", 14, 2), ("src0_sel", 16, 3), ("src0_sext", 19, 1), ("src0_neg", 20, 1), ("src0_abs", 21, 1),
+            ("s0", 23, 1), ("src1_sel", 24, 3), ("src1_sext", 27, 1), ("src1_neg", 28, 1), ("src1_abs", 29, 1),
+            ("s1", 31, 1))
+SDWAB = _enc("SDWAB", 4, 32, 0, ("src0", 0, 8), ("sdst", 8, 7), ("sd", 15, 1), ("src0_sel", 16, 3),
+             ("src0_sext", 19, 1), ("src0_neg", 20, 1), ("src0_abs", 21, 1), ("s0", 23, 1), ("src1_sel", 24, 3),
+             ("src1_sext", 27, 1), ("src1_neg", 28, 1), ("src1_abs", 29, 1), ("s1", 31, 1))
+SRC_SDWA = 249
+
 # family -> (encoding name -> layout, identification order)
 ENCODING_SETS: dict[str, tuple[dict[str, Encoding], tuple[str, ...]]] = {
     "gfx11": (ENCODINGS, tuple(_IDENTIFY_ORDER)),
     "gfx12": (GFX12_ENCODINGS, tuple(_IDENTIFY_ORDER_GFX12)),
+    "gfx9": (GFX9_ENCODINGS, tuple(_IDENTIFY_ORDER_GFX9)),
 }
 
 

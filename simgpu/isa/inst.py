@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .arch import DEFAULT, get_arch
-from .encodings import DPP8, DPP16
+from .encodings import DPP8, DPP16, SDWA, SDWAB
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Inst:
     mnemonic: str
     fields: dict[str, int]
     literal: int | None = None
-    dpp: dict[str, int] | None = None  # DPP16 or DPP8 control fields; "kind" is 16 or 8
+    dpp: dict[str, int] | None = None  # DPP16, DPP8 or SDWA control fields; "kind" is 16, 8 or "sdwa"
     extra: bytes = b""  # MIMG NSA address bytes
     size: int = 0
     offset: int = 0
@@ -38,8 +38,8 @@ class Inst:
         """The instruction's bytes: base word(s), DPP control, literal, NSA addresses."""
         enc = get_arch(self.arch).encodings[self.encoding]
         out = enc.pack(self.fields).to_bytes(enc.size, "little")
-        if self.dpp is not None:
-            layout = DPP16 if self.dpp["kind"] == 16 else DPP8
+        if self.dpp is not None:  # DPP16/DPP8 control, or gfx9's SDWA dword (SDWAB after VOPC)
+            layout = {16: DPP16, 8: DPP8, "sdwa": SDWAB if self.encoding == "VOPC" else SDWA}[self.dpp["kind"]]
             out += layout.pack({k: v for k, v in self.dpp.items() if k != "kind"}).to_bytes(4, "little")
         if self.literal is not None:
             out += self.literal.to_bytes(4, "little")

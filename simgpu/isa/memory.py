@@ -19,6 +19,7 @@ from .errors import DecodeError
 from .inst import Family, Inst, register
 from .memory_asm import assemble_memory
 from .memory_fmt import (
+    ACC_FIELDS,
     FIELD_MODS,
     IMAGES12,
     MOD_FIELDS,
@@ -31,10 +32,11 @@ from .memory_fmt import (
     mode_fields,
     mode_of,
     register_counts,
+    saddr_off,
     swizzle_text,
     tables,
 )
-from .operands import INV_2PI_32, SGPR_MAX, TTMP0, inline_constant, reg_range, scalar_name, src_name
+from .operands import INV_2PI_32, REGS, TTMP0, inline_constant, reg_range, scalar_name, src_name
 
 ENCODINGS_OWNED = ("DS", "FLAT", "MUBUF", "MTBUF", "MIMG", "EXP", "LDSDIR", "VBUFFER", "VFLAT", "VSCRATCH", "VGLOBAL",
                    "VIMAGE", "VSAMPLE")
@@ -61,7 +63,8 @@ def _by_mnemonic(arch: str = DEFAULT) -> dict[str, list[tuple[str, dict[str, int
             seg, _, op = kname.rpartition(".")
             key = {"op": int(op)} | ({"seg": int(seg)} if seg else {})
             out.setdefault(entry["m"], []).append((enc, key, entry))
-    out[exp_mnemonic(arch)] = [("EXP", {}, {})]
+    if "EXP" in get_arch(arch).encodings:
+        out[exp_mnemonic(arch)] = [("EXP", {}, {})]
     return out
 
 
@@ -71,10 +74,10 @@ def _kname(enc: str, f: dict[str, int]) -> str:
 
 # ---------------------------------------------------------------------------------------------- widths
 
-def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT) -> dict[str, int]:
-    """Register count of each operand field (memory_fmt.register_counts), or _Bad for an image width that does
-    not exist."""
-    counts = register_counts(enc, entry, f, arch)
+def _counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT, mode: str | None = None) -> dict[str, int]:
+    """Register count of each operand field (memory_fmt.register_counts, of the template of `mode`, default the
+    fields' mode), or _Bad for an image width that does not exist."""
+    counts = register_counts(enc, entry, f, arch, mode)
     if counts is None:
         raise _Bad("no such data/address width")
     return counts
@@ -87,11 +90,11 @@ def _nsa_split(count: int) -> list[int]:
 
 # ------------------------------------------------------------------------------------------- operands
 
-def _scalar_text(code: int, n: int) -> str | None:
+def _scalar_text(code: int, n: int, family: str) -> str | None:
     """An SGPR/TTMP range, or None when it runs past the end of its register class."""
-    if code <= SGPR_MAX < code + n - 1 or TTMP0 <= code < TTMP0 + 16 < code + n:
+    if code <= REGS[family].sgpr_max < code + n - 1 or TTMP0 <= code < TTMP0 + 16 < code + n:
         return None
-    return scalar_name(code, n)
+    return scalar_name(code, n, family)
 
 
 def _literal_text(value: int | None) -> str | None:
@@ -105,23 +108,25 @@ def _literal_text(value: int | None) -> str | None:
 
 
 def _operand_text(enc: str, spec: str, f: dict[str, int], counts: dict[str, int], extra: bytes,
-                  literal: int | None = None, arch: str = DEFAULT) -> str:
+                  literal: int | None = None, arch: str = DEFAULT, accf: frozenset = ACC_FIELDS) -> str:
     if ":" not in spec:
         return spec
     name = spec.split(":")[0]
     n = counts[name]
     if name == "attr":
         return f"attr{f['attr']}.{_CHANNELS[f['attr_chan']]}"
+    fam = get_arch(arch).family
     if name == "soffset":
-        text = src_name(f[name]) if f[name] != SRC_LITERAL else _literal_text(literal)
+        text = src_name(f[name], 1, 32, fam) if f[name] != SRC_LITERAL else _literal_text(literal)
     elif name in SCALAR_FIELDS:
-        text = _scalar_text(f[name] * SCALED.get(name, 1), n)
+        text = _scalar_text(f[name] * SCALED.get(name, 1), n, fam)
     elif name == "vaddr" and enc in IMAGES12:
         return _image_address_text(enc, f, n, arch)
     elif name == "vaddr" and enc == "MIMG" and f["nsa"]:
         return _nsa_text(f, n, extra)
-    else:
-        text = reg_range("v", f[name], n) if f[name] + n <= 256 else None
+    else:  # gfx9's acc bit: the data registers are AGPRs
+        file = "a" if f.get("acc") and name in accf else "v"
+        text = reg_range(file, f[name], n) if f[name] + n <= 256 else None
     if text is None:
         raise _Bad(f"invalid {name} operand")
     return text
@@ -155,11 +160,12 @@ def _operands(inst: Inst) -> list[str]:
     if enc == "EXP":
         return _exp_operands(f, inst.arch)
     entry = inst.info
-    tmpl = entry["t"].get(mode_of(enc, f))
+    tmpl = entry["t"].get(mode_of(enc, f, saddr_off(inst.arch)))
     if tmpl is None:
         raise _Bad("operand combination llvm does not decode")
     counts = _counts(enc, entry, f, inst.arch)
-    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal, inst.arch) for s in tmpl]
+    accf = frozenset(entry.get("accf", ACC_FIELDS))
+    return [_operand_text(enc, s, f, counts, inst.extra, inst.literal, inst.arch, accf) for s in tmpl]
 
 
 def _exp_operands(f: dict[str, int], arch: str) -> list[str]:
@@ -229,9 +235,9 @@ def _modifiers(inst: Inst) -> list[str]:
 
 # --------------------------------------------------------------------------------------------- decode
 
-def _check_fields(enc: str, entry: dict, f: dict[str, int]) -> None:
+def _check_fields(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAULT) -> None:
     """Reject field values llvm does not decode: modifiers the opcode refuses, unused operand fields."""
-    mk = mode_of(enc, f)
+    mk = mode_of(enc, f, saddr_off(arch))
     ok = set(entry["ok"][mk]) | set(mode_fields(enc, mk)) | {"op", "seg", "saddr", "dim", "nsa", "attr_chan"}
     used = {s.split(":")[0] for s in entry["t"][mk] if ":" in s}
     if "vaddr" in used and enc in IMAGES12:
@@ -272,9 +278,9 @@ def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT) -> Inst:
                 size=layout.size + len(extra) + (4 if literal is not None else 0), info=entry, arch=arch)
     try:
         if enc != "EXP":
-            if mode_of(enc, f) not in entry["t"]:
+            if mode_of(enc, f, saddr_off(arch)) not in entry["t"]:
                 raise _Bad(f"{mnemonic} has no form with these mode bits")
-            _check_fields(enc, entry, f)
+            _check_fields(enc, entry, f, arch)
         inst.operands = _operands(inst)
         _modifiers(inst)
     except _Bad as e:
@@ -308,7 +314,10 @@ def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
     cands = _by_mnemonic(ctx.arch).get(mnemonic)
     if not cands:
         return None
-    return assemble_memory(cands, [t for t in toks if not is_modifier(t)], [t for t in toks if is_modifier(t)], ctx)
+    # without image encodings (gfx9) `a16` is an AGPR, never the a16 flag
+    images = any(e in get_arch(ctx.arch).encodings for e in ("MIMG", "VIMAGE", "VSAMPLE"))
+    mods = [t for t in toks if is_modifier(t) and (images or t != "a16")]
+    return assemble_memory(cands, [t for t in toks if t not in mods], mods, ctx)
 
 
 register(Family("memory", ENCODINGS_OWNED, _decode, _format, _assemble, _mnemonics))

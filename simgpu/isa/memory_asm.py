@@ -7,6 +7,7 @@ import re
 from . import cpol
 from .arch import get_arch
 from .memory_fmt import (
+    ACC_FIELDS,
     FLAGS,
     IMAGES12,
     MOD_FIELDS,
@@ -19,6 +20,7 @@ from .memory_fmt import (
     mode_of,
     parse_swizzle,
     register_counts,
+    saddr_off,
     tables,
 )
 from .operands import parse_register, parse_src
@@ -129,7 +131,8 @@ def _format_code(val: str, names: list[str]) -> int:
 
 def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf: dict[str, int],
                    arch: str) -> bytes:
-    implied = mode_fields(enc, mk)
+    off = saddr_off(arch)
+    implied = mode_fields(enc, mk, off)
     for name, v in implied.items():
         if name in FLAGS[enc] and mf.get(name, 0) != v:
             raise _NoMatch()
@@ -146,8 +149,9 @@ def _assemble_mode(enc: str, key: dict, entry: dict, mk: str, ops: list[str], mf
         raise _NoMatch("invalid dmask/d16/tfe/dim combination")
     extra = b""
     for spec, tok in zip(tmpl, ops, strict=True):
-        extra += _operand(enc, spec, tok, f, counts)
-    if mode_of(enc, f) != mk:
+        accf = frozenset(entry.get("accf", ACC_FIELDS))
+        extra += _operand(enc, spec, tok, f, counts, get_arch(arch).family, off, accf)
+    if mode_of(enc, f, off) != mk:
         raise _NoMatch()
     return layout.pack(f).to_bytes(layout.size, "little") + extra
 
@@ -160,7 +164,8 @@ def _defaults(enc: str, entry: dict, arch: str) -> dict[str, int]:
     return {"format": tables(arch)["names"]["format"].index("")}
 
 
-def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str, int]) -> bytes:
+def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str, int], family: str = "gfx11",
+             off: int = SADDR_OFF, accf: frozenset = ACC_FIELDS) -> bytes:
     """Set the field(s) of one operand token; returns NSA extension bytes for a MIMG address list."""
     if ":" not in spec:
         if tok != spec:
@@ -174,31 +179,33 @@ def _operand(enc: str, spec: str, tok: str, f: dict[str, int], counts: dict[str,
             raise _NoMatch("expected attrN.[xyzw]")
         f["attr"], f["attr_chan"] = int(m.group(1)), "xyzw".index(m.group(2))
     elif name == "soffset":
-        code = parse_src(tok)
+        code = parse_src(tok, 1, family)
         if code is None or code > 255:
             raise _NoMatch("invalid soffset")
         f[name] = code
     elif name in SCALAR_FIELDS:
-        f[name] = _scalar(tok, n, SCALED.get(name, 1))
+        f[name] = _scalar(tok, n, SCALED.get(name, 1), family, off)
     elif name == "vaddr" and enc in IMAGES12:
         _image_addresses(enc, tok, n, f)
     elif name == "vaddr" and tok.startswith("["):
         return _nsa(tok, n, f)
+    elif name in accf and "acc" in f and tok.startswith("a"):  # gfx9: AGPR data
+        f[name], f["acc"] = _vgpr(tok, n, "a"), 1
     else:
         f[name] = _vgpr(tok, n)
     return b""
 
 
-def _scalar(tok: str, n: int, scale: int) -> int:
-    code = parse_src(tok, n)
-    if code is None or code >= 128 or code % scale or code == SADDR_OFF and scale == 1:
+def _scalar(tok: str, n: int, scale: int, family: str = "gfx11", off: int = SADDR_OFF) -> int:
+    code = parse_src(tok, n, family)
+    if code is None or code >= 128 or code % scale or code == off and scale == 1:
         raise _NoMatch(f"invalid scalar operand {tok}")
     return code // scale
 
 
-def _vgpr(tok: str, n: int) -> int:
+def _vgpr(tok: str, n: int, file: str = "v") -> int:
     reg = parse_register(tok)
-    if reg is None or reg[0] != "v" or reg[2] != n or reg[1] + n > 256:
+    if reg is None or reg[0] != file or reg[2] != n or reg[1] + n > 256:
         raise _NoMatch(f"expected {n} VGPRs, got {tok}")
     return reg[1]
 

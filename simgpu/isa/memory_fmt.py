@@ -15,10 +15,10 @@ from .arch import DEFAULT, get_arch
 
 # Flag modifiers of each encoding: printed as their name when the field is 1.
 FLAGS = {
-    "DS": ("gds",),
-    "FLAT": ("glc", "slc", "dlc"),
-    "MUBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe"),
-    "MTBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe"),
+    "DS": ("gds", "acc"),
+    "FLAT": ("glc", "slc", "dlc", "sc1", "acc"),
+    "MUBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe", "sc1", "acc", "lds"),
+    "MTBUF": ("offen", "idxen", "glc", "slc", "dlc", "tfe", "sc1", "acc"),
     "MIMG": ("unorm", "glc", "slc", "dlc", "r128", "a16", "tfe", "lwe", "d16"),
     "EXP": ("done", "row"),
     "LDSDIR": (),
@@ -31,19 +31,23 @@ FLAGS = {
 }
 FLATS12 = ("VFLAT", "VSCRATCH", "VGLOBAL")  # gfx12's FLAT, one encoding per segment
 IMAGES12 = {"VIMAGE": 5, "VSAMPLE": 4}  # gfx12's image encodings and their number of address VGPR fields
-# Printed modifier name -> field, where they differ.
-MOD_FIELDS = {"row_en": "row", "wait_vdst": "waitvdst", "wait_va_vdst": "waitvdst", "wait_vm_vsrc": "waitvsrc"}
+# Printed modifier name -> field, where they differ (gfx940's sc0 and nt are the glc and slc bits).
+MOD_FIELDS = {"row_en": "row", "wait_vdst": "waitvdst", "wait_va_vdst": "waitvdst", "wait_vm_vsrc": "waitvsrc",
+              "sc0": "glc", "nt": "slc"}
 FIELD_MODS = {v: k for k, v in MOD_FIELDS.items()}
 # Modifiers printed name:value (decimal).
 VALUED = ("offset", "offset0", "offset1", "wait_vdst", "wait_va_vdst", "wait_vm_vsrc")
 MOD_NAMES = frozenset({"offset", "offset0", "offset1", "gds", "glc", "slc", "dlc", "offen", "idxen", "tfe", "lwe",
                        "d16", "a16", "r128", "unorm", "dmask", "dim", "format", "done", "row_en", "wait_vdst",
-                       "wait_va_vdst", "wait_vm_vsrc", "th", "scope"})
+                       "wait_va_vdst", "wait_vm_vsrc", "th", "scope", "sc0", "sc1", "nt", "lds"})
+# gfx9: the acc bit makes these register fields AGPRs (a0-a255; an entry's "accf" where they differ, ds_gws_*'s
+# addr); it is not printed as a modifier.
+ACC_FIELDS = frozenset({"vdst", "data", "data0", "data1", "vdata"})
 # Scalar register fields counted in units of 4 SGPRs (gfx11's 5-bit srsrc/ssamp).
 SCALED = {"srsrc": 4, "ssamp": 4}
 # Fields holding a scalar operand (gfx12's rsrc/samp are 9-bit source codes).
 SCALAR_FIELDS = frozenset({"srsrc", "ssamp", "soffset", "saddr", "rsrc", "samp"})
-SADDR_OFF = 124  # FLAT saddr code meaning "no scalar address" (printed off)
+SADDR_OFF = 124  # FLAT saddr code meaning "no scalar address" (printed off); gfx9's is the table's "saddr_off"
 B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -53,37 +57,43 @@ def tables(arch: str = DEFAULT) -> dict:
     return get_arch(arch).table("memory")
 
 
+def saddr_off(arch: str = DEFAULT) -> int:
+    """The FLAT saddr code printed `off` (gfx9's 0x7f, else SADDR_OFF)."""
+    return tables(arch).get("saddr_off", SADDR_OFF)
+
+
 def is_modifier(tok: str) -> bool:
     """True for a modifier token (glc, offset:16, dim:SQ_RSRC_IMG_2D, ...), False for an operand."""
     return tok.split(":", 1)[0] in MOD_NAMES
 
 
-def mode_of(enc: str, f: dict[str, int]) -> str:
+def mode_of(enc: str, f: dict[str, int], saddr_off: int = SADDR_OFF) -> str:
     """Key of the field values that select an operand template (see tools/isatab_memory.MODES). gfx12's FLAT
-    encodings: th's low bit (an atomic's TH_ATOMIC_RETURN) takes the place of glc."""
+    encodings: th's low bit (an atomic's TH_ATOMIC_RETURN) takes the place of glc. gfx9's MUBUF adds its lds bit
+    (the data goes to LDS: no vdata)."""
     if enc == "DS":
         return str(f.get("gds", 0))
     if enc == "FLAT":
-        return f"{f.get('glc', 0)}{int(f.get('saddr', 0) == SADDR_OFF)}{f.get('sve', 0)}"
+        return f"{f.get('glc', 0)}{int(f.get('saddr', 0) == saddr_off)}{f.get('sve', 0)}"
     if enc in FLATS12:
-        return f"{f.get('th', 0) & 1}{int(f.get('saddr', 0) == SADDR_OFF)}{f.get('sve', 0)}"
+        return f"{f.get('th', 0) & 1}{int(f.get('saddr', 0) == saddr_off)}{f.get('sve', 0)}"
     if enc in ("MUBUF", "MTBUF", "VBUFFER"):
-        return f"{f.get('tfe', 0)}{f.get('offen', 0)}{f.get('idxen', 0)}"
+        return f"{f.get('tfe', 0)}{f.get('offen', 0)}{f.get('idxen', 0)}" + (str(f["lds"]) if "lds" in f else "")
     return ""
 
 
-def mode_fields(enc: str, key: str) -> dict[str, int]:
+def mode_fields(enc: str, key: str, saddr_off: int = SADDR_OFF) -> dict[str, int]:
     """The field values a mode key implies (the inverse of mode_of, minus what operands and the th modifier
     supply)."""
     bits = [int(c) for c in key]
     if enc == "DS":
         return {"gds": bits[0]}
     if enc == "FLAT":
-        return {"glc": bits[0], "sve": bits[2]} | ({"saddr": SADDR_OFF} if bits[1] else {})
+        return {"glc": bits[0], "sve": bits[2]} | ({"saddr": saddr_off} if bits[1] else {})
     if enc in FLATS12:
-        return ({"sve": bits[2]} if enc == "VSCRATCH" else {}) | ({"saddr": SADDR_OFF} if bits[1] else {})
+        return ({"sve": bits[2]} if enc == "VSCRATCH" else {}) | ({"saddr": saddr_off} if bits[1] else {})
     if enc in ("MUBUF", "MTBUF", "VBUFFER"):
-        return dict(zip(("tfe", "offen", "idxen"), bits, strict=True))
+        return dict(zip(("tfe", "offen", "idxen", "lds"), bits, strict=False))
     return {}
 
 
@@ -92,7 +102,7 @@ def register_counts(enc: str, entry: dict, f: dict[str, int], arch: str = DEFAUL
     """Register count of each operand field (of the template of `mode`, default the fields' mode); image
     data/address counts depend on dmask/d16/tfe/lwe, dim/a16: None when that width does not exist."""
     counts = {}
-    for spec in entry["t"].get(mode_of(enc, f) if mode is None else mode, []):
+    for spec in entry["t"].get(mode_of(enc, f, saddr_off(arch)) if mode is None else mode, []):
         if ":" in spec:
             name, n = spec.split(":")
             counts[name] = int(n) if n != "*" else 1

@@ -1,13 +1,18 @@
-"""Operand codes of gfx11 and their LLVM spellings: registers, register ranges, inline constants.
+"""Operand codes of gfx11 (and gfx12, gfx9) and their LLVM spellings: registers, register ranges, inline constants.
 
 A source operand is a 9-bit code (8-bit in scalar encodings): 0-105 SGPRs, 106/107 VCC halves,
 108-123 TTMPs, 124 null, 125 M0, 126/127 EXEC halves, 128-208 integer inline constants, 240-248 float
 inline constants, 255 a 32-bit literal that follows the instruction, 256-511 VGPRs.
+
+gfx9 (gfx942) names the scalar codes differently (ScalarRegs, GFX9_REGS): 0-101 SGPRs, 102/103 flat_scratch,
+104/105 xnack_mask, 124 M0 and 125 null (which LLVM 19 prints, though gfx9 has no null register). Its AGPRs
+(a0-a255) are written like VGPRs with the prefix "a"; which operands are AGPRs the tables and encodings say.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .errors import AsmError
 
@@ -28,6 +33,29 @@ INV_2PI_32 = "0.15915494"
 INV_2PI_64 = "0.15915494309189532"
 
 
+@dataclass(frozen=True)
+class ScalarRegs:
+    """How a family names its scalar register codes below 128."""
+
+    sgpr_max: int  # the last SGPR
+    named: dict[int, str]  # one-dword names (vcc_lo, m0, ...)
+    named64: dict[int, str]  # pair names (vcc, exec, ...)
+    null: int | None  # the code a source of three or more dwords reads as null
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "codes", {v: k for k, v in self.named.items()} | {v: k for k, v in
+                                                                                     self.named64.items()})
+
+
+GFX11_REGS = ScalarRegs(SGPR_MAX, _NAMED, _NAMED64, NULL)
+GFX9_REGS = ScalarRegs(101, {102: "flat_scratch_lo", 103: "flat_scratch_hi", 104: "xnack_mask_lo",
+                             105: "xnack_mask_hi", VCC_LO: "vcc_lo", VCC_HI: "vcc_hi", 124: "m0", 125: "null",
+                             EXEC_LO: "exec_lo", EXEC_HI: "exec_hi"} | {k: v for k, v in _NAMED.items() if k >= 235},
+                       {102: "flat_scratch", 104: "xnack_mask", VCC_LO: "vcc", EXEC_LO: "exec"}
+                       | {k: v for k, v in _NAMED.items() if k >= 235}, None)  # src_vccz as a VOPC e64 sdst
+REGS = {"gfx11": GFX11_REGS, "gfx12": GFX11_REGS, "gfx9": GFX9_REGS}
+
+
 def reg_range(prefix: str, first: int, count: int) -> str:
     """LLVM's spelling of `count` consecutive registers: v5, v[4:5], s[0:3], ttmp[4:7]."""
     if count == 1:
@@ -35,16 +63,17 @@ def reg_range(prefix: str, first: int, count: int) -> str:
     return f"{prefix}[{first}:{first + count - 1}]"
 
 
-def scalar_name(code: int, count: int = 1) -> str | None:
+def scalar_name(code: int, count: int = 1, family: str = "gfx11") -> str | None:
     """Spelling of a scalar register code (SGPR, VCC, TTMP, M0, NULL, EXEC) holding `count` dwords."""
-    if code <= SGPR_MAX:
-        return reg_range("s", code, count) if code + count <= SGPR_MAX + 1 else None
+    regs = REGS[family]
+    if code <= regs.sgpr_max:
+        return reg_range("s", code, count) if code + count <= regs.sgpr_max + 1 else None
     if TTMP0 <= code < TTMP0 + 16:
         return reg_range("ttmp", code - TTMP0, count) if code - TTMP0 + count <= 16 else None
     if count == 1:
-        return _NAMED.get(code)
-    if count == 2 and code in _NAMED64:
-        return _NAMED64[code]
+        return regs.named.get(code)
+    if count == 2 and code in regs.named64:
+        return regs.named64[code]
     return None
 
 
@@ -61,27 +90,27 @@ def inline_constant(code: int, bits: int = 32) -> str | None:
     return None
 
 
-def src_name(code: int, count: int = 1, bits: int = 32) -> str | None:
+def src_name(code: int, count: int = 1, bits: int = 32, family: str = "gfx11") -> str | None:
     """Spelling of a (non-literal) source code: a register range, special register or inline constant."""
     if code >= VGPR0:
         return reg_range("v", code - VGPR0, count) if code - VGPR0 + count <= 256 else None
-    name = scalar_name(code, count)
+    name = scalar_name(code, count, family)
     if name is not None:
         return name
-    if code == NULL:  # a source of three or more dwords reads null too (scalar destinations do not)
+    if code == REGS[family].null:  # a source of three or more dwords reads null too (scalar destinations do not)
         return "null"
     if code in _NAMED and code >= 235:
         return _NAMED[code]
     return inline_constant(code, bits)
 
 
-_REG_RE = re.compile(r"^(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
+_REG_RE = re.compile(r"^(v|s|ttmp|a)(?:(\d+)|\[(\d+):(\d+)\])$")
 _NAME_TO_CODE = {v: k for k, v in _NAMED.items()} | {v: k for k, v in _NAMED64.items()}
 _CONST_TO_CODE = {repr(v): k for k, v in _FLOATS.items()} | {INV_2PI_32: 248, INV_2PI_64: 248}
 
 
 def parse_register(tok: str) -> tuple[str, int, int] | None:
-    """('v'|'s'|'ttmp', first, count) for a register or range token, else None."""
+    """('v'|'s'|'ttmp'|'a', first, count) for a register or range token, else None."""
     m = _REG_RE.match(tok)
     if not m:
         return None
@@ -93,8 +122,8 @@ def parse_register(tok: str) -> tuple[str, int, int] | None:
     return m.group(1), lo, hi - lo + 1
 
 
-def parse_src(tok: str, count: int = 1) -> int | None:
-    """Source code for a register/special/inline-constant token (literals excluded), or None."""
+def parse_src(tok: str, count: int = 1, family: str = "gfx11") -> int | None:
+    """Source code for a register/special/inline-constant token (literals excluded, AGPRs too), or None."""
     reg = parse_register(tok)
     if reg is not None:
         kind, first, n = reg
@@ -103,9 +132,14 @@ def parse_src(tok: str, count: int = 1) -> int | None:
         if kind == "v":
             return VGPR0 + first if first + n <= 256 else None
         if kind == "s":
-            return first if first + n <= SGPR_MAX + 1 else None
+            return first if first + n <= REGS[family].sgpr_max + 1 else None
+        if kind == "a":
+            return None
         return TTMP0 + first if first + n <= 16 else None
-    if tok in _NAME_TO_CODE:
+    regs = REGS[family]
+    if tok in regs.codes:
+        return regs.codes[tok]
+    if tok in _NAME_TO_CODE and _NAME_TO_CODE[tok] >= 128:
         return _NAME_TO_CODE[tok]
     if tok in _CONST_TO_CODE:
         return _CONST_TO_CODE[tok]

@@ -33,8 +33,25 @@ def _fields_mask(fields) -> int:
     return m
 
 
-def format_waitcnt(v: int) -> str:
-    parts = [(n, _get(v, lo, w), (1 << w) - 1) for n, lo, w in WAITCNT]
+def waitcnt_bits(layout: list | None) -> tuple:
+    """s_waitcnt's fields as (name, lo, width) rows: gfx11's, or a table's "waitcnt" layout [[name, [bit, ...]], ...]
+    whose i-th bit is worth 2**i (gfx9's vmcnt is bits 3:0 and 15:14)."""
+    return WAITCNT if layout is None else tuple((n, bits, len(bits)) for n, bits in layout)
+
+
+def _gather(v: int, lo, width: int) -> int:
+    return _get(v, lo, width) if isinstance(lo, int) else sum(((v >> b) & 1) << i for i, b in enumerate(lo))
+
+
+def _scatter(x: int, lo, width: int) -> tuple[int, int]:
+    """(bits of x placed at the field, the field's mask)."""
+    if isinstance(lo, int):
+        return x << lo, ((1 << width) - 1) << lo
+    return sum(((x >> i) & 1) << b for i, b in enumerate(lo)), sum(1 << b for b in lo)
+
+
+def format_waitcnt(v: int, layout: list | None = None) -> str:
+    parts = [(n, _gather(v, lo, w), (1 << w) - 1) for n, lo, w in waitcnt_bits(layout)]
     shown = [f"{n}({x})" for n, x, full in parts if x != full]
     return " ".join(shown or [f"{n}({x})" for n, x, _ in parts])
 
@@ -65,10 +82,10 @@ def format_hwreg(v: int, names: dict[str, str]) -> str:
 
 
 def format_sendmsg(v: int, names: dict[str, str]) -> str:
+    if str(v) in names:  # gfx9's names hold the whole text: sendmsg(MSG_GS, GS_OP_CUT, 1)
+        return f"sendmsg({names[str(v)]})"
     if v > 0xFF:
         return str(v)
-    if str(v) in names:
-        return f"sendmsg({names[str(v)]})"
     return f"sendmsg({v}, 0, 0)"
 
 
@@ -96,6 +113,25 @@ def parse_version(tok: str, names: dict[str, str], flags: dict[str, str], ctx) -
     return v
 
 
+GPR_IDX = ("SRC0", "SRC1", "SRC2", "DST")  # gfx9's VGPR-indexing mode bits
+
+
+def format_gpr_idx(v: int) -> str:
+    """gfx9's s_set_gpr_idx_on/_mode operand: the mode bits named, gpr_idx(SRC0,DST); hex past 4 bits."""
+    if v > 15:
+        return f"0x{v:x}"
+    return "gpr_idx(" + ",".join(n for i, n in enumerate(GPR_IDX) if v >> i & 1) + ")"
+
+
+def parse_gpr_idx(tok: str, ctx) -> int:
+    if not (tok.startswith("gpr_idx(") and tok.endswith(")")):
+        return _int(tok, ctx)
+    names = [n.strip() for n in tok[8:-1].split(",") if n.strip()]
+    if any(n not in GPR_IDX for n in names):
+        raise ctx.error("expected SRC0, SRC1, SRC2 or DST", tok)
+    return sum(1 << GPR_IDX.index(n) for n in names)
+
+
 def imm_auto(v: int) -> str:
     """LLVM's spelling of an unsigned immediate: decimal up to 64 (the inline-constant range), else hex."""
     return str(v) if v <= 64 else f"0x{v:x}"
@@ -104,7 +140,7 @@ def imm_auto(v: int) -> str:
 def format_imm(kind: str, v: int, names: dict) -> str:
     """Text of a 16-bit immediate of the given print kind (see tools/isatab_scalar.py)."""
     if kind == "waitcnt":
-        return format_waitcnt(v)
+        return format_waitcnt(v, names.get("waitcnt"))
     if kind == "depctr":
         return format_depctr(v)
     if kind == "delay_alu":
@@ -115,6 +151,8 @@ def format_imm(kind: str, v: int, names: dict) -> str:
         return format_sendmsg(v, names["sendmsg"])
     if kind == "version":
         return format_version(v, names["version"], names["version_flags"])
+    if kind == "gpr_idx":
+        return format_gpr_idx(v)
     if kind in ("dec", "dec_opt"):
         return str(v)
     if kind == "hex":
@@ -154,7 +192,8 @@ def _named_fields(text: str, table, ctx, repeat_ok: bool = False) -> tuple[int, 
         x = names.index(m.group(2)) if names and m.group(2) in names else _int(m.group(2), ctx)
         if not 0 <= x < 1 << width:
             raise ctx.error(f"{name} takes 0..{(1 << width) - 1}", tok)
-        v = (v & ~(((1 << width) - 1) << lo)) | (x << lo)
+        put, mask = _scatter(x, lo, width)
+        v = (v & ~mask) | put
         given.add(name)
     return v, given
 
@@ -164,13 +203,13 @@ def _with_defaults(text: str, table, ctx, repeat_ok: bool = False) -> int:
     v, given = _named_fields(text, table, ctx, repeat_ok)
     for name, lo, w in table:
         if name not in given:
-            v |= ((1 << w) - 1) << lo
+            v |= _scatter((1 << w) - 1, lo, w)[0]
     return v
 
 
-def parse_waitcnt(text: str, ctx) -> int:
+def parse_waitcnt(text: str, ctx, layout: list | None = None) -> int:
     """s_waitcnt's immediate: vmcnt(n) expcnt(n) lgkmcnt(n), or an integer."""
-    return _with_defaults(text, WAITCNT, ctx, repeat_ok=True) if "(" in text else _int(text, ctx)
+    return _with_defaults(text, waitcnt_bits(layout), ctx, repeat_ok=True) if "(" in text else _int(text, ctx)
 
 
 def parse_depctr(text: str, ctx) -> int:
@@ -209,10 +248,14 @@ def parse_hwreg(tok: str, names: dict[str, str], ctx) -> int:
 
 def parse_sendmsg(tok: str, names: dict[str, str], ctx) -> int:
     """sendmsg(message[, operation[, stream]]) -- a named message takes no operation -- or an integer."""
+    inv: dict[str, int] = {}
+    for k, v in names.items():  # a text several values print as (gfx9's unused bit 7) assembles to the first
+        inv.setdefault(v, int(k))
+    if tok.startswith("sendmsg(") and tok.endswith(")") and tok[8:-1] in inv:
+        return inv[tok[8:-1]]
     args = _call_args(tok, "sendmsg", (1, 2, 3), ctx)
     if args is None:
         return _int(tok, ctx)
-    inv = {v: int(k) for k, v in names.items()}
     if args[0] in inv:
         if len(args) > 1:
             raise ctx.error(f"{args[0]} takes no operation or stream", tok)
@@ -225,7 +268,7 @@ def parse_sendmsg(tok: str, names: dict[str, str], ctx) -> int:
 def parse_imm(kind: str, tok: str, names: dict, ctx) -> int:
     """Value of a 16-bit immediate written in the given print kind (labels for branches)."""
     if kind == "waitcnt":
-        return parse_waitcnt(tok, ctx)
+        return parse_waitcnt(tok, ctx, names.get("waitcnt"))
     if kind == "depctr":
         return parse_depctr(tok, ctx)
     if kind == "delay_alu":
@@ -236,6 +279,8 @@ def parse_imm(kind: str, tok: str, names: dict, ctx) -> int:
         return parse_sendmsg(tok, names["sendmsg"], ctx)
     if kind == "version":
         return parse_version(tok, names["version"], names["version_flags"], ctx)
+    if kind == "gpr_idx":
+        return parse_gpr_idx(tok, ctx)
     if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", tok):
         return _int(tok, ctx) & 0xFFFF
     target = ctx.label(tok)

@@ -11,21 +11,29 @@ LLVM's True16 mode (-mattr=+real-true16) decodes some opcodes differently: their
 (and "no16" lists opcodes that mode does not decode). A 16-bit VGPR operand (dwords 0) prints as a half,
 vN.l or vN.h: in the e32 encodings (VOP1/VOP2/VOPC and their DPP forms) bit 7 of the register field
 selects the high half of v0-v127; in VOP3 the register is the whole field and op_sel selects the half.
+
+gfx9 (gfx942): no VOPD/VINTERP/DPP8; VOP3P's MFMA/SMFMAC entries use the VOP3PMAI layout ("enc"), whose acc_cd
+and acc bits make operands AGPRs (the effect ["acc", fields]); AGPR-only operands are of kind "a" (a register
+field) or "asrc" (a 9-bit source whose VGPR codes are AGPRs); the table's "dpp_ctrl" names the DPP16 controls.
+An e32 word whose src0 is 249 is followed by an SDWA dword (SDWAB for VOPC): the entry's "sdwa" form, whose
+"sdwamods" are its bits' effects and "sdwasel" the selects it prints; its sources are VGPRs unless the s0/s1 bit
+makes them scalar codes, and VOPC's destination is VCC unless sd names an SGPR pair.
 """
 
 from __future__ import annotations
 
 from .arch import DEFAULT, get_arch
-from .encodings import DPP8, DPP16, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from .encodings import DPP8, DPP16, SDWA, SDWAB, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, SRC_SDWA
 from .errors import DecodeError
 from .inst import Family, Inst, register
 from .operands import reg_range, scalar_name, src_name
 from .valu_asm import assemble, mnemonic_index
-from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
+from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, tables
 
-ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOPD", "VINTERP")
+ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOP3PMAI", "VOPD", "VINTERP")
 # Trailing modifiers print in this order (LLVM's asm strings), DPP controls after them.
-ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi")
+ARRAY_ORDER = ("op_sel", "op_sel_hi", "neg_lo", "neg_hi", "neg")  # neg: gfx9's f64 MFMA prints blgp so
+VALUED_ORDER = ("cbsz", "abid", "blgp")  # MFMA's (other valued modifiers, gfx12's byte_sel/index_key, come alone)
 
 
 def entry(enc: str, op: int, true16: bool = False, arch: str = DEFAULT) -> dict | None:
@@ -72,8 +80,8 @@ def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT, true16: boo
     if enc == "VOPD":
         return _decode_vopd(fields, data, offset, word0, true16, arch)
     e = _entry(enc, fields["op"], offset, word0, true16, arch)
-    if e.get("enc") == "VOP3SD":
-        enc = "VOP3SD"
+    if e.get("enc") in ("VOP3SD", "VOP3PMAI"):  # another layout of the same word
+        enc = e["enc"]
         fields = layouts[enc].unpack(int.from_bytes(data[offset:offset + base], "little"))
     inst = Inst(enc, fields["op"], e["m"], fields, info={"entry": e, "form": "base"}, arch=arch)
     pos = offset + base
@@ -88,6 +96,11 @@ def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT, true16: boo
         if layout.pack(inst.dpp) != ext:
             raise DecodeError("reserved bits of the DPP control dword are set", offset, word0)
         inst.info["form"], inst.mnemonic = form, e[form]
+        pos += 4
+    elif src0 == SRC_SDWA and "sdwa" in e and enc in E32:
+        layout, ext = (SDWAB if enc == "VOPC" else SDWA), _dword(data, pos, offset, word0)
+        inst.dpp = {"kind": "sdwa"} | layout.unpack(ext)
+        inst.info["form"], inst.mnemonic = "sdwa", e["sdwa"]
         pos += 4
     elif _needs_literal(e["ops"], fields):
         inst.literal = _dword(data, pos, offset, word0)
@@ -153,8 +166,8 @@ def _join(mnemonic: str, ops: list[str]) -> str:
 
 def _ops(inst: Inst, e: dict, pre: dict[str, set[str]]) -> list[str]:
     bad = e.get("bad")
-    return [_with_mods(_operand(inst, spec) + (_note(inst, bad, spec) if bad else ""), _is_imm(inst, spec),
-                       pre.get(spec[0], set())) for spec in e["ops"]]
+    return [_with_mods(_operand(inst, spec, "acc" in pre.get(spec[0], ())) + (_note(inst, bad, spec) if bad else ""),
+                       _is_imm(inst, spec), pre.get(spec[0], set())) for spec in e["ops"]]
 
 
 def _note(inst: Inst, bad: dict, spec: list) -> str:
@@ -172,24 +185,37 @@ def _note(inst: Inst, bad: dict, spec: list) -> str:
 
 
 def _is_imm(inst: Inst, spec: list) -> bool:
+    if spec[0] == "vsrc1" and inst.dpp is not None and inst.dpp["kind"] == "sdwa" and inst.dpp["s1"]:
+        code = inst.fields["vsrc1"]  # an SDWA src1 with s1: a scalar code
+        return 128 <= code <= 208 or 240 <= code <= 248
     if spec[1] != "src":
         return spec[1] == "lit"
     code = inst.fields[spec[0]]
-    dpp_src = spec[0] == "src0" and inst.dpp is not None
-    return not dpp_src and (128 <= code <= 208 or 240 <= code <= 248 or code == SRC_LITERAL)
+    if spec[0] == "src0" and inst.dpp is not None:  # a DPP source is a VGPR; an SDWA one a scalar code with s0
+        code = inst.dpp["src0"] if inst.dpp["kind"] == "sdwa" and inst.dpp["s0"] else 0
+    return 128 <= code <= 208 or 240 <= code <= 248 or code == SRC_LITERAL
 
 
-def _operand(inst: Inst, spec: list) -> str:
+def _operand(inst: Inst, spec: list, acc: bool = False) -> str:
+    """An operand's text; `acc`: a gfx9 acc bit makes this register operand an AGPR."""
     field, kind, count = spec[0], spec[1], spec[2]
     if kind == "imp":
+        if field == "vcc" and inst.dpp is not None and inst.dpp["kind"] == "sdwa" and inst.dpp.get("sd"):
+            return _sdst_text(inst.dpp["sdst"], inst.arch)
         return field
     if kind == "lit":
         return literal_text(inst.literal, spec[3], inst.arch)
-    if kind == "v":
-        return vgpr_text(vgpr_index(inst, field), count, half_select(inst, field))
+    if inst.dpp is not None and inst.dpp["kind"] == "sdwa" and field in ("src0", "vsrc1"):
+        return _sdwa_source(inst, spec)
+    if kind in ("v", "a"):
+        return vgpr_text(vgpr_index(inst, field), count, half_select(inst, field), "a" if acc or kind == "a" else "v")
     code = inst.fields[field]
+    if kind == "asrc" or (acc and code >= 256):
+        if code < 256:
+            raise ValueError(f"{field} code {code} is not an AGPR")
+        return vgpr_text(code - 256, count, None, "a")
     if kind == "s":
-        name = scalar_name(code, count)
+        name = scalar_name(code, count, get_arch(inst.arch).family)
         if name is None:
             raise ValueError(f"{field} code {code} is not a scalar register of {count} dwords")
         return name
@@ -200,6 +226,28 @@ def _operand(inst: Inst, spec: list) -> str:
     return source_text(code, max(count, 1), spec[3], inst.literal, inst.arch)
 
 
+def _sdst_text(code: int, arch: str) -> str:
+    name = scalar_name(code, 2, get_arch(arch).family)
+    if name is None:
+        raise ValueError(f"sdst code {code} is not a scalar register pair")
+    return name
+
+
+def _sdwa_source(inst: Inst, spec: list) -> str:
+    """An SDWA source: a VGPR, or with the s0/s1 bit a scalar code (an SGPR or constant)."""
+    d, field, count = inst.dpp, spec[0], max(spec[2], 1)
+    code, scalar = (d["src0"], d["s0"]) if field == "src0" else (inst.fields["vsrc1"], d["s1"])
+    if not scalar:
+        return vgpr_text(code, count)
+    cls = spec[3] if len(spec) > 3 else None
+    if cls is not None and 128 <= code <= 254:
+        return source_text(code, count, cls, None, inst.arch)
+    name = src_name(code, count, 32, get_arch(inst.arch).family)
+    if name is None or code == SRC_LITERAL:
+        raise ValueError(f"SDWA source code {code} is not valid")
+    return name
+
+
 def half_select(inst: Inst, field: str) -> int | None:
     """How a 16-bit VGPR operand picks its half: None in the e32 encodings (bit 7 of the register field),
     else whether op_sel selects the high half (VOP3: the op_sel bit of the operand)."""
@@ -208,16 +256,16 @@ def half_select(inst: Inst, field: str) -> int | None:
     return (inst.fields.get("op_sel", 0) >> OP_SEL_BIT[field]) & 1 if field in OP_SEL_BIT else 0
 
 
-def vgpr_text(index: int, count: int, high: int | None = None) -> str:
-    """A VGPR range; count 0 is a 16-bit half (True16 syntax): `high` None takes bit 7 of the index as .h
-    (e32 encodings), else the index is the register and `high` the half (VOP3, from op_sel)."""
+def vgpr_text(index: int, count: int, high: int | None = None, file: str = "v") -> str:
+    """A VGPR (`file` "a": AGPR) range; count 0 is a 16-bit half (True16 syntax): `high` None takes bit 7 of the
+    index as .h (e32 encodings), else the index is the register and `high` the half (VOP3, from op_sel)."""
     if count == 0:
         if high is None:
             return f"v{index & 127}.{'h' if index & 128 else 'l'}"
         return f"v{index}.{'h' if high else 'l'}"
     if index + count > 256:  # a range past v255 is not an operand LLVM decodes
         raise ValueError(f"VGPR range v{index} of {count} dwords runs past v255")
-    return reg_range("v", index, count)
+    return reg_range(file, index, count)
 
 
 def vgpr_index(inst: Inst, field: str) -> int:
@@ -238,7 +286,7 @@ def source_text(code: int, count: int, cls: str, literal: int | None, arch: str 
         if text is None:
             raise ValueError(f"source code {code} is not allowed here")
         return text
-    name = src_name(code, count)
+    name = src_name(code, count, 32, get_arch(arch).family)
     if name is None:
         raise ValueError(f"source code {code} is not valid here")
     return name
@@ -278,8 +326,9 @@ def _mod_state(inst: Inst, e: dict) -> dict:
     arrays: dict[str, list[int]] = {}
     flags: list[str] = []
     valued: dict[str, int] = {}  # gfx12's byte_sel:N, index_key:N: each bit adds its share
-    dpp16_e32 = inst.dpp is not None and inst.dpp["kind"] == 16 and inst.encoding in ("VOP1", "VOP2", "VOPC")
-    effects = e.get("dppmods", {}) if inst.dpp is not None else e.get("mods", {})
+    dpp16_e32 = inst.dpp is not None and inst.dpp["kind"] in (16, "sdwa") and inst.encoding in ("VOP1", "VOP2", "VOPC")
+    effects = e.get("mods", {}) if inst.dpp is None else e.get("sdwamods" if inst.dpp["kind"] == "sdwa" else "dppmods",
+                                                                 {})
     src = inst.dpp if dpp16_e32 else inst.fields
     for key, eff in effects.items():
         name, _, bit = key.partition(":")
@@ -290,6 +339,9 @@ def _mod_state(inst: Inst, e: dict) -> dict:
             continue
         elif eff[0] == "pre":
             pre.setdefault(eff[2], set()).add(eff[1])
+        elif eff[0] == "acc":
+            for f in eff[1]:
+                pre.setdefault(f, set()).add("acc")
         elif eff[0] == "val":
             valued[eff[1]] = valued.get(eff[1], 0) + eff[2]
         elif eff[1].startswith("mul:"):
@@ -300,7 +352,8 @@ def _mod_state(inst: Inst, e: dict) -> dict:
 
 
 def _trailing(inst: Inst, e: dict, mods: dict) -> str:
-    out = [f"{name}:{v}" for name, v in mods["valued"].items()]
+    order = sorted(mods["valued"], key=lambda n: VALUED_ORDER.index(n) if n in VALUED_ORDER else -1)
+    out = [f"{name}:{mods['valued'][name]}" for name in order]
     for name in ARRAY_ORDER:
         arr = mods["arrays"].get(name)
         default = 1 if name == "op_sel_hi" and e.get("hidef") else 0
@@ -318,15 +371,29 @@ def _dpp_text(inst: Inst) -> str:
     d = inst.dpp
     if d is None:
         return ""
+    if d["kind"] == "sdwa":
+        return "".join(f" {name}:{_sdwa_sel_text(name, d[name])}" for name in inst.info["entry"].get("sdwasel", ()))
     if d["kind"] == 8:
         sel = ",".join(str((d["lane_sel"] >> (3 * i)) & 7) for i in range(8))
         return f" dpp8:[{sel}]" + (" fi:1" if inst.fields["src0"] == SRC_DPP8_FI else "")
-    out = f" {dpp_ctrl_text(d['dpp_ctrl'])} row_mask:0x{d['row_mask']:x} bank_mask:0x{d['bank_mask']:x}"
+    out = f" {dpp_ctrl_text(d['dpp_ctrl'], inst.arch)} row_mask:0x{d['row_mask']:x} bank_mask:0x{d['bank_mask']:x}"
     return out + (" bound_ctrl:1" if d["bound_ctrl"] else "") + (" fi:1" if d["fi"] else "")
 
 
-def dpp_ctrl_text(ctrl: int) -> str:
-    """LLVM's spelling of a DPP16 dpp_ctrl value."""
+def _sdwa_sel_text(name: str, v: int) -> str:
+    names = SDWA_UNUSED if name == "dst_unused" else SDWA_SEL
+    if v >= len(names):
+        raise ValueError(f"{name} {v} is not valid")
+    return names[v]
+
+
+def dpp_ctrl_text(ctrl: int, arch: str = DEFAULT) -> str:
+    """LLVM's spelling of a DPP16 dpp_ctrl value (gfx9's from its table)."""
+    names = tables(arch).get("dpp_ctrl")
+    if names is not None:
+        if str(ctrl) not in names:
+            raise ValueError(f"dpp_ctrl {ctrl:#x} is not valid")
+        return names[str(ctrl)]
     if ctrl < 0x100:
         return "quad_perm:[" + ",".join(str((ctrl >> (2 * i)) & 3) for i in range(4)) + "]"
     if ctrl == 0x140:

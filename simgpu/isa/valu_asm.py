@@ -10,15 +10,17 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .arch import DEFAULT
-from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL
+from .arch import DEFAULT, get_arch
+from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, SRC_SDWA
 from .inst import Inst
 from .operands import parse_register, parse_src
-from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, tables
+from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
-                       r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:)")
-_DPP16_WORDS = ("quad_perm:", "row_")
+                       r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:|cbsz:|abid:|blgp:|wave_|"
+                       r"dst_sel:|dst_unused:|src0_sel:|src1_sel:|neg:\[)")
+_SDWA_WORDS = ("dst_sel:", "dst_unused:", "src0_sel:", "src1_sel:")
+_DPP16_WORDS = ("quad_perm:", "row_", "wave_")
 
 
 class _Bad(ValueError):
@@ -38,7 +40,7 @@ def mnemonic_index(arch: str = DEFAULT) -> dict[str, list[tuple[str, int, str, d
     for key in ("ops", "ops16"):
         for enc, entries in tables(arch)[key].items():
             for op, e in entries.items():
-                for form in ("m", "dpp16", "dpp8"):
+                for form in ("m", "dpp16", "dpp8", "sdwa"):
                     if form in e:
                         idx.setdefault(e[form], []).append((enc, op, "base" if form == "m" else form, e))
     for op, e in tables(arch)["vopd"]["x"].items():
@@ -52,7 +54,8 @@ def assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
     if not cands:
         return None
     form = "dpp8" if any(t.startswith("dpp8:") for t in toks) else (
-        "dpp16" if any(t.startswith(_DPP16_WORDS) for t in toks) else "base")
+        "dpp16" if any(t.startswith(_DPP16_WORDS) for t in toks) else (
+            "sdwa" if any(t.startswith(_SDWA_WORDS) for t in toks) else "base"))
     err = _Bad(f"{mnemonic} takes other operands")
     for enc, op, f, e in cands:
         if f not in (form, "x"):
@@ -81,13 +84,16 @@ def _build(enc: str, op: int, form: str, e: dict, toks: list[str], arch: str) ->
     elif form == "dpp8":
         inst.dpp = {"kind": 8}
         inst.fields["src0"] = SRC_DPP8
+    elif form == "sdwa":  # gfx9; a dst_sel not written is DWORD (v_cvt_pk_f32_fp8_sdwa), other selects 0
+        inst.dpp = {"kind": "sdwa", "dst_sel": 0 if enc == "VOPC" else 6}
+        inst.fields["src0"] = SRC_SDWA
     if enc == "VOP3P" and e.get("hidef"):
         _set_hi_default(inst, e)
     ops, trailing = _split(toks)
     if len(ops) != len(e["ops"]):
         raise _Bad(f"{e['m']} takes {len(e['ops'])} operands, got {len(ops)}")
-    dpp16_e32 = form == "dpp16" and enc in ("VOP1", "VOP2", "VOPC")
-    effects = e.get("dppmods" if form != "base" else "mods", {})
+    dpp16_e32 = form in ("dpp16", "sdwa") and enc in ("VOP1", "VOP2", "VOPC")
+    effects = e.get({"base": "mods", "sdwa": "sdwamods"}.get(form, "dppmods"), {})
     for spec, tok in zip(e["ops"], ops, strict=True):
         _operand(inst, spec, tok, effects, dpp16_e32)
     for tok in trailing:
@@ -142,13 +148,23 @@ def _operand(inst: Inst, spec: list, tok: str, effects: dict, dpp16_e32: bool) -
     core, mods = _strip(tok) if kind != "imp" else (tok, set())
     for m in mods:
         _set_effect(inst, effects, ["pre", m, field], tok, dpp16_e32)
-    if kind == "imp":
+    agpr = _agpr_index(core, count)
+    sdwa = inst.dpp is not None and inst.dpp["kind"] == "sdwa"
+    if sdwa and (field in ("src0", "vsrc1") or (kind == "imp" and field == "vcc" and tok != "vcc")):
+        _sdwa_operand(inst, spec, core, tok)
+    elif kind == "imp":
         if tok != field:
             raise _Bad(f"expected {field}", tok)
+    elif kind in ("a", "asrc") or (agpr is not None and kind in ("v", "src")):  # gfx9's AGPRs
+        if agpr is None:
+            raise _Bad(f"expected an AGPR range of {count} dwords", tok)
+        if kind in ("v", "src"):
+            _set_effect(inst, effects, ["acc"], tok, False, field)
+        inst.fields[field] = agpr + (256 if kind in ("asrc", "src") else 0)
     elif kind == "v":
         _vgpr(inst, field, core, count)
     elif kind == "s":
-        code = parse_src(core, count)
+        code = parse_src(core, count, get_arch(inst.arch).family)
         if code is None or code > 255 or 128 <= code <= 208 or 240 <= code <= 248:
             raise _Bad(f"expected a scalar register of {count} dwords", tok)
         inst.fields[field] = code
@@ -166,6 +182,14 @@ def _operand(inst: Inst, spec: list, tok: str, effects: dict, dpp16_e32: bool) -
 
 
 _HALF = re.compile(r"v(\d+)\.([lh])")
+
+
+def _agpr_index(core: str, count: int) -> int | None:
+    """Index of an AGPR range of `count` dwords (a5, a[4:7]), else None."""
+    reg = parse_register(core)
+    if reg is None or reg[0] != "a" or reg[2] != count or reg[1] + count > 256:
+        return None
+    return reg[1]
 
 
 def _vgpr_index(core: str, count: int, inst: Inst, field: str) -> int | None:
@@ -188,6 +212,30 @@ def _vgpr_index(core: str, count: int, inst: Inst, field: str) -> int | None:
     if reg is None or reg[0] != "v" or reg[2] != count or reg[1] + count > 256:
         return None
     return reg[1]
+
+
+def _sdwa_operand(inst: Inst, spec: list, core: str, tok: str) -> None:
+    """gfx9's SDWA sources (a VGPR, or a scalar code with the s0/s1 bit) and VOPC destination (VCC, or an SGPR
+    pair with sd)."""
+    field, count, d = spec[0], max(spec[2], 1), inst.dpp
+    fam = get_arch(inst.arch).family
+    if field == "vcc":
+        code = parse_src(core, 2, fam)
+        if code is None or code > 127:
+            raise _Bad("expected vcc or an SGPR pair", tok)
+        d["sd"], d["sdst"] = 1, code
+        return
+    idx = _vgpr_index(core, count, inst, field)
+    if idx is None:
+        code = _source(inst, core, count, spec[3], tok) if len(spec) > 3 else parse_src(core, count, fam)
+        if code is None or code >= 255:
+            raise _Bad("expected a VGPR, SGPR or inline constant", tok)
+        idx = code
+        d["s0" if field == "src0" else "s1"] = 1
+    if field == "src0":
+        d["src0"] = idx
+    else:
+        inst.fields["vsrc1"] = idx
 
 
 def _vgpr(inst: Inst, field: str, core: str, count: int) -> None:
@@ -217,7 +265,7 @@ def _source(inst: Inst, core: str, count: int, cls: str, tok: str) -> int:
     code = inline.get(core)
     if code is not None:
         return code
-    reg = parse_src(core, count)
+    reg = parse_src(core, count, get_arch(inst.arch).family)
     if reg is not None and not (128 <= reg <= 208 or 240 <= reg <= 248):
         return reg
     value = _parse_literal(core, tok)
@@ -246,10 +294,11 @@ def _set_literal(inst: Inst, value: int, tok: str) -> None:
     inst.literal = value
 
 
-def _set_effect(inst: Inst, effects: dict, want: list, tok: str, dpp16_e32: bool) -> None:
-    """Set the modifier bit whose printed effect is `want` (prefix on a field, or array position)."""
+def _set_effect(inst: Inst, effects: dict, want: list, tok: str, dpp16_e32: bool, acc: str | None = None) -> None:
+    """Set the modifier bit whose printed effect is `want` (prefix on a field, or array position; with `acc`, the
+    acc bit that makes that field an AGPR)."""
     for key, eff in effects.items():
-        if eff[:len(want)] == want:
+        if eff[:len(want)] == want and (acc is None or acc in eff[1]):
             name, _, bit = key.partition(":")
             target = inst.dpp if dpp16_e32 else inst.fields
             target[name] = target.get(name, 0) | int(bit)
@@ -271,10 +320,10 @@ def _trailing(inst: Inst, tok: str, effects: dict, dpp16_e32: bool) -> None:
     if val.startswith("["):
         _array(inst, name, val, effects, tok)
     elif tok == "clamp":
-        _set_effect(inst, effects, ["flag", "clamp"], tok, False)
+        _set_effect(inst, effects, ["flag", "clamp"], tok, dpp16_e32 and inst.dpp["kind"] == "sdwa")
     elif tok in OMOD.values():
-        _set_effect(inst, effects, ["flag", "mul:2"], tok, False)
-        inst.fields["omod"] = {v: k for k, v in OMOD.items()}[tok]
+        _set_effect(inst, effects, ["flag", "mul:2"], tok, dpp16_e32)
+        (inst.dpp if dpp16_e32 else inst.fields)["omod"] = {v: k for k, v in OMOD.items()}[tok]
     elif name == "wait_exp" and inst.encoding == "VINTERP":
         inst.fields["waitexp"] = _int(val, tok, 7)
     elif any(eff[:2] == ["val", name] for eff in effects.values()):
@@ -333,10 +382,25 @@ def _int(text: str, tok: str, hi: int) -> int:
 
 def _dpp(inst: Inst, name: str, val: str, tok: str) -> None:
     d = inst.dpp
-    if d["kind"] == 8:
+    if d["kind"] == "sdwa":
+        names = SDWA_UNUSED if name == "dst_unused" else SDWA_SEL
+        if name not in ("dst_sel", "dst_unused", "src0_sel", "src1_sel") or val not in names:
+            raise _Bad("unexpected SDWA modifier", tok)
+        d[name] = names.index(val)
+    elif d["kind"] == 8:
         if tok != "fi:1" and tok != "fi:0":
             raise _Bad("unexpected DPP8 modifier", tok)
         inst.fields["src0"] = SRC_DPP8_FI if tok == "fi:1" else SRC_DPP8
+    elif _dpp_names(inst.arch) is not None:  # gfx9: the table names every control
+        ctrl = _dpp_names(inst.arch).get(tok)
+        if ctrl is None and name not in ("row_mask", "bank_mask", "bound_ctrl"):
+            raise _Bad("unexpected DPP modifier", tok)
+        if ctrl is not None:
+            d["dpp_ctrl"] = ctrl
+        elif name == "bound_ctrl":
+            d[name] = 1
+        else:
+            d[name] = _int(val, tok, 15)
     elif tok == "row_mirror":
         d["dpp_ctrl"] = 0x140
     elif tok == "row_half_mirror":
@@ -353,3 +417,10 @@ def _dpp(inst: Inst, name: str, val: str, tok: str) -> None:
         if n == 0 and base < 0x130:
             raise _Bad("shift amount must be 1..15", tok)
         d["dpp_ctrl"] = base | n
+
+
+@cache
+def _dpp_names(arch: str) -> dict[str, int] | None:
+    """gfx9: DPP16 control text -> dpp_ctrl (None where the codec spells the controls itself)."""
+    names = tables(arch).get("dpp_ctrl")
+    return None if names is None else {text: int(ctrl) for ctrl, text in reversed(names.items())}

@@ -12,6 +12,8 @@ from .arch import DEFAULT, get_arch
 
 OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
 DPP_ROWS = {0x100: "row_shl", 0x110: "row_shr", 0x120: "row_ror", 0x150: "row_share", 0x160: "row_xmask"}
+SDWA_SEL = ("BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD")  # gfx9's SDWA operand selects
+SDWA_UNUSED = ("UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE")
 E32 = ("VOP1", "VOP2", "VOPC")
 OP_SEL_BIT = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}  # VOP3: the op_sel bit choosing an operand's half
 
