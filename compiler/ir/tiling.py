@@ -1,17 +1,20 @@
 """Tiled matrix products through LDS, and float16/bfloat16 ones on the matrix cores.
 
 A kernel whose one reduction sums over one axis k (a multiple of 16), and whose output has two trailing
-dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item computing U x U outputs (U = 4
-when i and j are multiples of 64, else 1): work-item (y, x) owns rows tile_i*16U + y*U + 0..U-1 and columns
-tile_j*16U + x*U + 0..U-1. The loop over k is split into k = ko*16 + ki. The reduction's input is lowered once
-at placeholder indices (i, j, k); every load in it that varies with k and with exactly one of i and j (A[i, k],
-B[k, j], or anything fused into them) is staged: before the ki loop the workgroup loads its 16U x 16 tile of
-that value into LDS, laid out [i or j][k] (each work-item loads U elements, consecutive work-items along k
-for an (i, k) input and along j for a (k, j) one, so global loads stay coalesced for row-major operands), and
-a barrier follows; inside the loop each output reads it back at [row or column][ki], 16 consecutive words
-per row that LLVM merges into wide LDS loads. A second barrier ends the step before the tiles are
-overwritten. Loads that do not qualify stay global. The U x U outputs share every staged read, so a
-work-item makes 2U LDS reads for U*U multiply-adds.
+dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item computing Ui x Uj outputs (Ui = 4
+when i is a multiple of 64, else 1; Uj likewise for j): work-item (y, x) owns rows tile_i*16Ui + y*Ui +
+0..Ui-1 and columns tile_j*16Uj + x*Uj + 0..Uj-1. (Each dimension takes its own factor: the gradient of a
+784-wide weight, 128 x 784, is 4 x 1 per work-item, a quarter of the waves of 1 x 1.)
+The loop over k is split into k = ko*16 + ki. The reduction's input is lowered once at placeholder indices
+(i, j, k); every load in it that varies with k and with exactly one of i and j (A[i, k], B[k, j], or anything
+fused into them) is staged: before the ki loop the workgroup loads its 16Ui x 16 (or 16Uj x 16) tile of that
+value into LDS, laid out [i or j][k] (each work-item loads Ui or Uj elements, consecutive work-items along k for
+an (i, k) input and along j for a (k, j) one, so global loads stay coalesced for row-major operands), and a
+barrier follows; inside the loop each output reads it back at [row or column][ki], 16 consecutive words per row
+that LLVM merges into wide LDS loads. A second barrier ends the step before the tiles are overwritten. Loads
+that do not qualify stay global. The Ui x Uj outputs share every staged read, so a work-item makes Ui + Uj LDS
+reads for Ui*Uj multiply-adds. Each output's sum runs over k in order whatever the factors: they change which
+work-item computes an output, not its value.
 
 The staged values are the original loads with the placeholders substituted, so the index proof covers them
 as written.
@@ -43,13 +46,14 @@ def applies(lw) -> bool:
         lw.shape[dims[-1]] % TILE == 0 and lw.shape[dims[-2]] % TILE == 0
 
 
-def _frame(lw, tile: int):
-    """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans."""
+def _frame(lw, tile_i: int, tile_j: int):
+    """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans, for
+    workgroup tiles of tile_i rows and tile_j columns."""
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
     di, dj = dims[-2], dims[-1]
     batch = dims[:-2]
     n_batch = prod(lw.shape[d] for d in batch)
-    gx, gy = lw.special("group", 0, lw.shape[dj] // tile), lw.special("group", 1, lw.shape[di] // tile)
+    gx, gy = lw.special("group", 0, lw.shape[dj] // tile_j), lw.special("group", 1, lw.shape[di] // tile_i)
     gz = lw.special("group", 2, n_batch)
     base = [c(0)] * len(lw.shape)
     for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
@@ -66,9 +70,9 @@ def plan(lw):
     (red,) = lw.reduces
     _, (k,), full = red.arg
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
-    up = 4 if lw.shape[dims[-1]] % (TILE * 4) == 0 and lw.shape[dims[-2]] % (TILE * 4) == 0 else 1
-    span = TILE * up  # rows (and columns) of a workgroup's tile
-    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, span)
+    up_i, up_j = (4 if lw.shape[d] % (TILE * 4) == 0 else 1 for d in dims[-2:])
+    span_i, span_j = TILE * up_i, TILE * up_j  # rows and columns of a workgroup's tile
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, span_i, span_j)
     lx, ly = lw.special("local", 0, TILE), lw.special("local", 1, TILE)
     true = UOp.const(dtypes.bool, True)
     at = list(base)
@@ -82,28 +86,31 @@ def plan(lw):
         deps = _ids(load) & {ph_i, ph_j, ph_k}
         if ph_k not in deps or (ph_i in deps) == (ph_j in deps):
             continue
+        by_row = ph_i in deps
+        span = span_i if by_row else span_j
         lds = lw.new_lds(load.dtype, span * TILE)
-        for q in range(up):
+        for q in range(up_i if by_row else up_j):
             e = flat + q * TILE * TILE
-            if ph_i in deps:  # an (i, k) input: consecutive work-items take consecutive k
+            if by_row:  # an (i, k) input: consecutive work-items take consecutive k
                 p, kk = e // TILE, e % TILE
                 v = substitute(load, {ph_i: gy * span + p, ph_k: k0 + kk})
             else:  # a (k, j) input: consecutive work-items take consecutive j
                 p, kk = e % span, e // span
                 v = substitute(load, {ph_j: gx * span + p, ph_k: k0 + kk})
             stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * TILE + kk, v)))
-        reads[load] = (lds, ph_i in deps)
+        reads[load] = (lds, by_row)
     if not stores:
         return None
     barrier = UOp(Ops.BARRIER, dtypes.int32, tuple(stores))
     ki = lw.new_range(TILE, *([ko] if ko.op is Ops.RANGE else []), barrier)
     accs, idxs, assigns = [], [], []
-    for ui in range(up):
-        for uj in range(up):
+    for ui in range(up_i):
+        for uj in range(up_j):
             mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)),
-                                                         ((ly * up + ui) if by_row else (lx * up + uj)) * TILE + ki))
+                                                         ((ly * up_i + ui) if by_row else (lx * up_j + uj)) * TILE +
+                                                         ki))
                        for load, (lds, by_row) in reads.items()}
-            row, col = gy * span + ly * up + ui, gx * span + lx * up + uj
+            row, col = gy * span_i + ly * up_i + ui, gx * span_j + lx * up_j + uj
             mapping |= {ph_i: row, ph_j: col, ph_k: k0 + ki}
             acc = lw.new_acc(red.dtype, 0)
             assigns.append(UOp(Ops.ASSIGN, red.dtype, (acc, acc.alu(Ops.ADD, substitute(value, mapping)))))
@@ -117,7 +124,7 @@ def plan(lw):
         end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, end))
     for acc, at in zip(accs, idxs, strict=True):
         lw.memo[(red, at, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
-    grid = (lw.shape[dj] // span, lw.shape[di] // span, n_batch)
+    grid = (lw.shape[dj] // span_j, lw.shape[di] // span_i, n_batch)
     return lw.finish(idxs[0], true, true, grid, (TILE, TILE, 1), "M", more_idx=idxs[1:])
 
 
@@ -149,7 +156,7 @@ def plan_wmma(lw):
     if factors is None:
         return None
     _, (k,), full = red.arg
-    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE)
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE, WMMA_TILE)
     lane = lw.special("local", 0, 32)
     true = UOp.const(dtypes.bool, True)
     at = list(base)

@@ -45,9 +45,9 @@ def test_long_reduction_uses_the_workgroup_and_lds():
 
 
 def test_matmul_is_tiled_with_lds():
-    a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 64), np.float32))
+    a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 48), np.float32))
     (k,) = kernels(a @ b)
-    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (4, 2, 1)
+    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (3, 2, 1)
     assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 2
 
 
@@ -58,6 +58,20 @@ def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
     (k,) = kernels(out)
     assert k.name.startswith("M_") and k.geometry.grid == (2, 1, 1) and k.geometry.block == (16, 16, 1)
     assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == 16
+    assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("m, n", [(128, 48), (32, 64)])
+def test_matmul_tiles_each_dimension_by_its_own_factor(backend, m, n):
+    # 4 outputs per work-item along a dimension that is a multiple of 64, 1 along the other (the gradient of
+    # a 784-wide weight: 128 x 784)
+    rng = np.random.default_rng(63)
+    a, b = rng.standard_normal((m, 32)).astype(np.float32), rng.standard_normal((32, n)).astype(np.float32)
+    out = Tensor(a) @ Tensor(b)
+    (k,) = kernels(out)
+    up_i, up_j = (4 if m % 64 == 0 else 1), (4 if n % 64 == 0 else 1)
+    assert k.name.startswith("M_") and k.geometry.grid == (n // (16 * up_j), m // (16 * up_i), 1)
+    assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == up_i * up_j
     assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
 
 
