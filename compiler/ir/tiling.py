@@ -5,16 +5,23 @@ dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item com
 when i is a multiple of 64, else 1; Uj likewise for j): work-item (y, x) owns rows tile_i*16Ui + y*Ui +
 0..Ui-1 and columns tile_j*16Uj + x*Uj + 0..Uj-1. (Each dimension takes its own factor: the gradient of a
 784-wide weight, 128 x 784, is 4 x 1 per work-item, a quarter of the waves of 1 x 1.)
-The loop over k is split into k = ko*16 + ki. The reduction's input is lowered once at placeholder indices
-(i, j, k); every load in it that varies with k and with exactly one of i and j (A[i, k], B[k, j], or anything
-fused into them) is staged: before the ki loop the workgroup loads its 16Ui x 16 (or 16Uj x 16) tile of that
-value into LDS, laid out [i or j][k] (each work-item loads Ui or Uj elements, consecutive work-items along k for
-an (i, k) input and along j for a (k, j) one, so global loads stay coalesced for row-major operands), and a
-barrier follows; inside the loop each output reads it back at [row or column][ki], 16 consecutive words per row
-that LLVM merges into wide LDS loads. A second barrier ends the step before the tiles are overwritten. Loads
-that do not qualify stay global. The Ui x Uj outputs share every staged read, so a work-item makes Ui + Uj LDS
-reads for Ui*Uj multiply-adds. Each output's sum runs over k in order whatever the factors: they change which
-work-item computes an output, not its value.
+The loop over k runs in chunks of 16m (k = ko*16m + ki): m is the largest divisor of k / 16 whose tiles fit
+a workgroup's LDS (LDS_BYTES). The reduction's input is lowered once at placeholder indices (i, j, k); every
+load in it that varies with k and with exactly one of i and j (A[i, k], B[k, j], or anything fused into them)
+is staged: before the ki loop the workgroup loads its 16Ui x 16m (or 16Uj x 16m) tile of that value into LDS,
+laid out [i or j][k], 16 values of k at a time in a loop over the chunk's m parts (each work-item loads Ui or
+Uj elements per part, consecutive work-items along k for an (i, k) input and along j for a (k, j) one, so
+global loads stay coalesced for row-major operands), and a barrier follows; inside the loop each output reads
+it back at [row or column][ki], consecutive words per row that merge into wide LDS loads. When another chunk
+follows, a second barrier ends the step before the tiles are overwritten. Loads that do not qualify stay
+global. The Ui x Uj outputs share every staged read, so a work-item makes Ui + Uj LDS reads for Ui*Uj
+multiply-adds. Each output's sum runs over k in order whatever the factors and the chunk: they change which
+work-item computes an output and where its operands wait, not its value.
+
+Why chunks of more than 16: every barrier ends a step of the simulated GPU's JIT tier (an interval,
+simgpu/shader/jit/barrier.py) with its Python around it; x @ w1 of bench_train (64 x 784 @ 784 x 128, two
+workgroups) ran 98 of them per launch, now 14 (chunks of 112, 56 KiB of tiles), and the 784 x 128 gradient
+(k = 64) one chunk and one barrier instead of eight.
 
 The staged values are the original loads with the placeholders substituted, so the index proof covers them
 as written.
@@ -30,6 +37,7 @@ from compiler.ir.ops import Ops, UOp
 from compiler.ir.rewrite import substitute
 
 TILE = 16
+LDS_BYTES = 64 * 1024  # a workgroup's LDS on gfx11 (runtime.limits): the staged tiles of one k chunk
 
 
 def _ids(u: UOp) -> set[UOp]:
@@ -78,36 +86,48 @@ def plan(lw):
     at = list(base)
     at[di], at[dj], at[k] = ph_i, ph_j, ph_k
     value = lw.lower(red.src[0], tuple(at), true)
-    ko = lw.new_range(full[k] // TILE)
-    k0 = ko * TILE if ko.op is Ops.RANGE else c(0)
-    flat = ly * TILE + lx  # the work-item's number in the workgroup
-    stores, reads = [], {}
+    staged = []  # (load, by_row): the loads that vary with k and exactly one of i and j
     for load in (u for u in value.toposort() if u.op is Ops.LOAD):
         deps = _ids(load) & {ph_i, ph_j, ph_k}
-        if ph_k not in deps or (ph_i in deps) == (ph_j in deps):
-            continue
-        by_row = ph_i in deps
+        if ph_k in deps and (ph_i in deps) != (ph_j in deps):
+            staged.append((load, ph_i in deps))
+    if not staged:
+        return None
+    # k in chunks of 16m: the largest m dividing k / 16 whose tiles fit LDS_BYTES (module docstring)
+    row_bytes = sum((span_i if by_row else span_j) * load.dtype.itemsize * TILE for load, by_row in staged)
+    steps = full[k] // TILE
+    m = max([1] + [d for d in range(2, steps + 1) if steps % d == 0 and d * row_bytes <= LDS_BYTES])
+    kc = TILE * m
+    ko = lw.new_range(full[k] // kc)
+    k0 = ko * kc if ko.op is Ops.RANGE else c(0)
+    # the chunk's tiles are staged 16 values of k at a time, in a loop over its m parts (unrolled, the
+    # staging of 7 parts made LLVM's compile of a kernel 15 times longer)
+    kq = lw.new_range(m, *([ko] if ko.op is Ops.RANGE else []))
+    kq0 = k0 + kq * TILE if kq.op is Ops.RANGE else k0
+    flat = ly * TILE + lx  # the work-item's number in the workgroup
+    stores, reads = [], {}
+    for load, by_row in staged:
         span = span_i if by_row else span_j
-        lds = lw.new_lds(load.dtype, span * TILE)
+        lds = lw.new_lds(load.dtype, span * kc)
         for q in range(up_i if by_row else up_j):
             e = flat + q * TILE * TILE
             if by_row:  # an (i, k) input: consecutive work-items take consecutive k
                 p, kk = e // TILE, e % TILE
-                v = substitute(load, {ph_i: gy * span + p, ph_k: k0 + kk})
             else:  # a (k, j) input: consecutive work-items take consecutive j
                 p, kk = e % span, e // span
-                v = substitute(load, {ph_j: gx * span + p, ph_k: k0 + kk})
-            stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * TILE + kk, v)))
+            v = substitute(load, {ph_i if by_row else ph_j: (gy if by_row else gx) * span + p, ph_k: kq0 + kk})
+            stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * kc + (kq * TILE if kq.op is Ops.RANGE else c(0)) +
+                                                           kk, v)))
         reads[load] = (lds, by_row)
-    if not stores:
-        return None
+    if kq.op is Ops.RANGE:
+        stores = [UOp(Ops.ENDRANGE, dtypes.int32, (kq, *stores))]
     barrier = UOp(Ops.BARRIER, dtypes.int32, tuple(stores))
-    ki = lw.new_range(TILE, *([ko] if ko.op is Ops.RANGE else []), barrier)
+    ki = lw.new_range(kc, *([ko] if ko.op is Ops.RANGE else []), barrier)
     accs, idxs, assigns = [], [], []
     for ui in range(up_i):
         for uj in range(up_j):
             mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)),
-                                                         ((ly * up_i + ui) if by_row else (lx * up_j + uj)) * TILE +
+                                                         ((ly * up_i + ui) if by_row else (lx * up_j + uj)) * kc +
                                                          ki))
                        for load, (lds, by_row) in reads.items()}
             row, col = gy * span_i + ly * up_i + ui, gx * span_j + lx * up_j + uj
@@ -119,9 +139,8 @@ def plan(lw):
             out[di], out[dj] = row, col
             idxs.append(tuple(out))
     end = UOp(Ops.ENDRANGE, dtypes.int32, (ki, *assigns))
-    end = UOp(Ops.BARRIER, dtypes.int32, (end,))
-    if ko.op is Ops.RANGE:
-        end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, end))
+    if ko.op is Ops.RANGE:  # the next step's staging must wait until every work-item has read these tiles
+        end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, UOp(Ops.BARRIER, dtypes.int32, (end,))))
     for acc, at in zip(accs, idxs, strict=True):
         lw.memo[(red, at, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
     grid = (lw.shape[dj] // span_j, lw.shape[di] // span_i, n_batch)

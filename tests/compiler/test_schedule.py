@@ -48,7 +48,22 @@ def test_matmul_is_tiled_with_lds():
     a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 48), np.float32))
     (k,) = kernels(a @ b)
     assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (3, 2, 1)
-    assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 2
+    # k = 48 is one chunk: staged in a loop over its three 16-wide parts, one barrier
+    assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 1
+
+
+@pytest.mark.parametrize("k_len, chunks", [(784, 7), (64, 1), (16 * 97, 97)])
+def test_tiled_matmul_stages_k_in_chunks_that_fit_lds(backend, k_len, chunks):
+    # chunks of 16m (m the largest divisor of k / 16 whose tiles fit 64 KiB of LDS): a barrier pair per chunk
+    # but the last, one barrier for one chunk; 16 * 97 (a prime) cannot be split but into 16s
+    rng = np.random.default_rng(64)
+    a, b = rng.standard_normal((64, k_len)).astype(np.float32), rng.standard_normal((k_len, 128)).astype(np.float32)
+    out = Tensor(a) @ Tensor(b)
+    (k,) = kernels(out)
+    assert k.name.startswith("M_") and sum(u.op is Ops.BARRIER for u in k.uops) == (2 if chunks > 1 else 1)
+    loops = [u for u in k.uops if u.op is Ops.RANGE]
+    assert chunks == 1 and len(loops) == 2 or loops[0].src[0].arg == chunks
+    assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
 
 
 def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
