@@ -70,6 +70,28 @@ def _frame(lw, tile_i: int, tile_j: int):
     return base, di, dj, gx, gy, ph, n_batch
 
 
+def _staged(value: UOp, ph_i: UOp, ph_j: UOp, ph_k: UOp) -> list[tuple[UOp, bool]]:
+    """(node, by_row) for what the tiles hold: the largest parts of the reduction's input that vary with k and
+    exactly one of i and j, a load or a float computation over such loads (a bias and ReLU's mask fused into
+    A, as in the gradient of a hidden layer's weights), in the order of value.toposort(). Staged whole, such a
+    part is computed once per element of the tile rather than once for every output that reads it. Loads that
+    vary with i, j and k stay global; index arithmetic is never staged (the proof reads it as written)."""
+    found, seen, todo = set(), set(), [value]
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        deps = _ids(u) & {ph_i, ph_j, ph_k}
+        if ph_k not in deps:
+            continue
+        if (ph_i in deps) != (ph_j in deps) and (u.op is Ops.LOAD or u.dtype.is_float):
+            found.add(u)
+        elif u.op is not Ops.LOAD:
+            todo.extend(u.src)
+    return [(u, ph_i in _ids(u)) for u in value.toposort() if u in found]
+
+
 def plan(lw):
     """The tiled lowering (sink, geometry) of Lowerer lw's kernel, or None when it does not apply or nothing
     would be staged."""
@@ -86,11 +108,7 @@ def plan(lw):
     at = list(base)
     at[di], at[dj], at[k] = ph_i, ph_j, ph_k
     value = lw.lower(red.src[0], tuple(at), true)
-    staged = []  # (load, by_row): the loads that vary with k and exactly one of i and j
-    for load in (u for u in value.toposort() if u.op is Ops.LOAD):
-        deps = _ids(load) & {ph_i, ph_j, ph_k}
-        if ph_k in deps and (ph_i in deps) != (ph_j in deps):
-            staged.append((load, ph_i in deps))
+    staged = _staged(value, ph_i, ph_j, ph_k)
     if not staged:
         return None
     # k in chunks of 16m: the largest m dividing k / 16 whose tiles fit LDS_BYTES (module docstring)

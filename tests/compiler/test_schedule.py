@@ -90,6 +90,21 @@ def test_matmul_tiles_each_dimension_by_its_own_factor(backend, m, n):
     assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
 
 
+def test_tiled_matmul_stages_fused_work_once_per_element(backend):
+    # ReLU of A plus a bias fused into the product: the tile holds relu(a + bias), computed while staging, so
+    # the loop over k only multiplies and adds (it recomputed the mask for every output column before)
+    rng = np.random.default_rng(65)
+    a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 48)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    out = (Tensor(a) + Tensor(bias)).relu() @ Tensor(b)
+    (k,) = kernels(out)
+    assert k.name.startswith("M_")
+    inner = max(i for i, u in enumerate(k.uops) if u.op is Ops.RANGE)
+    end = next(i for i, u in enumerate(k.uops) if u.op is Ops.ENDRANGE and u.src[0] is k.uops[inner])
+    assert {u.op for u in k.uops[inner + 1:end]} <= {Ops.LOAD, Ops.ADD, Ops.MUL, Ops.ASSIGN, Ops.AFTER}
+    assert_close(out.numpy(), np.maximum(a + bias, 0) @ b, "float32", rtol=2e-5, atol=1e-4)
+
+
 def test_unaligned_matmul_falls_back_to_loops():
     (k,) = kernels(Tensor(np.ones((17, 5), np.float32)) @ Tensor(np.ones((5, 9), np.float32)))
     assert k.name.startswith("R_") and not any(u.op is Ops.LDS for u in k.uops)
