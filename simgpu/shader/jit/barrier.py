@@ -64,6 +64,8 @@ class Intervals:
         self._tags: np.ndarray | None = None  # the stores' tags: [groups, LDS dwords] (lower_lds)
         self._hulls: np.ndarray | None = None  # [groups, HULL_FIELDS]: owner and hulls (lower_lds)
         self._lds: np.ndarray | None = None  # the LDS as the interval found it
+        self._lds_saved = False  # whether _lds holds it (not for a batch's first interval: the LDS is zeros)
+        self._barrier_cr, self._barrier_offsets = None, None  # the region's s_barrier offsets, sorted
 
     def step(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
         """Run intervals from `pc`, where the waves `w` stand, while every runnable wave stands at one PC;
@@ -110,7 +112,9 @@ class Intervals:
         st, n = ex.st, len(w)
         ix = wsel(w)
         saved = None if fresh else rounds.save(cr, ix, pc)
-        np.copyto(self._lds, st.lds)
+        self._lds_saved = not fresh  # (a batch's LDS starts zeroed: _undo clears it again)
+        if self._lds_saved:
+            np.copyto(self._lds, st.lds)
         counts, laneops, exits, maxlast = rounds.buffers(n, len(cr.blocks))
         self.epoch += 1
         ctx[lo.C_EPOCH] = self.epoch << WAVE_BITS
@@ -128,9 +132,9 @@ class Intervals:
         if native.pending is not None:  # the deadline, Ctrl-C, a progress hook's exception
             self._undo(cr, saved, ix, w)
             native.raise_pending(w, pc)
-        at = np.isin(st.pc[ix] - ex.d.code_address, np.fromiter(cr.barriers, np.int64, len(cr.barriers)))
-        kept = ((exits == lo.EXIT_DONE) | ((exits == lo.EXIT_SYNC) & at)).all() or \
-            (PARKED if self._round_order(st.pc[ix] - ex.d.code_address, exits, maxlast) else False)
+        parks = st.pc[ix] - ex.d.code_address
+        kept = ((exits == lo.EXIT_DONE) | ((exits == lo.EXIT_SYNC) & self._at_barrier(cr, parks))).all() or \
+            (PARKED if self._round_order(parks, exits, maxlast) else False)
         if not kept:
             self._undo(cr, saved, ix, w)
             rounds.stats.interval_aborts += 1
@@ -156,10 +160,20 @@ class Intervals:
         others_min = np.where(park == two[0], two[1], two[0])  # the lowest park of any other wave
         return not ((maxlast >= 0) & (maxlast >= others_min)).any()
 
+    def _at_barrier(self, cr, parks: np.ndarray) -> np.ndarray:
+        """Which PC offsets `parks` are s_barrier instructions of the region (np.isin took 50 us an interval)."""
+        if self._barrier_cr is not cr:
+            self._barrier_cr, self._barrier_offsets = cr, np.array(sorted(cr.barriers) or [-1], np.int64)
+        offsets = self._barrier_offsets
+        return offsets[np.minimum(np.searchsorted(offsets, parks), len(offsets) - 1)] == parks
+
     def _undo(self, cr, saved, ix, w: np.ndarray) -> None:
         """The waves' registers and the LDS back to where the interval found them."""
         self.rounds.restore(cr, saved, ix, np.arange(len(w)), w)
-        np.copyto(self.rounds.ex.st.lds, self._lds)
+        if self._lds_saved:
+            np.copyto(self.rounds.ex.st.lds, self._lds)
+        else:
+            self.rounds.ex.st.lds.fill(0)
 
     def _barrier(self) -> bool:
         """Every live wave of the batch stands at an s_barrier: run it as the interpreter does (an

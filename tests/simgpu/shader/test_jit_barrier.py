@@ -78,6 +78,17 @@ __kernel void tail_diverge(__global int *out, __global const int *in) {
   out[GRP * 512 + 256 + lid] = v;
 }
 
+// A race in a batch's first interval: every wave loads slot[0] (LDS starts zeroed on the simulator) and stores
+// its own value; undone, the LDS goes back to zeros (not copied: barrier.py) and the interval runs in rounds.
+__kernel void first_race(__global int *out) {
+  __local volatile int slot[1];
+  int lid = LID;
+  int before = slot[0];
+  slot[0] = lid + 1;
+  barrier_local();
+  out[GRP * 256 + lid] = before * 1000 + slot[0];
+}
+
 // Odd and even waves meet at different s_barrier instructions; wave 3 ends before any barrier.
 __kernel void diverge(__global int *out, __global const int *in, int steps) {
   __local int buf[256];
@@ -167,6 +178,16 @@ def test_failed_order_check_undoes_lds(code_object, groups):
     for s in stats:
         assert s.interval_aborts >= STEPS  # each step's racing interval undone ...
         assert s.intervals >= STEPS  # ... the race-free ones (after each step's first barrier) kept
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_failed_first_interval_clears_lds(code_object, groups):
+    want, stats = _both(code_object, "first_race", groups, 256, [], groups * 256)
+    # the interpreter's order: all waves load before any stores (one PC), then the last store wins
+    lid = np.arange(256)
+    assert (want.reshape(groups, 256) == 0 * lid + 256).all()
+    for s in stats:
+        assert s.interval_aborts >= 1
 
 
 @pytest.mark.parametrize("groups", [1, 2])
