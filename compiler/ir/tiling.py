@@ -6,9 +6,10 @@ when i is a multiple of 64, else 1; Uj likewise for j): work-item (y, x) owns ro
 0..Ui-1 and columns tile_j*16Uj + x*Uj + 0..Uj-1. (Each dimension takes its own factor: the gradient of a
 784-wide weight, 128 x 784, is 4 x 1 per work-item, a quarter of the waves of 1 x 1.)
 The loop over k runs in chunks of 16m (k = ko*16m + ki): m is the largest divisor of k / 16 whose tiles fit
-a workgroup's LDS (LDS_BYTES). The reduction's input is lowered once at placeholder indices (i, j, k); every
-load in it that varies with k and with exactly one of i and j (A[i, k], B[k, j], or anything fused into them)
-is staged: before the ki loop the workgroup loads its 16Ui x 16m (or 16Uj x 16m) tile of that value into LDS,
+a workgroup's LDS (LDS_BYTES). The reduction's input is lowered once at placeholder indices (i, j, k); its
+largest parts that vary with k and with exactly one of i and j are staged (A[i, k], B[k, j], or a float
+computation over such loads, as relu(h + b) fused into A: computed once per tile element, not once per output
+that reads it; _staged): before the ki loop the workgroup computes its 16Ui x 16m (or 16Uj x 16m) tile of it in LDS,
 laid out [i or j][k], 16 values of k at a time in a loop over the chunk's m parts (each work-item loads Ui or
 Uj elements per part, consecutive work-items along k for an (i, k) input and along j for a (k, j) one, so
 global loads stay coalesced for row-major operands), and a barrier follows; inside the loop each output reads
@@ -23,8 +24,8 @@ simgpu/shader/jit/barrier.py) with its Python around it; x @ w1 of bench_train (
 workgroups) ran 98 of them per launch, now 14 (chunks of 112, 56 KiB of tiles), and the 784 x 128 gradient
 (k = 64) one chunk and one barrier instead of eight.
 
-The staged values are the original loads with the placeholders substituted, so the index proof covers them
-as written.
+The staged values are the original loads (and computations) with the placeholders substituted, so the index
+proof covers them as written.
 """
 
 from __future__ import annotations
