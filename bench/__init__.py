@@ -52,4 +52,3 @@ def shader_jit_pending(gpu) -> bool:
         return False
     return shader_jit_busy(gpu) or any(s.compiled is None and not s.idle and s.failed is None
                                        for s in tier.kernels.values())
-
