@@ -40,3 +40,15 @@ def shader_jit_busy(gpu) -> bool:
     if tier is None:
         return False
     return any(s.deferred or (s.future is not None and not s.future.done()) for s in tier.kernels.values())
+
+
+def shader_jit_pending(gpu) -> bool:
+    """Whether a kernel the simulated GPU has run is still interpreted: compiling or queued (shader_jit_busy), or
+    not hot yet (the tier compiles a kernel once the interpreter has spent SIMGPU_JIT_HOT ms on it: a small
+    kernel of a training step, a millisecond a launch, gets there after about 20 steps). A loop's warm figure
+    is the one after that: its later steps run every kernel natively."""
+    tier = getattr(gpu.engine, "jit", None)
+    if tier is None:
+        return False
+    return shader_jit_busy(gpu) or any(s.compiled is None and not s.idle and s.failed is None
+                                       for s in tier.kernels.values())

@@ -1,20 +1,31 @@
 """Tiled matrix products through LDS, and float16/bfloat16 ones on the matrix cores.
 
 A kernel whose one reduction sums over one axis k (a multiple of 16), and whose output has two trailing
-dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item computing U x U outputs (U = 4
-when i and j are multiples of 64, else 1): work-item (y, x) owns rows tile_i*16U + y*U + 0..U-1 and columns
-tile_j*16U + x*U + 0..U-1. The loop over k is split into k = ko*16 + ki. The reduction's input is lowered once
-at placeholder indices (i, j, k); every load in it that varies with k and with exactly one of i and j (A[i, k],
-B[k, j], or anything fused into them) is staged: before the ki loop the workgroup loads its 16U x 16 tile of
-that value into LDS, laid out [i or j][k] (each work-item loads U elements, consecutive work-items along k
-for an (i, k) input and along j for a (k, j) one, so global loads stay coalesced for row-major operands), and
-a barrier follows; inside the loop each output reads it back at [row or column][ki], 16 consecutive words
-per row that LLVM merges into wide LDS loads. A second barrier ends the step before the tiles are
-overwritten. Loads that do not qualify stay global. The U x U outputs share every staged read, so a
-work-item makes 2U LDS reads for U*U multiply-adds.
+dimensions i and j divisible by 16, runs as 16x16 workgroups, each work-item computing Ui x Uj outputs (Ui = 4
+when i is a multiple of 64, else 1; Uj likewise for j): work-item (y, x) owns rows tile_i*16Ui + y*Ui +
+0..Ui-1 and columns tile_j*16Uj + x*Uj + 0..Uj-1. (Each dimension takes its own factor: the gradient of a
+784-wide weight, 128 x 784, is 4 x 1 per work-item, a quarter of the waves of 1 x 1.)
+The loop over k runs in chunks of 16m (k = ko*16m + ki): m is the largest divisor of k / 16 whose tiles fit
+a workgroup's LDS (LDS_BYTES). The reduction's input is lowered once at placeholder indices (i, j, k); its
+largest parts that vary with k and with exactly one of i and j are staged (A[i, k], B[k, j], or a float
+computation over such loads, as relu(h + b) fused into A: computed once per tile element, not once per output
+that reads it; _staged): before the ki loop the workgroup computes its 16Ui x 16m (or 16Uj x 16m) tile of it in LDS,
+laid out [i or j][k], 16 values of k at a time in a loop over the chunk's m parts (each work-item loads Ui or
+Uj elements per part, consecutive work-items along k for an (i, k) input and along j for a (k, j) one, so
+global loads stay coalesced for row-major operands), and a barrier follows; inside the loop each output reads
+it back at [row or column][ki], consecutive words per row that merge into wide LDS loads. When another chunk
+follows, a second barrier ends the step before the tiles are overwritten. Loads that do not qualify stay
+global. The Ui x Uj outputs share every staged read, so a work-item makes Ui + Uj LDS reads for Ui*Uj
+multiply-adds. Each output's sum runs over k in order whatever the factors and the chunk: they change which
+work-item computes an output and where its operands wait, not its value.
 
-The staged values are the original loads with the placeholders substituted, so the index proof covers them
-as written.
+Why chunks of more than 16: every barrier ends a step of the simulated GPU's JIT tier (an interval,
+simgpu/shader/jit/barrier.py) with its Python around it; x @ w1 of bench_train (64 x 784 @ 784 x 128, two
+workgroups) ran 98 of them per launch, now 14 (chunks of 112, 56 KiB of tiles), and the 784 x 128 gradient
+(k = 64) one chunk and one barrier instead of eight.
+
+The staged values are the original loads (and computations) with the placeholders substituted, so the index
+proof covers them as written.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from compiler.ir.ops import Ops, UOp
 from compiler.ir.rewrite import substitute
 
 TILE = 16
+LDS_BYTES = 64 * 1024  # a workgroup's LDS on gfx11 (runtime.limits): the staged tiles of one k chunk
 
 
 def _ids(u: UOp) -> set[UOp]:
@@ -43,19 +55,42 @@ def applies(lw) -> bool:
         lw.shape[dims[-1]] % TILE == 0 and lw.shape[dims[-2]] % TILE == 0
 
 
-def _frame(lw, tile: int):
-    """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans."""
+def _frame(lw, tile_i: int, tile_j: int):
+    """(batch index, di, dj, grid ids gx gy, placeholders for i, j, k, batch count) shared by both plans, for
+    workgroup tiles of tile_i rows and tile_j columns."""
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
     di, dj = dims[-2], dims[-1]
     batch = dims[:-2]
     n_batch = prod(lw.shape[d] for d in batch)
-    gx, gy = lw.special("group", 0, lw.shape[dj] // tile), lw.special("group", 1, lw.shape[di] // tile)
+    gx, gy = lw.special("group", 0, lw.shape[dj] // tile_j), lw.special("group", 1, lw.shape[di] // tile_i)
     gz = lw.special("group", 2, n_batch)
     base = [c(0)] * len(lw.shape)
     for d, v in zip(batch, unflatten(gz, tuple(lw.shape[d] for d in batch)), strict=True):
         base[d] = v
     ph = tuple(UOp(Ops.RANGE, dtypes.int32, (c(TILE),), n) for n in ("tile_i", "tile_j", "tile_k"))
     return base, di, dj, gx, gy, ph, n_batch
+
+
+def _staged(value: UOp, ph_i: UOp, ph_j: UOp, ph_k: UOp) -> list[tuple[UOp, bool]]:
+    """(node, by_row) for what the tiles hold: the largest parts of the reduction's input that vary with k and
+    exactly one of i and j, a load or a float computation over such loads (a bias and ReLU's mask fused into
+    A, as in the gradient of a hidden layer's weights), in the order of value.toposort(). Staged whole, such a
+    part is computed once per element of the tile rather than once for every output that reads it. Loads that
+    vary with i, j and k stay global; index arithmetic is never staged (the proof reads it as written)."""
+    found, seen, todo = set(), set(), [value]
+    while todo:
+        u = todo.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        deps = _ids(u) & {ph_i, ph_j, ph_k}
+        if ph_k not in deps:
+            continue
+        if (ph_i in deps) != (ph_j in deps) and (u.op is Ops.LOAD or u.dtype.is_float):
+            found.add(u)
+        elif u.op is not Ops.LOAD:
+            todo.extend(u.src)
+    return [(u, ph_i in _ids(u)) for u in value.toposort() if u in found]
 
 
 def plan(lw):
@@ -66,44 +101,55 @@ def plan(lw):
     (red,) = lw.reduces
     _, (k,), full = red.arg
     dims = [d for d, s in enumerate(lw.shape) if s != 1]
-    up = 4 if lw.shape[dims[-1]] % (TILE * 4) == 0 and lw.shape[dims[-2]] % (TILE * 4) == 0 else 1
-    span = TILE * up  # rows (and columns) of a workgroup's tile
-    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, span)
+    up_i, up_j = (4 if lw.shape[d] % (TILE * 4) == 0 else 1 for d in dims[-2:])
+    span_i, span_j = TILE * up_i, TILE * up_j  # rows and columns of a workgroup's tile
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, span_i, span_j)
     lx, ly = lw.special("local", 0, TILE), lw.special("local", 1, TILE)
     true = UOp.const(dtypes.bool, True)
     at = list(base)
     at[di], at[dj], at[k] = ph_i, ph_j, ph_k
     value = lw.lower(red.src[0], tuple(at), true)
-    ko = lw.new_range(full[k] // TILE)
-    k0 = ko * TILE if ko.op is Ops.RANGE else c(0)
+    staged = _staged(value, ph_i, ph_j, ph_k)
+    if not staged:
+        return None
+    # k in chunks of 16m: the largest m dividing k / 16 whose tiles fit LDS_BYTES (module docstring)
+    row_bytes = sum((span_i if by_row else span_j) * load.dtype.itemsize * TILE for load, by_row in staged)
+    steps = full[k] // TILE
+    m = max([1] + [d for d in range(2, steps + 1) if steps % d == 0 and d * row_bytes <= LDS_BYTES])
+    kc = TILE * m
+    ko = lw.new_range(full[k] // kc)
+    k0 = ko * kc if ko.op is Ops.RANGE else c(0)
+    # the chunk's tiles are staged 16 values of k at a time, in a loop over its m parts (unrolled, the
+    # staging of 7 parts made LLVM's compile of a kernel 15 times longer)
+    kq = lw.new_range(m, *([ko] if ko.op is Ops.RANGE else []))
+    kq0 = k0 + kq * TILE if kq.op is Ops.RANGE else k0
     flat = ly * TILE + lx  # the work-item's number in the workgroup
     stores, reads = [], {}
-    for load in (u for u in value.toposort() if u.op is Ops.LOAD):
-        deps = _ids(load) & {ph_i, ph_j, ph_k}
-        if ph_k not in deps or (ph_i in deps) == (ph_j in deps):
-            continue
-        lds = lw.new_lds(load.dtype, span * TILE)
-        for q in range(up):
+    for load, by_row in staged:
+        span = span_i if by_row else span_j
+        lds = lw.new_lds(load.dtype, span * kc)
+        for q in range(up_i if by_row else up_j):
             e = flat + q * TILE * TILE
-            if ph_i in deps:  # an (i, k) input: consecutive work-items take consecutive k
+            if by_row:  # an (i, k) input: consecutive work-items take consecutive k
                 p, kk = e // TILE, e % TILE
-                v = substitute(load, {ph_i: gy * span + p, ph_k: k0 + kk})
             else:  # a (k, j) input: consecutive work-items take consecutive j
                 p, kk = e % span, e // span
-                v = substitute(load, {ph_j: gx * span + p, ph_k: k0 + kk})
-            stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * TILE + kk, v)))
-        reads[load] = (lds, ph_i in deps)
-    if not stores:
-        return None
+            v = substitute(load, {ph_i if by_row else ph_j: (gy if by_row else gx) * span + p, ph_k: kq0 + kk})
+            stores.append(UOp(Ops.STORE, dtypes.int32, (lds, p * kc + (kq * TILE if kq.op is Ops.RANGE else c(0)) +
+                                                           kk, v)))
+        reads[load] = (lds, by_row)
+    if kq.op is Ops.RANGE:
+        stores = [UOp(Ops.ENDRANGE, dtypes.int32, (kq, *stores))]
     barrier = UOp(Ops.BARRIER, dtypes.int32, tuple(stores))
-    ki = lw.new_range(TILE, *([ko] if ko.op is Ops.RANGE else []), barrier)
+    ki = lw.new_range(kc, *([ko] if ko.op is Ops.RANGE else []), barrier)
     accs, idxs, assigns = [], [], []
-    for ui in range(up):
-        for uj in range(up):
+    for ui in range(up_i):
+        for uj in range(up_j):
             mapping = {load: UOp(Ops.LOAD, load.dtype, (UOp(Ops.AFTER, lds.dtype, (lds, barrier)),
-                                                         ((ly * up + ui) if by_row else (lx * up + uj)) * TILE + ki))
+                                                         ((ly * up_i + ui) if by_row else (lx * up_j + uj)) * kc +
+                                                         ki))
                        for load, (lds, by_row) in reads.items()}
-            row, col = gy * span + ly * up + ui, gx * span + lx * up + uj
+            row, col = gy * span_i + ly * up_i + ui, gx * span_j + lx * up_j + uj
             mapping |= {ph_i: row, ph_j: col, ph_k: k0 + ki}
             acc = lw.new_acc(red.dtype, 0)
             assigns.append(UOp(Ops.ASSIGN, red.dtype, (acc, acc.alu(Ops.ADD, substitute(value, mapping)))))
@@ -112,12 +158,11 @@ def plan(lw):
             out[di], out[dj] = row, col
             idxs.append(tuple(out))
     end = UOp(Ops.ENDRANGE, dtypes.int32, (ki, *assigns))
-    end = UOp(Ops.BARRIER, dtypes.int32, (end,))
-    if ko.op is Ops.RANGE:
-        end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, end))
+    if ko.op is Ops.RANGE:  # the next step's staging must wait until every work-item has read these tiles
+        end = UOp(Ops.ENDRANGE, dtypes.int32, (ko, UOp(Ops.BARRIER, dtypes.int32, (end,))))
     for acc, at in zip(accs, idxs, strict=True):
         lw.memo[(red, at, true)] = UOp(Ops.AFTER, red.dtype, (acc, end))
-    grid = (lw.shape[dj] // span, lw.shape[di] // span, n_batch)
+    grid = (lw.shape[dj] // span_j, lw.shape[di] // span_i, n_batch)
     return lw.finish(idxs[0], true, true, grid, (TILE, TILE, 1), "M", more_idx=idxs[1:])
 
 
@@ -149,7 +194,7 @@ def plan_wmma(lw):
     if factors is None:
         return None
     _, (k,), full = red.arg
-    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE)
+    base, di, dj, gx, gy, (ph_i, ph_j, ph_k), n_batch = _frame(lw, WMMA_TILE, WMMA_TILE)
     lane = lw.special("local", 0, 32)
     true = UOp.const(dtypes.bool, True)
     at = list(base)

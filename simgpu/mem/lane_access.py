@@ -50,6 +50,19 @@ def _as_values(values, size: int, lane_shape: tuple[int, ...]) -> np.ndarray:
     return v.reshape((-1, 4) if size == 16 else -1)
 
 
+def _apart(addrs: np.ndarray, size: int) -> bool:
+    """True if no two lanes' `size`-byte stores share a byte: the addresses are multiples of `size` (a power of
+    two) and distinct, counted over their span when it is at most a few times the lanes (a tiled matrix
+    product's stores: rows of 16 lanes, the batch's workgroups side by side, not ascending as a whole); False
+    also when that cannot be told cheaply (then the general path, which orders colliding lanes, runs)."""
+    if size & (size - 1) or (addrs & _U64(size - 1)).any():
+        return False
+    lo = addrs.min()
+    slots = ((addrs - lo) >> _U64(size.bit_length() - 1)).astype(np.intp)
+    span = int(slots.max()) + 1
+    return span <= 8 * addrs.size + 4096 and int(np.bincount(slots, minlength=span).max()) <= 1
+
+
 def _active(mask, n: int) -> np.ndarray | None:
     """Indices of the active lanes in flat lane order, or None for all."""
     if mask is None:
@@ -167,7 +180,7 @@ class LaneAccess:
             addrs, vals = addrs[lanes], vals[lanes]
         if addrs.size == 0:
             return
-        if addrs.size < 2 or bool((addrs[1:] > addrs[:-1]).all()):  # ascending: no two lanes collide
+        if addrs.size < 2 or bool((addrs[1:] > addrs[:-1]).all()) or _apart(addrs, size):  # no two lanes collide
             idx = self._linear_units(vmid, addrs, size, "write")
             if idx is not None:
                 self.phys.typed_vram(f"<u{_UNIT[size]}")[idx] = vals

@@ -24,7 +24,8 @@ from compiler.dtypes import PtrDType, dtypes
 from compiler.ir.linearize import LinearKernel
 from compiler.ir.lower import Geometry
 from compiler.ir.ops import Ops, UOp
-from compiler.kernel import Program
+from compiler.kernel import Program, linear_kernel
+from compiler.schedule import schedule
 from simgpu.isa import assemble, decode_all
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -139,6 +140,18 @@ def test_sqrt_is_correctly_rounded():
                         np.random.default_rng(0).uniform(0, 100, 25).astype(np.float32)])
     got = _run(_trans_kernel(), [x], np.zeros(32, np.float32))
     assert np.array_equal(got.view(np.uint32), np.sqrt(x).view(np.uint32))
+
+
+@pytest.mark.parametrize("n, lanes", [(64, 32), (4096, 64)])
+def test_barrier_only_for_workgroups_of_several_waves(n, lanes):
+    # a group reduction's LDS tree: one wave32 needs no s_barrier (its LDS operations run in order), two do
+    x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+    t = Tensor(x).sum()
+    (item,) = [i for i in schedule([t.lazydata.base]) if i.kind == "kernel"]
+    k = linear_kernel(item.ast, get("native"))
+    assert k.geometry.block == (lanes, 1, 1) and any(u.op is Ops.BARRIER for u in k.uops)
+    assert ("s_barrier" in compile_kernel(k).assembly) == (lanes > 32)
+    np.testing.assert_allclose(t.numpy(), x.astype(np.float64).sum(), rtol=1e-5)
 
 
 def test_compiling_twice_gives_the_same_bytes():

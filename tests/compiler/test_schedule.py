@@ -45,10 +45,25 @@ def test_long_reduction_uses_the_workgroup_and_lds():
 
 
 def test_matmul_is_tiled_with_lds():
-    a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 64), np.float32))
+    a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 48), np.float32))
     (k,) = kernels(a @ b)
-    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (4, 2, 1)
-    assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 2
+    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (3, 2, 1)
+    # k = 48 is one chunk: staged in a loop over its three 16-wide parts, one barrier
+    assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 1
+
+
+@pytest.mark.parametrize("k_len, chunks", [(784, 7), (64, 1), (16 * 97, 97)])
+def test_tiled_matmul_stages_k_in_chunks_that_fit_lds(backend, k_len, chunks):
+    # chunks of 16m (m the largest divisor of k / 16 whose tiles fit 64 KiB of LDS): a barrier pair per chunk
+    # but the last, one barrier for one chunk; 16 * 97 (a prime) cannot be split but into 16s
+    rng = np.random.default_rng(64)
+    a, b = rng.standard_normal((64, k_len)).astype(np.float32), rng.standard_normal((k_len, 128)).astype(np.float32)
+    out = Tensor(a) @ Tensor(b)
+    (k,) = kernels(out)
+    assert k.name.startswith("M_") and sum(u.op is Ops.BARRIER for u in k.uops) == (2 if chunks > 1 else 1)
+    loops = [u for u in k.uops if u.op is Ops.RANGE]
+    assert chunks == 1 and len(loops) == 2 or loops[0].src[0].arg == chunks
+    assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
 
 
 def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
@@ -59,6 +74,35 @@ def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
     assert k.name.startswith("M_") and k.geometry.grid == (2, 1, 1) and k.geometry.block == (16, 16, 1)
     assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == 16
     assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("m, n", [(128, 48), (32, 64)])
+def test_matmul_tiles_each_dimension_by_its_own_factor(backend, m, n):
+    # 4 outputs per work-item along a dimension that is a multiple of 64, 1 along the other (the gradient of
+    # a 784-wide weight: 128 x 784)
+    rng = np.random.default_rng(63)
+    a, b = rng.standard_normal((m, 32)).astype(np.float32), rng.standard_normal((32, n)).astype(np.float32)
+    out = Tensor(a) @ Tensor(b)
+    (k,) = kernels(out)
+    up_i, up_j = (4 if m % 64 == 0 else 1), (4 if n % 64 == 0 else 1)
+    assert k.name.startswith("M_") and k.geometry.grid == (n // (16 * up_j), m // (16 * up_i), 1)
+    assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == up_i * up_j
+    assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
+
+
+def test_tiled_matmul_stages_fused_work_once_per_element(backend):
+    # ReLU of A plus a bias fused into the product: the tile holds relu(a + bias), computed while staging, so
+    # the loop over k only multiplies and adds (it recomputed the mask for every output column before)
+    rng = np.random.default_rng(65)
+    a, b = rng.standard_normal((64, 32)).astype(np.float32), rng.standard_normal((32, 48)).astype(np.float32)
+    bias = rng.standard_normal(32).astype(np.float32)
+    out = (Tensor(a) + Tensor(bias)).relu() @ Tensor(b)
+    (k,) = kernels(out)
+    assert k.name.startswith("M_")
+    inner = max(i for i, u in enumerate(k.uops) if u.op is Ops.RANGE)
+    end = next(i for i, u in enumerate(k.uops) if u.op is Ops.ENDRANGE and u.src[0] is k.uops[inner])
+    assert {u.op for u in k.uops[inner + 1:end]} <= {Ops.LOAD, Ops.ADD, Ops.MUL, Ops.ASSIGN, Ops.AFTER}
+    assert_close(out.numpy(), np.maximum(a + bias, 0) @ b, "float32", rtol=2e-5, atol=1e-4)
 
 
 def test_unaligned_matmul_falls_back_to_loops():

@@ -27,7 +27,12 @@ waves that end early need nothing of their own; what the loop changes is only wh
 Counters and the clock are sums over the instructions run, the same in either order. The barrier's release
 waits in the interpreter until no wave of the batch is runnable, which is where a kept interval ends.
 
-What stays with rounds: an interval with a store to global memory, an LDS access outside the row, not
+An interval whose waves park at a global store (or another sync instruction) rather than at an s_barrier is
+kept too when it passes the rounds' order check (no wave ran at or past a PC where another parked; rounds.py):
+the tail after a kernel's last barrier, which ends at the stores of its results, would otherwise be undone and
+run again in rounds. The interpreter then runs the parked instructions, as after a round.
+
+What stays with rounds: an interval that passes neither check, an LDS access outside the row, not
 naturally aligned or racing (the check fails), an LDS read through the memory helper or a callback, a fault,
 the watchdog's slice, or more than MAX_INTERVAL wave-instructions (a wave that waits in a loop for another
 wave's LDS store would otherwise spin until the watchdog's limit before the rounds took over).
@@ -45,6 +50,7 @@ from simgpu.shader.state import BARRIER, RUNNING, wsel
 
 MAX_INTERVAL = 1 << 22  # wave-instructions an interval may run before it is given to rounds
 INT64_MAX = (1 << 63) - 1
+PARKED = "parked"  # an interval kept with waves parked at a sync instruction other than s_barrier (_round_order)
 
 
 class Intervals:
@@ -58,6 +64,8 @@ class Intervals:
         self._tags: np.ndarray | None = None  # the stores' tags: [groups, LDS dwords] (lower_lds)
         self._hulls: np.ndarray | None = None  # [groups, HULL_FIELDS]: owner and hulls (lower_lds)
         self._lds: np.ndarray | None = None  # the LDS as the interval found it
+        self._lds_saved = False  # whether _lds holds it (not for a batch's first interval: the LDS is zeros)
+        self._barrier_cr, self._barrier_offsets = None, None  # the region's s_barrier offsets, sorted
 
     def step(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
         """Run intervals from `pc`, where the waves `w` stand, while every runnable wave stands at one PC;
@@ -69,11 +77,12 @@ class Intervals:
             return False
         base, ran = self.rounds.ex.d.code_address, False
         while len(w) == int(np.count_nonzero(st.status == RUNNING)):
-            if not self._interval(cr, pc, w, fresh):
+            kept = self._interval(cr, pc, w, fresh)
+            if not kept:
                 self.off = True
                 break
             ran, fresh = True, False
-            if not self._barrier():
+            if kept is PARKED or not self._barrier():
                 break
             running = np.flatnonzero(st.status == RUNNING)
             if not len(running):
@@ -95,14 +104,17 @@ class Intervals:
             self._tags = np.zeros((st.lds.shape[0], dwords), np.int64)
             self._hulls = np.empty((st.lds.shape[0], HULL_FIELDS), np.int64)
 
-    def _interval(self, cr, pc: int, w: np.ndarray, fresh: bool) -> bool:
-        """One interval for the waves `w` at `pc`: kept (counted) or undone."""
+    def _interval(self, cr, pc: int, w: np.ndarray, fresh: bool):
+        """One interval for the waves `w` at `pc`: kept (counted; PARKED when some wave parked at a sync
+        instruction other than s_barrier, True otherwise) or undone (False)."""
         rounds, native = self.rounds, self.rounds.native
         ex, ctx = rounds.ex, native.ctx
         st, n = ex.st, len(w)
         ix = wsel(w)
         saved = None if fresh else rounds.save(cr, ix, pc)
-        np.copyto(self._lds, st.lds)
+        self._lds_saved = not fresh  # (a batch's LDS starts zeroed: _undo clears it again)
+        if self._lds_saved:
+            np.copyto(self._lds, st.lds)
         counts, laneops, exits, maxlast = rounds.buffers(n, len(cr.blocks))
         self.epoch += 1
         ctx[lo.C_EPOCH] = self.epoch << WAVE_BITS
@@ -120,19 +132,48 @@ class Intervals:
         if native.pending is not None:  # the deadline, Ctrl-C, a progress hook's exception
             self._undo(cr, saved, ix, w)
             native.raise_pending(w, pc)
-        at = np.isin(st.pc[ix] - ex.d.code_address, np.fromiter(cr.barriers, np.int64, len(cr.barriers)))
-        if not ((exits == lo.EXIT_DONE) | ((exits == lo.EXIT_SYNC) & at)).all():
+        parks = st.pc[ix] - ex.d.code_address
+        kept = ((exits == lo.EXIT_DONE) | ((exits == lo.EXIT_SYNC) & self._at_barrier(cr, parks))).all() or \
+            (PARKED if self._round_order(parks, exits, maxlast) else False)
+        if not kept:
             self._undo(cr, saved, ix, w)
             rounds.stats.interval_aborts += 1
             return False
         rounds.commit(cr, counts, laneops, w)
         rounds.stats.intervals += 1
-        return True
+        return kept
+
+    @staticmethod
+    def _round_order(parks: np.ndarray, exits: np.ndarray, maxlast: np.ndarray) -> bool:
+        """Whether an interval whose waves ended or parked at sync instructions, some not at an s_barrier (the
+        tail after a kernel's last barrier parks at its global stores), is also what the interpreter would
+        have run: no wave ran an instruction at or past the PC where another wave parked (rounds.py's order
+        check; PC offsets). Then every parked instruction runs after all the instructions the interval ran in
+        the interpreter's lowest-PC order too, and the LDS order check covers those: the interval is kept
+        as a round would be, and the interpreter runs the parked instructions from there."""
+        if not ((exits == lo.EXIT_DONE) | (exits == lo.EXIT_SYNC)).all():
+            return False
+        park = np.where(exits == lo.EXIT_SYNC, parks, INT64_MAX)
+        if len(park) == 1:
+            return True
+        two = np.partition(park, 1)[:2]
+        others_min = np.where(park == two[0], two[1], two[0])  # the lowest park of any other wave
+        return not ((maxlast >= 0) & (maxlast >= others_min)).any()
+
+    def _at_barrier(self, cr, parks: np.ndarray) -> np.ndarray:
+        """Which PC offsets `parks` are s_barrier instructions of the region (np.isin took 50 us an interval)."""
+        if self._barrier_cr is not cr:
+            self._barrier_cr, self._barrier_offsets = cr, np.array(sorted(cr.barriers) or [-1], np.int64)
+        offsets = self._barrier_offsets
+        return offsets[np.minimum(np.searchsorted(offsets, parks), len(offsets) - 1)] == parks
 
     def _undo(self, cr, saved, ix, w: np.ndarray) -> None:
         """The waves' registers and the LDS back to where the interval found them."""
         self.rounds.restore(cr, saved, ix, np.arange(len(w)), w)
-        np.copyto(self.rounds.ex.st.lds, self._lds)
+        if self._lds_saved:
+            np.copyto(self.rounds.ex.st.lds, self._lds)
+        else:
+            self.rounds.ex.st.lds.fill(0)
 
     def _barrier(self) -> bool:
         """Every live wave of the batch stands at an s_barrier: run it as the interpreter does (an

@@ -333,6 +333,37 @@ def test_scatter_duplicates_highest_lane_wins_and_16_byte_crossing():
     np.testing.assert_array_equal(mmu.gather(VMID, np.array([va], np.uint64), 16), data)
 
 
+@HYP
+@given(seed=st.integers(0, 2**32 - 1), size=st.sampled_from([1, 2, 4, 8, 16]), n=st.integers(2, 300),
+       kind=st.sampled_from(["permuted", "strided", "overlapping", "duplicates"]))
+def test_scatter_out_of_order_in_a_linear_range_matches_byte_model(seed, size, n, kind):
+    # lanes not ascending within one linearly mapped range (the fast path when no two lanes share a byte,
+    # as a tiled matrix product's stores: rows of lanes, workgroups side by side), against a serial byte model
+    phys, pt, mmu = make()
+    span = 4 * PAGE
+    pt.map(BASE, span, 64 << 20)
+    rng = np.random.default_rng(seed)
+    model = rng.integers(0, 256, span, dtype=np.uint8)
+    mmu.write(VMID, BASE, model.tobytes())
+    slots = span // size
+    if kind == "permuted":
+        offs = rng.permutation(min(n, slots)) * size
+    elif kind == "strided":  # rows of 8 lanes, rows far apart, the rows in reverse
+        offs = ((np.arange(n) % 8) + (np.arange(n) // 8)[::-1] * 97 % (slots // 8 - 1) * 8) * size % (slots * size)
+    elif kind == "overlapping":  # a 4-byte step: 8- and 16-byte lanes share bytes
+        offs = rng.permutation(min(n, slots)) * 4 % (span - size)
+    else:
+        offs = rng.integers(0, 16, n) * size
+    m = len(offs)
+    vals = rng.integers(0, 2**63, (m, 4) if size == 16 else m, dtype=np.uint64)
+    vals = vals.astype("<u4") if size == 16 else vals.astype(f"<u{min(size, 8)}")
+    mmu.scatter(VMID, (BASE + offs).astype(np.uint64), vals, size)
+    raw = np.ascontiguousarray(vals).view(np.uint8).reshape(m, size)
+    for lane in range(m):  # serial reference: later lanes overwrite earlier ones
+        model[offs[lane]:offs[lane] + size] = raw[lane]
+    np.testing.assert_array_equal(np.frombuffer(mmu.read(VMID, BASE, span), np.uint8), model)
+
+
 def test_wave_shaped_lanes():
     phys, pt, mmu, model, _ = scattered_range()
     addrs = (BASE + 4 * np.arange(3 * 32)).reshape(3, 32).astype(np.uint64)  # [waves, lanes]

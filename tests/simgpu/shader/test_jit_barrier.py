@@ -65,6 +65,30 @@ __kernel void load_then_store(__global int *out, int steps) {
   out[GRP * 256 + lid] = acc;
 }
 
+// After the barrier odd waves store first; even waves skip that store and run past its PC to their own: the
+// tail interval parks waves at a store another wave ran past, so it is undone and runs in rounds.
+__kernel void tail_diverge(__global int *out, __global const int *in) {
+  __local int buf[256];
+  int lid = LID, wave = __builtin_amdgcn_readfirstlane(lid / 32);
+  buf[lid] = in[GRP * 256 + lid];
+  barrier_local();
+  int v = buf[lid ^ 32] * 5;
+  if (wave & 1) out[GRP * 512 + lid] = v;
+  v = v * 3 + buf[lid ^ 64];
+  out[GRP * 512 + 256 + lid] = v;
+}
+
+// A race in a batch's first interval: every wave loads slot[0] (LDS starts zeroed on the simulator) and stores
+// its own value; undone, the LDS goes back to zeros (not copied: barrier.py) and the interval runs in rounds.
+__kernel void first_race(__global int *out) {
+  __local volatile int slot[1];
+  int lid = LID;
+  int before = slot[0];
+  slot[0] = lid + 1;
+  barrier_local();
+  out[GRP * 256 + lid] = before * 1000 + slot[0];
+}
+
 // Odd and even waves meet at different s_barrier instructions; wave 3 ends before any barrier.
 __kernel void diverge(__global int *out, __global const int *in, int steps) {
   __local int buf[256];
@@ -132,10 +156,10 @@ def test_intervals_match_interpreter_for_group_sizes(code_object, waves, groups)
         v = v[:, (lid + 33 * t + 1) % gs] * 3 + t
     np.testing.assert_array_equal(want, v.reshape(-1))
     for s in stats:
-        # every interval of the loop (both barriers, the back edge's included) ran natively; only the tail's
-        # global store stops an interval
-        assert s.intervals >= 2 * STEPS
-        assert s.interval_aborts <= 1 and s.sync_steps <= 2
+        # every interval of the loop (both barriers, the back edge's included) ran natively, and the tail's: its
+        # waves park at the global store in the interpreter's order (barrier.py's _round_order), so it is kept
+        assert s.intervals >= 2 * STEPS + 1
+        assert s.interval_aborts == 0 and s.sync_steps <= 2
 
 
 @pytest.mark.parametrize("groups", [1, 2])
@@ -154,6 +178,31 @@ def test_failed_order_check_undoes_lds(code_object, groups):
     for s in stats:
         assert s.interval_aborts >= STEPS  # each step's racing interval undone ...
         assert s.intervals >= STEPS  # ... the race-free ones (after each step's first barrier) kept
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_failed_first_interval_clears_lds(code_object, groups):
+    want, stats = _both(code_object, "first_race", groups, 256, [], groups * 256)
+    # the interpreter's order: all waves load before any stores (one PC), then the last store wins
+    lid = np.arange(256)
+    assert (want.reshape(groups, 256) == 0 * lid + 256).all()
+    for s in stats:
+        assert s.interval_aborts >= 1
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_tail_kept_only_in_the_interpreters_order(code_object, groups):
+    x = np.random.default_rng(groups + 7).integers(-50, 50, groups * 256).astype(np.int32)
+    want, stats = _both(code_object, "tail_diverge", groups, 256, [], groups * 512, [x])
+    buf = x.reshape(groups, 256).astype(np.int64)
+    lid = np.arange(256)
+    v = buf[:, lid ^ 32] * 5
+    first = np.where((lid // 32) & 1 == 1, v, 0)
+    expect = np.concatenate([first, v * 3 + buf[:, lid ^ 64]], axis=1).astype(np.int32).reshape(-1)
+    np.testing.assert_array_equal(want, expect)
+    for s in stats:
+        # the interval after the barrier: the even waves ran past the odd waves' store, so it is undone
+        assert s.intervals >= 1 and s.interval_aborts >= 1
 
 
 @pytest.mark.parametrize("groups", [1, 2])
