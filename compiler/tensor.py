@@ -31,13 +31,14 @@ from compiler.random import RandomOps
 from compiler.realize import realize
 from compiler.reduce import ReduceOps
 from compiler.sorting import SortingOps
+from compiler.transcendental import TranscendentalOps
 from compiler.views import ShapeTracker
 
 ASSIGN_OBSERVERS: list = []  # f(tensor, value it replaced) after every assign (compiler.jit follows a step's state)
 
 
-class Tensor(CreationOps, MathOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps, IndexingOps,
-             RandomOps, SortingOps, GatherOps):
+class Tensor(CreationOps, MathOps, TranscendentalOps, ActivationOps, LossOps, MovementOps, ReduceOps, CompositeOps,
+             IndexingOps, RandomOps, SortingOps, GatherOps):
     """A lazy n-dimensional array on a device (module docstring)."""
 
     __hash__ = object.__hash__  # == is elementwise, so hash by identity

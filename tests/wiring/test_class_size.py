@@ -11,7 +11,6 @@ MAX_LINES = 350
 PACKAGES = ("simgpu", "compiler", "runtime", "mockgpu", "traces", "wiring", "tools", "bench")
 OVER_TODAY = {  # "module.Class": its lines today
     "compiler.tensor.Tensor": 624,
-    "compiler.elementwise.MathOps": 440,
     "mockgpu.kfd.KfdProcess": 433,
     "mockgpu.driver.MockOS": 386,
 }
