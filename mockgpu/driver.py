@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import operator
 import os
 import threading
 import time
@@ -22,7 +23,8 @@ import numpy as np
 from mockgpu import drm, pci, progress, symbols, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
-from mockgpu.kfd import VMID, VRAM_BASE, KfdProcess, Node
+from mockgpu.kfd import KfdProcess
+from mockgpu.kfd_node import VMID, VRAM_BASE, Node
 from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, WouldBlock, page_align
 from mockgpu.usermem import LocalProcess, UserMemory
 from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
@@ -37,29 +39,29 @@ from simgpu.soc import SOC, MMIOError
 DEFAULT_VRAM = 8 << 30
 GPU_ID_BASE = 0x4A10
 
-# request number -> (argument struct, name of the KfdProcess handler)
+# request number -> (argument struct, the KfdProcess handler: a method of the process or of one of its parts)
 _HANDLERS = {
     kfd.AMDKFD_IOC_GET_VERSION: (kfd.kfd_ioctl_get_version_args, "get_version"),
-    kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "create_queue"),
-    kfd.AMDKFD_IOC_DESTROY_QUEUE: (kfd.kfd_ioctl_destroy_queue_args, "destroy_queue"),
+    kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "queue_manager.create_queue"),
+    kfd.AMDKFD_IOC_DESTROY_QUEUE: (kfd.kfd_ioctl_destroy_queue_args, "queue_manager.destroy_queue"),
     kfd.AMDKFD_IOC_SET_MEMORY_POLICY: (kfd.kfd_ioctl_set_memory_policy_args, "set_memory_policy"),
     kfd.AMDKFD_IOC_GET_CLOCK_COUNTERS: (kfd.kfd_ioctl_get_clock_counters_args, "get_clock_counters"),
-    kfd.AMDKFD_IOC_UPDATE_QUEUE: (kfd.kfd_ioctl_update_queue_args, "update_queue"),
-    kfd.AMDKFD_IOC_CREATE_EVENT: (kfd.kfd_ioctl_create_event_args, "create_event"),
-    kfd.AMDKFD_IOC_DESTROY_EVENT: (kfd.kfd_ioctl_destroy_event_args, "destroy_event"),
-    kfd.AMDKFD_IOC_SET_EVENT: (kfd.kfd_ioctl_set_event_args, "set_event"),
-    kfd.AMDKFD_IOC_RESET_EVENT: (kfd.kfd_ioctl_reset_event_args, "reset_event"),
-    kfd.AMDKFD_IOC_WAIT_EVENTS: (kfd.kfd_ioctl_wait_events_args, "wait_events"),
+    kfd.AMDKFD_IOC_UPDATE_QUEUE: (kfd.kfd_ioctl_update_queue_args, "queue_manager.update_queue"),
+    kfd.AMDKFD_IOC_CREATE_EVENT: (kfd.kfd_ioctl_create_event_args, "event_manager.create_event"),
+    kfd.AMDKFD_IOC_DESTROY_EVENT: (kfd.kfd_ioctl_destroy_event_args, "event_manager.destroy_event"),
+    kfd.AMDKFD_IOC_SET_EVENT: (kfd.kfd_ioctl_set_event_args, "event_manager.set_event"),
+    kfd.AMDKFD_IOC_RESET_EVENT: (kfd.kfd_ioctl_reset_event_args, "event_manager.reset_event"),
+    kfd.AMDKFD_IOC_WAIT_EVENTS: (kfd.kfd_ioctl_wait_events_args, "event_manager.wait_events"),
     kfd.AMDKFD_IOC_SET_SCRATCH_BACKING_VA: (kfd.kfd_ioctl_set_scratch_backing_va_args, "set_scratch_backing_va"),
     kfd.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW: (kfd.kfd_ioctl_get_process_apertures_new_args,
                                                "get_process_apertures_new"),
     kfd.AMDKFD_IOC_ACQUIRE_VM: (kfd.kfd_ioctl_acquire_vm_args, "acquire_vm"),
-    kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: (kfd.kfd_ioctl_alloc_memory_of_gpu_args, "alloc_memory_of_gpu"),
-    kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU: (kfd.kfd_ioctl_free_memory_of_gpu_args, "free_memory_of_gpu"),
-    kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU: (kfd.kfd_ioctl_map_memory_to_gpu_args, "map_memory_to_gpu"),
-    kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: (kfd.kfd_ioctl_unmap_memory_from_gpu_args, "unmap_memory_from_gpu"),
+    kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: (kfd.kfd_ioctl_alloc_memory_of_gpu_args, "memory.alloc_memory_of_gpu"),
+    kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU: (kfd.kfd_ioctl_free_memory_of_gpu_args, "memory.free_memory_of_gpu"),
+    kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU: (kfd.kfd_ioctl_map_memory_to_gpu_args, "memory.map_memory_to_gpu"),
+    kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: (kfd.kfd_ioctl_unmap_memory_from_gpu_args, "memory.unmap_memory_from_gpu"),
     kfd.AMDKFD_IOC_SET_XNACK_MODE: (kfd.kfd_ioctl_set_xnack_mode_args, "set_xnack_mode"),
-    kfd.AMDKFD_IOC_AVAILABLE_MEMORY: (kfd.kfd_ioctl_get_available_memory_args, "available_memory"),
+    kfd.AMDKFD_IOC_AVAILABLE_MEMORY: (kfd.kfd_ioctl_get_available_memory_args, "memory.available_memory"),
     kfd.AMDKFD_IOC_RUNTIME_ENABLE: (kfd.kfd_ioctl_runtime_enable_args, "runtime_enable"),
 }
 _BY_NR = {kfd.ioc_nr(req): (req, *v) for req, v in _HANDLERS.items()}
@@ -188,7 +190,7 @@ class MockOS(OS):
         if san is None:
             return {"checks": [], "findings": []}
         if checks:
-            self.process.track_allocations(self.nodes[[nd.gpu_id for nd in self.nodes].index(gpu_id)])
+            self.process.memory.track_allocations(self.nodes[[nd.gpu_id for nd in self.nodes].index(gpu_id)])
         return {"checks": sorted(san.checks), "findings": [f.as_dict() for f in san.take()]}
 
     def annotate(self, note: dict) -> None:
@@ -351,7 +353,7 @@ class MockOS(OS):
         data = bytearray(max(ctypes.sizeof(struct), usize))
         data[:usize] = bytes(buf[:usize])
         args = struct.from_buffer(data)
-        handler = getattr(self.process, name)
+        handler = operator.attrgetter(name)(self.process)
         handler(args, self.files) if name == "acquire_vm" else handler(args)
         if request >> 30 & 2:  # _IOC_READ: results go back to user space
             buf[:usize] = data[:usize]
@@ -420,7 +422,7 @@ class MockOS(OS):
                    if al.mmap_offset == offset and al.kind in ("vram", "gtt") and al.node == f.node.index), None)
         if al is None or length > page_align(al.size):
             raise OSError(errno.EINVAL, f"render node mmap offset {offset:#x} (+{length:#x}) names no buffer")
-        self.process.host_mapped(al)
+        self.process.memory.host_mapped(al)
         arr = self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + length] if al.kind == "vram" else al.buf[:length]
         return al.file_offset, arr, ("bo", offset)
 
