@@ -7,11 +7,15 @@ from __future__ import annotations
 import math
 from typing import Self
 
-from compiler.elementwise import in_float32
+from compiler.transcendental import in_float32
 
 
 class ActivationOps:
     """Mixed into Tensor (module docstring)."""
+
+    def relu(self) -> Self:
+        """max(x, 0) (gradient 0 at 0)."""
+        return (self > 0).where(self, 0)
 
     def relu6(self) -> Self:
         """min(max(x, 0), 6)."""

@@ -3,8 +3,8 @@
 Ioctls on /dev/kfd are decoded with the argument structs of runtime.uapi.kfd and handled by
 mockgpu.kfd.KfdProcess; a failure is an OSError with the errno amdkfd returns, and no Python exception
 from inside the driver reaches the caller (an internal error is EIO, naming the bug). mmap returns
-memoryviews onto simulator-owned memory; a doorbell store (mmio_write) rings the simulated GPU, which
-runs that queue synchronously.
+memoryviews onto simulator-owned memory (mockgpu.mappings); the open files and sysfs are mockgpu.devfiles'.
+A doorbell store (mmio_write) rings the simulated GPU, which runs that queue synchronously.
 """
 
 from __future__ import annotations
@@ -12,54 +12,54 @@ from __future__ import annotations
 import ctypes
 import errno
 import functools
+import operator
 import os
 import threading
 import time
-from dataclasses import dataclass
-
-import numpy as np
 
 from mockgpu import drm, pci, progress, symbols, topology
 from mockgpu.addrspace import AddressSpace
-from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS, MMIO_AREA, MMIO_PAGE, DeviceMemory
-from mockgpu.kfd import VMID, VRAM_BASE, KfdProcess, Node
-from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, WouldBlock, page_align
+from mockgpu.devfiles import DeviceFiles, File
+from mockgpu.devmem import MAX_GPUS, DeviceMemory
+from mockgpu.kfd import KfdProcess
+from mockgpu.kfd_node import VMID, VRAM_BASE, Node
+from mockgpu.mappings import Mappings
+from mockgpu.memory import GTT_SIZE, PT_POOL, KfdError, RangeAllocator, WouldBlock
 from mockgpu.usermem import LocalProcess, UserMemory
-from runtime.os import MAP_ANONYMOUS, MAP_FIXED, MAP_SHARED, OS, PROT_NONE, DeviceReport, Mapping, check_mmio
+from runtime.os import OS, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
 from simgpu import settings
 from simgpu.clock import Link
 from simgpu.hw.chips import get_chip
-from simgpu.mem import shared
 from simgpu.shader.engine import DEFAULT_WATCHDOG
 from simgpu.soc import SOC, MMIOError
 
 DEFAULT_VRAM = 8 << 30
 GPU_ID_BASE = 0x4A10
 
-# request number -> (argument struct, name of the KfdProcess handler)
+# request number -> (argument struct, the KfdProcess handler: a method of the process or of one of its parts)
 _HANDLERS = {
     kfd.AMDKFD_IOC_GET_VERSION: (kfd.kfd_ioctl_get_version_args, "get_version"),
-    kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "create_queue"),
-    kfd.AMDKFD_IOC_DESTROY_QUEUE: (kfd.kfd_ioctl_destroy_queue_args, "destroy_queue"),
+    kfd.AMDKFD_IOC_CREATE_QUEUE: (kfd.kfd_ioctl_create_queue_args, "queue_manager.create_queue"),
+    kfd.AMDKFD_IOC_DESTROY_QUEUE: (kfd.kfd_ioctl_destroy_queue_args, "queue_manager.destroy_queue"),
     kfd.AMDKFD_IOC_SET_MEMORY_POLICY: (kfd.kfd_ioctl_set_memory_policy_args, "set_memory_policy"),
     kfd.AMDKFD_IOC_GET_CLOCK_COUNTERS: (kfd.kfd_ioctl_get_clock_counters_args, "get_clock_counters"),
-    kfd.AMDKFD_IOC_UPDATE_QUEUE: (kfd.kfd_ioctl_update_queue_args, "update_queue"),
-    kfd.AMDKFD_IOC_CREATE_EVENT: (kfd.kfd_ioctl_create_event_args, "create_event"),
-    kfd.AMDKFD_IOC_DESTROY_EVENT: (kfd.kfd_ioctl_destroy_event_args, "destroy_event"),
-    kfd.AMDKFD_IOC_SET_EVENT: (kfd.kfd_ioctl_set_event_args, "set_event"),
-    kfd.AMDKFD_IOC_RESET_EVENT: (kfd.kfd_ioctl_reset_event_args, "reset_event"),
-    kfd.AMDKFD_IOC_WAIT_EVENTS: (kfd.kfd_ioctl_wait_events_args, "wait_events"),
+    kfd.AMDKFD_IOC_UPDATE_QUEUE: (kfd.kfd_ioctl_update_queue_args, "queue_manager.update_queue"),
+    kfd.AMDKFD_IOC_CREATE_EVENT: (kfd.kfd_ioctl_create_event_args, "event_manager.create_event"),
+    kfd.AMDKFD_IOC_DESTROY_EVENT: (kfd.kfd_ioctl_destroy_event_args, "event_manager.destroy_event"),
+    kfd.AMDKFD_IOC_SET_EVENT: (kfd.kfd_ioctl_set_event_args, "event_manager.set_event"),
+    kfd.AMDKFD_IOC_RESET_EVENT: (kfd.kfd_ioctl_reset_event_args, "event_manager.reset_event"),
+    kfd.AMDKFD_IOC_WAIT_EVENTS: (kfd.kfd_ioctl_wait_events_args, "event_manager.wait_events"),
     kfd.AMDKFD_IOC_SET_SCRATCH_BACKING_VA: (kfd.kfd_ioctl_set_scratch_backing_va_args, "set_scratch_backing_va"),
     kfd.AMDKFD_IOC_GET_PROCESS_APERTURES_NEW: (kfd.kfd_ioctl_get_process_apertures_new_args,
                                                "get_process_apertures_new"),
     kfd.AMDKFD_IOC_ACQUIRE_VM: (kfd.kfd_ioctl_acquire_vm_args, "acquire_vm"),
-    kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: (kfd.kfd_ioctl_alloc_memory_of_gpu_args, "alloc_memory_of_gpu"),
-    kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU: (kfd.kfd_ioctl_free_memory_of_gpu_args, "free_memory_of_gpu"),
-    kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU: (kfd.kfd_ioctl_map_memory_to_gpu_args, "map_memory_to_gpu"),
-    kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: (kfd.kfd_ioctl_unmap_memory_from_gpu_args, "unmap_memory_from_gpu"),
+    kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU: (kfd.kfd_ioctl_alloc_memory_of_gpu_args, "memory.alloc_memory_of_gpu"),
+    kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU: (kfd.kfd_ioctl_free_memory_of_gpu_args, "memory.free_memory_of_gpu"),
+    kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU: (kfd.kfd_ioctl_map_memory_to_gpu_args, "memory.map_memory_to_gpu"),
+    kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU: (kfd.kfd_ioctl_unmap_memory_from_gpu_args, "memory.unmap_memory_from_gpu"),
     kfd.AMDKFD_IOC_SET_XNACK_MODE: (kfd.kfd_ioctl_set_xnack_mode_args, "set_xnack_mode"),
-    kfd.AMDKFD_IOC_AVAILABLE_MEMORY: (kfd.kfd_ioctl_get_available_memory_args, "available_memory"),
+    kfd.AMDKFD_IOC_AVAILABLE_MEMORY: (kfd.kfd_ioctl_get_available_memory_args, "memory.available_memory"),
     kfd.AMDKFD_IOC_RUNTIME_ENABLE: (kfd.kfd_ioctl_runtime_enable_args, "runtime_enable"),
 }
 _BY_NR = {kfd.ioc_nr(req): (req, *v) for req, v in _HANDLERS.items()}
@@ -87,16 +87,6 @@ def device_arches(n: int, arch: str | list[str] | tuple[str, ...] | None = None)
         raise ValueError(f"{len(names)} architectures ({', '.join(names)}) for {n} devices: give one for all, or "
                          "one per device")
     return names
-
-
-@dataclass
-class File:
-    """An open file of the mock: /dev/kfd, a render node, a PCI function's file or a firmware file."""
-
-    kind: str  # "kfd", "render", "pci" or "firmware"
-    path: str
-    node: Node | None = None
-    name: str = ""  # pci: "config", "enable", "resource0/2/5"; firmware: the file name
 
 
 class MockOS(OS):
@@ -134,7 +124,7 @@ class MockOS(OS):
             for j, g in enumerate(self.gpus):
                 if i != j:
                     g.phys.add_system(soc.pci.bars[0].address, self.gpus[i].phys.vram, link=Link.PEER_PCIE)
-        self.firmware = pci.FirmwareStore.from_environment()
+        firmware = pci.FirmwareStore.from_environment()
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
         # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).
         self.lazy_doorbells = bool(settings.get("MOCKGPU_LAZY_DOORBELLS")) \
@@ -146,25 +136,21 @@ class MockOS(OS):
         # there for real, so its address is a real pointer (CPU VA = GPU VA); never in a replay or a server.
         self.space = AddressSpace()
         self.user = UserMemory(self.space, LocalProcess() if user is None else (user or None))
-        self.place = place
-        self._placed: dict[int, int] = {}  # real placements: address -> length
         self.process = KfdProcess(self.nodes, self.user, self.devmem)
         for g in self.gpus:  # faults name kernels the runtime did not name by the code object in memory
             g.engine.find_kernel_name = functools.partial(symbols.kernel_symbol, g.mmu, self.process.allocs.values)
         # Sanitizers (docs/shader.md "Sanitizers"): SIMGPU_SANITIZE unless `sanitize` says; the driver tells
-        # each GPU's sanitizer about every buffer it maps (kfd.py) and the runtime's exact sizes (annotate).
+        # each GPU's sanitizer about every buffer it maps (kfd_memory.py) and the runtime's exact sizes (annotate).
         checks = sanitizers.requested() if sanitize is None else sanitizers.parse_checks(sanitize)
         if checks:
             for g in self.gpus:
                 g.sanitize(checks)
-        self.files: dict[int, File] = {}
         self._wait_limits: dict[int, float] = {}  # gpu_id -> seconds the caller waits for its next doorbell's work
-        self._next_fd = 100
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
         self.sysfs = topology.build(shapes) | pci.sysfs(self.socs)
-        self.devices = {"/dev/kfd": None} | {f"/dev/dri/renderD{128 + i}": nd for i, nd in enumerate(self.nodes)}
-        firmware = [f"{pci.FIRMWARE_DIR}/{name}" for name in self.firmware.names()]
-        self.dirs = topology.listing(self.sysfs, list(self.devices) + pci.openable(n) + firmware)
+        self.files = DeviceFiles(self.nodes, self.socs, firmware, self.sysfs)
+        self.mappings = Mappings(self.files, self.space, self.devmem, self.process.memory, self.nodes, self.socs,
+                                 place)
 
     def simulator(self, gpu_id: int | str):
         """The simgpu.GPU behind a gpu_id or a PCI bus id ("0000:03:00.0") (None if unknown): for tests and tools;
@@ -188,7 +174,7 @@ class MockOS(OS):
         if san is None:
             return {"checks": [], "findings": []}
         if checks:
-            self.process.track_allocations(self.nodes[[nd.gpu_id for nd in self.nodes].index(gpu_id)])
+            self.process.memory.track_allocations(self.nodes[[nd.gpu_id for nd in self.nodes].index(gpu_id)])
         return {"checks": sorted(san.checks), "findings": [f.as_dict() for f in san.take()]}
 
     def annotate(self, note: dict) -> None:
@@ -230,72 +216,27 @@ class MockOS(OS):
             f"queue {blocked.name} blocked: {blocked.waiting}" if blocked is not None else ""
         return DeviceReport(gpu.describe(), fault.kind if fault is not None else "", summary)
 
-    # ---- files --------------------------------------------------------------------------------------
+    # ---- files (mockgpu.devfiles) -----------------------------------------------------------------------
     def open(self, path: str, flags: int = os.O_RDWR) -> int:
-        if path in self.devices:
-            f = File("kfd" if path == "/dev/kfd" else "render", path, self.devices[path])
-        elif (where := pci.parse(path)) is not None and where[0] < len(self.nodes):
-            f = File("pci", path, self.nodes[where[0]], where[1])
-        elif path.rpartition("/")[0] == pci.FIRMWARE_DIR and path.rpartition("/")[2] in self.firmware.names():
-            f = File("firmware", path, None, path.rpartition("/")[2])
-        else:
-            raise OSError(errno.ENOENT, f"{path}: no such device or file", path)
-        fd = self._next_fd
-        self._next_fd += 1
-        self.files[fd] = f
-        return fd
-
-    def pread(self, fd: int, length: int, offset: int) -> bytes:
-        f = self._file(fd)
-        if length < 0 or offset < 0:
-            raise OSError(errno.EINVAL, f"pread of {length} bytes at {offset}")
-        if f.kind == "firmware":
-            return self.firmware.read(f.name)[offset:offset + length]
-        soc = self._soc(f, ("config", "enable"))
-        if f.name == "config":
-            return soc.pci.read(offset, length)
-        return (b"1\n" if soc.pci.enabled else b"0\n")[offset:offset + length]
-
-    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
-        f = self._file(fd)
-        soc = self._soc(f, ("config", "enable"))
-        if f.name == "config":
-            return soc.pci.write(offset, bytes(data))
-        try:
-            soc.pci.enable(bool(int(bytes(data).strip() or b"0")))
-        except ValueError:
-            raise OSError(errno.EINVAL, f"{f.path}: write '0' or '1'") from None
-        return len(data)
-
-    def _file(self, fd: int) -> File:
-        f = self.files.get(fd)
-        if f is None:
-            raise OSError(errno.EBADF, f"fd {fd} is not open")
-        return f
-
-    def _soc(self, f: File, names: tuple[str, ...]) -> SOC:
-        if f.kind != "pci" or f.name not in names:
-            raise OSError(errno.EINVAL, f"{f.path}: not a file this call applies to")
-        return self.socs[f.node.index]
+        return self.files.open(path, flags)
 
     def close(self, fd: int) -> None:
-        if self.files.pop(fd, None) is None:
-            raise OSError(errno.EBADF, f"fd {fd} is not open")
+        self.files.close(fd)
+
+    def pread(self, fd: int, length: int, offset: int) -> bytes:
+        return self.files.pread(fd, length, offset)
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> int:
+        return self.files.pwrite(fd, data, offset)
 
     def read_text(self, path: str) -> str:
-        if path not in self.sysfs:
-            raise OSError(errno.ENOENT, f"{path}: no such file", path)
-        return self.sysfs[path]
+        return self.files.read_text(path)
 
     def listdir(self, path: str) -> list[str]:
-        path = path.rstrip("/") or "/"
-        if path not in self.dirs:
-            raise OSError(errno.ENOENT, f"{path}: no such directory", path)
-        return sorted(self.dirs[path])
+        return self.files.listdir(path)
 
     def exists(self, path: str) -> bool:
-        path = path.rstrip("/") or "/"
-        return path in self.sysfs or path in self.dirs or path in self.devices
+        return self.files.exists(path)
 
     # ---- ioctl --------------------------------------------------------------------------------------
     def ioctl(self, fd: int, request: int, buf: bytearray) -> int:
@@ -351,7 +292,7 @@ class MockOS(OS):
         data = bytearray(max(ctypes.sizeof(struct), usize))
         data[:usize] = bytes(buf[:usize])
         args = struct.from_buffer(data)
-        handler = getattr(self.process, name)
+        handler = operator.attrgetter(name)(self.process)
         handler(args, self.files) if name == "acquire_vm" else handler(args)
         if request >> 30 & 2:  # _IOC_READ: results go back to user space
             buf[:usize] = data[:usize]
@@ -362,91 +303,18 @@ class MockOS(OS):
         own while the caller is not in a driver call (the process-level server calls it continually)."""
         return self.process.progress(poll_all)
 
-    # ---- mmap ---------------------------------------------------------------------------------------
+    # ---- mmap (mockgpu.mappings) ----------------------------------------------------------------------------
     def mmap(self, fd: int, length: int, prot: int, flags: int, offset: int = 0, addr: int | None = None) -> Mapping:
-        if length <= 0 or offset % PAGE or (flags & MAP_FIXED and (not addr or addr % PAGE)):
-            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}, address {addr or 0:#x}")
-        if fd == -1 and flags & MAP_ANONYMOUS:
-            buf = None if prot == PROT_NONE else np.zeros(page_align(length), np.uint8)  # zeroed, lazily committed
-            a = self._place(length, addr, flags, buf, None, prot)
-            return Mapping(a, memoryview(buf)[:length] if buf is not None else memoryview(b""), length, -1, 0,
-                           ("anon", a))
-        f = self.files.get(fd)
-        if f is None:
-            raise OSError(errno.EBADF, f"fd {fd} is not open")
-        file_offset, arr, handle = self._file_region(f, length, offset)
-        a = self._place(length, addr, flags, arr if arr.size else None, file_offset, prot)
-        return Mapping(a, memoryview(arr)[:length], length, fd, offset, handle)
+        return self.mappings.mmap(fd, length, prot, flags, offset, addr)
 
     def check_mmap(self, fd: int, length: int, offset: int) -> None:
         """OSError(errno) unless an mmap of fd at offset would succeed (the process-level server asks first)."""
-        f = self.files.get(fd)
-        if f is None:
-            raise OSError(errno.EBADF, f"fd {fd} is not open")
-        if length <= 0 or offset % PAGE:
-            raise OSError(errno.EINVAL, f"mmap of {length} bytes at offset {offset:#x}")
-        self._file_region(f, length, offset)
-
-    def _place(self, length: int, addr: int | None, flags: int, buf, file_offset: int | None, prot: int) -> int:
-        """The address of a new mapping in the caller's address space (see __init__ on `place`)."""
-        if not flags & MAP_FIXED:
-            addr = self.space.choose(length, addr)
-        elif self.place and file_offset is not None and self.space.area(addr) is None \
-                and shared.is_mapped(addr, length):
-            shared.mmap(addr, page_align(length), prot, MAP_SHARED | MAP_FIXED, self.devmem.fd, file_offset)
-            self._placed[addr] = page_align(length)
-        self.space.map(addr, length, buf)
-        return addr
-
-    def _node_of_offset(self, offset: int) -> Node | None:
-        i = offset // DOORBELL_PAGE if offset < MMIO_AREA else (offset - MMIO_AREA) // MMIO_PAGE
-        return self.nodes[i] if i < len(self.nodes) else None
-
-    def _file_region(self, f: File, length: int, offset: int):
-        """(offset in the device memory file, its bytes, mapping handle) of an mmap of a device file."""
-        if f.kind == "pci":
-            return self._bar_region(f, length, offset)
-        if f.kind == "firmware":
-            raise OSError(errno.ENODEV, f"{f.path}: firmware files are read, not mapped")
-        if f.kind == "kfd":
-            node = self._node_of_offset(offset)
-            page = DOORBELL_PAGE if offset < MMIO_AREA else MMIO_PAGE
-            if node is None or offset % page + length > page:
-                raise OSError(errno.EINVAL, f"/dev/kfd mmap offset {offset:#x} (+{length:#x}) is not a doorbell "
-                                            "or MMIO remap page")
-            kind = "doorbell" if offset < MMIO_AREA else "mmio"
-            return offset, self.devmem.span(offset, length), (kind, node)
-        al = next((al for al in self.process.allocs.values()
-                   if al.mmap_offset == offset and al.kind in ("vram", "gtt") and al.node == f.node.index), None)
-        if al is None or length > page_align(al.size):
-            raise OSError(errno.EINVAL, f"render node mmap offset {offset:#x} (+{length:#x}) names no buffer")
-        self.process.host_mapped(al)
-        arr = self.nodes[al.node].gpu.phys.vram[al.pa:al.pa + length] if al.kind == "vram" else al.buf[:length]
-        return al.file_offset, arr, ("bo", offset)
-
-    def _bar_region(self, f: File, length: int, offset: int):
-        """A BAR mapping: VRAM for BAR0 (its pages in the device-memory file); BAR2/BAR5 are MMIO, reached only
-        through mmio_read/mmio_write (no bytes behind them)."""
-        soc = self.socs[f.node.index]
-        if f.name not in ("resource0", "resource2", "resource5"):
-            raise OSError(errno.ENODEV, f"{f.path} cannot be mapped")
-        bar = soc.pci.bars[int(f.name[-1])]
-        if offset + length > bar.size:
-            raise OSError(errno.EINVAL, f"{f.path}: [{offset:#x}, +{length:#x}) exceeds the {bar.size:#x}-byte BAR")
-        if bar.index == 0:
-            vram = f.node.gpu.phys.vram
-            if offset + length > vram.size:
-                raise OSError(errno.EINVAL, f"{f.path}: [{offset:#x}, +{length:#x}) is past the end of VRAM")
-            return self.devmem.vram_offset(f.node.index) + offset, vram[offset:offset + length], ("vram", f.node)
-        return None, np.zeros(0, np.uint8), (f"bar{bar.index}", f.node)
+        self.mappings.check_mmap(fd, length, offset)
 
     def munmap(self, mapping: Mapping) -> None:
-        self.space.unmap(mapping.addr, mapping.length)
-        placed = self._placed.pop(mapping.addr, None)
-        if placed is not None:
-            shared.munmap(mapping.addr, placed)
-        mapping.view = memoryview(b"")
+        self.mappings.munmap(mapping)
 
+    # ---- MMIO: doorbells and the PCI function's registers ----------------------------------------------------
     def mmio_write(self, mapping: Mapping, offset: int, value: int, size: int = 4) -> None:
         check_mmio(mapping, offset, size)
         kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)

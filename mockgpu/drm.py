@@ -15,7 +15,8 @@ import ctypes
 import errno
 
 from mockgpu import topology
-from mockgpu.kfd import GPUVM_BASE, GPUVM_LIMIT, VRAM_BASE, KfdProcess, Node
+from mockgpu.kfd import KfdProcess
+from mockgpu.kfd_node import GPUVM_BASE, GPUVM_LIMIT, VRAM_BASE, Node
 from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError
 from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd

@@ -286,7 +286,7 @@ def test_a_large_buffer_maps_as_2mib_fragments_after_a_small_one(drv, flags):
 def test_fragment_alignment_never_turns_free_room_into_enomem():
     """Exactly 2 MiB free, starting off-alignment: a 2 MiB buffer at a 2 MiB-aligned VA still fits there
     (page-aligned, small fragments), and where it fits aligned it is placed aligned."""
-    from mockgpu.kfd import _place
+    from mockgpu.kfd_memory import _place
     from mockgpu.memory import RangeAllocator
     assert _place(RangeAllocator(0x1000, 0x201000), 2 << 20, 0x40000000) == 0x1000
     assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40000000) == 0x200000

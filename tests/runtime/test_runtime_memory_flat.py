@@ -66,6 +66,7 @@ def test_thousands_of_launches_keep_every_container_bounded(queue):
     final = container_sizes(device=dev, mock=mock)
     grown = {path: (early.get(path, 0), n) for path, n in final.items() if n > early.get(path, 0)}
     assert not grown, f"grew between launch {WARM_UP} and {LAUNCHES}: {grown}"
-    watched = ("device.os.gpus[0].interrupt_log", "device.os.gpus[0].engine.decoded", "device.os.process.events",
-               "device.stamp_ring.live", "device.kernarg_ring.live", "device.os.space._areas")
+    watched = ("device.os.gpus[0].interrupt_log", "device.os.gpus[0].engine.decoded",
+               "device.os.process.event_manager.events", "device.stamp_ring.live", "device.kernarg_ring.live",
+               "device.os.space._areas")
     assert set(watched) <= set(final) and dev.launches == LAUNCHES

@@ -27,7 +27,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "simgpu.gpu": {"simgpu.sanitize": START, "simgpu.sanitize.cpwrites": START},
     "simgpu.testbed": {"simgpu.sanitize": START},
     "mockgpu.driver": {"simgpu.gpu": START, "simgpu.sanitize": START},
-    "mockgpu.kfd": {"simgpu.sanitize": START},
+    "mockgpu.kfd_memory": {"simgpu.sanitize": START},
     "runtime.cpu.disasm": {"runtime.cpu.image": START, "simgpu.isa.objdump": START},
     # a backend's code generator, loaded when it first compiles (the registry imports every backend's module)
     "compiler.backend.llvm": {"compiler.backend.llvmir": START},
