@@ -132,14 +132,14 @@ class RemotePCIServer:
             while True:
                 try:
                     head = _recv(conn, REQUEST.size)
+                    if head is None:
+                        return
+                    cmd, dev, bar, a0, a1, a2 = REQUEST.unpack(head)
+                    payload = b""
+                    if cmd == Cmd.PROBE or cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
+                        payload = _recv(conn, a1) or b""
                 except OSError:  # reset by the peer
                     return
-                if head is None:
-                    return
-                cmd, dev, bar, a0, a1, a2 = REQUEST.unpack(head)
-                payload = b""
-                if cmd == Cmd.PROBE or cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
-                    payload = _recv(conn, a1) or b""
                 with self.lock:
                     try:
                         reply = self._handle(Cmd(cmd), dev, bar, a0, a1, a2, payload, mine)
