@@ -13,6 +13,13 @@ configuration space; MMIO_READ/MMIO_WRITE a BAR (0: VRAM bytes; 2: doorbells; 5:
 MAP_SYSMEM gives host memory the GPU reaches at system physical addresses (one per 4 KiB page), which
 SYSMEM_READ/SYSMEM_WRITE access; RESET, RESIZE_BAR and PING succeed.
 
+System memory is freed by UNMAP_SYSMEM (the handle in `bar`; 15, the number a later tinygrad gives its request of
+that name) or when the connection that mapped it closes, as the kernel frees a process's memory when it exits.
+tinygrad at the commit this serves has no such request (its PCIIfaceBase.free does nothing for a remote host buffer,
+and its own server, extra/remote/serve.py, keeps every buffer for its whole life), so its buffers go when the
+program does. The GPUs' page tables may still point at a freed buffer (tinygrad leaves its mapping in place): its
+physical addresses are never handed out again, so an access there faults rather than reaching another buffer.
+
 System memory is shared memory (simgpu.mem.shared), and with `hostmap` a client on this machine also gets it, and any
 other GPU memory its page tables map, at the GPU virtual address it uses (mockgpu.hostmap): plain CPU stores there
 reach what the GPU reads.
@@ -44,6 +51,7 @@ class Cmd(enum.IntEnum):
 
     PROBE, MAP_BAR, MAP_SYSMEM_FD, CFG_READ, CFG_WRITE, RESET, MMIO_READ, MMIO_WRITE, MAP_SYSMEM, SYSMEM_READ, \
         SYSMEM_WRITE, RESIZE_BAR, PING = range(13)
+    UNMAP_SYSMEM = 15  # not in tinygrad a9069c17's list; a later tinygrad's number (13 and 14 load/run programs)
 
 
 class RemotePCIServer:
@@ -54,6 +62,7 @@ class RemotePCIServer:
         self.machine = machine
         self.lock = threading.Lock()  # one request at a time reaches the simulator
         self.sysmem: dict[int, tuple[int, SharedMemory]] = {}  # handle -> (system PA, its shared memory)
+        self.next_handle = 1  # handles are never reused, as physical addresses are not
         self.next_pa = SYSMEM_BASE
         self.listener = socket.create_server(("127.0.0.1", port))
         self.port = self.listener.getsockname()[1]
@@ -110,18 +119,30 @@ class RemotePCIServer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
+        mine: set[int] = set()  # the system buffers this connection mapped and has not unmapped
+        try:
+            self._serve_requests(conn, mine)
+        finally:
+            with self.lock:  # the client is gone (exited, or closed its socket): so is its memory
+                for handle in mine:
+                    self._unmap_sysmem(handle)
+
+    def _serve_requests(self, conn: socket.socket, mine: set[int]) -> None:
         with conn:
             while True:
-                head = _recv(conn, REQUEST.size)
-                if head is None:
+                try:
+                    head = _recv(conn, REQUEST.size)
+                    if head is None:
+                        return
+                    cmd, dev, bar, a0, a1, a2 = REQUEST.unpack(head)
+                    payload = b""
+                    if cmd == Cmd.PROBE or cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
+                        payload = _recv(conn, a1) or b""
+                except OSError:  # reset by the peer
                     return
-                cmd, dev, bar, a0, a1, a2 = REQUEST.unpack(head)
-                payload = b""
-                if cmd == Cmd.PROBE or cmd in (Cmd.MMIO_WRITE, Cmd.SYSMEM_WRITE):
-                    payload = _recv(conn, a1) or b""
                 with self.lock:
                     try:
-                        reply = self._handle(Cmd(cmd), dev, bar, a0, a1, a2, payload)
+                        reply = self._handle(Cmd(cmd), dev, bar, a0, a1, a2, payload, mine)
                     except Exception as e:  # noqa: BLE001 - a bad request is answered, never ends the service
                         if not isinstance(e, (MMIOError, OSError, ValueError, KeyError, IndexError, OverflowError)):
                             e = RuntimeError(f"{type(e).__name__}: {e}")
@@ -131,10 +152,14 @@ class RemotePCIServer:
                             continue  # no reply is expected; the error stays in `errors` and the device report
                         reply = REPLY.pack(1, len(msg), 0) + msg
                 if reply is not None:
-                    conn.sendall(reply)
+                    try:
+                        conn.sendall(reply)
+                    except OSError:
+                        return
 
     # ---- commands ---------------------------------------------------------------------------------------------
-    def _handle(self, cmd: Cmd, dev: int, bar: int, a0: int, a1: int, a2: int, payload: bytes) -> bytes | None:
+    def _handle(self, cmd: Cmd, dev: int, bar: int, a0: int, a1: int, a2: int, payload: bytes,
+                mine: set[int]) -> bytes | None:
         socs = self.machine.socs
         if cmd == Cmd.PROBE:
             names = "\n".join(str(i) for i in range(len(socs))).encode()
@@ -142,7 +167,15 @@ class RemotePCIServer:
         if cmd in (Cmd.PING, Cmd.RESET, Cmd.RESIZE_BAR):
             return REPLY.pack(0, 0, 0)
         if cmd == Cmd.MAP_SYSMEM:
-            return self._map_sysmem(a0)
+            reply, handle = self._map_sysmem(a0)
+            mine.add(handle)
+            return reply
+        if cmd == Cmd.UNMAP_SYSMEM:
+            if bar not in mine:
+                raise KeyError(f"system buffer {bar} is not one this connection mapped")
+            mine.discard(bar)
+            self._unmap_sysmem(bar)
+            return REPLY.pack(0, 0, 0)
         if cmd in (Cmd.SYSMEM_READ, Cmd.SYSMEM_WRITE):
             _, mem = self.sysmem[bar]
             buf = mem.array
@@ -175,7 +208,7 @@ class RemotePCIServer:
             return None
         raise ValueError(f"{cmd.name} is not served here")
 
-    def _map_sysmem(self, size: int) -> bytes:
+    def _map_sysmem(self, size: int) -> tuple[bytes, int]:
         if not 0 < size <= MAX_SYSMEM:
             raise ValueError(f"a system buffer of {size:#x} bytes (at most {MAX_SYSMEM:#x})")
         size = -(-size // PAGE) * PAGE
@@ -185,10 +218,18 @@ class RemotePCIServer:
         self.next_pa += size + PAGE
         for soc in self.machine.socs:
             soc.gpu.phys.add_system(pa, mem.array)
-        handle = len(self.sysmem) + 1
+        handle, self.next_handle = self.next_handle, self.next_handle + 1
         self.sysmem[handle] = (pa, mem)
         paddrs = np.arange(pa, pa + size, PAGE, dtype="<u8").tobytes()
-        return REPLY.pack(0, len(paddrs), handle) + paddrs
+        return REPLY.pack(0, len(paddrs), handle) + paddrs, handle
+
+    def _unmap_sysmem(self, handle: int) -> None:
+        """Free system buffer `handle` (under the lock): gone from every GPU, its pages given back once no client
+        maps them (a client the host-mapping service gave the file keeps its own mapping)."""
+        pa, mem = self.sysmem.pop(handle)
+        for soc in self.machine.socs:
+            soc.gpu.phys.remove_system(pa)
+        mem.close()
 
     @staticmethod
     def _bar_read(soc, bar: int, offset: int, size: int) -> bytes:

@@ -35,11 +35,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
         # would join the JIT's compile threads (concurrent.futures waits for a compile in flight, at the lowest
         # priority on a busy machine) and tear down every module, for nothing anyone waits for. The atexit
         # functions still run (a private build directory is removed); the thread joins are not among them.
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+        exit_now(code)
     return code
+
+
+def exit_now(code: int) -> None:
+    """Exit at once: the atexit functions, the JIT's compile worker ended, the output flushed, os._exit.
+
+    os._exit skips threading's exit hooks, among them the one that ends the JIT's worker process
+    (simgpu.shader.jit.worker). A worker left compiling outlives `simgpu run` -- minutes for a large kernel on a busy
+    machine -- and holds the stderr it inherited, so whoever reads that to its end (`| tee`, a test's captured
+    output, tinygrad-suite.sh) waited for the compile, not for the program."""
+    atexit._run_exitfuncs()
+    worker = sys.modules.get("simgpu.shader.jit.worker")  # loaded only if a kernel got hot: nothing to end otherwise
+    if worker is not None:
+        worker.stop(only_if_busy=False)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:

@@ -381,6 +381,12 @@ void simgpu_localpci_forget(int fd) {
     if (fd >= 0 && fd < MAX_FDS) fd_kind[fd] = FD_NONE;
 }
 
+void simgpu_localpci_alias(int fd, int to) {
+    if (fd < 0 || fd >= MAX_FDS || to < 0 || to >= MAX_FDS || to == fd) return;
+    fd_kind[to] = fd_kind[fd]; /* a copy of a pagemap or config descriptor answers as it does; over one, forgets it */
+    fd_gpu[to] = fd_gpu[fd];
+}
+
 /* ---- pagemap -------------------------------------------------------------------------------------------- */
 /* A read answers as the kernel does for the pages asked for: a page this process has not touched (the real pagemap
  * has neither its present nor its swapped bit) is not present (0); a touched page of anonymous memory -- shared (what

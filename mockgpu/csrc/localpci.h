@@ -13,6 +13,9 @@ int simgpu_localpci_open(const char *path, int flags);
 /* The descriptor is being closed. */
 void simgpu_localpci_forget(int fd);
 
+/* `to` is now a copy of `fd` (dup, dup2, dup3). */
+void simgpu_localpci_alias(int fd, int to);
+
 /* Whether [start, start + len) lies in one private anonymous mapping without access: an address range a driver
  * reserved (tinygrad's local PCI path reserves its whole GPU address space so), which a GPU mapping may replace. */
 int simgpu_reserved_range(uintptr_t start, size_t len);

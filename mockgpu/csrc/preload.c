@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -66,7 +67,20 @@ static __thread unsigned char buf[sizeof(struct msg) + SIMGPU_MSG_MAX_PAYLOAD];
     static ret (*real_##name)(__VA_ARGS__); \
     if (!real_##name) real_##name = (ret (*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name)
 
+/* The process whose memory these tables are. A vfork child (CLONE_VM: Python's subprocess, posix_spawn) runs in its
+ * parent's memory until it execs, and Python's child closes every descriptor it does not pass on (close_fds) through
+ * close() -- this library's. Bookkeeping done there would be done to the parent's tables: its device fds and its
+ * pagemap descriptor forgotten while they stay open in the parent (and a CLOSE sent for its handle). So only the owner
+ * keeps the books; a fork child (its own copy of memory) becomes the owner of its copy in the atfork handler. */
+static pid_t owner;
+
+static void owner_after_fork(void) { owner = (pid_t)syscall(SYS_getpid); }
+
+static int simgpu_books_are_mine(void) { return (pid_t)syscall(SYS_getpid) == owner; }
+
 __attribute__((constructor)) static void init(void) {
+    owner = (pid_t)syscall(SYS_getpid);
+    pthread_atfork(NULL, NULL, owner_after_fork);
     const char *s = getenv("SIMGPU_SERVER"), *r = getenv("SIMGPU_SYSFS");
     if (!s || !r || strlen(s) >= sizeof(server_path) || strlen(r) >= sizeof(sysfs_root) - 256) return;
     strcpy(server_path, s);
@@ -333,6 +347,7 @@ EXPORT DIR *opendir(const char *path) {
 
 EXPORT int close(int fd) {
     REAL(int, close, int);
+    if (!simgpu_books_are_mine()) return real_close(fd); /* a vfork child: the tables are its parent's */
     if (handle_of(fd) >= 0) forget_fd(fd);
     simgpu_localpci_forget(fd);
     return real_close(fd);
@@ -341,21 +356,30 @@ EXPORT int close(int fd) {
 EXPORT int dup(int fd) {
     REAL(int, dup, int);
     int r = real_dup(fd);
-    if (r >= 0) alias_fd(fd, r);
+    if (r >= 0 && simgpu_books_are_mine()) {
+        alias_fd(fd, r);
+        simgpu_localpci_alias(fd, r);
+    }
     return r;
 }
 
 EXPORT int dup2(int fd, int to) {
     REAL(int, dup2, int, int);
     int r = real_dup2(fd, to);
-    if (r >= 0) alias_fd(fd, r);
+    if (r >= 0 && simgpu_books_are_mine()) {
+        alias_fd(fd, r);
+        simgpu_localpci_alias(fd, r);
+    }
     return r;
 }
 
 EXPORT int dup3(int fd, int to, int flags) {
     REAL(int, dup3, int, int, int);
     int r = real_dup3(fd, to, flags);
-    if (r >= 0) alias_fd(fd, r);
+    if (r >= 0 && simgpu_books_are_mine()) {
+        alias_fd(fd, r);
+        simgpu_localpci_alias(fd, r);
+    }
     return r;
 }
 

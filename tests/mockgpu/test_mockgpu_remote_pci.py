@@ -1,14 +1,16 @@
 """mockgpu.remote_pci, spoken to as tinygrad's RemotePCIDevice speaks (request <BIIQQQ, reply <BQQ): the GPUs listed,
-BARs described, config space and registers read, system memory the GPU reaches, and bad requests answered with an
-error message while the server goes on."""
+BARs described, config space and registers read, system memory the GPU reaches and its freeing (UNMAP_SYSMEM, or the
+connection's end), and bad requests answered with an error message while the server goes on."""
 
 import socket
 import struct
+import time
 
 import pytest
 
 from mockgpu import MockOS
 from mockgpu.remote_pci import REPLY, REQUEST, Cmd, RemotePCIServer
+from simgpu.mem.physical import PhysicalAddressError
 
 
 @pytest.fixture(scope="module")
@@ -83,5 +85,63 @@ def test_fuzzed_requests_never_stop_the_server():
 
     one()
     assert rpc(s, Cmd.PING)[0] == 0
+    s.close()
+    server.close()
+
+
+def sysmem_mappings() -> int:
+    """Bytes of this process's mappings of system buffers (the server runs in it)."""
+    total = 0
+    with open("/proc/self/maps") as f:
+        for line in f:
+            if "/memfd:simgpu-sysmem" in line:
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                total += hi - lo
+    return total
+
+
+def map_sysmem(s, size: int) -> tuple[int, tuple[int, ...]]:
+    status, n, handle, _ = rpc(s, Cmd.MAP_SYSMEM, size, 0)
+    assert status == 0
+    return handle, struct.unpack(f"<{n // 8}Q", _recv(s, n))
+
+
+def test_unmap_sysmem_frees_a_buffer_the_gpu_then_faults_at_its_addresses():
+    server = RemotePCIServer(MockOS(devices=2, vram_size=1 << 30)).start()
+    s, other = (socket.create_connection(("127.0.0.1", server.port)) for _ in range(2))
+    base = sysmem_mappings()
+    for i in range(40):  # 40 MiB and more mapped, written and freed one after the other: the footprint stays flat
+        size = (1 << 20) + i * 4096
+        handle, paddrs = map_sysmem(s, size)
+        s.sendall(REQUEST.pack(Cmd.SYSMEM_WRITE, 0, handle, size - 4, 4, 0) + b"last")
+        assert rpc(s, Cmd.SYSMEM_READ, size - 4, 4, bar=handle, readout=4)[3] == b"last"
+        assert sysmem_mappings() - base == size
+        assert rpc(other, Cmd.UNMAP_SYSMEM, bar=handle)[0] == 1  # only the connection that mapped it frees it
+        assert rpc(s, Cmd.UNMAP_SYSMEM, bar=handle)[:3] == (0, 0, 0)
+        assert sysmem_mappings() == base
+    status, _, _, msg = rpc(s, Cmd.SYSMEM_READ, 0, 4, bar=handle)
+    assert status == 1 and str(handle).encode() in msg
+    assert rpc(s, Cmd.UNMAP_SYSMEM, bar=handle)[0] == 1  # a double free is refused
+    for gpu in server.machine.gpus:
+        with pytest.raises(PhysicalAddressError):
+            gpu.phys.read(paddrs[-1], 4, system=True)
+    again, fresh = map_sysmem(s, 4096)
+    assert again != handle and fresh[0] > paddrs[-1]  # neither handles nor physical addresses come back
+    s.close(), other.close()
+    server.close()
+
+
+def test_a_connections_system_memory_is_freed_when_it_closes():
+    server = RemotePCIServer(MockOS(devices=1, vram_size=1 << 30)).start()
+    s, gone = (socket.create_connection(("127.0.0.1", server.port)) for _ in range(2))
+    kept, _ = map_sysmem(s, 8192)
+    handles = [map_sysmem(gone, 1 << 20)[0] for _ in range(3)]
+    assert set(server.sysmem) == {kept, *handles}
+    gone.close()  # the program exited
+    deadline = time.monotonic() + 10  # the server's thread for that connection sees it end, then frees
+    while set(server.sysmem) != {kept} and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert set(server.sysmem) == {kept}
+    assert rpc(s, Cmd.SYSMEM_READ, 0, 4, bar=kept, readout=4)[0] == 0
     s.close()
     server.close()

@@ -3,6 +3,9 @@ process -- a C program on <linux/kfd_ioctl.h> that rings its doorbell with a pla
 completion signal, and our own runtime on HostOS -- while the server runs the GPU."""
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -230,3 +233,51 @@ def test_run_profile_host_dash_counts_round_trips_without_cprofile():
     table = err[err.index("simgpu run --profile-host:"):]
     assert any(line.split()[:3] == ["IOCTL", "MAP_MEMORY_TO_GPU", "8"] for line in table.splitlines()), err
     assert "server CPU" not in table and "pstats written" not in table
+
+
+EXIT_WHILE_COMPILING = """
+import sys, threading, time
+from simgpu.shader.jit import worker
+from wiring.cli import exit_now
+threading.Thread(target=worker.compile_object, args=(sys.stdin.read(),), daemon=True).start()
+while not worker.busy():
+    time.sleep(0.01)
+print(worker._WORKER.proc.pid, flush=True)
+time.sleep(0.5)  # the worker has the module: parsing or compiling it
+exit_now(0)
+"""
+
+
+def _long_compile(n: int = 20000) -> str:
+    """A module LLVM takes seconds over (a chain of n dependent operations in one block: about 10 CPU-s)."""
+    ops = [f"  %x{i} = {('mul', 'xor', 'add')[i % 3]} i64 %x{i - 1}, %{'ab'[i % 2]}" for i in range(1, n)]
+    return "\n".join(["define i64 @f(i64 %a, i64 %b) {", "  %x0 = add i64 %a, %b", *ops, f"  ret i64 %x{n - 1}", "}"])
+
+
+def test_simgpu_runs_exit_ends_the_jit_workers_compile_in_flight():
+    """Found running tinygrad's test_ops under `simgpu run ... | tee`: the run's last line came minutes after its
+    program's, and after the run itself had exited. Its exit is os._exit, which skips threading's exit hooks, so the
+    JIT's worker process, left compiling a hot kernel, outlived it holding the stderr it inherited, and the pipe's
+    reader waited out the compile. exit_now (the run's exit) ends the worker: gone when the process is, and the
+    pipes close with it."""
+    proc = subprocess.Popen([sys.executable, "-c", EXIT_WHILE_COMPILING], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write(_long_compile())
+    proc.stdin.close()
+    pid = int(proc.stdout.readline())
+    assert proc.wait(timeout=60) == 0
+    try:
+        alive = _alive(pid)
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)  # (without the fix: not left running for the rest of the suite)
+    assert not alive, "the JIT worker outlived the process that started it"
+    assert proc.stderr.read() == ""  # at its end at once: no other process holds the pipe
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
