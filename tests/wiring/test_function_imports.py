@@ -5,7 +5,7 @@ the top of its module or given a reason.
 Two kinds of reason. Start-up: a command, an optional driver or a backend's code generator loads what only it needs
 when it runs (the CLI's subcommands, AM, the native and x86 code generators, the sanitizers). Cycle: the imported
 module imports this one at its top, so the import waits until call time; these are the debt issue 30 names (the
-codec's per-format modules, the JIT's lowering registry; compiler and runtime have none left) and CYCLES_TODAY may
+codec's per-format modules; compiler and runtime have none left) and CYCLES_TODAY may
 only fall. (The Tensor mixins construct Tensors as type(self), and module functions as the class of a tensor they
 are given.)
 """
@@ -51,12 +51,8 @@ ALLOWED: dict[str, dict[str, str]] = {
     "simgpu.isa.valu": {"simgpu.isa.valu_asm": CYCLE},
     "simgpu.sanitize": {"simgpu.sanitize.observer": CYCLE},
     "simgpu.shader.engine": {"simgpu.shader.jit": CYCLE},
-    "simgpu.shader.jit.translate": {m: CYCLE for m in (
-        "simgpu.shader.jit.lower_mem", "simgpu.shader.jit.lower_salu", "simgpu.shader.jit.lower_store",
-        "simgpu.shader.jit.lower_valu", "simgpu.shader.jit.lower_vint",
-        "simgpu.shader.jit.lower_vopd")},
 }
-CYCLES_TODAY = 13  # (module, imported module) pairs marked CYCLE: may only fall
+CYCLES_TODAY = 7  # (module, imported module) pairs marked CYCLE: may only fall
 
 
 @cache
