@@ -27,7 +27,7 @@ import numpy as np
 
 from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
 from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.semantics import register
+from simgpu.shader.semantics import alias, register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import int_mul, lane, minmax, trans  # noqa: F401 - the shared specs used below
 from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, execute, table_entry, typed_source
@@ -48,7 +48,8 @@ def _vop(name: str, dst: str, srcs: tuple[str, ...], fn) -> None:
 
 
 for _new, _old in (("v_mad_co_u64_u32", "v_mad_u64_u32"), ("v_mad_co_i64_i32", "v_mad_i64_i32")):
-    _spec(_new, SPECS[_old])
+    SPECS[_new] = SPECS[_old]
+    alias(_new, _old, G)
 
 
 # ---------------------------------------------------------------------------------------------- min / max
