@@ -35,8 +35,8 @@ def testbed(tier: str, vram_size: int = 1 << 28, watchdog: int = 50_000_000, arc
     return tb
 
 
-def pair(vram_size: int = 1 << 28, watchdog: int = 50_000_000) -> tuple[Testbed, Testbed]:
-    return testbed("interpreter", vram_size, watchdog), testbed("jit", vram_size, watchdog)
+def pair(vram_size: int = 1 << 28, watchdog: int = 50_000_000, arch: str = "gfx1100") -> tuple[Testbed, Testbed]:
+    return testbed("interpreter", vram_size, watchdog, arch), testbed("jit", vram_size, watchdog, arch)
 
 
 def launch(tb: Testbed, *args, **kw):

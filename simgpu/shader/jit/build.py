@@ -10,7 +10,7 @@ import ctypes
 import threading
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -100,7 +100,7 @@ class CompiledRegion:
     stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
     entry_sets: int = 0  # distinct VGPR sets @wave moves per entry block (lower._entry_classes), 0: all at once
     lds_stores: frozenset = frozenset()  # blocks of LDS stores native in a barrier-to-barrier interval (barrier.py)
-    barriers: frozenset = frozenset()  # offsets of the region's s_barrier instructions
+    barriers: dict = field(default_factory=dict)  # the region's workgroup barriers (region.workgroup_barriers)
 
     def count(self, per_opcode: Counter, per_block: np.ndarray) -> int:
         """Add the mnemonics of blocks run `per_block` times each to `per_opcode`; the wave-instructions they count."""
@@ -156,8 +156,12 @@ def source(ex: TierExec) -> Source:
     d = ex.d
     with jc.Timer() as t:
         found = rg.reachable(d.code_address, ex.decoded)
-        span = (min(found), max(o + (i.size if i is not None else 4) for o, i in found.items()))
-        code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
+        # (the span of the instructions found: a branch to an unreadable address is a missing instruction there,
+        # whose block parks the wave for the interpreter to fault, and has no bytes)
+        present = [(o, i.size) for o, i in found.items() if i is not None] or [(0, 0)]
+        span = (min(o for o, _ in present), max(o + n for o, n in present))
+        code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute") \
+            if span[1] > span[0] else b""
     return Source(d.code_address, d.arch, d.wave_size, initial_mode(d), max(d.vgpr_count, 1), found, span, code,
                   t.seconds)
 
@@ -209,8 +213,7 @@ def _translate(src: Source):
     meta["fusable"], meta["nsites"], meta["entry_sets"] = fuse, len(lw.sites), lw.entry_sets
     meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
     meta["lds_stores"] = frozenset(b.index for b in region.blocks if tr.lds_store(b))
-    meta["barriers"] = frozenset(o for o, i in region.insns.items() if i.inst is not None
-                                 and i.inst.mnemonic == "s_barrier")
+    meta["barriers"] = rg.workgroup_barriers(region)
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in tr.reachable_writes(region)]
     for insn in region.insns.values():  # the IR text is in the module now

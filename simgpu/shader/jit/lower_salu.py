@@ -91,6 +91,19 @@ def _arith(lw: Lowering, inst):
     lw.set_scc(carry)
 
 
+def _wrapping(op: str):
+    """gfx12's s_add_nc_u64 / s_sub_nc_u64 / s_mul_u64 (scalar/gfx12.py): D = S0 op S1 mod 2^64, SCC unchanged."""
+    def fn(lw: Lowering, inst):
+        a, c, wide = _two(lw, inst)
+        write(lw, inst, lw.b.op(f"{op} {_ty(wide)} {a}, {c}"), wide)
+    return fn
+
+
+translates("s_add_nc_u64", family="gfx12")(_wrapping("add"))
+translates("s_sub_nc_u64", family="gfx12")(_wrapping("sub"))
+translates("s_mul_u64", family="gfx12")(_wrapping("mul"))
+
+
 _LOGIC = {"and": "and", "or": "or", "xor": "xor", "nand": "and", "nor": "or", "xnor": "xor",
           "and_not1": "and", "or_not1": "or"}
 

@@ -126,6 +126,29 @@ class Region:
         return bytes(out)
 
 
+_ALL_WAVES = 193  # the inline constant -1: gfx12's s_barrier_signal of the workgroup barrier
+_WAIT_ALL = 0xFFFF  # s_barrier_wait -1
+
+
+def workgroup_barriers(region: Region) -> dict[int, tuple[int, ...]]:
+    """The region's workgroup barriers: the offset a wave parks at before one, and the offsets of its instructions
+    (gfx11's s_barrier; gfx12's s_barrier_signal -1 directly followed by s_barrier_wait -1, the wave waiting at the
+    second). Intervals (barrier.py) end there and run them as the interpreter does."""
+    out = {}
+    for off, insn in region.insns.items():
+        inst = insn.inst
+        if inst is None:
+            continue
+        if inst.mnemonic == "s_barrier":
+            out[off] = (off,)
+        elif inst.mnemonic == "s_barrier_signal" and inst.fields.get("ssrc0") == _ALL_WAVES:
+            nxt = region.insns.get(off + inst.size)
+            if nxt is not None and nxt.inst is not None and nxt.inst.mnemonic == "s_barrier_wait" \
+                    and nxt.inst.fields.get("simm16") == _WAIT_ALL:
+                out[off] = (off, off + inst.size)
+    return out
+
+
 def simm16(inst) -> int:
     v = inst.fields["simm16"]
     return v - 0x10000 if v & 0x8000 else v
