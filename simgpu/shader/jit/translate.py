@@ -430,6 +430,7 @@ def _native_body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> None:
     lw.exits += [(rename[lab], um.renamed(code, rename) if isinstance(code, str) else code, um.renamed(v, rename))
                  for lab, code, v in lw.exits if lab in rename]
     lw.dynamic += [(rename[lab], um.renamed(v, rename)) for lab, v in lw.dynamic[dynamic:] if lab in rename]
+    lw.sgprs.update(um.exec_slots(lw.lanes))  # (the body may read one half of EXEC only: exec_hi in wave64)
     test = [f"load i32, ptr %S{s}" for s in um.exec_slots(lw.lanes)]
     mark = len(b.lines)
     ones = [b.op(f"icmp eq i32 {b.op(t)}, -1") for t in test]
