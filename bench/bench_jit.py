@@ -1,7 +1,10 @@
 """The JIT tier against the interpreter and against the CPU, on kernels from real compilers.
 
-    python -m bench.bench_jit [--profiles host,avx2] [--repeats 5] [--no-warm] [--no-first-launch]
-                              [--no-compile-times]
+    python -m bench.bench_jit [--arch gfx1100] [--profiles host,avx2] [--repeats 5] [--no-warm]
+                              [--no-first-launch] [--no-compile-times]
+
+`--arch gfx1201` runs every row on a simulated gfx1201 with the corpus clang-19 compiled for it
+(tests/data/opencl/corpus_gfx1201.so; the compile-time rows then leave out the llvmlite corpus, which is gfx1100's).
 
 Each row runs per *profile*: `host` (the JIT and the C loop compiled for this CPU) and `avx2` (both compiled
 for an AVX2-only CPU, LLVM's `haswell`: SIMGPU_JIT_CPU for the JIT, -march for clang), which reproduces on an
@@ -46,7 +49,13 @@ from simgpu.shader.jit import jit_tier
 from simgpu.testbed import Testbed
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "tests" / "data" / "opencl" / "corpus.so"
+ARCH = "gfx1100"  # the simulated GPU's architecture (--arch)
+
+
+def corpus_path(arch: str) -> Path:
+    """The OpenCL corpus clang-19 compiled for `arch` (tools/gen_opencl_corpus.py)."""
+    name = "corpus.so" if arch == "gfx1100" else f"corpus_{arch}.so"
+    return ROOT / "tests" / "data" / "opencl" / name
 CLANG = "/usr/lib/llvm-19/bin/clang"
 N_MATMUL, N_SAXPY = 256, 1 << 22
 # profile -> (SIMGPU_JIT_CPU, clang's -march for the C loop)
@@ -76,7 +85,7 @@ def best_cpu(fn, repeats: int = 5) -> float:
 
 
 def testbed(mode: str) -> Testbed:
-    tb = Testbed(vram_size=1 << 30)
+    tb = Testbed(vram_size=1 << 30, arch=ARCH)
     tb.engine.jit = jit_tier(mode) if mode != "off" else None
     return tb
 
@@ -87,7 +96,7 @@ class Workload:
     def __init__(self, tb: Testbed):
         rng = np.random.default_rng(0)
         self.tb = tb
-        self.k = tb.load(CORPUS.read_bytes())
+        self.k = tb.load(corpus_path(tb.arch).read_bytes())
         n = N_MATMUL
         self.a, self.b = rng.random((n, n), np.float32), rng.random((n, n), np.float32)
         self.va, self.vb, self.vc = tb.upload(self.a), tb.upload(self.b), tb.alloc(4 * n * n)
@@ -181,7 +190,7 @@ def warm_rows(profiles: list[str]) -> None:
         if key == "matmul":
             for p in profiles:
                 times[p]["c"] = native_matmul(PROFILES[p][1])
-    print("warm launches (best CPU time)          interpreter      JIT   speed-up  JIT wave-inst/s")
+    print(f"warm launches on {ARCH} (best CPU time) interpreter      JIT   speed-up  JIT wave-inst/s")
     for p in profiles:
         interp, jit, wi = rows[p]["interp"], rows[p]["jit"], rows[p]["wi"]
         same = (interp.result() == jit.result()
@@ -231,7 +240,7 @@ def measured_costs(profile: str) -> bytes | None:
     with tempfile.TemporaryDirectory(prefix="simgpu-jit-costs-") as cache:
         env = {**os.environ, "SIMGPU_JIT_CACHE": cache, "SIMGPU_JIT_CPU": PROFILES[profile][0]}
         for name in ("matmul", "saxpy"):  # (the matmul's process measures a start, the saxpy's another)
-            subprocess.run([sys.executable, "-m", "bench.bench_jit", "--first-launch", name, "eager"],
+            subprocess.run([sys.executable, "-m", "bench.bench_jit", "--first-launch", name, "eager", ARCH],
                            cwd=ROOT, env=env, capture_output=True, text=True, check=True)
         path = Path(cache) / "host" / "costs.msgpack"
         return path.read_bytes() if path.exists() else None
@@ -255,12 +264,13 @@ def first_launch_rows(profiles: list[str], repeats: int = 5) -> None:
                             (Path(cache) / "host").mkdir(mode=0o700)
                             (Path(cache) / "host" / "costs.msgpack").write_bytes(costs)
                         env = {**os.environ, "SIMGPU_JIT_CACHE": cache, "SIMGPU_JIT_CPU": PROFILES[p][0]}
-                        out = subprocess.run([sys.executable, "-m", "bench.bench_jit", "--first-launch", name, mode],
-                                             cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+                        cmd = [sys.executable, "-m", "bench.bench_jit", "--first-launch", name, mode, ARCH]
+                        out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
                     got = [float(x) for x in out.split()[-3:]]
                     best[mode] = [min(a, b) for a, b in zip(best[mode], got, strict=True)]
             rows.append((p, name, best["off"], best["hot"]))
-    print(f"first launch (fresh process, nothing cached, best of {repeats})  wall / launching thread CPU / process CPU")
+    print(f"first launch on {ARCH} (fresh process, nothing cached, best of {repeats})  wall / launching thread CPU /"
+          " process CPU")
     for p, name, a, b in rows:
         print(f"  {p:4s} {name:9s} interpreter  {a[0] * 1e3:7.1f} / {a[1] * 1e3:7.1f} / {a[2] * 1e3:7.1f} ms")
         print(f"  {p:4s} {name:9s} default tier {b[0] * 1e3:7.1f} / {b[1] * 1e3:7.1f} / {b[2] * 1e3:7.1f} ms"
@@ -268,10 +278,11 @@ def first_launch_rows(profiles: list[str], repeats: int = 5) -> None:
 
 
 def _corpus_launches():
-    """(name, function launching it on a testbed) for every kernel of the two corpora."""
+    """(name, function launching it on a testbed) for every kernel of the two corpora (on gfx1201: the OpenCL
+    corpus's only)."""
     from compiler.samples import corpus
     out = []
-    for k in corpus():
+    for k in corpus() if ARCH == "gfx1100" else ():
         code = k.code_object()
 
         def run(tb, k=k, code=code):
@@ -279,7 +290,7 @@ def _corpus_launches():
             vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
             tb.launch(tb.load(code)[k.name], vas, k.grid, k.block, k.shared)
         out.append((k.name, run))
-    so = CORPUS.read_bytes()
+    so = corpus_path(ARCH).read_bytes()
 
     def ocl(name, args, grid, block):
         def run(tb):
@@ -338,12 +349,15 @@ def _compile_times() -> None:
 
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_jit")
+    ap.add_argument("--arch", default="gfx1100", choices=["gfx1100", "gfx1201"], help="the simulated GPU")
     ap.add_argument("--profiles", default="host,avx2", help="comma-separated: host, avx2")
     ap.add_argument("--repeats", type=int, default=5, help="first launches per row (best of)")
     ap.add_argument("--no-warm", action="store_true")
     ap.add_argument("--no-first-launch", action="store_true")
     ap.add_argument("--no-compile-times", action="store_true")
     args = ap.parse_args(argv)
+    global ARCH
+    ARCH = args.arch
     profiles = [p for p in args.profiles.split(",") if p]
     for p in profiles:
         if p not in PROFILES:
@@ -362,6 +376,7 @@ def main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--first-launch"]:  # one measurement of first_launch_rows, in its own process
+        ARCH = sys.argv[4]
         print(*first_launch(sys.argv[2], sys.argv[3]))
     else:
         main(sys.argv[1:])

@@ -76,8 +76,9 @@ class DeviceAdapter:
 
     @property
     def backend(self) -> backends.Backend:
-        """The backend compiling for this device now (compiler.backend.for_device)."""
-        return backends.for_device(self.kind)
+        """The backend compiling for this device (its architecture: runtime side's `target`) now
+        (compiler.backend.for_device)."""
+        return backends.for_device(self.kind, self.runtime.target)
 
     def alloc(self, nbytes: int) -> DeviceBuffer:
         """Memory of at least nbytes."""
@@ -179,6 +180,7 @@ class AMDRuntime:
 
     def __init__(self, rt):
         self.rt = rt
+        self.target = rt.arch  # the GPU's architecture: what its backend compiles for ("gfx1100", "gfx1201")
         self._pool: dict[int, list] = {}  # freed runtime buffers by byte size, reused by alloc()
         self._pooled = 0
 
@@ -272,6 +274,8 @@ class CPURuntime:
         """The runtime.cpu.CPUDevice called name."""
         from runtime.cpu import CPUDevice  # (not imported up front: runtime.cpu loads unicorn)
         return CPUDevice(name)
+
+    target = None  # (one kind of CPU: its backend's own target)
 
     def __init__(self, rt):
         self.rt = rt

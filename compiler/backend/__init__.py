@@ -28,7 +28,7 @@ from compiler.backend.x86 import backend as _x86_backend  # noqa: F401 - (the CP
 __all__ = ["Backend", "MachineCodeBackend", "REGISTRY", "available", "for_device", "get", "register", "source_hash",
            "using"]
 
-_INSTANCES: dict[str, Backend] = {}
+_INSTANCES: dict[tuple[str, str | None], Backend] = {}  # (name, target) -> the backend
 _override: list[str] = []
 
 
@@ -50,31 +50,35 @@ def available(device_kind: str | None = None) -> list[str]:
     return sorted(names, key=lambda n: REGISTRY[n].preference)
 
 
-def get(name: str) -> Backend:
-    """The backend called name."""
+def get(name: str, target: str | None = None) -> Backend:
+    """The backend called name, compiling for `target` (default: its first target; ValueError for one it does not
+    compile for)."""
     if name not in REGISTRY:
         raise ValueError(f"unknown backend {name!r} (available: {', '.join(sorted(REGISTRY))})")
     if not _usable(REGISTRY[name]):
         raise ValueError(f"backend {name!r} needs {', '.join(REGISTRY[name].requires)}, which is not installed")
-    if name not in _INSTANCES:
-        _INSTANCES[name] = REGISTRY[name]()
-    return _INSTANCES[name]
+    if (name, target) not in _INSTANCES:
+        _INSTANCES[name, target] = REGISTRY[name](target)
+    return _INSTANCES[name, target]
 
 
-def for_device(kind: str) -> Backend:
-    """The backend compiling for a device kind: the innermost `using()` of that kind, else SIMGPU_BACKEND if it
-    names one of that kind, else the kind's first. A choice made for another device kind (SIMGPU_BACKEND=native
-    while a CPU tensor computes) does not apply; a name no backend has is an error."""
+def for_device(kind: str, target: str | None = None) -> Backend:
+    """The backend compiling for a device kind (of architecture `target`: "gfx1201"; None: the kind's default): the
+    innermost `using()` of that kind, else SIMGPU_BACKEND if it names one of that kind, else the kind's first that
+    compiles for the target (the native backend compiles for gfx1100 only; LLVM serves the other AMD targets). A
+    choice made for another device kind (SIMGPU_BACKEND=native while a CPU tensor computes) does not apply; a name
+    no backend has, or one that does not compile for the target, is an error."""
     names = available(kind)
     for want in (*reversed(_override), settings.get("SIMGPU_BACKEND")):
         if want:
             if want in names:
-                return get(want)
+                return get(want, target)
             if want not in REGISTRY:
                 raise ValueError(f"backend {want!r} does not compile for {kind} devices (those: {', '.join(names)})")
+    names = [n for n in names if REGISTRY[n].compiles_for(target)]
     if not names:
-        raise ValueError(f"no backend compiles for {kind} devices")
-    return get(names[0])
+        raise ValueError(f"no backend compiles for {kind} devices" + (f" of {target}" if target else ""))
+    return get(names[0], target)
 
 
 @contextlib.contextmanager

@@ -15,12 +15,26 @@ class Backend:
     """The interface every backend implements (module docstring)."""
 
     name = "?"
-    target = "?"
+    target = "?"  # the target it compiles for (an instance's: the first of `targets` unless it was given another)
+    targets: tuple[str, ...] = ()  # every target it compiles for (empty: `target` only)
     device_kind = "AMD"  # which compiler.device kind runs its programs
     features: frozenset[str] = frozenset()  # what lowering may use: "wmma" (gfx11 matrix cores, wave32)
     requires: tuple[str, ...] = ()  # Python modules the backend needs (checked with find_spec, not imported)
     preference = 10  # lower first: the default of a device kind is its available backend with the lowest
     rules: Rules = Rules()  # IR rewrites it needs after lowering (with the simplifier: compiler.kernel.PASSES)
+
+    def __init__(self, target: str | None = None):
+        """The backend compiling for `target` (default: its first); ValueError for a target it does not compile
+        for."""
+        known = self.targets or (type(self).target,)
+        if target is not None and target not in known:
+            raise ValueError(f"the {self.name} backend compiles for {', '.join(known)} only, not {target}")
+        self.target = target or known[0]
+
+    @classmethod
+    def compiles_for(cls, target: str | None) -> bool:
+        """Whether the backend compiles for `target` (None: any device of its kind)."""
+        return target is None or target in (cls.targets or (cls.target,))
 
     def supports(self, dtype: DType) -> bool:
         """Whether kernels may use dtype."""

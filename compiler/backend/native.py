@@ -22,6 +22,7 @@ class NativeBackend(MachineCodeBackend):
 
     name = "native"
     target = "gfx1100"
+    targets = ("gfx1100",)  # (other AMD targets: the LLVM backend; compiler.backend.for_device)
     device_kind = "AMD"
     features = frozenset({"wmma"})
     preference = 0

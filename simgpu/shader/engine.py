@@ -203,10 +203,10 @@ class Exec:
         # Sanitizers check through checked semantic functions (wrapped at fetch): the interpreter tier only,
         # and nothing is wrapped or tested per instruction when they are off.
         self.sanitizer = engine.sanitizer.observe(self) if engine.sanitizer is not None else None
-        # The JIT tier runs waves natively unless an observer or a sanitizer needs to see every instruction. Its
-        # translators know gfx11's encodings only: other architectures run in the interpreter.
+        # The JIT tier runs waves natively unless an observer or a sanitizer needs to see every instruction (its
+        # translators follow the semantics table per ISA family: jit.lower.translator).
         self.jit = engine.jit.begin(self) if engine.jit is not None and engine.observer is None \
-            and self.sanitizer is None and self.family == "gfx11" else None
+            and self.sanitizer is None else None
 
     def batch_groups(self, start: int, count: int) -> list[tuple[int, int, int]]:
         """The coordinates of workgroups start .. start + count - 1 of the grid, x fastest (the order batches

@@ -21,6 +21,7 @@ from simgpu.isa.arch import get_arch
 
 _TABLE: dict[str, Callable] = {}
 _FAMILY_TABLES: dict[str, dict[str, Callable]] = {}  # ISA family ("gfx12") -> its own entries
+_ALIASES: dict[str, dict[str, str]] = {}  # ISA family -> {its name for a renamed instruction: the shared name}
 _FAMILY_OF: dict[str, str] = {}  # architecture name -> ISA family (simgpu.isa.arch), cached
 _SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp")
 _loaded = False
@@ -48,6 +49,19 @@ def alias(name: str, shared: str, family: str) -> None:
     renamed without changing its meaning (gfx12's s_add_co_i32 is gfx11's s_add_i32). The module defining
     `shared` must be imported first."""
     register(name, _TABLE[shared], family)
+    _ALIASES.setdefault(family, {})[name] = shared
+
+
+def shared_meaning(name: str, family: str) -> str | None:
+    """The shared mnemonic whose semantics `name` (without suffix) has in `family`: `name` itself when the family
+    has no entry of its own for it, the shared name of a renamed one (`alias`), None when the family's meaning is
+    its own. (The JIT translates by the shared name, and leaves a family's own meanings to the interpreter unless
+    it has a translator for that family.)"""
+    _load()
+    own = _FAMILY_TABLES.get(family)
+    if own is None or name not in own:
+        return name
+    return _ALIASES.get(family, {}).get(name)
 
 
 def family_of(arch: str) -> str:

@@ -58,6 +58,11 @@ def _mode_bits(kd: KernelDescriptor, family: str = "gfx11") -> int:
     return mode | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9 if family == "gfx11" else mode
 
 
+def initial_mode(d: Dispatch) -> int:
+    """MODE at the launch of the dispatch's waves (its architecture's reading of the descriptor)."""
+    return _mode_bits(d.descriptor, get_arch(d.arch).family)
+
+
 def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_group: int) -> WaveState:
     """WaveState for the waves of `groups` (workgroup coordinates), registers set up for launch."""
     lanes = d.wave_size
@@ -68,7 +73,7 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
     st.group[:] = gid
     st.wave_in_group[:] = np.tile(np.arange(waves_per_group), len(groups))
     family = get_arch(d.arch).family
-    st.hwreg[:, HW_MODE] = _mode_bits(d.descriptor, family)
+    st.hwreg[:, HW_MODE] = initial_mode(d)
     users = user_sgprs(d)
     st.sgpr[:, :len(users)] = np.array(users, np.uint32)
     if family == "gfx11":
@@ -80,17 +85,27 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
 
 
 def workgroup_id_sgprs(d: Dispatch) -> tuple[int, int, int]:
-    """The SGPRs of the workgroup ids x, y, z at a gfx11 launch (-1 for an id not enabled)."""
+    """The SGPRs a launch writes the three words of `workgroup_ids` to (-1: none): gfx11's workgroup ids x, y, z
+    as rsrc2 enables them; gfx12's TTMP9 (x) and TTMP7 (y | z << 16)."""
+    if get_arch(d.arch).family != "gfx11":
+        return TTMP9, TTMP7, -1
     return _id_slots(d.descriptor, d.descriptor.user_sgpr_count or len(user_sgprs(d)))
 
 
 def workgroup_ids(d: Dispatch, first: int, count: int) -> np.ndarray:
-    """[count, 3] uint32: the ids setup gives workgroups first .. first + count - 1 of the grid (x fastest, the
-    grid offset added)."""
+    """[count, 3] uint32: the words setup writes to `workgroup_id_sgprs` for workgroups first .. first + count - 1
+    of the grid (x fastest, the grid offset added): the ids x, y, z (gfx12: x, y | z << 16, 0)."""
     gx, gy, _gz = d.workgroups
     g = np.arange(first, first + count, dtype=np.int64)
     ids = np.stack([g % gx, (g // gx) % gy, g // (gx * gy)], axis=1) + np.array(d.grid_offset, np.int64)
+    if get_arch(d.arch).family != "gfx11":
+        ids = np.stack([ids[:, 0], _ttmp7(ids[:, 1], ids[:, 2]), np.zeros(count, np.int64)], axis=1)
     return np.ascontiguousarray(ids.astype(np.uint32))
+
+
+def _ttmp7(y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """gfx12's TTMP7: workgroup id y in [15:0], z in [31:16]."""
+    return (y & 0xFFFF) | (z & 0xFFFF) << 16
 
 
 def _id_slots(kd: KernelDescriptor, first: int) -> tuple[int, int, int]:
@@ -123,7 +138,7 @@ def _architected_sgprs(d: Dispatch, st: WaveState, groups, first: int) -> None:
     g = np.array(groups, np.int64).reshape(-1, 3) + np.array(d.grid_offset, np.int64)
     per_group = st.sgpr.reshape(len(g), -1, 128)
     per_group[:, :, TTMP9] = g[:, 0:1].astype(np.uint32)
-    per_group[:, :, TTMP7] = ((g[:, 1:2] & 0xFFFF) | (g[:, 2:3] & 0xFFFF) << 16).astype(np.uint32)
+    per_group[:, :, TTMP7] = _ttmp7(g[:, 1:2], g[:, 2:3]).astype(np.uint32)
     st.sgpr[:, TTMP8] = ((st.wave_in_group & 0x1F) << 25).astype(np.uint32)
     if d.descriptor.enable_sgpr_workgroup_info:
         st.sgpr[:, first] = 0

@@ -7,6 +7,10 @@ backend and its device kind the defaults inside the test: the ops suite is writt
 GPU backends run in reverse order of preference (the default last), and every kernel a case launches is
 checked against the other GPU backend on the same inputs (tests/support/differential.py; the first run of a
 case records, the second compares, or runs the other backend itself when the first ran elsewhere).
+
+A module that asks for `gpu_arch` as well (`pytestmark = pytest.mark.usefixtures("gpu_arch")`) also runs on a
+simulated gfx1201 (AMD:0 for that test), with the backends that compile for it (the LLVM backend; the native one
+is gfx1100's only): a representative part of the suite on the second architecture, written once.
 """
 
 import os
@@ -29,31 +33,87 @@ def pytest_report_header(config):
     return f"compiler tests: MOCKGPU={os.environ.get('MOCKGPU')} SIMGPU_CHECK_OOB={os.environ.get('SIMGPU_CHECK_OOB')}"
 
 
+DEFAULT_ARCH, OTHER_ARCHS = "gfx1100", ("gfx1201",)
+
+
 def _backends():
     from compiler import backend
     return list(reversed(backend.available()))
 
 
-def _partner(name: str) -> str | None:
-    """The backend a case's kernels are compared with: another GPU backend of the same device kind."""
+def _partner(name: str, arch: str = DEFAULT_ARCH) -> str | None:
+    """The backend a case's kernels are compared with: another GPU backend of the same device kind compiling for the
+    architecture (none on gfx1201: the LLVM backend alone compiles for it; the case's own checks stand)."""
     from compiler import backend as backends
     kind = backends.get(name).device_kind
-    others = [n for n in backends.available(kind) if n != name]
+    others = [n for n in backends.available(kind) if n != name and backends.REGISTRY[n].compiles_for(arch)]
     return others[0] if kind == "AMD" and others else None
 
 
-@pytest.fixture(params=_backends())
+def pytest_generate_tests(metafunc):
+    """`backend`: every registered backend (module docstring). With `gpu_arch` too: gfx1100 with every backend, and
+    each other architecture with the AMD backends that compile for it (pairs given to the two fixtures)."""
+    named = {n for m in metafunc.definition.iter_markers("parametrize") for n in _names(m.args[0])}
+    if "backend" not in metafunc.fixturenames:
+        if "gpu_arch" in metafunc.fixturenames and "gpu_arch" not in named:  # (a test may name its own)
+            metafunc.parametrize("gpu_arch", (DEFAULT_ARCH, *OTHER_ARCHS), indirect=True)
+        return
+    if "gpu_arch" not in metafunc.fixturenames:
+        metafunc.parametrize("backend", _backends(), indirect=True)
+        return
+    from compiler import backend as backends
+    extra = [(b, a) for a in OTHER_ARCHS for b in _backends()
+             if backends.REGISTRY[b].device_kind == "AMD" and backends.REGISTRY[b].compiles_for(a)]
+    pairs = [(b, DEFAULT_ARCH) for b in _backends()] + extra
+    metafunc.parametrize(("backend", "gpu_arch"), pairs, indirect=True, ids=[f"{b}-{a}" for b, a in pairs])
+
+
+def _names(argnames) -> list[str]:
+    return [n.strip() for n in argnames.split(",")] if isinstance(argnames, str) else list(argnames)
+
+
+@pytest.fixture
+def gpu_arch(request):
+    """The simulated AMD GPU's architecture for the test: gfx1100 (the session's device), or another one attached
+    as AMD:0 for this test only (a MockOS of that architecture)."""
+    arch = getattr(request, "param", DEFAULT_ARCH)
+    if arch == DEFAULT_ARCH:
+        yield arch
+        return
+    if os.environ.get("MOCKGPU", "") in ("", "0"):
+        pytest.skip(f"needs the simulator's {arch}")
+    import gc
+
+    import runtime
+    from compiler import device
+    from mockgpu import MockOS
+    saved = dict(device._OPEN)
+    rt = runtime.Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 28, arch=arch))
+    device._OPEN.clear()
+    device.attach("AMD:0", device.DeviceAdapter("AMD:0", rt=rt))
+    try:
+        yield arch
+    finally:
+        gc.collect()  # (the test's tensors free their buffers on this device before it closes)
+        device.release_unreferenced()
+        rt.close()
+        device._OPEN.clear()
+        device._OPEN.update(saved)
+
+
+@pytest.fixture
 def backend(request):
     """Compile with each registered backend in turn (and default to its device kind); kernels are checked
-    against the partner backend (module docstring)."""
+    against the partner backend (module docstring). With `gpu_arch`, that architecture's device is AMD:0 first."""
     from compiler import backend as backends
     from compiler import device
     from tests.support import differential
+    arch = request.getfixturevalue("gpu_arch") if "gpu_arch" in request.fixturenames else DEFAULT_ARCH
     be = backends.get(request.param)
     old = device.DEFAULT
     device.DEFAULT = be.device_kind
     try:
-        with backends.using(request.param), differential.watch(request.param, _partner(request.param)):
+        with backends.using(request.param), differential.watch(request.param, _partner(request.param, arch)):
             yield request.param
     finally:
         device.DEFAULT = old

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from compiler import Tensor, dtypes
 from tests.support.ops import FLOATS, INTS, assert_close, host_dtype, rand, rounded, tensor
 
+pytestmark = pytest.mark.usefixtures("gpu_arch")  # (also on gfx1201: conftest.py)
+
 SHAPE = (3, 5)
 
 

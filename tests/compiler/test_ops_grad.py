@@ -10,6 +10,8 @@ from compiler import Tensor
 from tests.support.ops import check_grad
 from tests.support.refs import conv2d_ref, pool_ref, sdpa_ref, softmax_ref
 
+pytestmark = pytest.mark.usefixtures("gpu_arch")  # (also on gfx1201: conftest.py)
+
 RNG = np.random.default_rng(50)
 
 

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from compiler import Tensor, dtypes
 from tests.support.ops import assert_close
 
+pytestmark = pytest.mark.usefixtures("gpu_arch")  # (also on gfx1201: conftest.py)
+
 A = np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4) - 7.5
 
 

@@ -10,6 +10,8 @@ from compiler import Tensor
 from compiler.schedule import schedule
 from tests.support.ops import assert_close, rand, tensor
 
+pytestmark = pytest.mark.usefixtures("gpu_arch")  # (also on gfx1201: conftest.py)
+
 SHAPE = (3, 4, 5)
 AXES = [None, 0, 1, -1, (0, 2), (1, 2)]
 

@@ -19,18 +19,24 @@ from simgpu.testbed import Testbed
 TIERS = ("interpreter", "jit", "jit-lean")
 
 
-def testbed(tier: str, vram_size: int = 1 << 28, watchdog: int = 50_000_000) -> Testbed:
-    """A Testbed whose engine runs `tier` and keeps each batch's final registers (but "jit-lean")."""
-    tb = Testbed(vram_size=vram_size, watchdog=watchdog)
-    tb.engine.jit = jit_tier("eager") if tier.startswith("jit") else None
-    tb.engine.exit_states = None if tier == "jit-lean" else []
+def on_tier(engine, tier: str):
+    """Make a ShaderEngine run `tier`, keeping each batch's final registers (but "jit-lean"); the engine."""
+    engine.jit = jit_tier("eager") if tier.startswith("jit") else None
+    engine.exit_states = None if tier == "jit-lean" else []
+    return engine
+
+
+def testbed(tier: str, vram_size: int = 1 << 28, watchdog: int = 50_000_000, arch: str = "gfx1100") -> Testbed:
+    """A Testbed of `arch` whose engine runs `tier` (on_tier)."""
+    tb = Testbed(vram_size=vram_size, watchdog=watchdog, arch=arch)
+    on_tier(tb.engine, tier)
     tb.interrupts = []  # every interrupt the waves raised (s_sendmsg), in issue order
     tb.engine.interrupt_hooks.append(tb.interrupts.append)
     return tb
 
 
-def pair(vram_size: int = 1 << 28, watchdog: int = 50_000_000) -> tuple[Testbed, Testbed]:
-    return testbed("interpreter", vram_size, watchdog), testbed("jit", vram_size, watchdog)
+def pair(vram_size: int = 1 << 28, watchdog: int = 50_000_000, arch: str = "gfx1100") -> tuple[Testbed, Testbed]:
+    return testbed("interpreter", vram_size, watchdog, arch), testbed("jit", vram_size, watchdog, arch)
 
 
 def launch(tb: Testbed, *args, **kw):
@@ -43,7 +49,8 @@ def launch(tb: Testbed, *args, **kw):
     return None
 
 
-def state_bytes(tb: Testbed) -> list[bytes]:
+def state_bytes(tb) -> list[bytes]:
+    """The registers of every batch at exit of the engine of `tb` (a Testbed or a simgpu.GPU)."""
     out = []
     for st, scratch in tb.engine.exit_states:
         for a in (st.sgpr, st.vgpr, st.scc, st.pc, st.status, st.hwreg, st.lds):
@@ -54,13 +61,45 @@ def state_bytes(tb: Testbed) -> list[bytes]:
 
 def assert_same(a: Testbed, b: Testbed) -> None:
     """Interpreter testbed `a` and JIT testbed `b` ended in the same state."""
-    if b.engine.jit is not None:
-        assert not b.engine.jit.stats.failures, b.engine.jit.stats.failures
     assert a._next_pa == b._next_pa
     ma, mb = a.phys.vram[:a._next_pa], b.phys.vram[:b._next_pa]
-    if not np.array_equal(ma, mb):
-        diff = np.flatnonzero(ma != mb)
-        raise AssertionError(f"memory differs at {len(diff)} bytes, first PA {int(diff[0]):#x}")
+    _same_bytes(ma, mb, "memory")
+    _same_engines(a, b)
+    assert a.interrupts == b.interrupts
+
+
+def driver_buffers(mock) -> dict[tuple[str, int, int], np.ndarray]:
+    """A copy of every buffer a MockOS's driver has handed out now (VRAM and system memory), by (kind, GPU VA,
+    size): what a run on it may have written (reading all of a GPU's VRAM would commit every page of it)."""
+    out = {}
+    for al in mock.process.allocs.values():
+        if al.kind == "vram":
+            out[al.kind, al.va, al.size] = mock.gpus[al.node].phys.vram[al.pa:al.pa + al.size].copy()
+        elif al.buf is not None:
+            out[al.kind, al.va, al.size] = np.array(al.buf, copy=True)
+    return out
+
+
+def assert_same_gpu(a, b, buffers_a: dict, buffers_b: dict) -> None:
+    """Two simgpu.GPUs (a: the interpreter's, b: the JIT tier's) ended in the same state: the driver's buffers
+    (`driver_buffers`, taken before the runtime freed them), the registers of every batch at exit, counters and
+    clock."""
+    assert list(buffers_a) == list(buffers_b)
+    for key, x in buffers_a.items():
+        _same_bytes(x, buffers_b[key], f"{key[0]} buffer at {key[1]:#x}")
+    _same_engines(a, b)
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray, what: str) -> None:
+    if not np.array_equal(a, b):
+        diff = np.flatnonzero(a != b)
+        raise AssertionError(f"{what} differs at {len(diff)} bytes, first at {int(diff[0]):#x}")
+
+
+def _same_engines(a, b) -> None:
+    """The engines of `a` and `b` (Testbeds or GPUs): registers at exit (unless b keeps none), counters, clock."""
+    if b.engine.jit is not None:
+        assert not b.engine.jit.stats.failures, b.engine.jit.stats.failures
     if b.engine.exit_states is not None:
         sa, sb = state_bytes(a), state_bytes(b)
         assert len(sa) == len(sb), "different numbers of batches"
@@ -69,4 +108,3 @@ def assert_same(a: Testbed, b: Testbed) -> None:
             assert x == y, f"batch {i // 8}: {names[i % 8]} differs"
     assert a.engine.counters.snapshot() == b.engine.counters.snapshot()
     assert a.engine.clock.cycles == b.engine.clock.cycles
-    assert a.interrupts == b.interrupts

@@ -1,4 +1,5 @@
-"""Barrier-to-barrier intervals: the waves of a batch run natively from one s_barrier to the next.
+"""Barrier-to-barrier intervals: the waves of a batch run natively from one s_barrier to the next (gfx12's
+workgroup barrier is the pair s_barrier_signal -1, s_barrier_wait -1: region.workgroup_barriers).
 
 A tiled kernel (LDS tiles between two s_barriers per K step) stops every round at each LDS store and each
 barrier: a Python round and an interpreter step per store. Here, when every runnable wave of the batch stands
@@ -46,7 +47,7 @@ from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.lower_lds import HULL_FIELDS, OWNER, WAVE_BITS
 from simgpu.shader.jit.rounds import Rounds
-from simgpu.shader.state import BARRIER, RUNNING, wsel
+from simgpu.shader.state import RUNNING, wsel
 
 MAX_INTERVAL = 1 << 22  # wave-instructions an interval may run before it is given to rounds
 INT64_MAX = (1 << 63) - 1
@@ -82,7 +83,7 @@ class Intervals:
                 self.off = True
                 break
             ran, fresh = True, False
-            if kept is PARKED or not self._barrier():
+            if kept is PARKED or not self._barrier(cr):
                 break
             running = np.flatnonzero(st.status == RUNNING)
             if not len(running):
@@ -175,17 +176,22 @@ class Intervals:
         else:
             self.rounds.ex.st.lds.fill(0)
 
-    def _barrier(self) -> bool:
-        """Every live wave of the batch stands at an s_barrier: run it as the interpreter does (an
-        instruction per wave there, then Exec's release of the workgroups), unless the watchdog's slice ends
-        in it (then the interpreter runs it, ticking where it must)."""
+    def _barrier(self, cr) -> bool:
+        """Every live wave of the batch stands at a workgroup barrier (region.workgroup_barriers): run its
+        instructions in the interpreter (gfx11's s_barrier; gfx12's signal, then wait), for the waves at each
+        barrier, lowest PC first, then Exec's release of the workgroups; unless the watchdog's slice ends in them
+        (then the interpreter runs them, ticking where it must)."""
         ex = self.rounds.ex
         st = ex.st
-        running = st.status == RUNNING
-        n = int(np.count_nonzero(running))
-        if not n or ex.budget < n:
+        running = np.flatnonzero(st.status == RUNNING)
+        if not len(running):
             return False
-        ex.engine.counters.per_opcode["s_barrier"] += n
-        ex.charge(n, 0)  # (within the slice: no tick)
-        st.status[running] = BARRIER
+        base, pcs = ex.d.code_address, st.pc[running]
+        at = {pc: cr.barriers[pc - base] for pc in np.unique(pcs).tolist()}
+        if ex.budget < sum(int(np.count_nonzero(pcs == pc)) * len(offs) for pc, offs in at.items()):
+            return False
+        for pc, offs in at.items():  # (np.unique: in PC order)
+            w = running[pcs == pc]
+            for off in offs:
+                ex.run(base + off, w, False)  # (within the slice: no tick)
         return ex.release_barriers()

@@ -10,7 +10,7 @@ import ctypes
 import threading
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from simgpu.shader.jit import region as rg
 from simgpu.shader.jit import translate as tr
 from simgpu.shader.jit import worker
 from simgpu.shader.semantics import base_name
-from simgpu.shader.setup import _mode_bits
+from simgpu.shader.setup import initial_mode
 from simgpu.shader.tier_exec import TierExec
 from simgpu.shader.vector.valu import SPECS
 
@@ -76,6 +76,7 @@ class CompiledRegion:
 
     round: object  # ctypes function ROUND_TYPE
     engine: object  # the llvmlite execution engine holding the code (alive as long as this region)
+    arch: str  # the architecture whose machine code it is (simgpu.isa.arch)
     lanes: int
     mode: int
     nvgpr: int
@@ -99,7 +100,7 @@ class CompiledRegion:
     stores: int = 0  # store blocks (a fused batch's undo log holds at most stores x lanes entries per wave)
     entry_sets: int = 0  # distinct VGPR sets @wave moves per entry block (lower._entry_classes), 0: all at once
     lds_stores: frozenset = frozenset()  # blocks of LDS stores native in a barrier-to-barrier interval (barrier.py)
-    barriers: frozenset = frozenset()  # offsets of the region's s_barrier instructions
+    barriers: dict = field(default_factory=dict)  # the region's workgroup barriers (region.workgroup_barriers)
 
     def count(self, per_opcode: Counter, per_block: np.ndarray) -> int:
         """Add the mnemonics of blocks run `per_block` times each to `per_opcode`; the wave-instructions they count."""
@@ -140,6 +141,7 @@ class Source:
     instructions (region.reachable) and the bytes of their span."""
 
     base: int
+    arch: str
     lanes: int
     mode: int
     nvgpr: int
@@ -154,10 +156,14 @@ def source(ex: TierExec) -> Source:
     d = ex.d
     with jc.Timer() as t:
         found = rg.reachable(d.code_address, ex.decoded)
-        span = (min(found), max(o + (i.size if i is not None else 4) for o, i in found.items()))
-        code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute")
-    return Source(d.code_address, d.wave_size, _mode_bits(d.descriptor), max(d.vgpr_count, 1), found, span, code,
-                   t.seconds)
+        # (the span of the instructions found: a branch to an unreadable address is a missing instruction there,
+        # whose block parks the wave for the interpreter to fault, and has no bytes)
+        present = [(o, i.size) for o, i in found.items() if i is not None] or [(0, 0)]
+        span = (min(o for o, _ in present), max(o + n for o, n in present))
+        code = ex.mem.read(d.vmid, d.code_address + span[0], span[1] - span[0], access="execute") \
+            if span[1] > span[0] else b""
+    return Source(d.code_address, d.arch, d.wave_size, initial_mode(d), max(d.vgpr_count, 1), found, span, code,
+                  t.seconds)
 
 
 def build(source: Source, stats, background: bool = True):
@@ -195,9 +201,10 @@ def _translate(src: Source):
     if not any(_worth_running(b) for b in region.blocks):
         return None
     span, code = src.span, src.code
-    key = jc.key_of("simgpu-jit", tr.translator_key(), lanes, mode, nvgpr, region.code_signature(),
+    # (the architecture: the same bytes mean other instructions, or the same ones another thing, on another)
+    key = jc.key_of("simgpu-jit", tr.translator_key(), src.arch, lanes, mode, nvgpr, region.code_signature(),
                     jc.cpu_setting())  # (+ host: on disk)
-    meta = dict(lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
+    meta = dict(arch=src.arch, lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
     if hit is not None:
         return CompiledRegion(**{**hit.__dict__, "span": span, "code": code})
@@ -206,8 +213,7 @@ def _translate(src: Source):
     meta["fusable"], meta["nsites"], meta["entry_sets"] = fuse, len(lw.sites), lw.entry_sets
     meta["stores"] = [b.index for b in region.blocks if fuse and b.kind == rg.SYNC and b.insns[0].fragment is not None]
     meta["lds_stores"] = frozenset(b.index for b in region.blocks if tr.lds_store(b))
-    meta["barriers"] = frozenset(o for o, i in region.insns.items() if i.inst is not None
-                                 and i.inst.mnemonic == "s_barrier")
+    meta["barriers"] = rg.workgroup_barriers(region)
     meta["writes"] = [None if x is None else (np.array(sorted(x[0]), np.intp), np.array(sorted(x[1]), np.intp))
                       for x in tr.reachable_writes(region)]
     for insn in region.insns.values():  # the IR text is in the module now
@@ -271,7 +277,8 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
     blocks = region.blocks
     counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"]) | m["lds_stores"]
     cr = CompiledRegion(
-        round=ROUND_TYPE(addr), engine=engine, lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"], blocks=blocks,
+        round=ROUND_TYPE(addr), engine=engine, arch=m["arch"], lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"],
+        blocks=blocks,
         by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
         block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],

@@ -23,10 +23,11 @@ instruction is then run by the interpreter through the callback.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from simgpu.shader.jit.ir import Builder
 from simgpu.shader.operand import APERTURE_LIMIT_LO, PRIVATE_BASE_HI, SHARED_BASE_HI, constant, literal64
-from simgpu.shader.semantics import base_name
+from simgpu.shader.semantics import base_name, family_of, shared_meaning
 from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
 
 # Why a wave stopped (ctx exits[row]); every code but DONE leaves the wave RUNNING at its PC.
@@ -59,22 +60,40 @@ class Unsupported(Exception):
     """The translator does not cover this instruction (or operand form): the interpreter runs it."""
 
 
-TRANSLATORS: dict[str, Callable] = {}
+TRANSLATORS: dict[str, Callable] = {}  # shared mnemonic -> translator (the semantics table's shared entries)
+FAMILY_TRANSLATORS: dict[str, dict[str, Callable]] = {}  # ISA family -> its own mnemonics' translators
 
 
-def translates(*names: str):
-    """Register the decorated function `fn(lw, inst)` as the translator of the given mnemonics."""
+def translates(*names: str, family: str | None = None):
+    """Register the decorated function `fn(lw, inst)` as the translator of the given mnemonics: of their shared
+    semantics, or, with `family`, of that ISA family's own entries (semantics.register(..., family=))."""
+    table = TRANSLATORS if family is None else FAMILY_TRANSLATORS.setdefault(family, {})
+
     def deco(fn):
         for n in names:
-            TRANSLATORS[n] = fn
+            table[n] = fn
         return fn
     return deco
 
 
-def translator(inst) -> Callable | None:
-    if inst.encoding == "VOPD":
-        return TRANSLATORS.get("__vopd__")
-    return TRANSLATORS.get(base_name(inst.mnemonic))
+def translator(inst) -> tuple[Callable, object] | None:
+    """The translator of a decoded instruction and the instruction it is given, or None. The lookup follows the
+    interpreter's (semantics.lookup): a family's own translator for a mnemonic with its own meaning there, the
+    shared one otherwise; a renamed instruction (semantics.alias: gfx12's s_add_co_i32) is given to the shared
+    name's translator under that name, its fields unchanged. A family's own meaning without a translator of its
+    own has none: the interpreter runs it."""
+    name = "__vopd__" if inst.encoding == "VOPD" else base_name(inst.mnemonic)
+    family = family_of(inst.arch)
+    own = FAMILY_TRANSLATORS.get(family, {}).get(name)
+    if own is not None:
+        return own, inst
+    shared = shared_meaning(name, family)
+    fn = None if shared is None else TRANSLATORS.get(shared)
+    if fn is None:
+        return None
+    if shared != name:
+        inst = replace(inst, mnemonic=shared + inst.mnemonic[len(name):])
+    return fn, inst
 
 
 class Lowering:
@@ -106,9 +125,10 @@ class Lowering:
     def fragment(self, inst, off: int) -> list[str] | None:
         """The IR lines of one instruction, or None if the translator does not cover it (`self.valu` then
         says whether it counts lane-ops)."""
-        fn = translator(inst)
-        if fn is None:
+        found = translator(inst)
+        if found is None:
             return None
+        fn, inst = found
         b = self.b
         mark, exits = len(b.lines), len(self.exits)
         self.off, self.inst, self.valu = off, inst, False

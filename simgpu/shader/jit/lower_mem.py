@@ -24,6 +24,7 @@ from simgpu.mem.windows import WIN_READ, WINDOW_FIELDS
 from simgpu.shader.jit.lower import C_MEMORY, C_NWINDOWS, EXIT_READ, Lowering, Unsupported, translates
 from simgpu.shader.jit.lower_lds import lds_check, lds_row
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
+from simgpu.shader.scalar.sopp import smem_immediate
 from simgpu.shader.state import SMEM_SDATA_END
 
 VA_LIMIT = 1 << 47  # windows lie in the low canonical half
@@ -90,14 +91,13 @@ def memory_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out
 
 @translates("s_load_b32", "s_load_b64", "s_load_b128", "s_load_b256", "s_load_b512")
 def _s_load(lw: Lowering, inst):
-    """sopp._s_load: (SGPR pair base [47:0] + signed 21-bit offset + soffset) & ~3, dwords to sdata on
-    (destinations past s105 dropped)."""
+    """sopp._s_load: (SGPR pair base [47:0] + signed immediate offset (21 bits, gfx12: 24) + soffset) & ~3,
+    dwords to sdata on (destinations past s105 dropped)."""
     b = lw.b
     f = inst.fields
     dwords = inst.info["sdata"]
     base = b.op(f"and i64 {lw.sgpr64(f['sbase'] * 2)}, {(1 << 48) - 1}")
-    off = f["offset"] - (1 << 21) if f["offset"] & (1 << 20) else f["offset"]
-    addr = b.op(f"add i64 {base}, {off}")
+    addr = b.op(f"add i64 {base}, {smem_immediate(inst)}")
     if f["soffset"] != 124:
         if f["soffset"] >= 128:
             raise Unsupported("soffset")

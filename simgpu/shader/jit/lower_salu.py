@@ -91,6 +91,19 @@ def _arith(lw: Lowering, inst):
     lw.set_scc(carry)
 
 
+def _wrapping(op: str):
+    """gfx12's s_add_nc_u64 / s_sub_nc_u64 / s_mul_u64 (scalar/gfx12.py): D = S0 op S1 mod 2^64, SCC unchanged."""
+    def fn(lw: Lowering, inst):
+        a, c, wide = _two(lw, inst)
+        write(lw, inst, lw.b.op(f"{op} {_ty(wide)} {a}, {c}"), wide)
+    return fn
+
+
+translates("s_add_nc_u64", family="gfx12")(_wrapping("add"))
+translates("s_sub_nc_u64", family="gfx12")(_wrapping("sub"))
+translates("s_mul_u64", family="gfx12")(_wrapping("mul"))
+
+
 _LOGIC = {"and": "and", "or": "or", "xor": "xor", "nand": "and", "nor": "or", "xnor": "xor",
           "and_not1": "and", "or_not1": "or"}
 
@@ -497,3 +510,12 @@ def _nop(lw: Lowering, inst):
     s_sendmsg only matters for MSG_INTERRUPT, which region.is_sync keeps out of native code."""
     if inst.mnemonic.startswith("v_"):
         lw.count_lanes()
+
+
+# gfx12's own no-ops (scalar/gfx12.py, memory/gfx12.py): the split waits, prefetches, cache write-backs
+_GFX12_NOPS = ("s_wait_loadcnt", "s_wait_storecnt", "s_wait_samplecnt", "s_wait_bvhcnt", "s_wait_kmcnt",
+               "s_wait_dscnt", "s_wait_expcnt", "s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt", "s_wait_alu",
+               "s_sleep_var", "s_singleuse_vdst", "s_wakeup_barrier", "s_prefetch_inst", "s_prefetch_inst_pc_rel",
+               "s_prefetch_data", "s_prefetch_data_pc_rel", "s_buffer_prefetch_data", "global_inv", "global_wb",
+               "global_wbinv")
+translates(*_GFX12_NOPS, family="gfx12")(_nop)

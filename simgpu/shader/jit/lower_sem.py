@@ -172,9 +172,11 @@ def _first_nan(op, t: str, r: str, *srcs: str) -> str:
     return b.op(f"phi {ft} [{r}, %{head}], [{fixed}, %{fix}]")
 
 
-def _minmax(op, t: str, a: str, c: str, is_max: bool) -> str:
+def _minmax(op, t: str, a: str, c: str, is_max: bool, number: bool = False) -> str:
     """The ISA's min/max: -0 < +0; with MODE.IEEE a signaling NaN gives itself quieted and a quiet NaN the
-    other operand, without it any NaN gives the other operand (sem.numpy_float._pick)."""
+    other operand, without it any NaN gives the other operand (sem.numpy_float._pick). `number`: gfx12's
+    minimumNumber/maximumNumber, any NaN the other operand and two NaNs the first quieted, whatever MODE says
+    (numpy_float._pick_num)."""
     b, m, ft, it = op.b, op.b.vmask, op.b.vec(elem(t)), op.b.vec(f"i{bits(t)}")
     x, y = (c, a) if is_max else (a, c)  # a wins when x < y
     less = b.op(f"fcmp olt {ft} {x}, {y}")
@@ -186,6 +188,9 @@ def _minmax(op, t: str, a: str, c: str, is_max: bool) -> str:
     r = b.op(f"select {m} {less}, {ft} {a}, {ft} {c}")
     r = b.op(f"select {m} {_isnan(op, t, a)}, {ft} {c}, {ft} {r}")
     r = b.op(f"select {m} {_isnan(op, t, c)}, {ft} {a}, {ft} {r}")
+    if number:
+        both = b.op(f"and {m} {_isnan(op, t, a)}, {_isnan(op, t, c)}")
+        return b.op(f"select {m} {both}, {ft} {_floats(op, t, _nan_bits(op, t, a))}, {ft} {r}")
     if (op.lw.mode >> IEEE_BIT) & 1:
         for v in (c, a):  # a's rule last: it wins when both are signaling
             loud = b.op(f"icmp eq {it} {b.op(f'and {it} {_ints(op, t, v)}, {_ic(t, _QUIET[t])}')}, {_ic(t, 0)}")
@@ -238,8 +243,8 @@ def _float(op, n: E, a: list[str], vt: str) -> str:
         return a[0] if (op.lw.mode >> DENORM_SHIFT[t]) & keep else _flush(op, t, a[0])
     if n.op in _FCMP:
         return b.op(f"fcmp {_FCMP[n.op]} {vt} {a[0]}, {a[1]}")
-    if n.op in ("fmin", "fmax"):
-        return _minmax(op, t, a[0], a[1], n.op == "fmax")
+    if n.op in ("fmin", "fmax", "fmin_num", "fmax_num"):
+        return _minmax(op, t, a[0], a[1], n.op.startswith("fmax"), n.op.endswith("_num"))
     if n.op in ("rcp", "rsq", "sqrt"):
         return _transcendental(op, t, n.op, a[0])
     if n.op == "isnan":

@@ -233,4 +233,5 @@ from its definition (jit.lower_sem) or, for an opcode not in the expression form
     for name, emit in EMITTERS.items():
         spec = SPECS.get(name)
         if spec is not None and name not in TRANSLATORS:  # a family may have its own translator first
-            translates(name)(lambda lw, inst, s=spec, e=emit: valu(lw, inst, s, e))
+            # (a family's own spec, gfx12's v_min_num_f32, is that family's translator: lower.translator)
+            translates(name, family=spec.family)(lambda lw, inst, s=spec, e=emit: valu(lw, inst, s, e))

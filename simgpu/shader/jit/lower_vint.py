@@ -7,6 +7,7 @@ from __future__ import annotations
 from simgpu.shader.jit.lower import Lowering, Unsupported, translates
 from simgpu.shader.jit.lower_valu import EMITTERS, Op, _signed, emits, scalar_src, valu
 from simgpu.shader.operand import constant
+from simgpu.shader.semantics import base_name
 from simgpu.shader.vector.valu import SPECS
 
 
@@ -93,7 +94,8 @@ def _shift_pair(kind: str):
         amount = (inst.literal or 0) if code == 255 else constant(code, "b32") if 128 <= code < 255 else None
         if (inst.encoding != "VOP3" or inst.dpp is not None or amount is None or f["src1"] < 256
                 or f["abs"] or f["neg"] or f["omod"] or f["clamp"] or f["op_sel"]):
-            return valu(lw, inst, SPECS[inst.mnemonic], EMITTERS[inst.mnemonic])
+            name = base_name(inst.mnemonic)  # (gfx12 has a VOP2 form: v_lshlrev_b64_e32)
+            return valu(lw, inst, SPECS[name], EMITTERS[name])
         b = lw.b
         v = b.v32
         n = amount & 63

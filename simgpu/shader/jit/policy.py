@@ -18,7 +18,7 @@ from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import worker
 from simgpu.shader.jit.build import CompiledRegion, Source
 from simgpu.shader.jit.translate import translators_loaded
-from simgpu.shader.setup import _mode_bits
+from simgpu.shader.setup import initial_mode
 from simgpu.shader.tier_exec import TierExec
 
 # Lanes of a batch from which a VALU operation's numpy loop releases the GIL long enough for a background
@@ -97,15 +97,15 @@ class CompilePolicy:
         cr = st.compiled
         if cr is None:
             return None
-        if not self._checked:  # once per dispatch: the same code, wave size, VGPRs and MODE
+        if not self._checked:  # once per dispatch: the same code, architecture, wave size, VGPRs and MODE
             self._checked = True
             d, ex = self.ex.d, self.ex
             try:
                 code = ex.mem.read(d.vmid, d.code_address + cr.span[0], cr.span[1] - cr.span[0], access="execute")
             except HardwareFault:
                 code = None
-            ok = (code == cr.code and cr.lanes == d.wave_size and cr.nvgpr == max(d.vgpr_count, 1)
-                  and cr.mode == _mode_bits(d.descriptor))
+            ok = (code == cr.code and cr.arch == d.arch and cr.lanes == d.wave_size
+                  and cr.nvgpr == max(d.vgpr_count, 1) and cr.mode == initial_mode(d))
             if not ok:
                 st.compiled = None
                 self.stale = True

@@ -35,9 +35,16 @@ CONTROLS = BRANCHES | ENDS | DYNAMIC
 
 _SYNC_NAMES = {"s_barrier", "s_sleep", "s_icache_inv", "s_trap", "s_code_end", "s_sendmsghalt",
                "s_sendmsg_rtn_b32", "s_sendmsg_rtn_b64", "s_memtime", "s_memrealtime", "s_round_mode",
-               "s_denorm_mode", "s_setreg_b32", "s_setreg_imm32_b32"}
+               "s_denorm_mode", "s_setreg_b32", "s_setreg_imm32_b32",
+               # gfx12's split barrier (a signal counted per workgroup, then the wait) and named barriers
+               "s_barrier_signal", "s_barrier_signal_isfirst", "s_barrier_wait", "s_barrier_init",
+               "s_barrier_join", "s_barrier_leave", "s_get_barrier_state"}
 _LOCAL_DS = ("ds_load", "ds_read", "ds_swizzle", "ds_permute", "ds_bpermute", "ds_nop")
-HW_SHADER_CYCLES = 29
+# cache maintenance: no-ops in the simulator, which has no caches (gfx11's gl0/gl1 invalidates, gfx12's
+# global_inv / global_wb / global_wbinv)
+_CACHE_OPS = ("_inv", "_wb", "_wbinv")
+HW_SHADER_CYCLES = 29  # the clock's hwreg: gfx11's SHADER_CYCLES, gfx12's SHADER_CYCLES_LO
+HW_SHADER_CYCLES_HI = 30  # gfx12's (unused on gfx11)
 MSG_INTERRUPT = 1
 
 
@@ -52,11 +59,11 @@ def is_sync(inst) -> bool:
     if m == "s_sendmsg":
         return inst.fields.get("simm16", 0) & 0xFF == MSG_INTERRUPT
     if m == "s_getreg_b32":
-        return inst.fields.get("simm16", 0) & 0x3F == HW_SHADER_CYCLES
+        return inst.fields.get("simm16", 0) & 0x3F in (HW_SHADER_CYCLES, HW_SHADER_CYCLES_HI)
     if m.startswith("ds_"):
         return not m.startswith(_LOCAL_DS)
     if m.startswith(("global_", "flat_", "scratch_", "buffer_", "image_")):
-        return not ("_load" in m or m.endswith("_inv") or m == "image_get_resinfo")
+        return not ("_load" in m or m.endswith(_CACHE_OPS) or m == "image_get_resinfo")
     if m.startswith(("s_", "v_")):
         return False
     return True  # an unfamiliar family: assume it is shared
@@ -117,6 +124,29 @@ class Region:
             data = i.inst.encode() if i.inst is not None else b"?"
             out += off.to_bytes(4, "little", signed=True) + len(data).to_bytes(1, "little") + data
         return bytes(out)
+
+
+_ALL_WAVES = 193  # the inline constant -1: gfx12's s_barrier_signal of the workgroup barrier
+_WAIT_ALL = 0xFFFF  # s_barrier_wait -1
+
+
+def workgroup_barriers(region: Region) -> dict[int, tuple[int, ...]]:
+    """The region's workgroup barriers: the offset a wave parks at before one, and the offsets of its instructions
+    (gfx11's s_barrier; gfx12's s_barrier_signal -1 directly followed by s_barrier_wait -1, the wave waiting at the
+    second). Intervals (barrier.py) end there and run them as the interpreter does."""
+    out = {}
+    for off, insn in region.insns.items():
+        inst = insn.inst
+        if inst is None:
+            continue
+        if inst.mnemonic == "s_barrier":
+            out[off] = (off,)
+        elif inst.mnemonic == "s_barrier_signal" and inst.fields.get("ssrc0") == _ALL_WAVES:
+            nxt = region.insns.get(off + inst.size)
+            if nxt is not None and nxt.inst is not None and nxt.inst.mnemonic == "s_barrier_wait" \
+                    and nxt.inst.fields.get("simm16") == _WAIT_ALL:
+                out[off] = (off, off + inst.size)
+    return out
 
 
 def simm16(inst) -> int:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+# The instruction translators register themselves in lower.TRANSLATORS when imported (lower_mem brings
+# lower_lds, whose DS stores register with it); the VALU's are registered by load_translators.
+from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vint, lower_vopd  # noqa: F401
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit import unmasked as um
 from simgpu.shader.jit.lower import (
@@ -28,6 +31,7 @@ from simgpu.shader.jit.lower import (
     fused_driver,
     wave_function,
 )
+from simgpu.shader.jit.lower_valu import register_all
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.state import EXEC_LO, VCC_LO
 from simgpu.shader.vector.valu import definitions_tag
@@ -56,23 +60,17 @@ _loaded = False
 
 
 def translators_loaded() -> bool:
-    """Whether the translators are imported and registered in this process (load_translators ran)."""
+    """Whether the VALU translators are registered in this process (load_translators ran)."""
     return _loaded
 
 
 def load_translators() -> None:
-    """Import and register the instruction translators (a process's first compile: tens of ms)."""
-    _load_translators()
-
-
-def _load_translators() -> None:
+    """Register a translator for every VALU opcode with a spec and an emitter: this loads every semantics module
+    (valu.SPECS complete; a process's first compile, unless the interpreter has loaded them already)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
-    # (lower_mem imports lower_lds, whose DS stores register with it)
-    from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vint, lower_vopd  # noqa: F401
-    from simgpu.shader.jit.lower_valu import register_all
     register_all()
 
 
@@ -81,7 +79,7 @@ def classifier(lw: Lowering, nvgpr: int, callback_ok):
     fragment is (IR lines, counts lane-ops, writes EXEC, (VGPRs written, SGPRs written, VGPRs read or
     written)). A sync store the translator covers has one too, with the VGPRs it reads and the labels of its
     exits: a global store runs only in a fused batch, an LDS store only in a barrier-to-barrier interval."""
-    _load_translators()
+    load_translators()
 
     def classify(inst, off: int):
         m = inst.mnemonic
@@ -432,6 +430,7 @@ def _native_body(lw: Lowering, region: rg.Region, blk: rg.Block, sites) -> None:
     lw.exits += [(rename[lab], um.renamed(code, rename) if isinstance(code, str) else code, um.renamed(v, rename))
                  for lab, code, v in lw.exits if lab in rename]
     lw.dynamic += [(rename[lab], um.renamed(v, rename)) for lab, v in lw.dynamic[dynamic:] if lab in rename]
+    lw.sgprs.update(um.exec_slots(lw.lanes))  # (the body may read one half of EXEC only: exec_hi in wave64)
     test = [f"load i32, ptr %S{s}" for s in um.exec_slots(lw.lanes)]
     mark = len(b.lines)
     ones = [b.op(f"icmp eq i32 {b.op(t)}, -1") for t in test]

@@ -193,10 +193,15 @@ register("s_setreg_imm32_b32", _setreg_imm)
 _SMEM_OFFSET_BITS = {"gfx11": 21, "gfx12": 24}
 
 
+def smem_immediate(inst) -> int:
+    """An SMEM instruction's immediate offset: signed, 21 bits on gfx11, 24 on gfx12."""
+    bits, off = _SMEM_OFFSET_BITS[family_of(inst.arch)], inst.fields["offset"]
+    return off - (1 << bits) if off & (1 << (bits - 1)) else off
+
+
 def _smem_offset(ex, w, inst) -> np.ndarray:
     f = inst.fields
-    bits = _SMEM_OFFSET_BITS[family_of(inst.arch)]
-    off = f["offset"] - (1 << bits) if f["offset"] & (1 << (bits - 1)) else f["offset"]
+    off = smem_immediate(inst)
     extra = scalar_src(ex, w, f["soffset"], None) if f["soffset"] != 124 else np.zeros(len(w), U32)
     return off + extra.astype(np.int64)
 

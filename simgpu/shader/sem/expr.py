@@ -17,7 +17,8 @@ interpreter per batch of waves, the JIT when it translates). `+ - *` and `fma` a
 once in MODE's round mode for the type, and a NaN result is the first NaN operand, quieted (a NaN made from
 numbers, inf - inf, is the host's default NaN): docs/shader.md, "NaN results". They do not flush denormals:
 `flush_in` / `flush_out` do, as MODE's denorm mode says for inputs and results (`flush` always).
-`fmin`/`fmax` are the ISA's min/max (-0 < +0, MODE.IEEE's NaN rules). `< <= > >= eq` are IEEE's ordered
+`fmin`/`fmax` are the ISA's min/max (-0 < +0, MODE.IEEE's NaN rules); `fmin_num`/`fmax_num` gfx12's, IEEE
+754-2019 minimumNumber/maximumNumber (-0 < +0, MODE plays no part). `< <= > >= eq` are IEEE's ordered
 compares and `ne` its unordered `!=`; `-x` and `fabs` change only the sign bit. `cast` converts between
 floats and to or from integers: to a float it rounds in MODE's round mode for the result type, to an integer
 it truncates and saturates (NaN gives 0). `bitcast` reinterprets bits between types of one width. `trunc`,
@@ -227,6 +228,17 @@ def fmin(a, b) -> E:
 
 def fmax(a, b) -> E:
     return _float("fmax", a, b)
+
+
+def fmin_num(a, b) -> E:
+    """IEEE 754-2019 minimumNumber (gfx12's v_min_num_*): -0 < +0; a NaN operand, signaling or quiet, gives the
+    other operand, two NaNs the first one quieted; MODE.IEEE plays no part. No flushing."""
+    return _float("fmin_num", a, b)
+
+
+def fmax_num(a, b) -> E:
+    """maximumNumber, as fmin_num."""
+    return _float("fmax_num", a, b)
 
 
 def isnan(x: E) -> E:

@@ -125,6 +125,25 @@ def fmax(m: FloatMode, a, b):
     return _pick(m.ieee, a, b, _less(b, a))
 
 
+def _pick_num(a, b, a_wins):
+    """minimumNumber / maximumNumber's selection (IEEE 754-2019): a NaN operand gives the other, two NaNs a
+    quieted; a_wins: a is the strict winner."""
+    a, b = np.asarray(a), np.asarray(b)
+    na, nb = np.isnan(a), np.isnan(b)
+    r = np.where(a_wins, a, b)
+    if na.any() or nb.any():
+        r = np.select([na & nb, na, nb], [fx.quiet_nan(a), b, a], r)
+    return np.asarray(r, a.dtype)
+
+
+def fmin_num(a, b):
+    return _pick_num(a, b, _less(a, b))
+
+
+def fmax_num(a, b):
+    return _pick_num(a, b, _less(b, a))
+
+
 # ---------------------------------------------------------------------------------------------- conversions
 
 _INT = {"i32": (np.int32, -2.0 ** 31, 2.0 ** 31 - 1), "u32": (np.uint32, 0.0, 2.0 ** 32 - 1),

@@ -79,6 +79,7 @@ _HELPERS = {"np": np, "nf": nf, "fx": fx, "_lanes": _lanes, "_popcount": _popcou
 # float node -> the call computing it ({m}: the FloatMode of the node's type)
 _FLOAT_CALL = {"add": "nf.add({m}, {0}, {1})", "sub": "nf.sub({m}, {0}, {1})", "mul": "nf.mul({m}, {0}, {1})",
                "fma": "nf.fma({m}, {0}, {1}, {2})", "fmin": "nf.fmin({m}, {0}, {1})", "fmax": "nf.fmax({m}, {0}, {1})",
+               "fmin_num": "nf.fmin_num({0}, {1})", "fmax_num": "nf.fmax_num({0}, {1})",
                "flush_in": "{0} if {m}.din is None else fx.flush_in({0}, {m}.din)",
                "flush_out": "{0} if {m}.dout is None else fx.flush_out({0}, {m}.dout)",
                "flush": "nf.flush({0})", "neg": "-{0}", "abs": "np.abs({0})", "isnan": "np.isnan({0})",

@@ -6,10 +6,11 @@ From the RDNA4 ISA reference's pseudo-code:
 - min/max: gfx12 has no MODE.IEEE. v_min_num_* / v_max_num_* (f16, f32, f64; min3, max3, med3, minmax, maxmin, the
   packed f16 forms and VOPD's v_dual_min_num_f32 / v_dual_max_num_f32) are IEEE 754-2019 minimumNumber /
   maximumNumber: a NaN operand (signaling or quiet) yields the other operand, two NaNs the first one quieted;
-  -0 < +0. v_minimum_* / v_maximum_* (and minimum3, maximum3, minimummaximum, maximumminimum) are minimum / maximum:
-  a signaling NaN yields itself quieted (S0's first), else a quiet NaN operand yields itself (S0's first). Input
-  denormals are flushed as MODE's denorm mode says, as for gfx11's v_min_* (the packed forms do not flush, as
-  gfx11's v_pk_min_f16).
+  -0 < +0; they are defined in the expression form (sem.expr.fmin_num: the interpreter's kernels and the JIT's code
+  come from one definition). v_minimum_* / v_maximum_* (and minimum3, maximum3, minimummaximum, maximumminimum) are
+  minimum / maximum: a signaling NaN yields itself quieted (S0's first), else a quiet NaN operand yields itself (S0's
+  first). Input denormals are flushed as MODE's denorm mode says, as for gfx11's v_min_* (the packed forms do not
+  flush, as gfx11's v_pk_min_f16).
 - v_permlane16_var_b32 / v_permlanex16_var_b32: v_permlane16/x16 with each lane's selector in the low 4 bits of
   that lane's src1 VGPR (op_sel's fetch-inactive and bound_ctrl as for v_permlane16).
 - v_s_exp/log/rcp/rsq/sqrt_f32/f16: the transcendental of a scalar operand, written to an SGPR (an f16 result with
@@ -27,45 +28,37 @@ import numpy as np
 
 from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
 from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.semantics import register
+from simgpu.shader.sem import numpy_float as nf
+from simgpu.shader.sem.expr import eq, flush_in, fmax_num, fmin_num, isnan, select
+from simgpu.shader.semantics import alias, register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import int_mul, lane, minmax, trans  # noqa: F401 - the shared specs used below
-from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, execute, table_entry, typed_source
+from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, define, execute, table_entry, typed_source
 from simgpu.shader.vector.vop3p import PkOp, pk_execute
 
 G = "gfx12"
 U32 = np.uint32
 
 
-def _spec(name: str, spec: VOp) -> None:
+def _vop(name: str, dst: str, srcs: tuple[str, ...], fn) -> None:
     """Register a VALU spec as gfx12's entry `name` (VOPD's v_dual_* halves find it in SPECS by name)."""
-    SPECS[name] = spec
+    spec = SPECS[name] = VOp(dst, srcs, fn, family=G)
     register(name, execute(spec), G)
 
 
-def _vop(name: str, dst: str, srcs: tuple[str, ...], fn) -> None:
-    _spec(name, VOp(dst, srcs, fn))
-
-
 for _new, _old in (("v_mad_co_u64_u32", "v_mad_u64_u32"), ("v_mad_co_i64_i32", "v_mad_i64_i32")):
-    _spec(_new, SPECS[_old])
+    SPECS[_new] = SPECS[_old]
+    alias(_new, _old, G)
 
 
 # ---------------------------------------------------------------------------------------------- min / max
+# The _num forms in the expression form (both tiers: sem.expr.fmin_num), inputs flushed as for gfx11's v_min_*; the
+# NaN-propagating minimum / maximum forms by hand (the interpreter only).
 
 
 def _less(a, b):
     """a < b with -0 < +0."""
     return (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
-
-
-def _num(a, b, a_wins):
-    """minimumNumber / maximumNumber: the winner, a NaN operand yields the other, two NaNs S0 quieted."""
-    na, nb = np.isnan(a), np.isnan(b)
-    r = np.where(a_wins, a, b)
-    if na.any() or nb.any():
-        r = np.select([na & nb, na, nb], [fx.quiet_nan(a), b, a], r)
-    return np.asarray(r, a.dtype)
 
 
 def _imum(a, b, a_wins):
@@ -78,14 +71,6 @@ def _imum(a, b, a_wins):
     return np.asarray(r, a.dtype)
 
 
-def min_num(a, b):
-    return _num(a, b, _less(a, b))
-
-
-def max_num(a, b):
-    return _num(a, b, _less(b, a))
-
-
 def minimum(a, b):
     return _imum(a, b, _less(a, b))
 
@@ -94,39 +79,47 @@ def maximum(a, b):
     return _imum(a, b, _less(b, a))
 
 
-def _med3_num(a, b, c):
-    anynan = np.isnan(a) | np.isnan(b) | np.isnan(c)
-    m = max_num(max_num(a, b), c)
-    r = np.select([anynan, m == a, m == b], [min_num(min_num(a, b), c), max_num(b, c), max_num(a, c)],
-                  max_num(a, b))
-    return np.asarray(r, a.dtype)
-
-
 def _flushed(ctx: OpCtx, t: str, xs):
     """The inputs with denormals flushed where MODE's input denorm mode for t says so."""
     dm = fx.denorm_mode(ctx.mode, t)
     return xs if (dm & 1).all() else [fx.flush_in(x, dm) for x in xs]
 
 
-_TWO = {"min_num": min_num, "max_num": max_num, "minimum": minimum, "maximum": maximum}
-_THREE = {
-    "min3_num": lambda a, b, c: min_num(min_num(a, b), c), "max3_num": lambda a, b, c: max_num(max_num(a, b), c),
-    "med3_num": _med3_num,
-    "minmax_num": lambda a, b, c: max_num(min_num(a, b), c), "maxmin_num": lambda a, b, c: min_num(max_num(a, b), c),
+def _med3_num(a, b, c):
+    m = fmax_num(fmax_num(a, b), c)
+    return select(isnan(a) | isnan(b) | isnan(c), fmin_num(fmin_num(a, b), c),
+                  select(eq(m, a), fmax_num(b, c), select(eq(m, b), fmax_num(a, c), fmax_num(a, b))))
+
+
+def _defined(fn):
+    """A _num form's definition: fn over the inputs flushed as MODE's input denorm mode says."""
+    return lambda *xs: fn(*(flush_in(x) for x in xs))
+
+
+_NUM_TWO = {"min_num": fmin_num, "max_num": fmax_num}
+_NUM_THREE = {"min3_num": lambda a, b, c: fmin_num(fmin_num(a, b), c),
+              "max3_num": lambda a, b, c: fmax_num(fmax_num(a, b), c), "med3_num": _med3_num,
+              "minmax_num": lambda a, b, c: fmax_num(fmin_num(a, b), c),
+              "maxmin_num": lambda a, b, c: fmin_num(fmax_num(a, b), c)}
+_IMUM_TWO = {"minimum": minimum, "maximum": maximum}
+_IMUM_THREE = {
     "minimum3": lambda a, b, c: minimum(minimum(a, b), c), "maximum3": lambda a, b, c: maximum(maximum(a, b), c),
     "minimummaximum": lambda a, b, c: maximum(minimum(a, b), c),
     "maximumminimum": lambda a, b, c: minimum(maximum(a, b), c),
 }
 
-
 for _t in ("f16", "f32", "f64"):
-    for _op, _f in _TWO.items():
+    for _op, _f in _NUM_TWO.items():
+        define(f"v_{_op}_{_t}", _t, (_t, _t), _defined(_f), family=G)
+    for _op, _f in _IMUM_TWO.items():
         _vop(f"v_{_op}_{_t}", _t, (_t, _t), lambda c, a, b, t=_t, f=_f: f(*_flushed(c, t, [a, b])))
 for _t in ("f16", "f32"):
-    for _op, _f in _THREE.items():
+    for _op, _f in _NUM_THREE.items():
+        define(f"v_{_op}_{_t}", _t, (_t,) * 3, _defined(_f), family=G)
+    for _op, _f in _IMUM_THREE.items():
         _vop(f"v_{_op}_{_t}", _t, (_t,) * 3, lambda c, a, b, d, t=_t, f=_f: f(*_flushed(c, t, [a, b, d])))
 
-for _op, _f in _TWO.items():
+for _op, _f in (("min_num", nf.fmin_num), ("max_num", nf.fmax_num), *_IMUM_TWO.items()):
     _pk = f"v_pk_{_op}_f16"
     register(_pk, pk_execute(PkOp("f16", 2, lambda m, a, b, f=_f: f(a, b))), G)
 

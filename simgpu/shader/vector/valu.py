@@ -70,6 +70,7 @@ class VOp:
     # of a pair costs several strided passes): pair_fn(amount, lo, hi) -> fresh (lo, hi) uint32 arrays
     pair_fn: Callable | None = None
     definition: Definition | None = None  # the expression form `fn` was generated from (both tiers use it)
+    family: str | None = None  # the ISA family whose own entry this is (semantics.register), None: shared
 
 
 class OpCtx:
@@ -552,11 +553,12 @@ SPECS: dict[str, VOp] = {}
 
 
 def vop(names, dst, srcs, fn, **kw) -> None:
-    """Register one spec under one or more mnemonics (without encoding suffix)."""
+    """Register one spec under one or more mnemonics (without encoding suffix): shared, or with `family=` that ISA
+    family's own entries."""
     spec = VOp(dst, tuple(srcs), fn, **kw)
     for name in [names] if isinstance(names, str) else names:
         SPECS[name] = spec
-        register(name, execute(spec))
+        register(name, execute(spec), spec.family)
 
 
 def _definition(dst, srcs, fn, kw) -> Definition:

@@ -6,8 +6,12 @@ corpus (test_corpus_opencl.py: each of its cases runs here with its launcher swa
 RDNA4 code differs from gfx1100's in nearly every instruction the corpus uses: VGLOBAL/VSCRATCH memory (96-bit,
 24-bit signed offsets), split waits (s_wait_kmcnt, s_wait_loadcnt, s_wait_dscnt), s_barrier_signal/s_barrier_wait
 with global_wb/global_inv, workgroup ids in TTMP9/TTMP7 (architected SGPRs), renamed SALU/VALU ops
-(s_add_co_i32, v_mad_co_u64_u32, v_max_num_f32, VOPD's v_dual_max_num_f32), s_load_b96, v_lshlrev_b64 as VOP2. The
-JIT tier does not take gfx12 code yet: these run in the interpreter.
+(s_add_co_i32, v_mad_co_u64_u32, v_max_num_f32, VOPD's v_dual_max_num_f32), s_load_b96, v_lshlrev_b64 as VOP2.
+
+Every launch runs in both tiers, as the gfx1100 corpus's do (test_corpus_opencl.run), but over the runtime: on a
+fresh simulated gfx1201 whose engine runs the interpreter, then the JIT tier compiling at the first dispatch ("jit",
+keeping each batch's registers at exit, and "jit-lean", as users run it), and the GPUs must end with the same memory
+(VRAM and system memory), registers, counters and clock (tests/support/tiers.py).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from runtime.kernel_args import scalar_type
 from simgpu.hw.kernargs import explicit_args
 from simgpu.isa.codeobject import read_code_object
 from tests.simgpu.shader import test_corpus_opencl as corpus
+from tests.support import tiers
 
 ARCH = "gfx1201"
 CODE_OBJECT = corpus.DATA / f"corpus_{ARCH}.so"
@@ -39,23 +44,35 @@ def _typed(meta: dict, value):
     return value
 
 
+def launch(queue: str, tier: str, name: str, args: list, grid, block):
+    """Run `name` on a fresh simulated gfx1201 whose engine runs `tier` (tiers.on_tier), through the runtime's
+    `queue` ("pm4" or "aql"): the arrays after the run, the GPU, and the driver's buffers at the end."""
+    mock = MockOS(devices=1, vram_size=1 << 28, arch=ARCH)
+    gpu = tiers.on_tier(mock.gpus[0].engine, tier) and mock.gpus[0]
+    with Device("AMD:0", queue=queue, os=mock, arch=ARCH) as dev:
+        kernel = dev.load(CODE_OBJECT.read_bytes())[name]
+        metas = explicit_args(kernel.args)
+        values = []
+        for meta, a in zip(metas, args, strict=True):
+            if isinstance(a, np.ndarray):
+                values.append(dev.alloc(max(a.nbytes, 4)).copyin(np.ascontiguousarray(a)))
+            else:
+                values.append(_typed(meta, a))
+        kernel(*values, grid=grid, block=block)
+        out = [np.frombuffer(v.copyout(), a.dtype, a.size).reshape(a.shape).copy()
+               if isinstance(a, np.ndarray) else a for v, a in zip(values, args, strict=True)]
+        buffers = tiers.driver_buffers(mock)
+    return out, gpu, buffers
+
+
 def launcher(queue: str):
-    """corpus.run's signature over a fresh simulated gfx1201 and the runtime (a `queue` of "pm4" or "aql")."""
+    """corpus.run's signature over the runtime's `queue`: the interpreter's run, and the JIT tier's ending the same."""
     def run(name: str, args: list, grid, block):
-        mock = MockOS(devices=1, vram_size=1 << 28, arch=ARCH)
-        with Device("AMD:0", queue=queue, os=mock, arch=ARCH) as dev:
-            kernel = dev.load(CODE_OBJECT.read_bytes())[name]
-            metas = explicit_args(kernel.args)
-            values = []
-            for meta, a in zip(metas, args, strict=True):
-                if isinstance(a, np.ndarray):
-                    values.append(dev.alloc(max(a.nbytes, 4)).copyin(np.ascontiguousarray(a)))
-                else:
-                    values.append(_typed(meta, a))
-            kernel(*values, grid=grid, block=block)
-            out = [np.frombuffer(v.copyout(), a.dtype, a.size).reshape(a.shape).copy()
-                   if isinstance(a, np.ndarray) else a for v, a in zip(values, args, strict=True)]
-        return out, mock.gpus[0].engine.counters.snapshot()
+        out, reference, buffers = launch(queue, "interpreter", name, args, grid, block)
+        for tier in ("jit-lean", "jit"):
+            _, gpu, jit_buffers = launch(queue, tier, name, args, grid, block)
+            tiers.assert_same_gpu(reference, gpu, buffers, jit_buffers)
+        return out, gpu.engine.counters.snapshot()
     return run
 
 

@@ -2,8 +2,9 @@
 the translator covers (random opcodes and operands: SGPRs, VGPRs, inline constants, literals, VOP3
 modifiers it accepts, VOPD pairs), run after a prologue that fills SGPRs, VGPRs, VCC, EXEC and SCC with
 random bits and float specials (NaNs, infinities, denormals, signed zeros), in wave32 and wave64 and
-under random MODEs (round and denorm modes, IEEE) from the kernel descriptor. Both tiers must end with
-the same registers, memory, counters and clock (tests/support/tiers.py).
+under random MODEs (round and denorm modes, IEEE) from the kernel descriptor, as gfx1100 and as gfx1201 code
+(each architecture's encodings and meanings). Both tiers must end with the same registers, memory, counters and
+clock (tests/support/tiers.py).
 More examples: SIMGPU_FUZZ_EXAMPLES=2000 pytest tests/simgpu/shader/test_jit_ops.py
 """
 
@@ -24,6 +25,10 @@ from simgpu.shader.jit import lower, region, translate
 from tests.support import tiers
 
 EXAMPLES = int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "120"))
+ARCHS = ("gfx1100", "gfx1201")
+# the prologue's waits: for SMEM, then for VMEM and SMEM
+WAITS = {"gfx1100": ("s_waitcnt lgkmcnt(0)", "s_waitcnt vmcnt(0) lgkmcnt(0)"),
+         "gfx1201": ("s_wait_kmcnt 0x0", "s_wait_loadcnt 0x0\ns_wait_kmcnt 0x0")}
 NVGPR = 32  # the kernels allocate 32 VGPRs; random VGPR fields are folded into them
 S_ENDPGM = bytes.fromhex("0000b0bf")
 _VGPR_FIELDS = ("vdst", "vsrc1", "addr", "data", "vdstx", "vsrc1x", "vsrc1y")
@@ -50,36 +55,40 @@ def _fold_vgprs(inst) -> bytes:
     return inst.encode()
 
 
-# Encodings drawn more often than random bytes would pick them: (mask, value) of the first dword's top bits.
-_BIAS = [(0xFC000000, 0xD4000000), (0xFE000000, 0x7C000000), (0xFC000000, 0xC8000000), (0xFC000000, 0xDC000000),
-         (0xFC000000, 0xD8000000)]
+# Encodings drawn more often than random bytes would pick them: (mask, value) of the first dword's top bits (VOP3,
+# VOPC, VOPD, DS, and gfx11's FLAT or gfx12's VGLOBAL and VFLAT).
+_COMMON_BIAS = [(0xFC000000, 0xD4000000), (0xFE000000, 0x7C000000), (0xFC000000, 0xC8000000), (0xFC000000, 0xD8000000)]
+_BIAS = {"gfx1100": _COMMON_BIAS + [(0xFC000000, 0xDC000000)],
+         "gfx1201": _COMMON_BIAS + [(0xFF000000, 0xEE000000), (0xFF000000, 0xEC000000)]}
 
 
-def native_instruction(rng, classify) -> bytes:
-    """The bytes of a random instruction the translator covers natively (not control flow); half of them
-    VOP3, VOPC, VOPD or FLAT (random bytes mostly decode as VOP1/VOP2/SOP)."""
+def native_instruction(rng, classify, arch: str = "gfx1100") -> bytes:
+    """The bytes of a random `arch` instruction the translator covers natively (not control flow); half of them
+    VOP3, VOPC, VOPD, DS or global/flat (random bytes mostly decode as VOP1/VOP2/SOP)."""
+    bias = _BIAS[arch]
     while True:
         data = bytearray(rng.integers(0, 256, 16, dtype=np.uint8).tobytes())
         if rng.random() < 0.5:
-            mask, value = _BIAS[rng.integers(len(_BIAS))]
+            mask, value = bias[rng.integers(len(bias))]
             word = (int.from_bytes(data[:4], "little") & ~mask) | value
             data[:4] = word.to_bytes(4, "little")
         data = bytes(data)
         try:
-            inst = decode(data)
+            inst = decode(data, arch=arch)
             if semantics.lookup(inst) is None or inst.mnemonic in region.CONTROLS:
                 continue
-            inst = decode(_fold_vgprs(inst))
+            inst = decode(_fold_vgprs(inst), arch=arch)
         except (DecodeError, KeyError, ValueError, OverflowError):
             continue
         if semantics.lookup(inst) is not None and classify(inst, 0)[0] == region.NATIVE:
             return inst.encode()
 
 
-def _prologue(wave32: bool) -> bytes:
+def _prologue(wave32: bool, arch: str = "gfx1100") -> bytes:
     """s[0:1] points at 4 KiB of random data: SGPRs s4-s99 and, per lane, v0-v31 come from it; then VCC,
     M0, EXEC and SCC from random SGPRs."""
-    lines = ["s_load_b64 s[100:101], s[0:1], 0x0", "s_waitcnt lgkmcnt(0)",
+    smem, both = WAITS[arch]
+    lines = ["s_load_b64 s[100:101], s[0:1], 0x0", smem,
              "v_lshlrev_b32 v31, 7, v0", "v_and_b32 v31, 0xf80, v31"]
     for k in range(4, 100, 16):
         n = min(16, 100 - k)
@@ -88,11 +97,11 @@ def _prologue(wave32: bool) -> bytes:
     for r in range(0, 28, 4):
         lines.append(f"global_load_b128 v[{r}:{r + 3}], v31, s[100:101] offset:{4 * r}")
     lines += ["global_load_b96 v[28:30], v31, s[100:101] offset:112", "global_load_b32 v31, v31, s[100:101] offset:124",
-              "s_waitcnt vmcnt(0) lgkmcnt(0)", "s_mov_b32 vcc_lo, s97", "s_mov_b32 m0, s96", "s_cmp_lt_u32 s95, s94"]
+              both, "s_mov_b32 vcc_lo, s97", "s_mov_b32 m0, s96", "s_cmp_lt_u32 s95, s94"]
     if not wave32:
         lines += ["s_mov_b32 vcc_hi, s93", "s_or_b32 exec_hi, s92, s91"]
     lines.append("s_or_b32 exec_lo, s99, s98")  # random lanes, about three quarters of them
-    return assemble("\n".join(lines))
+    return assemble("\n".join(lines), arch=arch)
 
 
 def _random_data(rng) -> np.ndarray:
@@ -109,9 +118,11 @@ def _kernel(tb, body: bytes, wave32: bool, mode: dict, lds: int = 0):
     for k, v in mode.items():
         setattr(kd, k, v)
     meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
-    return tb.load(write_code_object([("k", _prologue(wave32) + body + S_ENDPGM, kd, meta)]))["k"]
+    code = _prologue(wave32, tb.arch) + body + S_ENDPGM
+    return tb.load(write_code_object([("k", code, kd, meta)], target=tb.arch))["k"]
 
 
+@pytest.mark.parametrize("arch", ARCHS)
 @settings(max_examples=max(EXAMPLES // 4, 10), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**63 - 1), wave32=st.booleans(),
        mode=st.fixed_dictionaries({"float_round_mode_32": st.sampled_from([0, 0, 0, 1, 2, 3]),
@@ -119,13 +130,13 @@ def _kernel(tb, body: bytes, wave32: bool, mode: dict, lds: int = 0):
                                    "float_denorm_mode_32": st.integers(0, 3),
                                    "float_denorm_mode_16_64": st.integers(0, 3),
                                    "enable_ieee_mode": st.integers(0, 1)}))
-def test_native_instructions_agree_with_the_interpreter(seed, wave32, mode):
+def test_native_instructions_agree_with_the_interpreter(arch, seed, wave32, mode):
     rng = np.random.default_rng(seed)
     lw = lower.Lowering(32 if wave32 else 64, 0, NVGPR)
     classify = translate.classifier(lw, NVGPR, lambda inst: True)
-    body = b"".join(native_instruction(rng, classify) for _ in range(8))
+    body = b"".join(native_instruction(rng, classify, arch) for _ in range(8))
     data = _random_data(rng)
-    results, pair = [], tiers.pair()
+    results, pair = [], tiers.pair(arch=arch)
     for tb in pair:
         tb.engine.watchdog = 10_000
         results.append(tiers.launch(tb, _kernel(tb, body, wave32, mode), [tb.upload(data)], (2,), (64,)))

@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simgpu.isa import assemble
+from simgpu.isa.codeobject import write_code_object
+from simgpu.isa.kdescriptor import make_descriptor
 from simgpu.shader.jit import build, lower, translate
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import unmasked as um
@@ -234,3 +236,18 @@ def test_the_copy_renames_its_own_names_and_reads_exec_again_after_a_write():
     assert um.renamed("%t2", rename) == "%t2_u" and um.renamed("17", rename) == "17"
     assert um.reads_exec(body[:2], 32) and not um.reads_exec(body[2:4], 32)
     assert um.exec_slots(64) == (126, 127)
+
+
+def test_a_region_reading_only_exec_hi_agrees():
+    """In wave64 a block whose code reads only EXEC's high half (as a scalar source), in a region where nothing else
+    touches EXEC, gets its unmasked version too: the entry test reads both halves, which must be the function's
+    locals (found by the gfx1201 fuzz: `s_sub_co_u32 ttmp1, exec_hi, 50` between a DS and a callback)."""
+    salu = "\n".join(f"s_add_u32 s{11 + k}, s{10 + k}, {k}" for k in range(8))  # (no short tail: native)
+    code = assemble(f"s_sub_u32 s10, exec_hi, 50\n{salu}\ns_endpgm")
+    kd = make_descriptor(8, kernarg_size=0, wave32=False)
+    pair = tiers.pair()
+    for tb in pair:
+        k = tb.load(write_code_object([("k", code, kd, {".args": []})]))["k"]
+        assert tiers.launch(tb, k, [], (2,), (40,)) is None  # (EXEC: all 64 lanes' bits, then 40 lanes')
+    tiers.assert_same(*pair)
+    assert pair[1].engine.jit.stats.native_instructions > 0

@@ -12,12 +12,14 @@ import numpy as np
 import pytest
 
 from simgpu.isa import assemble, decode
+from simgpu.isa.arch import get_arch
 from simgpu.isa.codeobject import write_code_object
+from simgpu.isa.inst import families
 from simgpu.isa.kdescriptor import make_descriptor
 from simgpu.shader.jit import jit_tier, lower, region, translate
 from simgpu.shader.sem.expr import Definition, cast, is_float, select
 from simgpu.shader.sem.numpy_gen import numpy_kernel
-from simgpu.shader.semantics import implemented
+from simgpu.shader.semantics import base_name, implemented
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector.valu import SPECS, TYPES, override
 from simgpu.testbed import Testbed
@@ -134,14 +136,18 @@ F64_SPECIALS = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000
                 0x4330000000000000, 0x7FEFFFFFFFFFFFFF, 0x41F0000000000000, 0xC1E0000000000000, 0x3FDFFFFFFFFFFFFF]
 
 
-def _float_instructions() -> list[str]:
-    """One instruction per defined float opcode the JIT translates (32- and 64-bit operands): 32-bit sources
-    v1-v3, 64-bit ones v[4:5], v[6:7], v[8:9]; its own result register from v12 up (or VCC, EXEC)."""
+def _float_instructions(arch: str) -> list[str]:
+    """One instruction per defined float opcode of `arch` the JIT translates (32- and 64-bit operands): 32-bit
+    sources v1-v3, 64-bit ones v[4:5], v[6:7], v[8:9]; its own result register from v12 up (or VCC, EXEC)."""
     implemented()
+    family = get_arch(arch).family
+    names = {base_name(m) for fam in families() for m in fam.mnemonics(arch)}
     out, r = [], 12
     for name, spec in sorted(SPECS.items()):
         types = (*spec.srcs, spec.dst or spec.srcs[0])
         if spec.definition is None or not any(is_float(t) for t in types) or min(TYPES[t][1] for t in types) < 32:
+            continue
+        if name not in names or spec.family not in (None, family):  # (another architecture's, or its own meaning)
             continue
         srcs = [f"v[{4 + 2 * i}:{5 + 2 * i}]" if TYPES[t][1] == 64 else f"v{1 + i}" for i, t in enumerate(spec.srcs)]
         if name.startswith("v_fmamk"):
@@ -164,20 +170,26 @@ def _float_instructions() -> list[str]:
     return out
 
 
-def _float_kernel(mode: dict) -> tuple[bytes, list[str]]:
+WAITS = {"gfx1100": ("s_waitcnt lgkmcnt(0)", "s_waitcnt vmcnt(0)"),
+         "gfx1201": ("s_wait_kmcnt 0x0", "s_wait_loadcnt 0x0")}
+
+
+def _float_kernel(mode: dict, arch: str) -> tuple[bytes, list[str]]:
     """The code object of a kernel running every instruction of _float_instructions on registers loaded per lane
-    from its argument, and the instructions."""
-    asm = _float_instructions()
-    body = ["s_load_b64 s[4:5], s[0:1], 0x0", "v_lshl_add_u32 v31, s2, 6, v0", "v_lshlrev_b32 v31, 6, v31",
+    from its argument, and the instructions. (The workgroup id: s2 on gfx11, ttmp9 on gfx12.)"""
+    asm = _float_instructions(arch)
+    smem, vmem = WAITS[arch]
+    group = "s2" if arch == "gfx1100" else "ttmp9"
+    body = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {group}, 6, v0", "v_lshlrev_b32 v31, 6, v31",
             "s_mov_b32 s30, exec_lo",
-            "s_waitcnt lgkmcnt(0)", "global_load_b128 v[1:4], v31, s[4:5]",
+            smem, "global_load_b128 v[1:4], v31, s[4:5]",
             "global_load_b128 v[5:8], v31, s[4:5] offset:16", "global_load_b32 v9, v31, s[4:5] offset:32",
-            "s_waitcnt vmcnt(0)", *asm, "s_endpgm"]
+            vmem, *asm, "s_endpgm"]
     kd = make_descriptor(256, kernarg_size=8, wave32=True)
     for k, v in mode.items():
         setattr(kd, k, v)
     meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
-    return write_code_object([("k", assemble("\n".join(body)), kd, meta)]), asm
+    return write_code_object([("k", assemble("\n".join(body), arch=arch), kd, meta)], target=arch), asm
 
 
 def _float_inputs(rng, lanes: int) -> np.ndarray:
@@ -205,22 +217,24 @@ MODES = [{}, {"float_denorm_mode_32": 0, "float_denorm_mode_16_64": 0, "enable_i
          {"float_round_mode_32": 3, "float_round_mode_16_64": 1}]
 
 
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
 @pytest.mark.parametrize("mode", MODES, ids=["default", "flush-legacy", "in-out", "out-in-legacy", "rtz"])
-def test_float_definitions_agree_in_both_tiers(mode):
-    """Every defined float opcode the JIT translates, on float specials (NaN payloads, signed zeros, denormals,
-    infinities) and random values, under MODEs that flush or keep denormals with IEEE on and off: the JIT's
+def test_float_definitions_agree_in_both_tiers(mode, arch):
+    """Every defined float opcode of the architecture the JIT translates (gfx1201's: the shared ones it decodes and
+    its own, v_min_num_f32 & co.), on float specials (NaN payloads, signed zeros, denormals, infinities) and random
+    values, under MODEs that flush or keep denormals with IEEE on and off (gfx12's MODE has no IEEE bit): the JIT's
     results are the interpreter's bit for bit; each instruction is native in the JIT unless MODE rounds other
     than to nearest even (then the interpreter runs it in both)."""
-    code, asm = _float_kernel(mode)
+    code, asm = _float_kernel(mode, arch)
     assert len([a for a in asm if not a.startswith(("v_mov", "s_mov"))]) > 120
     groups = 9  # 576 lanes: the 529 pairs of f32 specials and more
     data = _float_inputs(np.random.default_rng(7), 64 * groups)
-    pair = tiers.pair()
+    pair = tiers.pair(arch=arch)
     for tb in pair:
         tb.launch(tb.load(code)["k"], [tb.upload(data)], (groups,), (64,))
     tiers.assert_same(*pair)  # (the registers at exit hold every result)
     if "float_round_mode_32" not in mode:
         mode_reg = int(pair[0].engine.exit_states[0][0].hwreg[0, HW_MODE])
         classify = translate.classifier(lower.Lowering(32, mode_reg, 256), 256, lambda inst: True)
-        foreign = [a for a in asm if classify(decode(assemble(a)), 0)[0] != region.NATIVE]
+        foreign = [a for a in asm if classify(decode(assemble(a, arch=arch), arch=arch), 0)[0] != region.NATIVE]
         assert not foreign, foreign

@@ -17,10 +17,10 @@ from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.inst import families
 from simgpu.profile.classify import CATEGORIES, classify
 from simgpu.shader import semantics
-from simgpu.shader.jit import jit_tier
 from simgpu.shader.vector.gfx12 import BF8, FP8
 from simgpu.testbed import Testbed
 from tests import DATA
+from tests.support import tiers
 
 ARCH = "gfx1201"
 F16, F32, U32 = np.float16, np.float32, np.uint32
@@ -55,10 +55,8 @@ def f32(*bits) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- launch state
 
 
-def test_workgroup_ids_are_in_ttmp9_and_ttmp7_and_the_wave_id_in_ttmp8():
-    """Architected SGPRs: TTMP9 = id x, TTMP7 = id y | id z << 16, TTMP8[29:25] = wave in workgroup."""
-    out = np.zeros((2, 3, 2, 64, 3), U32)  # [z, y, x, lane of the 64-item group, value]
-    body = """
+# Each work-item stores TTMP9, TTMP7 and TTMP8 at its place in a [z, y, x, lane of the 64-item group, value] array
+IDS = """
     s_and_b32 s7, ttmp7, 0xffff
     s_lshr_b32 s8, ttmp7, 16
     s_mul_i32 s9, s8, 3
@@ -73,7 +71,11 @@ def test_workgroup_ids_are_in_ttmp9_and_ttmp7_and_the_wave_id_in_ttmp8():
     v_mov_b32_e32 v5, ttmp8
     global_store_b96 v2, v[3:5], s[2:3]
     """
-    (got,) = run(body, [out], grid=(2, 3, 2), block=(64,))
+
+
+def test_workgroup_ids_are_in_ttmp9_and_ttmp7_and_the_wave_id_in_ttmp8():
+    """Architected SGPRs: TTMP9 = id x, TTMP7 = id y | id z << 16, TTMP8[29:25] = wave in workgroup."""
+    (got,) = run(IDS, [np.zeros((2, 3, 2, 64, 3), U32)], grid=(2, 3, 2), block=(64,))
     for z in range(2):
         for y in range(3):
             for x in range(2):
@@ -498,11 +500,18 @@ def _code_object_of(k) -> bytes:
     return write_code_object([("k", assemble("s_endpgm", arch=ARCH), k.kernel.descriptor, None)], target=ARCH)
 
 
-def test_the_jit_tier_declines_gfx12_dispatches():
-    tb = tb12()
-    tb.engine.jit = jit_tier("eager")
-    (got,) = run("v_mov_b32_e32 v2, 7\nglobal_store_b32 v1, v2, s[2:3]", [np.zeros(32, U32)], tb=tb)
-    assert (got == 7).all() and tb.engine.jit.stats.compiles == 0 and tb.engine.jit.stats.rounds == 0
+@pytest.mark.parametrize("tier", ["jit", "jit-lean"])
+def test_the_jit_tier_runs_gfx12_code_natively(tier):
+    """A gfx1201 kernel is compiled and runs as native code, every instruction of it (a fused batch: with the
+    registers kept, each wave from its own initial state; "jit-lean", from one workgroup's template with each
+    group's TTMP9 and TTMP7 written in), and ends as in the interpreter."""
+    reference, tb = tiers.testbed("interpreter", 1 << 26, arch=ARCH), tiers.testbed(tier, 1 << 26, arch=ARCH)
+    for t in (reference, tb):
+        run(IDS, [np.zeros((2, 3, 2, 64, 3), U32)], grid=(2, 3, 2), block=(64,), tb=t)
+    tiers.assert_same(reference, tb)
+    stats = tb.engine.jit.stats
+    assert stats.fused_batches == 1 and stats.callbacks == stats.sync_steps == 0 and not stats.failures
+    assert stats.native_instructions == tb.engine.counters.wave_instructions > 0
 
 
 def test_every_gfx12_entry_names_a_gfx1201_instruction():

@@ -11,6 +11,7 @@ More examples: SIMGPU_FUZZ_EXAMPLES=2000 pytest tests/simgpu/shader/test_shader_
 """
 
 import os
+from functools import cache
 
 import numpy as np
 import pytest
@@ -35,12 +36,12 @@ def tb():
     return tb
 
 
-def random_instruction(rng: np.random.Generator) -> bytes:
-    """The bytes of one random instruction that decodes and has semantics."""
+def random_instruction(rng: np.random.Generator, arch: str = "gfx1100") -> bytes:
+    """The bytes of one random `arch` instruction that decodes and has semantics."""
     while True:
         data = rng.integers(0, 256, 16, dtype=np.uint8).tobytes()
         try:
-            inst = decode(data)
+            inst = decode(data, arch=arch)
         except DecodeError:
             continue
         if semantics.lookup(inst) is not None:
@@ -48,9 +49,10 @@ def random_instruction(rng: np.random.Generator) -> bytes:
 
 
 def random_kernel(tb: Testbed, rng: np.random.Generator, wave32: bool, vgprs: int = 256):
-    code = b"".join(random_instruction(rng) for _ in range(6)) + S_ENDPGM
+    """Six random instructions of the testbed's architecture, then s_endpgm."""
+    code = b"".join(random_instruction(rng, tb.arch) for _ in range(6)) + S_ENDPGM
     kd = make_descriptor(vgprs, kernarg_size=32, wave32=wave32)
-    return tb.load(write_code_object([("k", code, kd, {".args": []})]))["k"]
+    return tb.load(write_code_object([("k", code, kd, {".args": []})], target=tb.arch))["k"]
 
 
 def known_kernel_works(tb: Testbed) -> None:
@@ -88,31 +90,33 @@ _NO_JUMPS = ("s_setpc", "s_swappc", "s_call", "s_branch", "s_cbranch", "s_endpgm
              "v_illegal", "s_code_end", "s_sleep", "s_rfe")
 
 
-def _prologue() -> bytes:
-    lines = ["s_load_b64 s[104:105], s[0:1], 0x0", "s_waitcnt lgkmcnt(0)"]
+@cache
+def prologue(arch: str = "gfx1100") -> bytes:
+    gfx11 = arch == "gfx1100"  # (gfx12 splits the waits and renames the carrying adds)
+    add, addc = ("s_add_u32", "s_addc_u32") if gfx11 else ("s_add_co_u32", "s_add_co_ci_u32")
+    lines = ["s_load_b64 s[104:105], s[0:1], 0x0", "s_waitcnt lgkmcnt(0)" if gfx11 else "s_wait_kmcnt 0x0"]
     for k in range(0, 104, 2):
-        lines += [f"s_add_u32 s{k}, s104, {256 * k}", f"s_addc_u32 s{k + 1}, s105, 0"]
+        lines += [f"{add} s{k}, s104, {256 * k}", f"{addc} s{k + 1}, s105, 0"]
     lines += ["s_mov_b32 m0, 0x100", "v_lshlrev_b32 v255, 2, v0"]
     for k in range(0, 254, 2):
         if k % 4 == 0:
             lines += [f"v_add_co_u32 v{k}, vcc_lo, s104, v255", f"v_add_co_ci_u32_e64 v{k + 1}, null, s105, 0, vcc_lo"]
         else:
             lines += [f"v_add_nc_u32 v{k}, {64 * k}, v255", f"v_mov_b32 v{k + 1}, v255"]
-    return assemble("\n".join(lines))
-
-
-PROLOGUE = _prologue()
+    return assemble("\n".join(lines), arch=arch)
 
 
 def primed_kernel(tb: Testbed, rng: np.random.Generator):
+    """The prologue, then eight dwords of random instructions of the testbed's architecture (no control flow)."""
     body = b""
     while len(body) < 8 * 4:
-        data = random_instruction(rng)
-        if not decode(data).mnemonic.startswith(_NO_JUMPS):
+        data = random_instruction(rng, tb.arch)
+        if not decode(data, arch=tb.arch).mnemonic.startswith(_NO_JUMPS):
             body += data
     kd = make_descriptor(256, kernarg_size=8, group_segment_size=65536, private_segment_size=256, wave32=True)
     meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
-    return tb.load(write_code_object([("k", PROLOGUE + body + S_ENDPGM, kd, meta)]))["k"]
+    code = prologue(tb.arch) + body + S_ENDPGM
+    return tb.load(write_code_object([("k", code, kd, meta)], target=tb.arch))["k"]
 
 
 def run_primed(seed: int):
