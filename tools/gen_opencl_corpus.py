@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Compile the OpenCL C test corpus (tests/data/opencl/corpus.cl) into the code objects the tests load.
 
-Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus [--arch gfx1100|gfx1201|all]
+Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus [--arch gfx1100|gfx1201|gfx942|all]
 Needs Debian's clang-19 and lld-19 (/usr/lib/llvm-19/bin). Builtins only (-nogpulib: no device
 libraries), -O2, then `ld.lld -shared` as a runtime would load it. One code object per architecture:
-corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201). The outputs are committed, so the
+corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942). The outputs are committed, so the
 tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and test_corpus_opencl_gfx1201.py check they are
 what this script builds when clang-19 is present.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
-ARCHES = ("gfx1100", "gfx1201")
+ARCHES = ("gfx1100", "gfx1201", "gfx942")
 
 
 def clang_flags(arch: str = "gfx1100") -> list[str]:

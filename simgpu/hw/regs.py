@@ -88,6 +88,9 @@ PGM_RSRC2 = Layout(
     enable_exception_int_divide_by_zero=Field(30))
 PGM_RSRC3 = Layout(shared_vgpr_count=Field(0, 4), inst_pref_size=Field(4, 6), trap_on_start=Field(10),
                    trap_on_end=Field(11), image_op=Field(31))
+# COMPUTE_PGM_RSRC3 of gfx90a and gfx942 (AMDGPUUsage): where the AccVGPRs start in the unified VGPR file, in units
+# of 4 VGPRs less one, and TG_SPLIT.
+PGM_RSRC3_GFX90A = Layout(accum_offset=Field(0, 6), tg_split=Field(16))
 LDS_GRANULE = 512  # bytes per LDS_SIZE unit on gfx11 (128 dwords)
 
 

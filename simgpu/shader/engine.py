@@ -29,7 +29,7 @@ from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.jit import jit_tier
 from simgpu.shader.operand import highest_vgpr
 from simgpu.shader.setup import initial_state
-from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
+from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, null_and_m0, wsel
 from simgpu.shader.tier_exec import TICK
 
 MAX_BATCH_WAVES = 4096
@@ -184,7 +184,8 @@ class Exec:
     def __init__(self, engine: ShaderEngine, d: Dispatch):
         self.engine, self.d, self.mem, self.vmid = engine, d, engine.mem, d.vmid
         self.arch = d.arch  # the machine code's architecture: instructions decode and execute as its
-        self.family = get_arch(d.arch).family  # "gfx11", "gfx12"
+        self.family = get_arch(d.arch).family  # "gfx11", "gfx12", "gfx9"
+        self.null, self.m0 = null_and_m0(self.family)  # their operand codes (gfx9 swaps them)
         self.lanes = d.wave_size
         wg = d.workgroup
         self.group_items = wg[0] * wg[1] * wg[2]

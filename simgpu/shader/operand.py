@@ -92,7 +92,7 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
     wide = kind in _WIDE
     st = ex.st
     if code < 128:
-        if code == 124:
+        if code == ex.null:
             return np.zeros(len(w), np.uint64 if wide else np.uint32)
         ix = wsel(w)
         lo = st.sgpr[ix, code]
@@ -113,7 +113,7 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
 
 def write_sgpr(ex, w: np.ndarray, code: int, value: np.ndarray, wide: bool = False) -> None:
     """Write a scalar destination (a write to null is dropped)."""
-    if code == 124 or code >= 128:
+    if code == ex.null or code >= 128:
         return
     st = ex.st
     ix = wsel(w)

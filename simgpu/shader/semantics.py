@@ -50,6 +50,11 @@ def alias(name: str, shared: str, family: str) -> None:
     register(name, _TABLE[shared], family)
 
 
+def shared(name: str) -> Callable:
+    """The shared (gfx11) semantic function of `name` (its module must be imported first)."""
+    return _TABLE[name]
+
+
 def family_of(arch: str) -> str:
     """The ISA family of an architecture name ("gfx1201" -> "gfx12")."""
     fam = _FAMILY_OF.get(arch)
