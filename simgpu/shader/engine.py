@@ -27,7 +27,7 @@ from simgpu.isa.arch import get_arch
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.jit import jit_tier
-from simgpu.shader.operand import highest_vgpr
+from simgpu.shader.operand import highest_agpr, highest_vgpr
 from simgpu.shader.setup import initial_state
 from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, null_and_m0, wsel
 from simgpu.shader.tier_exec import TICK
@@ -363,6 +363,10 @@ class Exec:
         if isinstance(e, IndexError) and top >= allocated:
             return self.illegal_inst(w, inst, f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates",
                                      pc)
+        top_a = highest_agpr(inst)  # gfx942: aN is entry ACCUM_OFFSET + N of the unified file
+        if isinstance(e, IndexError) and top_a >= 0 and self.d.accum_offset + top_a >= allocated:
+            return self.illegal_inst(w, inst, f"a{top_a} is past the {allocated - self.d.accum_offset} AccVGPRs the "
+                                              f"kernel descriptor allocates", pc)
         return self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}")
 
     def release_barriers(self) -> bool:
