@@ -4,7 +4,7 @@
 at this PC, `inst` the decoded instruction. A function returns None to fall through to the next
 instruction, or True when it has set the PC (branches) or stopped the waves itself.
 
-Mnemonics are looked up without the encoding suffix (_e32, _e64, _dpp, _e64_dpp), so one function
+Mnemonics are looked up without the encoding suffix (_e32, _e64, _dpp, _e64_dpp, _sdwa), so one function
 serves every encoding of an instruction; the function reads the operand fields of `inst`.
 
 Per architecture: the table is gfx11's (RDNA3). Another ISA family (gfx12: RDNA4) uses it for every mnemonic it
@@ -22,7 +22,7 @@ from simgpu.isa.arch import get_arch
 _TABLE: dict[str, Callable] = {}
 _FAMILY_TABLES: dict[str, dict[str, Callable]] = {}  # ISA family ("gfx12") -> its own entries
 _FAMILY_OF: dict[str, str] = {}  # architecture name -> ISA family (simgpu.isa.arch), cached
-_SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp")
+_SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp", "_sdwa")  # gfx9 has SDWA forms
 _loaded = False
 UNITS = ("scalar", "vector", "memory", "lds", "matrix")  # the subpackages holding semantics
 
