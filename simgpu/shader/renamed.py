@@ -42,16 +42,21 @@ def renamed(name: str, swap: tuple[str, str] | None = None, via: str | None = No
     run by the function that reads the op from the mnemonic)."""
     fn = shared(via or name)
 
-    def run(ex, w, inst):
+    def view_of(ex, inst):
+        """The gfx11 view of `inst` in dispatch `ex` (built once per ACCUM_OFFSET)."""
         views = inst.__dict__.setdefault("_gfx11_views", {})
         acc = ex.d.accum_offset if inst.fields.get("acc") else 0
         v = views.get(acc)
         if v is None:
             v = views[acc] = view(inst, name, acc, swap)
+        return v
+
+    def run(ex, w, inst):
         try:
-            return fn(ex, w, v)
+            return fn(ex, w, view_of(ex, inst))
         except HardwareFault as f:
             f.instruction = inst.text()
             f.args = (str(f),)
             raise
+    run.gfx11_name, run.gfx11_view = name, view_of  # the sanitizers' footprints read the view too (sanitize.observer)
     return run

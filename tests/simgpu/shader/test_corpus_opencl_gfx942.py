@@ -6,7 +6,8 @@ swapped, the wave size 64).
 CDNA3 code differs from gfx1100's in nearly every instruction the corpus uses: gfx9's names (s_load_dwordx4,
 global_load_dword, ds_read2st64_b32, v_add_u32, v_addc_co_u32, s_andn2_saveexec_b64), v_lshl_add_u64 for addresses,
 M0 and null at swapped operand codes, wave64 only, the unified VGPR file (ACCUM_OFFSET), ds_bpermute across the whole
-wave. The JIT tier does not take gfx9 code: these run in the interpreter.
+wave. The JIT tier does not take gfx9 code: these run in the interpreter; every case runs again with every sanitizer
+on (memcheck, initcheck, racecheck read gfx9's memory instructions through their gfx11 views) and none may report.
 """
 
 from __future__ import annotations
@@ -27,21 +28,27 @@ CODE_OBJECT = corpus.DATA / f"corpus_{ARCH}.so"
 CASES = sorted(n for n in dir(corpus) if n.startswith("test_") and "committed_code_object" not in n)
 
 
-def run(name: str, args: list, grid, block):
-    """corpus.run's signature on a gfx942 testbed."""
-    tb = Testbed(vram_size=1 << 28, arch=ARCH)
+def launcher(sanitize: str):
+    """corpus.run's signature on a gfx942 testbed (with every sanitizer for "all": none may report anything)."""
+    return lambda name, args, grid, block: run(name, args, grid, block, sanitize)
+
+
+def run(name: str, args: list, grid, block, sanitize: str = ""):
+    tb = Testbed(vram_size=1 << 28, arch=ARCH, sanitize=sanitize)
     kernel = tb.load(CODE_OBJECT.read_bytes())[name]
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
     tb.launch(kernel, vas, grid, block)
     out = [tb.download(va, a.dtype, a.size).reshape(a.shape) if isinstance(a, np.ndarray) else a
            for va, a in zip(vas, args, strict=True)]
     assert tb.engine.jit is None or not tb.engine.jit.stats.compiles  # gfx9 never reaches the JIT tier
+    assert tb.sanitizer is None or not tb.sanitizer.findings, tb.sanitizer.findings[:3]
     return out, tb.engine.counters.snapshot()
 
 
+@pytest.mark.parametrize("sanitize", ["", "all"])
 @pytest.mark.parametrize("case", CASES)
-def test_corpus_kernel_on_gfx942(case: str, monkeypatch):
-    monkeypatch.setattr(corpus, "run", run)
+def test_corpus_kernel_on_gfx942(case: str, sanitize: str, monkeypatch):
+    monkeypatch.setattr(corpus, "run", launcher(sanitize))
     monkeypatch.setattr(corpus, "WAVE", 64)
     getattr(corpus, case)()
 
