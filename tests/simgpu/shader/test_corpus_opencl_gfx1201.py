@@ -39,12 +39,12 @@ def _typed(meta: dict, value):
     return value
 
 
-def launcher(queue: str):
-    """corpus.run's signature over a fresh simulated gfx1201 and the runtime (a `queue` of "pm4" or "aql")."""
+def launcher(queue: str, arch: str = ARCH, code_object: Path = CODE_OBJECT):
+    """corpus.run's signature over a fresh simulated GPU of `arch` and the runtime (a `queue` of "pm4" or "aql")."""
     def run(name: str, args: list, grid, block):
-        mock = MockOS(devices=1, vram_size=1 << 28, arch=ARCH)
-        with Device("AMD:0", queue=queue, os=mock, arch=ARCH) as dev:
-            kernel = dev.load(CODE_OBJECT.read_bytes())[name]
+        mock = MockOS(devices=1, vram_size=1 << 28, arch=arch)
+        with Device("AMD:0", queue=queue, os=mock, arch=arch) as dev:
+            kernel = dev.load(code_object.read_bytes())[name]
             metas = explicit_args(kernel.args)
             values = []
             for meta, a in zip(metas, args, strict=True):
