@@ -59,8 +59,7 @@ U32, U64 = np.uint32, np.uint64
 
 
 def _spec(name: str, spec: VOp) -> None:
-    """Register a VALU spec as gfx9's entry `name`."""
-    SPECS.setdefault(name, spec)
+    """Register a VALU spec as gfx9's entry `name` (not in valu.SPECS, which names gfx11's: gfx9 has no VOPD)."""
     register(name, execute(spec), G)
 
 
