@@ -65,6 +65,9 @@ def dev_info(node: Node, process: KfdProcess, a=None):
     se, cus = shape["shader_engines"], shape["compute_units"]
     sh = chip.arrays_per_engine
     cu_per_sh = cus // (se * sh)
+    # amdgpu reports the shader engines of one XCC (gfx.config.max_shader_engines) and XCC 0's CU bitmap; the active
+    # CU count is the device's (a multi-XCC chip: MI300X's 8 XCCs of 4 SEs)
+    se //= chip.xcc
     d = drm.drm_amdgpu_info_device(
         device_id=chip.device_id, chip_rev=CHIP_REV, external_rev=EXTERNAL_REV, pci_rev=chip.pci_revision,
         family=chip.drm_family, num_shader_engines=se, num_shader_arrays_per_engine=sh,

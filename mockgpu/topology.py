@@ -55,7 +55,7 @@ def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict
          "fw_version": chip.mec_fw_version,
          "capability": 0x28A8, "debug_prop": 0, "sdma_fw_version": chip.sdma_fw_version,
          "unique_id": 0x5A11C0DE00 + index,
-         "num_xcc": 1, "max_engine_clk_ccompute": 4500}
+         "num_xcc": chip.xcc, "max_engine_clk_ccompute": 4500}
     return {"gpu_id": f"{gpu_id}\n", "name": "ip discovery\n", "properties": _props(p),
             "mem_banks/0/properties": _props({"heap_type": 1, "size_in_bytes": props["vram_size"], "flags": 0,
                                               "width": chip.vram_width_bits, "mem_clk_max": chip.mem_clk_max_mhz}),

@@ -10,6 +10,7 @@ from runtime.limits import check_launch
 from runtime.memory import Buffer
 from simgpu.hw import aql, kernargs, regs
 from simgpu.hw import pm4 as hw
+from simgpu.isa.arch import get_arch
 from simgpu.isa.codeobject import CodeObjectError, read_code_object
 
 _POINTER_KINDS = ("global_buffer", "dynamic_shared_pointer")
@@ -168,7 +169,8 @@ class Kernel:
                 *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC3, kd.compute_pgm_rsrc3),
                 *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE,
-                               regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size)),
+                               regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size,
+                                                 get_arch(self.module.device.arch).family)),
                 *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *(self._user_data(kernarg) or [0])),
                 *hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),
                 *hw.dispatch_direct(*grid, initiator=regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)),

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .hw import kernargs
+from .hw.regs import PGM_RSRC3_GFX90A
 from .isa import assemble
+from .isa.arch import get_arch
 from .isa.codeobject import CodeObject, Kernel, read_code_object, write_code_object
 from .isa.kdescriptor import make_descriptor
 from .mem import MMU, PageTableBuilder, PhysicalMemory, bump_allocator
@@ -122,13 +124,20 @@ class Testbed:
         return loaded
 
     def load_asm(self, body: str, name: str = "k", vgprs: int = 256, args: int = 4, lds: int = 0,
-                 scratch: int = 0, wave32: bool = True, workitem_id_dims: int = 1) -> LoadedKernel:
+                 scratch: int = 0, wave32: bool = True, workitem_id_dims: int = 1, agprs: int = 0) -> LoadedKernel:
         """Assemble a kernel body (LLVM syntax) into a loaded kernel: s[0:1] holds the kernarg pointer,
-        s2 the workgroup id x (gfx12: ttmp9), v0 the work-item id; `args` 64-bit pointer/value arguments."""
+        s2 the workgroup id x (gfx12: ttmp9), v0 the work-item id; `args` 64-bit pointer/value arguments. gfx942
+        kernels are wave64 and have `agprs` AccVGPRs after the `vgprs` (rounded up to 4) in the unified file."""
         meta = {".args": [{".name": f"a{i}", ".offset": 8 * i, ".size": 8, ".value_kind": "by_value"}
                           for i in range(args)]}
-        kd = make_descriptor(vgprs, kernarg_size=8 * args, group_segment_size=lds, private_segment_size=scratch,
-                             wave32=wave32, workitem_id_dims=workitem_id_dims)
+        gfx9 = get_arch(self.arch).family == "gfx9"
+        kd = make_descriptor(min(vgprs, 256), kernarg_size=8 * args, group_segment_size=lds,
+                             private_segment_size=scratch, wave32=wave32 and not gfx9,
+                             workitem_id_dims=workitem_id_dims)
+        if gfx9:  # AMDGPUUsage: vgprs_used = align(arch VGPRs, 4) + AccVGPRs, in blocks of 8; ACCUM_OFFSET / 4 - 1
+            arch_vgprs = max(4, -(-vgprs // 4) * 4)
+            kd.granulated_workitem_vgpr_count = -(-(arch_vgprs + agprs) // 8) - 1
+            kd.compute_pgm_rsrc3 = PGM_RSRC3_GFX90A.accum_offset.put(0, arch_vgprs // 4 - 1)
         co = write_code_object([(name, assemble(body, arch=self.arch), kd, meta)], target=self.arch)
         return self.load(co)[name]
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Compile the OpenCL C test corpus (tests/data/opencl/corpus.cl) into the code objects the tests load.
 
-Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus [--arch gfx1100|gfx1201|all]
+Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus [--arch gfx1100|gfx1201|gfx942|all]
 Needs Debian's clang-19 and lld-19 (/usr/lib/llvm-19/bin). Builtins only (-nogpulib: no device
 libraries), -O2, then `ld.lld -shared` as a runtime would load it. One code object per architecture:
-corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201). The outputs are committed, so the
+corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942); gfx942 also gets mfma_gfx942.so from
+mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py). The outputs are committed, so the
 tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and test_corpus_opencl_gfx1201.py check they are
 what this script builds when clang-19 is present.
 """
@@ -19,7 +20,8 @@ from pathlib import Path
 
 LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
-ARCHES = ("gfx1100", "gfx1201")
+ARCHES = ("gfx1100", "gfx1201", "gfx942")
+EXTRA = {"gfx942": ("mfma",)}  # sources built for one architecture only: DIR / f"{name}.cl" -> f"{name}_{arch}.so"
 
 
 def clang_flags(arch: str = "gfx1100") -> list[str]:
@@ -29,9 +31,9 @@ def clang_flags(arch: str = "gfx1100") -> list[str]:
 CLANG_FLAGS = clang_flags()
 
 
-def output(arch: str = "gfx1100") -> Path:
-    """Where the code object of `arch` is committed."""
-    return DIR / ("corpus.so" if arch == "gfx1100" else f"corpus_{arch}.so")
+def output(arch: str = "gfx1100", name: str = "corpus") -> Path:
+    """Where the code object of source `name` for `arch` is committed."""
+    return DIR / ("corpus.so" if (arch, name) == ("gfx1100", "corpus") else f"{name}_{arch}.so")
 
 
 def build(source: Path = DIR / "corpus.cl", arch: str = "gfx1100") -> bytes:
@@ -51,8 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         print("needs clang-19 and lld-19 (apt-get install -y clang-19 lld-19)", file=sys.stderr)
         return 1
     for arch in ARCHES if args.arch == "all" else (args.arch,):
-        output(arch).write_bytes(build(arch=arch))
-        print(f"wrote {output(arch)}")
+        for name in ("corpus", *EXTRA.get(arch, ())):
+            output(arch, name).write_bytes(build(DIR / f"{name}.cl", arch=arch))
+            print(f"wrote {output(arch, name)}")
     return 0
 
 

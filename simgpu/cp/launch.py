@@ -25,7 +25,8 @@ def _reg(q: Queue, r: int) -> int:
 
 def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int, family: str = "gfx11") -> Dispatch | None:
     """A Dispatch from the queue's COMPUTE_* registers (None when COMPUTE_SHADER_EN is clear); `family` is the
-    device's ISA family (gfx12's COMPUTE_TMPRING_SIZE.WAVESIZE is 18 bits wide, gfx11's 15)."""
+    device's ISA family (COMPUTE_TMPRING_SIZE.WAVESIZE: gfx12's is 18 bits wide, gfx11's 15, gfx9's 13 in 1 KiB
+    units)."""
     flags = regs.DISPATCH_INITIATOR.unpack(initiator)
     if not flags["compute_shader_en"]:
         return None
@@ -43,8 +44,8 @@ def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int, family: s
         # DIM is the end of the workgroup range and START its beginning (PAL's DispatchOffset programs
         # DIM = offset + size), so the grid covers DIM workgroups and the engine skips those below START.
         grid = tuple(d * w for d, w in zip(dims, workgroup, strict=True))
-    tmpring = regs.TMPRING_SIZE_GFX12 if family == "gfx12" else regs.TMPRING_SIZE
-    wave_bytes = tmpring.wavesize.get(_reg(q, regs.COMPUTE_TMPRING_SIZE)) * regs.TMPRING_WAVESIZE_UNIT
+    tmpring, unit = regs.tmpring_layout(family)
+    wave_bytes = tmpring.wavesize.get(_reg(q, regs.COMPUTE_TMPRING_SIZE)) * unit
     d = Dispatch(code_address=code, descriptor=kd, grid=grid, workgroup=workgroup,
                  group_segment_size=regs.lds_size(kd.compute_pgm_rsrc2),
                  private_segment_size=wave_bytes // kd.wavefront_size if kd.enable_private_segment else 0, vmid=q.vmid,

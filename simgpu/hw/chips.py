@@ -17,6 +17,17 @@ before there were other chips. gfx1201 (Navi 48, Radeon RX 9070 XT) is RDNA4. Wh
 - memory: both are 20 Gbps GDDR6 (384- and 256-bit buses); the memory clock reported is Navi 31's for both (not
   confirmed for Navi 48).
 
+gfx942 is the AMD Instinct MI300X (CDNA3, "Aqua Vanjaram"), one KFD node in SPX mode:
+- gfx_target_version 90402 from GC 9.4.2 (kfd_topology.c's major * 10000 + minor * 100 + stepping); SDMA 4.4.2 and
+  NBIO 7.9.0 are its blocks in amdgpu's IP tables (sdma_v4_4_2.c, nbio_v7_9.c); DRM family AMDGPU_FAMILY_AI (141,
+  every gfx9); PCI device 0x74A1 (rocminfo's "Chip ID" on an MI300X; its PCI revision is not confirmed);
+- shape: 8 XCDs x 4 shader engines x 1 shader array, 304 active CUs (38 of 40 per XCD) of 4 SIMDs, wave64, 64 KiB
+  of LDS a workgroup, 8 waves per SIMD; the topology's num_xcc is 8. cu_per_simd_array is computed here as active
+  CUs / arrays (9), where amdgpu reports the physical slots (10); DEV_INFO's shader engines are one XCC's (4);
+- memory: 8 HBM3 stacks of 1024 bits, 1300 MHz; caches as rocminfo prints them (L1 32 KiB, L2 4 MiB per XCD,
+  256 MiB Infinity Cache); MEC/SDMA firmware versions are plausible values (gfx942 has no MES: its ME/PFP/RLC/MES
+  entries are 0).
+
 May import: nothing outside simgpu.hw.
 """
 
@@ -57,6 +68,7 @@ class Chip:
     firmware: dict[str, tuple[int, int]] = field(default_factory=dict)  # ME/PFP/RLC/MES (version, feature)
     caches: dict[str, int] = field(default_factory=dict)  # AMDGPU_INFO_DEV_INFO cache fields
     am: bool = False  # whether the PCI function's register side (AM bring-up, IP discovery binary) is modelled
+    xcc: int = 1  # compute dies (XCCs) the KFD node spans (MI300X in SPX mode: 8)
 
     @property
     def cu_per_array(self) -> int:
@@ -79,6 +91,15 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          # RX 9070 XT: L2 8 MiB, 64 MiB Infinity Cache (public figures); GL0/SQC as Navi 31 and GL1 0 are not confirmed
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
                  "gl1c_cache_size": 0, "gl2c_cache_size": 8 << 10, "mall_size": 64 << 20}),
+    # MI300X (docs/device.md, "gfx942"): 8 XCDs x 4 shader engines x 1 array, 304 active CUs of 4 SIMDs, wave64
+    Chip("gfx942", "gfx9", "AMD Instinct MI300X", "Aqua Vanjaram", 90402, (9, 4, 2), (4, 4, 2), (7, 9, 0),
+         device_id=0x74A1, pci_revision=0x00, drm_family=141, shader_engines=32, arrays_per_engine=1,
+         compute_units=304, simds_per_cu=4, wave_size=64, max_waves_per_simd=8, vram_width_bits=8192,
+         mem_clk_max_mhz=1300, mec_fw_version=177, sdma_fw_version=19, xcc=8,
+         firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
+         # rocminfo on an MI300X: L1 32 KiB per CU, L2 4 MiB per XCD, 256 MiB Infinity Cache (MALL)
+         caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20}),
 )}
 
 

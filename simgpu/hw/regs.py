@@ -88,6 +88,9 @@ PGM_RSRC2 = Layout(
     enable_exception_int_divide_by_zero=Field(30))
 PGM_RSRC3 = Layout(shared_vgpr_count=Field(0, 4), inst_pref_size=Field(4, 6), trap_on_start=Field(10),
                    trap_on_end=Field(11), image_op=Field(31))
+# COMPUTE_PGM_RSRC3 of gfx90a and gfx942 (AMDGPUUsage): where the AccVGPRs start in the unified VGPR file, in units
+# of 4 VGPRs less one, and TG_SPLIT.
+PGM_RSRC3_GFX90A = Layout(accum_offset=Field(0, 6), tg_split=Field(16))
 LDS_GRANULE = 512  # bytes per LDS_SIZE unit on gfx11 (128 dwords)
 
 
@@ -107,6 +110,15 @@ NUM_THREAD = Layout(num_thread_full=Field(0, 16), num_thread_partial=Field(16, 1
 TMPRING_SIZE = Layout(waves=Field(0, 12), wavesize=Field(12, 15))
 TMPRING_SIZE_GFX12 = Layout(waves=Field(0, 12), wavesize=Field(12, 18))  # gc_12_0_0: WAVESIZE is bits 12-29
 TMPRING_WAVESIZE_UNIT = 256  # bytes per WAVESIZE unit on gfx11 (and gfx12)
+# gfx9 (gfx942): WAVESIZE is bits 12-24 in units of 256 dwords (gc_9_4_3; LLVM's getMaxWaveScratchSize: "13-bit field
+# in units of 256-dword" before gfx11)
+TMPRING_SIZE_GFX9 = Layout(waves=Field(0, 12), wavesize=Field(12, 13))
+_TMPRING = {"gfx9": (TMPRING_SIZE_GFX9, 1024), "gfx12": (TMPRING_SIZE_GFX12, TMPRING_WAVESIZE_UNIT)}
+
+
+def tmpring_layout(family: str = "gfx11") -> tuple[Layout, int]:
+    """COMPUTE_TMPRING_SIZE's layout in an ISA family and the bytes of one WAVESIZE unit."""
+    return _TMPRING.get(family, (TMPRING_SIZE, TMPRING_WAVESIZE_UNIT))
 ADDRESS_SHIFT = 8  # COMPUTE_PGM_LO/HI and COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold an address >> 8
 
 
@@ -115,9 +127,10 @@ def dispatch_initiator(wave32: bool = True) -> int:
     return DISPATCH_INITIATOR.pack(compute_shader_en=1, force_start_at_000=1, order_mode=1, cs_w32_en=wave32)
 
 
-def tmpring_size(waves: int, wave_bytes: int) -> int:
-    """COMPUTE_TMPRING_SIZE for `waves` waves of `wave_bytes` scratch bytes each."""
-    return TMPRING_SIZE.pack(waves=waves, wavesize=-(-wave_bytes // TMPRING_WAVESIZE_UNIT))
+def tmpring_size(waves: int, wave_bytes: int, family: str = "gfx11") -> int:
+    """COMPUTE_TMPRING_SIZE for `waves` waves of `wave_bytes` scratch bytes each (in an ISA family's layout)."""
+    layout, unit = tmpring_layout(family)
+    return layout.pack(waves=waves, wavesize=-(-wave_bytes // unit))
 
 
 def address_regs(address: int) -> tuple[int, int]:

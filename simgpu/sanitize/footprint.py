@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simgpu.shader.lds.ds import M0, _two_addresses, ds_address, ds_atomic_op, ds_offset
+from simgpu.shader.lds.ds import _two_addresses, ds_address, ds_atomic_op, ds_offset
 from simgpu.shader.memory import mimg, mubuf, mubuf_format
 from simgpu.shader.memory.atomic import atomic_op
 from simgpu.shader.memory.vmem import _addtid_addresses, flat_route, global_addresses, scratch_offsets
@@ -144,7 +144,7 @@ def _ds_2addr(ex, w, inst) -> Footprint:
 
 
 def _ds_addtid(ex, w, inst) -> Footprint:
-    base = (ex.st.sgpr[w, M0] & np.uint32(0xFFFF)).astype(np.int64) + ds_offset(inst)
+    base = (ex.st.sgpr[w, ex.m0] & np.uint32(0xFFFF)).astype(np.int64) + ds_offset(inst)
     addr = base[:, None] + np.arange(ex.st.lanes, dtype=np.int64)[None, :] * 4
     return Footprint([Access(LDS, READ if "load" in inst.mnemonic else WRITE, addr, 4, ex.st.exec_lanes(w))])
 
@@ -164,7 +164,7 @@ def _ds_append(ex, w, inst) -> Footprint:
     first = np.zeros_like(mask)
     rows = np.flatnonzero(mask.any(axis=1))
     first[rows, mask[rows].argmax(axis=1)] = True
-    addr = (ex.st.sgpr[w, M0] & np.uint32(0xFFFF)).astype(np.int64) + ds_offset(inst)
+    addr = (ex.st.sgpr[w, ex.m0] & np.uint32(0xFFFF)).astype(np.int64) + ds_offset(inst)
     return Footprint([Access(LDS, ATOMIC, np.broadcast_to(addr[:, None], mask.shape), 4, first)])
 
 

@@ -50,7 +50,9 @@ class DispatchObserver:
     def wrap(self, entry: tuple) -> tuple:
         """The decode-cache entry (inst, fn, is_valu) with its semantic function checked, if any check cares."""
         inst, fn, is_valu = entry
-        rule = footprint.rule(inst.mnemonic) if self.memory else None
+        # a gfx9 memory instruction runs as the gfx11 one it means (shader.renamed): its footprint is that one's
+        view = getattr(fn, "gfx11_view", None)
+        rule = footprint.rule(inst.mnemonic if view is None else fn.gfx11_name) if self.memory else None
         barrier = self.racecheck is not None and base_name(inst.mnemonic) in ("s_barrier", "s_barrier_wait")
         hazards = self.hazards
         if rule is None and not barrier and hazards is None:
@@ -62,7 +64,7 @@ class DispatchObserver:
                 if hazards is not None:
                     hazards.step(where, inst)
                 if rule is not None:
-                    self.accesses(where, rule(ex, w, inst))
+                    self.accesses(where, rule(ex, w, inst if view is None else view(ex, inst)))
                 if barrier:
                     self.racecheck.barrier(w)
             except HardwareFault:

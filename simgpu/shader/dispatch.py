@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simgpu.hw.regs import PGM_RSRC3_GFX90A
+from simgpu.isa.arch import get_arch
 from simgpu.isa.kdescriptor import KernelDescriptor
+
+# gfx90a and gfx942 (family gfx9 here) have one VGPR file of 512 registers per lane, shared by the ArchVGPRs (v0...)
+# and the AccVGPRs (a0...): GRANULATED_WORKITEM_VGPR_COUNT counts both in blocks of 8, and the AccVGPRs start at
+# ACCUM_OFFSET (COMPUTE_PGM_RSRC3; AMDGPUUsage, "Kernel Descriptor").
+UNIFIED_VGPR_GRANULE, UNIFIED_VGPRS = 8, 512
 
 
 @dataclass
@@ -40,9 +47,24 @@ class Dispatch:
         return self.descriptor.wavefront_size
 
     @property
+    def unified_vgprs(self) -> bool:
+        """Whether the architecture has the unified ArchVGPR/AccVGPR file (gfx942)."""
+        return get_arch(self.arch).family == "gfx9"
+
+    @property
     def vgpr_count(self) -> int:
-        """VGPRs allocated per wave (at most the 256 a wave can address)."""
+        """VGPRs allocated per wave (at most the 256 a wave can address); on gfx942 the whole unified file the
+        descriptor allocates, AccVGPRs included (up to 512)."""
+        if self.unified_vgprs:
+            return min(UNIFIED_VGPRS, (self.descriptor.granulated_workitem_vgpr_count + 1) * UNIFIED_VGPR_GRANULE)
         return min(256, self.descriptor.vgpr_count)
+
+    @property
+    def accum_offset(self) -> int:
+        """Where AccVGPR a0 is in the wave's VGPR file (gfx942's ACCUM_OFFSET; elsewhere past the file: no AGPRs)."""
+        if self.unified_vgprs:
+            return (PGM_RSRC3_GFX90A.accum_offset.get(self.descriptor.compute_pgm_rsrc3) + 1) * 4
+        return self.vgpr_count
 
     @property
     def workgroups(self) -> tuple[int, int, int]:

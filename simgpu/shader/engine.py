@@ -27,9 +27,9 @@ from simgpu.isa.arch import get_arch
 from simgpu.shader import semantics
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.jit import jit_tier
-from simgpu.shader.operand import highest_vgpr
+from simgpu.shader.operand import highest_agpr, highest_vgpr
 from simgpu.shader.setup import initial_state
-from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, wsel
+from simgpu.shader.state import BARRIER, DONE, EXEC_LO, HW_MODE, RUNNING, WaveState, null_and_m0, wsel
 from simgpu.shader.tier_exec import TICK
 
 MAX_BATCH_WAVES = 4096
@@ -184,7 +184,8 @@ class Exec:
     def __init__(self, engine: ShaderEngine, d: Dispatch):
         self.engine, self.d, self.mem, self.vmid = engine, d, engine.mem, d.vmid
         self.arch = d.arch  # the machine code's architecture: instructions decode and execute as its
-        self.family = get_arch(d.arch).family  # "gfx11", "gfx12"
+        self.family = get_arch(d.arch).family  # "gfx11", "gfx12", "gfx9"
+        self.null, self.m0 = null_and_m0(self.family)  # their operand codes (gfx9 swaps them)
         self.lanes = d.wave_size
         wg = d.workgroup
         self.group_items = wg[0] * wg[1] * wg[2]
@@ -362,6 +363,10 @@ class Exec:
         if isinstance(e, IndexError) and top >= allocated:
             return self.illegal_inst(w, inst, f"v{top} is past the {allocated} VGPRs the kernel descriptor allocates",
                                      pc)
+        top_a = highest_agpr(inst)  # gfx942: aN is entry ACCUM_OFFSET + N of the unified file
+        if isinstance(e, IndexError) and top_a >= 0 and self.d.accum_offset + top_a >= allocated:
+            return self.illegal_inst(w, inst, f"a{top_a} is past the {allocated - self.d.accum_offset} AccVGPRs the "
+                                              f"kernel descriptor allocates", pc)
         return self.fault(w, pc, inst, "internal_error", f"{type(e).__name__}: {e}")
 
     def release_barriers(self) -> bool:

@@ -92,7 +92,7 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
     wide = kind in _WIDE
     st = ex.st
     if code < 128:
-        if code == 124:
+        if code == ex.null:
             return np.zeros(len(w), np.uint64 if wide else np.uint32)
         ix = wsel(w)
         lo = st.sgpr[ix, code]
@@ -113,7 +113,7 @@ def scalar_src(ex, w: np.ndarray, code: int, literal: int | None, kind: str = "b
 
 def write_sgpr(ex, w: np.ndarray, code: int, value: np.ndarray, wide: bool = False) -> None:
     """Write a scalar destination (a write to null is dropped)."""
-    if code == 124 or code >= 128:
+    if code == ex.null or code >= 128:
         return
     st = ex.st
     ix = wsel(w)
@@ -163,6 +163,16 @@ def write_vgpr(ex, w: np.ndarray, reg: int, value: np.ndarray, mask: np.ndarray,
 
 
 _VGPR_TEXT = re.compile(r"\bv(?:\[(\d+):(\d+)\]|(\d+))")
+_AGPR_TEXT = re.compile(r"\ba(?:\[(\d+):(\d+)\]|(\d+))")
+
+
+def highest_agpr(inst) -> int:
+    """The highest AccVGPR (gfx942's aN) an instruction names, -1 if none (as highest_vgpr)."""
+    top = inst.__dict__.get("_highest_agpr")
+    if top is None:
+        top = max((int(m.group(2) or m.group(3)) for t in inst.operands for m in _AGPR_TEXT.finditer(t)), default=-1)
+        inst.__dict__["_highest_agpr"] = top
+    return top
 
 
 def highest_vgpr(inst) -> int:

@@ -4,7 +4,7 @@
 at this PC, `inst` the decoded instruction. A function returns None to fall through to the next
 instruction, or True when it has set the PC (branches) or stopped the waves itself.
 
-Mnemonics are looked up without the encoding suffix (_e32, _e64, _dpp, _e64_dpp), so one function
+Mnemonics are looked up without the encoding suffix (_e32, _e64, _dpp, _e64_dpp, _sdwa), so one function
 serves every encoding of an instruction; the function reads the operand fields of `inst`.
 
 Per architecture: the table is gfx11's (RDNA3). Another ISA family (gfx12: RDNA4) uses it for every mnemonic it
@@ -23,7 +23,7 @@ _TABLE: dict[str, Callable] = {}
 _FAMILY_TABLES: dict[str, dict[str, Callable]] = {}  # ISA family ("gfx12") -> its own entries
 _ALIASES: dict[str, dict[str, str]] = {}  # ISA family -> {its name for a renamed instruction: the shared name}
 _FAMILY_OF: dict[str, str] = {}  # architecture name -> ISA family (simgpu.isa.arch), cached
-_SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp")
+_SUFFIXES = ("_e64_dpp", "_e32", "_e64", "_dpp", "_sdwa")  # gfx9 has SDWA forms
 _loaded = False
 UNITS = ("scalar", "vector", "memory", "lds", "matrix")  # the subpackages holding semantics
 
@@ -62,6 +62,11 @@ def shared_meaning(name: str, family: str) -> str | None:
     if own is None or name not in own:
         return name
     return _ALIASES.get(family, {}).get(name)
+
+
+def shared(name: str) -> Callable:
+    """The shared (gfx11) semantic function of `name` (its module must be imported first)."""
+    return _TABLE[name]
 
 
 def family_of(arch: str) -> str:

@@ -8,6 +8,11 @@ temporaries, TTMP9 = id x, TTMP7 = id y | id z << 16, and TTMP8[29:25] is the wa
 0x50019`). Its scratch is architected too (no private segment wave offset SGPR: the engine's scratch_* reach each
 lane's private memory directly), and its rsrc1 bits 21/23 are WG_RR_EN/DISABLE_PERF, not DX10_CLAMP/IEEE_MODE:
 MODE starts with only the round and denorm modes.
+
+gfx942 (family gfx9) launches as gfx11 does: the same system SGPRs after the user SGPRs (its scratch is architected
+too, but the private segment wave offset SGPR is still set when SCRATCH_EN asks for it), MODE's DX10_CLAMP and IEEE
+at the same bits, and packed work-item ids in v0 (AMDGPUUsage lists gfx90a and gfx942 with "Packed work-item IDs";
+llc -mcpu=gfx942 reads workitem.id.y as `v_bfe_u32 v, v0, 10, 10`). Its waves are wave64 only.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from simgpu.isa.kdescriptor import KernelDescriptor
 from simgpu.isa.operands import TTMP0
 from simgpu.shader.dispatch import Dispatch
 from simgpu.shader.state import DONE, EXEC_LO, HW_MODE, WaveState
+
+_SYSTEM_SGPR_FAMILIES = ("gfx11", "gfx9")  # workgroup ids in system SGPRs, MODE with DX10_CLAMP and IEEE
 
 
 def _u64(v: int) -> list[int]:
@@ -55,7 +62,7 @@ def _mode_bits(kd: KernelDescriptor, family: str = "gfx11") -> int:
     gfx12's descriptor has neither bit)."""
     mode = (kd.float_round_mode_32 | kd.float_round_mode_16_64 << 2 | kd.float_denorm_mode_32 << 4 |
             kd.float_denorm_mode_16_64 << 6)
-    return mode | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9 if family == "gfx11" else mode
+    return mode | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9 if family in _SYSTEM_SGPR_FAMILIES else mode
 
 
 def initial_mode(d: Dispatch) -> int:
@@ -76,7 +83,7 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
     st.hwreg[:, HW_MODE] = initial_mode(d)
     users = user_sgprs(d)
     st.sgpr[:, :len(users)] = np.array(users, np.uint32)
-    if family == "gfx11":
+    if family in _SYSTEM_SGPR_FAMILIES:
         _system_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))
     else:
         _architected_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))

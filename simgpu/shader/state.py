@@ -1,14 +1,18 @@
 """The register state of a batch of waves, as numpy arrays over [waves, ...].
 
 SGPRs are stored by operand code (0-105 SGPRs, 106/107 VCC, 108-123 TTMP, 124 null, 125 M0, 126/127
-EXEC), so an instruction's operand field indexes the file directly. VGPRs are [vgpr, waves, lanes]:
-one register of every wave in a batch is one contiguous plane, so a VALU op over many waves is a
-single pass (with [waves, vgpr, lanes] numpy pays a 32-lane inner loop per wave, several times slower).
+EXEC; gfx9 swaps null and M0: null_and_m0), so an instruction's operand field indexes the file directly.
+VGPRs are [vgpr, waves, lanes]: one register of every wave in a batch is one contiguous plane, so a VALU op over
+many waves is a single pass (with [waves, vgpr, lanes] numpy pays a 32-lane inner loop per wave, several times slower).
 """
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
+
+from simgpu.isa.arch import get_arch
 
 VCC_LO, M0, EXEC_LO, NULL = 106, 125, 126, 124
 # Scalar memory returns data to SGPRs and VCC (operand codes 0-107: LLVM allocates VCC as a 32/64-bit scalar
@@ -17,6 +21,21 @@ VCC_LO, M0, EXEC_LO, NULL = 106, 125, 126, 124
 SMEM_SDATA_END = VCC_LO + 2
 
 RUNNING, BARRIER, DONE = 0, 1, 2
+# gfx9 numbers two scalar operand codes the other way round: 124 is M0 and 125 null (the CDNA3 ISA's scalar operand
+# table; llvm-mc -mcpu=gfx942 prints them so). gfx10 and later: 124 null, 125 M0. A write to null is dropped, so
+# the null code's SGPR slot stays 0 and reads as null does.
+_NULL_M0 = {"gfx9": (125, 124)}
+
+
+def null_and_m0(family: str) -> tuple[int, int]:
+    """The operand codes of null and M0 in an ISA family ("gfx11", "gfx9")."""
+    return _NULL_M0.get(family, (NULL, M0))
+
+
+@cache
+def null_of(arch: str) -> int:
+    """The null operand code of an architecture's instructions (Inst.arch)."""
+    return null_and_m0(get_arch(arch).family)[0]
 
 
 def wsel(w: np.ndarray):

@@ -20,7 +20,8 @@ from simgpu.soc import MMIOError
 from tests import DATA
 from tests.mockgpu.test_mockgpu_sysfs import GC, NBIF, SDMA0, SDMA1, _ip_versions, _props
 
-CORPUS = {"gfx1100": DATA / "opencl" / "corpus.so", "gfx1201": DATA / "opencl" / "corpus_gfx1201.so"}
+CORPUS = {"gfx1100": DATA / "opencl" / "corpus.so", "gfx1201": DATA / "opencl" / "corpus_gfx1201.so",
+          "gfx942": DATA / "opencl" / "corpus_gfx942.so"}
 
 
 def _node(m: MockOS, node: int = 1) -> dict:
@@ -69,8 +70,8 @@ def test_mixed_architectures_one_per_device():
 
 
 def test_architecture_errors_name_what_is_known():
-    with pytest.raises(ValueError, match="gfx1100, gfx1201"):
-        MockOS(arch="gfx942")
+    with pytest.raises(ValueError, match="gfx1100, gfx1201, gfx942"):
+        MockOS(arch="gfx950")
     with pytest.raises(ValueError, match="2 architectures .* for 3 devices"):
         device_arches(3, "gfx1100,gfx1201")
 

@@ -23,7 +23,6 @@ from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
 
 U32, U64 = np.uint32, np.uint64
-M0 = 125
 _SIZES = {"u8": 1, "i8": 1, "u16": 2, "i16": 2, "b8": 1, "b16": 2, "b32": 4, "b64": 8, "b96": 12, "b128": 16}
 
 
@@ -80,7 +79,7 @@ def _store_2addr(ex, w, inst):
 
 def _addtid_address(ex, w, inst) -> np.ndarray:
     """DS_*_ADDTID_B32: {offset1, offset0} + M0[15:0] + lane id * 4."""
-    base = (ex.st.sgpr[w, M0] & U32(0xFFFF)).astype(np.int64) + ds_offset(inst)
+    base = (ex.st.sgpr[w, ex.m0] & U32(0xFFFF)).astype(np.int64) + ds_offset(inst)
     return base[:, None] + np.arange(ex.st.lanes, dtype=np.int64)[None, :] * 4
 
 

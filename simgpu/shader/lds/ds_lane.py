@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.mem.lanes import last_wins
-from simgpu.shader.lds.ds import M0, ds_offset
+from simgpu.shader.lds.ds import ds_offset
 from simgpu.shader.lds.ds_mem import lds_atomic
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import family_of, register
@@ -104,7 +104,7 @@ def _append_consume(ex, w, inst):
     st = ex.st
     mask = st.exec_lanes(w)
     count = mask.sum(axis=1).astype(U32)[:, None]
-    addr = ((st.sgpr[w, M0] & U32(0xFFFF)).astype(np.int64) + ds_offset(inst))[:, None]
+    addr = ((st.sgpr[w, ex.m0] & U32(0xFFFF)).astype(np.int64) + ds_offset(inst))[:, None]
     op = "add" if inst.mnemonic == "ds_append" else "sub"
     old = lds_atomic(ex, w, op, addr, count, None, 4, count > 0)
     write_vgpr(ex, w, inst.fields["vdst"], np.broadcast_to(old, mask.shape), mask)

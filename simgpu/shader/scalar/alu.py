@@ -11,7 +11,7 @@ import numpy as np
 
 from simgpu.shader.operand import constant, literal64, scalar_src
 from simgpu.shader.scalar.value import M32
-from simgpu.shader.state import NULL, wsel
+from simgpu.shader.state import null_of, wsel
 
 U32, U64 = np.uint32, np.uint64
 _SPECIAL = "x"  # a source read through operand.scalar_src (vccz, execz, scc, apertures)
@@ -26,14 +26,14 @@ def _plan(inst) -> tuple:
     if plan is None:
         widths = {slot[0]: slot[1] for slot in inst.info.get("ops", [])}
         srcs = tuple(_source(inst, name, widths[name] == 2) for name in ("ssrc0", "ssrc1") if name in widths)
-        plan = inst.__dict__["_salu"] = (srcs, inst.fields.get("sdst", NULL), widths.get("sdst", 1) == 2)
+        plan = inst.__dict__["_salu"] = (srcs, inst.fields.get("sdst", null_of(inst.arch)), widths.get("sdst", 1) == 2)
     return plan
 
 
 def _source(inst, name: str, wide: bool) -> tuple:
     code = inst.fields[name]
     if code < 128:
-        return ("s", code, wide) if code != NULL else ("k", 0, wide)
+        return ("s", code, wide) if code != null_of(inst.arch) else ("k", 0, wide)
     if code == 255:
         lit = inst.literal or 0
         if wide:
@@ -78,7 +78,7 @@ def read_sgpr(ex, w, code: int, wide: bool = False):
 
 def write_sgpr(ex, w, code: int, value, wide: bool = False) -> None:
     """Write a scalar destination (writes to null, and to codes outside the SGPR file, are dropped)."""
-    if code == NULL or code >= 128:
+    if code == ex.null or code >= 128:
         return
     sg = ex.st.sgpr
     ix = w.item(0) if len(w) == 1 else wsel(w)

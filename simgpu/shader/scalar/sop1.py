@@ -14,7 +14,7 @@ from simgpu.shader.operand import write_sgpr as write_sgpr_array
 from simgpu.shader.scalar import value as sv
 from simgpu.shader.scalar.alu import dst_wide, read_scc, read_sgpr, source_wide, sources, write_scc, write_sgpr
 from simgpu.shader.semantics import register
-from simgpu.shader.state import EXEC_LO, M0
+from simgpu.shader.state import EXEC_LO
 
 U32, U64 = np.uint32, np.uint64
 
@@ -99,7 +99,7 @@ def _movrel(kind: str):
     """s_movrels/s_movreld/s_movrelsd_2: SGPR moves indexed by M0 (arrays: the index differs per wave)."""
     def fn(ex, w, inst):
         wide = dst_wide(inst)
-        m0 = ex.st.sgpr[w, M0].astype(np.int64)
+        m0 = ex.st.sgpr[w, ex.m0].astype(np.int64)
         n = 2 if wide else 1
         if kind == "s":
             idx = inst.fields["ssrc0"] + m0

@@ -80,7 +80,7 @@ def _trap(ex, w, inst):
 def _sendmsg(ex, w, inst):
     msg = inst.fields["simm16"] & 0xFF
     if msg == 1:  # MSG_INTERRUPT: the device owner sees an interrupt with the wave's M0
-        for m0 in ex.st.sgpr[w, 125]:
+        for m0 in ex.st.sgpr[w, ex.m0]:
             ex.engine.interrupt(Interrupt(Source.SQ, Kind.SENDMSG, ex.d.queue, context_id=int(m0)))
     if inst.mnemonic == "s_sendmsghalt":
         ex.st.status[w] = DONE
@@ -191,6 +191,8 @@ register("s_setreg_imm32_b32", _setreg_imm)
 
 # SMEM's immediate offset: signed 21 bits on gfx11, signed 24 bits on gfx12 (family -> width)
 _SMEM_OFFSET_BITS = {"gfx11": 21, "gfx12": 24}
+# A family whose SMEM encoding names its offsets otherwise registers its reader here (gfx9: scalar/gfx9.py)
+SMEM_OFFSETS: dict = {}
 
 
 def smem_immediate(inst) -> int:
@@ -201,6 +203,9 @@ def smem_immediate(inst) -> int:
 
 def _smem_offset(ex, w, inst) -> np.ndarray:
     f = inst.fields
+    family = family_of(inst.arch)
+    if family in SMEM_OFFSETS:
+        return SMEM_OFFSETS[family](ex, w, inst)
     off = smem_immediate(inst)
     extra = scalar_src(ex, w, f["soffset"], None) if f["soffset"] != 124 else np.zeros(len(w), U32)
     return off + extra.astype(np.int64)

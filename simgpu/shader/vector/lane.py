@@ -9,7 +9,6 @@ import numpy as np
 
 from simgpu.shader.operand import scalar_src, vector_src, write_sgpr, write_vgpr
 from simgpu.shader.semantics import sem
-from simgpu.shader.state import M0
 
 U32 = np.uint32
 
@@ -111,12 +110,12 @@ def _no_dpp(ex, w, inst) -> None:
 
 def _rel_index(ex, w, base: int, shift: int) -> np.ndarray:
     """base + M0 bits [shift+9:shift] (shift 0 for the source, 16 for the destination of *_2/swaprel), per wave."""
-    m0 = ex.st.sgpr[w, M0].astype(np.int64)
+    m0 = ex.st.sgpr[w, ex.m0].astype(np.int64)
     return base + ((m0 >> shift) & 0x3FF)
 
 
 def _rel_full(ex, w, base: int) -> np.ndarray:
-    return base + ex.st.sgpr[w, M0].astype(np.int64)
+    return base + ex.st.sgpr[w, ex.m0].astype(np.int64)
 
 
 def _read_rel(ex, w, idx: np.ndarray) -> np.ndarray:

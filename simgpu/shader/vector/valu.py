@@ -7,6 +7,10 @@ arrays of those types. The executor reads the sources (VGPRs, scalars and consta
 16-bit operands), calls the function, applies clamp and omod, and writes the result under EXEC (and
 the DPP row/bank masks): a VGPR, the low or high half of one, a lane mask in VCC/SGPRs (VOPC), or
 EXEC itself (VOPCX). Carry-in/-out and condition masks come from VCC (e32) or SGPR operands (e64).
+
+gfx9 (gfx942) adds what its encodings say otherwise: SDWA sources and destinations (vector.sdwa), its DPP16
+controls (wave shifts and rotates, row broadcasts), v_cmpx writing its SGPR destination as well as EXEC, and 16-bit
+results that zero the high half of their VGPR (ZERO_HIGH16, filled by vector.gfx9).
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from simgpu.shader.operand import constant, literal64, scalar_src, vector_src, w
 from simgpu.shader.scalar.alu import read_sgpr, write_sgpr
 from simgpu.shader.sem.expr import Definition
 from simgpu.shader.sem.numpy_gen import numpy_kernel
-from simgpu.shader.semantics import register
+from simgpu.shader.semantics import base_name, family_of, register
 from simgpu.shader.state import EXEC_LO, HW_MODE, VCC_LO, wsel
+from simgpu.shader.vector import sdwa
 
 U32, U64 = np.uint32, np.uint64
 
@@ -129,6 +134,8 @@ def _raw_source(ex, w, inst, entry, t: str, index: int) -> np.ndarray:
     if field == "K":
         lit = inst.literal or 0
         raw = np.full((len(w), ex.st.lanes), literal64(lit, kind) if wide else lit, U64 if wide else U32)
+    elif inst.dpp is not None and inst.dpp["kind"] == "sdwa":
+        raw = sdwa.source(ex, w, inst, field, bits)
     elif field == "vsrc1":
         code, t16_hi = t16_vgpr(inst, 256 + inst.fields["vsrc1"], bits)
         raw = vector_src(ex, w, code, None, kind)
@@ -157,7 +164,7 @@ def _modifier_bits(inst, index: int) -> tuple[int, int]:
     if inst.encoding in ("VOP3", "VOP3SD"):
         a = (inst.fields.get("abs", 0) >> index) & 1
         n = (inst.fields.get("neg", 0) >> index) & 1
-    elif inst.dpp is not None and inst.dpp["kind"] == 16 and index < 2:
+    elif inst.dpp is not None and inst.dpp["kind"] in (16, "sdwa") and index < 2:
         a = inst.dpp[f"src{index}_abs"]
         n = inst.dpp[f"src{index}_neg"]
     return a, n
@@ -181,10 +188,14 @@ def typed_source(ex, w, inst, entry, t: str, index: int) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------- DPP
 
 
-def dpp_lanes(ctrl: int, lanes: int) -> np.ndarray:
-    """Source lane of every lane for a DPP16 control value (-1: out of the row, no source)."""
+def dpp_lanes(ctrl: int, lanes: int, gfx9: bool = False) -> np.ndarray:
+    """Source lane of every lane for a DPP16 control value (-1: out of the row, no source). gfx9 has the wave
+    shifts and rotates by one lane and the row broadcasts (Vega/CDNA3 ISA, DPP_CTRL), and no row_xmask; its
+    row_newbcast:N (gfx90a+) is row_share's encoding and meaning, lane N of each row to the whole row."""
     i = np.arange(lanes)
     row, r = i // 16, i % 16
+    if gfx9 and 0x130 <= ctrl <= 0x143:
+        return _gfx9_dpp_lanes(ctrl, i, row)
     if ctrl <= 0xFF:  # quad_perm
         sel = np.array([(ctrl >> (2 * k)) & 3 for k in range(4)])
         return (i & ~3) + sel[i & 3]
@@ -207,6 +218,23 @@ def dpp_lanes(ctrl: int, lanes: int) -> np.ndarray:
     return np.full(lanes, -1)
 
 
+def _gfx9_dpp_lanes(ctrl: int, i: np.ndarray, row: np.ndarray) -> np.ndarray:
+    lanes = len(i)
+    if ctrl == 0x130:  # wave_shl:1 - each lane reads the next one (as row_shl reads r + n)
+        return np.where(i + 1 < lanes, i + 1, -1)
+    if ctrl == 0x134:  # wave_rol:1
+        return (i + 1) % lanes
+    if ctrl == 0x138:  # wave_shr:1
+        return i - 1
+    if ctrl == 0x13C:  # wave_ror:1
+        return (i - 1) % lanes
+    if ctrl == 0x142:  # row_bcast:15 - lane 15 of each row to every lane of the next row
+        return np.where(row > 0, (row - 1) * 16 + 15, -1)
+    if ctrl == 0x143:  # row_bcast:31 - lane 31 to rows 2 and 3
+        return np.where(row >= 2, 31, -1)
+    return np.full(lanes, -1)
+
+
 def dpp8_lanes(sel: int, lanes: int) -> np.ndarray:
     i = np.arange(lanes)
     s = np.array([(sel >> (3 * k)) & 7 for k in range(8)])
@@ -217,7 +245,7 @@ def dpp_source(ex, w, inst, code: int, kind: str) -> np.ndarray:
     """src0 read through the DPP lane permutation; lanes with no valid source read 0."""
     st, d = ex.st, inst.dpp
     lanes = st.lanes
-    src_lane = dpp_lanes(d["dpp_ctrl"], lanes) if d["kind"] == 16 else dpp8_lanes(d["lane_sel"], lanes)
+    src_lane = dpp_lanes(d["dpp_ctrl"], lanes, _gfx9(inst)) if d["kind"] == 16 else dpp8_lanes(d["lane_sel"], lanes)
     valid = np.broadcast_to(src_lane >= 0, (len(w), lanes)).copy()
     vals = vector_src(ex, w, code, None, kind)
     taken = np.take_along_axis(vals, np.broadcast_to(np.maximum(src_lane, 0), (len(w), lanes)), axis=1)
@@ -232,12 +260,14 @@ def dpp_write_mask(ex, w, inst) -> np.ndarray:
     """Lanes that DPP16 lets write: enabled rows and banks, and (bound_ctrl=0) lanes with a valid source."""
     d, lanes = inst.dpp, ex.st.lanes
     i = np.arange(lanes)
+    if d["kind"] == "sdwa":
+        return sdwa.write_mask(ex, w, inst)
     if d["kind"] != 16:
         return np.ones((len(w), lanes), bool)
     ok = (((d["row_mask"] >> (i // 16)) & 1) & ((d["bank_mask"] >> ((i // 4) & 3)) & 1)).astype(bool)
     mask = np.broadcast_to(ok, (len(w), lanes)).copy()
     if not d["bound_ctrl"]:
-        src_lane = dpp_lanes(d["dpp_ctrl"], lanes)
+        src_lane = dpp_lanes(d["dpp_ctrl"], lanes, _gfx9(inst))
         valid = np.broadcast_to(src_lane >= 0, (len(w), lanes)).copy()
         if not d.get("fi", 0):
             active = ex.st.exec_lanes(w)
@@ -252,7 +282,7 @@ def dpp_write_mask(ex, w, inst) -> np.ndarray:
 def _omod_clamp(inst, spec: VOp, r: np.ndarray, ctx: OpCtx) -> np.ndarray:
     if not is_float(spec.dst or ""):
         return r
-    omod = inst.fields.get("omod", 0) if inst.encoding in ("VOP3", "VOP3SD") else 0
+    omod = inst.fields.get("omod", 0) if inst.encoding in ("VOP3", "VOP3SD") else sdwa.omod(inst)
     if omod and not spec.no_omod:
         # The hardware ignores omod while MODE.IEEE is set (LLVM's SIFoldOperands: "omod is ignored by
         # hardware if IEEE bit is enabled", so it only folds omod into IEEE-off code).
@@ -277,7 +307,7 @@ def _lane_mask_in(ex, w, inst, vcc_only: bool = False) -> np.ndarray:
 
 def _write_mask(ex, w, code: int, lanes_true: np.ndarray) -> None:
     """A lane mask to SGPR (pair) `code`, as write_sgpr would (null and codes >= 128 dropped)."""
-    if code == 124 or code >= 128:
+    if code == ex.null or code >= 128:
         return
     st = ex.st
     if len(w) == 1:  # one wave: the lane bits summed into an int (no packing calls)
@@ -294,7 +324,9 @@ def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> No
     vdst = inst.fields["vdst"]
     if inst.encoding == "VOPD":
         raise AssertionError("VOPD results are written by the VOPD executor")
-    if bits == 64:
+    if inst.dpp is not None and inst.dpp["kind"] == "sdwa":
+        sdwa.write(ex, w, inst, raw, bits, mask)
+    elif bits == 64:
         write_vgpr(ex, w, vdst, raw, mask, 2)
     elif bits == 32:
         write_vgpr(ex, w, vdst, raw, mask)
@@ -302,8 +334,32 @@ def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> No
         vdst, hi = _dst16(inst)
         cur = ex.st.vgpr[vdst, w, :]
         v = raw.astype(U32)
-        new = (cur & U32(0x0000FFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
-        write_vgpr(ex, w, vdst, new, mask)
+        write_vgpr(ex, w, vdst, _merge_half(inst, cur, v, hi), mask)
+
+
+# ISA family -> the 16-bit instructions whose result zeroes the high half of the VGPR (gfx9; gfx10+ keep it)
+ZERO_HIGH16: dict[str, frozenset[str]] = {}
+
+
+def _gfx9(inst) -> bool:
+    return family_of(inst.arch) == "gfx9"
+
+
+def _zeroes_high(inst) -> bool:
+    """Whether a 16-bit result written to the low half zeroes the high half (ZERO_HIGH16), cached on `inst`."""
+    z = inst.__dict__.get("_zero_high16")
+    if z is None:
+        names = ZERO_HIGH16.get(family_of(inst.arch), ())
+        z = inst.__dict__["_zero_high16"] = base_name(inst.mnemonic) in names
+    return z
+
+
+def _merge_half(inst, cur: np.ndarray, v: np.ndarray, hi: int) -> np.ndarray:
+    """A 16-bit result `v` (uint32) in the high or low half of the VGPR value `cur`, the other half kept (or, for a
+    low-half result that zeroes the high half, zero)."""
+    if hi:
+        return (cur & U32(0x0000FFFF)) | (v << U32(16))
+    return v if _zeroes_high(inst) else (cur & U32(0xFFFF0000)) | v
 
 
 def _current_dst(ex, w, inst, t: str) -> np.ndarray:
@@ -431,7 +487,7 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
         srcs.append(st.vgpr[vdst, ix, :].view(TYPES[spec.dst][0]))
     if spec.mask_in:
         srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
-    carry_used = not spec.carry_out or _carry_code(inst) != 124
+    carry_used = not spec.carry_out or _carry_code(inst) != ex.null
     out = spec.fn(OpCtx(False, None, st.lanes, ex, w, carry_used), *srcs)
     if spec.compare:
         _write_compare(ex, w, inst, spec, _per_lane(out, len(w), st.lanes), st.exec_lanes(w))
@@ -464,7 +520,7 @@ def _write_half(ex, w, ix, inst, raw16: np.ndarray, full: bool) -> None:
     vdst, hi = _dst16(inst)
     cur = ex.st.vgpr[vdst, ix, :]
     v = raw16.astype(U32)
-    new = (cur & U32(0x0000FFFF)) | (v << U32(16)) if hi else (cur & U32(0xFFFF0000)) | v
+    new = _merge_half(inst, cur, v, hi)
     if full:
         ex.st.vgpr[vdst, ix, :] = new
     else:
@@ -505,6 +561,10 @@ def _write_compare(ex, w, inst, spec: VOp, out: np.ndarray, active: np.ndarray) 
     res = np.asarray(out, bool) & active
     if spec.cmpx:
         ex.st.set_mask64(w, EXEC_LO, ex.st.bits_of(res))
+        if ex.family != "gfx9":  # gfx9's v_cmpx also writes VCC (e32) or its SGPR destination (e64)
+            return
+    if inst.dpp is not None and inst.dpp["kind"] == "sdwa":
+        _write_mask(ex, w, inst.dpp["sdst"] if inst.dpp.get("sd") else VCC_LO, res)
     elif inst.encoding == "VOP3":
         _write_mask(ex, w, inst.fields["vdst"], res)
     else:
@@ -530,7 +590,7 @@ def execute(spec: VOp):
             srcs.append(_current_dst(ex, w, inst, spec.dst))
         if spec.mask_in:
             srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in))
-        clamp = bool(inst.fields.get("clamp", 0)) if inst.encoding in ("VOP3", "VOP3SD") else False
+        clamp = bool(inst.fields.get("clamp", 0)) if inst.encoding in ("VOP3", "VOP3SD") else sdwa.clamp(inst)
         ctx = OpCtx(clamp, st.hwreg[w, HW_MODE], st.lanes, ex, w)
         out = spec.fn(ctx, *srcs)
         if spec.compare:

@@ -1,4 +1,4 @@
-// Test kernels in OpenCL C for tests/test_corpus_opencl.py, compiled by clang-19 for gfx1100 with
+// Test kernels in OpenCL C for tests/test_corpus_opencl.py, compiled by clang-19 for gfx1100, gfx1201 and gfx942 with
 // builtins only (no device libraries): `python tools/gen_opencl_corpus.py` regenerates corpus.so.
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -111,13 +111,19 @@ __kernel void long_ops(__global ulong *out, __global const ulong *x, __global co
   o[5] = a ? __builtin_ctzl(a) : 64;
 }
 
-// Wave-level builtins: readfirstlane, ballot, ds_bpermute (lane i reads lane 31 - i).
+// Wave-level builtins: readfirstlane, ballot, ds_bpermute (lane i reads lane W - 1 - i of its wave of W lanes). A
+// wave64 target (gfx942) stores the 32 bits of the ballot that hold the lane's own bit.
 __kernel void wave_ops(__global uint *out, __global const uint *in) {
   int i = GID_X;
   uint v = in[i];
   out[3 * i] = __builtin_amdgcn_readfirstlane(v);
+#if __AMDGCN_WAVEFRONT_SIZE == 64
+  out[3 * i + 1] = (uint)(__builtin_amdgcn_ballot_w64((v & 1) != 0) >> (LID_X & 32));
+  out[3 * i + 2] = __builtin_amdgcn_ds_bpermute((63 - (LID_X & 63)) * 4, v);
+#else
   out[3 * i + 1] = __builtin_amdgcn_ballot_w32((v & 1) != 0);
   out[3 * i + 2] = __builtin_amdgcn_ds_bpermute((31 - (LID_X & 31)) * 4, v);
+#endif
 }
 
 // A data-dependent loop: Collatz steps to reach 1 (divergent trip counts within a wave).

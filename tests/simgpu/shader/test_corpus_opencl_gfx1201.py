@@ -44,13 +44,14 @@ def _typed(meta: dict, value):
     return value
 
 
-def launch(queue: str, tier: str, name: str, args: list, grid, block):
-    """Run `name` on a fresh simulated gfx1201 whose engine runs `tier` (tiers.on_tier), through the runtime's
+def launch(queue: str, tier: str, name: str, args: list, grid, block, arch: str = ARCH,
+           code_object: Path = CODE_OBJECT):
+    """Run `name` on a fresh simulated GPU of `arch` whose engine runs `tier` (tiers.on_tier), through the runtime's
     `queue` ("pm4" or "aql"): the arrays after the run, the GPU, and the driver's buffers at the end."""
-    mock = MockOS(devices=1, vram_size=1 << 28, arch=ARCH)
+    mock = MockOS(devices=1, vram_size=1 << 28, arch=arch)
     gpu = tiers.on_tier(mock.gpus[0].engine, tier) and mock.gpus[0]
-    with Device("AMD:0", queue=queue, os=mock, arch=ARCH) as dev:
-        kernel = dev.load(CODE_OBJECT.read_bytes())[name]
+    with Device("AMD:0", queue=queue, os=mock, arch=arch) as dev:
+        kernel = dev.load(code_object.read_bytes())[name]
         metas = explicit_args(kernel.args)
         values = []
         for meta, a in zip(metas, args, strict=True):
@@ -65,14 +66,15 @@ def launch(queue: str, tier: str, name: str, args: list, grid, block):
     return out, gpu, buffers
 
 
-def launcher(queue: str):
-    """corpus.run's signature over the runtime's `queue`: the interpreter's run, and the JIT tier's ending the same."""
+def launcher(queue: str, arch: str = ARCH, code_object: Path = CODE_OBJECT, jit: bool = True):
+    """corpus.run's signature over the runtime's `queue` on a GPU of `arch`: the interpreter's run, and (`jit`) the
+    JIT tier's ending the same."""
     def run(name: str, args: list, grid, block):
-        out, reference, buffers = launch(queue, "interpreter", name, args, grid, block)
-        for tier in ("jit-lean", "jit"):
-            _, gpu, jit_buffers = launch(queue, tier, name, args, grid, block)
+        out, reference, buffers = launch(queue, "interpreter", name, args, grid, block, arch, code_object)
+        for tier in ("jit-lean", "jit") if jit else ():
+            _, gpu, jit_buffers = launch(queue, tier, name, args, grid, block, arch, code_object)
             tiers.assert_same_gpu(reference, gpu, buffers, jit_buffers)
-        return out, gpu.engine.counters.snapshot()
+        return out, reference.engine.counters.snapshot()
     return run
 
 

@@ -1,0 +1,286 @@
+"""gfx942 MFMA and AccVGPRs (simgpu/shader/matrix/gfx9.py): clang-19's code for every MFMA builtin of gfx942 that the
+engine implements (tests/data/opencl/mfma.cl -> mfma_gfx942.so, `python -m tools.gen_opencl_corpus --arch gfx942`),
+checked against numpy references of the ISA's definition.
+
+The references place matrix entries in lanes and registers by the closed-form equations AMD's matrix instruction
+calculator prints for gfx9 (`--detail-instruction`: "A[i][k].block: GPR ..., Lane ..."), written out per shape here,
+not by the engine's general layout code; the arithmetic is exact (Fractions, or inputs whose sums are exact in f64)
+then rounded once, as the module documents.
+"""
+
+from __future__ import annotations
+
+import shutil
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from simgpu.fault import HardwareFault
+from simgpu.isa.codeobject import read_code_object
+from simgpu.shader.matrix.gfx9 import BF8_FNUZ, FP8_FNUZ, VARIANTS
+from simgpu.testbed import Testbed
+from tests import DATA
+
+ARCH = "gfx942"
+CODE_OBJECT = DATA / "opencl" / "mfma_gfx942.so"
+RNG = np.random.default_rng(942)
+F16, F32, F64, U16, U32 = np.float16, np.float32, np.float64, np.uint16, np.uint32
+
+
+# ---------------------------------------------------------------------------------------------- layouts (AMD's eqns)
+
+
+def a_lane(m: int, k_dim: int, blocks: int, i: int, k: int, b: int) -> tuple[int, int]:
+    """(lane, element within the lane's registers) of A[i][k] of block b (B[k][j]: pass N and j)."""
+    per = m * k_dim * blocks // 64  # elements per lane
+    lane = m * b + (m * blocks * (k // per) if m * blocks < 64 else 0) + i
+    return lane, k % per
+
+
+def d_place(m: int, n: int, blocks: int, wide: bool, i: int, j: int, b: int) -> tuple[int, int]:
+    """(register, lane) of D[i][j] of block b: the 32-bit VGPR, or for f64 the pair's first VGPR."""
+    if wide:
+        reg = 2 * (i // 4) if blocks == 1 else 0
+        return reg, 16 * (i % 4) + (n * b if m * n < 64 else 0) + j
+    reg = {32: 16 * b + 4 * (i // 8) + i % 4, 16: 4 * b + i % 4, 4: i}[m]
+    lane = (n * (i // 4)) % 64 if m * n // 4 >= 64 else 0
+    return reg, lane + (n * b if m * n < 64 else 0) + j
+
+
+# ---------------------------------------------------------------------------------------------- running a builtin
+
+def _registers(s, mat: np.ndarray, which: str) -> np.ndarray:
+    """Per-lane register images [64, elements] of A ([B, M, K]) or B ([B, K, N]), in the matrix's storage type."""
+    rows = s.m if which == "a" else s.n
+    per = rows * s.k * s.blocks // 64
+    out = np.zeros((64, per), mat.dtype)
+    for b in range(s.blocks):
+        for r in range(rows):
+            for k in range(s.k):
+                lane, e = a_lane(rows, s.k, s.blocks, r, k, b)
+                out[lane, e] = mat[b, r, k] if which == "a" else mat[b, k, r]
+    return out
+
+
+def _cd_registers(s, mat: np.ndarray) -> np.ndarray:
+    wide = s.out == "f64"
+    nreg = s.blocks * s.m * s.n // 64
+    out = np.zeros((64, nreg), mat.dtype)
+    for b in range(s.blocks):
+        for i in range(s.m):
+            for j in range(s.n):
+                reg, lane = d_place(s.m, s.n, s.blocks, wide, i, j, b)
+                out[lane, reg // 2 if wide else reg] = mat[b, i, j]
+    return out
+
+
+def _from_cd(s, regs: np.ndarray) -> np.ndarray:
+    wide = s.out == "f64"
+    out = np.zeros((s.blocks, s.m, s.n), regs.dtype)
+    for b in range(s.blocks):
+        for i in range(s.m):
+            for j in range(s.n):
+                reg, lane = d_place(s.m, s.n, s.blocks, wide, i, j, b)
+                out[b, i, j] = regs[lane, reg // 2 if wide else reg]
+    return out
+
+
+def run(name: str, a_regs: np.ndarray, b_regs: np.ndarray, c_regs: np.ndarray) -> np.ndarray:
+    """Launch kernel `name` (one wave) on per-lane register images; D's registers per lane."""
+    tb = Testbed(vram_size=1 << 26, arch=ARCH)
+    k = tb.load(CODE_OBJECT.read_bytes())[name]
+    d = np.zeros_like(c_regs)
+    vas = [tb.upload(x) for x in (d, a_regs, b_regs, c_regs)]
+    tb.launch(k, vas, (1,), (64,))
+    return tb.download(vas[0], d.dtype, d.size).reshape(d.shape)
+
+
+def _values(kind: str, shape) -> tuple[np.ndarray, np.ndarray]:
+    """(storage, exact values as f64) of random inputs of `kind` whose products and sums are exact in f64."""
+    if kind == "f16":
+        x = (RNG.integers(-256, 256, shape) / 32).astype(F16)
+        return x, x.astype(F64)
+    if kind == "bf16":
+        v = (RNG.integers(-64, 64, shape) / 8).astype(F32)  # bf16-exact values: eighths up to 8
+        return (v.view(U32) >> U32(16)).astype(U16), v.astype(F64)
+    if kind == "f32":
+        v = (RNG.integers(-2048, 2048, shape) / 64).astype(F32)
+        return v, v.astype(F64)
+    if kind in ("fp8", "bf8"):
+        table = FP8_FNUZ if kind == "fp8" else BF8_FNUZ
+        usable = np.nonzero((np.abs(table) >= 2.0 ** -4) & (np.abs(table) <= 2.0 ** 4) | (table == 0))[0]
+        codes = RNG.choice(usable, shape).astype(np.uint8)  # magnitudes 2^-4..2^4: every sum is exact in f64
+        return codes, table[codes]
+    v = RNG.integers(-128, 128, shape).astype(np.int8)
+    return v, v.astype(F64)
+
+
+FLOAT_NAMES = sorted(n for n, s in VARIANTS.items() if s.out == "f32")
+INT_NAMES = sorted(n for n, s in VARIANTS.items() if s.out == "i32")
+
+
+def _kernel(name: str) -> str:
+    return name.removeprefix("v_mfma_")
+
+
+@pytest.mark.parametrize("name", FLOAT_NAMES)
+def test_float_mfma_matches_the_exact_product_rounded_once(name):
+    s = VARIANTS[name]
+    a_st, a = _values(s.a, (s.blocks, s.m, s.k))
+    b_st, b = _values(s.b, (s.blocks, s.k, s.n))
+    c = (RNG.integers(-1000, 1000, (s.blocks, s.m, s.n)) / 16).astype(F32)
+    want = (np.einsum("bik,bkj->bij", a, b) + c.astype(F64)).astype(F32)  # exact in f64, rounded once
+    got = _from_cd(s, run(_kernel(name), _registers(s, a_st, "a"), _registers(s, b_st, "b"), _cd_registers(s, c)))
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", INT_NAMES)
+def test_int8_mfma_is_exact_and_wraps(name):
+    s = VARIANTS[name]
+    a = RNG.integers(-128, 128, (s.blocks, s.m, s.k)).astype(np.int8)
+    b = RNG.integers(-128, 128, (s.blocks, s.k, s.n)).astype(np.int8)
+    c = RNG.integers(-2**31, 2**31, (s.blocks, s.m, s.n)).astype(np.int32)
+    exact = np.einsum("bik,bkj->bij", a.astype(np.int64), b.astype(np.int64)) + c
+    want = ((exact + 2**31) % 2**32 - 2**31).astype(np.int32)
+    got = _from_cd(s, run(_kernel(name), _registers(s, a, "a"), _registers(s, b, "b"), _cd_registers(s, c)))
+    assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["v_mfma_f64_16x16x4_f64", "v_mfma_f64_4x4x4_4b_f64"])
+def test_f64_mfma_is_a_chain_of_fmas_in_k_order(name):
+    s = VARIANTS[name]
+    a = RNG.standard_normal((s.blocks, s.m, s.k))
+    b = RNG.standard_normal((s.blocks, s.k, s.n))
+    c = RNG.standard_normal((s.blocks, s.m, s.n))
+    want = np.zeros_like(c)
+    for idx in np.ndindex(*c.shape):
+        bl, i, j = idx
+        acc = c[idx]
+        for k in range(s.k):  # each fma rounded once: the exact value's nearest double
+            acc = float(Fraction(a[bl, i, k]) * Fraction(b[bl, k, j]) + Fraction(acc))
+        want[idx] = acc
+    got = _from_cd(s, run(_kernel(name), _registers(s, a, "a"), _registers(s, b, "b"), _cd_registers(s, c)))
+    assert np.array_equal(got, want)
+
+
+def test_the_sum_is_formed_in_f64_in_k_order_from_c():
+    """The documented model: C + p0 + p1 + ... in f64, then one rounding. C = 2^60, products 1, -2^60, 0, ...: in that
+    order 2^60 + 1 rounds to 2^60 and the result is 0 (the exact sum is 1)."""
+    s = VARIANTS["v_mfma_f32_16x16x4_f32"]
+    a = np.zeros((1, 16, 4), F32)
+    b = np.zeros((1, 4, 16), F32)
+    a[0, :, 0], b[0, 0, :] = 1.0, 1.0
+    a[0, :, 1], b[0, 1, :] = -(2.0 ** 30), 2.0 ** 30
+    c = np.full((1, 16, 16), 2.0 ** 60, F32)
+    got = _from_cd(s, run("f32_16x16x4_f32", _registers(s, a, "a"), _registers(s, b, "b"), _cd_registers(s, c)))
+    assert (got == 0).all()
+
+
+def test_fnuz_fp8_formats():
+    """gfx942's fp8 / bf8: E4M3FNUZ (bias 8) and E5M2FNUZ (bias 16), 0x80 NaN, no infinities or -0."""
+    assert FP8_FNUZ[0x40] == 1.0 and FP8_FNUZ[0x7F] == 240.0 and FP8_FNUZ[0x01] == 2.0 ** -10
+    assert FP8_FNUZ[0xC0] == -1.0 and np.isnan(FP8_FNUZ[0x80]) and not np.isinf(FP8_FNUZ).any()
+    assert BF8_FNUZ[0x40] == 1.0 and BF8_FNUZ[0x7F] == 57344.0 and BF8_FNUZ[0x01] == 2.0 ** -17
+    assert np.isnan(BF8_FNUZ[0x80]) and np.isnan(FP8_FNUZ).sum() == np.isnan(BF8_FNUZ).sum() == 1
+
+
+def test_gemm_f16_tiles_from_clang():
+    """A 64 x 64 x 64 f16 product from four waves of 32x32x8 MFMAs accumulating in AccVGPRs (clang's loop)."""
+    n = 64
+    a = (RNG.standard_normal((n, n)) * 2).astype(F16)
+    b = (RNG.standard_normal((n, n)) * 2).astype(F16)
+    tb = Testbed(vram_size=1 << 26, arch=ARCH)
+    k = tb.load(CODE_OBJECT.read_bytes())["gemm_f16"]
+    vas = [tb.upload(np.zeros((n, n), F32)), tb.upload(a), tb.upload(b), n]
+    tb.launch(k, vas, (2, 2), (64,))
+    got = tb.download(vas[0], F32, n * n).reshape(n, n)
+    want = np.zeros((n, n), F32)
+    a64, b64 = a.astype(F64), b.astype(F64)
+    for k0 in range(0, n, 8):  # each MFMA: its 8 products added to the f32 accumulator in f64, rounded once
+        want = (want.astype(F64) + a64[:, k0:k0 + 8] @ b64[k0:k0 + 8, :]).astype(F32)
+    assert np.array_equal(got, want)
+
+
+def test_every_kernel_of_the_code_object_is_tested():
+    co = read_code_object(CODE_OBJECT.read_bytes())
+    assert co.processor == ARCH
+    assert set(co.kernels) == {_kernel(n) for n in FLOAT_NAMES + INT_NAMES} | {
+        "f64_16x16x4_f64", "f64_4x4x4_4b_f64", "gemm_f16"}
+
+
+@pytest.mark.skipif(shutil.which("/usr/lib/llvm-19/bin/clang") is None, reason="needs clang-19 and lld-19")
+def test_committed_code_object_is_what_the_generator_builds():
+    from tools import gen_opencl_corpus
+    assert gen_opencl_corpus.build(gen_opencl_corpus.DIR / "mfma.cl", arch=ARCH) == CODE_OBJECT.read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------- AccVGPRs, faults
+
+PRO = """
+s_load_dwordx4 s[4:7], s[0:1], 0x0
+v_lshlrev_b32_e32 v1, 2, v0
+s_waitcnt lgkmcnt(0)
+"""
+
+
+def run_asm(body: str, inputs: list[np.ndarray], agprs: int = 8, vgprs: int = 8, block=(64,)) -> list[np.ndarray]:
+    tb = Testbed(vram_size=1 << 26, arch=ARCH)
+    k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=vgprs, agprs=agprs)
+    vas = [tb.upload(x) for x in inputs]
+    tb.launch(k, vas + [0] * (2 - len(vas)), (1,), block)
+    return [tb.download(va, x.dtype, x.size).reshape(x.shape) for va, x in zip(vas, inputs, strict=True)]
+
+
+def test_accvgpr_moves_and_memory_with_the_acc_bit():
+    """a0..a3 live past the ArchVGPRs in the unified file: writes, reads, moves, loads into and stores from them."""
+    x = RNG.integers(0, 2**32, 64, dtype=np.uint64).astype(U32)
+    out = np.zeros((4, 64), U32)
+    body = """
+    global_load_dword a1, v1, s[4:5]
+    s_waitcnt vmcnt(0)
+    v_accvgpr_mov_b32 a2, a1
+    v_accvgpr_write_b32 a3, 7
+    v_accvgpr_read_b32 v2, a2
+    v_xor_b32_e32 v2, 0x5555, v2
+    v_accvgpr_write_b32 a0, v2
+    global_store_dword v1, a0, s[6:7]
+    global_store_dword v1, a1, s[6:7] offset:256
+    global_store_dword v1, a3, s[6:7] offset:512
+    v_accvgpr_read_b32 v3, a3
+    ds_write_b32 v1, a2
+    s_waitcnt lgkmcnt(0)
+    ds_read_b32 a3, v1
+    s_waitcnt lgkmcnt(0)
+    global_store_dword v1, a3, s[6:7] offset:768
+    """
+    tb = Testbed(vram_size=1 << 26, arch=ARCH)
+    k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=4, agprs=4, lds=256)
+    vas = [tb.upload(x), tb.upload(out)]
+    tb.launch(k, vas, (1,), (64,))
+    got = tb.download(vas[1], U32, out.size).reshape(out.shape)
+    assert np.array_equal(got[0], x ^ U32(0x5555)) and np.array_equal(got[1], x)
+    assert (got[2] == 7).all() and np.array_equal(got[3], x)
+
+
+def test_an_agpr_past_the_allocation_is_an_illegal_instruction():
+    with pytest.raises(HardwareFault) as e:
+        run_asm("v_accvgpr_write_b32 a9, 1", [np.zeros(64, U32)], agprs=8, vgprs=8)
+    assert e.value.kind == "illegal_instruction" and "a9 is past the 8 AccVGPRs" in str(e.value)
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("v_mfma_f32_32x32x1_2b_f32 a[0:31], v0, v1, 0 cbsz:1", "CBSZ/ABID/BLGP broadcasts are not modelled"),
+    ("v_mfma_f32_16x16x8_xf32 a[0:3], v[0:1], v[2:3], 0", "v_mfma_f32_16x16x8_xf32 is not implemented"),
+    ("v_smfmac_f32_16x16x32_f16 a[0:3], v[0:1], v[2:5], v6", "v_smfmac_f32_16x16x32_f16 is not implemented"),
+])
+def test_what_is_not_modelled_is_an_illegal_instruction(text, why):
+    with pytest.raises(HardwareFault) as e:
+        run_asm(text, [np.zeros(64, U32)], agprs=32, vgprs=8)
+    assert e.value.kind == "illegal_instruction" and why in str(e.value)
+
+
+def test_mfma_with_a_partial_exec_is_refused():
+    with pytest.raises(HardwareFault) as e:
+        run_asm("v_mfma_f32_16x16x4_f32 a[0:3], v0, v1, 0", [np.zeros(64, U32)], agprs=4, block=(48,))
+    assert "EXEC off is not modelled" in str(e.value)
