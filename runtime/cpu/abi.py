@@ -1,6 +1,7 @@
 """The CPU device's kernel ABI: where a launch puts things in the sandbox's address space, and what a kernel's
 code may assume. The x86-64 backend (compiler.backend.x86) builds code against these numbers; the device
-(runtime.cpu.device) maps memory by them. Nothing else is mapped, so any other address faults.
+(runtime.cpu.device) maps memory by them. Nothing else is mapped (but the code space between programs, below),
+so any other address faults.
 
 - kernarg page, `KERNARG` (read/write, for the device's life): at `8*i` the address of buffer argument i;
   at `FUEL` the instruction budget left; at `SCHED` the fiber scheduler's words.

@@ -1,14 +1,14 @@
 """The CPU device: x86-64 kernels (compiler.backend.x86) run under unicorn in a sandbox (runtime.cpu.abi).
 
 One unicorn instance per device. Buffers are host memory mapped into the sandbox in place (no copies) with no
-access; a launch opens its argument buffers (read/write), LDS and fiber stacks when it has them, closes whatever an
-earlier launch left open that it does not take, and runs from the entry to the return address, so a kernel reaches
-only its own memory. What a launch opened stays open until a launch that does not take it (no kernel runs in
-between): a loop of launches over the same buffers changes no protection, and every mem_protect costs unicorn
-time in proportion to the regions mapped. Code is mapped
-read/execute-only at its first launch and stays (runtime.cpu.abi says why), in mappings of many programs' code. The kernel walks its index grid
-itself (the driver loop is part of its code). Anything the sandbox refuses stops it with a CPUFault
-(runtime.cpu.fault) and the device stays usable: the next launch starts from a clean register state.
+access; a launch opens its argument buffers (read/write), LDS and fiber stacks when it has them, closes whatever
+an earlier launch left open that it does not take, and runs from the entry to the return address, so a kernel
+reaches only its own memory. What a launch opened stays open until a launch that does not take it (no kernel runs
+in between): a loop of launches over the same buffers changes no protection, and every mem_protect costs unicorn
+time in proportion to the regions mapped. Code is mapped read/execute-only at its first launch and stays
+(runtime.cpu.abi says why), many programs' code in one mapping. The kernel walks its index grid itself (the
+driver loop is part of its code). Anything the sandbox refuses stops it with a CPUFault (runtime.cpu.fault) and
+the device stays usable: the next launch starts from a clean register state.
 
 Determinism: no threads, no clocks, the same registers and memory at every entry, MXCSR fixed; unicorn's
 TCG computes SSE arithmetic in software (softfloat), so results are the same on every host.
