@@ -163,6 +163,8 @@ def flush() -> None:
 def _resolve(pending: list[_Deferred]) -> None:
     """Compare deferred launches with the other backend's run: the next test's launch of the same kernel on the
     same inputs, or, where it made none, a run of the other backend's kernel on the recorded bytes."""
+    if not pending:
+        return
     from compiler import backend as backends
     from compiler import realize
     for d in pending:
