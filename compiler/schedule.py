@@ -134,12 +134,40 @@ def _schedule(outs: list[LazyBuffer]) -> list[ScheduleItem]:
                 consumers[s.base].add(b)
     must = {b for b in outs} | {b for b in graph if _must_realize(b, consumers)}
     _cut_deep(graph, must)
-    while isinstance(items := _items(graph, must), Cut):
-        must.add(items.base)
+    kernels = _Kernels(must)
+    while isinstance(items := _items(graph, must, kernels), Cut):
+        kernels.cut(items.base)
     return items
 
 
-def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem] | Cut:
+class _Kernels:
+    """The kernels built while a schedule is made, by group. A Cut adds a base to `must` and the items are made
+    again; only the kernels that visited that base are built again: a kernel depends on `must` only through the
+    bases its walk visits, so every other one would come out the same (an LSTM cell's graph is cut some 80 times,
+    and rebuilding every kernel at each cut was most of its schedule's time)."""
+
+    def __init__(self, must: set):
+        self.must = must
+        self._built: dict[tuple, tuple[ScheduleItem, set]] = {}
+
+    def get(self, group: list[LazyBuffer]) -> ScheduleItem | Cut:
+        """_kernel(group), built once while no base it visited is cut."""
+        key = tuple(group)
+        hit = self._built.get(key)
+        if hit is not None:
+            return hit[0]
+        item, visited = _kernel(group, self.must)
+        if not isinstance(item, Cut):
+            self._built[key] = (item, visited)
+        return item
+
+    def cut(self, base: LazyBuffer) -> None:
+        """base gets a kernel of its own: forget the kernels that visited it."""
+        self.must.add(base)
+        self._built = {k: v for k, v in self._built.items() if base not in v[1]}
+
+
+def _items(graph: list[LazyBuffer], must: set, kernels: _Kernels) -> list[ScheduleItem] | Cut:
     """Steps in dependency order; elementwise kernels of one shape whose inputs are ready, or are computed by
     the kernel itself, share one kernel (up to MAX_OUTPUTS stores: an optimizer step updates a parameter and
     its state in one launch; fewer when together they would fuse more than MAX_FUSED nodes). While such a
@@ -168,7 +196,7 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem] | Cut:
             b = next((x for x in ready if not group or not elementwise[x]), None)
             if b is None:
                 if group:  # nothing else can run first: the group's kernel runs now
-                    made = _group_kernel(group, must)
+                    made = _group_kernel(group, kernels)
                     if isinstance(made, Cut):
                         return made
                     item, rest = made
@@ -182,7 +210,7 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem] | Cut:
         elif b.op is Ops.COPY:
             emit(ScheduleItem("copy", [b], inputs=[b.srcs[0].base]))
         elif not elementwise[b]:
-            item = _kernel([b], must)
+            item = kernels.get([b])
             if isinstance(item, Cut):
                 return item
             emit(item)
@@ -191,15 +219,15 @@ def _items(graph: list[LazyBuffer], must: set) -> list[ScheduleItem] | Cut:
     return items
 
 
-def _group_kernel(group: list[LazyBuffer], must: set) -> tuple[ScheduleItem, list[LazyBuffer]] | Cut:
+def _group_kernel(group: list[LazyBuffer], kernels: _Kernels) -> tuple[ScheduleItem, list[LazyBuffer]] | Cut:
     """The kernel of the longest prefix of group that fuses at most MAX_FUSED nodes, and the members left out
     (a member may compute another's value inline: a chain's pieces would otherwise fuse back together)."""
-    item = _kernel(group, must)
+    item = kernels.get(group)
     if not isinstance(item, Cut):
         return item, []
     if not item.size or item.member == 0:
         return item
-    prefix = _kernel(group[:item.member], must)
+    prefix = kernels.get(group[:item.member])
     return prefix if isinstance(prefix, Cut) else (prefix, group[item.member:])
 
 
@@ -422,8 +450,9 @@ def _mem(dt):
     return dtypes.uint8 if dt == dtypes.bool else dt
 
 
-def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem | Cut:
-    """One kernel storing every base of group (a single one may take a fused reduction's index space)."""
+def _kernel(group: list[LazyBuffer], must: set) -> tuple[ScheduleItem | Cut, set[LazyBuffer]]:
+    """One kernel storing every base of group (a single one may take a fused reduction's index space), and the
+    bases its walk visited (_kernel_shape's walk visits a subset of the builder's)."""
     builder = _Builder(group, must)
     stores = []
     for i, b in enumerate(group):
@@ -431,8 +460,9 @@ def _kernel(group: list[LazyBuffer], must: set) -> ScheduleItem | Cut:
         here = ShapeTracker.contiguous(b.shape).reshape(shape)  # kernel index -> b's flat index
         value = builder.build(b, here, False)
         if isinstance(value, Cut):
-            return replace(value, member=i)
+            return replace(value, member=i), set()
         value = value.cast(_mem(b.dtype))
         out = UOp(Ops.PARAM, PtrDType(_mem(b.dtype), "global", b.st.size()), (), i)
         stores.append(UOp(Ops.STORE, dtypes.int32, (out, UOp(Ops.VIEW, dtypes.int32, (), here), value)))
-    return ScheduleItem("kernel", list(group), UOp(Ops.SINK, dtypes.int32, tuple(stores)), builder.inputs)
+    visited = {key[0] for key in builder.memo} | set(builder.costly)
+    return ScheduleItem("kernel", list(group), UOp(Ops.SINK, dtypes.int32, tuple(stores)), builder.inputs), visited

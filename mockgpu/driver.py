@@ -89,6 +89,19 @@ def device_arches(n: int, arch: str | list[str] | tuple[str, ...] | None = None)
     return names
 
 
+# The JIT's background compile threads (simgpu.shader.jit.build names its pool so): they translate and load code
+# and store to no memory of the process, so a wait does not sleep for them.
+_COMPILE_THREADS = "simgpu-jit"
+
+
+def _other_threads_may_store() -> bool:
+    """Whether a thread other than the caller could store to a doorbell or to memory a queue waits on: any live
+    thread but the caller and the JIT's compile threads (once a kernel was compiled in the background its idle
+    pool thread stays, and every wedged wait slept its whole timeout for it)."""
+    me = threading.current_thread()
+    return any(t is not me and not t.name.startswith(_COMPILE_THREADS) for t in threading.enumerate())
+
+
 class MockOS(OS):
     """The amdkfd driver, DRM render nodes and sysfs over `devices` simulated GPUs: gfx1100s unless `arch` (or
     SIMGPU_ARCH) names another architecture of simgpu.hw.chips, for all of them ("gfx1201") or one per device
@@ -265,7 +278,7 @@ class MockOS(OS):
         out). While the caller sleeps here only another thread of this process can store to a doorbell or to
         memory a queue waits on; with no other thread nothing can change, so it is False at once."""
         pause = 50e-6
-        while threading.active_count() > 1 and time.monotonic() < deadline:
+        while _other_threads_may_store() and time.monotonic() < deadline:
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 2e-3)
             left = max(deadline - time.monotonic(), 1e-3)  # the caller's timeout bounds a dispatch started here

@@ -1,12 +1,15 @@
 """The CPU device's kernel ABI: where a launch puts things in the sandbox's address space, and what a kernel's
 code may assume. The x86-64 backend (compiler.backend.x86) builds code against these numbers; the device
-(runtime.cpu.device) maps memory by them. Nothing else is mapped, so any other address faults.
+(runtime.cpu.device) maps memory by them. Nothing else is mapped (but the code space between programs, below),
+so any other address faults.
 
 - kernarg page, `KERNARG` (read/write, for the device's life): at `8*i` the address of buffer argument i;
   at `FUEL` the instruction budget left; at `SCHED` the fiber scheduler's words.
 - code, `CODE_BASE + k * CODE_STRIDE` (read/execute-only, from its first launch on): program k's .text. Code
   stays mapped so that unicorn's translations of it survive from one launch to the next (unmapping memory
-  makes unicorn drop every translation); it is never writable.
+  makes unicorn drop every translation); it is never writable. The code of `CODE_CHUNK // CODE_STRIDE`
+  programs shares one mapping (zeros between programs): every mapping slows each later map and protect in
+  unicorn, and a device that loaded a thousand kernels had a thousand code mappings.
 - buffers, in the heap from `HEAP_BASE` (mapped for the buffer's life, but accessible, read/write, only
   during a launch that has it as an argument; no access otherwise): the buffer's bytes, placed so that its
   last byte is the last byte of a page, followed by `BUFFER_GUARD` bytes that are never mapped: the first byte
@@ -37,6 +40,7 @@ SCHED_WORDS = 8
 
 CODE_BASE = 0x400000000000  # above the heap
 CODE_STRIDE = 0x100000  # 1 MiB of address space per loaded program (the largest kernel text)
+CODE_CHUNK = 64 * CODE_STRIDE  # one mapping holds the code of 64 programs
 LDS_BASE = 0x20000000
 LDS_SIZE = 0x10000  # gfx11's 64 KiB per workgroup
 FIBER_BASE = 0x30000000

@@ -1,11 +1,14 @@
 """The CPU device: x86-64 kernels (compiler.backend.x86) run under unicorn in a sandbox (runtime.cpu.abi).
 
 One unicorn instance per device. Buffers are host memory mapped into the sandbox in place (no copies) with no
-access; a launch opens its argument buffers (read/write), LDS and fiber stacks when it has them, runs from the
-entry to the return address, and closes them again, so a kernel reaches only its own memory. Code is mapped
-read/execute-only at its first launch and stays (runtime.cpu.abi says why). The kernel walks its index grid
-itself (the driver loop is part of its code). Anything the sandbox refuses stops it with a CPUFault
-(runtime.cpu.fault) and the device stays usable: the next launch starts from a clean register state.
+access; a launch opens its argument buffers (read/write), LDS and fiber stacks when it has them, closes whatever
+an earlier launch left open that it does not take, and runs from the entry to the return address, so a kernel
+reaches only its own memory. What a launch opened stays open until a launch that does not take it (no kernel runs
+in between): a loop of launches over the same buffers changes no protection, and every mem_protect costs unicorn
+time in proportion to the regions mapped. Code is mapped read/execute-only at its first launch and stays
+(runtime.cpu.abi says why), many programs' code in one mapping. The kernel walks its index grid itself (the
+driver loop is part of its code). Anything the sandbox refuses stops it with a CPUFault (runtime.cpu.fault) and
+the device stays usable: the next launch starts from a clean register state.
 
 Determinism: no threads, no clocks, the same registers and memory at every entry, MXCSR fixed; unicorn's
 TCG computes SSE arithmetic in software (softfloat), so results are the same on every host.
@@ -143,7 +146,10 @@ class CPUDevice:
         uc.hook_add(UC_HOOK_MEM_INVALID, self._on_invalid)
         uc.mem_map(abi.LDS_BASE, abi.LDS_SIZE, UC_PROT_NONE)
         uc.mem_map(abi.FIBER_BASE, abi.FIBER_SIZE, UC_PROT_NONE)
+        self._opened: set[tuple[int, int]] = set()  # buffer mappings (address, size) open (read/write) now
+        self._extent = {abi.LDS_BASE: 0, abi.FIBER_BASE: 0}  # bytes open now at the start of LDS, fiber stacks
         self._programs: dict[bytes, Program] = {}
+        self._code_chunks: set[int] = set()  # addresses of the code mappings (abi.CODE_CHUNK bytes each)
         self._heap = abi.HEAP_BASE
         self._free: dict[int, list[_Mapping]] = {}  # freed mappings by size, for reuse
         self._free_bytes = 0
@@ -180,6 +186,7 @@ class CPUDevice:
             size = max(k for k, v in self._free.items() if v)
             old = self._free[size].pop()
             self.uc.mem_unmap(old.address, old.size)
+            self._opened.discard((old.address, old.size))
             self._free_bytes -= size
 
     def load(self, binary: bytes) -> Program:
@@ -205,54 +212,66 @@ class CPUDevice:
         uc = self.uc
         uc.context_restore(self._clean)
         budget = self.budget if budget is None else budget
-        opened: list[tuple[int, int]] = []
+        self._open(program, buffers)
+        args = b"".join(b.address.to_bytes(8, "little") for b in buffers)
+        uc.mem_write(abi.KERNARG, args)
+        uc.mem_write(abi.FUEL, budget.to_bytes(8, "little"))
+        uc.mem_write(abi.STACK_TOP - 8, abi.EXIT.to_bytes(8, "little"))
+        self._access = None
+        self.launches += 1
+        t0 = time.perf_counter()
         try:
-            self._open(program, buffers, opened)
-            args = b"".join(b.address.to_bytes(8, "little") for b in buffers)
-            uc.mem_write(abi.KERNARG, args)
-            uc.mem_write(abi.FUEL, budget.to_bytes(8, "little"))
-            uc.mem_write(abi.STACK_TOP - 8, abi.EXIT.to_bytes(8, "little"))
-            self._access = None
-            self.launches += 1
-            t0 = time.perf_counter()
-            try:
-                uc.emu_start(program.address + meta["entry"], abi.EXIT, timeout=int(self.watchdog_s * 1e6))
-            except UcError as e:
-                raise self._fault(program, buffers, e.errno, budget) from None
-            seconds = time.perf_counter() - t0
-            if uc.reg_read(ux.UC_X86_REG_RIP) != abi.EXIT:
-                raise self._fault(program, buffers, None, budget)
-            left = int.from_bytes(uc.mem_read(abi.FUEL, 8), "little")
-            return LaunchStats(budget - left, seconds)
-        finally:
-            for addr, size in opened:
-                uc.mem_protect(addr, size, UC_PROT_NONE)
+            uc.emu_start(program.address + meta["entry"], abi.EXIT, timeout=int(self.watchdog_s * 1e6))
+        except UcError as e:
+            raise self._fault(program, buffers, e.errno, budget) from None
+        seconds = time.perf_counter() - t0
+        if uc.reg_read(ux.UC_X86_REG_RIP) != abi.EXIT:
+            raise self._fault(program, buffers, None, budget)
+        left = int.from_bytes(uc.mem_read(abi.FUEL, 8), "little")
+        return LaunchStats(budget - left, seconds)
 
-    def _open(self, program: Program, buffers: list[CPUBuffer], opened: list) -> None:
-        """Map the code (once), open the argument buffers, LDS and fiber stacks for one launch."""
+    def _open(self, program: Program, buffers: list[CPUBuffer]) -> None:
+        """Map the code (once); open the argument buffers, LDS and fiber stacks for one launch and close what is
+        open but not the launch's (module docstring)."""
         uc, meta = self.uc, program.image.meta
         if not program.mapped:
-            size = abi.pages(len(program.image.code))
-            uc.mem_map(program.address, size, UC_PROT_READ | UC_PROT_EXEC)
+            chunk = program.address - (program.address - abi.CODE_BASE) % abi.CODE_CHUNK
+            if chunk not in self._code_chunks:
+                uc.mem_map(chunk, abi.CODE_CHUNK, UC_PROT_READ | UC_PROT_EXEC)
+                self._code_chunks.add(chunk)
             uc.mem_write(program.address, program.image.code)
             program.mapped = True
-        for i, buf in enumerate(buffers):
-            if buf.freed:
-                raise ValueError(f"{program.name}: buffer argument {i} was freed")
-            m = buf._mapping
-            if (m.address, m.size) not in opened:
-                uc.mem_protect(m.address, m.size, _RW)
-                opened.append((m.address, m.size))
+        extents = {}
         for base, size, limit in ((abi.LDS_BASE, meta["lds"], abi.LDS_SIZE),
                                   (abi.FIBER_BASE, meta["fibers"], abi.FIBER_SIZE)):
             if size > limit:
                 raise ImageError(f"{program.name}: {size} bytes needed at {base:#x}, at most {limit}")
-            if size:
-                size = abi.pages(size)
-                uc.mem_protect(base, size, _RW)
-                opened.append((base, size))
-                if base == abi.LDS_BASE:
-                    uc.mem_write(base, bytes(size))
+            extents[base] = abi.pages(size) if size else 0
+        wanted = set()
+        for i, buf in enumerate(buffers):
+            if buf.freed:
+                raise ValueError(f"{program.name}: buffer argument {i} was freed")
+            wanted.add((buf._mapping.address, buf._mapping.size))
+        for region in self._opened - wanted:
+            uc.mem_protect(*region, UC_PROT_NONE)
+            self._opened.discard(region)
+        for region in wanted - self._opened:
+            uc.mem_protect(*region, _RW)
+            self._opened.add(region)
+        for base, size in extents.items():
+            self._set_extent(base, size)
+        if extents[abi.LDS_BASE]:
+            uc.mem_write(abi.LDS_BASE, bytes(extents[abi.LDS_BASE]))
+
+    def _set_extent(self, base: int, size: int) -> None:
+        """Open the first `size` bytes at base (LDS or the fiber stacks) and close the rest, changing only the pages
+        whose protection differs from the last launch's."""
+        now = self._extent[base]
+        if size > now:
+            self.uc.mem_protect(base + now, size - now, _RW)
+        elif size < now:
+            self.uc.mem_protect(base + size, now - size, UC_PROT_NONE)
+        self._extent[base] = size
 
     # ---- faults ------------------------------------------------------------------------------------------------
     def _fault(self, program: Program, buffers: list[CPUBuffer], errno: int | None, budget: int) -> CPUFault:

@@ -101,10 +101,44 @@ def gpu_arch(request):
         device._OPEN.update(saved)
 
 
+def pytest_collection_modifyitems(items):
+    """A case's runs with each backend one after the other (pytest orders a function's cases by the first
+    parameter, `backend` here: every x86 case, then every llvm case...): the second run then compares with the
+    first's records (tests/support/differential.py) instead of running the other backend again."""
+    groups: dict[tuple, list] = {}
+    for item in items:
+        params = getattr(item, "callspec", None) and item.callspec.params
+        key = (id(item.parent), item.originalname, tuple((k, id(v)) for k, v in params.items() if k != "backend")) \
+            if params and "backend" in params else (id(item),)
+        groups.setdefault(key, []).append(item)
+    items[:] = [item for group in groups.values() for item in group]
+
+
+_NEXT: list = [None]  # the test that runs after the current one in this process (None: none, or not known)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _NEXT[0] = nextitem
+    yield
+
+
+def _next_is_with(request, partner: str | None) -> bool:
+    """Whether the next test is this case with the partner backend (the same function and other parameters)."""
+    nxt, me = _NEXT[0], request.node
+    if partner is None or nxt is None or not hasattr(nxt, "callspec") or nxt.parent is not me.parent \
+            or nxt.originalname != me.originalname:
+        return False
+    mine, theirs = me.callspec.params, nxt.callspec.params
+    return theirs.get("backend") == partner and mine.keys() == theirs.keys() and \
+        all(theirs[k] is v for k, v in mine.items() if k != "backend")
+
+
 @pytest.fixture
 def backend(request):
     """Compile with each registered backend in turn (and default to its device kind); kernels are checked
-    against the partner backend (module docstring). With `gpu_arch`, that architecture's device is AMD:0 first."""
+    against the partner backend (module docstring): when the next test is the same case with the partner, by
+    that test's own launches. With `gpu_arch`, that architecture's device is AMD:0 first."""
     from compiler import backend as backends
     from compiler import device
     from tests.support import differential
@@ -112,11 +146,19 @@ def backend(request):
     be = backends.get(request.param)
     old = device.DEFAULT
     device.DEFAULT = be.device_kind
+    partner = _partner(request.param, arch)
     try:
-        with backends.using(request.param), differential.watch(request.param, _partner(request.param, arch)):
+        with backends.using(request.param), \
+                differential.watch(request.param, partner, defer=_next_is_with(request, partner)):
             yield request.param
     finally:
         device.DEFAULT = old
+
+
+def pytest_sessionfinish(session):
+    """Launches deferred to a next test that did not run (the end of a worker's share) are checked now."""
+    from tests.support import differential
+    differential.flush()
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -36,3 +36,40 @@ def test_a_disagreement_fails_the_case(monkeypatch):
     with pytest.raises(AssertionError, match="output 0: llvm vs native"):
         with backends.using("native"), differential.watch("native", "llvm"):
             (Tensor(np.arange(8, dtype=np.float32)) + 1).numpy()
+
+
+def _fresh_records(monkeypatch):
+    """No records of the tests before (the same launches, kept for the next test, would be compared at once)."""
+    monkeypatch.setattr(differential, "_records", {})
+    monkeypatch.setattr(differential, "_generation", {})
+
+
+def test_a_deferred_launch_is_checked_by_the_next_tests_launch_or_at_its_end(monkeypatch):
+    """defer (the next test is the case with the other backend): a launch that test repeats is compared as it
+    happens; one it does not is run by the other backend on the recorded bytes at its end."""
+    _fresh_records(monkeypatch)
+    on_bytes = []
+    real = differential._run_on_bytes
+    monkeypatch.setattr(differential, "_run_on_bytes", lambda *a: on_bytes.append(a[1]) or real(*a))
+    x = np.arange(8, dtype=np.float32)
+    before = differential.stats["compared"]
+    with backends.using("llvm"), differential.watch("llvm", "native", defer=True):
+        np.testing.assert_equal((Tensor(x) + 1).numpy(), x + 1)
+        np.testing.assert_equal((Tensor(x) * 3).numpy(), x * 3)
+    assert differential.stats["compared"] == before and not on_bytes  # both wait for the next test
+    with backends.using("native"), differential.watch("native", "llvm"):
+        np.testing.assert_equal((Tensor(x) + 1).numpy(), x + 1)  # repeats the first launch, not the second
+        assert differential.stats["compared"] == before + 1 and not on_bytes
+    assert len(on_bytes) == 1 and differential.stats["compared"] == before + 2
+
+
+def test_a_deferred_disagreement_fails_the_next_test(monkeypatch):
+    def wrong(dev, ast, be, ins, before, compile_ast):
+        return [bytes(len(b)) for b in before]  # all zeros: not what the kernels compute
+    _fresh_records(monkeypatch)
+    monkeypatch.setattr(differential, "_run_on_bytes", wrong)
+    with backends.using("llvm"), differential.watch("llvm", "native", defer=True):
+        (Tensor(np.arange(8, dtype=np.float32)) + 1).numpy()
+    with pytest.raises(AssertionError, match="output 0: native vs llvm"):
+        with backends.using("native"), differential.watch("native", "llvm"):
+            pass  # launches nothing: the deferred launch runs with native at the end

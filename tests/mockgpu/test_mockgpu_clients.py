@@ -5,6 +5,8 @@ doorbell rung by a plain store, peer VRAM, and WAIT_EVENTS that really waits for
 import ctypes
 import errno
 import struct
+import subprocess
+import sys
 import threading
 import time
 
@@ -235,3 +237,28 @@ def test_wait_events_times_out_after_its_timeout_while_another_thread_could_stor
         other.join()
     assert w.wait_result == F.KFD_IOC_WAIT_RESULT_TIMEOUT and elapsed >= 0.1
     assert ctypes.c_uint32.from_address(done).value == 0
+
+
+_JIT_THREAD_WAIT = """
+import threading, time
+from simgpu.shader.jit import build
+from tests.mockgpu.test_mockgpu_clients import F, Client, _blocked_queue, call
+import ctypes
+build.submit(None, None).exception()  # a compile of nothing fails at once; the JIT's pool thread stays, idle
+assert [t.name for t in threading.enumerate()] == ["MainThread", "simgpu-jit_0"], threading.enumerate()
+c = Client()
+_, done, events = _blocked_queue(c)
+t0 = time.monotonic()
+w = call(c.m, c.kfd, F.AMDKFD_IOC_WAIT_EVENTS, F.kfd_ioctl_wait_events_args(
+    events_ptr=ctypes.addressof(events), num_events=1, timeout=10_000))
+print(w.wait_result == F.KFD_IOC_WAIT_RESULT_TIMEOUT, ctypes.c_uint32.from_address(done).value, time.monotonic() - t0)
+"""
+
+
+def test_wait_events_does_not_sleep_for_the_jits_idle_compile_thread():
+    """The JIT's background compile thread stays after a compile, idle: it stores to no memory, so a wait nothing
+    else can satisfy answers TIMEOUT at once (it slept its whole timeout while the thread lived). In a process of
+    its own: a test process may hold other threads (in-process servers of earlier tests) that could store."""
+    out = subprocess.run([sys.executable, "-c", _JIT_THREAD_WAIT], capture_output=True, text=True, check=True,
+                         timeout=120).stdout.split()
+    assert out[:2] == ["True", "0"] and float(out[2]) < 5, out

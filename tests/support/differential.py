@@ -7,7 +7,11 @@ its outputs under (kernel AST, input bytes, backend). When the other backend alr
 same case ran with it earlier in this process: the `backend` fixture runs the reference backend first), the two
 are compared; otherwise the kernel is compiled for the other backend (through the kernel cache, which the other
 parametrization of the case then reuses) and run on copies of the output buffers. Records older than the
-previous test are dropped. SIMGPU_DIFFERENTIAL=0 turns it off; `paused()` lets a test repeat, unchecked,
+previous test are dropped. When the next test is the same case with the other backend (`defer`: the `backend`
+fixture knows the next test), the other backend's run waits for it: that test's own launches are the other
+backend's run of the same kernels on the same inputs, compared as they happen; a launch it did not repeat is run
+by the other backend at its end, on the inputs' recorded bytes (the case's kernels then run once per backend,
+not the other backend's twice). SIMGPU_DIFFERENTIAL=0 turns it off; `paused()` lets a test repeat, unchecked,
 launches it has already checked (a determinism rerun it asserts bit-identical). A launch the block cannot check
 (its program was not compiled through the compiler inside the block) fails the test, so "every case on both
 backends" holds by construction, not by hope.
@@ -18,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -28,6 +33,23 @@ _generation: dict[tuple, int] = {}
 stats = {"compared": 0, "tests": 0}
 _test = [0]
 _paused = [0]
+
+
+@dataclass
+class _Deferred:
+    """A launch whose run by the other backend waits for the next test (the same case with that backend)."""
+
+    dev: object
+    ast: object
+    key: tuple
+    name: str
+    backend: str
+    other: str
+    ins: list[bytes]
+    before: list[bytes]
+
+
+_deferred: list[_Deferred] = []  # launches of the previous test, for this one to repeat
 
 
 def enabled() -> bool:
@@ -56,8 +78,9 @@ def _compare(name: str, dtypes_: list, a: list[bytes], b: list[bytes], pair: tup
 
 
 @contextlib.contextmanager
-def watch(backend: str, other: str | None):
-    """Check every launch of the block against `other` (module docstring); other None: record only."""
+def watch(backend: str, other: str | None, defer: bool = False):
+    """Check every launch of the block against `other` (module docstring); other None: record only. defer: the
+    next test is this case with `other` (module docstring)."""
     if not enabled():
         yield
         return
@@ -70,6 +93,8 @@ def watch(backend: str, other: str | None):
     stats["tests"] += 1
     asts: dict[str, object] = {}
     unchecked: list[str] = []
+    carried, mine = _deferred[:], []  # the previous test's deferred launches; this one's
+    _deferred.clear()
     real_compile, real_launch = realize.compile_ast, device.DeviceAdapter.launch
 
     def compile_ast(ast, be, cached=True):
@@ -86,8 +111,8 @@ def watch(backend: str, other: str | None):
             return real_launch(dev, program, buffers)
         outs = _out_dtypes(ast)
         n = len(outs)
-        ins = tuple(hashlib.sha256(b.copyout(np.empty(b.nbytes, np.uint8)).tobytes()).hexdigest()
-                    for b in buffers[n:])
+        inputs = [b.copyout(np.empty(b.nbytes, np.uint8)).tobytes() for b in buffers[n:]]
+        ins = tuple(hashlib.sha256(x).hexdigest() for x in inputs)
         before = [b.copyout(np.empty(b.nbytes, np.uint8)).tobytes() for b in buffers[:n]]
         handle = real_launch(dev, program, buffers)
         handle.wait()
@@ -96,10 +121,14 @@ def watch(backend: str, other: str | None):
         _generation[key] = _test[0]
         rec[backend] = [b.copyout(np.empty(b.nbytes, np.uint8)).tobytes() for b in buffers[:n]]
         if other is not None:
-            if other not in rec:
+            if other in rec:
+                _compare(program.name, outs, rec[other], rec[backend], (other, backend))
+            elif defer:
+                mine.append(_Deferred(dev, ast, key, program.name, backend, other, inputs, before))
+            else:
                 rec[other] = _run_other(dev, ast, backends.get(other), buffers, n, before, real_compile,
                                         real_launch)
-            _compare(program.name, outs, rec[other], rec[backend], (other, backend))
+                _compare(program.name, outs, rec[other], rec[backend], (other, backend))
         return handle
 
     realize.compile_ast, device.DeviceAdapter.launch = compile_ast, launch
@@ -107,6 +136,8 @@ def watch(backend: str, other: str | None):
         yield
     finally:
         realize.compile_ast, device.DeviceAdapter.launch = real_compile, real_launch
+        _deferred.extend(mine)
+        _resolve(carried)  # (also when the block raised: the previous test's launches are checked in any case)
     if other is not None and unchecked:
         raise AssertionError(f"launches not checked against {other}: {unchecked}")
 
@@ -120,6 +151,41 @@ def paused():
         yield
     finally:
         _paused[0] -= 1
+
+
+def flush() -> None:
+    """Check the launches still deferred (their next test did not run: the end of a run)."""
+    pending = _deferred[:]
+    _deferred.clear()
+    _resolve(pending)
+
+
+def _resolve(pending: list[_Deferred]) -> None:
+    """Compare deferred launches with the other backend's run: the next test's launch of the same kernel on the
+    same inputs, or, where it made none, a run of the other backend's kernel on the recorded bytes."""
+    if not pending:
+        return
+    from compiler import backend as backends
+    from compiler import realize
+    for d in pending:
+        rec = _records.setdefault(d.key, {})
+        if d.other not in rec:  # (a launch of it by the next test was compared as it happened)
+            rec[d.other] = _run_on_bytes(d.dev, d.ast, backends.get(d.other), d.ins, d.before, realize.compile_ast)
+            _compare(d.name, _out_dtypes(d.ast), rec[d.other], rec[d.backend], (d.other, d.backend))
+
+
+def _run_on_bytes(dev, ast, be, ins: list[bytes], before: list[bytes], compile_ast) -> list[bytes]:
+    """Outputs of the kernel compiled by backend `be`, run on fresh buffers holding `before` and `ins`."""
+    prog = compile_ast(ast, be)
+    temps = [dev.alloc(len(data)) for data in (*before, *ins)]
+    try:
+        for t, data in zip(temps, (*before, *ins), strict=True):
+            t.copyin(np.frombuffer(data, np.uint8))
+        dev.launch(prog, temps).wait()
+        return [t.copyout(np.empty(t.nbytes, np.uint8)).tobytes() for t in temps[:len(before)]]
+    finally:
+        for t in temps:
+            t.release()
 
 
 def _run_other(dev, ast, be, buffers, n: int, before: list[bytes], real_compile, real_launch) -> list[bytes]:
