@@ -94,3 +94,12 @@ def check_fresh_random_words(enc: str, arch: str = DEFAULT, count: int = 1000) -
     assert len(kept) >= 10, f"seed {seed}: only {len(kept)} words kept"
     fails = [(w.hex(), t, why) for w, t in kept if (why := check_pair(w, t, arch=arch))]
     assert not fails, f"seed {seed}: {len(fails)}/{len(kept)} differ, e.g. {fails[:3]}"
+
+
+def check_form_coverage(arch: str = DEFAULT) -> None:
+    """Every form (mnemonic as printed) of every opcode llvm-mc decodes for `arch`, as the table sweep found them,
+    has golden pairs (with the pairs' agreement: tools.isa_report's 100% form coverage)."""
+    from tools.isa_report import known_forms, pair_forms
+    for enc, known in known_forms(arch).items():
+        seen = {f for _, t in pairs_by_encoding(arch=arch).get(enc, []) for f in pair_forms(enc, t)}
+        assert known <= seen, f"{enc}: no golden pair of {sorted(known - seen)[:10]}"
