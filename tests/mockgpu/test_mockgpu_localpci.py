@@ -19,6 +19,7 @@ from mockgpu.remote_pci import RemotePCIServer
 from simgpu.mem import PageTableBuilder, shared
 from simgpu.mem.pagetable import bump_allocator
 from simgpu.mem.physical import PhysicalAddressError
+from tests.wiring.proc_maps import memfd_blocks
 
 PAGE = 4096
 VMID = 5
@@ -143,15 +144,9 @@ def test_a_mapping_the_host_mapping_service_hands_out_holds_the_block_too(servic
     assert gpu.mmu.walk(VMID, VA) is not None and service.hostmap.resolve(VA) is None  # nothing to map there now
 
 
-def _host_blocks(pid: str = "self") -> tuple[int, int]:
-    """(mappings, bytes) of system-memory blocks in a process's address space."""
-    count = size = 0
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            if "/memfd:simgpu-host:" in line:
-                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-                count, size = count + 1, size + hi - lo
-    return count, size
+def _host_blocks(pid: str = "self") -> list[int]:
+    """[mappings, bytes] of system-memory blocks in a process's address space."""
+    return memfd_blocks(pid, "simgpu-host:")
 
 
 def _rss_shmem_kib() -> int:

@@ -14,6 +14,7 @@ import mmap
 import os
 
 import numpy as np
+from proc_maps import memfd_blocks  # (a sibling module: this runs as a script with the client's PYTHONPATH)
 from tinygrad import Device, dtypes
 from tinygrad.device import Buffer, BufferSpec
 
@@ -34,13 +35,7 @@ def sdma_copy(dev, dest, src, size: int) -> None:
 
 def host_blocks(pid) -> list[int]:
     """[mappings, bytes] of system-memory blocks (/memfd:simgpu-host:...) in a process's address space."""
-    count = size = 0
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            if "/memfd:simgpu-host:" in line:
-                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-                count, size = count + 1, size + hi - lo
-    return [count, size]
+    return memfd_blocks(pid, "simgpu-host:")
 
 
 def sysmem_loop(dev) -> None:

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+from proc_maps import memfd_blocks  # (a sibling module: this runs as a script with the client's PYTHONPATH)
+
 BUFFERS, SIZE = 12, 1 << 20  # per child: host buffers of 1 MiB and a few pages more each time
 CHILDREN = 3
 
@@ -23,13 +25,7 @@ def report(check: str, **fields) -> None:
 
 def sysmem_blocks(pid) -> list[int]:
     """[mappings, bytes] of the remote transport's system buffers (/memfd:simgpu-sysmem) in a process."""
-    count = size = 0
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            if "/memfd:simgpu-sysmem" in line:
-                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-                count, size = count + 1, size + hi - lo
-    return [count, size]
+    return memfd_blocks(pid, "simgpu-sysmem")
 
 
 def child() -> None:
