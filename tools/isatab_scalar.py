@@ -286,6 +286,8 @@ def name_tables(sopp: dict[str, dict]) -> dict:
         if m:
             msg[str(i)] = m.group(1)
     out = {"hwreg": hw, "sendmsg": msg}
+    if gfx9:  # the names are every value of the probed range that prints sendmsg(...): any other prints as a number
+        out["sendmsg_complete"] = True
     waitcnt = learn_waitcnt(by_name["s_waitcnt"])
     if waitcnt is not None:
         out["waitcnt"] = waitcnt

@@ -88,7 +88,8 @@ def _slot_text(inst: Inst, slot: list, offset: int) -> str:
         code = f[name]
         text = _literal_text(inst, name) if code == LITERAL else src_name(code, count, slot[2], fam)
     elif name == "ssrc0_msg":
-        text = simm16.format_sendmsg(f["ssrc0"], tables(inst.arch)["names"]["sendmsg"])
+        names = tables(inst.arch)["names"]
+        text = simm16.format_sendmsg(f["ssrc0"], names["sendmsg"], "sendmsg_complete" in names)
     elif name == "ssrc1_gpr_idx":
         text = simm16.format_gpr_idx(f["ssrc1"])
     elif name == "simm16":

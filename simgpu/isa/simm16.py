@@ -81,10 +81,14 @@ def format_hwreg(v: int, names: dict[str, str]) -> str:
     return f"hwreg({name}, {off}, {size})"
 
 
-def format_sendmsg(v: int, names: dict[str, str]) -> str:
-    if str(v) in names:  # gfx9's names hold the whole text: sendmsg(MSG_GS, GS_OP_CUT, 1)
+def format_sendmsg(v: int, names: dict[str, str], complete: bool = False) -> str:
+    """`complete`: `names` holds every value of the probed range that prints sendmsg(...), with the whole text
+    (gfx9: sendmsg(MSG_GS, GS_OP_CUT, 1)), and any other value in it prints as a number. Without it (gfx11, gfx12)
+    a value without a name up to 0xFF prints sendmsg(v, 0, 0). (gfx9 values above 1023 are not probed: llvm prints
+    some of them symbolically, which this does not.)"""
+    if str(v) in names:
         return f"sendmsg({names[str(v)]})"
-    if v > 0xFF:
+    if v > 0xFF or complete:
         return str(v)
     return f"sendmsg({v}, 0, 0)"
 
@@ -148,7 +152,7 @@ def format_imm(kind: str, v: int, names: dict) -> str:
     if kind == "hwreg":
         return format_hwreg(v, names["hwreg"])
     if kind == "sendmsg":
-        return format_sendmsg(v, names["sendmsg"])
+        return format_sendmsg(v, names["sendmsg"], "sendmsg_complete" in names)
     if kind == "version":
         return format_version(v, names["version"], names["version_flags"])
     if kind == "gpr_idx":

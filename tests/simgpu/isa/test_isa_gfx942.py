@@ -58,6 +58,7 @@ EXAMPLES = [
     ("s_mov_b32 s1, flat_scratch_lo", "660081be"),
     ("s_mov_b64 s[2:3], xnack_mask", "680182be"),
     ("s_waitcnt vmcnt(0) lgkmcnt(0)", "70008cbf"),
+    ("s_sendmsghalt 199", "c70091bf"),  # no message 7 with bit 7 set: a number (gfx11 would print sendmsg(199, 0, 0))
     ("s_load_dword s1, s[2:3], 0x10", "410002c010000000"),
     ("s_load_dword s1, s[2:3], s4", "410000c004000000"),
     ("s_load_dword s1, s[2:3], s4 offset:0x10", "414002c010000008"),
