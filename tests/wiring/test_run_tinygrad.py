@@ -30,9 +30,11 @@ def _run(tmp: str, arch: str) -> dict:
     return json_checks(r, "fault")
 
 
-# Every check runs on the default gfx1100 and on gfx1201 (RDNA4: tinygrad picks gfx12's registers, renderer target
-# and code by the topology's gfx_target_version and the IP discovery versions; its kernels run as gfx12 code).
-@pytest.fixture(scope="module", params=["gfx1100", "gfx1201"])
+# Every check runs on the default gfx1100, on gfx1201 (RDNA4: tinygrad picks gfx12's registers, renderer target
+# and code by the topology's gfx_target_version and the IP discovery versions; its kernels run as gfx12 code) and on
+# gfx942 (CDNA3, MI300X: num_xcc 8 makes tinygrad dispatch over an AQL queue, with gfx9's PM4 forms in vendor-specific
+# indirect buffers and SDMA 4.4's packets; its wave64 kernels run on the interpreter).
+@pytest.fixture(scope="module", params=["gfx1100", "gfx1201", "gfx942"])
 def checks(request, tmp_path_factory):
     return {"arch": request.param} | _run(str(tmp_path_factory.mktemp(f"tinygrad-{request.param}")), request.param)
 
