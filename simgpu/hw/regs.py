@@ -61,6 +61,14 @@ COMPUTE_STATIC_THREAD_MGMT_SE4 = 0x2E2B
 COMPUTE_DISPATCH_INTERLEAVE = 0x2E2F
 COMPUTE_USER_DATA_0 = 0x2E40
 NUM_USER_DATA = 16
+# gfx9 (gc_9_4_3_offset.h: regCOMPUTE_PGM_RSRC3 is 0x0e2d from GC base 0x2000) has COMPUTE_PGM_RSRC3 five dwords
+# past gfx10+'s; every other COMPUTE_* register above is at the same address on both.
+COMPUTE_PGM_RSRC3_GFX9 = 0x2E2D
+
+
+def compute_pgm_rsrc3(family: str = "gfx11") -> int:
+    """COMPUTE_PGM_RSRC3's address in an ISA family."""
+    return COMPUTE_PGM_RSRC3_GFX9 if family == "gfx9" else COMPUTE_PGM_RSRC3
 
 
 # ---- register fields ---------------------------------------------------------------------------------
