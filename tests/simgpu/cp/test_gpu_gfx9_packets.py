@@ -9,6 +9,8 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simgpu.cp.queue import QueueState
 from simgpu.gpu import GPU
@@ -168,3 +170,31 @@ def test_sdma44_poll_regmem_trap_and_timestamp_keep_v6s_layout(vm942):
     vm942.write(flag, struct.pack("<I", 1))
     vm942.gpu.run_until_idle()
     assert r.q.state == QueueState.IDLE and vm942.u64(stamp) > 0
+
+
+# kfd_pm4_headers_ai.h's pm4_mec_release_mem ordinal 2, field by field (lo, width), plus soc15d.h's EOP_EXEC [28]:
+# every other bit is reserved on gfx9.
+_RELEASE_EVENT_FIELDS = [(0, 6), (8, 4), (12, 1), (13, 1), (15, 1), (16, 1), (17, 1), (19, 1), (20, 1), (21, 1),
+                         (25, 2), (28, 1), (29, 1)]
+_RELEASE_DEFINED = sum(((1 << w) - 1) << lo for lo, w in _RELEASE_EVENT_FIELDS)
+# soc15d.h's PACKET3_ACQUIRE_MEM_CP_COHER_CNTL_* bits and ENGINE_SEL [31]
+_COHER_DEFINED = sum(1 << b for b in (3, 4, 5, 15, 18, 22, 23, 25, 26, 27, 28, 29, 30, 31))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_gfx9_release_mem_event_dword_is_refused_exactly_when_a_reserved_bit_is_set(dw0):
+    assert (pm4_gfx9.release_mem_reserved(dw0) is None) == (dw0 & ~_RELEASE_DEFINED == 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([None, *(b for b in range(32) if not _COHER_DEFINED >> b & 1)]),
+       st.integers(0, 2**56 - 1), st.integers(0, 2**56 - 1))
+def test_gfx9_acquire_mem_runs_exactly_when_coher_cntl_has_no_reserved_bit(actions, reserved, base, size):
+    coher = (actions & _COHER_DEFINED) | (0 if reserved is None else 1 << reserved)
+    vm = VM(GPU(vram_size=64 << 20, arch="gfx942"))
+    r = Ring(vm, "pm4")
+    words = pm4_gfx9.acquire_mem(base, size, coher)
+    assert words[1:] == [coher, size & 0xFFFFFFFF, size >> 32, base & 0xFFFFFFFF, base >> 32, 0x0A]
+    r.submit(words)
+    assert (r.q.state == QueueState.IDLE) == (coher & ~_COHER_DEFINED == 0), r.q.error
