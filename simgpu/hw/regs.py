@@ -152,7 +152,9 @@ def address_of(lo: int, hi: int) -> int:
 
 
 # NBIO 4.3 (Navi 31) host data path flush, as dword register offsets (base segment 2 = 0xD20, + 0x106/0x107):
-# amdgpu and tinygrad flush the HDP before a kernel with a WAIT_REG_MEM that writes REQ and waits for DONE.
+# amdgpu and tinygrad flush the HDP before a kernel with a WAIT_REG_MEM that writes REQ and waits for DONE. NBIO 7.9
+# (gfx942) has the same offsets in segment 2, and tinygrad's gfx9 path (its Vega offsets) puts that segment at 0xD20
+# too, so it flushes through the same two addresses.
 BIF_BX_PF0_GPU_HDP_FLUSH_REQ = 0xE26
 BIF_BX_PF0_GPU_HDP_FLUSH_DONE = 0xE27
 
