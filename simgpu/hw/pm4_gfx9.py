@@ -22,7 +22,6 @@ from simgpu.hw.bits import Field, Layout, lo32
 from simgpu.hw.pm4 import DataSel, Event, IntSel, Op, packet
 
 ACQUIRE_MEM_BODY_DWORDS = 6
-RELEASE_MEM_BODY_DWORDS = 7
 
 # CP_COHER_CNTL, ACQUIRE_MEM's first body dword (soc15d.h's PACKET3_ACQUIRE_MEM_CP_COHER_CNTL_*; ENGINE_SEL [31]).
 CP_COHER_CNTL = Layout(tc_nc_action_ena=Field(3), tc_wc_action_ena=Field(4), tc_inv_metadata_action_ena=Field(5),
