@@ -19,6 +19,7 @@ from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
 from runtime.sanitize import deliver
 from runtime.uapi import kfd
 from simgpu.hw import sdma
+from simgpu.isa.arch import get_arch
 
 STAGING = 4 << 20  # host bounce buffer for copyin/copyout
 COPY_CHUNK = 1 << 26  # bytes per SDMA COPY_LINEAR between GPU buffers
@@ -75,6 +76,9 @@ class Device:
         self.dev_info, self.hw_ip, self.firmware, self.counter_hz = d.dev_info, d.hw_ip, d.firmware, d.counter_hz
         d.create_events()
         self.completion_event, self.event_page_va = d.completion_event, d.event_page_va
+        # gfx9's SDMA 4 moves at most 4 MiB a COPY_LINEAR and has no FENCE cache fields (simgpu.hw.sdma)
+        self.sdma_major = sdma.SDMA_MAJOR.get(get_arch(self.arch).family, 6)
+        self.copy_chunk = min(COPY_CHUNK, sdma.max_linear_bytes(self.sdma_major))
         self.sdma = SDMAQueue(self, self.completion_event)
         self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
         self.staging = self.alloc_system(STAGING, name="staging buffer")
@@ -173,14 +177,14 @@ class Device:
         for pos in range(0, src.nbytes, STAGING):
             n = min(STAGING, src.nbytes - pos)
             self.staging.view[:n] = src[pos:pos + n]
-            self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(dst_va + pos, self.staging.va, n)))
+            self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(dst_va + pos, self.staging.va, n, self.sdma_major)))
 
     def copy_to_host(self, dst: memoryview, src_va: int) -> None:
         """GPU VA -> host bytes, through SDMA and the staging buffer (after the kernels launched before)."""
         self._after_launches()
         for pos in range(0, dst.nbytes, STAGING):
             n = min(STAGING, dst.nbytes - pos)
-            self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(self.staging.va, src_va + pos, n)))
+            self.wait(self.sdma, self.sdma.submit(sdma.copy_linear(self.staging.va, src_va + pos, n, self.sdma_major)))
             dst[pos:pos + n] = self.staging.view[:n]
 
     def copy_between(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
@@ -203,8 +207,8 @@ class Device:
     def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int) -> None:
         self._after_launches()
         packets = []
-        for pos in range(0, nbytes, COPY_CHUNK):
-            packets += sdma.copy_linear(dst_va + pos, src_va + pos, min(COPY_CHUNK, nbytes - pos))
+        for pos in range(0, nbytes, self.copy_chunk):
+            packets += sdma.copy_linear(dst_va + pos, src_va + pos, min(self.copy_chunk, nbytes - pos), self.sdma_major)
         self.wait(self.sdma, self.sdma.submit(packets))
 
     # ---- code -------------------------------------------------------------------------------------

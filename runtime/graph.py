@@ -21,12 +21,19 @@ from dataclasses import dataclass
 
 from runtime.memory import Buffer
 from runtime.module import Kernel, completion_signal
-from simgpu.hw import aql
+from simgpu.hw import aql, pm4_gfx9
 from simgpu.hw import pm4 as hw
+from simgpu.isa.arch import get_arch
 
 _ALIGN = 64  # kernarg segments start 64-byte aligned, as the kernarg ring hands them out
 _AQL_BATCH = 256  # dispatch packets per doorbell (a quarter of the AQL ring)
-_BARRIER = [*hw.event_write(hw.Event.CS_PARTIAL_FLUSH), *hw.acquire_mem(gcr=hw.GCR_INVALIDATE_ALL)]
+
+
+def _barrier(family: str) -> list[int]:
+    """Between two dispatches of an indirect buffer: wait for the first, then acquire its writes in the family's
+    ACQUIRE_MEM form (gfx9's CP_COHER_CNTL, gfx10+'s GCR_CNTL)."""
+    acquire = pm4_gfx9.acquire_mem() if family == "gfx9" else hw.acquire_mem(gcr=hw.GCR_INVALIDATE_ALL)
+    return [*hw.event_write(hw.Event.CS_PARTIAL_FLUSH), *acquire]
 
 
 @dataclass
@@ -89,9 +96,10 @@ class KernelGraph:
 
     def _pm4(self):
         words: list[int] = []
+        barrier = _barrier(get_arch(self.dev.arch).family)
         for i, d in enumerate(self.dispatches):
             if i:
-                words += _BARRIER
+                words += barrier
             words += d.kernel.pm4_packets(d.grid, d.block, 0, self._kernarg_vas[i], self._stamp(i))
         ib = self.dev.alloc_system(len(words) * 4, name="kernel graph indirect buffer")
         ib.view[:len(words) * 4] = struct.pack(f"<{len(words)}I", *words)

@@ -162,15 +162,14 @@ class Kernel:
     def pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
         """The PM4 packets of one dispatch: GPU clock to `stamp`, the program, its registers, DISPATCH_DIRECT, the
         clock again to `stamp + 8`."""
-        kd = self.descriptor
+        kd, family = self.descriptor, get_arch(self.module.device.arch).family
         rsrc2 = regs.with_lds_size(kd.compute_pgm_rsrc2, kd.group_segment_fixed_size + shared)
         return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(self.code_va)),
                 *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),
-                *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC3, kd.compute_pgm_rsrc3),
+                *hw.set_sh_reg(regs.compute_pgm_rsrc3(family), kd.compute_pgm_rsrc3),
                 *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE,
-                               regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size,
-                                                 get_arch(self.module.device.arch).family)),
+                               regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size, family)),
                 *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *(self._user_data(kernarg) or [0])),
                 *hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),
                 *hw.dispatch_direct(*grid, initiator=regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)),

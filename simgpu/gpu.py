@@ -128,6 +128,11 @@ class GPU:
         q = self.queue_by_doorbell(index)
         if q is not None:
             q.wptr = int(value) & 0xFFFFFFFFFFFFFFFF
+            if q.fmt == "aql":
+                # HSA producers (ROCr, tinygrad) ring an AQL doorbell with the id of the packet they wrote, one less
+                # than the write index; the CP takes the write index from amd_queue_t.write_dispatch_id at the wptr
+                # poll address, which they publish first.
+                self._poll_wptr(q)
             with self.time_limit(seconds):
                 self.run_queue(q)
 

@@ -26,7 +26,7 @@ def _reg(q: Queue, r: int) -> int:
 def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int, family: str = "gfx11") -> Dispatch | None:
     """A Dispatch from the queue's COMPUTE_* registers (None when COMPUTE_SHADER_EN is clear); `family` is the
     device's ISA family (COMPUTE_TMPRING_SIZE.WAVESIZE: gfx12's is 18 bits wide, gfx11's 15, gfx9's 13 in 1 KiB
-    units)."""
+    units; gfx9's COMPUTE_PGM_RSRC3 is at another address)."""
     flags = regs.DISPATCH_INITIATOR.unpack(initiator)
     if not flags["compute_shader_en"]:
         return None
@@ -36,7 +36,7 @@ def pm4_dispatch(q: Queue, dims: tuple[int, int, int], initiator: int, family: s
     # The registers hold the descriptor's rsrc words; the wave size comes from the initiator.
     kd = KernelDescriptor(compute_pgm_rsrc1=_reg(q, regs.COMPUTE_PGM_RSRC1),
                           compute_pgm_rsrc2=_reg(q, regs.COMPUTE_PGM_RSRC2),
-                          compute_pgm_rsrc3=_reg(q, regs.COMPUTE_PGM_RSRC3))
+                          compute_pgm_rsrc3=_reg(q, regs.compute_pgm_rsrc3(family)))
     kd.enable_wavefront_size32 = flags["cs_w32_en"]
     if flags["use_thread_dimensions"]:
         grid = tuple(dims)  # dimensions in threads: the last workgroup of a row may be partial

@@ -3,7 +3,9 @@
 Execution state is a stack of frames: the ring (positions in dwords, wrapping, ending at wptr) and the
 indirect buffers it called. A packet whose wait is not satisfied leaves the stack as it is and reports
 the queue blocked; the next run retries that packet. A bad packet raises PacketError, which the device
-turns into the queue's error report. Packet layouts come from simgpu.hw.pm4 (shared with the runtime).
+turns into the queue's error report. Packet layouts come from simgpu.hw.pm4 (shared with the runtime); the
+packets gfx9 lays out differently (ACQUIRE_MEM, RELEASE_MEM's cache actions, COMPUTE_PGM_RSRC3's address) are
+decoded in the device's family's form from simgpu.hw.pm4_gfx9, and the other family's form is refused by name.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from simgpu import clock as costs
 from simgpu.cp import launch
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw
-from simgpu.hw import regs
+from simgpu.hw import pm4_gfx9, regs
 from simgpu.hw.bits import u64
 from simgpu.interrupt import Interrupt, Kind, Source
 
@@ -52,6 +54,8 @@ class PM4Processor:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        self.family = gpu.chip.family
+        self.gfx9 = self.family == "gfx9"
         self.handlers: dict[int, Callable] = {
             hw.Op.NOP: self.nop, hw.Op.SET_SH_REG: self.set_sh_reg, hw.Op.SET_UCONFIG_REG: self.set_uconfig_reg,
             hw.Op.WRITE_DATA: self.write_data, hw.Op.COPY_DATA: self.copy_data, hw.Op.WAIT_REG_MEM: self.wait_reg_mem,
@@ -131,6 +135,9 @@ class PM4Processor:
         """Write an SH register (per queue) or another register (device-wide)."""
         perfmon = self.gpu.perfmon
         if regs.SH_REG_START <= reg < regs.SH_REG_END:
+            if self.gfx9 and reg == regs.COMPUTE_PGM_RSRC3:
+                raise PacketError(f"register {reg:#x} is gfx10+'s COMPUTE_PGM_RSRC3; gfx9 has none there (its "
+                                  f"COMPUTE_PGM_RSRC3 is {regs.COMPUTE_PGM_RSRC3_GFX9:#x})")
             q.regs[reg] = value & 0xFFFFFFFF
             if perfmon.tracing:
                 perfmon.sh_written(q, reg, value & 0xFFFFFFFF)
@@ -248,6 +255,10 @@ class PM4Processor:
 
     def release_mem(self, q: Queue, body: list[int]) -> None:
         self._need(body, 7, "RELEASE_MEM")
+        # Caches are not modelled: the cache actions (gfx9's EOP_TC_*, gfx10+'s GCR_CNTL) change no result, but
+        # gfx9 reserves the bits only gfx10+ defines.
+        if self.gfx9 and (why := pm4_gfx9.release_mem_reserved(body[0])):
+            raise PacketError(why)
         cntl = hw.RELEASE_MEM_DATA_CNTL.unpack(body[1])
         data_sel, int_sel, dst_sel = cntl["data_sel"], cntl["int_sel"], cntl["dst_sel"]
         if data_sel > hw.DataSel.SYSTEM_CLOCK:
@@ -268,9 +279,20 @@ class PM4Processor:
             self.gpu.interrupt(Interrupt(Source.CP, Kind.END_OF_PIPE, q.name, context_id=body[6], data=value))
 
     def acquire_mem(self, q: Queue, body: list[int]) -> None:
-        # Caches are not modelled (every access goes to memory), so an acquire has nothing to invalidate.
-        if len(body) not in (6, 7):
-            raise PacketError(f"ACQUIRE_MEM needs 7 body dwords (6 in the gfx9 form), has {len(body)}")
+        # Caches are not modelled (every access goes to memory), so an acquire has nothing to invalidate; its form
+        # is the family's: gfx9's 6 dwords with CP_COHER_CNTL first, gfx10+'s 7 with GCR_CNTL last.
+        if self.gfx9:
+            if len(body) == 7:
+                raise PacketError("ACQUIRE_MEM with 7 body dwords is gfx10+'s form (GCR_CNTL last); gfx9 takes 6 (CP_"
+                                  "COHER_CNTL, COHER_SIZE, COHER_SIZE_HI, COHER_BASE, COHER_BASE_HI, POLL_INTERVAL)")
+            self._need(body, pm4_gfx9.ACQUIRE_MEM_BODY_DWORDS, "ACQUIRE_MEM")
+            if bad := body[0] & ~pm4_gfx9.COHER_CNTL_DEFINED:
+                raise PacketError(f"ACQUIRE_MEM CP_COHER_CNTL bits {bad:#010x} are reserved on gfx9")
+        elif len(body) == pm4_gfx9.ACQUIRE_MEM_BODY_DWORDS:
+            raise PacketError(f"ACQUIRE_MEM with 6 body dwords is gfx9's form (CP_COHER_CNTL cache actions); "
+                              f"{self.family} takes 7 (GCR_CNTL last)")
+        else:
+            self._need(body, 7, "ACQUIRE_MEM")
 
     def event_write(self, q: Queue, body: list[int]) -> None:
         if len(body) not in (1, 3):
@@ -294,6 +316,8 @@ class PM4Processor:
         self._dispatch(q, tuple(dims), body[2])
 
     def _dispatch(self, q: Queue, dims: tuple, initiator: int) -> None:
+        if self.gfx9 and regs.DISPATCH_INITIATOR.cs_w32_en.get(initiator):
+            raise PacketError("COMPUTE_DISPATCH_INITIATOR.CS_W32_EN is gfx10+'s: gfx9 runs wave64 only")
         for i, d in enumerate(dims):
             self.write_reg(q, regs.COMPUTE_DIM_X + i, d)
         self.write_reg(q, regs.COMPUTE_DISPATCH_INITIATOR, initiator)

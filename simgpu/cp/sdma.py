@@ -1,7 +1,10 @@
-"""The SDMA v6 engine: processes an SDMA queue's ring (byte pointers) and one level of indirect buffer.
+"""The SDMA engine (v6's packets; on gfx942 SDMA 4.4's narrower fields): processes an SDMA queue's ring (byte
+pointers) and one level of indirect buffer.
 
-Packet layouts come from simgpu.hw.sdma. Copies and fills go through the MMU page by page (simgpu.cp.dma);
-POLL_REGMEM and looping atomics block the queue until satisfied; TRAP raises an interrupt event.
+Packet layouts come from simgpu.hw.sdma; the fields SDMA 4.4 declares narrower are decoded in the chip's version,
+and a v5+ value in them (a count past 22 bits, FENCE cache fields) is refused, naming it. Copies and fills go
+through the MMU page by page (simgpu.cp.dma); POLL_REGMEM and looping atomics block the queue until satisfied; TRAP
+raises an interrupt event.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from simgpu import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma as hw
-from simgpu.hw.bits import u64
+from simgpu.hw.bits import Field, u64
 from simgpu.interrupt import Interrupt, Kind, Source
 
 MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window copy
@@ -21,6 +24,7 @@ class SDMAProcessor:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        self.v4 = gpu.chip.sdma_version[0] == 4
         self.handlers = {
             (hw.Op.COPY, hw.SUBOP_COPY_LINEAR): self.copy_linear,
             (hw.Op.COPY, hw.SUBOP_COPY_LINEAR_SUB_WIND): self.copy_sub_window,
@@ -86,10 +90,19 @@ class SDMAProcessor:
         return (op, sub), length
 
     # ---------------------------------------------------------------------------------------------- packets
+    def _count(self, word: int, name: str, v4: Field, v6: Field) -> int:
+        """A COPY_LINEAR / CONST_FILL byte count (count + 1) in the engine's field width."""
+        if not self.v4:
+            return v6.get(word) + 1
+        if word >> v4.width:
+            raise PacketError(f"{name} count {word:#x} does not fit SDMA 4.4's {v4.width}-bit field (at most "
+                              f"{v4.mask + 1} bytes a packet; the {v6.width}-bit count is SDMA 5+'s)")
+        return v4.get(word) + 1
+
     def copy_linear(self, q: Queue, p: list[int]) -> None:
         if hw.COPY_HEADER.broadcast.get(p[0]):
             raise PacketError("COPY_LINEAR broadcast is not supported")
-        nbytes = hw.COPY_LINEAR_COUNT.get(p[1]) + 1
+        nbytes = self._count(p[1], "COPY_LINEAR", hw.COPY_LINEAR_COUNT_V4, hw.COPY_LINEAR_COUNT)
         self.gpu.dma.copy(q.vmid, canonical(u64(p[5], p[6])), canonical(u64(p[3], p[4])), nbytes)
 
     def copy_sub_window(self, q: Queue, p: list[int]) -> None:
@@ -101,6 +114,9 @@ class SDMAProcessor:
         src, dst = canonical(src), canonical(dst)
         rect = hw.SUB_WIND_XY.unpack(p[11])
         rx, ry, rz = rect["x"] + 1, rect["y"] + 1, hw.SUB_WIND_RECT_Z.get(p[12]) + 1
+        if self.v4 and max(sz, dz, rz - 1) > hw.SUB_WIND_Z_V4.mask:
+            raise PacketError(f"COPY_LINEAR_SUB_WINDOW z ({sz}, {dz}) or depth {rz} does not fit SDMA 4.4's 11-bit "
+                              "fields (13 bits are SDMA 5+'s)")
         if ry * rz > MAX_SUB_WINDOW_ROWS:
             raise PacketError(f"sub-window of {ry * rz} rows exceeds the simulator limit {MAX_SUB_WINDOW_ROWS}")
         mmu, row = self.gpu.mmu, rx * es
@@ -124,10 +140,13 @@ class SDMAProcessor:
         if size not in (0, 2):
             raise PacketError(f"CONST_FILL fill size {size} (only 0 = byte and 2 = dword)")
         pattern = p[3].to_bytes(4, "little")[:1 if size == 0 else 4]
-        nbytes = hw.CONST_FILL_COUNT.get(p[4]) + 1
+        nbytes = self._count(p[4], "CONST_FILL", hw.CONST_FILL_COUNT_V4, hw.CONST_FILL_COUNT)
         self.gpu.dma.fill(q.vmid, canonical(u64(p[1], p[2])), pattern, nbytes)
 
     def fence(self, q: Queue, p: list[int]) -> None:
+        if self.v4 and p[0] & hw.FENCE_HEADER_RESERVED_V4:
+            raise PacketError(f"FENCE header bits {p[0] & hw.FENCE_HEADER_RESERVED_V4:#010x} are SDMA 5+'s cache "
+                              f"fields (MTYPE {hw.FENCE_HEADER.mtype.get(p[0])}, ...), reserved on SDMA 4.4")
         write_u32(self.gpu.mmu, q.vmid, canonical(u64(p[1], p[2]) & ~3), p[3])
 
     def trap(self, q: Queue, p: list[int]) -> None:

@@ -18,9 +18,11 @@ before there were other chips. gfx1201 (Navi 48, Radeon RX 9070 XT) is RDNA4. Wh
   confirmed for Navi 48).
 
 gfx942 is the AMD Instinct MI300X (CDNA3, "Aqua Vanjaram"), one KFD node in SPX mode:
-- gfx_target_version 90402 from GC 9.4.2 (kfd_topology.c's major * 10000 + minor * 100 + stepping); SDMA 4.4.2 and
-  NBIO 7.9.0 are its blocks in amdgpu's IP tables (sdma_v4_4_2.c, nbio_v7_9.c); DRM family AMDGPU_FAMILY_AI (141,
-  every gfx9); PCI device 0x74A1 (rocminfo's "Chip ID" on an MI300X; its PCI revision is not confirmed);
+- GC 9.4.3 (Aqua Vanjaram's graphics IP: gfx_v9_4_3.c; GC 9.4.2 is Aldebaran, gfx90a), which amdkfd's
+  kgd2kfd_probe maps to gfx_target_version 90402 for every revision after the first (not by the major * 10000 +
+  minor * 100 + stepping rule of other chips); SDMA 4.4.2 and NBIO 7.9.0 are its blocks in amdgpu's IP tables
+  (sdma_v4_4_2.c, nbio_v7_9.c); DRM family AMDGPU_FAMILY_AI (141, every gfx9); PCI device 0x74A1 (rocminfo's "Chip
+  ID" on an MI300X; its PCI revision is not confirmed);
 - shape: 8 XCDs x 4 shader engines x 1 shader array, 304 active CUs (38 of 40 per XCD) of 4 SIMDs, wave64, 64 KiB
   of LDS a workgroup, 8 waves per SIMD; the topology's num_xcc is 8. cu_per_simd_array is computed here as active
   CUs / arrays (9), where amdgpu reports the physical slots (10); DEV_INFO's shader engines are one XCC's (4);
@@ -92,7 +94,7 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
                  "gl1c_cache_size": 0, "gl2c_cache_size": 8 << 10, "mall_size": 64 << 20}),
     # MI300X (docs/device.md, "gfx942"): 8 XCDs x 4 shader engines x 1 array, 304 active CUs of 4 SIMDs, wave64
-    Chip("gfx942", "gfx9", "AMD Instinct MI300X", "Aqua Vanjaram", 90402, (9, 4, 2), (4, 4, 2), (7, 9, 0),
+    Chip("gfx942", "gfx9", "AMD Instinct MI300X", "Aqua Vanjaram", 90402, (9, 4, 3), (4, 4, 2), (7, 9, 0),
          device_id=0x74A1, pci_revision=0x00, drm_family=141, shader_engines=32, arrays_per_engine=1,
          compute_units=304, simds_per_cu=4, wave_size=64, max_waves_per_simd=8, vram_width_bits=8192,
          mem_clk_max_mhz=1300, mec_fw_version=177, sdma_fw_version=19, xcc=8,

@@ -6,6 +6,7 @@ packet structures (PM4_MEC_*): a type-3 header is [31:30] = 3, [29:16] COUNT = b
 one-dword filler. Each control dword is a `Layout` (simgpu.hw.bits): the builders here pack it, the
 simulator's command processor (simgpu.cp.pm4) and the trace decoder read it back from the same
 declaration. Builders return lists of dwords (header included), what the runtime writes into a ring.
+gfx9's own ACQUIRE_MEM and RELEASE_MEM forms (gfx942) are in simgpu.hw.pm4_gfx9.
 
 May import: nothing outside simgpu.hw.
 """

@@ -61,6 +61,14 @@ COMPUTE_STATIC_THREAD_MGMT_SE4 = 0x2E2B
 COMPUTE_DISPATCH_INTERLEAVE = 0x2E2F
 COMPUTE_USER_DATA_0 = 0x2E40
 NUM_USER_DATA = 16
+# gfx9 (gc_9_4_3_offset.h: regCOMPUTE_PGM_RSRC3 is 0x0e2d from GC base 0x2000) has COMPUTE_PGM_RSRC3 five dwords
+# past gfx10+'s; every other COMPUTE_* register above is at the same address on both.
+COMPUTE_PGM_RSRC3_GFX9 = 0x2E2D
+
+
+def compute_pgm_rsrc3(family: str = "gfx11") -> int:
+    """COMPUTE_PGM_RSRC3's address in an ISA family."""
+    return COMPUTE_PGM_RSRC3_GFX9 if family == "gfx9" else COMPUTE_PGM_RSRC3
 
 
 # ---- register fields ---------------------------------------------------------------------------------
@@ -144,7 +152,9 @@ def address_of(lo: int, hi: int) -> int:
 
 
 # NBIO 4.3 (Navi 31) host data path flush, as dword register offsets (base segment 2 = 0xD20, + 0x106/0x107):
-# amdgpu and tinygrad flush the HDP before a kernel with a WAIT_REG_MEM that writes REQ and waits for DONE.
+# amdgpu and tinygrad flush the HDP before a kernel with a WAIT_REG_MEM that writes REQ and waits for DONE. NBIO 7.9
+# (gfx942) has the same offsets in segment 2, and tinygrad's gfx9 path (its Vega offsets) puts that segment at 0xD20
+# too, so it flushes through the same two addresses.
 BIF_BX_PF0_GPU_HDP_FLUSH_REQ = 0xE26
 BIF_BX_PF0_GPU_HDP_FLUSH_DONE = 0xE27
 

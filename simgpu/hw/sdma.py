@@ -1,10 +1,17 @@
-"""SDMA v6 (gfx11 system DMA) packets: opcodes, field layouts and builders.
+"""SDMA v6 (gfx11 system DMA) packets: opcodes, field layouts and builders; SDMA 4.4's differences (gfx942).
 
 Facts from amdgpu's sdma_v6_0_0_pkt_open.h and sdma_v6_0.c. Every packet starts with a header dword:
 [7:0] OP, [15:8] SUB_OP, [31:16] op-specific bits. Counts are "minus one" encoded (COPY_LINEAR count =
 bytes - 1, WRITE count = dwords - 1, CONST_FILL count = bytes - 1; sub-window pitches and rectangle
 sizes too). SDMA ring pointers are byte offsets. Builders return lists of dwords; the fields they pack
 are Layouts (simgpu.hw.bits) that the simulator's SDMA engine (simgpu.cp.sdma) reads back.
+
+SDMA 4.4 (MI300's engines: amdgpu's sdma_v4_4_2.c builds its packets from vega10_sdma_pkt_open.h) has the same
+opcodes, lengths and body layouts for every packet this model runs (NOP, COPY_LINEAR and its sub-window form,
+WRITE_UNTILED, INDIRECT, FENCE, TRAP, POLL_REGMEM, ATOMIC, CONST_FILL, TIMESTAMP), except four fields, declared
+below with a _V4 suffix: COPY_LINEAR's and CONST_FILL's byte counts are 22 bits wide (4 MiB a packet, where v6 has
+30 bits), FENCE's header has no cache fields (v6's MTYPE, GCC, SYS, SNP, GPA, L2/LLC policy and CPV in bits 16-28
+are reserved), and a sub-window's z and depth are 11 bits wide (v6: 13).
 
 May import: nothing outside simgpu.hw.
 """
@@ -79,6 +86,18 @@ GCR_BASE_HI = Layout(base_hi=Field(0, 16), gcr_control_lo=Field(16, 16))
 GCR_LIMIT_LO = Layout(gcr_control_hi=Field(0, 3), limit_lo=Field(7, 25))
 GCR_LIMIT_HI = Layout(limit_hi=Field(0, 16), vmid=Field(24, 4))
 
+# ---- SDMA 4.4's narrower fields (module docstring) -------------------------------------------------------
+COPY_LINEAR_COUNT_V4 = Field(0, 22)  # bytes - 1
+CONST_FILL_COUNT_V4 = Field(0, 22)  # bytes - 1
+SUB_WIND_Z_V4 = Field(0, 11)  # z of a surface's start (its dword also holds the pitch) and the rectangle's depth - 1
+FENCE_HEADER_RESERVED_V4 = 0xFFFF0000
+SDMA_MAJOR = {"gfx9": 4, "gfx10": 5, "gfx11": 6, "gfx12": 7}  # every chip of an ISA family has that SDMA generation
+
+
+def max_linear_bytes(major: int = 6) -> int:
+    """The most bytes one COPY_LINEAR or CONST_FILL of an SDMA generation moves."""
+    return (COPY_LINEAR_COUNT_V4 if major == 4 else COPY_LINEAR_COUNT).mask + 1
+
 
 def header(op: int, sub_op: int = 0, extra: int = 0) -> int:
     """A header dword: op, sub_op and the op-specific high bits (an op's header layout, packed)."""
@@ -95,8 +114,10 @@ def nop(extra_dwords: int = 0) -> list[int]:
     return [header(Op.NOP, 0, NOP_HEADER.pack(count=extra_dwords))] + [0] * extra_dwords
 
 
-def copy_linear(dst: int, src: int, nbytes: int) -> list[int]:
-    """Copy nbytes (1 .. 2^30) from VA src to VA dst."""
+def copy_linear(dst: int, src: int, nbytes: int, major: int = 6) -> list[int]:
+    """Copy nbytes (1 .. 2^30; on SDMA 4, 1 .. 2^22) from VA src to VA dst."""
+    if not 1 <= nbytes <= max_linear_bytes(major):
+        raise ValueError(f"COPY_LINEAR moves 1..{max_linear_bytes(major)} bytes on SDMA {major}, not {nbytes}")
     return [header(Op.COPY, SUBOP_COPY_LINEAR), COPY_LINEAR_COUNT.bits(nbytes - 1), 0,
             lo32(src), hi32(src), lo32(dst), hi32(dst)]
 

@@ -106,3 +106,23 @@ def test_under_a_profiler_each_dispatch_is_launched_and_profiled():
     np.testing.assert_array_equal(b.copyout(np.empty(N, np.uint32)), _inc(_inc(x, 1), 2))
     np.testing.assert_array_equal(a.copyout(np.empty(N, np.uint32)), x)
     dev.close()
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_a_graph_and_a_large_copy_on_a_gfx942_take_gfx9s_packets(queue):
+    """gfx942: the graph's IB separates dispatches with gfx9's ACQUIRE_MEM (the command processor refuses gfx11's) and
+    a copy between buffers takes SDMA 4.4's COPY_LINEARs of at most 4 MiB with a FENCE without MTYPE."""
+    dev = runtime.Device("AMD:0", queue=queue, os=MockOS(devices=1, vram_size=1 << 28, arch="gfx942"))
+    inc = dev.load(compile_ir(INC_IR, "gfx942"))["inc"]
+    a = dev.alloc(4 * N)
+    a.copyin(np.arange(N, dtype=np.uint32))
+    g = KernelGraph(dev, [Dispatch(inc, (a, 1), (1, 1, 1), (64, 1, 1)), Dispatch(inc, (a, 5), (1, 1, 1), (64, 1, 1))])
+    g.run(wait=True)
+    np.testing.assert_array_equal(a.copyout(np.empty(N, np.uint32)), _inc(_inc(np.arange(N, dtype=np.uint32), 1), 5))
+    big = np.random.default_rng(0).integers(0, 1 << 32, (9 << 20) // 4, dtype=np.uint32)  # 3 packets
+    src, dst = dev.alloc(big.nbytes), dev.alloc(big.nbytes)
+    src.copyin(big)
+    dev.copy_between(dst, src, big.nbytes)
+    np.testing.assert_array_equal(dst.copyout(np.empty_like(big)), big)
+    g.free()
+    dev.close()

@@ -154,7 +154,7 @@ def pm4_launch(vm: VM, k: LoadedKernel, args: list, grid: tuple, block: tuple) -
     initiator = regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)
     return [*hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(code)),
             *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, kd.compute_pgm_rsrc2),
-            *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC3, kd.compute_pgm_rsrc3),
+            *hw.set_sh_reg(regs.compute_pgm_rsrc3(vm.gpu.chip.family), kd.compute_pgm_rsrc3),
             *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE, regs.tmpring_size(1, kd.private_segment_fixed_size * 32)),
             *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *user_data(k, kernarg)),
             *hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),

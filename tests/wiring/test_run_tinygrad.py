@@ -30,9 +30,11 @@ def _run(tmp: str, arch: str) -> dict:
     return json_checks(r, "fault")
 
 
-# Every check runs on the default gfx1100 and on gfx1201 (RDNA4: tinygrad picks gfx12's registers, renderer target
-# and code by the topology's gfx_target_version and the IP discovery versions; its kernels run as gfx12 code).
-@pytest.fixture(scope="module", params=["gfx1100", "gfx1201"])
+# Every check runs on the default gfx1100, on gfx1201 (RDNA4: tinygrad picks gfx12's registers, renderer target
+# and code by the topology's gfx_target_version and the IP discovery versions; its kernels run as gfx12 code) and on
+# gfx942 (CDNA3, MI300X: num_xcc 8 makes tinygrad dispatch over an AQL queue, with gfx9's PM4 forms in vendor-specific
+# indirect buffers and SDMA 4.4's packets; its wave64 kernels run on the interpreter).
+@pytest.fixture(scope="module", params=["gfx1100", "gfx1201", "gfx942"])
 def checks(request, tmp_path_factory):
     return {"arch": request.param} | _run(str(tmp_path_factory.mktemp(f"tinygrad-{request.param}")), request.param)
 
@@ -81,6 +83,27 @@ def test_out_of_bounds_access_is_reported_by_tinygrad_as_a_gpu_fault(checks):
     assert f["error"] is not None and f["error"].startswith("MMU fault: ")
     assert int(f["error"].split()[2], 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the bad store
     assert "NotPresent=1" in f["error"]
+
+
+def test_tinygrad_drives_a_gfx942_over_its_pm4_queue_too(tmp_path):
+    """AMD_AQL=0: tinygrad programs gfx942's COMPUTE_* registers itself (gc_9_4_3's offsets: COMPUTE_PGM_RSRC3 at
+    0x2E2D), one COMPUTE_DISPATCH_SCRATCH_BASE per XCC under PRED_EXEC, gfx9's ACQUIRE_MEM and RELEASE_MEM in the
+    ring, and a JIT graph as a PM4 indirect buffer."""
+    script = tmp_path / "pm4.py"
+    script.write_text("""
+import numpy as np
+from tinygrad import Tensor, TinyJit
+a = np.arange(256, dtype=np.float32).reshape(16, 16) / 64
+print(float(np.abs((Tensor(a) @ Tensor(a)).numpy() - a @ a).max()) < 1e-4)
+step = TinyJit(lambda v: (v * 2 + 1).contiguous().sum(axis=0).contiguous())
+print([step(Tensor(np.full((16, 8), i, np.float32)).realize()).numpy().tolist()[0] for i in range(4)])
+import os; os._exit(0)
+""")
+    r = simgpu_run([sys.executable, str(script)], "--arch", "gfx942", "--profile",
+                   env=_env(str(tmp_path)) | {"AMD_AQL": "0"})
+    assert r.returncode == 0 and r.stdout.split("\n")[:2] == ["True", "[16.0, 48.0, 80.0, 112.0]"], r.stderr[-2000:]
+    table = r.stdout[r.stdout.index("simgpu run --profile:"):]
+    assert " pm4-q0" in table and " aql-q" not in table, table
 
 
 def test_a_recorded_tinygrad_run_replays_without_divergence(tmp_path):

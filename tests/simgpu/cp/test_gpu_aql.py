@@ -153,6 +153,18 @@ def test_invalid_header_waits_for_the_producer(vm):
     assert r.q.rptr == 1 and r.q.dispatches == 1
 
 
+def test_a_doorbell_rung_with_the_last_packet_id_runs_up_to_write_dispatch_id(vm):
+    """HSA producers (ROCr, tinygrad) store the id of the packet they wrote into the doorbell, one less than the
+    write index they published in amd_queue_t.write_dispatch_id: the CP runs every packet up to the latter."""
+    r = Ring(vm, "aql", wptr_poll=True)
+    done = new_signal(vm, 1)
+    r.submit(aql.BarrierPacket(aql.make_header(aql.PacketType.BARRIER_AND)).pack(),
+             aql.BarrierPacket(aql.make_header(aql.PacketType.BARRIER_AND), completion_signal=done).pack(), ring=False)
+    vm.gpu.ring_doorbell(r.q.doorbell, r.wptr - 1)
+    assert r.q.state == QueueState.IDLE and r.q.rptr == 2
+    assert aql.Signal.unpack(vm.read(done, 64)).value == 0
+
+
 @pytest.mark.parametrize("mutate, why", [
     (lambda p: p.__setitem__(slice(0, 2), struct.pack("<H", aql.make_header(aql.PacketType.AGENT_DISPATCH))),
      "AGENT_DISPATCH"),
