@@ -76,7 +76,8 @@ def _buffer(name: str, via: str | None):
 
 
 for _old, _new in gfx11_names("buffer").items():
-    register(_old, _buffer(_new, "buffer_atomic_add_u32" if "pk_add" in _new else None), G)
+    if _old != "buffer_atomic_pk_add_bf16":  # (global and flat only on gfx942)
+        register(_old, _buffer(_new, "buffer_atomic_add_u32" if "pk_add" in _new else None), G)
 
 
 def _nop(ex, w, inst):
