@@ -185,6 +185,9 @@ def test_sdwa_sources_and_destinations():
     ("row_bcast:15", lambda i: (i // 16 - 1) * 16 + 15 if i >= 16 else None),
     ("row_bcast:31", lambda i: 31 if i >= 32 else None),
     ("row_shr:3", lambda i: i - 3 if i % 16 >= 3 else None),
+    # gfx9 shares these with gfx11 (they sit among the gfx9-only codes 0x130-0x143, and once fell to "no source")
+    ("row_mirror", lambda i: i // 16 * 16 + 15 - i % 16),
+    ("row_half_mirror", lambda i: i // 8 * 8 + 7 - i % 8),
 ])
 def test_gfx9_dpp_controls(ctrl, source):
     """bound_ctrl:0 (LLVM's spelling of BOUND_CTRL = 1): a lane without a source reads 0 and is written."""
