@@ -290,6 +290,25 @@ def test_packed_f32_ops_select_halves():
     assert np.array_equal(got[:, 6:8], np.stack([x[:, 1], y[:, 0]], 1))
 
 
+def test_packed_f32_inline_constant_is_the_f32_constant():
+    """An inline constant of v_pk_*_f32 is the f32 constant (not the f64 one a 64-bit operand reads): LLVM scales
+    both lanes by 0.5 with op_sel_hi:[1,0] (the high lane reading the constant's low half), as Triton's gfx942 code
+    does before every exp."""
+    x = (RNG.integers(-1000, 1000, (64, 2)) / 8).astype(F32)
+    body = """
+    v_lshlrev_b32_e32 v20, 3, v0
+    global_load_dwordx2 v[2:3], v20, s[4:5]
+    s_waitcnt vmcnt(0)
+    v_pk_mul_f32 v[8:9], v[2:3], 0.5 op_sel_hi:[1,0]
+    v_pk_fma_f32 v[10:11], v[2:3], -4.0, 1.0 op_sel_hi:[1,0,0]
+    v_lshlrev_b32_e32 v21, 4, v0
+    global_store_dwordx4 v21, v[8:11], s[6:7]
+    """
+    _, got = run(body, [x, np.zeros((64, 4), F32)], vgprs=24)
+    assert np.array_equal(got[:, 0:2], x * F32(0.5))
+    assert np.array_equal(got[:, 2:4], x * F32(-4.0) + F32(1.0))
+
+
 # ---------------------------------------------------------------------------------------------- memory
 
 
