@@ -42,6 +42,8 @@ def _cases() -> list:
             marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
             out.append(pytest.param(arch, name, marks=marks, id=f"{arch}-{name}"))
     return out
+
+
 SCALARS = {"int32": np.int32, "int64": np.int64, "float32": np.float32}
 
 

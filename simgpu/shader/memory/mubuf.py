@@ -79,8 +79,9 @@ def _rsrc_gfx9(d: np.ndarray, base, stride, sel, index_stride, add_tid) -> Rsrc:
     access() refuses), word 3 NUM_FORMAT [14:12] and DATA_FORMAT [18:15] (format accesses are not modelled: fmt 0)
     and no OOB_SELECT. Range checking (one rule per buffer kind, as gfx10's OOB_SELECT later made selectable): a
     structured buffer (stride != 0) checks the index against num_records (records), a raw one (stride 0) the
-    buffer offset and payload against num_records (bytes) -- gfx11's OOB_SELECT 1 and 3. Triton's raw buffers
-    (num_records 0x7ffffffe, masked lanes at offset 0x80000000) depend on the raw rule."""
+    buffer offset and payload against num_records (bytes) -- gfx11's OOB_SELECT 1 and 3. Not checked against a gfx9
+    reference beyond what compilers rely on: Triton's raw buffers (num_records 0x7ffffffe, masked lanes at offset
+    0x80000000) read 0 and drop stores there."""
     return Rsrc(base, stride, (d[:, 1] >> 31) & 1, d[:, 2], sel, np.zeros_like(stride), index_stride, add_tid,
                 np.where(stride != 0, 1, 3))
 
