@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""Compile the Triton corpus for gfx1100 and write tests/data/triton/: per case a code object (<case>.hsaco), its
-launch spec (<case>.json) and numpy's reference outputs (<case>.npz). tests/simgpu/shader/test_triton_corpus.py
-runs them through the runtime without Triton.
+"""Compile the Triton corpus for each architecture Triton targets that simgpu simulates (gfx1100, gfx1201, gfx942) and
+write it under tests/data/triton/ (gfx1100's in the directory itself, the others' in <arch>/): per case a code
+object (<case>.hsaco), its launch spec (<case>.json) and numpy's reference outputs (<case>.npz), the same kernels,
+inputs and references for every architecture. tests/runtime/test_triton_corpus.py runs them through the runtime
+without Triton.
 
 Run from the repository root, with Triton in a venv of its own (the project's venv stays as CI has it):
 
     python3 -m venv /tmp/trivenv && /tmp/trivenv/bin/pip install triton==3.9.0 numpy
-    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus
+    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus [--arch gfx1100|gfx1201|gfx942] [case ...]
 
-Compiling needs no GPU and no torch: naming the target (GPUTarget("hip", "gfx1100", 32)) keeps Triton from asking
-a driver for the current device. The references are numpy's, never the simulator's.
+Compiling needs no GPU and no torch: naming the target (GPUTarget("hip", "gfx942", 64)) keeps Triton from asking
+a driver for the current device. The references are numpy's, never the simulator's. What differs per architecture is
+in the case, not the kernel: `isa` names what each architecture's code must contain, `scratch` where it must spill,
+`archs` the architectures a case is built for (gfx942's 512 registers a lane hold what spills elsewhere). The code
+objects embed the path of tools/ (debug info): rebuilding from another checkout changes only those bytes.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -32,8 +38,8 @@ from triton.backends.compiler import GPUTarget  # noqa: E402
 
 from tools import triton_kernels as K  # noqa: E402
 from tools.triton_corpus import (  # noqa: E402  # noqa: E402
-    DATA,
     bf16_round,
+    data_dir,
     decode,
     digest,
     int_ops_ref,
@@ -43,7 +49,9 @@ from tools.triton_corpus import (  # noqa: E402  # noqa: E402
     storage_dtype,
 )
 
-TARGET = GPUTarget("hip", "gfx1100", 32)
+# Each architecture Triton's AMD backend targets that simgpu simulates, with its wave size (gfx9: wave64 only).
+TARGETS = {"gfx1100": GPUTarget("hip", "gfx1100", 32), "gfx1201": GPUTarget("hip", "gfx1201", 32),
+           "gfx942": GPUTarget("hip", "gfx942", 64)}
 # Triton's pointer type for each buffer dtype.
 POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "int32": "*i32", "int8": "*i8",
            "uint8": "*u8", "int16": "*i16", "uint32": "*u32", "int64": "*i64", "float64": "*fp64", "float8e5": "*fp8e5",
@@ -78,8 +86,15 @@ class Case:
     ref: Callable[[dict], dict]  # inputs by parameter name (numbers) -> outputs by name (numbers)
     constexprs: dict = field(default_factory=dict)
     num_warps: int = 4
-    isa: tuple = ()  # instructions the compiled code must contain (what the case is there to exercise)
-    scratch: bool = False  # the kernel must spill to scratch (private segment)
+    isa: dict = field(default_factory=dict)  # per architecture: instructions its code must contain (what the case
+    #                                          is there to exercise)
+    scratch: tuple = ()  # the architectures on which the kernel must spill to scratch (private segment)
+    archs: tuple = ()  # the architectures it is built for (all when empty)
+
+
+def everywhere(*insns: str) -> dict:
+    """A case's `isa` when every architecture's code has the same instructions."""
+    return {arch: insns for arch in TARGETS}
 
 
 def normal(seed, scale=1.0, **kw):
@@ -266,7 +281,7 @@ def cases() -> list[Case]:
     n = 700
     add("fma_f32", K.fma_kernel, args={"x_ptr": f32((n,), 4), "y_ptr": f32((n,), 5), "z_ptr": f32((n,), 6),
                                        "out_ptr": out("float32", (n,)), "n": Scalar(n)},
-        grid=(cdiv(n, 256),), constexprs={"BLOCK": 256}, isa=("v_fmac_f32",),
+        grid=(cdiv(n, 256),), constexprs={"BLOCK": 256}, isa=everywhere("v_fmac_f32"),
         ref=lambda a: {"out_ptr": (a["x_ptr"].astype(np.float64) * a["y_ptr"] + a["z_ptr"]).astype(np.float32)})
     add("fma_f16", K.fma_kernel,
         args={p: Buf("float16", (n,), normal(i)) for i, p in enumerate(("x_ptr", "y_ptr", "z_ptr"))}
@@ -317,7 +332,7 @@ def cases() -> list[Case]:
     n = 4096
     add("f16_of_f32_products", K.f16_product_kernel,
         args={"a_ptr": Buf("float16", (n,), normal(13)), "b_ptr": f32((n,), 14), "out_ptr": out("float16", (n,)),
-              "n": Scalar(n)}, grid=(cdiv(n, 256),), constexprs={"BLOCK": 256}, isa=("v_fma_mixlo_f16",),
+              "n": Scalar(n)}, grid=(cdiv(n, 256),), constexprs={"BLOCK": 256}, isa=everywhere("v_fma_mixlo_f16"),
         ref=lambda a: {"out_ptr": (a["a_ptr"].astype(np.float32) * a["b_ptr"]).astype(np.float16)})
     add("philox_randint", K.randint_kernel,
         args={"out_ptr": out("int32", (300,)), "seed": Scalar(42), "n": Scalar(300)},
@@ -455,32 +470,44 @@ def cases() -> list[Case]:
         grid=(cdiv(50, 32), cdiv(60, 32)), constexprs={"BM": 32, "BN": 32, "BK": 32},
         ref=lambda a: {"c_ptr": np.maximum(_f32(a["a_ptr"]).astype(np.float64) @ _f32(a["b_ptr"]) + a["bias_ptr"],
                                            0).astype(np.float32)})
-    for ins, outs, wmma in (("float16", "float16", "v_wmma_f32_16x16x16_f16"),
-                            ("bfloat16", "float32", "v_wmma_f32_16x16x16_bf16"),
-                            ("int8", "int32", "v_wmma_i32_16x16x16_iu8")):
+    for ins, outs, wmma, mfma in (("float16", "float16", "v_wmma_f32_16x16x16_f16", "v_mfma_f32_32x32x8_f16"),
+                                  ("bfloat16", "float32", "v_wmma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_bf16"),
+                                  ("int8", "int32", "v_wmma_i32_16x16x16_iu8", "v_mfma_i32_32x32x16_i8")):
         init = ints(7, -128, 128) if ins == "int8" else normal(7)
         tol = {"float16": (2e-2, 2e-2), "float32": (1e-4, 1e-4)}.get(outs, (0.0, 0.0))
         add(f"dot_{ins}_{outs}", K.dot_tile_kernel,
             args={"a_ptr": Buf(ins, (32, 32), init), "b_ptr": Buf(ins, (32, 32), {**init, "seed": 8}),
                   "c_ptr": out(outs, (32, 32), *tol)},
             grid=(1,), constexprs={"M": 32, "N": 32, "K": 32, "OUT": getattr(tl, {"float16": "float16",
-                                   "float32": "float32", "int32": "int32"}[outs])}, isa=(wmma,),
+                                   "float32": "float32", "int32": "int32"}[outs])},
+            isa={"gfx1100": (wmma,), "gfx1201": (wmma,), "gfx942": (mfma,)},
             ref=lambda a, outs=outs: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(outs)})
     for fp8 in ("float8e5", "float8e4nv"):
         add(f"dot_{fp8}_f32", K.fp8_dot_kernel,
             args={"a_ptr": Buf(fp8, (32, 32), normal(44, 2.0)), "b_ptr": Buf(fp8, (32, 32), normal(45, 2.0)),
                   "c_ptr": out("float32", (32, 32), 1e-5, 1e-5)},
-            # gfx1100 has no fp8 WMMA: Triton 3.9 converts to f16 in software and uses the f16 WMMA.
-            grid=(1,), constexprs={"M": 32, "N": 32, "K": 32}, isa=("v_wmma_f32_16x16x16_f16",),
+            # gfx1100 has no fp8 WMMA: Triton 3.9 converts to f16 in software and uses the f16 WMMA; gfx942's fp8 is
+            # FNUZ, not these OCP formats: f16 again, and its MFMA; gfx1201 multiplies them natively.
+            grid=(1,), constexprs={"M": 32, "N": 32, "K": 32},
+            isa={"gfx1100": ("v_wmma_f32_16x16x16_f16",), "gfx942": ("v_mfma_f32_32x32x8_f16",),
+                 "gfx1201": ("v_wmma_f32_16x16x16_bf8_bf8" if fp8 == "float8e5" else "v_wmma_f32_16x16x16_fp8_fp8",)},
             ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
     add("flash_attention_f16", K.flash_attention_kernel,
         args={"q_ptr": Buf("float16", (100, 64), normal(46)), "k_ptr": Buf("float16", (100, 64), normal(47)),
               "v_ptr": Buf("float16", (100, 64), normal(48)), "o_ptr": out("float16", (100, 64), 2e-2, 2e-3),
               "seq": Scalar(100), "scale": Scalar(0.125, "float32")},
-        grid=(2,), constexprs={"D": 64, "BM": 64, "BN": 64}, isa=("v_mov_b16_e64",), ref=_flash_ref)
+        grid=(2,), constexprs={"D": 64, "BM": 64, "BN": 64}, ref=_flash_ref,
+        isa={"gfx1100": ("v_mov_b16_e64",), "gfx1201": ("v_wmma_f32_16x16x16_f16", "v_mov_b16"),
+             "gfx942": ("v_mfma_f32_32x32x8_f16",)})
     add("spill_32x256", K.spill_kernel,
         args={"x_ptr": f32((32, 256), 49), "out_ptr": out("float32", (32, 256), 1e-5, 1e-6)},
-        grid=(1,), constexprs={"ROWS": 32, "COLS": 256}, num_warps=1, scratch=True, ref=_spill_ref)
+        grid=(1,), constexprs={"ROWS": 32, "COLS": 256}, num_warps=1, scratch=("gfx1100", "gfx1201"), ref=_spill_ref)
+    # gfx942's wave64 holds that tile in 128 VGPRs a lane; twice the rows overflow its 512 (VGPRs and AccVGPRs):
+    # LLVM spills to AccVGPRs (v_accvgpr_write/read) and to scratch.
+    add("spill_64x256_wave64", K.spill_kernel,
+        args={"x_ptr": f32((64, 256), 49), "out_ptr": out("float32", (64, 256), 1e-5, 1e-6)},
+        grid=(1,), constexprs={"ROWS": 64, "COLS": 256}, num_warps=1, scratch=("gfx942",), archs=("gfx942",),
+        isa={"gfx942": ("v_accvgpr_write_b32",)}, ref=_spill_ref)
     # More of what Triton generates: ocml, lane shuffles, unsigned arithmetic, 64-bit atomics, pipelining.
     n = 500
     add("libdevice_tanh_erf_pow", K.libdevice_kernel,
@@ -509,7 +536,9 @@ def cases() -> list[Case]:
     add("matmul_bf16_3_stages", K.matmul_bf16_pipelined_kernel,
         args={"a_ptr": Buf("bfloat16", (64, 160), normal(58)), "b_ptr": Buf("bfloat16", (160, 48), normal(59)),
               "c_ptr": out("float32", (64, 48), 1e-4, 1e-4), "M": Scalar(64), "N": Scalar(48), "K": Scalar(160)},
-        grid=(2, 2), constexprs={"BM": 32, "BN": 32, "BK": 32, "STAGES": 3}, isa=("v_wmma_f32_16x16x16_bf16",),
+        grid=(2, 2), constexprs={"BM": 32, "BN": 32, "BK": 32, "STAGES": 3},
+        isa={"gfx1100": ("v_wmma_f32_16x16x16_bf16",), "gfx1201": ("v_wmma_f32_16x16x16_bf16",),
+             "gfx942": ("v_mfma_f32_32x32x8_bf16",)},
         ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
     # Rounding and special values that must match numpy bit for bit.
     n = 1000
@@ -524,7 +553,8 @@ def cases() -> list[Case]:
         args={"x_ptr": Buf("float32", (128,), nan_x), "y_ptr": Buf("float32", (128,), nan_y),
               "max_ptr": out("float32", (128,)), "maxnan_ptr": out("float32", (128,)),
               "clamp_ptr": out("float32", (128,))},
-        grid=(1,), constexprs={"BLOCK": 128}, isa=("v_med3_f32",), ref=_nan_ref)
+        grid=(1,), constexprs={"BLOCK": 128}, ref=_nan_ref,
+        isa={"gfx1100": ("v_med3_f32",), "gfx1201": ("v_med3_num_f32",), "gfx942": ("v_med3_f32",)})
     add("small_int_i16_u8", K.small_int_kernel,
         args={"a_ptr": Buf("int16", (256,), ints(64, -(1 << 15), 1 << 15)),
               "b_ptr": Buf("int16", (256,), ints(65, -(1 << 15), 1 << 15)),
@@ -575,7 +605,7 @@ def _unsigned_ref(a):
 # ------------------------------------------------------------------------------------------------ writing
 
 
-def compile_case(case: Case):
+def compile_case(case: Case, arch: str = "gfx1100"):
     params = [p for p in case.fn.params if not p.is_constexpr]
     names = [p.name for p in params]
     if names != list(case.args):
@@ -583,7 +613,7 @@ def compile_case(case: Case):
     sig = {n: POINTER[a.dtype] if isinstance(a, Buf) else SCALAR[a.dtype] for n, a in case.args.items()}
     sig.update({n: "constexpr" for n in case.constexprs})
     src = triton.compiler.ASTSource(fn=case.fn, signature=sig, constexprs=dict(case.constexprs))
-    return triton.compile(src, target=TARGET, options={"num_warps": case.num_warps})
+    return triton.compile(src, target=TARGETS[arch], options={"num_warps": case.num_warps})
 
 
 def _asm_fact(asm: str, key: str) -> int:
@@ -591,14 +621,14 @@ def _asm_fact(asm: str, key: str) -> int:
     return int(m.group(1)) if m else 0
 
 
-def write_case(case: Case) -> dict:
-    compiled = compile_case(case)
+def write_case(case: Case, arch: str = "gfx1100") -> dict:
+    compiled = compile_case(case, arch)
     meta, asm = compiled.metadata, compiled.asm["amdgcn"]
-    for insn in case.isa:
+    for insn in case.isa.get(arch, ()):
         if insn not in asm:
             raise SystemExit(f"{case.name}: {insn} is not in the compiled code (what the case exists to exercise)")
     scratch = _asm_fact(asm, "amdhsa_private_segment_fixed_size")
-    if case.scratch and not scratch:
+    if arch in case.scratch and not scratch:
         raise SystemExit(f"{case.name}: meant to spill, but the kernel uses no scratch")
     inputs, args = {}, []
     for name, a in case.args.items():
@@ -633,34 +663,45 @@ def write_case(case: Case) -> dict:
     spec = {"kernel": meta.name, "hsaco": f"{case.name}.hsaco", "grid": list(case.grid) + [1] * (3 - len(case.grid)),
             "block": [case.num_warps * meta.warp_size, 1, 1], "shared": meta.shared, "num_warps": case.num_warps,
             "constexprs": {k: str(v) for k, v in case.constexprs.items()},
-            "metadata": {"private_segment_fixed_size": scratch, "isa": list(case.isa), "spills": case.scratch,
+            "metadata": {"private_segment_fixed_size": scratch, "isa": list(case.isa.get(arch, ())),
+                         "spills": arch in case.scratch,
                          "vgpr_spill_count": _asm_fact(asm, "vgpr_spill_count"),
                          "triton_version": triton.__version__},
             "args": args, "outputs": outputs}
-    (DATA / f"{case.name}.hsaco").write_bytes(compiled.asm["hsaco"])
-    (DATA / f"{case.name}.json").write_text(json.dumps(spec, indent=1) + "\n")
-    np.savez_compressed(DATA / f"{case.name}.npz", **{k: expected[k] for k in outputs})
+    out_dir = data_dir(arch)
+    (out_dir / f"{case.name}.hsaco").write_bytes(compiled.asm["hsaco"])
+    (out_dir / f"{case.name}.json").write_text(json.dumps(spec, indent=1) + "\n")
+    np.savez_compressed(out_dir / f"{case.name}.npz", **{k: expected[k] for k in outputs})
     return spec
 
 
 def main(argv: list[str]) -> int:
-    DATA.mkdir(parents=True, exist_ok=True)
-    wanted = set(argv)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arch", choices=(*TARGETS, "all"), default="all")
+    ap.add_argument("cases", nargs="*", help="only these cases (default: every case, the old files removed first)")
+    args = ap.parse_args(argv)
     all_cases = cases()
     names = [c.name for c in all_cases]
     if len(set(names)) != len(names):
         raise SystemExit("two cases share a name")
+    for arch in TARGETS if args.arch == "all" else (args.arch,):
+        write_arch(arch, all_cases, set(args.cases))
+    return 0
+
+
+def write_arch(arch: str, all_cases: list[Case], wanted: set[str]) -> None:
+    out_dir = data_dir(arch)
+    out_dir.mkdir(parents=True, exist_ok=True)
     if not wanted:
-        for old in DATA.glob("*"):
+        for old in out_dir.glob("*"):
             if old.suffix in (".hsaco", ".json", ".npz"):
                 old.unlink()
     for case in all_cases:
-        if wanted and case.name not in wanted:
+        if (wanted and case.name not in wanted) or (case.archs and arch not in case.archs):
             continue
-        spec = write_case(case)
-        print(f"{case.name}: {spec['kernel']} grid {spec['grid']} block {spec['block'][0]} shared {spec['shared']} "
-              f"scratch {spec['metadata']['private_segment_fixed_size']}")
-    return 0
+        spec = write_case(case, arch)
+        print(f"{arch} {case.name}: {spec['kernel']} grid {spec['grid']} block {spec['block'][0]} "
+              f"shared {spec['shared']} scratch {spec['metadata']['private_segment_fixed_size']}")
 
 
 if __name__ == "__main__":

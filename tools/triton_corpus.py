@@ -149,10 +149,15 @@ def philox_ref(seed: int, offsets: np.ndarray) -> np.ndarray:
     return c0.astype(np.uint32).view(np.int32)
 
 
-def load_specs() -> list[dict]:
-    """Every committed case's spec, by name, with its reference outputs under "reference"."""
+def data_dir(arch: str = "gfx1100") -> Path:
+    """Where the corpus of `arch` is committed: gfx1100's in DATA itself, every other architecture's in DATA/<arch>."""
+    return DATA if arch == "gfx1100" else DATA / arch
+
+
+def load_specs(arch: str = "gfx1100") -> list[dict]:
+    """Every committed case's spec for `arch`, by name, with its reference outputs under "reference"."""
     specs = []
-    for path in sorted(DATA.glob("*.json")):
+    for path in sorted(data_dir(arch).glob("*.json")):
         spec = json.loads(path.read_text())
         with np.load(path.with_suffix(".npz")) as ref:
             spec["reference"] = {name: ref[name] for name in ref.files}

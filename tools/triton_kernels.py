@@ -1,5 +1,6 @@
-"""Triton kernels for gfx1100, shared by the optional live test (tests/simgpu/shader/test_triton_kernels.py) and the
-generator of the committed corpus (tools/gen_triton_corpus.py). Importing this module needs Triton."""
+"""Triton kernels (written for gfx1100, compiled for every target of tools/gen_triton_corpus.py), shared by the optional
+live test (tests/simgpu/shader/test_triton_kernels.py) and the generator of the committed corpus. Importing this module
+needs Triton."""
 
 from __future__ import annotations
 

@@ -17,6 +17,11 @@ RDNA4 emulator uses (tested there against RX 9070-class hardware) and the one LL
 rounded once, as for gfx11 (matrix.wmma). Modifiers as gfx11's: neg_lo[0]/[1] make iu8 A/B signed; for floats
 neg_lo / neg_hi negate the low / high 16-bit elements of A/B, neg_lo[2] negates C.
 
+Unlike gfx11, C may be an inline constant (llvm-mc -mcpu=gfx1201 takes `v_wmma_f32_16x16x16_f16 v[8:15], v[0:3],
+v[4:7], 1.0`, and LLVM and Triton emit `..., 0` to start an accumulation from zero): every element of C is then the
+constant, read as C's element type (f32, i32, f16; for bf16 a float constant is taken as the bf16 of its value, an
+integer one as its bits, as for f16). SGPRs and literals are not encodable there.
+
 fp8 and bf8 are the OCP formats (vector.gfx12).
 
 Not implemented for gfx12: wave64 WMMA, the iu4 forms (v_wmma_i32_16x16x16_iu4, v_wmma_i32_16x16x32_iu4) and the
@@ -27,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.operand import write_vgpr
+from simgpu.shader.operand import constant, write_vgpr
 from simgpu.shader.semantics import register
 from simgpu.shader.vector.gfx12 import BF8, FP8
 from simgpu.shader.vector.vop3p import bf16_to_f32, neg_hi, neg_lo, to_bf16
@@ -87,11 +92,31 @@ def _rows_cols():
 _M, _N = _rows_cols()
 
 
+def _inline_c(ex, w, inst, code: int, out: str) -> np.ndarray:
+    """An inline-constant C as [n, lanes, 8] values: the constant in every element, read as C's element type."""
+    bits = constant(code, {"f32": "f32", "i32": "b32"}.get(out, "f16"))
+    if bits is None:
+        raise ex.illegal_inst(w, inst, "WMMA C operand must be VGPRs or an inline constant")
+    if out == "i32":
+        value = float(np.array(bits, U32).view(np.int32))
+    elif out == "f32":
+        value = float(np.array(bits, U32).view(F32))
+    elif out == "bf16" and code >= 240:  # a float constant: its value rounded to bf16
+        value = float(bf16_to_f32(to_bf16(np.array([constant(code, "f32")], U32).view(F32)))[0])
+    else:
+        h = np.array(bits, U16)
+        value = float(h.view(F16) if out == "f16" else bf16_to_f32(h))
+    if out == "i32":  # (neg_lo[2] does not apply to an integer C, as for a VGPR C)
+        return np.full((len(w), 32, 8), int(value), I64)
+    c = np.full((len(w), 32, 8), value, F64)
+    return -c if neg_lo(inst, 2) else c
+
+
 def _accumulator(ex, w, inst, out: str) -> np.ndarray:
     """C as [n, lanes, 8] values (f64 or int64), slot s of lane l being row _M[l, s], column _N[l, s]."""
     code = inst.fields["src2"]
     if code < 256:
-        raise ex.illegal_inst(w, inst, "WMMA C operand must be VGPRs")
+        return _inline_c(ex, w, inst, code, out)
     nreg = 8 if out in ("f32", "i32") else 4
     regs = np.ascontiguousarray(ex.st.vgpr[code - 256:code - 256 + nreg, w, :].transpose(1, 2, 0))  # [n, lanes, r]
     if out == "i32":

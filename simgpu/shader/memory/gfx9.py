@@ -10,9 +10,14 @@ acc bit, the data or destination registers are AccVGPRs. Offsets: 13 bits, signe
 for flat (as gfx11's). pk_add_f16 / pk_add_bf16 atomics run gfx12's definition (memory.gfx12), add_f32 gfx11's.
 buffer_wbl2, buffer_inv, buffer_wbinvl1(_vol): no-ops (no caches).
 
-Not implemented (illegal_instruction): MUBUF and MTBUF (buffer_* and tbuffer_*): gfx9's buffer resource (V#) lays
-out its word 3 otherwise than gfx11's (dst_sel, num_format / data_format, no OOB_SELECT) and range-checks by other
-rules, which are not modelled; the f64 atomics (global/flat_atomic_add/min/max_f64); the loads into LDS
+MUBUF loads, stores and atomics (buffer_load_dword, buffer_store_short_d16_hi, buffer_atomic_add_x2...) take the same
+gfx11 names and run gfx11's MUBUF semantics, which read the V# by gfx9's layout and range-check it by gfx9's rules
+in a gfx9 dispatch (memory.mubuf.rsrc: a raw buffer checks bytes, a structured one its index); gfx9's MUBUF has no
+TFE bit.
+
+Not implemented (illegal_instruction): the format accesses (buffer_load/store_format_*, MTBUF tbuffer_*: gfx9's
+separate num_format / data_format), swizzled buffers (V# SWIZZLE_EN), MUBUF's lds bit (a load into LDS), the f64
+atomics (global/flat_atomic_add/min/max_f64); the loads into LDS
 (global_load_lds_*, scratch_load_lds_*).
 """
 
@@ -59,17 +64,33 @@ for _seg in ("global", "flat", "scratch"):
         register(_old, renamed(_new, via=f"{_seg}_atomic_add_u32" if "pk_add" in _new else None), G)
 
 
+def _buffer(name: str, via: str | None):
+    """A gfx9 MUBUF instruction run as gfx11's `name`, but for the lds bit (a load into LDS: not modelled)."""
+    fn = renamed(name, via=via)
+
+    def run(ex, w, inst):
+        if inst.fields.get("lds"):
+            raise ex.illegal_inst(w, inst, f"{inst.mnemonic} lds (a buffer load into LDS) is not modelled")
+        return fn(ex, w, inst)
+    return run
+
+
+for _old, _new in gfx11_names("buffer").items():
+    if _old != "buffer_atomic_pk_add_bf16":  # (global and flat only on gfx942)
+        register(_old, _buffer(_new, "buffer_atomic_add_u32" if "pk_add" in _new else None), G)
+
+
 def _nop(ex, w, inst):
     return None
 
 
-def _buffer_not_modelled(ex, w, inst):
-    raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: gfx9's buffer resource (V#) is not modelled")
+def _format_not_modelled(ex, w, inst):
+    raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: gfx9's buffer formats (num_format, data_format) are not modelled")
 
 
 for _name in ("buffer_wbl2", "buffer_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol"):
     register(_name, _nop, G)
-# the buffer instructions gfx9 shares a name with gfx11 (the others have no entry: "not implemented")
-for _name in ("buffer_atomic_add_f32", *(f"{t}buffer_{op}_format_{c}" for t in ("", "t") for op in ("load", "store")
-                                         for c in ("x", "xy", "xyz", "xyzw"))):
-    register(_name, _buffer_not_modelled, G)
+# the format accesses gfx9 shares a name with gfx11 (the others have no entry: "not implemented")
+for _name in (f"{t}buffer_{op}_format_{c}" for t in ("", "t") for op in ("load", "store")
+              for c in ("x", "xy", "xyz", "xyzw")):
+    register(_name, _format_not_modelled, G)

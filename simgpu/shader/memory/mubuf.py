@@ -63,12 +63,27 @@ class Rsrc:
 
 
 def rsrc(ex, w, srsrc: int) -> Rsrc:
-    """Decode the V# held in SGPRs srsrc*4 .. srsrc*4+3 of each wave."""
+    """Decode the V# held in SGPRs srsrc*4 .. srsrc*4+3 of each wave (gfx9's layout in a gfx9 dispatch)."""
     d = ex.st.sgpr[w, srsrc * 4: srsrc * 4 + 4].astype(np.int64)
     w1, w3 = d[:, 1], d[:, 3]
     sel = np.stack([(w3 >> s) & 7 for s in (0, 3, 6, 9)], axis=1)
-    return Rsrc(d[:, 0] | ((w1 & 0xFFFF) << 32), (w1 >> 16) & 0x3FFF, (w1 >> 30) & 3, d[:, 2], sel,
-                (w3 >> 12) & 0x7F, 8 << ((w3 >> 21) & 3), (w3 >> 23) & 1, (w3 >> 28) & 3)
+    base, stride, index_stride, add_tid = d[:, 0] | ((w1 & 0xFFFF) << 32), (w1 >> 16) & 0x3FFF, 8 << ((w3 >> 21) & 3), \
+        (w3 >> 23) & 1
+    if ex.family == "gfx9":
+        return _rsrc_gfx9(d, base, stride, sel, index_stride, add_tid)
+    return Rsrc(base, stride, (w1 >> 30) & 3, d[:, 2], sel, (w3 >> 12) & 0x7F, index_stride, add_tid, (w3 >> 28) & 3)
+
+
+def _rsrc_gfx9(d: np.ndarray, base, stride, sel, index_stride, add_tid) -> Rsrc:
+    """gfx9's V#: word 1 bit 31 SWIZZLE_EN (bit 30 CACHE_SWIZZLE, no element size: `swizzle` holds SWIZZLE_EN, which
+    access() refuses), word 3 NUM_FORMAT [14:12] and DATA_FORMAT [18:15] (format accesses are not modelled: fmt 0)
+    and no OOB_SELECT. Range checking (one rule per buffer kind, as gfx10's OOB_SELECT later made selectable): a
+    structured buffer (stride != 0) checks the index against num_records (records), a raw one (stride 0) the
+    buffer offset and payload against num_records (bytes) -- gfx11's OOB_SELECT 1 and 3. Not checked against a gfx9
+    reference beyond what compilers rely on: Triton's raw buffers (num_records 0x7ffffffe, masked lanes at offset
+    0x80000000) read 0 and drop stores there."""
+    return Rsrc(base, stride, (d[:, 1] >> 31) & 1, d[:, 2], sel, np.zeros_like(stride), index_stride, add_tid,
+                np.where(stride != 0, 1, 3))
 
 
 @dataclass
@@ -112,6 +127,8 @@ def access(ex, w, inst) -> Access:
     f = inst.fields
     st = ex.st
     d = rsrc(ex, w, rsrc_of(inst))
+    if ex.family == "gfx9" and d.swizzle.any():
+        raise ex.illegal_inst(w, inst, "a swizzled buffer (V# SWIZZLE_EN) is not modelled for gfx9")
     n, lanes = len(w), st.lanes
     index = np.zeros((n, lanes), np.int64)
     if f["idxen"]:
@@ -155,7 +172,7 @@ def store_checked(ex, acc: Access, data: np.ndarray, mask: np.ndarray, per_dword
 
 def write_tfe(ex, w, inst, dwords: int, mask: np.ndarray) -> None:
     """TFE: the dword after the loaded data gets 0 (the access status: no failure)."""
-    if inst.fields["tfe"]:
+    if inst.fields.get("tfe"):  # (gfx9's MUBUF has no TFE bit)
         write_vgpr(ex, w, inst.fields["vdata"] + dwords, np.zeros(mask.shape, U32), mask)
 
 

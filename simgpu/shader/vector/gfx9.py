@@ -21,7 +21,10 @@ instruction record carries both names). What gfx9 changes or adds:
 - New: v_lshl_add_u64 (D = (S0 << S1[2:0]) + S2, 64-bit), v_mov_b64, v_fmac_f64 (fma(S0, S1, D) in f64, MODE's
   rounding and denormals as v_fma_f64), the packed f32 ops v_pk_add_f32 / v_pk_mul_f32 / v_pk_fma_f32 (each half
   of a 64-bit VGPR pair is one f32 lane of the operation: op_sel[i] picks the half source i gives the low lane,
-  op_sel_hi[i] the high lane, neg / neg_hi negate them; each lane rounds as v_add_f32 / v_mul_f32 / v_fma_f32),
+  op_sel_hi[i] the high lane, neg / neg_hi negate them; each lane rounds as v_add_f32 / v_mul_f32 / v_fma_f32; an
+  inline constant or literal is the 32-bit f32 constant in the low half and 0 in the high one -- not the f64
+  constant a 64-bit operand reads -- which is why LLVM writes `v_pk_mul_f32 v[0:1], v[2:3], 0.5 op_sel_hi:[1,0]`
+  to scale both lanes; the high half's 0 is not confirmed against hardware),
   v_pk_mov_b32 (D[31:0] = half op_sel[0] of S0, D[63:32] = half op_sel[1] of S1).
 - Not implemented (illegal_instruction): the legacy mad/mac f16 forms (v_mad_f16, v_mac_f16, v_madak_f16,
   v_madmk_f16, v_mad_legacy_f16, v_fma_legacy_f16, v_div_fixup_legacy_f16: unfused or legacy rounding not
@@ -120,7 +123,10 @@ def _halves(ex, w, inst, i: int) -> tuple[np.ndarray, np.ndarray]:
     """(low-lane, high-lane) f32 inputs of 64-bit packed source i: op_sel / op_sel_hi pick the halves, neg / neg_hi
     flip their signs."""
     code = inst.fields[("src0", "src1", "src2")[i]]
-    v = vector_src(ex, w, code, inst.literal, "b64").astype(U64)
+    if 128 <= code <= 255:  # an inline constant or literal: its f32 value in the low dword, 0 in the high one
+        v = vector_src(ex, w, code, inst.literal, "f32").astype(U64)
+    else:
+        v = vector_src(ex, w, code, inst.literal, "b64").astype(U64)
     words = (v & U64(0xFFFFFFFF)).astype(U32), (v >> U64(32)).astype(U32)
     lo, hi = words[op_sel(inst, i)], words[op_sel_hi(inst, i)]
     lo = lo ^ U32(0x80000000 * neg_lo(inst, i))

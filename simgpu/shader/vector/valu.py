@@ -194,7 +194,7 @@ def dpp_lanes(ctrl: int, lanes: int, gfx9: bool = False) -> np.ndarray:
     row_newbcast:N (gfx90a+) is row_share's encoding and meaning, lane N of each row to the whole row."""
     i = np.arange(lanes)
     row, r = i // 16, i % 16
-    if gfx9 and 0x130 <= ctrl <= 0x143:
+    if gfx9 and (0x130 <= ctrl <= 0x13F or ctrl in (0x142, 0x143)):  # (row_mirror, row_half_mirror: as gfx11's)
         return _gfx9_dpp_lanes(ctrl, i, row)
     if ctrl <= 0xFF:  # quad_perm
         sel = np.array([(ctrl >> (2 * k)) & 3 for k in range(4)])

@@ -45,13 +45,15 @@ def _typed(meta: dict, value):
 
 
 def launch(queue: str, tier: str, name: str, args: list, grid, block, arch: str = ARCH,
-           code_object: Path = CODE_OBJECT):
-    """Run `name` on a fresh simulated GPU of `arch` whose engine runs `tier` (tiers.on_tier), through the runtime's
-    `queue` ("pm4" or "aql"): the arrays after the run, the GPU, and the driver's buffers at the end."""
+           code_object: Path | bytes = CODE_OBJECT):
+    """Run `name` of `code_object` (a file or its bytes) on a fresh simulated GPU of `arch` whose engine runs `tier`
+    (tiers.on_tier), through the runtime's `queue` ("pm4" or "aql"): the arrays after the run, the GPU, and the
+    driver's buffers at the end."""
     mock = MockOS(devices=1, vram_size=1 << 28, arch=arch)
     gpu = tiers.on_tier(mock.gpus[0].engine, tier) and mock.gpus[0]
     with Device("AMD:0", queue=queue, os=mock, arch=arch) as dev:
-        kernel = dev.load(code_object.read_bytes())[name]
+        blob = code_object if isinstance(code_object, bytes) else code_object.read_bytes()
+        kernel = dev.load(blob)[name]
         metas = explicit_args(kernel.args)
         values = []
         for meta, a in zip(metas, args, strict=True):
@@ -66,7 +68,7 @@ def launch(queue: str, tier: str, name: str, args: list, grid, block, arch: str 
     return out, gpu, buffers
 
 
-def launcher(queue: str, arch: str = ARCH, code_object: Path = CODE_OBJECT, jit: bool = True):
+def launcher(queue: str, arch: str = ARCH, code_object: Path | bytes = CODE_OBJECT, jit: bool = True):
     """corpus.run's signature over the runtime's `queue` on a GPU of `arch`: the interpreter's run, and (`jit`) the
     JIT tier's ending the same."""
     def run(name: str, args: list, grid, block):

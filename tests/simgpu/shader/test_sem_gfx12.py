@@ -472,6 +472,44 @@ def test_wmma_uses_rdna4s_register_layout(variant):
     assert np.array_equal(d, (a.astype(np.float64) @ b + c).astype(cdt)), variant
 
 
+@pytest.mark.parametrize("form, c", [("v_wmma_f32_16x16x16_f16 v[16:23], v[8:11], v[12:15], 0", 0.0),
+                                     ("v_wmma_f32_16x16x16_f16 v[16:23], v[8:11], v[12:15], -2.0", -2.0),
+                                     ("v_wmma_f32_16x16x16_f16 v[16:23], v[8:11], v[12:15], 0.5 neg_lo:[0,0,1]", -0.5),
+                                     ("v_wmma_f16_16x16x16_f16 v[16:19], v[8:11], v[12:15], 1.0", 1.0),
+                                     ("v_wmma_i32_16x16x16_iu8 v[16:23], v[8:9], v[12:13], 7 neg_lo:[1,1,0]", 7),
+                                     ("v_wmma_i32_16x16x16_iu8 v[16:23], v[8:9], v[12:13], -3 neg_lo:[1,1,0]", -3)])
+def test_wmma_c_may_be_an_inline_constant(form, c):
+    """RDNA4 takes an inline constant for C (llvm-mc assembles these; LLVM and Triton start accumulations with 0):
+    every element of C is the constant, read as C's element type."""
+    mnemonic = form.split()[0]
+    ints = "iu8" in mnemonic
+    a = RNG.integers(-8, 8, (16, 16))
+    b = RNG.integers(-8, 8, (16, 16))
+    if ints:
+        ea, eb, load = a.astype(np.int8), b.astype(np.int8), "global_load_b64 v[{0}:{1}]"
+        out = np.int32
+    else:
+        ea, eb, load = (a / 4).astype(F16), (b / 4).astype(F16), "global_load_b128 v[{0}:{2}]"
+        out = F16 if mnemonic.startswith("v_wmma_f16") else F32
+    size = 8 if ints else 16
+    store = "global_store_b128 v3, v[16:19], s[6:7]" + (
+        "" if out == F16 else "\nglobal_store_b128 v3, v[20:23], s[6:7] offset:16")
+    body = f"""
+    s_load_b64 s[6:7], s[0:1], 0x10
+    v_mul_u32_u24_e32 v2, {size}, v0
+    {load.format(8, 9, 11)}, v2, s[2:3]
+    {load.format(12, 13, 15)}, v2, s[4:5]
+    v_mul_u32_u24_e32 v3, {8 * np.dtype(out).itemsize}, v0
+    s_wait_loadcnt 0x0
+    s_wait_kmcnt 0x0
+    {form}
+    {store}
+    """
+    got = run(body, [pack_ab(ea), pack_ab(eb.T), np.zeros((32, 8), out)])[2]
+    ref = a.astype(np.float64) @ b if ints else (a / 4) @ (b / 4)
+    assert np.array_equal(unpack_d(got), (ref + c).astype(out)), form
+
+
 def test_iu4_wmma_is_refused_not_run_with_gfx11s_layout():
     with pytest.raises(HardwareFault, match="not implemented for gfx12"):
         run("v_wmma_i32_16x16x16_iu4 v[2:9], v10, v11, v[2:9]", [np.zeros(32, U32)])

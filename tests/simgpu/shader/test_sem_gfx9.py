@@ -185,6 +185,9 @@ def test_sdwa_sources_and_destinations():
     ("row_bcast:15", lambda i: (i // 16 - 1) * 16 + 15 if i >= 16 else None),
     ("row_bcast:31", lambda i: 31 if i >= 32 else None),
     ("row_shr:3", lambda i: i - 3 if i % 16 >= 3 else None),
+    # gfx9 shares these with gfx11 (they sit among the gfx9-only codes 0x130-0x143, and once fell to "no source")
+    ("row_mirror", lambda i: i // 16 * 16 + 15 - i % 16),
+    ("row_half_mirror", lambda i: i // 8 * 8 + 7 - i % 8),
 ])
 def test_gfx9_dpp_controls(ctrl, source):
     """bound_ctrl:0 (LLVM's spelling of BOUND_CTRL = 1): a lane without a source reads 0 and is written."""
@@ -287,6 +290,25 @@ def test_packed_f32_ops_select_halves():
     assert np.array_equal(got[:, 6:8], np.stack([x[:, 1], y[:, 0]], 1))
 
 
+def test_packed_f32_inline_constant_is_the_f32_constant():
+    """An inline constant of v_pk_*_f32 is the f32 constant (not the f64 one a 64-bit operand reads): LLVM scales
+    both lanes by 0.5 with op_sel_hi:[1,0] (the high lane reading the constant's low half), as Triton's gfx942 code
+    does before every exp."""
+    x = (RNG.integers(-1000, 1000, (64, 2)) / 8).astype(F32)
+    body = """
+    v_lshlrev_b32_e32 v20, 3, v0
+    global_load_dwordx2 v[2:3], v20, s[4:5]
+    s_waitcnt vmcnt(0)
+    v_pk_mul_f32 v[8:9], v[2:3], 0.5 op_sel_hi:[1,0]
+    v_pk_fma_f32 v[10:11], v[2:3], -4.0, 1.0 op_sel_hi:[1,0,0]
+    v_lshlrev_b32_e32 v21, 4, v0
+    global_store_dwordx4 v21, v[8:11], s[6:7]
+    """
+    _, got = run(body, [x, np.zeros((64, 4), F32)], vgprs=24)
+    assert np.array_equal(got[:, 0:2], x * F32(0.5))
+    assert np.array_equal(got[:, 2:4], x * F32(-4.0) + F32(1.0))
+
+
 # ---------------------------------------------------------------------------------------------- memory
 
 
@@ -331,13 +353,73 @@ def test_ds_cmpst_compares_with_data0_and_stores_data1():
     assert np.array_equal(got[:, 1], np.where((i % 2 == 1) | (i == 0), 1000, 3 * i))
 
 
-def test_buffer_instructions_are_refused():
+# A V# in s[8:11] for the buffer of s[4:5]: stride (s[9] bits 16-29) and num_records (s10) from the test; word 3 as
+# Triton writes it for gfx942 (0x27000: DST_SEL 0, NUM_FORMAT 7, DATA_FORMAT 4).
+def vsharp(stride: int, num_records: int) -> str:
+    return f"""
+    s_mov_b32 s8, s4
+    s_and_b32 s9, s5, 0xffff
+    s_or_b32 s9, s9, {stride << 16:#x}
+    s_mov_b32 s10, {num_records:#x}
+    s_mov_b32 s11, 0x27000
+    """
+
+
+def test_buffer_raw_loads_stores_and_their_range_check():
+    """A raw buffer (stride 0) range-checks the byte offset and payload against num_records: loads out of range
+    read 0, stores out of range are dropped, dwordx2 checks each dword; soffset and the instruction offset add."""
+    src = lanes_u32(1)
+    # lane i reads dword i (offen), the last 8 lanes beyond num_records (56 dwords); lane 63's offset is 0x80000000
+    body = vsharp(0, 56 * 4) + """
+    v_cmp_eq_u32_e32 vcc, 63, v0
+    v_bfrev_b32_e32 v3, 1
+    v_cndmask_b32_e32 v3, v1, v3, vcc
+    buffer_load_dword v2, v3, s[8:11], 0 offen
+    s_mov_b32 s12, 4
+    buffer_load_dwordx2 v[4:5], v1, s[8:11], s12 offen offset:4
+    v_lshlrev_b32_e32 v6, 4, v0
+    s_waitcnt vmcnt(0)
+    global_store_dword v6, v2, s[6:7]
+    global_store_dwordx2 v6, v[4:5], s[6:7] offset:4
+    buffer_store_dword v0, v1, s[8:11], 0 offen offset:128
+    """
+    got_src, got = run(body, [src.copy(), np.zeros((64, 4), U32)])
+    i = np.arange(64)
+    assert np.array_equal(got[:, 0], np.where(i < 56, src, 0))
+    # dwordx2 at byte 4i + 4 (the payload from 4i + 8 on: soffset does not count in the check, offset does)
+    lo = np.where(4 * i + 4 + 4 <= 56 * 4, src[np.minimum(i + 2, 63)], 0)
+    hi = np.where(4 * i + 8 + 4 <= 56 * 4, src[np.minimum(i + 3, 63)], 0)
+    assert np.array_equal(got[:, 1], lo) and np.array_equal(got[:, 2], hi)
+    # stores of lane i at dword i + 32: in range below dword 56
+    want = src.copy()
+    want[32:56] = i[:24]
+    assert np.array_equal(got_src, want)
+
+
+def test_buffer_structured_range_check_is_the_index():
+    """A structured buffer (stride != 0) checks the index against num_records (in records), not the offset."""
+    src = lanes_u32(2)
+    body = vsharp(8, 20) + """
+    buffer_load_dword v2, v[0:1], s[8:11], 0 idxen offen
+    s_waitcnt vmcnt(0)
+    global_store_dword v1, v2, s[6:7]
+    """
+    # index i, offset 4i (beyond the 8-byte stride from lane 2 on): byte 8i + 4i; out of range from index 20 on
+    _, got = run(body, [src.copy(), np.zeros(64, U32)])
+    i = np.arange(64)
+    assert np.array_equal(got, np.where(i < 20, src[np.minimum(3 * i, 63)], 0))
+
+
+def test_buffer_forms_not_modelled_are_refused():
     with pytest.raises(HardwareFault) as e:
-        run("buffer_load_dword v2, v1, s[8:11], 0 offen", [np.zeros(64, U32)])
-    assert e.value.kind == "illegal_instruction" and "buffer_load_dword is not implemented" in str(e.value)
+        run(vsharp(0, 256) + "buffer_load_format_x v2, v1, s[8:11], 0 offen", [np.zeros(64, U32)])
+    assert e.value.kind == "illegal_instruction" and "buffer formats" in str(e.value)
     with pytest.raises(HardwareFault) as e:
-        run("buffer_load_format_x v2, v1, s[8:11], 0 offen", [np.zeros(64, U32)])
-    assert "gfx9's buffer resource (V#) is not modelled" in str(e.value)
+        run(vsharp(0, 256) + "buffer_load_dword v1, s[8:11], 0 offen lds", [np.zeros(64, U32)])
+    assert "a buffer load into LDS" in str(e.value)
+    with pytest.raises(HardwareFault) as e:
+        run(vsharp(0, 256) + "s_bitset1_b32 s9, 31\nbuffer_load_dword v2, v1, s[8:11], 0 offen", [np.zeros(64, U32)])
+    assert "swizzled buffer" in str(e.value)
 
 
 # ---------------------------------------------------------------------------------------------- the engine
