@@ -20,17 +20,18 @@ import pytest
 import runtime
 from mockgpu import MockOS
 from simgpu.isa.codeobject import read_code_object
+from simgpu.isa.objdump import disassemble_text
 from tools.triton_corpus import data_dir, decode, digest, load_specs, make_input, storage_dtype
 
 ARCHES = ("gfx1100", "gfx1201", "gfx942")
 SPECS_OF = {arch: {s["name"]: s for s in load_specs(arch)} for arch in ARCHES}
 SPECS = SPECS_OF["gfx1100"]
 # Cases an architecture cannot pass yet, with why (strict: the day one passes, its entry must go).
-_XF32 = ("Triton's f32 dot on gfx942 defaults to tf32, which it lowers to v_mfma_f32_*_xf32; how the matrix core "
-         "converts f32 inputs to xf32 (rounding or truncation of the 13 low mantissa bits) is not documented, so the "
-         "simulator refuses the instruction (matrix.gfx9); the case's IEEE-f32 reference (rtol 1e-4) would not hold "
-         "for xf32 either")
-KNOWN_FAILURES = {("gfx942", "matmul_f32_32_t16_w1"): _XF32, ("gfx942", "matmul_f32_40x36x50_t32_w4"): _XF32}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+# Triton's f32 dot on gfx942 defaults to tf32, which it lowers to v_mfma_f32_*_xf32: the matrix core multiplies the
+# inputs truncated to xf32 (10 mantissa bits; simgpu.shader.matrix.gfx9), so these cases are checked against numpy's
+# product of the inputs truncated so (`_xf32_reference`), not the IEEE-f32 reference the other targets share.
+XF32_DOTS = {("gfx942", "matmul_f32_32_t16_w1"), ("gfx942", "matmul_f32_40x36x50_t32_w4")}
 
 
 def _cases() -> list:
@@ -129,11 +130,29 @@ def test_code_objects_are_the_architectures(arch):
         assert spec["block"][0] == spec["num_warps"] * co.kernels[spec["kernel"]].descriptor.wavefront_size, name
 
 
+def _xf32_reference(spec: dict) -> dict:
+    """`spec` with its matmul reference recomputed from the inputs truncated to xf32 (the 13 low mantissa bits of each
+    f32 cleared), multiplied and summed in f64, rounded once to f32."""
+    inputs = {arg["name"]: make_input(arg) for arg in spec["args"] if "buffer" in arg}
+    a, b = (np.where(np.isnan(x), x, (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)).astype(np.float64)
+            for x in (inputs["a_ptr"], inputs["b_ptr"]))
+    return spec | {"reference": spec["reference"] | {"c_ptr": (a @ b).astype(np.float32)}}
+
+
 @pytest.mark.parametrize("queue", ["pm4", "aql"])
 @pytest.mark.parametrize(("arch", "name"), _cases())
 def test_triton_kernel(arch, name, queue):
     spec = SPECS_OF[arch][name]
+    if (arch, name) in XF32_DOTS:
+        spec = _xf32_reference(spec)
     check(spec, run(_device(queue, arch), spec, arch))
+
+
+def test_xf32_reference_is_for_exactly_the_xf32_dots():
+    """The cases checked against the xf32 reference are exactly the code objects that run xf32 MFMAs."""
+    runs_xf32 = {(arch, name) for arch in ARCHES for name in SPECS_OF[arch]
+                 if any("_xf32 " in line for line in disassemble_text(read_code_object(_code_object(name, arch))))}
+    assert runs_xf32 == XF32_DOTS
 
 
 @pytest.mark.parametrize("arch", ARCHES)

@@ -15,17 +15,21 @@ one row in VGPR pairs. With acc_cd, C and D are AccVGPRs; acc's bits make A and 
 constant (compilers start an accumulation from 0 so).
 
 Arithmetic (decisions: AMD does not document the matrix core's internal order or width):
-- f32, xf32 excluded, f16, bf16, fp8/bf8 inputs: every product is exact in f64; D = C + A[i][0]*B[0][j] + ... +
+- f32, xf32, f16, bf16, fp8/bf8 inputs: every product is exact in f64; D = C + A[i][0]*B[0][j] + ... +
   A[i][K-1]*B[K-1][j], added in that order in f64, rounded once to f32 (nearest even). Denormal inputs and results are
   kept whatever MODE says; a NaN result is what f64 arithmetic gives.
 - i8: exact sum of the int8 products and C, wrapped to 32 bits.
 - f64: D = fma(A[i][K-1], B[K-1][j], ... fma(A[i][0], B[0][j], C)), each fma rounded once to nearest even; the f64
   variants' neg:[a,b,c] bits (the BLGP field) negate A, B, C.
+- xf32 (v_mfma_f32_16x16x8_xf32, v_mfma_f32_32x32x4_xf32): each f32 input is truncated toward zero to xf32's 10
+  mantissa bits (its 13 low bits cleared; a NaN stays a NaN) before the exact product. That gfx942's matrix core
+  truncates rather than rounds is what AMD's hipBLASLt engineers report of the hardware (ROCm/rocm-libraries pull
+  request 9176, which rounds in software before the MFMA for that reason); the ISA reference says neither.
 - fp8 / bf8 are gfx942's FNUZ formats (LLVM: gfx940's fp8 is "fnuz"): E4M3 with bias 8 and E5M2 with bias 16, no
   infinities, no negative zero; 0x80 is NaN.
 
 Not implemented (illegal_instruction): CBSZ/ABID (A block broadcast) and BLGP (B lane swizzle) other than 0, the
-xf32 variants (the conversion of f32 inputs to xf32 is not documented), SMFMAC (v_smfmac_*, sparse A), and an MFMA
+SMFMAC (v_smfmac_*, sparse A), and an MFMA
 run with some lanes of EXEC off (a compiler issues MFMA with the whole wave on).
 """
 
@@ -46,7 +50,7 @@ G = "gfx9"
 U8, U16, U32, U64, I64, F16, F32, F64 = np.uint8, np.uint16, np.uint32, np.uint64, np.int64, np.float16, np.float32, \
     np.float64
 LANES = 64
-_BITS = {"f32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64}
+_BITS = {"f32": 32, "xf32": 32, "f16": 16, "bf16": 16, "i8": 8, "fp8": 8, "bf8": 8, "f64": 64}
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,8 @@ def _variants() -> dict[str, Shape]:
         v[f"v_mfma_f32_4x4x{small}_16b_{t}"] = Shape(4, 4, small, 16, t, t, "f32")
     v["v_mfma_f32_32x32x2_f32"] = Shape(32, 32, 2, 1, "f32", "f32", "f32")
     v["v_mfma_f32_16x16x4_f32"] = Shape(16, 16, 4, 1, "f32", "f32", "f32")
+    v["v_mfma_f32_16x16x8_xf32"] = Shape(16, 16, 8, 1, "xf32", "xf32", "f32")
+    v["v_mfma_f32_32x32x4_xf32"] = Shape(32, 32, 4, 1, "xf32", "xf32", "f32")
     for t in ("f16", "bf16"):
         v[f"v_mfma_f32_32x32x8_{t}"] = Shape(32, 32, 8, 1, t, t, "f32")
         v[f"v_mfma_f32_16x16x16_{t}"] = Shape(16, 16, 16, 1, t, t, "f32")
@@ -145,6 +151,13 @@ FP8_FNUZ = _fnuz_table(4, 8)  # E4M3FNUZ
 BF8_FNUZ = _fnuz_table(5, 16)  # E5M2FNUZ
 
 
+def xf32_values(words: np.ndarray) -> np.ndarray:
+    """f32 register words as the xf32 values the matrix core multiplies (f64): the 13 low mantissa bits cleared
+    (truncation toward zero), NaNs kept NaN (clearing a NaN's payload could make it an infinity)."""
+    x = words.view(F32)
+    return np.where(np.isnan(x), x, (words & U32(0xFFFFE000)).view(F32)).astype(F64)
+
+
 def _elements(raw: np.ndarray, kind: str) -> np.ndarray:
     """Packed register words [nreg, n, lanes] (uint32) -> [n, lanes, elements] values (f64 or int64)."""
     nreg, n, lanes = raw.shape
@@ -153,6 +166,8 @@ def _elements(raw: np.ndarray, kind: str) -> np.ndarray:
         return words.view(F64)
     if kind == "f32":
         return words.view(F32).astype(F64)
+    if kind == "xf32":
+        return xf32_values(words)
     if kind in ("f16", "bf16"):
         h = words.view(U16)
         return (h.view(F16) if kind == "f16" else bf16_to_f32(h)).astype(F64)

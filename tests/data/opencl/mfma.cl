@@ -5,6 +5,7 @@
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+typedef float v2f __attribute__((ext_vector_type(2)));
 typedef float v4f __attribute__((ext_vector_type(4)));
 typedef float v16f __attribute__((ext_vector_type(16)));
 typedef float v32f __attribute__((ext_vector_type(32)));
@@ -27,6 +28,8 @@ MFMA(f32_16x16x1_4b_f32, __builtin_amdgcn_mfma_f32_16x16x1f32, float, v16f)
 MFMA(f32_4x4x1_16b_f32, __builtin_amdgcn_mfma_f32_4x4x1f32, float, v4f)
 MFMA(f32_32x32x2_f32, __builtin_amdgcn_mfma_f32_32x32x2f32, float, v16f)
 MFMA(f32_16x16x4_f32, __builtin_amdgcn_mfma_f32_16x16x4f32, float, v4f)
+MFMA(f32_16x16x8_xf32, __builtin_amdgcn_mfma_f32_16x16x8_xf32, v2f, v4f)
+MFMA(f32_32x32x4_xf32, __builtin_amdgcn_mfma_f32_32x32x4_xf32, v2f, v16f)
 MFMA(f32_32x32x4_2b_f16, __builtin_amdgcn_mfma_f32_32x32x4f16, v4h, v32f)
 MFMA(f32_16x16x4_4b_f16, __builtin_amdgcn_mfma_f32_16x16x4f16, v4h, v16f)
 MFMA(f32_4x4x4_16b_f16, __builtin_amdgcn_mfma_f32_4x4x4f16, v4h, v4f)

@@ -18,7 +18,7 @@ import pytest
 
 from simgpu.fault import HardwareFault
 from simgpu.isa.codeobject import read_code_object
-from simgpu.shader.matrix.gfx9 import BF8_FNUZ, FP8_FNUZ, VARIANTS
+from simgpu.shader.matrix.gfx9 import BF8_FNUZ, FP8_FNUZ, VARIANTS, xf32_values
 from simgpu.testbed import Testbed
 from tests import DATA
 
@@ -107,6 +107,10 @@ def _values(kind: str, shape) -> tuple[np.ndarray, np.ndarray]:
     if kind == "f32":
         v = (RNG.integers(-2048, 2048, shape) / 64).astype(F32)
         return v, v.astype(F64)
+    if kind == "xf32":  # f32 words with low mantissa bits set: the matrix core sees them truncated to 10 bits
+        v = RNG.integers(1, 2048, shape) * RNG.choice([-1, 1], shape) / 64  # no zeros: those bits would be denormals
+        bits = v.astype(F32).view(U32) | RNG.integers(0, 1 << 13, shape, U32)
+        return bits.view(F32), xf32_reference(bits)
     if kind in ("fp8", "bf8"):
         table = FP8_FNUZ if kind == "fp8" else BF8_FNUZ
         usable = np.nonzero((np.abs(table) >= 2.0 ** -4) & (np.abs(table) <= 2.0 ** 4) | (table == 0))[0]
@@ -114,6 +118,14 @@ def _values(kind: str, shape) -> tuple[np.ndarray, np.ndarray]:
         return codes, table[codes]
     v = RNG.integers(-128, 128, shape).astype(np.int8)
     return v, v.astype(F64)
+
+
+def xf32_reference(bits: np.ndarray) -> np.ndarray:
+    """What an xf32 input is worth (module doc of matrix.gfx9): the f32 with its 13 low mantissa bits cleared, written
+    here as an integer division of the mantissa (for these normal inputs) rather than a mask."""
+    f = bits.view(F32).astype(F64)
+    m, e = np.frexp(f)  # f = m * 2^e, 0.5 <= |m| < 1: 24 significant bits, 11 of them kept
+    return np.trunc(m * 2.0 ** 11) / 2.0 ** 11 * 2.0 ** e
 
 
 FLOAT_NAMES = sorted(n for n, s in VARIANTS.items() if s.out == "f32")
@@ -175,6 +187,14 @@ def test_the_sum_is_formed_in_f64_in_k_order_from_c():
     c = np.full((1, 16, 16), 2.0 ** 60, F32)
     got = _from_cd(s, run("f32_16x16x4_f32", _registers(s, a, "a"), _registers(s, b, "b"), _cd_registers(s, c)))
     assert (got == 0).all()
+
+
+def test_xf32_truncates_toward_zero_and_keeps_nan():
+    words = np.array([0x3F801FFF, 0xBF801FFF, 0x3F802000, 0x7F800001, 0x7FC00000, 0x00001FFF, 0x7F7FFFFF], U32)
+    got = xf32_values(words)
+    assert got[0] == 1.0 and got[1] == -1.0 and got[2] == 1.0 + 2.0 ** -10  # toward zero, either sign
+    assert np.isnan(got[3]) and np.isnan(got[4])  # a NaN whose payload sits in the cleared bits stays NaN
+    assert got[5] == 0.0 and got[6] == float.fromhex("0x1.ffcp+127")
 
 
 def test_fnuz_fp8_formats():
@@ -271,7 +291,6 @@ def test_an_agpr_past_the_allocation_is_an_illegal_instruction():
 
 @pytest.mark.parametrize(("text", "why"), [
     ("v_mfma_f32_32x32x1_2b_f32 a[0:31], v0, v1, 0 cbsz:1", "CBSZ/ABID/BLGP broadcasts are not modelled"),
-    ("v_mfma_f32_16x16x8_xf32 a[0:3], v[0:1], v[2:3], 0", "v_mfma_f32_16x16x8_xf32 is not implemented"),
     ("v_smfmac_f32_16x16x32_f16 a[0:3], v[0:1], v[2:5], v6", "v_smfmac_f32_16x16x32_f16 is not implemented"),
 ])
 def test_what_is_not_modelled_is_an_illegal_instruction(text, why):
