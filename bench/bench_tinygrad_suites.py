@@ -6,9 +6,11 @@ the device differs.
     python -m bench.bench_tinygrad_suites --tinygrad DIR [--python PY] [--suites ops60,tiny,hcq] [--sides ...]
 
 DIR is a tinygrad source checkout (its tests are what runs; nothing of it is copied here); PY a Python with
-tinygrad's test dependencies (pytest, hypothesis, torch, numpy). Prints each suite's wall time per side, the
-pytest summary, and the ratios simgpu/CPU and mock/simgpu. Skips a suite's CPU side where the suite needs an
-AMD device (test_hcq).
+tinygrad's test dependencies (pytest, hypothesis, torch, numpy). Prints each suite's wall time per side, its CPU
+time (user + system of the side's processes: on a machine shared with other work the steadier figure), the load
+average when it ended, the pytest summary, and the ratios simgpu/CPU and mock/simgpu. Skips a suite's CPU side
+where the suite needs an AMD device (test_hcq). The simgpu side runs this checkout's simgpu (`python -m
+wiring.cli run`, the checkout on the server's PYTHONPATH after tinygrad's), not whatever `simgpu` is installed.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
+import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 LLVM_BIN = Path("/usr/lib/llvm-19/bin")
+SIMGPU_SRC = Path(__file__).resolve().parents[1]
 HCQ2_ENV = {"HCQ2": "1", "HCQ_RUNTIME_DEV": "PYTHON", "FORWARD_ONLY": "1"}
 
 # suite -> (test file, extra environment, GPUs for simgpu, runs on the CPU device, cases: None = whole file)
@@ -58,30 +61,45 @@ def select_cases(py: str, tg: Path, file: str, n: int | None) -> list[str]:
     return ids[::step][:n]
 
 
-def command(side: str, py: str, suite: str, cases: list[str]) -> tuple[list[str], dict[str, str]]:
+def command(side: str, py: str, tg: Path, suite: str, cases: list[str]) -> tuple[list[str], dict[str, str]]:
     """The argv and environment that run the cases on one side."""
     _, extra, ndev, _, _ = SUITES[suite]
-    env = dict(os.environ, **extra, PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}")
+    env = dict(os.environ, **extra, PATH=f"{LLVM_BIN}:{os.environ.get('PATH', '')}", PYTHONPATH=str(tg))
     if lib := _libllvm():
         env["LLVM_PATH"] = lib
     pytest = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *cases]
     if side == "simgpu":
-        simgpu = shutil.which("simgpu") or str(Path(sys.executable).parent / "simgpu")
-        return [simgpu, "run", "--devices", str(ndev), "--", *pytest], dict(env, DEV="KFD+AMD:LLVM")
+        # This checkout's simgpu, whatever an installed one points at: the server is `python -m wiring.cli` with
+        # the checkout on its PYTHONPATH (after tinygrad's, so the client imports tinygrad from DIR).
+        server = [sys.executable, "-m", "wiring.cli", "run", "--devices", str(ndev), "--"]
+        return [*server, *pytest], dict(env, DEV="KFD+AMD:LLVM", PYTHONPATH=f"{tg}{os.pathsep}{SIMGPU_SRC}")
     if side == "mock":
         return pytest, dict(env, DEV="MOCKKFD+AMD:LLVM")
     return pytest, dict(env, DEV="CPU")
 
 
-def run_side(side: str, py: str, tg: Path, suite: str, cases: list[str]) -> tuple[float, str]:
-    """Wall seconds and pytest's summary line of the cases on one side."""
-    argv, env = command(side, py, suite, cases)
-    env["PYTHONPATH"] = str(tg)
+def run_side(side: str, py: str, tg: Path, suite: str, cases: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system of every process of the side that was waited for: pytest, and
+    for simgpu the `simgpu run` server too) and pytest's summary line of the cases on one side."""
+    argv, env = command(side, py, tg, suite, cases)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=tg, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     lines = [ln.strip("= ") for ln in proc.stdout.splitlines() if SUMMARY.search(ln)]
-    return wall, lines[-1] if lines else f"no summary (exit {proc.returncode})"
+    return wall, cpu, lines[-1] if lines else f"no summary (exit {proc.returncode})"
+
+
+def ratios(times: dict[str, tuple[float, float]]) -> str:
+    """simgpu/cpu and mock/simgpu, by wall time and by CPU time."""
+    out = []
+    for a, b in (("simgpu", "cpu"), ("mock", "simgpu")):
+        if a in times and b in times:
+            (wa, ca), (wb, cb) = times[a], times[b]
+            out.append(f"{a}/{b} {wa / wb:.2f} (CPU {ca / cb:.2f})")
+    return ", ".join(out)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -95,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     tg = args.tinygrad.resolve()
     load = os.getloadavg()[0]
     print(f"tinygrad suites at {tg} (load {load:.1f}, {os.cpu_count()} CPUs)")
-    print(f"{'suite':<10} {'side':<7} {'wall s':>8}  summary")
+    print(f"{'suite':<10} {'side':<7} {'wall s':>8} {'CPU s':>8} {'load':>5}  summary")
     for suite in args.suites.split(","):
         file, _, _, on_cpu, n = SUITES[suite]
         cases = select_cases(args.python, tg, file, n)
@@ -103,16 +121,11 @@ def main(argv: list[str] | None = None) -> None:
         for side in args.sides.split(","):
             if side == "cpu" and not on_cpu:
                 continue
-            wall, summary = run_side(side, args.python, tg, suite, cases)
-            times[side] = wall
-            print(f"{suite:<10} {side:<7} {wall:8.1f}  {summary}", flush=True)
-        ratios = []
-        if "simgpu" in times and "cpu" in times:
-            ratios.append(f"simgpu/cpu {times['simgpu'] / times['cpu']:.2f}")
-        if "simgpu" in times and "mock" in times:
-            ratios.append(f"mock/simgpu {times['mock'] / times['simgpu']:.2f}")
-        if ratios:
-            print(f"{suite:<10} {'ratios':<7} {'':>8}  {', '.join(ratios)}")
+            wall, cpu, summary = run_side(side, args.python, tg, suite, cases)
+            times[side] = wall, cpu
+            print(f"{suite:<10} {side:<7} {wall:8.1f} {cpu:8.1f} {os.getloadavg()[0]:5.1f}  {summary}", flush=True)
+        if r := ratios(times):
+            print(f"{suite:<10} {'ratios':<7} {'':>8} {'':>8} {'':>5}  {r}")
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
 

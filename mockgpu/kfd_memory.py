@@ -31,10 +31,11 @@ TYPE_FLAGS = {kfd.KFD_IOC_ALLOC_MEM_FLAGS_VRAM: "vram", kfd.KFD_IOC_ALLOC_MEM_FL
 
 
 def _place(space: RangeAllocator, size: int, va: int) -> int:
-    """Physical room for a buffer at `va`: at its fragment alignment, or page-aligned where only that fits (an
-    alignment gap must never make a fragmented but big enough space ENOMEM)."""
+    """Physical room for a buffer at `va`: congruent to the VA modulo its fragment alignment (fragment_align), or
+    page-aligned where only that fits (an alignment gap must never make a fragmented but big enough space ENOMEM)."""
+    align = fragment_align(size)
     try:
-        return space.alloc(size, fragment_align(va, size))
+        return space.alloc(size, align, va % align)
     except KfdError:
         return space.alloc(size)
 

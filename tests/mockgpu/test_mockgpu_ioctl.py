@@ -283,6 +283,29 @@ def test_a_large_buffer_maps_as_2mib_fragments_after_a_small_one(drv, flags):
 
 
 
+@pytest.mark.parametrize("flags", [RW_VRAM, F.KFD_IOC_ALLOC_MEM_FLAGS_GTT | F.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE],
+                         ids=["vram", "gtt"])
+def test_a_large_buffer_at_a_page_aligned_va_maps_as_large_fragments(drv, flags):
+    """A buffer whose VA is only page-aligned (tinygrad maps a buffer where its own mmap landed) is placed at the
+    same offset within 2 MiB as its VA, so it maps as growing fragments up to the first 2 MiB boundary, 2 MiB
+    pages after it and shrinking ones to its end -- not a PTE per page (48,829 page-table writes for one 200 MB
+    buffer of tinygrad's test_hcq). The walk is the oracle: each page translates to its own byte of the buffer
+    (one physical base for all), and a CPU store through the render node is what the GPU reads there."""
+    m, fd, drm, gid, host = drv
+    va, size = 0x10203000, (6 << 20) + 0x5000
+    big = alloc(m, fd, gid, va=va, size=size, flags=flags)
+    map_(m, fd, host, big.handle, [gid])
+    gpu = m.simulator(gid)
+    leaves = [gpu.mmu.walk(8, va + off) for off in range(0, size, 1 << 12)]
+    assert len({leaf.pa_page - leaf.va_page for leaf in leaves}) == 1  # one contiguous physical range
+    middle = [leaf for leaf in leaves if 0x10400000 <= leaf.va_page << 12 < 0x10800000]
+    assert len(middle) == 1024 and all(leaf.log2 >= 9 for leaf in middle)  # 2 MiB pages between the boundaries
+    assert leaves[-1].log2 >= 2  # the tail past the last boundary: a large fragment (0x5000 bytes: 4 + 1 pages)
+    mp = m.mmap(drm, size, 3, MAP_SHARED, big.mmap_offset)
+    mp.view[size - 8:size - 4] = b"frag"
+    assert gpu.mmu.read(8, va + size - 8, 4) == b"frag"
+
+
 def test_fragment_alignment_never_turns_free_room_into_enomem():
     """Exactly 2 MiB free, starting off-alignment: a 2 MiB buffer at a 2 MiB-aligned VA still fits there
     (page-aligned, small fragments), and where it fits aligned it is placed aligned."""
@@ -290,4 +313,6 @@ def test_fragment_alignment_never_turns_free_room_into_enomem():
     from mockgpu.memory import RangeAllocator
     assert _place(RangeAllocator(0x1000, 0x201000), 2 << 20, 0x40000000) == 0x1000
     assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40000000) == 0x200000
-    assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40001000) == 0x1000  # the VA is only page-aligned
+    assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40001000) == 0x1000  # the VA's offset in 2 MiB
+    assert _place(RangeAllocator(0x1000, 0x401000), 2 << 20, 0x40043000) == 0x43000
+    assert _place(RangeAllocator(0x1000, 0x201000), 2 << 20, 0x40043000) == 0x1000  # only page-aligned fits

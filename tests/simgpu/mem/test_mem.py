@@ -180,6 +180,39 @@ def test_fragment_translation_any_page_one_walk():
     assert mmu.walks == walks + 1  # the first walk cached the whole fragment
 
 
+@HYP
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(1, 700), st.booleans()), min_size=1, max_size=6),
+       st.integers(0, 2**32 - 1), st.booleans())
+def test_page_values_of_many_misses_match_a_walk_of_each_page(layout, seed, shuffled):
+    """UTCL2.page_values translates the misses inside one fragment or huge-page leaf together. Oracle: the walk of
+    each page on its own (PageWalker.walk_page, no cache), over ranges of fragments, single pages and holes, the
+    pages asked for sorted or not; and one walk per leaf, not per page."""
+    phys, pt, mmu = make()
+    va, pa = BASE + 5 * PAGE, 0x100_0000 + 5 * PAGE  # congruent in the low bits: fragments and a 2 MiB page
+    for kind, n, system in layout:
+        if kind:  # mapped: 1 fragments, 2 single pages, 3 fragments in the system aperture
+            pt.map(va, n * PAGE, pa, system=kind == 3, fragments=kind != 2)
+        va, pa = va + n * PAGE, pa + (n + int(system)) * PAGE  # a gap in PA breaks contiguity
+    rng = np.random.default_rng(seed)
+    pages = np.unique(rng.integers(BASE >> 12, va >> 12, 3000)).astype(np.uint64)
+    if shuffled:
+        pages = rng.permutation(pages)
+    walks = mmu.walks
+    got = mmu.tlb.page_values(VMID, pages)
+    walked = mmu.walks - walks
+    want = []
+    for vpn in pages.tolist():
+        leaf = mmu.walker.walk_page(VMID, vpn)
+        want.append(-1 if isinstance(leaf, str) else ((leaf.pa_page + vpn - leaf.va_page) << 8) | leaf.bits)
+    assert got.tolist() == want
+    if not shuffled:  # sorted: one walk per leaf touched (a faulting page walks each time, as before)
+        leaves = {(lf.va_page, lf.log2) for lf in map(lambda p: mmu.walker.walk_page(VMID, p), pages.tolist())
+                  if not isinstance(lf, str)}
+        faults = sum(v < 0 for v in want)
+        assert walked == len(leaves) + faults
+    assert mmu.tlb.page_values(VMID, pages).tolist() == want  # now from the page cache
+
+
 def test_fragment_with_unaligned_pa_is_extrapolated_linearly():
     phys, pt, mmu = make()
     pt.map(BASE, PAGE, 0x10_0000, fragments=False)  # builds the tables down to the PTB
