@@ -31,8 +31,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from simgpu.shader.sem.expr import (FLOAT_LAYOUT, E, add_rn, bitcast, cvt_rn, eq, fabs, isnan, lift, mul_rn, rcp,
-                                    rint, select, sub_rn)
+from simgpu.shader.sem import expr as ex
+from simgpu.shader.sem.expr import E, bitcast, eq, lift, select
 
 _PREC = 200  # bits of the fixed-point ln 2 and pi the coefficients are computed from (f64 needs 53, plus guards)
 _SHIFTER = 1.5 * 2.0 ** 52  # w + this rounds w to an integer, kept in the low bits (|w| < 2**51)
@@ -79,38 +79,38 @@ def _horner(x: E, coefficients: list[float]) -> E:
     """sum coefficients[k] * x**k, highest first, one rounding per step."""
     acc = lift(coefficients[-1], "f64")
     for c in reversed(coefficients[:-1]):
-        acc = add_rn(mul_rn(acc, x), c)
+        acc = ex.add_rn(ex.mul_rn(acc, x), c)
     return acc
 
 
 def _quieted(x: E) -> E:
-    ut, man, _ = FLOAT_LAYOUT[x.t]
+    ut, man, _ = ex.FLOAT_LAYOUT[x.t]
     return bitcast(bitcast(x, ut) | (1 << (man - 1)), x.t)
 
 
 def _nan_source(x: E, out: E) -> E:
-    return select(isnan(x), _quieted(x), out)
+    return select(ex.isnan(x), _quieted(x), out)
 
 
 def exp2(x: E) -> E:
     """2**x (f16 or f32 x), rounded once to x's type."""
-    w = cvt_rn(x, "f64")
+    w = ex.cvt_rn(x, "f64")
     w = select(w > 256.0, 256.0, select(w < -256.0, -256.0, w))  # (a NaN stays)
-    shifted = add_rn(w, _SHIFTER)
-    r = sub_rn(w, sub_rn(shifted, _SHIFTER))
+    shifted = ex.add_rn(w, _SHIFTER)
+    r = ex.sub_rn(w, ex.sub_rn(shifted, _SHIFTER))
     scale = bitcast((bitcast(shifted, "u64") + 1023) << 52, "f64")  # 2**n: n + 1023 into the exponent field
-    return _nan_source(x, cvt_rn(mul_rn(_horner(r, EXP2), scale), x.t))
+    return _nan_source(x, ex.cvt_rn(ex.mul_rn(_horner(r, EXP2), scale), x.t))
 
 
 def log2(x: E) -> E:
     """log2(x) (f16 or f32 x), rounded once to x's type."""
-    w = cvt_rn(x, "f64")  # (a normal f64 for every finite nonzero x)
+    w = ex.cvt_rn(x, "f64")  # (a normal f64 for every finite nonzero x)
     i = bitcast(w, "u64")
     e = bitcast(i - _SQRT_HALF_BITS, "i64") >> 52  # w = 2**e * m, m in [sqrt(1/2), sqrt(2))
     m = bitcast(i - bitcast(e << 52, "u64"), "f64")
-    e_f64 = sub_rn(bitcast(bitcast(e, "u64") + _SHIFTER_BITS, "f64"), _SHIFTER)
-    s = mul_rn(sub_rn(m, 1.0), rcp(add_rn(m, 1.0)))
-    out = cvt_rn(add_rn(e_f64, mul_rn(s, _horner(mul_rn(s, s), LOG2))), x.t)
+    e_f64 = ex.sub_rn(bitcast(bitcast(e, "u64") + _SHIFTER_BITS, "f64"), _SHIFTER)
+    s = ex.mul_rn(ex.sub_rn(m, 1.0), ex.rcp(ex.add_rn(m, 1.0)))
+    out = ex.cvt_rn(ex.add_rn(e_f64, ex.mul_rn(s, _horner(ex.mul_rn(s, s), LOG2))), x.t)
     out = select(eq(x, math.inf), math.inf, out)
     out = select(eq(x, 0.0), -math.inf, out)
     out = select(x < 0.0, HOST_NAN, out)
@@ -119,28 +119,28 @@ def log2(x: E) -> E:
 
 def _revolution(w: E) -> E:
     """w - rint(w) in [-1/2, 1/2], exact; a zero w keeps its sign."""
-    return select(eq(w, 0.0), w, sub_rn(w, rint(w)))
+    return select(eq(w, 0.0), w, ex.sub_rn(w, ex.rint(w)))
 
 
 def _sin_quarter(q: E) -> E:
     """sin(2 pi q) for |q| <= 1/4 (exactly 0 for q = 0, with q's sign)."""
-    return mul_rn(q, _horner(mul_rn(q, q), SIN))
+    return ex.mul_rn(q, _horner(ex.mul_rn(q, q), SIN))
 
 
 def _trig_specials(x: E, out: E) -> E:
-    return _nan_source(x, select(eq(fabs(x), math.inf), HOST_NAN, out))
+    return _nan_source(x, select(eq(ex.fabs(x), math.inf), HOST_NAN, out))
 
 
 def sin_rev(x: E) -> E:
     """sin(2 pi x) (f16 or f32 x), rounded once to x's type."""
-    r = _revolution(cvt_rn(x, "f64"))
-    a = fabs(r)
-    half = sub_rn(lift(0.5, "f64"), a)
+    r = _revolution(ex.cvt_rn(x, "f64"))
+    a = ex.fabs(r)
+    half = ex.sub_rn(lift(0.5, "f64"), a)
     q = select(a > 0.25, select(r < 0.0, -half, half), r)
-    return _trig_specials(x, cvt_rn(_sin_quarter(q), x.t))
+    return _trig_specials(x, ex.cvt_rn(_sin_quarter(q), x.t))
 
 
 def cos_rev(x: E) -> E:
     """cos(2 pi x) = sin(2 pi (1/4 - |r|)) (f16 or f32 x), rounded once to x's type."""
-    a = fabs(_revolution(cvt_rn(x, "f64")))
-    return _trig_specials(x, cvt_rn(_sin_quarter(sub_rn(lift(0.25, "f64"), a)), x.t))
+    a = ex.fabs(_revolution(ex.cvt_rn(x, "f64")))
+    return _trig_specials(x, ex.cvt_rn(_sin_quarter(ex.sub_rn(lift(0.25, "f64"), a)), x.t))

@@ -1,14 +1,18 @@
 """VALU transcendentals (rcp, rsq, sqrt, exp, log, sin, cos) and v_trig_preop_f64, from the RDNA3 ISA
-reference. rcp, rsq and sqrt are defined in the expression form (both tiers are generated from it); exp,
-log, sin, cos and trig_preop are escape hatches written for numpy: their float64 results come from the C
-library (numpy's), which the JIT's code cannot reproduce bit for bit, and trig_preop reads a table.
+reference. All but trig_preop are defined in the expression form (both tiers are generated from it): rcp,
+rsq and sqrt as float64 arithmetic rounded to nearest once; exp, log, sin and cos as the fixed float64
+algorithms of vector.elementary (exact reduction, a series, one rounding), which give the correctly rounded
+result but where the true value lies within ~2**-26 ULP of a rounding boundary; trig_preop reads a table.
 
-Each result is computed in float64 (numpy, i.e. the C library) and rounded to nearest once, which is
-within the documented accuracy (f32: 1 ULP, f16: 0.51 ULP, f64 rcp/rsq/sqrt: 2**29 ULP). As the
+All are within the documented accuracy (f32: 1 ULP, f16: 0.51 ULP, f64 rcp/rsq/sqrt: 2**29 ULP). As the
 reference says, the f32 rcp/rsq/sqrt/exp/log flush denormal inputs and results whatever MODE says
 (LLVM scales around this); sin/cos and the f16/f64 forms keep denormals. sin/cos take revolutions:
-sin(x * 2 pi), reduced exactly to a quarter turn before the f64 sine, so large inputs stay accurate
-and the reference's exact zeros and ones at quarter turns come out exact.
+sin(x * 2 pi), reduced exactly to a quarter turn, so large inputs stay accurate and the reference's exact
+zeros and ones at quarter turns come out exact.
+
+Against the model exp/log/sin/cos replaced (the host C library's float64 exp2/log2/sin rounded once, which
+the JIT could not reproduce and which differs between hosts), tools/trans_vs_libm.py counts the inputs whose
+result changed: COUNTS
 """
 
 from __future__ import annotations

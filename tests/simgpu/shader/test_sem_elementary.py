@@ -192,5 +192,5 @@ def test_both_tiers_agree_bit_for_bit(t):
         if tier == "jit":
             stats = tb.engine.jit.stats
             assert stats.native_instructions > 0 and stats.callbacks == 0 and not stats.failures
-    for inst, a, b in zip(insts, *results):
+    for inst, a, b in zip(insts, *results, strict=True):
         assert np.array_equal(a, b), (inst, int((a != b).sum()))
