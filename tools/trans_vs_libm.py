@@ -22,7 +22,7 @@ from simgpu.shader.vector.valu import SPECS
 
 UINT = {"f16": np.uint16, "f32": np.uint32}
 FLOAT = {"f16": np.float16, "f32": np.float32}
-CHUNK = 1 << 22
+CHUNK = 1 << 16  # (inputs a step: arrays that stay in the cache)
 
 
 def _flush(x: np.ndarray) -> np.ndarray:
