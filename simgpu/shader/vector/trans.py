@@ -12,7 +12,12 @@ zeros and ones at quarter turns come out exact.
 
 Against the model exp/log/sin/cos replaced (the host C library's float64 exp2/log2/sin rounded once, which
 the JIT could not reproduce and which differs between hosts), tools/trans_vs_libm.py counts the inputs whose
-result changed: COUNTS
+result changed, over every f16 and every f32 input (glibc's libm, x86-64): none for exp, log and sin; for cos
+1025 f16 and 8388611 f32 inputs. Of those, all but two are NaN results: a negative NaN source now gives itself
+quieted with its sign (the old reduction took |r| of it and lost the sign), and +-inf now gives the host's
+default NaN, as the reference's examples do (the old gave +NaN). The two are f32 +-0x390721a7, whose true
+cosine lies 3.6e-9 ULP above a rounding midpoint: the old result rounded up (correctly), the new one down
+(0.5000000036 ULP off).
 """
 
 from __future__ import annotations
