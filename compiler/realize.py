@@ -38,17 +38,26 @@ def host_bytes(array: np.ndarray, dtype) -> np.ndarray:
     return np.ascontiguousarray(array, dtype.storage)
 
 
+# kernel AST -> the backends found to support every dtype in it (ASTs are hash-consed: a training loop's kernels
+# are the same objects step after step, and walking each one again cost a millisecond a step)
+_SUPPORTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def check_dtypes(items: list[ScheduleItem]) -> None:
     """TypeError before anything runs when a kernel uses a dtype its device's backend does not compile."""
     for item in items:
         if item.kind != "kernel":
             continue
         be = devices.get(item.out.device).backend
+        ok = _SUPPORTED.setdefault(item.ast, [])
+        if any(b is be for b in ok):
+            continue
         for u in item.ast.toposort():
             dt = getattr(u.dtype, "base", u.dtype)
             if not be.supports(dt):
                 raise TypeError(f"the {be.name} backend ({be.target}) does not support {dt.name} "
                                 f"(needed by a kernel writing {item.out.shape} {item.out.dtype.name})")
+        ok.append(be)
 
 
 @dataclass

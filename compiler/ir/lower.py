@@ -222,7 +222,10 @@ class Lowerer:
             ready = UOp(Ops.AFTER, lds.dtype, (lds, barrier))
             lo = UOp(Ops.LOAD, red.dtype, (ready, lid))
             active = lid.lt(half)
-            hi = UOp(Ops.LOAD, red.dtype, (ready, lid + half, active))
+            # the others read their own element (and store nothing): not a gated load, which reads element 0
+            # where the gate is off, an element this step stores (the simulated GPU's JIT then cannot run the
+            # waves of the group one after the other between barriers: its LDS order check sees a conflict)
+            hi = UOp(Ops.LOAD, red.dtype, (ready, active.where(lid + half, lid)))
             store = UOp(Ops.STORE, INT, (lds, lid, combine(op, lo, hi), active))
             barrier = UOp(Ops.BARRIER, INT, (store,))
             half //= 2

@@ -37,6 +37,7 @@ _FLOAT_ELEM = {"f16": "half", "f32": "float", "f64": "double"}
 _INTRINSIC = {"popcount": "ctpop", "clz": "ctlz", "ctz": "cttz", "bitreverse": "bitreverse", "abs": "fabs",
               "trunc": "trunc", "ceil": "ceil", "floor": "floor", "rint": "roundeven", "sqrt": "sqrt"}
 _FARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul"}
+_FARITH_RN = {"add_rn": "fadd", "sub_rn": "fsub", "mul_rn": "fmul"}  # (no contraction: LLVM fuses only on request)
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _QUIET = {t: 1 << (m - 1) for t, (_, m, _) in FLOAT_LAYOUT.items()}
 with np.errstate(invalid="ignore"):  # the NaN the host makes from numbers (inf - inf), as the interpreter gets it
@@ -238,6 +239,11 @@ def _float(op, n: E, a: list[str], vt: str) -> str:
         _rounds(op, t)
         r = b.op(f"{_FARITH[n.op]} {vt} {a[0]}, {a[1]}") if n.op in _FARITH else _intrinsic(op, "fma", t, a)
         return _first_nan(op, t, r, *a)
+    if n.op in _FARITH_RN:  # the transcendental unit's f64 arithmetic: the host's, no NaN rule (expr.add_rn)
+        return b.op(f"{_FARITH_RN[n.op]} {vt} {a[0]}, {a[1]}")
+    if n.op == "cvt_rn":
+        kind = "fpext" if bits(n.t) > bits(t) else "fptrunc"
+        return b.op(f"{kind} {vt} {a[0]} to {b.vec(elem(n.t))}")
     if n.op in ("flush_in", "flush_out", "flush"):
         keep = {"flush_in": 1, "flush_out": 2, "flush": 0}[n.op]
         return a[0] if (op.lw.mode >> DENORM_SHIFT[t]) & keep else _flush(op, t, a[0])

@@ -23,7 +23,9 @@ compares and `ne` its unordered `!=`; `-x` and `fabs` change only the sign bit. 
 floats and to or from integers: to a float it rounds in MODE's round mode for the result type, to an integer
 it truncates and saturates (NaN gives 0). `bitcast` reinterprets bits between types of one width. `trunc`,
 `ceil`, `floor` and `rint` round to integral values; `rcp`, `rsq` and `sqrt` are the transcendental unit's,
-modelled as float64 arithmetic rounded to nearest once, whatever MODE says (a NaN result as for `+`).
+modelled as float64 arithmetic rounded to nearest once, whatever MODE says (a NaN result as for `+`);
+`add_rn`, `sub_rn`, `mul_rn` (f64 only) and `cvt_rn` are its working arithmetic: plain IEEE to nearest even,
+MODE aside, with no NaN rule (the definitions using them select every NaN lane's result themselves).
 
 The generators (sem.numpy_gen, jit.lower_sem) walk the tree once per definition (numpy) or per translated
 instruction (LLVM); a node used twice is computed once (the tree is a DAG, shared by identity).
@@ -271,6 +273,28 @@ def rint(x: E) -> E: return _float("rint", x)  # to nearest, ties to even
 def rcp(x: E) -> E: return _float("rcp", x)
 def rsq(x: E) -> E: return _float("rsq", x)
 def sqrt(x: E) -> E: return _float("sqrt", x)
+
+
+# The transcendental unit's working arithmetic (vector.elementary: exp2, log2, sin, cos as fixed f64 algorithms):
+# IEEE f64 operations rounded to nearest even whatever MODE says, never flushed and with no NaN rule (a definition
+# using them replaces every lane a NaN can reach with a select), so both tiers compute the host's plain arithmetic.
+def _f64(op: str, *xs) -> E:
+    n = _float(op, *xs)
+    if n.t != "f64":
+        raise TypeError(f"{op} of {n.t}: f64 only")
+    return n
+
+
+def add_rn(a, b) -> E: return _f64("add_rn", a, b)
+def sub_rn(a, b) -> E: return _f64("sub_rn", a, b)
+def mul_rn(a, b) -> E: return _f64("mul_rn", a, b)
+
+
+def cvt_rn(x: E, t: str) -> E:
+    """A float converted to float type t, rounded to nearest even whatever MODE says (too large: inf)."""
+    if not is_float(x.t) or not is_float(t):
+        raise TypeError(f"cvt_rn {x.t} -> {t}")
+    return x if x.t == t else E("cvt_rn", t, (x,))
 
 
 @dataclass

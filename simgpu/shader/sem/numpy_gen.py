@@ -84,7 +84,8 @@ _FLOAT_CALL = {"add": "nf.add({m}, {0}, {1})", "sub": "nf.sub({m}, {0}, {1})", "
                "flush_out": "{0} if {m}.dout is None else fx.flush_out({0}, {m}.dout)",
                "flush": "nf.flush({0})", "neg": "-{0}", "abs": "np.abs({0})", "isnan": "np.isnan({0})",
                "trunc": "np.trunc({0})", "ceil": "np.ceil({0})", "floor": "np.floor({0})", "rint": "np.rint({0})",
-               "rcp": "nf.rcp({0})", "rsq": "nf.rsq({0})", "sqrt": "nf.sqrt({0})"}
+               "rcp": "nf.rcp({0})", "rsq": "nf.rsq({0})", "sqrt": "nf.sqrt({0})",
+               "add_rn": "{0} + {1}", "sub_rn": "{0} - {1}", "mul_rn": "{0} * {1}"}  # (f64: numpy's IEEE ops)
 
 
 class _Body:
@@ -127,7 +128,9 @@ class _Body:
             return k
         a = [self.name(x) for x in n.args]
         ft = n.args[0].t if n.args else n.t
-        if n.op == "cast" and is_float(n.t):  # to a float: rounded in MODE's round mode for the result type
+        if n.op == "cvt_rn":  # float to float, to nearest even (numpy converts f64 to f16 in one rounding)
+            code = f"{a[0]}.astype(np.{np.dtype(DTYPES[n.t]).name})"
+        elif n.op == "cast" and is_float(n.t):  # to a float: rounded in MODE's round mode for the result type
             code = f"nf.to_float({self._mode(n.t)}, {a[0]})"
         elif n.op == "cast" and is_float(ft):
             code = f"nf.to_int({a[0]}, {n.t!r})"
