@@ -36,6 +36,7 @@ class Op:
     carry_used: bool  # the carry-out goes somewhere (not null)
     spec: object
     clamp: bool = False  # the instruction's clamp bit (integer saturation, for definitions that take it)
+    scalar: bool = False  # values of one wave (the SALU's definitions), not vectors over its lanes
 
     @property
     def b(self):

@@ -65,13 +65,15 @@ def translators_loaded() -> bool:
 
 
 def load_translators() -> None:
-    """Register a translator for every VALU opcode with a spec and an emitter: this loads every semantics module
-    (valu.SPECS complete; a process's first compile, unless the interpreter has loaded them already)."""
+    """Register a translator for every VALU opcode with a spec and an emitter and every SALU definition: this loads
+    every semantics module (valu.SPECS and scalar.define.SPECS complete; a process's first compile, unless the
+    interpreter has loaded them already)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
     register_all()
+    lower_salu.register_all()
 
 
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
