@@ -29,7 +29,8 @@ def _read(lw: Lowering, inst, name: str, t: str) -> str:
     if name in ("ssrc0", "ssrc1"):
         if (_widths(inst)[name] == 2) != wide:
             raise TypeError(f"{inst.mnemonic}: {name} is typed {t}, the instruction table says otherwise")
-        return lw.salu_src(inst.fields[name], wide, inst.literal, (inst.mnemonic, name) in SIGNED64)
+        kind = ("i64" if (inst.mnemonic, name) in SIGNED64 else "b64") if wide else "b32"
+        return lw.scalar_src(inst.fields[name], inst.literal, kind)
     if name in ("sdst", "exec"):
         code = EXEC_LO if name == "exec" else inst.fields["sdst"]
         return lw.sgpr64(code) if wide else lw.sgpr(code)  # (Unsupported past the SGPR file)

@@ -63,22 +63,6 @@ def scalar_operand(lw: Lowering, inst, code: int, t: str) -> str:
     return str(c)
 
 
-def scalar_src(lw: Lowering, inst, code: int, kind: str = "b32") -> str:
-    """operand.scalar_src for one wave: SGPRs (null reads 0), literal, constants, specials."""
-    wide = kind in ("b64", "f64", "i64")
-    if code < 128:
-        if code == NULL:
-            return "0"
-        return lw.sgpr64(code) if wide else lw.sgpr(code)
-    if code == 255:
-        lit = inst.literal or 0
-        return str(literal64(lit, kind) if wide else lit)
-    c = constant(code, kind)
-    if c is not None:
-        return str(c)
-    return lw.special(code, wide)
-
-
 def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) -> str:
     """A source's raw bits as <lanes x i32> or <lanes x i64>: read as valu's fast plan reads it, or as
     its general path does (`general`: an SGPR source through operand.scalar_src, null reading 0)."""
@@ -91,7 +75,7 @@ def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) ->
         if code >= 256:
             r = code - 256
             return lw.vgpr64(r) if bits == 64 else lw.vgpr(r)
-        scalar = scalar_src(lw, inst, code, const_kind(t)) if general else scalar_operand(lw, inst, code, t)
+        scalar = lw.scalar_src(code, inst.literal, const_kind(t)) if general else scalar_operand(lw, inst, code, t)
     scalar = _signed(scalar, bits)
     return lw.broadcast64(scalar) if bits == 64 else lw.broadcast32(scalar)
 

@@ -4,7 +4,7 @@ v_writelane_b32, which move values between a lane of a VGPR and an SGPR."""
 from __future__ import annotations
 
 from simgpu.shader.jit.lower import Lowering, Unsupported, translates
-from simgpu.shader.jit.lower_valu import _signed, scalar_src
+from simgpu.shader.jit.lower_valu import _signed
 
 # ---------------------------------------------------------------------------------------------- lane reads/writes
 
@@ -29,7 +29,7 @@ def _readfirstlane(lw: Lowering, inst):
         lane = b.op(f"select i1 {b.op(f'icmp eq {mi} {ex}, 0')}, {mi} 0, {mi} {first}")
         value = b.op(f"extractelement {b.v32} {vals}, {mi} {lane}")
     else:
-        value = scalar_src(lw, inst, code)
+        value = lw.scalar_src(code, inst.literal)
     lw.set_sgpr(inst.fields["vdst"], value)
 
 
@@ -41,7 +41,7 @@ def _readlane(lw: Lowering, inst):
     code = inst.fields["src0"]
     if code < 256:
         raise Unsupported("readlane of a non-VGPR")
-    lane = b.op(f"and i32 {scalar_src(lw, inst, inst.fields['src1'])}, {lw.lanes - 1}")
+    lane = b.op(f"and i32 {lw.scalar_src(inst.fields['src1'], inst.literal)}, {lw.lanes - 1}")
     lw.set_sgpr(inst.fields["vdst"], b.op(f"extractelement {b.v32} {lw.vgpr(code - 256)}, i32 {lane}"))
 
 
@@ -50,7 +50,7 @@ def _writelane(lw: Lowering, inst):
     """VGPR[lane S1 mod lanes] = S0 (a scalar), regardless of EXEC."""
     _count(lw, inst)
     b = lw.b
-    val = scalar_src(lw, inst, inst.fields["src0"])
-    lane = b.op(f"and i32 {scalar_src(lw, inst, inst.fields['src1'])}, {lw.lanes - 1}")
+    val = lw.scalar_src(inst.fields["src0"], inst.literal)
+    lane = b.op(f"and i32 {lw.scalar_src(inst.fields['src1'], inst.literal)}, {lw.lanes - 1}")
     r = inst.fields["vdst"]
     lw.set_vgpr(r, b.op(f"insertelement {b.v32} {lw.vgpr(r)}, i32 {_signed(val, 32)}, i32 {lane}"), None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from simgpu.shader.jit.lower import Lowering, Unsupported, translates
 from simgpu.shader.jit.lower_sem import emit_definition
-from simgpu.shader.jit.lower_valu import ELEM, Op, _signed, scalar_src, to_raw
+from simgpu.shader.jit.lower_valu import ELEM, Op, _signed, to_raw
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import VCC_LO
 from simgpu.shader.vector.valu import SPECS, TYPES, const_kind
@@ -38,7 +38,7 @@ def _component(lw: Lowering, inst, side: str):
             if code >= 256:
                 raw = lw.vgpr(code - 256)
             else:
-                raw = lw.broadcast32(_signed(scalar_src(lw, inst, code, const_kind(t)), 32))
+                raw = lw.broadcast32(_signed(lw.scalar_src(code, inst.literal, const_kind(t)), 32))
         srcs.append(raw if ELEM[t].startswith("i") else b.op(f"bitcast {b.v32} {raw} to {b.vec(ELEM[t])}"))
     if spec.acc:
         cur = lw.vgpr(vdst)
