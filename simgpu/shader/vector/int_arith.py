@@ -1,7 +1,7 @@
 """VALU integer semantics: moves, selects, adds and subtracts (with carry and clamp saturation),
 shifts and logic, from the RDNA3 ISA reference pseudo-code, in the expression form (sem.expr) that both
-tiers are generated from; exact carries and saturation go through i64. The numpy helpers below serve the
-ops not in that form yet (SAD and packing elsewhere) and the interpreter's pair plan of the 64-bit shifts.
+tiers are generated from; exact carries and saturation go through i64. The numpy helpers below are the
+interpreter's pair plan of the 64-bit shifts.
 
 Multiplies live in vector/int_mul.py, bitfield/counting/min-max/pack ops in vector/int_bits.py, integer
 compares in vector/cmp_int.py."""
@@ -13,27 +13,7 @@ import numpy as np
 from simgpu.shader.sem.expr import cast, saturate, select
 from simgpu.shader.vector.valu import define
 
-U32, U64, I64 = np.uint32, np.uint64, np.int64
-
-
-def i64(x) -> np.ndarray:
-    """Any integer array as int64 (its numeric value: unsigned stays non-negative)."""
-    return np.asarray(x).astype(I64)
-
-
-def u64(x) -> np.ndarray:
-    """Any integer array as uint64 (signed values wrap, as the hardware's bit patterns do)."""
-    return np.asarray(x).astype(U64)
-
-
-def wrap_or_sat(ctx, full, lo: int, hi: int, dtype):
-    """An exact int64 result as `dtype`: wrapped to its width, or saturated to [lo, hi] with clamp."""
-    if ctx.clamp:
-        return np.clip(full, lo, hi).astype(dtype)
-    return full.astype(dtype)  # astype between integer types wraps
-
-
-UMAX = {16: 0xFFFF, 32: 0xFFFFFFFF}
+U32 = np.uint32
 
 
 def wide(x):
