@@ -31,7 +31,7 @@ def _count(n):
 
 def _cls(x):
     """Leading bits equal to the sign bit (counted as leading zeros of x or NOT x), -1 when all are."""
-    top = x >> bits(x.t) - 1
+    top = x >> (bits(x.t) - 1)
     return _count(clz)(select(eq(top, 1), ~x, x))
 
 
