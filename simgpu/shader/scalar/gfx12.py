@@ -129,9 +129,6 @@ register("s_barrier_wait", _barrier_wait, G)
 
 # ---------------------------------------------------------------------------------------------- float ALU
 
-_DT = {"f16": np.float16, "f32": np.float32}
-
-
 def _fsrc(ex, w, inst, field: str, t: str) -> np.ndarray:
     """A scalar source as [n, 1] of type t (f16, f32, i32, u32; an f16 operand is the low half of its SGPR)."""
     code = inst.fields[field]
