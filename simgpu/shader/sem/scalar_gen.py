@@ -1,11 +1,12 @@
-"""The interpreter's scalar-unit kernels generated from definitions (sem.expr), for the SALU.
+"""The interpreter's scalar-unit functions generated from definitions (sem.expr), for the SALU.
 
 The values are the scalar unit's (scalar.value): a Python int when one wave runs the instruction, a uint64
 array over the waves otherwise, each the unsigned bit pattern of its type (a signed type's too); a `bool` is a
 Python bool or a numpy bool array. One source serves both kinds because it keeps value.py's rules: every result
 is masked to its width, nothing negative meets an array (NOT is an xor), shift amounts stay below 64, signed
-compares and arithmetic shifts go through value.signed. Generated as Python source (one line per node, constants
-written as literals), as numpy_gen does for the VALU, so a kernel costs what the hand-written one did.
+compares and arithmetic shifts go through value.signed. Generated as Python source, the operand reads and result
+writes included (one line per node, constants written as literals), as numpy_gen does for the VALU, so a function
+costs what the hand-written one did.
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ def _ctz(x, n: int):
     return sv.select(x == 0, n, sv.popcount((sv.lowest_bit(x) + sv.M64) & sv.M64))
 
 
-_HELPERS = {"sv": sv, "_ashr": _ashr, "_bsel": _bsel, "_ctz": _ctz}
+def _wrap64(x):
+    """A 64-bit result wrapped: a Python int masked, a uint64 array as it is (numpy wrapped it already)."""
+    return x & sv.M64 if x.__class__ is int else x
+
+
+_HELPERS = {"sv": sv, "_ashr": _ashr, "_bsel": _bsel, "_ctz": _ctz, "_wrap64": _wrap64}
 
 
 def _signed_of(n: E, code: str) -> str:
@@ -54,7 +60,9 @@ def _node(n: E, a: list[str]) -> str:
         return f"{_signed_of(n.args[0], a[0])} {_INFIX[n.op]} {_signed_of(n.args[1], a[1])}"
     if n.op in _INFIX:
         code = f"{a[0]} {_INFIX[n.op]} {a[1]}"
-        return f"({code}) & {mask:#x}" if n.op in _WRAPS else code
+        if n.op not in _WRAPS:
+            return code
+        return f"_wrap64({code})" if bits(n.t) == 64 else f"({code}) & {mask:#x}"
     if n.op == "shr":
         return f"_ashr({a[0]}, {a[1]}, {bits(n.t)})" if signed(n.t) else f"{a[0]} >> {a[1]}"
     if n.op == "not":
@@ -85,11 +93,13 @@ def _node(n: E, a: list[str]) -> str:
     raise TypeError(f"{n.op} has no scalar-unit form")
 
 
-def scalar_kernel(d: Definition, name: str = "kernel"):
-    """fn(*sources) computing the definition over scalar-unit values; returns its result node(s) as a tuple."""
+def scalar_function(d: Definition, name: str, reads: list[str], writes, env: dict):
+    """A function `name(ex, w, inst)` of the interpreter: the lines `reads` set the sources s0, s1, ..., the
+    definition's nodes are computed over them, and writes(results) gives the lines storing its result node(s).
+    `env`: the names the read and write lines use. Its source is fn.source."""
     roots = d.tree()
     names: dict[int, str] = {}
-    lines = [f"def {name}({', '.join(f's{i}' for i in range(len(d.srcs)))}):"]
+    lines = [f"def {name}(ex, w, inst):", *(f"    {line}" for line in reads)]
     for n in nodes(roots):
         if is_float(n.t) or (n.args and is_float(n.args[0].t)):
             raise TypeError(f"{name}: the scalar unit's definitions are integer ones")
@@ -105,9 +115,9 @@ def scalar_kernel(d: Definition, name: str = "kernel"):
                 continue
             names[id(n)] = f"t{len(lines)}"
             lines.append(f"    t{len(lines)} = {code}")
-    lines.append(f"    return ({', '.join(names[id(r)] for r in roots)},)")
+    lines += [f"    {line}" for line in writes([names[id(r)] for r in roots])]
     source = "\n".join(lines) + "\n"
-    env = dict(_HELPERS)
+    env = {**_HELPERS, **env}
     exec(compile(source, f"<scalar definition {name}>", "exec"), env)  # noqa: S102 - source generated from the tree
     fn = env[name]
     fn.source = source
