@@ -91,6 +91,8 @@ def _node(op, n: E, a: list[str]) -> str:
         return _float(op, n, a, vt)
     if n.op == "bitcast":
         return x if elem(n.t) == elem(n.args[0].t) else b.op(f"bitcast {vt} {x} to {_vt(op, elem(n.t))}")
+    if n.op in ("shl", "shr") and bits(n.t) == 64 and not op.scalar:
+        return _shift64(op, n, x, a[1])
     if n.op in _PLAIN:
         return b.op(f"{_PLAIN[n.op]} {vt} {x}, {a[1]}")
     if n.op == "shr":
@@ -117,6 +119,33 @@ def _node(op, n: E, a: list[str]) -> str:
     if n.op in ("clz", "ctz"):
         return _intrinsic(op, _INTRINSIC[n.op], n.t, a, "i1 false")
     return _intrinsic(op, _INTRINSIC[n.op], n.t, a)
+
+
+def _shift64(op, n: E, x: str, amount: str) -> str:
+    """A shift of 64-bit lanes (amount 0-63) done on their 32-bit halves with funnel shifts: 64-bit lanes are
+    VGPR pairs joined (lower_valu), and LLVM narrows the join, the halves and a constant amount's selects away,
+    where a <lanes x i64> shift stays one (twice the vector registers, and the join and split around it)."""
+    b, v, lanes = op.b, op.b.v32, op.lw.lanes
+    lo = b.op(f"trunc {b.v64} {x} to {v}")
+    hi = b.op(f"trunc {b.v64} {b.op(f'lshr {b.v64} {x}, splat (i64 32)')} to {v}")
+    k = b.op(f"trunc {b.v64} {amount} to {v}")
+    s = b.op(f"and {v} {k}, splat (i32 31)")
+    small = b.op(f"icmp eq {v} {b.op(f'and {v} {k}, splat (i32 32)')}, zeroinitializer")
+
+    def funnel(name: str) -> str:
+        fn = f"@llvm.{name}.v{lanes}i32"
+        return b.call(v, fn, [(v, hi), (v, lo), (v, s)], f"declare {v} {fn}({v}, {v}, {v})")
+    if n.op == "shl":
+        out_lo = b.op(f"select {b.vmask} {small}, {v} {b.op(f'shl {v} {lo}, {s}')}, {v} zeroinitializer")
+        out_hi = b.op(f"select {b.vmask} {small}, {v} {funnel('fshl')}, {v} {b.op(f'shl {v} {lo}, {s}')}")
+    else:
+        top = "ashr" if signed(n.t) else "lshr"
+        shifted = b.op(f"{top} {v} {hi}, {s}")
+        fill = b.op(f"ashr {v} {hi}, splat (i32 31)") if signed(n.t) else "zeroinitializer"
+        out_lo = b.op(f"select {b.vmask} {small}, {v} {funnel('fshr')}, {v} {shifted}")
+        out_hi = b.op(f"select {b.vmask} {small}, {v} {shifted}, {v} {fill}")
+    wide_hi = b.op(f"shl {b.v64} {b.op(f'zext {v} {out_hi} to {b.v64}')}, splat (i64 32)")
+    return b.op(f"or {b.v64} {wide_hi}, {b.op(f'zext {v} {out_lo} to {b.v64}')}")
 
 
 # ---------------------------------------------------------------------------------------------- floats
