@@ -31,14 +31,6 @@ class Builder:
         return f"<{self.lanes} x i64>"
 
     @property
-    def vf32(self) -> str:
-        return f"<{self.lanes} x float>"
-
-    @property
-    def vf64(self) -> str:
-        return f"<{self.lanes} x double>"
-
-    @property
     def vmask(self) -> str:
         return f"<{self.lanes} x i1>"
 

@@ -272,13 +272,11 @@ class Lowering:
         b.raw(f"store i64 {b.op(f'add i64 {cur}, {n64}')}, ptr %LANEOPS")
 
     # ---------------------------------------------------------------------------------------- scalar sources
-    def scalar_const(self, code: int, wide: bool, literal: int | None, signed: bool = False) -> int | None:
+    def scalar_const(self, code: int, wide: bool, literal: int | None) -> int | None:
         """The value of a constant or literal scalar operand, as operand.constant gives it (None if `code`
-        is not one). A 32-bit literal in a 64-bit operand zero-extends, or sign-extends into a `signed`
-        one (operand.literal64; scalar.alu.SIGNED64 names the SALU's)."""
+        is not one); a 32-bit literal in a 64-bit operand zero-extends."""
         if code == 255:
-            lit = literal or 0
-            return literal64(lit, "i64" if signed else "b64") if wide else lit
+            return literal64(literal or 0, "b64") if wide else literal or 0
         return constant(code, "b64" if wide else "b32")
 
     def special(self, code: int, wide: bool) -> str:
@@ -301,16 +299,18 @@ class Lowering:
             return b.op(f"zext i1 {self.scc()} to {ty}")
         raise Unsupported(f"scalar operand {code}")
 
-    def salu_src(self, code: int, wide: bool, literal: int | None, signed: bool = False) -> str:
-        """A SALU source (scalar.alu._source): SGPRs (null reads 0), constants, literal, specials."""
+    def scalar_src(self, code: int, literal: int | None, kind: str = "b32") -> str:
+        """A scalar source of one wave as operand.scalar_src (and scalar.alu) read it: SGPRs (null reads 0), the
+        literal (extended into a 64-bit `kind` as operand.literal64 says), inline constants of `kind`, specials."""
+        wide = kind in ("b64", "f64", "i64")
         if code < 128:
             if code == NULL:
                 return "0"
             return self.sgpr64(code) if wide else self.sgpr(code)
-        c = self.scalar_const(code, wide, literal, signed)
-        if c is not None:
-            return str(c)
-        return self.special(code, wide)
+        if code == 255:
+            return str(literal64(literal or 0, kind) if wide else literal or 0)
+        c = constant(code, kind)
+        return str(c) if c is not None else self.special(code, wide)
 
     # ---------------------------------------------------------------------------------------- VGPRs
     def vgpr(self, r: int) -> str:

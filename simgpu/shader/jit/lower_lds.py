@@ -169,19 +169,25 @@ def _own(lw: Lowering, hulls: str) -> None:
     b.label(done)
 
 
-def _addresses(lw: Lowering, addr: str, offsets: list[int], size: int, active: str) -> list[str]:
-    """<lanes x i64> byte addresses VGPR addr + each offset; a lane with bytes outside the row exits
-    (EXIT_WRITE: the interval is undone)."""
+def lds_addresses(lw: Lowering, addrs: list[tuple[str, int]], size: int, active: str, nbytes: str):
+    """(<lanes x i64> byte addresses of each (<lanes x i32> address, constant offset), the <lanes x i1> mask of
+    active lanes whose `size` bytes at one of them leave the row of `nbytes`): 64-bit sums, so nothing wraps."""
     b = lw.b
-    _row, nbytes = lds_row(lw)
     room = lw.broadcast64(b.op(f"sub i64 {nbytes}, {size}"))
     wide, bad = [], None
-    for off in offsets:
+    for addr, off in addrs:
         a64 = b.op(f"add {b.v64} {b.op(f'zext {b.v32} {addr} to {b.v64}')}, {b.splat('i64', off)}")
         wide.append(a64)
         out = b.op(f"and {b.vmask} {b.op(f'icmp sgt {b.v64} {a64}, {room}')}, {active}")
         bad = out if bad is None else b.op(f"or {b.vmask} {bad}, {out}")
-    lw.branch_exit(b.mask_any(bad), EXIT_WRITE)
+    return wide, bad
+
+
+def _addresses(lw: Lowering, addr: str, offsets: list[int], size: int, active: str) -> list[str]:
+    """<lanes x i64> byte addresses VGPR addr + each offset; a lane with bytes outside the row exits
+    (EXIT_WRITE: the interval is undone)."""
+    wide, bad = lds_addresses(lw, [(addr, off) for off in offsets], size, active, lds_row(lw)[1])
+    lw.branch_exit(lw.b.mask_any(bad), EXIT_WRITE)
     return wide
 
 
@@ -231,7 +237,8 @@ def _store_data(lw: Lowering, first: int, size: int, high_half: bool) -> list[st
     return data
 
 
-def _common(lw: Lowering, inst) -> None:
+def no_gds(inst) -> None:
+    """The translators cover LDS only: a GDS access runs in the interpreter."""
     if inst.fields.get("gds"):
         raise Unsupported("GDS")
 
@@ -239,7 +246,7 @@ def _common(lw: Lowering, inst) -> None:
 @translates(*[f"ds_store_{k}" for k in _SIZE], "ds_store_b8_d16_hi", "ds_store_b16_d16_hi")
 def _ds_store(lw: Lowering, inst):
     """ds._store: VGPR addr + 16-bit offset; in an interval only (translate.build_module parks rounds)."""
-    _common(lw, inst)
+    no_gds(inst)
     kind, high_half = _STORE.match(inst.mnemonic).group(1, 2)
     size = _SIZE[kind]
     f = inst.fields
@@ -253,7 +260,7 @@ def _ds_store(lw: Lowering, inst):
 @translates("ds_store_2addr_b32", "ds_store_2addr_b64", "ds_store_2addr_stride64_b32", "ds_store_2addr_stride64_b64")
 def _ds_store_2addr(lw: Lowering, inst):
     """ds._store_2addr: DATA0 at ADDR + offset0 * size, then DATA1 at ADDR + offset1 * size (* 64 for stride64)."""
-    _common(lw, inst)
+    no_gds(inst)
     m = _STORE_2ADDR.match(inst.mnemonic)
     size = 8 if m.group(2) == "b64" else 4
     scale = size * (64 if m.group(1) else 1)

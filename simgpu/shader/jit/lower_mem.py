@@ -22,7 +22,7 @@ import re
 
 from simgpu.mem.windows import WIN_READ, WINDOW_FIELDS
 from simgpu.shader.jit.lower import C_MEMORY, C_NWINDOWS, EXIT_READ, Lowering, Unsupported, translates
-from simgpu.shader.jit.lower_lds import lds_check, lds_row
+from simgpu.shader.jit.lower_lds import lds_addresses, lds_check, lds_row, no_gds
 from simgpu.shader.memory.vmem import SADDR_OFF, _offset
 from simgpu.shader.scalar.sopp import smem_immediate
 from simgpu.shader.state import SMEM_SDATA_END
@@ -414,15 +414,7 @@ def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: boo
     exec_bits = lw.exec_bits()
     row, nbytes = lds_row(lw)
     fast, slow, done = (b.fresh(x)[1:] for x in ("dsfast", "dsslow", "dsdone"))
-    # every active lane's bytes inside the workgroup's allocation: 64-bit sums, so nothing wraps
-    room = lw.broadcast64(b.op(f"sub i64 {nbytes}, {size}"))
-    bad = None
-    wide = []
-    for addr, off in addrs:
-        a64 = b.op(f"add {b.v64} {b.op(f'zext {b.v32} {addr} to {b.v64}')}, {b.splat('i64', off)}")
-        wide.append(a64)
-        out = b.op(f"and {b.vmask} {b.op(f'icmp sgt {b.v64} {a64}, {room}')}, {active}")
-        bad = out if bad is None else b.op(f"or {b.vmask} {bad}, {out}")
+    wide, bad = lds_addresses(lw, addrs, size, active, nbytes)  # every active lane inside the allocation?
     b.br_rare(b.mask_any(bad), slow, fast)
     b.label(fast)
     lds_check(lw, wide, active, size, store=False)  # (in a barrier-to-barrier interval only)
@@ -438,15 +430,10 @@ def _lds_read(lw: Lowering, addrs: list[tuple[str, int]], size: int, signed: boo
     return merge(lw, fast_vals, slow_vals, done)
 
 
-def _ds_common(lw: Lowering, inst):
-    if inst.fields.get("gds"):
-        raise Unsupported("GDS")
-
-
 @translates(*[f"ds_load_{k}" for k in ("u8", "i8", "u16", "i16", "b32", "b64", "b96", "b128")])
 def _ds_load(lw: Lowering, inst):
     """ds.ds_address: VGPR addr + 16-bit offset; bytes outside the workgroup's LDS read 0."""
-    _ds_common(lw, inst)
+    no_gds(inst)
     kind = _DS_LOAD.match(inst.mnemonic).group(1)
     f = inst.fields
     off = f["offset0"] | (f["offset1"] << 8)
@@ -459,7 +446,7 @@ def _ds_load(lw: Lowering, inst):
 @translates("ds_load_2addr_b32", "ds_load_2addr_b64", "ds_load_2addr_stride64_b32", "ds_load_2addr_stride64_b64")
 def _ds_load_2addr(lw: Lowering, inst):
     """ds._load_2addr: ADDR + offset0 * size and ADDR + offset1 * size (* 64 for stride64), back to back."""
-    _ds_common(lw, inst)
+    no_gds(inst)
     m = _DS_2ADDR.match(inst.mnemonic)
     size = 8 if m.group(2) == "b64" else 4
     scale = size * (64 if m.group(1) else 1)

@@ -7,10 +7,10 @@ rewrites that text (unmasked.py copies a block's lines, renaming values). Values
 would have to be printed back into those lines anyway; generating the text from the definition keeps one
 builder and still leaves no hand-written IR for a defined instruction.
 
-The generated emitter has the signature of lower_valu's hand-written ones (`emit(op, *sources)`, op a
-lower_valu.Op; lower_valu imports this module, so not the other way round) and reads
-the definition from op.spec when it translates, so a definition replaced at run time (vector.valu.override)
-is what the next translation uses.
+`emit_definition(op, *sources)` (op a lower_valu.Op; lower_valu imports this module, so not the other way
+round) reads the definition from op.spec when it translates, so a definition replaced at run time
+(vector.valu.override) is what the next translation uses. `emit_tree` is the walk itself, also over the i32/i64/i1
+values of one wave (op.scalar: the SALU's definitions, jit.lower_salu).
 
 Floats: MODE is the region's (lw.mode, fixed when it is translated and checked when it is entered), so
 flushing a denormal is code only in a MODE that flushes, the IEEE bit picks min/max's NaN rules here, and an
@@ -56,7 +56,14 @@ def elem(t: str) -> str:
     return _FLOAT_ELEM[t] if t in FLOAT_TYPES else f"i{bits(t)}"
 
 
-def _const(n: E) -> str:
+def _vt(op, e: str) -> str:
+    """The IR type of a value of element type e: a vector over the wave's lanes, or e itself for the scalar unit."""
+    return e if op.scalar else op.b.vec(e)
+
+
+def _const(op, n: E) -> str:
+    if op.scalar:
+        return ("true" if n.value else "false") if n.t == "bool" else signed_spelling(str(n.value), bits(n.t))
     if n.t == "f16":
         return f"splat (half 0xH{int(np.float16(n.value).view(np.uint16)):04X})"
     if n.t in FLOAT_TYPES:  # LLVM spells float constants too as the hex of the double of the same value
@@ -69,8 +76,9 @@ def _const(n: E) -> str:
 def _intrinsic(op, name: str, t: str, args: list[str], extra: str = "") -> str:
     """A call to a vector intrinsic over <lanes x t> (`extra`: a trailing scalar argument, e.g. `i1 false`)."""
     b = op.b
-    vt = b.vec(elem(t))
-    fn = f"@llvm.{name}.v{op.lw.lanes}{'f' if t in FLOAT_TYPES else 'i'}{bits(t)}"  # (the mangled type: v32f32)
+    vt = _vt(op, elem(t))
+    shape = "" if op.scalar else f"v{op.lw.lanes}"
+    fn = f"@llvm.{name}.{shape}{'f' if t in FLOAT_TYPES else 'i'}{bits(t)}"  # (the mangled type: v32f32, i64)
     call = [(vt, a) for a in args] + ([tuple(extra.split())] if extra else [])
     decl = ", ".join([vt] * len(args) + ([extra.split()[0]] if extra else []))
     return b.call(vt, fn, call, f"declare {vt} {fn}({decl})")
@@ -79,11 +87,13 @@ def _intrinsic(op, name: str, t: str, args: list[str], extra: str = "") -> str:
 def _node(op, n: E, a: list[str]) -> str:
     b = op.b
     x = a[0] if a else None
-    vt = b.vec(elem(n.args[0].t if n.args else n.t))
+    vt = _vt(op, elem(n.args[0].t if n.args else n.t))
     if (n.args and is_float(n.args[0].t)) or (n.op == "cast" and is_float(n.t)):
         return _float(op, n, a, vt)
     if n.op == "bitcast":
-        return x if elem(n.t) == elem(n.args[0].t) else b.op(f"bitcast {vt} {x} to {b.vec(elem(n.t))}")
+        return x if elem(n.t) == elem(n.args[0].t) else b.op(f"bitcast {vt} {x} to {_vt(op, elem(n.t))}")
+    if n.op in ("shl", "shr") and bits(n.t) == 64 and not op.scalar:
+        return _shift64(op, n, x, a[1])
     if n.op in _PLAIN:
         return b.op(f"{_PLAIN[n.op]} {vt} {x}, {a[1]}")
     if n.op == "shr":
@@ -95,21 +105,48 @@ def _node(op, n: E, a: list[str]) -> str:
     if n.op in ("eq", "ne"):
         return b.op(f"icmp {n.op} {vt} {x}, {a[1]}")
     if n.op == "not":
-        return b.op(f"xor {vt} {x}, {_const(E('const', n.t, value=1 if n.t == 'bool' else -1))}")
+        return b.op(f"xor {vt} {x}, {_const(op, E('const', n.t, value=1 if n.t == 'bool' else -1))}")
     if n.op == "select":
-        rt = b.vec(elem(n.t))
+        rt = _vt(op, elem(n.t))
         return b.op(f"select {vt} {x}, {rt} {a[1]}, {rt} {a[2]}")
     if n.op == "cast":
         src, wide, narrow = n.args[0].t, bits(n.t), bits(n.args[0].t)
         if wide == narrow:
             return x
         kind = "trunc" if wide < narrow else "sext" if src != "bool" and signed(src) else "zext"
-        return b.op(f"{kind} {vt} {x} to {b.vec(elem(n.t))}")
+        return b.op(f"{kind} {vt} {x} to {_vt(op, elem(n.t))}")
     if n.op == "lane":
         return "<" + ", ".join(f"i32 {i}" for i in range(op.lw.lanes)) + ">"
     if n.op in ("clz", "ctz"):
         return _intrinsic(op, _INTRINSIC[n.op], n.t, a, "i1 false")
     return _intrinsic(op, _INTRINSIC[n.op], n.t, a)
+
+
+def _shift64(op, n: E, x: str, amount: str) -> str:
+    """A shift of 64-bit lanes (amount 0-63) done on their 32-bit halves with funnel shifts: 64-bit lanes are
+    VGPR pairs joined (lower_valu), and LLVM narrows the join, the halves and a constant amount's selects away,
+    where a <lanes x i64> shift stays one (twice the vector registers, and the join and split around it)."""
+    b, v, lanes = op.b, op.b.v32, op.lw.lanes
+    lo = b.op(f"trunc {b.v64} {x} to {v}")
+    hi = b.op(f"trunc {b.v64} {b.op(f'lshr {b.v64} {x}, splat (i64 32)')} to {v}")
+    k = b.op(f"trunc {b.v64} {amount} to {v}")
+    s = b.op(f"and {v} {k}, splat (i32 31)")
+    small = b.op(f"icmp eq {v} {b.op(f'and {v} {k}, splat (i32 32)')}, zeroinitializer")
+
+    def funnel(name: str) -> str:
+        fn = f"@llvm.{name}.v{lanes}i32"
+        return b.call(v, fn, [(v, hi), (v, lo), (v, s)], f"declare {v} {fn}({v}, {v}, {v})")
+    if n.op == "shl":
+        out_lo = b.op(f"select {b.vmask} {small}, {v} {b.op(f'shl {v} {lo}, {s}')}, {v} zeroinitializer")
+        out_hi = b.op(f"select {b.vmask} {small}, {v} {funnel('fshl')}, {v} {b.op(f'shl {v} {lo}, {s}')}")
+    else:
+        top = "ashr" if signed(n.t) else "lshr"
+        shifted = b.op(f"{top} {v} {hi}, {s}")
+        fill = b.op(f"ashr {v} {hi}, splat (i32 31)") if signed(n.t) else "zeroinitializer"
+        out_lo = b.op(f"select {b.vmask} {small}, {v} {funnel('fshr')}, {v} {shifted}")
+        out_hi = b.op(f"select {b.vmask} {small}, {v} {shifted}, {v} {fill}")
+    wide_hi = b.op(f"shl {b.v64} {b.op(f'zext {v} {out_hi} to {b.v64}')}, splat (i64 32)")
+    return b.op(f"or {b.v64} {wide_hi}, {b.op(f'zext {v} {out_lo} to {b.v64}')}")
 
 
 # ---------------------------------------------------------------------------------------------- floats
@@ -269,16 +306,20 @@ def emit_definition(op, *sources: str):
     roots = op.spec.definition.tree(op.clamp)
     if len(roots) > 1 and not op.carry_used:
         roots = roots[:1]
+    out = emit_tree(op, roots, sources)
+    if op.spec.carry_out:
+        return out[0], (out[1] if len(out) > 1 else None)
+    return out[0]
+
+
+def emit_tree(op, roots, sources) -> list[str]:
+    """The IR values of `roots` over `sources` (op.scalar: i32/i64/i1 values of one wave, else lane vectors)."""
     values: dict[int, str] = {}
     for n in nodes(roots):
         if n.op == "src":
             values[id(n)] = sources[n.value]
         elif n.op == "const":
-            values[id(n)] = _const(n)
+            values[id(n)] = _const(op, n)
         else:
             values[id(n)] = _node(op, n, [values[id(x)] for x in n.args])
-    out = [values[id(r)] for r in roots]
-    if op.spec.carry_out:
-        return out[0], (out[1] if len(out) > 1 else None)
-    return out[0]
-
+    return [values[id(r)] for r in roots]

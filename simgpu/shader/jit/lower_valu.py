@@ -1,9 +1,8 @@
 """The VALU framework of the translator: operands and results of VOP1/VOP2/VOP3/VOP3SD/VOPC, driven by
 the interpreter's own spec per opcode (valu.SPECS: source and destination types, carry-out, mask-in,
 compare, accumulator), so the two tiers agree on what an instruction reads and writes. The operation,
-`emit(op, *sources)` over typed <lanes x T> values returning the result (and the carry/compare lane mask
-where the spec says so), is generated from the opcode's definition (lower_sem) or, for the 64-bit shifts
-not in the expression form, hand-written (lower_vint).
+`emit_definition(op, *sources)` over typed <lanes x T> values returning the result (and the carry/compare lane mask
+where the spec says so), is generated from the opcode's definition (lower_sem).
 
 Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
 integer results of defined opcodes; the rest (DPP, 16-bit halves, op_sel, omod, other clamps) raises
@@ -12,7 +11,6 @@ Unsupported and runs in the interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
@@ -36,25 +34,11 @@ class Op:
     carry_used: bool  # the carry-out goes somewhere (not null)
     spec: object
     clamp: bool = False  # the instruction's clamp bit (integer saturation, for definitions that take it)
+    scalar: bool = False  # values of one wave (the SALU's definitions), not vectors over its lanes
 
     @property
     def b(self):
         return self.lw.b
-
-    def vec(self, t: str) -> str:
-        return self.b.vec(ELEM[t])
-
-
-EMITTERS: dict[str, Callable] = {}
-
-
-def emits(*names: str):
-    """Register `fn(op, *sources)` as the operation of the given VALU mnemonics (without suffix)."""
-    def deco(fn):
-        for n in names:
-            EMITTERS[n] = fn
-        return fn
-    return deco
 
 
 def _bits(t: str) -> int:
@@ -79,22 +63,6 @@ def scalar_operand(lw: Lowering, inst, code: int, t: str) -> str:
     return str(c)
 
 
-def scalar_src(lw: Lowering, inst, code: int, kind: str = "b32") -> str:
-    """operand.scalar_src for one wave: SGPRs (null reads 0), literal, constants, specials."""
-    wide = kind in ("b64", "f64", "i64")
-    if code < 128:
-        if code == NULL:
-            return "0"
-        return lw.sgpr64(code) if wide else lw.sgpr(code)
-    if code == 255:
-        lit = inst.literal or 0
-        return str(literal64(lit, kind) if wide else lit)
-    c = constant(code, kind)
-    if c is not None:
-        return str(c)
-    return lw.special(code, wide)
-
-
 def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) -> str:
     """A source's raw bits as <lanes x i32> or <lanes x i64>: read as valu's fast plan reads it, or as
     its general path does (`general`: an SGPR source through operand.scalar_src, null reading 0)."""
@@ -107,7 +75,7 @@ def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) ->
         if code >= 256:
             r = code - 256
             return lw.vgpr64(r) if bits == 64 else lw.vgpr(r)
-        scalar = scalar_src(lw, inst, code, const_kind(t)) if general else scalar_operand(lw, inst, code, t)
+        scalar = lw.scalar_src(code, inst.literal, const_kind(t)) if general else scalar_operand(lw, inst, code, t)
     scalar = _signed(scalar, bits)
     return lw.broadcast64(scalar) if bits == 64 else lw.broadcast32(scalar)
 
@@ -179,8 +147,8 @@ def _check_form(inst, spec) -> None:
         raise Unsupported("modifiers")
 
 
-def valu(lw: Lowering, inst, spec, emit) -> None:
-    """Translate one VALU instruction of the common forms with `emit` as its operation."""
+def valu(lw: Lowering, inst, spec) -> None:
+    """Translate one VALU instruction of the common forms, its operation generated from spec's definition."""
     _check_form(inst, spec)
     b = lw.b
     lw.count_lanes()
@@ -200,7 +168,7 @@ def valu(lw: Lowering, inst, spec, emit) -> None:
     carry_code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
     clamp = inst.encoding in ("VOP3", "VOP3SD") and bool(inst.fields["clamp"])
     op = Op(lw, not spec.carry_out or carry_code != NULL, spec, clamp)
-    out = emit(op, *srcs)
+    out = emit_definition(op, *srcs)
     active = lw.exec_lanes()
     if spec.compare:
         res = b.mask_bits(b.op(f"and {b.vmask} {out}, {active}"))
@@ -222,16 +190,10 @@ def valu(lw: Lowering, inst, spec, emit) -> None:
 
 
 def register_all() -> None:
-    """A translator for every VALU mnemonic that has both an interpreter spec and an emitter: the one generated
-from its definition (jit.lower_sem) or, for an opcode not in the expression form yet, a hand-written one."""
+    """A translator for every VALU mnemonic defined in the expression form, its operation generated from the
+    definition (jit.lower_sem)."""
     implemented()  # every semantics module loaded: SPECS complete
     for name, spec in SPECS.items():
-        if spec.definition is not None:
-            if name in EMITTERS:
-                raise AssertionError(f"{name} has a definition and a hand-written emitter")
-            EMITTERS[name] = emit_definition
-    for name, emit in EMITTERS.items():
-        spec = SPECS.get(name)
-        if spec is not None and name not in TRANSLATORS:  # a family may have its own translator first
+        if spec.definition is not None and name not in TRANSLATORS:  # a family may have its own translator first
             # (a family's own spec, gfx12's v_min_num_f32, is that family's translator: lower.translator)
-            translates(name, family=spec.family)(lambda lw, inst, s=spec, e=emit: valu(lw, inst, s, e))
+            translates(name, family=spec.family)(lambda lw, inst, s=spec: valu(lw, inst, s))

@@ -1,11 +1,12 @@
 """VOPD dual issue for the translator: both components read their sources, then both write (vector.vopd).
-Each component uses the emitter of its single-issue twin; a component without one leaves the whole
+Each component is generated from its single-issue twin's definition; a component without one leaves the whole
 instruction to the interpreter."""
 
 from __future__ import annotations
 
 from simgpu.shader.jit.lower import Lowering, Unsupported, translates
-from simgpu.shader.jit.lower_valu import ELEM, EMITTERS, Op, _signed, scalar_src, to_raw
+from simgpu.shader.jit.lower_sem import emit_definition
+from simgpu.shader.jit.lower_valu import ELEM, Op, _signed, to_raw
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import VCC_LO
 from simgpu.shader.vector.valu import SPECS, TYPES, const_kind
@@ -18,8 +19,8 @@ def _component(lw: Lowering, inst, side: str):
     entry = inst.info[side]
     name = _TWIN.get(entry["m"], "v_" + entry["m"].removeprefix("v_dual_"))
     implemented()
-    spec, emit = SPECS.get(name), EMITTERS.get(name)
-    if spec is None or emit is None or spec.carry_out or spec.compare or TYPES[spec.dst][1] != 32:
+    spec = SPECS.get(name)
+    if spec is None or spec.definition is None or spec.carry_out or spec.compare or TYPES[spec.dst][1] != 32:
         raise Unsupported(f"VOPD component {name}")
     ops = entry["ops"]
     vdst = _vdst(inst, ops[0][0])
@@ -37,7 +38,7 @@ def _component(lw: Lowering, inst, side: str):
             if code >= 256:
                 raw = lw.vgpr(code - 256)
             else:
-                raw = lw.broadcast32(_signed(scalar_src(lw, inst, code, const_kind(t)), 32))
+                raw = lw.broadcast32(_signed(lw.scalar_src(code, inst.literal, const_kind(t)), 32))
         srcs.append(raw if ELEM[t].startswith("i") else b.op(f"bitcast {b.v32} {raw} to {b.vec(ELEM[t])}"))
     if spec.acc:
         cur = lw.vgpr(vdst)
@@ -46,7 +47,7 @@ def _component(lw: Lowering, inst, side: str):
         srcs.append(cur)
     if spec.mask_in:
         srcs.append(b.lane_mask(lw.mask(VCC_LO)))
-    out = emit(Op(lw, True, spec), *srcs)
+    out = emit_definition(Op(lw, True, spec), *srcs)
     return vdst, to_raw(lw, out, spec.dst)
 
 

@@ -65,13 +65,15 @@ def translators_loaded() -> bool:
 
 
 def load_translators() -> None:
-    """Register a translator for every VALU opcode with a spec and an emitter: this loads every semantics module
-    (valu.SPECS complete; a process's first compile, unless the interpreter has loaded them already)."""
+    """Register a translator for every VALU opcode with a spec and an emitter and every SALU definition: this loads
+    every semantics module (valu.SPECS and scalar.define.SPECS complete; a process's first compile, unless the
+    interpreter has loaded them already)."""
     global _loaded
     if _loaded:
         return
     _loaded = True
     register_all()
+    lower_salu.register_all()
 
 
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
@@ -198,7 +200,7 @@ def _control(lw: Lowering, region: rg.Region, insn: rg.Insn) -> None:
         b.raw(f"br label %{_target(lw, region, off + 4 + 4 * rg.simm16(inst))}")
         return
     # s_setpc/s_swappc/s_rfe: through the entry switch (a PC outside the region parks the wave there)
-    target = lw.salu_src(inst.fields["ssrc0"], True, inst.literal)
+    target = lw.scalar_src(inst.fields["ssrc0"], inst.literal, "b64")
     if m == "s_swappc_b64":
         lw.set_sgpr64(inst.fields["sdst"], b.op(f"add i64 %base, {nxt}"))
     new = b.op(f"sub i64 {target}, %base")

@@ -30,8 +30,6 @@ from simgpu.fault import HardwareFault
 from simgpu.mem import atomics
 from simgpu.mem.lanes import stable_order
 
-EXTRA_OPS = frozenset({"csub", "rsub", "mskor", "wrap", "fcmpswap", "condxchg", "fminnum", "fmaxnum", "condsub",
-                       "pkaddf16", "pkaddbf16"})
 TWO_DATA = frozenset({"cmpswap", "fcmpswap", "mskor", "wrap"})  # ops with a second data operand
 _DS_NAMES = {"cmpstore": "cmpswap", "storexchg": "swap"}  # DS's names for what the other encodings call these
 

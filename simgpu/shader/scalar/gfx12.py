@@ -5,7 +5,8 @@ Meanings are from the RDNA4 ISA reference's pseudo-code; an instruction gfx12 on
 
 - Renames: s_add_co_i32 / s_sub_co_i32 / s_add_co_u32 / s_sub_co_u32 / s_add_co_ci_u32 / s_sub_co_ci_u32 /
   s_addk_co_i32 are gfx11's s_add_i32, s_sub_i32, s_add_u32, s_sub_u32, s_addc_u32, s_subb_u32, s_addk_i32.
-- 64-bit integer ops: s_add_nc_u64, s_sub_nc_u64, s_mul_u64 (D = S0 op S1 mod 2^64, SCC unchanged).
+- 64-bit integer ops: s_add_nc_u64, s_sub_nc_u64, s_mul_u64 (D = S0 op S1 mod 2^64, SCC unchanged; defined in
+  scalar/sop2.py with the family's name).
 - Split counters: s_wait_loadcnt / storecnt / samplecnt / bvhcnt / kmcnt / dscnt / expcnt, the combined
   s_wait_loadcnt_dscnt / storecnt_dscnt, and s_wait_alu (s_waitcnt_depctr's fields). The engine completes every
   memory access and ALU result at the instruction that issues it, in order, so every counter is zero whenever a
@@ -36,7 +37,6 @@ import numpy as np
 from simgpu.shader.operand import constant
 from simgpu.shader.scalar import sop1, sop2, sopp  # noqa: F401 - the shared entries aliased below
 from simgpu.shader.scalar.alu import read_sgpr, write_scc, write_sgpr
-from simgpu.shader.scalar.sop2 import _binop
 from simgpu.shader.semantics import alias, register
 from simgpu.shader.state import BARRIER, DONE, HW_MODE, NULL, SMEM_SDATA_END, wsel
 from simgpu.shader.vector import cmp_float, cvt, float_arith, trans  # noqa: F401 - the VALU specs SALU shares
@@ -45,16 +45,12 @@ from simgpu.shader.vector.valu import SPECS, OpCtx
 
 G = "gfx12"
 U16, U32, U64 = np.uint16, np.uint32, np.uint64
-M64 = (1 << 64) - 1
 
 for _new, _old in (("s_add_co_i32", "s_add_i32"), ("s_sub_co_i32", "s_sub_i32"), ("s_add_co_u32", "s_add_u32"),
                    ("s_sub_co_u32", "s_sub_u32"), ("s_add_co_ci_u32", "s_addc_u32"),
                    ("s_sub_co_ci_u32", "s_subb_u32"), ("s_addk_co_i32", "s_addk_i32")):
     alias(_new, _old, G)
 
-register("s_add_nc_u64", _binop(lambda a, b, bits: ((a + b) & M64, None), None), G)
-register("s_sub_nc_u64", _binop(lambda a, b, bits: ((a - b) & M64, None), None), G)
-register("s_mul_u64", _binop(lambda a, b, bits: ((a * b) & M64, None), None), G)
 
 
 def _nop(ex, w, inst):
@@ -132,9 +128,6 @@ register("s_barrier_wait", _barrier_wait, G)
 
 
 # ---------------------------------------------------------------------------------------------- float ALU
-
-_DT = {"f16": np.float16, "f32": np.float32}
-
 
 def _fsrc(ex, w, inst, field: str, t: str) -> np.ndarray:
     """A scalar source as [n, 1] of type t (f16, f32, i32, u32; an f16 operand is the low half of its SGPR)."""

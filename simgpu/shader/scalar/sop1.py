@@ -1,98 +1,109 @@
 """Scalar semantics of SOP1 (moves, bit counts, saveexec, PC), SOPC (compares) and SOPK (16-bit
-immediate forms), from the RDNA3 ISA reference pseudo-code. Values are those of the scalar unit
-(svalue: a Python int for one wave, a uint64 array for many); the M0-indexed moves and the PC
-instructions work on arrays over waves."""
+immediate forms), from the RDNA3 ISA reference pseudo-code. The ALU ones are definitions in the expression form
+(sem.expr) that both tiers are generated from (scalar.define); the M0-indexed moves and the PC instructions work
+on arrays over waves."""
 
 from __future__ import annotations
-
-import operator
 
 import numpy as np
 
 from simgpu.shader.operand import scalar_src
 from simgpu.shader.operand import write_sgpr as write_sgpr_array
 from simgpu.shader.scalar import value as sv
-from simgpu.shader.scalar.alu import dst_wide, read_scc, read_sgpr, source_wide, sources, write_scc, write_sgpr
+from simgpu.shader.scalar.alu import dst_wide, write_sgpr
+from simgpu.shader.scalar.define import sdefine, simm16
+from simgpu.shader.scalar.sop2 import signed_overflow
+from simgpu.shader.sem.expr import bitreverse, bits, cast, clz, const, ctz, eq, ne, popcount, select
 from simgpu.shader.semantics import register
-from simgpu.shader.state import EXEC_LO
 
 U32, U64 = np.uint32, np.uint64
+M32 = 0xFFFFFFFF
 
 
-def _unary(op, scc_rule=None):
-    """A one-source op `op(x, bits) -> result` (bits: the source's width); SCC = result != 0 or kept."""
-    def fn(ex, w, inst):
-        (a,) = sources(ex, w, inst)
-        src_bits = 64 if source_wide(inst, 0) else 32
-        wide = dst_wide(inst)
-        r = op(a, src_bits) & sv.width_mask(wide)
-        write_sgpr(ex, w, inst.fields["sdst"], r, wide)
-        if scc_rule == "nonzero":
-            write_scc(ex, w, r != 0)
-    return fn
+def _nonzero(r):
+    return r, ne(r, 0)
 
 
-def _cls(x, bits):
+def _count(n):
+    """A bit count as the 32-bit result, -1 (0xFFFFFFFF) when the source x has no bit to count (x == 0)."""
+    return lambda x: select(eq(x, 0), M32, cast(n(x), "u32"))
+
+
+def _cls(x):
     """Leading bits equal to the sign bit (counted as leading zeros of x or NOT x), -1 when all are."""
-    flipped = sv.select((x >> (bits - 1)) & 1 == 1, sv.inv(x) & sv.width_mask(bits == 64), x)
-    return sv.count_leading_zeros(flipped, bits)
+    top = x >> (bits(x.t) - 1)
+    return _count(clz)(select(eq(top, 1), ~x, x))
 
 
-def _sext(bits):
-    def op(x, src_bits):
-        return sv.unsigned(sv.signed(x, bits), 32)
-    return op
+def _nibbles_any(x):
+    """Bit 4k set where nibble k of a 64-bit x has any bit set; other bits clear."""
+    x = x | (x >> 1)
+    x = x | (x >> 2)
+    return x & 0x1111111111111111
 
 
-def _abs(x, bits):
-    v = sv.signed(x, 32)
-    return sv.unsigned(sv.select(v < 0, -v, v), 32)
+def _quadmask(x):
+    """Bit k set where nibble k of x has any bit set (the nibbles' bits 4k gathered to bit k)."""
+    v = _nibbles_any(cast(x, "u64"))
+    for s, m in ((3, 0x0303030303030303), (6, 0x000F000F000F000F), (12, 0x000000FF000000FF),
+                 (24, 0x000000000000FFFF)):
+        v = (v | (v >> s)) & m
+    return _nonzero(cast(v, x.t))
 
 
-def _bitset(value: int):
-    def fn(ex, w, inst):
-        wide = dst_wide(inst)
-        (a,) = sources(ex, w, inst)
-        cur = read_sgpr(ex, w, inst.fields["sdst"], wide)
-        bit = 1 << (a & (63 if wide else 31))
-        r = (cur | bit) if value else (cur & sv.inv(bit))
-        write_sgpr(ex, w, inst.fields["sdst"], r & sv.width_mask(wide), wide)
-    return fn
-
-
-def _cmov(ex, w, inst):
-    (a,) = sources(ex, w, inst)
-    wide = dst_wide(inst)
-    cur = read_sgpr(ex, w, inst.fields["sdst"], wide)
-    write_sgpr(ex, w, inst.fields["sdst"], sv.select(read_scc(ex, w) != 0, a, cur), wide)
-
-
-def _quadmask(x, bits):
-    return sv.compress_nibbles(sv.nibbles_any(x & sv.width_mask(bits == 64)))
-
-
-def _wqm(x, bits):
-    return sv.nibbles_any(x & sv.width_mask(bits == 64)) * 0xF
+def _bitreplicate(x):
+    """Each bit of a 32-bit x twice (bit i to bits 2i and 2i+1): its bits spread to the even positions, times 3."""
+    v = cast(x, "u64")
+    for s, m in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF), (4, 0x0F0F0F0F0F0F0F0F),
+                 (2, 0x3333333333333333), (1, 0x5555555555555555)):
+        v = (v | (v << s)) & m
+    return v * 3
 
 
 SAVEEXEC = {"and": lambda s, e: s & e, "or": lambda s, e: s | e, "xor": lambda s, e: s ^ e,
-            "nand": lambda s, e: sv.inv(s & e), "nor": lambda s, e: sv.inv(s | e),
-            "xnor": lambda s, e: sv.inv(s ^ e), "and_not0": lambda s, e: sv.inv(s) & e,
-            "or_not0": lambda s, e: sv.inv(s) | e, "and_not1": lambda s, e: s & sv.inv(e),
-            "or_not1": lambda s, e: s | sv.inv(e)}
+            "nand": lambda s, e: ~(s & e), "nor": lambda s, e: ~(s | e), "xnor": lambda s, e: ~(s ^ e),
+            "and_not0": lambda s, e: ~s & e, "or_not0": lambda s, e: ~s | e, "and_not1": lambda s, e: s & ~e,
+            "or_not1": lambda s, e: s | ~e}
 
 
 def _saveexec(f, wrexec: bool = False):
     """EXEC = f(S0, EXEC); SDST = the old EXEC (or the new one, for the wrexec forms); SCC = EXEC != 0."""
-    def fn(ex, w, inst):
-        wide = dst_wide(inst)
-        (s,) = sources(ex, w, inst)
-        old = read_sgpr(ex, w, EXEC_LO, wide)
-        new = f(s, old) & sv.width_mask(wide)
-        write_sgpr(ex, w, EXEC_LO, new, wide)
-        write_sgpr(ex, w, inst.fields["sdst"], new if wrexec else old, wide)
-        write_scc(ex, w, new != 0)
+    def fn(s, e):
+        new = f(s, e)
+        return new, new if wrexec else e, ne(new, 0)
     return fn
+
+
+for _t in ("b32", "b64"):
+    _w = _t[1:]
+    sdefine(f"s_mov_{_t}", f"ssrc0:{_t} -> sdst:{_t}", lambda x: x)
+    sdefine(f"s_cmov_{_t}", f"ssrc0:{_t} sdst:{_t} scc -> sdst:{_t}", lambda x, cur, c: select(c, x, cur))
+    sdefine(f"s_not_{_t}", f"ssrc0:{_t} -> sdst:{_t} scc", lambda x: _nonzero(~x))
+    sdefine(f"s_brev_{_t}", f"ssrc0:{_t} -> sdst:{_t}", bitreverse)
+    sdefine(f"s_ctz_i32_{_t}", f"ssrc0:{_t} -> sdst:u32", _count(ctz))
+    sdefine(f"s_clz_i32_u{_w}", f"ssrc0:{_t} -> sdst:u32", _count(clz))
+    sdefine(f"s_bcnt1_i32_{_t}", f"ssrc0:{_t} -> sdst:u32 scc", lambda x: _nonzero(cast(popcount(x), "u32")))
+    sdefine(f"s_bcnt0_i32_{_t}", f"ssrc0:{_t} -> sdst:u32 scc",
+            lambda x, n=int(_w): _nonzero(n - cast(popcount(x), "u32")))
+    sdefine(f"s_quadmask_{_t}", f"ssrc0:{_t} -> sdst:{_t} scc", _quadmask)
+    sdefine(f"s_wqm_{_t}", f"ssrc0:{_t} -> sdst:{_t} scc",
+            lambda x, t=_t: _nonzero(cast(_nibbles_any(cast(x, "u64")) * 0xF, t)))
+    # the bit index is a 32-bit source in both forms
+    sdefine(f"s_bitset0_{_t}", f"ssrc0:u32 sdst:{_t} -> sdst:{_t}",
+            lambda a, cur, t=_t: cur & ~(const(1, t) << cast(a & (int(t[1:]) - 1), t)))
+    sdefine(f"s_bitset1_{_t}", f"ssrc0:u32 sdst:{_t} -> sdst:{_t}",
+            lambda a, cur, t=_t: cur | (const(1, t) << cast(a & (int(t[1:]) - 1), t)))
+    for _name, _f in SAVEEXEC.items():
+        sdefine(f"s_{_name}_saveexec_{_t}", f"ssrc0:{_t} exec:{_t} -> exec:{_t} sdst:{_t} scc", _saveexec(_f))
+    for _name in ("and_not0", "and_not1"):
+        sdefine(f"s_{_name}_wrexec_{_t}", f"ssrc0:{_t} exec:{_t} -> exec:{_t} sdst:{_t} scc",
+                _saveexec(SAVEEXEC[_name], True))
+sdefine("s_cls_i32", "ssrc0:b32 -> sdst:u32", _cls)
+sdefine("s_cls_i32_i64", "ssrc0:b64 -> sdst:u32", _cls)
+sdefine("s_sext_i32_i8", "ssrc0:i32 -> sdst:i32", lambda x: (x << 24) >> 24)
+sdefine("s_sext_i32_i16", "ssrc0:i32 -> sdst:i32", lambda x: (x << 16) >> 16)
+sdefine("s_abs_i32", "ssrc0:i32 -> sdst:i32 scc", lambda x: _nonzero(select(x < 0, -x, x)))
+sdefine("s_bitreplicate_b64_b32", "ssrc0:b32 -> sdst:b64", _bitreplicate)
 
 
 def _movrel(kind: str):
@@ -151,46 +162,6 @@ def _sendmsg_rtn(ex, w, inst):
     write_sgpr(ex, w, inst.fields["sdst"], value & sv.width_mask(wide), wide)
 
 
-def _bcnt0(x, bits):
-    return bits - sv.popcount(x)
-
-
-register("s_mov_b32", _unary(lambda x, bits: x))
-register("s_mov_b64", _unary(lambda x, bits: x))
-register("s_cmov_b32", _cmov)
-register("s_cmov_b64", _cmov)
-register("s_brev_b32", _unary(sv.bit_reverse))
-register("s_brev_b64", _unary(sv.bit_reverse))
-register("s_ctz_i32_b32", _unary(sv.count_trailing_zeros))
-register("s_ctz_i32_b64", _unary(sv.count_trailing_zeros))
-register("s_clz_i32_u32", _unary(sv.count_leading_zeros))
-register("s_clz_i32_u64", _unary(sv.count_leading_zeros))
-register("s_cls_i32", _unary(_cls))
-register("s_cls_i32_i64", _unary(_cls))
-register("s_sext_i32_i8", _unary(_sext(8)))
-register("s_sext_i32_i16", _unary(_sext(16)))
-register("s_bitset0_b32", _bitset(0))
-register("s_bitset0_b64", _bitset(0))
-register("s_bitset1_b32", _bitset(1))
-register("s_bitset1_b64", _bitset(1))
-register("s_bitreplicate_b64_b32", _unary(lambda x, bits: sv.spread_bits(x) * 3))
-register("s_abs_i32", _unary(_abs, "nonzero"))
-register("s_bcnt1_i32_b32", _unary(lambda x, bits: sv.popcount(x), "nonzero"))
-register("s_bcnt1_i32_b64", _unary(lambda x, bits: sv.popcount(x), "nonzero"))
-register("s_bcnt0_i32_b32", _unary(_bcnt0, "nonzero"))
-register("s_bcnt0_i32_b64", _unary(_bcnt0, "nonzero"))
-register("s_quadmask_b32", _unary(_quadmask, "nonzero"))
-register("s_quadmask_b64", _unary(_quadmask, "nonzero"))
-register("s_wqm_b32", _unary(_wqm, "nonzero"))
-register("s_wqm_b64", _unary(_wqm, "nonzero"))
-register("s_not_b32", _unary(lambda x, bits: sv.inv(x), "nonzero"))
-register("s_not_b64", _unary(lambda x, bits: sv.inv(x), "nonzero"))
-for _name, _f in SAVEEXEC.items():
-    register(f"s_{_name}_saveexec_b32", _saveexec(_f))
-    register(f"s_{_name}_saveexec_b64", _saveexec(_f))
-for _name in ("and_not0", "and_not1"):
-    register(f"s_{_name}_wrexec_b32", _saveexec(SAVEEXEC[_name], True))
-    register(f"s_{_name}_wrexec_b64", _saveexec(SAVEEXEC[_name], True))
 register("s_movrels_b32", _movrel("s"))
 register("s_movrels_b64", _movrel("s"))
 register("s_movreld_b32", _movrel("d"))
@@ -206,86 +177,36 @@ register("s_sendmsg_rtn_b64", _sendmsg_rtn)
 
 # ---------------------------------------------------------------------------------------------- SOPC
 
-_CMP = {"eq": operator.eq, "lg": operator.ne, "gt": operator.gt, "ge": operator.ge, "lt": operator.lt,
-        "le": operator.le}
-
-
-def _cmp(op, is_signed: bool):
-    def fn(ex, w, inst):
-        a, b = sources(ex, w, inst)
-        if is_signed:
-            a, b = sv.signed(a, 32), sv.signed(b, 32)
-        write_scc(ex, w, op(a, b))
-    return fn
-
-
-def _bitcmp(value: int):
-    def fn(ex, w, inst):
-        a, b = sources(ex, w, inst)
-        bits = 64 if source_wide(inst, 0) else 32
-        write_scc(ex, w, (a >> (b & (bits - 1))) & 1 == value)
-    return fn
-
+_CMP = {"eq": eq, "lg": ne, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b, "lt": lambda a, b: a < b,
+        "le": lambda a, b: a <= b}
 
 for _c, _f in _CMP.items():
-    register(f"s_cmp_{_c}_i32", _cmp(_f, True))
-    register(f"s_cmp_{_c}_u32", _cmp(_f, False))
-register("s_cmp_eq_u64", _cmp(operator.eq, False))
-register("s_cmp_lg_u64", _cmp(operator.ne, False))
-register("s_bitcmp0_b32", _bitcmp(0))
-register("s_bitcmp1_b32", _bitcmp(1))
-register("s_bitcmp0_b64", _bitcmp(0))
-register("s_bitcmp1_b64", _bitcmp(1))
+    for _t in ("i32", "u32"):
+        sdefine(f"s_cmp_{_c}_{_t}", f"ssrc0:{_t} ssrc1:{_t} -> scc", _f)
+        sdefine(f"s_cmpk_{_c}_{_t}", f"sdst:{_t} simm16:{_t} -> scc", _f)  # (SOPK: the immediate's extension by type)
+for _c in ("eq", "lg"):
+    sdefine(f"s_cmp_{_c}_u64", "ssrc0:u64 ssrc1:u64 -> scc", _CMP[_c])
+for _t in ("b32", "b64"):  # the bit index is a 32-bit source in both forms
+    for _v in (0, 1):
+        sdefine(f"s_bitcmp{_v}_{_t}", f"ssrc0:{_t} ssrc1:u32 -> scc",
+                lambda a, b, t=_t, v=_v: eq((a >> cast(b & (int(t[1:]) - 1), t)) & 1, v))
 
 
 # ---------------------------------------------------------------------------------------------- SOPK
 
-
-def _simm(inst, is_signed: bool) -> int:
-    v = inst.fields["simm16"]
-    return v - 0x10000 if is_signed and v & 0x8000 else v
-
-
-def _movk(cond: bool):
-    def fn(ex, w, inst):
-        value = _simm(inst, True) & sv.M32
-        if cond:
-            value = sv.select(read_scc(ex, w) != 0, value, read_sgpr(ex, w, inst.fields["sdst"]))
-        write_sgpr(ex, w, inst.fields["sdst"], value)
-    return fn
-
-
-def _cmpk(op, is_signed: bool):
-    def fn(ex, w, inst):
-        a = read_sgpr(ex, w, inst.fields["sdst"])
-        write_scc(ex, w, op(sv.signed(a, 32), _simm(inst, True)) if is_signed else op(a, _simm(inst, False)))
-    return fn
-
-
-def _addk(ex, w, inst):
-    full = sv.signed(read_sgpr(ex, w, inst.fields["sdst"]), 32) + _simm(inst, True)
-    write_sgpr(ex, w, inst.fields["sdst"], sv.unsigned(full, 32))
-    write_scc(ex, w, (full > 0x7FFFFFFF) | (full < -0x80000000))
-
-
-def _mulk(ex, w, inst):
-    a = sv.signed(read_sgpr(ex, w, inst.fields["sdst"]), 32)
-    write_sgpr(ex, w, inst.fields["sdst"], sv.unsigned(a * _simm(inst, True), 32))
+sdefine("s_movk_i32", "simm16:i32 -> sdst:i32", lambda k: k)
+sdefine("s_cmovk_i32", "simm16:i32 sdst:i32 scc -> sdst:i32", lambda k, cur, c: select(c, k, cur))
+sdefine("s_addk_i32", "sdst:i32 simm16:i32 -> sdst:i32 scc",
+        lambda a, k: signed_overflow(cast(a, "i64") + cast(k, "i64")))
+sdefine("s_mulk_i32", "sdst:i32 simm16:i32 -> sdst:i32", lambda a, k: a * k)
 
 
 def _call(ex, w, inst):
     _return_address(ex, w, inst, 4)
-    ex.st.pc[w] = ex.st.pc[w] + 4 + 4 * _simm(inst, True)
+    ex.st.pc[w] = ex.st.pc[w] + 4 + 4 * sv.signed(simm16(inst, "i32"), 32)
     return True
 
 
-register("s_movk_i32", _movk(False))
-register("s_cmovk_i32", _movk(True))
-for _c, _f in _CMP.items():
-    register(f"s_cmpk_{_c}_i32", _cmpk(_f, True))
-    register(f"s_cmpk_{_c}_u32", _cmpk(_f, False))
-register("s_addk_i32", _addk)
-register("s_mulk_i32", _mulk)
 register("s_call_b64", _call)
 for _nop in ("s_version", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt", "s_waitcnt_lgkmcnt"):
     register(_nop, lambda ex, w, inst: None)  # memory is coherent at each step in the simulator

@@ -2,14 +2,14 @@
 
 Scalar instructions run for every wave at one PC. When that is a single wave (a kernel's lone wave,
 a loop a workgroup runs alone) numpy costs a microsecond per call on a one-element array, while a
-Python int costs tens of nanoseconds. So the SALU semantics are written once, over values that are
-either kind: they use only the operators both support alike (+ - * & | ^ << >> and comparisons)
-and the helpers here for the rest (selection, signedness, bit counts).
+Python int costs tens of nanoseconds. So the SALU kernels (generated from definitions: sem.scalar_gen)
+work on values that are either kind: they use only the operators both support alike (+ - * & | ^ << >>
+and comparisons) and the helpers here for the rest (selection, signedness, bit counts).
 
 The rules that keep the two kinds equal: a value is unsigned and fits its width (mask after every
 operation that can leave it); no negative Python int may meet an array (numpy refuses to convert it),
-so NOT is `inv` rather than ~ and subtractions take the array side last; shift amounts are masked
-below 64; signed arithmetic goes through `signed` and comes back through `unsigned`.
+so NOT is an xor with the width's ones rather than ~; shift amounts are masked below 64; signed
+arithmetic goes through `signed` and comes back through `unsigned`.
 """
 
 from __future__ import annotations
@@ -23,12 +23,6 @@ M64 = 0xFFFFFFFFFFFFFFFF
 
 def width_mask(wide: bool) -> int:
     return M64 if wide else M32
-
-
-def inv(x):
-    """Bitwise NOT within 64 bits. Python's ~ on an int gives a negative number, which numpy cannot
-    combine with a uint64 array; x ^ M64 stays a non-negative value of either kind."""
-    return x ^ M64
 
 
 def select(cond, a, b):
@@ -77,18 +71,7 @@ def smear_right(x):
 
 def lowest_bit(x):
     """The lowest set bit of a 64-bit value alone (0 for 0)."""
-    return x & ((inv(x) + 1) & M64)
-
-
-def count_trailing_zeros(x, bits: int):
-    """Trailing zero bits of x, or 0xFFFFFFFF (-1) when x is 0 (s_ctz_i32_*)."""
-    n = popcount((lowest_bit(x) + M64) & M64)  # lowest bit - 1, wrapped: its trailing ones
-    return select(x == 0, M32, n)
-
-
-def count_leading_zeros(x, bits: int):
-    """Leading zero bits of a `bits`-wide x, or 0xFFFFFFFF (-1) when x is 0 (s_clz_i32_*)."""
-    return select(x == 0, M32, bits - popcount(smear_right(x)))
+    return x & (((x ^ M64) + 1) & M64)
 
 
 def bit_reverse(x, bits: int):
@@ -98,27 +81,3 @@ def bit_reverse(x, bits: int):
     for s, m in masks[:5 if bits == 32 else 6]:
         x = ((x >> s) & m) | ((x & m) << s)
     return x & width_mask(bits == 64)
-
-
-def spread_bits(x):
-    """Bit i of a 32-bit x moved to bit 2i (the inverse of compressing the even bits)."""
-    x = x & M32
-    for s, m in ((16, 0x0000FFFF0000FFFF), (8, 0x00FF00FF00FF00FF), (4, 0x0F0F0F0F0F0F0F0F),
-                 (2, 0x3333333333333333), (1, 0x5555555555555555)):
-        x = (x | (x << s)) & m
-    return x
-
-
-def nibbles_any(x):
-    """Bit 4k set where nibble k of x has any bit set; other bits clear."""
-    x = x | (x >> 1)
-    x = x | (x >> 2)
-    return x & 0x1111111111111111
-
-
-def compress_nibbles(x):
-    """Bits 4k of x (others clear) gathered to bit k."""
-    for s, m in ((3, 0x0303030303030303), (6, 0x000F000F000F000F), (12, 0x000000FF000000FF),
-                 (24, 0x000000000000FFFF)):
-        x = (x | (x >> s)) & m
-    return x

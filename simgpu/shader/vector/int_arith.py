@@ -1,7 +1,7 @@
 """VALU integer semantics: moves, selects, adds and subtracts (with carry and clamp saturation),
 shifts and logic, from the RDNA3 ISA reference pseudo-code, in the expression form (sem.expr) that both
-tiers are generated from; exact carries and saturation go through i64. The numpy helpers below serve the
-ops not in that form yet (64-bit shifts here, SAD and packing elsewhere).
+tiers are generated from; exact carries and saturation go through i64. The numpy helpers below are the
+interpreter's pair plan of the 64-bit shifts.
 
 Multiplies live in vector/int_mul.py, bitfield/counting/min-max/pack ops in vector/int_bits.py, integer
 compares in vector/cmp_int.py."""
@@ -11,31 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.shader.sem.expr import cast, saturate, select
-from simgpu.shader.vector.valu import define, vop
+from simgpu.shader.vector.valu import define
 
-U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
-M32 = U64(0xFFFFFFFF)
-
-
-def i64(x) -> np.ndarray:
-    """Any integer array as int64 (its numeric value: unsigned stays non-negative)."""
-    return np.asarray(x).astype(I64)
-
-
-def u64(x) -> np.ndarray:
-    """Any integer array as uint64 (signed values wrap, as the hardware's bit patterns do)."""
-    return np.asarray(x).astype(U64)
-
-
-def wrap_or_sat(ctx, full, lo: int, hi: int, dtype):
-    """An exact int64 result as `dtype`: wrapped to its width, or saturated to [lo, hi] with clamp."""
-    if ctx.clamp:
-        return np.clip(full, lo, hi).astype(dtype)
-    return full.astype(dtype)  # astype between integer types wraps
-
-
-UMAX = {16: 0xFFFF, 32: 0xFFFFFFFF}
-IRANGE = {16: (-0x8000, 0x7FFF), 32: (-0x80000000, 0x7FFFFFFF)}
+U32 = np.uint32
 
 
 def wide(x):
@@ -132,14 +110,9 @@ define("v_lshl_add_u32", "u32", ("u32", "u32", "u32"), lambda a, s, b: (a << (s 
 define("v_add_lshl_u32", "u32", ("u32", "u32", "u32"), lambda a, b, s: (a + b) << (s & 31))
 define("v_lshl_or_b32", "b32", ("b32", "u32", "b32"), lambda a, s, b: (a << _amount(s, "b32", 32)) | b)
 
-# The 64-bit shifts are not in the expression form yet: the interpreter runs them on the two 32-bit halves of
-# a VGPR pair for a constant amount (VOp.pair_fn), and the JIT mirrors that by hand (lower_vint._shift_pair).
-
-def _shift64(shift, dt):
-    """D = S1 (shift) S0[5:0] in the 64-bit type dt (the general path: no constant amount)."""
-    return lambda c, s, v: shift(np.asarray(v).astype(dt, copy=False), (np.asarray(s) & U32(63)).astype(dt))
-
-
+# The 64-bit shifts: defined here for both tiers; for a constant amount the interpreter runs them on the two 32-bit
+# halves of a VGPR pair instead (VOp.pair_fn: a uint64 view of a pair costs several strided passes), the same
+# results without 64-bit lanes.
 # The same 64-bit shifts on the (lo, hi) uint32 halves for a constant amount 0-63 (see VOp.pair_fn).
 def _lshl_pair(n: int, lo, hi):
     if n == 0:
@@ -166,9 +139,9 @@ def _ashr_pair(n: int, lo, hi):
     return (lo >> U32(n)) | (hi << U32(32 - n)), (shi >> np.int32(n)).view(U32)
 
 
-vop("v_lshlrev_b64", "b64", ("u32", "b64"), _shift64(np.left_shift, U64), pair_fn=_lshl_pair)
-vop("v_lshrrev_b64", "b64", ("u32", "b64"), _shift64(np.right_shift, U64), pair_fn=_lshr_pair)
-vop("v_ashrrev_i64", "i64", ("u32", "i64"), _shift64(np.right_shift, I64), pair_fn=_ashr_pair)
+define("v_lshlrev_b64", "b64", ("u32", "b64"), lambda s, v: v << _amount(s, "b64", 64), pair_fn=_lshl_pair)
+define("v_lshrrev_b64", "b64", ("u32", "b64"), lambda s, v: v >> _amount(s, "b64", 64), pair_fn=_lshr_pair)
+define("v_ashrrev_i64", "i64", ("u32", "i64"), lambda s, v: v >> _amount(s, "i64", 64), pair_fn=_ashr_pair)
 
 
 # ---------------------------------------------------------------------------------------------- logic

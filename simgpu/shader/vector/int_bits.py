@@ -2,17 +2,25 @@
 v_alignbit/alignbyte, v_perm_b32, v_bcnt/v_mbcnt, v_clz/ctz/cls (gfx11's names of ffbh/ffbl/ffbh_i32),
 v_min/max/min3/max3/med3/minmax/maxmin, v_cvt_pk_*16_*32, v_sat_pk_u8_i16, v_pack_b32_f16 and the
 16->32-bit integer conversions, from the RDNA3 ISA reference pseudo-code, in the expression form (sem.expr)
-both tiers are generated from (v_pack_b32_f16, a bit move of f16 halves, stays numpy)."""
+both tiers are generated from."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from simgpu.shader.sem.expr import bitreverse, cast, clz, const, ctz, eq, lane_id, maximum, minimum, popcount, select
-from simgpu.shader.vector.int_arith import u64
-from simgpu.shader.vector.valu import define, vop
-
-U16, U32, U64 = np.uint16, np.uint32, np.uint64
+from simgpu.shader.sem.expr import (
+    bitcast,
+    bitreverse,
+    cast,
+    clz,
+    const,
+    ctz,
+    eq,
+    lane_id,
+    maximum,
+    minimum,
+    popcount,
+    select,
+)
+from simgpu.shader.vector.valu import define
 
 
 def _count_or_minus_one(n, x):
@@ -144,8 +152,6 @@ define("v_sat_pk_u8_i16", "b16", ("u32",), _sat_pk_u8_i16)
 define("v_cvt_u32_u16", "u32", ("u16",), lambda a: cast(a, "u32"))
 define("v_cvt_i32_i16", "i32", ("i16",), lambda a: cast(a, "i32"))
 
-# A bit move of two f16 halves (abs/neg apply as f16 sign-bit operations, nothing is rounded): the expression
-# form has no float-to-bits view yet, so this one stays numpy.
-vop("v_pack_b32_f16", "b32", ("f16", "f16"),
-    lambda c, a, b: ((u64(a.view(U16)) & U64(0xFFFF)) | ((u64(b.view(U16)) & U64(0xFFFF)) << U64(16))).astype(U32),
-    no_omod=True)
+# A bit move of two f16 halves (abs/neg apply as f16 sign-bit operations, nothing is rounded)
+define("v_pack_b32_f16", "b32", ("f16", "f16"),
+       lambda a, b: cast(bitcast(a, "u16"), "b32") | (cast(bitcast(b, "u16"), "b32") << 16), no_omod=True)

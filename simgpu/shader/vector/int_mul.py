@@ -1,8 +1,8 @@
 """VALU integer multiplies and multiply-adds (24-, 16-, 32- and 64-bit forms) and the sum-of-absolute-
 differences family (v_sad_*, v_msad_u8, v_qsad/v_mqsad, v_lerp_u8), from the RDNA3 ISA reference
 pseudo-code. Products are formed exactly in int64/uint64 (a 32x32 product fits); clamp saturates to the
-destination type where the encoding has a clamp bit. The multiplies are in the expression form (sem.expr)
-both tiers are generated from; the SAD family stays numpy."""
+destination type where the encoding has a clamp bit. They are in the expression form (sem.expr) both tiers are
+generated from; v_mqsad_u32_u8 (a 128-bit result) runs v_msad_u8's kernel on each window, in the interpreter."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import numpy as np
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.sem.expr import cast, eq, ne, saturate, select
 from simgpu.shader.semantics import register
-from simgpu.shader.vector.int_arith import UMAX, i64, u64, wide, wrap_or_sat
-from simgpu.shader.vector.valu import define, vop
+from simgpu.shader.vector.int_arith import wide
+from simgpu.shader.vector.valu import SPECS, OpCtx, define
 
-U16, U32, U64, I32, I64 = np.uint16, np.uint32, np.uint64, np.int32, np.int64
+U32, U64 = np.uint32, np.uint64
 
 
 def _u24(x):
@@ -101,78 +101,72 @@ define("v_mad_i64_i32", "i64", ("i32", "i32", "i64"), _mad_i64_i32, carry_out=Tr
 
 # ---------------------------------------------------------------------------------------------- SAD
 
-_U32R = (0, UMAX[32])
+def _absdiff(x, y):
+    """|x - y| of two unsigned values."""
+    return select(x > y, x - y, y - x)
 
 
-def _bytes(x, n: int = 4) -> list[np.ndarray]:
-    """The n bytes of x (low first) as int64 arrays."""
-    v = u64(x)
-    return [i64((v >> U64(8 * k)) & U64(0xFF)) for k in range(n)]
+def _parts(x, n: int, width: int) -> list:
+    """The n `width`-bit fields of x (low first)."""
+    return [(x >> width * k) & ((1 << width) - 1) for k in range(n)]
 
 
-def _sad_u8(a, b, masked: bool = False):
-    """Sum over the 4 bytes of |a.u8[i] - b.u8[i]|; masked (MSAD) skips bytes where b.u8[i] == 0."""
-    total = 0
-    for x, y in zip(_bytes(a), _bytes(b), strict=True):
-        d = np.abs(x - y)
-        total = total + (np.where(y == 0, 0, d) if masked else d)
+def _sad(a, b, n: int = 4, width: int = 8, masked: bool = False):
+    """Sum over the n fields of |a[i] - b[i]| as i64; masked (MSAD) skips fields where b[i] == 0."""
+    total = None
+    for x, y in zip(_parts(a, n, width), _parts(b, n, width), strict=True):
+        d = cast(_absdiff(x, y), "i64")
+        d = select(eq(y, 0), 0, d) if masked else d
+        total = d if total is None else total + d
     return total
 
 
-def _halves(x):
-    v = u64(x)
-    return [i64(v & U64(0xFFFF)), i64((v >> U64(16)) & U64(0xFFFF))]
+def _plus(sad, t: str = "u32"):
+    """D = sad(S0, S1) + S2 wrapped to t, saturated with clamp."""
+    def fn(a, b, d, clamp):
+        full = sad(a, b) + cast(d, "i64")
+        return saturate(full, t) if clamp else cast(full, t)
+    return fn
 
 
-def _sad_u16(c, a, b, d):
-    s = sum(np.abs(x - y) for x, y in zip(_halves(a), _halves(b), strict=True))
-    return wrap_or_sat(c, s + i64(d), *_U32R, U32)
-
-
-vop("v_sad_u8", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, d: wrap_or_sat(c, _sad_u8(a, b) + i64(d), *_U32R, U32), int_clamp=True)
-vop("v_sad_hi_u8", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, d: wrap_or_sat(c, (_sad_u8(a, b) << I64(16)) + i64(d), *_U32R, U32), int_clamp=True)
-vop("v_sad_u16", "u32", ("u32", "u32", "u32"), _sad_u16, int_clamp=True)
-vop("v_sad_u32", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, d: wrap_or_sat(c, np.abs(i64(a) - i64(b)) + i64(d), *_U32R, U32), int_clamp=True)
-vop("v_msad_u8", "u32", ("u32", "u32", "u32"),
-    lambda c, a, b, d: wrap_or_sat(c, _sad_u8(a, b, True) + i64(d), *_U32R, U32), int_clamp=True)
+for _name, _sum in (("v_sad_u8", _sad), ("v_sad_hi_u8", lambda a, b: _sad(a, b) << 16),
+                    ("v_sad_u16", lambda a, b: _sad(a, b, 2, 16)), ("v_msad_u8", lambda a, b: _sad(a, b, masked=True)),
+                    ("v_sad_u32", lambda a, b: cast(_absdiff(a, b), "i64"))):
+    define(_name, "u32", ("u32", "u32", "u32"), _plus(_sum), int_clamp=True)
 
 
 def _window(s0, k: int):
     """Bytes k..k+3 of the 64-bit S0 as a 32-bit value (the reference window of a quad SAD)."""
-    return (u64(s0) >> U64(8 * k)) & U64(0xFFFFFFFF)
+    return cast(s0 >> 8 * k, "u32")
 
 
 def _qsad(masked: bool):
     """v_(m)qsad_pk_u16_u8: four 16-bit (M)SADs of S1 against byte windows of S0, each plus S2.u16[i]."""
-    def fn(c, s0, s1, s2):
-        out = np.zeros(np.shape(s0), U64)
+    def fn(s0, s1, s2, clamp):
+        out = None
         for k in range(4):
-            acc = i64((u64(s2) >> U64(16 * k)) & U64(0xFFFF))
-            r = wrap_or_sat(c, _sad_u8(_window(s0, k), s1, masked) + acc, 0, UMAX[16], U16)
-            out |= u64(r) << U64(16 * k)
+            r = _plus(lambda a, b: _sad(a, b, masked=masked), "u16")(_window(s0, k), s1, (s2 >> 16 * k) & 0xFFFF, clamp)
+            out = cast(r, "u64") if out is None else out | (cast(r, "u64") << 16 * k)
         return out
     return fn
 
 
-vop("v_qsad_pk_u16_u8", "u64", ("u64", "u32", "u64"), _qsad(False), int_clamp=True)
-vop("v_mqsad_pk_u16_u8", "u64", ("u64", "u32", "u64"), _qsad(True), int_clamp=True)
+define("v_qsad_pk_u16_u8", "u64", ("u64", "u32", "u64"), _qsad(False), int_clamp=True)
+define("v_mqsad_pk_u16_u8", "u64", ("u64", "u32", "u64"), _qsad(True), int_clamp=True)
 
 
 def _mqsad_u32_u8(ex, w, inst):
-    """D.u32[i] = MSAD_U8(S0 bytes i..i+3, S1.u32, S2.u32[i]) for i in 0..3 (a 128-bit result)."""
+    """D.u32[i] = MSAD_U8(S0 bytes i..i+3, S1.u32, S2.u32[i]) for i in 0..3 (a 128-bit result): v_msad_u8's kernel
+    on each window."""
     f = inst.fields
     s0 = vector_src(ex, w, f["src0"], inst.literal, "b64")
     s1 = vector_src(ex, w, f["src1"], inst.literal, "b32")
-    clamp = bool(f.get("clamp", 0))
+    ctx = OpCtx(bool(f.get("clamp", 0)), None, ex.st.lanes, ex, w)
+    msad = SPECS["v_msad_u8"].fn
+    # S2 is a VGPR quad: all of it is read before any write (D may overlap it)
+    results = [msad(ctx, (s0 >> U64(8 * k)).astype(U32), s1, vector_src(ex, w, f["src2"] + k, None, "b32"))
+               for k in range(4)]
     active = ex.st.exec_lanes(w)
-    results = []
-    for k in range(4):  # S2 is a VGPR quad; read all of it before writing: D may overlap it
-        acc = i64(vector_src(ex, w, f["src2"] + k, None, "b32"))
-        full = _sad_u8(_window(s0, k), s1, True) + acc
-        results.append(np.clip(full, 0, UMAX[32]).astype(U32) if clamp else full.astype(U32))
     for k, r in enumerate(results):
         write_vgpr(ex, w, f["vdst"] + k, r, active)
 
@@ -180,14 +174,13 @@ def _mqsad_u32_u8(ex, w, inst):
 register("v_mqsad_u32_u8", _mqsad_u32_u8)
 
 
-def _lerp_u8(c, a, b, d):
+def _lerp_u8(a, b, d):
     """Per byte: (S0.u8 + S1.u8 + rounding bit S2[8i]) >> 1."""
-    out = np.zeros(np.shape(a), U64)
-    rb = u64(d)
-    for k, (x, y) in enumerate(zip(_bytes(a), _bytes(b), strict=True)):
-        r = i64((rb >> U64(8 * k)) & U64(1))
-        out |= u64((x + y + r) >> I64(1)) << U64(8 * k)
-    return out.astype(U32)
+    out = None
+    for k, (x, y) in enumerate(zip(_parts(a, 4, 8), _parts(b, 4, 8), strict=True)):
+        r = ((x + y + ((d >> 8 * k) & 1)) >> 1) << 8 * k
+        out = r if out is None else out | r
+    return out
 
 
-vop("v_lerp_u8", "u32", ("u32", "u32", "u32"), _lerp_u8)
+define("v_lerp_u8", "u32", ("u32", "u32", "u32"), _lerp_u8)

@@ -312,3 +312,27 @@ def test_d16_loads_agree(wave32):
     tiers.assert_same(*pair)
     stats = pair[1].engine.jit.stats
     assert stats.native_instructions > 0 and stats.callbacks == 0
+
+
+# Definitions the JIT gained from the expression form that random encodings seldom reach: the SAD family, v_lerp_u8,
+# the quad SADs, the 64-bit shifts (a constant amount too: the interpreter's pair plan), with and without clamp.
+_INTEGER_DEFINED = ["v_sad_u8 v20, v1, v2, v3{c}", "v_sad_hi_u8 v21, v4, v5, v6{c}", "v_sad_u16 v22, v7, v8, v9{c}",
+                    "v_sad_u32 v23, v10, v11, v12{c}", "v_msad_u8 v24, v13, v14, v15{c}",
+                    "v_lerp_u8 v25, v16, v17, v18", "v_qsad_pk_u16_u8 v[26:27], v[0:1], v2, v[4:5]{c}",
+                    "v_mqsad_pk_u16_u8 v[28:29], v[6:7], v8, v[10:11]{c}",
+                    "v_lshlrev_b64 v[12:13], v19, v[14:15]", "v_lshrrev_b64 v[16:17], 37, v[12:13]",
+                    "v_ashrrev_i64 v[18:19], 5, v[16:17]", "v_ashrrev_i64 v[2:3], s7, v[18:19]",
+                    "v_pack_b32_f16 v4, v5, -v6"]
+
+
+@pytest.mark.parametrize("clamp", ["", " clamp"])
+@pytest.mark.parametrize("wave32", [True, False])
+def test_integer_definitions_agree(wave32, clamp):
+    body = assemble("\n".join(t.format(c=clamp) for t in _INTEGER_DEFINED))
+    data = _random_data(np.random.default_rng(len(clamp) + wave32))
+    results, pair = [], tiers.pair()
+    for tb in pair:
+        results.append(tiers.launch(tb, _kernel(tb, body, wave32, {}), [tb.upload(data)], (2,), (64,)))
+    assert results[0] == results[1] is None
+    tiers.assert_same(*pair)
+    assert pair[1].engine.jit.stats.native_instructions > len(_INTEGER_DEFINED)
