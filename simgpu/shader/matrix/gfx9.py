@@ -155,7 +155,8 @@ def xf32_values(words: np.ndarray) -> np.ndarray:
     """f32 register words as the xf32 values the matrix core multiplies (f64): the 13 low mantissa bits cleared
     (truncation toward zero), NaNs kept NaN (clearing a NaN's payload could make it an infinity)."""
     x = words.view(F32)
-    return np.where(np.isnan(x), x, (words & U32(0xFFFFE000)).view(F32)).astype(F64)
+    with np.errstate(invalid="ignore"):  # (a signalling NaN quiets as it widens)
+        return np.where(np.isnan(x), x, (words & U32(0xFFFFE000)).view(F32)).astype(F64)
 
 
 def _elements(raw: np.ndarray, kind: str) -> np.ndarray:
