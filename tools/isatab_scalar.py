@@ -151,7 +151,11 @@ def _src_widths(enc: str, table: dict[str, dict]) -> None:
     for op, entry in table.items():
         for slot in entry["ops"]:
             if slot[0].startswith("ssrc"):
-                vals = {k: PROBE[k] for k in PROBE if k in isatab.layouts()[enc].field_names} | {"op": int(op)}
+                # a field the instruction does not print stays 0: llvm-mc re-encodes without it, and the probe
+                # would count as not decoded (gfx9's s_rfe_restore_b64 and s_cbranch_g_fork have no sdst)
+                printed = {s[0] for s in entry["ops"]}
+                vals = {k: PROBE[k] if k in printed else 0 for k in PROBE
+                        if k in isatab.layouts()[enc].field_names} | {"op": int(op)}
                 vals[slot[0]] = 248
                 if "simm16" in isatab.layouts()[enc].field_names:
                     vals["simm16"] = 0x1234

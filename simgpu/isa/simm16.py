@@ -253,8 +253,8 @@ def parse_hwreg(tok: str, names: dict[str, str], ctx) -> int:
 def parse_sendmsg(tok: str, names: dict[str, str], ctx) -> int:
     """sendmsg(message[, operation[, stream]]) -- a named message takes no operation -- or an integer."""
     inv: dict[str, int] = {}
-    for k, v in names.items():  # a text several values print as (gfx9's unused bit 7) assembles to the first
-        inv.setdefault(v, int(k))
+    for k, v in names.items():  # a text several values print as (gfx9's unused bit 7) assembles to the smallest
+        inv[v] = min(inv.get(v, 1 << 16), int(k))  # (the table's keys are strings: "134" sorts before "6")
     if tok.startswith("sendmsg(") and tok.endswith(")") and tok[8:-1] in inv:
         return inv[tok[8:-1]]
     args = _call_args(tok, "sendmsg", (1, 2, 3), ctx)

@@ -59,6 +59,9 @@ EXAMPLES = [
     ("s_mov_b64 s[2:3], xnack_mask", "680182be"),
     ("s_waitcnt vmcnt(0) lgkmcnt(0)", "70008cbf"),
     ("s_sendmsghalt 199", "c70091bf"),  # no message 7 with bit 7 set: a number (gfx11 would print sendmsg(199, 0, 0))
+    ("s_sendmsghalt sendmsg(MSG_HALT_WAVES)", "060091bf"),  # 134 prints the same: the text assembles to 6
+    ("s_rfe_restore_b64 0.15915494309189532, s2", "f8028095"),  # its ssrc0 is a 64-bit source (no sdst printed)
+    ("s_cbranch_g_fork s[2:3], 0.15915494309189532", "02f88094"),
     ("s_load_dword s1, s[2:3], 0x10", "410002c010000000"),
     ("s_load_dword s1, s[2:3], s4", "410000c004000000"),
     ("s_load_dword s1, s[2:3], s4 offset:0x10", "414002c010000008"),
