@@ -10,13 +10,35 @@ store no registers back (jit/fused.py); it is compared on everything but those r
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
+import pytest
 
 from simgpu.fault import HardwareFault
 from simgpu.shader.jit import jit_tier
 from simgpu.testbed import Testbed
 
 TIERS = ("interpreter", "jit", "jit-lean")
+
+# SIMGPU_JIT_OPT ("level,codegen") of the random-instruction tests (fuzz_codegen: test_jit_ops' random instructions
+# and LDS loads, test_jit_fuzz, test_jit_unmasked's random blocks). Each of their examples compiles a module of its
+# own and runs it once, so LLVM's code generation at its default level 2 was most of their time (test_jit_ops: 0.38
+# CPU-s a module; 0.14 at level 0). The IR passes stay the default ones (-1), so LLVM optimises the same IR users'
+# kernels get, where a translation relying on undefined behaviour would show; only instruction selection,
+# scheduling and register allocation are quicker ones, which do not change what the code computes. Every other JIT
+# test (the corpora, the float and integer definitions, fused batches, loops, the tier's own) compiles at the
+# default levels, and both JIT caches key objects by level (jit.compile.code_setting): fuzz objects are never
+# served to a default-level run.
+FUZZ_CODEGEN = "-1,0"
+
+
+@contextlib.contextmanager
+def fuzz_codegen():
+    """The block's JIT compiles at FUZZ_CODEGEN."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SIMGPU_JIT_OPT", FUZZ_CODEGEN)
+        yield
 
 
 def on_tier(engine, tier: str):

@@ -203,7 +203,7 @@ def _translate(src: Source):
     span, code = src.span, src.code
     # (the architecture: the same bytes mean other instructions, or the same ones another thing, on another)
     key = jc.key_of("simgpu-jit", tr.translator_key(), src.arch, lanes, mode, nvgpr, region.code_signature(),
-                    jc.cpu_setting())  # (+ host: on disk)
+                    jc.code_setting())  # (+ host: on disk)
     meta = dict(arch=src.arch, lanes=lanes, mode=mode, nvgpr=nvgpr, region=region, span=span, code=code)
     hit = _COMPILED.get(key)
     if hit is not None:

@@ -38,6 +38,13 @@ def cpu_setting() -> str:
     return settings.get("SIMGPU_JIT_CPU")
 
 
+def code_setting() -> str:
+    """What the object of a module depends on besides its IR, as set (no LLVM needed to read it): the CPU
+    (cpu_setting) and the optimisation levels (SIMGPU_JIT_OPT), so that code made at a test's lower level is never
+    served where the default one was asked for, from memory or disk."""
+    return f"{cpu_setting()}|{settings.get('SIMGPU_JIT_OPT')}"
+
+
 def target_cpu() -> tuple[str, str]:
     """(CPU name, features) the JIT compiles for: the host's, or SIMGPU_JIT_CPU's `name` or `name:features`
     (LLVM's spelling: `haswell`, `x86-64-v3`, `skylake-avx512:-avx512f`). Another CPU than the host's
@@ -84,11 +91,12 @@ def host_features() -> str:
 
 
 def host_key() -> str:
-    """What compiled code depends on besides its IR: LLVM, the CPU and features compiled for (target_cpu)."""
+    """What compiled code depends on besides its IR: LLVM, the CPU and features compiled for (target_cpu), the
+    optimisation levels (SIMGPU_JIT_OPT)."""
     import llvmlite
     llvm = _binding()
     cpu, features = target_cpu()
-    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{cpu}|{features}"
+    return f"{llvmlite.__version__}|{llvm.llvm_version_info}|{cpu}|{features}|{settings.get('SIMGPU_JIT_OPT')}"
 
 
 def cache_dir() -> Path | None:

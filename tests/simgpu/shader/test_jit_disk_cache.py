@@ -161,3 +161,19 @@ def test_a_damaged_entry_is_compiled_over_and_results_stay_right(tmp_path_factor
         stats = _fresh_run().engine.jit.stats
         assert (stats.compiles, stats.disk_hits) == (1, 1 if data == good else 0), what
         assert entry.read_bytes() == good  # the compile wrote the same entry again
+
+
+def test_code_of_another_optimisation_level_is_never_served_for_the_default(jit_cache, monkeypatch):
+    """SIMGPU_JIT_OPT is part of both caches' keys: a lower level (as the instruction fuzz tests use) compiles and
+    stores its own entry, and the default level then still finds its own, from disk and from memory."""
+    default = _fresh_run().engine.jit.stats
+    assert (default.compiles, default.disk_hits) == (1, 1)
+    monkeypatch.setenv("SIMGPU_JIT_OPT", "-1,0")
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = jit_tier("eager")  # (the memory cache keeps the default level's object: not served here)
+    assert np.array_equal(_run(tb), _want(50))
+    assert (tb.engine.jit.stats.compiles, tb.engine.jit.stats.disk_hits) == (1, 0)
+    assert len(list(jit_cache.glob("*.msgpack"))) == 2
+    monkeypatch.delenv("SIMGPU_JIT_OPT")
+    again = _fresh_run().engine.jit.stats
+    assert (again.compiles, again.disk_hits) == (1, 1)

@@ -2,7 +2,8 @@
 generators: any encoding with random operands, and "primed" streams whose registers point at mapped
 memory, LDS and scratch) run in the interpreter and with the JIT tier compiling them at once, as gfx1100 and as
 gfx1201 code; both must end the same way (the same fault, or none) with the same memory, registers at exit,
-counters and clock.
+counters and clock. The JIT compiles them with LLVM's quickest code generation (tests/support/tiers.fuzz_codegen:
+the same IR passes as users' kernels).
 More examples: SIMGPU_FUZZ_EXAMPLES=2000 pytest tests/simgpu/shader/test_jit_fuzz.py
 """
 
@@ -25,10 +26,11 @@ def _both(make, launch_args, arch: str):
     them."""
     results = []
     pair = tiers.pair(arch=arch)
-    for tb in pair:
-        tb.engine.watchdog = 20_000
-        k, args = make(tb)
-        results.append(tiers.launch(tb, k, args, *launch_args))
+    with tiers.fuzz_codegen():  # (one module an example, run once: quicker code generation, the same IR passes)
+        for tb in pair:
+            tb.engine.watchdog = 20_000
+            k, args = make(tb)
+            results.append(tiers.launch(tb, k, args, *launch_args))
     assert results[0] == results[1], f"interpreter: {results[0]}\njit: {results[1]}"
     tiers.assert_same(*pair)
 

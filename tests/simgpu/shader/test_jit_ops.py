@@ -4,7 +4,9 @@ modifiers it accepts, VOPD pairs), run after a prologue that fills SGPRs, VGPRs,
 random bits and float specials (NaNs, infinities, denormals, signed zeros), in wave32 and wave64 and
 under random MODEs (round and denorm modes, IEEE) from the kernel descriptor, as gfx1100 and as gfx1201 code
 (each architecture's encodings and meanings). Both tiers must end with the same registers, memory, counters and
-clock (tests/support/tiers.py).
+clock (tests/support/tiers.py). The modules of random instructions and of random LDS loads are compiled with
+LLVM's quickest code generation (tiers.fuzz_codegen: the same IR passes as users' kernels); the other tests here
+compile at the default levels.
 More examples: SIMGPU_FUZZ_EXAMPLES=2000 pytest tests/simgpu/shader/test_jit_ops.py
 """
 
@@ -137,9 +139,10 @@ def test_native_instructions_agree_with_the_interpreter(arch, seed, wave32, mode
     body = b"".join(native_instruction(rng, classify, arch) for _ in range(8))
     data = _random_data(rng)
     results, pair = [], tiers.pair(arch=arch)
-    for tb in pair:
-        tb.engine.watchdog = 10_000
-        results.append(tiers.launch(tb, _kernel(tb, body, wave32, mode), [tb.upload(data)], (2,), (64,)))
+    with tiers.fuzz_codegen():  # (one module an example, run once: quicker code generation, the same IR passes)
+        for tb in pair:
+            tb.engine.watchdog = 10_000
+            results.append(tiers.launch(tb, _kernel(tb, body, wave32, mode), [tb.upload(data)], (2,), (64,)))
     assert results[0] == results[1]
     tiers.assert_same(*pair)
     # native code ran (unless a fault stopped the waves first and rolled it all back)
@@ -182,8 +185,9 @@ def test_lds_loads_agree(seed, wave32):
     body = assemble("\n".join(lines))
     data = _random_data(rng)
     results, pair = [], tiers.pair()
-    for tb in pair:
-        results.append(tiers.launch(tb, _kernel(tb, body, wave32, {}, lds=4096), [tb.upload(data)], (2,), (128,)))
+    with tiers.fuzz_codegen():  # (random loads, one module a case, run once: as the random instructions above)
+        for tb in pair:
+            results.append(tiers.launch(tb, _kernel(tb, body, wave32, {}, lds=4096), [tb.upload(data)], (2,), (128,)))
     assert results == [None, None]
     tiers.assert_same(*pair)
     assert pair[1].engine.jit.stats.native_instructions > 0
