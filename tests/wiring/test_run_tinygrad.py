@@ -69,8 +69,10 @@ def test_tinyjit_replays_as_a_graph_without_stalling(checks):
     assert j["results"] == [[float(32 * (2 * i + 1))] * 8 for i in range(6)]
     assert j["captured"] and "HCQGraph" in j["graphs"]  # the replays ran as an HCQ graph
     # The graph's kick-off waits on a signal the CPU sets after submitting: without the server watching memory,
-    # each replay used to wait out tinygrad's 200 ms spin before it slept in WAIT_EVENTS.
-    assert max(j["seconds"][2:]) < 0.2, j["seconds"]
+    # each replay used to wait out tinygrad's 200 ms spin before it slept in WAIT_EVENTS: every replay took 0.2 s or
+    # more. The median, not the slowest, so that one replay slowed by a busy machine is not taken for the stall.
+    replays = sorted(j["seconds"][2:])
+    assert replays[len(replays) // 2] < 0.2, j["seconds"]
 
 
 def test_two_gpus_with_a_copy_between_them(checks):
