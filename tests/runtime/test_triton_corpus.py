@@ -149,8 +149,9 @@ def test_triton_kernel(arch, name, queue):
 
 
 def test_xf32_reference_is_for_exactly_the_xf32_dots():
-    """The cases checked against the xf32 reference are exactly the code objects that run xf32 MFMAs."""
-    runs_xf32 = {(arch, name) for arch in ARCHES for name in SPECS_OF[arch]
+    """The cases checked against the xf32 reference are exactly the code objects that run xf32 MFMAs (gfx942's: the
+    other targets have no xf32 instruction)."""
+    runs_xf32 = {(arch, name) for arch in ("gfx942",) for name in SPECS_OF[arch]
                  if any("_xf32 " in line for line in disassemble_text(read_code_object(_code_object(name, arch))))}
     assert runs_xf32 == XF32_DOTS
 
