@@ -39,17 +39,23 @@ ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiti
 IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
 ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker keeps polling fast
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
+_FD_SETSIZE = 1024  # select(2)'s limit on descriptor numbers
 DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
 
 
 def readable(waitables, timeout: float) -> list:
-    """Which of `waitables` (sockets, fds) are readable or hung up within `timeout` seconds: poll(2), not select(2),
-    which cannot wait on a descriptor numbered 1024 or more (a server with many clients has those)."""
-    poller = select.poll()
+    """Which of `waitables` (sockets, fds) are readable or hung up within `timeout` seconds: select(2) for a wait
+    under a millisecond while every descriptor is below 1024, else poll(2) (select cannot wait on a descriptor
+    numbered 1024 or more, which a server with many clients has; poll's timeout is whole milliseconds)."""
     by_fd = {}
     for w in waitables:
-        fd = w if isinstance(w, int) else w.fileno()
-        by_fd[fd] = w
+        by_fd[w if isinstance(w, int) else w.fileno()] = w
+    if timeout < 1e-3 and max(by_fd) < _FD_SETSIZE:
+        # poll(2) counts whole milliseconds (Python rounds 50 us up to 1 ms); select(2) sleeps microseconds, so a
+        # doorbell is seen within ACTIVE_POLL while queues are busy
+        return [by_fd[fd] for fd in select.select(list(by_fd), [], [], timeout)[0]]
+    poller = select.poll()
+    for fd in by_fd:
         poller.register(fd, select.POLLIN | select.POLLPRI)
     return [by_fd[fd] for fd, _ in poller.poll(timeout * 1000)]
 
