@@ -110,9 +110,8 @@ class SDMAQueue(HWQueue):
         """Append packets between two TIMESTAMPs, plus FENCE and TRAP; ring the doorbell; the timeline value."""
         self.submitted += 1
         head = sdma.timestamp(self.ptrs.va + self.STAMPS)
-        mtype = 0 if self.dev.sdma_major == 4 else 3  # SDMA 4's FENCE has no MTYPE
-        tail = (sdma.timestamp(self.ptrs.va + self.STAMPS + 8) + sdma.fence(self.ptrs.va + 16, self.submitted, mtype)
-                + sdma.trap(self.event_id))
+        tail = (sdma.timestamp(self.ptrs.va + self.STAMPS + 8)
+                + sdma.fence(self.ptrs.va + 16, self.submitted, major=self.dev.sdma_major) + sdma.trap(self.event_id))
         words = head + list(packets) + tail
         self._write_ring(struct.pack(f"<{len(words)}I", *words))
         self._ring_doorbell()

@@ -163,9 +163,11 @@ def const_fill(dst: int, value: int, nbytes: int, dword: bool = True) -> list[in
             lo32(value), CONST_FILL_COUNT.bits(nbytes - 1)]
 
 
-def fence(addr: int, value: int, mtype: int = 3) -> list[int]:
-    """Write a 32-bit fence value to VA addr once all prior packets completed."""
-    return [header(Op.FENCE, 0, FENCE_HEADER.pack(mtype=mtype)), lo32(addr) & ~3, hi32(addr), lo32(value)]
+def fence(addr: int, value: int, mtype: int = 3, major: int = 6) -> list[int]:
+    """Write a 32-bit fence value to VA addr once all prior packets completed (SDMA 4's header has no cache fields:
+    no MTYPE there)."""
+    extra = 0 if major == 4 else FENCE_HEADER.pack(mtype=mtype)
+    return [header(Op.FENCE, 0, extra), lo32(addr) & ~3, hi32(addr), lo32(value)]
 
 
 def trap(int_context: int = 0) -> list[int]:

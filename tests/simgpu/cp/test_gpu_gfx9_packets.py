@@ -151,6 +151,7 @@ def test_sdma44_fence_has_no_mtype_and_refuses_v6s(vm942):
     r.submit([0x00000005, out & 0xFFFFFFFF, out >> 32, 0xF00D])
     assert r.q.state == QueueState.IDLE and vm942.u32(out, 1) == [0xF00D]
     assert sdma.fence(out, 0xF00D, mtype=0) == [0x00000005, out & 0xFFFFFFFF, out >> 32, 0xF00D]
+    assert sdma.fence(out, 0xF00D, major=4) == [0x00000005, out & 0xFFFFFFFF, out >> 32, 0xF00D]  # the runtime's
     r2 = Ring(vm942, "sdma")
     r2.submit(sdma.fence(out + 4, 1))  # v6's MTYPE 3
     assert r2.q.state == QueueState.ERROR and "SDMA 5+'s cache fields (MTYPE 3" in r2.q.error.why
