@@ -46,10 +46,12 @@ class MEC:
         self.pipe_banks: dict[tuple, dict[int, int]] = {}  # (me, pipe) -> CP_MEC_RS64_PRGRM_CNTR_START(_HI)
         self.vmid_banks: dict[int, dict[int, int]] = {}  # vmid -> SH_MEM_CONFIG / SH_MEM_BASES
         self.queues: dict[tuple, object] = {}  # (me, pipe, queue) -> the simulated Queue
-        for r in _HQD_REGS:
+        for r in filter(regs.has, _HQD_REGS):  # (gfx12 leaves dword 26 of the image unnamed)
             regs.on_read(r, lambda r=r: self._hqd_read(r))
             regs.on_write(r, lambda v, r=r: self._hqd_write(r, v))
-        for r in (gc.CP_MEC_RS64_PRGRM_CNTR_START, gc.CP_MEC_RS64_PRGRM_CNTR_START_HI):
+        pipe_regs = ["CP_MEC_RS64_PRGRM_CNTR_START", "CP_MEC_RS64_PRGRM_CNTR_START_HI", "CP_PFP_PRGRM_CNTR_START",
+                     "CP_PFP_PRGRM_CNTR_START_HI", "CP_ME_PRGRM_CNTR_START", "CP_ME_PRGRM_CNTR_START_HI"]
+        for r in map(regs.declared, filter(regs.has, pipe_regs)):  # gfx12's graphics ME/PFP: per pipe of ME 0
             regs.on_read(r, lambda r=r: self._pipe_bank().get(r.offset, 0))
             regs.on_write(r, lambda v, r=r: self._pipe_bank().__setitem__(r.offset, v))
         for r in (gc.SH_MEM_CONFIG, gc.SH_MEM_BASES):
