@@ -26,9 +26,12 @@ doorbell BAR access is refused, naming the chip.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from simgpu.hw import discovery
 from simgpu.hw import gmc as hwgmc
 from simgpu.hw import ih as hwih
+from simgpu.hw.mmio import RegisterMap
 from simgpu.hw.soc21 import navi31_map, vmhub
 from simgpu.hw.soc21 import nbio as hwnbio
 from simgpu.hw.soc24 import navi48_map
@@ -56,11 +59,15 @@ GC_INFO_NAVI48 = GC_INFO | {"gc_num_se": 4, "gc_num_gl2c": 16, "gc_num_tcps": 64
 _SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
 
 
+@dataclass(frozen=True)
 class Part:
     """What differs between the modelled parts: register map, VM hubs, discovery table, page-table format."""
 
-    def __init__(self, regmap, hubs, blocks, gc_info, pte_format):
-        self.regmap, self.hubs, self.blocks, self.gc_info, self.pte_format = regmap, hubs, blocks, gc_info, pte_format
+    regmap: RegisterMap
+    hubs: tuple[vmhub.VMHub, vmhub.VMHub]  # GC, MM
+    blocks: tuple[discovery.IpBlock, ...]
+    gc_info: dict[str, int]
+    pte_format: hwgmc.PteFormat
 
 
 PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO,
