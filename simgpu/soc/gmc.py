@@ -21,7 +21,7 @@ from simgpu.hw.soc21.vmhub import NUM_CONTEXTS, NUM_ENGINES, VMHub
 from simgpu.soc.regfile import MMIOError, RegisterFile
 
 FB_BASE = 0x80_0000_0000  # MC address of VRAM byte 0 (FB_LOCATION_BASE << 24), as amdgpu finds it on dGPUs
-PAGE_TABLE_DEPTH = 3  # VM_CONTEXTn_CNTL.PAGE_TABLE_DEPTH of a 4-level (PDB2 -> PTB) gfx11 page table
+PAGE_TABLE_DEPTH = 3  # VM_CONTEXTn_CNTL.PAGE_TABLE_DEPTH of a 4-level (PDB2 -> PTB) gfx11/gfx12 page table
 
 
 class Hub:
@@ -80,8 +80,8 @@ class Hub:
             raise MMIOError(f"{name}: VM context {vmid}'s root page directory at PA {root:#x} "
                             f"({h.pt_base_lo[vmid].name}) is outside the {self.vram_size:#x}-byte VRAM")
         if depth != PAGE_TABLE_DEPTH:
-            raise MMIOError(f"{name}: PAGE_TABLE_DEPTH {depth}: the simulated GPUVM walks 4-level gfx11 page tables "
-                            f"(PDB2 -> PTB, depth {PAGE_TABLE_DEPTH})")
+            raise MMIOError(f"{name}: PAGE_TABLE_DEPTH {depth}: the simulated GPUVM walks 4-level gfx11/gfx12 page "
+                            f"tables (PDB2 -> PTB, depth {PAGE_TABLE_DEPTH})")
         first = regs.get(h.pt_start_lo[vmid]) | (regs.get(h.pt_start_hi[vmid]) & 0xF) << 32
         last = regs.get(h.pt_end_lo[vmid]) | (regs.get(h.pt_end_hi[vmid]) & 0xF) << 32
         if last < first:

@@ -1,4 +1,5 @@
-"""The SOC21 blocks around one simulated gfx1100, as its PCI function presents them to a userspace driver.
+"""The SOC21 / SOC24 blocks around one simulated gfx1100 or gfx1201, as its PCI function presents them to a userspace
+driver.
 
 `SOC(gpu)` attaches to a `simgpu.GPU`: the MMIO register file (BAR5) with the blocks that give registers behaviour
 (GC and MM VM hubs, IH, PSP, SMU, MEC/HQDs, SDMA rings, NBIO/HDP), the doorbell aperture (BAR2), the PCI
