@@ -319,8 +319,8 @@ def synthetic_set(size: int = 4096) -> dict[str, bytes]:
     files |= _synthetic_part(size, psp="psp_14_0_3_sos.bin", smu="smu_14_0_3.bin", gc="gc_12_0_1")
     files["sdma_6_0_0.bin"] = _synthetic_sdma_v2(size)
     mcu = _filler("sdma7:mcu", size)
-    files["sdma_7_0_1.bin"] = _assemble("sdma_7_0_1.bin", SdmaHeaderV3(bytes(CommonHeader.SIZE), 0,
-                                                                       payload_offsets([mcu])[0], size).pack(), [mcu], 0)
+    v3 = SdmaHeaderV3(bytes(CommonHeader.SIZE), 0, payload_offsets([mcu])[0], size)
+    files["sdma_7_0_1.bin"] = _assemble("sdma_7_0_1.bin", v3.pack(), [mcu], 0)
     for name, data in files.items():
         check(name, data)
     return files
