@@ -70,18 +70,18 @@ def gpu_node(index: int, gpu_id: int, props: dict, cpu_node_id: int = 0) -> dict
 
 # The IP blocks of amdgpu's sysfs (amdgpu_discovery.c: ip_discovery/die/#die/#hw_id/#instance/) are those of the
 # discovery table the device itself holds at the top of its VRAM (simgpu.hw.discovery, what an AM driver reads):
-# GC 11.0.0 is gfx1100; SDMA 6.0.0 per engine (HW_IP_INFO's DMA 6.0); NBIF 4.3.0 holds the HDP flush registers.
-# Another chip lists only the blocks a KFD client reads (GC, SDMA, NBIF) with its own versions (gfx1201: GC 12.0.1,
-# SDMA 7.0.1, NBIF 6.3.1) and Navi 31's base addresses: its IP discovery table and register map are not modelled
-# (no AM bring-up for it).
+# GC 11.0.0 is gfx1100; SDMA 6.0.0 per engine (HW_IP_INFO's DMA 6.0); NBIF 4.3.0 holds the HDP flush registers;
+# gfx1201 lists Navi 48's table (GC 12.0.1, SDMA 7.0.1, NBIF 6.3.1, ...). A chip without a modelled table (gfx942)
+# lists only the blocks a KFD client reads (GC, SDMA, NBIF) with its own versions and Navi 31's base addresses.
 DRM_CLASS = "/sys/class/drm"
 _KFD_BLOCKS = ("GC", "SDMA0", "SDMA1", "NBIF")
 
 
 def ip_blocks(chip: Chip, sdma_engines: int) -> list[discovery.IpBlock]:
     """The IP blocks the ip_discovery sysfs of a `chip` lists."""
-    blocks = [b for b in discovery.NAVI31_IP_BLOCKS if not b.name.startswith("SDMA") or int(b.name[4:]) < sdma_engines]
-    if chip.am:
+    table = discovery.PART_IP_BLOCKS.get(chip.arch, discovery.NAVI31_IP_BLOCKS)
+    blocks = [b for b in table if not b.name.startswith("SDMA") or int(b.name[4:]) < sdma_engines]
+    if chip.arch in discovery.PART_IP_BLOCKS:
         return blocks
     versions = {"GC": chip.gc_version, "SDMA0": chip.sdma_version, "SDMA1": chip.sdma_version,
                 "NBIF": chip.nbif_version}

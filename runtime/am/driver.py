@@ -53,6 +53,9 @@ class AMDriver:
         table = self.pci.discover()
         gc_block = next(b for b in table.blocks if b.name == "GC")
         major, minor, rev = gc_block.version
+        if (major, minor) != (11, 0):  # its register names resolve against SOC21's offsets (runtime.am.pci)
+            raise NotImplementedError(f"{self.dev.name}: the runtime's AM backend brings up GC 11.0 (gfx1100) only, "
+                                      f"not GC {major}.{minor}.{rev} (tinygrad's AM driver drives gfx1201)")
         info = table.gc_info
         self.properties = {"gfx_target_version": major * 10000 + minor * 100 + rev,
                            "simd_count": 2 * 2 * info["gc_num_wgp0_per_sa"] * info["gc_num_sa_per_se"]

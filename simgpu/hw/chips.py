@@ -92,7 +92,8 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          firmware={"me": (2780, 1), "pfp": (2840, 1), "rlc": (112, 1), "mes": (123, 1)},
          # RX 9070 XT: L2 8 MiB, 64 MiB Infinity Cache (public figures); GL0/SQC as Navi 31 and GL1 0 are not confirmed
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
-                 "gl1c_cache_size": 0, "gl2c_cache_size": 8 << 10, "mall_size": 64 << 20}),
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 8 << 10, "mall_size": 64 << 20},
+         am=True),
     # MI300X (docs/device.md, "gfx942"): 8 XCDs x 4 shader engines x 1 array, 304 active CUs of 4 SIMDs, wave64
     Chip("gfx942", "gfx9", "AMD Instinct MI300X", "Aqua Vanjaram", 90402, (9, 4, 3), (4, 4, 2), (7, 9, 0),
          device_id=0x74A1, pci_revision=0x00, drm_family=141, shader_engines=32, arrays_per_engine=1,

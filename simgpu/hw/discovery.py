@@ -118,6 +118,18 @@ NAVI31_IP_BLOCKS = (
 )
 
 
+# The Navi 48 (RX 9070 XT, gfx1201) blocks: amdgpu's IP versions for GC 12.0.1 (amdgpu_discovery.c: SDMA 7.0.1,
+# NBIF 6.3.1, HDP 7.0.0, MMHUB/ATHUB 4.1.0, OSSSYS 7.0.0, MP0/MP1 14.0.3 -- the psp_14_0_3 / smu_14_0_3 firmware).
+# Base addresses: Navi 31's set (a driver takes them from the table; the real Navi 48 values are not used here), as
+# tinygrad's own RDNA4 AM mock does.
+_NAVI48_VERSIONS = {"GC": (12, 0, 1), "SDMA0": (7, 0, 1), "SDMA1": (7, 0, 1), "NBIF": (6, 3, 1), "HDP": (7, 0, 0),
+                    "MMHUB": (4, 1, 0), "ATHUB": (4, 1, 0), "OSSSYS": (7, 0, 0), "MP0": (14, 0, 3), "MP1": (14, 0, 3)}
+NAVI48_IP_BLOCKS = tuple(IpBlock(b.name, b.hw_id, b.instance, _NAVI48_VERSIONS[b.name], b.bases)
+                         for b in NAVI31_IP_BLOCKS)
+# The parts whose whole table is modelled, by architecture.
+PART_IP_BLOCKS = {"gfx1100": NAVI31_IP_BLOCKS, "gfx1201": NAVI48_IP_BLOCKS}
+
+
 def block_bases(blocks=NAVI31_IP_BLOCKS) -> dict[str, tuple[int, ...]]:
     """Block name -> base addresses, what register declarations (simgpu.hw.mmio) resolve against; NBIO is NBIF."""
     out = {b.name: b.bases for b in blocks}

@@ -175,6 +175,27 @@ def is_huge(word: int) -> bool:
     return bool(word & PDE_PTE)
 
 
+# ---- the gfx12 form (amdgpu_vm.h's *_GFX12 definitions) ----------------------------------------------------------
+# gfx12 keeps the geometry, the address bits and bits 0-11, but moves the flags above bit 47: MTYPE to 55:54, PRT
+# to 56, and a directory entry that is a huge-page PTE is marked by bit 63 (AMDGPU_PDE_PTE_GFX12, which a PTE also
+# carries as AMDGPU_PTE_IS_PTE) -- bit 54, gfx11's PDE_PTE, is part of gfx12's MTYPE.
+PDE_PTE_GFX12 = 1 << 63
+PTE_PRT_GFX12 = 1 << 56
+
+
+@dataclass(frozen=True)
+class PteFormat:
+    """The flag bits a page walk reads that differ between gfx11 and gfx12."""
+
+    name: str
+    huge: int  # a directory entry with this bit is a huge-page PTE
+    prt: int
+
+
+GFX11_FORMAT = PteFormat("gfx11", PDE_PTE, PTE_PRT)
+GFX12_FORMAT = PteFormat("gfx12", PDE_PTE_GFX12, PTE_PRT_GFX12)
+
+
 def pte_fragment(word: int) -> int:
     """The fragment field of a PTE word."""
     return PTE_FIELDS.fragment.get(word)

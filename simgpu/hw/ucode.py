@@ -1,5 +1,5 @@
 """Firmware containers of amdgpu (drivers/gpu/drm/amd/amdgpu/amdgpu_ucode.h): the common firmware header and the
-versioned headers of the files a gfx1100 needs, their checks, and a synthetic set with valid headers.
+versioned headers of the files a gfx1100 and a gfx1201 need, their checks, and a synthetic set with valid headers.
 
 Every file starts with `common_firmware_header` (total size, header size, header version, IP version, ucode
 version, payload size and offset, crc32); the versioned header that follows says where the parts are:
@@ -14,6 +14,10 @@ version, payload size and offset, crc32); the versioned header that follows says
 - gc_11_0_0_imu.bin: imu_firmware_header_v1_0 -- IRAM then DRAM at ucode_array_offset_bytes;
 - gc_11_0_0_rlc.bin: rlc_firmware_header_v2_3 -- RLC_G at ucode_array_offset_bytes; IRAM/DRAM (v2.2) and RLC P/V
   (v2.3) at their offsets (all offsets from the start of the file unless said).
+
+gfx1201 (Navi 48) loads psp_14_0_3_sos.bin, smu_14_0_3.bin and gc_12_0_1_{mec,imu,rlc}.bin in the same containers,
+gc_12_0_1_pfp.bin / _me.bin (the graphics RS64 engines, gfx_firmware_header_v2_0 like the MEC), and sdma_7_0_1.bin:
+sdma_firmware_header_v3_0 -- one ucode (the SDMA 7 MCU's, loaded as SDMA_UCODE_TH0) at ucode_offset_bytes.
 
 `check(name, data)` validates a file (sizes, offsets inside the file, header versions): `FirmwareError` names the
 file, the header field and the byte offset. `synthetic_set()` builds every file with valid headers and
@@ -66,6 +70,13 @@ class SdmaHeaderV2(Record):
     LAYOUT = (("header", f"{CommonHeader.SIZE}s"), ("ucode_feature_version", "I"), ("ctx_ucode_size_bytes", "I"),
               ("ctx_jt_offset", "I"), ("ctx_jt_size", "I"), ("ctl_ucode_offset", "I"), ("ctl_ucode_size_bytes", "I"),
               ("ctl_jt_offset", "I"), ("ctl_jt_size", "I"))
+
+
+class SdmaHeaderV3(Record):
+    """struct sdma_firmware_header_v3_0 (SDMA 7)."""
+
+    LAYOUT = (("header", f"{CommonHeader.SIZE}s"), ("ucode_feature_version", "I"), ("ucode_offset_bytes", "I"),
+              ("ucode_size_bytes", "I"))
 
 
 class GfxHeaderV2(Record):
@@ -124,6 +135,17 @@ GFX1100_FILES = {
     "gc_11_0_0_imu.bin": ((11, 0), (1, 0)),
     "gc_11_0_0_rlc.bin": ((11, 0), (2, 3)),
 }
+GFX1201_FILES = {
+    "psp_14_0_3_sos.bin": ((14, 0), (2, 0)),
+    "smu_14_0_3.bin": ((14, 0), (2, 1)),
+    "sdma_7_0_1.bin": ((7, 0), (3, 0)),
+    "gc_12_0_1_pfp.bin": ((12, 0), (2, 0)),
+    "gc_12_0_1_me.bin": ((12, 0), (2, 0)),
+    "gc_12_0_1_mec.bin": ((12, 0), (2, 0)),
+    "gc_12_0_1_imu.bin": ((12, 0), (1, 0)),
+    "gc_12_0_1_rlc.bin": ((12, 0), (2, 3)),
+}
+FILES = GFX1100_FILES | GFX1201_FILES  # every file the modelled parts load, by amdgpu's names
 
 
 @dataclass
@@ -159,18 +181,23 @@ def _slice(name: str, data: bytes, field: str, offset: int, size: int) -> bytes:
 
 
 def check(name: str, data: bytes) -> list[Part]:
-    """Validate firmware file `name` (one of GFX1100_FILES) and return its loadable parts."""
-    if name not in GFX1100_FILES:
-        raise FirmwareError(f"{name}: not a gfx1100 firmware file ({', '.join(GFX1100_FILES)})")
+    """Validate firmware file `name` (one of FILES) and return its loadable parts."""
+    if name not in FILES:
+        raise FirmwareError(f"{name}: not a gfx1100 or gfx1201 firmware file ({', '.join(FILES)})")
     h = _common(name, data)
-    (ip_major, ip_minor), version = GFX1100_FILES[name]
+    (ip_major, ip_minor), version = FILES[name]
     if (h.header_version_major, h.header_version_minor) != version:
         raise FirmwareError(f"{name}: header version {h.header_version_major}.{h.header_version_minor} (bytes 8-11), "
                             f"expected {version[0]}.{version[1]}")
     if (h.ip_version_major, h.ip_version_minor) != (ip_major, ip_minor):
         raise FirmwareError(f"{name}: IP version {h.ip_version_major}.{h.ip_version_minor} (bytes 12-15), expected "
                             f"{ip_major}.{ip_minor}")
-    return _PARTS[name.split("_")[0] if not name.startswith("gc_") else name[10:13]](name, data, h)
+    return _PARTS[_kind(name)](name, data, h)
+
+
+def _kind(name: str) -> str:
+    """psp, smu, sdma, or the GC engine (pfp, me, mec, imu, rlc) a file is for."""
+    return name.rsplit("_", 1)[1][:-4] if name.startswith("gc_") else name.split("_")[0]
 
 
 def _psp_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
@@ -196,6 +223,10 @@ def _smu_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
 
 
 def _sdma_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
+    if h.header_version_major == 3:  # SDMA 7: one ucode
+        v3 = SdmaHeaderV3.unpack(_slice(name, data, "sdma_firmware_header_v3_0", 0, SdmaHeaderV3.SIZE))
+        return [Part("SDMA_UCODE_TH0", _slice(name, data, "ucode_offset_bytes/ucode_size_bytes", v3.ucode_offset_bytes,
+                                              v3.ucode_size_bytes))]
     s = SdmaHeaderV2.unpack(_slice(name, data, "sdma_firmware_header_v2_0", 0, SdmaHeaderV2.SIZE))
     return [Part("SDMA_UCODE_TH0", _slice(name, data, "ctx_ucode_size_bytes", h.ucode_array_offset_bytes,
                                           s.ctx_ucode_size_bytes)),
@@ -203,11 +234,13 @@ def _sdma_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
                                           s.ctl_ucode_size_bytes))]
 
 
-def _mec_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
+def _rs64_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
     g = GfxHeaderV2.unpack(_slice(name, data, "gfx_firmware_header_v2_0", 0, GfxHeaderV2.SIZE))
-    return [Part("RS64_MEC", _slice(name, data, "ucode_size_bytes", h.ucode_array_offset_bytes, g.ucode_size_bytes)),
-            Part("RS64_MEC_P0_STACK", _slice(name, data, "data_offset_bytes/data_size_bytes", g.data_offset_bytes,
-                                             g.data_size_bytes))]
+    engine = _kind(name).upper()
+    return [Part(f"RS64_{engine}", _slice(name, data, "ucode_size_bytes", h.ucode_array_offset_bytes,
+                                          g.ucode_size_bytes)),
+            Part(f"RS64_{engine}_P0_STACK", _slice(name, data, "data_offset_bytes/data_size_bytes",
+                                                   g.data_offset_bytes, g.data_size_bytes))]
 
 
 def _imu_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
@@ -229,8 +262,8 @@ def _rlc_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
             Part("RLC_G", _slice(name, data, "ucode", h.ucode_array_offset_bytes, h.ucode_size_bytes))]
 
 
-_PARTS = {"psp": _psp_parts, "smu": _smu_parts, "sdma": _sdma_parts, "mec": _mec_parts, "imu": _imu_parts,
-          "rlc": _rlc_parts}
+_PARTS = {"psp": _psp_parts, "smu": _smu_parts, "sdma": _sdma_parts, "mec": _rs64_parts, "pfp": _rs64_parts,
+          "me": _rs64_parts, "imu": _imu_parts, "rlc": _rlc_parts}
 
 
 def mec_start_address(data: bytes) -> int:
@@ -257,7 +290,7 @@ def _filler(tag: str, size: int) -> bytes:
 def _assemble(name: str, header_fields: bytes, payloads: list[bytes], ucode: int, hsize: int = 256) -> bytes:
     """The file: a `hsize`-byte header region holding `header_fields` (common header patched in) and the payloads
     at the offsets `payload_offsets(...)` gives; `ucode` indexes the payload the common header names."""
-    (ip_major, ip_minor), (vmaj, vmin) = GFX1100_FILES[name]
+    (ip_major, ip_minor), (vmaj, vmin) = FILES[name]
     offsets = payload_offsets(payloads, hsize)
     body = bytearray(hsize) + b"".join(p.ljust(-(-len(p) // 256) * 256, b"\0") for p in payloads)
     body[:len(header_fields)] = header_fields
@@ -281,7 +314,20 @@ _SOS_COMPONENTS = ("PSP_KDB", "PSP_SPL", "PSP_SYS_DRV", "PSP_SOC_DRV", "PSP_INTF
 
 
 def synthetic_set(size: int = 4096) -> dict[str, bytes]:
-    """Every gfx1100 file with valid headers and `size`-byte filler payloads (deterministic)."""
+    """Every file of FILES (both parts' sets) with valid headers and `size`-byte filler payloads (deterministic)."""
+    files = _synthetic_part(size, psp="psp_13_0_0_sos.bin", smu="smu_13_0_0.bin", gc="gc_11_0_0")
+    files |= _synthetic_part(size, psp="psp_14_0_3_sos.bin", smu="smu_14_0_3.bin", gc="gc_12_0_1")
+    files["sdma_6_0_0.bin"] = _synthetic_sdma_v2(size)
+    mcu = _filler("sdma7:mcu", size)
+    v3 = SdmaHeaderV3(bytes(CommonHeader.SIZE), 0, payload_offsets([mcu])[0], size)
+    files["sdma_7_0_1.bin"] = _assemble("sdma_7_0_1.bin", v3.pack(), [mcu], 0)
+    for name, data in files.items():
+        check(name, data)
+    return files
+
+
+def _synthetic_part(size: int, psp: str, smu: str, gc: str) -> dict[str, bytes]:
+    """The PSP, SMU and GC files of one part (gc: the file prefix, e.g. "gc_11_0_0")."""
     blank = bytes(CommonHeader.SIZE)
     files = {}
     # PSP sOS container: descriptors offset from ucode_array_offset_bytes (the first component).
@@ -289,32 +335,33 @@ def synthetic_set(size: int = 4096) -> dict[str, bytes]:
     offs = payload_offsets(comps)
     descs = b"".join(PspBinDesc(PSP_FW_TYPE[c], SYNTHETIC_UCODE_VERSION, o - offs[0], len(p)).pack()
                      for c, o, p in zip(_SOS_COMPONENTS, offs, comps, strict=True))
-    files["psp_13_0_0_sos.bin"] = _assemble("psp_13_0_0_sos.bin",
-                                            PspHeaderV2(blank, len(comps)).pack() + descs, comps, 0)
-    smu = [_filler("smu", size)]
-    files["smu_13_0_0.bin"] = _assemble("smu_13_0_0.bin", SmcHeaderV2_1(blank, 0, 0, 0).pack(), smu, 0)
-    ctx, ctl = _filler("sdma:th0", size), _filler("sdma:th1", size)
-    o = payload_offsets([ctx, ctl])
-    files["sdma_6_0_0.bin"] = _assemble("sdma_6_0_0.bin", SdmaHeaderV2(blank, 0, len(ctx), 0, 0, o[1], len(ctl), 0, 0)
-                                        .pack(), [ctx, ctl], 0)
-    code, stack = _filler("mec:code", size), _filler("mec:stack", size)
-    o = payload_offsets([code, stack])
-    mec = GfxHeaderV2(blank, 0, len(code), o[0], len(stack), o[1], MEC_START, 0).pack()
-    files["gc_11_0_0_mec.bin"] = _assemble("gc_11_0_0_mec.bin", mec, [code, stack], 0)
+    files[psp] = _assemble(psp, PspHeaderV2(blank, len(comps)).pack() + descs, comps, 0)
+    files[smu] = _assemble(smu, SmcHeaderV2_1(blank, 0, 0, 0).pack(), [_filler("smu", size)], 0)
+    engines = ("pfp", "me", "mec") if gc.startswith("gc_12") else ("mec",)  # gfx12 loads the graphics ME too
+    for engine in engines:
+        code, stack = _filler(f"{engine}:code", size), _filler(f"{engine}:stack", size)
+        o = payload_offsets([code, stack])
+        hdr = GfxHeaderV2(blank, 0, len(code), o[0], len(stack), o[1], MEC_START, 0).pack()
+        files[f"{gc}_{engine}.bin"] = _assemble(f"{gc}_{engine}.bin", hdr, [code, stack], 0)
     iram, dram = _filler("imu:iram", size), _filler("imu:dram", size)
     o = payload_offsets([iram + dram])
-    files["gc_11_0_0_imu.bin"] = _assemble("gc_11_0_0_imu.bin", ImuHeaderV1(blank, len(iram), o[0], len(dram),
-                                                                            o[0] + len(iram)).pack(), [iram + dram], 0)
+    files[f"{gc}_imu.bin"] = _assemble(f"{gc}_imu.bin", ImuHeaderV1(blank, len(iram), o[0], len(dram),
+                                                                    o[0] + len(iram)).pack(), [iram + dram], 0)
     rlc = [_filler(f"rlc:{n}", size) for n in ("g", "iram", "dram", "p", "v")]
     o = payload_offsets(rlc)
     fields = dict.fromkeys(_RLC_V2_0 + _RLC_V2_1 + _RLC_V2_2 + _RLC_V2_3, 0)
     fields.update(rlc_iram_ucode_size_bytes=size, rlc_iram_ucode_offset_bytes=o[1], rlc_dram_ucode_size_bytes=size,
                   rlc_dram_ucode_offset_bytes=o[2], rlcp_ucode_size_bytes=size, rlcp_ucode_offset_bytes=o[3],
                   rlcv_ucode_size_bytes=size, rlcv_ucode_offset_bytes=o[4])
-    files["gc_11_0_0_rlc.bin"] = _assemble("gc_11_0_0_rlc.bin", RlcHeaderV2_3(blank, **fields).pack(), rlc, 0)
-    for name, data in files.items():
-        check(name, data)
+    files[f"{gc}_rlc.bin"] = _assemble(f"{gc}_rlc.bin", RlcHeaderV2_3(blank, **fields).pack(), rlc, 0)
     return files
+
+
+def _synthetic_sdma_v2(size: int) -> bytes:
+    ctx, ctl = _filler("sdma:th0", size), _filler("sdma:th1", size)
+    o = payload_offsets([ctx, ctl])
+    return _assemble("sdma_6_0_0.bin", SdmaHeaderV2(bytes(CommonHeader.SIZE), 0, len(ctx), 0, 0, o[1], len(ctl), 0,
+                                                    0).pack(), [ctx, ctl], 0)
 
 
 def sos_component_sizes(data: bytes) -> dict[str, int]:

@@ -52,6 +52,9 @@ class PageWalker:
         # physically at address - fb_base + fb_offset (the MC's frame-buffer aperture).
         self.system_aperture: tuple[int, int, int] | None = None  # (low, high, PA - address), bytes
         self.walks = 0  # page-table walks so far
+        # The PTE/PDE flag positions the walk reads: gfx11's unless a gfx12 part's hub says otherwise (simgpu.soc:
+        # tinygrad's AM driver writes gfx12 tables on a gfx1201; the mock KFD driver writes gfx11 ones everywhere).
+        self.format = gmc.GFX11_FORMAT
 
     # ---- the VM context registers --------------------------------------------------------------------
     def set_root(self, vmid: int, pa: int | None) -> None:
@@ -109,8 +112,8 @@ class PageWalker:
                 word = self.phys.read_u64(entry_pa, table_sys)
             except PhysicalAddressError:
                 return f"{level.name} table entry at unbacked {'system' if table_sys else 'VRAM'} PA {entry_pa:#x}"
-            if level == gmc.Level.PTB or word & gmc.PDE_PTE:
-                return _leaf(word, vpn, level)
+            if level == gmc.Level.PTB or word & self.format.huge:
+                return _leaf(word, vpn, level, self.format.prt)
             if not word & gmc.PDE_VALID:
                 return f"PDE not valid at {level.name}"
             table, table_sys = word & gmc.PDE_ADDR_MASK, bool(word & gmc.PDE_SYSTEM)
@@ -125,10 +128,10 @@ class PageWalker:
         return Leaf(0, vpn, pa >> gmc.PAGE_SHIFT, R | W | X)
 
 
-def _leaf(word: int, vpn: int, level: gmc.Level) -> Leaf | str:
-    """The leaf for `vpn` from a PTE (or PDE_PTE) word found at `level`."""
+def _leaf(word: int, vpn: int, level: gmc.Level, prt: int = gmc.PTE_PRT) -> Leaf | str:
+    """The leaf for `vpn` from a PTE (or PDE_PTE) word found at `level`; `prt` is the format's PRT bit."""
     if not word & gmc.PTE_VALID:
-        if word & gmc.PTE_PRT:
+        if word & prt:
             return Leaf(0, vpn, 0, PRT)
         return "PTE not valid" if level == gmc.Level.PTB else f"PDE not valid at {level.name} (huge-page entry)"
     bits = R * bool(word & gmc.PTE_READABLE) | W * bool(word & gmc.PTE_WRITEABLE) | \

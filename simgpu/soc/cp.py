@@ -2,9 +2,10 @@
 hardware queue descriptors (HQDs) that become simulated queues.
 
 GRBM_GFX_CNTL (ME, pipe, queue, VMID) selects which copy of the banked registers MMIO reaches: the 56 HQD
-registers (CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, the v11 compute MQD's register image) per ME/pipe/queue, the
-MEC's program counter start per pipe, SH_MEM_CONFIG/BASES per VMID. gfx1100 has one MEC (ME 1) with 4 pipes of 8
-queues; ME 0 is the graphics ME, which this simulator does not model.
+registers (CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, the v11 compute MQD's register image, which gfx12's v12 MQD
+keeps) per ME/pipe/queue, the MEC's program counter start per pipe (and gfx12's graphics PFP/ME ones, kept per pipe),
+SH_MEM_CONFIG/BASES per VMID. gfx1100 and gfx1201 have one MEC (ME 1) with 4 pipes of 8 queues; ME 0 is the graphics
+ME, which this simulator does not model.
 
 Writing 1 to CP_HQD_ACTIVE activates the selected HQD. The MEC must be running (its firmware loaded through the
 PSP, CP_MEC_RS64_CNTL out of halt and reset) and the HQD must describe a queue: CP_MQD_BASE_ADDR pointing at a v11
@@ -46,10 +47,12 @@ class MEC:
         self.pipe_banks: dict[tuple, dict[int, int]] = {}  # (me, pipe) -> CP_MEC_RS64_PRGRM_CNTR_START(_HI)
         self.vmid_banks: dict[int, dict[int, int]] = {}  # vmid -> SH_MEM_CONFIG / SH_MEM_BASES
         self.queues: dict[tuple, object] = {}  # (me, pipe, queue) -> the simulated Queue
-        for r in _HQD_REGS:
+        for r in filter(regs.has, _HQD_REGS):  # (gfx12 leaves dword 26 of the image unnamed)
             regs.on_read(r, lambda r=r: self._hqd_read(r))
             regs.on_write(r, lambda v, r=r: self._hqd_write(r, v))
-        for r in (gc.CP_MEC_RS64_PRGRM_CNTR_START, gc.CP_MEC_RS64_PRGRM_CNTR_START_HI):
+        pipe_regs = ["CP_MEC_RS64_PRGRM_CNTR_START", "CP_MEC_RS64_PRGRM_CNTR_START_HI", "CP_PFP_PRGRM_CNTR_START",
+                     "CP_PFP_PRGRM_CNTR_START_HI", "CP_ME_PRGRM_CNTR_START", "CP_ME_PRGRM_CNTR_START_HI"]
+        for r in map(regs.declared, filter(regs.has, pipe_regs)):  # gfx12's graphics ME/PFP: per pipe of ME 0
             regs.on_read(r, lambda r=r: self._pipe_bank().get(r.offset, 0))
             regs.on_write(r, lambda v, r=r: self._pipe_bank().__setitem__(r.offset, v))
         for r in (gc.SH_MEM_CONFIG, gc.SH_MEM_BASES):
@@ -132,8 +135,8 @@ class MEC:
             raise MMIOError(f"{where}: {why}")
 
         if me != MEC_ME or pipe >= MEC_PIPES or queue >= MEC_QUEUES:
-            refuse(f"no such compute queue: gfx1100 has MEC {MEC_ME} with {MEC_PIPES} pipes of {MEC_QUEUES} queues "
-                   "(GRBM_GFX_CNTL)")
+            refuse(f"no such compute queue: {self.soc.gpu.arch} has MEC {MEC_ME} with {MEC_PIPES} pipes of "
+                   f"{MEC_QUEUES} queues (GRBM_GFX_CNTL)")
         why = self._mec_running()
         if why:
             refuse(f"queue activated while {why}")
@@ -147,7 +150,7 @@ class MEC:
         mqd = hwmqd.ComputeMQD.unpack(image)
         if mqd.header != hwmqd.MQD_HEADER:
             refuse(f"queue activated before its MQD is valid: the MQD at CP_MQD_BASE_ADDR {mqd_addr:#x} has header "
-                   f"{mqd.header:#010x}, not the v11 compute MQD's {hwmqd.MQD_HEADER:#010x}")
+                   f"{mqd.header:#010x}, not the v11/v12 compute MQD's {hwmqd.MQD_HEADER:#010x}")
         if (mqd.cp_mqd_base_addr_lo | mqd.cp_mqd_base_addr_hi << 32) & ~3 != mqd_addr:
             refuse(f"queue activated before its MQD is valid: the MQD at {mqd_addr:#x} names itself at "
                    f"{mqd.cp_mqd_base_addr_lo | mqd.cp_mqd_base_addr_hi << 32:#x} (cp_mqd_base_addr_lo/hi)")

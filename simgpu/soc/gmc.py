@@ -21,14 +21,15 @@ from simgpu.hw.soc21.vmhub import NUM_CONTEXTS, NUM_ENGINES, VMHub
 from simgpu.soc.regfile import MMIOError, RegisterFile
 
 FB_BASE = 0x80_0000_0000  # MC address of VRAM byte 0 (FB_LOCATION_BASE << 24), as amdgpu finds it on dGPUs
-PAGE_TABLE_DEPTH = 3  # VM_CONTEXTn_CNTL.PAGE_TABLE_DEPTH of a 4-level (PDB2 -> PTB) gfx11 page table
+PAGE_TABLE_DEPTH = 3  # VM_CONTEXTn_CNTL.PAGE_TABLE_DEPTH of a 4-level (PDB2 -> PTB) gfx11/gfx12 page table
 
 
 class Hub:
     """One VM hub's registers; `mmu` is the simulator's MMU for the GC hub, None for the MM hub."""
 
-    def __init__(self, regs: RegisterFile, hub: VMHub, vram_size: int, mmu=None):
+    def __init__(self, regs: RegisterFile, hub: VMHub, vram_size: int, mmu=None, pte_format=pte.GFX11_FORMAT):
         self.regs, self.hub, self.vram_size, self.mmu = regs, hub, vram_size, mmu
+        self.pte_format = pte_format  # the part's PDE/PTE bits: what a driver's tables are written in
         self.enabled = [False] * NUM_CONTEXTS
         top = (FB_BASE + vram_size - 1) >> 24
         regs.set_reset(hub.fb_location_base, FB_BASE >> 24)
@@ -79,8 +80,8 @@ class Hub:
             raise MMIOError(f"{name}: VM context {vmid}'s root page directory at PA {root:#x} "
                             f"({h.pt_base_lo[vmid].name}) is outside the {self.vram_size:#x}-byte VRAM")
         if depth != PAGE_TABLE_DEPTH:
-            raise MMIOError(f"{name}: PAGE_TABLE_DEPTH {depth}: the simulated GPUVM walks 4-level gfx11 page tables "
-                            f"(PDB2 -> PTB, depth {PAGE_TABLE_DEPTH})")
+            raise MMIOError(f"{name}: PAGE_TABLE_DEPTH {depth}: the simulated GPUVM walks 4-level gfx11/gfx12 page "
+                            f"tables (PDB2 -> PTB, depth {PAGE_TABLE_DEPTH})")
         first = regs.get(h.pt_start_lo[vmid]) | (regs.get(h.pt_start_hi[vmid]) & 0xF) << 32
         last = regs.get(h.pt_end_lo[vmid]) | (regs.get(h.pt_end_hi[vmid]) & 0xF) << 32
         if last < first:
@@ -88,6 +89,9 @@ class Hub:
                             f"START_ADDR page {first:#x}")
         self.enabled[vmid] = True
         if self.mmu is not None:
+            # A driver that programs the hub writes the part's own table format (gfx12's huge-page bit is 63); the
+            # mock KFD driver, which never touches these registers, writes gfx11's on every part.
+            self.mmu.walker.format = self.pte_format
             self.mmu.set_context(vmid, base, first, last)
 
     def _aperture(self) -> None:

@@ -58,6 +58,12 @@ class PSP:
         regs.on_read(sos, lambda: regs.get(sos))  # the PSP sets it when the sOS starts
         self.reset()
 
+    @property
+    def boot_time_tmr(self) -> bool:
+        """Whether this PSP reserves its TMR at boot (no SETUP_TMR from the driver): MP0 14.0.2 and 14.0.3."""
+        mp0 = next((b for b in self.soc.part.blocks if b.name == "MP0"), None)
+        return mp0 is not None and mp0.version in ((14, 0, 2), (14, 0, 3))
+
     def reset(self) -> None:
         """Power-on: the bootloader is ready, no sOS, no ring, nothing loaded."""
         self.components: list[Loaded] = []
@@ -107,6 +113,8 @@ class PSP:
         self.components.append(Loaded(cmd.name, mc, 0, hashlib.sha256(head).hexdigest()[:16]))
         if cmd == hw.BootloaderCmd.LOAD_SOSDRV:
             self.sos_alive = True
+            if self.boot_time_tmr:  # MP0 14.0.2/3: the sOS sets up its TMR itself (amdgpu's boot_time_tmr)
+                self.tmr = (0, 0)
             self._set(mp.PSP_SOS_VERSION, SOS_VERSION)
             self._set(mp.PSP_RING_CMD, hw.GFX_FLAG_RESPONSE)  # ready for ring creation
         self._set(mp.PSP_BL_CMD, hw.BL_READY)
@@ -193,8 +201,8 @@ class PSP:
             if missing:
                 raise _CmdFailed(f"AUTOLOAD_RLC before {', '.join(missing)} firmware was loaded (LOAD_IP_FW)", 0x1)
             self.autoloaded = True
-            self.soc.regs.set(gc.RLC_RLCS_BOOTLOAD_STATUS,
-                              gc.RLC_RLCS_BOOTLOAD_STATUS.pack(gfx_init_done=1, bootload_complete=1))
+            status = self.soc.regs.declared(gc.RLC_RLCS_BOOTLOAD_STATUS)  # (GFX_INIT_DONE moved in gfx12)
+            self.soc.regs.set(status, status.pack(gfx_init_done=1, bootload_complete=1))
             return 0
         raise _CmdFailed(f"GPCOM command {cmd_id:#x} is not one this PSP model runs", hw.PSP_ERR_UNKNOWN_COMMAND)
 

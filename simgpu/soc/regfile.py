@@ -38,6 +38,14 @@ class RegisterFile:
         """The absolute dword address of a register (or its name)."""
         return self.map[reg if isinstance(reg, str) else reg.name]
 
+    def has(self, reg: Reg | str) -> bool:
+        """Whether this part declares the register (a SOC21 name another part renamed counts)."""
+        return (reg if isinstance(reg, str) else reg.name) in self.map.by_name
+
+    def declared(self, reg: Reg | str) -> Reg:
+        """This part's declaration of a register (its fields may differ from another part's)."""
+        return self.map.by_name[reg if isinstance(reg, str) else reg.name]
+
     def on_read(self, reg: Reg | str, fn: ReadHandler) -> None:
         """Model reads of a register."""
         self._read[self.addr(reg)] = fn

@@ -68,10 +68,12 @@ class SDMAQueues:
         if not any(f"SDMA_UCODE_TH{t}" in self.soc.psp.firmware for t in (0, 1)):
             refuse(f"SDMA{engine} has no firmware (PSP LOAD_IP_FW SDMA_UCODE_TH0/TH1)")
         if gc.SDMA_F32_CNTL.halt.get(get(gc.SDMA_I__F32_CNTL)):
-            refuse(f"SDMA{engine} is halted (SDMA{engine}_F32_CNTL.HALT)")
+            refuse(f"SDMA{engine} is halted ({regs.declared(gc.SDMA_I__F32_CNTL[engine]).name}.HALT)")
         ring = (get(gc.SDMA_I__QUEUE0_RB_BASE) | get(gc.SDMA_I__QUEUE0_RB_BASE_HI) << 32) << 8
         if not ring:
             refuse(f"SDMA{engine}_QUEUE0_RB_BASE is 0")
+        rb = regs.declared(rb)  # SDMA 7 calls the poll enable MCU_WPTR_POLL_ENABLE (the same bit)
+        poll = "mcu_wptr_poll_enable" if "mcu_wptr_poll_enable" in rb.fields.fields else "f32_wptr_poll_enable"
         size = 4 << rb.get(value, "rb_size")
         vmid = rb.get(value, "rb_vmid")
         if not self.soc.gchub.enabled[vmid]:
@@ -86,7 +88,7 @@ class SDMAQueues:
         try:
             q = self.soc.gpu.create_queue("sdma", ring, size, vmid, doorbell,
                                           rptr_addr if rb.get(value, "rptr_writeback_enable") else 0,
-                                          wptr_addr if rb.get(value, "f32_wptr_poll_enable") else 0,
+                                          wptr_addr if rb.get(value, poll) else 0,
                                           name=f"sdma{engine}.0", engine=engine)
         except ValueError as e:
             refuse(str(e))

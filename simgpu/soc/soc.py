@@ -1,4 +1,5 @@
-"""The SOC21 blocks around one simulated gfx1100, as its PCI function presents them to a userspace driver.
+"""The SOC21 / SOC24 blocks around one simulated gfx1100 or gfx1201, as its PCI function presents them to a userspace
+driver.
 
 `SOC(gpu)` attaches to a `simgpu.GPU`: the MMIO register file (BAR5) with the blocks that give registers behaviour
 (GC and MM VM hubs, IH, PSP, SMU, MEC/HQDs, SDMA rings, NBIO/HDP), the doorbell aperture (BAR2), the PCI
@@ -18,17 +19,23 @@ Accesses: `mmio_read` / `mmio_write` take byte offsets in BAR5 and aligned 32-bi
 WREG32 do); `doorbell_read` / `doorbell_write` byte offsets in BAR2 (32- or 64-bit). A refused access raises
 MMIOError (and is kept in `bus_errors` for describe()).
 
-Only gfx1100's register side is modelled (its chip's `am`): another chip's function (gfx1201) has its PCI identity,
-configuration space and BARs (peers reach its VRAM through BAR0), but every MMIO and doorbell BAR access is refused,
-naming the chip: its IP discovery table and registers are not modelled.
+The register side is modelled for gfx1100 (Navi 31, SOC21) and gfx1201 (Navi 48, SOC24: the same blocks over
+simgpu.hw.soc24's map, gfx12 page tables, its own discovery table); a chip without it (gfx942: its chip's `am`
+is False) has its PCI identity, configuration space and BARs (peers reach its VRAM through BAR0), but every MMIO and
+doorbell BAR access is refused, naming the chip.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from simgpu.hw import discovery
+from simgpu.hw import gmc as hwgmc
 from simgpu.hw import ih as hwih
+from simgpu.hw.mmio import RegisterMap
 from simgpu.hw.soc21 import navi31_map, vmhub
 from simgpu.hw.soc21 import nbio as hwnbio
+from simgpu.hw.soc24 import navi48_map
 from simgpu.interrupt import Interrupt, Kind
 from simgpu.soc.cp import MEC
 from simgpu.soc.gmc import Hub
@@ -48,7 +55,26 @@ GC_INFO = {"gc_num_se": 6, "gc_num_wgp0_per_sa": 4, "gc_num_wgp1_per_sa": 0, "gc
            "gc_num_tcp_per_wpg": 2, "gc_tcp_l1_size": 32, "gc_num_sqc_per_wgp": 1,
            "gc_l1_instruction_cache_size_per_sqc": 32, "gc_l1_data_cache_size_per_sqc": 16, "gc_gl1c_per_sa": 1,
            "gc_gl1c_size_per_instance": 256, "gc_gl2c_per_gpu": 6144}
+# Navi 48 (gc_info v1.2 like Navi 31): 4 SEs x 2 SAs x 4 WGPs (64 CUs), 8 MiB of L2.
+GC_INFO_NAVI48 = GC_INFO | {"gc_num_se": 4, "gc_num_gl2c": 16, "gc_num_tcps": 64, "gc_gl2c_per_gpu": 8192}
 _SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
+
+
+@dataclass(frozen=True)
+class Part:
+    """What differs between the modelled parts: register map, VM hubs, discovery table, page-table format."""
+
+    regmap: RegisterMap
+    hubs: tuple[vmhub.VMHub, vmhub.VMHub]  # GC, MM
+    blocks: tuple[discovery.IpBlock, ...]
+    gc_info: dict[str, int]
+    pte_format: hwgmc.PteFormat
+
+
+PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO,
+                                 hwgmc.GFX11_FORMAT),
+         "gfx1201": lambda: Part(navi48_map(), (vmhub.GCHUB_GFX12, vmhub.MMHUB_GFX12), discovery.NAVI48_IP_BLOCKS,
+                                 GC_INFO_NAVI48, hwgmc.GFX12_FORMAT)}
 
 
 class SOC:
@@ -57,10 +83,11 @@ class SOC:
     def __init__(self, gpu, index: int = 0):
         self.gpu, self.index = gpu, index
         vram = gpu.phys.vram_size
-        self.regs = RegisterFile(navi31_map())
+        self.part = PARTS.get(gpu.arch, PARTS["gfx1100"])()  # (a part without a register side keeps gfx1100's)
+        self.regs = RegisterFile(self.part.regmap)
         self.queue_owner: dict[str, tuple] = {}  # queue name -> ("cp", me, pipe, queue) | ("sdma", engine)
-        self.gchub = Hub(self.regs, vmhub.GCHUB, vram, gpu.mmu)
-        self.mmhub = Hub(self.regs, vmhub.MMHUB, vram)
+        self.gchub = Hub(self.regs, self.part.hubs[0], vram, gpu.mmu, self.part.pte_format)
+        self.mmhub = Hub(self.regs, self.part.hubs[1], vram)
         self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
         self.psp, self.smu = PSP(self), SMU(self)
         self.cp, self.sdma, self.nbio = MEC(self), SDMAQueues(self), NBIO(self, vram)
@@ -85,7 +112,8 @@ class SOC:
                     hub.mmu.set_context(vmid, None)
                 hub.enabled[vmid] = False
         self.gpu.mmu.set_system_aperture(None)
-        table = discovery.build_table(discovery.NAVI31_IP_BLOCKS, GC_INFO)
+        self.gpu.mmu.walker.format = hwgmc.GFX11_FORMAT  # the mock KFD driver's tables, until a driver owns the hub
+        table = discovery.build_table(self.part.blocks, self.part.gc_info)
         self.gpu.phys.write(self.discovery_offset, table)
 
     def mode1_reset(self) -> None:
@@ -111,7 +139,7 @@ class SOC:
         """Refuse a register-side access to a chip whose registers are not modelled."""
         if not self.gpu.chip.am:
             raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
-                              "discovery table are not modelled (an AM driver can drive gfx1100 only)")
+                              "discovery table are not modelled (an AM driver can drive gfx1100 and gfx1201)")
 
     def mmio_read(self, offset: int, size: int = 4) -> int:
         """A driver's read of the MMIO BAR at byte `offset`."""

@@ -14,6 +14,7 @@ from runtime import Device
 from runtime.os import TOPOLOGY
 from runtime.uapi import kfd
 from simgpu.gpu import GPU
+from simgpu.hw import discovery
 from simgpu.hw.chips import CHIPS, get_chip
 from simgpu.isa.codeobject import CodeObjectError
 from simgpu.soc import MMIOError
@@ -50,7 +51,10 @@ def test_a_gfx1201_render_node_lists_its_ip_versions_and_answers_amdgpu_info():
     m = MockOS(vram_size=1 << 28, arch="gfx1201")
     p = _node(m)
     ips = _ip_versions(m, p["drm_render_minor"])
-    assert ips == {GC: [(12, 0, 1)], SDMA0: [(7, 0, 1)], SDMA1: [(7, 0, 1)], NBIF: [(6, 3, 1)]}
+    # Navi 48's discovery table (the one its PCI function holds): the KFD-visible blocks among the others
+    assert {k: v for k, v in ips.items() if k in (GC, SDMA0, SDMA1, NBIF)} == \
+        {GC: [(12, 0, 1)], SDMA0: [(7, 0, 1)], SDMA1: [(7, 0, 1)], NBIF: [(6, 3, 1)]}
+    assert ips[discovery.MP0_HWID] == [(14, 0, 3)] and ips[discovery.MMHUB_HWID] == [(4, 1, 0)]
     with Device("AMD:0", os=m) as dev:
         d = dev.dev_info
         assert (d.device_id, d.family, d.num_shader_engines, d.num_shader_arrays_per_engine) == (0x7550, 152, 4, 2)
@@ -119,14 +123,22 @@ def test_gfx1201_runs_its_kernel_and_the_gfx1100_next_to_it_runs_its_own():
     assert "s_wait_kmcnt" not in m.gpus[1].engine.counters.per_opcode
 
 
-def test_a_gfx1201_pci_function_has_its_identity_and_refuses_register_access():
-    m = MockOS(vram_size=1 << 28, arch="gfx1201")
+def test_a_gfx942_pci_function_has_its_identity_and_refuses_register_access():
+    m = MockOS(vram_size=1 << 28, arch="gfx942")
     soc = m.socs[0]
-    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x7550
-    with pytest.raises(MMIOError, match="gfx1201 .* not modelled"):
+    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x74A1
+    with pytest.raises(MMIOError, match="gfx942 .* not modelled"):
         soc.mmio_read(0)
     with pytest.raises(MMIOError, match="not modelled"):
         soc.doorbell_write(0, 1)
+
+
+def test_a_gfx1201_pci_function_answers_from_navi48s_register_map():
+    m = MockOS(vram_size=1 << 28, arch="gfx1201")
+    soc = m.socs[0]
+    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x7550
+    assert soc.mmio_read(0xDE3 * 4) == 256  # RCC_CONFIG_MEMSIZE: VRAM in MiB, at the fixed dword
+    assert soc.regs.map.at(soc.regs.addr("SDMA0_F32_CNTL")).name == "SDMA0_MCU_CNTL"
 
 
 def test_xnack_refusal_names_the_architectures():

@@ -112,3 +112,8 @@ def test_a_vm_context_without_a_page_table_fails_naming_the_register():
     with pytest.raises(OSError, match=r"GCVM_CONTEXT9_CNTL: VM context 9 enabled without a page table: "
                                       r"GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32/HI32 = 0x0"):
         pci.wreg_fields("GCVM_CONTEXT9_CNTL", enable_context=1, page_table_depth=3)
+
+
+def test_the_runtimes_am_backend_refuses_a_gfx12_part_naming_what_it_found():
+    with pytest.raises(NotImplementedError, match=r"GC 11.0 \(gfx1100\) only, not GC 12.0.1"):
+        runtime.Device("AMD:0", os=MockOS(devices=1, vram_size=1 << 28, arch="gfx1201"), driver="am")

@@ -1,12 +1,16 @@
-"""tinygrad from PyPI drives the emulated PCI function with its own AM backend under `simgpu run --am`: AMDev boots
-the device (IP discovery, GMC, IH, PSP with the synthetic firmware set installed where tinygrad looks for it, SMU,
-RLC/MEC, SDMA), sets up its queues by MQD/HQD and ring registers, and runs `Tensor([1,2,3]).add(1)` and a 64x64
-matmul checked against numpy. Both transports: the default, local PCI functions (tinygrad's own PCIDevice; BAR2/BAR5
-loads and stores trapped, mockgpu.localpci), and `--remote-pci`, tinygrad's remote-PCI transport (REMOTE=host:port,
-one message per access, mockgpu.remote_pci). Its code is unmodified; its firmware hash table is told the synthetic
-files' hashes (wiring/am_client.py). Skipped without tinygrad, libLLVM 19 or a C compiler."""
+"""tinygrad from PyPI drives the emulated PCI function with its own AM backend under `simgpu run --am [--arch]`: AMDev
+boots the device (IP discovery, GMC, IH, PSP with the synthetic firmware set installed where tinygrad looks for it,
+SMU, RLC/MEC, SDMA), sets up its queues by MQD/HQD and ring registers, and runs `Tensor([1,2,3]).add(1)`, a 64x64
+matmul and reductions checked against numpy, a TinyJit graph, and a kernel that stores 1 TiB past its buffer (a GPU
+page fault tinygrad reads back from the IH ring and the GCVM fault registers). On gfx1100 (Navi 31) and gfx1201
+(Navi 48: GC 12.0.1's registers, gfx12 page tables, the psp_14_0_3 / sdma_7_0_1 / gc_12_0_1 firmware names). Both
+transports: the default, local PCI functions (tinygrad's own PCIDevice; BAR2/BAR5 loads and stores trapped,
+mockgpu.localpci), and `--remote-pci`, tinygrad's remote-PCI transport (REMOTE=host:port, one message per access,
+mockgpu.remote_pci). Its code is unmodified; its firmware hash table is told the synthetic files' hashes
+(wiring/am_client.py). Skipped without tinygrad, libLLVM 19 or a C compiler."""
 
 import os
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -17,16 +21,17 @@ from tests.support.clients import json_checks, simgpu_run, tinygrad_client
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
+ARCHES = {"gfx1100": "(11, 0, 0)", "gfx1201": "(12, 0, 1)"}  # the GC version each part's discovery table lists
 
 
 @cache
-def _run(tmp: str, transport: str) -> dict:
+def _run(tmp: str, transport: str, arch: str) -> dict:
     _, lib = tinygrad_client()
     env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_checks.py"))], *TRANSPORTS[transport],
-                   env=env)
-    return json_checks(r, "matmul")
+                   "--arch", arch, env=env)
+    return json_checks(r, "fault") | {"stdout": r.stdout}
 
 
 @pytest.fixture(scope="module", params=sorted(TRANSPORTS))
@@ -34,21 +39,26 @@ def transport(request):
     return request.param
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory, transport):
-    return tmp_path_factory.mktemp(f"tinygrad-am-{transport}")
+@pytest.fixture(scope="module", params=sorted(ARCHES))
+def arch(request):
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def checks(run_dir, transport):
-    return _run(str(run_dir), transport)
+def run_dir(tmp_path_factory, transport, arch):
+    return tmp_path_factory.mktemp(f"tinygrad-am-{transport}-{arch}")
 
 
-def test_tinygrad_boots_the_device_with_its_am_backend(checks, transport):
+@pytest.fixture(scope="module")
+def checks(run_dir, transport, arch):
+    return _run(str(run_dir), transport, arch)
+
+
+def test_tinygrad_boots_the_device_with_its_am_backend(checks, transport, arch):
     d = checks["device"]
     assert d["pci_dev"] == PCI_DEVICE[transport]
-    assert (d["arch"], d["iface"]) == ("gfx1100", "PCIIface")
-    assert "(11, 0, 0)" in d["ip"]  # GC 11.0.0 from the discovery table it read out of VRAM
+    assert (d["arch"], d["iface"]) == (arch, "PCIIface")
+    assert ARCHES[arch] in d["ip"]  # the GC version from the discovery table it read out of VRAM
 
 
 def test_add(checks):
@@ -57,6 +67,28 @@ def test_add(checks):
 
 def test_matmul_64x64_matches_numpy(checks):
     assert checks["matmul"]["max_error"] < 1e-4
+
+
+def test_reductions_match_numpy(checks):
+    r = checks["reductions"]
+    assert abs(r["sum"] - r["ref_sum"]) < 1e-4 and r["max"] == r["ref_max"]
+    assert max(abs(x - y) for x, y in zip(r["rows"], r["ref_rows"], strict=True)) < 1e-5
+
+
+def test_tinyjit_replays_as_an_hcq_graph(checks):
+    j = checks["jit"]
+    assert j["results"] == [[float(32 * (2 * i + 1))] * 8 for i in range(5)]  # w = 2i + 1, summed over 16 rows twice
+    assert j["captured"] and "HCQGraph" in j["graphs"]
+
+
+def test_a_page_fault_reaches_tinygrad_through_the_ih_ring_with_its_address(checks):
+    f = checks["fault"]
+    assert f["error"], "the out-of-bounds store did not fault"
+    # tinygrad's IH handler prints (on stdout) the fault status register it read and the faulting address
+    m = re.search(r"GCVM_L2_PROTECTION_FAULT_STATUS: (\{.*?\}) (0x[0-9a-f]+)", checks["stdout"])
+    assert m, checks["stdout"][-2000:]
+    assert "'mapping_error': 1" in m.group(1) and "'rw': 1" in m.group(1)  # an unmapped page, written
+    assert int(m.group(2), 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the store, 1 TiB past the buffer
 
 
 def test_the_synthetic_firmware_stays_out_of_the_users_tinygrad_cache(checks, run_dir):

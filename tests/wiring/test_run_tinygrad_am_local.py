@@ -20,7 +20,7 @@ from tests.support.clients import json_checks, preload_or_skip, simgpu_run, tiny
 
 
 @cache
-def _run(tmp: str) -> dict:
+def _run(tmp: str, arch: str) -> dict:
     _, lib = tinygrad_client()
     path = f"/usr/lib/llvm-19/bin{os.pathsep}{os.environ.get('PATH', '')}"  # Debian's LLVM 19 clang: the CPU device's
     if shutil.which("clang", path=path) is None:
@@ -28,13 +28,13 @@ def _run(tmp: str) -> dict:
     env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1", "PATH": path}
     script = Path(__file__).with_name("tinygrad_am_local_checks.py")
-    r = simgpu_run([sys.executable, str(script)], "--am", env=env)
+    r = simgpu_run([sys.executable, str(script)], "--am", "--arch", arch, env=env)
     return json_checks(r, "sysmem_loop")
 
 
-@pytest.fixture(scope="module")
-def checks(tmp_path_factory):
-    return _run(str(tmp_path_factory.mktemp("tinygrad-am-local")))
+@pytest.fixture(scope="module", params=["gfx1100", "gfx1201"])  # Navi 31's and Navi 48's PCI functions
+def checks(tmp_path_factory, request):
+    return _run(str(tmp_path_factory.mktemp(f"tinygrad-am-local-{request.param}")), request.param)
 
 
 def test_tinygrad_drives_a_local_pci_device(checks):

@@ -1,11 +1,24 @@
-"""Run by tests/wiring/test_run_tinygrad_am.py under `simgpu run --am` with DEV=PCI+AMD:LLVM: tinygrad from PyPI,
-its AM backend (PCIIface: AMDev's bring-up, its page tables, MQD/HQD and SDMA ring programming, its IH handling)
-driving the emulated PCI function. Prints one JSON object per check (not a test module itself)."""
+"""Run by tests/wiring/test_run_tinygrad_am.py under `simgpu run --am [--arch ARCH]` with DEV=PCI+AMD:LLVM: tinygrad
+from PyPI, its AM backend (PCIIface: AMDev's bring-up, its page tables, MQD/HQD and SDMA ring programming, its IH
+handling) driving the emulated PCI function. Prints one JSON object per check (not a test module itself); the
+deliberate fault comes last, since it leaves the device in tinygrad's error state."""
 
 import json
+import os
+import sys
 
 import numpy as np
-from tinygrad import Device, Tensor
+from tinygrad import Device, Tensor, TinyJit
+from tinygrad.device import TinyELF
+from tinygrad.helpers import DEV
+
+OOB_IR = """
+define amdgpu_kernel void @oob(ptr addrspace(1) %p) {
+  %q = getelementptr i8, ptr addrspace(1) %p, i64 1099511627776
+  store i32 1, ptr addrspace(1) %q
+  ret void
+}
+"""
 
 
 def report(check: str, **fields) -> None:
@@ -22,6 +35,31 @@ def main() -> None:
     c = (Tensor(a) @ Tensor(b)).numpy()
     report("matmul", max_error=float(np.abs(c - a @ b).max()))
 
+    x = rng.standard_normal((32, 40), dtype=np.float32)
+    t = Tensor(x)
+    report("reductions", sum=t.sum().item(), ref_sum=float(x.sum()), max=t.max().item(), ref_max=float(x.max()),
+           rows=t.sum(axis=1).numpy().tolist(), ref_rows=x.sum(axis=1).tolist())
+
+    @TinyJit
+    def step(v: Tensor) -> Tensor:  # three kernels: a batch the JIT turns into an HCQ graph
+        w = (v * 2 + 1).contiguous()
+        return w.sum(axis=0).contiguous() + w.max(axis=1).sum()
+
+    results = [step(Tensor(np.full((16, 8), i, np.float32)).realize()).numpy().tolist() for i in range(5)]
+    from tinygrad.engine.realize import graph_cache
+    report("jit", results=results, captured=step.captured is not None,
+           graphs=[type(g).__name__ for g in graph_cache.values()])
+
+    buf = Tensor.zeros(4).contiguous().realize().uop.buffer._buf
+    prg = dev.runtime(TinyELF(dev.compiler.compile(OOB_IR), "oob", DEV.target("AMD"), ()))
+    try:
+        prg(buf, global_size=(1, 1, 1), local_size=(1, 1, 1), wait=True)
+        report("fault", error=None, base=buf.va_addr)
+    except RuntimeError as e:
+        report("fault", error=str(e), base=buf.va_addr)
+
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()
+    os._exit(0)  # tinygrad's exit finalizers would each wait out the faulted device

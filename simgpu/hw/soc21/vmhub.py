@@ -47,12 +47,14 @@ BANK_SELECT_RESERVED_CID = Layout(reserved_cache_private_invalidation=Field(25))
 class VMHub:
     """The registers of one hub; `prefix` is "GC" or "MM" (GCVM_*/GCMC_*, MMVM_*/MMMC_*)."""
 
-    def __init__(self, prefix: str, block: str, offsets: dict[str, int]):
+    def __init__(self, prefix: str, block: str, offsets: dict[str, int], layouts: dict[str, Layout] | None = None):
         self.prefix = prefix
+        split = "VM_L2_PROTECTION_FAULT_STATUS_HI32" in offsets  # gfx12 splits the status in LO32 / HI32
+        layouts = layouts or {}  # another generation's fields, by the register's name without the hub prefix
 
         def reg(name: str, fields: Layout | None = None) -> Reg:
             kind = "MC" if name.startswith("MC_") else "VM"
-            return Reg(block, 0, offsets[name], fields, name=f"{prefix}{kind}_{name[3:]}")
+            return Reg(block, 0, offsets[name], layouts.get(name, fields), name=f"{prefix}{kind}_{name[3:]}")
 
         self.fb_location_base = reg("MC_VM_FB_LOCATION_BASE", FB_LOCATION_BASE)
         self.fb_location_top = reg("MC_VM_FB_LOCATION_TOP", FB_LOCATION_TOP)
@@ -66,7 +68,9 @@ class VMHub:
         self.l2_cntl = [reg("VM_L2_CNTL", L2_CNTL)] + [reg(f"VM_L2_CNTL{i}") for i in range(2, 6)]
         self.fault_cntl = reg("VM_L2_PROTECTION_FAULT_CNTL", PROTECTION_FAULT_CNTL)
         self.fault_cntl2 = reg("VM_L2_PROTECTION_FAULT_CNTL2")
-        self.fault_status = reg("VM_L2_PROTECTION_FAULT_STATUS", PROTECTION_FAULT_STATUS)
+        self.fault_status = reg("VM_L2_PROTECTION_FAULT_STATUS" + "_LO32" * split, PROTECTION_FAULT_STATUS)
+        if split:
+            self.fault_status_hi = reg("VM_L2_PROTECTION_FAULT_STATUS_HI32")
         self.fault_addr_lo = reg("VM_L2_PROTECTION_FAULT_ADDR_LO32")  # faulting page number bits 31:0
         self.fault_addr_hi = reg("VM_L2_PROTECTION_FAULT_ADDR_HI32")  # ... bits 35:32
         self.fault_default_lo = reg("VM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32")
@@ -77,7 +81,8 @@ class VMHub:
             "CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32", "CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32")]
         self.bank_select_reserved_cid2 = reg("VM_L2_BANK_SELECT_RESERVED_CID2", BANK_SELECT_RESERVED_CID)
         vm = f"{prefix}VM_"
-        self.context_cntl = family(block, 0, offsets["CONTEXT_CNTL"], 1, NUM_CONTEXTS, CONTEXT_CNTL,
+        self.context_cntl = family(block, 0, offsets["CONTEXT_CNTL"], 1, NUM_CONTEXTS,
+                                   layouts.get("CONTEXT_CNTL", CONTEXT_CNTL),
                                    name=vm + "CONTEXT{i}_CNTL")
         self.pt_base_lo = family(block, 0, offsets["CONTEXT_PT_BASE"], 2, NUM_CONTEXTS,
                                  name=vm + "CONTEXT{i}_PAGE_TABLE_BASE_ADDR_LO32")
@@ -124,14 +129,19 @@ _FAULT = ("VM_L2_PROTECTION_FAULT_CNTL", "VM_L2_PROTECTION_FAULT_CNTL2", None, N
           "VM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32", "VM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32", "VM_L2_CNTL4")
 
 
+# gfx12 (gc_12_0_0 / mmhub_4_1_0): the status is two registers, which moves the rest of the run by one; the
+# context control's fields above PAGE_TABLE_DEPTH move up a bit, MTYPE is 2 bits, VFID 5.
+_FAULT_GFX12 = _FAULT[:4] + ("VM_L2_PROTECTION_FAULT_STATUS_LO32", "VM_L2_PROTECTION_FAULT_STATUS_HI32") + _FAULT[5:]
+
+
 def _offsets(mc: int, fb_offset: int, l2: int, fault: int, cid2: int, cntl5: int, context: int, eng: int,
-             pt_base: int) -> dict[str, int]:
+             pt_base: int, fault_run: tuple = _FAULT) -> dict[str, int]:
     """A hub's offsets from the start of each run of consecutive registers in its header."""
     out = {name: mc + i for i, name in enumerate(_MC)}
     out |= {"MC_VM_FB_OFFSET": fb_offset, "MC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB": fb_offset + 1,
             "MC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_MSB": fb_offset + 2}
     out |= {name: l2 + i for i, name in enumerate(_L2)}
-    out |= {name: fault + i for i, name in enumerate(_FAULT) if name}
+    out |= {name: fault + i for i, name in enumerate(fault_run) if name}
     out |= {"VM_L2_BANK_SELECT_RESERVED_CID2": cid2, "VM_L2_CNTL5": cntl5, "CONTEXT_CNTL": context,
             "ENG_SEM": eng, "ENG_REQ": eng + NUM_ENGINES, "ENG_ACK": eng + 2 * NUM_ENGINES,
             "ENG_RANGE": eng + 3 * NUM_ENGINES, "CONTEXT_PT_BASE": pt_base, "CONTEXT_PT_START": pt_base + 0x20,
@@ -144,3 +154,26 @@ GCHUB = VMHub("GC", "GC", _offsets(mc=0x1678, fb_offset=0x15A7, l2=0x15BC, fault
 MMHUB = VMHub("MM", "MMHUB", _offsets(mc=0x8EC, fb_offset=0x8D7, l2=0x700, fault=0x708, cid2=0x71B, cntl5=0x71E,
                                       context=0x740, eng=0x751, pt_base=0x7AB))
 MM_ATC_L2_MISC_CG = Reg("MMHUB", 0, 0x6CD, Layout(enable=Field(18), mem_ls_enable=Field(19)), name="MM_ATC_L2_MISC_CG")
+
+# gfx12: gc_12_0_0_offset.h / mmhub_4_1_0_offset.h (simgpu.hw.soc24 places them).
+_GFX12_LAYOUTS = {
+    "CONTEXT_CNTL": Layout(enable_context=Field(0), page_table_depth=Field(1, 2), page_table_block_size=Field(4, 4),
+                           range_protection_fault_enable_interrupt=Field(10),
+                           valid_protection_fault_enable_interrupt=Field(16),
+                           read_protection_fault_enable_interrupt=Field(18),
+                           write_protection_fault_enable_interrupt=Field(20),
+                           execute_protection_fault_enable_interrupt=Field(22)),
+    "MC_VM_MX_L1_TLB_CNTL": Layout(enable_l1_tlb=Field(0), system_access_mode=Field(3, 2),
+                                   system_aperture_unmapped_access=Field(5), enable_advanced_driver_model=Field(6),
+                                   mtype=Field(11, 2)),
+    "VM_L2_PROTECTION_FAULT_STATUS_LO32": Layout(more_faults=Field(0), walker_error=Field(1, 3),
+                                                 permission_faults=Field(4, 4), mapping_error=Field(8),
+                                                 cid=Field(9, 9), rw=Field(18), atomic=Field(19), vmid=Field(20, 4),
+                                                 vf=Field(24), vfid=Field(25, 5), prt=Field(30)),
+}
+GCHUB_GFX12 = VMHub("GC", "GC", _offsets(mc=0x1614, fb_offset=0x15A7, l2=0x15C4, fault=0x15CC, cid2=0x15E0,
+                                         cntl5=0x15E3, context=0x1624, eng=0x1635, pt_base=0x168F,
+                                         fault_run=_FAULT_GFX12), _GFX12_LAYOUTS)
+MMHUB_GFX12 = VMHub("MM", "MMHUB", _offsets(mc=0x554, fb_offset=0x4C7, l2=0x4E4, fault=0x4EC, cid2=0x500,
+                                            cntl5=0x503, context=0x564, eng=0x575, pt_base=0x5CF,
+                                            fault_run=_FAULT_GFX12), _GFX12_LAYOUTS)

@@ -145,29 +145,36 @@ def test_discovery_parse_names_what_is_wrong():
 class _Dev:
     """Just enough of tinygrad's AMDev for its AMFirmware parser: the IP versions."""
 
-    def __init__(self, a):
-        self.ip_ver = {a.MP0_HWIP: (13, 0, 0), a.MP1_HWIP: (13, 0, 0), a.SDMA0_HWIP: (6, 0, 0), a.GC_HWIP: (11, 0, 0)}
+    def __init__(self, a, mp, sdma, gc):
+        self.ip_ver = {a.MP0_HWIP: mp, a.MP1_HWIP: mp, a.SDMA0_HWIP: sdma, a.GC_HWIP: gc}
         self.devfmt = "test"
 
 
-def test_tinygrads_firmware_parser_reads_the_synthetic_set(am, monkeypatch):
+# Each part's IP versions (MP, SDMA, GC), its files, and the names of its sOS and SMU files.
+PARTS = {"gfx1100": ((13, 0, 0), (6, 0, 0), (11, 0, 0), ucode.GFX1100_FILES, "psp_13_0_0_sos.bin", "smu_13_0_0.bin"),
+         "gfx1201": ((14, 0, 3), (7, 0, 1), (12, 0, 1), ucode.GFX1201_FILES, "psp_14_0_3_sos.bin", "smu_14_0_3.bin")}
+
+
+@pytest.mark.parametrize("part", sorted(PARTS))
+def test_tinygrads_firmware_parser_reads_the_synthetic_set(am, monkeypatch, part):
     a, _ = am
     from tinygrad.runtime.support.am import amdev
-    files = ucode.synthetic_set()
+    mp, sdma, gc, names, sos, smu = PARTS[part]
+    files = {n: f for n, f in ucode.synthetic_set().items() if n in names}
     monkeypatch.setattr(amdev, "fetch_fw", lambda path, name, sha: files[name])  # instead of its download
-    fw = amdev.AMFirmware(_Dev(a))
-    comps = {p.name: p.data for p in ucode.check("psp_13_0_0_sos.bin", files["psp_13_0_0_sos.bin"])}
+    fw = amdev.AMFirmware(_Dev(a, mp, sdma, gc))
+    comps = {p.name: p.data for p in ucode.check(sos, files[sos])}
     assert {a.enum_psp_fw_type[t][len("PSP_FW_TYPE_"):] for t in fw.sos_fw} == set(comps)
     assert bytes(fw.sos_fw[a.PSP_FW_TYPE_PSP_SOS]) == comps["PSP_SOS"]
     theirs = {a.enum_psp_gfx_fw_type[t][len("GFX_FW_TYPE_"):]: bytes(d) for types, d in fw.descs for t in types}
-    ours = {p.name: p.data for n, f in files.items() if n != "psp_13_0_0_sos.bin" for p in ucode.check(n, f)}
+    ours = {p.name: p.data for n, f in files.items() if n != sos for p in ucode.check(n, f)}
     ours.pop("SMU")  # tinygrad keeps the SMU's part apart (smu_psp_desc): loaded before the TMR
     assert theirs == ours
-    assert bytes(fw.smu_psp_desc[1]) == ucode.check("smu_13_0_0.bin", files["smu_13_0_0.bin"])[0].data
+    assert bytes(fw.smu_psp_desc[1]) == ucode.check(smu, files[smu])[0].data
     assert fw.ucode_start["MEC"] == ucode.MEC_START
 
 
-@pytest.mark.parametrize("name", sorted(ucode.GFX1100_FILES))
+@pytest.mark.parametrize("name", sorted(ucode.FILES))
 def test_a_bad_header_is_named(name):
     good = ucode.synthetic_set()[name]
     bad = bytearray(good)

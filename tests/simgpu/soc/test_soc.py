@@ -127,7 +127,7 @@ def test_a_queue_activated_before_its_mqd_is_valid_is_refused_naming_cp_mqd_base
     pa = adev.mm.palloc(0x1000, zero=True)
     w(soc, "CP_MQD_BASE_ADDR", (FB_BASE + pa) & 0xFFFFFFFF)
     w(soc, "CP_MQD_BASE_ADDR_HI", (FB_BASE + pa) >> 32)
-    with pytest.raises(MMIOError, match=r"has header 0x00000000, not the v11 compute MQD's 0xc0310800"):
+    with pytest.raises(MMIOError, match=r"has header 0x00000000, not the v11/v12 compute MQD's 0xc0310800"):
         w(soc, "CP_HQD_ACTIVE", 1)
     _select(soc, 0, 0)
 

@@ -1,22 +1,36 @@
 """simgpu.soc driven by a driver nobody here wrote: tinygrad's AM driver (PyPI tinygrad 0.14.0, unmodified) boots the
 emulated PCI function -- IP discovery, GMC, IH, PSP with the (synthetic) firmware set, SMU, RLC, MEC, SDMA -- then
 runs a PM4 compute queue and an SDMA ring it set up by MQD/HQD and register programming, and reads the IH ring with
-its own SOC15 entry macros (amdgpu_ih.h's, in tinygrad's autogen)."""
+its own SOC15 entry macros (amdgpu_ih.h's, in tinygrad's autogen). On gfx1100 (Navi 31) and gfx1201 (Navi 48: its
+gfx12 register map, page tables and firmware)."""
 
 import struct
 
 import pytest
 
+from simgpu.gpu import GPU
 from simgpu.hw import ih as hwih
 from simgpu.hw import pm4, sdma
+from simgpu.soc import SOC
 from tests.support.am_tinygrad import boot
 
 am = pytest.importorskip("tinygrad.runtime.autogen.am.am")
+# (GC, MP0) versions each part's discovery table gives, and the firmware only that part loads
+PARTS = {"gfx1100": ((11, 0, 0), (13, 0, 0), set()), "gfx1201": ((12, 0, 1), (14, 0, 3), {"RS64_PFP", "RS64_ME"})}
+
+
+@pytest.fixture(scope="module", params=sorted(PARTS))
+def arch(request):
+    return request.param
+
+
+def _boot(arch: str):
+    return boot(SOC(GPU(vram_size=512 << 20, arch=arch)))
 
 
 @pytest.fixture(scope="module")
-def booted():
-    return boot()
+def booted(arch):
+    return _boot(arch)
 
 
 def _ring(adev, size: int):
@@ -38,12 +52,13 @@ def _ih_entries(adev, soc) -> list[list[int]]:
     return out
 
 
-def test_tinygrad_boots_the_device_and_loads_every_firmware_through_the_psp(booted):
+def test_tinygrad_boots_the_device_and_loads_every_firmware_through_the_psp(booted, arch):
     adev, soc = booted
-    assert adev.ip_ver[am.GC_HWIP] == (11, 0, 0) and adev.ip_ver[am.MP0_HWIP] == (13, 0, 0)
+    gc, mp0, own = PARTS[arch]
+    assert adev.ip_ver[am.GC_HWIP] == gc and adev.ip_ver[am.MP0_HWIP] == mp0
     assert adev.vram_size == soc.gpu.phys.vram_size
     assert soc.psp.sos_alive and soc.psp.autoloaded
-    assert {"SMU", "RS64_MEC", "SDMA_UCODE_TH0", "RLC_G", "IMU_I", "TOC"} <= set(soc.psp.firmware)
+    assert {"SMU", "RS64_MEC", "SDMA_UCODE_TH0", "RLC_G", "IMU_I", "TOC"} | own <= set(soc.psp.firmware)
     assert soc.smu.features and not soc.smu.unknown
     assert soc.gchub.enabled[0] and soc.mmhub.enabled[0]
     assert adev.reg("regSCRATCH_REG7").read() == adev.Version  # its "booted by AM" mark, kept in the register
@@ -99,8 +114,8 @@ def test_an_sdma_ring_tinygrad_sets_up_copies_and_traps(booted):
     assert not adev.is_err_state
 
 
-def test_a_page_fault_reaches_tinygrad_as_a_utcl2_entry_and_the_fault_registers(capsys):
-    adev, soc = boot()  # a device of its own: tinygrad gives every compute ring the same doorbell
+def test_a_page_fault_reaches_tinygrad_as_a_utcl2_entry_and_the_fault_registers(capsys, arch):
+    adev, soc = _boot(arch)  # a device of its own: tinygrad gives every compute ring the same doorbell
     ring_va, ring_pa = _ring(adev, 0x1000)
     ptr_va, ptr_pa = _ring(adev, 0x1000)
     eop_va, _ = _ring(adev, 0x1000)
@@ -118,7 +133,8 @@ def test_a_page_fault_reaches_tinygrad_as_a_utcl2_entry_and_the_fault_registers(
     printed = capsys.readouterr().out
     assert "UTCL2_FAULT" in printed and f"{bad:#x}" in printed, printed
     assert adev.is_err_state
-    assert soc.regs.get("GCVM_L2_PROTECTION_FAULT_STATUS") == 0  # cleared by its CLEAR_PROTECTION_FAULT_STATUS_ADDR
+    # cleared by its CLEAR_PROTECTION_FAULT_STATUS_ADDR (on gfx1201 the name reaches ..._STATUS_LO32)
+    assert soc.regs.get("GCVM_L2_PROTECTION_FAULT_STATUS") == 0
     adev.recover()  # tinygrad's recovery: drain the IH, reset the MEC (its queues go)
     assert not adev.is_err_state and not soc.cp.queues
     out_va, out_pa = _ring(adev, 0x1000)  # the device is usable afterwards: a new queue runs
