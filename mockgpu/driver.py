@@ -17,7 +17,7 @@ import os
 import threading
 import time
 
-from mockgpu import drm, pci, progress, symbols, topology
+from mockgpu import drm, iolinks, pci, progress, symbols, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devfiles import DeviceFiles, File
 from mockgpu.devmem import MAX_GPUS, DeviceMemory
@@ -160,7 +160,8 @@ class MockOS(OS):
                 g.sanitize(checks)
         self._wait_limits: dict[int, float] = {}  # gpu_id -> seconds the caller waits for its next doorbell's work
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
-        self.sysfs = topology.build(shapes) | pci.sysfs(self.socs)
+        atomics = [iolinks.atomic_completer(soc.pci.read) for soc in self.socs]
+        self.sysfs = topology.build(shapes, atomics) | pci.sysfs(self.socs)
         self.files = DeviceFiles(self.nodes, self.socs, firmware, self.sysfs)
         self.mappings = Mappings(self.files, self.space, self.devmem, self.process.memory, self.nodes, self.socs,
                                  place)
