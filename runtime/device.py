@@ -15,7 +15,7 @@ from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
 from runtime.module import Module
 from runtime.os import OS, select_os
-from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
+from runtime.queues import AQLQueue, PM4Queue, SDMAQueue, SDMAXGMIQueue
 from runtime.sanitize import deliver
 from runtime.uapi import kfd
 from simgpu.hw import sdma
@@ -81,6 +81,7 @@ class Device:
         self.copy_chunk = min(COPY_CHUNK, sdma.max_linear_bytes(self.sdma_major))
         self.sdma = SDMAQueue(self, self.completion_event)
         self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
+        self.sdma_xgmi: SDMAXGMIQueue | None = None  # copies to hive peers: made by the first one (copy_between)
         self.staging = self.alloc_system(STAGING, name="staging buffer")
         self.kernargs = self.alloc_system(KERNARG_RING, name="kernarg ring")
         self.stamps = self.alloc_system(STAMP_RING, name="timestamp/signal ring")
@@ -188,12 +189,16 @@ class Device:
             dst[pos:pos + n] = self.staging.view[:n]
 
     def copy_between(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        """Buffer -> buffer; across devices through a system-memory buffer both GPUs map."""
+        """Buffer -> buffer; to a GPU of this one's XGMI hive straight into its VRAM, to another GPU through a
+        system-memory buffer both GPUs map."""
         if dst.device is self:
             self._sdma_copy(dst.va, src.va, nbytes)
             return
         if src.device is not self:
             src.device.copy_between(dst, src, nbytes)
+            return
+        if self.xgmi_peer(dst.device):
+            self._xgmi_copy(dst, src, nbytes)
             return
         bounce = self.alloc_system(min(nbytes, STAGING), peers=(dst.device,), name="copy bounce buffer")
         try:
@@ -204,12 +209,33 @@ class Device:
         finally:
             bounce.free()
 
-    def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int) -> None:
+    def xgmi_peer(self, other: Device) -> bool:
+        """Whether `other` is another GPU of this one's XGMI hive (an XGMI io_link of the topology to its node)."""
+        return other is not self and other.os is self.os and other.node_id in getattr(self.driver, "xgmi_nodes", ())
+
+    def _xgmi_copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
+        """This GPU's buffer -> a hive peer's: the peer's buffer mapped on this GPU (amdkfd maps it over XGMI),
+        copied by one of this GPU's XGMI SDMA engines, after both GPUs' kernels launched before."""
+        if self not in dst._owner:
+            self.driver.map_on_peer(dst.handle, self.gpu_id)
+            dst._owner.append(self)
+        if self.sdma_xgmi is None:
+            self.sdma_xgmi = SDMAXGMIQueue(self, self.completion_event)
+        dst.device._after_launches()
+        self._sdma_copy(dst.va, src.va, nbytes, self.sdma_xgmi)
+
+    def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int, queue: SDMAQueue | None = None) -> None:
         self._after_launches()
+        queue = queue or self.sdma
         packets = []
         for pos in range(0, nbytes, self.copy_chunk):
             packets += sdma.copy_linear(dst_va + pos, src_va + pos, min(self.copy_chunk, nbytes - pos), self.sdma_major)
-        self.wait(self.sdma, self.sdma.submit(packets))
+        self.wait(queue, queue.submit(packets))
+
+    @property
+    def hw_queues(self) -> list:
+        """The device's queues: SDMA, compute, and the XGMI SDMA queue once made."""
+        return [q for q in (self.sdma, self.compute, self.sdma_xgmi) if q is not None]
 
     # ---- code -------------------------------------------------------------------------------------
     def load(self, code_object: bytes):
@@ -233,7 +259,7 @@ class Device:
 
     def wait_idle(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
         """Wait until every queue of the device finished its submitted work (what the runtime itself uses)."""
-        for q in (self.sdma, self.compute):
+        for q in self.hw_queues:
             self.wait(q, q.submitted, timeout_ms)
 
     def wait(self, q, value: int, timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> None:
@@ -289,7 +315,7 @@ class Device:
         timeline range that was lost)."""
         notes, lost = [], (self.compute.completed(), self.compute.submitted)
         try:
-            for q in (self.sdma, self.compute):
+            for q in self.hw_queues:
                 if q.completed() < q.submitted:
                     q.recreate()
         except OSError as e:
@@ -352,7 +378,7 @@ class Device:
             return
         if self.usable:
             self.wait_idle()
-        for q in (self.sdma, self.compute):
+        for q in self.hw_queues:
             try:
                 q.destroy()
             except OSError:
