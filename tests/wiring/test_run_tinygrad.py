@@ -80,6 +80,12 @@ def test_two_gpus_with_a_copy_between_them(checks):
     assert t["device"] == "AMD:1" and t["value"] == [3.0 * i for i in range(64)]
 
 
+def test_copies_both_ways_between_the_gpus_match_numpy(checks):
+    c = checks["copies_both_ways"]
+    assert c["devices"] == ["AMD:1", "AMD"] and c["to_1"] and c["to_0"]  # tinygrad names AMD:0 "AMD"
+    assert np.isclose(c["sum_1"], c["ref_sum_1"], rtol=1e-4, atol=1e-2)  # the copy is usable where it landed
+
+
 def test_out_of_bounds_access_is_reported_by_tinygrad_as_a_gpu_fault(checks):
     f = checks["fault"]
     assert f["error"] is not None and f["error"].startswith("MMU fault: ")
