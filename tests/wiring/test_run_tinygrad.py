@@ -114,6 +114,24 @@ import os; os._exit(0)
     assert " pm4-q0" in table and " aql-q" not in table, table
 
 
+def test_tinygrad_on_a_mixed_machine_computes_and_copies_between_architectures(tmp_path):
+    """`--arch gfx1100,gfx942`: two KFD nodes of different families (PCIe peers, no hive): tinygrad compiles for each
+    GPU's own target and copies both ways through the peer's BAR (p2p_links), checked by numpy."""
+    script = tmp_path / "mixed.py"
+    script.write_text("""
+import numpy as np
+from tinygrad import Device, Tensor
+x = np.random.default_rng(3).standard_normal(1 << 16, dtype=np.float32)
+b = (Tensor(x, device="AMD:0").realize().to("AMD:1") * 2).realize()
+c = (b.to("AMD:0") + 1).realize()
+print(Device["AMD:0"].arch, Device["AMD:1"].arch, np.array_equal(b.numpy(), x * 2),
+      np.array_equal(c.numpy(), x * 2 + 1))
+import os; os._exit(0)
+""")
+    r = simgpu_run([sys.executable, str(script)], "--devices", "2", "--arch", "gfx1100,gfx942", env=_env(str(tmp_path)))
+    assert r.returncode == 0 and r.stdout.split() == ["gfx1100", "gfx942", "True", "True"], r.stderr[-2000:]
+
+
 def test_a_recorded_tinygrad_run_replays_without_divergence(tmp_path):
     from traces.replay import replay
     trace = tmp_path / "tinygrad.trace"
