@@ -23,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mockgpu import hive as xgmi
+from runtime.uapi import kfd
 from simgpu.hw import pci
 from simgpu.hw.chips import Chip
 
-IOLINK_TYPE_PCIEXPRESS, IOLINK_TYPE_XGMI = 2, 11  # CRAT_IOLINK_TYPE_*
-FLAGS_ENABLED, FLAGS_NON_COHERENT = 1 << 0, 1 << 1  # CRAT_IOLINK_FLAGS_*
-FLAGS_NO_ATOMICS = (1 << 2) | (1 << 3)  # NO_ATOMICS_32_BIT | NO_ATOMICS_64_BIT
+IOLINK_TYPE_PCIEXPRESS, IOLINK_TYPE_XGMI = kfd.CRAT_IOLINK_TYPE_PCIEXPRESS, kfd.CRAT_IOLINK_TYPE_XGMI
+FLAGS_ENABLED, FLAGS_NON_COHERENT = kfd.CRAT_IOLINK_FLAGS_ENABLED, kfd.CRAT_IOLINK_FLAGS_NON_COHERENT
+FLAGS_NO_ATOMICS = kfd.CRAT_IOLINK_FLAGS_NO_ATOMICS_32_BIT | kfd.CRAT_IOLINK_FLAGS_NO_ATOMICS_64_BIT
 PCIE_WEIGHT = 20  # kfd_parse_subtype_iolink: every PCIe link
 XGMI_WEIGHT = 15  # KFD_CRAT_XGMI_WEIGHT, times the hops
 PCIE_MIN_MBYTES, PCIE_MAX_MBYTES = 312, 64000  # what the PCIe link to the CPU always reported here

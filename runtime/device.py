@@ -216,9 +216,9 @@ class Device:
     def _xgmi_copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
         """This GPU's buffer -> a hive peer's: the peer's buffer mapped on this GPU (amdkfd maps it over XGMI),
         copied by one of this GPU's XGMI SDMA engines, after both GPUs' kernels launched before."""
-        if self not in dst._owner:
+        if self not in dst.mapped_on:
             self.driver.map_on_peer(dst.handle, self.gpu_id)
-            dst._owner.append(self)
+            dst.mapped_on.append(self)
         if self.sdma_xgmi is None:
             self.sdma_xgmi = SDMAXGMIQueue(self, self.completion_event)
         dst.device._after_launches()

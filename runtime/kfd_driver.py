@@ -12,7 +12,6 @@ from runtime.uapi import amdgpu_drm as drm
 from runtime.uapi import kfd
 
 _EVENT_SIZE = ctypes.sizeof(kfd.kfd_event_data)
-IOLINK_TYPE_XGMI = 11  # an io_link's type (amdkfd's CRAT_IOLINK_TYPE_XGMI)
 # Offsets in the host page of ioctl pointer arguments (args_page).
 _ARGS_DEVICE_IDS, _ARGS_EVENTS, _ARGS_INFO = 0, 4096, 8192
 
@@ -68,7 +67,7 @@ class KFDDriver:
         if not self.os.exists(links):
             return frozenset()
         props = [_props(self.os.read_text(f"{links}/{e}/properties")) for e in self.os.listdir(links)]
-        return frozenset(p["node_to"] for p in props if p.get("type") == IOLINK_TYPE_XGMI)
+        return frozenset(p["node_to"] for p in props if p.get("type") == kfd.CRAT_IOLINK_TYPE_XGMI)
 
     def query_info(self) -> None:
         """What the render node says (AMDGPU_INFO): clocks for .properties, the engines the runtime needs."""
