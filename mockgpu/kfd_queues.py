@@ -79,7 +79,8 @@ class ProcessQueueManager:
         fmt = QUEUE_FORMATS.get(a.queue_type)
         if fmt is None:
             raise KfdError(errno.EINVAL, f"unknown queue type {a.queue_type}")
-        if a.queue_percentage > kfd.KFD_MAX_QUEUE_PERCENTAGE or a.queue_priority > kfd.KFD_MAX_QUEUE_PRIORITY:
+        # bits 0-7 are the percentage, bits 8-15 the XCC a gfx9.4.3 PM4 queue targets (set_queue_properties_from_user)
+        if a.queue_percentage & 0xFF > kfd.KFD_MAX_QUEUE_PERCENTAGE or a.queue_priority > kfd.KFD_MAX_QUEUE_PRIORITY:
             raise KfdError(errno.EINVAL, "queue percentage or priority out of range")
         if a.ring_size & (a.ring_size - 1) or a.ring_size < 256 or a.ring_base_address % 256:
             raise KfdError(errno.EINVAL, f"ring {a.ring_base_address:#x}+{a.ring_size:#x}: size must be a power of "

@@ -122,11 +122,12 @@ def test_rdna_gpus_stay_pcie(arch):
         assert [link["node_to"] for link in t[n]["p2p_links"]] == [3 - n]
 
 
-def _queue(mock, dev, queue_type: int, engine: int = 0):
-    """CREATE_QUEUE of an SDMA type on dev's GPU with a ring of its own; the simulator's queue."""
+def _queue(mock, dev, queue_type: int, engine: int = 0, percentage: int = 100):
+    """CREATE_QUEUE of a queue type on dev's GPU with a ring of its own; the simulator's queue."""
     ring = dev.alloc_system(4096)
     a = dev.driver.kfd_ioctl(kfd.AMDKFD_IOC_CREATE_QUEUE, kfd.kfd_ioctl_create_queue_args(
-        ring_base_address=ring.va, ring_size=4096, gpu_id=dev.gpu_id, queue_type=queue_type, queue_percentage=100,
+        ring_base_address=ring.va, ring_size=4096, gpu_id=dev.gpu_id, queue_type=queue_type,
+        queue_percentage=percentage,
         queue_priority=7, read_pointer_address=ring.va, write_pointer_address=ring.va + 8, sdma_engine_id=engine))
     return next(q for q in mock.simulator(dev.gpu_id).queues if q.name.endswith(f"-q{a.queue_id}"))
 
@@ -143,6 +144,16 @@ def test_sdma_xgmi_queues_run_on_the_xgmi_engines_and_are_refused_without_them()
     with pytest.raises(OSError) as e:
         _queue(mock, navi31, kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI)
     assert e.value.errno == errno.ENOMEM  # (the MockOS goes with the test: its queues need no DESTROY_QUEUE)
+
+
+def test_queue_percentage_carries_the_pm4_target_xcc_in_bits_8_to_15():
+    # amdkfd checks only bits 0-7 against KFD_MAX_QUEUE_PERCENTAGE: bits 8-15 name a gfx9.4.3 PM4 queue's XCC
+    mock = MockOS(devices=1, vram_size=1 << 28, arch="gfx942")
+    dev = runtime.Device("AMD:0", os=mock)
+    assert _queue(mock, dev, kfd.KFD_IOC_QUEUE_TYPE_COMPUTE, percentage=100 | 7 << 8).fmt == "pm4"
+    with pytest.raises(OSError) as e:
+        _queue(mock, dev, kfd.KFD_IOC_QUEUE_TYPE_COMPUTE, percentage=101 | 7 << 8)
+    assert e.value.errno == errno.EINVAL
 
 
 def test_the_xgmi_pool_runs_out_like_amdkfds():
