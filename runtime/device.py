@@ -7,6 +7,7 @@ import contextlib
 import errno
 
 from runtime import memory as rtmem
+from runtime import peer
 from runtime import profile as rtprofile
 from runtime.driver import Driver
 from runtime.fault import GPUFault, GPUTimeout
@@ -81,7 +82,7 @@ class Device:
         self.copy_chunk = min(COPY_CHUNK, sdma.max_linear_bytes(self.sdma_major))
         self.sdma = SDMAQueue(self, self.completion_event)
         self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
-        self.sdma_xgmi: SDMAXGMIQueue | None = None  # copies to hive peers: made by the first one (copy_between)
+        self.sdma_xgmi: SDMAXGMIQueue | None = None  # copies to hive peers: made by the first one (runtime.peer)
         self.staging = self.alloc_system(STAGING, name="staging buffer")
         self.kernargs = self.alloc_system(KERNARG_RING, name="kernarg ring")
         self.stamps = self.alloc_system(STAMP_RING, name="timestamp/signal ring")
@@ -189,42 +190,16 @@ class Device:
             dst[pos:pos + n] = self.staging.view[:n]
 
     def copy_between(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        """Buffer -> buffer; to a GPU of this one's XGMI hive straight into its VRAM, to another GPU through a
-        system-memory buffer both GPUs map."""
+        """Buffer -> buffer; across devices as runtime.peer copies (over XGMI to a hive peer, else a bounce)."""
         if dst.device is self:
-            self._sdma_copy(dst.va, src.va, nbytes)
-            return
-        if src.device is not self:
+            self.sdma_copy(dst.va, src.va, nbytes)
+        elif src.device is not self:
             src.device.copy_between(dst, src, nbytes)
-            return
-        if self.xgmi_peer(dst.device):
-            self._xgmi_copy(dst, src, nbytes)
-            return
-        bounce = self.alloc_system(min(nbytes, STAGING), peers=(dst.device,), name="copy bounce buffer")
-        try:
-            for pos in range(0, nbytes, STAGING):
-                n = min(STAGING, nbytes - pos)
-                self._sdma_copy(bounce.va, src.va + pos, n)
-                dst.device._sdma_copy(dst.va + pos, bounce.va, n)
-        finally:
-            bounce.free()
+        else:
+            peer.copy_across(self, dst, src, nbytes)
 
-    def xgmi_peer(self, other: Device) -> bool:
-        """Whether `other` is another GPU of this one's XGMI hive (an XGMI io_link of the topology to its node)."""
-        return other is not self and other.os is self.os and other.node_id in getattr(self.driver, "xgmi_nodes", ())
-
-    def _xgmi_copy(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        """This GPU's buffer -> a hive peer's: the peer's buffer mapped on this GPU (amdkfd maps it over XGMI),
-        copied by one of this GPU's XGMI SDMA engines, after both GPUs' kernels launched before."""
-        if self not in dst.mapped_on:
-            self.driver.map_on_peer(dst.handle, self.gpu_id)
-            dst.mapped_on.append(self)
-        if self.sdma_xgmi is None:
-            self.sdma_xgmi = SDMAXGMIQueue(self, self.completion_event)
-        dst.device._after_launches()
-        self._sdma_copy(dst.va, src.va, nbytes, self.sdma_xgmi)
-
-    def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int, queue: SDMAQueue | None = None) -> None:
+    def sdma_copy(self, dst_va: int, src_va: int, nbytes: int, queue: SDMAQueue | None = None) -> None:
+        """GPU VA -> GPU VA on an SDMA queue of this GPU (default: its SDMA queue), after the kernels launched."""
         self._after_launches()
         queue = queue or self.sdma
         packets = []

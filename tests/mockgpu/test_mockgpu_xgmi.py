@@ -24,6 +24,7 @@ import pytest
 import runtime
 from mockgpu.driver import MockOS
 from mockgpu.kfd_node import VMID
+from runtime import peer
 from runtime.os import TOPOLOGY
 from runtime.uapi import kfd
 from simgpu.clock import Link
@@ -180,7 +181,7 @@ def test_peer_vram_maps_over_xgmi_in_a_hive_and_over_pcie_otherwise(arch, link):
 def test_the_runtime_copies_between_hive_members_both_ways_over_xgmi():
     mock = MockOS(devices=2, vram_size=1 << 28, arch="gfx942")
     a, b = runtime.Device("AMD:0", os=mock), runtime.Device("AMD:1", os=mock)
-    assert a.xgmi_peer(b) and b.xgmi_peer(a)
+    assert peer.xgmi_peer(a, b) and peer.xgmi_peer(b, a)
     rng = np.random.default_rng(31)
     up, down = rng.standard_normal(1 << 18).astype(np.float32), rng.standard_normal(1 << 18).astype(np.float32)
     on_a, on_b = a.alloc(up.nbytes).copyin(up), b.alloc(down.nbytes).copyin(down)
