@@ -10,6 +10,7 @@ from bench import (
     bench_launch,
     bench_mem,
     bench_native,
+    bench_peer_copy,
     bench_profile,
     bench_reduce,
     bench_sanitize,
@@ -28,6 +29,7 @@ def main() -> None:
     bench_sanitize.main()
     bench_launch.main()
     bench_am.main()
+    bench_peer_copy.main()
     bench_clients.main()
     bench_trace.main()
     bench_profile.main()

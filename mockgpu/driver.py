@@ -17,7 +17,7 @@ import os
 import threading
 import time
 
-from mockgpu import drm, pci, progress, symbols, topology
+from mockgpu import drm, hive, iolinks, pci, progress, symbols, topology
 from mockgpu.addrspace import AddressSpace
 from mockgpu.devfiles import DeviceFiles, File
 from mockgpu.devmem import MAX_GPUS, DeviceMemory
@@ -128,15 +128,19 @@ class MockOS(OS):
         if progress.enabled():
             for g in self.gpus:
                 g.engine.progress_hooks.append(progress.DispatchProgress(g.name))
+        hives = hive.hives([g.chip for g in self.gpus])  # gfx942s share an XGMI hive (mockgpu/hive.py)
         self.nodes = [Node(i, g, GPU_ID_BASE + 0x111 * i, RangeAllocator(VRAM_BASE, vram - PT_POOL),
-                           RangeAllocator(0, GTT_SIZE)) for i, g in enumerate(self.gpus)]
+                           RangeAllocator(0, GTT_SIZE), hive=hive.hive_of(hives, i)) for i, g in enumerate(self.gpus)]
         # Each GPU is also a PCI function (simgpu.soc: registers, doorbell and VRAM BARs, config space) for a
-        # userspace driver; every GPU reaches every other one's VRAM at that GPU's BAR0 bus address (PCIe P2P).
+        # userspace driver; every GPU reaches every other one's VRAM at that GPU's BAR0 bus address (PCIe P2P), and
+        # a member of its hive's too at that member's window of the hive aperture (XGMI).
         self.socs = [SOC(g, i) for i, g in enumerate(self.gpus)]
         for i, soc in enumerate(self.socs):
             for j, g in enumerate(self.gpus):
                 if i != j:
                     g.phys.add_system(soc.pci.bars[0].address, self.gpus[i].phys.vram, link=Link.PEER_PCIE)
+                if hive.same_hive(hives, i, j):
+                    g.phys.add_system(self.nodes[i].hive.window(i), self.gpus[i].phys.vram, link=Link.PEER_XGMI)
         firmware = pci.FirmwareStore.from_environment()
         # Lazy doorbells only record the write pointer: the GPUs run when a WAIT_EVENTS needs them, as if the
         # hardware had not got to the work yet (the runtime must not rely on work finishing at the doorbell).
@@ -160,7 +164,8 @@ class MockOS(OS):
                 g.sanitize(checks)
         self._wait_limits: dict[int, float] = {}  # gpu_id -> seconds the caller waits for its next doorbell's work
         shapes = [(nd.gpu_id, topology.gpu_shape(g)) for nd, g in zip(self.nodes, self.gpus, strict=True)]
-        self.sysfs = topology.build(shapes) | pci.sysfs(self.socs)
+        atomics = [iolinks.atomic_completer(soc.pci.read) for soc in self.socs]
+        self.sysfs = topology.build(shapes, atomics) | pci.sysfs(self.socs)
         self.files = DeviceFiles(self.nodes, self.socs, firmware, self.sysfs)
         self.mappings = Mappings(self.files, self.space, self.devmem, self.process.memory, self.nodes, self.socs,
                                  place)

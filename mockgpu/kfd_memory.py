@@ -197,11 +197,15 @@ class KfdMemory:
 
     def _placement(self, al: Allocation, n: Node) -> tuple[int, bool, object]:
         """Where GPU n's page tables point for a buffer: its own VRAM, or the system aperture (GTT and USERPTR
-        pages; another GPU's VRAM through that GPU's BAR, as amdgpu maps peer VRAM over PCIe P2P)."""
+        pages; another GPU's VRAM over XGMI when both are in one hive -- amdgpu_xgmi_same_hive -- else through that
+        GPU's BAR, as amdgpu maps peer VRAM over PCIe P2P)."""
         if al.kind != "vram":
             return al.pa, True, al.buf
         if al.node == n.index:
             return al.pa, False, None
+        owner = self.nodes[al.node]
+        if owner.hive is not None and owner.hive is n.hive:  # the hive aperture (mockgpu/hive.py)
+            return owner.hive.window(al.node) + al.pa, True, None
         return bar0_address(al.node) + al.pa, True, None  # the machine wires every peer's BAR (MockOS)
 
     def unmap_memory_from_gpu(self, a) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 from dataclasses import dataclass, field
 
+from mockgpu.hive import Hive
 from mockgpu.memory import VM, KfdError, RangeAllocator
 
 VMID = 8  # amdkfd hands the first process VMID 8 (0..7 belong to amdgpu graphics)
@@ -28,6 +29,7 @@ class Node:
     drm_fd: int | None = None
     doorbells: set[int] = field(default_factory=set)
     xnack: int = 0
+    hive: Hive | None = None  # its XGMI hive (mockgpu.hive), None for a GPU without XGMI
 
 
 def node_of(nodes: list[Node], gpu_id: int) -> Node:

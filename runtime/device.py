@@ -7,6 +7,7 @@ import contextlib
 import errno
 
 from runtime import memory as rtmem
+from runtime import peer
 from runtime import profile as rtprofile
 from runtime.driver import Driver
 from runtime.fault import GPUFault, GPUTimeout
@@ -15,7 +16,7 @@ from runtime.launch import FencedRing, Launch
 from runtime.memory import PAGE, Buffer
 from runtime.module import Module
 from runtime.os import OS, select_os
-from runtime.queues import AQLQueue, PM4Queue, SDMAQueue
+from runtime.queues import AQLQueue, PM4Queue, SDMAQueue, SDMAXGMIQueue
 from runtime.sanitize import deliver
 from runtime.uapi import kfd
 from simgpu.hw import sdma
@@ -81,6 +82,7 @@ class Device:
         self.copy_chunk = min(COPY_CHUNK, sdma.max_linear_bytes(self.sdma_major))
         self.sdma = SDMAQueue(self, self.completion_event)
         self.compute = (AQLQueue if queue == "aql" else PM4Queue)(self, self.completion_event)
+        self.sdma_xgmi: SDMAXGMIQueue | None = None  # copies to hive peers: made by the first one (runtime.peer)
         self.staging = self.alloc_system(STAGING, name="staging buffer")
         self.kernargs = self.alloc_system(KERNARG_RING, name="kernarg ring")
         self.stamps = self.alloc_system(STAMP_RING, name="timestamp/signal ring")
@@ -188,28 +190,27 @@ class Device:
             dst[pos:pos + n] = self.staging.view[:n]
 
     def copy_between(self, dst: Buffer, src: Buffer, nbytes: int) -> None:
-        """Buffer -> buffer; across devices through a system-memory buffer both GPUs map."""
+        """Buffer -> buffer; across devices as runtime.peer copies (over XGMI to a hive peer, else a bounce)."""
         if dst.device is self:
-            self._sdma_copy(dst.va, src.va, nbytes)
-            return
-        if src.device is not self:
+            self.sdma_copy(dst.va, src.va, nbytes)
+        elif src.device is not self:
             src.device.copy_between(dst, src, nbytes)
-            return
-        bounce = self.alloc_system(min(nbytes, STAGING), peers=(dst.device,), name="copy bounce buffer")
-        try:
-            for pos in range(0, nbytes, STAGING):
-                n = min(STAGING, nbytes - pos)
-                self._sdma_copy(bounce.va, src.va + pos, n)
-                dst.device._sdma_copy(dst.va + pos, bounce.va, n)
-        finally:
-            bounce.free()
+        else:
+            peer.copy_across(self, dst, src, nbytes)
 
-    def _sdma_copy(self, dst_va: int, src_va: int, nbytes: int) -> None:
+    def sdma_copy(self, dst_va: int, src_va: int, nbytes: int, queue: SDMAQueue | None = None) -> None:
+        """GPU VA -> GPU VA on an SDMA queue of this GPU (default: its SDMA queue), after the kernels launched."""
         self._after_launches()
+        queue = queue or self.sdma
         packets = []
         for pos in range(0, nbytes, self.copy_chunk):
             packets += sdma.copy_linear(dst_va + pos, src_va + pos, min(self.copy_chunk, nbytes - pos), self.sdma_major)
-        self.wait(self.sdma, self.sdma.submit(packets))
+        self.wait(queue, queue.submit(packets))
+
+    @property
+    def hw_queues(self) -> list:
+        """The device's queues: SDMA, compute, and the XGMI SDMA queue once made."""
+        return [q for q in (self.sdma, self.compute, self.sdma_xgmi) if q is not None]
 
     # ---- code -------------------------------------------------------------------------------------
     def load(self, code_object: bytes):
@@ -233,7 +234,7 @@ class Device:
 
     def wait_idle(self, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
         """Wait until every queue of the device finished its submitted work (what the runtime itself uses)."""
-        for q in (self.sdma, self.compute):
+        for q in self.hw_queues:
             self.wait(q, q.submitted, timeout_ms)
 
     def wait(self, q, value: int, timeout_ms: int | None = DEFAULT_TIMEOUT_MS) -> None:
@@ -289,7 +290,7 @@ class Device:
         timeline range that was lost)."""
         notes, lost = [], (self.compute.completed(), self.compute.submitted)
         try:
-            for q in (self.sdma, self.compute):
+            for q in self.hw_queues:
                 if q.completed() < q.submitted:
                     q.recreate()
         except OSError as e:
@@ -352,7 +353,7 @@ class Device:
             return
         if self.usable:
             self.wait_idle()
-        for q in (self.sdma, self.compute):
+        for q in self.hw_queues:
             try:
                 q.destroy()
             except OSError:

@@ -51,6 +51,7 @@ class KFDDriver:
         self.node_id = node
         self.gpu_id = int(self.os.read_text(f"{TOPOLOGY}/nodes/{node}/gpu_id"))
         self.properties = _props(self.os.read_text(f"{TOPOLOGY}/nodes/{node}/properties"))
+        self.xgmi_nodes = self._xgmi_nodes(node)
         self.arch = _arch(self.properties["gfx_target_version"])
         self.process = kfd_context(self.os)
         self.kfd_fd, self.kfd_version = self.process.kfd_fd, self.process.version
@@ -59,6 +60,14 @@ class KFDDriver:
         self.args_page = self.os.mmap(-1, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS)
         self._doorbells: dict[int, Mapping] = {}
         self._mmap_offsets: dict[int, int] = {}  # allocation handle -> its mmap offset on the render node
+
+    def _xgmi_nodes(self, node: int) -> frozenset[int]:
+        """The nodes this GPU's io_links reach over XGMI (type 11): the other GPUs of its hive."""
+        links = f"{TOPOLOGY}/nodes/{node}/io_links"
+        if not self.os.exists(links):
+            return frozenset()
+        props = [_props(self.os.read_text(f"{links}/{e}/properties")) for e in self.os.listdir(links)]
+        return frozenset(p["node_to"] for p in props if p.get("type") == kfd.CRAT_IOLINK_TYPE_XGMI)
 
     def query_info(self) -> None:
         """What the render node says (AMDGPU_INFO): clocks for .properties, the engines the runtime needs."""
@@ -157,6 +166,10 @@ class KFDDriver:
                     (kfd.kfd_ioctl_map_memory_to_gpu_args, kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU))
         self.kfd_ioctl(req, cls(handle=handle, device_ids_array_ptr=self.args_page.addr + _ARGS_DEVICE_IDS,
                                 n_devices=len(gpu_ids)))
+
+    def map_on_peer(self, handle: int, gpu_id: int) -> None:
+        """MAP_MEMORY_TO_GPU of this GPU's buffer on another GPU (over XGMI in a hive, else PCIe peer-to-peer)."""
+        self._map_on(handle, [gpu_id])
 
     def map_cpu(self, handle: int, va: int, size: int) -> Mapping:
         """mmap of the render node at the allocation's offset, over its VA reservation: CPU address = GPU address."""

@@ -57,7 +57,8 @@ class Buffer:
     def __init__(self, dev, va: int, nbytes: int, size: int, handle: int, host: bool, mapping=None, owner=None,
                  reservation=None):
         self.device, self.va, self.nbytes, self.size, self.handle = dev, va, nbytes, size, handle
-        self.host, self.mapping, self._owner, self.reservation = host, mapping, owner, reservation
+        self.host, self.mapping, self.reservation = host, mapping, reservation
+        self.mapped_on = list(owner or [])  # the Devices whose page tables map it (the owner, its peers)
         self.freed = False
 
     @property

@@ -118,6 +118,12 @@ class SDMAQueue(HWQueue):
         return self.submitted
 
 
+class SDMAXGMIQueue(SDMAQueue):
+    """An SDMA queue on one of the GPU's XGMI engines (KFD_IOC_QUEUE_TYPE_SDMA_XGMI): copies to a peer of its hive."""
+
+    queue_type = kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI
+
+
 class AQLQueue(HWQueue):
     """A compute queue fed AQL packets; amd_queue_t lives at the start of `ptrs`."""
 

@@ -37,12 +37,13 @@ class Link(StrEnum):
 
 # Per link: (bandwidth in MB/s per direction, latency per transfer in ns). Sources in docs/device.md:
 # RX 7900 XTX GDDR6 960 GB/s; PCIe 4.0 x16 16 GT/s * 16 lanes * 128/130 = 31.5 GB/s per direction;
-# one XGMI link 16 lanes * 25 GT/s = 50 GB/s per direction (CDNA2); latencies are the model's round figures.
+# one XGMI link 16 lanes * 32 GT/s = 64 GB/s per direction (MI300X, the one chip with XGMI here; amdgpu reports the
+# same per link in the KFD topology); latencies are the model's round figures.
 LINKS: dict[Link, tuple[int, int]] = {
     Link.VRAM: (960_000, 500),
     Link.PCIE: (31_500, 1_000),
     Link.PEER_PCIE: (31_500, 1_500),
-    Link.PEER_XGMI: (50_000, 1_000),
+    Link.PEER_XGMI: (64_000, 1_000),
 }
 
 

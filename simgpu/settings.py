@@ -97,7 +97,7 @@ _DECLARED: tuple[Setting, ...] = (
     Setting("MOCKGPU", _flag, False, "0 or 1",
             "1: the runtime drives the simulated GPU (mockgpu) instead of /dev/kfd"),
     Setting("MOCKGPU_DEVICES", _integer, 1, "1 to 64", "how many simulated GPUs MockOS creates"),
-    Setting("SIMGPU_ARCH", _arches, ("gfx1100",), "gfx1100, gfx1201, comma-separated",
+    Setting("SIMGPU_ARCH", _arches, ("gfx1100",), "gfx1100, gfx1201, gfx942, comma-separated",
             "the architecture of the simulated GPUs: one for all, or one per device (mixed)"),
     Setting("MOCKGPU_VRAM", _integer, None, "bytes", "VRAM per simulated GPU (unset: mockgpu's default, 8 GiB)"),
     Setting("MOCKGPU_WATCHDOG", _integer, 0, "wave-instructions",

@@ -29,6 +29,9 @@ gfx942 is the AMD Instinct MI300X (CDNA3, "Aqua Vanjaram"), one KFD node in SPX 
 - memory: 8 HBM3 stacks of 1024 bits, 1300 MHz; caches as rocminfo prints them (L1 32 KiB, L2 4 MiB per XCD,
   256 MiB Infinity Cache); MEC/SDMA firmware versions are plausible values (gfx942 has no MES: its ME/PFP/RLC/MES
   entries are 0).
+- SDMA and XGMI: 16 SDMA 4.4.2 instances (4 per I/O die), 8 queues each, none reserved (amdkfd reserves 2 queues an
+  engine only on SDMA 6.x: bitmap 0xF, kept here for gfx1201's 7.0.1 too, which reported 6 queues an engine before);
+  XGMI links of 16 lanes at 32 GT/s (amdgpu_xgmi_early_init for GC 9.4.3), i.e. 64000 MB/s a link and direction.
 
 May import: nothing outside simgpu.hw.
 """
@@ -71,6 +74,9 @@ class Chip:
     caches: dict[str, int] = field(default_factory=dict)  # AMDGPU_INFO_DEV_INFO cache fields
     am: bool = False  # whether the PCI function's register side (AM bring-up, IP discovery binary) is modelled
     xcc: int = 1  # compute dies (XCCs) the KFD node spans (MI300X in SPX mode: 8)
+    sdma_queues_per_engine: int = 8  # hardware queues of one SDMA engine (amdkfd's device_info)
+    sdma_reserved_queues: int = 0  # bitmap of SDMA queues amdgpu keeps (bit i: engine i % n, queue i // n)
+    xgmi_gts: int = 0  # XGMI link rate in GT/s (16 lanes a link); 0: no XGMI, the chip joins no hive
 
     @property
     def cu_per_array(self) -> int:
@@ -80,7 +86,7 @@ class Chip:
 CHIPS: dict[str, Chip] = {c.arch: c for c in (
     Chip("gfx1100", "gfx11", "Radeon RX 7900 XTX", "Navi 31", 110000, (11, 0, 0), (6, 0, 0), (4, 3, 0),
          device_id=0x744C, pci_revision=0xC8, drm_family=145, shader_engines=6, arrays_per_engine=2,
-         compute_units=96, vram_width_bits=384, mec_fw_version=550, sdma_fw_version=21,
+         compute_units=96, vram_width_bits=384, mec_fw_version=550, sdma_fw_version=21, sdma_reserved_queues=0xF,
          firmware={"me": (1470, 29), "pfp": (1470, 29), "rlc": (98, 1), "mes": (104, 1)},
          # GL0 (TCP) 32 KiB per CU, SQC 16/32 KiB, GL1 256 KiB, L2 6 MiB, 96 MiB MALL
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
@@ -88,7 +94,7 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          am=True),
     Chip("gfx1201", "gfx12", "Radeon RX 9070 XT", "Navi 48", 120001, (12, 0, 1), (7, 0, 1), (6, 3, 1),
          device_id=0x7550, pci_revision=0xC0, drm_family=152, shader_engines=4, arrays_per_engine=2,
-         compute_units=64, vram_width_bits=256, mec_fw_version=3050, sdma_fw_version=31,
+         compute_units=64, vram_width_bits=256, mec_fw_version=3050, sdma_fw_version=31, sdma_reserved_queues=0xF,
          firmware={"me": (2780, 1), "pfp": (2840, 1), "rlc": (112, 1), "mes": (123, 1)},
          # RX 9070 XT: L2 8 MiB, 64 MiB Infinity Cache (public figures); GL0/SQC as Navi 31 and GL1 0 are not confirmed
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 32,
@@ -98,7 +104,7 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
     Chip("gfx942", "gfx9", "AMD Instinct MI300X", "Aqua Vanjaram", 90402, (9, 4, 3), (4, 4, 2), (7, 9, 0),
          device_id=0x74A1, pci_revision=0x00, drm_family=141, shader_engines=32, arrays_per_engine=1,
          compute_units=304, simds_per_cu=4, wave_size=64, max_waves_per_simd=8, vram_width_bits=8192,
-         mem_clk_max_mhz=1300, mec_fw_version=177, sdma_fw_version=19, xcc=8,
+         mem_clk_max_mhz=1300, mec_fw_version=177, sdma_fw_version=19, xcc=8, sdma_engines=16, xgmi_gts=32,
          firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
          # rocminfo on an MI300X: L1 32 KiB per CU, L2 4 MiB per XCD, 256 MiB Infinity Cache (MALL)
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,

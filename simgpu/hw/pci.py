@@ -24,6 +24,8 @@ BAR_MEM_PREFETCH = 0x8
 
 CAP_ID_PM, CAP_ID_MSI, CAP_ID_EXP = 0x01, 0x05, 0x10
 EXP_FLAGS, EXP_DEVCAP, EXP_DEVCTL, EXP_LNKCAP, EXP_LNKCTL = 0x2, 0x4, 0x8, 0xC, 0x10  # offsets within the PCIe cap
+EXP_DEVCAP2 = 0x24  # within the PCIe cap
+DEVCAP2_ATOMIC_COMP32, DEVCAP2_ATOMIC_COMP64 = 0x80, 0x100  # AtomicOp completer (32-, 64-bit operands)
 LNKCTL_ASPMC = 0x3  # ASPM L0s / L1 enables
 
 # sysfs `resource`: one line per resource (6 BARs, the ROM, then bridge windows), "start end flags" in hex.

@@ -107,7 +107,8 @@ def test_hw_ip_info(drv):
     gfx, comp, dma = ip(D.AMDGPU_HW_IP_GFX), ip(D.AMDGPU_HW_IP_COMPUTE), ip(D.AMDGPU_HW_IP_DMA)
     assert (gfx.hw_ip_version_major, comp.hw_ip_version_major, dma.hw_ip_version_major) == (11, 11, 6)
     assert gfx.available_rings and comp.available_rings
-    assert bin(dma.available_rings).count("1") == int(p["num_sdma_engines"])
+    # amdgpu counts every SDMA instance; amdkfd splits them into PCIe and XGMI engines (gfx942: 2 + 14)
+    assert bin(dma.available_rings).count("1") == int(p["num_sdma_engines"]) + int(p["num_sdma_xgmi_engines"])
     assert (comp.ib_start_alignment, dma.ib_start_alignment, dma.ib_size_alignment) == (32, 256, 4)
     assert ip(6).available_rings == 0  # VCN: no multimedia engines in the simulator
     for t, inst in ((D.AMDGPU_HW_IP_NUM, 0), (D.AMDGPU_HW_IP_GFX, 1)):

@@ -40,7 +40,7 @@ def test_our_runtime_on_hostos_through_the_interposer(tmp_path):
         # CPU address = GPU address: a raw store at the staging buffer's GPU VA is what SDMA copies from it
         print(dev.staging.mapping.addr == dev.staging.va)
         ctypes.memmove(dev.staging.va, b"raw!", 4)
-        dev._sdma_copy(by.va, dev.staging.va, 4)
+        dev.sdma_copy(by.va, dev.staging.va, 4)
         print(by.copyout(np.empty(4, np.uint8)).tobytes().decode())
     """))
     r = simgpu_run([sys.executable, str(script)])

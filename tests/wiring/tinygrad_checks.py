@@ -68,6 +68,15 @@ def main() -> None:
     a1 = (a0.to("AMD:1") * 3).realize()
     report("two_gpus", device=a1.device, value=a1.numpy().tolist())
 
+    # Both ways between the GPUs (on gfx942 two members of an XGMI hive: tinygrad maps the peer's VRAM with
+    # MAP_MEMORY_TO_GPU and copies with SDMA over XGMI), 1 MiB of random floats each, checked against numpy.
+    up, down = rng.standard_normal(1 << 18, dtype=np.float32), rng.standard_normal(1 << 18, dtype=np.float32)
+    on1 = Tensor(up, device="AMD:0").realize().to("AMD:1").realize()
+    on0 = Tensor(down, device="AMD:1").realize().to("AMD:0").realize()
+    report("copies_both_ways", devices=[on1.device, on0.device], to_1=bool(np.array_equal(on1.numpy(), up)),
+           to_0=bool(np.array_equal(on0.numpy(), down)), sum_1=float((on1 * 2).sum().item()),
+           ref_sum_1=float((up * 2).sum()))
+
     buf = Tensor.zeros(4).contiguous().realize().uop.buffer._buf
     prg = dev.runtime(TinyELF(dev.compiler.compile(OOB_IR), "oob", DEV.target("AMD"), ()))
     try:

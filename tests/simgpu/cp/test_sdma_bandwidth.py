@@ -1,7 +1,8 @@
 """The DMA engines' bandwidth model on the virtual clock (issue 26, item 5): a copy of known size between
 memories on known links takes bytes / bandwidth + latency of virtual time, with the figures of
 docs/device.md ("Cost model"): VRAM 960 GB/s (a local copy moves every byte twice), PCIe 4.0 x16 31.5 GB/s
-to the host and to a peer, XGMI 50 GB/s. Measured as tinygrad measures it: SDMA TIMESTAMPs around the copy."""
+to the host and to a peer, XGMI 64 GB/s (MI300X: 16 lanes at 32 GT/s). Measured as tinygrad measures it: SDMA
+TIMESTAMPs around the copy."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.support.gpu_harness import VM, Ring
 
 MIB = 1 << 20
 SYS_PA = 1 << 40  # where the test registers its system-memory buffers
-GBPS = {Link.VRAM: 960e9, Link.PCIE: 31.5e9, Link.PEER_PCIE: 31.5e9, Link.PEER_XGMI: 50e9}
+GBPS = {Link.VRAM: 960e9, Link.PCIE: 31.5e9, Link.PEER_PCIE: 31.5e9, Link.PEER_XGMI: 64e9}
 LATENCY_S = {Link.VRAM: 500e-9, Link.PCIE: 1e-6, Link.PEER_PCIE: 1.5e-6, Link.PEER_XGMI: 1e-6}
 
 
