@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from runtime.uapi import kfd
+from simgpu.hw import gmc
 from simgpu.hw.discovery import DISCOVERY_TMR_OFFSET
 from simgpu.mem import PageTableBuilder
 
@@ -120,7 +121,7 @@ class VM:
         top = gpu.phys.vram_size
         self._pt_pages = RangeAllocator(top - PT_POOL, top - DISCOVERY_TMR_OFFSET)
         self.tables = PageTableBuilder(gpu.phys, lambda: self._pt_pages.alloc(PAGE),
-                                       lambda pa: self._pt_pages.release(pa, PAGE))
+                                       lambda pa: self._pt_pages.release(pa, PAGE), gmc.pte_format(gpu.chip.family))
         gpu.mmu.set_root(vmid, self.tables.root)
         # What this VM mapped, as sorted disjoint ranges: its page tables have no other writer, so these answer
         # mapped() exactly without walking the tables page by page.

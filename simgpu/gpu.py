@@ -28,7 +28,7 @@ from simgpu.cp.pm4 import PM4Processor
 from simgpu.cp.queue import Frame, PacketError, Queue, QueueError, QueueState, check_ring, write_u64
 from simgpu.cp.sdma import SDMAProcessor
 from simgpu.fault import HardwareFault
-from simgpu.hw import regs
+from simgpu.hw import gmc, regs
 from simgpu.hw.chips import Chip, get_chip
 from simgpu.interrupt import Interrupt, Kind, Source
 from simgpu.mem import MMU, PhysicalMemory
@@ -54,7 +54,7 @@ class GPU:
         self.chip: Chip = get_chip(arch)  # what the device is (topology, PCI identity, shape)
         self.arch = self.chip.arch  # the shader engine runs this architecture's code (Dispatch.arch)
         self.phys = PhysicalMemory(vram_size, vram_backing)
-        self.mmu = MMU(self.phys)
+        self.mmu = MMU(self.phys, gmc.pte_format(self.chip.family))  # page tables in the chip's generation's format
         self.clock = Clock()
         self.engine = ShaderEngine(self.mmu, self.clock, watchdog=watchdog)
         # The doorbell page, as the owner maps it (given: shared memory a CPU client stores to).

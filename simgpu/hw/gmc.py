@@ -175,25 +175,41 @@ def is_huge(word: int) -> bool:
     return bool(word & PDE_PTE)
 
 
-# ---- the gfx12 form (amdgpu_vm.h's *_GFX12 definitions) ----------------------------------------------------------
-# gfx12 keeps the geometry, the address bits and bits 0-11, but moves the flags above bit 47: MTYPE to 55:54, PRT
-# to 56, and a directory entry that is a huge-page PTE is marked by bit 63 (AMDGPU_PDE_PTE_GFX12, which a PTE also
-# carries as AMDGPU_PTE_IS_PTE) -- bit 54, gfx11's PDE_PTE, is part of gfx12's MTYPE.
+# ---- per-generation flag positions (amdgpu_vm.h) ------------------------------------------------------------------
+# The geometry, the address bits and bits 0-11 are the same from Vega10 to gfx12; the flags above bit 47 moved.
+# gfx9 (AMDGPU_PTE_MTYPE_VG10) keeps MTYPE at 58:57, gfx10/11 (AMDGPU_PTE_MTYPE_NV10) at 50:48; both mark a huge-page
+# directory entry with bit 54 (AMDGPU_PDE_PTE) and PRT with bit 51. gfx12 moves MTYPE to 55:54
+# (AMDGPU_PTE_MTYPE_GFX12), PRT to 56 (AMDGPU_PTE_PRT_GFX12) and the huge-page mark to bit 63 (AMDGPU_PDE_PTE_GFX12,
+# which a PTE also carries as AMDGPU_PTE_IS_PTE): bit 54, the older PDE_PTE, is part of gfx12's MTYPE.
 PDE_PTE_GFX12 = 1 << 63
 PTE_PRT_GFX12 = 1 << 56
 
 
 @dataclass(frozen=True)
 class PteFormat:
-    """The flag bits a page walk reads that differ between gfx11 and gfx12."""
+    """The PDE/PTE flag positions that differ between GPU generations: what a driver writes and the walk reads."""
 
     name: str
-    huge: int  # a directory entry with this bit is a huge-page PTE
+    huge: int  # a directory entry with this bit is a huge-page PTE (amdgpu's PDE_PTE flag)
     prt: int
+    mtype: Field
+
+    def pte(self, address: int, *, mtype: int = MType.NC, prt: bool = False, **flags) -> int:
+        """A PTE word in this format (flags as for encode_pte)."""
+        if not 0 <= mtype < 1 << self.mtype.width:
+            raise ValueError(f"PTE mtype {mtype} out of range for {self.name}'s {self.mtype.width}-bit field")
+        return encode_pte(address, **flags) | self.mtype.bits(mtype) | (self.prt if prt else 0)
 
 
-GFX11_FORMAT = PteFormat("gfx11", PDE_PTE, PTE_PRT)
-GFX12_FORMAT = PteFormat("gfx12", PDE_PTE_GFX12, PTE_PRT_GFX12)
+GFX9_FORMAT = PteFormat("gfx9", PDE_PTE, PTE_PRT, Field(57, 2))
+GFX11_FORMAT = PteFormat("gfx11", PDE_PTE, PTE_PRT, PTE_FIELDS.mtype)
+GFX12_FORMAT = PteFormat("gfx12", PDE_PTE_GFX12, PTE_PRT_GFX12, Field(54, 2))
+_FORMATS = {"gfx9": GFX9_FORMAT, "gfx11": GFX11_FORMAT, "gfx12": GFX12_FORMAT}
+
+
+def pte_format(family: str) -> PteFormat:
+    """The page-table format of an ISA family (a Chip's `family`: "gfx9", "gfx11", "gfx12")."""
+    return _FORMATS[family]
 
 
 def pte_fragment(word: int) -> int:

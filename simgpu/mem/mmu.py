@@ -21,6 +21,7 @@ the walker's reason, memory_violation for a misaligned atomic), raised before an
 
 from __future__ import annotations
 
+from simgpu.hw import gmc
 from simgpu.mem.lane_access import LaneAccess
 from simgpu.mem.physical import PhysicalMemory
 from simgpu.mem.range_access import RangeAccess, Translation
@@ -35,9 +36,9 @@ __all__ = ["MMU", "TLB_CAPACITY", "Leaf", "Translation"]
 class MMU:
     """GPUVM address translation and access for 16 VMIDs over one PhysicalMemory."""
 
-    def __init__(self, phys: PhysicalMemory):
+    def __init__(self, phys: PhysicalMemory, pte_format: gmc.PteFormat = gmc.GFX11_FORMAT):
         self.phys = phys
-        self.walker = PageWalker(phys)
+        self.walker = PageWalker(phys, pte_format)
         self.tlb = UTCL2(self.walker)
         self.windows = LinearWindows(phys, self.tlb)
         resolver = LaneResolver(phys, self.tlb)

@@ -1,9 +1,10 @@
-"""PageTableBuilder: writes real gfx11 PDE/PTE words into simulated VRAM (for the mock driver and tests).
+"""PageTableBuilder: writes real PDE/PTE words into simulated VRAM (for the mock driver and tests), in the flag
+positions of the GPU's generation (gmc.PteFormat: gfx9, gfx11 or gfx12, as amdgpu writes them for that GC).
 
 Layout follows amdgpu: a 4 KiB root PDB2, then PDB1, PDB0 and PTB tables allocated on demand, every
 table one GPU page taken from `allocate_page()` (which returns a VRAM physical address). Fresh tables
-are cleared the way amdgpu_vm_pt_clear does it on Vega10+: directory entries to an invalid PDE_PTE,
-PTB entries to EXECUTABLE only (both invalid).
+are cleared the way amdgpu_vm_pt_clear does it on Vega10+: directory entries to an invalid PDE_PTE (the format's
+huge-page bit), PTB entries to EXECUTABLE only (both invalid).
 
 A contiguous range is mapped with fragments (amdgpu_vm_pte_fragment): each block gets the largest
 power-of-two size its VA, its PA and the remaining length allow; blocks of 2 MiB or more become
@@ -25,7 +26,6 @@ import numpy as np
 from simgpu.hw import gmc
 from simgpu.mem.physical import PhysicalMemory
 
-_CLEARED_PDE = gmc.PDE_PTE  # amdgpu: "Handle leaf PDEs as PTEs", value 0, VALID clear
 _CLEARED_PTE = gmc.PTE_EXECUTABLE  # amdgpu: "Workaround for fault priority problem on GMC9"
 _HUGE_LEVELS = (gmc.Level.PDB1, gmc.Level.PDB0)
 
@@ -35,9 +35,10 @@ def _entry_log2(level: gmc.Level) -> int:
     return gmc.level_shift(level) - gmc.PAGE_SHIFT
 
 
-def _cleared(level: gmc.Level) -> int:
-    """The word of an unmapped entry at `level`."""
-    return _CLEARED_PTE if level == gmc.Level.PTB else _CLEARED_PDE
+def _cleared(level: gmc.Level, fmt: gmc.PteFormat) -> int:
+    """The word of an unmapped entry at `level`: a directory entry is a huge-page PTE with VALID clear (amdgpu:
+    "Handle leaf PDEs as PTEs", AMDGPU_PDE_PTE_FLAG)."""
+    return _CLEARED_PTE if level == gmc.Level.PTB else fmt.huge
 
 
 def _ctz(x: int) -> int:
@@ -63,8 +64,9 @@ class PageTableBuilder:
     """Builds and edits one GPUVM page-table tree (one VM) in simulated VRAM."""
 
     def __init__(self, phys: PhysicalMemory, allocate_page: Callable[[], int],
-                 free_page: Callable[[int], None] | None = None):
+                 free_page: Callable[[int], None] | None = None, fmt: gmc.PteFormat = gmc.GFX11_FORMAT):
         self.phys = phys
+        self.fmt = fmt  # the flag positions of the GPU's generation
         self._allocate, self._free = allocate_page, free_page
         self.root = self._new_table(gmc.Level.PDB2)
 
@@ -84,9 +86,9 @@ class PageTableBuilder:
         while n:
             frag = min(_ctz(vpn), _ctz(ppn), n.bit_length() - 1, 31) if fragments else 0
             level = next((lv for lv in _HUGE_LEVELS if frag >= _entry_log2(lv)), gmc.Level.PTB)
-            word = gmc.encode_pte(ppn << gmc.PAGE_SHIFT, fragment=frag, **flags)
+            word = self.fmt.pte(ppn << gmc.PAGE_SHIFT, fragment=frag, **flags)
             if level != gmc.Level.PTB:
-                word |= gmc.PDE_PTE
+                word |= self.fmt.huge
             count = 1 << frag
             self._write_run(level, vpn, count >> _entry_log2(level), word, (1 << _entry_log2(level)) << 12)
             vpn, ppn, n = vpn + count, ppn + count, n - count
@@ -112,7 +114,7 @@ class PageTableBuilder:
             log2 = min(_ctz(vpn), n.bit_length() - 1)
             level = next((lv for lv in _HUGE_LEVELS if log2 >= _entry_log2(lv)), gmc.Level.PTB)
             count = 1 << _entry_log2(level)
-            self._write_run(level, vpn, 1, _cleared(level), 0, create=False)
+            self._write_run(level, vpn, 1, _cleared(level, self.fmt), 0, create=False)
             vpn, n = vpn + count, n - count
 
     def entry(self, va: int) -> tuple[gmc.Level, int]:
@@ -120,7 +122,7 @@ class PageTableBuilder:
         table, vpn = self.root, (va & gmc.VA_MASK) >> gmc.PAGE_SHIFT
         for level in gmc.Level:
             word = self.phys.read_u64(table + self._index(level, vpn) * gmc.ENTRY_SIZE)
-            if level == gmc.Level.PTB or word & gmc.PDE_PTE or not word & gmc.PDE_VALID:
+            if level == gmc.Level.PTB or word & self.fmt.huge or not word & gmc.PDE_VALID:
                 return level, word
             table = word & gmc.PDE_ADDR_MASK
         raise AssertionError("unreachable")
@@ -142,7 +144,7 @@ class PageTableBuilder:
         pa = self._allocate()
         if pa % gmc.PAGE_SIZE:
             raise ValueError(f"allocate_page returned unaligned PA {pa:#x}")
-        words = np.full(gmc.ENTRIES_PER_TABLE, _cleared(level), dtype="<u8") if fill is None else fill
+        words = np.full(gmc.ENTRIES_PER_TABLE, _cleared(level, self.fmt), dtype="<u8") if fill is None else fill
         self.phys.write(pa, words.tobytes())
         return pa
 
@@ -169,7 +171,7 @@ class PageTableBuilder:
                 return table
             entry_pa = table + self._index(parent, vpn) * gmc.ENTRY_SIZE
             word = self.phys.read_u64(entry_pa)
-            if word & gmc.PDE_VALID and not word & gmc.PDE_PTE:
+            if word & gmc.PDE_VALID and not word & self.fmt.huge:
                 table = word & gmc.PDE_ADDR_MASK
                 continue
             child = gmc.Level(parent + 1)
@@ -179,17 +181,16 @@ class PageTableBuilder:
             self.phys.write_u64(entry_pa, gmc.encode_pde(table))
         raise AssertionError("unreachable")
 
-    @staticmethod
-    def _split(word: int, child: gmc.Level) -> np.ndarray:
+    def _split(self, word: int, child: gmc.Level) -> np.ndarray:
         """Child entries that map the same range as the huge-page entry `word`.
 
         The children get fragment 0: part of the range is about to change, so it is no longer one
         contiguous block (a conservative choice: only TLB reach is lost).
         """
         incr = (1 << _entry_log2(child)) << gmc.PAGE_SHIFT
-        base = word & ~(gmc.PDE_PTE | gmc.PTE_FRAG_MASK)
+        base = word & ~(self.fmt.huge | gmc.PTE_FRAG_MASK)
         words = np.uint64(base) + np.arange(gmc.ENTRIES_PER_TABLE, dtype=np.uint64) * np.uint64(incr)
-        return words | np.uint64(gmc.PDE_PTE) if child != gmc.Level.PTB else words
+        return words | np.uint64(self.fmt.huge) if child != gmc.Level.PTB else words
 
     def _free_children(self, level: gmc.Level, table: int, idx: int, k: int) -> None:
         """Release the sub-tables of directory entries about to be overwritten."""
@@ -197,7 +198,7 @@ class PageTableBuilder:
             return
         old = self.phys.typed_vram("<u8")[(table >> 3) + idx:(table >> 3) + idx + k]
         for word in old[(old & np.uint64(gmc.PDE_VALID)) != 0].tolist():
-            if not word & gmc.PDE_PTE:
+            if not word & self.fmt.huge:
                 sub = word & gmc.PDE_ADDR_MASK
                 self._free_children(gmc.Level(level + 1), sub, 0, gmc.ENTRIES_PER_TABLE)
                 self._free(sub)

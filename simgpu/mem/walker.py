@@ -42,7 +42,7 @@ class Leaf(NamedTuple):
 class PageWalker:
     """The VM contexts of 16 VMIDs (roots, ranges, VMID 0's system aperture) and their page-table walks."""
 
-    def __init__(self, phys: PhysicalMemory):
+    def __init__(self, phys: PhysicalMemory, fmt: gmc.PteFormat = gmc.GFX11_FORMAT):
         self.phys = phys
         self._roots: list[tuple[int, bool] | None] = [None] * gmc.NUM_VMIDS
         # Per VMID, the page range its VM context covers (VM_CONTEXTn_PAGE_TABLE_START/END_ADDR): pages outside it
@@ -52,9 +52,7 @@ class PageWalker:
         # physically at address - fb_base + fb_offset (the MC's frame-buffer aperture).
         self.system_aperture: tuple[int, int, int] | None = None  # (low, high, PA - address), bytes
         self.walks = 0  # page-table walks so far
-        # The PTE/PDE flag positions the walk reads: gfx11's unless a gfx12 part's hub says otherwise (simgpu.soc:
-        # tinygrad's AM driver writes gfx12 tables on a gfx1201; the mock KFD driver writes gfx11 ones everywhere).
-        self.format = gmc.GFX11_FORMAT
+        self.format = fmt  # the PTE/PDE flag positions of the GPU's generation (gmc.pte_format of its family)
 
     # ---- the VM context registers --------------------------------------------------------------------
     def set_root(self, vmid: int, pa: int | None) -> None:

@@ -27,9 +27,8 @@ PAGE_TABLE_DEPTH = 3  # VM_CONTEXTn_CNTL.PAGE_TABLE_DEPTH of a 4-level (PDB2 -> 
 class Hub:
     """One VM hub's registers; `mmu` is the simulator's MMU for the GC hub, None for the MM hub."""
 
-    def __init__(self, regs: RegisterFile, hub: VMHub, vram_size: int, mmu=None, pte_format=pte.GFX11_FORMAT):
+    def __init__(self, regs: RegisterFile, hub: VMHub, vram_size: int, mmu=None):
         self.regs, self.hub, self.vram_size, self.mmu = regs, hub, vram_size, mmu
-        self.pte_format = pte_format  # the part's PDE/PTE bits: what a driver's tables are written in
         self.enabled = [False] * NUM_CONTEXTS
         top = (FB_BASE + vram_size - 1) >> 24
         regs.set_reset(hub.fb_location_base, FB_BASE >> 24)
@@ -89,9 +88,6 @@ class Hub:
                             f"START_ADDR page {first:#x}")
         self.enabled[vmid] = True
         if self.mmu is not None:
-            # A driver that programs the hub writes the part's own table format (gfx12's huge-page bit is 63); the
-            # mock KFD driver, which never touches these registers, writes gfx11's on every part.
-            self.mmu.walker.format = self.pte_format
             self.mmu.set_context(vmid, base, first, last)
 
     def _aperture(self) -> None:

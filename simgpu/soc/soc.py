@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simgpu.hw import discovery
-from simgpu.hw import gmc as hwgmc
 from simgpu.hw import ih as hwih
 from simgpu.hw.mmio import RegisterMap
 from simgpu.hw.soc21 import navi31_map, vmhub
@@ -62,19 +61,18 @@ _SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
 
 @dataclass(frozen=True)
 class Part:
-    """What differs between the modelled parts: register map, VM hubs, discovery table, page-table format."""
+    """What differs between the modelled parts: register map, VM hubs, discovery table (the page-table format is the
+    chip family's, simgpu.hw.gmc.pte_format, and the MMU's from power-on)."""
 
     regmap: RegisterMap
     hubs: tuple[vmhub.VMHub, vmhub.VMHub]  # GC, MM
     blocks: tuple[discovery.IpBlock, ...]
     gc_info: dict[str, int]
-    pte_format: hwgmc.PteFormat
 
 
-PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO,
-                                 hwgmc.GFX11_FORMAT),
+PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO),
          "gfx1201": lambda: Part(navi48_map(), (vmhub.GCHUB_GFX12, vmhub.MMHUB_GFX12), discovery.NAVI48_IP_BLOCKS,
-                                 GC_INFO_NAVI48, hwgmc.GFX12_FORMAT)}
+                                 GC_INFO_NAVI48)}
 
 
 class SOC:
@@ -86,7 +84,7 @@ class SOC:
         self.part = PARTS.get(gpu.arch, PARTS["gfx1100"])()  # (a part without a register side keeps gfx1100's)
         self.regs = RegisterFile(self.part.regmap)
         self.queue_owner: dict[str, tuple] = {}  # queue name -> ("cp", me, pipe, queue) | ("sdma", engine)
-        self.gchub = Hub(self.regs, self.part.hubs[0], vram, gpu.mmu, self.part.pte_format)
+        self.gchub = Hub(self.regs, self.part.hubs[0], vram, gpu.mmu)
         self.mmhub = Hub(self.regs, self.part.hubs[1], vram)
         self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
         self.psp, self.smu = PSP(self), SMU(self)
@@ -112,7 +110,6 @@ class SOC:
                     hub.mmu.set_context(vmid, None)
                 hub.enabled[vmid] = False
         self.gpu.mmu.set_system_aperture(None)
-        self.gpu.mmu.walker.format = hwgmc.GFX11_FORMAT  # the mock KFD driver's tables, until a driver owns the hub
         table = discovery.build_table(self.part.blocks, self.part.gc_info)
         self.gpu.phys.write(self.discovery_offset, table)
 
