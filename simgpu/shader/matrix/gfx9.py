@@ -28,6 +28,10 @@ Arithmetic (decisions: AMD does not document the matrix core's internal order or
 - fp8 / bf8 are gfx942's FNUZ formats (LLVM: gfx940's fp8 is "fnuz"): E4M3 with bias 8 and E5M2 with bias 16, no
   infinities, no negative zero; 0x80 is NaN.
 
+gfx950 (CDNA4) adds v_mfma_f32_16x16x32_f16/bf16, v_mfma_f32_32x32x16_f16/bf16, v_mfma_i32_16x16x64_i8 and
+v_mfma_i32_32x32x32_i8 (GFX950_ONLY): the same layout rule and arithmetic (tests/simgpu/shader/test_cdna4_corpus.py).
+Not implemented for gfx950: the f8f6f4 MFMAs and the scaled ones (the codec refuses them), the SMFMACs.
+
 Not implemented (illegal_instruction): CBSZ/ABID (A block broadcast) and BLGP (B lane swizzle) other than 0, the
 SMFMAC (v_smfmac_*, sparse A), and an MFMA
 run with some lanes of EXEC off (a compiler issues MFMA with the whole wave on).
@@ -96,10 +100,18 @@ def _variants() -> dict[str, Shape]:
         for b in ("fp8", "bf8"):
             v[f"v_mfma_f32_16x16x32_{a}_{b}"] = Shape(16, 16, 32, 1, a, b, "f32")
             v[f"v_mfma_f32_32x32x16_{a}_{b}"] = Shape(32, 32, 16, 1, a, b, "f32")
+    # gfx950 (CDNA4): the f16/bf16 and i8 forms with twice the K (the layouts are the general rule's: CDNA4 ISA, 7.1.4)
+    for t in ("f16", "bf16"):
+        v[f"v_mfma_f32_16x16x32_{t}"] = Shape(16, 16, 32, 1, t, t, "f32")
+        v[f"v_mfma_f32_32x32x16_{t}"] = Shape(32, 32, 16, 1, t, t, "f32")
+    v["v_mfma_i32_16x16x64_i8"] = Shape(16, 16, 64, 1, "i8", "i8", "i32")
+    v["v_mfma_i32_32x32x32_i8"] = Shape(32, 32, 32, 1, "i8", "i8", "i32")
     return v
 
 
 VARIANTS = _variants()
+GFX950_ONLY = frozenset(("v_mfma_f32_16x16x32_f16", "v_mfma_f32_32x32x16_f16", "v_mfma_f32_16x16x32_bf16",
+                         "v_mfma_f32_32x32x16_bf16", "v_mfma_i32_16x16x64_i8", "v_mfma_i32_32x32x32_i8"))
 
 
 # ---------------------------------------------------------------------------------------------- layouts
