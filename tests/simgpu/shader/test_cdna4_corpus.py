@@ -139,7 +139,15 @@ MFMA = {  # kernel -> (M, N, K, element type, D dtype)
     "cdna4_mfma_f32_32x32x16_bf16": (32, 32, 16, "bf16", np.float32),
     "cdna4_mfma_i32_16x16x64_i8": (16, 16, 64, "i8", np.int32),
     "cdna4_mfma_i32_32x32x32_i8": (32, 32, 32, "i8", np.int32),
+    "cdna4_mfma_f32_16x16x32_fp8_fp8": (16, 16, 32, "fp8", np.float32),
 }
+
+
+def e4m3(code: np.ndarray) -> np.ndarray:
+    """The value of OCP E4M3 bytes (sign, 4 exponent bits with bias 7, 3 mantissa bits; no infinities)."""
+    sign = np.where(code & 0x80, -1.0, 1.0)
+    e, m = (code >> 3) & 0xF, code & 7
+    return sign * np.where(e == 0, m / 8 * 2.0 ** -6, (1 + m / 8) * np.exp2(e.astype(np.float64) - 7))
 
 
 def _matrix(rng, rows: int, cols: int, kind: str) -> np.ndarray:
@@ -147,6 +155,8 @@ def _matrix(rng, rows: int, cols: int, kind: str) -> np.ndarray:
     but not in f32: the result shows whether the sum is rounded once (the module doc of matrix.gfx9); or int8."""
     if kind == "i8":
         return rng.integers(-128, 128, (rows, cols))
+    if kind == "fp8":  # E4M3 bytes (NaN, S.1111.111, left out), as codes: _pack stores them, e4m3 gives their values
+        return rng.choice(np.array([c for c in range(256) if c & 0x7F != 0x7F]), (rows, cols))
     top, lo, hi = (2047, -16, -6) if kind == "f16" else (255, -12, 0)
     return rng.integers(-top, top + 1, (rows, cols)) * np.exp2(rng.integers(lo, hi + 1, (rows, cols)))
 
@@ -157,9 +167,11 @@ def _pack(x: np.ndarray, kind: str) -> np.ndarray:
         raw = x.astype(np.float16).view(np.uint16)
     elif kind == "bf16":
         raw = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    elif kind == "fp8":
+        raw = x.astype(np.uint8)
     else:
         raw = x.astype(np.int8).view(np.uint8)
-    return np.ascontiguousarray(raw).view(np.uint32).reshape(64, 4)
+    return np.ascontiguousarray(raw).view(np.uint32).reshape(64, -1)
 
 
 @pytest.mark.parametrize("where", WHERE)
@@ -170,7 +182,7 @@ def test_mfma(kernel, where):
     rng = np.random.default_rng(hash(kernel) % (1 << 32))
     A, B = _matrix(rng, m, k, kind), _matrix(rng, k, n, kind)
     kl = k // (64 // m)  # items of K per lane (the ISA's K_L, one block)
-    la, lb = np.zeros((64, kl)), np.zeros((64, kl))
+    la, lb = np.zeros((64, kl), A.dtype), np.zeros((64, kl), B.dtype)
     for i in range(m):
         for kk in range(k):
             la[i + m * (kk // kl), kk % kl] = A[i, kk]
@@ -181,7 +193,11 @@ def test_mfma(kernel, where):
     out = run(where, "cdna4_mfma", kernel, [_pack(la, kind).reshape(-1), _pack(lb, kind).reshape(-1),
                                            np.zeros(64 * regs, np.uint32)], (1,), (64,))[-1]
     got = out.reshape(64, regs).view(dt)
-    D = (A.astype(np.float64) @ B.astype(np.float64)) if dt == np.float32 else A @ B  # exact; rounded once below
+    if kind == "fp8":
+        va, vb = e4m3(A), e4m3(B)
+    else:
+        va, vb = A.astype(np.float64), B.astype(np.float64)
+    D = (va @ vb) if dt == np.float32 else A @ B  # exact; rounded once below
     if dt == np.float32:
         assert not np.array_equal(D, D.astype(np.float32)), "the inputs do not test the rounding"
     mi = 64 // n  # rows of D per item across the lanes (one block: B_I = 1)
