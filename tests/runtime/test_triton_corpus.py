@@ -27,16 +27,8 @@ ARCHES = ("gfx1100", "gfx1201", "gfx942", "gfx950")
 SPECS_OF = {arch: {s["name"]: s for s in load_specs(arch)} for arch in ARCHES}
 SPECS = SPECS_OF["gfx1100"]
 # Cases an architecture cannot pass yet, with why (strict: the day one passes, its entry must go).
-_TR16 = ("ds_read_b64_tr_b16 is not implemented: the CDNA4 reference describes the transposing LDS read in words "
-         "(two instructions load a matrix, 4 consecutive M/N values a lane), not which lane reads which address")
-_TR8 = _TR16.replace("ds_read_b64_tr_b16", "ds_read_b64_tr_b8")
 _LDS_DMA = "global_load_lds_dword (LDS DMA, gfx942's too) is not implemented"
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    **{("gfx950", name): _TR16 for name in (
-        "dot_bfloat16_float32", "dot_float16_float16", "flash_attention_f16", "matmul_bf16_3_stages",
-        "matmul_bias_relu_f16", "matmul_f16_130x70x200_t64_w8", "matmul_f16_48x40x64_t16_w1", "matmul_f16_64_t32_w4",
-        "matmul_f16_70x33x96_t32_w4", "matmul_f16_out_f16_t128_w8")},
-    **{("gfx950", name): _TR8 for name in ("dot_float8e4nv_f32", "dot_float8e5_f32", "dot_int8_int32")},
     ("gfx950", "matmul_f32_32_t16_w1"): _LDS_DMA,
     ("gfx950", "matmul_f32_40x36x50_t32_w4"): _LDS_DMA,
     ("gfx950", "fp8e5_roundtrip"): "v_cvt_scalef32_pk_bf8_f32 (VOP3 opcode 566) is not in the gfx950 codec: the "
