@@ -27,10 +27,7 @@ ARCHES = ("gfx1100", "gfx1201", "gfx942", "gfx950")
 SPECS_OF = {arch: {s["name"]: s for s in load_specs(arch)} for arch in ARCHES}
 SPECS = SPECS_OF["gfx1100"]
 # Cases an architecture cannot pass yet, with why (strict: the day one passes, its entry must go).
-_LDS_DMA = "global_load_lds_dword (LDS DMA, gfx942's too) is not implemented"
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("gfx950", "matmul_f32_32_t16_w1"): _LDS_DMA,
-    ("gfx950", "matmul_f32_40x36x50_t32_w4"): _LDS_DMA,
     ("gfx950", "fp8e5_roundtrip"): "v_cvt_scalef32_pk_bf8_f32 (VOP3 opcode 566) is not in the gfx950 codec: the "
                                    "v_cvt_scalef32_* conversions are not modelled",
 }
