@@ -40,7 +40,7 @@ SOURCE = {b: _source(b) for b in (16, 8)}
 
 def _transposed(bits: int):
     load = renamed("ds_load_b64")
-    group = 64 // bits  # lanes per square block, elements per lane
+    group = 64 // bits  # elements a lane reads (E)
 
     def run(ex, w, inst):
         if ex.st.lanes != LANES or not ex.st.exec_full(w):

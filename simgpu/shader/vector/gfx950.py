@@ -4,7 +4,9 @@ table; gfx942 code never holds these opcodes: its decoder does not know them).
 From the CDNA4 ISA reference's pseudo-code:
 
 - v_prng_b32: one step of a 32-bit Galois LFSR, D = (S0 << 1) ^ (S0[31] ? 197 : 0) (expression form).
-- v_cvt_f32_bf16: D = {S0[15:0], 16'0}, exact (expression form).
+- v_cvt_f32_bf16: D = {S0[15:0], 16'0}, exact (expression form). An inline float constant source reads as its 32-bit
+  pattern here, whose low half is 0, where the hardware presumably supplies the bf16 constant: not modelled (LLVM
+  folds the conversion of a constant, so compiled code does not meet it).
 - v_bitop3_b32 / v_bitop3_b16: any function of three bitwise inputs: bit (S0 << 2 | S1 << 1 | S2) of the 8-bit truth
   table, which the encoding holds in NEG (bits 0-2), ABS (3-5) and OMOD (6-7); the 16-bit form writes the low half
   (the high half: gfx942's rule for 16-bit results, kept).
