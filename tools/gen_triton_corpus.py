@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Compile the Triton corpus for each architecture Triton targets that simgpu simulates (gfx1100, gfx1201, gfx942) and
-write it under tests/data/triton/ (gfx1100's in the directory itself, the others' in <arch>/): per case a code
-object (<case>.hsaco), its launch spec (<case>.json) and numpy's reference outputs (<case>.npz), the same kernels,
+"""Compile the Triton corpus for each architecture Triton targets that simgpu simulates (gfx1100, gfx1201, gfx942,
+gfx950) and write it under tests/data/triton/ (gfx1100's in the directory itself, the others' in <arch>/): per case a
+code object (<case>.hsaco), its launch spec (<case>.json) and numpy's reference outputs (<case>.npz), the same kernels,
 inputs and references for every architecture. tests/runtime/test_triton_corpus.py runs them through the runtime
 without Triton.
 
 Run from the repository root, with Triton in a venv of its own (the project's venv stays as CI has it):
 
     python3 -m venv /tmp/trivenv && /tmp/trivenv/bin/pip install triton==3.9.0 numpy
-    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus [--arch gfx1100|gfx1201|gfx942] [case ...]
+    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus [--arch gfx1100|gfx1201|gfx942|gfx950] [case ...]
 
 Compiling needs no GPU and no torch: naming the target (GPUTarget("hip", "gfx942", 64)) keeps Triton from asking
 a driver for the current device. The references are numpy's, never the simulator's. What differs per architecture is
@@ -51,7 +51,7 @@ from tools.triton_corpus import (  # noqa: E402  # noqa: E402
 
 # Each architecture Triton's AMD backend targets that simgpu simulates, with its wave size (gfx9: wave64 only).
 TARGETS = {"gfx1100": GPUTarget("hip", "gfx1100", 32), "gfx1201": GPUTarget("hip", "gfx1201", 32),
-           "gfx942": GPUTarget("hip", "gfx942", 64)}
+           "gfx942": GPUTarget("hip", "gfx942", 64), "gfx950": GPUTarget("hip", "gfx950", 64)}
 # Triton's pointer type for each buffer dtype.
 POINTER = {"float32": "*fp32", "float16": "*fp16", "bfloat16": "*bf16", "int32": "*i32", "int8": "*i8",
            "uint8": "*u8", "int16": "*i16", "uint32": "*u32", "int64": "*i64", "float64": "*fp64", "float8e5": "*fp8e5",
@@ -95,6 +95,14 @@ class Case:
 def everywhere(*insns: str) -> dict:
     """A case's `isa` when every architecture's code has the same instructions."""
     return {arch: insns for arch in TARGETS}
+
+
+def isa_of(case, arch: str) -> tuple:
+    """What `arch`'s code of a case must contain: its own entry, or for gfx950 (CDNA4, gfx942's successor) gfx942's
+    when the case names none for gfx950."""
+    if arch == "gfx950" and arch not in case.isa:
+        return case.isa.get("gfx942", ())
+    return case.isa.get(arch, ())
 
 
 def normal(seed, scale=1.0, **kw):
@@ -470,9 +478,11 @@ def cases() -> list[Case]:
         grid=(cdiv(50, 32), cdiv(60, 32)), constexprs={"BM": 32, "BN": 32, "BK": 32},
         ref=lambda a: {"c_ptr": np.maximum(_f32(a["a_ptr"]).astype(np.float64) @ _f32(a["b_ptr"]) + a["bias_ptr"],
                                            0).astype(np.float32)})
-    for ins, outs, wmma, mfma in (("float16", "float16", "v_wmma_f32_16x16x16_f16", "v_mfma_f32_32x32x8_f16"),
-                                  ("bfloat16", "float32", "v_wmma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_bf16"),
-                                  ("int8", "int32", "v_wmma_i32_16x16x16_iu8", "v_mfma_i32_32x32x16_i8")):
+    # gfx950 (CDNA4) runs these dots on its MFMAs with twice gfx942's K
+    for ins, outs, wmma, mfma, mfma4 in (
+            ("float16", "float16", "v_wmma_f32_16x16x16_f16", "v_mfma_f32_32x32x8_f16", "v_mfma_f32_32x32x16_f16"),
+            ("bfloat16", "float32", "v_wmma_f32_16x16x16_bf16", "v_mfma_f32_32x32x8_bf16", "v_mfma_f32_32x32x16_bf16"),
+            ("int8", "int32", "v_wmma_i32_16x16x16_iu8", "v_mfma_i32_32x32x16_i8", "v_mfma_i32_32x32x32_i8")):
         init = ints(7, -128, 128) if ins == "int8" else normal(7)
         tol = {"float16": (2e-2, 2e-2), "float32": (1e-4, 1e-4)}.get(outs, (0.0, 0.0))
         add(f"dot_{ins}_{outs}", K.dot_tile_kernel,
@@ -480,17 +490,19 @@ def cases() -> list[Case]:
                   "c_ptr": out(outs, (32, 32), *tol)},
             grid=(1,), constexprs={"M": 32, "N": 32, "K": 32, "OUT": getattr(tl, {"float16": "float16",
                                    "float32": "float32", "int32": "int32"}[outs])},
-            isa={"gfx1100": (wmma,), "gfx1201": (wmma,), "gfx942": (mfma,)},
+            isa={"gfx1100": (wmma,), "gfx1201": (wmma,), "gfx942": (mfma,), "gfx950": (mfma4,)},
             ref=lambda a, outs=outs: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(outs)})
     for fp8 in ("float8e5", "float8e4nv"):
         add(f"dot_{fp8}_f32", K.fp8_dot_kernel,
             args={"a_ptr": Buf(fp8, (32, 32), normal(44, 2.0)), "b_ptr": Buf(fp8, (32, 32), normal(45, 2.0)),
                   "c_ptr": out("float32", (32, 32), 1e-5, 1e-5)},
             # gfx1100 has no fp8 WMMA: Triton 3.9 converts to f16 in software and uses the f16 WMMA; gfx942's fp8 is
-            # FNUZ, not these OCP formats: f16 again, and its MFMA; gfx1201 multiplies them natively.
+            # FNUZ, not these OCP formats: f16 again, and its MFMA; gfx1201 and gfx950 (whose fp8 is OCP's) multiply
+            # them natively.
             grid=(1,), constexprs={"M": 32, "N": 32, "K": 32},
             isa={"gfx1100": ("v_wmma_f32_16x16x16_f16",), "gfx942": ("v_mfma_f32_32x32x8_f16",),
-                 "gfx1201": ("v_wmma_f32_16x16x16_bf8_bf8" if fp8 == "float8e5" else "v_wmma_f32_16x16x16_fp8_fp8",)},
+                 "gfx1201": ("v_wmma_f32_16x16x16_bf8_bf8" if fp8 == "float8e5" else "v_wmma_f32_16x16x16_fp8_fp8",),
+                 "gfx950": ("v_mfma_f32_32x32x16_bf8_bf8" if fp8 == "float8e5" else "v_mfma_f32_32x32x16_fp8_fp8",)},
             ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
     add("flash_attention_f16", K.flash_attention_kernel,
         args={"q_ptr": Buf("float16", (100, 64), normal(46)), "k_ptr": Buf("float16", (100, 64), normal(47)),
@@ -498,15 +510,16 @@ def cases() -> list[Case]:
               "seq": Scalar(100), "scale": Scalar(0.125, "float32")},
         grid=(2,), constexprs={"D": 64, "BM": 64, "BN": 64}, ref=_flash_ref,
         isa={"gfx1100": ("v_mov_b16_e64",), "gfx1201": ("v_wmma_f32_16x16x16_f16", "v_mov_b16"),
-             "gfx942": ("v_mfma_f32_32x32x8_f16",)})
+             "gfx942": ("v_mfma_f32_32x32x8_f16",), "gfx950": ("v_mfma_f32_32x32x16_f16", "v_permlane32_swap_b32")})
     add("spill_32x256", K.spill_kernel,
         args={"x_ptr": f32((32, 256), 49), "out_ptr": out("float32", (32, 256), 1e-5, 1e-6)},
         grid=(1,), constexprs={"ROWS": 32, "COLS": 256}, num_warps=1, scratch=("gfx1100", "gfx1201"), ref=_spill_ref)
-    # gfx942's wave64 holds that tile in 128 VGPRs a lane; twice the rows overflow its 512 (VGPRs and AccVGPRs):
-    # LLVM spills to AccVGPRs (v_accvgpr_write/read) and to scratch.
+    # gfx942's (and gfx950's) wave64 holds that tile in 128 VGPRs a lane; twice the rows overflow its 512 (VGPRs and
+    # AccVGPRs): LLVM spills to AccVGPRs (v_accvgpr_write/read) and to scratch.
     add("spill_64x256_wave64", K.spill_kernel,
         args={"x_ptr": f32((64, 256), 49), "out_ptr": out("float32", (64, 256), 1e-5, 1e-6)},
-        grid=(1,), constexprs={"ROWS": 64, "COLS": 256}, num_warps=1, scratch=("gfx942",), archs=("gfx942",),
+        grid=(1,), constexprs={"ROWS": 64, "COLS": 256}, num_warps=1, scratch=("gfx942", "gfx950"),
+        archs=("gfx942", "gfx950"),
         isa={"gfx942": ("v_accvgpr_write_b32",)}, ref=_spill_ref)
     # More of what Triton generates: ocml, lane shuffles, unsigned arithmetic, 64-bit atomics, pipelining.
     n = 500
@@ -538,7 +551,7 @@ def cases() -> list[Case]:
               "c_ptr": out("float32", (64, 48), 1e-4, 1e-4), "M": Scalar(64), "N": Scalar(48), "K": Scalar(160)},
         grid=(2, 2), constexprs={"BM": 32, "BN": 32, "BK": 32, "STAGES": 3},
         isa={"gfx1100": ("v_wmma_f32_16x16x16_bf16",), "gfx1201": ("v_wmma_f32_16x16x16_bf16",),
-             "gfx942": ("v_mfma_f32_32x32x8_bf16",)},
+             "gfx942": ("v_mfma_f32_32x32x8_bf16",), "gfx950": ("v_mfma_f32_32x32x16_bf16",)},
         ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
     # Rounding and special values that must match numpy bit for bit.
     n = 1000
@@ -624,7 +637,7 @@ def _asm_fact(asm: str, key: str) -> int:
 def write_case(case: Case, arch: str = "gfx1100") -> dict:
     compiled = compile_case(case, arch)
     meta, asm = compiled.metadata, compiled.asm["amdgcn"]
-    for insn in case.isa.get(arch, ()):
+    for insn in isa_of(case, arch):
         if insn not in asm:
             raise SystemExit(f"{case.name}: {insn} is not in the compiled code (what the case exists to exercise)")
     scratch = _asm_fact(asm, "amdhsa_private_segment_fixed_size")
@@ -663,7 +676,7 @@ def write_case(case: Case, arch: str = "gfx1100") -> dict:
     spec = {"kernel": meta.name, "hsaco": f"{case.name}.hsaco", "grid": list(case.grid) + [1] * (3 - len(case.grid)),
             "block": [case.num_warps * meta.warp_size, 1, 1], "shared": meta.shared, "num_warps": case.num_warps,
             "constexprs": {k: str(v) for k, v in case.constexprs.items()},
-            "metadata": {"private_segment_fixed_size": scratch, "isa": list(case.isa.get(arch, ())),
+            "metadata": {"private_segment_fixed_size": scratch, "isa": list(isa_of(case, arch)),
                          "spills": arch in case.scratch,
                          "vgpr_spill_count": _asm_fact(asm, "vgpr_spill_count"),
                          "triton_version": triton.__version__},

@@ -83,7 +83,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand that exists."""
-    p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 / gfx1201 / gfx942 testbed")
+    p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 / gfx1201 / gfx942 / gfx950 testbed")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
     d.add_argument("--queue", choices=["pm4", "aql"], default="pm4")
@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run any program (tinygrad, C on amdkfd) against simulated GPUs")
     r.add_argument("--devices", type=int, default=None, help="number of GPUs (default: $MOCKGPU_DEVICES or 1)")
     r.add_argument("--arch", default=None, metavar="ARCH[,ARCH...]",
-                   help="the GPUs' architecture: gfx1100, gfx1201 or gfx942, one for all or comma-separated per device "
+                   help="the GPUs' architecture: gfx1100, gfx1201, gfx942 or gfx950, one for all or comma-separated "
+                        "per device "
                         "(default: $SIMGPU_ARCH or gfx1100)")
     r.add_argument("--vram", type=int, default=None, help="bytes of VRAM per GPU (default: $MOCKGPU_VRAM or 8 GiB)")
     r.add_argument("--record", metavar="FILE", help="record each process's driver traffic (simgpu trace replay)")

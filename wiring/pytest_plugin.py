@@ -17,7 +17,8 @@ def pytest_addoption(parser):
     group.addoption("--mockgpu", action="store_true", default=False,
                     help="run on the simulated gfx1100 (sets MOCKGPU=1 for the session)")
     group.addoption("--mockgpu-arch", default=None, metavar="ARCH",
-                    help="run on simulated GPUs of this architecture, gfx1100, gfx1201 or gfx942 (comma-separated: one "
+                    help="run on simulated GPUs of this architecture, gfx1100, gfx1201, gfx942 or gfx950 "
+                         "(comma-separated: one "
                          "per device; sets MOCKGPU=1 and SIMGPU_ARCH for the session)")
     group.addoption("--sanitize", default=None, metavar="CHECKS",
                     help="run the simulator's sanitizers (memcheck,initcheck,racecheck,hazards or all; sets "

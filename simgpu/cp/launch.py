@@ -16,7 +16,6 @@ from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor
 from simgpu.shader import Dispatch
 
 MAX_WORKGROUP_ITEMS = 1024
-MAX_LDS_BYTES = 64 << 10
 
 
 def _reg(q: Queue, r: int) -> int:
@@ -97,8 +96,9 @@ def check_shape(gpu, d: Dispatch) -> None:
         raise PacketError(f"workgroup size {wg} has a zero dimension (COMPUTE_NUM_THREAD_* unset?)")
     if wg[0] * wg[1] * wg[2] > MAX_WORKGROUP_ITEMS:
         raise PacketError(f"workgroup of {wg[0] * wg[1] * wg[2]} work-items exceeds {MAX_WORKGROUP_ITEMS}")
-    if d.group_segment_size > MAX_LDS_BYTES:
-        raise PacketError(f"group segment of {d.group_segment_size} bytes exceeds the 64 KiB of LDS")
+    if d.group_segment_size > gpu.chip.lds_bytes:
+        raise PacketError(f"group segment of {d.group_segment_size} bytes exceeds the "
+                          f"{gpu.chip.lds_bytes >> 10} KiB of LDS")
     if any(g >= 1 << 32 for g in d.grid):
         raise PacketError(f"grid {d.grid} exceeds 32 bits per dimension")
     groups = 1

@@ -33,6 +33,19 @@ gfx942 is the AMD Instinct MI300X (CDNA3, "Aqua Vanjaram"), one KFD node in SPX 
   engine only on SDMA 6.x: bitmap 0xF, kept here for gfx1201's 7.0.1 too, which reported 6 queues an engine before);
   XGMI links of 16 lanes at 32 GT/s (amdgpu_xgmi_early_init for GC 9.4.3), i.e. 64000 MB/s a link and direction.
 
+gfx950 is the AMD Instinct MI350X (CDNA4), one KFD node in SPX mode, the gfx942 model with CDNA4's differences:
+- GC 9.5.0, which amdkfd's kgd2kfd_probe maps to gfx_target_version 90500 with the same kfd2kgd functions as GC 9.4.3
+  (gc_9_4_3_kfd2kgd: the same MQD, PM4 and HIQ paths), and gfx_v9_4_3.c drives both; SDMA 4.4.5 (sdma_v4_4_2.c
+  serves 4.4.2, 4.4.4 and 4.4.5 with one packet set: no SDMA packet delta); NBIO 7.9.0 as for MI300X (nbio_v7_9.c
+  serves 7.9.0 and 7.9.1; which of the two MI350X reports is not confirmed; tinygrad's mock driver reports 7.9.0);
+  DRM family AMDGPU_FAMILY_AI (141); PCI device 0x75A0 (MI350X in pci.ids; its revision is not confirmed);
+- shape: 8 XCDs x 4 shader engines x 1 shader array, 256 active CUs (32 per XCD) of 4 SIMDs, wave64, 8 waves per
+  SIMD; 160 KiB of LDS per CU, all of it addressable by one workgroup (CDNA4 ISA; tinygrad sizes its CWSR area from
+  the topology's lds_size_in_kb on GC 9.5 for this reason);
+- memory: 8 HBM3E stacks of 1024 bits; the memory clock reported is MI300X's (MI350X's is not confirmed); caches as
+  MI300X's (L1 32 KiB, L2 4 MiB per XCD, 256 MiB Infinity Cache, the public MI350X figures); firmware versions are
+  plausible values (gfx950 has no MES).
+
 May import: nothing outside simgpu.hw.
 """
 
@@ -107,6 +120,15 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          mem_clk_max_mhz=1300, mec_fw_version=177, sdma_fw_version=19, xcc=8, sdma_engines=16, xgmi_gts=32,
          firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
          # rocminfo on an MI300X: L1 32 KiB per CU, L2 4 MiB per XCD, 256 MiB Infinity Cache (MALL)
+         caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20}),
+    # MI350X (docs/device.md, "gfx950"): 8 XCDs x 4 shader engines x 1 array, 256 active CUs of 4 SIMDs, wave64,
+    # 160 KiB of LDS
+    Chip("gfx950", "gfx9", "AMD Instinct MI350X", "CDNA4", 90500, (9, 5, 0), (4, 4, 5), (7, 9, 0),
+         device_id=0x75A0, pci_revision=0x00, drm_family=141, shader_engines=32, arrays_per_engine=1,
+         compute_units=256, simds_per_cu=4, wave_size=64, lds_bytes=160 << 10, max_waves_per_simd=8,
+         vram_width_bits=8192, mem_clk_max_mhz=1300, mec_fw_version=21, sdma_fw_version=19, xcc=8,
+         firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,
                  "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20}),
 )}

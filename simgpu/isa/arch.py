@@ -11,6 +11,10 @@ gfx942 (CDNA3, family gfx9) stores its tables whole (data/gfx942/), a base of th
 differ from gfx11's in every encoding (s_mov_b32 is SOP1 0 there, 0 is s_mov_b32 here but VOP1 1 is v_mov_b32
 on both, v_add_f32 is VOP2 1 / 3, ...), so a delta of gfx1100's tables would replace nearly every entry and list
 all of gfx1100's as dropped: larger than the table, and no clearer about what the two share.
+
+gfx950 (CDNA4) stores its differences from gfx942's tables (data/gfx950/): the opcodes CDNA4 adds. LLVM 19's llvm-mc
+does not know gfx950, so they are not probed as gfx942's were: tools/isatab_gfx950.py writes them from gfx942's
+entries of the same operand shape and checks each against LLVM 22's assembler (docs/isa.md, "gfx950").
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ ARCHES: dict[str, Arch] = {a.name: a for a in (
     Arch("gfx1100", "gfx11", None),
     Arch("gfx1201", "gfx12", "gfx1201", DEFAULT),
     Arch("gfx942", "gfx9", "gfx942"),
+    Arch("gfx950", "gfx9", "gfx950", "gfx942"),
 )}
 
 

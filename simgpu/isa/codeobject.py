@@ -18,7 +18,7 @@ import msgpack
 from elftools.elf.elffile import ELFFile
 
 from simgpu.isa.errors import CodeObjectError
-from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor, KernelDescriptorError
+from simgpu.isa.kdescriptor import KD_SIZE, KernelDescriptor, KernelDescriptorError, group_segment_limit
 from simgpu.isa.metadata import check_metadata
 
 # The target-ID grammar and the e_flags facts live in target_id; TARGETS is re-exported for compiler.llvm.
@@ -199,7 +199,7 @@ def read_code_object(data: bytes) -> CodeObject:
     metadata = _metadata(ctx)
     target, processor = _target(metadata, e_flags, version)
     text_address, text = _text(ctx)
-    return CodeObject(kernels=_kernels(ctx, symbols, metadata), metadata=metadata,
+    return CodeObject(kernels=_kernels(ctx, symbols, metadata, processor), metadata=metadata,
                       target=target, elf_type=elf_type, image=bytes(ctx.image),
                       text_address=text_address, text=text, code_object_version=version, e_flags=e_flags,
                       symbols=symbols, relocations=relocations, section_addresses=_section_addresses(ctx),
@@ -482,7 +482,7 @@ def _text(ctx: _Elf) -> tuple[int, bytes]:
     return addr, bytes(sec.data[:sec.size])
 
 
-def _kernels(ctx: _Elf, symbols: dict[str, Symbol], metadata: dict) -> dict[str, Kernel]:
+def _kernels(ctx: _Elf, symbols: dict[str, Symbol], metadata: dict, processor: str = "") -> dict[str, Kernel]:
     """Kernels named by the metadata, then any other `<name>.kd` symbol."""
     wanted = [(k[".name"], k.get(".symbol", k[".name"] + ".kd"), k) for k in metadata.get("amdhsa.kernels", [])]
     described = {sym for _, sym, _ in wanted}
@@ -492,11 +492,11 @@ def _kernels(ctx: _Elf, symbols: dict[str, Symbol], metadata: dict) -> dict[str,
     for name, symbol, meta in wanted:
         if name in kernels:
             raise CodeObjectError(f"metadata: two kernels are named {name!r}")
-        kernels[name] = _kernel(ctx, symbols, name, symbol, meta)
+        kernels[name] = _kernel(ctx, symbols, name, symbol, meta, processor)
     return kernels
 
 
-def _kernel(ctx: _Elf, symbols: dict[str, Symbol], name: str, symbol: str, meta: dict) -> Kernel:
+def _kernel(ctx: _Elf, symbols: dict[str, Symbol], name: str, symbol: str, meta: dict, processor: str = "") -> Kernel:
     """One kernel from its descriptor symbol."""
     kd_sym = symbols.get(symbol)
     if kd_sym is None or kd_sym.section is None:
@@ -506,7 +506,7 @@ def _kernel(ctx: _Elf, symbols: dict[str, Symbol], name: str, symbol: str, meta:
         raise CodeObjectError(f"kernel {name!r}: descriptor at {kd_addr:#x} lies past the image end")
     kd = KernelDescriptor.from_bytes(bytes(ctx.image[kd_addr:kd_addr + KD_SIZE]))
     try:
-        kd.check()
+        kd.check(group_segment_limit(processor))
     except KernelDescriptorError as e:
         raise CodeObjectError(f"kernel {name!r}: descriptor {symbol!r} at {kd_addr:#x}: {e}") from None
     if meta and meta[".wavefront_size"] != kd.wavefront_size:

@@ -15,6 +15,9 @@ from simgpu.hw.bits import Field, Layout, Record
 
 KD_SIZE = 64
 MAX_GROUP_SEGMENT = 64 << 10  # LDS bytes of one workgroup (gfx11)
+# Processors whose workgroup addresses more LDS: gfx950 (CDNA4) has 160 KiB (LLVM's gfx950 feature
+# AddressableLocalMemorySize163840; the MI350X's 160 KiB LDS per CU).
+GROUP_SEGMENT_LIMITS = {"gfx950": 160 << 10}
 MAX_WAVE_SCRATCH = ((1 << 15) - 1) * 256  # COMPUTE_TMPRING_SIZE.WAVESIZE: 15 bits of 256-byte units (gfx11)
 # Every wave on gfx10+ has 106 addressable SGPRs (s0-s105); GRANULATED_WAVEFRONT_SGPR_COUNT is reserved there.
 GFX10_PLUS_SGPRS = 106
@@ -22,6 +25,11 @@ GFX10_PLUS_SGPRS = 106
 # wave32, but the descriptor field counts blocks of this size).
 VGPR_GRANULE_WAVE32 = 8
 VGPR_GRANULE_WAVE64 = 4
+
+
+def group_segment_limit(processor: str) -> int:
+    """LDS bytes one workgroup of a processor may allocate (64 KiB but where GROUP_SEGMENT_LIMITS says more)."""
+    return GROUP_SEGMENT_LIMITS.get(processor, MAX_GROUP_SEGMENT)
 
 
 class KernelDescriptorError(ValueError):
@@ -90,16 +98,16 @@ class KernelDescriptor(Record):
         """Encode as the 64 bytes the hardware reads."""
         return self.pack()
 
-    def check(self) -> None:
+    def check(self, max_group_segment: int = MAX_GROUP_SEGMENT) -> None:
         """KernelDescriptorError naming the first field a gfx11 CP could not launch with (AMDGPUUsage, "Kernel
-        Descriptor"): reserved bytes not 0, more LDS than a workgroup has, more scratch than COMPUTE_TMPRING_SIZE
-        can give a wave."""
+        Descriptor"): reserved bytes not 0, more LDS than a workgroup has (`max_group_segment`: the processor's,
+        group_segment_limit), more scratch than COMPUTE_TMPRING_SIZE can give a wave."""
         for name in ("reserved0", "reserved1", "reserved2"):
             if any(getattr(self, name)):
                 raise KernelDescriptorError(f"{name.upper()} is {getattr(self, name).hex()}, must be 0")
-        if self.group_segment_fixed_size > MAX_GROUP_SEGMENT:
+        if self.group_segment_fixed_size > max_group_segment:
             raise KernelDescriptorError(f"GROUP_SEGMENT_FIXED_SIZE {self.group_segment_fixed_size} exceeds the "
-                                        f"{MAX_GROUP_SEGMENT} bytes of LDS a workgroup has")
+                                        f"{max_group_segment} bytes of LDS a workgroup has")
         wave_bytes = self.private_segment_fixed_size * self.wavefront_size
         if wave_bytes > MAX_WAVE_SCRATCH:
             raise KernelDescriptorError(f"PRIVATE_SEGMENT_FIXED_SIZE {self.private_segment_fixed_size} gives a "

@@ -18,9 +18,11 @@ EF_AMDGPU_FEATURE_XNACK_V4 = 0x300
 EF_AMDGPU_FEATURE_SRAMECC_V4 = 0xC00
 # A v4 feature field's values (AMDGPUUsage, EF_AMDGPU_FEATURE_*_V4): unsupported, any, off, on.
 _UNSUPPORTED, _ANY, _OFF, _ON = 0, 1, 2, 3
-# Processor -> (EF_AMDGPU_MACH value, has an XNACK setting, has an SRAMECC setting); values as llvm-mc 19 writes them.
+# Processor -> (EF_AMDGPU_MACH value, has an XNACK setting, has an SRAMECC setting); values as llvm-mc 19 writes them
+# (gfx950, which LLVM 19 does not know, as llvmlite's LLVM 22 does).
 TARGETS = {
     "gfx1030": (0x36, False, False), "gfx90a": (0x3F, True, True), "gfx942": (0x4C, True, True),
+    "gfx950": (0x4F, True, True),  # as LLVM 22 (llvmlite) writes it: e_flags 0x54f
     "gfx1100": (0x41, False, False), "gfx1101": (0x46, False, False), "gfx1102": (0x47, False, False),
     "gfx1103": (0x44, False, False), "gfx1150": (0x43, False, False), "gfx1151": (0x4A, False, False),
     "gfx1152": (0x55, False, False), "gfx1200": (0x48, False, False), "gfx1201": (0x4E, False, False),

@@ -14,7 +14,8 @@ selects the high half of v0-v127; in VOP3 the register is the whole field and op
 
 gfx9 (gfx942): no VOPD/VINTERP/DPP8; VOP3P's MFMA/SMFMAC entries use the VOP3PMAI layout ("enc"), whose acc_cd
 and acc bits make operands AGPRs (the effect ["acc", fields]); AGPR-only operands are of kind "a" (a register
-field) or "asrc" (a 9-bit source whose VGPR codes are AGPRs); the table's "dpp_ctrl" names the DPP16 controls.
+field) or "asrc" (a 9-bit source whose VGPR codes are AGPRs), "vsrc" one that must be a VGPR code (gfx950's
+v_permlane*_swap); the table's "dpp_ctrl" names the DPP16 controls.
 An e32 word whose src0 is 249 is followed by an SDWA dword (SDWAB for VOPC): the entry's "sdwa" form, whose
 "sdwamods" are its bits' effects and "sdwasel" the selects it prints; its sources are VGPRs unless the s0/s1 bit
 makes them scalar codes, and VOPC's destination is VCC unless sd names an SGPR pair.
@@ -210,6 +211,10 @@ def _operand(inst: Inst, spec: list, acc: bool = False) -> str:
     if kind in ("v", "a"):
         return vgpr_text(vgpr_index(inst, field), count, half_select(inst, field), "a" if acc or kind == "a" else "v")
     code = inst.fields[field]
+    if kind == "vsrc":  # a 9-bit source that must name a VGPR (gfx950's v_permlane*_swap)
+        if code < 256:
+            raise ValueError(f"{field} code {code} is not a VGPR")
+        return vgpr_text(code - 256, count, None)
     if kind == "asrc" or (acc and code >= 256):
         if code < 256:
             raise ValueError(f"{field} code {code} is not an AGPR")
@@ -335,7 +340,7 @@ def _mod_state(inst: Inst, e: dict) -> dict:
         if eff[0] == "arr":
             arr = arrays.setdefault(eff[1], [1 if eff[1] == "op_sel_hi" and e.get("hidef") else 0] * eff[3])
             arr[eff[2]] = 1 if src.get(name, 0) & int(bit) else 0
-        elif not src.get(name, 0) & (3 if name == "omod" else int(bit)):
+        elif not src.get(name, 0) & (3 if name == "omod" and eff[0] != "val" else int(bit)):
             continue
         elif eff[0] == "pre":
             pre.setdefault(eff[2], set()).add(eff[1])
@@ -353,7 +358,7 @@ def _mod_state(inst: Inst, e: dict) -> dict:
 
 def _trailing(inst: Inst, e: dict, mods: dict) -> str:
     order = sorted(mods["valued"], key=lambda n: VALUED_ORDER.index(n) if n in VALUED_ORDER else -1)
-    out = [f"{name}:{mods['valued'][name]}" for name in order]
+    out = [f"{name}:{_valued_text(name, mods['valued'][name])}" for name in order]
     for name in ARRAY_ORDER:
         arr = mods["arrays"].get(name)
         default = 1 if name == "op_sel_hi" and e.get("hidef") else 0
@@ -365,6 +370,11 @@ def _trailing(inst: Inst, e: dict, mods: dict) -> str:
     else:
         out += flags
     return "".join(" " + t for t in out)
+
+
+def _valued_text(name: str, value: int) -> str:
+    # LLVM 22 prints gfx950's bitop3 truth table in decimal up to 10 and in hex above (seen in its compiles)
+    return f"0x{value:x}" if name == "bitop3" and value > 10 else str(value)
 
 
 def _dpp_text(inst: Inst) -> str:

@@ -17,7 +17,7 @@ from .operands import parse_register, parse_src
 from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
-                       r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:|cbsz:|abid:|blgp:|wave_|"
+                       r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:|cbsz:|abid:|blgp:|bitop3:|wave_|"
                        r"dst_sel:|dst_unused:|src0_sel:|src1_sel:|neg:\[)")
 _SDWA_WORDS = ("dst_sel:", "dst_unused:", "src0_sel:", "src1_sel:")
 _DPP16_WORDS = ("quad_perm:", "row_", "wave_")
@@ -163,6 +163,10 @@ def _operand(inst: Inst, spec: list, tok: str, effects: dict, dpp16_e32: bool) -
         inst.fields[field] = agpr + (256 if kind in ("asrc", "src") else 0)
     elif kind == "v":
         _vgpr(inst, field, core, count)
+    elif kind == "vsrc":
+        if (idx := _vgpr_index(core, count, inst, field)) is None:
+            raise _Bad(f"expected a VGPR range of {count} dwords", tok)
+        inst.fields[field] = 256 + idx
     elif kind == "s":
         code = parse_src(core, count, get_arch(inst.arch).family)
         if code is None or code > 255 or 128 <= code <= 208 or 240 <= code <= 248:

@@ -8,6 +8,7 @@ import errno
 import numpy as np
 import pytest
 
+from compiler.llvm import compile_ir
 from mockgpu import MockOS
 from mockgpu.driver import device_arches
 from runtime import Device
@@ -23,6 +24,14 @@ from tests.mockgpu.test_mockgpu_sysfs import GC, NBIF, SDMA0, SDMA1, _ip_version
 
 CORPUS = {"gfx1100": DATA / "opencl" / "corpus.so", "gfx1201": DATA / "opencl" / "corpus_gfx1201.so",
           "gfx942": DATA / "opencl" / "corpus_gfx942.so"}
+
+
+def saxpy_code_object(arch: str) -> bytes:
+    """A code object of `arch` with corpus.cl's saxpy: clang-19's OpenCL corpus, or for gfx950 (which clang-19 cannot
+    build) the same kernel in LLVM IR compiled by llvmlite's LLVM 22."""
+    if arch in CORPUS:
+        return CORPUS[arch].read_bytes()
+    return compile_ir((DATA / "kernels" / "saxpy.ll").read_text(), mcpu=arch)
 
 
 def _node(m: MockOS, node: int = 1) -> dict:
@@ -74,8 +83,8 @@ def test_mixed_architectures_one_per_device():
 
 
 def test_architecture_errors_name_what_is_known():
-    with pytest.raises(ValueError, match="gfx1100, gfx1201, gfx942"):
-        MockOS(arch="gfx950")
+    with pytest.raises(ValueError, match="gfx1100, gfx1201, gfx942, gfx950"):
+        MockOS(arch="gfx1250")
     with pytest.raises(ValueError, match="2 architectures .* for 3 devices"):
         device_arches(3, "gfx1100,gfx1201")
 
@@ -105,9 +114,9 @@ def test_a_code_object_loads_on_its_processor_only(arch):
     other = next(a for a in CHIPS if a != arch)
     m = MockOS(devices=2, vram_size=1 << 28, arch=[arch, other])
     with Device("AMD:0", os=m) as dev:
-        assert "saxpy" in dev.load(CORPUS[arch].read_bytes()).kernels
+        assert "saxpy" in dev.load(saxpy_code_object(arch)).kernels
         with pytest.raises(CodeObjectError, match=f"built for {other}.*is a {arch}: compile it with -mcpu={arch}"):
-            dev.load(CORPUS[other].read_bytes())
+            dev.load(saxpy_code_object(other))
 
 
 def test_gfx1201_runs_its_kernel_and_the_gfx1100_next_to_it_runs_its_own():
@@ -147,3 +156,79 @@ def test_xnack_refusal_names_the_architectures():
     with pytest.raises(OSError) as e:
         m.ioctl(fd, kfd.AMDKFD_IOC_SET_XNACK_MODE, kfd.kfd_ioctl_set_xnack_mode_args(xnack_enabled=1).pack())
     assert e.value.errno == errno.EPERM and "gfx1100, gfx1201 does not support XNACK" in str(e.value)
+
+
+def test_a_gfx950_topology_is_mi350xs():
+    """amdkfd's view of an MI350X (GC 9.5.0 -> 90500; simgpu.hw.chips says where each value comes from)."""
+    m = MockOS(vram_size=1 << 28, arch="gfx950")
+    p = _node(m)
+    assert p["gfx_target_version"] == 90500 and p["device_id"] == 0x75A0 and p["num_xcc"] == 8
+    # 8 XCDs x 4 SEs x 1 SA x 8 CUs = 256 CUs of 4 SIMDs; wave64, 160 KiB of LDS, 8 waves per SIMD
+    assert (p["simd_count"], p["array_count"], p["simd_arrays_per_engine"], p["cu_per_simd_array"]) == (1024, 32, 1, 8)
+    assert (p["simd_per_cu"], p["wave_front_size"], p["lds_size_in_kb"], p["max_waves_per_simd"]) == (4, 64, 160, 8)
+    ips = _ip_versions(m, p["drm_render_minor"])
+    assert ips == {GC: [(9, 5, 0)], SDMA0: [(4, 4, 5)], SDMA1: [(4, 4, 5)], NBIF: [(7, 9, 0)]}
+    with Device("AMD:0", os=m) as dev:
+        assert dev.arch == "gfx950" and dev.dev_info.family == 141
+        assert (dev.hw_ip["compute"].hw_ip_version_major, dev.hw_ip["compute"].hw_ip_version_minor) == (9, 5)
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_gfx950_runs_llvm_22s_saxpy_beside_a_gfx942(queue):
+    """A gfx950 and a gfx942 in one machine, each running its own compiler's saxpy over `queue`."""
+    m = MockOS(devices=2, vram_size=1 << 28, arch="gfx950,gfx942")
+    for i, arch in enumerate(("gfx950", "gfx942")):
+        with Device(f"AMD:{i}", os=m, queue=queue) as dev:
+            k = dev.load(saxpy_code_object(arch))["saxpy"]
+            x, y = np.arange(300, dtype=np.float32), np.ones(300, np.float32)
+            bx, by = dev.alloc(x.nbytes).copyin(x), dev.alloc(y.nbytes).copyin(y)
+            k(by, bx, 2.0, 300, grid=(2,), block=(256,))
+            assert np.array_equal(by.copyout(np.empty_like(y)), 2 * x + 1)
+    assert m.gpus[0].engine.counters.dispatches == m.gpus[1].engine.counters.dispatches == 1
+
+
+def test_a_gfx950_workgroup_may_use_160_kib_of_lds():
+    """CDNA4's LDS: one workgroup allocates more than gfx942's 64 KiB; beyond 160 KiB the launch is refused."""
+    m = MockOS(vram_size=1 << 28, arch="gfx950")
+    with Device("AMD:0", os=m) as dev:
+        k = dev.load(saxpy_code_object("gfx950"))["saxpy"]
+        y = np.ones(256, np.float32)
+        by, bx = dev.alloc(y.nbytes).copyin(y), dev.alloc(y.nbytes).copyin(y)
+        k(by, bx, 1.0, 256, grid=(1,), block=(256,), shared=160 << 10)
+        assert np.array_equal(by.copyout(np.empty_like(y)), y + 1)
+        with pytest.raises(Exception, match="LDS|lds|shared"):
+            k(by, bx, 1.0, 256, grid=(1,), block=(256,), shared=(160 << 10) + 512)
+
+
+_BIG_LDS = """target triple = "amdgcn-amd-amdhsa"
+@tile = internal addrspace(3) global [36864 x float] poison  ; 144 KiB: more than any gfx942 workgroup has
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.amdgcn.s.barrier()
+define amdgpu_kernel void @spread(ptr addrspace(1) %y) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %far = mul i32 %t, 144
+  %p = getelementptr float, ptr addrspace(3) @tile, i32 %far
+  %v = uitofp i32 %t to float
+  store float %v, ptr addrspace(3) %p
+  call void @llvm.amdgcn.s.barrier()
+  %o = sub i32 255, %t
+  %faro = mul i32 %o, 144
+  %q = getelementptr float, ptr addrspace(3) @tile, i32 %faro
+  %w = load float, ptr addrspace(3) %q
+  %py = getelementptr float, ptr addrspace(1) %y, i32 %t
+  store float %w, ptr addrspace(1) %py
+  ret void
+}
+"""
+
+
+def test_a_gfx950_kernel_with_144_kib_of_static_lds_loads_and_runs():
+    """LLVM 22 lets a gfx950 kernel allocate past 64 KiB of LDS; its descriptor loads and the workgroup sees it all."""
+    co = compile_ir(_BIG_LDS, mcpu="gfx950")
+    m = MockOS(vram_size=1 << 28, arch="gfx950")
+    with Device("AMD:0", os=m) as dev:
+        k = dev.load(co)["spread"]
+        assert k.descriptor.group_segment_fixed_size == 144 << 10
+        out = dev.alloc(1024)
+        k(out, grid=(1,), block=(256,))
+        assert np.array_equal(out.copyout(np.empty(256, np.float32)), np.arange(255, -1, -1, dtype=np.float32))

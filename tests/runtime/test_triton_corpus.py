@@ -1,10 +1,10 @@
 """The committed Triton corpus (Triton 3.9.0 code objects: tests/data/triton/ for gfx1100, tests/data/triton/<arch>/
-for gfx1201 and gfx942, the same kernels and inputs compiled for each target) run through the runtime on MOCKGPU of
-that architecture, over PM4 and over AQL, each checked against numpy's reference. Needs no Triton.
+for gfx1201, gfx942 and gfx950, the same kernels and inputs compiled for each target) run through the runtime on
+MOCKGPU of that architecture, over PM4 and over AQL, each checked against numpy's reference. Needs no Triton.
 
 Regenerate (where Triton is installed, in a venv of its own):
 
-    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus [--arch gfx1100|gfx1201|gfx942]
+    PYTHONPATH=$PWD /tmp/trivenv/bin/python -m tools.gen_triton_corpus [--arch gfx1100|gfx1201|gfx942|gfx950]
 
 tools/triton_corpus.py describes a spec; the inputs are made from their recipes here and checked against the
 digests the generator recorded.
@@ -23,11 +23,14 @@ from simgpu.isa.codeobject import read_code_object
 from simgpu.isa.objdump import disassemble_text
 from tools.triton_corpus import data_dir, decode, digest, load_specs, make_input, storage_dtype
 
-ARCHES = ("gfx1100", "gfx1201", "gfx942")
+ARCHES = ("gfx1100", "gfx1201", "gfx942", "gfx950")
 SPECS_OF = {arch: {s["name"]: s for s in load_specs(arch)} for arch in ARCHES}
 SPECS = SPECS_OF["gfx1100"]
 # Cases an architecture cannot pass yet, with why (strict: the day one passes, its entry must go).
-KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    ("gfx950", "fp8e5_roundtrip"): "v_cvt_scalef32_pk_bf8_f32 (VOP3 opcode 566) is not in the gfx950 codec: the "
+                                   "v_cvt_scalef32_* conversions are not modelled",
+}
 # Triton's f32 dot on gfx942 defaults to tf32, which it lowers to v_mfma_f32_*_xf32: the matrix core multiplies the
 # inputs truncated to xf32 (10 mantissa bits; simgpu.shader.matrix.gfx9), so these cases are checked against numpy's
 # product of the inputs truncated so (`_xf32_reference`), not the IEEE-f32 reference the other targets share.
@@ -109,7 +112,7 @@ def test_corpus_is_big_enough_and_whole(arch):
 
 def test_every_architecture_has_the_same_cases_inputs_and_references():
     """The corpus of each architecture is the same kernels on the same inputs against the same numpy references (a
-    case built for some architectures only -- gfx942's own spill case -- aside)."""
+    case built for some architectures only -- the wave64 targets' spill case -- aside)."""
     for arch in ARCHES[1:]:
         common = set(SPECS) & set(SPECS_OF[arch])
         assert set(SPECS) - common == set() and len(SPECS_OF[arch]) - len(common) <= 1, arch

@@ -26,7 +26,12 @@ Arithmetic (decisions: AMD does not document the matrix core's internal order or
   truncates rather than rounds is what AMD's hipBLASLt engineers report of the hardware (ROCm/rocm-libraries pull
   request 9176, which rounds in software before the MFMA for that reason); the ISA reference says neither.
 - fp8 / bf8 are gfx942's FNUZ formats (LLVM: gfx940's fp8 is "fnuz"): E4M3 with bias 8 and E5M2 with bias 16, no
-  infinities, no negative zero; 0x80 is NaN.
+  infinities, no negative zero; 0x80 is NaN. On gfx950 (CDNA4) the same opcodes read the OCP formats (E4M3 bias 7,
+  E5M2 bias 15, as gfx12's: vector.gfx12), as CDNA4's ISA defines FP8/BF8 (FP8_FORMATS).
+
+gfx950 (CDNA4) adds v_mfma_f32_16x16x32_f16/bf16, v_mfma_f32_32x32x16_f16/bf16, v_mfma_i32_16x16x64_i8 and
+v_mfma_i32_32x32x32_i8 (GFX950_ONLY): the same layout rule and arithmetic (tests/simgpu/shader/test_cdna4_corpus.py).
+Not implemented for gfx950: the f8f6f4 MFMAs and the scaled ones (the codec refuses them), the SMFMACs.
 
 Not implemented (illegal_instruction): CBSZ/ABID (A block broadcast) and BLGP (B lane swizzle) other than 0, the
 SMFMAC (v_smfmac_*, sparse A), and an MFMA
@@ -44,6 +49,8 @@ from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.semantics import register
 from simgpu.shader.state import wsel
+from simgpu.shader.vector.gfx12 import BF8 as OCP_BF8
+from simgpu.shader.vector.gfx12 import FP8 as OCP_FP8
 from simgpu.shader.vector.vop3p import bf16_to_f32
 
 G = "gfx9"
@@ -96,10 +103,18 @@ def _variants() -> dict[str, Shape]:
         for b in ("fp8", "bf8"):
             v[f"v_mfma_f32_16x16x32_{a}_{b}"] = Shape(16, 16, 32, 1, a, b, "f32")
             v[f"v_mfma_f32_32x32x16_{a}_{b}"] = Shape(32, 32, 16, 1, a, b, "f32")
+    # gfx950 (CDNA4): the f16/bf16 and i8 forms with twice the K (the layouts are the general rule's: CDNA4 ISA, 7.1.4)
+    for t in ("f16", "bf16"):
+        v[f"v_mfma_f32_16x16x32_{t}"] = Shape(16, 16, 32, 1, t, t, "f32")
+        v[f"v_mfma_f32_32x32x16_{t}"] = Shape(32, 32, 16, 1, t, t, "f32")
+    v["v_mfma_i32_16x16x64_i8"] = Shape(16, 16, 64, 1, "i8", "i8", "i32")
+    v["v_mfma_i32_32x32x32_i8"] = Shape(32, 32, 32, 1, "i8", "i8", "i32")
     return v
 
 
 VARIANTS = _variants()
+GFX950_ONLY = frozenset(("v_mfma_f32_16x16x32_f16", "v_mfma_f32_32x32x16_f16", "v_mfma_f32_16x16x32_bf16",
+                         "v_mfma_f32_32x32x16_bf16", "v_mfma_i32_16x16x64_i8", "v_mfma_i32_32x32x32_i8"))
 
 
 # ---------------------------------------------------------------------------------------------- layouts
@@ -159,7 +174,12 @@ def xf32_values(words: np.ndarray) -> np.ndarray:
         return np.where(np.isnan(x), x, (words & U32(0xFFFFE000)).view(F32)).astype(F64)
 
 
-def _elements(raw: np.ndarray, kind: str) -> np.ndarray:
+# The fp8/bf8 formats an architecture's MFMAs read: gfx942's FNUZ, gfx950's (CDNA4) OCP E4M3 / E5M2 (CDNA4 ISA 7.3;
+# LLVM's gfx950 has fp8-conversion-insts with the OCP formats, and Triton's gfx950 dots feed them OCP bytes).
+FP8_FORMATS = {"gfx942": (FP8_FNUZ, BF8_FNUZ), "gfx950": (OCP_FP8, OCP_BF8)}
+
+
+def _elements(raw: np.ndarray, kind: str, arch: str = "gfx942") -> np.ndarray:
     """Packed register words [nreg, n, lanes] (uint32) -> [n, lanes, elements] values (f64 or int64)."""
     nreg, n, lanes = raw.shape
     words = np.ascontiguousarray(raw.transpose(1, 2, 0))  # [n, lanes, nreg], lowest register first
@@ -175,7 +195,8 @@ def _elements(raw: np.ndarray, kind: str) -> np.ndarray:
     b = words.view(U8)
     if kind == "i8":
         return b.view(np.int8).astype(I64)
-    return (FP8_FNUZ if kind == "fp8" else BF8_FNUZ)[b]
+    fp8, bf8 = FP8_FORMATS[arch]
+    return (fp8 if kind == "fp8" else bf8)[b]
 
 
 def _check(ex, w, inst, first: int, count: int) -> int:
@@ -194,7 +215,7 @@ def _source(ex, w, inst, i: int, s: Shape) -> np.ndarray:
     reg = code - 256 + (ex.d.accum_offset if (inst.fields.get("acc", 0) >> i) & 1 else 0)
     kind = s.a if i == 0 else s.b
     count = registers(s, "a" if i == 0 else "b")
-    el = _elements(ex.st.vgpr[_check(ex, w, inst, reg, count):reg + count, wsel(w), :], kind)
+    el = _elements(ex.st.vgpr[_check(ex, w, inst, reg, count):reg + count, wsel(w), :], kind, inst.arch)
     lane, e = input_layout(s.m if i == 0 else s.n, s.k, s.blocks)
     return el[:, lane, e]  # [n, blocks, rows, k]
 

@@ -17,8 +17,8 @@ TFE bit.
 
 Not implemented (illegal_instruction): the format accesses (buffer_load/store_format_*, MTBUF tbuffer_*: gfx9's
 separate num_format / data_format), swizzled buffers (V# SWIZZLE_EN), MUBUF's lds bit (a load into LDS), the f64
-atomics (global/flat_atomic_add/min/max_f64); the loads into LDS
-(global_load_lds_*, scratch_load_lds_*).
+atomics (global/flat_atomic_add/min/max_f64); the loads into LDS but global_load_lds_dword (memory.gfx950:
+global_load_lds_ubyte/sbyte/ushort/sshort, scratch_load_lds_*).
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from tests.simgpu.shader import test_corpus_opencl_gfx1201 as stack
 from tests.simgpu.shader import test_sem_vfloat_llvm as vf
 from tests.support import tiers
 
-ARCHES = ("gfx1201", "gfx942")
-WAVE = {"gfx1201": 32, "gfx942": 64}
+ARCHES = ("gfx1201", "gfx942", "gfx950")
+WAVE = {"gfx1201": 32, "gfx942": 64, "gfx950": 64}
 CASES = sorted(n for n in dir(vf) if n.startswith("test_"))
 KERNELS = sorted(p.stem for p in vf.KERNELS.glob("vf_*.ll"))
 GROUP = 256  # the IR's workgroup size (each kernel multiplies workgroup.id.x by it)
@@ -38,7 +38,7 @@ def code_object(name: str, arch: str) -> bytes:
 def on_engine(arch: str):
     """vf.run's signature on Testbeds of `arch`: the interpreter's result, the JIT tier's (gfx1201) ending the same."""
     def run(_tb, name, inputs, k, out_dtype):
-        beds = tiers.pair(arch=arch) if arch != "gfx942" else (tiers.testbed("interpreter", arch=arch),)
+        beds = tiers.pair(arch=arch) if arch not in ("gfx942", "gfx950") else (tiers.testbed("interpreter", arch=arch),)
         results = []
         for tb in beds:
             kern = tb.load(code_object(name, arch))[name]

@@ -1,0 +1,274 @@
+"""gfx950's (CDNA4) codec tables: the opcodes it adds to gfx942, written as gfx942's entries of the same operand shape
+and checked against LLVM 22's assembler.
+
+    PYTHONPATH=$PWD python -m tools.isatab_gfx950
+
+LLVM 19's llvm-mc, which the other generators probe, does not know gfx950, and the LLVMs that do (llvmlite's LLVM
+22, Triton 3.9's) come without a disassembler. So the opcodes are not found by disassembling every opcode value:
+each new instruction is named here with a line of it and the gfx942 instruction whose entry has its shape
+(TEMPLATES). The tool assembles the line with LLVM 22 (tools/llvm22.py), reads the encoding and opcode from the bytes,
+copies the template's entry under the new mnemonic with the line's register widths, and keeps of the template's
+modifier bits only those LLVM encodes as the codec does (each bit is set, printed by the codec and assembled by LLVM).
+A line whose bytes the codec then does not decode to the same line, or assemble from it, stops the tool.
+Written: simgpu/isa/data/gfx950/{valu,memory}.json, as deltas of gfx942's tables.
+
+Which instructions gfx950 adds (over gfx942) was found by asking LLVM's assembler for each mnemonic its
+matcher knows: those it accepts for gfx950 but refuses for gfx942 (`python -m tools.isatab_gfx950 --new`).
+Not here (the codec refuses their words): the f8f6f4 MFMAs (v_mfma_f32_16x16x128_f8f6f4 / 32x32x64, whose A/B register
+widths depend on the cbsz/blgp formats), the scaled MFMAs (v_mfma_scale_*: a v_mfma_ld_scale_b32 prefix and an MFMA
+printed as one instruction) and the v_cvt_scalef32_* conversions (docs/isa.md, "gfx950").
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import sys
+
+from simgpu.isa import assemble, decode
+from simgpu.isa.arch import get_arch
+from tools import isatab
+from tools.llvm22 import assembler
+
+ARCH = "gfx950"
+# line of a new instruction (LLVM syntax, as LLVM 22 prints it) -> the gfx942 mnemonic whose entry has its shape
+TEMPLATES = {
+    # VOP1 (and their VOP3 forms)
+    "v_prng_b32_e32 v1, v2": "v_not_b32_e32",
+    "v_prng_b32_e64 v1, v2": "v_not_b32_e64",
+    "v_cvt_f32_bf16_e32 v1, v2": "v_cvt_f32_f16_e32",
+    "v_cvt_f32_bf16_e64 v1, v2": "v_cvt_f32_f16_e64",
+    "v_permlane16_swap_b32_e32 v1, v2": "v_not_b32_e32",
+    "v_permlane16_swap_b32_e64 v1, v2": "v_not_b32_e64",
+    "v_permlane32_swap_b32_e32 v1, v2": "v_not_b32_e32",
+    "v_permlane32_swap_b32_e64 v1, v2": "v_not_b32_e64",
+    # VOP2
+    "v_dot2c_f32_bf16_e32 v1, v2, v3": "v_dot2c_f32_f16_e32",
+    "v_dot2c_f32_bf16_e64 v1, v2, v3": "v_dot2c_f32_f16_e64",
+    # VOP3
+    "v_cvt_pk_bf16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
+    "v_cvt_pk_f16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
+    "v_cvt_sr_bf16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
+    "v_cvt_sr_f16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
+    "v_minimum3_f32 v1, v2, v3, v4": "v_max3_f32",
+    "v_maximum3_f32 v1, v2, v3, v4": "v_max3_f32",
+    "v_ashr_pk_i8_i32 v1, v2, v3, v4": "v_bfi_b32",
+    "v_ashr_pk_u8_i32 v1, v2, v3, v4": "v_bfi_b32",
+    "v_bitop3_b32 v1, v2, v3, v4 bitop3:0x12": "v_bfi_b32",
+    "v_bitop3_b16 v1, v2, v3, v4 bitop3:0x12": "v_bfi_b32",
+    # VOP3P
+    "v_dot2_f32_bf16 v1, v2, v3, v4": "v_dot2_f32_f16",
+    "v_pk_minimum3_f16 v1, v2, v3, v4": "v_pk_fma_f16",
+    "v_pk_maximum3_f16 v1, v2, v3, v4": "v_pk_fma_f16",
+    "v_mfma_f32_16x16x32_f16 v[0:3], v[4:7], v[8:11], v[0:3]": "v_mfma_f32_16x16x16_f16",
+    "v_mfma_f32_16x16x32_bf16 v[0:3], v[4:7], v[8:11], v[0:3]": "v_mfma_f32_16x16x16_bf16",
+    "v_mfma_f32_32x32x16_f16 v[0:15], v[16:19], v[20:23], v[0:15]": "v_mfma_f32_32x32x8_f16",
+    "v_mfma_f32_32x32x16_bf16 v[0:15], v[16:19], v[20:23], v[0:15]": "v_mfma_f32_32x32x8_bf16",
+    "v_mfma_i32_16x16x64_i8 v[0:3], v[4:7], v[8:11], v[0:3]": "v_mfma_i32_16x16x32_i8",
+    "v_mfma_i32_32x32x32_i8 v[0:15], v[16:19], v[20:23], v[0:15]": "v_mfma_i32_32x32x16_i8",
+    "v_smfmac_f32_16x16x64_f16 v[0:3], v[4:7], v[8:15], v16": "v_smfmac_f32_16x16x32_f16",
+    "v_smfmac_f32_16x16x64_bf16 v[0:3], v[4:7], v[8:15], v16": "v_smfmac_f32_16x16x32_bf16",
+    "v_smfmac_f32_32x32x32_f16 v[0:15], v[16:19], v[20:27], v28": "v_smfmac_f32_32x32x16_f16",
+    "v_smfmac_f32_32x32x32_bf16 v[0:15], v[16:19], v[20:27], v28": "v_smfmac_f32_32x32x16_bf16",
+    "v_smfmac_i32_16x16x128_i8 v[0:3], v[4:7], v[8:15], v16": "v_smfmac_i32_16x16x64_i8",
+    "v_smfmac_i32_32x32x64_i8 v[0:15], v[16:19], v[20:27], v28": "v_smfmac_i32_32x32x32_i8",
+    **{f"v_smfmac_f32_16x16x128_{a}_{b} v[0:3], v[4:7], v[8:15], v16": f"v_smfmac_f32_16x16x64_{a}_{b}"
+       for a in ("bf8", "fp8") for b in ("bf8", "fp8")},
+    **{f"v_smfmac_f32_32x32x64_{a}_{b} v[0:15], v[16:19], v[20:27], v28": f"v_smfmac_f32_32x32x32_{a}_{b}"
+       for a in ("bf8", "fp8") for b in ("bf8", "fp8")},
+    # DS, FLAT, MUBUF
+    "ds_read_b64_tr_b4 v[0:1], v2": "ds_read_b64",
+    "ds_read_b64_tr_b8 v[0:1], v2": "ds_read_b64",
+    "ds_read_b64_tr_b16 v[0:1], v2": "ds_read_b64",
+    "ds_read_b96_tr_b6 v[0:2], v3": "ds_read_b96",
+    "global_load_lds_dwordx3 v[2:3], off": "global_load_lds_dword",
+    "global_load_lds_dwordx4 v[2:3], off": "global_load_lds_dword",
+    "buffer_atomic_pk_add_bf16 v1, off, s[0:3], 0": "buffer_atomic_pk_add_f16",
+}
+# valued modifiers the codec prints from bits of other fields: bitop3's eight bits (LLVM 22's encoding of
+# v_bitop3_*: bits 0-2 in VOP3's neg field, 3-5 in abs, 6-7 in omod)
+BITOP3 = {"neg:1": 1, "neg:2": 2, "neg:4": 4, "abs:1": 8, "abs:2": 16, "abs:4": 32, "omod:1": 64, "omod:2": 128}
+# gfx950 adds the LDS forms of buffer_load_dwordx3 / x4 (the lds bit, no vdata), as buffer_load_dword has them
+LDS_LOADS = ("buffer_load_dwordx3", "buffer_load_dwordx4")
+
+
+def _find(table: dict, mnemonic: str) -> tuple[str, str, dict]:
+    """(encoding, key, entry) of a gfx942 mnemonic in a table's ops."""
+    for enc, ops in table["ops"].items():
+        for key, e in ops.items():
+            if e.get("m") == mnemonic:
+                return enc, key, e
+    raise KeyError(mnemonic)
+
+
+def _widths(line: str) -> list[int]:
+    """Register widths of a line's operands, in order (1 for a non-register operand)."""
+    args = line.split(None, 1)[1] if " " in line else ""
+    out = []
+    for tok in (t.strip() for t in args.split(",")):
+        tok = tok.split()[0] if tok else tok
+        m = re.match(r"[vsa]\[(\d+):(\d+)\]", tok)
+        out.append(int(m.group(2)) - int(m.group(1)) + 1 if m else 1)
+    return out
+
+
+def _key(data: bytes) -> tuple[str, str]:
+    """(encoding, table key) of an instruction's bytes in gfx9's layouts."""
+    arch = get_arch("gfx942")
+    word = int.from_bytes(data[:8].ljust(8, b"\0"), "little")
+    enc = arch.identify(word & 0xFFFFFFFF)
+    f = arch.encodings[enc].unpack(word if arch.encodings[enc].size == 8 else word & 0xFFFFFFFF)
+    if enc == "FLAT":
+        return enc, f"{f['seg']}.{f['op']}"
+    return ("VOP3" if enc == "VOP3SD" else enc), str(f["op"])
+
+
+def _valu_entry(template: dict, mnemonic: str, line: str) -> dict:
+    e = copy.deepcopy(template)
+    e["m"] = mnemonic
+    base = mnemonic.removesuffix("_e32").removesuffix("_e64")
+    for form in ("dpp16", "sdwa"):
+        if form in e:
+            e[form] = f"{base}_{form.removesuffix('16')}"
+    printed = [op for op in e["ops"] if op[1] != "imp"]
+    widths = _widths(line)
+    for op, w in zip(printed, widths, strict=False):
+        if op[2] != w:
+            op[2] = w
+            e.get("bad", {}).pop(op[0], None)  # the template's register-class note is for its width
+    if "bad" in e and not e["bad"]:
+        del e["bad"]
+    if mnemonic.startswith("v_permlane"):  # a VGPR source, no DPP or SDWA form (LLVM 22 refuses the others)
+        e["ops"][1] = ["src0", "vsrc", 1]
+        for form in ("dpp16", "sdwa", "sdwamods", "sdwasel", "dppmods"):
+            e.pop(form, None)
+    if mnemonic.startswith("v_bitop3"):
+        e["mods"] = {k: ["val", "bitop3", v] for k, v in BITOP3.items()}
+    return e
+
+
+def _memory_entry(template: dict, mnemonic: str, line: str) -> dict:
+    e = copy.deepcopy(template)
+    e["m"] = mnemonic
+    return e
+
+
+def _lds_forms(mem: dict) -> None:
+    """buffer_load_dwordx3/x4 gain buffer_load_dword's LDS forms (the forms whose key sets the lds bit)."""
+    _, _, word = _find(mem, "buffer_load_dword")
+    for name in LDS_LOADS:
+        _, _, e = _find(mem, name)
+        for form, operands in word["t"].items():
+            if form.endswith("1"):
+                e["t"][form] = list(operands)
+                e["ok"][form] = list(word["ok"][form])
+        if "lds" not in e["mods"]:
+            e["mods"].append("lds")
+
+
+def build(asm) -> tuple[dict, dict]:
+    """gfx950's valu and memory tables (whole), from gfx942's."""
+    valu, mem = copy.deepcopy(get_arch("gfx942").table("valu")), copy.deepcopy(get_arch("gfx942").table("memory"))
+    for line, tmpl in TEMPLATES.items():
+        data = asm.encode(line)
+        if data is None:
+            raise SystemExit(f"LLVM 22 rejects {line!r}: {asm.error(line)}")
+        enc, key = _key(data)
+        mnemonic = line.split()[0]
+        if enc in valu["ops"]:
+            _, _, t = _find(valu, tmpl)
+            valu["ops"][enc][key] = _valu_entry(t, mnemonic, line)
+        else:
+            _, _, t = _find(mem, tmpl)
+            mem["ops"][enc][key] = _memory_entry(t, mnemonic, line)
+    _lds_forms(mem)
+    return valu, mem
+
+
+def check(asm) -> None:
+    """Each line decodes from LLVM's bytes to itself and assembles to them (SystemExit naming the first that does
+    not)."""
+    for line in TEMPLATES:
+        data = asm.encode(line)
+        text, again = decode(data, arch=ARCH).text(), assemble(line, arch=ARCH)
+        if text != line or again != data:
+            raise SystemExit(f"{line!r}: LLVM {data.hex()}, the codec prints {text!r} and assembles {again.hex()}")
+
+
+def foreign_mods(asm) -> dict[str, list[str]]:
+    """Per new VALU line, the modifier keys of its entry whose bit LLVM does not encode as the codec prints it: the
+    codec sets the bit in LLVM's bytes, prints them, and LLVM assembles the print to other bytes or rejects it."""
+    out: dict[str, list[str]] = {}
+    layouts = get_arch(ARCH).encodings
+    for line in TEMPLATES:
+        data = asm.encode(line)
+        inst = decode(data, arch=ARCH)
+        entry = inst.info.get("entry", {})
+        if inst.encoding not in ("VOP1", "VOP2", "VOP3", "VOP3P") or len(data) != 8:
+            continue
+        layout = layouts["VOP3PMAI" if entry.get("enc") else inst.encoding]
+        for key in entry.get("mods", {}):
+            field, _, bit = key.partition(":")
+            if field not in layout.field_names:
+                continue
+            probe = (int.from_bytes(data, "little") | int(bit) << layout.field(field).lo).to_bytes(8, "little")
+            try:
+                text = decode(probe, arch=ARCH).text()
+            except ValueError:
+                text = None
+            if text is None or asm.encode(text) != probe:
+                out.setdefault(line, []).append(key)
+    return out
+
+
+def new_mnemonics(asm) -> list[str]:
+    """The mnemonics LLVM's assembler accepts for gfx950 but refuses for gfx942, from a list of candidate names on
+    stdin (one a line: e.g. the strings of the library's matcher table)."""
+    gfx942 = assembler("gfx942")
+    out = []
+    for name in sys.stdin.read().split():
+        if "not supported on this GPU" in (err := asm.error(name)) or "invalid instruction" in err:
+            continue
+        if "not supported on this GPU" in gfx942.error(name):
+            out.append(name)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--new", action="store_true", help="print the names of stdin gfx950 has and gfx942 has not")
+    args = ap.parse_args()
+    asm = assembler(ARCH)
+    if args.new:
+        print("\n".join(new_mnemonics(asm)))
+        return
+    valu, mem = build(asm)
+    write(valu, mem)
+    dropped = foreign_mods(asm)
+    for line, keys in dropped.items():
+        enc, key = _key(asm.encode(line))
+        entry = valu["ops"][enc][key]
+        for k in keys:
+            entry["mods"].pop(k)
+        if not entry["mods"]:
+            del entry["mods"]
+    write(valu, mem)
+    check(asm)
+    print(json.dumps({"revision": asm.revision, "lines": len(TEMPLATES), "modifier bits dropped": dropped}))
+
+
+def write(valu: dict, mem: dict) -> None:
+    with isatab.target(ARCH):
+        isatab.write_table("valu", valu)
+        isatab.write_table("memory", mem)
+    for name, module in list(sys.modules.items()):  # the codec's cached tables: read the ones just written
+        if name.startswith("simgpu.isa"):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+if __name__ == "__main__":
+    main()
