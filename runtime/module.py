@@ -14,6 +14,7 @@ from simgpu.isa.arch import get_arch
 from simgpu.isa.codeobject import CodeObjectError, read_code_object
 
 _POINTER_KINDS = ("global_buffer", "dynamic_shared_pointer")
+MAX_SHAPES = 64  # launch shapes whose fixed PM4 packets a kernel keeps (Kernel.pm4_packets)
 
 
 class Module:
@@ -57,6 +58,7 @@ class Kernel:
         self.descriptor_va = module.code.va + k.descriptor_address
         self.code_va = module.code.va + k.entry_address
         self.args = self.metadata.get(".args", [])
+        self._shape_packets: dict[tuple, tuple[list[int], list[int]]] = {}  # (grid, block, shared) -> pm4_packets'
         size = kernargs.segment_size(self.args, self.descriptor.kernarg_size)
         if size > module.device.kernarg_ring.size:  # (the metadata was checked at load: simgpu.isa.metadata)
             raise CodeObjectError(f"kernel {self.name!r}: a kernarg segment of {size} bytes (KERNARG_SIZE "
@@ -161,19 +163,32 @@ class Kernel:
 
     def pm4_packets(self, grid, block, shared: int, kernarg: int, stamp: int) -> list[int]:
         """The PM4 packets of one dispatch: GPU clock to `stamp`, the program, its registers, DISPATCH_DIRECT, the
-        clock again to `stamp + 8`."""
+        clock again to `stamp + 8`. All but the kernarg address and the stamps are fixed by the kernel and the
+        launch's shape: built once per shape (a training step launches the same kernels every step)."""
+        key = (tuple(grid), tuple(block), shared)
+        fixed = self._shape_packets.get(key)
+        if fixed is None:
+            if len(self._shape_packets) >= MAX_SHAPES:
+                self._shape_packets.clear()
+            fixed = self._shape_packets[key] = self._fixed_packets(grid, block, shared)
+        program, dispatch = fixed
+        return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK), *program,
+                *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *(self._user_data(kernarg) or [0])), *dispatch,
+                *hw.release_mem(stamp + 8, data_sel=hw.DataSel.GPU_CLOCK)]
+
+    def _fixed_packets(self, grid, block, shared: int) -> tuple[list[int], list[int]]:
+        """pm4_packets' packets before the user data (program, resources, scratch) and after it (workgroup shape,
+        DISPATCH_DIRECT)."""
         kd, family = self.descriptor, get_arch(self.module.device.arch).family
         rsrc2 = regs.with_lds_size(kd.compute_pgm_rsrc2, kd.group_segment_fixed_size + shared)
-        return [*hw.release_mem(stamp, data_sel=hw.DataSel.GPU_CLOCK),
-                *hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(self.code_va)),
-                *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),
-                *hw.set_sh_reg(regs.compute_pgm_rsrc3(family), kd.compute_pgm_rsrc3),
-                *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE,
-                               regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size, family)),
-                *hw.set_sh_reg(regs.COMPUTE_USER_DATA_0, *(self._user_data(kernarg) or [0])),
-                *hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),
-                *hw.dispatch_direct(*grid, initiator=regs.dispatch_initiator(wave32=kd.enable_wavefront_size32)),
-                *hw.release_mem(stamp + 8, data_sel=hw.DataSel.GPU_CLOCK)]
+        program = [*hw.set_sh_reg(regs.COMPUTE_PGM_LO, *regs.address_regs(self.code_va)),
+                   *hw.set_sh_reg(regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1, rsrc2),
+                   *hw.set_sh_reg(regs.compute_pgm_rsrc3(family), kd.compute_pgm_rsrc3),
+                   *hw.set_sh_reg(regs.COMPUTE_TMPRING_SIZE,
+                                  regs.tmpring_size(1, kd.private_segment_fixed_size * kd.wavefront_size, family))]
+        dispatch = [*hw.set_sh_reg(regs.COMPUTE_START_X, 0, 0, 0, *block),
+                    *hw.dispatch_direct(*grid, initiator=regs.dispatch_initiator(wave32=kd.enable_wavefront_size32))]
+        return program, dispatch
 
     def aql_packet(self, grid, block, shared: int, kernarg: int, signal_va: int, barrier: bool = True) -> bytes:
         """The AQL kernel dispatch packet of one launch (completion signal at `signal_va`; `barrier`: it starts

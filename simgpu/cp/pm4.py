@@ -167,6 +167,11 @@ class PM4Processor:
         if first + len(body) - 1 > end:
             raise PacketError(f"{name} writes registers {first:#x}..{first + len(body) - 2:#x} outside "
                               f"[{start:#x}, {end:#x})")
+        if start == regs.SH_REG_START and not self.gfx9 and not self.gpu.perfmon.tracing:
+            # the queue's own SH state, nothing watching it: write_reg's work without its per-register tests
+            # (an SH write cannot start a trace, so one test serves the packet)
+            q.regs.update(zip(range(first, first + len(body) - 1), (v & 0xFFFFFFFF for v in body[1:]), strict=True))
+            return
         for i, v in enumerate(body[1:]):
             self.write_reg(q, first + i, v)
 

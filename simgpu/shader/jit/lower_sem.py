@@ -37,7 +37,8 @@ _FLOAT_ELEM = {"f16": "half", "f32": "float", "f64": "double"}
 _INTRINSIC = {"popcount": "ctpop", "clz": "ctlz", "ctz": "cttz", "bitreverse": "bitreverse", "abs": "fabs",
               "trunc": "trunc", "ceil": "ceil", "floor": "floor", "rint": "roundeven", "sqrt": "sqrt"}
 _FARITH = {"add": "fadd", "sub": "fsub", "mul": "fmul"}
-_FARITH_RN = {"add_rn": "fadd", "sub_rn": "fsub", "mul_rn": "fmul"}  # (no contraction: LLVM fuses only on request)
+# (no contraction: LLVM fuses only on request)
+_FARITH_RN = {"add_rn": "fadd", "sub_rn": "fsub", "mul_rn": "fmul", "div_rn": "fdiv"}
 _FCMP = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _QUIET = {t: 1 << (m - 1) for t, (_, m, _) in FLOAT_LAYOUT.items()}
 with np.errstate(invalid="ignore"):  # the NaN the host makes from numbers (inf - inf), as the interpreter gets it

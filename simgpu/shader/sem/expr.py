@@ -24,7 +24,7 @@ floats and to or from integers: to a float it rounds in MODE's round mode for th
 it truncates and saturates (NaN gives 0). `bitcast` reinterprets bits between types of one width. `trunc`,
 `ceil`, `floor` and `rint` round to integral values; `rcp`, `rsq` and `sqrt` are the transcendental unit's,
 modelled as float64 arithmetic rounded to nearest once, whatever MODE says (a NaN result as for `+`);
-`add_rn`, `sub_rn`, `mul_rn` (f64 only) and `cvt_rn` are its working arithmetic: plain IEEE to nearest even,
+`add_rn`, `sub_rn`, `mul_rn`, `div_rn` (f64 only) and `cvt_rn` are its working arithmetic: plain IEEE to nearest even,
 MODE aside, with no NaN rule (the definitions using them select every NaN lane's result themselves).
 
 The generators (sem.numpy_gen, jit.lower_sem) walk the tree once per definition (numpy) or per translated
@@ -288,6 +288,7 @@ def _f64(op: str, *xs) -> E:
 def add_rn(a, b) -> E: return _f64("add_rn", a, b)
 def sub_rn(a, b) -> E: return _f64("sub_rn", a, b)
 def mul_rn(a, b) -> E: return _f64("mul_rn", a, b)
+def div_rn(a, b) -> E: return _f64("div_rn", a, b)  # (v_div_scale's quotient test)
 
 
 def cvt_rn(x: E, t: str) -> E:

@@ -85,7 +85,8 @@ _FLOAT_CALL = {"add": "nf.add({m}, {0}, {1})", "sub": "nf.sub({m}, {0}, {1})", "
                "flush": "nf.flush({0})", "neg": "-{0}", "abs": "np.abs({0})", "isnan": "np.isnan({0})",
                "trunc": "np.trunc({0})", "ceil": "np.ceil({0})", "floor": "np.floor({0})", "rint": "np.rint({0})",
                "rcp": "nf.rcp({0})", "rsq": "nf.rsq({0})", "sqrt": "nf.sqrt({0})",
-               "add_rn": "{0} + {1}", "sub_rn": "{0} - {1}", "mul_rn": "{0} * {1}"}  # (f64: numpy's IEEE ops)
+               "add_rn": "{0} + {1}", "sub_rn": "{0} - {1}", "mul_rn": "{0} * {1}",  # (f64: numpy's IEEE ops)
+               "div_rn": "{0} / {1}"}
 
 
 class _Body:

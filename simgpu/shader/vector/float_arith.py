@@ -2,18 +2,35 @@
 and the division helpers (div_scale, div_fmas, div_fixup), from the RDNA3 ISA reference pseudo-code.
 
 Results are rounded once in MODE's round mode for the result type, with denormals flushed on input and output
-as MODE's denorm mode says, and a NaN result is the first NaN operand quieted (sem.expr). Everything up to
-mullit is defined in the expression form, which both tiers are generated from; ldexp and the division helpers
-are written for numpy only (the escape hatches, each with its reason below). Min/max/med3 and the cube-map
-ops: vector.minmax.
+as MODE's denorm mode says, and a NaN result is the first NaN operand quieted (sem.expr). Everything but
+ldexp and v_div_fmas_f64 is defined in the expression form, which both tiers are generated from; those two are
+written for numpy only (the escape hatches, each with its reason below). Min/max/med3 and the cube-map ops:
+vector.minmax.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from simgpu.shader.sem import expr as ex
 from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.sem.expr import eq, flush_in, flush_out, fma, isnan, select
+from simgpu.shader.sem.expr import (
+    EXP_FIELD,
+    FLOAT_LAYOUT,
+    E,
+    bitcast,
+    cast,
+    eq,
+    flush_in,
+    flush_out,
+    fma,
+    isnan,
+    lift,
+    ne,
+    select,
+)
 from simgpu.shader.vector.valu import define, vop
 
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -96,14 +113,50 @@ vop("v_ldexp_f16", "f16", ("f16", "i16"), lambda c, x, n: _ldexp("f16", c, x, n)
 
 
 # ---------------------------------------------------------------------------------------------- division helpers
-# Escape hatches: div_scale and div_fixup test exponents and quotients in float64 against thresholds in the
-# pseudo-code's own terms, and div_fmas scales an exact fma by a per-lane power of two before its one rounding;
-# written once for numpy, they run in the interpreter (the JIT leaves them there).
+# LLVM's fdiv expansion: v_div_scale both operands (VCC: the numerator was scaled), v_rcp, Newton-Raphson FMAs,
+# v_div_fmas (the last FMA, scaled back when VCC is set), v_div_fixup (the special cases). Defined once:
+# exponent tests on the operands' bits, the quotient tests in f64 (div_rn), and div_fmas's scaled FMA exact
+# through f64 (below), so both tiers give the same bits and numpy's a / b is the macro's result.
 
 _SCALE = {"f32": (96, 64, 23), "f64": (768, 128, 53)}  # exponent gap, scale power, tiny-numerator exponent
+with np.errstate(invalid="ignore"):  # the NaN the host makes from numbers (inf - inf): fpexact's default NaN
+    _HOST_NAN = {t: int((np.array(np.inf, DT[t]) - DT[t](np.inf)).view(f"u{DT[t]().itemsize}")) for t in DT}
 
 
-def _div_scale(t, ctx, s0, s1, s2):
+def exponent_field(x: E) -> E:
+    """The biased exponent field of x as an i32 (the pseudo-code's exponent())."""
+    ut, man, _ = FLOAT_LAYOUT[x.t]
+    return cast((bitcast(x, ut) >> man) & (EXP_FIELD[x.t] >> man), "i32")
+
+
+def is_denormal(x: E) -> E:
+    """Nonzero with a zero exponent field."""
+    ut, man, _ = FLOAT_LAYOUT[x.t]
+    b = bitcast(x, ut)
+    return eq(b & EXP_FIELD[x.t], 0) & ne(b & ((1 << man) - 1), 0)
+
+
+def sign_bit(x: E) -> E:
+    ut = FLOAT_LAYOUT[x.t][0]
+    return ne(bitcast(x, ut) >> (ex.bits(ut) - 1), 0)
+
+
+def quieted(x: E) -> E:
+    """A NaN with its quiet bit set (cvtToQuietNAN)."""
+    ut, man, _ = FLOAT_LAYOUT[x.t]
+    return bitcast(bitcast(x, ut) | (1 << (man - 1)), x.t)
+
+
+def host_nan(t: str) -> E:
+    return bitcast(lift(_HOST_NAN[t], FLOAT_LAYOUT[t][0]), t)
+
+
+def _scaled(x: E, power: int) -> E:
+    """x * 2**power rounded once to nearest even (np.ldexp's result): exact in f64 for an f32 x."""
+    return ex.mul_rn(x, 2.0 ** power) if x.t == "f64" else ex.cvt_rn(ex.mul_rn(ex.cvt_rn(x, "f64"), 2.0 ** power), x.t)
+
+
+def _div_scale(s0: E, s1: E, s2: E):
     """V_DIV_SCALE: pre-scale a division's operand so Newton-Raphson steps never see denormals.
 
     The reference's pseudo-code (RDNA3 ISA 16.12), evaluated on MODE's view of the operands (denormal
@@ -114,68 +167,98 @@ def _div_scale(t, ctx, s0, s1, s2):
     - "1/S1 is denormal" is tested in the operand's own type (the pseudo-code converts f32 to f64, where
       it never is): 1 / 2**127 sets VCC and leaves the numerator unscaled (hardware); when the quotient
       is denormal too, the denominator is scaled *down* by 2**64 (2**128): the pseudo-code's ldexp(S0, 64)
-      would make a denominator near 2**127 infinite and LLVM's 1.0f / 2**127 zero."""
-    dt = DT[t]
+      would make a denominator near 2**127 infinite and LLVM's 1.0f / 2**127 zero.
+    The first case that holds decides (the pseudo-code's if-else chain)."""
+    t = s0.t
     gap, k, tiny = _SCALE[t]
-    dm = fx.denorm_mode(ctx.mode, t)
-    s0, s1, s2 = fx.flush_in(s0, dm), fx.flush_in(s1, dm), fx.flush_in(s2, dm)
-    e1, e2 = exponent(s1, t), exponent(s2, t)
-    with np.errstate(all="ignore"):
-        rcp_denorm = fx.is_denormal((F64(1.0) / s1.astype(F64)).astype(dt))
-        q_denorm = fx.is_denormal((s2.astype(F64) / s1.astype(F64)).astype(dt))
-    up, down = np.ldexp(s0, k).astype(dt), np.ldexp(s0, -k).astype(dt)
-    zero = (s2 == 0) | (s1 == 0)
-    conds = [zero, e2 - e1 >= gap, fx.is_denormal(s1), rcp_denorm & q_denorm, rcp_denorm, q_denorm, e2 <= tiny]
-    vals = [np.full(s0.shape, np.nan, dt), np.where(s0 == s1, up, s0), up, np.where(s0 == s1, down, s0), down,
-            np.where(s0 == s2, up, s0), up]
-    vcc = np.select(conds, [True, True, False, True, False, True, False], False)
-    return np.select(conds, vals, s0).astype(dt), vcc
+    s0, s1, s2 = flush_in(s0), flush_in(s1), flush_in(s2)
+    e1, e2 = exponent_field(s1), exponent_field(s2)
+    w1, w2 = ex.cvt_rn(s1, "f64"), ex.cvt_rn(s2, "f64")
+    rcp_denorm = is_denormal(ex.cvt_rn(ex.rcp(w1), t))
+    q_denorm = is_denormal(ex.cvt_rn(ex.div_rn(w2, w1), t))
+    up, down = _scaled(s0, k), _scaled(s0, -k)
+    cases = [(eq(s2, 0) | eq(s1, 0), lift(math.nan, t), True),
+             (e2 - e1 >= gap, select(eq(s0, s1), up, s0), True),
+             (is_denormal(s1), up, False),
+             (rcp_denorm & q_denorm, select(eq(s0, s1), down, s0), True),
+             (rcp_denorm, down, False),
+             (q_denorm, select(eq(s0, s2), up, s0), True),
+             (e2 <= tiny, up, False)]
+    out, vcc = s0, lift(False, "bool")
+    for cond, value, flag in reversed(cases):
+        out, vcc = select(cond, value, out), select(cond, flag, vcc)
+    return out, vcc
 
 
-def _div_fmas(t, ctx, a, b, c, vcc):
-    """V_DIV_FMAS: fma, post-scaled when VCC is set. The reference's "2**32 * fma" (2**64 for f64) is not
-    what the division macro needs: div_scale scaled the denominator up (huge quotient, S2 large) or the
-    numerator up (denormal quotient), so the quotient is scaled back by 2**±64 (f32) / 2**±128 (f64),
-    chosen by S2's exponent, and rounded once."""
-    k = _SCALE[t][1]
-    bias = 127 if t == "f32" else 1023
-    post = np.where(vcc, np.where(exponent(c, t) > bias, k, -k), 0)
-    rm, dm = modes(ctx, t)
-    r = fx.fma64(a, b, c, rm, post) if t == "f64" else fx.fma_small(a, b, c, DT[t], rm, post)
-    return fx.first_nan(fx.flush_out(r, dm), a, b, c)
+def _fma_round_to_odd(a: E, b: E, c: E) -> E:
+    """a * b + c for f32 operands as an f64 rounded to odd (the nearest f64 toward zero with its last bit set
+    when inexact): rounding that to f32 in any mode (or after scaling it by a power of two) is the once-rounded
+    result, since f64 has more than 24 + 2 bits. a * b is exact in f64; TwoSum gives the sum's rounding error
+    exactly; an inexact sum with an even last bit moves one unit toward the error. Infinities and NaNs pass
+    through as the f64 sum gives them."""
+    p, cc = ex.mul_rn(ex.cvt_rn(a, "f64"), ex.cvt_rn(b, "f64")), ex.cvt_rn(c, "f64")
+    s = ex.add_rn(p, cc)
+    v = ex.sub_rn(s, p)
+    err = ex.add_rn(ex.sub_rn(p, ex.sub_rn(s, v)), ex.sub_rn(cc, v))
+    sb = bitcast(s, "u64")
+    inexact = (ex.fabs(s) < math.inf) & ne(err, 0) & eq(sb & 1, 0)
+    toward = select(eq(sign_bit(err), sign_bit(s)), sb + 1, sb - 1)
+    return bitcast(select(inexact, toward, sb), "f64")
 
 
-def _div_fixup(t, ctx, q, den, num):
+def _div_fmas_f32(a: E, b: E, c: E, vcc: E) -> E:
+    """V_DIV_FMAS: fma, post-scaled when VCC is set, rounded once as MODE says. The reference's "2**32 * fma" is
+    not what the division macro needs: div_scale scaled the denominator up (huge quotient, S2 large) or the
+    numerator up (denormal quotient), so the quotient is scaled back by 2**64 or 2**-64, chosen by S2's exponent."""
+    k = _SCALE["f32"][1]
+    scale = select(vcc, select(exponent_field(c) > FLOAT_LAYOUT["f32"][2], lift(2.0 ** k, "f64"), 2.0 ** -k), 1.0)
+    r = flush_out(cast(ex.mul_rn(_fma_round_to_odd(a, b, c), scale), "f32"))
+    first = host_nan("f32")
+    for x in (c, b, a):
+        first = select(isnan(x), quieted(x), first)
+    return select(isnan(r), first, r)
+
+
+def _div_fixup(q: E, den: E, num: E) -> E:
     """V_DIV_FIXUP: the special cases of num / den (NaN, 0/0, inf/inf, x/0, x/inf, underflow, overflow).
 
     Denormal inputs read as zero when MODE flushes them, as for div_scale: LLVM's fdiv expansion in a
-    flushing MODE then gives x / denormal = inf and denormal / x = 0 (tests/simgpu/shader/test_sem_regressions)."""
-    dt = DT[t]
-    dm = fx.denorm_mode(ctx.mode, t)
-    q, den, num = fx.flush_in(q, dm), fx.flush_in(den, dm), fx.flush_in(num, dm)
-    neg = np.signbit(den) ^ np.signbit(num)
-    sgn = np.where(neg, dt(-1), dt(1))
-    ainf = np.abs(den) == np.inf
-    nan_bits = {F16: 0xFE00, F32: 0xFFC00000, F64: 0xFFF8000000000000}[dt]
-    default_nan = np.array(nan_bits, {F16: np.uint16, F32: np.uint32, F64: np.uint64}[dt]).view(dt)
-    conds = [np.isnan(num), np.isnan(den), (den == 0) & (num == 0), ainf & (np.abs(num) == np.inf),
-             (den == 0) | (np.abs(num) == np.inf), ainf | (num == 0)]
-    vals = [fx.quiet_nan(num), fx.quiet_nan(den), default_nan, default_nan, sgn * dt(np.inf), sgn * dt(0)]
+    flushing MODE then gives x / denormal = inf and denormal / x = 0 (tests/simgpu/shader/test_sem_regressions).
+    The first case that holds decides."""
+    t = q.t
+    q, den, num = flush_in(q), flush_in(den), flush_in(num)
+    neg = sign_bit(den) ^ sign_bit(num)
+    inf, zero = select(neg, lift(-math.inf, t), math.inf), select(neg, lift(-0.0, t), 0.0)
+    default_nan = host_nan(t)
+    den_inf, num_inf = eq(ex.fabs(den), math.inf), eq(ex.fabs(num), math.inf)
+    cases = [(isnan(num), quieted(num)), (isnan(den), quieted(den)), (eq(den, 0) & eq(num, 0), default_nan),
+             (den_inf & num_inf, default_nan), (eq(den, 0) | num_inf, inf), (den_inf | eq(num, 0), zero)]
     if t != "f16":
         limit = 150 if t == "f32" else 1075
-        conds.append(exponent(num, t) - exponent(den, t) < -limit)
-        vals.append(sgn * dt(0))  # UNDERFLOW: the quotient rounds to zero
+        cases.append((exponent_field(num) - exponent_field(den) < -limit, zero))  # UNDERFLOW: rounds to zero
         # OVERFLOW: the reference tests `exponent(S1) == 255` (2047 for f64) here, which the NaN and inf
         # cases above already took; the hardware tests the quotient S0 (verified: a NaN S0 with finite S1,
         # S2 gives +-inf, as when the Newton-Raphson steps overflowed).
-        conds.append(exponent(q, t) == _EXP_BITS[t][1])
-        vals.append(sgn * dt(np.inf))
-    return np.select(conds, vals, sgn * np.abs(q)).astype(dt)
+        cases.append((eq(exponent_field(q), EXP_FIELD[t] >> FLOAT_LAYOUT[t][1]), inf))
+    # |q| with the quotient's sign (a NaN q, f16 only here, comes out quieted and positive)
+    out = select(isnan(q), quieted(ex.fabs(q)), select(neg, -ex.fabs(q), ex.fabs(q)))
+    for cond, value in reversed(cases):
+        out = select(cond, value, out)
+    return out
+
+
+# div_fmas_f64 stays an escape hatch: its FMA scaled per lane before its one rounding needs more than f64's
+# 53 bits (the f32 form above rounds to odd in f64); written once for numpy, the JIT leaves it to the interpreter.
+def _div_fmas_f64(ctx, a, b, c, vcc):
+    k = _SCALE["f64"][1]
+    post = np.where(vcc, np.where(exponent(c, "f64") > 1023, k, -k), 0)
+    rm, dm = modes(ctx, "f64")
+    return fx.first_nan(fx.flush_out(fx.fma64(a, b, c, rm, post), dm), a, b, c)
 
 
 for _t in ("f32", "f64"):
-    vop(f"v_div_scale_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _div_scale(t, c, a, b, d), carry_out=True)
-    vop(f"v_div_fmas_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, m, t=_t: _div_fmas(t, c, a, b, d, m),
-        mask_in=True, vcc_in=True)
+    define(f"v_div_scale_{_t}", _t, (_t, _t, _t), _div_scale, carry_out=True)
+define("v_div_fmas_f32", "f32", ("f32", "f32", "f32"), _div_fmas_f32, mask_in=True, vcc_in=True)
+vop("v_div_fmas_f64", "f64", ("f64", "f64", "f64"), _div_fmas_f64, mask_in=True, vcc_in=True)
 for _t in ("f16", "f32", "f64"):
-    vop(f"v_div_fixup_{_t}", _t, (_t, _t, _t), lambda c, a, b, d, t=_t: _div_fixup(t, c, a, b, d))
+    define(f"v_div_fixup_{_t}", _t, (_t, _t, _t), _div_fixup)

@@ -154,7 +154,7 @@ def _float_instructions(arch: str) -> list[str]:
             srcs[1] = "0x3fc00000"
         elif name.startswith("v_fmaak"):
             srcs[2] = "0xbf400000"
-        srcs += ["vcc_lo"] if spec.mask_in else []
+        srcs += ["vcc_lo"] if spec.mask_in and not spec.vcc_in else []  # (v_div_fmas reads VCC unnamed)
         if spec.compare:  # the lane mask kept in a VGPR (EXEC restored after a cmpx)
             out += [f"{name} {', '.join(([] if spec.cmpx else ['vcc_lo']) + srcs)}",
                     f"v_mov_b32 v{r}, {'exec_lo' if spec.cmpx else 'vcc_lo'}", "s_mov_b32 exec_lo, s30"]
@@ -164,7 +164,8 @@ def _float_instructions(arch: str) -> list[str]:
         r += wide and r % 2
         if spec.acc:
             out.append(f"v_mov_b32 v{r}, v3")
-        out.append(f"{name} {', '.join([f'v[{r}:{r + 1}]' if wide else f'v{r}'] + srcs)}")
+        carry = ["vcc_lo"] if spec.carry_out else []  # (v_div_scale: VCC, which v_div_fmas then reads)
+        out.append(f"{name} {', '.join([f'v[{r}:{r + 1}]' if wide else f'v{r}'] + carry + srcs)}")
         r += 1 + wide
     assert r <= 256
     return out
