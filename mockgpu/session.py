@@ -82,6 +82,7 @@ class RemoteMemory:
         self.reads: list[tuple[int, bytes]] = []
         self.writes: list[tuple[int, bytes]] = []
         self.shares: list[tuple[int, object]] = []
+        self.attached: tuple[int, bytes] = (0, b"")  # (address, bytes) the request brought along (protocol.ATTACHED)
 
     def take_log(self) -> tuple[list, list, list]:
         """The (address, bytes) read and written and the (address, pages) shared (USERPTR) since the last call."""
@@ -104,8 +105,19 @@ class RemoteMemory:
             raise KfdError(errno.EFAULT, f"bad user address {args[0]:#x}")
         return rargs, data, fd
 
+    def attach(self, addr: int, data: bytes) -> None:
+        """The caller's memory at `addr` as it was when it sent the request (the request's a2, a3): reads inside it
+        are answered from it, without a MEM_READ round trip, until the request is answered."""
+        self.attached = (addr, data)
+
     def read(self, addr: int, n: int) -> bytes:
-        """copy_from_user in pieces of at most one message."""
+        """copy_from_user: from what the request brought along, else asked for in pieces of at most one message."""
+        base, block = self.attached
+        if block and base <= addr and addr + n <= base + len(block):
+            data = block[addr - base:addr - base + n]
+            if self.log:
+                self.reads.append((addr, data))
+            return data
         out = bytearray()
         for pos in range(0, n, protocol.MAX_PAYLOAD):
             k = min(protocol.MAX_PAYLOAD, n - pos)
@@ -421,7 +433,8 @@ class Session:
     def _ioctl(self, sock, args, payload, may_park: bool = True, expired: bool = False) -> None:
         """An ioctl; `expired`: a parked WAIT_EVENTS whose timeout passed (it answers TIMEOUT, waiting no more)."""
         handle, request = args[0], args[1] & 0xFFFFFFFF
-        if len(payload) != kfd.ioc_size(request):
+        size, attached = kfd.ioc_size(request), protocol.unsigned(args[3])
+        if len(payload) != size + attached:
             self._reply(sock, -errno.EFAULT)
             return
         if request == kfd.AMDKFD_IOC_WAIT_EVENTS and may_park and not expired:
@@ -429,8 +442,8 @@ class Session:
             if parked is not None:
                 self.parked.append(parked)
                 return
-        buf = bytearray(payload)
-        self.memory.sock = sock
+        buf = bytearray(payload[:size])
+        self._begin(sock, args, payload[size:])
         try:
             if request == kfd.AMDKFD_IOC_ACQUIRE_VM:  # the client's render-node fd, as this machine knows it
                 a = kfd.kfd_ioctl_acquire_vm_args.from_buffer(buf)
@@ -444,11 +457,20 @@ class Session:
             self._reply(sock, -(e.errno or errno.EIO))
             return
         finally:
-            self.memory.sock = None
+            self._done()
             self.mock.process.expired = False
         if self.recording:
             self.after_ioctl(request, buf)
         self._reply(sock, result or 0, bytes(buf))
+
+    def _begin(self, sock, args, attached: bytes) -> None:
+        """The client's memory is reachable while its request is handled: through `sock`, and the block it sent."""
+        self.memory.sock = sock
+        self.memory.attach(protocol.unsigned(args[2]), attached)
+
+    def _done(self) -> None:
+        self.memory.sock = None
+        self.memory.attach(0, b"")
 
     def _park(self, sock, args, payload) -> Parked | None:
         """A WAIT_EVENTS that the GPUs cannot satisfy now, with a timeout: park it (None: answer it now)."""
@@ -456,13 +478,13 @@ class Session:
         if not a.timeout or not 0 < a.num_events <= kfd.KFD_SIGNAL_EVENT_LIMIT:
             return None
         size = ctypes.sizeof(kfd.kfd_event_data)
-        self.memory.sock = sock
+        self._begin(sock, args, payload[kfd.ioc_size(args[1] & 0xFFFFFFFF):])
         try:
             raw = self.mock.user.read(a.events_ptr, size * a.num_events)  # (access_ok first, as the ioctl does)
         except KfdError:
             return None  # the ioctl itself answers EFAULT
         finally:
-            self.memory.sock = None
+            self._done()
         ids = [kfd.kfd_event_data.unpack(raw[i * size:(i + 1) * size]).event_id for i in range(a.num_events)]
         self.os.progress(poll_all=True)
         deadline = time.monotonic() + (a.timeout / 1000 if a.timeout < 0xFFFFFFFF else 1e9)
