@@ -26,8 +26,9 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-from mockgpu import protocol
+from mockgpu import doorbellwait, protocol
 from mockgpu.devmem import DOORBELL_PAGE
+from mockgpu.doorbellwait import Waiter
 from mockgpu.hostprofile import HostProfile, ioctl_name
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
@@ -38,6 +39,8 @@ from simgpu.mem import shared
 ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
 IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
 ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker keeps polling fast
+WATCH_PERIOD = 250e-6  # seconds between looks at the doorbells outside Python (doorbellwait) after that window
+WATCH_TIMEOUT = 0.1  # seconds of one such wait: then a turn of the loop in Python (its idle bookkeeping)
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
 _FD_SETSIZE = 1024  # select(2)'s limit on descriptor numbers
 DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
@@ -267,8 +270,18 @@ class Session:
 
     def _serve(self) -> None:
         pause = ACTIVE_POLL
+        waiter = Waiter.open([g.doorbell_arrays() for g in self.mock.gpus])
+        rerun = True  # parked waits or blocked queues: the GPUs need a Python look every ACTIVE_POLL
         while self._take_inbox():
-            ready = readable([self._wake_r, *self.conns], pause)
+            waitables = [self._wake_r, *self.conns]
+            if waiter is not None and not rerun:
+                # Only a doorbell store or a request can bring work: wait for either outside Python, looking at the
+                # doorbells every ACTIVE_POLL while the client has been active lately, every WATCH_PERIOD after.
+                period = ACTIVE_POLL if pause <= ACTIVE_POLL else WATCH_PERIOD
+                got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables], WATCH_TIMEOUT, period)
+                ready = readable(waitables, 0) if got == doorbellwait.READABLE else []
+            else:
+                ready = readable(waitables, pause)
             moved = False
             parked = {p.sock for p in self.parked}
             for sock in ready:
@@ -285,7 +298,8 @@ class Session:
             now = time.monotonic()
             if moved:
                 self.last_activity = now
-            busy = self.parked or now - self.last_activity < ACTIVE_WINDOW or self._waiting()
+            rerun = bool(self.parked) or self._waiting()
+            busy = rerun or now - self.last_activity < ACTIVE_WINDOW
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
 
     def _drain(self) -> bool:
