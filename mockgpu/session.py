@@ -39,7 +39,8 @@ from simgpu.mem import shared
 ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
 IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
 ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker keeps polling fast
-WATCH_PERIOD = 250e-6  # seconds between looks at the doorbells outside Python (doorbellwait) after that window
+WATCH_PERIOD = 250e-6  # seconds between looks at the doorbells outside Python (doorbellwait) after that window,
+WATCH_WINDOW = 1.0  # ... for this long after the last activity (then IDLE_POLL)
 WATCH_TIMEOUT = 0.1  # seconds of one such wait: then a turn of the loop in Python (its idle bookkeeping)
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
 _FD_SETSIZE = 1024  # select(2)'s limit on descriptor numbers
@@ -276,8 +277,10 @@ class Session:
             waitables = [self._wake_r, *self.conns]
             if waiter is not None and not rerun:
                 # Only a doorbell store or a request can bring work: wait for either outside Python, looking at the
-                # doorbells every ACTIVE_POLL while the client has been active lately, every WATCH_PERIOD after.
-                period = ACTIVE_POLL if pause <= ACTIVE_POLL else WATCH_PERIOD
+                # doorbells every ACTIVE_POLL while the client has been active lately, every WATCH_PERIOD for a
+                # WATCH_WINDOW after (a launch after the client compiled its kernel), then every IDLE_POLL.
+                idle = time.monotonic() - self.last_activity
+                period = ACTIVE_POLL if idle < ACTIVE_WINDOW else WATCH_PERIOD if idle < WATCH_WINDOW else IDLE_POLL
                 got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables], WATCH_TIMEOUT, period)
                 ready = readable(waitables, 0) if got == doorbellwait.READABLE else []
             else:
