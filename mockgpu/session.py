@@ -136,11 +136,18 @@ class RemoteMemory:
         return bytes(out)
 
     def write(self, addr: int, data: bytes) -> None:
-        """copy_to_user in pieces of at most one message."""
+        """copy_to_user in pieces of at most one message (and into what the request brought along, where it
+        overlaps: a later read in the same request sees the store, as it would in the client's memory)."""
         for pos in range(0, len(data), protocol.MAX_PAYLOAD):
             _, _, fd = self._call(protocol.MEM_WRITE, (addr + pos,), bytes(data[pos:pos + protocol.MAX_PAYLOAD]))
             if fd is not None:
                 os.close(fd)
+        base, block = self.attached
+        lo, hi = max(addr, base), min(addr + len(data), base + len(block))
+        if lo < hi:
+            patched = bytearray(block)
+            patched[lo - base:hi - base] = data[lo - addr:hi - addr]
+            self.attached = (base, bytes(patched))
         if self.log:
             self.writes.append((addr, bytes(data)))
 

@@ -199,6 +199,29 @@ def test_an_ioctl_brings_the_array_it_points_to(server):
     os.close(memfd)
 
 
+def test_a_store_into_the_attached_block_is_read_back():
+    """RemoteMemory: what the driver stores into the caller's memory during a request is what it reads there
+    afterwards, inside the block the request brought along too."""
+    from mockgpu.session import RemoteMemory
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mem = RemoteMemory()
+    mem.sock = a
+    mem.attach(0x1000, b"abcdefgh")
+    assert mem.read(0x1002, 4) == b"cdef"  # from the block: nothing asked of the client
+
+    def client():  # answers the one MEM_WRITE
+        k, args, data, _ = protocol.recv(b)
+        assert k == protocol.MEM_WRITE and args[0] == 0x0FFE and data == b"XYZW"
+        protocol.send(b, protocol.REPLY, (0,))
+    t = threading.Thread(target=client)
+    t.start()
+    mem.write(0x0FFE, b"XYZW")  # two bytes before the block, two inside it
+    t.join()
+    assert mem.read(0x1000, 8) == b"ZWcdefgh"
+    a.close()
+    b.close()
+
+
 @pytest.mark.parametrize("garbage", [b"abc", struct.pack("<8q", 999, 0, 0, 0, 0, 0, 0, 0),
                                      struct.pack("<8q", protocol.HELLO, PID, 0, 0, 0, 0, 0, 0)],
                          ids=["short", "unknown-message", "hello"])  # (not the pid: each xdist worker has its own)
