@@ -114,6 +114,17 @@ class RemoteMemory:
         are answered from it, without a MEM_READ round trip, until the request is answered."""
         self.attached = (addr, data)
 
+    def begin(self, sock: socket.socket, args, attached: bytes) -> None:
+        """A request of the client on `sock` is being handled: its memory is reachable through `sock` and the block
+        the request brought along (IOCTL's a2 and its last a3 bytes)."""
+        self.sock = sock
+        self.attach(protocol.unsigned(args[2]), attached)
+
+    def end(self) -> None:
+        """The request is answered: the client's memory is out of reach again."""
+        self.sock = None
+        self.attached = (0, b"")
+
     def read(self, addr: int, n: int) -> bytes:
         """copy_from_user: from what the request brought along, else asked for in pieces of at most one message."""
         base, block = self.attached
@@ -467,7 +478,7 @@ class Session:
                 self.parked.append(parked)
                 return
         buf = bytearray(payload[:size])
-        self._begin(sock, args, payload[size:])
+        self.memory.begin(sock, args, payload[size:])
         try:
             if request == kfd.AMDKFD_IOC_ACQUIRE_VM:  # the client's render-node fd, as this machine knows it
                 a = kfd.kfd_ioctl_acquire_vm_args.from_buffer(buf)
@@ -481,20 +492,11 @@ class Session:
             self._reply(sock, -(e.errno or errno.EIO))
             return
         finally:
-            self._done()
+            self.memory.end()
             self.mock.process.expired = False
         if self.recording:
             self.after_ioctl(request, buf)
         self._reply(sock, result or 0, bytes(buf))
-
-    def _begin(self, sock, args, attached: bytes) -> None:
-        """The client's memory is reachable while its request is handled: through `sock`, and the block it sent."""
-        self.memory.sock = sock
-        self.memory.attach(protocol.unsigned(args[2]), attached)
-
-    def _done(self) -> None:
-        self.memory.sock = None
-        self.memory.attach(0, b"")
 
     def _park(self, sock, args, payload) -> Parked | None:
         """A WAIT_EVENTS that the GPUs cannot satisfy now, with a timeout: park it (None: answer it now)."""
@@ -502,13 +504,13 @@ class Session:
         if not a.timeout or not 0 < a.num_events <= kfd.KFD_SIGNAL_EVENT_LIMIT:
             return None
         size = ctypes.sizeof(kfd.kfd_event_data)
-        self._begin(sock, args, payload[kfd.ioc_size(args[1] & 0xFFFFFFFF):])
+        self.memory.begin(sock, args, payload[kfd.ioc_size(args[1] & 0xFFFFFFFF):])
         try:
             raw = self.mock.user.read(a.events_ptr, size * a.num_events)  # (access_ok first, as the ioctl does)
         except KfdError:
             return None  # the ioctl itself answers EFAULT
         finally:
-            self._done()
+            self.memory.end()
         ids = [kfd.kfd_event_data.unpack(raw[i * size:(i + 1) * size]).event_id for i in range(a.num_events)]
         self.os.progress(poll_all=True)
         deadline = time.monotonic() + (a.timeout / 1000 if a.timeout < 0xFFFFFFFF else 1e9)
