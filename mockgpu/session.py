@@ -291,6 +291,7 @@ class Session:
         pause = ACTIVE_POLL
         waiter = Waiter.open([g.doorbell_arrays() for g in self.mock.gpus])
         rerun = True  # parked waits or blocked queues: the GPUs need a Python look every ACTIVE_POLL
+        got = 0
         while self._take_inbox():
             waitables = [self._wake_r, *self.conns]
             if waiter is not None and not rerun:
@@ -319,7 +320,9 @@ class Session:
             now = time.monotonic()
             if moved:
                 self.last_activity = now
-            rerun = bool(self.parked) or self._waiting()
+            # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
+            rerun = bool(self.parked) or self._waiting() or (got == doorbellwait.DOORBELL and not moved)
+            got = 0
             busy = rerun or now - self.last_activity < ACTIVE_WINDOW
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
 
