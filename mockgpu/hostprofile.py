@@ -96,11 +96,14 @@ class HostProfile:
         return merged
 
     def by_component(self, st: pstats.Stats) -> dict[str, float]:
-        """Own CPU seconds (tottime) summed by component; the wait in poll(2) is split out as idle."""
+        """Own CPU seconds (tottime) summed by component; the waits in poll(2) and select(2), and the session's
+        wait outside Python (mockgpu.doorbellwait: cProfile charges a ctypes call to its caller), are split out as
+        idle."""
         out: dict[str, float] = defaultdict(float)
         for (filename, _, func), (_, _, tottime, _, _) in st.stats.items():
-            idle = "poll" in func and filename == "~"
-            out["idle (waiting in poll)" if idle else component(filename)] += tottime
+            idle = (filename == "~" and ("poll" in func or "select.select" in func)) or (
+                filename.endswith("doorbellwait.py") and func == "wait")
+            out["idle (waiting in poll, select, doorbellwait)" if idle else component(filename)] += tottime
         return dict(out)
 
     def report(self, out) -> None:

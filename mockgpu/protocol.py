@@ -11,8 +11,11 @@ source: the interposer is compiled with them as -D definitions (mockgpu.native.b
 from __future__ import annotations
 
 import array
+import ctypes
 import socket
 import struct
+
+from runtime.uapi import kfd
 
 HEADER = struct.Struct("<8q")
 U64 = (1 << 64) - 1
@@ -22,7 +25,8 @@ MAX_PAYLOAD = 1 << 16  # the largest payload in one message; memory is read and 
 HELLO = 1  # a0 pid                                                                  a0 0
 OPEN = 2  # a0 flags; payload path                                                   a0 handle, fd: device memory file
 CLOSE = 3  # a0 handle                                                               a0 0
-IOCTL = 4  # a0 handle, a1 request; payload the argument (_IOC_SIZE bytes)           a0 result; payload argument after
+IOCTL = 4  # a0 handle, a1 request, a2 address, a3 length; payload the argument       a0 result; payload argument after
+#            (_IOC_SIZE bytes), then a3 bytes of the caller's memory at a2 (ATTACHED)
 MMAP = 5  # a0 handle, a1 address wanted, a2 length, a3 prot, a4 flags, a5 offset    a0 0 (may map) or -errno
 MAPPED = 6  # a0 handle, a1 address, a2 length, a3 prot, a4 flags, a5 offset         a0 0
 MUNMAP = 7  # a0 address, a1 length                                                  a0 0
@@ -34,11 +38,28 @@ FD_HANDLE = 19  # a0 a file descriptor of the client (ACQUIRE_VM's drm_fd)      
 REPLY = 32  # the type of every reply
 
 
+# The pointer arguments the driver reads on every call of an ioctl (copy_from_user of an array): the interposer
+# reads them with the argument and sends them along (IOCTL's a2, a3), so the server need not ask with a MEM_READ
+# round trip (tinygrad maps and unmaps every buffer with a one-element device-id array). Each entry: the ioctl, its
+# argument's struct, the pointer field, the u32 element-count field, the bytes of one element. A block that the
+# interposer cannot read is not sent: the server asks, and the MEM_READ answers EFAULT as before.
+ATTACHED = (
+    (kfd.AMDKFD_IOC_MAP_MEMORY_TO_GPU, kfd.kfd_ioctl_map_memory_to_gpu_args, "device_ids_array_ptr", "n_devices", 4),
+    (kfd.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, kfd.kfd_ioctl_unmap_memory_from_gpu_args, "device_ids_array_ptr",
+     "n_devices", 4),
+    (kfd.AMDKFD_IOC_WAIT_EVENTS, kfd.kfd_ioctl_wait_events_args, "events_ptr", "num_events",
+     ctypes.sizeof(kfd.kfd_event_data)),
+)
+
+
 def c_definitions() -> list[str]:
-    """-D flags that give the interposer these numbers."""
+    """-D flags that give the interposer these numbers, and ATTACHED as an initializer of
+    {request, pointer offset, count offset, element bytes} rows."""
     names = ("HELLO", "OPEN", "CLOSE", "IOCTL", "MMAP", "MAPPED", "MUNMAP", "MEM_READ", "MEM_WRITE", "SHARE",
              "FD_HANDLE", "REPLY", "MAX_PAYLOAD")
-    return [f"-DSIMGPU_MSG_{n}={globals()[n]}" for n in names]
+    rows = ",".join(f"{{{req:#x}UL,{getattr(st, ptr).offset},{getattr(st, count).offset},{size}}}"
+                    for req, st, ptr, count, size in ATTACHED)
+    return [*(f"-DSIMGPU_MSG_{n}={globals()[n]}" for n in names), f"-DSIMGPU_ATTACHED={{{rows}}}"]
 
 
 class ProtocolError(Exception):

@@ -26,8 +26,9 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-from mockgpu import protocol
+from mockgpu import doorbellwait, protocol
 from mockgpu.devmem import DOORBELL_PAGE
+from mockgpu.doorbellwait import Waiter
 from mockgpu.hostprofile import HostProfile, ioctl_name
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
@@ -38,6 +39,9 @@ from simgpu.mem import shared
 ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
 IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
 ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker keeps polling fast
+WATCH_PERIOD = 250e-6  # seconds between looks at the doorbells outside Python (doorbellwait) after that window,
+WATCH_WINDOW = 1.0  # ... for this long after the last activity (then IDLE_POLL)
+WATCH_TIMEOUT = 0.1  # seconds of one such wait: then a turn of the loop in Python (its idle bookkeeping)
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
 _FD_SETSIZE = 1024  # select(2)'s limit on descriptor numbers
 DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
@@ -82,6 +86,7 @@ class RemoteMemory:
         self.reads: list[tuple[int, bytes]] = []
         self.writes: list[tuple[int, bytes]] = []
         self.shares: list[tuple[int, object]] = []
+        self.attached: tuple[int, bytes] = (0, b"")  # (address, bytes) the request brought along (protocol.ATTACHED)
 
     def take_log(self) -> tuple[list, list, list]:
         """The (address, bytes) read and written and the (address, pages) shared (USERPTR) since the last call."""
@@ -104,8 +109,30 @@ class RemoteMemory:
             raise KfdError(errno.EFAULT, f"bad user address {args[0]:#x}")
         return rargs, data, fd
 
+    def attach(self, addr: int, data: bytes) -> None:
+        """The caller's memory at `addr` as it was when it sent the request (the request's a2, a3): reads inside it
+        are answered from it, without a MEM_READ round trip, until the request is answered."""
+        self.attached = (addr, data)
+
+    def begin(self, sock: socket.socket, args, attached: bytes) -> None:
+        """A request of the client on `sock` is being handled: its memory is reachable through `sock` and the block
+        the request brought along (IOCTL's a2 and its last a3 bytes)."""
+        self.sock = sock
+        self.attach(protocol.unsigned(args[2]), attached)
+
+    def end(self) -> None:
+        """The request is answered: the client's memory is out of reach again."""
+        self.sock = None
+        self.attached = (0, b"")
+
     def read(self, addr: int, n: int) -> bytes:
-        """copy_from_user in pieces of at most one message."""
+        """copy_from_user: from what the request brought along, else asked for in pieces of at most one message."""
+        base, block = self.attached
+        if block and base <= addr and addr + n <= base + len(block):
+            data = block[addr - base:addr - base + n]
+            if self.log:
+                self.reads.append((addr, data))
+            return data
         out = bytearray()
         for pos in range(0, n, protocol.MAX_PAYLOAD):
             k = min(protocol.MAX_PAYLOAD, n - pos)
@@ -120,11 +147,18 @@ class RemoteMemory:
         return bytes(out)
 
     def write(self, addr: int, data: bytes) -> None:
-        """copy_to_user in pieces of at most one message."""
+        """copy_to_user in pieces of at most one message (and into what the request brought along, where it
+        overlaps: a later read in the same request sees the store, as it would in the client's memory)."""
         for pos in range(0, len(data), protocol.MAX_PAYLOAD):
             _, _, fd = self._call(protocol.MEM_WRITE, (addr + pos,), bytes(data[pos:pos + protocol.MAX_PAYLOAD]))
             if fd is not None:
                 os.close(fd)
+        base, block = self.attached
+        lo, hi = max(addr, base), min(addr + len(data), base + len(block))
+        if lo < hi:
+            patched = bytearray(block)
+            patched[lo - base:hi - base] = data[lo - addr:hi - addr]
+            self.attached = (base, bytes(patched))
         if self.log:
             self.writes.append((addr, bytes(data)))
 
@@ -255,8 +289,21 @@ class Session:
 
     def _serve(self) -> None:
         pause = ACTIVE_POLL
+        waiter = Waiter.open([g.doorbell_arrays() for g in self.mock.gpus])
+        rerun = True  # parked waits or blocked queues: the GPUs need a Python look every ACTIVE_POLL
+        got = 0
         while self._take_inbox():
-            ready = readable([self._wake_r, *self.conns], pause)
+            waitables = [self._wake_r, *self.conns]
+            if waiter is not None and not rerun:
+                # Only a doorbell store or a request can bring work: wait for either outside Python, looking at the
+                # doorbells every ACTIVE_POLL while the client has been active lately, every WATCH_PERIOD for a
+                # WATCH_WINDOW after (a launch after the client compiled its kernel), then every IDLE_POLL.
+                idle = time.monotonic() - self.last_activity
+                period = ACTIVE_POLL if idle < ACTIVE_WINDOW else WATCH_PERIOD if idle < WATCH_WINDOW else IDLE_POLL
+                got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables], WATCH_TIMEOUT, period)
+                ready = readable(waitables, 0) if got == doorbellwait.READABLE else []
+            else:
+                ready = readable(waitables, pause)
             moved = False
             parked = {p.sock for p in self.parked}
             for sock in ready:
@@ -273,7 +320,10 @@ class Session:
             now = time.monotonic()
             if moved:
                 self.last_activity = now
-            busy = self.parked or now - self.last_activity < ACTIVE_WINDOW or self._waiting()
+            # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
+            rerun = bool(self.parked) or self._waiting() or (got == doorbellwait.DOORBELL and not moved)
+            got = 0
+            busy = rerun or now - self.last_activity < ACTIVE_WINDOW
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
 
     def _drain(self) -> bool:
@@ -421,7 +471,8 @@ class Session:
     def _ioctl(self, sock, args, payload, may_park: bool = True, expired: bool = False) -> None:
         """An ioctl; `expired`: a parked WAIT_EVENTS whose timeout passed (it answers TIMEOUT, waiting no more)."""
         handle, request = args[0], args[1] & 0xFFFFFFFF
-        if len(payload) != kfd.ioc_size(request):
+        size, attached = kfd.ioc_size(request), protocol.unsigned(args[3])
+        if len(payload) != size + attached:
             self._reply(sock, -errno.EFAULT)
             return
         if request == kfd.AMDKFD_IOC_WAIT_EVENTS and may_park and not expired:
@@ -429,8 +480,8 @@ class Session:
             if parked is not None:
                 self.parked.append(parked)
                 return
-        buf = bytearray(payload)
-        self.memory.sock = sock
+        buf = bytearray(payload[:size])
+        self.memory.begin(sock, args, payload[size:])
         try:
             if request == kfd.AMDKFD_IOC_ACQUIRE_VM:  # the client's render-node fd, as this machine knows it
                 a = kfd.kfd_ioctl_acquire_vm_args.from_buffer(buf)
@@ -444,7 +495,7 @@ class Session:
             self._reply(sock, -(e.errno or errno.EIO))
             return
         finally:
-            self.memory.sock = None
+            self.memory.end()
             self.mock.process.expired = False
         if self.recording:
             self.after_ioctl(request, buf)
@@ -456,13 +507,13 @@ class Session:
         if not a.timeout or not 0 < a.num_events <= kfd.KFD_SIGNAL_EVENT_LIMIT:
             return None
         size = ctypes.sizeof(kfd.kfd_event_data)
-        self.memory.sock = sock
+        self.memory.begin(sock, args, payload[kfd.ioc_size(args[1] & 0xFFFFFFFF):])
         try:
             raw = self.mock.user.read(a.events_ptr, size * a.num_events)  # (access_ok first, as the ioctl does)
         except KfdError:
             return None  # the ioctl itself answers EFAULT
         finally:
-            self.memory.sock = None
+            self.memory.end()
         ids = [kfd.kfd_event_data.unpack(raw[i * size:(i + 1) * size]).event_id for i in range(a.num_events)]
         self.os.progress(poll_all=True)
         deadline = time.monotonic() + (a.timeout / 1000 if a.timeout < 0xFFFFFFFF else 1e9)

@@ -136,6 +136,11 @@ class GPU:
             with self.time_limit(seconds):
                 self.run_queue(q)
 
+    def doorbell_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The doorbell page and each doorbell's value when the GPU last acted on it: a doorbell is pending where
+        they differ (for an owner that watches them without calling in: mockgpu.doorbellwait)."""
+        return self.doorbells, self._rung
+
     def pending_doorbells(self) -> list[tuple[int, int]]:
         """(slot, value) of every doorbell whose value changed since the GPU last acted on it: a client's plain
         store into the shared doorbell page."""

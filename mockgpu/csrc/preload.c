@@ -5,7 +5,8 @@
  *    machine's device-memory file (a memfd); that fd is what the program gets. Every mmap offset the driver
  *    hands out is an offset of that file, so even an mmap that bypasses this library (ctypes' CDLL(libc).mmap,
  *    dlsym on libc) maps the right pages, shared with the simulated GPU.
- *  - ioctl on those fds: forwarded (the argument's _IOC_SIZE bytes out and back). While the server handles it,
+ *  - ioctl on those fds: forwarded (the argument's _IOC_SIZE bytes out and back, with the array it points to for
+ *    the ioctls of mockgpu.protocol.ATTACHED). While the server handles it,
  *    it may read or write the caller's memory (pointer arguments) or ask for pages to be moved into shared
  *    memory (USERPTR), or for the server's handle of an fd the argument names (ACQUIRE_VM's drm_fd); this
  *    library does that with process_vm_readv/writev on itself, so a bad pointer is EFAULT, not a crash.
@@ -383,6 +384,26 @@ EXPORT int dup3(int fd, int to, int flags) {
     return r;
 }
 
+/* The array an ioctl's argument points to that the driver reads on every call (mockgpu.protocol.ATTACHED): read
+ * here and sent after the argument, so that the server need not ask for it with a MEM_READ round trip. Returns the
+ * bytes appended to in[size...] (0: none, or unreadable -- then the server asks, and answers EFAULT as before). */
+static const struct { unsigned long request; size_t ptr, count, elem; } attached[] = SIMGPU_ATTACHED;
+
+static size_t attach(unsigned long request, unsigned char *in, size_t size, size_t room, uintptr_t *addr) {
+    for (size_t i = 0; i < sizeof attached / sizeof *attached; i++) {
+        if (attached[i].request != (request & 0xFFFFFFFFUL)) continue; /* (a sign-extended int request too) */
+        uint64_t ptr;
+        uint32_t count;
+        memcpy(&ptr, in + attached[i].ptr, sizeof ptr);
+        memcpy(&count, in + attached[i].count, sizeof count);
+        size_t n = (size_t)count * attached[i].elem;
+        if (!n || n > room - size || copy_self(0, (uintptr_t)ptr, in + size, n)) return 0;
+        *addr = (uintptr_t)ptr;
+        return n;
+    }
+    return 0;
+}
+
 EXPORT int ioctl(int fd, unsigned long request, ...) {
     REAL(int, ioctl, int, unsigned long, ...);
     va_list ap;
@@ -394,9 +415,11 @@ EXPORT int ioctl(int fd, unsigned long request, ...) {
     size_t size = (request >> 16) & 0x3FFF;
     unsigned char in[0x4000];
     if (size && copy_self(0, (uintptr_t)arg, in, size)) return fail(-EFAULT);
-    struct msg req = {.type = SIMGPU_MSG_IOCTL, .a = {h, (int64_t)request}}, rep;
+    uintptr_t extra_addr = 0;
+    size_t extra = attach(request, in, size, sizeof in, &extra_addr);
+    struct msg req = {.type = SIMGPU_MSG_IOCTL, .a = {h, (int64_t)request, (int64_t)extra_addr, (int64_t)extra}}, rep;
     ssize_t len;
-    int64_t r = call(&req, in, size, &rep, &len, NULL);
+    int64_t r = call(&req, in, size + extra, &rep, &len, NULL);
     if (r < 0) return fail(r);
     if ((request >> 30) & 2 && len == (ssize_t)size && size &&
         copy_self(1, (uintptr_t)arg, buf + sizeof(struct msg), size))

@@ -170,6 +170,58 @@ def test_requests_and_questions_about_client_memory(server):
     os.close(memfd)
 
 
+def test_an_ioctl_brings_the_array_it_points_to(server):
+    """IOCTL's a2, a3 (mockgpu.protocol.ATTACHED): the caller's memory read with the argument answers the driver's
+    copy_from_user inside it without a MEM_READ; a read outside it is still asked for; a payload that is not the
+    argument plus a3 bytes is EFAULT."""
+    srv, path, connect = server
+    c = connect()
+    kfd, memfd, gid = _machine(c)
+    flags = F.KFD_IOC_ALLOC_MEM_FLAGS_GTT | F.KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE
+    a = c.ioctl(kfd, F.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, F.kfd_ioctl_alloc_memory_of_gpu_args(
+        va_addr=1 << 30, size=4096, gpu_id=gid, flags=flags))
+    ids = struct.pack("<I", gid)
+    asked = []
+    answer = c._answer
+    c._answer = lambda k, a_, data: (asked.append(k), answer(k, a_, data))
+    args = bytes(F.kfd_ioctl_map_memory_to_gpu_args(handle=a.handle, device_ids_array_ptr=0x5000, n_devices=1))
+    r, data, _ = c.call(protocol.IOCTL, (kfd, F.AMDKFD_IOC_MAP_MEMORY_TO_GPU, 0x5000, 4), args + ids)
+    assert r == 0 and F.kfd_ioctl_map_memory_to_gpu_args.from_buffer_copy(data).n_success == 1 and not asked
+    assert srv.sessions[PID].mock.process.allocs[a.handle].mapped_on == {0}
+    # a block elsewhere: the driver asks for the array (and the client has none there: EFAULT)
+    args = bytes(F.kfd_ioctl_unmap_memory_from_gpu_args(handle=a.handle, device_ids_array_ptr=0x5000, n_devices=1))
+    r, _, _ = c.call(protocol.IOCTL, (kfd, F.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, 0x7000, 4), args + ids)
+    assert r == -errno.EFAULT and asked == [protocol.MEM_READ]
+    r, _, _ = c.call(protocol.IOCTL, (kfd, F.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, 0x5000, 8), args + ids)
+    assert r == -errno.EFAULT and asked == [protocol.MEM_READ]  # 4 bytes where a3 says 8: refused unread
+    r, _, _ = c.call(protocol.IOCTL, (kfd, F.AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, 0x5000, 4), args + ids)
+    assert r == 0 and asked == [protocol.MEM_READ]
+    os.close(memfd)
+
+
+def test_a_store_into_the_attached_block_is_read_back():
+    """RemoteMemory: what the driver stores into the caller's memory during a request is what it reads there
+    afterwards, inside the block the request brought along too."""
+    from mockgpu.session import RemoteMemory
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    mem = RemoteMemory()
+    mem.sock = a
+    mem.attach(0x1000, b"abcdefgh")
+    assert mem.read(0x1002, 4) == b"cdef"  # from the block: nothing asked of the client
+
+    def client():  # answers the one MEM_WRITE
+        k, args, data, _ = protocol.recv(b)
+        assert k == protocol.MEM_WRITE and args[0] == 0x0FFE and data == b"XYZW"
+        protocol.send(b, protocol.REPLY, (0,))
+    t = threading.Thread(target=client)
+    t.start()
+    mem.write(0x0FFE, b"XYZW")  # two bytes before the block, two inside it
+    t.join()
+    assert mem.read(0x1000, 8) == b"ZWcdefgh"
+    a.close()
+    b.close()
+
+
 @pytest.mark.parametrize("garbage", [b"abc", struct.pack("<8q", 999, 0, 0, 0, 0, 0, 0, 0),
                                      struct.pack("<8q", protocol.HELLO, PID, 0, 0, 0, 0, 0, 0)],
                          ids=["short", "unknown-message", "hello"])  # (not the pid: each xdist worker has its own)

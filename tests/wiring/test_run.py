@@ -221,6 +221,8 @@ def test_run_profile_host_counts_the_clients_round_trips_by_ioctl(tmp_path):
     assert rows["IOCTL ALLOC_MEMORY_OF_GPU"] == rows["IOCTL MAP_MEMORY_TO_GPU"] == 8, err
     assert rows["IOCTL GET_VERSION"] == rows["IOCTL ACQUIRE_VM"] == rows["IOCTL CREATE_QUEUE"] == 1, err
     assert rows["callback FD_HANDLE"] == 1, err  # ACQUIRE_VM's drm_fd, asked of the client
+    # the maps' device-id arrays came with their ioctls (mockgpu.protocol.ATTACHED): the server asked for none
+    assert "callback MEM_READ" not in rows, err
     assert "engine (simgpu/)" in err and "server (mockgpu/)" in err
     funcs = {func for _, _, func in pstats.Stats(str(out)).stats}
     assert "_serve" in funcs and "map_memory_to_gpu" in funcs  # the session worker's thread was profiled

@@ -1,0 +1,55 @@
+/* The simgpu server's wait for work (mockgpu/doorbellwait.py): a client rings a doorbell with a plain store into
+ * the shared doorbell page, which no system call announces, so the session's worker must look at the page. Done in
+ * Python that look costs ~40 us of the worker's CPU and the GIL each time; done here, between sleeps in ppoll(2)
+ * that also wake at once when a client sends a request, it costs a few microseconds and no GIL (ctypes releases it
+ * for the call).
+ *
+ * simgpu_doorbell_wait(pages, rung, slots, npages, fds, nfds, timeout_us, period_us): every period_us, whether
+ * any of the npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the values last acted
+ * on (rung: the GPU's own array); between looks, ppoll on the fds. Returns 1 for a changed doorbell, 2 for a
+ * readable (or hung-up) fd, 0 when timeout_us passed, -errno on a failed ppoll.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#define MAX_FDS 256
+
+static int64_t now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+static int rung(const volatile uint64_t *const *pages, const uint64_t *const *seen, int npages, int slots) {
+    for (int p = 0; p < npages; p++)
+        for (int i = 0; i < slots; i++)
+            if (pages[p][i] != seen[p][i]) return 1;
+    return 0;
+}
+
+__attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile uint64_t *const *pages,
+                                                                const uint64_t *const *seen, int slots, int npages,
+                                                                const int *fds, int nfds, int64_t timeout_us,
+                                                                int64_t period_us) {
+    struct pollfd p[MAX_FDS];
+    if (nfds > MAX_FDS) nfds = MAX_FDS; /* (the caller passes its few sockets: a session has one per thread) */
+    for (int i = 0; i < nfds; i++) p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN | POLLPRI};
+    /* The kernel may stretch a sleep by the thread's timer slack (50 us by default): as long as the period. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    int64_t end = now_us() + timeout_us;
+    for (;;) {
+        if (rung(pages, seen, npages, slots)) return 1;
+        int64_t left = end - now_us();
+        if (left <= 0) return 0;
+        int64_t step = left < period_us ? left : period_us;
+        struct timespec t = {.tv_sec = step / 1000000, .tv_nsec = (step % 1000000) * 1000};
+        int r = ppoll(p, (nfds_t)nfds, &t, NULL);
+        if (r > 0) return 2;
+        if (r < 0 && errno != EINTR) return -errno;
+    }
+}

@@ -1,0 +1,62 @@
+"""The session worker's wait for its client (mockgpu/csrc/doorbellwait.c): until a doorbell in the shared doorbell
+pages changes, a request arrives on one of the client's sockets, or a timeout passes -- looking at the pages every
+`period` without Python and without the GIL. A client's doorbell store is seen within the period at a few
+microseconds of CPU a look (a look in Python costs ~40 us), so the worker can keep looking while the client is
+busy elsewhere (compiling its next kernel) instead of backing off to IDLE_POLL and seeing the launch late.
+
+Built with the system C compiler like the interposer (mockgpu.native); where none is found, `Waiter.open` gives
+None and the session polls in Python as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy as np
+
+from mockgpu import native
+
+SOURCE = native.CSRC / "doorbellwait.c"
+DOORBELL = 1  # what simgpu_doorbell_wait returns: a doorbell changed
+READABLE = 2  # ... a descriptor is readable (or hung up)
+
+
+@functools.cache
+def _library() -> ctypes.CDLL | None:
+    try:
+        lib = ctypes.CDLL(str(native.build(SOURCE, "libsimgpu-doorbellwait", ["-fvisibility=hidden"], shared=True)))
+    except (native.BuildError, OSError):
+        return None
+    fn = lib.simgpu_doorbell_wait
+    fn.restype = ctypes.c_int
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                   ctypes.c_int64, ctypes.c_int64)
+    return lib
+
+
+class Waiter:
+    """The doorbell pages of one machine's GPUs and, for each, its values last acted on (GPU.doorbell_arrays)."""
+
+    def __init__(self, lib: ctypes.CDLL, arrays: list[tuple[np.ndarray, np.ndarray]]):
+        self._fn = lib.simgpu_doorbell_wait
+        self._arrays = arrays  # (kept: the pointers below are into them)
+        self._pages = (ctypes.c_void_p * len(arrays))(*(page.ctypes.data for page, _ in arrays))
+        self._seen = (ctypes.c_void_p * len(arrays))(*(seen.ctypes.data for _, seen in arrays))
+        self._slots = min(min(len(page), len(seen)) for page, seen in arrays)
+
+    @classmethod
+    def open(cls, arrays: list[tuple[np.ndarray, np.ndarray]]) -> Waiter | None:
+        """A waiter on these doorbells, or None without the native library (or without GPUs)."""
+        lib = _library()
+        return cls(lib, arrays) if lib is not None and arrays else None
+
+    def wait(self, fds: list[int], timeout: float, period: float) -> int:
+        """0 after `timeout` seconds, DOORBELL as soon as a doorbell differs from what was acted on, READABLE as
+        soon as one of `fds` is readable; looks at the doorbells every `period` seconds."""
+        arr = (ctypes.c_int * len(fds))(*fds)
+        r = self._fn(self._pages, self._seen, self._slots, len(self._arrays), arr, len(fds),
+                     max(0, int(timeout * 1e6)), max(1, int(period * 1e6)))
+        if r < 0:
+            raise OSError(-r, "ppoll failed in simgpu_doorbell_wait")
+        return r
