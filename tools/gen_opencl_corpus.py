@@ -7,8 +7,8 @@ libraries), -O2, then `ld.lld -shared` as a runtime would load it. One code obje
 corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942); gfx942 also gets mfma_gfx942.so from
 mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py), gfx1100 fdiv_gfx1100.so from fdiv.cl (division
 as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so from ldexp.cl (test_jit_ldexp.py).
-The outputs are committed, so the tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and test_corpus_opencl_gfx1201.py check they are
-what this script builds when clang-19 is present.
+The outputs are committed, so the tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and
+test_corpus_opencl_gfx1201.py check they are what this script builds when clang-19 is present.
 """
 
 from __future__ import annotations
