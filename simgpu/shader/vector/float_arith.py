@@ -3,7 +3,7 @@ and the division helpers (div_scale, div_fmas, div_fixup), from the RDNA3 ISA re
 
 Results are rounded once in MODE's round mode for the result type, with denormals flushed on input and output
 as MODE's denorm mode says, and a NaN result is the first NaN operand quieted (sem.expr). Everything but
-ldexp and v_div_fmas_f64 is defined in the expression form, which both tiers are generated from; those two are
+v_ldexp_f64 and v_div_fmas_f64 is defined in the expression form, which both tiers are generated from; those two are
 written for numpy only (the escape hatches, each with its reason below). Min/max/med3 and the cube-map ops:
 vector.minmax.
 """
@@ -97,8 +97,24 @@ define("v_mullit_f32", "f32", ("f32", "f32", "f32"), _mullit)
 
 
 # ---------------------------------------------------------------------------------------------- ldexp
-# Escape hatch: the result is x * 2**n rounded once with n per lane, which the form cannot scale by (its
-# arithmetic rounds each node; an exact power of two may not be representable in the type).
+# x * 2**n rounded once, n per lane. For f16/f32 it is defined once: x and 2**n are exact in f64 and so is their
+# product while n stays within +-600 (an f32 scales to 2**-749 .. 2**727, normal f64s), and past +-600 every result
+# rounds as at +-600 (0 or the smallest denormal, inf or the largest finite, by round mode); the product is then
+# rounded once to the type in MODE's round mode. A NaN is returned quieted, as the conversion does. f64 stays an
+# escape hatch: its scaled result need not be an f64 (2**n itself may not be), so one rounding needs fpexact.
+
+
+def _ldexp_narrow(x: E, n: E) -> E:
+    x = flush_in(x)
+    k = cast(ex.minimum(ex.maximum(n, -600), 600), "i32")
+    power = bitcast(cast(k + 1023, "u64") << 52, "f64")
+    ut, man, _ = FLOAT_LAYOUT[x.t]
+    nan = bitcast(bitcast(x, ut) | (1 << (man - 1)), x.t)
+    return select(isnan(x), nan, flush_out(cast(ex.mul_rn(ex.cvt_rn(x, "f64"), power), x.t)))
+
+
+define("v_ldexp_f32", "f32", ("f32", "i32"), _ldexp_narrow)
+define("v_ldexp_f16", "f16", ("f16", "i16"), _ldexp_narrow)
 
 
 def _ldexp(t, ctx, x, n):
@@ -107,9 +123,7 @@ def _ldexp(t, ctx, x, n):
     return fx.flush_out(fx.ldexp_round(x, n.astype(np.int64), DT[t], rm), dm)
 
 
-vop("v_ldexp_f32", "f32", ("f32", "i32"), lambda c, x, n: _ldexp("f32", c, x, n))
 vop("v_ldexp_f64", "f64", ("f64", "i32"), lambda c, x, n: _ldexp("f64", c, x, n))
-vop("v_ldexp_f16", "f16", ("f16", "i16"), lambda c, x, n: _ldexp("f16", c, x, n))
 
 
 # ---------------------------------------------------------------------------------------------- division helpers
