@@ -28,13 +28,12 @@ import numpy as np
 
 from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
 from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.sem import numpy_float as nf
 from simgpu.shader.sem.expr import eq, flush_in, fmax_num, fmin_num, isnan, select
 from simgpu.shader.semantics import alias, register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import int_mul, lane, minmax, trans  # noqa: F401 - the shared specs used below
 from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, define, execute, table_entry, typed_source
-from simgpu.shader.vector.vop3p import PkOp, pk_execute
+from simgpu.shader.vector.vop3p import packed_op
 
 G = "gfx12"
 U32 = np.uint32
@@ -119,9 +118,8 @@ for _t in ("f16", "f32"):
     for _op, _f in _IMUM_THREE.items():
         _vop(f"v_{_op}_{_t}", _t, (_t,) * 3, lambda c, a, b, d, t=_t, f=_f: f(*_flushed(c, t, [a, b, d])))
 
-for _op, _f in (("min_num", nf.fmin_num), ("max_num", nf.fmax_num), *_IMUM_TWO.items()):
-    _pk = f"v_pk_{_op}_f16"
-    register(_pk, pk_execute(PkOp("f16", 2, lambda m, a, b, f=_f: f(a, b))), G)
+for _op in ("min_num", "max_num", *_IMUM_TWO):
+    packed_op(f"v_pk_{_op}_f16", f"v_{_op}_f16", G)
 
 
 # ---------------------------------------------------------------------------------------------- lane permutes
