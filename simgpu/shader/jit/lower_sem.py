@@ -274,6 +274,8 @@ def _float(op, n: E, a: list[str], vt: str) -> str:
     b, t = op.b, n.args[0].t
     if n.op in _FARITH or n.op == "fma":
         _rounds(op, t)
+        if n.op == "fma" and t == "f16":  # without native f16 arithmetic LLVM rounds it twice, through fmaf
+            raise Unsupported("f16 fma")
         r = b.op(f"{_FARITH[n.op]} {vt} {a[0]}, {a[1]}") if n.op in _FARITH else _intrinsic(op, "fma", t, a)
         return _first_nan(op, t, r, *a)
     if n.op in _FARITH_RN:  # the transcendental unit's f64 arithmetic: the host's, no NaN rule (expr.add_rn)

@@ -6,7 +6,9 @@ where the spec says so), is generated from the opcode's definition (lower_sem).
 
 Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
 integer results of defined opcodes; the rest (DPP, 16-bit halves, op_sel, omod, other clamps) raises
-Unsupported and runs in the interpreter.
+Unsupported and runs in the interpreter. Packed math (VOP3P v_pk_* on 16-bit halves, vector.vop3p.PACKED) runs its
+opcode's definition on each half: op_sel/op_sel_hi pick the halves, neg_lo/neg_hi flip float signs, clamp is the
+definition's saturation or the float clamp.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from simgpu.shader.operand import constant, literal64
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
 from simgpu.shader.vector.valu import SPECS, TYPES, _source_entries, const_kind, is_float
+from simgpu.shader.vector.vop3p import PACKED, neg_hi, neg_lo, op_sel, op_sel_hi
 
 # IR element type and bits of each VALU type
 ELEM = {"f32": "float", "f64": "double", "f16": "half", "u32": "i32", "i32": "i32", "b32": "i32",
@@ -189,6 +192,52 @@ def valu(lw: Lowering, inst, spec) -> None:
         lw.set_mask(carry_code, b.mask_bits(b.op(f"and {b.vmask} {carry}, {active}")))
 
 
+def _clamp01(lw: Lowering, x: str, t: str) -> str:
+    """The float clamp to [0, 1] (valu._omod_clamp: NaN gives +0, -0 stays -0)."""
+    b, ft = lw.b, lw.b.vec(ELEM[t])
+    zero, one = (f"splat ({ELEM[t]} 0x{v:016X})" for v in (0, 0x3FF0000000000000))
+    x = b.op(f"select {b.vmask} {b.op(f'fcmp olt {ft} {x}, {zero}')}, {ft} {zero}, {ft} {x}")
+    x = b.op(f"select {b.vmask} {b.op(f'fcmp ogt {ft} {x}, {one}')}, {ft} {one}, {ft} {x}")
+    return b.op(f"select {b.vmask} {b.op(f'fcmp uno {ft} {x}, {x}')}, {ft} {zero}, {ft} {x}")
+
+
+def _pk_half(lw: Lowering, inst, word: str, i: int, high: int, t: str) -> str:
+    """Lane half `high` of packed source i (vop3p.pk_halves): the 16 bits op_sel(_hi) picks, sign flipped by neg."""
+    b, h = lw.b, lw.b.vec("i16")
+    if (op_sel_hi if high else op_sel)(inst, i):
+        word = b.op(f"lshr {b.v32} {word}, {b.splat('i32', 16)}")
+    x = b.op(f"trunc {b.v32} {word} to {h}")
+    if not is_float(t):
+        return x
+    if (neg_hi if high else neg_lo)(inst, i):
+        x = b.op(f"xor {h} {x}, {b.splat('i16', -32768)}")
+    return b.op(f"bitcast {h} {x} to {b.vec(ELEM[t])}")
+
+
+def packed(lw: Lowering, inst, spec) -> None:
+    """A v_pk_* instruction (vop3p.pk_execute): spec's definition on the low and the high 16-bit halves."""
+    if inst.dpp is not None or _bits(spec.dst) != 16:
+        raise Unsupported("DPP or 32-bit halves")
+    b = lw.b
+    lw.count_lanes()
+    kind = "v2f16" if spec.dst == "f16" else "b32"  # float constants: f16 bits in the low half (vop3p)
+    words = [raw_source(lw, inst, f, kind, general=True) for f in ("src0", "src1", "src2")[:len(spec.srcs)]]
+    clamp = bool(inst.fields["clamp"])
+    out = []
+    for high in (0, 1):
+        srcs = [_pk_half(lw, inst, wd, i, high, t) for i, (wd, t) in enumerate(zip(words, spec.srcs, strict=True))]
+        r = emit_definition(Op(lw, True, spec, clamp), *srcs)
+        r = _clamp01(lw, r, spec.dst) if clamp and is_float(spec.dst) else r
+        out.append(b.op(f"zext {b.vec('i16')} {to_raw16(lw, r, spec.dst)} to {b.v32}"))
+    high = b.op(f"shl {b.v32} {out[1]}, {b.splat('i32', 16)}")
+    value = b.op(f"or {b.v32} {out[0]}, {high}")
+    lw.set_vgpr(inst.fields["vdst"], value, lw.exec_lanes())
+
+
+def to_raw16(lw: Lowering, value: str, t: str) -> str:
+    return value if ELEM[t].startswith("i") else lw.b.op(f"bitcast {lw.b.vec(ELEM[t])} {value} to {lw.b.vec('i16')}")
+
+
 def register_all() -> None:
     """A translator for every VALU mnemonic defined in the expression form, its operation generated from the
     definition (jit.lower_sem)."""
@@ -197,3 +246,6 @@ def register_all() -> None:
         if spec.definition is not None and name not in TRANSLATORS:  # a family may have its own translator first
             # (a family's own spec, gfx12's v_min_num_f32, is that family's translator: lower.translator)
             translates(name, family=spec.family)(lambda lw, inst, s=spec: valu(lw, inst, s))
+    for name, (spec, family) in PACKED.items():
+        if spec.definition is not None:  # (gfx12's v_pk_minimum_f16 runs v_minimum_f16's numpy: the interpreter's)
+            translates(name, family=family)(lambda lw, inst, s=spec: packed(lw, inst, s))

@@ -18,7 +18,7 @@ from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import float_arith, int_arith, int_bits, int_mul, minmax  # noqa: F401 - PACKED's specs
-from simgpu.shader.vector.valu import SPECS, TYPES, UNSIGNED, OpCtx, dpp_source, dpp_write_mask, is_float, vop
+from simgpu.shader.vector.valu import SPECS, TYPES, UNSIGNED, OpCtx, VOp, dpp_source, dpp_write_mask, is_float, vop
 
 U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -156,8 +156,9 @@ def pk_halves(ex, w, inst, i: int, t: str) -> tuple[np.ndarray, np.ndarray]:
     return lo.view(dt), hi.view(dt)
 
 
-# v_pk_* -> the VALU opcode whose definition each lane half runs (sources, clamp and MODE as that opcode's)
-PACKED: dict[str, str] = {}
+# v_pk_* -> (the spec of the VALU opcode each lane half runs: sources, clamp and MODE as that opcode's; the ISA family
+# whose own entry the v_pk_* is, None: shared)
+PACKED: dict[str, tuple[VOp, str | None]] = {}
 
 
 def pk_execute(spec):
@@ -181,7 +182,7 @@ def pk_execute(spec):
 
 def packed_op(name: str, shared: str, family: str | None = None) -> None:
     """Register v_pk_* `name` as the opcode `shared` run on both lane halves."""
-    PACKED[name] = shared
+    PACKED[name] = SPECS[shared], family
     register(name, pk_execute(SPECS[shared]), family)
 
 
