@@ -28,6 +28,10 @@ FORMS = [("v1, v2, v3", 0, 7, 0, 0, 0), ("v1, v2, v3", 5, 2, 3, 4, 1), ("v2, s8,
          ("v3, 2.0, v2", 3, 7, 6, 1, 1), ("-1, v1, 0x3c00bc01", 6, 1, 0, 5, 0), ("0.5, v3, v1", 1, 0, 2, 7, 1)]
 
 
+def _bits(x: int, n: int) -> str:
+    return "[" + ",".join(str((x >> i) & 1) for i in range(n)) + "]"
+
+
 def _instructions(arch: str) -> list[str]:
     implemented()
     names = {base_name(m) for fam in families() for m in fam.mnemonics(arch)}
@@ -37,10 +41,8 @@ def _instructions(arch: str) -> list[str]:
             continue
         n = len(spec.srcs)
         for srcs, osel, oshi, nlo, nhi, clamp in FORMS:
-            def arr(x):
-                return "[" + ",".join(str((x >> i) & 1) for i in range(n)) + "]"
-            mods = f" op_sel:{arr(osel)} op_sel_hi:{arr(oshi)}"
-            mods += f" neg_lo:{arr(nlo)} neg_hi:{arr(nhi)}" if spec.dst == "f16" else ""
+            mods = f" op_sel:{_bits(osel, n)} op_sel_hi:{_bits(oshi, n)}"
+            mods += f" neg_lo:{_bits(nlo, n)} neg_hi:{_bits(nhi, n)}" if spec.dst == "f16" else ""
             out.append(f"{name} v{r}, {', '.join(srcs.split(', ')[:n])}{mods}{' clamp' if clamp else ''}")
             r += 1
     assert r <= 256
