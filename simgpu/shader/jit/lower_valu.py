@@ -247,5 +247,5 @@ def register_all() -> None:
             # (a family's own spec, gfx12's v_min_num_f32, is that family's translator: lower.translator)
             translates(name, family=spec.family)(lambda lw, inst, s=spec: valu(lw, inst, s))
     for name, (spec, family) in PACKED.items():
-        if spec.definition is not None:  # (gfx12's v_pk_minimum_f16 runs v_minimum_f16's numpy: the interpreter's)
+        if spec.definition is not None:
             translates(name, family=family)(lambda lw, inst, s=spec: packed(lw, inst, s))
