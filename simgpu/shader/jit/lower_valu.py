@@ -4,11 +4,13 @@ compare, accumulator), so the two tiers agree on what an instruction reads and w
 `emit_definition(op, *sources)` over typed <lanes x T> values returning the result (and the carry/compare lane mask
 where the spec says so), is generated from the opcode's definition (lower_sem).
 
-Covered: 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
-integer results of defined opcodes; the rest (DPP, 16-bit halves, op_sel, omod, other clamps) raises
-Unsupported and runs in the interpreter. Packed math (VOP3P v_pk_* on 16-bit halves, vector.vop3p.PACKED) runs its
-opcode's definition on each half: op_sel/op_sel_hi pick the halves, neg_lo/neg_hi flip float signs, clamp is the
-definition's saturation or the float clamp.
+Covered: 16-, 32- and 64-bit types, VGPR/SGPR/constant/literal sources, abs/neg on float sources, clamp on the
+integer results of defined opcodes; a 16-bit operand is the half of its VGPR (or of the scalar's 32 bits) that
+bit 7 of the register number (VOP1/VOP2/VOPC) or op_sel (VOP3) picks, a 16-bit result goes into the half
+vdst's bit 7 or op_sel[3] picks, the other half kept (valu._raw_source, valu._dst16). The rest (DPP, SDWA, omod,
+other clamps) raises Unsupported and runs in the interpreter. Packed math (VOP3P v_pk_* on 16-bit halves,
+vector.vop3p.PACKED) runs its opcode's definition on each half: op_sel/op_sel_hi pick the halves, neg_lo/neg_hi
+flip float signs, clamp is the definition's saturation or the float clamp.
 """
 
 from __future__ import annotations
@@ -21,7 +23,17 @@ from simgpu.shader.jit.lower_sem import signed_spelling as _signed
 from simgpu.shader.operand import constant, literal64
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
-from simgpu.shader.vector.valu import SPECS, TYPES, _source_entries, const_kind, is_float
+from simgpu.shader.vector.valu import (
+    SPECS,
+    TYPES,
+    _dst16,
+    _op_sel,
+    _source_entries,
+    _zeroes_high,
+    const_kind,
+    is_float,
+    t16_vgpr,
+)
 from simgpu.shader.vector.vop3p import PACKED, neg_hi, neg_lo, op_sel, op_sel_hi
 
 # IR element type and bits of each VALU type
@@ -66,11 +78,14 @@ def scalar_operand(lw: Lowering, inst, code: int, t: str) -> str:
     return str(c)
 
 
-def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) -> str:
-    """A source's raw bits as <lanes x i32> or <lanes x i64>: read as valu's fast plan reads it, or as
-    its general path does (`general`: an SGPR source through operand.scalar_src, null reading 0)."""
+def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False, index: int = 0) -> str:
+    """A source's raw bits as <lanes x i16/i32/i64>: read as valu's fast plan reads it, or as its general path
+    does (`general`: an SGPR source through operand.scalar_src, null reading 0). A 16-bit source (operand `index`)
+    is a half of the 32 bits read as its general path reads them."""
     f = inst.fields
     bits = _bits(t)
+    if bits == 16:
+        return _half_source(lw, inst, field, t, index)
     if field == "K":
         scalar = str(inst.literal or 0)
     else:
@@ -83,15 +98,35 @@ def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False) ->
     return lw.broadcast64(scalar) if bits == 64 else lw.broadcast32(scalar)
 
 
+def _half_source(lw: Lowering, inst, field: str, t: str, index: int) -> str:
+    """valu._raw_source of a 16-bit operand: the high half when bit 7 of a VOP1/VOP2/VOPC VGPR or op_sel says."""
+    b = lw.b
+    code = 255 if field == "K" else 256 + inst.fields["vsrc1"] if field == "vsrc1" else inst.fields[field]
+    code, hi = t16_vgpr(inst, code, 16)
+    if code >= 256:
+        word = lw.vgpr(code - 256)
+    else:
+        word = lw.broadcast32(_signed(lw.scalar_src(code, inst.literal, const_kind(t)), 32))
+    if hi | _op_sel(inst, index):
+        word = b.op(f"lshr {b.v32} {word}, {b.splat('i32', 16)}")
+    return b.op(f"trunc {b.v32} {word} to {b.vec('i16')}")
+
+
+def _dst_half(lw: Lowering, inst) -> tuple[int, int, str]:
+    """(VGPR, high half, its current value) of a 16-bit destination (valu._dst16)."""
+    vdst, hi = _dst16(inst)
+    return vdst, hi, lw.vgpr(vdst)
+
+
 def typed_source(lw: Lowering, inst, index: int, field: str, t: str) -> str:
     """A source as a typed vector, with VOP3 abs/neg applied to floats (sign-bit operations, as
     valu.typed_source does them on the raw bits)."""
     b = lw.b
     f = inst.fields
     general = inst.encoding == "VOP3" and bool(f["abs"] | f["neg"])  # the interpreter's general path
-    raw = raw_source(lw, inst, field, t, general)
+    raw = raw_source(lw, inst, field, t, general, index)
     bits = _bits(t)
-    ity = b.v64 if bits == 64 else b.v32
+    ity = b.vec(f"i{bits}")
     if is_float(t) and inst.encoding == "VOP3":
         a = (inst.fields["abs"] >> index) & 1
         n = (inst.fields["neg"] >> index) & 1
@@ -110,7 +145,7 @@ def to_raw(lw: Lowering, value: str, t: str) -> str:
     b = lw.b
     if ELEM[t].startswith("i"):
         return value
-    return b.op(f"bitcast {b.vec(ELEM[t])} {value} to {b.v64 if _bits(t) == 64 else b.v32}")
+    return b.op(f"bitcast {b.vec(ELEM[t])} {value} to {b.vec(f'i{_bits(t)}')}")
 
 
 def mask_in(lw: Lowering, inst, vcc_only: bool) -> str:
@@ -135,12 +170,10 @@ def _check_form(inst, spec) -> None:
     f = inst.fields
     if inst.dpp is not None or inst.encoding not in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOPC"):
         raise Unsupported("encoding")
-    if any(_bits(t) == 16 for t in spec.srcs) or (spec.dst and _bits(spec.dst) == 16):
-        raise Unsupported("16-bit")
     # clamp on an integer result: saturation where the definition takes it, else nothing (as in the interpreter)
     clamp_ok = spec.definition is not None and not is_float(spec.dst or "")
     if inst.encoding == "VOP3":
-        if f["omod"] or (f["clamp"] and not clamp_ok) or f["op_sel"]:
+        if f["omod"] or (f["clamp"] and not clamp_ok):
             raise Unsupported("modifiers")
         floats = [is_float(t) for t in spec.srcs]
         for i in range(3):
@@ -161,10 +194,14 @@ def valu(lw: Lowering, inst, spec) -> None:
     srcs = [typed_source(lw, inst, i, e[0], t) for i, (e, t) in enumerate(zip(entries, spec.srcs, strict=False))]
     vdst = inst.fields.get("vdst", 0)
     if spec.acc:
-        wide = _bits(spec.dst) == 64
-        cur = lw.vgpr64(vdst) if wide else lw.vgpr(vdst)
+        bits = _bits(spec.dst)
+        cur = lw.vgpr64(vdst) if bits == 64 else lw.vgpr(vdst)
+        if bits == 16:
+            _, hi, cur = _dst_half(lw, inst)
+            cur = b.op(f"lshr {b.v32} {cur}, {b.splat('i32', 16)}") if hi else cur
+            cur = b.op(f"trunc {b.v32} {cur} to {b.vec('i16')}")
         if not ELEM[spec.dst].startswith("i"):
-            cur = b.op(f"bitcast {b.v64 if wide else b.v32} {cur} to {b.vec(ELEM[spec.dst])}")
+            cur = b.op(f"bitcast {b.vec(f'i{bits}')} {cur} to {b.vec(ELEM[spec.dst])}")
         srcs.append(cur)
     if spec.mask_in:
         srcs.append(mask_in(lw, inst, spec.vcc_in))
@@ -186,6 +223,8 @@ def valu(lw: Lowering, inst, spec) -> None:
     raw = to_raw(lw, out, spec.dst)
     if _bits(spec.dst) == 64:
         lw.set_vgpr64(vdst, raw, active)
+    elif _bits(spec.dst) == 16:
+        _write_half(lw, inst, raw, active)
     else:
         lw.set_vgpr(vdst, raw, active)
     if carry is not None and op.carry_used:
@@ -236,6 +275,20 @@ def packed(lw: Lowering, inst, spec) -> None:
 
 def to_raw16(lw: Lowering, value: str, t: str) -> str:
     return value if ELEM[t].startswith("i") else lw.b.op(f"bitcast {lw.b.vec(ELEM[t])} {value} to {lw.b.vec('i16')}")
+
+
+def _write_half(lw: Lowering, inst, raw16: str, active: str) -> None:
+    """A 16-bit result into its half of vdst (valu._merge_half: the other half kept, or zeroed where the family's
+    low-half results zero it)."""
+    b = lw.b
+    vdst, hi, cur = _dst_half(lw, inst)
+    v = b.op(f"zext {b.vec('i16')} {raw16} to {b.v32}")
+    if hi:
+        kept = b.op(f"and {b.v32} {cur}, {b.splat('i32', 0xFFFF)}")
+        v = b.op(f"or {b.v32} {kept}, {b.op(f'shl {b.v32} {v}, splat (i32 16)')}")
+    elif not _zeroes_high(inst):
+        v = b.op(f"or {b.v32} {b.op(f'and {b.v32} {cur}, splat (i32 -65536)')}, {v}")
+    lw.set_vgpr(vdst, v, active)
 
 
 def register_all() -> None:
