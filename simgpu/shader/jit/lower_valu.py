@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
 from simgpu.shader.jit.lower_sem import emit_definition
 from simgpu.shader.jit.lower_sem import signed_spelling as _signed
-from simgpu.shader.operand import constant, literal64
 from simgpu.shader.semantics import implemented
 from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
 from simgpu.shader.vector.valu import (
@@ -60,28 +59,11 @@ def _bits(t: str) -> int:
     return TYPES[t][1]
 
 
-def scalar_operand(lw: Lowering, inst, code: int, t: str) -> str:
-    """An SGPR, constant or literal source as an integer scalar of t's width (valu._fast_plan's rules)."""
-    bits = _bits(t)
-    if bits == 16:
-        raise Unsupported("16-bit operand")
-    if code < 128:
-        if bits == 64:
-            return "0" if code == NULL else lw.sgpr64(code)
-        return lw.sgpr(code)
-    if code == 255:  # f64: the high half; i64: sign-extended; b64/u64: zero-extended (operand.literal64)
-        lit = inst.literal or 0
-        return str(literal64(lit, const_kind(t)) if bits == 64 else lit)
-    c = constant(code, const_kind(t))
-    if c is None:
-        raise Unsupported(f"operand {code}")
-    return str(c)
-
-
-def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False, index: int = 0) -> str:
-    """A source's raw bits as <lanes x i16/i32/i64>: read as valu's fast plan reads it, or as its general path
-    does (`general`: an SGPR source through operand.scalar_src, null reading 0). A 16-bit source (operand `index`)
-    is a half of the 32 bits read as its general path reads them."""
+def raw_source(lw: Lowering, inst, field: str, t: str, index: int = 0) -> str:
+    """A source's raw bits as <lanes x i16/i32/i64>, as the interpreter reads it (valu._raw_source; its fast plan
+    reads the same values): a VGPR (pair), or a scalar through operand.scalar_src's rules (null reads 0; the
+    literal extended as the type's kind says; inline constants of that kind; specials). A 16-bit source (operand
+    `index`) is a half of the 32 bits read that way."""
     f = inst.fields
     bits = _bits(t)
     if bits == 16:
@@ -93,7 +75,7 @@ def raw_source(lw: Lowering, inst, field: str, t: str, general: bool = False, in
         if code >= 256:
             r = code - 256
             return lw.vgpr64(r) if bits == 64 else lw.vgpr(r)
-        scalar = lw.scalar_src(code, inst.literal, const_kind(t)) if general else scalar_operand(lw, inst, code, t)
+        scalar = lw.scalar_src(code, inst.literal, const_kind(t))
     scalar = _signed(scalar, bits)
     return lw.broadcast64(scalar) if bits == 64 else lw.broadcast32(scalar)
 
@@ -122,9 +104,7 @@ def typed_source(lw: Lowering, inst, index: int, field: str, t: str) -> str:
     """A source as a typed vector, with VOP3 abs/neg applied to floats (sign-bit operations, as
     valu.typed_source does them on the raw bits)."""
     b = lw.b
-    f = inst.fields
-    general = inst.encoding == "VOP3" and bool(f["abs"] | f["neg"])  # the interpreter's general path
-    raw = raw_source(lw, inst, field, t, general, index)
+    raw = raw_source(lw, inst, field, t, index)
     bits = _bits(t)
     ity = b.vec(f"i{bits}")
     if is_float(t) and inst.encoding == "VOP3":
@@ -260,7 +240,7 @@ def packed(lw: Lowering, inst, spec) -> None:
     b = lw.b
     lw.count_lanes()
     kind = "v2f16" if spec.dst == "f16" else "b32"  # float constants: f16 bits in the low half (vop3p)
-    words = [raw_source(lw, inst, f, kind, general=True) for f in ("src0", "src1", "src2")[:len(spec.srcs)]]
+    words = [raw_source(lw, inst, f, kind) for f in ("src0", "src1", "src2")[:len(spec.srcs)]]
     clamp = bool(inst.fields["clamp"])
     out = []
     for high in (0, 1):
