@@ -94,12 +94,6 @@ def _half_source(lw: Lowering, inst, field: str, t: str, index: int) -> str:
     return b.op(f"trunc {b.v32} {word} to {b.vec('i16')}")
 
 
-def _dst_half(lw: Lowering, inst) -> tuple[int, int, str]:
-    """(VGPR, high half, its current value) of a 16-bit destination (valu._dst16)."""
-    vdst, hi = _dst16(inst)
-    return vdst, hi, lw.vgpr(vdst)
-
-
 def typed_source(lw: Lowering, inst, index: int, field: str, t: str) -> str:
     """A source as a typed vector, with VOP3 abs/neg applied to floats (sign-bit operations, as
     valu.typed_source does them on the raw bits)."""
@@ -175,11 +169,9 @@ def valu(lw: Lowering, inst, spec) -> None:
     vdst = inst.fields.get("vdst", 0)
     if spec.acc:
         bits = _bits(spec.dst)
+        if bits == 16:  # (v_fmac_f16, the only one, is an f16 fma: the interpreter's)
+            raise Unsupported("16-bit accumulator")
         cur = lw.vgpr64(vdst) if bits == 64 else lw.vgpr(vdst)
-        if bits == 16:
-            _, hi, cur = _dst_half(lw, inst)
-            cur = b.op(f"lshr {b.v32} {cur}, {b.splat('i32', 16)}") if hi else cur
-            cur = b.op(f"trunc {b.v32} {cur} to {b.vec('i16')}")
         if not ELEM[spec.dst].startswith("i"):
             cur = b.op(f"bitcast {b.vec(f'i{bits}')} {cur} to {b.vec(ELEM[spec.dst])}")
         srcs.append(cur)
@@ -247,21 +239,18 @@ def packed(lw: Lowering, inst, spec) -> None:
         srcs = [_pk_half(lw, inst, wd, i, high, t) for i, (wd, t) in enumerate(zip(words, spec.srcs, strict=True))]
         r = emit_definition(Op(lw, True, spec, clamp), *srcs)
         r = _clamp01(lw, r, spec.dst) if clamp and is_float(spec.dst) else r
-        out.append(b.op(f"zext {b.vec('i16')} {to_raw16(lw, r, spec.dst)} to {b.v32}"))
+        out.append(b.op(f"zext {b.vec('i16')} {to_raw(lw, r, spec.dst)} to {b.v32}"))
     high = b.op(f"shl {b.v32} {out[1]}, {b.splat('i32', 16)}")
     value = b.op(f"or {b.v32} {out[0]}, {high}")
     lw.set_vgpr(inst.fields["vdst"], value, lw.exec_lanes())
-
-
-def to_raw16(lw: Lowering, value: str, t: str) -> str:
-    return value if ELEM[t].startswith("i") else lw.b.op(f"bitcast {lw.b.vec(ELEM[t])} {value} to {lw.b.vec('i16')}")
 
 
 def _write_half(lw: Lowering, inst, raw16: str, active: str) -> None:
     """A 16-bit result into its half of vdst (valu._merge_half: the other half kept, or zeroed where the family's
     low-half results zero it)."""
     b = lw.b
-    vdst, hi, cur = _dst_half(lw, inst)
+    vdst, hi = _dst16(inst)
+    cur = lw.vgpr(vdst)
     v = b.op(f"zext {b.vec('i16')} {raw16} to {b.v32}")
     if hi:
         kept = b.op(f"and {b.v32} {cur}, {b.splat('i32', 0xFFFF)}")
