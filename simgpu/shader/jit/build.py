@@ -82,7 +82,6 @@ class CompiledRegion:
     nvgpr: int
     blocks: list  # region.Block
     by_start: dict
-    block_last: np.ndarray  # offset of each block's last instruction
     block_len: np.ndarray  # instructions counted per execution of each block
     hist: list[Counter]
     insns: dict  # offset -> region.Insn
@@ -278,8 +277,7 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
     counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"]) | m["lds_stores"]
     cr = CompiledRegion(
         round=ROUND_TYPE(addr), engine=engine, arch=m["arch"], lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"],
-        blocks=blocks,
-        by_start=region.by_start, block_last=np.array([b.last for b in blocks], np.int64),
+        blocks=blocks, by_start=region.by_start,
         block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],

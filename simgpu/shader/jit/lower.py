@@ -117,7 +117,6 @@ class Lowering:
         self.wrote_sgprs: set[int] = set()
         self.used_vgprs: set[int] = set()  # registers the instruction being lowered reads or writes
         self.entry_sets = 0  # distinct VGPR sets @wave loads per entry block (0: all; see _entry_classes)
-        self.nblocks = 0
         self.sites: list[tuple[int, bool]] = []  # (offset, is a store) of each memory site (see `site`)
         self.fusable = True  # False once a fragment needs state a fused batch does not have (LDS)
 

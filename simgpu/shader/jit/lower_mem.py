@@ -76,14 +76,19 @@ def find_window(lw: Lowering, lo: str, hi: str, slow: str, access: int = WIN_REA
     return out[0], out[1], out[2]
 
 
-def memory_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out: str) -> None:
-    """Call the memory helper (native.NativeCall._memory) to read `size` bytes per lane of the i64 addresses
-    at `addrs` for the lanes in mask into `out`; if it fails, the wave stops before this instruction."""
+def call_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out: str) -> str:
+    """The i32 result (0: done) of the memory helper (native.NativeCall._memory) asked to do `kind` for `size` bytes
+    per lane at the i64 addresses at `addrs` of the lanes in mask (a read: into `out`)."""
     b = lw.b
     fn = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_MEMORY}')}")
     mask64 = mask if lw.lanes == 64 else b.op(f"zext i32 {mask} to i64")
-    r = b.op(f"call i32 {fn}(i64 %w, i64 {kind}, ptr {addrs}, i64 {mask64}, i64 {size}, ptr {out})")
-    lw.branch_exit(b.op(f"icmp ne i32 {r}, 0"), EXIT_READ)
+    return b.op(f"call i32 {fn}(i64 %w, i64 {kind}, ptr {addrs}, i64 {mask64}, i64 {size}, ptr {out})")
+
+
+def memory_helper(lw: Lowering, kind: int, addrs: str, mask: str, size: int, out: str) -> None:
+    """Read through the memory helper (call_helper) into `out`; if it fails, the wave stops before this
+    instruction."""
+    lw.branch_exit(lw.b.op(f"icmp ne i32 {call_helper(lw, kind, addrs, mask, size, out)}, 0"), EXIT_READ)
 
 
 # ---------------------------------------------------------------------------------------------- SMEM

@@ -250,8 +250,29 @@ def _transcendental(op, t: str, name: str, x: str) -> str:
         w = _intrinsic(op, "sqrt", wt, [w])
     if name != "sqrt":
         w = b.op(f"fdiv {wv} {b.splat(elem(wt), '1.0')}, {w}")
-    r = w if wt == t else b.op(f"fptrunc {wv} {w} to {vt}")
+    r = w if wt == t else _fptrunc(op, w, wt, t)
     return _first_nan(op, t, r, x)
+
+
+def _fptrunc(op, x: str, src: str, dst: str) -> str:
+    """x rounded to nearest even from src to the narrower dst. f64 -> f16 goes through f32 rounded to odd (24 bits
+    >= 11 + 2: the second rounding is then exact): without native f16 arithmetic LLVM calls a runtime function for
+    it, which the JIT's code cannot reach."""
+    b = op.b
+    if (src, dst) != ("f64", "f16"):
+        return b.op(f"fptrunc {b.vec(elem(src))} {x} to {b.vec(elem(dst))}")
+    f, i, d = b.vec("float"), b.vec("i32"), b.vec("double")
+    r = b.op(f"fptrunc {d} {x} to {f}")
+    back = b.op(f"fpext {f} {r} to {d}")
+    inexact = b.op(f"fcmp one {d} {back}, {x}")  # (NaN: ordered compares are false)
+    ri = b.op(f"bitcast {f} {r} to {i}")
+    even = b.op(f"icmp eq {i} {b.op(f'and {i} {ri}, splat (i32 1)')}, zeroinitializer")
+    sticky = b.op(f"and {b.vmask} {inexact}, {even}")
+    # the odd neighbour toward x: one up in magnitude when |r| < |x|, else one down
+    up = b.op(f"fcmp olt {d} {_intrinsic(op, 'fabs', 'f64', [back])}, {_intrinsic(op, 'fabs', 'f64', [x])}")
+    step = b.op(f"select {b.vmask} {up}, {i} splat (i32 1), {i} splat (i32 -1)")
+    odd = b.op(f"select {b.vmask} {sticky}, {i} {b.op(f'add {i} {ri}, {step}')}, {i} {ri}")
+    return b.op(f"fptrunc {f} {b.op(f'bitcast {i} {odd} to {f}')} to {b.vec('half')}")
 
 
 def _cast(op, n: E, x: str, vt: str) -> str:
@@ -261,13 +282,15 @@ def _cast(op, n: E, x: str, vt: str) -> str:
         _rounds(op, dst)
         return b.op(f"{'sitofp' if signed(src) else 'uitofp'} {vt} {x} to {out}")
     if not is_float(dst):  # truncated, saturated, NaN -> 0
+        if src == "f16":  # (exactly, from f32: LLVM 19's AVX512-FP16 lowering saturates NaN to the minimum)
+            x, vt, src = b.op(f"fpext {vt} {x} to {b.vec('float')}"), b.vec("float"), "f32"
         lanes = op.lw.lanes
         fn = f"@llvm.{'fptosi' if signed(dst) else 'fptoui'}.sat.v{lanes}i{bits(dst)}.v{lanes}f{bits(src)}"
         return b.call(out, fn, [(vt, x)], f"declare {out} {fn}({vt})")
     if bits(dst) > bits(src):  # exact
         return b.op(f"fpext {vt} {x} to {out}")
     _rounds(op, dst)
-    return b.op(f"fptrunc {vt} {x} to {out}")
+    return _fptrunc(op, x, src, dst)
 
 
 def _float(op, n: E, a: list[str], vt: str) -> str:
@@ -275,13 +298,14 @@ def _float(op, n: E, a: list[str], vt: str) -> str:
     b, t = op.b, n.args[0].t
     if n.op in _FARITH or n.op == "fma":
         _rounds(op, t)
+        if n.op == "fma" and t == "f16":  # without native f16 arithmetic LLVM rounds it twice, through fmaf
+            raise Unsupported("f16 fma")
         r = b.op(f"{_FARITH[n.op]} {vt} {a[0]}, {a[1]}") if n.op in _FARITH else _intrinsic(op, "fma", t, a)
         return _first_nan(op, t, r, *a)
     if n.op in _FARITH_RN:  # the transcendental unit's f64 arithmetic: the host's, no NaN rule (expr.add_rn)
         return b.op(f"{_FARITH_RN[n.op]} {vt} {a[0]}, {a[1]}")
     if n.op == "cvt_rn":
-        kind = "fpext" if bits(n.t) > bits(t) else "fptrunc"
-        return b.op(f"{kind} {vt} {a[0]} to {b.vec(elem(n.t))}")
+        return b.op(f"fpext {vt} {a[0]} to {b.vec(elem(n.t))}") if bits(n.t) > bits(t) else _fptrunc(op, a[0], t, n.t)
     if n.op in ("flush_in", "flush_out", "flush"):
         keep = {"flush_in": 1, "flush_out": 2, "flush": 0}[n.op]
         return a[0] if (op.lw.mode >> DENORM_SHIFT[t]) & keep else _flush(op, t, a[0])

@@ -20,10 +20,11 @@ from __future__ import annotations
 import re
 
 from simgpu.mem.windows import WIN_WRITE
-from simgpu.shader.jit.lower import C_MEMORY, C_UNDO, C_UNDO_N, EXIT_WRITE, Lowering, translates
+from simgpu.shader.jit.lower import C_UNDO, C_UNDO_N, EXIT_WRITE, Lowering, translates
 from simgpu.shader.jit.lower_mem import (
     MEM_WRITABLE,
     VA_LIMIT,
+    call_helper,
     consecutive,
     find_window,
     lane_addresses,
@@ -73,9 +74,7 @@ def _store(lw: Lowering, inst):
     abuf = f"%SADDR{lw.off}"
     lw.buffers.append((abuf[1:], b.v64))
     b.raw(f"store {b.v64} {addr}, ptr {abuf}")
-    fn = b.op(f"load ptr, ptr {b.op(f'getelementptr i64, ptr %ctx, i64 {C_MEMORY}')}")
-    mask64 = exec_bits if lw.lanes == 64 else b.op(f"zext i32 {exec_bits} to i64")
-    r = b.op(f"call i32 {fn}(i64 %w, i64 {MEM_WRITABLE}, ptr {abuf}, i64 {mask64}, i64 {size}, ptr null)")
+    r = call_helper(lw, MEM_WRITABLE, abuf, exec_bits, size, "null")
     b.raw(f"br i1 {b.op(f'icmp eq i32 {r}, 0')}, label %{again}, label %{fail}")
     b.label(again)
     second = find_window(lw, lo, hi, fail, WIN_WRITE)

@@ -102,8 +102,3 @@ def write_scc(ex, w, cond) -> None:
     """SCC = cond (a bool for one wave, a bool array for many)."""
     ix = w.item(0) if len(w) == 1 else wsel(w)
     ex.st.scc[ix] = cond.astype(U32) if isinstance(cond, np.ndarray) else int(bool(cond))
-
-
-def source_wide(inst, index: int) -> bool:
-    """Whether source `index` (0: ssrc0, 1: ssrc1) is 64-bit."""
-    return _plan(inst)[0][index][2]

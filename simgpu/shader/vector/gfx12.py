@@ -6,11 +6,11 @@ From the RDNA4 ISA reference's pseudo-code:
 - min/max: gfx12 has no MODE.IEEE. v_min_num_* / v_max_num_* (f16, f32, f64; min3, max3, med3, minmax, maxmin, the
   packed f16 forms and VOPD's v_dual_min_num_f32 / v_dual_max_num_f32) are IEEE 754-2019 minimumNumber /
   maximumNumber: a NaN operand (signaling or quiet) yields the other operand, two NaNs the first one quieted;
-  -0 < +0; they are defined in the expression form (sem.expr.fmin_num: the interpreter's kernels and the JIT's code
-  come from one definition). v_minimum_* / v_maximum_* (and minimum3, maximum3, minimummaximum, maximumminimum) are
-  minimum / maximum: a signaling NaN yields itself quieted (S0's first), else a quiet NaN operand yields itself (S0's
-  first). Input denormals are flushed as MODE's denorm mode says, as for gfx11's v_min_* (the packed forms do not
-  flush, as gfx11's v_pk_min_f16).
+  -0 < +0. v_minimum_* / v_maximum_* (and minimum3, maximum3, minimummaximum, maximumminimum, the packed f16
+  forms) are minimum / maximum: a signaling NaN yields itself quieted (S0's first), else a quiet NaN operand yields
+  itself (S0's first). Input denormals are flushed as MODE's denorm mode says, as for gfx11's v_min_* (the packed
+  forms too: each half is its VALU opcode's definition). All are defined in the expression form (the interpreter's
+  kernels and the JIT's code come from one definition).
 - v_permlane16_var_b32 / v_permlanex16_var_b32: v_permlane16/x16 with each lane's selector in the low 4 bits of
   that lane's src1 VGPR (op_sel's fetch-inactive and bound_ctrl as for v_permlane16).
 - v_s_exp/log/rcp/rsq/sqrt_f32/f16: the transcendental of a scalar operand, written to an SGPR (an f16 result with
@@ -27,23 +27,15 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
-from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.sem import numpy_float as nf
-from simgpu.shader.sem.expr import eq, flush_in, fmax_num, fmin_num, isnan, select
+from simgpu.shader.sem.expr import FLOAT_LAYOUT, bitcast, eq, flush_in, fmax, fmax_num, fmin, fmin_num, isnan, select
 from simgpu.shader.semantics import alias, register
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import int_mul, lane, minmax, trans  # noqa: F401 - the shared specs used below
-from simgpu.shader.vector.valu import SPECS, OpCtx, VOp, _omod_clamp, define, execute, table_entry, typed_source
-from simgpu.shader.vector.vop3p import PkOp, pk_execute
+from simgpu.shader.vector.valu import SPECS, OpCtx, _omod_clamp, define, table_entry, typed_source
+from simgpu.shader.vector.vop3p import packed_op
 
 G = "gfx12"
 U32 = np.uint32
-
-
-def _vop(name: str, dst: str, srcs: tuple[str, ...], fn) -> None:
-    """Register a VALU spec as gfx12's entry `name` (VOPD's v_dual_* halves find it in SPECS by name)."""
-    spec = SPECS[name] = VOp(dst, srcs, fn, family=G)
-    register(name, execute(spec), G)
 
 
 for _new, _old in (("v_mad_co_u64_u32", "v_mad_u64_u32"), ("v_mad_co_i64_i32", "v_mad_i64_i32")):
@@ -52,37 +44,35 @@ for _new, _old in (("v_mad_co_u64_u32", "v_mad_u64_u32"), ("v_mad_co_i64_i32", "
 
 
 # ---------------------------------------------------------------------------------------------- min / max
-# The _num forms in the expression form (both tiers: sem.expr.fmin_num), inputs flushed as for gfx11's v_min_*; the
-# NaN-propagating minimum / maximum forms by hand (the interpreter only).
+# In the expression form (both tiers), inputs flushed as for gfx11's v_min_*: the _num forms through sem.expr.fmin_num,
+# the NaN-propagating minimum / maximum forms through the ISA's min/max with their NaN lanes chosen here.
 
 
-def _less(a, b):
-    """a < b with -0 < +0."""
-    return (a < b) | ((a == 0) & (b == 0) & np.signbit(a) & ~np.signbit(b))
+def _quiet_bit(x) -> tuple[str, int]:
+    ut, mant, _ = FLOAT_LAYOUT[x.t]
+    return ut, 1 << (mant - 1)
 
 
-def _imum(a, b, a_wins):
-    """minimum / maximum: a signaling NaN quieted (S0 first), else a quiet NaN (S0 first), else the winner."""
-    na, nb = np.isnan(a), np.isnan(b)
-    r = np.where(a_wins, a, b)
-    if na.any() or nb.any():
-        sa, sb = fx.is_snan(a), fx.is_snan(b)
-        r = np.select([sa, sb, na, nb], [fx.quiet_nan(a), fx.quiet_nan(b), a, b], r)
-    return np.asarray(r, a.dtype)
+def _quiet(x):
+    """x with the quiet bit set (a NaN quieted; the result is used only for NaNs)."""
+    ut, q = _quiet_bit(x)
+    return bitcast(bitcast(x, ut) | q, x.t)
 
 
-def minimum(a, b):
-    return _imum(a, b, _less(a, b))
+def _snan(x):
+    ut, q = _quiet_bit(x)
+    return isnan(x) & eq(bitcast(x, ut) & q, 0)
 
 
-def maximum(a, b):
-    return _imum(a, b, _less(b, a))
+def _imum(pick):
+    """minimum / maximum: a signaling NaN quieted (S0 first), else a quiet NaN (S0 first), else `pick`'s winner
+    (the ISA's min/max: -0 < +0)."""
+    def fn(a, b):
+        return select(_snan(a) | (isnan(a) & ~_snan(b)), _quiet(a), select(isnan(b), _quiet(b), pick(a, b)))
+    return fn
 
 
-def _flushed(ctx: OpCtx, t: str, xs):
-    """The inputs with denormals flushed where MODE's input denorm mode for t says so."""
-    dm = fx.denorm_mode(ctx.mode, t)
-    return xs if (dm & 1).all() else [fx.flush_in(x, dm) for x in xs]
+minimum, maximum = _imum(fmin), _imum(fmax)
 
 
 def _med3_num(a, b, c):
@@ -109,19 +99,14 @@ _IMUM_THREE = {
 }
 
 for _t in ("f16", "f32", "f64"):
-    for _op, _f in _NUM_TWO.items():
+    for _op, _f in {**_NUM_TWO, **_IMUM_TWO}.items():
         define(f"v_{_op}_{_t}", _t, (_t, _t), _defined(_f), family=G)
-    for _op, _f in _IMUM_TWO.items():
-        _vop(f"v_{_op}_{_t}", _t, (_t, _t), lambda c, a, b, t=_t, f=_f: f(*_flushed(c, t, [a, b])))
 for _t in ("f16", "f32"):
-    for _op, _f in _NUM_THREE.items():
+    for _op, _f in {**_NUM_THREE, **_IMUM_THREE}.items():
         define(f"v_{_op}_{_t}", _t, (_t,) * 3, _defined(_f), family=G)
-    for _op, _f in _IMUM_THREE.items():
-        _vop(f"v_{_op}_{_t}", _t, (_t,) * 3, lambda c, a, b, d, t=_t, f=_f: f(*_flushed(c, t, [a, b, d])))
 
-for _op, _f in (("min_num", nf.fmin_num), ("max_num", nf.fmax_num), *_IMUM_TWO.items()):
-    _pk = f"v_pk_{_op}_f16"
-    register(_pk, pk_execute(PkOp("f16", 2, lambda m, a, b, f=_f: f(a, b))), G)
+for _op in ("min_num", "max_num", *_IMUM_TWO):
+    packed_op(f"v_pk_{_op}_f16", f"v_{_op}_f16", G)
 
 
 # ---------------------------------------------------------------------------------------------- lane permutes

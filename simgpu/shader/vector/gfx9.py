@@ -42,7 +42,6 @@ from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.sem.expr import cast, fma
 from simgpu.shader.sem.numpy_gen import numpy_kernel
 from simgpu.shader.semantics import alias, register
-from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector import (  # noqa: F401 - the shared specs renamed below
     cmp_float,
     cmp_int,
@@ -54,8 +53,8 @@ from simgpu.shader.vector import (  # noqa: F401 - the shared specs renamed belo
     vop3p,
 )
 from simgpu.shader.vector.float_arith import arith
-from simgpu.shader.vector.valu import SPECS, ZERO_HIGH16, OpCtx, VOp, _definition, execute
-from simgpu.shader.vector.vop3p import clamp01, neg_hi, neg_lo, op_sel, op_sel_hi, write_mask
+from simgpu.shader.vector.valu import SPECS, ZERO_HIGH16, VOp, _definition, execute
+from simgpu.shader.vector.vop3p import op_sel, packed_op, write_mask
 
 G = "gfx9"
 U32, U64 = np.uint32, np.uint64
@@ -119,38 +118,8 @@ _define("v_fmac_f64", "f64", ("f64", "f64"), arith(fma), acc=True)
 # ---------------------------------------------------------------------------------------------- packed f32
 
 
-def _halves(ex, w, inst, i: int) -> tuple[np.ndarray, np.ndarray]:
-    """(low-lane, high-lane) f32 inputs of 64-bit packed source i: op_sel / op_sel_hi pick the halves, neg / neg_hi
-    flip their signs."""
-    code = inst.fields[("src0", "src1", "src2")[i]]
-    if 128 <= code <= 255:  # an inline constant or literal: its f32 value in the low dword, 0 in the high one
-        v = vector_src(ex, w, code, inst.literal, "f32").astype(U64)
-    else:
-        v = vector_src(ex, w, code, inst.literal, "b64").astype(U64)
-    words = (v & U64(0xFFFFFFFF)).astype(U32), (v >> U64(32)).astype(U32)
-    lo, hi = words[op_sel(inst, i)], words[op_sel_hi(inst, i)]
-    lo = lo ^ U32(0x80000000 * neg_lo(inst, i))
-    hi = hi ^ U32(0x80000000 * neg_hi(inst, i))
-    return lo.view(np.float32), hi.view(np.float32)
-
-
-def _pk_f32(shared: str, nsrc: int):
-    """v_pk_<op>_f32: the f32 definition `shared` once per lane half, each rounded as MODE says."""
-    def fn(ex, w, inst):
-        spec = SPECS[shared]
-        srcs = [_halves(ex, w, inst, i) for i in range(nsrc)]
-        ctx = OpCtx(False, ex.st.hwreg[w, HW_MODE], ex.st.lanes, ex, w)
-        out = []
-        for lane_half in (0, 1):
-            r = np.asarray(spec.fn(ctx, *(s[lane_half] for s in srcs)), np.float32)
-            out.append((clamp01(r) if inst.fields.get("clamp") else r).view(U32).astype(U64))
-        write_vgpr(ex, w, inst.fields["vdst"], out[0] | (out[1] << U64(32)), write_mask(ex, w, inst), 2)
-    return fn
-
-
-register("v_pk_add_f32", _pk_f32("v_add_f32", 2), G)
-register("v_pk_mul_f32", _pk_f32("v_mul_f32", 2), G)
-register("v_pk_fma_f32", _pk_f32("v_fma_f32", 3), G)
+for _op in ("add", "mul", "fma"):  # each lane half as the f32 definition, rounded as MODE says
+    packed_op(f"v_pk_{_op}_f32", f"v_{_op}_f32", G)
 
 
 def _pk_mov_b32(ex, w, inst):

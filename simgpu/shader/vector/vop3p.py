@@ -11,16 +11,14 @@ is sign-extended to 32 bits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
 import numpy as np
 
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.sem import fpexact as fx
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE
-from simgpu.shader.vector.valu import MODE_IEEE, dpp_source, dpp_write_mask, vop
+from simgpu.shader.vector import float_arith, int_arith, int_bits, int_mul, minmax  # noqa: F401 - PACKED's specs
+from simgpu.shader.vector.valu import SPECS, TYPES, UNSIGNED, OpCtx, VOp, dpp_source, dpp_write_mask, is_float, vop
 
 U16, U32, U64, I64 = np.uint16, np.uint32, np.uint64, np.int64
 F16, F32, F64 = np.float16, np.float32, np.float64
@@ -70,35 +68,6 @@ def to_bf16(x64: np.ndarray) -> np.ndarray:
         odd = (f.view(U32) & U32(1)) == 1
         f = np.where(inexact & ~odd, np.nextafter(f, np.where(x64 > back, F32(np.inf), F32(-np.inf))), f)
     return f32_to_bf16(f)
-
-
-_FLOAT_BITS = {2: (U16, 10), 4: (U32, 23)}  # bytes -> (bits dtype, mantissa bits)
-
-
-def _is_snan(bits: np.ndarray, mant: int) -> np.ndarray:
-    t = bits.dtype.type
-    exp = t(((1 << (8 * bits.itemsize - 1)) - 1) & ~((1 << mant) - 1))
-    return ((bits & exp) == exp) & ((bits & t((1 << mant) - 1)) != 0) & ((bits & t(1 << (mant - 1))) == 0)
-
-
-def ieee_minmax(a: np.ndarray, b: np.ndarray, is_max: bool, ieee: np.ndarray) -> np.ndarray:
-    """v_max_* / v_min_* (f16, f32): a signalling NaN (IEEE mode) is returned quieted, else a NaN yields the
-    other operand; +0 is larger than -0."""
-    ut, mant = _FLOAT_BITS[a.dtype.itemsize]
-    ab, bb = a.view(ut), b.view(ut)
-    sign = ut(1 << (8 * a.dtype.itemsize - 1))
-    quiet = ut(1 << (mant - 1))
-    ieee = np.asarray(ieee, bool)
-    if is_max:
-        pick_a = (a > b) | ((a == 0) & (b == 0) & ((ab & sign) == 0) & ((bb & sign) != 0))
-    else:
-        pick_a = (a < b) | ((a == 0) & (b == 0) & ((ab & sign) != 0) & ((bb & sign) == 0))
-    r = np.where(pick_a, ab, bb)
-    r = np.where(np.isnan(b), ab, r)
-    r = np.where(np.isnan(a), bb, r)
-    r = np.where(ieee & _is_snan(bb, mant), bb | quiet, r)
-    r = np.where(ieee & _is_snan(ab, mant), ab | quiet, r)
-    return r.view(a.dtype)
 
 
 def clamp01(x: np.ndarray) -> np.ndarray:
@@ -163,93 +132,70 @@ def f32_denorm(ex, w) -> np.ndarray:
     return fx.denorm_mode(ex.st.hwreg[w, HW_MODE], "f32")
 
 
-def ieee_mode(ex, w) -> np.ndarray:
-    return ((ex.st.hwreg[w, HW_MODE] & U32(MODE_IEEE)) != 0)[:, None]
-
-
 # ---------------------------------------------------------------------------------------------- packed 16-bit ops
 
-_RANGE = {"u16": (0, 0xFFFF), "i16": (-0x8000, 0x7FFF)}
+def pk_halves(ex, w, inst, i: int, t: str) -> tuple[np.ndarray, np.ndarray]:
+    """(low-lane, high-lane) inputs of type t (16- or 32-bit) of packed source i: op_sel / op_sel_hi pick the halves
+    of the 32-bit word (the 64-bit VGPR pair for 32-bit halves), neg_lo / neg_hi flip a float's sign. An inline
+    constant or literal is t's float constant in the low half, 0 in the high one, for float types; for 16-bit
+    integers the halves of its 32-bit pattern (hardware-verified: v_pk_add_u16 with 2.0 adds 0x0000 to the low
+    half, 0x4000 to the high one; LLVM 19 agrees: it folds the literal 0x40000000, not 0x4000, into 2.0)."""
+    dt, bits = TYPES[t]
+    ut = UNSIGNED[bits]
+    if bits == 16:
+        word = raw32(ex, w, inst, i, "f16" if t == "f16" else "b32")
+    else:
+        code = inst.fields[("src0", "src1", "src2")[i]]
+        word = vector_src(ex, w, code, inst.literal, "f32" if 128 <= code <= 255 else "b64").astype(U64)
+    wt = word.dtype.type
+    lo = (word >> wt(bits * op_sel(inst, i))).astype(ut)
+    hi = (word >> wt(bits * op_sel_hi(inst, i))).astype(ut)
+    if is_float(t):
+        sign = 1 << (bits - 1)
+        lo, hi = lo ^ ut(sign * neg_lo(inst, i)), hi ^ ut(sign * neg_hi(inst, i))
+    return lo.view(dt), hi.view(dt)
 
 
-@dataclass
-class PkOp:
-    """A packed op: `fn(ieee, *halves)` runs once per lane half; ints return exact int64 results."""
-
-    kind: str  # f16 / u16 / i16
-    nsrc: int
-    fn: Callable
-    sat: bool = False  # clamp saturates the integer result
-    arith: bool = False  # f16 arithmetic (add/mul/fma): NaN results propagate the first NaN operand
+# v_pk_* -> (the spec of the VALU opcode each lane half runs: sources, clamp and MODE as that opcode's; the ISA family
+# whose own entry the v_pk_* is, None: shared)
+PACKED: dict[str, tuple[VOp, str | None]] = {}
 
 
-def _typed(h: np.ndarray, kind: str) -> np.ndarray:
-    if kind == "f16":
-        return h.view(F16)
-    return h.view(np.int16).astype(I64) if kind == "i16" else h.astype(I64)
+def pk_execute(spec):
+    """The semantic function of a packed op: `spec`'s function once per lane half, the float clamp applied to
+    each half's result (an integer clamp is the definition's own saturation)."""
+    bits = TYPES[spec.dst][1]
+    wide = U64 if bits == 32 else U32
 
-
-def _pk_half(op: PkOp, halves, ieee, clamp: bool) -> np.ndarray:
-    typed = [_typed(h, op.kind) for h in halves]
-    with np.errstate(all="ignore"):
-        r = op.fn(ieee, *typed)
-    if op.kind == "f16":
-        r = np.asarray(r, F16)
-        if op.arith:  # a NaN result: the first NaN operand, quieted (min/max have their own rules)
-            r = fx.first_nan(r, *typed)
-        return (clamp01(r) if clamp else r).view(U16)
-    if clamp and op.sat:
-        lo, hi = _RANGE[op.kind]
-        r = np.clip(r, lo, hi)
-    return (np.asarray(r, I64) & 0xFFFF).astype(U16)
-
-
-def pk_execute(op: PkOp):
-    """The semantic function of a packed op."""
     def fn(ex, w, inst):
-        # An inline float constant is the f16 bits (low half) for f16 ops, but its f32 bit pattern for the
-        # integer ops, whose halves are then the pattern's halves (hardware-verified: v_pk_add_u16 with
-        # 2.0 adds 0x0000 to the low half, 0x4000 to the high one; LLVM 19 agrees: it folds the literal
-        # 0x40000000, not 0x4000, into 2.0 for v_pk_add_u16).
-        srcs = [packed(ex, w, inst, i, "f16" if op.kind == "f16" else "b32") for i in range(op.nsrc)]
-        ieee, clamp = ieee_mode(ex, w), bool(inst.fields.get("clamp", 0))
-        lo = _pk_half(op, [s[0] for s in srcs], ieee, clamp)
-        hi = _pk_half(op, [s[1] for s in srcs], ieee, clamp)
-        write_vgpr(ex, w, inst.fields["vdst"], lo.astype(U32) | (hi.astype(U32) << U32(16)), write_mask(ex, w, inst))
+        srcs = [pk_halves(ex, w, inst, i, t) for i, t in enumerate(spec.srcs)]
+        ctx = OpCtx(bool(inst.fields.get("clamp", 0)), ex.st.hwreg[w, HW_MODE], ex.st.lanes, ex, w)
+        out = []
+        for lane_half in (0, 1):
+            r = np.asarray(spec.fn(ctx, *(s[lane_half] for s in srcs)), TYPES[spec.dst][0])
+            r = clamp01(r) if ctx.clamp and is_float(spec.dst) else r
+            out.append(np.broadcast_to(r.view(UNSIGNED[bits]), (len(w), ex.st.lanes)).astype(wide))
+        value = out[0] | (out[1] << wide(bits))
+        write_vgpr(ex, w, inst.fields["vdst"], value, write_mask(ex, w, inst), bits // 16)
     return fn
 
 
-def _fma16(ieee, a, b, c):
-    return fma64(a, b, c).astype(F16)
+def packed_op(name: str, shared: str, family: str | None = None) -> None:
+    """Register v_pk_* `name` as the opcode `shared` run on both lane halves."""
+    PACKED[name] = SPECS[shared], family
+    register(name, pk_execute(SPECS[shared]), family)
 
 
-def _shift(s):
-    return s & 15
-
-
-PK_OPS = {
-    "v_pk_add_f16": PkOp("f16", 2, lambda m, a, b: a + b, arith=True),
-    "v_pk_mul_f16": PkOp("f16", 2, lambda m, a, b: a * b, arith=True),
-    "v_pk_fma_f16": PkOp("f16", 3, _fma16, arith=True),
-    "v_pk_max_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, True, m)),
-    "v_pk_min_f16": PkOp("f16", 2, lambda m, a, b: ieee_minmax(a, b, False, m)),
-    "v_pk_add_u16": PkOp("u16", 2, lambda m, a, b: a + b, sat=True),
-    "v_pk_add_i16": PkOp("i16", 2, lambda m, a, b: a + b, sat=True),
-    "v_pk_sub_u16": PkOp("u16", 2, lambda m, a, b: a - b, sat=True),
-    "v_pk_sub_i16": PkOp("i16", 2, lambda m, a, b: a - b, sat=True),
-    "v_pk_mul_lo_u16": PkOp("u16", 2, lambda m, a, b: a * b),
-    "v_pk_mad_u16": PkOp("u16", 3, lambda m, a, b, c: a * b + c, sat=True),
-    "v_pk_mad_i16": PkOp("i16", 3, lambda m, a, b, c: a * b + c, sat=True),
-    "v_pk_max_u16": PkOp("u16", 2, lambda m, a, b: np.maximum(a, b)),
-    "v_pk_max_i16": PkOp("i16", 2, lambda m, a, b: np.maximum(a, b)),
-    "v_pk_min_u16": PkOp("u16", 2, lambda m, a, b: np.minimum(a, b)),
-    "v_pk_min_i16": PkOp("i16", 2, lambda m, a, b: np.minimum(a, b)),
-    "v_pk_lshlrev_b16": PkOp("u16", 2, lambda m, s, v: v << _shift(s)),
-    "v_pk_lshrrev_b16": PkOp("u16", 2, lambda m, s, v: v >> _shift(s)),
-    "v_pk_ashrrev_i16": PkOp("i16", 2, lambda m, s, v: v >> (s & 0xFFFF & 15)),
-}
-for _name, _op in PK_OPS.items():
-    register(_name, pk_execute(_op))
+for _op in ("add", "mul", "fma", "max", "min"):
+    packed_op(f"v_pk_{_op}_f16", f"v_{_op}_f16")
+for _t in ("u16", "i16"):
+    for _op in ("add", "sub"):
+        packed_op(f"v_pk_{_op}_{_t}", f"v_{_op}_nc_{_t}")
+    for _op in ("max", "min", "mad"):
+        packed_op(f"v_pk_{_op}_{_t}", f"v_{_op}_{_t}")
+packed_op("v_pk_mul_lo_u16", "v_mul_lo_u16")
+for _op in ("lshlrev_b16", "lshrrev_b16", "ashrrev_i16"):
+    packed_op(f"v_pk_{_op}", f"v_{_op}")
 
 
 # ---------------------------------------------------------------------------------------------- dot products

@@ -249,6 +249,14 @@ def test_packed_inline_constants_and_literal(tb):
                                0x0000C000]
 
 
+def test_pk_min_max_of_two_quiet_nans_is_s0(tb):
+    """Each half is v_max_f16 / v_min_f16 (the reference: V_PK_MAX_F16 is `v_max_f16(S0[31:16], S1[31:16])` & co.),
+    whose pseudo-code (IEEE mode) tests isQuietNAN(S1) first: of two quiet NaNs the result is S0's."""
+    a, b = np.full(N, 0x7E01FE03, U32), np.full(N, 0xFE027E04, U32)
+    got = run3(tb, ["v_pk_max_f16 v4, v1, v2", "v_pk_min_f16 v4, v2, v1"], a, b, b)
+    assert list(got[:, 0]) == [0x7E01FE03, 0xFE027E04]
+
+
 # ---------------------------------------------------------------------------------------------- dot products
 
 
