@@ -16,7 +16,8 @@ From the CDNA4 ISA reference's pseudo-code:
   the pseudo-code's order (the two differ: gfx11's v_dot2_f32_bf16 adds S2 first); each product of two bf16 values is
   exact in f32, each addition rounds to f32 (nearest even), MODE's f32 denormal mode flushes the inputs and results.
 - v_minimum3_f32 / v_maximum3_f32 (and the packed v_pk_minimum3_f16 / v_pk_maximum3_f16): IEEE 754-2019 minimum /
-  maximum applied twice, as gfx12's (vector.gfx12.minimum: a NaN operand yields a NaN, -0 < +0).
+  maximum applied twice, as gfx12's (vector.gfx12.minimum: a NaN operand yields a NaN, -0 < +0); defined in the
+  expression form, the packed forms run per lane half (vop3p.PACKED).
 - v_permlane16_swap_b32 vdst, src0: for each 32-lane half, src0's lanes 0-15 and vdst's lanes 16-31 trade places;
   v_permlane32_swap_b32: src0's lanes 0-31 and vdst's lanes 32-63. Both registers are written; the pseudo-code reads
   and writes every lane whatever EXEC says, and so does this.
@@ -32,13 +33,15 @@ import numpy as np
 
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.sem import fpexact as fx
+from simgpu.shader.sem.expr import flush_in
+from simgpu.shader.sem.numpy_gen import numpy_kernel
 from simgpu.shader.semantics import register
 from simgpu.shader.state import wsel
 from simgpu.shader.vector.gfx9 import _define, _spec
 from simgpu.shader.vector.gfx12 import maximum, minimum
-from simgpu.shader.vector.valu import OpCtx, VOp
+from simgpu.shader.vector.valu import OpCtx, VOp, _definition
 from simgpu.shader.vector.vop3p import (
-    PkOp,
+    PACKED,
     _write32,
     bf16_to_f32,
     clamp01,
@@ -149,13 +152,22 @@ register("v_dot2_f32_bf16", _dot2_bf16, G)
 # ---------------------------------------------------------------------------------------------- minimum3 / maximum3
 
 def _imum3(f):
-    return lambda ctx, a, b, c: f(f(*_flushed(ctx, [a, b])), _flushed(ctx, [c])[0])
+    """f applied twice over the inputs flushed as MODE's input denorm mode for their type says (expression form)."""
+    return lambda a, b, c: f(f(flush_in(a), flush_in(b)), flush_in(c))
 
 
-_spec("v_minimum3_f32", VOp("f32", ("f32",) * 3, _imum3(minimum)))
-_spec("v_maximum3_f32", VOp("f32", ("f32",) * 3, _imum3(maximum)))
-register("v_pk_minimum3_f16", pk_execute(PkOp("f16", 3, lambda m, a, b, c: minimum(minimum(a, b), c))), G)
-register("v_pk_maximum3_f16", pk_execute(PkOp("f16", 3, lambda m, a, b, c: maximum(maximum(a, b), c))), G)
+def _packed(name: str, fn) -> None:
+    """A v_pk_* f16 op with no VALU opcode of its own: the definition `fn` run on each lane half (vop3p.PACKED)."""
+    d = _definition("f16", ("f16",) * 3, fn, {})
+    spec = VOp("f16", ("f16",) * 3, numpy_kernel(d, name), definition=d)
+    PACKED[name] = spec, G
+    register(name, pk_execute(spec), G)
+
+
+_define("v_minimum3_f32", "f32", ("f32",) * 3, _imum3(minimum))
+_define("v_maximum3_f32", "f32", ("f32",) * 3, _imum3(maximum))
+_packed("v_pk_minimum3_f16", _imum3(minimum))
+_packed("v_pk_maximum3_f16", _imum3(maximum))
 
 
 # ---------------------------------------------------------------------------------------------- lane swaps
