@@ -1,19 +1,17 @@
-"""pytest plugin: every xdist worker starts on its share of the suite's longest files, so a parallel run ends on short
-tests with no worker idle.
+"""pytest plugin: every xdist worker starts on its share of the files holding the suite's longest tests, so a parallel
+run ends on short tests with no worker idle.
 
 Under `--dist worksteal` (`make test`) xdist hands each of the n workers a contiguous slice of the collection (the
 first len/n items, then the next ...), and a worker that runs dry steals the back half of the longest queue left.
 A long test at the back of a slice keeps its worker going at the end while the other has nothing left; long tests all
 in one slice run one after another there. So the collection is laid out slice by slice: each slice begins with the
-long files given to it (longest first, each to the slice with the least work so far that has room), then pytest's
-order of everything else fills the slices to xdist's sizes; stealing then only moves short tests. Whole files move
-(their order inside and their module-scoped fixtures stay as pytest arranged them).
+files given to it (longest test first; each file to the slice with the least work so far, by the files' sums, that
+has room), then pytest's order of everything else fills the slices to xdist's sizes; stealing then only moves short
+tests. Whole files move (their order inside and their module-scoped fixtures stay as pytest arranged them).
 
-The figures are a cold whole-suite run's seconds per file, committed in tests/data/suite_durations.json (regenerate
-with tools/suite_durations.py from a run's --junitxml). Files under LONG seconds keep pytest's order, and so does
-tests/compiler/test_ops_reduce.py: its x86 cases run before tests/compiler/test_cpu_device.py in one process fail that
-file's SIMGPU_DEBUG=3 test (one kernel cached, not two), an order dependence pytest's order hides. Without xdist the
-long files run first, longest first.
+The figures are a cold whole-suite run's, per file: its tests' seconds summed and its longest test's, committed in
+tests/data/suite_durations.json (tools/suite_durations.py writes it from a run's --junitxml). Files whose longest test
+is under LONG seconds keep pytest's order. Without xdist the placed files run first.
 """
 
 from __future__ import annotations
@@ -24,12 +22,12 @@ from pathlib import Path
 import pytest
 
 DURATIONS = Path(__file__).resolve().parent.parent / "data" / "suite_durations.json"
-LONG = 8.0  # seconds of a cold run: a file at least this long is placed at the front of a worker's slice
-STAY = frozenset({"tests/compiler/test_ops_reduce.py"})
+LONG = 30.0  # seconds of a cold run: a file with a test at least this long is placed at the front of a slice
 
 
-def file_seconds(path: Path = DURATIONS) -> dict[str, float]:
-    """Seconds per test file of the committed run (none when the file is missing: pytest's order stands)."""
+def file_seconds(path: Path = DURATIONS) -> dict[str, dict[str, float]]:
+    """Per test file of the committed run, {"seconds": all its tests, "longest": its longest test} (none when the
+    file is missing: pytest's order stands)."""
     try:
         return json.loads(path.read_text())["files"]
     except (OSError, ValueError, KeyError):
@@ -45,12 +43,13 @@ def slice_sizes(n: int, workers: int) -> list[int]:
     return sizes
 
 
-def arrange(items: list, seconds: dict[str, float], workers: int) -> list:
-    """items laid out in worker slices, each beginning with its long files (module docstring)."""
+def arrange(items: list, figures: dict[str, dict[str, float]], workers: int) -> list:
+    """items laid out in worker slices, each beginning with the files of long tests given to it (module docstring)."""
     files: dict[str, list] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    long = sorted((p for p in files if seconds.get(p, 0.0) >= LONG and p not in STAY), key=lambda p: -seconds[p])
+    longest = {p: figures[p]["longest"] for p in files if p in figures}
+    long = sorted((p for p, t in longest.items() if t >= LONG), key=lambda p: -longest[p])
     sizes = slice_sizes(len(items), workers)
     heads: list[list] = [[] for _ in sizes]
     work = [0.0] * len(sizes)
@@ -58,7 +57,7 @@ def arrange(items: list, seconds: dict[str, float], workers: int) -> list:
         room = [w for w in range(len(sizes)) if len(heads[w]) + len(files[path]) <= sizes[w]]
         w = min(room or range(len(sizes)), key=lambda w: work[w])
         heads[w] += files[path]
-        work[w] += seconds[path]
+        work[w] += figures[path]["seconds"]
     placed = set(long)
     rest = iter(item for item in items if item.nodeid.split("::", 1)[0] not in placed)
     out = []
