@@ -1,44 +1,75 @@
-"""pytest plugin: the files holding the suite's longest tests run first, so that a parallel run ends on short ones.
+"""pytest plugin: every xdist worker starts on its share of the files holding the suite's longest tests, so a parallel
+run ends on short tests with no worker idle.
 
-Under xdist (`make test` runs `-n auto --dist worksteal`) a run lasts as long as its busiest worker: a two-minute
-test started near the end keeps one worker going while the other has nothing left. Run first, the long tests
-overlap the bulk of the short ones, and a worker that runs dry steals half of the other's remaining queue. Whole
-files move (their order inside and their module-scoped fixtures stay as pytest arranged them); files not listed
-keep pytest's order after them. tests/compiler/test_ops_reduce.py (6.6%, a 35 s case) stays in
-place: its x86 cases run before tests/compiler/test_cpu_device.py in one process fail that file's SIMGPU_DEBUG=3
-test (one kernel cached, not two), an order dependence the default order hides. The list: the longest files of
-`--durations` / `--junitxml` runs on a busy 2-core machine (the share of the run's test time in the comment;
-measured 2026-12-06, 5,633 tests), longest first.
+Under `--dist worksteal` (`make test`) xdist hands each of the n workers a contiguous slice of the collection (the
+first len/n items, then the next ...), and a worker that runs dry steals the back half of the longest queue left.
+A long test at the back of a slice keeps its worker going at the end while the other has nothing left; long tests all
+in one slice run one after another there. So the collection is laid out slice by slice: each slice begins with the
+files given to it (longest test first; each file to the slice with the least work so far, by the files' sums, that
+has room), then pytest's order of everything else fills the slices to xdist's sizes; stealing then only moves short
+tests. Whole files move (their order inside and their module-scoped fixtures stay as pytest arranged them).
+
+The figures are a cold whole-suite run's, per file: its tests' seconds summed and its longest test's, committed in
+tests/data/suite_durations.json (tools/suite_durations.py writes it from a run's --junitxml). Files whose longest test
+is under LONG seconds keep pytest's order. Without xdist the placed files run first.
 """
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
-LONGEST_FIRST = (
-    "tests/wiring/test_run_sdist.py",  # 6.1%: tinygrad's own test_tiny under simgpu run, KFD then AM (one test 137 s)
-    "tests/compiler/test_training.py",  # 10.0%: an MLP trained on three backends (one test 129 s)
-    "tests/wiring/test_run_tinygrad.py",  # 3.8%: tinygrad client runs (a recorded run replayed: 48 s)
-    "tests/simgpu/shader/test_jit_ops.py",  # 4.5%: random native instructions, one LLVM compile each (61 s)
-    "tests/runtime/test_runtime_memory_flat.py",  # 2.0%: thousands of launches, twice (33 s at 10,000)
-    "tests/wiring/test_foundation.py",  # 2.2%: the demo in-process (39 s)
-    "tests/wiring/test_examples.py",  # 1.8%: the trace workflow (28 s)
-    "tests/simgpu/shader/test_jit_fuzz.py",  # 1.1% (27 s)
-    "tests/traces/test_traces.py",  # 0.9%: record, replay, show, diff through the CLI (26 s)
-    "tests/simgpu/shader/test_sem_vmem.py",  # 1.9%: LLVM global atomics (24 s)
-    "tests/runtime/test_runtime_demo.py",  # 0.7%: four demo processes (22 s)
-    "tests/wiring/test_pytest_plugin.py",  # 1.8%: pytester runs under xdist (21 s)
-    "tests/wiring/test_run.py",  # 2.9%: simgpu run clients (14 s)
-)
+DURATIONS = Path(__file__).resolve().parent.parent / "data" / "suite_durations.json"
+LONG = 30.0  # seconds of a cold run: a file with a test at least this long is placed at the front of a slice
 
 
-def _rank(item: pytest.Item) -> int:
-    path = item.nodeid.split("::", 1)[0]
+def file_seconds(path: Path = DURATIONS) -> dict[str, dict[str, float]]:
+    """Per test file of the committed run, {"seconds": all its tests, "longest": its longest test} (none when the
+    file is missing: pytest's order stands)."""
     try:
-        return LONGEST_FIRST.index(path)
-    except ValueError:
-        return len(LONGEST_FIRST)
+        return json.loads(path.read_text())["files"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def slice_sizes(n: int, workers: int) -> list[int]:
+    """How many of n pending tests worksteal sends each idle worker at the start (xdist's check_schedule)."""
+    sizes, left = [], n
+    for i in range(workers):
+        sizes.append(left // (workers - i))
+        left -= sizes[-1]
+    return sizes
+
+
+def arrange(items: list, figures: dict[str, dict[str, float]], workers: int) -> list:
+    """items laid out in worker slices, each beginning with the files of long tests given to it (module docstring)."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    longest = {p: figures[p]["longest"] for p in files if p in figures}
+    long = sorted((p for p, t in longest.items() if t >= LONG), key=lambda p: -longest[p])
+    sizes = slice_sizes(len(items), workers)
+    heads: list[list] = [[] for _ in sizes]
+    work = [0.0] * len(sizes)
+    for path in long:
+        room = [w for w in range(len(sizes)) if len(heads[w]) + len(files[path]) <= sizes[w]]
+        w = min(room or range(len(sizes)), key=lambda w: work[w])
+        heads[w] += files[path]
+        work[w] += figures[path]["seconds"]
+    placed = set(long)
+    rest = iter(item for item in items if item.nodeid.split("::", 1)[0] not in placed)
+    out = []
+    for head, size in zip(heads, sizes, strict=True):
+        out += head
+        out += [item for _, item in zip(range(size - len(head)), rest, strict=False)]
+    out += list(rest)
+    return out
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items):
-    """Stable sort: listed files first, in the list's order; the rest as collected."""
-    items.sort(key=_rank)
+    """In each xdist worker (all collect the same and must order alike) and in a run without xdist."""
+    workers = config.workerinput["workercount"] if hasattr(config, "workerinput") else 1
+    items[:] = arrange(items, file_seconds(), workers)

@@ -24,6 +24,7 @@ keystone is unmaintained and not installable here), and the backend needs exact 
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -332,8 +333,11 @@ def signed_imms(inst: Inst) -> Inst:
     return Inst(inst.mnemonic, ops)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def encode(inst: Inst) -> bytes:
-    """The machine code of one instruction (branch targets as resolved `Rel` operands)."""
+    """The machine code of one instruction (branch targets as resolved `Rel` operands). Memoized: the bytes depend
+    on the (frozen) instruction alone, `assemble` encodes each instruction at least twice (its size, then its
+    code), and kernels share most of their instructions; finding the form was most of a CPU kernel's assembly."""
     inst = signed_imms(inst)
     f = find_form(inst)
     ops = inst.ops
