@@ -1,6 +1,5 @@
-"""Index proofs (SIMGPU_CHECK_OOB=1): every load and store of a linearized kernel is proven inside its buffer,
-for all values of the ids and loop variables the launch allows, under the access's gate: by the index's value
-interval (compiler.ir.ranges) where that lies inside the buffer, else by z3.
+"""Index proofs (SIMGPU_CHECK_OOB=1): every load and store of a linearized kernel is proven inside its buffer
+with z3, for all values of the ids and loop variables the launch allows, under the access's gate.
 
 The proof reads the final, linearized IR, so it checks what the backend renders. Integer index arithmetic
 becomes z3 integer arithmetic (IDIV/MOD with the IR's truncating semantics); anything the proof cannot
@@ -185,39 +184,20 @@ def check_ranges(k: LinearKernel) -> None:
 
 
 def prove(k: LinearKernel) -> ProofResult:
-    """Prove every access of k inside its buffer; CompileError naming kernel, buffer, index and a counterexample.
-
-    An access whose index interval (compiler.ir.ranges) lies inside the buffer is proven by it: the interval holds
-    for every id and loop value, gate or not (a gate only removes cases). z3 decides the rest (a gate, or terms the
-    interval loses, such as x - x % c), one solver per kernel, made only when an access needs it: most kernels'
-    indices are affine in the ids with positive strides, and creating a z3 solver costs more than their proof."""
+    """Prove every access of k inside its buffer; CompileError naming kernel, buffer, index and a counterexample."""
     start = time.perf_counter()
+    tr = _Z3()
+    z3 = tr.z3
+    solver = z3.Solver()
     accesses = [u for u in k.uops if u.op in (Ops.LOAD, Ops.STORE)]
-    z3_proof: _Z3Proof | None = None
     for u in accesses:
+        buf = _buffer(u.src[0])
+        size = buf.dtype.size
         idx = u.src[1]
         _check_wrap(k, u, idx)
-        size = _buffer(u.src[0]).dtype.size
-        lo, hi = vrange(idx)
-        if 0 <= lo and hi < size:
-            continue
-        if z3_proof is None:
-            z3_proof = _Z3Proof()
-        z3_proof.check(k, u, size)
-    return ProofResult(len(accesses), time.perf_counter() - start)
-
-
-class _Z3Proof:
-    """One z3 solver for the accesses of a kernel the intervals could not place inside their buffers."""
-
-    def __init__(self):
-        self.tr = _Z3()
-        self.solver = self.tr.z3.Solver()
-
-    def check(self, k: LinearKernel, u: UOp, size: int) -> None:
-        tr, z3, solver = self.tr, self.tr.z3, self.solver
-        idx = u.src[1]
         gated = len(u.src) == (3 if u.op is Ops.LOAD else 4)
+        if idx.op is Ops.CONST and not gated and 0 <= idx.arg < size:
+            continue
         i = tr.term(idx)
         gate = tr.term(u.src[-1]) if gated else z3.BoolVal(True)
         solver.push()
@@ -226,8 +206,9 @@ class _Z3Proof:
         if result != z3.unsat:
             model = solver.model() if result == z3.sat else None
             solver.pop()
-            raise CompileError(_failure(k, u, _buffer(u.src[0]), idx, size, gated, model, tr, result))
+            raise CompileError(_failure(k, u, buf, idx, size, gated, model, tr, result))
         solver.pop()
+    return ProofResult(len(accesses), time.perf_counter() - start)
 
 
 def _failure(k, u, buf, idx, size, gated, model, tr, result) -> str:
