@@ -23,6 +23,9 @@ from runtime.uapi import kfd
 QUEUE_FORMATS = {kfd.KFD_IOC_QUEUE_TYPE_COMPUTE: "pm4", kfd.KFD_IOC_QUEUE_TYPE_COMPUTE_AQL: "aql",
                  kfd.KFD_IOC_QUEUE_TYPE_SDMA: "sdma", kfd.KFD_IOC_QUEUE_TYPE_SDMA_XGMI: "sdma",
                  kfd.KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: "sdma"}
+# The kernel's internal "not supported" (include/linux/errno.h), which amdkfd returns to user space for a queue type
+# it does not know; Python's errno has no name for it (its ENOTSUP is 95).
+ENOTSUPP = 524
 
 
 @dataclass
@@ -77,14 +80,14 @@ class ProcessQueueManager:
     def create_queue(self, a) -> None:
         n = vm_node_of(self.nodes, a.gpu_id)
         fmt = QUEUE_FORMATS.get(a.queue_type)
-        if fmt is None:
-            raise KfdError(errno.EINVAL, f"unknown queue type {a.queue_type}")
         # bits 0-7 are the percentage, bits 8-15 the XCC a gfx9.4.3 PM4 queue targets (set_queue_properties_from_user)
         if a.queue_percentage & 0xFF > kfd.KFD_MAX_QUEUE_PERCENTAGE or a.queue_priority > kfd.KFD_MAX_QUEUE_PRIORITY:
             raise KfdError(errno.EINVAL, "queue percentage or priority out of range")
         if a.ring_size & (a.ring_size - 1) or a.ring_size < 256 or a.ring_base_address % 256:
             raise KfdError(errno.EINVAL, f"ring {a.ring_base_address:#x}+{a.ring_size:#x}: size must be a power of "
                                          "two >= 256, base 256-byte aligned")
+        if fmt is None:  # (checked after the percentage, priority and ring, as set_queue_properties_from_user does)
+            raise KfdError(ENOTSUPP, f"unknown queue type {a.queue_type}")
         for what, va, size in (("ring", a.ring_base_address, a.ring_size), ("rptr", a.read_pointer_address, 8),
                                ("wptr", a.write_pointer_address, 8)):
             if not va or not n.vm.mapped(va, size):
