@@ -13,16 +13,14 @@ import pytest
 
 from simgpu.isa import assemble, decode
 from simgpu.isa.arch import get_arch
-from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.errors import AsmError
 from simgpu.isa.inst import families
-from simgpu.isa.kdescriptor import make_descriptor
 from simgpu.shader.jit import lower, region, translate
 from simgpu.shader.semantics import base_name, implemented
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector.valu import SPECS, TYPES
-from tests.simgpu.shader.test_jit_packed import F16_SPECIALS, WAITS
 from tests.support import tiers
+from tests.support.mode_kernels import WAITS, code_object, f16_inputs, workgroup_id
 
 # every f16 fma (v_fma_f16, v_fmac_f16, v_fmamk/fmaak_f16) stays the interpreter's: LLVM without native f16
 # arithmetic rounds it twice, through fmaf (jit.lower_sem)
@@ -94,29 +92,12 @@ def _kernels(arch: str) -> list[list[str]]:
 
 def _code(body: list[str], mode: dict, arch: str) -> bytes:
     smem, vmem = WAITS[arch]
-    group = "s2" if arch == "gfx1100" else "ttmp9"
-    prologue = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {group}, 6, v0", "v_lshlrev_b32 v31, 4, v31",
+    prologue = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {workgroup_id(arch)}, 6, v0",
+                "v_lshlrev_b32 v31, 4, v31",
                 "s_mov_b32 s8, 0x7d00bc01", "s_mov_b32 s30, exec_lo", smem,
                 "global_load_b96 v[1:3], v31, s[4:5]", vmem,
                 "v_alignbit_b32 v129, v1, v1, 16", "v_alignbit_b32 v130, v2, v2, 16", "v_alignbit_b32 v131, v3, v3, 16"]
-    kd = make_descriptor(256, kernarg_size=8, wave32=True)
-    for k, v in mode.items():
-        setattr(kd, k, v)
-    meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
-    return write_code_object([("k", assemble("\n".join(prologue + body + ["s_endpgm"]), arch=arch), kd, meta)],
-                             target=arch)
-
-
-def _inputs(rng, lanes: int) -> np.ndarray:
-    """4 dwords per lane: v1 and v2 run through every pair of f16 specials (in both halves), v3 specials or random."""
-    halves = rng.choice(np.array(F16_SPECIALS, np.uint32), (lanes, 3, 2))
-    halves = np.where(rng.random((lanes, 3, 2)) < 0.3, rng.integers(0, 1 << 16, (lanes, 3, 2)), halves)
-    pairs = np.array([(a, b) for a in F16_SPECIALS for b in F16_SPECIALS], np.uint32)
-    halves[:len(pairs), :2, 0] = pairs
-    halves[:len(pairs), :2, 1] = pairs[::-1]
-    words = np.zeros((lanes, 4), np.uint32)
-    words[:, :3] = halves[..., 0] | (halves[..., 1] << 16)
-    return words
+    return code_object(prologue + body + ["s_endpgm"], mode, arch)
 
 
 MODES = [{}, {"float_denorm_mode_16_64": 0, "enable_ieee_mode": 0}, {"float_denorm_mode_16_64": 2}]
@@ -127,7 +108,7 @@ MODES = [{}, {"float_denorm_mode_16_64": 0, "enable_ieee_mode": 0}, {"float_deno
 def test_16bit_forms_agree_in_both_tiers(mode, arch):
     kernels = _kernels(arch)
     assert sum(len(k) for k in kernels) > 500
-    data = _inputs(np.random.default_rng(11), 64 * 7)  # 448 lanes: the 400 pairs of specials and more
+    data = f16_inputs(np.random.default_rng(11), 64 * 7)  # 448 lanes: the 400 pairs of specials and more
     for body in kernels:
         code = _code(body, mode, arch)
         pair = tiers.pair(arch=arch)

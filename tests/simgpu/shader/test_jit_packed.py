@@ -10,19 +10,14 @@ import numpy as np
 import pytest
 
 from simgpu.isa import assemble, decode
-from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.inst import families
-from simgpu.isa.kdescriptor import make_descriptor
 from simgpu.shader.jit import lower, region, translate
 from simgpu.shader.semantics import base_name, family_of, implemented
 from simgpu.shader.state import HW_MODE
 from simgpu.shader.vector.vop3p import PACKED
 from tests.support import tiers
+from tests.support.mode_kernels import WAITS, code_object, f16_inputs, workgroup_id
 
-WAITS = {"gfx1100": ("s_waitcnt lgkmcnt(0)", "s_waitcnt vmcnt(0)"),
-         "gfx1201": ("s_wait_kmcnt 0x0", "s_wait_loadcnt 0x0")}
-F16_SPECIALS = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7D00, 0xFD01, 0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF,
-                0x3C00, 0xBC00, 0x3800, 0x3C01, 0x4000, 0xC000, 0x3BFF, 0x0200]
 # (sources, op_sel, op_sel_hi, neg_lo, neg_hi, clamp): s8 holds a pair of f16 specials
 FORMS = [("v1, v2, v3", 0, 7, 0, 0, 0), ("v1, v2, v3", 5, 2, 3, 4, 1), ("v2, s8, v1", 2, 5, 1, 2, 0),
          ("v3, 2.0, v2", 3, 7, 6, 1, 1), ("-1, v1, 0x3c00bc01", 6, 1, 0, 5, 0), ("0.5, v3, v1", 1, 0, 2, 7, 1)]
@@ -52,27 +47,10 @@ def _instructions(arch: str) -> list[str]:
 def _kernel(mode: dict, arch: str) -> tuple[bytes, list[str]]:
     asm = _instructions(arch)
     smem, vmem = WAITS[arch]
-    group = "s2" if arch == "gfx1100" else "ttmp9"
-    body = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {group}, 6, v0", "v_lshlrev_b32 v31, 4, v31",
+    body = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {workgroup_id(arch)}, 6, v0",
+            "v_lshlrev_b32 v31, 4, v31",
             "s_mov_b32 s8, 0x7d00bc01", smem, "global_load_b96 v[1:3], v31, s[4:5]", vmem, *asm, "s_endpgm"]
-    kd = make_descriptor(256, kernarg_size=8, wave32=True)
-    for k, v in mode.items():
-        setattr(kd, k, v)
-    meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
-    return write_code_object([("k", assemble("\n".join(body), arch=arch), kd, meta)], target=arch), asm
-
-
-def _inputs(rng, lanes: int) -> np.ndarray:
-    """4 dwords per lane: v1 and v2 run through every pair of specials (in both halves), v3 specials or random bits."""
-    special = np.array(F16_SPECIALS, np.uint32)
-    halves = rng.choice(special, (lanes, 3, 2))
-    halves = np.where(rng.random((lanes, 3, 2)) < 0.3, rng.integers(0, 1 << 16, (lanes, 3, 2)), halves)
-    pairs = np.array([(a, b) for a in F16_SPECIALS for b in F16_SPECIALS], np.uint32)
-    halves[:len(pairs), :2, 0] = pairs
-    halves[:len(pairs), :2, 1] = pairs[::-1]
-    words = np.zeros((lanes, 4), np.uint32)
-    words[:, :3] = halves[..., 0] | (halves[..., 1] << 16)
-    return words
+    return code_object(body, mode, arch), asm
 
 
 MODES = [{}, {"float_denorm_mode_16_64": 0, "enable_ieee_mode": 0}, {"float_denorm_mode_16_64": 1},
@@ -84,7 +62,7 @@ MODES = [{}, {"float_denorm_mode_16_64": 0, "enable_ieee_mode": 0}, {"float_deno
 def test_packed_math_agrees_in_both_tiers(mode, arch):
     code, asm = _kernel(mode, arch)
     groups = 7  # 448 lanes: the 400 pairs of specials and more
-    data = _inputs(np.random.default_rng(3), 64 * groups)
+    data = f16_inputs(np.random.default_rng(3), 64 * groups)
     pair = tiers.pair(arch=arch)
     for tb in pair:
         tb.launch(tb.load(code)["k"], [tb.upload(data)], (groups,), (64,))

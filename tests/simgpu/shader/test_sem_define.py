@@ -13,9 +13,7 @@ import pytest
 
 from simgpu.isa import assemble, decode
 from simgpu.isa.arch import get_arch
-from simgpu.isa.codeobject import write_code_object
 from simgpu.isa.inst import families
-from simgpu.isa.kdescriptor import make_descriptor
 from simgpu.shader.jit import jit_tier, lower, region, translate
 from simgpu.shader.sem.expr import Definition, cast, is_float, select
 from simgpu.shader.sem.numpy_gen import numpy_kernel
@@ -25,6 +23,7 @@ from simgpu.shader.vector.valu import SPECS, TYPES, override
 from simgpu.testbed import Testbed
 from tests.simgpu.shader.test_jit_tier import LOOP as JIT_TIER_LOOP
 from tests.support import tiers
+from tests.support.mode_kernels import WAITS, code_object, workgroup_id
 
 N = 40  # loop trips: v1 += lane id each trip
 LOOP = JIT_TIER_LOOP.format(n=N)
@@ -171,26 +170,18 @@ def _float_instructions(arch: str) -> list[str]:
     return out
 
 
-WAITS = {"gfx1100": ("s_waitcnt lgkmcnt(0)", "s_waitcnt vmcnt(0)"),
-         "gfx1201": ("s_wait_kmcnt 0x0", "s_wait_loadcnt 0x0")}
-
-
 def _float_kernel(mode: dict, arch: str) -> tuple[bytes, list[str]]:
     """The code object of a kernel running every instruction of _float_instructions on registers loaded per lane
     from its argument, and the instructions. (The workgroup id: s2 on gfx11, ttmp9 on gfx12.)"""
     asm = _float_instructions(arch)
     smem, vmem = WAITS[arch]
-    group = "s2" if arch == "gfx1100" else "ttmp9"
-    body = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {group}, 6, v0", "v_lshlrev_b32 v31, 6, v31",
+    body = ["s_load_b64 s[4:5], s[0:1], 0x0", f"v_lshl_add_u32 v31, {workgroup_id(arch)}, 6, v0",
+            "v_lshlrev_b32 v31, 6, v31",
             "s_mov_b32 s30, exec_lo",
             smem, "global_load_b128 v[1:4], v31, s[4:5]",
             "global_load_b128 v[5:8], v31, s[4:5] offset:16", "global_load_b32 v9, v31, s[4:5] offset:32",
             vmem, *asm, "s_endpgm"]
-    kd = make_descriptor(256, kernarg_size=8, wave32=True)
-    for k, v in mode.items():
-        setattr(kd, k, v)
-    meta = {".args": [{".offset": 0, ".size": 8, ".value_kind": "by_value"}]}
-    return write_code_object([("k", assemble("\n".join(body), arch=arch), kd, meta)], target=arch), asm
+    return code_object(body, mode, arch), asm
 
 
 def _float_inputs(rng, lanes: int) -> np.ndarray:
