@@ -3,26 +3,12 @@ from PyPI, its AM backend (PCIIface: AMDev's bring-up, its page tables, MQD/HQD 
 handling) driving the emulated PCI function. Prints one JSON object per check (not a test module itself); the
 deliberate fault comes last, since it leaves the device in tinygrad's error state."""
 
-import json
 import os
 import sys
 
 import numpy as np
 from tinygrad import Device, Tensor, TinyJit
-from tinygrad.device import TinyELF
-from tinygrad.helpers import DEV
-
-OOB_IR = """
-define amdgpu_kernel void @oob(ptr addrspace(1) %p) {
-  %q = getelementptr i8, ptr addrspace(1) %p, i64 1099511627776
-  store i32 1, ptr addrspace(1) %q
-  ret void
-}
-"""
-
-
-def report(check: str, **fields) -> None:
-    print(json.dumps({"check": check, **fields}), flush=True)
+from tinygrad_checks import check_fault, report  # (this directory: the script's own, first on sys.path)
 
 
 def main() -> None:
@@ -50,13 +36,7 @@ def main() -> None:
     report("jit", results=results, captured=step.captured is not None,
            graphs=[type(g).__name__ for g in graph_cache.values()])
 
-    buf = Tensor.zeros(4).contiguous().realize().uop.buffer._buf
-    prg = dev.runtime(TinyELF(dev.compiler.compile(OOB_IR), "oob", DEV.target("AMD"), ()))
-    try:
-        prg(buf, global_size=(1, 1, 1), local_size=(1, 1, 1), wait=True)
-        report("fault", error=None, base=buf.va_addr)
-    except RuntimeError as e:
-        report("fault", error=str(e), base=buf.va_addr)
+    check_fault(dev)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,12 @@ def main() -> None:
            to_0=bool(np.array_equal(on0.numpy(), down)), sum_1=float((on1 * 2).sum().item()),
            ref_sum_1=float((up * 2).sum()))
 
+    check_fault(dev)
+
+
+def check_fault(dev) -> None:
+    """A store 1 TiB past a 16-byte buffer: tinygrad must report the GPU's page fault (and the buffer's address, which
+    the test finds in the report). Last of the checks: it leaves the device in tinygrad's error state."""
     buf = Tensor.zeros(4).contiguous().realize().uop.buffer._buf
     prg = dev.runtime(TinyELF(dev.compiler.compile(OOB_IR), "oob", DEV.target("AMD"), ()))
     try:
