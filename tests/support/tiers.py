@@ -57,6 +57,17 @@ def testbed(tier: str, vram_size: int = 1 << 28, watchdog: int = 50_000_000, arc
     return tb
 
 
+def run_elementwise(tier: str, code: bytes, name: str, *inputs: np.ndarray) -> tuple[Testbed, np.ndarray]:
+    """Kernel `name` of the code object `code` on a fresh testbed of `tier`, one lane per element in workgroups of 64:
+    its arguments a result buffer shaped and typed as inputs[0], then the inputs. (The testbed, the result.)"""
+    tb = testbed(tier)
+    kernel = tb.load(code)[name]
+    out = tb.upload(np.zeros_like(inputs[0]))
+    n = len(inputs[0])
+    tb.launch(kernel, [out, *(tb.upload(x) for x in inputs)], (n // 64,), (64,))
+    return tb, tb.download(out, inputs[0].dtype, n)
+
+
 def pair(vram_size: int = 1 << 28, watchdog: int = 50_000_000, arch: str = "gfx1100") -> tuple[Testbed, Testbed]:
     return testbed("interpreter", vram_size, watchdog, arch), testbed("jit", vram_size, watchdog, arch)
 

@@ -45,20 +45,12 @@ def _operands(dt, edges: list[float], rng) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(out[:, 0]), np.ascontiguousarray(out[:, 1])
 
 
-def _run(tier: str, name: str, a: np.ndarray, b: np.ndarray):
-    tb = tiers.testbed(tier)
-    kernel = tb.load(CODE_OBJECT.read_bytes())[name]
-    q, va, vb = tb.upload(np.zeros_like(a)), tb.upload(a), tb.upload(b)
-    tb.launch(kernel, [q, va, vb], (N // 64,), (64,))
-    return tb, tb.download(q, a.dtype, N)
-
-
 @pytest.mark.parametrize("name, dt, edges", [("fdiv", np.float32, F32_EDGES), ("ddiv", np.float64, F64_EDGES)])
 def test_clang_division_is_numpys_in_both_tiers(name, dt, edges):
     a, b = _operands(dt, edges, np.random.default_rng(3))
-    reference, got = _run("interpreter", name, a, b)
+    reference, got = tiers.run_elementwise("interpreter", CODE_OBJECT.read_bytes(), name, a, b)
     for tier in ("jit", "jit-lean"):
-        tb, _ = _run(tier, name, a, b)
+        tb, _ = tiers.run_elementwise(tier, CODE_OBJECT.read_bytes(), name, a, b)
         tiers.assert_same(reference, tb)
     with np.errstate(all="ignore"):
         want = a / b
@@ -72,10 +64,10 @@ def test_the_division_family_runs_natively():
     the f64 one leaves native code for v_div_fmas_f64 (its escape hatch: the interpreter runs it), so it runs in
     rounds."""
     a, b = _operands(np.float32, F32_EDGES, np.random.default_rng(4))
-    stats = _run("jit-lean", "fdiv", a, b)[0].engine.jit.stats
+    stats = tiers.run_elementwise("jit-lean", CODE_OBJECT.read_bytes(), "fdiv", a, b)[0].engine.jit.stats
     assert stats.fused_batches >= 1 and stats.fused_aborts == 0 and stats.callbacks == 0, stats
     a, b = _operands(np.float64, F64_EDGES, np.random.default_rng(4))
-    stats = _run("jit-lean", "ddiv", a, b)[0].engine.jit.stats
+    stats = tiers.run_elementwise("jit-lean", CODE_OBJECT.read_bytes(), "ddiv", a, b)[0].engine.jit.stats
     assert stats.fused_batches == 0 and stats.sync_steps + stats.callbacks > 0 and stats.native_instructions > 0, stats
 
 

@@ -36,20 +36,12 @@ def _operands(dt, rng) -> tuple[np.ndarray, np.ndarray]:
     return x, n
 
 
-def _run(tier: str, name: str, x: np.ndarray, n: np.ndarray):
-    tb = tiers.testbed(tier)
-    kernel = tb.load(CODE_OBJECT.read_bytes())[name]
-    r, vx, vn = tb.upload(np.zeros_like(x)), tb.upload(x), tb.upload(n)
-    tb.launch(kernel, [r, vx, vn], (N // 64,), (64,))
-    return tb, tb.download(r, x.dtype, N)
-
-
 @pytest.mark.parametrize("name, dt", [("ldexp32", np.float32), ("ldexp16", np.float16)])
 def test_clang_ldexp_is_numpys_in_both_tiers(name, dt):
     x, n = _operands(dt, np.random.default_rng(7))
-    reference, got = _run("interpreter", name, x, n)
+    reference, got = tiers.run_elementwise("interpreter", CODE_OBJECT.read_bytes(), name, x, n)
     for tier in ("jit", "jit-lean"):
-        tb, _ = _run(tier, name, x, n)
+        tb, _ = tiers.run_elementwise(tier, CODE_OBJECT.read_bytes(), name, x, n)
         tiers.assert_same(reference, tb)
     k = np.clip(n, -32768, 32767) if dt is np.float16 else n  # (clang clamps the f16 form's exponent to an i16)
     with np.errstate(all="ignore"):
@@ -64,7 +56,7 @@ def test_clang_ldexp_is_numpys_in_both_tiers(name, dt):
 
 def test_ldexp_f32_runs_natively():
     x, n = _operands(np.float32, np.random.default_rng(8))
-    stats = _run("jit-lean", "ldexp32", x, n)[0].engine.jit.stats
+    stats = tiers.run_elementwise("jit-lean", CODE_OBJECT.read_bytes(), "ldexp32", x, n)[0].engine.jit.stats
     assert stats.fused_batches >= 1 and stats.fused_aborts == 0 and stats.callbacks == 0, stats
 
 
