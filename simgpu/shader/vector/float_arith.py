@@ -96,6 +96,12 @@ define("v_mul_dx9_zero_f32", "f32", ("f32", "f32"), _mul_dx9_zero)
 define("v_mullit_f32", "f32", ("f32", "f32", "f32"), _mullit)
 
 
+def quieted(x: E) -> E:
+    """A NaN with its quiet bit set (cvtToQuietNAN)."""
+    ut, man, _ = FLOAT_LAYOUT[x.t]
+    return bitcast(bitcast(x, ut) | (1 << (man - 1)), x.t)
+
+
 # ---------------------------------------------------------------------------------------------- ldexp
 # x * 2**n rounded once, n per lane. For f16/f32 it is defined once: x and 2**n are exact in f64 and so is their
 # product while n stays within +-600 (an f32 scales to 2**-749 .. 2**727, normal f64s), and past +-600 every result
@@ -108,9 +114,7 @@ def _ldexp_narrow(x: E, n: E) -> E:
     x = flush_in(x)
     k = cast(ex.minimum(ex.maximum(n, -600), 600), "i32")
     power = bitcast(cast(k + 1023, "u64") << 52, "f64")
-    ut, man, _ = FLOAT_LAYOUT[x.t]
-    nan = bitcast(bitcast(x, ut) | (1 << (man - 1)), x.t)
-    return select(isnan(x), nan, flush_out(cast(ex.mul_rn(ex.cvt_rn(x, "f64"), power), x.t)))
+    return select(isnan(x), quieted(x), flush_out(cast(ex.mul_rn(ex.cvt_rn(x, "f64"), power), x.t)))
 
 
 define("v_ldexp_f32", "f32", ("f32", "i32"), _ldexp_narrow)
@@ -153,12 +157,6 @@ def is_denormal(x: E) -> E:
 def sign_bit(x: E) -> E:
     ut = FLOAT_LAYOUT[x.t][0]
     return ne(bitcast(x, ut) >> (ex.bits(ut) - 1), 0)
-
-
-def quieted(x: E) -> E:
-    """A NaN with its quiet bit set (cvtToQuietNAN)."""
-    ut, man, _ = FLOAT_LAYOUT[x.t]
-    return bitcast(bitcast(x, ut) | (1 << (man - 1)), x.t)
 
 
 def host_nan(t: str) -> E:
