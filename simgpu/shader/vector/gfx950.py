@@ -41,7 +41,6 @@ from simgpu.shader.vector.gfx9 import _define, _spec
 from simgpu.shader.vector.gfx12 import maximum, minimum
 from simgpu.shader.vector.valu import OpCtx, VOp, _definition
 from simgpu.shader.vector.vop3p import (
-    PACKED,
     _write32,
     bf16_to_f32,
     clamp01,
@@ -49,7 +48,7 @@ from simgpu.shader.vector.vop3p import (
     f32_to_bf16,
     fma64,
     packed,
-    pk_execute,
+    packed_spec,
     raw32,
 )
 
@@ -159,9 +158,7 @@ def _imum3(f):
 def _packed(name: str, fn) -> None:
     """A v_pk_* f16 op with no VALU opcode of its own: the definition `fn` run on each lane half (vop3p.PACKED)."""
     d = _definition("f16", ("f16",) * 3, fn, {})
-    spec = VOp("f16", ("f16",) * 3, numpy_kernel(d, name), definition=d)
-    PACKED[name] = spec, G
-    register(name, pk_execute(spec), G)
+    packed_spec(name, VOp("f16", ("f16",) * 3, numpy_kernel(d, name), definition=d), G)
 
 
 _define("v_minimum3_f32", "f32", ("f32",) * 3, _imum3(minimum))

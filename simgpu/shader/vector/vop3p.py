@@ -182,8 +182,13 @@ def pk_execute(spec):
 
 def packed_op(name: str, shared: str, family: str | None = None) -> None:
     """Register v_pk_* `name` as the opcode `shared` run on both lane halves."""
-    PACKED[name] = SPECS[shared], family
-    register(name, pk_execute(SPECS[shared]), family)
+    packed_spec(name, SPECS[shared], family)
+
+
+def packed_spec(name: str, spec: VOp, family: str | None = None) -> None:
+    """Register v_pk_* `name` as `spec` run on both lane halves (for a packed op with no VALU opcode of its own)."""
+    PACKED[name] = spec, family
+    register(name, pk_execute(spec), family)
 
 
 for _op in ("add", "mul", "fma", "max", "min"):
