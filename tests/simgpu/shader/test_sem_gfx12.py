@@ -510,9 +510,10 @@ def test_wmma_c_may_be_an_inline_constant(form, c):
     assert np.array_equal(unpack_d(got), (ref + c).astype(out)), form
 
 
-def test_iu4_wmma_is_refused_not_run_with_gfx11s_layout():
-    with pytest.raises(HardwareFault, match="not implemented for gfx12"):
-        run("v_wmma_i32_16x16x16_iu4 v[2:9], v10, v11, v[2:9]", [np.zeros(32, U32)])
+def test_a_wmma_operand_past_the_wave_s_vgprs_is_an_illegal_instruction():
+    """A hostile encoding whose B block runs off the wave's VGPR file faults, it does not index past it."""
+    with pytest.raises(HardwareFault, match="past the wave's VGPRs"):
+        run("v_wmma_i32_16x16x32_iu4 v[2:9], v[10:11], v[63:64], v[2:9]", [np.zeros(32, U32)], vgprs=64)
 
 
 # ---------------------------------------------------------------------------------------------- the engine
