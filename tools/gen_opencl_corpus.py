@@ -8,7 +8,8 @@ corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942); gfx94
 mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py), gfx1100 fdiv_gfx1100.so from fdiv.cl (division
 as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so from ldexp.cl (test_jit_ldexp.py),
 gfx1201 wmma_gfx1201.so and wmma_w64_gfx1201.so from wmma.cl (WMMA and SWMMAC builtins, wave32 and wave64,
-tests/simgpu/shader/test_wmma_gfx12.py).
+tests/simgpu/shader/test_wmma_gfx12.py) and load_tr_gfx1201.so / load_tr_w64_gfx1201.so from load_tr.cl (transposing
+loads, test_load_tr_gfx12.py).
 The outputs are committed, so the tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and
 test_corpus_opencl_gfx1201.py check they are what this script builds when clang-19 is present.
 """
@@ -25,12 +26,13 @@ LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
 ARCHES = ("gfx1100", "gfx1201", "gfx942")
 # sources built for one architecture only: DIR / f"{name}.cl" -> f"{name}_{arch}.so"
-EXTRA = {"gfx942": ("mfma",), "gfx1100": ("fdiv", "ldexp"), "gfx1201": ("wmma", "wmma_w64")}
+EXTRA = {"gfx942": ("mfma",), "gfx1100": ("fdiv", "ldexp"), "gfx1201": ("wmma", "wmma_w64", "load_tr", "load_tr_w64")}
 # a build of another build's source: name -> the source's stem
-SOURCE = {"wmma_w64": "wmma"}
+SOURCE = {"wmma_w64": "wmma", "load_tr_w64": "load_tr"}
 # flags of one source: fdiv.cl's f32 quotient correctly rounded (OpenCL's default allows 2.5 ULP, and clang then
 # emits v_rcp_f32 alone rather than the v_div_scale / v_div_fmas / v_div_fixup expansion)
-SOURCE_FLAGS = {"fdiv": ("-cl-fp32-correctly-rounded-divide-sqrt",), "wmma_w64": ("-mwavefrontsize64",)}
+SOURCE_FLAGS = {"fdiv": ("-cl-fp32-correctly-rounded-divide-sqrt",), "wmma_w64": ("-mwavefrontsize64",),
+                "load_tr_w64": ("-mwavefrontsize64",)}
 
 
 def clang_flags(arch: str = "gfx1100") -> list[str]:

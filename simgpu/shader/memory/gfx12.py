@@ -12,8 +12,8 @@ renames, from the RDNA4 ISA reference's pseudo-code:
   (memory.atomic_ops).
 - Buffer format loads and stores (buffer_*_format_*, tbuffer_*): not implemented for gfx12 (its format
   encoding differs from gfx11's and is not modelled).
-- Not implemented: global_atomic_ordered_add_b64 (GS ordered-count), global_load_tr_* (transposing loads),
-  *_load_block / *_store_block, image atomics.
+- global_load_tr_b64 / global_load_tr_b128 (transposing loads): memory.gfx12_tr (wave32).
+- Not implemented: global_atomic_ordered_add_b64 (GS ordered-count), *_load_block / *_store_block, image atomics.
 """
 
 from __future__ import annotations
