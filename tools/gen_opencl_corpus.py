@@ -8,8 +8,9 @@ corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942); gfx94
 mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py), gfx1100 fdiv_gfx1100.so from fdiv.cl (division
 as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so from ldexp.cl (test_jit_ldexp.py),
 gfx1201 wmma_gfx1201.so and wmma_w64_gfx1201.so from wmma.cl (WMMA and SWMMAC builtins, wave32 and wave64,
-tests/simgpu/shader/test_wmma_gfx12.py) and load_tr_gfx1201.so / load_tr_w64_gfx1201.so from load_tr.cl (transposing
-loads, test_load_tr_gfx12.py).
+tests/simgpu/shader/test_wmma_gfx12.py), load_tr_gfx1201.so / load_tr_w64_gfx1201.so from load_tr.cl (transposing
+loads, test_load_tr_gfx12.py) and buffer_gfx1201.so from buffer.ll (LLVM IR: the s_buffer_load and buffer-format
+intrinsics OpenCL has no builtin for, test_buffer_gfx12.py).
 The outputs are committed, so the tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and
 test_corpus_opencl_gfx1201.py check they are what this script builds when clang-19 is present.
 """
@@ -26,7 +27,8 @@ LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
 ARCHES = ("gfx1100", "gfx1201", "gfx942")
 # sources built for one architecture only: DIR / f"{name}.cl" -> f"{name}_{arch}.so"
-EXTRA = {"gfx942": ("mfma",), "gfx1100": ("fdiv", "ldexp"), "gfx1201": ("wmma", "wmma_w64", "load_tr", "load_tr_w64")}
+EXTRA = {"gfx942": ("mfma",), "gfx1100": ("fdiv", "ldexp"),
+         "gfx1201": ("wmma", "wmma_w64", "load_tr", "load_tr_w64", "buffer")}
 # a build of another build's source: name -> the source's stem
 SOURCE = {"wmma_w64": "wmma", "load_tr_w64": "load_tr"}
 # flags of one source: fdiv.cl's f32 quotient correctly rounded (OpenCL's default allows 2.5 ULP, and clang then
@@ -48,8 +50,9 @@ def output(arch: str = "gfx1100", name: str = "corpus") -> Path:
 
 
 def source(name: str) -> Path:
-    """The OpenCL source build `name` compiles."""
-    return DIR / f"{SOURCE.get(name, name)}.cl"
+    """The source build `name` compiles: OpenCL C (.cl), or LLVM IR (.ll) where there is no .cl."""
+    cl = DIR / f"{SOURCE.get(name, name)}.cl"
+    return cl if cl.exists() else cl.with_suffix(".ll")
 
 
 def build(source: Path = DIR / "corpus.cl", arch: str = "gfx1100", name: str | None = None) -> bytes:
@@ -57,6 +60,8 @@ def build(source: Path = DIR / "corpus.cl", arch: str = "gfx1100", name: str | N
     with tempfile.TemporaryDirectory() as tmp:
         obj, so = Path(tmp) / "corpus.o", Path(tmp) / "corpus.so"
         flags = (*clang_flags(arch), *SOURCE_FLAGS.get(name or source.stem, ()))
+        if source.suffix == ".ll":  # LLVM IR: its own triple is overridden by clang's -target
+            flags = ("-x", "ir", "-Wno-override-module", *flags[2:])
         subprocess.run([LLVM / "clang", *flags, source, "-o", obj], check=True)
         subprocess.run([LLVM / "ld.lld", "-shared", obj, "-o", so], check=True)
         return so.read_bytes()

@@ -23,7 +23,8 @@ Meanings are from the RDNA4 ISA reference's pseudo-code; an instruction gfx12 on
   written zero-extended to 32 bits (the reference says D0.f16 only; the upper half is not confirmed).
   s_min_num / s_max_num / s_minimum / s_maximum: IEEE 754-2019 minimumNumber / minimum (vector.gfx12).
 - SMEM: the offset is signed 24 bits (sopp._smem_offset); s_load_b96 / s_buffer_load_b96; sub-dword loads
-  s_load_{u8,i8,u16,i16} (zero/sign-extended into one SGPR; the address is not rounded down);
+  s_load_{u8,i8,u16,i16} and s_buffer_load_{u8,i8,u16,i16} (zero/sign-extended into one SGPR; the address is not
+  rounded down; a buffer load's bytes at or past the V#'s NUM_RECORDS read as 0, as s_buffer_load_b32's dwords);
   s_prefetch_* (no-ops: no caches).
 - Hardware registers: SHADER_CYCLES_LO/HI (29/30) are the low and high words of the 64-bit core-cycle counter
   (gfx11's SHADER_CYCLES is 20 bits); the other ids the engine models (MODE, STATUS, HW_ID1) are unchanged.
@@ -226,16 +227,24 @@ register("s_cvt_pk_rtz_f16_f32", _falu("v_cvt_pk_rtz_f16_f32", ("f32", "f32")), 
 # ---------------------------------------------------------------------------------------------- SMEM
 
 
-def _s_load_sub_dword(kind: str):
-    """s_load_{u8,i8,u16,i16}: one byte or half at base + offset, extended into one SGPR."""
+def _s_load_sub_dword(kind: str, buffer: bool):
+    """s_load_{u8,i8,u16,i16} / s_buffer_load_{...}: one byte or half at base + offset, extended into one SGPR. A
+    buffer load's base is the V#'s (sbase names its 4 SGPRs) and its bytes at or past NUM_RECORDS read as 0, as for
+    s_buffer_load_b32 (sopp._s_buffer_load)."""
     size = 1 if kind.endswith("8") else 2
 
     def fn(ex, w, inst):
         f = inst.fields
-        base = np.array([read_sgpr(ex, np.array([wave]), f["sbase"] * 2, True) for wave in w.tolist()], np.int64)
-        addr = ((base & ((1 << 48) - 1)) + sopp._smem_offset(ex, w, inst)).astype(U64)
-        raw = ex.mem.gather(ex.vmid, addr, size, np.ones(len(w), bool))
-        v = raw.astype(np.int64)
+        offset = sopp._smem_offset(ex, w, inst)
+        in_range = np.ones(len(w), bool)
+        if buffer:
+            d = ex.st.sgpr[w, f["sbase"] * 2:f["sbase"] * 2 + 3].astype(np.int64)
+            base = d[:, 0] | ((d[:, 1] & 0xFFFF) << 32)
+            in_range = offset + size <= d[:, 2]
+        else:
+            base = np.array([read_sgpr(ex, np.array([wave]), f["sbase"] * 2, True) for wave in w.tolist()], np.int64)
+        addr = ((base & ((1 << 48) - 1)) + offset).astype(U64)
+        v = ex.mem.gather(ex.vmid, addr, size, in_range).astype(np.int64) * in_range
         if kind.startswith("i"):
             top = 1 << (8 * size - 1)
             v = (v ^ top) - top
@@ -245,7 +254,8 @@ def _s_load_sub_dword(kind: str):
 
 
 for _k in ("u8", "i8", "u16", "i16"):
-    register(f"s_load_{_k}", _s_load_sub_dword(_k), G)  # (s_buffer_load_{u8,...}: not implemented)
+    register(f"s_load_{_k}", _s_load_sub_dword(_k, False), G)
+    register(f"s_buffer_load_{_k}", _s_load_sub_dword(_k, True), G)
 alias("s_load_b96", "s_load_b32", G)  # the dword count comes from the table entry (sdata: 3)
 alias("s_buffer_load_b96", "s_buffer_load_b32", G)
 

@@ -630,7 +630,3 @@ def test_ds_new_atomics_and_packed_num_minmax():
     # packed, low halves: max_num(NaN, 2) = 2, maximum(NaN, 2) = NaN; high halves: the literal's are 0, max(0, 1) = 1
     assert ret[3] == 0x3C004000 and ret[4] == 0x3C007E00
 
-
-def test_buffer_format_instructions_are_refused_on_gfx12():
-    with pytest.raises(HardwareFault, match="gfx12's buffer formats are not modelled"):
-        run("buffer_load_format_x v2, off, s[8:11], null", [np.zeros(32, U32)])
