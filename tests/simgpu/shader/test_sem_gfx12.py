@@ -510,6 +510,11 @@ def test_wmma_c_may_be_an_inline_constant(form, c):
     assert np.array_equal(unpack_d(got), (ref + c).astype(out)), form
 
 
+def test_the_trap_barrier_s_state_is_refused():
+    with pytest.raises(HardwareFault, match="trap barrier is not implemented"):
+        run("s_get_barrier_state s6, -2", [np.zeros(32, U32)])
+
+
 def test_a_wmma_operand_past_the_wave_s_vgprs_is_an_illegal_instruction():
     """A hostile encoding whose B block runs off the wave's VGPR file faults, it does not index past it."""
     with pytest.raises(HardwareFault, match="past the wave's VGPRs"):
