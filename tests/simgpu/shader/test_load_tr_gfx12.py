@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 from runtime.fault import GPUFault
+from simgpu.fault import HardwareFault
+from simgpu.testbed import Testbed
 from tests import DATA
 from tests.simgpu.shader.test_corpus_opencl_gfx1201 import launch, launcher
 
@@ -95,3 +97,18 @@ def test_committed_code_object_is_what_the_generator_builds(name):
     from tools import gen_opencl_corpus
     built = gen_opencl_corpus.build(gen_opencl_corpus.source(name), arch=ARCH, name=name)
     assert built == gen_opencl_corpus.output(ARCH, name).read_bytes()
+
+
+def test_memcheck_sees_each_lane_s_row():
+    """The sanitizers check a transposing load as the plain load of each lane's row: in bounds, no finding; one row
+    past the end of its buffer, an out-of-bounds read."""
+    tb = Testbed(vram_size=1 << 26, arch=ARCH, sanitize="all")
+    k = tb.load(CODE_OBJECT.read_bytes())["tr_b128_i16"]
+    src = tb.upload(np.arange(64 * 8, dtype=np.uint16))
+    offset = np.arange(32, dtype=np.int32)
+    d = tb.upload(np.zeros((32, 8), np.uint16))
+    tb.launch(k, [d, src, tb.upload(offset)], (1,), (32,))
+    assert [f.text() for f in tb.sanitizer.findings] == []
+    offset[5] = 64  # row 64 of a 64-row buffer
+    with pytest.raises(HardwareFault, match="memcheck.*out-of-bounds read"):
+        tb.launch(k, [d, src, tb.upload(offset)], (1,), (32,))

@@ -416,8 +416,10 @@ define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrs
 
 
 def pack_ab(m: np.ndarray) -> np.ndarray:
-    """A (rows) or B^T (columns) [16, 16] elements -> per-lane elements [32, 8] in RDNA4's layout: lanes 0-15 hold
-    k 0-3 and 8-11 of their row, lanes 16-31 k 4-7 and 12-15."""
+    """A (rows) or B^T (columns) [16, 16] elements -> per-lane elements [32, 8] in RDNA4's 16-bit layout: lanes 0-15
+    hold k 0-3 and 8-11 of their row, lanes 16-31 k 4-7 and 12-15. (8-bit elements sit otherwise, k 0-7 in lanes 0-15:
+    for them this packing is a permutation of K applied to A and B alike, which leaves the product unchanged;
+    test_wmma_gfx12.py places each form by AMD's equations.)"""
     k = np.array([[0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]])
     return np.concatenate([m[:, k[0]], m[:, k[1]]])
 
