@@ -10,10 +10,10 @@ renames, from the RDNA4 ISA reference's pseudo-code:
   gfx11's min_f32 / max_f32 are 2008's minNum / maxNum), cond_sub_u32 (old >= data ? old - data : old),
   sub_clamp_u32 (gfx11's csub_u32: old >= data ? old - data : 0), pk_add_f16 / pk_add_bf16
   (memory.atomic_ops).
-- Buffer format loads and stores (buffer_*_format_*, tbuffer_*): not implemented for gfx12 (its format
-  encoding differs from gfx11's and is not modelled).
-- Not implemented: global_atomic_ordered_add_b64 (GS ordered-count), global_load_tr_* (transposing loads),
-  *_load_block / *_store_block, image atomics.
+- Buffer format loads and stores (buffer_*_format_*, tbuffer_*): gfx11's (mubuf_format; gfx12 keeps the unified
+  format ids and the V#'s FORMAT / DST_SEL fields).
+- global_load_tr_b64 / global_load_tr_b128 (transposing loads): memory.gfx12_tr (wave32).
+- Not implemented: global_atomic_ordered_add_b64 (GS ordered-count), *_load_block / *_store_block, image atomics.
 """
 
 from __future__ import annotations
@@ -39,18 +39,3 @@ for _suffix in _NEW_ATOMICS:
     for _seg, _shared in (("global", "global_atomic_add_u32"), ("flat", "flat_atomic_add_u32"),
                           ("buffer", "buffer_atomic_add_u32")):
         alias(f"{_seg}_atomic_{_suffix}", _shared, G)
-
-
-def _format_not_modelled(ex, w, inst):
-    raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: gfx12's buffer formats are not modelled")
-
-
-for _name in ("buffer_load_format_x", "buffer_load_format_xy", "buffer_load_format_xyz", "buffer_load_format_xyzw",
-              "buffer_store_format_x", "buffer_store_format_xy", "buffer_store_format_xyz",
-              "buffer_store_format_xyzw", "buffer_load_d16_format_x", "buffer_load_d16_format_xy",
-              "buffer_load_d16_format_xyz", "buffer_load_d16_format_xyzw", "buffer_store_d16_format_x",
-              "buffer_store_d16_format_xy", "buffer_store_d16_format_xyz", "buffer_store_d16_format_xyzw",
-              "buffer_load_d16_hi_format_x", "buffer_store_d16_hi_format_x"):
-    register(_name, _format_not_modelled, G)
-    if "d16_hi" not in _name:
-        register("t" + _name, _format_not_modelled, G)

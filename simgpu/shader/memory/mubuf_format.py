@@ -1,6 +1,12 @@
 """Typed buffer accesses: buffer_load/store_format_* (format from the V#) and tbuffer_load/store_format_*
 (format from the instruction), including the d16 forms, with the gfx11 unified buffer formats.
 
+gfx12 (RDNA4) runs these too, in its VBUFFER encoding (the V# named by rsrc, mubuf.rsrc_of): its format ids are
+gfx11's (llvm-mc -mcpu=gfx1201 encodes format:[BUF_FMT_32_FLOAT] as 22, [BUF_FMT_8_8_8_8_UNORM] as 42, ..., as
+gfx1100 does, in the instruction's 7-bit FORMAT field [61:55]), and its V# keeps FORMAT at word 3 [17:12] and
+DST_SEL at [11:0] (SQ_BUF_RSRC_WORD3_GFX12 beside _GFX11 in the ROCm HSA headers; gfx12 adds compression bits at
+[27:24], not modelled: the simulator does not compress).
+
 Implemented formats (LLVM's BUF_FMT_* numbering for gfx11): every 8-, 16- and 32-bit per-component
 format with 1, 2, 3 (32-bit only) or 4 components and number format UNORM, SNORM, USCALED, SSCALED,
 UINT, SINT, FLOAT (16/32-bit), and the packed 32-bit formats 10_11_11_FLOAT (30), 11_11_10_FLOAT (31),
@@ -34,7 +40,7 @@ import re
 
 import numpy as np
 
-from simgpu.shader.memory.mubuf import Access, access, load_checked, rsrc, write_tfe
+from simgpu.shader.memory.mubuf import Access, access, load_checked, rsrc, rsrc_of, write_tfe
 from simgpu.shader.memory.vmem import global_write
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.semantics import register
@@ -73,7 +79,7 @@ def _format(ex, w, inst) -> tuple[tuple[int, ...], str]:
     if inst.mnemonic.startswith("tbuffer_"):
         fmt = inst.fields["format"]
     else:
-        fmts = np.unique(rsrc(ex, w, inst.fields["srsrc"]).fmt)
+        fmts = np.unique(rsrc(ex, w, rsrc_of(inst)).fmt)
         if len(fmts) != 1:
             raise ex.illegal_inst(w, inst, "waves disagree on the V# format")
         fmt = int(fmts[0])
@@ -199,7 +205,7 @@ def _load_format(ex, w, inst):
     zero = np.zeros(mask.shape, U32)
     while len(vals) < 4:
         vals.append(np.full(mask.shape, _one(kind, False), U32) if len(vals) == 3 else zero)
-    vals = _sel(vals, rsrc(ex, w, inst.fields["srsrc"]).dst_sel, _one(kind, False))[: len(chans)]
+    vals = _sel(vals, rsrc(ex, w, rsrc_of(inst)).dst_sel, _one(kind, False))[: len(chans)]
     if d16:
         vals = [_to_d16(v, kind) for v in vals]
         if hi:

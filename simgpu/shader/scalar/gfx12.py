@@ -16,14 +16,17 @@ Meanings are from the RDNA4 ISA reference's pseudo-code; an instruction gfx12 on
   that barrier, s_barrier_signal -1 counts the wave's signal (s_barrier_signal_isfirst sets SCC for the first
   signal of a barrier: the count restarts when every live wave of the group has signalled). A wave that signals
   and never waits (the hardware completes the barrier at the last signal) is not modelled: the other waves would
-  wait for it. Named barriers (s_barrier_init/join/leave, s_get_barrier_state, barrier numbers > 0) are not
-  implemented.
+  wait for it. s_get_barrier_state reads the workgroup barrier's state as the reference's pseudo-code lays it out
+  (signal count, member count, valid); named barriers (s_barrier_init/join/leave, signals to barrier numbers > 0)
+  are not implemented: RDNA4's reference gives no pseudo-code for their initialisation, and s_barrier_wait can
+  only wait on the workgroup and trap barriers.
 - SALU float ops (s_add_f32, s_fmac_f32, s_cvt_*, s_ceil_*, s_cmp_*_f32, f16 forms, ...): the VALU's definitions
   applied to each wave's scalar (the same MODE round and denorm rules; vector.valu.SPECS). An f16 result is
   written zero-extended to 32 bits (the reference says D0.f16 only; the upper half is not confirmed).
   s_min_num / s_max_num / s_minimum / s_maximum: IEEE 754-2019 minimumNumber / minimum (vector.gfx12).
 - SMEM: the offset is signed 24 bits (sopp._smem_offset); s_load_b96 / s_buffer_load_b96; sub-dword loads
-  s_load_{u8,i8,u16,i16} (zero/sign-extended into one SGPR; the address is not rounded down);
+  s_load_{u8,i8,u16,i16} and s_buffer_load_{u8,i8,u16,i16} (zero/sign-extended into one SGPR; the address is not
+  rounded down; a buffer load's bytes at or past the V#'s NUM_RECORDS read as 0, as s_buffer_load_b32's dwords);
   s_prefetch_* (no-ops: no caches).
 - Hardware registers: SHADER_CYCLES_LO/HI (29/30) are the low and high words of the 64-bit core-cycle counter
   (gfx11's SHADER_CYCLES is 20 bits); the other ids the engine models (MODE, STATUS, HW_ID1) are unchanged.
@@ -79,6 +82,20 @@ def _barrier_number(ex, w, inst) -> int:
     return v - (1 << 32) if v is not None and v & 0x80000000 else (v or 0)
 
 
+def _signal_counts(ex) -> np.ndarray:
+    """The workgroup barrier's signal count of each workgroup of the running batch (a new batch starts at 0)."""
+    st = ex.st
+    state = ex.__dict__.get("_barrier_signals")
+    if state is None or state[0] is not st:
+        state = ex.__dict__["_barrier_signals"] = (st, np.zeros(len(st.lds), np.int64))
+    return state[1]
+
+
+def _members(st, groups: int) -> np.ndarray:
+    """The workgroup barrier's members of each workgroup: its waves that have not ended (at least 1)."""
+    return np.maximum(np.bincount(st.group[st.status != DONE], minlength=groups), 1)
+
+
 def _signal(first: bool):
     def fn(ex, w, inst):
         number = _barrier_number(ex, w, inst)
@@ -90,12 +107,9 @@ def _signal(first: bool):
             raise ex.illegal_inst(w, inst,
                                   f"named barrier {number} is not implemented (only the workgroup barrier, -1)")
         st = ex.st
-        state = ex.__dict__.get("_barrier_signals")
-        if state is None or state[0] is not st:  # a new batch: its workgroups' counts start at 0
-            state = ex.__dict__["_barrier_signals"] = (st, np.zeros(len(st.lds), np.int64))
-        counts = state[1]
+        counts = _signal_counts(ex)
         g = st.group[w]
-        live = np.maximum(np.bincount(st.group[st.status != DONE], minlength=len(counts)), 1)
+        live = _members(st, len(counts))
         # each wave's signal in order: its rank among this instruction's waves of its workgroup
         order = np.argsort(g, kind="stable")
         sg = g[order]
@@ -122,6 +136,25 @@ def _barrier_wait(ex, w, inst):
     return None  # barrier bit 0 is reserved: nothing to wait for
 
 
+def _get_barrier_state(ex, w, inst):
+    """s_get_barrier_state: {signalCnt[22:16], memberCnt[10:4], valid[0]} of the barrier ssrc0 (or M0[4:0]) names.
+    The workgroup barrier (-1) is valid, its members the workgroup's waves that have not ended, its signal count
+    the signals since it last completed; barrier 0 (a no-op) and the named barriers 1-16, which no instruction here
+    initialises or signals (RDNA4's reference defines no s_barrier_init), read 0."""
+    number = _barrier_number(ex, w, inst)
+    if number == -2:
+        raise ex.illegal_inst(w, inst, "the trap barrier is not implemented")
+    state = np.zeros(len(w), np.int64)
+    if number == _WORKGROUP_BARRIER:
+        counts = _signal_counts(ex)
+        g = ex.st.group[w]
+        members = _members(ex.st, len(counts))[g]
+        # a count that reached the members (a member ended after the others signalled) is a completed barrier: 0
+        state = (counts[g] % members) << 16 | np.minimum(members, 127) << 4 | 1
+    write_sgpr(ex, w, inst.fields["sdst"], state.astype(U64) if len(w) > 1 else int(state[0]))
+
+
+register("s_get_barrier_state", _get_barrier_state, G)
 register("s_barrier_signal", _signal(False), G)
 register("s_barrier_signal_isfirst", _signal(True), G)
 register("s_barrier_wait", _barrier_wait, G)
@@ -226,16 +259,24 @@ register("s_cvt_pk_rtz_f16_f32", _falu("v_cvt_pk_rtz_f16_f32", ("f32", "f32")), 
 # ---------------------------------------------------------------------------------------------- SMEM
 
 
-def _s_load_sub_dword(kind: str):
-    """s_load_{u8,i8,u16,i16}: one byte or half at base + offset, extended into one SGPR."""
+def _s_load_sub_dword(kind: str, buffer: bool):
+    """s_load_{u8,i8,u16,i16} / s_buffer_load_{...}: one byte or half at base + offset, extended into one SGPR. A
+    buffer load's base is the V#'s (sbase names its 4 SGPRs) and its bytes at or past NUM_RECORDS read as 0, as for
+    s_buffer_load_b32 (sopp._s_buffer_load)."""
     size = 1 if kind.endswith("8") else 2
 
     def fn(ex, w, inst):
         f = inst.fields
-        base = np.array([read_sgpr(ex, np.array([wave]), f["sbase"] * 2, True) for wave in w.tolist()], np.int64)
-        addr = ((base & ((1 << 48) - 1)) + sopp._smem_offset(ex, w, inst)).astype(U64)
-        raw = ex.mem.gather(ex.vmid, addr, size, np.ones(len(w), bool))
-        v = raw.astype(np.int64)
+        offset = sopp._smem_offset(ex, w, inst)
+        in_range = np.ones(len(w), bool)
+        if buffer:
+            d = ex.st.sgpr[w, f["sbase"] * 2:f["sbase"] * 2 + 3].astype(np.int64)
+            base = d[:, 0] | ((d[:, 1] & 0xFFFF) << 32)
+            in_range = offset + size <= d[:, 2]
+        else:
+            base = np.array([read_sgpr(ex, np.array([wave]), f["sbase"] * 2, True) for wave in w.tolist()], np.int64)
+        addr = ((base & ((1 << 48) - 1)) + offset).astype(U64)
+        v = ex.mem.gather(ex.vmid, addr, size, in_range).astype(np.int64) * in_range
         if kind.startswith("i"):
             top = 1 << (8 * size - 1)
             v = (v ^ top) - top
@@ -245,7 +286,8 @@ def _s_load_sub_dword(kind: str):
 
 
 for _k in ("u8", "i8", "u16", "i16"):
-    register(f"s_load_{_k}", _s_load_sub_dword(_k), G)  # (s_buffer_load_{u8,...}: not implemented)
+    register(f"s_load_{_k}", _s_load_sub_dword(_k, False), G)
+    register(f"s_buffer_load_{_k}", _s_load_sub_dword(_k, True), G)
 alias("s_load_b96", "s_load_b32", G)  # the dword count comes from the table entry (sdata: 3)
 alias("s_buffer_load_b96", "s_buffer_load_b32", G)
 

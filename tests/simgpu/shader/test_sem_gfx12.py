@@ -416,8 +416,10 @@ define amdgpu_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %b, ptr addrs
 
 
 def pack_ab(m: np.ndarray) -> np.ndarray:
-    """A (rows) or B^T (columns) [16, 16] elements -> per-lane elements [32, 8] in RDNA4's layout: lanes 0-15 hold
-    k 0-3 and 8-11 of their row, lanes 16-31 k 4-7 and 12-15."""
+    """A (rows) or B^T (columns) [16, 16] elements -> per-lane elements [32, 8] in RDNA4's 16-bit layout: lanes 0-15
+    hold k 0-3 and 8-11 of their row, lanes 16-31 k 4-7 and 12-15. (8-bit elements sit otherwise, k 0-7 in lanes 0-15:
+    for them this packing is a permutation of K applied to A and B alike, which leaves the product unchanged;
+    test_wmma_gfx12.py places each form by AMD's equations.)"""
     k = np.array([[0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]])
     return np.concatenate([m[:, k[0]], m[:, k[1]]])
 
@@ -510,9 +512,15 @@ def test_wmma_c_may_be_an_inline_constant(form, c):
     assert np.array_equal(unpack_d(got), (ref + c).astype(out)), form
 
 
-def test_iu4_wmma_is_refused_not_run_with_gfx11s_layout():
-    with pytest.raises(HardwareFault, match="not implemented for gfx12"):
-        run("v_wmma_i32_16x16x16_iu4 v[2:9], v10, v11, v[2:9]", [np.zeros(32, U32)])
+def test_the_trap_barrier_s_state_is_refused():
+    with pytest.raises(HardwareFault, match="trap barrier is not implemented"):
+        run("s_get_barrier_state s6, -2", [np.zeros(32, U32)])
+
+
+def test_a_wmma_operand_past_the_wave_s_vgprs_is_an_illegal_instruction():
+    """A hostile encoding whose B block runs off the wave's VGPR file faults, it does not index past it."""
+    with pytest.raises(HardwareFault, match="past the wave's VGPRs"):
+        run("v_wmma_i32_16x16x32_iu4 v[2:9], v[10:11], v[63:64], v[2:9]", [np.zeros(32, U32)], vgprs=64)
 
 
 # ---------------------------------------------------------------------------------------------- the engine
@@ -629,7 +637,3 @@ def test_ds_new_atomics_and_packed_num_minmax():
     # packed, low halves: max_num(NaN, 2) = 2, maximum(NaN, 2) = NaN; high halves: the literal's are 0, max(0, 1) = 1
     assert ret[3] == 0x3C004000 and ret[4] == 0x3C007E00
 
-
-def test_buffer_format_instructions_are_refused_on_gfx12():
-    with pytest.raises(HardwareFault, match="gfx12's buffer formats are not modelled"):
-        run("buffer_load_format_x v2, off, s[8:11], null", [np.zeros(32, U32)])
