@@ -1,6 +1,6 @@
-; gfx950's (CDNA4) SMFMACs (tests/simgpu/shader/test_smfmac.py), one wave64 each: lane l loads its A (compressed),
-; B, index and C registers from a, b, k, c (each at its own size times l) and stores D to out. The 16x16 f16/bf16
-; kernels select index set 1 (abid 1); the others set 0.
+; gfx950's (CDNA4) SMFMACs (tests/simgpu/shader/test_smfmac.py; written by tools/gen_cdna4_kernels.py):
+; lane l loads its A (compressed), B, index and C registers from a, b, k, c, stores D to out. The 16x16
+; f16/bf16 kernels select index set 1 (abid 1); the others set 0.
 
 target triple = "amdgcn-amd-amdhsa"
 
@@ -23,12 +23,12 @@ declare <4 x i32> @llvm.amdgcn.smfmac.i32.16x16x128.i8(<4 x i32>, <8 x i32>, <4 
 define amdgpu_kernel void @cdna4_smfmac_f32_16x16x64_f16(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <8 x half>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <16 x half>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <8 x half>, ptr addrspace(1) %ga
+  %gb = getelementptr <16 x half>, ptr addrspace(1) %pb, i32 %l
   %b = load <16 x half>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x float>, ptr addrspace(1) %gc
   %d = call <4 x float> @llvm.amdgcn.smfmac.f32.16x16x64.f16(<8 x half> %a, <16 x half> %b, <4 x float> %c, i32 %k, i32 0, i32 1)
   %go = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %l
@@ -39,12 +39,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_16x16x64_f16(ptr addrspace(1) %pa, p
 define amdgpu_kernel void @cdna4_smfmac_f32_32x32x32_f16(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <8 x half>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <16 x half>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <8 x half>, ptr addrspace(1) %ga
+  %gb = getelementptr <16 x half>, ptr addrspace(1) %pb, i32 %l
   %b = load <16 x half>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x float>, ptr addrspace(1) %gc
   %d = call <16 x float> @llvm.amdgcn.smfmac.f32.32x32x32.f16(<8 x half> %a, <16 x half> %b, <16 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x float>, ptr addrspace(1) %out, i32 %l
@@ -55,12 +55,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_32x32x32_f16(ptr addrspace(1) %pa, p
 define amdgpu_kernel void @cdna4_smfmac_f32_16x16x64_bf16(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <8 x bfloat>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <16 x bfloat>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <8 x bfloat>, ptr addrspace(1) %ga
+  %gb = getelementptr <16 x bfloat>, ptr addrspace(1) %pb, i32 %l
   %b = load <16 x bfloat>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x float>, ptr addrspace(1) %gc
   %d = call <4 x float> @llvm.amdgcn.smfmac.f32.16x16x64.bf16(<8 x bfloat> %a, <16 x bfloat> %b, <4 x float> %c, i32 %k, i32 0, i32 1)
   %go = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %l
@@ -71,12 +71,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_16x16x64_bf16(ptr addrspace(1) %pa, 
 define amdgpu_kernel void @cdna4_smfmac_f32_32x32x32_bf16(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <8 x bfloat>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <16 x bfloat>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <8 x bfloat>, ptr addrspace(1) %ga
+  %gb = getelementptr <16 x bfloat>, ptr addrspace(1) %pb, i32 %l
   %b = load <16 x bfloat>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x float>, ptr addrspace(1) %gc
   %d = call <16 x float> @llvm.amdgcn.smfmac.f32.32x32x32.bf16(<8 x bfloat> %a, <16 x bfloat> %b, <16 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x float>, ptr addrspace(1) %out, i32 %l
@@ -87,12 +87,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_32x32x32_bf16(ptr addrspace(1) %pa, 
 define amdgpu_kernel void @cdna4_smfmac_i32_16x16x128_i8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x i32>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x i32>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x i32>, ptr addrspace(1) %gc
   %d = call <4 x i32> @llvm.amdgcn.smfmac.i32.16x16x128.i8(<4 x i32> %a, <8 x i32> %b, <4 x i32> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <4 x i32>, ptr addrspace(1) %out, i32 %l
@@ -103,12 +103,12 @@ define amdgpu_kernel void @cdna4_smfmac_i32_16x16x128_i8(ptr addrspace(1) %pa, p
 define amdgpu_kernel void @cdna4_smfmac_i32_32x32x64_i8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x i32>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x i32>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x i32>, ptr addrspace(1) %gc
   %d = call <16 x i32> @llvm.amdgcn.smfmac.i32.32x32x64.i8(<4 x i32> %a, <8 x i32> %b, <16 x i32> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x i32>, ptr addrspace(1) %out, i32 %l
@@ -119,12 +119,12 @@ define amdgpu_kernel void @cdna4_smfmac_i32_32x32x64_i8(ptr addrspace(1) %pa, pt
 define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_fp8_fp8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x float>, ptr addrspace(1) %gc
   %d = call <4 x float> @llvm.amdgcn.smfmac.f32.16x16x128.fp8.fp8(<4 x i32> %a, <8 x i32> %b, <4 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %l
@@ -135,12 +135,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_fp8_fp8(ptr addrspace(1) %
 define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_fp8_fp8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x float>, ptr addrspace(1) %gc
   %d = call <16 x float> @llvm.amdgcn.smfmac.f32.32x32x64.fp8.fp8(<4 x i32> %a, <8 x i32> %b, <16 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x float>, ptr addrspace(1) %out, i32 %l
@@ -151,12 +151,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_fp8_fp8(ptr addrspace(1) %p
 define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_fp8_bf8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x float>, ptr addrspace(1) %gc
   %d = call <4 x float> @llvm.amdgcn.smfmac.f32.16x16x128.fp8.bf8(<4 x i32> %a, <8 x i32> %b, <4 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %l
@@ -167,12 +167,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_fp8_bf8(ptr addrspace(1) %
 define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_fp8_bf8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x float>, ptr addrspace(1) %gc
   %d = call <16 x float> @llvm.amdgcn.smfmac.f32.32x32x64.fp8.bf8(<4 x i32> %a, <8 x i32> %b, <16 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x float>, ptr addrspace(1) %out, i32 %l
@@ -183,12 +183,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_fp8_bf8(ptr addrspace(1) %p
 define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_bf8_fp8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x float>, ptr addrspace(1) %gc
   %d = call <4 x float> @llvm.amdgcn.smfmac.f32.16x16x128.bf8.fp8(<4 x i32> %a, <8 x i32> %b, <4 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %l
@@ -199,12 +199,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_bf8_fp8(ptr addrspace(1) %
 define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_bf8_fp8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x float>, ptr addrspace(1) %gc
   %d = call <16 x float> @llvm.amdgcn.smfmac.f32.32x32x64.bf8.fp8(<4 x i32> %a, <8 x i32> %b, <16 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x float>, ptr addrspace(1) %out, i32 %l
@@ -215,12 +215,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_bf8_fp8(ptr addrspace(1) %p
 define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_bf8_bf8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <4 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <4 x float>, ptr addrspace(1) %gc
   %d = call <4 x float> @llvm.amdgcn.smfmac.f32.16x16x128.bf8.bf8(<4 x i32> %a, <8 x i32> %b, <4 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <4 x float>, ptr addrspace(1) %out, i32 %l
@@ -231,12 +231,12 @@ define amdgpu_kernel void @cdna4_smfmac_f32_16x16x128_bf8_bf8(ptr addrspace(1) %
 define amdgpu_kernel void @cdna4_smfmac_f32_32x32x64_bf8_bf8(ptr addrspace(1) %pa, ptr addrspace(1) %pb, ptr addrspace(1) %pk, ptr addrspace(1) %pc, ptr addrspace(1) %out) #0 {
   %l = call i32 @llvm.amdgcn.workitem.id.x()
   %ga = getelementptr <4 x i32>, ptr addrspace(1) %pa, i32 %l
-  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
-  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
-  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %a = load <4 x i32>, ptr addrspace(1) %ga
+  %gb = getelementptr <8 x i32>, ptr addrspace(1) %pb, i32 %l
   %b = load <8 x i32>, ptr addrspace(1) %gb
+  %gk = getelementptr i32, ptr addrspace(1) %pk, i32 %l
   %k = load i32, ptr addrspace(1) %gk
+  %gc = getelementptr <16 x float>, ptr addrspace(1) %pc, i32 %l
   %c = load <16 x float>, ptr addrspace(1) %gc
   %d = call <16 x float> @llvm.amdgcn.smfmac.f32.32x32x64.bf8.bf8(<4 x i32> %a, <8 x i32> %b, <16 x float> %c, i32 %k, i32 0, i32 0)
   %go = getelementptr <16 x float>, ptr addrspace(1) %out, i32 %l
