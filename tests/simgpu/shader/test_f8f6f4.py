@@ -22,6 +22,7 @@ from simgpu.fault import HardwareFault
 from tests import DATA
 from tests.simgpu.shader.test_mfma_gfx942 import d_place
 from tests.simgpu.shader.test_smfmac import launch
+from tests.support import tiers
 
 SOURCE = DATA / "kernels" / "cdna4_f8f6f4.ll"
 F32, F64, U32 = np.float32, np.float64, np.uint32
@@ -139,7 +140,6 @@ def test_the_kernels_cover_every_format():
 
 
 def test_a_reserved_format_code_is_an_illegal_instruction():
-    from tests.support import tiers
     tb = tiers.testbed("interpreter", arch="gfx950")
     k = tb.load_asm("v_mfma_f32_16x16x128_f8f6f4 a[0:3], v[0:7], v[8:15], 0 cbsz:5\ns_endpgm", args=0, vgprs=16,
                     agprs=4)
@@ -152,3 +152,16 @@ def test_committed_kernels_are_what_the_generator_writes():
     from tools import gen_cdna4_kernels
     for name, make in gen_cdna4_kernels.FILES.items():
         assert (DATA / "kernels" / name).read_text() == make(), f"{name}: run python -m tools.gen_cdna4_kernels"
+
+
+def test_a_nan_scale_makes_its_rows_nan():
+    """E8M0 0xFF is NaN: the A scale of lane 0 (row 0's first K block) set to it makes row 0 of D NaN, the rest as
+    before."""
+    kernel = "cdna4_f8f6f4_16x16x128_0_1_scaled_2_2"
+    args, want = case(kernel)
+    args[2] = args[2].copy()
+    args[2][0] |= U32(0xFF << 16)  # byte 2: what op_sel 0, op_sel_hi 1 select
+    got = launch("engine", "gfx950", kernel, code_object(), args).reshape(64, -1)
+    d = np.array([[got[lane, reg] for lane, reg in (d_place(16, 16, 1, False, i, j, 0)[::-1] for j in range(16))]
+                  for i in range(16)])
+    assert np.isnan(d[0]).all() and np.array_equal(d[1:], want[1:])
