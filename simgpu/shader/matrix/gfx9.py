@@ -42,8 +42,10 @@ Broadcasts (AMD's matrix instruction calculator documents them for gfx9; the ISA
   + L % 16 for p = 4..7 (one group of 16 lanes broadcast to all four). Applied to every MFMA; the calculator lists it
   for a subset, and which the hardware ignores it on is not public.
 
-EXEC (a reading: the references describe the MFMA over the whole wave and give no masking rule): EXEC is ignored. A,
-B and C are read from all 64 lanes and D is written to all 64, with lanes of EXEC off or not launched alike.
+EXEC is ignored: A, B and C are read from all 64 lanes and D is written to all 64, with lanes of EXEC off or not
+launched alike. A reading: the ISA text on inactive lanes was not at hand; public CDNA3 kernels rely on it ("MFMA
+ignores EXEC", comments of hand-written fp8 GEMM / MoE kernels that set EXEC to all ones only for their other
+instructions).
 """
 
 from __future__ import annotations
