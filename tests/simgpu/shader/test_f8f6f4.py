@@ -3,9 +3,12 @@ tests/data/kernels/cdna4_f8f6f4.ll, compiled at test time, on the engine and thr
 against a numpy reference: ml_dtypes decodes the OCP MX element formats (FP8 E4M3, BF8 E5M2, FP6 E2M3, BF6 E3M2,
 FP4 E2M1) and the E8M0 scales, the product is exact and rounded once to f32.
 
-The reference places A[i][k] in lane i + M * (k // 32), value k % 32, of a little-endian bit string of the lane's
-registers (B[k][j] likewise with N and j), a scale in the byte op_sel + 2 * op_sel_hi of the same lane's scale VGPR,
-and D by the dense MFMA layout (test_mfma_gfx942.d_place).
+The reference places A's row i in the lanes i + M * g (g the lane group), each lane's 32 values in runs of R
+consecutive k (R = 16 for FP8 / BF8, whose run r of group g starts at k = (r * G + g) * 16; R = 32 for FP6 / BF6 /
+FP4, the whole lane), as a little-endian bit string of the lane's registers (B[k][j] likewise with N and j); row i's
+scale of K block kb in the byte op_sel + 2 * op_sel_hi of lane i + M * kb's scale VGPR; D by the dense MFMA layout
+(test_mfma_gfx942.d_place). That layout is the one Triton's tl.dot_scaled code for gfx950 needs
+(tests/runtime/test_triton_corpus.py runs tests/data/triton/gfx950/dot_scaled_*).
 """
 
 from __future__ import annotations
@@ -72,12 +75,15 @@ def pack(lane_codes: np.ndarray, bits: int) -> np.ndarray:
     return out
 
 
-def place(mat: np.ndarray, rows: int, depth: int) -> np.ndarray:
-    """[rows, depth] -> [64, 32]: entry (r, k) in lane r + rows * (k // 32), value k % 32."""
+def place(mat: np.ndarray, rows: int, depth: int, bits: int) -> np.ndarray:
+    """[rows, depth] -> [64, 32]: run r of lane group g holds k from (r * G + g) * R, R values (module doc)."""
+    run, groups = (16 if bits == 8 else 32), 64 // rows
     out = np.zeros((64, 32), mat.dtype)
     for r in range(rows):
-        for k in range(depth):
-            out[r + rows * (k // 32), k % 32] = mat[r, k]
+        for start in range(0, depth, run):
+            chunk = start // run
+            g, rr = chunk % groups, chunk // groups
+            out[r + rows * g, rr * run:(rr + 1) * run] = mat[r, start:start + run]
     return out
 
 
@@ -111,7 +117,8 @@ def case(kernel: str):
         for j in range(n):
             reg, lane = d_place(m, n, 1, False, i, j, 0)
             c_regs[lane, reg] = c[i, j]
-    args = [pack(place(a_codes, m, k), FORMATS[fa][0]), pack(place(b_codes.T, n, k), FORMATS[fb][0]), sa_words,
+    args = [pack(place(a_codes, m, k, FORMATS[fa][0]), FORMATS[fa][0]),
+            pack(place(b_codes.T, n, k, FORMATS[fb][0]), FORMATS[fb][0]), sa_words,
             sb_words, c_regs, np.zeros_like(c_regs)]
     return [x.reshape(-1) for x in args], want
 
