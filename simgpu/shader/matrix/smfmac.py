@@ -20,6 +20,10 @@ With the two indices of a group increasing, as the compression writes them, that
 decompressed A; with equal or decreasing indices (the ISA does not say) the same rule applies: each stored value
 meets the B row its index names. fp8 / bf8 are the architecture's formats (FNUZ on gfx942, OCP on gfx950). EXEC is
 ignored as by the MFMAs.
+
+gfx950's forms use the same contiguous layout with twice the K; for their 256-bit B operands that is not confirmed
+(gfx950's f8f6f4 MFMAs read 256-bit FP8 operands as two 128-bit runs from the two halves of K: matrix.f8f6f4), and no
+compiler here emits SMFMACs for a test that could tell.
 """
 
 from __future__ import annotations
