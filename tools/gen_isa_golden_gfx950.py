@@ -7,7 +7,8 @@ Two sources, both into tests/data/isa/gfx950_golden.tsv.gz ("hexbytes<TAB>text",
 - compiled: every instruction llvmlite's LLVM 22 emits for the gfx950 IR kernels (tests/data/kernels/cdna4_*.ll, the
   float corpus vf_*.ll, saxpy.ll): the text as LLVM's printer writes it, the bytes of the same compile
   (tools.llvm22.compiled_pairs), for every opcode of the kernels, old and new;
-- assembled: the line of each new instruction tools/isatab_gfx950.py names, with LLVM's bytes of it; and for each
+- assembled: the line of each new instruction tools/isatab_gfx950.py names (TEMPLATES and FORM_LINES: the f8f6f4
+  MFMAs' format widths, the scaled MFMAs), with LLVM's bytes of it; and for each
   opcode gfx950 adds (the keys of simgpu/isa/data/gfx950/), N random words of its encoding
   (tools.gen_isa_golden.build: random fields, biased to valid operands, with DPP/SDWA dwords) that the codec decodes;
   the codec's text is assembled by Triton's LLVM, and the pair is kept when LLVM encodes it to the same word. A word
@@ -154,7 +155,8 @@ def main() -> None:
     keep, bad, skipped = judged(random_words(args.per_op, random.Random(args.seed)), asm, templates(asm))
     for b in bad[:40]:
         print("disagree", *b, file=sys.stderr)
-    lines = {(asm.encode(line), line) for line in isatab_gfx950.TEMPLATES}  # each new form as the tables' tool wrote it
+    lines = {(asm.encode(line), line) for line in (*isatab_gfx950.TEMPLATES, *isatab_gfx950.FORM_LINES)}  # each new
+    # form as the tables' tool wrote it
     pairs = sorted(comp | set(keep) | lines)
     path = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", f"{ARCH}_golden.tsv.gz")
     with gzip.open(path, "wt") as f:

@@ -5,7 +5,8 @@ Run from the repository root:  .venv/bin/python -m tools.gen_opencl_corpus [--ar
 Needs Debian's clang-19 and lld-19 (/usr/lib/llvm-19/bin). Builtins only (-nogpulib: no device
 libraries), -O2, then `ld.lld -shared` as a runtime would load it. One code object per architecture:
 corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942); gfx942 also gets mfma_gfx942.so from
-mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py), gfx1100 fdiv_gfx1100.so from fdiv.cl (division
+mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py) and smfmac_gfx942.so from smfmac.cl (SMFMAC
+builtins, tests/simgpu/shader/test_smfmac.py), gfx1100 fdiv_gfx1100.so from fdiv.cl (division
 as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so from ldexp.cl (test_jit_ldexp.py),
 gfx1201 wmma_gfx1201.so and wmma_w64_gfx1201.so from wmma.cl (WMMA and SWMMAC builtins, wave32 and wave64,
 tests/simgpu/shader/test_wmma_gfx12.py), load_tr_gfx1201.so / load_tr_w64_gfx1201.so from load_tr.cl (transposing
@@ -27,7 +28,7 @@ LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
 ARCHES = ("gfx1100", "gfx1201", "gfx942")
 # sources built for one architecture only: DIR / f"{name}.cl" -> f"{name}_{arch}.so"
-EXTRA = {"gfx942": ("mfma",), "gfx1100": ("fdiv", "ldexp"),
+EXTRA = {"gfx942": ("mfma", "smfmac"), "gfx1100": ("fdiv", "ldexp"),
          "gfx1201": ("wmma", "wmma_w64", "load_tr", "load_tr_w64", "buffer")}
 # a build of another build's source: name -> the source's stem
 SOURCE = {"wmma_w64": "wmma", "load_tr_w64": "load_tr"}

@@ -504,6 +504,18 @@ def cases() -> list[Case]:
                  "gfx1201": ("v_wmma_f32_16x16x16_bf8_bf8" if fp8 == "float8e5" else "v_wmma_f32_16x16x16_fp8_fp8",),
                  "gfx950": ("v_mfma_f32_32x32x16_bf8_bf8" if fp8 == "float8e5" else "v_mfma_f32_32x32x16_fp8_fp8",)},
             ref=lambda a: {"c_ptr": (a["a_ptr"].astype(np.float64) @ a["b_ptr"]).astype(np.float32)})
+    # gfx950's microscaled dots (tl.dot_scaled): v_mfma_scale_f32_*_f8f6f4, the E8M0 scales one byte of a VGPR (op_sel)
+    for af, bf in (("e4m3", "e2m1"), ("e2m1", "e5m2"), ("e5m2", "e4m3")):
+        k = 128
+        ka, kb = (k // 2 if af == "e2m1" else k), (k // 2 if bf == "e2m1" else k)
+        add(f"dot_scaled_{af}_{bf}", K.dot_scaled_kernel,
+            args={"a_ptr": Buf("uint8", (32, ka), MX_CODES[af] | {"seed": 62}),
+                  "as_ptr": Buf("uint8", (32, k // 32), ints(63, 126, 129)),
+                  "b_ptr": Buf("uint8", (kb, 32), MX_CODES[bf] | {"seed": 64}),
+                  "bs_ptr": Buf("uint8", (32, k // 32), ints(65, 126, 129)), "c_ptr": out("float32", (32, 32))},
+            grid=(1,), constexprs={"M": 32, "N": 32, "K": k, "AF": af, "BF": bf}, archs=("gfx950",),
+            isa={"gfx950": ("v_mfma_scale_f32_32x32x64_f8f6f4", "op_sel:[1,1,0]")},
+            ref=lambda a, af=af, bf=bf: {"c_ptr": _dot_scaled_ref(a, af, bf)})
     add("flash_attention_f16", K.flash_attention_kernel,
         args={"q_ptr": Buf("float16", (100, 64), normal(46)), "k_ptr": Buf("float16", (100, 64), normal(47)),
               "v_ptr": Buf("float16", (100, 64), normal(48)), "o_ptr": out("float16", (100, 64), 2e-2, 2e-3),
@@ -601,6 +613,29 @@ def _small_int_ref(a):
     x, y = a["a_ptr"].astype(np.int64), a["b_ptr"].astype(np.int64)
     ua, ub = x & 0xFF, y & 0xFF
     return {"out16_ptr": (x * y + (x >> 3)).astype(np.int16), "out8_ptr": ((ua + ub) ^ (ub >> 1)).astype(np.uint8)}
+
+
+# uint8 codes of each tl.dot_scaled format whose products and every partial sum of a 128-long dot with scales 2^-1 ..
+# 2^1 are exact in f32 (so any accumulation order gives numpy's exact product): e4m3 2^-1 .. 3.75, e5m2 2^-2 .. 3.5
+# (positive), e2m1 every code (two per byte)
+MX_CODES = {"e4m3": ints(0, 0x30, 0x48), "e5m2": ints(0, 0x34, 0x44), "e2m1": ints(0, 0, 256)}
+E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+
+
+def _mx_values(codes: np.ndarray, fmt: str, axis: int) -> np.ndarray:
+    """The values of tl.dot_scaled operand codes: e2m1 unpacked along `axis` (low nibble first), fp8 decoded."""
+    if fmt == "e2m1":
+        lo, hi = E2M1[codes & 0xF], E2M1[codes >> 4]
+        return np.stack([lo, hi], axis=axis + 1).reshape(*[2 * n if i == axis else n for i, n in
+                                                          enumerate(codes.shape)])
+    return decode(codes, "float8e4nv" if fmt == "e4m3" else "float8e5").astype(np.float64)
+
+
+def _dot_scaled_ref(a, af: str, bf: str) -> np.ndarray:
+    """sum_k A[i][k] 2^(sa[i][k/32] - 127) B[k][j] 2^(sb[j][k/32] - 127), exact, as f32."""
+    x = _mx_values(a["a_ptr"], af, 1) * np.repeat(np.exp2(a["as_ptr"].astype(np.float64) - 127), 32, axis=1)
+    y = _mx_values(a["b_ptr"], bf, 0) * np.repeat(np.exp2(a["bs_ptr"].astype(np.float64) - 127), 32, axis=1).T
+    return (x @ y).astype(np.float32)
 
 
 def _libdevice_ref(a):

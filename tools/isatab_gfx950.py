@@ -14,9 +14,10 @@ Written: simgpu/isa/data/gfx950/{valu,memory}.json, as deltas of gfx942's tables
 
 Which instructions gfx950 adds (over gfx942) was found by asking LLVM's assembler for each mnemonic its
 matcher knows: those it accepts for gfx950 but refuses for gfx942 (`python -m tools.isatab_gfx950 --new`).
-Not here (the codec refuses their words): the f8f6f4 MFMAs (v_mfma_f32_16x16x128_f8f6f4 / 32x32x64, whose A/B register
-widths depend on the cbsz/blgp formats), the scaled MFMAs (v_mfma_scale_*: a v_mfma_ld_scale_b32 prefix and an MFMA
-printed as one instruction) and the v_cvt_scalef32_* conversions (docs/isa.md, "gfx950").
+The f8f6f4 MFMAs (v_mfma_f32_16x16x128_f8f6f4 / 32x32x64) are entries whose "fmt" names the modifier setting each
+source's width (valu_fmt.FORMAT_REGS); their "scaled" names the scaled MFMA the codec decodes when v_mfma_ld_scale_b32
+(its entry's "pair") comes right before one (FORM_LINES are checked like TEMPLATES' lines). Not here (the codec
+refuses their words): the v_cvt_scalef32_* conversions (docs/isa.md, "gfx950").
 """
 
 from __future__ import annotations
@@ -78,6 +79,11 @@ TEMPLATES = {
        for a in ("bf8", "fp8") for b in ("bf8", "fp8")},
     **{f"v_smfmac_f32_32x32x64_{a}_{b} v[0:15], v[16:19], v[20:27], v28": f"v_smfmac_f32_32x32x32_{a}_{b}"
        for a in ("bf8", "fp8") for b in ("bf8", "fp8")},
+    # gfx950's f8f6f4 MFMAs: A's and B's register widths follow cbsz / blgp (FORMATS); v_mfma_ld_scale_b32, which LLVM
+    # puts before one of them to make a scaled MFMA (SCALED)
+    "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]": "v_mfma_f32_16x16x32_fp8_fp8",
+    "v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[16:23], v[24:31], v[0:15]": "v_mfma_f32_32x32x16_fp8_fp8",
+    "v_mfma_ld_scale_b32 v1, v2": "v_pk_add_u16",
     # DS, FLAT, MUBUF
     "ds_read_b64_tr_b4 v[0:1], v2": "ds_read_b64",
     "ds_read_b64_tr_b8 v[0:1], v2": "ds_read_b64",
@@ -87,6 +93,20 @@ TEMPLATES = {
     "global_load_lds_dwordx4 v[2:3], off": "global_load_lds_dword",
     "buffer_atomic_pk_add_bf16 v1, off, s[0:3], 0": "buffer_atomic_pk_add_f16",
 }
+# the f8f6f4 MFMAs: the modifier whose value (a format code) sets each source's width, and the mnemonic of the scaled
+# form (v_mfma_ld_scale_b32's word, then the MFMA's: one instruction as LLVM 22 prints and assembles it)
+FORMATS = {"src0": "cbsz", "src1": "blgp"}
+SCALED = {"v_mfma_f32_16x16x128_f8f6f4": "v_mfma_scale_f32_16x16x128_f8f6f4",
+          "v_mfma_f32_32x32x64_f8f6f4": "v_mfma_scale_f32_32x32x64_f8f6f4"}
+# lines of the f8f6f4 forms (each format pair's widths, the scaled MFMA), checked as TEMPLATES' lines are
+FORM_LINES = (
+    "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:9], v[12:15], v[0:3] cbsz:2 blgp:4",
+    "v_mfma_f32_32x32x64_f8f6f4 a[0:15], v[16:19], v[24:29], 0 cbsz:4 blgp:3",
+    "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21 op_sel_hi:[0,0,0]",
+    "v_mfma_scale_f32_16x16x128_f8f6f4 a[0:3], v[4:7], v[12:17], a[0:3], v1, v2 op_sel:[1,0,0] op_sel_hi:[0,1,0] "
+    "cbsz:4 blgp:2",
+    "v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[16:23], v[24:31], 1.0, v40, v41 op_sel:[1,1,0] op_sel_hi:[1,1,0]",
+)
 # valued modifiers the codec prints from bits of other fields: bitop3's eight bits (LLVM 22's encoding of
 # v_bitop3_*: bits 0-2 in VOP3's neg field, 3-5 in abs, 6-7 in omod)
 BITOP3 = {"neg:1": 1, "neg:2": 2, "neg:4": 4, "abs:1": 8, "abs:2": 16, "abs:4": 32, "omod:1": 64, "omod:2": 128}
@@ -132,7 +152,7 @@ def _valu_entry(template: dict, mnemonic: str, line: str) -> dict:
     for form in ("dpp16", "sdwa"):
         if form in e:
             e[form] = f"{base}_{form.removesuffix('16')}"
-    printed = [op for op in e["ops"] if op[1] != "imp"]
+    printed = [op for op in e["ops"] if op[1] != "imp"][1 if mnemonic == "v_mfma_ld_scale_b32" else 0:]
     widths = _widths(line)
     for op, w in zip(printed, widths, strict=False):
         if op[2] != w:
@@ -146,6 +166,11 @@ def _valu_entry(template: dict, mnemonic: str, line: str) -> dict:
             e.pop(form, None)
     if mnemonic.startswith("v_bitop3"):
         e["mods"] = {k: ["val", "bitop3", v] for k, v in BITOP3.items()}
+    if mnemonic in SCALED:  # no abid (LLVM refuses it): its bit 0 marks the MFMA word of a scaled MFMA
+        e["fmt"], e["scaled"] = dict(FORMATS), SCALED[mnemonic]
+        e["mods"] = {k: v for k, v in e["mods"].items() if not k.startswith("abid:")}
+    if mnemonic == "v_mfma_ld_scale_b32":  # no destination; it may begin a scaled MFMA (the codec's "pair")
+        e["ops"], e["pair"] = e["ops"][1:], 1
     return e
 
 
@@ -190,7 +215,7 @@ def build(asm) -> tuple[dict, dict]:
 def check(asm) -> None:
     """Each line decodes from LLVM's bytes to itself and assembles to them (SystemExit naming the first that does
     not)."""
-    for line in TEMPLATES:
+    for line in (*TEMPLATES, *FORM_LINES):
         data = asm.encode(line)
         text, again = decode(data, arch=ARCH).text(), assemble(line, arch=ARCH)
         if text != line or again != data:

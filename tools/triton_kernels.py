@@ -545,3 +545,18 @@ def f64_div_sqrt_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=mask, other=1.0)
     y = tl.load(y_ptr + offs, mask=mask, other=1.0)
     tl.store(out_ptr + offs, x / y + tl.sqrt(tl.abs(x)), mask=mask)
+
+
+@triton.jit
+def dot_scaled_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                      AF: tl.constexpr, BF: tl.constexpr):
+    """One MxK @ KxN microscaled tile (tl.dot_scaled): A and B as uint8 codes of formats AF and BF (e2m1 two per byte
+    along K, the even k in the low nibble), their E8M0 scales one per 32 k: as [M, K/32], bs [N, K/32]."""
+    KA: tl.constexpr = K // 2 if AF == "e2m1" else K
+    KB: tl.constexpr = K // 2 if BF == "e2m1" else K
+    rm, rn, ka, kb, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, KA), tl.arange(0, KB), tl.arange(0, K // 32)
+    a = tl.load(a_ptr + rm[:, None] * KA + ka[None, :])
+    b = tl.load(b_ptr + kb[:, None] * N + rn[None, :])
+    sa = tl.load(as_ptr + rm[:, None] * (K // 32) + ks[None, :])
+    sb = tl.load(bs_ptr + rn[:, None] * (K // 32) + ks[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot_scaled(a, sa, AF, b, sb, BF))

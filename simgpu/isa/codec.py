@@ -47,13 +47,15 @@ def decode(data: bytes, offset: int = 0, true16: bool | None = False, arch: str 
 
 def fetch_size(word0: int, arch: str | Arch | None = None) -> int:
     """The most bytes the instruction whose first dword is `word0` can occupy: its encoding's base words, one
-    extension dword (a literal or DPP control) or MIMG's NSA address dwords. Fetching that many and decoding
-    gives the instruction and its exact `size`."""
+    extension dword (a literal or DPP control), MIMG's NSA address dwords, or the MFMA after gfx950's
+    v_mfma_ld_scale_b32. Fetching that many and decoding gives the instruction and its exact `size`."""
     a = get_arch(arch)
     enc = a.identify(word0)
     if enc is None:
         return 4
     e = a.encodings[enc]
+    if enc == "VOP3P" and (entry := valu.entry(enc, e.field("op").get(word0), arch=a.name)) and entry.get("pair"):
+        return 2 * e.size  # gfx950's v_mfma_ld_scale_b32 and the MFMA it may pair with (a scaled MFMA)
     nsa = e.field("nsa").get(word0) if enc == "MIMG" else 0
     return e.size + 4 * max(1, nsa)
 

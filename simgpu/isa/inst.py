@@ -28,6 +28,7 @@ class Inst:
     literal: int | None = None
     dpp: dict[str, int] | None = None  # DPP16, DPP8 or SDWA control fields; "kind" is 16, 8 or "sdwa"
     extra: bytes = b""  # MIMG NSA address bytes
+    prefix: bytes = b""  # a word before the base encoding: gfx950's v_mfma_ld_scale_b32 before a scaled MFMA
     size: int = 0
     offset: int = 0
     operands: list[str] = field(default_factory=list)  # operand texts as LLVM prints them
@@ -35,7 +36,7 @@ class Inst:
     arch: str = DEFAULT  # the architecture whose encoding this is (arch.py)
 
     def encode(self) -> bytes:
-        """The instruction's bytes: base word(s), DPP control, literal, NSA addresses."""
+        """The instruction's bytes: prefix word(s), base word(s), DPP control, literal, NSA addresses."""
         enc = get_arch(self.arch).encodings[self.encoding]
         out = enc.pack(self.fields).to_bytes(enc.size, "little")
         if self.dpp is not None:  # DPP16/DPP8 control, or gfx9's SDWA dword (SDWAB after VOPC)
@@ -43,7 +44,7 @@ class Inst:
             out += layout.pack({k: v for k, v in self.dpp.items() if k != "kind"}).to_bytes(4, "little")
         if self.literal is not None:
             out += self.literal.to_bytes(4, "little")
-        return out + self.extra
+        return self.prefix + out + self.extra
 
     def text(self) -> str:
         """The instruction as llvm-mc prints it."""

@@ -29,7 +29,7 @@ from .errors import DecodeError
 from .inst import Family, Inst, register
 from .operands import reg_range, scalar_name, src_name
 from .valu_asm import assemble, mnemonic_index
-from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, tables
+from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, sized, tables
 
 ENCODINGS_OWNED = ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P", "VOP3PMAI", "VOPD", "VINTERP")
 # Trailing modifiers print in this order (LLVM's asm strings), DPP controls after them.
@@ -68,7 +68,9 @@ def _decode16(enc: str, data: bytes, offset: int, arch: str = DEFAULT) -> Inst:
     return _decode(enc, data, offset, arch, True)
 
 
-def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT, true16: bool = False) -> Inst:
+def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT, true16: bool = False,
+            paired: bool = False) -> Inst:
+    """One instruction (`paired`: the MFMA word of a scaled MFMA, whose abid bit 0 is set)."""
     layouts = get_arch(arch).encodings
     base = layouts[enc].size
     word0 = int.from_bytes(data[offset:offset + 4], "little")
@@ -107,8 +109,48 @@ def _decode(enc: str, data: bytes, offset: int, arch: str = DEFAULT, true16: boo
         inst.literal = _dword(data, pos, offset, word0)
         pos += 4
     inst.size = pos - offset
+    if e.get("fmt") and fields["abid"] != (1 if paired else 0):
+        raise DecodeError(f"abid of {e['m']} is {fields['abid']}: only a scaled MFMA's word has abid 1", offset, word0)
+    if e.get("pair") and (scaled := _scaled(inst, data, offset, arch)) is not None:
+        inst = scaled
     _validate(inst, offset, word0)
     return inst
+
+
+def _scaled(ld: Inst, data: bytes, offset: int, arch: str) -> Inst | None:
+    """gfx950's scaled MFMA: v_mfma_ld_scale_b32 as LLVM 22 writes it before an f8f6f4 MFMA (VGPR scales, no bits
+    but op_sel / op_sel_hi 0-1) and that MFMA (abid 1), one 16-byte instruction: the MFMA's fields, the scale word as
+    `prefix` and its fields in info["scale"]. None when the words are not such a pair (the scale word stands alone)."""
+    f = ld.fields
+    extra = f["vdst"] | f["neg_hi"] | f["op_sel"] & 4 | f["op_sel_hi2"] | f.get("clamp", 0) | f["src2"] | f["neg"]
+    if extra or f["src0"] < 256 or f["src1"] < 256 or offset + 16 > len(data):
+        return None
+    if get_arch(arch).identify(int.from_bytes(data[offset + 8:offset + 12], "little")) != "VOP3P":
+        return None
+    try:
+        mfma = _decode("VOP3P", data, offset + 8, arch, paired=True)
+    except DecodeError:
+        return None
+    name = mfma.info["entry"].get("scaled")
+    if name is None:
+        return None
+    mfma.mnemonic, mfma.prefix, mfma.size = name, data[offset:offset + 8], 16
+    mfma.info |= {"form": "scaled", "scale": f}
+    return mfma
+
+
+def _scale_ops(inst: Inst) -> list[str]:
+    """The scale operands a scaled MFMA prints after C: the VGPRs of A's and B's scales."""
+    f = inst.info["scale"]
+    return [vgpr_text(f["src0"] - 256, 1), vgpr_text(f["src1"] - 256, 1)]
+
+
+def _scale_mods(inst: Inst) -> str:
+    """op_sel (when set) and op_sel_hi (always, as LLVM 22 prints them) of a scaled MFMA: A's and B's byte selects."""
+    f = inst.info["scale"]
+    sel = [f["op_sel"] & 1, f["op_sel"] >> 1 & 1, 0]
+    hi = [f["op_sel_hi"] & 1, f["op_sel_hi"] >> 1 & 1, 0]
+    return (f" op_sel:[{','.join(map(str, sel))}]" if any(sel) else "") + f" op_sel_hi:[{','.join(map(str, hi))}]"
 
 
 def _dword(data: bytes, pos: int, offset: int, word0: int) -> int:
@@ -151,6 +193,9 @@ def _format(inst: Inst) -> str:
         return f"{_join(x['m'], _ops(inst, x, {}))} :: {_join(y['m'], _ops(inst, y, {}))}"
     e = inst.info["entry"]
     mods = _mod_state(inst, e)
+    if inst.info.get("form") == "scaled":
+        text = _join(inst.mnemonic, _ops(inst, e, mods["pre"]) + _scale_ops(inst)) + _scale_mods(inst)
+        return text + _trailing(inst, e, mods)
     text = _join(inst.mnemonic, _ops(inst, e, mods["pre"]))
     return text + _trailing(inst, e, mods) + _dpp_text(inst)
 
@@ -158,7 +203,8 @@ def _format(inst: Inst) -> str:
 def _operand_texts(inst: Inst) -> list[str]:
     if inst.encoding == "VOPD":
         return _ops(inst, inst.info["x"], {}) + _ops(inst, inst.info["y"], {})
-    return _ops(inst, inst.info["entry"], _mod_state(inst, inst.info["entry"])["pre"])
+    ops = _ops(inst, inst.info["entry"], _mod_state(inst, inst.info["entry"])["pre"])
+    return ops + _scale_ops(inst) if inst.info.get("form") == "scaled" else ops
 
 
 def _join(mnemonic: str, ops: list[str]) -> str:
@@ -167,8 +213,9 @@ def _join(mnemonic: str, ops: list[str]) -> str:
 
 def _ops(inst: Inst, e: dict, pre: dict[str, set[str]]) -> list[str]:
     bad = e.get("bad")
+    specs = [sized(spec, e, inst.fields) for spec in e["ops"]]
     return [_with_mods(_operand(inst, spec, "acc" in pre.get(spec[0], ())) + (_note(inst, bad, spec) if bad else ""),
-                       _is_imm(inst, spec), pre.get(spec[0], set())) for spec in e["ops"]]
+                       _is_imm(inst, spec), pre.get(spec[0], set())) for spec in specs]
 
 
 def _note(inst: Inst, bad: dict, spec: list) -> str:

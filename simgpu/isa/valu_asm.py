@@ -14,7 +14,7 @@ from .arch import DEFAULT, get_arch
 from .encodings import DPP8, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, SRC_SDWA
 from .inst import Inst
 from .operands import parse_register, parse_src
-from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, tables
+from .valu_fmt import DPP_ROWS, E32, OMOD, OP_SEL_BIT, SDWA_SEL, SDWA_UNUSED, sized, tables
 
 _TRAILING = re.compile(r"^(op_sel|op_sel_hi|neg_lo|neg_hi|clamp|mul:|div:|wait_exp:|quad_perm:|row_|dpp8:|fi:|"
                        r"bound_ctrl:|bank_mask:|row_mask:|byte_sel:|index_key:|cbsz:|abid:|blgp:|bitop3:|wave_|"
@@ -40,7 +40,7 @@ def mnemonic_index(arch: str = DEFAULT) -> dict[str, list[tuple[str, int, str, d
     for key in ("ops", "ops16"):
         for enc, entries in tables(arch)[key].items():
             for op, e in entries.items():
-                for form in ("m", "dpp16", "dpp8", "sdwa"):
+                for form in ("m", "dpp16", "dpp8", "sdwa", "scaled"):
                     if form in e:
                         idx.setdefault(e[form], []).append((enc, op, "base" if form == "m" else form, e))
     for op, e in tables(arch)["vopd"]["x"].items():
@@ -57,6 +57,11 @@ def assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:
         "dpp16" if any(t.startswith(_DPP16_WORDS) for t in toks) else (
             "sdwa" if any(t.startswith(_SDWA_WORDS) for t in toks) else "base"))
     err = _Bad(f"{mnemonic} takes other operands")
+    if cands[0][2] == "scaled":
+        try:
+            return _build_scaled(*cands[0][:2], cands[0][3], toks, ctx.arch)
+        except _Bad as exc:
+            raise ctx.error(str(exc), exc.tok or mnemonic) from None
     for enc, op, f, e in cands:
         if f not in (form, "x"):
             continue
@@ -94,11 +99,47 @@ def _build(enc: str, op: int, form: str, e: dict, toks: list[str], arch: str) ->
         raise _Bad(f"{e['m']} takes {len(e['ops'])} operands, got {len(ops)}")
     dpp16_e32 = form in ("dpp16", "sdwa") and enc in ("VOP1", "VOP2", "VOPC")
     effects = e.get({"base": "mods", "sdwa": "sdwamods"}.get(form, "dppmods"), {})
-    for spec, tok in zip(e["ops"], ops, strict=True):
+    for spec, tok in zip(_sized_specs(e, trailing), ops, strict=True):
         _operand(inst, spec, tok, effects, dpp16_e32)
     for tok in trailing:
         _trailing(inst, tok, effects, dpp16_e32)
     return inst
+
+
+def _sized_specs(e: dict, trailing: list[str]) -> list[list]:
+    """The entry's operand specs, widths set by the format modifiers written (gfx950's f8f6f4 cbsz / blgp)."""
+    if "fmt" not in e:
+        return e["ops"]
+    values = {}
+    for tok in trailing:
+        name, _, val = tok.partition(":")
+        if name in e["fmt"].values():
+            values[name] = _int(val, tok, 7)
+    return [sized(spec, e, values) for spec in e["ops"]]
+
+
+def _build_scaled(enc: str, op: int, e: dict, toks: list[str], arch: str) -> bytes:
+    """gfx950's scaled MFMA: the v_mfma_ld_scale_b32 word (the two scale VGPRs, op_sel / op_sel_hi's first two
+    elements; LLVM ignores the third) and the f8f6f4 MFMA's (its four operands and cbsz / blgp)."""
+    ops, trailing = _split(toks)
+    if len(ops) != 6:
+        raise _Bad(f"{e['scaled']} takes 6 operands, got {len(ops)}")
+    sel = {"op_sel": 0, "op_sel_hi": 0}
+    for tok in trailing:
+        name, _, val = tok.partition(":")
+        if name in sel:
+            items = _items(val, tok, 3)
+            sel[name] = _int(items[0], tok, 1) | _int(items[1], tok, 1) << 1
+    mfma = _build(enc, op, "base", e, ops[:4] + [t for t in trailing if t.split(":")[0] not in sel], arch)
+    mfma.fields["abid"] = 1  # what marks the MFMA word of a scaled MFMA (LLVM 22's encoding)
+    ld_op = next(k for k, v in tables(arch)["ops"]["VOP3P"].items() if v.get("pair"))
+    ld = Inst("VOP3P", ld_op, "v_mfma_ld_scale_b32", {"op": ld_op} | sel, arch=arch)
+    for field, tok in zip(("src0", "src1"), ops[4:], strict=True):
+        reg = parse_register(tok)
+        if reg is None or reg[0] != "v" or reg[2] != 1:
+            raise _Bad("expected a VGPR holding scales", tok)
+        ld.fields[field] = 256 + reg[1]
+    return ld.encode() + mfma.encode()
 
 
 def _set_hi_default(inst: Inst, e: dict) -> None:

@@ -29,3 +29,16 @@ def tables(arch: str = DEFAULT) -> dict:
         t[key] = {side: {int(k): v for k, v in d.items()} for side, d in t.get(key, {}).items()}
     t["no16"] = {enc: set(ops) for enc, ops in t.get("no16", {}).items()}
     return t
+
+
+# gfx950's f8f6f4 MFMAs: A's and B's format code (the entry's "fmt": {"src0": "cbsz", "src1": "blgp"}) sets how many
+# VGPRs hold a lane's 32 values: FP8 / BF8 (0, 1) 8, FP6 / BF6 (2, 3) 6, FP4 (4) 4; LLVM 22 takes 8 for the codes 5-7.
+FORMAT_REGS = {0: 8, 1: 8, 2: 6, 3: 6, 4: 4}
+
+
+def sized(spec: list, e: dict, fields: dict[str, int]) -> list:
+    """An operand spec with its width set by the format field the entry names for it (unchanged otherwise)."""
+    field = e.get("fmt", {}).get(spec[0])
+    if field is None:
+        return spec
+    return [spec[0], spec[1], FORMAT_REGS.get(fields.get(field, 0), 8), *spec[3:]]

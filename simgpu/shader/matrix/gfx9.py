@@ -31,11 +31,21 @@ Arithmetic (decisions: AMD does not document the matrix core's internal order or
 
 gfx950 (CDNA4) adds v_mfma_f32_16x16x32_f16/bf16, v_mfma_f32_32x32x16_f16/bf16, v_mfma_i32_16x16x64_i8 and
 v_mfma_i32_32x32x32_i8 (GFX950_ONLY): the same layout rule and arithmetic (tests/simgpu/shader/test_cdna4_corpus.py).
-Not implemented for gfx950: the f8f6f4 MFMAs and the scaled ones (the codec refuses them), the SMFMACs.
+The sparse SMFMACs are matrix.smfmac; gfx950's f8f6f4 and scaled MFMAs matrix.f8f6f4.
 
-Not implemented (illegal_instruction): CBSZ/ABID (A block broadcast) and BLGP (B lane swizzle) other than 0, the
-SMFMAC (v_smfmac_*, sparse A), and an MFMA
-run with some lanes of EXEC off (a compiler issues MFMA with the whole wave on).
+Broadcasts (AMD's matrix instruction calculator documents them for gfx9; the ISA's VOP3P-MAI fields):
+- CBSZ / ABID: block b of the product reads A's block (b >> CBSZ << CBSZ) + ABID: one block of each group of 2^CBSZ
+  is broadcast to the whole group. CBSZ past log2(blocks) or ABID past 2^CBSZ - 1 is outside the definition: an
+  illegal_instruction fault (a one-block MFMA therefore takes only CBSZ = ABID = 0).
+- BLGP (not the f64 forms, where the field is neg:[a,b,c]): the matrix core's B lane L reads the register lane
+  L (0), L % 32 (1: lanes 0-31 broadcast), 32 + L % 32 (2), (L + 16) % 64 (3: rotated down by 16), or 16 * (p - 4)
+  + L % 16 for p = 4..7 (one group of 16 lanes broadcast to all four). Applied to every MFMA; the calculator lists it
+  for a subset, and which the hardware ignores it on is not public.
+
+EXEC is ignored: A, B and C are read from all 64 lanes and D is written to all 64, with lanes of EXEC off or not
+launched alike. A reading: the ISA text on inactive lanes was not at hand; public CDNA3 kernels rely on it ("MFMA
+ignores EXEC", comments of hand-written fp8 GEMM / MoE kernels that set EXEC to all ones only for their other
+instructions).
 """
 
 from __future__ import annotations
@@ -179,7 +189,7 @@ def xf32_values(words: np.ndarray) -> np.ndarray:
 FP8_FORMATS = {"gfx942": (FP8_FNUZ, BF8_FNUZ), "gfx950": (OCP_FP8, OCP_BF8)}
 
 
-def _elements(raw: np.ndarray, kind: str, arch: str = "gfx942") -> np.ndarray:
+def elements(raw: np.ndarray, kind: str, arch: str = "gfx942") -> np.ndarray:
     """Packed register words [nreg, n, lanes] (uint32) -> [n, lanes, elements] values (f64 or int64)."""
     nreg, n, lanes = raw.shape
     words = np.ascontiguousarray(raw.transpose(1, 2, 0))  # [n, lanes, nreg], lowest register first
@@ -199,7 +209,7 @@ def _elements(raw: np.ndarray, kind: str, arch: str = "gfx942") -> np.ndarray:
     return (fp8 if kind == "fp8" else bf8)[b]
 
 
-def _check(ex, w, inst, first: int, count: int) -> int:
+def check_regs(ex, w, inst, first: int, count: int) -> int:
     """`first`, once registers first .. first + count - 1 are known to be in the wave's VGPR file."""
     if first + count > ex.st.vgpr.shape[0]:
         raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: registers {first}..{first + count - 1} of the unified file "
@@ -207,45 +217,76 @@ def _check(ex, w, inst, first: int, count: int) -> int:
     return first
 
 
-def _source(ex, w, inst, i: int, s: Shape) -> np.ndarray:
-    """A (i = 0) or B (i = 1) as [n, blocks, rows, k] values."""
+def blgp_lanes(blgp: int) -> np.ndarray:
+    """The register lane each of the matrix core's 64 B lanes reads under BLGP pattern `blgp` (module doc)."""
+    lane = np.arange(LANES)
+    if blgp == 0:
+        return lane
+    if blgp in (1, 2):
+        return 32 * (blgp - 1) + lane % 32
+    if blgp == 3:
+        return (lane + 16) % LANES
+    return 16 * (blgp - 4) + lane % 16
+
+
+def a_blocks(ex, w, inst, blocks: int) -> np.ndarray:
+    """The A block each of the product's blocks reads under CBSZ / ABID (module doc)."""
+    cbsz, abid = inst.fields.get("cbsz", 0), inst.fields.get("abid", 0)
+    if (1 << cbsz) > blocks or abid >= (1 << cbsz):
+        raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: cbsz:{cbsz} abid:{abid} is outside the broadcasts of its "
+                                       f"{blocks} block(s) (CBSZ <= log2(blocks), ABID < 2^CBSZ)")
+    b = np.arange(blocks)
+    return (b >> cbsz << cbsz) + abid
+
+
+def operand(ex, w, inst, i: int, kind: str, count: int) -> np.ndarray:
+    """A (i = 0) or B (i = 1): `count` registers from every lane as [n, lanes, elements] values of `kind`."""
     code = inst.fields[("src0", "src1")[i]]
     if code < 256:
         raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: a constant or SGPR A/B operand is not modelled")
     reg = code - 256 + (ex.d.accum_offset if (inst.fields.get("acc", 0) >> i) & 1 else 0)
-    kind = s.a if i == 0 else s.b
-    count = registers(s, "a" if i == 0 else "b")
-    el = _elements(ex.st.vgpr[_check(ex, w, inst, reg, count):reg + count, wsel(w), :], kind, inst.arch)
+    return elements(ex.st.vgpr[check_regs(ex, w, inst, reg, count):reg + count, wsel(w), :], kind, inst.arch)
+
+
+def _source(ex, w, inst, i: int, s: Shape) -> np.ndarray:
+    """A (i = 0) or B (i = 1) as [n, blocks, rows, k] values, A's blocks after CBSZ / ABID, B's lanes after BLGP."""
+    el = operand(ex, w, inst, i, s.a if i == 0 else s.b, registers(s, "a" if i == 0 else "b"))
     lane, e = input_layout(s.m if i == 0 else s.n, s.k, s.blocks)
+    if i == 0:
+        return el[:, lane, e][:, a_blocks(ex, w, inst, s.blocks)]
+    if s.out != "f64":  # the f64 forms' BLGP field is neg:[a,b,c]
+        lane = blgp_lanes(inst.fields.get("blgp", 0))[lane]
     return el[:, lane, e]  # [n, blocks, rows, k]
 
 
-def _accumulator(ex, w, inst, s: Shape) -> tuple[np.ndarray, int]:
-    """C as [n, blocks, m, n] values, and D's first register (AccVGPRs with acc_cd)."""
+def read_c(ex, w, inst, s: Shape, code: int) -> np.ndarray:
+    """C as [n, blocks, m, n] values from operand code `code` (a VGPR or AccVGPR tuple with acc_cd, or an inline
+    constant / SGPR in every element)."""
     acc = ex.d.accum_offset if inst.fields.get("acc_cd", 0) else 0
     reg, lane = output_layout(s.m, s.n, s.blocks, s.out == "f64")
-    code = inst.fields["src2"]
     nreg = registers(s, "c")
     if code < 256:  # an inline constant (or SGPR) in every element
         kind = {"f32": "f32", "i32": "b32", "f64": "f64"}[s.out]
         words = vector_src(ex, w, code, inst.literal, kind)
         if s.out == "f64":
             words = words.view(F64) if words.dtype == U64 else words.astype(U64).view(F64)
-            c = np.broadcast_to(words[:, :1, None, None], (len(w), s.blocks, s.m, s.n)).astype(F64)
-        else:
-            v = words[:, 0].astype(U32)
-            v = v.view(F32).astype(F64) if s.out == "f32" else v.view(np.int32).astype(I64)
-            c = np.broadcast_to(v[:, None, None, None], (len(w), s.blocks, s.m, s.n))
-        return c, inst.fields["vdst"] + acc
-    first = _check(ex, w, inst, code - 256 + acc, nreg)
+            return np.broadcast_to(words[:, :1, None, None], (len(w), s.blocks, s.m, s.n)).astype(F64)
+        v = words[:, 0].astype(U32)
+        v = v.view(F32).astype(F64) if s.out == "f32" else v.view(np.int32).astype(I64)
+        return np.broadcast_to(v[:, None, None, None], (len(w), s.blocks, s.m, s.n))
+    first = check_regs(ex, w, inst, code - 256 + acc, nreg)
     raw = ex.st.vgpr[first:first + nreg, wsel(w), :].transpose(1, 0, 2)  # [n, nreg, lanes]
     if s.out == "f64":
         pairs = np.ascontiguousarray(raw.reshape(len(w), nreg // 2, 2, LANES).transpose(0, 1, 3, 2)).view(F64)
-        c = pairs[..., 0][:, reg, lane]
-    else:
-        c = raw[:, reg, lane]
-        c = c.view(F32).astype(F64) if s.out == "f32" else c.view(np.int32).astype(I64)
-    return c, inst.fields["vdst"] + acc
+        return pairs[..., 0][:, reg, lane]
+    c = raw[:, reg, lane]
+    return c.view(F32).astype(F64) if s.out == "f32" else c.view(np.int32).astype(I64)
+
+
+def d_register(ex, w, inst, s: Shape) -> int:
+    """D's first register in the wave's file (past ACCUM_OFFSET with acc_cd), checked to fit."""
+    first = inst.fields["vdst"] + (ex.d.accum_offset if inst.fields.get("acc_cd", 0) else 0)
+    return check_regs(ex, w, inst, first, registers(s, "c"))
 
 
 def _multiply(s: Shape, a: np.ndarray, b: np.ndarray, c: np.ndarray, neg: int) -> np.ndarray:
@@ -269,7 +310,7 @@ def _multiply(s: Shape, a: np.ndarray, b: np.ndarray, c: np.ndarray, neg: int) -
     return d
 
 
-def _write(ex, w, s: Shape, vdst: int, d: np.ndarray) -> None:
+def write_d(ex, w, s: Shape, vdst: int, d: np.ndarray) -> None:
     reg, lane = output_layout(s.m, s.n, s.blocks, s.out == "f64")
     nreg = registers(s, "c")
     out = np.zeros((len(w), nreg, LANES), U32)
@@ -292,15 +333,12 @@ def mfma(name: str):
     s = VARIANTS[name]
 
     def fn(ex, w, inst):
-        f = inst.fields
-        neg = f.get("blgp", 0) if s.out == "f64" else 0  # the f64 forms' neg:[a,b,c] sits in the BLGP field
-        if f.get("cbsz", 0) or f.get("abid", 0) or (f.get("blgp", 0) and s.out != "f64"):
-            raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: CBSZ/ABID/BLGP broadcasts are not modelled")
-        if ex.st.lanes != LANES or not ex.st.exec_full(w):
-            raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: MFMA with lanes of EXEC off is not modelled")
+        neg = inst.fields.get("blgp", 0) if s.out == "f64" else 0  # the f64 forms' neg:[a,b,c] sits in BLGP
+        if ex.st.lanes != LANES:
+            raise ex.illegal_inst(w, inst, f"{inst.mnemonic}: an MFMA needs a wave64")
         a, b = _source(ex, w, inst, 0, s), _source(ex, w, inst, 1, s)
-        c, vdst = _accumulator(ex, w, inst, s)
-        _write(ex, w, s, _check(ex, w, inst, vdst, registers(s, "c")), _multiply(s, a, b, c, neg))
+        c = read_c(ex, w, inst, s, inst.fields["src2"])
+        write_d(ex, w, s, d_register(ex, w, inst, s), _multiply(s, a, b, c, neg))
     return fn
 
 

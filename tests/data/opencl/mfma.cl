@@ -56,6 +56,22 @@ MFMA(f32_32x32x16_fp8_bf8, __builtin_amdgcn_mfma_f32_32x32x16_fp8_bf8, long, v16
 MFMA(f32_32x32x16_bf8_fp8, __builtin_amdgcn_mfma_f32_32x32x16_bf8_fp8, long, v16f)
 MFMA(f32_32x32x16_bf8_bf8, __builtin_amdgcn_mfma_f32_32x32x16_bf8_bf8, long, v16f)
 
+// The broadcasts: CBSZ / ABID (A's blocks) and BLGP (B's lane groups), the kernel's name ending in the three values.
+#define MFMA_MOD(NAME, BUILTIN, TA, TC, CBSZ, ABID, BLGP)                                                        \
+  __kernel void NAME##_c##CBSZ##_a##ABID##_b##BLGP(__global TC *d, __global const TA *a, __global const TA *b,    \
+                                                   __global const TC *c) {                                      \
+    int l = LANE;                                                                                                \
+    d[l] = BUILTIN(a[l], b[l], c[l], CBSZ, ABID, BLGP);                                                          \
+  }
+
+MFMA_MOD(f32_4x4x4_16b_f16, __builtin_amdgcn_mfma_f32_4x4x4f16, v4h, v4f, 2, 3, 7)
+MFMA_MOD(f32_16x16x1_4b_f32, __builtin_amdgcn_mfma_f32_16x16x1f32, float, v16f, 1, 1, 3)
+MFMA_MOD(f32_32x32x1_2b_f32, __builtin_amdgcn_mfma_f32_32x32x1f32, float, v32f, 1, 0, 1)
+MFMA_MOD(i32_4x4x4_16b_i8, __builtin_amdgcn_mfma_i32_4x4x4i8, int, v4i, 4, 13, 5)
+MFMA_MOD(f32_16x16x4_4b_bf16, __builtin_amdgcn_mfma_f32_16x16x4bf16_1k, v4s, v16f, 2, 2, 2)
+MFMA_MOD(f32_16x16x4_f32, __builtin_amdgcn_mfma_f32_16x16x4f32, float, v4f, 0, 0, 6)
+MFMA_MOD(f32_32x32x8_f16, __builtin_amdgcn_mfma_f32_32x32x8f16, v4h, v16f, 0, 0, 4)
+
 // A 64 x 64 x 64 f16 matrix product from 32x32x8 MFMAs: each wave of a 2 x 2 grid of 64-item workgroups makes one
 // 32 x 32 tile of D = A x B, A row-major M x K, B row-major K x N, accumulating over K in 8 steps of 8 in AccVGPRs.
 __kernel void gemm_f16(__global float *d, __global const half *a, __global const half *b, int n) {

@@ -68,6 +68,10 @@ EXAMPLES = [
     ("v_bitop3_b32 v7, v0, v1, v2 bitop3:4", "070034d200030a84"),
     ("v_mfma_f32_32x32x16_f16 v[0:15], v[16:19], v[20:23], v[0:15] cbsz:1 abid:1 blgp:2",
      "0009d5d310290244"),
+    ("v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:7], v[12:17], v[0:3] cbsz:4 blgp:3", "0004add304190264"),
+    ("v_mfma_scale_f32_16x16x128_f8f6f4 a[0:3], v[4:11], v[4:11], 0, v1, v2 op_sel:[1,1,0] op_sel_hi:[1,1,0]",
+     "0018acd3010502180088add304090202"),
+    ("v_mfma_ld_scale_b32 v20, v21", "0040acd3142b0218"),
     ("ds_read_b64_tr_b8 v[0:1], v2 offset:16", "1000c4d902000000"),
     ("global_load_lds_dwordx4 v2, s[4:5] offset:16", "1080f4dd02000400"),
     ("buffer_load_dwordx4 v1, s[0:3], 0 offen lds", "00105de001000080"),
@@ -122,3 +126,16 @@ def test_disassemble_assemble_decode_is_identity(word, data):
     except DecodeError:
         return
     assert disassemble(assemble("\n".join(lines), arch=ARCH), arch=ARCH) == lines
+
+
+def test_f8f6f4_widths_follow_the_formats_and_abid_marks_the_scaled_pair():
+    """A's width follows cbsz, B's blgp (8, 6 or 4 VGPRs); the MFMA word of a scaled MFMA (abid 1) does not decode
+    alone, and v_mfma_ld_scale_b32 fetches the 16 bytes the pair may take (LLVM 22's bytes)."""
+    from simgpu.isa import AsmError, fetch_size
+    with pytest.raises(AsmError):
+        assemble("v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3] blgp:2", arch=ARCH)
+    with pytest.raises(DecodeError, match="abid"):
+        decode(bytes.fromhex("0008add304190204"), arch=ARCH)
+    assert fetch_size(0xD3AC0000, arch=ARCH) == 16 and fetch_size(0xD3AD0000, arch=ARCH) == 12
+    alone = decode(bytes.fromhex("0040acd3142b0218") + bytes.fromhex("0000add304190204"), arch=ARCH)
+    assert alone.size == 8 and alone.text() == "v_mfma_ld_scale_b32 v20, v21"  # op_sel_hi2 set: not a scale word

@@ -222,11 +222,65 @@ def test_gemm_f16_tiles_from_clang():
     assert np.array_equal(got, want)
 
 
+# ---------------------------------------------------------------------------------------------- broadcasts
+
+# kernel -> (variant, CBSZ, ABID, BLGP): mfma.cl's MFMA_MOD kernels
+BROADCASTS = {f"{_kernel(n)}_c{c}_a{a}_b{b}": (n, c, a, b) for n, c, a, b in (
+    ("v_mfma_f32_4x4x4_16b_f16", 2, 3, 7), ("v_mfma_f32_16x16x1_4b_f32", 1, 1, 3),
+    ("v_mfma_f32_32x32x1_2b_f32", 1, 0, 1), ("v_mfma_i32_4x4x4_16b_i8", 4, 13, 5),
+    ("v_mfma_f32_16x16x4_4b_bf16", 2, 2, 2), ("v_mfma_f32_16x16x4_f32", 0, 0, 6), ("v_mfma_f32_32x32x8_f16", 0, 0, 4))}
+
+
+def blgp_source(blgp: int, lane: int) -> int:
+    """The register lane whose B data the matrix core's `lane` receives (the calculator's README, "BLGP"): 3 rotates
+    the lanes down by 16 (lane 16's data arrives in lane 0), the others broadcast one group of lanes to the rest."""
+    if blgp == 0:
+        return lane
+    if blgp == 3:
+        return (lane + 16) % 64
+    start, width = {1: (0, 32), 2: (32, 32), 4: (0, 16), 5: (16, 16), 6: (32, 16), 7: (48, 16)}[blgp]
+    return start + lane % width
+
+
+@pytest.mark.parametrize("kernel", sorted(BROADCASTS))
+def test_cbsz_abid_broadcast_a_blocks_and_blgp_swizzles_b_lanes(kernel):
+    """Block b multiplies A's block (b // 2^CBSZ) * 2^CBSZ + ABID (the calculator's README: CBSZ=1 ABID=1 puts block
+    1 in place of blocks 0 and 1, block 3 in place of 2 and 3) by the B its lanes receive under BLGP."""
+    name, cbsz, abid, blgp = BROADCASTS[kernel]
+    s = VARIANTS[name]
+    a_st, a = _values(s.a, (s.blocks, s.m, s.k))
+    b_st, b = _values(s.b, (s.blocks, s.k, s.n))
+    b_regs = _registers(s, b_st, "b")
+    b_seen = np.zeros_like(b)  # what the matrix core multiplies: B's entries from the lanes BLGP names
+    for bl in range(s.blocks):
+        for k in range(s.k):
+            for j in range(s.n):
+                lane, e = a_lane(s.n, s.k, s.blocks, j, k, bl)
+                b_seen[bl, k, j] = _values_of(s.b, b_regs[blgp_source(blgp, lane), e])
+    a_seen = a[[(bl >> cbsz << cbsz) + abid for bl in range(s.blocks)]]
+    got = run(kernel, _registers(s, a_st, "a"), b_regs, _cd_registers(s, np.zeros((s.blocks, s.m, s.n),
+                                                                                 np.int32 if s.out == "i32" else F32)))
+    exact = np.einsum("bik,bkj->bij", a_seen, b_seen)
+    if s.out == "i32":
+        want = ((exact.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.int32)
+    else:
+        want = exact.astype(F32)
+    assert not np.array_equal(want, np.einsum("bik,bkj->bij", a, b).astype(want.dtype)), "the broadcast changes nothing"
+    assert np.array_equal(_from_cd(s, got), want)
+
+
+def _values_of(kind: str, stored) -> float:
+    """The value of one stored input of `kind` (the storage _values makes)."""
+    if kind == "bf16":
+        return float(np.array([int(stored) << 16], U32).view(F32)[0])
+    return float(stored)
+
+
 def test_every_kernel_of_the_code_object_is_tested():
     co = read_code_object(CODE_OBJECT.read_bytes())
     assert co.processor == ARCH
     assert set(co.kernels) == {_kernel(n) for n in FLOAT_NAMES + INT_NAMES} | {
-        "f64_16x16x4_f64", "f64_4x4x4_4b_f64", "gemm_f16"}
+        "f64_16x16x4_f64", "f64_4x4x4_4b_f64", "gemm_f16"} | set(BROADCASTS)
 
 
 @pytest.mark.skipif(shutil.which("/usr/lib/llvm-19/bin/clang") is None, reason="needs clang-19 and lld-19")
@@ -290,8 +344,8 @@ def test_an_agpr_past_the_allocation_is_an_illegal_instruction():
 
 
 @pytest.mark.parametrize(("text", "why"), [
-    ("v_mfma_f32_32x32x1_2b_f32 a[0:31], v0, v1, 0 cbsz:1", "CBSZ/ABID/BLGP broadcasts are not modelled"),
-    ("v_smfmac_f32_16x16x32_f16 a[0:3], v[0:1], v[2:5], v6", "v_smfmac_f32_16x16x32_f16 is not implemented"),
+    ("v_mfma_f32_16x16x4_f32 a[0:3], v0, v1, 0 cbsz:1", "cbsz:1 abid:0 is outside the broadcasts of its 1 block"),
+    ("v_mfma_f32_32x32x1_2b_f32 a[0:31], v0, v1, 0 cbsz:1 abid:2", "cbsz:1 abid:2 is outside the broadcasts"),
 ])
 def test_what_is_not_modelled_is_an_illegal_instruction(text, why):
     with pytest.raises(HardwareFault) as e:
@@ -299,7 +353,19 @@ def test_what_is_not_modelled_is_an_illegal_instruction(text, why):
     assert e.value.kind == "illegal_instruction" and why in str(e.value)
 
 
-def test_mfma_with_a_partial_exec_is_refused():
-    with pytest.raises(HardwareFault) as e:
-        run_asm("v_mfma_f32_16x16x4_f32 a[0:3], v0, v1, 0", [np.zeros(64, U32)], agprs=4, block=(48,))
-    assert "EXEC off is not modelled" in str(e.value)
+def test_mfma_ignores_exec():
+    """EXEC holds 16 lanes (then none): the MFMA still reads A, B from every lane and writes D to every lane."""
+    out = np.zeros((8, 64), U32)
+    body = """
+    v_mov_b32_e32 v2, 1.0
+    v_mov_b32_e32 v3, 2.0
+    s_mov_b64 exec, 0xffff
+    v_mfma_f32_16x16x4_f32 a[0:3], v2, v3, 0
+    s_mov_b64 exec, 0
+    v_mfma_f32_16x16x4_f32 a[4:7], v2, v3, 1.0
+    s_mov_b64 exec, -1
+    s_nop 7
+    s_nop 7
+    """ + "".join(f"global_store_dword v1, a{r}, s[4:5] offset:{256 * r}\n" for r in range(8))
+    got = run_asm(body, [out], agprs=8)[0]
+    assert (got[:4].view(F32) == 8.0).all() and (got[4:].view(F32) == 9.0).all()
