@@ -56,6 +56,14 @@ GC_INFO = {"gc_num_se": 6, "gc_num_wgp0_per_sa": 4, "gc_num_wgp1_per_sa": 0, "gc
            "gc_gl1c_size_per_instance": 256, "gc_gl2c_per_gpu": 6144}
 # Navi 48 (gc_info v1.2 like Navi 31): 4 SEs x 2 SAs x 4 WGPs (64 CUs), 8 MiB of L2.
 GC_INFO_NAVI48 = GC_INFO | {"gc_num_se": 4, "gc_num_gl2c": 16, "gc_num_tcps": 64, "gc_gl2c_per_gpu": 8192}
+# MI300X (gc_info v2.1, one XCC's values, as amdgpu reads them on GC 9.4.3): 4 SEs x 1 SH x 10 CU slots (38 of 40
+# CUs active per XCC: the CU masks, not this table, say which), wave64, 8 waves a SIMD, 512 VGPRs a lane, 64 KiB LDS,
+# 16 L2 channels of a 4 MiB L2, 32 KiB L1 a CU, 64 KiB instruction / 16 KiB scalar cache per SQC of 2 CUs.
+GC_INFO_MI300X = {"gc_num_se": 4, "gc_num_cu_per_sh": 10, "gc_num_sh_per_se": 1, "gc_num_tccs": 16,
+                  "gc_num_gprs": 512, "gc_wave_size": 64, "gc_max_waves_per_simd": 8,
+                  "gc_max_scratch_slots_per_cu": 32, "gc_lds_size": 64, "gc_num_tcp_per_sh": 10,
+                  "gc_tcp_size_per_cu": 32, "gc_num_cu_per_sqc": 2, "gc_instruction_cache_size_per_sqc": 64,
+                  "gc_scalar_data_cache_size_per_sqc": 16, "gc_tcc_size": 4096}
 _SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
 
 
@@ -68,11 +76,18 @@ class Part:
     hubs: tuple[vmhub.VMHub, vmhub.VMHub]  # GC, MM
     blocks: tuple[discovery.IpBlock, ...]
     gc_info: dict[str, int]
+    gc_info_version: tuple[int, int] = (1, 2)
+    harvest: tuple[tuple[int, int], ...] | None = None  # the harvest table's entries (None: no harvest table)
 
 
 PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO),
          "gfx1201": lambda: Part(navi48_map(), (vmhub.GCHUB_GFX12, vmhub.MMHUB_GFX12), discovery.NAVI48_IP_BLOCKS,
-                                 GC_INFO_NAVI48)}
+                                 GC_INFO_NAVI48),
+         # gfx942: MI300X's discovery binary (four dies, harvest table, gc_info v2.1) at the top of VRAM, where BAR0
+         # shows it; its register side is not wired to the blocks yet (every MMIO access is refused, chip.am is
+         # False), so the blocks keep gfx1100's register file as a placeholder nothing reaches.
+         "gfx942": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.MI300X_IP_BLOCKS, GC_INFO_MI300X,
+                                (2, 1), ())}
 
 
 class SOC:
@@ -110,7 +125,8 @@ class SOC:
                     hub.mmu.set_context(vmid, None)
                 hub.enabled[vmid] = False
         self.gpu.mmu.set_system_aperture(None)
-        table = discovery.build_table(self.part.blocks, self.part.gc_info)
+        table = discovery.build_table(self.part.blocks, self.part.gc_info, self.part.gc_info_version,
+                                      self.part.harvest)
         self.gpu.phys.write(self.discovery_offset, table)
 
     def mode1_reset(self) -> None:
