@@ -21,8 +21,8 @@ MMIOError (and is kept in `bus_errors` for describe()).
 
 The register side is modelled for gfx1100 (Navi 31, SOC21) and gfx1201 (Navi 48, SOC24: the same blocks over
 simgpu.hw.soc24's map, gfx12 page tables, its own discovery table); a chip without it (gfx942: its chip's `am`
-is False) has its PCI identity, configuration space and BARs (peers reach its VRAM through BAR0), but every MMIO and
-doorbell BAR access is refused, naming the chip.
+is False) has its PCI identity, configuration space, BARs (peers reach its VRAM through BAR0) and its discovery
+binary (MI300X's four dies) at the top of VRAM, but every MMIO and doorbell BAR access is refused, naming the chip.
 """
 
 from __future__ import annotations

@@ -152,3 +152,16 @@ def test_a_harvest_table_names_the_fused_off_instances():
     assert parse_harvest(blob) == [(11, 7), (42, 13)]
     assert discovery.parse_table(blob).harvested == harvest
     assert [b.instance for b in discovery.parse_table(blob).live(discovery.GC_HWID)] == list(range(7))
+
+
+def test_a_die_offset_past_the_binary_is_a_discovery_error_not_a_crash():
+    """A hostile binary whose checksums are right but whose die list points past its end (what a driver reading a
+    corrupt table meets): parse_table names it."""
+    from simgpu.hw import discovery
+    blob = bytearray(discovery.build_table(discovery.MI300X_IP_BLOCKS, {}, (2, 1), ()))
+    ip_off, _, ip_size = struct.unpack_from("<HHH", blob, 12)
+    struct.pack_into("<H", blob, ip_off + 14 + 4 * 3 + 2, 0xFFF0)  # die 3's die_offset
+    struct.pack_into("<H", blob, 14, _sum16(blob[ip_off:ip_off + ip_size]))
+    struct.pack_into("<H", blob, 8, _sum16(blob[10:struct.unpack_from("<H", blob, 10)[0]]))
+    with pytest.raises(discovery.DiscoveryError, match="past the binary"):
+        discovery.parse_table(bytes(blob))
