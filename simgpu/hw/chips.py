@@ -121,7 +121,8 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
          # rocminfo on an MI300X: L1 32 KiB per CU, L2 4 MiB per XCD, 256 MiB Infinity Cache (MALL)
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,
-                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20}),
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20},
+         am=True),
     # MI350X (docs/device.md, "gfx950"): 8 XCDs x 4 shader engines x 1 array, 256 active CUs of 4 SIMDs, wave64,
     # 160 KiB of LDS
     Chip("gfx950", "gfx9", "AMD Instinct MI350X", "CDNA4", 90500, (9, 5, 0), (4, 4, 5), (7, 9, 0),

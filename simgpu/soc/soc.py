@@ -30,12 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simgpu.hw import discovery
-from simgpu.hw import ih as hwih
 from simgpu.hw.mmio import RegisterMap
+from simgpu.hw.soc15 import mi300x_map
 from simgpu.hw.soc21 import navi31_map, vmhub
 from simgpu.hw.soc21 import nbio as hwnbio
 from simgpu.hw.soc24 import navi48_map
 from simgpu.interrupt import Interrupt, Kind
+from simgpu.soc import irq
 from simgpu.soc.cp import MEC
 from simgpu.soc.gmc import Hub
 from simgpu.soc.ih import InterruptHandler
@@ -44,6 +45,7 @@ from simgpu.soc.pci import DOORBELL_BAR_SIZE, MMIO_BAR_SIZE, PCIEndpoint
 from simgpu.soc.psp import PSP
 from simgpu.soc.regfile import MMIOError, RegisterFile
 from simgpu.soc.sdma import SDMAQueues
+from simgpu.soc.sdma4 import SDMA4Queues
 from simgpu.soc.smu import SMU
 
 # The shape the GC info table reports (gc_info_v1_2): 6 SEs x 2 SAs x 4 WGPs (8 CUs), wave32, 64 KiB LDS.
@@ -64,7 +66,6 @@ GC_INFO_MI300X = {"gc_num_se": 4, "gc_num_cu_per_sh": 10, "gc_num_sh_per_se": 1,
                   "gc_max_scratch_slots_per_cu": 32, "gc_lds_size": 64, "gc_num_tcp_per_sh": 10,
                   "gc_tcp_size_per_cu": 32, "gc_num_cu_per_sqc": 2, "gc_instruction_cache_size_per_sqc": 64,
                   "gc_scalar_data_cache_size_per_sqc": 16, "gc_tcc_size": 4096}
-_SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
 
 
 @dataclass(frozen=True)
@@ -78,16 +79,16 @@ class Part:
     gc_info: dict[str, int]
     gc_info_version: tuple[int, int] = (1, 2)
     harvest: tuple[tuple[int, int], ...] | None = None  # the harvest table's entries (None: no harvest table)
+    sdma: type = SDMAQueues  # the SDMA block (SOC21's queue 0 of two engines; SDMA 4.4.2's GFX queue of sixteen)
 
 
 PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO),
          "gfx1201": lambda: Part(navi48_map(), (vmhub.GCHUB_GFX12, vmhub.MMHUB_GFX12), discovery.NAVI48_IP_BLOCKS,
                                  GC_INFO_NAVI48),
-         # gfx942: MI300X's discovery binary (four dies, harvest table, gc_info v2.1) at the top of VRAM, where BAR0
-         # shows it; its register side is not wired to the blocks yet (every MMIO access is refused, chip.am is
-         # False), so the blocks keep gfx1100's register file as a placeholder nothing reaches.
-         "gfx942": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.MI300X_IP_BLOCKS, GC_INFO_MI300X,
-                                (2, 1), ())}
+         # gfx942: MI300X's discovery binary (four dies, harvest table, gc_info v2.1) and banked register map: a GC hub
+         # and MEC per XCC, an MM hub per AID, SDMA 4.4.2's sixteen engines
+         "gfx942": lambda: Part(mi300x_map(), (vmhub.GCHUB_GFX9, vmhub.MMHUB_GFX9), discovery.MI300X_IP_BLOCKS,
+                                GC_INFO_MI300X, (2, 1), (), SDMA4Queues)}
 
 
 class SOC:
@@ -99,12 +100,19 @@ class SOC:
         self.part = PARTS.get(gpu.arch, PARTS["gfx1100"])()  # (a part without a register side keeps gfx1100's)
         self.regs = RegisterFile(self.part.regmap)
         self.queue_owner: dict[str, tuple] = {}  # queue name -> ("cp", me, pipe, queue) | ("sdma", engine)
-        self.gchub = Hub(self.regs, self.part.hubs[0], vram, gpu.mmu)
-        self.mmhub = Hub(self.regs, self.part.hubs[1], vram)
+        # a GC hub per XCC (XCC 0's drives the MMU: the XCCs share the address space), an MM hub per AID
+        gc_hub, mm_hub = self.part.hubs
+        self.gchubs = [Hub(self.regs, gc_hub, vram, gpu.mmu if x == 0 else None, x)
+                       for x in self.regs.instances(gc_hub.context_cntl[0])]
+        self.mmhubs = [Hub(self.regs, mm_hub, vram, None, a) for a in self.regs.instances(mm_hub.context_cntl[0])]
+        self.gchub, self.mmhub, self.aids = self.gchubs[0], self.mmhubs[0], len(self.mmhubs)
         self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
         self.psp, self.smu = PSP(self), SMU(self)
-        self.cp, self.sdma, self.nbio = MEC(self), SDMAQueues(self), NBIO(self, vram)
+        self.cp, self.sdma, self.nbio = MEC(self), self.part.sdma(self), NBIO(self, vram)
         self.pci = PCIEndpoint(index, vram, gpu.chip.device_id, gpu.chip.pci_revision)
+        # Whether the register side answers: the chip's `am` (a part whose bring-up is under way can be opened
+        # in-process by its tests before the PCI function offers it to clients).
+        self.registers_open = gpu.chip.am
         self.bus_errors: list[str] = []
         self.dropped_doorbells = 0
         gpu.interrupt_hooks.append(self._interrupt)
@@ -119,7 +127,7 @@ class SOC:
         self.regs.reset()
         for block in (self.ih, self.psp, self.smu):
             block.reset()
-        for hub in (self.gchub, self.mmhub):
+        for hub in (*self.gchubs, *self.mmhubs):
             for vmid in range(len(hub.enabled)):
                 if hub.enabled[vmid] and hub.mmu is not None:
                     hub.mmu.set_context(vmid, None)
@@ -150,7 +158,7 @@ class SOC:
 
     def _modelled(self, what: str) -> None:
         """Refuse a register-side access to a chip whose registers are not modelled."""
-        if not self.gpu.chip.am:
+        if not self.registers_open:
             raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
                               "discovery table are not modelled (an AM driver can drive gfx1100 and gfx1201)")
 
@@ -231,36 +239,14 @@ class SOC:
         owner = self.queue_owner.get(intr.queue, ())
         q = next((q for q in self.gpu.queues if q.name == intr.queue), None)
         vmid = q.vmid if q is not None else 0
-        ring = hwih.CP_RING_ID.pack(me=owner[1], pipe=owner[2], queue=owner[3]) if owner[:1] == ("cp",) else \
-            owner[1] if owner else 0
-        entry = hwih.Entry(hwih.Client.GFX, hwih.Source.SQ_INTERRUPT_ID, ring, vmid, timestamp=intr.timestamp)
-        if intr.kind in (Kind.END_OF_PIPE, Kind.SIGNAL):
-            entry.client_id, entry.source_id = hwih.Client.GRBM_CP, hwih.Source.CP_EOP_INTERRUPT
-            entry.context = (intr.context_id, 0, 0, 0)
-        elif intr.kind == Kind.SDMA_TRAP:
-            entry.source_id, entry.context = hwih.Source.SDMA_TRAP, (intr.context_id, 0, 0, 0)
-        elif intr.kind == Kind.SENDMSG:
-            entry.context = (intr.context_id & 0xFFFFFF, hwih.SQ_CTX1.pack(encoding=hwih.SqEncoding.INST), 0, 0)
-        elif intr.kind == Kind.QUEUE_ERROR:
-            self._queue_error(intr, entry, vmid, owner)
-        else:
-            return
-        self.ih.post(entry)
-
-    def _queue_error(self, intr: Interrupt, entry: hwih.Entry, vmid: int, owner: tuple) -> None:
         fault = intr.fault
-        if fault is not None and fault.kind == "page_fault" and fault.address is not None:
+        if intr.kind == Kind.QUEUE_ERROR and fault is not None and fault.kind == "page_fault" and \
+                fault.address is not None:
             write = fault.access in ("write", "atomic")
             self.gchub.record_fault(fault.vmid if fault.vmid is not None else vmid, fault.address, write)
-            entry.source_id = hwih.Source.UTCL2_FAULT
-            entry.context = (*hwih.vm_fault_context(fault.address, write), 0, 0)
-        elif fault is not None:
-            err = _SHADER_ERRORS.get(fault.kind, hwih.SqError.MEMVIOL)
-            entry.context = (hwih.SQ_CTX0.pack(error_type=err), hwih.SQ_CTX1.pack(encoding=hwih.SqEncoding.ERROR), 0, 0)
-        elif owner[:1] == ("sdma",):
-            entry.source_id = hwih.Source.SDMA_QUEUE_HANG
-        else:
-            entry.client_id, entry.source_id = hwih.Client.GRBM_CP, hwih.Source.CP_BAD_OPCODE_ERROR
+        e = irq.entry(intr, owner, vmid, soc15=self.part.gc_info_version[0] == 2)
+        if e is not None:
+            self.ih.post(e)
 
     # ---- info -----------------------------------------------------------------------------------------------------
     def describe(self) -> list[str]:

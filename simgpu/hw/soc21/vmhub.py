@@ -47,8 +47,10 @@ BANK_SELECT_RESERVED_CID = Layout(reserved_cache_private_invalidation=Field(25))
 class VMHub:
     """The registers of one hub; `prefix` is "GC" or "MM" (GCVM_*/GCMC_*, MMVM_*/MMMC_*)."""
 
-    def __init__(self, prefix: str, block: str, offsets: dict[str, int], layouts: dict[str, Layout] | None = None):
+    def __init__(self, prefix: str, block: str, offsets: dict[str, int], layouts: dict[str, Layout] | None = None,
+                 translate_further: bool = False):
         self.prefix = prefix
+        self.translate_further = translate_further  # gfx9: contexts may walk PDB0 PTEs with PTE_TF into a PTB
         split = "VM_L2_PROTECTION_FAULT_STATUS_HI32" in offsets  # gfx12 splits the status in LO32 / HI32
         layouts = layouts or {}  # another generation's fields, by the register's name without the hub prefix
 
@@ -193,6 +195,7 @@ _GFX9_LAYOUTS = {
                                             vfid=Field(25, 4)),
 }
 GCHUB_GFX9 = VMHub("GC", "GC", _offsets(mc=0x95C, fb_offset=0x947, l2=0x820, fault=0x827, cid2=0x83B, cntl5=0x838,
-                                        context=0x860, eng=0x871, pt_base=0x8CB), _GFX9_LAYOUTS)
+                                        context=0x860, eng=0x871, pt_base=0x8CB), _GFX9_LAYOUTS, True)
 MMHUB_GFX9 = VMHub("MM", "MMHUB", _offsets(mc=0xC9C, fb_offset=0xC87, l2=0xB60, fault=0xB67, cid2=0xB7B,
-                                           cntl5=0xB78, context=0xBA0, eng=0xBB1, pt_base=0xC0B), _GFX9_LAYOUTS)
+                                           cntl5=0xB78, context=0xBA0, eng=0xBB1, pt_base=0xC0B), _GFX9_LAYOUTS,
+                    True)
