@@ -129,7 +129,10 @@ class RegisterMap:
             inst = self.instance_at.get(address)
             return reg.name if inst is None else f"{reg.name} ({reg.block} instance {inst})"
         best = None
-        for block, segs in self.bases.items():
+        spaces = [(block, segs) for block, segs in self.bases.items()]
+        spaces += [(f"{block} instance {i}", segs) for block, insts in self.instances.items()
+                   for i, segs in enumerate(insts) if i]
+        for block, segs in spaces:
             for seg, base in enumerate(segs):
                 if base <= address and (best is None or address - base < best[2]):
                     best = (block, seg, address - base)

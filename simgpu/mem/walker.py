@@ -6,7 +6,9 @@ VM_CONTEXTn_PAGE_TABLE_BASE_ADDR, and optionally the page range the context cove
 memory: PDB2 -> PDB1 -> PDB0 -> PTB, stopping early at a PDE_PTE (huge page) entry. The leaf's fragment
 field widens the translation to 2^(12 + fragment) bytes: PA(va) = entry PA + (va - entry VA) for every
 page of the fragment (amdgpu guarantees the block is physically contiguous; the walker trusts it like the
-hardware L1 does). VAs are 48-bit; the upper half is addressed by sign-extended canonical addresses
+hardware L1 does). A VMID in gfx9's translate-further mode (VM_CONTEXTn_CNTL depth 2, block size 9)
+reads a PDB0 entry as a PTE: a 2 MiB leaf unless its TF bit sends the walk on into a PTB. VAs are 48-bit; the upper
+half is addressed by sign-extended canonical addresses
 (0xFFFF8000_00000000 and up); anything else faults. VMID 0 may also have a system aperture that reaches
 VRAM physically.
 

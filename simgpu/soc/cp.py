@@ -4,8 +4,8 @@ hardware queue descriptors (HQDs) that become simulated queues.
 GRBM_GFX_CNTL (ME, pipe, queue, VMID) selects which copy of the banked registers MMIO reaches: the 56 HQD
 registers (CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, the v11 compute MQD's register image, which gfx12's v12 MQD
 keeps) per ME/pipe/queue, the MEC's program counter start per pipe (and gfx12's graphics PFP/ME ones, kept per pipe),
-SH_MEM_CONFIG/BASES per VMID. gfx1100 and gfx1201 have one MEC (ME 1) with 4 pipes of 8 queues; ME 0 is the graphics
-ME, which this simulator does not model.
+SH_MEM_CONFIG/BASES per VMID. gfx1100, gfx1201 and each gfx942 XCC have one MEC (ME 1) with 4 pipes of 8 queues; ME 0
+is the graphics ME, which this simulator does not model.
 
 Writing 1 to CP_HQD_ACTIVE activates the selected HQD. The MEC must be running (its firmware loaded through the
 PSP, CP_MEC_RS64_CNTL out of halt and reset) and the HQD must describe a queue: CP_MQD_BASE_ADDR pointing at a v11

@@ -1,4 +1,5 @@
-"""The PSP (MP0 13.0): its bootloader and the secure OS's GPCOM ring (simgpu.hw.psp), as a driver sees them.
+"""The PSP (MP0 13.0 / 13.0.6 / 14.0): its bootloader and the secure OS's GPCOM ring (simgpu.hw.psp), as a driver sees
+them.
 
 Nothing a driver hands the PSP runs: the model checks the protocol and what it can of the bytes, and remembers what
 was loaded (kind, MC address, size, a fingerprint) for describe(). Checks, each failure reported where the real PSP
@@ -13,7 +14,10 @@ reports it (a bootloader that does not become ready, a ring that answers a nonze
   known GFX_FW_TYPE, a nonzero size within the 1 MiB firmware buffer, the TMR set up first (except for the SMU's
   firmware, which amdgpu loads before it), and a payload -- not a whole firmware file: a buffer that starts with a
   common_firmware_header describing exactly fw_size bytes is the container, not its ucode; AUTOLOAD_RLC needs the
-  RLC, MEC, SDMA and IMU firmware loaded, and then starts the RLC autoload (RLC_RLCS_BOOTLOAD_STATUS).
+  RLC, MEC, SDMA and IMU firmware loaded, and then starts the RLC autoload (RLC_RLCS_BOOTLOAD_STATUS);
+- MP0 13.0.6 (MI300X) reserves its TMR at boot, takes gfx9's firmware types (CP_MEC, SDMA0..3, the RLC restore lists,
+  the P2S pptable, REG_LIST) and SRIOV_SPATIAL_PART: one partition (SPX) is what the model runs, any other count is
+  answered with an error.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The SOC21 / SOC24 blocks around one simulated gfx1100 or gfx1201, as its PCI function presents them to a userspace
-driver.
+"""The SOC21 / SOC24 / SOC15 blocks around one simulated gfx1100, gfx1201 or gfx942, as its PCI function presents them
+to a userspace driver.
 
 `SOC(gpu)` attaches to a `simgpu.GPU`: the MMIO register file (BAR5) with the blocks that give registers behaviour
 (GC and MM VM hubs, IH, PSP, SMU, MEC/HQDs, SDMA rings, NBIO/HDP), the doorbell aperture (BAR2), the PCI
 configuration space, and the IP discovery table at the top of VRAM (simgpu.hw.discovery). VRAM itself (BAR0) is the
-GPU's PhysicalMemory. The GPU's interrupts become IH ring entries (simgpu.hw.ih):
+GPU's PhysicalMemory. The GPU's interrupts become IH ring entries (simgpu.hw.ih; simgpu.soc.irq, which gives gfx942's
+SOC15 clients and sources, the table is SOC21's):
 
 | interrupt | IH entry |
 |---|---|
@@ -19,10 +20,12 @@ Accesses: `mmio_read` / `mmio_write` take byte offsets in BAR5 and aligned 32-bi
 WREG32 do); `doorbell_read` / `doorbell_write` byte offsets in BAR2 (32- or 64-bit). A refused access raises
 MMIOError (and is kept in `bus_errors` for describe()).
 
-The register side is modelled for gfx1100 (Navi 31, SOC21) and gfx1201 (Navi 48, SOC24: the same blocks over
-simgpu.hw.soc24's map, gfx12 page tables, its own discovery table); a chip without it (gfx942: its chip's `am`
-is False) has its PCI identity, configuration space, BARs (peers reach its VRAM through BAR0) and its discovery
-binary (MI300X's four dies) at the top of VRAM, but every MMIO and doorbell BAR access is refused, naming the chip.
+The register side is modelled for gfx1100 (Navi 31, SOC21), gfx1201 (Navi 48, SOC24: the same blocks over
+simgpu.hw.soc24's map, gfx12 page tables, its own discovery table) and gfx942 (MI300X: simgpu.hw.soc15's banked map --
+a GC hub and MEC per XCC, an MM hub per AID, SDMA 4.4.2's sixteen engines -- gfx9 page tables, PSP/SMU 13.0.6, its
+four-die discovery table); a chip without it (gfx950: its chip's `am` is False) has its PCI identity, configuration
+space and BARs (peers reach its VRAM through BAR0), but every MMIO and doorbell BAR access is refused, naming the
+chip.
 """
 
 from __future__ import annotations
@@ -160,7 +163,7 @@ class SOC:
         """Refuse a register-side access to a chip whose registers are not modelled."""
         if not self.registers_open:
             raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
-                              "discovery table are not modelled (an AM driver can drive gfx1100 and gfx1201)")
+                              "discovery table are not modelled (an AM driver can drive gfx1100, gfx1201 and gfx942)")
 
     def mmio_read(self, offset: int, size: int = 4) -> int:
         """A driver's read of the MMIO BAR at byte `offset`."""

@@ -100,3 +100,83 @@ def test_the_banked_map_puts_no_two_registers_at_one_address():
     assert m.describe(m.address("CP_HQD_ACTIVE", 3)) == "CP_HQD_ACTIVE (GC instance 3)"
     with pytest.raises(ValueError, match="8 instance"):
         m.address("CP_HQD_ACTIVE", 8)
+
+
+def test_gfx942_protocol_numbers_and_structures_match_tinygrads_headers():
+    """SMU 13.0.6's messages and clocks, the gfx9 firmware types, SOC15 IH ids, the v1/v2.1 firmware and v9 MQD
+    layouts, against tinygrad's autogen of smu_v13_0_6_ppsmc.h, psp_gfx_if.h, soc15_ih_clientid.h, the irqsrcs
+    headers, amdgpu_ucode.h and v9_structs.h."""
+    import ctypes
+    am = pytest.importorskip("tinygrad.runtime.autogen.am.am")
+    from tinygrad.runtime.autogen.am import smu_13_0_6
+
+    from simgpu.hw import ih, mqd, psp, smu, ucode
+    for m in smu.Msg13_6:
+        assert getattr(smu_13_0_6, f"PPSMC_MSG_{m.name}") == m.value, m.name
+    for c in smu.Clock13_6:
+        assert getattr(smu_13_0_6, f"PPCLK_{c.name}") == c.value, c.name
+    for name in ("CP_MEC", "CP_MEC_ME1", "SDMA0", "SDMA1", "SDMA2", "SDMA3", "P2S_TABLE", "REG_LIST"):
+        assert getattr(am, f"GFX_FW_TYPE_{name}") == psp.FW_TYPE[name], name
+    assert am.GFX_CMD_ID_SRIOV_SPATIAL_PART == psp.Cmd.SRIOV_SPATIAL_PART
+    for c in ih.Soc15Client:
+        assert getattr(am, f"SOC15_IH_CLIENTID_{c.name}") == c.value, c.name
+    sources = {"CP_EOP_INTERRUPT": "GFX_9_0__SRCID__CP_EOP_INTERRUPT",
+               "SQ_INTERRUPT_ID": "GFX_9_0__SRCID__SQ_INTERRUPT_ID",
+               "CP_BAD_OPCODE_ERROR": "GFX_9_0__SRCID__CP_BAD_OPCODE_ERROR",
+               "SDMA_TRAP": "SDMA0_4_0__SRCID__SDMA_TRAP", "SDMA_SRBMWRITE": "SDMA0_4_0__SRCID__SDMA_SRBMWRITE"}
+    for name, theirs in sources.items():
+        assert getattr(am, theirs) == ih.Soc15Source[name].value, name
+    pairs = [(ucode.SdmaHeaderV1, am.struct_sdma_firmware_header_v1_0),
+             (ucode.GfxHeaderV1, am.struct_gfx_firmware_header_v1_0),
+             (ucode.SmcSoftPptableEntry, am.struct_smc_soft_pptable_entry),
+             (psp.SpatialPart, am.struct_psp_gfx_cmd_sriov_spatial_part),
+             (discovery.GcInfoV2_1, am.struct_gc_info_v2_1), (mqd.V9MQD, am.struct_v9_mqd)]
+    for ours, theirs in pairs:
+        assert ours.SIZE == ctypes.sizeof(theirs), ours.__name__
+    for name in ("compute_current_logic_xcc_id", "compute_tg_chunk_size", "cp_mqd_stride_size", "cp_hqd_aql_control",
+                 "cp_mqd_base_addr_lo", "compute_static_thread_mgmt_se3"):
+        assert mqd.V9MQD.offset(name) == getattr(am.struct_v9_mqd, name).offset, name
+    rlc = am.struct_rlc_firmware_header_v2_1
+    srm = "save_restore_list_srm_offset_bytes"
+    assert ucode.RlcHeaderV2_3.offset(srm) == getattr(rlc, srm).offset
+
+
+def test_the_gfx942_firmware_containers_are_checked():
+    from simgpu.hw import ucode
+    files = ucode.synthetic_set()
+    parts = {p.name: p.data for p in ucode.check("gc_9_4_3_mec.bin", files["gc_9_4_3_mec.bin"])}
+    ucode_size = ucode.CommonHeader.unpack(files["gc_9_4_3_mec.bin"]).ucode_size_bytes
+    assert len(parts["CP_MEC"]) + len(parts["CP_MEC_ME1"]) == ucode_size
+    bad = bytearray(files["gc_9_4_3_mec.bin"])
+    bad[ucode.GfxHeaderV1.offset("jt_size"):ucode.GfxHeaderV1.offset("jt_size") + 4] = (1 << 20).to_bytes(4, "little")
+    with pytest.raises(ucode.FirmwareError, match="jt_offset/jt_size"):
+        ucode.check("gc_9_4_3_mec.bin", bytes(bad))
+    assert {p.name for p in ucode.check("smu_13_0_6.bin", files["smu_13_0_6.bin"])} == {"SMU", "P2S_TABLE"}
+    assert "PSP_RL" in {p.name for p in ucode.check("psp_13_0_6_sos.bin", files["psp_13_0_6_sos.bin"])}
+
+
+def test_the_smn_window_reaches_another_aids_nbio_registers_and_refuses_the_rest():
+    from simgpu.soc.regfile import MMIOError
+    soc = SOC(GPU(vram_size=512 << 20, arch="gfx942"))
+    regs = soc.regs
+    fence = regs.addr("XCC_DOORBELL_FENCE")
+
+    def smn(address: int, hi: int) -> None:
+        regs.write(regs.addr("BIF_BX0_PCIE_INDEX2"), address)
+        regs.write(regs.addr("BIF_BX0_PCIE_INDEX2_HI"), hi)
+
+    smn(fence * 4, 0b100 | 2)  # AID 2's copy
+    regs.write(regs.addr("BIF_BX0_PCIE_DATA2"), 0x10000)
+    assert soc.nbio.remote[(2, fence)] == 0x10000 and regs.get("XCC_DOORBELL_FENCE") == 0  # AID 0's untouched
+    assert regs.read(regs.addr("BIF_BX0_PCIE_DATA2")) == 0x10000
+    smn(fence * 4, 0)  # AID 0's own, through the window
+    regs.write(regs.addr("BIF_BX0_PCIE_DATA2"), 0xFF)
+    assert regs.get("XCC_DOORBELL_FENCE") == 0xFF
+    smn(fence * 4, 0b100 | 3)
+    assert regs.read(regs.addr("BIF_BX0_PCIE_DATA2")) == 0  # AID 3's: its reset value
+    smn(fence * 4, 0b100)  # bit 34 with AID 0 named as "remote": not an AID address
+    with pytest.raises(MMIOError, match="not an AID"):
+        regs.write(regs.addr("BIF_BX0_PCIE_DATA2"), 1)
+    smn(regs.addr("CP_STAT") * 4, 0b100 | 1)  # another AID's GC register: not kept
+    with pytest.raises(MMIOError, match="NBIO registers only"):
+        regs.read(regs.addr("BIF_BX0_PCIE_DATA2"))

@@ -12,6 +12,7 @@ import pytest
 from simgpu.gpu import GPU
 from simgpu.hw import ih as hwih
 from simgpu.hw import pm4, pm4_gfx9, sdma, soc15
+from simgpu.hw.mqd import V9MQD as mqd_v9
 from simgpu.soc import SOC
 from tests.support.am_tinygrad import boot
 
@@ -172,3 +173,27 @@ def test_gfx9_sq_interrupts_encode_as_amdgpus_kfd_reads_them():
     # type bits 23:20 of the spread data
     assert ((ctx0 & 0xFFF) | ((ctx0 >> 16) & 0xF000) | ((ctx1 << 16) & 0xFF0000)) >> 20 & 0xF == 2
     assert hwih.sq9_data(*hwih.sq9_context(hwih.SqEncoding.INST, 0xABCDEF)) == 0xABCDEF
+
+
+def test_an_xccs_hqd_that_disagrees_with_the_aql_queue_it_shares_is_refused():
+    from simgpu.soc.regfile import MMIOError
+    adev, soc = _boot()
+    ring_va, _ = _buf(adev, 0x1000)
+    other_va, _ = _buf(adev, 0x1000)
+    ptr_va, _ = _buf(adev, 0x1000)
+    eop_va, _ = _buf(adev, 0x1000)
+    adev.gfx.setup_ring(ring_va, 0x1000, ptr_va, ptr_va + 8, eop_va, 0x1000, idx=0, aql=True)
+    adev.gfx._grbm_select(me=1, pipe=0, queue=0, inst=3)  # XCC 3 re-activated on another ring
+    adev.regCP_HQD_ACTIVE.write(0, inst=3)
+    adev.regCP_HQD_PQ_BASE.write((other_va >> 8) & 0xFFFFFFFF, inst=3)
+    mqd = adev.gfx.mqd_paddr[0] + 3 * 0x1000 + mqd_v9.offset("cp_hqd_pq_base_lo")  # and its MQD agrees
+    soc.gpu.phys.vram[mqd:mqd + 4] = memoryview(struct.pack("<I", (other_va >> 8) & 0xFFFFFFFF)).cast("B")
+    with pytest.raises(MMIOError, match="XCC 3's HQD shares XCC 0's AQL queue slot but not its ring"):
+        adev.regCP_HQD_ACTIVE.write(1, inst=3)
+
+
+def test_the_psp_splits_the_xccs_only_into_one_partition():
+    adev, soc = _boot()
+    with pytest.raises(RuntimeError, match="PSP command failed"):
+        adev.psp._spatial_partition_cmd(8)  # CPX: eight partitions
+    assert soc.psp.partitions == 1 and "8 partitions" in soc.psp.errors[-1]
