@@ -113,9 +113,6 @@ class SOC:
         self.psp, self.smu = PSP(self), SMU(self)
         self.cp, self.sdma, self.nbio = MEC(self), self.part.sdma(self), NBIO(self, vram)
         self.pci = PCIEndpoint(index, vram, gpu.chip.device_id, gpu.chip.pci_revision)
-        # Whether the register side answers: the chip's `am` (a part whose bring-up is under way can be opened
-        # in-process by its tests before the PCI function offers it to clients).
-        self.registers_open = gpu.chip.am
         self.bus_errors: list[str] = []
         self.dropped_doorbells = 0
         gpu.interrupt_hooks.append(self._interrupt)
@@ -161,7 +158,7 @@ class SOC:
 
     def _modelled(self, what: str) -> None:
         """Refuse a register-side access to a chip whose registers are not modelled."""
-        if not self.registers_open:
+        if not self.gpu.chip.am:
             raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
                               "discovery table are not modelled (an AM driver can drive gfx1100, gfx1201 and gfx942)")
 
