@@ -1,6 +1,6 @@
 """Run inside a Python program that `simgpu run --am` starts, when it first imports tinygrad (the interposer's audit
-hook, mockgpu/csrc/pyhook.c, runs this file): installs the synthetic gfx1100 and gfx1201 firmware where tinygrad's AM
-backend looks for it. The standard library only -- the program's Python need not be able to import simgpu.
+hook, mockgpu/csrc/pyhook.c, runs this file): installs the synthetic gfx1100, gfx1201 and gfx942 firmware where
+tinygrad's AM backend looks for it. The standard library only -- the program's Python need not be able to import simgpu.
 
 tinygrad fetches each linux-firmware file from a pinned URL into its download cache and checks it against a sha256
 table (tinygrad.runtime.autogen.am.fw.hashes). When that table's module is loaded, the files of

@@ -32,6 +32,8 @@ gfx942 is the AMD Instinct MI300X (CDNA3, "Aqua Vanjaram"), one KFD node in SPX 
 - SDMA and XGMI: 16 SDMA 4.4.2 instances (4 per I/O die), 8 queues each, none reserved (amdkfd reserves 2 queues an
   engine only on SDMA 6.x: bitmap 0xF, kept here for gfx1201's 7.0.1 too, which reported 6 queues an engine before);
   XGMI links of 16 lanes at 32 GT/s (amdgpu_xgmi_early_init for GC 9.4.3), i.e. 64000 MB/s a link and direction.
+- AM: its PCI function's register side is modelled (am=True): MI300X's four-die discovery table and the banked
+  gc_9_4_3 / mmhub_1_8_0 / sdma_4_4_2 / nbio_7_9_0 map of simgpu.hw.soc15 (docs/device.md, "AM per architecture").
 
 gfx950 is the AMD Instinct MI350X (CDNA4), one KFD node in SPX mode, the gfx942 model with CDNA4's differences:
 - GC 9.5.0, which amdkfd's kgd2kfd_probe maps to gfx_target_version 90500 with the same kfd2kgd functions as GC 9.4.3
@@ -121,7 +123,8 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
          # rocminfo on an MI300X: L1 32 KiB per CU, L2 4 MiB per XCD, 256 MiB Infinity Cache (MALL)
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,
-                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20}),
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20},
+         am=True),
     # MI350X (docs/device.md, "gfx950"): 8 XCDs x 4 shader engines x 1 array, 256 active CUs of 4 SIMDs, wave64,
     # 160 KiB of LDS
     Chip("gfx950", "gfx9", "AMD Instinct MI350X", "CDNA4", 90500, (9, 5, 0), (4, 4, 5), (7, 9, 0),

@@ -5,7 +5,10 @@ Format (amdgpu's drivers/gpu/drm/amd/include/discovery.h, packed little-endian):
 0x28211407, version, checksum and size of the binary, and a table list: offset/checksum/size of the IP discovery,
 GC, harvest ... tables), then the IP discovery table (signature "IPDS", version, size, die list), per die a die
 header (die id, IP count) followed by its IP entries (hw id, instance, base-address count, major/minor/revision,
-variant, then the 32-bit base addresses), and the GC info table (gpu_info_header "GC" + gc_info_v1_2). The table
+variant, then the 32-bit base addresses), the GC info table (gpu_info_header "GC" + gc_info_v1_2 on RDNA, v2_1 on
+CDNA3) and, where a part has one, the harvest table (signature "HARV", version, 32 (hw id, instance) entries naming
+the instances fused off). A multi-die part (MI300X: one die per AID) lists each die's blocks under its own die
+header; instance numbers are global (GC 0..7 are the eight XCCs, SDMA 0..15 four per AID). The table
 lives DISCOVERY_TMR_OFFSET below the end of VRAM, at most DISCOVERY_TMR_SIZE bytes (amdgpu_discovery.c); a
 checksum is the 16-bit sum of the bytes it covers.
 
@@ -23,6 +26,8 @@ from simgpu.hw.bits import Record
 BINARY_SIGNATURE = 0x28211407
 DISCOVERY_TABLE_SIGNATURE = 0x53445049  # "IPDS"
 GC_TABLE_ID = 0x4347  # "GC"
+HARVEST_TABLE_SIGNATURE = 0x56524148  # "HARV"
+HARVEST_ENTRIES = 32
 DISCOVERY_TMR_OFFSET = 64 << 10  # the table starts this far below the end of VRAM
 DISCOVERY_TMR_SIZE = 10 << 10
 TOTAL_TABLES = 6
@@ -90,6 +95,38 @@ class GcInfo(Record):
     LAYOUT = (("header", f"{GpuInfoHeader.SIZE}s"),) + tuple((name, "I") for name in GC_INFO_V1_2_FIELDS)
 
 
+# gc_info_v2_1 (gfx9 parts: v2_0's fields, then the cache sizes v2_1 adds); on GC 9.4.3 every value is one XCC's.
+GC_INFO_V2_1_FIELDS = (
+    "gc_num_se", "gc_num_cu_per_sh", "gc_num_sh_per_se", "gc_num_rb_per_se", "gc_num_tccs", "gc_num_gprs",
+    "gc_num_max_gs_thds", "gc_gs_table_depth", "gc_gsprim_buff_depth", "gc_parameter_cache_depth",
+    "gc_double_offchip_lds_buffer", "gc_wave_size", "gc_max_waves_per_simd", "gc_max_scratch_slots_per_cu",
+    "gc_lds_size", "gc_num_sc_per_se", "gc_num_packer_per_sc", "gc_num_tcp_per_sh", "gc_tcp_size_per_cu",
+    "gc_num_sdp_interface", "gc_num_cu_per_sqc", "gc_instruction_cache_size_per_sqc",
+    "gc_scalar_data_cache_size_per_sqc", "gc_tcc_size")
+
+
+class GcInfoV2_1(Record):
+    """gc_info_v2_1 (header included)."""
+
+    LAYOUT = (("header", f"{GpuInfoHeader.SIZE}s"),) + tuple((name, "I") for name in GC_INFO_V2_1_FIELDS)
+
+
+# (version major, minor) -> (record, its fields)
+GC_INFO_VERSIONS = {(1, 2): (GcInfo, GC_INFO_V1_2_FIELDS), (2, 1): (GcInfoV2_1, GC_INFO_V2_1_FIELDS)}
+
+
+class HarvestInfo(Record):
+    """harvest_info: one fused-off IP instance (hw_id 0: an unused entry)."""
+
+    LAYOUT = (("hw_id", "H"), ("number_instance", "B"), (None, "B"))
+
+
+class HarvestTableHeader(Record):
+    """harvest_info_header; HARVEST_ENTRIES HarvestInfo follow it (harvest_table)."""
+
+    LAYOUT = (("signature", "I"), ("version", "I"))
+
+
 @dataclass(frozen=True)
 class IpBlock:
     """One IP block instance as the discovery table lists it."""
@@ -99,6 +136,7 @@ class IpBlock:
     instance: int
     version: tuple[int, int, int]
     bases: tuple[int, ...]  # register base address per segment (dwords)
+    die: int = 0  # the die whose list carries it (MI300X: the AID)
 
 
 # The Navi 31 blocks this simulator answers for. Versions are the gfx1100 (RX 7900 XTX) ones; base addresses are the
@@ -126,16 +164,57 @@ _NAVI48_VERSIONS = {"GC": (12, 0, 1), "SDMA0": (7, 0, 1), "SDMA1": (7, 0, 1), "N
                     "MMHUB": (4, 1, 0), "ATHUB": (4, 1, 0), "OSSSYS": (7, 0, 0), "MP0": (14, 0, 3), "MP1": (14, 0, 3)}
 NAVI48_IP_BLOCKS = tuple(IpBlock(b.name, b.hw_id, b.instance, _NAVI48_VERSIONS[b.name], b.bases)
                          for b in NAVI31_IP_BLOCKS)
-# The parts whose whole table is modelled, by architecture.
+
+# MI300X (gfx942, Aqua Vanjaram): four AIDs (I/O dies), one die of the table each; two XCCs (GC 9.4.3) and four
+# SDMA 4.4.2 engines sit on every AID, and each AID has its MMHUB 1.8.0. The blocks a driver reaches on AID 0 only --
+# NBIO 7.9.0 (the PCIe function), OSSSYS 4.4.2 (the IH), HDP 4.4.2, MP0/MP1 13.0.6 (PSP, SMU) -- are listed once, on
+# die 0; the other AIDs' copies are reached through NBIO's SMN window (PCIE_INDEX2 with the AID in the high bits).
+# Versions are amdgpu's for GC 9.4.3 (amdgpu_discovery.c, aqua_vanjaram.c). Base addresses: gfx9's segments
+# (GC 0x2000 / 0xA000, as vega10_ip_offset.h) for XCC 0 and AID 0, every further XCC 0x40000 dwords (1 MiB) higher so
+# that an XCC's registers differ from XCC 0's only above bit 16 (what amdgpu's NORMALIZE_XCC_REG_OFFSET assumes);
+# XCCs 1..7 lie beyond the 1 MiB MMIO BAR and are reached through RSMU_INDEX/DATA. MI300X's real bases are not
+# used (not public); a driver takes them from the table, so any consistent set works.
+MI300X_AIDS, MI300X_XCCS, MI300X_SDMAS = 4, 8, 16
+XCC_STRIDE = 0x40000  # dwords between two XCCs' register bases
+_GC_BASES = (0x2000, 0xA000, 0x1C000, 0x2402C00)
+_NBIO_BASES = (0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000, 0x4080000, 0x40C0000, 0x4100000)  # nbio_7_9: 9 segs
+_MP_BASES = (0x16000, 0x243FC00, 0xDC0000, 0xE00000, 0xE40000, 0x243FC00)
+MI300X_IP_BLOCKS = (
+    *(IpBlock("GC", GC_HWID, x, (9, 4, 3), tuple(b + x * XCC_STRIDE for b in _GC_BASES), x // 2)
+      for x in range(MI300X_XCCS)),
+    *(IpBlock("SDMA0", SDMA0_HWID, i, (4, 4, 2), (0x4000 + 0x100 * i,), i // 4) for i in range(MI300X_SDMAS)),
+    *(IpBlock("MMHUB", MMHUB_HWID, a, (1, 8, 0), (0x1A000 + 0x1000 * a, 0x2408800), a) for a in range(MI300X_AIDS)),
+    IpBlock("NBIF", NBIF_HWID, 0, (7, 9, 0), _NBIO_BASES),
+    IpBlock("HDP", HDP_HWID, 0, (4, 4, 2), (0xF20, 0x240A400)),
+    IpBlock("OSSSYS", OSSSYS_HWID, 0, (4, 4, 2), (0x10A0, 0x240A000)),
+    IpBlock("MP0", MP0_HWID, 0, (13, 0, 6), _MP_BASES),
+    IpBlock("MP1", MP1_HWID, 0, (13, 0, 6), _MP_BASES),
+)
+
+# The parts whose whole table is modelled, by architecture (what the KFD sysfs lists too; MI300X's table, whose
+# dies the sysfs does not yet lay out, is the PCI function's only: simgpu.soc).
 PART_IP_BLOCKS = {"gfx1100": NAVI31_IP_BLOCKS, "gfx1201": NAVI48_IP_BLOCKS}
 
 
 def block_bases(blocks=NAVI31_IP_BLOCKS) -> dict[str, tuple[int, ...]]:
     """Block name -> base addresses, what register declarations (simgpu.hw.mmio) resolve against; NBIO is NBIF."""
-    out = {b.name: b.bases for b in blocks}
+    out: dict[str, tuple[int, ...]] = {}
+    for b in sorted(blocks, key=lambda b: b.instance):  # a banked block's instance 0
+        out.setdefault(b.name, b.bases)
     if "NBIF" in out:
         out["NBIO"] = out["NBIF"]
     return out
+
+
+def block_instances(blocks) -> dict[str, tuple[tuple[int, ...], ...]]:
+    """Block name -> every instance's base addresses, by instance number (the banked blocks of a multi-die part)."""
+    out: dict[str, list[IpBlock]] = {}
+    for b in blocks:
+        out.setdefault(b.name, []).append(b)
+    inst = {name: tuple(b.bases for b in sorted(bs, key=lambda b: b.instance)) for name, bs in out.items()}
+    if "NBIF" in inst:
+        inst["NBIO"] = inst["NBIF"]
+    return inst
 
 
 def checksum(data: bytes) -> int:
@@ -143,33 +222,64 @@ def checksum(data: bytes) -> int:
     return sum(data) & 0xFFFF
 
 
-def build_table(blocks=NAVI31_IP_BLOCKS, gc_info: dict | None = None) -> bytes:
-    """The discovery binary listing `blocks` (one die) and a GC info table with the given gc_info_v1_2 values."""
+def build_table(blocks=NAVI31_IP_BLOCKS, gc_info: dict | None = None, gc_info_version: tuple[int, int] = (1, 2),
+                harvest: tuple[tuple[int, int], ...] | None = None) -> bytes:
+    """The discovery binary listing `blocks` (under their dies, in die order), a GC info table of that version with
+    the given values, and -- if `harvest` is given, even empty -- a harvest table of those (hw_id, instance)s."""
     head = BinaryHeader.SIZE
-    ips = b""
-    for b in blocks:
-        ips += IpEntry(b.hw_id, b.instance, len(b.bases), *b.version, 0).pack()
-        ips += struct.pack(f"<{len(b.bases)}I", *b.bases)
-    die_offset = head + IpDiscoveryHeader.SIZE
-    die = DieHeader(0, len(blocks)).pack() + ips
-    dies = [0, die_offset] + [0] * (2 * MAX_DIES - 2)
-    ip_size = IpDiscoveryHeader.SIZE + len(die)
-    ip_table = IpDiscoveryHeader(DISCOVERY_TABLE_SIGNATURE, IP_TABLE_VERSION, ip_size, 0, 1, tuple(dies), 0).pack()
-    ip_table += die
-    gc_offset = head + len(ip_table)
-    values = dict.fromkeys(GC_INFO_V1_2_FIELDS, 0) | (gc_info or {})
-    gc = GcInfo(GpuInfoHeader(GC_TABLE_ID, 1, 2, GcInfo.SIZE).pack(),
-                *(values[name] for name in GC_INFO_V1_2_FIELDS)).pack()
-    tables = [TableInfo(head, checksum(ip_table), len(ip_table)), TableInfo(gc_offset, checksum(gc), len(gc))]
+    dies = sorted({b.die for b in blocks})
+    if len(dies) > MAX_DIES:
+        raise ValueError(f"{len(dies)} dies: the IP discovery header lists at most {MAX_DIES}")
+    die_info, body, at = [], b"", head + IpDiscoveryHeader.SIZE
+    for die in dies:
+        mine = [b for b in blocks if b.die == die]
+        data = DieHeader(die, len(mine)).pack() + b"".join(_ip_entry(b) for b in mine)
+        die_info += [die, at]
+        body, at = body + data, at + len(data)
+    die_info += [0] * (2 * MAX_DIES - len(die_info))
+    ip_size = IpDiscoveryHeader.SIZE + len(body)
+    ip_table = IpDiscoveryHeader(DISCOVERY_TABLE_SIGNATURE, IP_TABLE_VERSION, ip_size, 0, len(dies), tuple(die_info),
+                                 0).pack() + body
+    gc = _gc_table(gc_info or {}, gc_info_version)
+    tables = [TableInfo(head, checksum(ip_table), len(ip_table)),
+              TableInfo(head + len(ip_table), checksum(gc), len(gc))]
+    payload = ip_table + gc
+    if harvest is not None:
+        harv = _harvest_table(harvest)
+        tables.append(TableInfo(head + len(payload), checksum(harv), len(harv)))
+        payload += harv
     tables += [TableInfo()] * (TOTAL_TABLES - len(tables))
-    size = head + len(ip_table) + len(gc)
+    size = head + len(payload)
     if size > DISCOVERY_TMR_SIZE:
         raise ValueError(f"discovery binary of {size} bytes exceeds {DISCOVERY_TMR_SIZE}")
     hdr = BinaryHeader(BINARY_SIGNATURE, 1, 0, 0, size, b"".join(t.pack() for t in tables))
-    body = hdr.pack() + ip_table + gc
     after_checksum = BinaryHeader.offset("binary_size")  # the binary checksum covers what follows its own field
-    hdr.binary_checksum = checksum(body[after_checksum:size])
-    return hdr.pack() + ip_table + gc
+    hdr.binary_checksum = checksum((hdr.pack() + payload)[after_checksum:size])
+    return hdr.pack() + payload
+
+
+def _ip_entry(b: IpBlock) -> bytes:
+    return IpEntry(b.hw_id, b.instance, len(b.bases), *b.version, 0).pack() + struct.pack(f"<{len(b.bases)}I", *b.bases)
+
+
+def _gc_table(gc_info: dict, version: tuple[int, int]) -> bytes:
+    if version not in GC_INFO_VERSIONS:
+        raise ValueError(f"gc_info v{version[0]}.{version[1]} is not one this builder writes "
+                         f"({list(GC_INFO_VERSIONS)})")
+    record, fields = GC_INFO_VERSIONS[version]
+    unknown = set(gc_info) - set(fields)
+    if unknown:
+        raise ValueError(f"gc_info v{version[0]}.{version[1]} has no field {sorted(unknown)[0]!r}")
+    values = dict.fromkeys(fields, 0) | gc_info
+    return record(GpuInfoHeader(GC_TABLE_ID, *version, record.SIZE).pack(), *(values[n] for n in fields)).pack()
+
+
+def _harvest_table(entries: tuple[tuple[int, int], ...]) -> bytes:
+    if len(entries) > HARVEST_ENTRIES:
+        raise ValueError(f"{len(entries)} harvested instances: the harvest table holds {HARVEST_ENTRIES}")
+    rows = [HarvestInfo(hw_id, inst) for hw_id, inst in entries]
+    rows += [HarvestInfo()] * (HARVEST_ENTRIES - len(rows))
+    return HarvestTableHeader(HARVEST_TABLE_SIGNATURE, 1).pack() + b"".join(r.pack() for r in rows)
 
 
 @dataclass
@@ -178,10 +288,17 @@ class Discovery:
 
     blocks: list[IpBlock]
     gc_info: dict[str, int]
+    gc_info_version: tuple[int, int] = (1, 2)
+    harvested: tuple[tuple[int, int], ...] = ()  # (hw_id, instance) the harvest table names
 
     def find(self, hw_id: int, instance: int = 0) -> IpBlock | None:
         """The block with that hardware id and instance."""
         return next((b for b in self.blocks if b.hw_id == hw_id and b.instance == instance), None)
+
+    def live(self, hw_id: int) -> list[IpBlock]:
+        """The instances of a block the harvest table does not name, by instance number."""
+        return sorted((b for b in self.blocks if b.hw_id == hw_id and (hw_id, b.instance) not in self.harvested),
+                      key=lambda b: b.instance)
 
 
 class DiscoveryError(ValueError):
@@ -197,17 +314,30 @@ def parse_table(data: bytes) -> Discovery:
         raise DiscoveryError(f"binary signature {hdr.binary_signature:#x} at byte 0, expected {BINARY_SIGNATURE:#x}")
     if not BinaryHeader.SIZE <= hdr.binary_size <= len(data):
         raise DiscoveryError(f"binary_size {hdr.binary_size} does not fit the {len(data)} bytes read")
+    data = data[:hdr.binary_size]
     start = BinaryHeader.offset("binary_size")
-    if checksum(data[start:hdr.binary_size]) != hdr.binary_checksum:
+    if checksum(data[start:]) != hdr.binary_checksum:
         raise DiscoveryError(f"binary checksum {hdr.binary_checksum:#x} does not match the bytes")
     tables = [TableInfo.unpack(hdr.tables[i * TableInfo.SIZE:]) for i in range(TOTAL_TABLES)]
-    for name, t in (("IP discovery", tables[IP_DISCOVERY]), ("GC", tables[GC])):
-        if t.offset + t.size > hdr.binary_size or checksum(data[t.offset:t.offset + t.size]) != t.checksum:
+    for name, t in (("IP discovery", tables[IP_DISCOVERY]), ("GC", tables[GC]), ("harvest", tables[HARVEST_INFO])):
+        if (t.offset or name != "harvest") and (t.offset + t.size > hdr.binary_size
+                                                or checksum(data[t.offset:t.offset + t.size]) != t.checksum):
             raise DiscoveryError(f"{name} table at byte {t.offset} (+{t.size}): bad bounds or checksum")
-    at = tables[IP_DISCOVERY].offset
+    try:
+        blocks = _parse_dies(data, tables[IP_DISCOVERY].offset)
+        version, gc_info = _parse_gc(data, tables[GC].offset)
+        harvested = _parse_harvest(data, tables[HARVEST_INFO]) if tables[HARVEST_INFO].offset else ()
+    except struct.error as e:
+        raise DiscoveryError(f"a table runs past the binary's {len(data)} bytes ({e})") from None
+    return Discovery(blocks, gc_info, version, harvested)
+
+
+def _parse_dies(data: bytes, at: int) -> list[IpBlock]:
     ih = IpDiscoveryHeader.unpack(data[at:])
     if ih.signature != DISCOVERY_TABLE_SIGNATURE:
         raise DiscoveryError(f"IP discovery signature {ih.signature:#x} at byte {at}")
+    if ih.num_dies > MAX_DIES:
+        raise DiscoveryError(f"IP discovery header at byte {at} lists {ih.num_dies} dies (at most {MAX_DIES})")
     blocks = []
     for d in range(ih.num_dies):
         pos = ih.dies[2 * d + 1]
@@ -219,9 +349,28 @@ def parse_table(data: bytes) -> Discovery:
             bases = struct.unpack_from(f"<{ip.num_base_address}I", data, pos)
             pos += 4 * ip.num_base_address
             blocks.append(IpBlock(_NAMES.get(ip.hw_id, f"hw_id {ip.hw_id}"), ip.hw_id, ip.instance_number,
-                                  (ip.major, ip.minor, ip.revision), tuple(bases)))
-    gc = GcInfo.unpack(data[tables[GC].offset:])
-    return Discovery(blocks, {name: getattr(gc, name) for name in GC_INFO_V1_2_FIELDS})
+                                  (ip.major, ip.minor, ip.revision), tuple(bases), die.die_id))
+    return blocks
+
+
+def _parse_gc(data: bytes, at: int) -> tuple[tuple[int, int], dict[str, int]]:
+    head = GpuInfoHeader.unpack(data[at:])
+    version = (head.version_major, head.version_minor)
+    if head.table_id != GC_TABLE_ID or version not in GC_INFO_VERSIONS:
+        raise DiscoveryError(f"GC table at byte {at}: id {head.table_id:#x} v{version[0]}.{version[1]} is not a "
+                             f"gc_info this parser reads ({list(GC_INFO_VERSIONS)})")
+    record, fields = GC_INFO_VERSIONS[version]
+    gc = record.unpack(data[at:])
+    return version, {name: getattr(gc, name) for name in fields}
+
+
+def _parse_harvest(data: bytes, t: TableInfo) -> tuple[tuple[int, int], ...]:
+    head = HarvestTableHeader.unpack(data[t.offset:])
+    if head.signature != HARVEST_TABLE_SIGNATURE:
+        raise DiscoveryError(f"harvest table signature {head.signature:#x} at byte {t.offset}")
+    rows = (HarvestInfo.unpack(data[t.offset + HarvestTableHeader.SIZE + i * HarvestInfo.SIZE:])
+            for i in range(HARVEST_ENTRIES))
+    return tuple((r.hw_id, r.number_instance) for r in rows if r.hw_id)
 
 
 _NAMES = {MP1_HWID: "MP1", GC_HWID: "GC", MMHUB_HWID: "MMHUB", ATHUB_HWID: "ATHUB", OSSSYS_HWID: "OSSSYS",

@@ -1,5 +1,6 @@
-"""Interrupt handler (IH) ring entries of SOC21 parts: the 32-byte records the IH writes into its ring in memory,
-and the client and source ids of the interrupts this simulator raises.
+"""Interrupt handler (IH) ring entries: the 32-byte records the IH writes into its ring in memory, and the client and
+source ids of the interrupts this simulator raises on SOC21/SOC24 parts and (Soc15Client/Soc15Source) on gfx9's
+SOC15 ones.
 
 Entry (amdgpu_ih.h, SOC15_*_FROM_IH_ENTRY): dword 0 = client id [7:0], source id [15:8], ring id [23:16], VMID
 [27:24], VMID type [31] (0: GFX hub, 1: MM hub); dwords 1-2 = the 48-bit timestamp (bit 31 of dword 2: its
@@ -67,6 +68,49 @@ class SqError(IntEnum):
     ILLEGAL_INST = 1
     MEMVIOL = 2
     EDC_FED = 3
+
+
+# ---- SOC15 (gfx9: MI300X) ------------------------------------------------------------------------------------
+class Soc15Client(IntEnum):
+    """enum soc15_ih_clientid (the ones a gfx9 part raises): SDMA engines report as SDMAn, SQ interrupts through the
+    shader engine's client, GPUVM faults through UTCL2."""
+
+    SDMA2 = 1
+    SDMA3 = 4
+    SDMA0 = 8
+    SDMA1 = 9
+    SE0SH = 10
+    VMC = 18
+    GRBM_CP = 20
+    UTCL2 = 27
+
+
+class Soc15Source(IntEnum):
+    """gfx9 source ids (irqsrcs_gfx_9_0.h, irqsrcs_sdma0_4_0.h; the UTCL2 fault is source 0 of its client)."""
+
+    UTCL2_FAULT = 0
+    CP_EOP_INTERRUPT = 181
+    CP_BAD_OPCODE_ERROR = 183
+    SDMA_TRAP = 224
+    SQ_INTERRUPT_ID = 239
+    SDMA_SRBMWRITE = 247  # where amdgpu's sdma_v4 code takes its illegal-instruction interrupt
+
+
+SDMA_CLIENTS = (Soc15Client.SDMA0, Soc15Client.SDMA1, Soc15Client.SDMA2, Soc15Client.SDMA3)  # an AID's engines 0-3
+SQ9_CTX0 = Layout(encoding=Field(26, 2))
+
+
+def sq9_context(encoding: int, data: int) -> tuple[int, int]:
+    """Context ids 0 and 1 of a gfx9 SQ interrupt: its 24-bit data is spread as amdgpu's
+    KFD_CONTEXT_ID_GET_SQ_INT_DATA reads it back (bits 11:0 in ctx0 11:0, 15:12 in ctx0 31:28, 23:16 in ctx1 7:0;
+    an error's type is data bits 23:20), the encoding in ctx0 27:26."""
+    ctx0 = (data & 0xFFF) | ((data >> 12) & 0xF) << 28 | SQ9_CTX0.pack(encoding=encoding)
+    return ctx0, (data >> 16) & 0xFF
+
+
+def sq9_data(ctx0: int, ctx1: int) -> int:
+    """The 24-bit data of a gfx9 SQ interrupt's context ids (KFD_CONTEXT_ID_GET_SQ_INT_DATA)."""
+    return (ctx0 & 0xFFF) | ((ctx0 >> 16) & 0xF000) | ((ctx1 << 16) & 0xFF0000)
 
 
 @dataclass

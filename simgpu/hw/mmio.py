@@ -76,12 +76,19 @@ def name_registers(namespace: dict) -> dict[str, Reg]:
 
 
 class RegisterMap:
-    """Every declared register of a part at its absolute address: lookups both ways."""
+    """Every declared register of a part at its absolute address: lookups both ways.
 
-    def __init__(self, registers: dict[str, Reg], bases: dict[str, tuple[int, ...]]):
+    A block with several instances (MI300X: eight GC XCCs, sixteen SDMA engines, four MMHUBs) is banked: `instances`
+    gives each instance's base addresses (instance 0's are `bases`), and every register of that block is also at
+    each further instance's address -- the same declaration, its own value in the register file."""
+
+    def __init__(self, registers: dict[str, Reg], bases: dict[str, tuple[int, ...]],
+                 instances: dict[str, tuple[tuple[int, ...], ...]] | None = None):
         self.bases = bases
+        self.instances = instances or {}
         self.by_name: dict[str, Reg] = {}
         self.by_address: dict[int, Reg] = {}
+        self.instance_at: dict[int, int] = {}  # address -> instance, for the instances above 0
         for name, reg in registers.items():
             addr = reg.address(bases)
             other = self.by_address.get(addr)
@@ -89,22 +96,43 @@ class RegisterMap:
                 self.by_name[name] = other
                 continue
             self.by_name[name], self.by_address[addr] = reg, reg
+        for reg in {id(r): r for r in self.by_name.values()}.values():
+            for inst in range(1, len(self.instances.get(reg.block, ()))):
+                addr = self.address(reg.name, inst)
+                if addr in self.by_address:
+                    raise ValueError(f"{reg.name} of {reg.block} instance {inst} at dword {addr:#x} is also "
+                                     f"{self.by_address[addr].name}")
+                self.by_address[addr], self.instance_at[addr] = reg, inst
 
     def __getitem__(self, name: str) -> int:
         """The absolute dword address of a register by name."""
         return self.by_name[name].address(self.bases)
+
+    def address(self, name: str, inst: int = 0) -> int:
+        """The absolute dword address of a register of one instance of its block."""
+        reg = self.by_name[name]
+        if inst == 0:
+            return reg.address(self.bases)
+        segs = self.instances.get(reg.block, ())
+        if not 0 <= inst < len(segs):
+            raise ValueError(f"{name}: {reg.block} has {max(len(segs), 1)} instance(s), not {inst + 1}")
+        return segs[inst][reg.segment] + reg.offset
 
     def at(self, address: int) -> Reg | None:
         """The register at an absolute dword address, or None."""
         return self.by_address.get(address)
 
     def describe(self, address: int) -> str:
-        """The register's name, or which block and segment an unknown address lies in."""
+        """The register's name (with its instance above 0), or which block and segment an unknown address lies in."""
         reg = self.by_address.get(address)
         if reg is not None:
-            return reg.name
+            inst = self.instance_at.get(address)
+            return reg.name if inst is None else f"{reg.name} ({reg.block} instance {inst})"
         best = None
-        for block, segs in self.bases.items():
+        spaces = [(block, segs) for block, segs in self.bases.items()]
+        spaces += [(f"{block} instance {i}", segs) for block, insts in self.instances.items()
+                   for i, segs in enumerate(insts) if i]
+        for block, segs in spaces:
             for seg, base in enumerate(segs):
                 if base <= address and (best is None or address - base < best[2]):
                     best = (block, seg, address - base)

@@ -55,6 +55,25 @@ class ComputeMQD(Record):
     LAYOUT = _layout()
 
 
+# struct v9_mqd (v9_structs.h, GC 9.4.3): the same register image at dword 0x80, and before it the multi-XCC fields
+# an AQL queue spread over several XCCs sets (which XCC this MQD is for; the stride between the XCCs' MQDs).
+_V9_PREFIX = _PREFIX | {39: "compute_current_logic_xcc_id", 41: "compute_tg_chunk_size"}
+_V9_SUFFIX = {226: "cp_mqd_stride_size"}
+
+
+def _v9_layout() -> tuple:
+    parts = list(_layout())
+    for dw, name in (_V9_PREFIX | _V9_SUFFIX).items():
+        parts[dw] = (name, "I")
+    return tuple(parts)
+
+
+class V9MQD(Record):
+    """struct v9_mqd (the named dwords are the ones drivers fill; the register image is ComputeMQD's)."""
+
+    LAYOUT = _v9_layout()
+
+
 def hqd_image(mqd: bytes) -> list[int]:
     """The HQD register values an MQD holds, in register order from CP_MQD_BASE_ADDR."""
     start = 4 * HQD_DWORD

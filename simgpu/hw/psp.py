@@ -71,7 +71,11 @@ FW_TYPE = {"SMU": 18, "RLC_G": 8, "RLC_RESTORE_LIST_GPM_MEM": 20, "RLC_RESTORE_L
            "IMU_I": 68, "IMU_D": 69, "SDMA_UCODE_TH0": 71, "SDMA_UCODE_TH1": 72, "RS64_PFP": 87, "RS64_ME": 88,
            "RS64_MEC": 89, "RS64_PFP_P0_STACK": 90, "RS64_PFP_P1_STACK": 91, "RS64_ME_P0_STACK": 92,
            "RS64_ME_P1_STACK": 93, "RS64_MEC_P0_STACK": 94, "RS64_MEC_P1_STACK": 95, "RS64_MEC_P2_STACK": 96,
-           "RS64_MEC_P3_STACK": 97, "TOC": 24, "PPTABLE": 73}
+           "RS64_MEC_P3_STACK": 97, "TOC": 24, "PPTABLE": 73,
+           # gfx942 (GC 9.4.3): the F32 MEC and its jump table, SDMA 4.4's four ucode slots, the SMU's P2S pptable,
+           # the register list from the sOS container
+           "CP_MEC": 4, "CP_MEC_ME1": 5, "SDMA0": 9, "SDMA1": 10, "SDMA2": 52, "SDMA3": 53, "P2S_TABLE": 129,
+           "REG_LIST": 67}
 FW_TYPE_NAMES = {v: k for k, v in FW_TYPE.items()}
 # Firmware the RLC autoload needs before GFX_CMD_ID_AUTOLOAD_RLC (gfx_v11_0 with PSP front-door loading).
 AUTOLOAD_REQUIRES = ("RLC_G", "RS64_MEC", "SDMA_UCODE_TH0", "IMU_I")
@@ -108,6 +112,12 @@ class SetupTmr(Record):
 
     LAYOUT = (("buf_phy_addr_lo", "I"), ("buf_phy_addr_hi", "I"), ("buf_size", "I"), ("tmr_flags", "I"),
               ("system_phy_addr_lo", "I"), ("system_phy_addr_hi", "I"))
+
+
+class SpatialPart(Record):
+    """psp_gfx_cmd_sriov_spatial_part: `mode` is the number of partitions (XCPs) the XCCs are split into."""
+
+    LAYOUT = (("mode", "I"), ("override_ips", "I"), ("override_xcds_avail", "I"), ("override_this_aid", "I"))
 
 
 class LoadToc(Record):

@@ -64,6 +64,22 @@ class SmcHeaderV2_1(Record):  # noqa: N801 - amdgpu's name
               ("pptable_entry_offset", "I"))
 
 
+class SmcSoftPptableEntry(Record):
+    """struct smc_soft_pptable_entry: one soft pptable of a smc v2.1 container (id, offset, size)."""
+
+    LAYOUT = (("id", "I"), ("ppt_offset_bytes", "I"), ("ppt_size_bytes", "I"))
+
+
+P2S_TABLE_ID = 0x50325358  # "P2S table" (smu_v13_0_6: the one pptable a GC 9.4.3 driver hands the PSP)
+
+
+class SdmaHeaderV1(Record):
+    """struct sdma_firmware_header_v1_0 (SDMA 4.x: one ucode with its jump table inside)."""
+
+    LAYOUT = (("header", f"{CommonHeader.SIZE}s"), ("ucode_feature_version", "I"), ("ucode_change_version", "I"),
+              ("jt_offset", "I"), ("jt_size", "I"))
+
+
 class SdmaHeaderV2(Record):
     """struct sdma_firmware_header_v2_0."""
 
@@ -77,6 +93,14 @@ class SdmaHeaderV3(Record):
 
     LAYOUT = (("header", f"{CommonHeader.SIZE}s"), ("ucode_feature_version", "I"), ("ucode_offset_bytes", "I"),
               ("ucode_size_bytes", "I"))
+
+
+class GfxHeaderV1(Record):
+    """struct gfx_firmware_header_v1_0 (gfx9's F32 MEC: code, then a jump table of jt_size dwords at dword jt_offset of
+    the ucode)."""
+
+    LAYOUT = (("header", f"{CommonHeader.SIZE}s"), ("ucode_feature_version", "I"), ("jt_offset", "I"),
+              ("jt_size", "I"))
 
 
 class GfxHeaderV2(Record):
@@ -145,7 +169,16 @@ GFX1201_FILES = {
     "gc_12_0_1_imu.bin": ((12, 0), (1, 0)),
     "gc_12_0_1_rlc.bin": ((12, 0), (2, 3)),
 }
-FILES = GFX1100_FILES | GFX1201_FILES  # every file the modelled parts load, by amdgpu's names
+# gfx942 (MI300X): the PSP container carries the register list (PSP_RL), the SMC file only its P2S pptable (the SMU
+# runs from the IFWI), SDMA 4.4.2 and the gfx9 MEC use v1 containers, the RLC v2.1 (its save/restore lists).
+GFX942_FILES = {
+    "psp_13_0_6_sos.bin": ((13, 0), (2, 0)),
+    "smu_13_0_6.bin": ((13, 0), (2, 1)),
+    "sdma_4_4_2.bin": ((4, 4), (1, 0)),
+    "gc_9_4_3_mec.bin": ((9, 4), (1, 0)),
+    "gc_9_4_3_rlc.bin": ((9, 4), (2, 1)),
+}
+FILES = GFX1100_FILES | GFX1201_FILES | GFX942_FILES  # every file the modelled parts load, by amdgpu's names
 
 
 @dataclass
@@ -183,7 +216,7 @@ def _slice(name: str, data: bytes, field: str, offset: int, size: int) -> bytes:
 def check(name: str, data: bytes) -> list[Part]:
     """Validate firmware file `name` (one of FILES) and return its loadable parts."""
     if name not in FILES:
-        raise FirmwareError(f"{name}: not a gfx1100 or gfx1201 firmware file ({', '.join(FILES)})")
+        raise FirmwareError(f"{name}: not a gfx1100, gfx1201 or gfx942 firmware file ({', '.join(FILES)})")
     h = _common(name, data)
     (ip_major, ip_minor), version = FILES[name]
     if (h.header_version_major, h.header_version_minor) != version:
@@ -219,10 +252,23 @@ def _psp_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
 
 
 def _smu_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
-    return [Part("SMU", _slice(name, data, "ucode", h.ucode_array_offset_bytes, h.ucode_size_bytes))]
+    parts = [Part("SMU", _slice(name, data, "ucode", h.ucode_array_offset_bytes, h.ucode_size_bytes))]
+    v = SmcHeaderV2_1.unpack(_slice(name, data, "smc_firmware_header_v2_1", 0, SmcHeaderV2_1.SIZE))
+    if v.pptable_count > 32:
+        raise FirmwareError(f"{name}: pptable_count (byte {SmcHeaderV2_1.offset('pptable_count')}) "
+                            f"{v.pptable_count} is not a soft pptable list")
+    for i in range(v.pptable_count):
+        at = v.pptable_entry_offset + i * SmcSoftPptableEntry.SIZE
+        e = SmcSoftPptableEntry.unpack(_slice(name, data, f"smc_soft_pptable_entry[{i}]", at, SmcSoftPptableEntry.SIZE))
+        if e.id == P2S_TABLE_ID:
+            parts.append(Part("P2S_TABLE", _slice(name, data, f"pptable {i} (P2S)", e.ppt_offset_bytes,
+                                                  e.ppt_size_bytes)))
+    return parts
 
 
 def _sdma_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
+    if h.header_version_major == 1:  # SDMA 4.x: one ucode every engine runs
+        return [Part("SDMA", _slice(name, data, "ucode", h.ucode_array_offset_bytes, h.ucode_size_bytes))]
     if h.header_version_major == 3:  # SDMA 7: one ucode
         v3 = SdmaHeaderV3.unpack(_slice(name, data, "sdma_firmware_header_v3_0", 0, SdmaHeaderV3.SIZE))
         return [Part("SDMA_UCODE_TH0", _slice(name, data, "ucode_offset_bytes/ucode_size_bytes", v3.ucode_offset_bytes,
@@ -235,12 +281,26 @@ def _sdma_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
 
 
 def _rs64_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
+    if h.header_version_major == 1:
+        return _f32_parts(name, data, h)
     g = GfxHeaderV2.unpack(_slice(name, data, "gfx_firmware_header_v2_0", 0, GfxHeaderV2.SIZE))
     engine = _kind(name).upper()
     return [Part(f"RS64_{engine}", _slice(name, data, "ucode_size_bytes", h.ucode_array_offset_bytes,
                                           g.ucode_size_bytes)),
             Part(f"RS64_{engine}_P0_STACK", _slice(name, data, "data_offset_bytes/data_size_bytes",
                                                    g.data_offset_bytes, g.data_size_bytes))]
+
+
+def _f32_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
+    """gfx9's MEC (gfx_firmware_header_v1_0): the code, then the jump table inside the ucode (CP_MEC / _ME1)."""
+    g = GfxHeaderV1.unpack(_slice(name, data, "gfx_firmware_header_v1_0", 0, GfxHeaderV1.SIZE))
+    if g.jt_size * 4 > h.ucode_size_bytes or g.jt_offset * 4 + g.jt_size * 4 > h.ucode_size_bytes:
+        raise FirmwareError(f"{name}: jt_offset/jt_size (bytes {GfxHeaderV1.offset('jt_offset')}..) {g.jt_offset}/"
+                            f"{g.jt_size} dwords do not lie inside the {h.ucode_size_bytes}-byte ucode")
+    start = h.ucode_array_offset_bytes
+    return [Part("CP_MEC", _slice(name, data, "ucode (without its jump table)", start,
+                                  h.ucode_size_bytes - 4 * g.jt_size)),
+            Part("CP_MEC_ME1", _slice(name, data, "jump table", start + 4 * g.jt_offset, 4 * g.jt_size))]
 
 
 def _imu_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
@@ -253,6 +313,12 @@ def _imu_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
 
 def _rlc_parts(name: str, data: bytes, h: CommonHeader) -> list[Part]:
     r = RlcHeaderV2_3.unpack(_slice(name, data, "rlc_firmware_header_v2_3", 0, RlcHeaderV2_3.SIZE))
+    if h.header_version_minor == 1:  # gfx9: the save/restore lists, then RLC_G
+        return [Part(f"RLC_RESTORE_LIST_{what}", _slice(name, data, f"save_restore_list_{field}",
+                                                        getattr(r, f"save_restore_list_{field}_offset_bytes"),
+                                                        getattr(r, f"save_restore_list_{field}_size_bytes")))
+                for what, field in (("SRM_CNTL", "cntl"), ("GPM_MEM", "gpm"), ("SRM_MEM", "srm"))] + \
+            [Part("RLC_G", _slice(name, data, "ucode", h.ucode_array_offset_bytes, h.ucode_size_bytes))]
     return [Part("RLC_IRAM", _slice(name, data, "rlc_iram_ucode", r.rlc_iram_ucode_offset_bytes,
                                     r.rlc_iram_ucode_size_bytes)),
             Part("RLC_DRAM_BOOT", _slice(name, data, "rlc_dram_ucode", r.rlc_dram_ucode_offset_bytes,
@@ -321,8 +387,39 @@ def synthetic_set(size: int = 4096) -> dict[str, bytes]:
     mcu = _filler("sdma7:mcu", size)
     v3 = SdmaHeaderV3(bytes(CommonHeader.SIZE), 0, payload_offsets([mcu])[0], size)
     files["sdma_7_0_1.bin"] = _assemble("sdma_7_0_1.bin", v3.pack(), [mcu], 0)
+    files |= _synthetic_gfx942(size)
     for name, data in files.items():
         check(name, data)
+    return files
+
+
+def _synthetic_gfx942(size: int) -> dict[str, bytes]:
+    """MI300X's files: the v1 / v2.1 containers of GC 9.4.3, SDMA 4.4.2, MP 13.0.6."""
+    blank, files = bytes(CommonHeader.SIZE), {}
+    comps = ("PSP_KDB", "PSP_SYS_DRV", "PSP_SOC_DRV", "PSP_INTF_DRV", "PSP_DBG_DRV", "PSP_RAS_DRV", "PSP_SOS", "PSP_RL")
+    blobs = [_filler(f"psp13.6:{c}", size) for c in comps]
+    offs = payload_offsets(blobs)
+    descs = b"".join(PspBinDesc(PSP_FW_TYPE[c], SYNTHETIC_UCODE_VERSION, o - offs[0], len(p)).pack()
+                     for c, o, p in zip(comps, offs, blobs, strict=True))
+    files["psp_13_0_6_sos.bin"] = _assemble("psp_13_0_6_sos.bin", PspHeaderV2(blank, len(comps)).pack() + descs,
+                                            blobs, 0)
+    smu, p2s = _filler("smu13.6", size), _filler("smu13.6:p2s", size)
+    o = payload_offsets([smu, p2s])
+    entry_at = SmcHeaderV2_1.SIZE  # the entry list right after the versioned header
+    hdr = SmcHeaderV2_1(blank, 0, 1, entry_at).pack() + SmcSoftPptableEntry(P2S_TABLE_ID, o[1], len(p2s)).pack()
+    files["smu_13_0_6.bin"] = _assemble("smu_13_0_6.bin", hdr, [smu, p2s], 0)
+    files["sdma_4_4_2.bin"] = _assemble("sdma_4_4_2.bin", SdmaHeaderV1(blank, 0, 0, (size - 256) // 4, 64).pack(),
+                                        [_filler("sdma4.4.2", size)], 0)
+    files["gc_9_4_3_mec.bin"] = _assemble("gc_9_4_3_mec.bin", GfxHeaderV1(blank, 0, (size - 256) // 4, 64).pack(),
+                                          [_filler("mec9.4.3", size)], 0)
+    rlc = [_filler(f"rlc9.4.3:{n}", size) for n in ("g", "cntl", "gpm", "srm")]
+    o = payload_offsets(rlc)
+    fields = dict.fromkeys(_RLC_V2_0 + _RLC_V2_1 + _RLC_V2_2 + _RLC_V2_3, 0)
+    fields.update(save_restore_list_cntl_size_bytes=size, save_restore_list_cntl_offset_bytes=o[1],
+                  save_restore_list_gpm_size_bytes=size, save_restore_list_gpm_offset_bytes=o[2],
+                  save_restore_list_srm_size_bytes=size, save_restore_list_srm_offset_bytes=o[3])
+    v2_1 = RlcHeaderV2_3(blank, **fields).pack()[:CommonHeader.SIZE + 4 * len(_RLC_V2_0 + _RLC_V2_1)]
+    files["gc_9_4_3_rlc.bin"] = _assemble("gc_9_4_3_rlc.bin", v2_1, rlc, 0)
     return files
 
 

@@ -78,11 +78,12 @@ class MMU:
         self.tlb.changed(vmid, None)
 
     def set_context(self, vmid: int, root: int | None, first_page: int | None = None,
-                    last_page: int | None = None) -> None:
-        """Program a VM context: its root (as set_root) and the page numbers [first_page, last_page] it translates
-        (None: all); drops the VMID's cached translations."""
+                    last_page: int | None = None, translate_further: bool = False) -> None:
+        """Program a VM context: its root (as set_root), the page numbers [first_page, last_page] it translates
+        (None: all) and whether its PDB0 entries translate further (gfx9); drops the VMID's cached translations."""
         self.set_root(vmid, root)
         self.walker.set_range(vmid, first_page, last_page)
+        self.walker.set_translate_further(vmid, translate_further)
         self.invalidate(vmid)
 
     def set_system_aperture(self, low: int | None, high: int = 0, fb_base: int = 0, fb_offset: int = 0) -> None:

@@ -6,7 +6,9 @@ VM_CONTEXTn_PAGE_TABLE_BASE_ADDR, and optionally the page range the context cove
 memory: PDB2 -> PDB1 -> PDB0 -> PTB, stopping early at a PDE_PTE (huge page) entry. The leaf's fragment
 field widens the translation to 2^(12 + fragment) bytes: PA(va) = entry PA + (va - entry VA) for every
 page of the fragment (amdgpu guarantees the block is physically contiguous; the walker trusts it like the
-hardware L1 does). VAs are 48-bit; the upper half is addressed by sign-extended canonical addresses
+hardware L1 does). A VMID in gfx9's translate-further mode (VM_CONTEXTn_CNTL depth 2, block size 9)
+reads a PDB0 entry as a PTE: a 2 MiB leaf unless its TF bit sends the walk on into a PTB. VAs are 48-bit; the upper
+half is addressed by sign-extended canonical addresses
 (0xFFFF8000_00000000 and up); anything else faults. VMID 0 may also have a system aperture that reaches
 VRAM physically.
 
@@ -51,6 +53,9 @@ class PageWalker:
         # VMID 0's system aperture (MC_VM_SYSTEM_APERTURE_LOW/HIGH_ADDR): addresses in [low, high] reach VRAM
         # physically at address - fb_base + fb_offset (the MC's frame-buffer aperture).
         self.system_aperture: tuple[int, int, int] | None = None  # (low, high, PA - address), bytes
+        # Per VMID, gfx9's translate-further walk (VM_CONTEXTn_CNTL depth 2, block size 9): a PDB0 entry is a PTE,
+        # a 2 MiB page unless its TF bit (AMDGPU_PTE_TF) sends the walk on into a PTB.
+        self._further = [False] * gmc.NUM_VMIDS
         self.walks = 0  # page-table walks so far
         self.format = fmt  # the PTE/PDE flag positions of the GPU's generation (gmc.pte_format of its family)
 
@@ -63,6 +68,10 @@ class PageWalker:
     def set_range(self, vmid: int, first_page: int | None, last_page: int | None) -> None:
         """The page numbers [first_page, last_page] the VMID's context translates (None: all)."""
         self._ranges[check_vmid(vmid)] = None if first_page is None else (first_page, last_page)
+
+    def set_translate_further(self, vmid: int, on: bool) -> None:
+        """Whether the VMID's PDB0 entries are PTEs that translate further with PTE_TF (gfx9's 3-level mode)."""
+        self._further[check_vmid(vmid)] = on
 
     def set_system_aperture(self, low: int | None, high: int, fb_base: int, fb_offset: int) -> None:
         """VMID 0's system aperture: [low, high] (bytes) maps to VRAM at address - fb_base + fb_offset; None: off."""
@@ -93,15 +102,16 @@ class PageWalker:
         # The walker indexes the tables by the page's offset from the context's START_ADDR (amdgpu starts its VMs
         # at 0; tinygrad's AM driver starts VMID 0 at 0x2000_0000_0000).
         first = rng[0] if rng is not None else 0
-        leaf = self._descend(root, vpn - first)
+        leaf = self._descend(root, vpn - first, self._further[vmid])
         if not first or isinstance(leaf, str):
             return leaf
         if first % (1 << leaf.log2):  # a run not aligned in VA once rebased: keep only this page
             leaf = Leaf(0, vpn - first, leaf.pa_page + (vpn - first - leaf.va_page), leaf.bits)
         return leaf._replace(va_page=leaf.va_page + first)
 
-    def _descend(self, root: tuple[int, bool], vpn: int) -> Leaf | str:
-        """The leaf for page `vpn` (relative to the context's start) from the root table down."""
+    def _descend(self, root: tuple[int, bool], vpn: int, further: bool = False) -> Leaf | str:
+        """The leaf for page `vpn` (relative to the context's start) from the root table down; `further`: PDB0
+        entries are PTEs that reach a PTB only with PTE_TF (gfx9's translate-further walk)."""
         table, table_sys = root
         va = vpn << gmc.PAGE_SHIFT
         for level in gmc.Level:
@@ -110,7 +120,9 @@ class PageWalker:
                 word = self.phys.read_u64(entry_pa, table_sys)
             except PhysicalAddressError:
                 return f"{level.name} table entry at unbacked {'system' if table_sys else 'VRAM'} PA {entry_pa:#x}"
-            if level == gmc.Level.PTB or word & self.format.huge:
+            if further and level == gmc.Level.PDB0 and not word & gmc.PTE_TF:
+                return _leaf(word, vpn, level, self.format.prt)
+            if level == gmc.Level.PTB or (word & self.format.huge and not (further and level == gmc.Level.PDB0)):
                 return _leaf(word, vpn, level, self.format.prt)
             if not word & gmc.PDE_VALID:
                 return f"PDE not valid at {level.name}"

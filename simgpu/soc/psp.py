@@ -1,4 +1,5 @@
-"""The PSP (MP0 13.0): its bootloader and the secure OS's GPCOM ring (simgpu.hw.psp), as a driver sees them.
+"""The PSP (MP0 13.0 / 13.0.6 / 14.0): its bootloader and the secure OS's GPCOM ring (simgpu.hw.psp), as a driver sees
+them.
 
 Nothing a driver hands the PSP runs: the model checks the protocol and what it can of the bytes, and remembers what
 was loaded (kind, MC address, size, a fingerprint) for describe(). Checks, each failure reported where the real PSP
@@ -13,7 +14,10 @@ reports it (a bootloader that does not become ready, a ring that answers a nonze
   known GFX_FW_TYPE, a nonzero size within the 1 MiB firmware buffer, the TMR set up first (except for the SMU's
   firmware, which amdgpu loads before it), and a payload -- not a whole firmware file: a buffer that starts with a
   common_firmware_header describing exactly fw_size bytes is the container, not its ucode; AUTOLOAD_RLC needs the
-  RLC, MEC, SDMA and IMU firmware loaded, and then starts the RLC autoload (RLC_RLCS_BOOTLOAD_STATUS).
+  RLC, MEC, SDMA and IMU firmware loaded, and then starts the RLC autoload (RLC_RLCS_BOOTLOAD_STATUS);
+- MP0 13.0.6 (MI300X) reserves its TMR at boot, takes gfx9's firmware types (CP_MEC, SDMA0..3, the RLC restore lists,
+  the P2S pptable, REG_LIST) and SRIOV_SPATIAL_PART: one partition (SPX) is what the model runs, any other count is
+  answered with an error.
 """
 
 from __future__ import annotations
@@ -60,9 +64,14 @@ class PSP:
 
     @property
     def boot_time_tmr(self) -> bool:
-        """Whether this PSP reserves its TMR at boot (no SETUP_TMR from the driver): MP0 14.0.2 and 14.0.3."""
+        """Whether this PSP reserves its TMR at boot (amdgpu's boot_time_tmr): MP0 13.0.6, 14.0.2 and 14.0.3."""
+        return self.mp0_version in ((13, 0, 6), (14, 0, 2), (14, 0, 3))
+
+    @property
+    def mp0_version(self) -> tuple[int, int, int] | None:
+        """MP0's IP version in the part's discovery table."""
         mp0 = next((b for b in self.soc.part.blocks if b.name == "MP0"), None)
-        return mp0 is not None and mp0.version in ((14, 0, 2), (14, 0, 3))
+        return mp0.version if mp0 is not None else None
 
     def reset(self) -> None:
         """Power-on: the bootloader is ready, no sOS, no ring, nothing loaded."""
@@ -75,6 +84,7 @@ class PSP:
         self.tmr: tuple[int, int] | None = None
         self.toc_tmr_size = 0
         self.autoloaded = False
+        self.partitions = 1  # SRIOV_SPATIAL_PART's mode (MI300X boots in SPX: one partition)
         self._set(mp.PSP_BL_CMD, hw.BL_READY)
 
     # ---- helpers -----------------------------------------------------------------------------------------------
@@ -196,15 +206,32 @@ class PSP:
             return 0
         if cmd_id == hw.Cmd.LOAD_IP_FW:
             return self._load_ip_fw(hw.LoadIpFw.unpack(body))
+        if cmd_id == hw.Cmd.SRIOV_SPATIAL_PART:
+            return self._spatial_partition(hw.SpatialPart.unpack(body))
         if cmd_id == hw.Cmd.AUTOLOAD_RLC:
             missing = [n for n in hw.AUTOLOAD_REQUIRES if n not in self.firmware]
             if missing:
                 raise _CmdFailed(f"AUTOLOAD_RLC before {', '.join(missing)} firmware was loaded (LOAD_IP_FW)", 0x1)
+            if not self.soc.regs.has(gc.RLC_RLCS_BOOTLOAD_STATUS):
+                raise _CmdFailed("AUTOLOAD_RLC: gfx9's RLC is loaded by LOAD_IP_FW, it has no autoload", 0x1)
             self.autoloaded = True
             status = self.soc.regs.declared(gc.RLC_RLCS_BOOTLOAD_STATUS)  # (GFX_INIT_DONE moved in gfx12)
             self.soc.regs.set(status, status.pack(gfx_init_done=1, bootload_complete=1))
             return 0
         raise _CmdFailed(f"GPCOM command {cmd_id:#x} is not one this PSP model runs", hw.PSP_ERR_UNKNOWN_COMMAND)
+
+    def _spatial_partition(self, c: hw.SpatialPart) -> int:
+        """SRIOV_SPATIAL_PART: split the XCCs into `mode` partitions. One partition (SPX, every XCC one device) is
+        what the model runs; other modes are refused (CPX/DPX/... are not modelled)."""
+        xccs = len(self.soc.gchubs)
+        if xccs == 1:
+            raise _CmdFailed("SRIOV_SPATIAL_PART on a part with one XCC: there is nothing to partition",
+                             hw.TEE_ERROR_NOT_SUPPORTED)
+        if c.mode != 1:
+            raise _CmdFailed(f"SRIOV_SPATIAL_PART mode {c.mode}: {c.mode} partitions of the {xccs} XCCs are not "
+                             "modelled (one partition, SPX, is)", hw.TEE_ERROR_NOT_SUPPORTED)
+        self.partitions = c.mode
+        return 0
 
     def _check_buffer(self, mc: int, size: int, what: str) -> bytes:
         if not 0 < size <= hw.PSP_1_MEG:

@@ -34,9 +34,9 @@ class RegisterFile:
         self.consulted: set[int] = set()  # registers a block read when it acted (a ring base, a context's range)
 
     # ---- set-up by the blocks ----------------------------------------------------------------------------------
-    def addr(self, reg: Reg | str) -> int:
-        """The absolute dword address of a register (or its name)."""
-        return self.map[reg if isinstance(reg, str) else reg.name]
+    def addr(self, reg: Reg | str, inst: int = 0) -> int:
+        """The absolute dword address of a register (or its name), of one instance of a banked block."""
+        return self.map.address(reg if isinstance(reg, str) else reg.name, inst)
 
     def has(self, reg: Reg | str) -> bool:
         """Whether this part declares the register (a SOC21 name another part renamed counts)."""
@@ -46,32 +46,37 @@ class RegisterFile:
         """This part's declaration of a register (its fields may differ from another part's)."""
         return self.map.by_name[reg if isinstance(reg, str) else reg.name]
 
-    def on_read(self, reg: Reg | str, fn: ReadHandler) -> None:
-        """Model reads of a register."""
-        self._read[self.addr(reg)] = fn
+    def on_read(self, reg: Reg | str, fn: ReadHandler, inst: int = 0) -> None:
+        """Model reads of a register (of one instance of a banked block)."""
+        self._read[self.addr(reg, inst)] = fn
 
-    def on_write(self, reg: Reg | str, fn: WriteHandler) -> None:
+    def on_write(self, reg: Reg | str, fn: WriteHandler, inst: int = 0) -> None:
         """Model writes of a register (the value is stored first, so the handler may read it back)."""
-        self._write[self.addr(reg)] = fn
+        self._write[self.addr(reg, inst)] = fn
+
+    def instances(self, reg: Reg | str) -> range:
+        """The instances of the register's block (range(1) for an unbanked one)."""
+        block = self.declared(reg).block
+        return range(max(1, len(self.map.instances.get(block, ()))))
 
     def modelled(self, address: int) -> bool:
         """Whether a block gives the register at `address` behaviour."""
         return address in self._read or address in self._write
 
     # ---- values --------------------------------------------------------------------------------------------------
-    def get(self, reg: Reg | str) -> int:
+    def get(self, reg: Reg | str, inst: int = 0) -> int:
         """The stored value of a declared register (no handler runs): what a block reads when it acts."""
-        a = self.addr(reg)
+        a = self.addr(reg, inst)
         self.consulted.add(a)
         return self.values.get(a, self.map.at(a).reset)
 
-    def set(self, reg: Reg | str, value: int) -> None:
+    def set(self, reg: Reg | str, value: int, inst: int = 0) -> None:
         """Store a value (no handler runs): what the hardware itself updates."""
-        self.values[self.addr(reg)] = value & 0xFFFFFFFF
+        self.values[self.addr(reg, inst)] = value & 0xFFFFFFFF
 
-    def set_reset(self, reg: Reg | str, value: int) -> None:
+    def set_reset(self, reg: Reg | str, value: int, inst: int = 0) -> None:
         """This device's reset value of a register (e.g. one that depends on its VRAM size); applied now."""
-        a = self.addr(reg)
+        a = self.addr(reg, inst)
         self.resets[a] = self.values[a] = value & 0xFFFFFFFF
 
     def reset(self) -> None:
@@ -122,4 +127,4 @@ class RegisterFile:
 
     def unmodelled_touched(self) -> list[str]:
         """Names of the declared registers a driver accessed that no block models or reads: plain storage."""
-        return sorted(self.map.at(a).name for a in self.touched if not self.modelled(a) and a not in self.consulted)
+        return sorted({self.map.at(a).name for a in self.touched if not self.modelled(a) and a not in self.consulted})

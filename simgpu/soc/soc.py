@@ -1,10 +1,11 @@
-"""The SOC21 / SOC24 blocks around one simulated gfx1100 or gfx1201, as its PCI function presents them to a userspace
-driver.
+"""The SOC21 / SOC24 / SOC15 blocks around one simulated gfx1100, gfx1201 or gfx942, as its PCI function presents them
+to a userspace driver.
 
 `SOC(gpu)` attaches to a `simgpu.GPU`: the MMIO register file (BAR5) with the blocks that give registers behaviour
 (GC and MM VM hubs, IH, PSP, SMU, MEC/HQDs, SDMA rings, NBIO/HDP), the doorbell aperture (BAR2), the PCI
 configuration space, and the IP discovery table at the top of VRAM (simgpu.hw.discovery). VRAM itself (BAR0) is the
-GPU's PhysicalMemory. The GPU's interrupts become IH ring entries (simgpu.hw.ih):
+GPU's PhysicalMemory. The GPU's interrupts become IH ring entries (simgpu.hw.ih; simgpu.soc.irq, which gives gfx942's
+SOC15 clients and sources, the table is SOC21's):
 
 | interrupt | IH entry |
 |---|---|
@@ -19,10 +20,12 @@ Accesses: `mmio_read` / `mmio_write` take byte offsets in BAR5 and aligned 32-bi
 WREG32 do); `doorbell_read` / `doorbell_write` byte offsets in BAR2 (32- or 64-bit). A refused access raises
 MMIOError (and is kept in `bus_errors` for describe()).
 
-The register side is modelled for gfx1100 (Navi 31, SOC21) and gfx1201 (Navi 48, SOC24: the same blocks over
-simgpu.hw.soc24's map, gfx12 page tables, its own discovery table); a chip without it (gfx942: its chip's `am`
-is False) has its PCI identity, configuration space and BARs (peers reach its VRAM through BAR0), but every MMIO and
-doorbell BAR access is refused, naming the chip.
+The register side is modelled for gfx1100 (Navi 31, SOC21), gfx1201 (Navi 48, SOC24: the same blocks over
+simgpu.hw.soc24's map, gfx12 page tables, its own discovery table) and gfx942 (MI300X: simgpu.hw.soc15's banked map --
+a GC hub and MEC per XCC, an MM hub per AID, SDMA 4.4.2's sixteen engines -- gfx9 page tables, PSP/SMU 13.0.6, its
+four-die discovery table); a chip without it (gfx950: its chip's `am` is False) has its PCI identity, configuration
+space and BARs (peers reach its VRAM through BAR0), but every MMIO and doorbell BAR access is refused, naming the
+chip.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simgpu.hw import discovery
-from simgpu.hw import ih as hwih
 from simgpu.hw.mmio import RegisterMap
+from simgpu.hw.soc15 import mi300x_map
 from simgpu.hw.soc21 import navi31_map, vmhub
 from simgpu.hw.soc21 import nbio as hwnbio
 from simgpu.hw.soc24 import navi48_map
 from simgpu.interrupt import Interrupt, Kind
+from simgpu.soc import irq
 from simgpu.soc.cp import MEC
 from simgpu.soc.gmc import Hub
 from simgpu.soc.ih import InterruptHandler
@@ -44,6 +48,7 @@ from simgpu.soc.pci import DOORBELL_BAR_SIZE, MMIO_BAR_SIZE, PCIEndpoint
 from simgpu.soc.psp import PSP
 from simgpu.soc.regfile import MMIOError, RegisterFile
 from simgpu.soc.sdma import SDMAQueues
+from simgpu.soc.sdma4 import SDMA4Queues
 from simgpu.soc.smu import SMU
 
 # The shape the GC info table reports (gc_info_v1_2): 6 SEs x 2 SAs x 4 WGPs (8 CUs), wave32, 64 KiB LDS.
@@ -56,7 +61,14 @@ GC_INFO = {"gc_num_se": 6, "gc_num_wgp0_per_sa": 4, "gc_num_wgp1_per_sa": 0, "gc
            "gc_gl1c_size_per_instance": 256, "gc_gl2c_per_gpu": 6144}
 # Navi 48 (gc_info v1.2 like Navi 31): 4 SEs x 2 SAs x 4 WGPs (64 CUs), 8 MiB of L2.
 GC_INFO_NAVI48 = GC_INFO | {"gc_num_se": 4, "gc_num_gl2c": 16, "gc_num_tcps": 64, "gc_gl2c_per_gpu": 8192}
-_SHADER_ERRORS = {"illegal_instruction": hwih.SqError.ILLEGAL_INST}
+# MI300X (gc_info v2.1, one XCC's values, as amdgpu reads them on GC 9.4.3): 4 SEs x 1 SH x 10 CU slots (38 of 40
+# CUs active per XCC: the CU masks, not this table, say which), wave64, 8 waves a SIMD, 512 VGPRs a lane, 64 KiB LDS,
+# 16 L2 channels of a 4 MiB L2, 32 KiB L1 a CU, 64 KiB instruction / 16 KiB scalar cache per SQC of 2 CUs.
+GC_INFO_MI300X = {"gc_num_se": 4, "gc_num_cu_per_sh": 10, "gc_num_sh_per_se": 1, "gc_num_tccs": 16,
+                  "gc_num_gprs": 512, "gc_wave_size": 64, "gc_max_waves_per_simd": 8,
+                  "gc_max_scratch_slots_per_cu": 32, "gc_lds_size": 64, "gc_num_tcp_per_sh": 10,
+                  "gc_tcp_size_per_cu": 32, "gc_num_cu_per_sqc": 2, "gc_instruction_cache_size_per_sqc": 64,
+                  "gc_scalar_data_cache_size_per_sqc": 16, "gc_tcc_size": 4096}
 
 
 @dataclass(frozen=True)
@@ -68,11 +80,18 @@ class Part:
     hubs: tuple[vmhub.VMHub, vmhub.VMHub]  # GC, MM
     blocks: tuple[discovery.IpBlock, ...]
     gc_info: dict[str, int]
+    gc_info_version: tuple[int, int] = (1, 2)
+    harvest: tuple[tuple[int, int], ...] | None = None  # the harvest table's entries (None: no harvest table)
+    sdma: type = SDMAQueues  # the SDMA block (SOC21's queue 0 of two engines; SDMA 4.4.2's GFX queue of sixteen)
 
 
 PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), discovery.NAVI31_IP_BLOCKS, GC_INFO),
          "gfx1201": lambda: Part(navi48_map(), (vmhub.GCHUB_GFX12, vmhub.MMHUB_GFX12), discovery.NAVI48_IP_BLOCKS,
-                                 GC_INFO_NAVI48)}
+                                 GC_INFO_NAVI48),
+         # gfx942: MI300X's discovery binary (four dies, harvest table, gc_info v2.1) and banked register map: a GC hub
+         # and MEC per XCC, an MM hub per AID, SDMA 4.4.2's sixteen engines
+         "gfx942": lambda: Part(mi300x_map(), (vmhub.GCHUB_GFX9, vmhub.MMHUB_GFX9), discovery.MI300X_IP_BLOCKS,
+                                GC_INFO_MI300X, (2, 1), (), SDMA4Queues)}
 
 
 class SOC:
@@ -84,11 +103,15 @@ class SOC:
         self.part = PARTS.get(gpu.arch, PARTS["gfx1100"])()  # (a part without a register side keeps gfx1100's)
         self.regs = RegisterFile(self.part.regmap)
         self.queue_owner: dict[str, tuple] = {}  # queue name -> ("cp", me, pipe, queue) | ("sdma", engine)
-        self.gchub = Hub(self.regs, self.part.hubs[0], vram, gpu.mmu)
-        self.mmhub = Hub(self.regs, self.part.hubs[1], vram)
+        # a GC hub per XCC (XCC 0's drives the MMU: the XCCs share the address space), an MM hub per AID
+        gc_hub, mm_hub = self.part.hubs
+        self.gchubs = [Hub(self.regs, gc_hub, vram, gpu.mmu if x == 0 else None, x)
+                       for x in self.regs.instances(gc_hub.context_cntl[0])]
+        self.mmhubs = [Hub(self.regs, mm_hub, vram, None, a) for a in self.regs.instances(mm_hub.context_cntl[0])]
+        self.gchub, self.mmhub, self.aids = self.gchubs[0], self.mmhubs[0], len(self.mmhubs)
         self.ih = InterruptHandler(self.regs, self.mmhub.mc_to_pa, gpu.phys)
         self.psp, self.smu = PSP(self), SMU(self)
-        self.cp, self.sdma, self.nbio = MEC(self), SDMAQueues(self), NBIO(self, vram)
+        self.cp, self.sdma, self.nbio = MEC(self), self.part.sdma(self), NBIO(self, vram)
         self.pci = PCIEndpoint(index, vram, gpu.chip.device_id, gpu.chip.pci_revision)
         self.bus_errors: list[str] = []
         self.dropped_doorbells = 0
@@ -104,13 +127,14 @@ class SOC:
         self.regs.reset()
         for block in (self.ih, self.psp, self.smu):
             block.reset()
-        for hub in (self.gchub, self.mmhub):
+        for hub in (*self.gchubs, *self.mmhubs):
             for vmid in range(len(hub.enabled)):
                 if hub.enabled[vmid] and hub.mmu is not None:
                     hub.mmu.set_context(vmid, None)
                 hub.enabled[vmid] = False
         self.gpu.mmu.set_system_aperture(None)
-        table = discovery.build_table(self.part.blocks, self.part.gc_info)
+        table = discovery.build_table(self.part.blocks, self.part.gc_info, self.part.gc_info_version,
+                                      self.part.harvest)
         self.gpu.phys.write(self.discovery_offset, table)
 
     def mode1_reset(self) -> None:
@@ -136,7 +160,7 @@ class SOC:
         """Refuse a register-side access to a chip whose registers are not modelled."""
         if not self.gpu.chip.am:
             raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
-                              "discovery table are not modelled (an AM driver can drive gfx1100 and gfx1201)")
+                              "discovery table are not modelled (an AM driver can drive gfx1100, gfx1201 and gfx942)")
 
     def mmio_read(self, offset: int, size: int = 4) -> int:
         """A driver's read of the MMIO BAR at byte `offset`."""
@@ -215,36 +239,14 @@ class SOC:
         owner = self.queue_owner.get(intr.queue, ())
         q = next((q for q in self.gpu.queues if q.name == intr.queue), None)
         vmid = q.vmid if q is not None else 0
-        ring = hwih.CP_RING_ID.pack(me=owner[1], pipe=owner[2], queue=owner[3]) if owner[:1] == ("cp",) else \
-            owner[1] if owner else 0
-        entry = hwih.Entry(hwih.Client.GFX, hwih.Source.SQ_INTERRUPT_ID, ring, vmid, timestamp=intr.timestamp)
-        if intr.kind in (Kind.END_OF_PIPE, Kind.SIGNAL):
-            entry.client_id, entry.source_id = hwih.Client.GRBM_CP, hwih.Source.CP_EOP_INTERRUPT
-            entry.context = (intr.context_id, 0, 0, 0)
-        elif intr.kind == Kind.SDMA_TRAP:
-            entry.source_id, entry.context = hwih.Source.SDMA_TRAP, (intr.context_id, 0, 0, 0)
-        elif intr.kind == Kind.SENDMSG:
-            entry.context = (intr.context_id & 0xFFFFFF, hwih.SQ_CTX1.pack(encoding=hwih.SqEncoding.INST), 0, 0)
-        elif intr.kind == Kind.QUEUE_ERROR:
-            self._queue_error(intr, entry, vmid, owner)
-        else:
-            return
-        self.ih.post(entry)
-
-    def _queue_error(self, intr: Interrupt, entry: hwih.Entry, vmid: int, owner: tuple) -> None:
         fault = intr.fault
-        if fault is not None and fault.kind == "page_fault" and fault.address is not None:
+        if intr.kind == Kind.QUEUE_ERROR and fault is not None and fault.kind == "page_fault" and \
+                fault.address is not None:
             write = fault.access in ("write", "atomic")
             self.gchub.record_fault(fault.vmid if fault.vmid is not None else vmid, fault.address, write)
-            entry.source_id = hwih.Source.UTCL2_FAULT
-            entry.context = (*hwih.vm_fault_context(fault.address, write), 0, 0)
-        elif fault is not None:
-            err = _SHADER_ERRORS.get(fault.kind, hwih.SqError.MEMVIOL)
-            entry.context = (hwih.SQ_CTX0.pack(error_type=err), hwih.SQ_CTX1.pack(encoding=hwih.SqEncoding.ERROR), 0, 0)
-        elif owner[:1] == ("sdma",):
-            entry.source_id = hwih.Source.SDMA_QUEUE_HANG
-        else:
-            entry.client_id, entry.source_id = hwih.Client.GRBM_CP, hwih.Source.CP_BAD_OPCODE_ERROR
+        e = irq.entry(intr, owner, vmid, soc15=self.part.gc_info_version[0] == 2)
+        if e is not None:
+            self.ih.post(e)
 
     # ---- info -----------------------------------------------------------------------------------------------------
     def describe(self) -> list[str]:

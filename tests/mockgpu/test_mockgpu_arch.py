@@ -132,14 +132,26 @@ def test_gfx1201_runs_its_kernel_and_the_gfx1100_next_to_it_runs_its_own():
     assert "s_wait_kmcnt" not in m.gpus[1].engine.counters.per_opcode
 
 
-def test_a_gfx942_pci_function_has_its_identity_and_refuses_register_access():
-    m = MockOS(vram_size=1 << 28, arch="gfx942")
+def test_a_gfx950_pci_function_has_its_identity_and_refuses_register_access():
+    m = MockOS(vram_size=1 << 28, arch="gfx950")
     soc = m.socs[0]
-    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x74A1
-    with pytest.raises(MMIOError, match="gfx942 .* not modelled"):
+    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x75A0
+    with pytest.raises(MMIOError, match="gfx950 .* not modelled"):
         soc.mmio_read(0)
     with pytest.raises(MMIOError, match="not modelled"):
         soc.doorbell_write(0, 1)
+
+
+def test_a_gfx942_pci_function_answers_from_mi300xs_banked_register_map():
+    m = MockOS(vram_size=1 << 28, arch="gfx942")
+    soc = m.socs[0]
+    assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x74A1
+    assert soc.mmio_read(0xDE3 * 4) == 256  # RCC_CONFIG_MEMSIZE: VRAM in MiB, at the fixed dword
+    # XCC 0's and XCC 1's GRBM_GFX_CNTL are two registers: each XCC selects its own HQD bank
+    x0, x1 = soc.regs.addr("GRBM_GFX_CNTL"), soc.regs.addr("GRBM_GFX_CNTL", 1)
+    soc.mmio_write(x0 * 4, 0x4)
+    soc.regs.write(x1, 0x5)  # (beyond the BAR: a driver goes through RSMU_INDEX/DATA)
+    assert soc.mmio_read(x0 * 4) == 0x4 and soc.regs.read(x1) == 0x5
 
 
 def test_a_gfx1201_pci_function_answers_from_navi48s_register_map():

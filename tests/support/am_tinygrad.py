@@ -138,3 +138,20 @@ def boot_through(os_, pcibus: str = "0000:03:00.0", firmware: dict[str, bytes] |
         return amdev.AMDev(SeamPCI(os_, pcibus))
     finally:
         amdev.fetch_fw = saved
+
+
+def discover(soc: SOC):
+    """tinygrad's AMDev after its own `_run_discovery` and `_build_regs` over this SOC's VRAM (the discovery binary
+    at its top, read through a BAR0 view): its IP versions, per-instance base addresses, harvested instances, GC
+    info and register objects -- what it would program, without booting. The one register these read,
+    RCC_CONFIG_MEMSIZE (dword 0xDE3), is answered with the VRAM size as NBIO does (a part whose MMIO side is not
+    modelled, gfx942, refuses the bus read itself)."""
+    amdev = pytest.importorskip("tinygrad.runtime.support.am.amdev")
+    from tinygrad.runtime.support.hcq import MMIOInterface
+    dev = object.__new__(amdev.AMDev)
+    vram = soc.gpu.phys.vram
+    dev.vram = MMIOInterface(vram.ctypes.data, vram.size, fmt="B")
+    dev.rreg = lambda reg: soc.gpu.phys.vram_size >> 20 if reg == 0xDE3 else soc.regs.peek(reg)
+    dev._run_discovery()
+    dev._build_regs()
+    return dev

@@ -2,8 +2,10 @@
 boots the device (IP discovery, GMC, IH, PSP with the synthetic firmware set installed where tinygrad looks for it,
 SMU, RLC/MEC, SDMA), sets up its queues by MQD/HQD and ring registers, and runs `Tensor([1,2,3]).add(1)`, a 64x64
 matmul and reductions checked against numpy, a TinyJit graph, and a kernel that stores 1 TiB past its buffer (a GPU
-page fault tinygrad reads back from the IH ring and the GCVM fault registers). On gfx1100 (Navi 31) and gfx1201
-(Navi 48: GC 12.0.1's registers, gfx12 page tables, the psp_14_0_3 / sdma_7_0_1 / gc_12_0_1 firmware names). Both
+page fault tinygrad reads back from the IH ring and the GCVM fault registers). On gfx1100 (Navi 31), gfx1201
+(Navi 48: GC 12.0.1's registers, gfx12 page tables, the psp_14_0_3 / sdma_7_0_1 / gc_12_0_1 firmware names) and gfx942
+(MI300X: eight XCCs sharing one AQL queue, sixteen SDMA 4.4.2 engines, gfx9 translate-further page tables, SOC15 IH
+client ids, the psp_13_0_6 / smu_13_0_6 / sdma_4_4_2 / gc_9_4_3 v1 and v2.1 containers). Both
 transports: the default, local PCI functions (tinygrad's own PCIDevice; BAR2/BAR5 loads and stores trapped,
 mockgpu.localpci), and `--remote-pci`, tinygrad's remote-PCI transport (REMOTE=host:port, one message per access,
 mockgpu.remote_pci). Its code is unmodified; its firmware hash table is told the synthetic files' hashes
@@ -21,7 +23,8 @@ from tests.support.clients import json_checks, simgpu_run, tinygrad_client
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
-ARCHES = {"gfx1100": "(11, 0, 0)", "gfx1201": "(12, 0, 1)"}  # the GC version each part's discovery table lists
+# the GC version each part's discovery table lists
+ARCHES = {"gfx1100": "(11, 0, 0)", "gfx1201": "(12, 0, 1)", "gfx942": "(9, 4, 3)"}
 
 
 @cache

@@ -47,8 +47,10 @@ BANK_SELECT_RESERVED_CID = Layout(reserved_cache_private_invalidation=Field(25))
 class VMHub:
     """The registers of one hub; `prefix` is "GC" or "MM" (GCVM_*/GCMC_*, MMVM_*/MMMC_*)."""
 
-    def __init__(self, prefix: str, block: str, offsets: dict[str, int], layouts: dict[str, Layout] | None = None):
+    def __init__(self, prefix: str, block: str, offsets: dict[str, int], layouts: dict[str, Layout] | None = None,
+                 translate_further: bool = False):
         self.prefix = prefix
+        self.translate_further = translate_further  # gfx9: contexts may walk PDB0 PTEs with PTE_TF into a PTB
         split = "VM_L2_PROTECTION_FAULT_STATUS_HI32" in offsets  # gfx12 splits the status in LO32 / HI32
         layouts = layouts or {}  # another generation's fields, by the register's name without the hub prefix
 
@@ -99,7 +101,8 @@ class VMHub:
         # An engine's semaphore reads 1 (acquired) when free: the model has no concurrent invalidations.
         self.inv_sem = family(block, 0, offsets["ENG_SEM"], 1, NUM_ENGINES, INVALIDATE_SEM, reset=1,
                               name=vm + "INVALIDATE_ENG{i}_SEM")
-        self.inv_req = family(block, 0, offsets["ENG_REQ"], 1, NUM_ENGINES, INVALIDATE_REQ,
+        self.inv_req = family(block, 0, offsets["ENG_REQ"], 1, NUM_ENGINES,
+                              layouts.get("INVALIDATE_REQ", INVALIDATE_REQ),
                               name=vm + "INVALIDATE_ENG{i}_REQ")
         self.inv_ack = family(block, 0, offsets["ENG_ACK"], 1, NUM_ENGINES, INVALIDATE_ACK,
                               name=vm + "INVALIDATE_ENG{i}_ACK")
@@ -177,3 +180,22 @@ GCHUB_GFX12 = VMHub("GC", "GC", _offsets(mc=0x1614, fb_offset=0x15A7, l2=0x15C4,
 MMHUB_GFX12 = VMHub("MM", "MMHUB", _offsets(mc=0x554, fb_offset=0x4C7, l2=0x4E4, fault=0x4EC, cid2=0x500,
                                             cntl5=0x503, context=0x564, eng=0x575, pt_base=0x5CF,
                                             fault_run=_FAULT_GFX12), _GFX12_LAYOUTS)
+
+# gfx9 (gc_9_4_3 / mmhub_1_8_0, simgpu.hw.soc15 places them): FLUSH_TYPE is 2 bits, which moves the invalidation
+# request's flags down by one; MTYPE is 2 bits; the fault status has no PRT bit (29 and 30 are UCE and FED).
+_GFX9_LAYOUTS = {
+    "INVALIDATE_REQ": Layout(per_vmid_invalidate_req=Field(0, 16), flush_type=Field(16, 2),
+                             invalidate_l2_ptes=Field(18), invalidate_l2_pde0=Field(19), invalidate_l2_pde1=Field(20),
+                             invalidate_l2_pde2=Field(21), invalidate_l1_ptes=Field(22),
+                             clear_protection_fault_status_addr=Field(23)),
+    "MC_VM_MX_L1_TLB_CNTL": _GFX12_LAYOUTS["MC_VM_MX_L1_TLB_CNTL"],
+    "VM_L2_PROTECTION_FAULT_STATUS": Layout(more_faults=Field(0), walker_error=Field(1, 3),
+                                            permission_faults=Field(4, 4), mapping_error=Field(8), cid=Field(9, 9),
+                                            rw=Field(18), atomic=Field(19), vmid=Field(20, 4), vf=Field(24),
+                                            vfid=Field(25, 4)),
+}
+GCHUB_GFX9 = VMHub("GC", "GC", _offsets(mc=0x95C, fb_offset=0x947, l2=0x820, fault=0x827, cid2=0x83B, cntl5=0x838,
+                                        context=0x860, eng=0x871, pt_base=0x8CB), _GFX9_LAYOUTS, True)
+MMHUB_GFX9 = VMHub("MM", "MMHUB", _offsets(mc=0xC9C, fb_offset=0xC87, l2=0xB60, fault=0xB67, cid2=0xB7B,
+                                           cntl5=0xB78, context=0xBA0, eng=0xBB1, pt_base=0xC0B), _GFX9_LAYOUTS,
+                    True)

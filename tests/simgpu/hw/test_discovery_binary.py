@@ -72,3 +72,96 @@ def test_the_discovery_binary_in_vram_lists_the_parts_ip_versions(arch):
     # every register a driver reads first resolves against these bases: RCC_CONFIG_MEMSIZE at NBIF segment 2 + 0xC3
     assert t["ips"][(HWID["NBIF"], 0)][1][2] + 0xC3 == 0xDE3
     assert soc.mmio_read(0xDE3 * 4) == vram >> 20
+
+
+# MI300X (gfx942): four AIDs, one die each; GC instance x (XCC x) on die x // 2, SDMA i on die i // 4, MMHUB a on
+# die a; the AID-0-only blocks once, on die 0. Versions: amdgpu's for GC 9.4.3.
+MI300X_VERSIONS = {"GC": (9, 4, 3), "SDMA0": (4, 4, 2), "MMHUB": (1, 8, 0), "NBIF": (7, 9, 0), "HDP": (4, 4, 2),
+                   "OSSSYS": (4, 4, 2), "MP0": (13, 0, 6), "MP1": (13, 0, 6)}
+MI300X_COUNT = {"GC": 8, "SDMA0": 16, "MMHUB": 4, "NBIF": 1, "HDP": 1, "OSSSYS": 1, "MP0": 1, "MP1": 1}
+MI300X_DIE = {"GC": lambda i: i // 2, "SDMA0": lambda i: i // 4, "MMHUB": lambda i: i}
+
+
+def parse_dies(blob: bytes) -> dict:
+    """(hw_id, instance) -> (die id, version) over every die of the IP discovery table (discovery.h offsets)."""
+    ip_off = struct.unpack_from("<H", blob, 12)[0]
+    num_dies = struct.unpack_from("<H", blob, ip_off + 12)[0]
+    out = {}
+    for d in range(num_dies):
+        _, die_offset = struct.unpack_from("<HH", blob, ip_off + 14 + 4 * d)
+        die_id, num_ips = struct.unpack_from("<HH", blob, die_offset)
+        at = die_offset + 4
+        for _ in range(num_ips):
+            hw_id, inst, nbases, major, minor, rev = struct.unpack_from("<HBBBBB", blob, at)
+            assert (hw_id, inst) not in out, (hw_id, inst)
+            out[(hw_id, inst)] = (die_id, (major, minor, rev))
+            at += 8 + 4 * nbases
+    return {"dies": num_dies, "ips": out}
+
+
+def parse_harvest(blob: bytes) -> list | None:
+    """harvest_table: table_list[HARVEST_INFO]; signature "HARV", version, 32 {u16 hw_id, u8 instance, u8}."""
+    off, csum, size = struct.unpack_from("<HHH", blob, 12 + 8 * 2)
+    if off == 0:
+        return None
+    assert _sum16(blob[off:off + size]) == csum and size == 8 + 32 * 4
+    assert struct.unpack_from("<I", blob, off)[0] == 0x56524148
+    rows = [struct.unpack_from("<HB", blob, off + 8 + 4 * i) for i in range(32)]
+    return [r for r in rows if r[0]]
+
+
+def parse_gc_info_v2_1(blob: bytes) -> dict:
+    """gc_info_v2_1 by byte offset from the GC table's start (12-byte gpu_info_header, then 24 u32)."""
+    off, csum, size = struct.unpack_from("<HHH", blob, 12 + 8 * 1)
+    assert _sum16(blob[off:off + size]) == csum
+    table_id, vmaj, vmin, nbytes = struct.unpack_from("<IHHI", blob, off)
+    assert (table_id, vmaj, vmin) == (0x4347, 2, 1) and nbytes == size == 12 + 24 * 4
+    u32 = lambda at: struct.unpack_from("<I", blob, off + at)[0]  # noqa: E731
+    return {"se": u32(12), "cu_per_sh": u32(16), "sh_per_se": u32(20), "tccs": u32(28), "wave": u32(56),
+            "waves_per_simd": u32(60), "lds": u32(68), "tcp_size_per_cu": u32(84), "tcc_size": u32(104)}
+
+
+def _gfx942_blob(soc) -> bytes:
+    return soc.gpu.phys.read(soc.gpu.phys.vram_size - DISCOVERY_TMR_OFFSET, DISCOVERY_TMR_SIZE)
+
+
+def test_mi300x_discovery_binary_lists_four_dies_of_banked_blocks():
+    soc = SOC(GPU(vram_size=256 << 20, arch="gfx942"))
+    blob = _gfx942_blob(soc)
+    sig, _, _, checksum, size = struct.unpack_from("<IHHHH", blob, 0)
+    assert sig == 0x28211407 and _sum16(blob[10:size]) == checksum
+    t = parse_dies(blob)
+    assert t["dies"] == 4
+    hwids = HWID | {"SDMA0": 42}
+    for name, count in MI300X_COUNT.items():
+        listed = {inst: v for (hw, inst), v in t["ips"].items() if hw == hwids[name]}
+        assert sorted(listed) == list(range(count)), name
+        for inst, (die, version) in listed.items():
+            assert version == MI300X_VERSIONS[name], (name, inst)
+            assert die == MI300X_DIE.get(name, lambda i: 0)(inst), (name, inst)
+    assert len(t["ips"]) == sum(MI300X_COUNT.values())
+    assert parse_harvest(blob) == []  # the table is there; MI300X fuses no listed instance off
+    assert parse_gc_info_v2_1(blob) == {"se": 4, "cu_per_sh": 10, "sh_per_se": 1, "tccs": 16, "wave": 64,
+                                        "waves_per_simd": 8, "lds": 64, "tcp_size_per_cu": 32, "tcc_size": 4096}
+
+
+def test_a_harvest_table_names_the_fused_off_instances():
+    from simgpu.hw import discovery
+    harvest = ((discovery.GC_HWID, 7), (discovery.SDMA0_HWID, 13))
+    blob = discovery.build_table(discovery.MI300X_IP_BLOCKS, {"gc_num_se": 4}, (2, 1), harvest)
+    assert parse_harvest(blob) == [(11, 7), (42, 13)]
+    assert discovery.parse_table(blob).harvested == harvest
+    assert [b.instance for b in discovery.parse_table(blob).live(discovery.GC_HWID)] == list(range(7))
+
+
+def test_a_die_offset_past_the_binary_is_a_discovery_error_not_a_crash():
+    """A hostile binary whose checksums are right but whose die list points past its end (what a driver reading a
+    corrupt table meets): parse_table names it."""
+    from simgpu.hw import discovery
+    blob = bytearray(discovery.build_table(discovery.MI300X_IP_BLOCKS, {}, (2, 1), ()))
+    ip_off, _, ip_size = struct.unpack_from("<HHH", blob, 12)
+    struct.pack_into("<H", blob, ip_off + 14 + 4 * 3 + 2, 0xFFF0)  # die 3's die_offset
+    struct.pack_into("<H", blob, 14, _sum16(blob[ip_off:ip_off + ip_size]))
+    struct.pack_into("<H", blob, 8, _sum16(blob[10:struct.unpack_from("<H", blob, 10)[0]]))
+    with pytest.raises(discovery.DiscoveryError, match="past the binary"):
+        discovery.parse_table(bytes(blob))

@@ -15,7 +15,7 @@ from simgpu.gpu import GPU
 from simgpu.hw import gmc
 from simgpu.mem import PageTableBuilder
 from simgpu.mem.physical import PhysicalMemory
-from simgpu.mem.walker import Leaf
+from simgpu.mem.walker import Leaf, PageWalker
 
 HUGE = {"gfx9": 1 << 54, "gfx11": 1 << 54, "gfx12": 1 << 63}
 PRT = {"gfx9": 1 << 51, "gfx11": 1 << 51, "gfx12": 1 << 56}
@@ -56,3 +56,31 @@ def test_the_mock_driver_writes_the_chip_s_format_and_its_gpu_walks_it(arch):
     level, word = vm.tables.entry(VA)
     assert word == HUGE[family]  # cleared: a huge-page PTE with VALID clear (amdgpu_vm_pt_clear)
     assert isinstance(vm.gpu.mmu.walk(8, VA), str)
+
+
+def test_gfx9_translate_further_walks_pdb0_ptes_into_a_ptb_only_with_pte_tf():
+    """gfx9's 3-level mode (VM_CONTEXTn_CNTL depth 2, block size 9, what tinygrad's AM driver programs): a PDB0 entry
+    is a PTE -- a 2 MiB page unless AMDGPU_PTE_TF (bit 56) sends the walk into a PTB; PDB1 entries carry
+    AMDGPU_PDE_BFS(9) (bits 63:59). Bits written out from amdgpu_vm.h."""
+    tf, bfs9, valid, rwx = 1 << 56, 9 << 59, 1, 0x70  # readable, writeable, executable
+    phys = PhysicalMemory(64 << 20)
+    gpu_tables = [0x10_0000 + i * PAGE for i in range(4)]  # PDB2, PDB1, PDB0, PTB
+    pdb2, pdb1, pdb0, ptb = gpu_tables
+
+    def put(table: int, index: int, word: int) -> None:
+        phys.write(table + 8 * index, word.to_bytes(8, "little"))
+
+    put(pdb2, 0, pdb1 | valid)
+    put(pdb1, 1, pdb0 | valid | bfs9)  # VA 1 GiB..2 GiB
+    put(pdb0, 0, ptb | valid | tf)  # VA 1 GiB + [0, 2 MiB): translate further into the PTB
+    put(ptb, 3, 0x30_0000 | valid | rwx)
+    put(pdb0, 1, 0x40_0000 | valid | rwx)  # VA 1 GiB + [2, 4) MiB: a 2 MiB page, no PDE_PTE bit needed
+    walker = PageWalker(phys, gmc.pte_format("gfx9"))
+    walker.set_root(0, pdb2 | valid)
+    walker.set_translate_further(0, True)
+    leaf = walker.walk(0, (1 << 30) + 3 * PAGE + 0x10)
+    assert isinstance(leaf, Leaf) and leaf.log2 == 0 and leaf.pa_page == 0x30_0000 >> 12
+    leaf = walker.walk(0, (1 << 30) + MIB2 + 0x1234)
+    assert isinstance(leaf, Leaf) and leaf.log2 == 9 and leaf.pa_page == 0x40_0000 >> 12
+    walker.set_translate_further(0, False)  # the same PDB0 entry read as gfx11 reads it: a pointer to a table
+    assert isinstance(walker.walk(0, (1 << 30) + MIB2), str)  # (to "PA 0x400000", whose entries are zeros)
