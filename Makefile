@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all setup oracles demo test check lint bench clean
+.PHONY: all setup oracles demo test fuzz check lint bench clean
 
 all: test
 
@@ -37,6 +37,11 @@ PYTEST_XDIST := -n auto --dist worksteal
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_XDIST) -q --durations=20
+
+# The property tests (hypothesis) with fresh random examples, ten times as many where a test keeps the default
+# (tests/conftest.py): the suite's own draws are fixed so that CI is reproducible; this is where new cases are found.
+fuzz: setup
+	SIMGPU_HYPOTHESIS=fuzz $(BIN)/python -m pytest $(PYTEST_XDIST) -q -m "not slow" $$(grep -rl --include='test_*.py' '@given' tests)
 
 # A quick subset touching every layer (at most a minute on 2 cores): ISA, hardware definitions, memory, the shader
 # engine, the SoC, mockgpu, the runtime, the compiler, traces, the CLI, and tinygrad as a client under simgpu run.

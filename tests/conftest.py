@@ -1,6 +1,15 @@
+import os
 import sys
 
 import pytest
+from hypothesis import settings
+
+# The suite's property tests draw the same examples on every run (`make test`, CI): a green main stays green, and a
+# failure reproduces. `make fuzz` runs them with fresh random draws and more examples, to find new cases (the
+# failures it finds become fixed examples or regression tests).
+settings.register_profile("suite", derandomize=True, database=None)
+settings.register_profile("fuzz", max_examples=2000)
+settings.load_profile(os.environ.get("SIMGPU_HYPOTHESIS", "suite"))
 
 # progress: a line with an ETA at every tenth of a run; schedule: the files of the longest tests run first; bytecode:
 # one bytecode cache for the run's processes where the environment turned writing it off.

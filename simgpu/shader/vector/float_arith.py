@@ -207,9 +207,12 @@ def _fma_round_to_odd(a: E, b: E, c: E) -> E:
     when inexact): rounding that to f32 in any mode (or after scaling it by a power of two) is the once-rounded
     result, since f64 has more than 24 + 2 bits. a * b is exact in f64; TwoSum gives the sum's rounding error
     exactly; an inexact sum with an even last bit moves one unit toward the error. Infinities and NaNs pass
-    through as the f64 sum gives them."""
+    through as the f64 sum gives them. An exact zero sum takes its sign from MODE's f32 round mode (-0 toward
+    -inf unless both terms are +0), which the f32 sum of two zeros of the terms' signs gives."""
     p, cc = ex.mul_rn(ex.cvt_rn(a, "f64"), ex.cvt_rn(b, "f64")), ex.cvt_rn(c, "f64")
     s = ex.add_rn(p, cc)
+    zero = lambda x: select(sign_bit(x), lift(-0.0, "f32"), lift(0.0, "f32"))  # noqa: E731
+    s = select(eq(s, 0), ex.cvt_rn(zero(p) + zero(cc), "f64"), s)
     v = ex.sub_rn(s, p)
     err = ex.add_rn(ex.sub_rn(p, ex.sub_rn(s, v)), ex.sub_rn(cc, v))
     sb = bitcast(s, "u64")

@@ -37,7 +37,7 @@ def _fault(text: str, arch: str = "gfx1100", **fields) -> tuple[HardwareFault, i
     ("v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]", "gfx1100", {"src2": S1},
      "WMMA C operand must be VGPRs"),
     ("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7]", "gfx1201", {"src1": S1},
-     "WMMA A/B operands must be VGPRs"),
+     "v_wmma_f32_16x16x16_f16: its src1 operand must be VGPRs"),
     ("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7]", "gfx1201", {"src2": S1},
      "WMMA C operand must be VGPRs or an inline constant"),
     ("s_barrier_signal 1", "gfx1201", {}, "named barrier 1 is not implemented (only the workgroup barrier, -1)"),
