@@ -1,0 +1,152 @@
+"""The 8-, 6- and 4-bit float formats of the fp8/bf8 (gfx942, gfx950, gfx1201) and fp6/bf6/fp4 (gfx950) conversions
+and matrix inputs: their values (decode) and the conversion of a wider value to them (encode).
+
+Formats (a sign bit, then exponent, then mantissa; bias as below):
+
+- OCP (gfx1201, gfx950; the OCP 8-bit floating point specification): E4M3 "fp8" (bias 7, no infinities, S.1111.111
+  is NaN, max 448) and E5M2 "bf8" (IEEE-like, bias 15: S.11111.00 is infinity, S.11111.{01,10,11} NaN, max 57344).
+- FNUZ (gfx942; LLVM's gfx940 "fnuz" types): E4M3 with bias 8 (max 240) and E5M2 with bias 16 (max 57344); no
+  infinities, no negative zero, and 0x80 (the negative zero's code) is the one NaN.
+- OCP MX (gfx950): E2M3 "fp6" (bias 1, max 7.5), E3M2 "bf6" (bias 3, max 28), E2M1 "fp4" (bias 1, max 6): no
+  infinities and no NaN.
+
+Encoding rounds to nearest even from the exact value (a float64 holds every f32, f16 and bf16 value and every such
+value scaled by a power of two in the range the scaled conversions use, so the one rounding is the only one). What
+the result is when the rounded magnitude exceeds the format's largest finite value, or the input is infinite or NaN:
+
+- `saturate` (the VOP3 clamp bit of the fp8/bf8 conversions): any non-NaN value out of range, infinities included,
+  gives the largest finite value of its sign. The reference's pseudo-code does not spell out what clamp does to
+  these conversions; saturating to the largest finite value is what "clamp" means for the other conversions to
+  narrower types (v_cvt_pk_u8_f32, the integer clamps) and what the OCP specification calls saturation.
+- otherwise: E5M2 (OCP) gives infinity; OCP E4M3 gives its NaN (S.1111.111); FNUZ gives 0x80. fp6/bf6/fp4, which
+  have neither, always saturate (the OCP MX specification's conversion rule).
+- A NaN input gives a NaN: S.1111.111 (E4M3), S.11111.10 (E5M2, the quiet NaN), 0x80 (FNUZ); fp6/bf6/fp4 have no NaN
+  and give +0: the reference does not say (the OCP MX specification leaves it to the implementation), and ml_dtypes'
+  result for it is not consistent (it depends on the NaN's bits), so nothing outside pins it.
+- A zero or a value rounding to zero keeps its sign, except in FNUZ (no negative zero: 0x00).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+U32, F64 = np.uint32, np.float64
+
+
+@dataclass(frozen=True)
+class Format:
+    """One small float format: exponent and mantissa widths, bias, and which specials it has."""
+
+    name: str
+    exp_bits: int
+    man_bits: int
+    bias: int
+    kind: str  # "ocp" (IEEE-like; E4M3 without infinities), "fnuz" (0x80 is NaN) or "mx" (no inf, no NaN)
+
+    @property
+    def bits(self) -> int:
+        return 1 + self.exp_bits + self.man_bits
+
+    @property
+    def has_inf(self) -> bool:
+        return self.kind == "ocp" and self.exp_bits == 5
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """The float64 value of every code (NaN for the NaN codes)."""
+        n, m, e_max = 1 << self.bits, 1 << self.man_bits, (1 << self.exp_bits) - 1
+        codes = np.arange(n)
+        sign = codes >> (self.bits - 1)
+        e = (codes >> self.man_bits) & e_max
+        frac = codes & (m - 1)
+        mag = np.where(e == 0, frac / m * 2.0 ** (1 - self.bias), (1 + frac / m) * 2.0 ** (e - self.bias))
+        out = np.where(sign == 1, -mag, mag)
+        if self.kind == "fnuz":
+            out[n >> 1] = np.nan
+        elif self.kind == "ocp" and self.exp_bits == 4:
+            out[(codes & (n // 2 - 1)) == n // 2 - 1] = np.nan
+        elif self.kind == "ocp":
+            top = e == e_max
+            out[top] = np.where(frac[top] == 0, np.where(sign[top] == 1, -np.inf, np.inf), np.nan)
+        return out.astype(F64)
+
+    @cached_property
+    def _positive(self) -> tuple[np.ndarray, np.ndarray]:
+        """The finite non-negative values in increasing order and their codes."""
+        half = self.table[: 1 << (self.bits - 1)]
+        codes = np.flatnonzero(np.isfinite(half))
+        return half[codes], codes
+
+    @property
+    def max_finite(self) -> float:
+        return float(self._positive[0][-1])
+
+    @property
+    def nan_code(self) -> int:
+        if self.kind == "fnuz":
+            return 1 << (self.bits - 1)
+        return (1 << (self.bits - 1)) - 1 if self.exp_bits == 4 else 0x7E
+
+    def decode(self, codes) -> np.ndarray:
+        """The float64 values of `codes` (any unsigned integer array; only the format's low bits are read)."""
+        return self.table[np.asarray(codes).astype(np.int64) & ((1 << self.bits) - 1)]
+
+    def encode(self, x, saturate: bool = False) -> np.ndarray:
+        """float64 (or narrower) values to codes (uint32), rounded to nearest even (module docstring)."""
+        with np.errstate(invalid="ignore"):  # a signaling NaN widens to a quiet one
+            x = np.asarray(x, F64)
+        sign_bit = 1 << (self.bits - 1)
+        neg = np.signbit(x)
+        a = np.abs(x)
+        vals, codes = self._positive
+        with np.errstate(all="ignore"):
+            # the quantum at a: 2**(exponent - man_bits), never below the subnormal step
+            _, e = np.frexp(np.where(np.isfinite(a) & (a > 0), a, 1.0))
+            q = np.ldexp(1.0, np.maximum(e - 1, 1 - self.bias) - self.man_bits)
+            r = np.rint(a / q) * q  # exact: a / q scales by a power of two
+        over = ~np.isnan(a) & (r > vals[-1])
+        idx = np.searchsorted(vals, np.where(over | np.isnan(a), 0.0, r))
+        mag = codes[np.minimum(idx, len(codes) - 1)].astype(np.int64)
+        if saturate or self.kind == "mx":
+            over_code = np.full(x.shape, codes[-1], np.int64)
+        elif self.has_inf:
+            over_code = np.full(x.shape, 0x7C, np.int64)
+        else:
+            over_code = np.full(x.shape, self.nan_code & (sign_bit - 1), np.int64)
+        mag = np.where(over, over_code, mag)
+        out = mag | np.where(neg, sign_bit, 0)
+        if self.kind == "fnuz":
+            out = np.where(mag == 0, 0, out)  # no negative zero
+            out = np.where(over & (over_code != codes[-1]), sign_bit, out)  # overflow is the NaN code
+            out = np.where(np.isnan(a), sign_bit, out)
+        elif self.kind == "mx":
+            out = np.where(np.isnan(a), 0, out)
+        else:
+            out = np.where(np.isnan(a), self.nan_code | np.where(neg, sign_bit, 0), out)
+        return out.astype(U32)
+
+
+FP8 = Format("fp8", 4, 3, 7, "ocp")  # OCP E4M3 (float8_e4m3fn)
+BF8 = Format("bf8", 5, 2, 15, "ocp")  # OCP E5M2 (float8_e5m2)
+FP8_FNUZ = Format("fp8_fnuz", 4, 3, 8, "fnuz")  # float8_e4m3fnuz
+BF8_FNUZ = Format("bf8_fnuz", 5, 2, 16, "fnuz")  # float8_e5m2fnuz
+FP6 = Format("fp6", 2, 3, 1, "mx")  # float6_e2m3fn
+BF6 = Format("bf6", 3, 2, 3, "mx")  # float6_e3m2fn
+FP4 = Format("fp4", 2, 1, 1, "mx")  # float4_e2m1fn
+
+# the fp8 / bf8 formats an architecture's conversions read and write: FNUZ on gfx942, OCP on gfx950 and gfx12
+FNUZ = {"fp8": FP8_FNUZ, "bf8": BF8_FNUZ}
+OCP = {"fp8": FP8, "bf8": BF8}
+
+
+def stochastic_dither(f32_bits: np.ndarray, random: np.ndarray, man_bits: int) -> np.ndarray:
+    """The f32 value (bits) the stochastic conversions round: the random dword's top 23 - man_bits bits added to the
+    f32 mantissa field, wrapping within the field (the reference's pseudo-code: `m = 23'U(mantissa(S0) +
+    S1[31:32-(23-M)])`, "wrap around on overflow"); sign and exponent unchanged."""
+    bits = np.asarray(f32_bits).astype(U32)
+    r = np.asarray(random).astype(U32) >> U32(9 + man_bits)
+    m = (bits & U32(0x7FFFFF)) + r
+    return (bits & U32(0xFF800000)) | (m & U32(0x7FFFFF))

@@ -1,0 +1,240 @@
+"""The fp8/bf8 (and fp6/bf6/fp4) conversions (sem/minifloat.py, vector/cvt8.py; docs/shader.md): the formats against
+ml_dtypes, exhaustively for decoding and on random and special values for round-to-nearest-even encoding, and
+hand-assembled kernels on gfx942 (FNUZ), gfx950 and gfx1201 (OCP; gfx1201 in both tiers) against ml_dtypes."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from simgpu.isa import assemble
+from simgpu.shader.sem import minifloat as mf
+from tests.support import tiers
+
+F32, U32, U8 = np.float32, np.uint32, np.uint8
+
+DTYPES = {
+    mf.FP8: ml_dtypes.float8_e4m3fn, mf.BF8: ml_dtypes.float8_e5m2, mf.FP8_FNUZ: ml_dtypes.float8_e4m3fnuz,
+    mf.BF8_FNUZ: ml_dtypes.float8_e5m2fnuz, mf.FP6: ml_dtypes.float6_e2m3fn, mf.BF6: ml_dtypes.float6_e3m2fn,
+    mf.FP4: ml_dtypes.float4_e2m1fn,
+}
+FORMATS = list(DTYPES)
+
+
+def ref_encode(x: np.ndarray, dt) -> np.ndarray:
+    """ml_dtypes' round-to-nearest-even conversion of f32 values, as codes."""
+    with np.errstate(all="ignore"):
+        return np.asarray(x, F32).astype(dt).view(U8).astype(U32)
+
+
+def ref_decode(codes: np.ndarray, dt) -> np.ndarray:
+    return np.asarray(codes, U8).view(dt).astype(np.float64)
+
+
+def f32_inputs(fmt: mf.Format, n: int, seed: int) -> np.ndarray:
+    """Random f32 bit patterns, every finite value of `fmt` and its neighbours one f32 step either side, every
+    halfway point between neighbouring values (the ties), values around the largest finite one, and the specials."""
+    rng = np.random.default_rng(seed)
+    vals = np.unique(np.abs(fmt.table[np.isfinite(fmt.table)]))
+    mids = ((vals[1:] + vals[:-1]) / 2).astype(F32)
+    exact = vals.astype(F32)
+    near = np.concatenate([np.nextafter(exact, np.inf, dtype=F32), np.nextafter(exact, -np.inf, dtype=F32),
+                           np.nextafter(mids, np.inf, dtype=F32), np.nextafter(mids, -np.inf, dtype=F32)])
+    top = fmt.max_finite
+    edge = np.array([top, top * 1.03, top * 1.07, top * 1.2, top * 2, 2 * vals[1] / 3, vals[1] / 2, vals[1] / 3], F32)
+    special = np.array([0.0, np.inf, 1e38, 3.4e38, 1e-40, 1e-45], F32)
+    wide = rng.integers(0, 2**32, n, dtype=np.uint64).astype(U32).view(F32)
+    scaled = (rng.standard_normal(n) * top / 4).astype(F32)
+    pos = np.concatenate([exact, mids, near, edge, special, np.abs(scaled)])
+    return np.concatenate([pos, -pos, wide, scaled])
+
+
+# ---------------------------------------------------------------------------------------------- the formats
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_decode_is_ml_dtypes_on_every_code(fmt):
+    codes = np.arange(1 << fmt.bits)
+    np.testing.assert_array_equal(fmt.decode(codes), ref_decode(codes, DTYPES[fmt]))
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_encode_is_ml_dtypes_round_to_nearest_even(fmt):
+    x = f32_inputs(fmt, 200_000, seed=fmt.bits)
+    if fmt.kind == "mx":  # ml_dtypes' NaN result for these formats depends on the NaN's bits: checked apart
+        x = x[~np.isnan(x)]
+    got, want = fmt.encode(x), ref_encode(x, DTYPES[fmt])
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, [(float(x[i]), int(got[i]), int(want[i])) for i in bad[:8]]
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.name)
+def test_saturation_nan_and_zeros(fmt):
+    top = fmt.max_finite
+    big = np.array([top * 4, np.inf, -top * 4, -np.inf])
+    max_code = int(fmt.encode(np.array([top]))[0])
+    sign = 1 << (fmt.bits - 1)
+    assert list(fmt.encode(big, saturate=True)) == [max_code, max_code, max_code | sign, max_code | sign]
+    nan = int(fmt.encode(np.array([np.nan]))[0])
+    assert nan == {"fnuz": 0x80, "mx": 0}.get(fmt.kind, fmt.nan_code)
+    zeros = fmt.encode(np.array([0.0, -0.0, -fmt.table[1] / 4]))
+    assert list(zeros) == ([0, 0, 0] if fmt.kind == "fnuz" else [0, sign, sign])
+
+
+def dither(x: np.ndarray, rnd: np.ndarray, man_bits: int) -> np.ndarray:
+    """The pseudo-code's stochastic step written out per value: mantissa + S1[31:9 + M], wrapped to 23 bits."""
+    out = []
+    for b, r in zip(np.asarray(x, F32).view(U32).tolist(), np.asarray(rnd, U32).tolist(), strict=True):
+        m = ((b & 0x7FFFFF) + (r >> (9 + man_bits))) & 0x7FFFFF
+        out.append((b & 0xFF800000) | m)
+    return np.array(out, U32).view(F32)
+
+
+def test_stochastic_dither_is_the_pseudo_codes():
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2**32, 5000, dtype=np.uint64).astype(U32)
+    r = rng.integers(0, 2**32, 5000, dtype=np.uint64).astype(U32)
+    for m in (2, 3):
+        np.testing.assert_array_equal(mf.stochastic_dither(x, r, m).view(F32).view(U32),
+                                      dither(x.view(F32), r, m).view(U32))
+    # a random dword of 0 rounds to nearest even; all ones adds just under one fp8 step (truncation toward the next)
+    assert mf.stochastic_dither(np.array([0x3F800000], U32), np.array([0xFFFFFFFF], U32), 3)[0] == 0x3F8FFFFF
+
+
+# ---------------------------------------------------------------------------------------------- kernels
+
+
+# Workgroups of 256; each lane reads 8 dwords at in[lane] (a, b, random, old D, four fp8 code words) and writes 8
+# dwords at out[lane].
+BODY = {
+    "gfx9": """
+s_load_dwordx4 s[4:7], s[0:1], 0x0
+s_lshl_b32 s8, s2, 8
+v_add_u32_e32 v1, s8, v0
+v_lshlrev_b32_e32 v1, 5, v1
+s_waitcnt lgkmcnt(0)
+global_load_dwordx4 v[2:5], v1, s[4:5] offset:0
+global_load_dwordx4 v[6:9], v1, s[4:5] offset:16
+s_waitcnt vmcnt(0)
+v_mov_b32_e32 v10, v5
+v_mov_b32_e32 v11, v5
+v_mov_b32_e32 v12, v5
+v_mov_b32_e32 v13, v5
+{cvt}
+v_cvt_f32_fp8_sdwa v14, v6 src0_sel:BYTE_2
+v_cvt_f32_bf8_e32 v15, v7
+v_cvt_pk_f32_fp8_sdwa v[16:17], v8 src0_sel:WORD_1
+global_store_dwordx4 v1, v[10:13], s[6:7] offset:0
+global_store_dwordx4 v1, v[14:17], s[6:7] offset:16
+s_endpgm
+""",
+    "gfx12": """
+s_load_b128 s[4:7], s[0:1], 0x0
+s_lshl_b32 s8, ttmp9, 8
+v_add_nc_u32_e32 v1, s8, v0
+v_lshlrev_b32_e32 v1, 5, v1
+s_wait_kmcnt 0x0
+global_load_b128 v[2:5], v1, s[4:5] offset:0
+global_load_b128 v[6:9], v1, s[4:5] offset:16
+s_wait_loadcnt 0x0
+v_mov_b32_e32 v10, v5
+v_mov_b32_e32 v11, v5
+v_mov_b32_e32 v12, v5
+v_mov_b32_e32 v13, v5
+{cvt}
+v_cvt_f32_fp8_e64 v14, v6 byte_sel:2
+v_cvt_f32_bf8_e32 v15, v7
+v_cvt_pk_f32_fp8_e64 v[16:17], v8 op_sel:[1,0]
+global_store_b128 v1, v[10:13], s[6:7] offset:0
+global_store_b128 v1, v[14:17], s[6:7] offset:16
+s_endpgm
+""",
+}
+# the conversions to fp8/bf8: pk_fp8 into the low half, pk_bf8 into the high half, sr_fp8 into byte 1, sr_bf8 byte 3
+CVT = {
+    "gfx9": ["v_cvt_pk_fp8_f32 v10, v2, v3", "v_cvt_pk_bf8_f32 v11, v2, -v3 op_sel:[0,0,1]",
+             "v_cvt_sr_fp8_f32 v12, v2, v4 op_sel:[0,0,1,0]", "v_cvt_sr_bf8_f32 v13, |v2|, v4 op_sel:[0,0,1,1]"],
+    "gfx12": ["v_cvt_pk_fp8_f32 v10, v2, v3", "v_cvt_pk_bf8_f32 v11, v2, -v3 op_sel:[0,0,1]",
+              "v_cvt_sr_fp8_f32 v12, v2, v4 byte_sel:1", "v_cvt_sr_bf8_f32 v13, |v2|, v4 byte_sel:3"],
+}
+
+
+def run_cvt(arch: str, tier: str, lanes_in: np.ndarray, clamp: bool) -> np.ndarray:
+    """The kernel above over len(lanes_in) lanes (one workgroup of 1024 or less at a time); clamp sets the VOP3 clamp
+    bit of the four conversions to fp8/bf8 (LLVM cannot write it: the words are patched after loading)."""
+    family = "gfx9" if arch.startswith("gfx9") else "gfx12"
+    tb = tiers.testbed(tier, arch=arch)
+    text = BODY[family].format(cvt="\n".join(CVT[family]))
+    k = tb.load_asm(text, args=2, vgprs=24)
+    if clamp:
+        start = len(assemble(BODY[family].split("{cvt}")[0], arch=arch))
+        words = bytearray(assemble("\n".join(CVT[family]), arch=arch))
+        for off in range(0, len(words), 8):
+            words[off + 1] |= 0x80  # VOP3 clamp
+        tb.write(k.code_address + start, bytes(words))
+    n = len(lanes_in)
+    src, dst = tb.upload(lanes_in), tb.upload(np.zeros((n, 8), U32))
+    tb.launch(k, [src, dst], (n // 256,), (256,))
+    return tb.download(dst, U32, n * 8).reshape(n, 8)
+
+
+def lanes_for(fmt: mf.Format, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = f32_inputs(fmt, n, seed)
+    x = np.resize(x[rng.permutation(len(x))], (2, n))
+    rows = np.zeros((n, 8), U32)
+    rows[:, 0], rows[:, 1] = x[0].view(U32), x[1].view(U32)
+    rows[:, 2:4] = rng.integers(0, 2**32, (n, 2), dtype=np.uint64).astype(U32)
+    rows[:, 4:8] = rng.integers(0, 2**32, (n, 4), dtype=np.uint64).astype(U32)
+    return rows
+
+
+def expected(arch: str, rows: np.ndarray, clamp: bool) -> np.ndarray:
+    fp8, bf8 = (mf.FP8_FNUZ, mf.BF8_FNUZ) if arch == "gfx942" else (mf.FP8, mf.BF8)
+    a, b, rnd, old = rows[:, 0].view(F32), rows[:, 1].view(F32), rows[:, 2], rows[:, 3]
+
+    def enc(fmt, x):
+        if clamp:  # saturation: every non-NaN value clamped to +-max first, then ml_dtypes' conversion
+            x = np.where(np.isnan(x), x, np.clip(x, -fmt.max_finite, fmt.max_finite)).astype(F32)
+        return ref_encode(x, DTYPES[fmt])
+
+    out = np.zeros((len(rows), 8), U32)
+    out[:, 0] = (old & U32(0xFFFF0000)) | enc(fp8, a) | enc(fp8, b) << U32(8)
+    out[:, 1] = (old & U32(0x0000FFFF)) | (enc(bf8, a) | enc(bf8, -b) << U32(8)) << U32(16)
+    out[:, 2] = (old & U32(0xFFFF00FF)) | enc(fp8, dither(a, rnd, 3)) << U32(8)
+    out[:, 3] = (old & U32(0x00FFFFFF)) | enc(bf8, dither(np.abs(a), rnd, 2)) << U32(24)
+    with np.errstate(all="ignore"):
+        out[:, 4] = ref_decode((rows[:, 4] >> U32(16)) & U32(0xFF), DTYPES[fp8]).astype(F32).view(U32)
+        out[:, 5] = ref_decode(rows[:, 5] & U32(0xFF), DTYPES[bf8]).astype(F32).view(U32)
+        for i in range(2):
+            out[:, 6 + i] = ref_decode((rows[:, 6] >> U32(16 + 8 * i)) & U32(0xFF), DTYPES[fp8]).astype(F32).view(U32)
+    return out
+
+
+def assert_lanes(got: np.ndarray, want: np.ndarray, rows: np.ndarray) -> None:
+    nan = np.isnan(want[:, 4:].view(F32)) & np.isnan(got[:, 4:].view(F32))  # a decoded NaN: any NaN
+    ok = np.concatenate([got[:, :4] == want[:, :4], (got[:, 4:] == want[:, 4:]) | nan], axis=1)
+    bad = np.argwhere(~ok)
+    assert bad.size == 0, [(int(i), int(j), hex(int(rows[i, 0])), hex(int(rows[i, 1])), hex(int(got[i, j])),
+                            hex(int(want[i, j]))) for i, j in bad[:8]]
+
+
+@pytest.mark.parametrize("clamp", [False, True])
+@pytest.mark.parametrize("arch,tier", [("gfx942", "interpreter"), ("gfx950", "interpreter"),
+                                       ("gfx1201", "interpreter"), ("gfx1201", "jit")])
+def test_kernel_conversions_are_ml_dtypes(arch, tier, clamp):
+    fmt = mf.FP8_FNUZ if arch == "gfx942" else mf.FP8
+    rows = lanes_for(fmt, 4096, seed=len(arch) + clamp)
+    got = run_cvt(arch, tier, rows, clamp)
+    assert_lanes(got, expected(arch, rows, clamp), rows)
+
+
+def test_kernel_bf8_ranges():
+    """The same kernel on values spread over bf8's (much wider) range: pk_bf8's and sr_bf8's rounding, overflow."""
+    for arch in ("gfx942", "gfx1201"):
+        fmt = mf.BF8_FNUZ if arch == "gfx942" else mf.BF8
+        rows = lanes_for(fmt, 2048, seed=5)
+        rows[:, 1] = rows[:, 0]
+        got = run_cvt(arch, "interpreter", rows, False)
+        assert_lanes(got, expected(arch, rows, False), rows)
