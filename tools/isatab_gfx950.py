@@ -15,8 +15,10 @@ Written: simgpu/isa/data/gfx950/{valu,memory}.json, as deltas of gfx942's tables
 Which instructions gfx950 adds (over gfx942) was found by asking LLVM's assembler for each mnemonic its
 matcher knows: those it accepts for gfx950 but refuses for gfx942 (`python -m tools.isatab_gfx950 --new`).
 Not here (the codec refuses their words): the f8f6f4 MFMAs (v_mfma_f32_16x16x128_f8f6f4 / 32x32x64, whose A/B register
-widths depend on the cbsz/blgp formats), the scaled MFMAs (v_mfma_scale_*: a v_mfma_ld_scale_b32 prefix and an MFMA
-printed as one instruction) and the v_cvt_scalef32_* conversions (docs/isa.md, "gfx950").
+widths depend on the cbsz/blgp formats) and the scaled MFMAs (v_mfma_scale_*: a v_mfma_ld_scale_b32 prefix and an MFMA
+printed as one instruction) (docs/isa.md, "gfx950"). The 49 v_cvt_scalef32_* conversions take the entry of a gfx942
+VOP3 op with as many sources and op_sel (v_fma_f16: three, v_cvt_pk_fp8_f32: two); the modifier bits LLVM does not
+encode alike (clamp, omod, some op_sel and neg/abs bits) are dropped as for every line.
 """
 
 from __future__ import annotations
@@ -78,6 +80,30 @@ TEMPLATES = {
        for a in ("bf8", "fp8") for b in ("bf8", "fp8")},
     **{f"v_smfmac_f32_32x32x64_{a}_{b} v[0:15], v[16:19], v[20:27], v28": f"v_smfmac_f32_32x32x32_{a}_{b}"
        for a in ("bf8", "fp8") for b in ("bf8", "fp8")},
+    **{line: "v_fma_f16" for line in (  # the scaled conversions with three sources (op_sel up to [.,.,.,.])
+        "v_cvt_scalef32_pk_fp8_f32 v1, v2, v3, v4", "v_cvt_scalef32_pk_bf8_f32 v1, v2, v3, v4",
+        "v_cvt_scalef32_sr_fp8_f32 v1, v2, v3, v4", "v_cvt_scalef32_sr_bf8_f32 v1, v2, v3, v4",
+        "v_cvt_scalef32_pk_fp4_f32 v1, v2, v3, v4", "v_cvt_scalef32_sr_pk_fp4_f32 v1, v[2:3], v3, v4",
+        "v_cvt_scalef32_sr_fp8_f16 v1, v2, v3, v4", "v_cvt_scalef32_sr_bf8_f16 v1, v2, v3, v4",
+        "v_cvt_scalef32_sr_fp8_bf16 v1, v2, v3, v4", "v_cvt_scalef32_sr_bf8_bf16 v1, v2, v3, v4",
+        "v_cvt_scalef32_sr_pk_fp4_f16 v1, v2, v3, v4", "v_cvt_scalef32_sr_pk_fp4_bf16 v1, v2, v3, v4",
+        "v_cvt_scalef32_2xpk16_fp6_f32 v[0:5], v[6:21], v[22:37], v38",
+        "v_cvt_scalef32_2xpk16_bf6_f32 v[0:5], v[6:21], v[22:37], v38",
+        "v_cvt_scalef32_sr_pk32_fp6_f32 v[0:5], v[6:37], v38, v39",
+        "v_cvt_scalef32_sr_pk32_bf6_f32 v[0:5], v[6:37], v38, v39",
+        *(f"v_cvt_scalef32_sr_pk32_{k}_{t} v[0:5], v[6:21], v22, v23" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
+    )},
+    **{line: "v_cvt_pk_fp8_f32" for line in (  # and with two (op_sel up to [.,.,.])
+        *(f"v_cvt_scalef32_pk_f32_{k} v[2:3], v2, v3" for k in ("fp8", "bf8", "fp4")),
+        *(f"v_cvt_scalef32_{a}_{b} v1, v2, v3" for a, b in (
+            ("f32", "fp8"), ("f32", "bf8"), ("f16", "fp8"), ("f16", "bf8"),
+            ("pk_fp8", "f16"), ("pk_bf8", "f16"), ("pk_fp8", "bf16"), ("pk_bf8", "bf16"), ("pk_f16", "fp8"),
+            ("pk_f16", "bf8"), ("pk_bf16", "fp8"), ("pk_bf16", "bf8"), ("pk_fp4", "f16"), ("pk_fp4", "bf16"),
+            ("pk_f16", "fp4"), ("pk_bf16", "fp4"))),
+        "v_cvt_scalef32_pk32_f32_fp6 v[0:31], v[32:37], v38", "v_cvt_scalef32_pk32_f32_bf6 v[0:31], v[32:37], v38",
+        *(f"v_cvt_scalef32_pk32_{k}_{t} v[0:5], v[6:21], v22" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
+        *(f"v_cvt_scalef32_pk32_{t}_{k} v[0:15], v[16:21], v22" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
+    )},
     # DS, FLAT, MUBUF
     "ds_read_b64_tr_b4 v[0:1], v2": "ds_read_b64",
     "ds_read_b64_tr_b8 v[0:1], v2": "ds_read_b64",

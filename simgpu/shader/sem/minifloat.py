@@ -14,10 +14,14 @@ Encoding rounds to nearest even from the exact value (a float64 holds every f32,
 value scaled by a power of two in the range the scaled conversions use, so the one rounding is the only one). What
 the result is when the rounded magnitude exceeds the format's largest finite value, or the input is infinite or NaN:
 
+- `saturate_finite` (MODE.FP16_OVFL, MODE bit 23, on): a finite value out of range gives the largest finite value of
+  its sign; infinities and NaNs are kept (an infinity becomes the format's infinity, or its NaN where it has none).
+  This is the mode bit AMD's compilers set to make these conversions saturate (Triton's gfx950 fp8 casts begin with
+  `s_setreg_imm32_b32 hwreg(HW_REG_MODE, 23, 1), 1`; hipBLASLt does the same on gfx12), described by them as
+  selecting the finite-overflow behaviour of the conversions to fp8 and f16.
 - `saturate` (the VOP3 clamp bit of the fp8/bf8 conversions): any non-NaN value out of range, infinities included,
-  gives the largest finite value of its sign. The reference's pseudo-code does not spell out what clamp does to
-  these conversions; saturating to the largest finite value is what "clamp" means for the other conversions to
-  narrower types (v_cvt_pk_u8_f32, the integer clamps) and what the OCP specification calls saturation.
+  gives the largest finite value of its sign. The reference does not say what clamp does to these conversions (LLVM
+  cannot write it); this reading is the "satfinite" one, saturation that reaches infinities too.
 - otherwise: E5M2 (OCP) gives infinity; OCP E4M3 gives its NaN (S.1111.111); FNUZ gives 0x80. fp6/bf6/fp4, which
   have neither, always saturate (the OCP MX specification's conversion rule).
 - A NaN input gives a NaN: S.1111.111 (E4M3), S.11111.10 (E5M2, the quiet NaN), 0x80 (FNUZ); fp6/bf6/fp4 have no NaN
@@ -94,38 +98,34 @@ class Format:
         """The float64 values of `codes` (any unsigned integer array; only the format's low bits are read)."""
         return self.table[np.asarray(codes).astype(np.int64) & ((1 << self.bits) - 1)]
 
-    def encode(self, x, saturate: bool = False) -> np.ndarray:
-        """float64 (or narrower) values to codes (uint32), rounded to nearest even (module docstring)."""
+    def encode(self, x, saturate=False, saturate_finite=False) -> np.ndarray:
+        """float64 (or narrower) values to codes (uint32), rounded to nearest even (module docstring). `saturate`
+        (the clamp bit) and `saturate_finite` (MODE.FP16_OVFL) may be bools or boolean arrays broadcasting to x."""
         with np.errstate(invalid="ignore"):  # a signaling NaN widens to a quiet one
             x = np.asarray(x, F64)
-        sign_bit = 1 << (self.bits - 1)
-        neg = np.signbit(x)
+        sign = np.where(np.signbit(x), 1 << (self.bits - 1), 0)
         a = np.abs(x)
+        nan, inf = np.isnan(a), np.isinf(a)
         vals, codes = self._positive
         with np.errstate(all="ignore"):
             # the quantum at a: 2**(exponent - man_bits), never below the subnormal step
             _, e = np.frexp(np.where(np.isfinite(a) & (a > 0), a, 1.0))
             q = np.ldexp(1.0, np.maximum(e - 1, 1 - self.bias) - self.man_bits)
             r = np.rint(a / q) * q  # exact: a / q scales by a power of two
-        over = ~np.isnan(a) & (r > vals[-1])
-        idx = np.searchsorted(vals, np.where(over | np.isnan(a), 0.0, r))
-        mag = codes[np.minimum(idx, len(codes) - 1)].astype(np.int64)
-        if saturate or self.kind == "mx":
-            over_code = np.full(x.shape, codes[-1], np.int64)
-        elif self.has_inf:
-            over_code = np.full(x.shape, 0x7C, np.int64)
+        over = ~nan & (r > vals[-1])  # infinities included
+        mx = self.kind == "mx"
+        to_max = over & (mx | np.asarray(saturate) | (~inf & np.asarray(saturate_finite)))
+        mag = codes[np.minimum(np.searchsorted(vals, np.where(over | nan, 0.0, r)), len(codes) - 1)]
+        mag = np.where(to_max, codes[-1], mag).astype(np.int64)
+        out = mag | sign
+        special = (over & ~to_max) | nan  # what becomes infinity or NaN
+        if self.kind == "fnuz":  # no negative zero; overflow and NaN are 0x80
+            out = np.where(special, 1 << (self.bits - 1), np.where(mag == 0, 0, out))
+        elif mx:
+            out = np.where(nan, 0, out)
         else:
-            over_code = np.full(x.shape, self.nan_code & (sign_bit - 1), np.int64)
-        mag = np.where(over, over_code, mag)
-        out = mag | np.where(neg, sign_bit, 0)
-        if self.kind == "fnuz":
-            out = np.where(mag == 0, 0, out)  # no negative zero
-            out = np.where(over & (over_code != codes[-1]), sign_bit, out)  # overflow is the NaN code
-            out = np.where(np.isnan(a), sign_bit, out)
-        elif self.kind == "mx":
-            out = np.where(np.isnan(a), 0, out)
-        else:
-            out = np.where(np.isnan(a), self.nan_code | np.where(neg, sign_bit, 0), out)
+            inf_code = 0x7C if self.has_inf else self.nan_code
+            out = np.where(special, np.where(nan, self.nan_code, inf_code) | sign, out)
         return out.astype(U32)
 
 

@@ -7,8 +7,9 @@ From the reference's pseudo-code (CDNA3/CDNA4/RDNA4 ISA, the same text in all th
 
 - v_cvt_pk_*_f32: D.b16 = {cvt(S1), cvt(S0)} into the low half of the VGPR, or the high half with op_sel[3]; the
   other half is kept. Rounds to nearest even whatever MODE says (the pseudo-code forces ROUND_NEAREST_EVEN); abs/neg
-  apply to the f32 sources; the VOP3 clamp bit saturates (minifloat's module docstring: LLVM cannot write it, so
-  only hand-made code sets it).
+  apply to the f32 sources. Overflow: to infinity (bf8) or NaN (fp8, FNUZ); MODE.FP16_OVFL (bit 23) makes finite
+  overflow saturate, and the VOP3 clamp bit every overflow (minifloat's module docstring: LLVM cannot write clamp,
+  so only hand-made code sets it).
 - v_cvt_sr_*_f32: the f32 in S0 with the top 23 - M bits of the dword S1 added to its mantissa field, wrapping
   within the field (M: 3 for fp8, 2 for bf8; `m = 23'U(mantissa(S0) + S1[31:12])` for fp8, S1[31:11] for bf8),
   then converted as above, to nearest even: the pseudo-code's literal reading (minifloat.stochastic_dither). The
@@ -26,11 +27,12 @@ import numpy as np
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.sem import minifloat
 from simgpu.shader.semantics import register
-from simgpu.shader.state import wsel
+from simgpu.shader.state import HW_MODE, wsel
 from simgpu.shader.vector import sdwa
 from simgpu.shader.vector.valu import VOp, _source_entries, execute, typed_source
 
 U32, F32 = np.uint32, np.float32
+MODE_FP16_OVFL = 1 << 23  # MODE.FP16_OVFL: conversions to fp8 (and f16) saturate finite overflow
 
 
 def formats_of(arch: str) -> dict[str, minifloat.Format]:
@@ -41,6 +43,11 @@ def formats_of(arch: str) -> dict[str, minifloat.Format]:
 def source(ex, w, inst, i: int, t: str) -> np.ndarray:
     """VOP3 source i typed `t`, abs/neg applied to floats (the VALU executor's reader)."""
     return typed_source(ex, w, inst, _source_entries(inst)[i], t, i)
+
+
+def fp16_ovfl(ex, w) -> np.ndarray:
+    """MODE.FP16_OVFL of each wave, [n, 1] (broadcasting over the lanes)."""
+    return ((ex.st.hwreg[wsel(w), HW_MODE] & MODE_FP16_OVFL) != 0).reshape(-1, 1)
 
 
 def _op_sel(inst) -> int:
@@ -58,9 +65,9 @@ def merge(ex, w, inst, value: np.ndarray, shift: int, width: int) -> None:
 def _pk_to8(kind: str):
     def fn(ex, w, inst):
         fmt = formats_of(inst.arch)[kind]
-        sat = bool(inst.fields.get("clamp", 0))
-        lo = fmt.encode(source(ex, w, inst, 0, "f32"), sat)
-        hi = fmt.encode(source(ex, w, inst, 1, "f32"), sat)
+        sat, ovfl = bool(inst.fields.get("clamp", 0)), fp16_ovfl(ex, w)
+        lo = fmt.encode(source(ex, w, inst, 0, "f32"), sat, ovfl)
+        hi = fmt.encode(source(ex, w, inst, 1, "f32"), sat, ovfl)
         merge(ex, w, inst, lo | hi << U32(8), 16 * (_op_sel(inst) >> 3 & 1), 16)
     return fn
 
@@ -71,7 +78,7 @@ def _sr_to8(kind: str):
         x = source(ex, w, inst, 0, "f32").view(U32)
         rnd = source(ex, w, inst, 1, "u32")
         tmp = minifloat.stochastic_dither(x, rnd, fmt.man_bits).view(F32)
-        code = fmt.encode(tmp, bool(inst.fields.get("clamp", 0)))
+        code = fmt.encode(tmp, bool(inst.fields.get("clamp", 0)), fp16_ovfl(ex, w))
         merge(ex, w, inst, code, 8 * (_op_sel(inst) >> 2 & 3), 8)
     return fn
 

@@ -160,14 +160,19 @@ CVT = {
 }
 
 
-def run_cvt(arch: str, tier: str, lanes_in: np.ndarray, clamp: bool) -> np.ndarray:
-    """The kernel above over len(lanes_in) lanes (one workgroup of 1024 or less at a time); clamp sets the VOP3 clamp
-    bit of the four conversions to fp8/bf8 (LLVM cannot write it: the words are patched after loading)."""
+SETREG_FP16_OVFL = "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 23, 1), 1"  # what Triton writes before its fp8 casts
+
+
+def run_cvt(arch: str, tier: str, lanes_in: np.ndarray, sat: str) -> np.ndarray:
+    """The kernel above over len(lanes_in) lanes in workgroups of 256. sat "clamp" sets the VOP3 clamp bit of the four
+    conversions to fp8/bf8 (LLVM cannot write it: the words are patched after loading), "fp16_ovfl" sets MODE.FP16_OVFL
+    before them."""
     family = "gfx9" if arch.startswith("gfx9") else "gfx12"
     tb = tiers.testbed(tier, arch=arch)
-    text = BODY[family].format(cvt="\n".join(CVT[family]))
+    cvt = ([SETREG_FP16_OVFL] if sat == "fp16_ovfl" else []) + CVT[family]
+    text = BODY[family].format(cvt="\n".join(cvt))
     k = tb.load_asm(text, args=2, vgprs=24)
-    if clamp:
+    if sat == "clamp":
         start = len(assemble(BODY[family].split("{cvt}")[0], arch=arch))
         words = bytearray(assemble("\n".join(CVT[family]), arch=arch))
         for off in range(0, len(words), 8):
@@ -190,13 +195,14 @@ def lanes_for(fmt: mf.Format, n: int, seed: int) -> np.ndarray:
     return rows
 
 
-def expected(arch: str, rows: np.ndarray, clamp: bool) -> np.ndarray:
+def expected(arch: str, rows: np.ndarray, sat: str) -> np.ndarray:
     fp8, bf8 = (mf.FP8_FNUZ, mf.BF8_FNUZ) if arch == "gfx942" else (mf.FP8, mf.BF8)
     a, b, rnd, old = rows[:, 0].view(F32), rows[:, 1].view(F32), rows[:, 2], rows[:, 3]
 
     def enc(fmt, x):
-        if clamp:  # saturation: every non-NaN value clamped to +-max first, then ml_dtypes' conversion
-            x = np.where(np.isnan(x), x, np.clip(x, -fmt.max_finite, fmt.max_finite)).astype(F32)
+        # saturation: clamp (every non-NaN value) or FP16_OVFL (finite values) to +-max first, then ml_dtypes' rounding
+        keep = np.isnan(x) if sat == "clamp" else ~np.isfinite(x) if sat == "fp16_ovfl" else np.ones(x.shape, bool)
+        x = np.where(keep, x, np.clip(x, -fmt.max_finite, fmt.max_finite)).astype(F32)
         return ref_encode(x, DTYPES[fmt])
 
     out = np.zeros((len(rows), 8), U32)
@@ -220,14 +226,14 @@ def assert_lanes(got: np.ndarray, want: np.ndarray, rows: np.ndarray) -> None:
                             hex(int(want[i, j]))) for i, j in bad[:8]]
 
 
-@pytest.mark.parametrize("clamp", [False, True])
+@pytest.mark.parametrize("sat", ["none", "clamp", "fp16_ovfl"])
 @pytest.mark.parametrize("arch,tier", [("gfx942", "interpreter"), ("gfx950", "interpreter"),
                                        ("gfx1201", "interpreter"), ("gfx1201", "jit")])
-def test_kernel_conversions_are_ml_dtypes(arch, tier, clamp):
+def test_kernel_conversions_are_ml_dtypes(arch, tier, sat):
     fmt = mf.FP8_FNUZ if arch == "gfx942" else mf.FP8
-    rows = lanes_for(fmt, 4096, seed=len(arch) + clamp)
-    got = run_cvt(arch, tier, rows, clamp)
-    assert_lanes(got, expected(arch, rows, clamp), rows)
+    rows = lanes_for(fmt, 4096, seed=len(arch) + len(sat))
+    got = run_cvt(arch, tier, rows, sat)
+    assert_lanes(got, expected(arch, rows, sat), rows)
 
 
 def test_kernel_bf8_ranges():
@@ -236,5 +242,6 @@ def test_kernel_bf8_ranges():
         fmt = mf.BF8_FNUZ if arch == "gfx942" else mf.BF8
         rows = lanes_for(fmt, 2048, seed=5)
         rows[:, 1] = rows[:, 0]
-        got = run_cvt(arch, "interpreter", rows, False)
-        assert_lanes(got, expected(arch, rows, False), rows)
+        for sat in ("none", "fp16_ovfl"):
+            got = run_cvt(arch, "interpreter", rows, sat)
+            assert_lanes(got, expected(arch, rows, sat), rows)
