@@ -6,7 +6,8 @@ Needs Debian's clang-19 and lld-19 (/usr/lib/llvm-19/bin). Builtins only (-nogpu
 libraries), -O2, then `ld.lld -shared` as a runtime would load it. One code object per architecture:
 corpus.so (gfx1100) and corpus_<arch>.so for the others (gfx1201, gfx942); gfx942 also gets mfma_gfx942.so from
 mfma.cl (MFMA builtins, tests/simgpu/shader/test_mfma_gfx942.py), gfx1100 fdiv_gfx1100.so from fdiv.cl (division
-as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so from ldexp.cl (test_jit_ldexp.py).
+as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so from ldexp.cl (test_jit_ldexp.py);
+gfx942 and gfx1201 fp8_<arch>.so from fp8.cl (the fp8/bf8 conversion builtins, tests/simgpu/shader/test_cvt8.py).
 The outputs are committed, so the tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and
 test_corpus_opencl_gfx1201.py check they are what this script builds when clang-19 is present.
 """
@@ -23,7 +24,7 @@ LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
 ARCHES = ("gfx1100", "gfx1201", "gfx942")
 # sources built for one architecture only: DIR / f"{name}.cl" -> f"{name}_{arch}.so"
-EXTRA = {"gfx942": ("mfma",), "gfx1100": ("fdiv", "ldexp")}
+EXTRA = {"gfx942": ("mfma", "fp8"), "gfx1100": ("fdiv", "ldexp"), "gfx1201": ("fp8",)}
 # flags of one source: fdiv.cl's f32 quotient correctly rounded (OpenCL's default allows 2.5 ULP, and clang then
 # emits v_rcp_f32 alone rather than the v_div_scale / v_div_fmas / v_div_fixup expansion)
 SOURCE_FLAGS = {"fdiv": ("-cl-fp32-correctly-rounded-divide-sqrt",)}

@@ -113,8 +113,8 @@ def _pk_f32_from8(kind: str):
             word = word >> U32(16) if _op_sel(inst) & 1 else word
         fmt = formats_of(inst.arch)[kind]
         active = ex.st.exec_lanes(w)
-        for i in range(2):
-            v = fmt.decode(word >> U32(8 * i)).astype(F32)
+        vals = [fmt.decode(word >> U32(8 * i)).astype(F32) for i in range(2)]  # before writing: src0 may be in vdst
+        for i, v in enumerate(vals):
             write_vgpr(ex, w, inst.fields["vdst"] + i, v.view(U32), active)
     return fn
 

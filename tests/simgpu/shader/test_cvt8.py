@@ -4,13 +4,21 @@ hand-assembled kernels on gfx942 (FNUZ), gfx950 and gfx1201 (OCP; gfx1201 in bot
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 from simgpu.isa import assemble
+from simgpu.isa.codeobject import read_code_object
+from simgpu.isa.objdump import disassemble_text
 from simgpu.shader.sem import minifloat as mf
+from tests import DATA
+from tests.simgpu.shader import test_corpus_opencl_gfx1201 as gfx1201_stack
 from tests.support import tiers
+from tools import gen_opencl_corpus
 
 F32, U32, U8 = np.float32, np.uint32, np.uint8
 
@@ -245,3 +253,80 @@ def test_kernel_bf8_ranges():
         for sat in ("none", "fp16_ovfl"):
             got = run_cvt(arch, "interpreter", rows, sat)
             assert_lanes(got, expected(arch, rows, sat), rows)
+
+
+# ---------------------------------------------------------------------------------------------- clang-19's code
+
+OPENCL = DATA / "opencl"
+N = 1024  # lanes: four workgroups of 256
+
+
+def clang_code(arch: str) -> Path:
+    return OPENCL / f"fp8_{arch}.so"
+
+
+def clang_inputs(arch: str) -> list[np.ndarray]:
+    fmt = mf.FP8_FNUZ if arch == "gfx942" else mf.FP8
+    rows = lanes_for(fmt, N, seed=11)
+    wide = lanes_for(mf.BF8_FNUZ if arch == "gfx942" else mf.BF8, N, seed=12)
+    b = np.where(np.arange(N) % 2 == 0, rows[:, 1], wide[:, 0]).astype(U32)  # b spans bf8's range in half the lanes
+    return [rows[:, 0].view(F32), b.view(F32), rows[:, 2], rows[:, 3], rows[:, 4]]
+
+
+def clang_expected(arch: str, a, b, rnd, old, codes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    fp8, bf8 = (mf.FP8_FNUZ, mf.BF8_FNUZ) if arch == "gfx942" else (mf.FP8, mf.BF8)
+    f, g = DTYPES[fp8], DTYPES[bf8]
+
+    def pair(dt, x, y):
+        return ref_encode(x, dt) | ref_encode(y, dt) << U32(8)
+
+    to = np.zeros((N, 4), U32)
+    to[:, 0] = pair(f, a, b) | pair(g, a, b) << U32(16)
+    to[:, 1] = ((old & U32(0x00FF00FF)) | ref_encode(dither(a, rnd, 3), f) << U32(8)
+                | ref_encode(dither(b, rnd, 2), g) << U32(24))
+    to[:, 2] = pair(f, b, a) << U32(16) | pair(g, b, a)
+    to[:, 3] = ref_encode(dither(b, rnd, 3), f) | ref_encode(dither(a, rnd, 2), g) << U32(16)
+    byte = [(codes >> U32(8 * k)) & U32(0xFF) for k in range(4)]
+    with np.errstate(all="ignore"):
+        dec = [ref_decode(byte[k], f) for k in (0, 1, 2, 3)] + [ref_decode(byte[k], g) for k in (1, 2)]
+        dec += [ref_decode(byte[k], f) for k in (2, 3)]
+        frm = np.stack(dec, axis=1).astype(F32)
+        pk = np.stack([ref_decode(byte[k], g) for k in (0, 1)], axis=1).astype(F32)
+    return to, frm, pk
+
+
+def same_floats(got: np.ndarray, want: np.ndarray) -> bool:
+    return bool(((got.view(U32) == want.view(U32)) | (np.isnan(got) & np.isnan(want))).all())
+
+
+@pytest.mark.parametrize("arch,queue,tier", [("gfx942", "pm4", "interpreter"), ("gfx942", "aql", "interpreter"),
+                                             ("gfx1201", "pm4", "interpreter"), ("gfx1201", "aql", "interpreter"),
+                                             ("gfx1201", "pm4", "jit"), ("gfx1201", "aql", "jit")])
+def test_clang_fp8_builtins_are_ml_dtypes(arch, queue, tier):
+    """clang-19's __builtin_amdgcn_cvt_{pk,sr}_{fp8,bf8}_f32 and cvt_{f32,pk_f32}_{fp8,bf8} (tests/data/opencl/fp8.cl)
+    through the runtime's queue: every result against ml_dtypes."""
+    a, b, rnd, old, codes = clang_inputs(arch)
+    code = clang_code(arch).read_bytes()
+    launch = gfx1201_stack.launch
+    (to, *_), _, _ = launch(queue, tier, "to_fp8", [np.zeros((N, 4), U32), a, b, rnd, old], (N // 256,), (256,),
+                            arch, code)
+    (frm, _), _, _ = launch(queue, tier, "from_fp8", [np.zeros((N, 8), F32), codes], (N // 256,), (256,), arch, code)
+    (pk, _), _, _ = launch(queue, tier, "from_bf8_pk", [np.zeros((N, 2), F32), codes], (N // 256,), (256,), arch, code)
+    want_to, want_frm, want_pk = clang_expected(arch, a, b, rnd, old, codes)
+    bad = np.argwhere(to != want_to)
+    assert bad.size == 0, [(int(i), int(j), hex(int(to[i, j])), hex(int(want_to[i, j]))) for i, j in bad[:8]]
+    assert same_floats(frm, want_frm) and same_floats(pk, want_pk)
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1201"])
+def test_clang_code_holds_the_conversions(arch):
+    text = "\n".join(disassemble_text(read_code_object(clang_code(arch).read_bytes())))
+    for name in ("v_cvt_pk_fp8_f32", "v_cvt_pk_bf8_f32", "v_cvt_sr_fp8_f32", "v_cvt_sr_bf8_f32", "v_cvt_f32_fp8",
+                 "v_cvt_f32_bf8", "v_cvt_pk_f32_fp8", "v_cvt_pk_f32_bf8"):
+        assert name in text, name
+
+
+@pytest.mark.skipif(shutil.which("/usr/lib/llvm-19/bin/clang") is None, reason="needs clang-19 and lld-19")
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1201"])
+def test_committed_clang_code_is_what_the_generator_builds(arch):
+    assert gen_opencl_corpus.build(OPENCL / "fp8.cl", arch=arch) == clang_code(arch).read_bytes()
