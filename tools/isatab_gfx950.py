@@ -17,7 +17,8 @@ matcher knows: those it accepts for gfx950 but refuses for gfx942 (`python -m to
 Not here (the codec refuses their words): the f8f6f4 MFMAs (v_mfma_f32_16x16x128_f8f6f4 / 32x32x64, whose A/B register
 widths depend on the cbsz/blgp formats) and the scaled MFMAs (v_mfma_scale_*: a v_mfma_ld_scale_b32 prefix and an MFMA
 printed as one instruction) (docs/isa.md, "gfx950"). The 49 v_cvt_scalef32_* conversions take the entry of a gfx942
-VOP3 op with as many sources and op_sel (v_fma_f16: three, v_cvt_pk_fp8_f32: two); the modifier bits LLVM does not
+VOP3 op with as many sources and op_sel (v_fma_f16: three, v_cvt_pk_fp8_f32: two, v_cvt_sr_fp8_f32: two with a
+four-entry op_sel, as LLVM prints the fp4 packs' destination byte); the modifier bits LLVM does not
 encode alike (clamp, omod, some op_sel and neg/abs bits) are dropped as for every line.
 """
 
@@ -52,8 +53,8 @@ TEMPLATES = {
     # VOP3
     "v_cvt_pk_bf16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
     "v_cvt_pk_f16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
-    "v_cvt_sr_bf16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
-    "v_cvt_sr_f16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
+    "v_cvt_sr_bf16_f32 v1, v2, v3": "v_cvt_pk_fp8_f32",  # (op_sel[3]: the result's half)
+    "v_cvt_sr_f16_f32 v1, v2, v3": "v_cvt_pk_fp8_f32",
     "v_minimum3_f32 v1, v2, v3, v4": "v_max3_f32",
     "v_maximum3_f32 v1, v2, v3, v4": "v_max3_f32",
     "v_ashr_pk_i8_i32 v1, v2, v3, v4": "v_bfi_b32",
@@ -98,12 +99,14 @@ TEMPLATES = {
         *(f"v_cvt_scalef32_{a}_{b} v1, v2, v3" for a, b in (
             ("f32", "fp8"), ("f32", "bf8"), ("f16", "fp8"), ("f16", "bf8"),
             ("pk_fp8", "f16"), ("pk_bf8", "f16"), ("pk_fp8", "bf16"), ("pk_bf8", "bf16"), ("pk_f16", "fp8"),
-            ("pk_f16", "bf8"), ("pk_bf16", "fp8"), ("pk_bf16", "bf8"), ("pk_fp4", "f16"), ("pk_fp4", "bf16"),
-            ("pk_f16", "fp4"), ("pk_bf16", "fp4"))),
+            ("pk_f16", "bf8"), ("pk_bf16", "fp8"), ("pk_bf16", "bf8"), ("pk_f16", "fp4"), ("pk_bf16", "fp4"))),
         "v_cvt_scalef32_pk32_f32_fp6 v[0:31], v[32:37], v38", "v_cvt_scalef32_pk32_f32_bf6 v[0:31], v[32:37], v38",
         *(f"v_cvt_scalef32_pk32_{k}_{t} v[0:5], v[6:21], v22" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
         *(f"v_cvt_scalef32_pk32_{t}_{k} v[0:15], v[16:21], v22" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
     )},
+    # two sources, the destination byte in op_sel[3:2] (LLVM prints op_sel:[.,.,.,.])
+    "v_cvt_scalef32_pk_fp4_f16 v1, v2, v3": "v_cvt_sr_fp8_f32",
+    "v_cvt_scalef32_pk_fp4_bf16 v1, v2, v3": "v_cvt_sr_fp8_f32",
     # DS, FLAT, MUBUF
     "ds_read_b64_tr_b4 v[0:1], v2": "ds_read_b64",
     "ds_read_b64_tr_b8 v[0:1], v2": "ds_read_b64",

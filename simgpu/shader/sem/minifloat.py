@@ -75,7 +75,9 @@ class Format:
         elif self.kind == "ocp":
             top = e == e_max
             out[top] = np.where(frac[top] == 0, np.where(sign[top] == 1, -np.inf, np.inf), np.nan)
-        return out.astype(F64)
+        # a NaN keeps its code's sign (FNUZ's 0x80 is negative), its payload the canonical quiet one: decoded to f32
+        # it is 0x7FC00000 or 0xFFC00000, as ml_dtypes decodes it (the reference does not say)
+        return np.where(np.isnan(out), np.copysign(np.nan, np.where(sign == 1, -1.0, 1.0)), out).astype(F64)
 
     @cached_property
     def _positive(self) -> tuple[np.ndarray, np.ndarray]:

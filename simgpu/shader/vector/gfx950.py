@@ -120,8 +120,12 @@ def _sr_bf16(ctx: OpCtx, a, r):
 
 
 def _sr_f16(ctx: OpCtx, a, r):
-    with np.errstate(all="ignore"):  # numpy's conversion rounds to nearest even; a NaN stays a (quiet) NaN
-        return stochastic_dither(np.asarray(a, F32).view(U32), r, 10).view(F32).astype(F16).view(U16)
+    bits = stochastic_dither(np.asarray(a, F32).view(U32), r, 10)
+    with np.errstate(all="ignore"):  # numpy's conversion rounds to nearest even
+        h = bits.view(F32).astype(F16).view(U16)
+    # a NaN (an infinity the dither gave a payload, too) quieted with its sign and top payload bits, as v_cvt_f16_f32's
+    nan = ((bits >> U32(16)) & U32(0x8000)) | U32(0x7E00) | ((bits >> U32(13)) & U32(0x3FF))
+    return np.where(np.isnan(bits.view(F32)), nan.astype(U16), h)
 
 
 # 16-bit results: into the half op_sel[3] picks, the other half kept (the executor's rule for 16-bit results)
