@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from simgpu.fault import HardwareFault
 from simgpu.isa import assemble
 from simgpu.isa.codeobject import read_code_object
 from simgpu.isa.objdump import disassemble_text
@@ -330,3 +331,47 @@ def test_clang_code_holds_the_conversions(arch):
 @pytest.mark.parametrize("arch", ["gfx942", "gfx1201"])
 def test_committed_clang_code_is_what_the_generator_builds(arch):
     assert gen_opencl_corpus.build(OPENCL / "fp8.cl", arch=arch) == clang_code(arch).read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------- hostile words
+
+FUZZ_LINES = {
+    "gfx942": ["v_cvt_pk_fp8_f32 v1, v2, v3", "v_cvt_sr_bf8_f32 v1, v2, v3", "v_cvt_f32_fp8_e64 v1, v2",
+               "v_cvt_pk_f32_bf8_e64 v[2:3], v2"],
+    "gfx1201": ["v_cvt_pk_bf8_f32 v1, v2, v3", "v_cvt_sr_fp8_f32 v1, v2, v3", "v_cvt_f32_bf8_e64 v1, v2",
+                "v_cvt_pk_f32_fp8_e64 v[2:3], v2"],
+    "gfx950": ["v_cvt_scalef32_pk_fp8_f32 v1, v2, v3, v4", "v_cvt_scalef32_sr_pk_fp4_f32 v1, v[2:3], v3, v4",
+               "v_cvt_scalef32_pk32_f32_fp6 v[0:31], v[32:37], v38", "v_cvt_scalef32_2xpk16_fp6_f32 v[0:5], v[6:21], "
+               "v[22:37], v38", "v_cvt_scalef32_sr_pk32_bf6_bf16 v[0:5], v[6:21], v22, v23",
+               "v_cvt_scalef32_f16_fp8 v1, v2, v3", "v_cvt_sr_f16_f32 v1, v2, v3", "v_ashr_pk_u8_i32 v1, v2, v3, v4"],
+}
+
+
+@pytest.mark.parametrize("arch", sorted(FUZZ_LINES))
+def test_random_words_of_the_conversions_end_or_fault_cleanly(arch):
+    """Each conversion's VOP3 word with random operand and modifier bits (registers past the allocation, SGPR and
+    constant sources for wide operands, every op_sel): the kernel ends, or faults as illegal_instruction, never with
+    an internal error; twice the same bytes."""
+    rng = np.random.default_rng(31)
+    for line in FUZZ_LINES[arch]:
+        word = int.from_bytes(assemble(line, arch=arch), "little")
+        for _ in range(6):
+            # keep the opcode and encoding bits (VOP3: 25:16 and 31:26); randomise vdst, abs, op_sel, clamp, the
+            # sources, omod and neg
+            rand = int(rng.integers(0, 2**63, dtype=np.int64)) << 1 | int(rng.integers(0, 2))
+            keep = 0x0000_0000_FFFF_0000
+            bits = (word & keep) | (rand & ~keep & 0xFFFF_FFFF_FFFF_FFFF)
+            results = []
+            for _ in range(2):
+                tb = tiers.testbed("interpreter", arch=arch)
+                body = "v_mov_b32_e32 v1, 0x3f800000\nv_mov_b32_e32 v2, 0x40490fdb\n"
+                k = tb.load_asm(body + "s_nop 0\ns_nop 0\ns_endpgm", args=0, vgprs=40)
+                tb.write(k.code_address + len(assemble(body, arch=arch)), bits.to_bytes(8, "little"))
+                try:
+                    tb.launch(k, [], (1,), (64,))
+                    state = tb.engine.exit_states[-1][0]  # the batch's final registers (tiers.on_tier keeps them)
+                    results.append(state.vgpr.tobytes())
+                except HardwareFault as e:
+                    assert e.kind == "illegal_instruction", (line, hex(bits), str(e))
+                    results.append(e.kind.encode())
+            assert results[0] == results[1], (line, hex(bits))
