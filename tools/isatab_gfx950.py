@@ -173,6 +173,10 @@ def _valu_entry(template: dict, mnemonic: str, line: str) -> dict:
         e["ops"][1] = ["src0", "vsrc", 1]
         for form in ("dpp16", "sdwa", "sdwamods", "sdwasel", "dppmods"):
             e.pop(form, None)
+    if mnemonic.startswith("v_cvt_scalef32"):  # a source of several dwords is a VGPR run (LLVM 22 refuses others)
+        for op in e["ops"]:
+            if op[0].startswith("src") and op[2] > 1:
+                op[1:] = ["vsrc", op[2]]
     if mnemonic.startswith("v_bitop3"):
         e["mods"] = {k: ["val", "bitop3", v] for k, v in BITOP3.items()}
     return e
