@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from simgpu.shader.sem import minifloat as mf
+from simgpu.shader.vector import scalef32
 from tests.simgpu.shader import test_cdna4_corpus as cdna4
-from tests.simgpu.shader.test_cvt8 import DTYPES, dither, f32_inputs, ref_decode
+from tests.simgpu.shader.test_cvt8 import dither, f32_inputs, ref_decode
 
 U32, F32, F16, F64 = np.uint32, np.float32, np.float16, np.float64
 N = 512  # elements: two workgroups of 256
@@ -197,6 +198,77 @@ def ref_cvt6(w: np.ndarray) -> np.ndarray:
     return out
 
 
+@np.errstate(all="ignore")
+def ref_cvt_more(w: np.ndarray) -> np.ndarray:
+    rnd, old, codes, f = w[:, 2], w[:, 3], w[:, 5], factor(w[:, 4])
+    byte = [(codes >> U32(8 * k)) & U32(0xFF) for k in range(4)]
+
+    def e(dt, x, r=None):
+        x = np.asarray(x, F32)
+        if r is not None:
+            x = dither(x, r, MAN[dt])
+        return enc(dt, x.astype(F64) / f)
+
+    def d(dt, c):
+        return dec(dt, c) * f
+
+    h12, b13, h14, h15, b16 = w[:, 12], w[:, 13], w[:, 14], w[:, 15], w[:, 16]
+    out = np.zeros((N, 16), U32)
+    out[:, 0] = put(old, e(FP8, bf16_of(b16)) | e(FP8, bf16_of(b16 >> U32(16))) << U32(8), 0, 16)
+    out[:, 1] = put(old, e(BF8, f16_of(h12)) | e(BF8, f16_of(h12 >> U32(16))) << U32(8), 16, 16)
+    out[:, 2] = put(old, e(BF8, f16_of(h14), rnd), 8, 8)
+    out[:, 3] = put(old, e(FP8, bf16_of(b16), rnd), 24, 8)
+    out[:, 4] = put(old, e(BF8, bf16_of(b13), rnd), 0, 8)
+    out[:, 5] = to_f32(d(BF8, byte[1]))
+    out[:, 6], out[:, 7] = to_f32(d(FP8, byte[0])), to_f32(d(FP8, byte[1]))
+    out[:, 8] = to_f16(d(BF8, byte[0])) | to_f16(d(BF8, byte[1])) << U32(16)
+    out[:, 9] = to_bf16(d(FP8, byte[2])) | to_bf16(d(FP8, byte[3])) << U32(16)
+    out[:, 10] = put(old, to_f16(d(BF8, byte[0])), 0, 16)
+    out[:, 11] = put(old, e(FP4, bf16_of(b16)) | e(FP4, bf16_of(b16 >> U32(16))) << U32(4), 16, 8)
+    out[:, 12] = put(old, e(FP4, f16_of(h15), rnd) | e(FP4, f16_of(h15 >> U32(16)), prng(rnd)) << U32(4), 8, 8)
+    return out
+
+
+@np.errstate(all="ignore")
+def ref_cvt6_more(w: np.ndarray) -> np.ndarray:
+    rnd, f = w[:, 2], factor(w[:, 4])
+    vals = [w[:, 12 + k].view(F32) for k in range(32)]
+
+    def halves(first: int, of) -> list[np.ndarray]:
+        return [of(w[:, first + k // 2] >> U32(16 * (k % 2))) for k in range(32)]
+
+    def e(dt, x, r=None):
+        x = np.asarray(x, F32)
+        if r is not None:
+            x = dither(x, r, MAN[dt])
+        return enc(dt, x.astype(F64) / f)
+
+    def randoms():
+        r = rnd
+        for _ in range(32):
+            yield r
+            r = prng(r)
+
+    def pairs16(vals16: list[np.ndarray]) -> np.ndarray:
+        return np.stack([vals16[2 * k] | vals16[2 * k + 1] << U32(16) for k in range(16)], axis=1)
+
+    six = unpack6(w[:, 6:12])
+    out = np.zeros((N, 128), U32)
+    out[:, 0:6] = pack6([e(BF6, x) for p in range(16) for x in (vals[p], vals[16 + p])])
+    out[:, 6:12] = pack6([e(FP6, x, r) for x, r in zip(vals, randoms(), strict=True)])
+    out[:, 12:44] = np.stack([to_f32(_small(BF6, c) * f) for c in six], axis=1)
+    out[:, 44:50] = pack6([e(BF6, x) for x in halves(12, f16_of)])
+    out[:, 50:56] = pack6([e(FP6, x) for x in halves(12, bf16_of)])
+    out[:, 56:62] = pack6([e(BF6, x) for x in halves(28, bf16_of)])
+    out[:, 62:78] = pairs16([to_f16(_small(FP6, c) * f) for c in six])
+    out[:, 78:94] = pairs16([to_bf16(_small(FP6, c) * f) for c in six])
+    out[:, 94:110] = pairs16([to_f16(_small(BF6, c) * f) for c in six])
+    out[:, 110:116] = pack6([e(BF6, x, r) for x, r in zip(halves(28, f16_of), randoms(), strict=True)])
+    out[:, 116:122] = pack6([e(FP6, x, r) for x, r in zip(halves(12, bf16_of), randoms(), strict=True)])
+    out[:, 122:128] = pack6([e(BF6, x, r) for x, r in zip(halves(28, bf16_of), randoms(), strict=True)])
+    return out
+
+
 def sat(x: np.ndarray, lo: int, hi: int) -> np.ndarray:
     return (np.clip(x, lo, hi) & 0xFF).astype(U32)
 
@@ -217,11 +289,12 @@ def ref_misc(w: np.ndarray) -> np.ndarray:
     return out
 
 
-KERNELS = {"cdna4_cvt": (24, ref_cvt), "cdna4_cvt6": (72, ref_cvt6), "cdna4_cvt_misc": (8, ref_misc)}
+KERNELS = {"cdna4_cvt": (24, ref_cvt), "cdna4_cvt6": (72, ref_cvt6), "cdna4_cvt_misc": (8, ref_misc),
+           "cdna4_cvt_more": (16, ref_cvt_more), "cdna4_cvt6_more": (128, ref_cvt6_more)}
 # Words whose other bytes are not the old operand in LLVM 22's code: it does not tie the old value of
 # llvm.amdgcn.cvt.scalef32.sr.pk.fp4.* to the destination (it writes into a register holding something else), so only
 # the byte the instruction writes is compared there.
-WRITTEN_ONLY = {"cdna4_cvt": {8: 0x00FF0000, 18: 0x000000FF}}
+WRITTEN_ONLY = {"cdna4_cvt": {8: 0x00FF0000, 18: 0x000000FF}, "cdna4_cvt_more": {12: 0x0000FF00}}
 
 
 def assert_words(got: np.ndarray, want: np.ndarray, w: np.ndarray) -> None:
@@ -247,14 +320,10 @@ def test_llvm_conversions_match_the_references(kernel, where):
 
 
 def test_the_code_holds_every_instruction_it_is_about():
+    """All 49 v_cvt_scalef32_* forms (the semantics table's) and the other conversions are in LLVM's code."""
     text = cdna4.listing(NAME)
-    names = {f"v_cvt_scalef32_{n}" for n in (
-        "pk_fp8_f32", "pk_bf8_f32", "sr_fp8_f32", "sr_bf8_f32", "f32_fp8", "pk_f32_bf8", "pk_fp4_f32", "pk_f32_fp4",
-        "sr_pk_fp4_f32", "pk_fp8_f16", "pk_bf8_bf16", "sr_fp8_f16", "pk_f16_fp8", "pk_bf16_bf8", "f16_fp8",
-        "pk_fp4_f16", "pk_f16_fp4", "pk_bf16_fp4", "sr_pk_fp4_bf16", "2xpk16_fp6_f32", "sr_pk32_bf6_f32",
-        "pk32_f32_fp6", "pk32_fp6_f16", "pk32_bf16_bf6", "sr_pk32_fp6_f16")}
+    names = {f"v_cvt_scalef32_{n}" for n in scalef32.FORMS}
     names |= {"v_cvt_sr_bf16_f32", "v_cvt_sr_f16_f32", "v_ashr_pk_i8_i32", "v_ashr_pk_u8_i32", "v_cvt_pk_fp8_f32",
               "v_cvt_sr_bf8_f32", "v_cvt_pk_f32_bf8"}
     missing = [n for n in sorted(names) if f"\t{n} " not in text and f"\t{n}_" not in text]
-    assert not missing
-    assert DTYPES  # (the shared ml_dtypes table: test_cvt8.py checks the formats themselves)
+    assert len(scalef32.FORMS) == 49 and not missing, missing
