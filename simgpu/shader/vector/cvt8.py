@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.shader.operand import vector_src, write_vgpr
+from simgpu.shader.operand import write_vgpr
 from simgpu.shader.sem import minifloat
 from simgpu.shader.semantics import register
 from simgpu.shader.state import HW_MODE, wsel
 from simgpu.shader.vector import sdwa
-from simgpu.shader.vector.valu import VOp, _source_entries, execute, typed_source
+from simgpu.shader.vector.valu import VOp, _source_entries, dpp_write_mask, execute, typed_source
 
 U32, F32 = np.uint32, np.float32
 MODE_FP16_OVFL = 1 << 23  # MODE.FP16_OVFL: conversions to fp8 (and f16) saturate finite overflow
@@ -54,12 +54,18 @@ def _op_sel(inst) -> int:
     return inst.fields.get("op_sel", 0) if inst.encoding == "VOP3" else 0
 
 
+def write_mask(ex, w, inst) -> np.ndarray:
+    """The lanes that write: EXEC, and DPP's row / bank masks (gfx12's e64 DPP forms)."""
+    active = ex.st.exec_lanes(w)
+    return active if inst.dpp is None else active & dpp_write_mask(ex, w, inst)
+
+
 def merge(ex, w, inst, value: np.ndarray, shift: int, width: int) -> None:
-    """Write `value` into bits [shift, shift + width) of VDST in the active lanes, the other bits kept."""
+    """Write `value` into bits [shift, shift + width) of VDST in the writing lanes, the other bits kept."""
     vdst = inst.fields["vdst"]
     keep = U32(~(((1 << width) - 1) << shift) & 0xFFFFFFFF)
     old = ex.st.vgpr[vdst, wsel(w), :]
-    write_vgpr(ex, w, vdst, (old & keep) | (value.astype(U32) << U32(shift)), ex.st.exec_lanes(w))
+    write_vgpr(ex, w, vdst, (old & keep) | (value.astype(U32) << U32(shift)), write_mask(ex, w, inst))
 
 
 def _pk_to8(kind: str):
@@ -98,9 +104,9 @@ def _f32_from8(kind: str):
 
 def _gfx12_f32_from8(kind: str):
     def fn(ex, w, inst):
-        src = vector_src(ex, w, inst.fields["src0"], inst.literal)
+        src = source(ex, w, inst, 0, "u32")  # (through DPP when the instruction has it)
         v = minifloat.OCP[kind].decode(src >> U32(8 * _gfx12_byte(inst))).astype(F32)
-        write_vgpr(ex, w, inst.fields["vdst"], v.view(U32), ex.st.exec_lanes(w))
+        write_vgpr(ex, w, inst.fields["vdst"], v.view(U32), write_mask(ex, w, inst))
     return fn
 
 
@@ -109,10 +115,10 @@ def _pk_f32_from8(kind: str):
         if inst.dpp is not None and inst.dpp["kind"] == "sdwa":
             word = sdwa.source(ex, w, inst, "src0", 32)
         else:
-            word = vector_src(ex, w, inst.fields["src0"], inst.literal)
+            word = source(ex, w, inst, 0, "u32")
             word = word >> U32(16) if _op_sel(inst) & 1 else word
         fmt = formats_of(inst.arch)[kind]
-        active = ex.st.exec_lanes(w)
+        active = write_mask(ex, w, inst)
         vals = [fmt.decode(word >> U32(8 * i)).astype(F32) for i in range(2)]  # before writing: src0 may be in vdst
         for i, v in enumerate(vals):
             write_vgpr(ex, w, inst.fields["vdst"] + i, v.view(U32), active)

@@ -375,3 +375,39 @@ def test_random_words_of_the_conversions_end_or_fault_cleanly(arch):
                     assert e.kind == "illegal_instruction", (line, hex(bits), str(e))
                     results.append(e.kind.encode())
             assert results[0] == results[1], (line, hex(bits))
+
+
+@pytest.mark.parametrize("arch,tier", [("gfx942", "interpreter"), ("gfx1201", "interpreter"), ("gfx1201", "jit")])
+def test_dpp_forms_read_the_permuted_lane_and_write_the_enabled_rows(arch, tier):
+    """v_cvt_f32_fp8_dpp (gfx942, gfx1201) and gfx1201's v_cvt_pk_fp8_f32_e64_dpp: src0 from the quad_perm lane, only
+    the rows row_mask enables written (the others keep their value)."""
+    gfx9 = arch == "gfx942"
+    tb = tiers.testbed(tier, arch=arch)
+    dpp = "quad_perm:[1,0,3,2] row_mask:0x5 bank_mask:0xf"
+    lines = ["v_mov_b32_e32 v4, -1", "v_mov_b32_e32 v5, -1", f"v_cvt_f32_fp8_dpp v4, v2 {dpp}"]
+    if not gfx9:
+        lines.append(f"v_cvt_pk_fp8_f32_e64_dpp v5, v2, v3 {dpp}")
+    load, store = (("global_load_dwordx2 v[2:3], v1, s[4:5]", "global_store_dwordx2 v1, v[4:5], s[6:7]") if gfx9 else
+                   ("global_load_b64 v[2:3], v1, s[4:5]", "global_store_b64 v1, v[4:5], s[6:7]"))
+    wait = "s_waitcnt vmcnt(0)" if gfx9 else "s_wait_loadcnt 0x0"
+    kload = "s_load_dwordx4 s[4:7], s[0:1], 0x0\ns_waitcnt lgkmcnt(0)" if gfx9 else \
+        "s_load_b128 s[4:7], s[0:1], 0x0\ns_wait_kmcnt 0x0"
+    body = "\n".join([kload, "v_lshlrev_b32_e32 v1, 3, v0", load, wait, *lines, store, "s_endpgm"])
+    k = tb.load_asm(body, args=2, vgprs=8)
+    rng = np.random.default_rng(2)
+    x = np.zeros((64, 2), U32)
+    x[:, 0] = rng.integers(0, 256, 64)
+    x[:, 1] = rng.standard_normal(64).astype(F32).view(U32)
+    src, dst = tb.upload(x), tb.upload(np.zeros((64, 2), U32))
+    tb.launch(k, [src, dst], (1,), (64,))
+    got = tb.download(dst, U32, 128).reshape(64, 2)
+    fmt = mf.FP8_FNUZ if gfx9 else mf.FP8
+    lane = np.arange(64)
+    perm = (lane & ~3) | np.array([1, 0, 3, 2])[lane & 3]
+    written = ((lane // 16) % 2) == 0  # row_mask 0x5: rows 0 and 2
+    want0 = np.where(written, fmt.decode(x[perm, 0]).astype(F32).view(U32), U32(0xFFFFFFFF))
+    assert np.array_equal(got[:, 0], want0)
+    if not gfx9:  # src0 from the permuted lane, src1 from the lane itself; the high word kept
+        a, b = x[perm, 0].view(F32), x[:, 1].view(F32)
+        pk = U32(0xFFFF0000) | fmt.encode(a) | fmt.encode(b) << U32(8)
+        assert np.array_equal(got[:, 1], np.where(written, pk, U32(0xFFFFFFFF)))
