@@ -11,7 +11,8 @@ as clang expands it, tests/simgpu/shader/test_jit_div.py) and ldexp_gfx1100.so f
 gfx1201 wmma_gfx1201.so and wmma_w64_gfx1201.so from wmma.cl (WMMA and SWMMAC builtins, wave32 and wave64,
 tests/simgpu/shader/test_wmma_gfx12.py), load_tr_gfx1201.so / load_tr_w64_gfx1201.so from load_tr.cl (transposing
 loads, test_load_tr_gfx12.py) and buffer_gfx1201.so from buffer.ll (LLVM IR: the s_buffer_load and buffer-format
-intrinsics OpenCL has no builtin for, test_buffer_gfx12.py).
+intrinsics OpenCL has no builtin for, test_buffer_gfx12.py);
+gfx942 and gfx1201 fp8_<arch>.so from fp8.cl (the fp8/bf8 conversion builtins, tests/simgpu/shader/test_cvt8.py).
 The outputs are committed, so the tests need no compiler; tests/simgpu/shader/test_corpus_opencl.py and
 test_corpus_opencl_gfx1201.py check they are what this script builds when clang-19 is present.
 """
@@ -28,8 +29,8 @@ LLVM = Path("/usr/lib/llvm-19/bin")
 DIR = Path(__file__).resolve().parent.parent / "tests" / "data" / "opencl"
 ARCHES = ("gfx1100", "gfx1201", "gfx942")
 # sources built for one architecture only: DIR / f"{name}.cl" -> f"{name}_{arch}.so"
-EXTRA = {"gfx942": ("mfma", "smfmac"), "gfx1100": ("fdiv", "ldexp"),
-         "gfx1201": ("wmma", "wmma_w64", "load_tr", "load_tr_w64", "buffer")}
+EXTRA = {"gfx942": ("mfma", "smfmac", "fp8"), "gfx1100": ("fdiv", "ldexp"),
+         "gfx1201": ("wmma", "wmma_w64", "load_tr", "load_tr_w64", "buffer", "fp8")}
 # a build of another build's source: name -> the source's stem
 SOURCE = {"wmma_w64": "wmma", "load_tr_w64": "load_tr"}
 # flags of one source: fdiv.cl's f32 quotient correctly rounded (OpenCL's default allows 2.5 ULP, and clang then

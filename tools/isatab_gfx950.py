@@ -16,8 +16,11 @@ Which instructions gfx950 adds (over gfx942) was found by asking LLVM's assemble
 matcher knows: those it accepts for gfx950 but refuses for gfx942 (`python -m tools.isatab_gfx950 --new`).
 The f8f6f4 MFMAs (v_mfma_f32_16x16x128_f8f6f4 / 32x32x64) are entries whose "fmt" names the modifier setting each
 source's width (valu_fmt.FORMAT_REGS); their "scaled" names the scaled MFMA the codec decodes when v_mfma_ld_scale_b32
-(its entry's "pair") comes right before one (FORM_LINES are checked like TEMPLATES' lines). Not here (the codec
-refuses their words): the v_cvt_scalef32_* conversions (docs/isa.md, "gfx950").
+(its entry's "pair") comes right before one (FORM_LINES are checked like TEMPLATES' lines). The 49
+v_cvt_scalef32_* conversions take the entry of a gfx942 VOP3 op with as many sources and op_sel (v_fma_f16: three,
+v_cvt_pk_fp8_f32: two, v_cvt_sr_fp8_f32: two with a four-entry op_sel, as LLVM prints the fp4 packs' destination
+byte); the modifier bits LLVM does not encode alike (clamp, omod, some op_sel and neg/abs bits) are dropped as for
+every line.
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ TEMPLATES = {
     # VOP3
     "v_cvt_pk_bf16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
     "v_cvt_pk_f16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
-    "v_cvt_sr_bf16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
-    "v_cvt_sr_f16_f32 v1, v2, v3": "v_cvt_pkrtz_f16_f32",
+    "v_cvt_sr_bf16_f32 v1, v2, v3": "v_cvt_pk_fp8_f32",  # (op_sel[3]: the result's half)
+    "v_cvt_sr_f16_f32 v1, v2, v3": "v_cvt_pk_fp8_f32",
     "v_minimum3_f32 v1, v2, v3, v4": "v_max3_f32",
     "v_maximum3_f32 v1, v2, v3, v4": "v_max3_f32",
     "v_ashr_pk_i8_i32 v1, v2, v3, v4": "v_bfi_b32",
@@ -84,6 +87,32 @@ TEMPLATES = {
     "v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]": "v_mfma_f32_16x16x32_fp8_fp8",
     "v_mfma_f32_32x32x64_f8f6f4 v[0:15], v[16:23], v[24:31], v[0:15]": "v_mfma_f32_32x32x16_fp8_fp8",
     "v_mfma_ld_scale_b32 v1, v2": "v_pk_add_u16",
+    **{line: "v_fma_f16" for line in (  # the scaled conversions with three sources (op_sel up to [.,.,.,.])
+        "v_cvt_scalef32_pk_fp8_f32 v1, v2, v3, v4", "v_cvt_scalef32_pk_bf8_f32 v1, v2, v3, v4",
+        "v_cvt_scalef32_sr_fp8_f32 v1, v2, v3, v4", "v_cvt_scalef32_sr_bf8_f32 v1, v2, v3, v4",
+        "v_cvt_scalef32_pk_fp4_f32 v1, v2, v3, v4", "v_cvt_scalef32_sr_pk_fp4_f32 v1, v[2:3], v3, v4",
+        "v_cvt_scalef32_sr_fp8_f16 v1, v2, v3, v4", "v_cvt_scalef32_sr_bf8_f16 v1, v2, v3, v4",
+        "v_cvt_scalef32_sr_fp8_bf16 v1, v2, v3, v4", "v_cvt_scalef32_sr_bf8_bf16 v1, v2, v3, v4",
+        "v_cvt_scalef32_sr_pk_fp4_f16 v1, v2, v3, v4", "v_cvt_scalef32_sr_pk_fp4_bf16 v1, v2, v3, v4",
+        "v_cvt_scalef32_2xpk16_fp6_f32 v[0:5], v[6:21], v[22:37], v38",
+        "v_cvt_scalef32_2xpk16_bf6_f32 v[0:5], v[6:21], v[22:37], v38",
+        "v_cvt_scalef32_sr_pk32_fp6_f32 v[0:5], v[6:37], v38, v39",
+        "v_cvt_scalef32_sr_pk32_bf6_f32 v[0:5], v[6:37], v38, v39",
+        *(f"v_cvt_scalef32_sr_pk32_{k}_{t} v[0:5], v[6:21], v22, v23" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
+    )},
+    **{line: "v_cvt_pk_fp8_f32" for line in (  # and with two (op_sel up to [.,.,.])
+        *(f"v_cvt_scalef32_pk_f32_{k} v[2:3], v2, v3" for k in ("fp8", "bf8", "fp4")),
+        *(f"v_cvt_scalef32_{a}_{b} v1, v2, v3" for a, b in (
+            ("f32", "fp8"), ("f32", "bf8"), ("f16", "fp8"), ("f16", "bf8"),
+            ("pk_fp8", "f16"), ("pk_bf8", "f16"), ("pk_fp8", "bf16"), ("pk_bf8", "bf16"), ("pk_f16", "fp8"),
+            ("pk_f16", "bf8"), ("pk_bf16", "fp8"), ("pk_bf16", "bf8"), ("pk_f16", "fp4"), ("pk_bf16", "fp4"))),
+        "v_cvt_scalef32_pk32_f32_fp6 v[0:31], v[32:37], v38", "v_cvt_scalef32_pk32_f32_bf6 v[0:31], v[32:37], v38",
+        *(f"v_cvt_scalef32_pk32_{k}_{t} v[0:5], v[6:21], v22" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
+        *(f"v_cvt_scalef32_pk32_{t}_{k} v[0:15], v[16:21], v22" for k in ("fp6", "bf6") for t in ("f16", "bf16")),
+    )},
+    # two sources, the destination byte in op_sel[3:2] (LLVM prints op_sel:[.,.,.,.])
+    "v_cvt_scalef32_pk_fp4_f16 v1, v2, v3": "v_cvt_sr_fp8_f32",
+    "v_cvt_scalef32_pk_fp4_bf16 v1, v2, v3": "v_cvt_sr_fp8_f32",
     # DS, FLAT, MUBUF
     "ds_read_b64_tr_b4 v[0:1], v2": "ds_read_b64",
     "ds_read_b64_tr_b8 v[0:1], v2": "ds_read_b64",
@@ -164,6 +193,10 @@ def _valu_entry(template: dict, mnemonic: str, line: str) -> dict:
         e["ops"][1] = ["src0", "vsrc", 1]
         for form in ("dpp16", "sdwa", "sdwamods", "sdwasel", "dppmods"):
             e.pop(form, None)
+    if mnemonic.startswith("v_cvt_scalef32"):  # a source of several dwords is a VGPR run (LLVM 22 refuses others)
+        for op in e["ops"]:
+            if op[0].startswith("src") and op[2] > 1:
+                op[1:] = ["vsrc", op[2]]
     if mnemonic.startswith("v_bitop3"):
         e["mods"] = {k: ["val", "bitop3", v] for k, v in BITOP3.items()}
     if mnemonic in SCALED:  # no abid (LLVM refuses it): its bit 0 marks the MFMA word of a scaled MFMA

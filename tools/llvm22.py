@@ -61,7 +61,33 @@ class Assembler:
         self._diag = tempfile.TemporaryFile()
 
     def object(self, source: str) -> tuple[bytes | None, str]:
-        """(the ELF object LLVM assembles `source` to, or None; its diagnostics)."""
+        """(the ELF object LLVM assembles `source` to, or None; its diagnostics). The assembler runs in a forked child:
+        LLVM 22 aborts on some inputs (an inline constant as the 64-bit source of v_cvt_scalef32_sr_pk_fp4_f32
+        fails an assertion), and a crash must count as a rejection, not end the caller (as tools/oracle.py treats
+        llvm-mc's crashes)."""
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: assemble, send (status, diagnostics, object) and leave without cleanup
+            try:
+                data, diag = self._object(source)
+                payload = struct.pack("<iI", 0 if data is not None else 1, len(diag.encode())) + diag.encode()
+                os.write(write, payload + (data or b""))
+            finally:
+                os._exit(0)
+        os.close(write)
+        chunks = []
+        while chunk := os.read(read, 1 << 16):
+            chunks.append(chunk)
+        os.close(read)
+        _, status = os.waitpid(pid, 0)
+        blob = b"".join(chunks)
+        if len(blob) < 8:
+            return None, f"LLVM crashed (wait status {status})"
+        failed, n = struct.unpack_from("<iI", blob)
+        diag = blob[8:8 + n].decode(errors="replace")
+        return (None if failed else blob[8 + n:]), diag
+
+    def _object(self, source: str) -> tuple[bytes | None, str]:
         text = f'.amdgcn_target "{TRIPLE}--{self.mcpu}"\n.text\n{source}\n'.encode()
         obj, size, err = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
         sys.stderr.flush()

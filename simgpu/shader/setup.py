@@ -59,9 +59,10 @@ def user_sgprs(d: Dispatch) -> list[int]:
 
 def _mode_bits(kd: KernelDescriptor, family: str = "gfx11") -> int:
     """MODE register at wave launch: [3:0] round modes, [7:4] denorm modes, [8] DX10_CLAMP, [9] IEEE (gfx11;
-    gfx12's descriptor has neither bit)."""
+    gfx12's descriptor has neither bit), [23] FP16_OVFL (rsrc1 bit 26, GFX9-GFX12: AMDGPUUsage's "wavefront starts
+    execution with specified fp16 overflow mode")."""
     mode = (kd.float_round_mode_32 | kd.float_round_mode_16_64 << 2 | kd.float_denorm_mode_32 << 4 |
-            kd.float_denorm_mode_16_64 << 6)
+            kd.float_denorm_mode_16_64 << 6 | kd.fp16_ovfl << 23)
     return mode | kd.enable_dx10_clamp << 8 | kd.enable_ieee_mode << 9 if family in _SYSTEM_SGPR_FAMILIES else mode
 
 

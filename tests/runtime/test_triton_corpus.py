@@ -27,10 +27,7 @@ ARCHES = ("gfx1100", "gfx1201", "gfx942", "gfx950")
 SPECS_OF = {arch: {s["name"]: s for s in load_specs(arch)} for arch in ARCHES}
 SPECS = SPECS_OF["gfx1100"]
 # Cases an architecture cannot pass yet, with why (strict: the day one passes, its entry must go).
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("gfx950", "fp8e5_roundtrip"): "v_cvt_scalef32_pk_bf8_f32 (VOP3 opcode 566) is not in the gfx950 codec: the "
-                                   "v_cvt_scalef32_* conversions are not modelled",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 # Triton's f32 dot on gfx942 defaults to tf32, which it lowers to v_mfma_f32_*_xf32: the matrix core multiplies the
 # inputs truncated to xf32 (10 mantissa bits; simgpu.shader.matrix.gfx9), so these cases are checked against numpy's
 # product of the inputs truncated so (`_xf32_reference`), not the IEEE-f32 reference the other targets share.

@@ -32,15 +32,15 @@ from functools import cache
 import numpy as np
 
 from simgpu.shader.matrix.gfx9 import LANES, Shape, check_regs, d_register, read_c, write_d
-from simgpu.shader.sem.minifloat import BF6, E8M0, FP4, FP6
+from simgpu.shader.sem import minifloat as mf
+from simgpu.shader.sem.minifloat import E8M0
 from simgpu.shader.semantics import register
 from simgpu.shader.state import wsel
-from simgpu.shader.vector.gfx12 import BF8, FP8
 
 G = "gfx9"
 BLOCK = 32  # values of a row (column) per lane: one MX scale block
 # format code -> (bits per value, value table)
-FORMATS = {0: (8, FP8), 1: (8, BF8), 2: (6, FP6), 3: (6, BF6), 4: (4, FP4)}
+FORMATS = {0: (8, mf.FP8.table), 1: (8, mf.BF8.table), 2: (6, mf.FP6.table), 3: (6, mf.BF6.table), 4: (4, mf.FP4.table)}
 SHAPES = {"16x16x128": Shape(16, 16, 128, 1, "f8f6f4", "f8f6f4", "f32"),
           "32x32x64": Shape(32, 32, 64, 1, "f8f6f4", "f8f6f4", "f32")}
 

@@ -27,7 +27,7 @@ Arithmetic (decisions: AMD does not document the matrix core's internal order or
   request 9176, which rounds in software before the MFMA for that reason); the ISA reference says neither.
 - fp8 / bf8 are gfx942's FNUZ formats (LLVM: gfx940's fp8 is "fnuz"): E4M3 with bias 8 and E5M2 with bias 16, no
   infinities, no negative zero; 0x80 is NaN. On gfx950 (CDNA4) the same opcodes read the OCP formats (E4M3 bias 7,
-  E5M2 bias 15, as gfx12's: vector.gfx12), as CDNA4's ISA defines FP8/BF8 (FP8_FORMATS).
+  E5M2 bias 15, as gfx12's), as CDNA4's ISA defines FP8/BF8 (FP8_FORMATS; the tables are sem.minifloat's).
 
 gfx950 (CDNA4) adds v_mfma_f32_16x16x32_f16/bf16, v_mfma_f32_32x32x16_f16/bf16, v_mfma_i32_16x16x64_i8 and
 v_mfma_i32_32x32x32_i8 (GFX950_ONLY): the same layout rule and arithmetic (tests/simgpu/shader/test_cdna4_corpus.py).
@@ -57,10 +57,9 @@ import numpy as np
 
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.sem import fpexact as fx
+from simgpu.shader.sem import minifloat as mf
 from simgpu.shader.semantics import register
 from simgpu.shader.state import wsel
-from simgpu.shader.vector.gfx12 import BF8 as OCP_BF8
-from simgpu.shader.vector.gfx12 import FP8 as OCP_FP8
 from simgpu.shader.vector.vop3p import bf16_to_f32
 
 G = "gfx9"
@@ -159,23 +158,6 @@ def registers(s: Shape, which: str) -> int:
 
 # ---------------------------------------------------------------------------------------------- values
 
-def _fnuz_table(exp_bits: int, bias: int) -> np.ndarray:
-    """The f64 value of each 8-bit FNUZ code: sign, exp_bits exponent bits, the rest mantissa; 0x80 is NaN."""
-    mant_bits = 7 - exp_bits
-    codes = np.arange(256)
-    sign = np.where(codes & 0x80, -1.0, 1.0)
-    e = (codes >> mant_bits) & ((1 << exp_bits) - 1)
-    f = (codes & ((1 << mant_bits) - 1)) / (1 << mant_bits)
-    mag = np.where(e == 0, f * 2.0 ** (1 - bias), (1 + f) * 2.0 ** (e - bias))
-    out = sign * mag
-    out[0x80] = np.nan
-    return out
-
-
-FP8_FNUZ = _fnuz_table(4, 8)  # E4M3FNUZ
-BF8_FNUZ = _fnuz_table(5, 16)  # E5M2FNUZ
-
-
 def xf32_values(words: np.ndarray) -> np.ndarray:
     """f32 register words as the xf32 values the matrix core multiplies (f64): the 13 low mantissa bits cleared
     (truncation toward zero), NaNs kept NaN (clearing a NaN's payload could make it an infinity)."""
@@ -186,7 +168,8 @@ def xf32_values(words: np.ndarray) -> np.ndarray:
 
 # The fp8/bf8 formats an architecture's MFMAs read: gfx942's FNUZ, gfx950's (CDNA4) OCP E4M3 / E5M2 (CDNA4 ISA 7.3;
 # LLVM's gfx950 has fp8-conversion-insts with the OCP formats, and Triton's gfx950 dots feed them OCP bytes).
-FP8_FORMATS = {"gfx942": (FP8_FNUZ, BF8_FNUZ), "gfx950": (OCP_FP8, OCP_BF8)}
+# The values per code: sem.minifloat's tables.
+FP8_FORMATS = {"gfx942": (mf.FP8_FNUZ.table, mf.BF8_FNUZ.table), "gfx950": (mf.FP8.table, mf.BF8.table)}
 
 
 def elements(raw: np.ndarray, kind: str, arch: str = "gfx942") -> np.ndarray:

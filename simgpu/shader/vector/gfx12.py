@@ -15,11 +15,10 @@ From the RDNA4 ISA reference's pseudo-code:
   that lane's src1 VGPR (op_sel's fetch-inactive and bound_ctrl as for v_permlane16).
 - v_s_exp/log/rcp/rsq/sqrt_f32/f16: the transcendental of a scalar operand, written to an SGPR (an f16 result with
   its upper half zero: `D0[31:16] = 16'0x0`).
-- fp8 / bf8 are the OCP formats, which gfx12 uses (gfx940's are the FNUZ variants): E4M3 (bias 7, no infinities,
-  S.1111.111 is NaN, max 448) and E5M2 (IEEE-like, bias 15). v_cvt_f32_fp8/bf8 (op_sel[1:0] picks the byte, its two
-  bits reversed), v_cvt_pk_f32_fp8/bf8 (op_sel[0] picks the half), v_dot4_f32_{fp8,bf8}_{fp8,bf8} (four products
-  added to S2 in f32, in order, no denormal flushing). Not implemented: the conversions to fp8/bf8
-  (v_cvt_pk_fp8_f32, v_cvt_sr_fp8_f32 and the bf8 forms): their rounding and saturation are not in the pseudo-code.
+- fp8 / bf8 are the OCP formats, which gfx12 uses (gfx940's are the FNUZ variants; sem.minifloat): E4M3 (bias 7, no
+  infinities, S.1111.111 is NaN, max 448) and E5M2 (IEEE-like, bias 15). v_dot4_f32_{fp8,bf8}_{fp8,bf8} (four
+  products added to S2 in f32, in order, no denormal flushing). The conversions between f32 and fp8/bf8
+  (v_cvt_f32_*, v_cvt_pk_f32_*, v_cvt_pk_*_f32, v_cvt_sr_*_f32) are vector.cvt8's, shared with gfx9.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.shader.operand import vector_src, write_sgpr, write_vgpr
+from simgpu.shader.sem import minifloat
 from simgpu.shader.sem.expr import FLOAT_LAYOUT, bitcast, eq, flush_in, fmax, fmax_num, fmin, fmin_num, isnan, select
 from simgpu.shader.semantics import alias, register
 from simgpu.shader.state import HW_MODE
@@ -159,56 +159,13 @@ for _t in ("f16", "f32"):
 # ---------------------------------------------------------------------------------------------- fp8 / bf8
 
 
-def _fp8_table(exp_bits: int) -> np.ndarray:
-    """The f64 value of each OCP fp8 (exp_bits 4: E4M3) or bf8 (5: E5M2) byte."""
-    man_bits = 7 - exp_bits
-    bias = (1 << (exp_bits - 1)) - 1
-    out = np.empty(256, np.float64)
-    for b in range(256):
-        s, e, m = b >> 7, (b >> man_bits) & ((1 << exp_bits) - 1), b & ((1 << man_bits) - 1)
-        if exp_bits == 4 and e == 15 and m == 7:
-            v = np.nan
-        elif exp_bits == 5 and e == 31:
-            v = np.inf if m == 0 else np.nan
-        elif e == 0:
-            v = m / (1 << man_bits) * 2.0 ** (1 - bias)
-        else:
-            v = (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
-        out[b] = -v if s else v
-    return out
-
-
-FP8 = _fp8_table(4)  # E4M3
-BF8 = _fp8_table(5)  # E5M2
+# The OCP formats' values (sem.minifloat), also read by gfx12's WMMA (matrix.gfx12); the conversions are vector.cvt8's.
+FP8 = minifloat.FP8.table  # E4M3
+BF8 = minifloat.BF8.table  # E5M2
 
 
 def _fp8_tables():
     return FP8, BF8
-
-
-def _cvt_f32_8(kind: str):
-    """v_cvt_f32_fp8 / _bf8: one byte of src0 (op_sel[1:0] picks it, bits reversed: byte_sel:1 is op_sel 2) as f32."""
-    def fn(ex, w, inst):
-        table = _fp8_tables()[kind == "bf8"]
-        sel = inst.fields.get("op_sel", 0) & 3
-        byte = ((sel & 1) << 1) | (sel >> 1)
-        src = vector_src(ex, w, inst.fields["src0"], inst.literal)
-        v = table[(src >> U32(8 * byte)) & U32(0xFF)].astype(np.float32)
-        write_vgpr(ex, w, inst.fields["vdst"], v.view(U32), ex.st.exec_lanes(w))
-    return fn
-
-
-def _cvt_pk_f32_8(kind: str):
-    """v_cvt_pk_f32_fp8 / _bf8: the two bytes of src0's low (op_sel[0] 0) or high half as two f32 (a VGPR pair)."""
-    def fn(ex, w, inst):
-        table = _fp8_tables()[kind == "bf8"]
-        src = vector_src(ex, w, inst.fields["src0"], inst.literal)
-        half = (src >> U32(16)) if inst.fields.get("op_sel", 0) & 1 else src
-        active = ex.st.exec_lanes(w)
-        for i in range(2):
-            v = table[(half >> U32(8 * i)) & U32(0xFF)].astype(np.float32)
-            write_vgpr(ex, w, inst.fields["vdst"] + i, v.view(U32), active)
-    return fn
 
 
 def _dot4_8(ka: str, kb: str):
@@ -230,7 +187,5 @@ def _dot4_8(ka: str, kb: str):
 
 
 for _k in ("fp8", "bf8"):
-    register(f"v_cvt_f32_{_k}", _cvt_f32_8(_k), G)
-    register(f"v_cvt_pk_f32_{_k}", _cvt_pk_f32_8(_k), G)
     for _k2 in ("fp8", "bf8"):
         register(f"v_dot4_f32_{_k}_{_k2}", _dot4_8(_k, _k2), G)

@@ -12,6 +12,7 @@ instruction record carries both names). What gfx9 changes or adds:
   v_cvt_pk_rtz_f16_f32 and v_cvt_pk_norm_*; v_mul_legacy_f32 is v_mul_dx9_zero_f32 (0 * anything is 0);
   v_cmp(x)_tru_* are v_cmp(x)_t_*; v_mad_legacy_u16 / i16 are v_mad_u16 / v_mad_i16; v_dot2c_f32_f16 is
   v_dot2acc_f32_f16.
+- The fp8/bf8 conversions (FNUZ formats on gfx942, OCP on gfx950) are vector.cvt8's.
 - v_cmpx_* write the mask to VCC (e32) or their SGPR destination (e64) as well as to EXEC (valu._write_compare).
 - 16-bit results: the instructions LLVM's GCNSubtarget::zeroesHigh16BitsOfDest lists for gfx9 (conversions to
   f16, f16 transcendental and rounding ops, 16-bit shifts, add/sub/mul/min/max, mad/fma/div_fixup) write their
@@ -28,8 +29,7 @@ instruction record carries both names). What gfx9 changes or adds:
   v_pk_mov_b32 (D[31:0] = half op_sel[0] of S0, D[63:32] = half op_sel[1] of S1).
 - Not implemented (illegal_instruction): the legacy mad/mac f16 forms (v_mad_f16, v_mac_f16, v_madak_f16,
   v_madmk_f16, v_mad_legacy_f16, v_fma_legacy_f16, v_div_fixup_legacy_f16: unfused or legacy rounding not
-  modelled), v_exp_legacy_f32 / v_log_legacy_f32, the fp8/bf8 conversions (gfx942's are the FNUZ formats; the
-  rounding and saturation of the conversions to them is not modelled), v_cvt_pkaccum_u8_f32, v_dot2_i32_i16,
+  modelled), v_exp_legacy_f32 / v_log_legacy_f32, v_cvt_pkaccum_u8_f32, v_dot2_i32_i16,
   v_dot2_u32_u16, v_dot4_i32_i8, v_dot4c_i32_i8, v_dot8_i32_i4, v_dot8c_i32_i4, v_dot2c_i32_i16, v_subrev_u16,
   v_clrexcp, v_screen_partition_4se_b32.
 """

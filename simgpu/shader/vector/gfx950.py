@@ -22,9 +22,15 @@ From the CDNA4 ISA reference's pseudo-code:
   v_permlane32_swap_b32: src0's lanes 0-31 and vdst's lanes 32-63. Both registers are written; the pseudo-code reads
   and writes every lane whatever EXEC says, and so does this.
 
-Not implemented (illegal_instruction): v_cvt_sr_bf16_f32 / v_cvt_sr_f16_f32 and the v_cvt_scalef32_* conversions
-(the stochastic rounding's use of the random operand, and the fp4/fp6 conversions' rounding, are not stated
-precisely enough in the reference to be modelled), v_ashr_pk_i8_i32 / v_ashr_pk_u8_i32.
+- v_cvt_sr_bf16_f32 / v_cvt_sr_f16_f32: S0 with the top 23 - M bits of S1 added to its mantissa field, wrapping in the
+  field (M = 7 for bf16, 10 for f16), then rounded to nearest even into the half op_sel[3] picks (the other half
+  kept). The reference names the rounding function (f32_to_bf16_sr) without defining it; this is the reading of its
+  v_cvt_sr_fp8_f32 pseudo-code carried over (sem.minifloat.stochastic_dither).
+- v_ashr_pk_i8_i32 / v_ashr_pk_u8_i32: D.b16 = {SAT8(S1 >> S2[4:0]), SAT8(S0 >> S2[4:0])}, arithmetic shifts, SAT8
+  saturating to the signed / unsigned byte range (expression form); the 16-bit result goes into the half op_sel[3]
+  picks, the other half kept.
+- The fp8/bf8 conversions (OCP formats on gfx950) are vector.cvt8's, the scaled v_cvt_scalef32_* family
+  vector.scalef32's.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ import numpy as np
 
 from simgpu.shader.operand import write_vgpr
 from simgpu.shader.sem import fpexact as fx
-from simgpu.shader.sem.expr import flush_in
+from simgpu.shader.sem.expr import bitcast, cast, flush_in, select
+from simgpu.shader.sem.minifloat import stochastic_dither
 from simgpu.shader.sem.numpy_gen import numpy_kernel
 from simgpu.shader.semantics import register
 from simgpu.shader.state import wsel
@@ -106,6 +113,40 @@ def _pk_f16(ctx: OpCtx, a, b):
 
 _spec("v_cvt_pk_bf16_f32", VOp("u32", ("f32", "f32"), _pk_bf16, no_omod=True))
 _spec("v_cvt_pk_f16_f32", VOp("u32", ("f32", "f32"), _pk_f16, no_omod=True))
+
+
+def _sr_bf16(ctx: OpCtx, a, r):
+    return f32_to_bf16(stochastic_dither(np.asarray(a, F32).view(U32), r, 7).view(F32))
+
+
+def _sr_f16(ctx: OpCtx, a, r):
+    bits = stochastic_dither(np.asarray(a, F32).view(U32), r, 10)
+    with np.errstate(all="ignore"):  # numpy's conversion rounds to nearest even
+        h = bits.view(F32).astype(F16).view(U16)
+    # a NaN (an infinity the dither gave a payload, too) quieted with its sign and top payload bits, as v_cvt_f16_f32's
+    nan = ((bits >> U32(16)) & U32(0x8000)) | U32(0x7E00) | ((bits >> U32(13)) & U32(0x3FF))
+    return np.where(np.isnan(bits.view(F32)), nan.astype(U16), h)
+
+
+# 16-bit results: into the half op_sel[3] picks, the other half kept (the executor's rule for 16-bit results)
+_spec("v_cvt_sr_bf16_f32", VOp("b16", ("f32", "u32"), _sr_bf16, no_omod=True))
+_spec("v_cvt_sr_f16_f32", VOp("b16", ("f32", "u32"), _sr_f16, no_omod=True))
+
+
+def _ashr_pk(lo: int, hi: int):
+    """v_ashr_pk_{i8,u8}_i32: {SAT8(S1 >> S2[4:0]), SAT8(S0 >> S2[4:0])}, arithmetic shifts, SAT8 clamping to
+    [lo, hi] (expression form)."""
+    def sat8(x):
+        return select(x <= lo, lo & 0xFF, select(x >= hi, hi & 0xFF, x & 0xFF))
+
+    def fn(a, b, c):
+        n = bitcast(c & 31, "i32")
+        return cast(sat8(a >> n) | sat8(b >> n) << 8, "u16")
+    return fn
+
+
+_define("v_ashr_pk_i8_i32", "u16", ("i32", "i32", "u32"), _ashr_pk(-128, 127))
+_define("v_ashr_pk_u8_i32", "u16", ("i32", "i32", "u32"), _ashr_pk(0, 255))
 
 
 # ---------------------------------------------------------------------------------------------- bf16 dot products
