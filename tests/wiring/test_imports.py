@@ -35,11 +35,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(module: str, source: str, is_package: bool = False) -> list[tuple[int, str]]:
-    """(line, imported module) for every import in `source`, the source of `module`."""
+def imports_of(module: str, source: str, is_package: bool = False, tree: ast.AST | None = None) \
+        -> list[tuple[int, str]]:
+    """(line, imported module) for every import in `source`, the source of `module` (tree: source already parsed,
+    by a caller that walks it too)."""
     here = module if is_package else module.rpartition(".")[0]
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree if tree is not None else ast.parse(source)):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
