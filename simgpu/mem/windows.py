@@ -35,7 +35,7 @@ class TierMemory(Protocol):
     """What an execution tier (the JIT) may use of the memory system.
 
     It reads: `linear_window` (a window's first VA and its bytes as a writable uint8 view), `generation` and
-    `invalidated_since` (which windows a translation change has retired), and `phys.system_buffers()` (a new
+    `invalidated_since` (which windows a translation change has retired), and `phys.system_version` (a new
     system buffer retires them all). It changes only the bytes of the views it was given, with the access it
     asked for, and only until invalidated_since names their range; everything else (the per-lane accesses,
     faults) goes through the interpreter's routines, which use the MMU's gather/scatter/atomic.
@@ -69,7 +69,11 @@ class TierWindows:
         empty again: launches keep bringing new buffers (each its kernarg segment), and a full table would
         send every access to one of them down the memory helper's slow path for good."""
         phys = getattr(mem, "phys", None)
-        key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
+        # The system buffers are the same while PhysicalMemory.system_version is: no list of them per dispatch.
+        version = getattr(phys, "system_version", None)
+        if version is None and phys is not None:
+            version = tuple((pa, id(buf)) for pa, buf in phys.system_buffers())
+        key = (id(mem), vmid, id(phys), version)
         generation = getattr(mem, "generation", None)
         changes = mem.invalidated_since(self._generation) if key == self._key and \
             hasattr(mem, "invalidated_since") else None
