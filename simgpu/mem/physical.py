@@ -69,6 +69,7 @@ class PhysicalMemory:
         self._sys_starts: list[int] = []  # sorted system PAs of the registered buffers
         self._sys_bufs: list[np.ndarray] = []
         self._sys_links: list[Link] = []
+        self.system_version = 0  # bumped by add_system / remove_system: a view of system memory kept since is stale
 
     # ---- system aperture ------------------------------------------------------------------------
     def add_system(self, pa: int, buffer, link: Link = Link.PCIE) -> np.ndarray:
@@ -85,6 +86,7 @@ class PhysicalMemory:
         self._sys_starts.insert(i, pa)
         self._sys_bufs.insert(i, arr)
         self._sys_links.insert(i, Link(link))
+        self.system_version += 1
         return arr
 
     def remove_system(self, pa: int) -> None:
@@ -93,6 +95,7 @@ class PhysicalMemory:
         if i == len(self._sys_starts) or self._sys_starts[i] != pa:
             raise KeyError(f"no system buffer registered at {pa:#x}")
         del self._sys_starts[i], self._sys_bufs[i], self._sys_links[i]
+        self.system_version += 1
 
     def link(self, pa: int, system: bool) -> Link:
         """The link that carries accesses to physical address `pa` (an unbacked system address: PCIe)."""

@@ -3,7 +3,10 @@
 
 Every page of a range is translated and checked (simgpu.mem.resolve) before any byte moves, so a faulting
 access changes no memory; PRT holes read zero and drop writes. A small access inside one page whose
-translation is cached is found in plain Python, without numpy: these accessors run many such calls.
+translation is cached is found in plain Python, without numpy: these accessors run many such calls (a
+launch's ten PM4 packets, its rptr reports and RELEASE_MEM writes), so the memory of such a page is remembered
+too, as a memoryview, for as long as the UTCL2 holds the same translation word for it and the system buffers are
+the same (_page_view): the next access of that page reads or writes the view at once.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from simgpu.mem.resolve import LaneResolver
 from simgpu.mem.walker import NEED, PRT, SYS
 
 _U64 = np.uint64
+_PAGE_VIEWS = 4096  # pages remembered (_page_view); emptied when full, deterministically
 
 
 class Translation(NamedTuple):
@@ -34,6 +38,9 @@ class RangeAccess:
     def __init__(self, phys: PhysicalMemory, resolver: LaneResolver):
         self.phys, self.resolver = phys, resolver
         self._tlb = resolver.tlb.pages  # per VMID, cleared in place by invalidations
+        # (vmid, page, access) -> (translation word, the page's memory): see _page_view
+        self._views: dict[tuple[int, int, str], tuple[int, memoryview]] = {}
+        self._views_version = phys.system_version
 
     def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
         """Translate one address (through the UTCL2); raises HardwareFault like a lane access would."""
@@ -46,6 +53,11 @@ class RangeAccess:
         """Read `nbytes` of virtual memory page by page (access "execute" for instruction fetch)."""
         if nbytes <= 0:
             return b""
+        inpage = va & (gmc.PAGE_SIZE - 1)
+        if inpage + nbytes <= gmc.PAGE_SIZE:
+            page = self._page_view(vmid, va, access)
+            if page is not None:
+                return page[inpage:inpage + nbytes].tobytes()
         fast = self._cached_page_span(vmid, va, nbytes, access)
         if fast is not None:
             return fast.tobytes()
@@ -59,9 +71,17 @@ class RangeAccess:
 
     def write(self, vmid: int, va: int, data) -> None:
         """Write bytes-like `data` to virtual memory; every page is checked before any byte is written."""
-        src = np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
-        if src.size == 0:
+        raw = memoryview(data).cast("B")
+        nbytes = raw.nbytes
+        if nbytes == 0:
             return
+        inpage = va & (gmc.PAGE_SIZE - 1)
+        if inpage + nbytes <= gmc.PAGE_SIZE:
+            page = self._page_view(vmid, va, "write")
+            if page is not None:
+                page[inpage:inpage + nbytes] = raw
+                return
+        src = np.frombuffer(raw, dtype=np.uint8)
         fast = self._cached_page_span(vmid, va, src.size, "write")
         if fast is not None:
             fast[:] = src
@@ -71,6 +91,34 @@ class RangeAccess:
             if piece is not None:
                 r, o, n, p = piece
                 bufs[r][o:o + n] = src[p:p + n]
+
+    def _page_view(self, vmid: int, va: int, access: str) -> memoryview | None:
+        """The memory of the page holding `va` when an earlier access found it through _cached_page_span and
+        the UTCL2 still holds the translation word it was found by (an invalidation drops the word, and a
+        refill with the same word means the same memory, access bits and PRT bit); None to look again."""
+        if self._views_version != self.phys.system_version:  # a system buffer came or went: views may be stale
+            self._views.clear()
+            self._views_version = self.phys.system_version
+        page = va >> gmc.PAGE_SHIFT
+        hit = self._views.get((vmid, page, access))
+        if hit is None:
+            return self._remember(vmid, page, access)
+        word, view = hit
+        if self._tlb[vmid].get(page) != word:
+            del self._views[(vmid, page, access)]
+            return self._remember(vmid, page, access)
+        return view
+
+    def _remember(self, vmid: int, page: int, access: str) -> memoryview | None:
+        """The page's memory by _cached_page_span (a cached translation granting `access`), kept for _page_view."""
+        span = self._cached_page_span(vmid, page << gmc.PAGE_SHIFT, gmc.PAGE_SIZE, access)
+        if span is None:
+            return None
+        if len(self._views) >= _PAGE_VIEWS:
+            self._views.clear()
+        view = memoryview(span)
+        self._views[(vmid, page, access)] = (self._tlb[vmid][page], view)
+        return view
 
     def _cached_page_span(self, vmid: int, va: int, nbytes: int, access: str) -> np.ndarray | None:
         """The memory behind a small access inside one page whose translation is cached and grants

@@ -24,7 +24,9 @@ from simgpu.mem.utcl2 import UTCL2
 from simgpu.mem.walker import NEED, PRT, SYS, check_vmid
 
 _LINEAR_RUNS = 8  # verified linear page runs kept per VMID
-MAX_WINDOWS = 64  # windows in a tier's table
+# Windows in a tier's table. A training step's ~25 buffers (the allocator hands the same ones back each step, in
+# other roles) fit below half of it, so a step's windows outlive the step instead of being made again each time.
+MAX_WINDOWS = 128
 WINDOW_FIELDS = 4  # a tier's table: [va_lo, va_hi, host address of va_lo, access bits] per row
 WIN_READ, WIN_WRITE = 1, 2
 
@@ -33,7 +35,7 @@ class TierMemory(Protocol):
     """What an execution tier (the JIT) may use of the memory system.
 
     It reads: `linear_window` (a window's first VA and its bytes as a writable uint8 view), `generation` and
-    `invalidated_since` (which windows a translation change has retired), and `phys.system_buffers()` (a new
+    `invalidated_since` (which windows a translation change has retired), and `phys.system_version` (a new
     system buffer retires them all). It changes only the bytes of the views it was given, with the access it
     asked for, and only until invalidated_since names their range; everything else (the per-lane accesses,
     faults) goes through the interpreter's routines, which use the MMU's gather/scatter/atomic.
@@ -67,7 +69,11 @@ class TierWindows:
         empty again: launches keep bringing new buffers (each its kernarg segment), and a full table would
         send every access to one of them down the memory helper's slow path for good."""
         phys = getattr(mem, "phys", None)
-        key = (id(mem), vmid, tuple((pa, id(buf)) for pa, buf in phys.system_buffers()) if phys is not None else ())
+        # The system buffers are the same while PhysicalMemory.system_version is: no list of them per dispatch.
+        version = getattr(phys, "system_version", None)
+        if version is None and phys is not None:
+            version = tuple((pa, id(buf)) for pa, buf in phys.system_buffers())
+        key = (id(mem), vmid, id(phys), version)
         generation = getattr(mem, "generation", None)
         changes = mem.invalidated_since(self._generation) if key == self._key and \
             hasattr(mem, "invalidated_since") else None
@@ -97,12 +103,23 @@ class TierWindows:
         if got is None:
             return False
         va, view = got
+        i = self._row_of(va, va + view.size, view.ctypes.data)
+        if i is not None:  # the same window, now asked for another access too: one row allows both
+            self.table[i, 3] |= flag
+            return True
         if len(self.views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
             return False
         i = len(self.views)
         self.views.append((vmid, view))
         self.table[i] = (va, va + view.size, view.ctypes.data, flag)
         return True
+
+    def _row_of(self, lo_va: int, hi_va: int, host: int) -> int | None:
+        """The row of the window [lo_va, hi_va) at host address `host`, if the table has it."""
+        for i, (a, b, h, _flags) in enumerate(self.table[:len(self.views)].tolist()):
+            if (a, b, h) == (lo_va, hi_va, host):
+                return i
+        return None
 
     def covered(self, lo_va: int, hi_va: int, flag: int = 0) -> bool:
         """Whether one window (allowing `flag`) holds [lo_va, hi_va)."""

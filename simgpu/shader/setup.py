@@ -71,8 +71,30 @@ def initial_mode(d: Dispatch) -> int:
     return _mode_bits(d.descriptor, get_arch(d.arch).family)
 
 
+# Launch states by everything setup reads of a dispatch but its user SGPRs' values (the kernarg address changes
+# every launch): a training step launches the same kernels on the same grids every step, and building a batch's
+# state (ids, masks, MODE) costs more than copying it. Emptied when full, deterministically.
+_TEMPLATES: dict[tuple, WaveState] = {}
+_TEMPLATE_CAPACITY = 128
+
+
 def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_group: int) -> WaveState:
     """WaveState for the waves of `groups` (workgroup coordinates), registers set up for launch."""
+    users = user_sgprs(d)
+    key = (d.descriptor.to_bytes(), d.code_address, d.arch, tuple(d.grid), tuple(d.workgroup), tuple(d.grid_offset),
+           d.group_segment_size, d.private_segment_size, len(users), waves_per_group, tuple(map(tuple, groups)))
+    template = _TEMPLATES.get(key)
+    if template is None:
+        if len(_TEMPLATES) >= _TEMPLATE_CAPACITY:
+            _TEMPLATES.clear()
+        template = _TEMPLATES[key] = _launch_state(d, groups, waves_per_group, users)
+    st = template.launch_copy()
+    st.sgpr[:, :len(users)] = np.array(users, np.uint32)
+    return st
+
+
+def _launch_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_group: int, users: list[int]) -> WaveState:
+    """initial_state's registers, built (user SGPRs included)."""
     lanes = d.wave_size
     n = len(groups) * waves_per_group
     st = WaveState(n, d.vgpr_count, lanes, len(groups), d.group_segment_size)
@@ -82,7 +104,6 @@ def initial_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
     st.wave_in_group[:] = np.tile(np.arange(waves_per_group), len(groups))
     family = get_arch(d.arch).family
     st.hwreg[:, HW_MODE] = initial_mode(d)
-    users = user_sgprs(d)
     st.sgpr[:, :len(users)] = np.array(users, np.uint32)
     if family in _SYSTEM_SGPR_FAMILIES:
         _system_sgprs(d, st, groups, d.descriptor.user_sgpr_count or len(users))

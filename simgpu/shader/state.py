@@ -68,6 +68,19 @@ class WaveState:
         self.lane_ids = np.arange(lanes, dtype=np.uint64)
         self.lane_bits = (np.uint64(1) << self.lane_ids).astype(np.uint64)
 
+    def launch_copy(self) -> WaveState:
+        """A copy of this state as setup leaves it (simgpu.shader.setup's launch states): VGPRs past v0 and the LDS
+        are zero there, so they are allocated zeroed rather than copied."""
+        st = object.__new__(WaveState)
+        st.n, st.lanes = self.n, self.lanes
+        st.sgpr, st.scc, st.pc, st.status = self.sgpr.copy(), self.scc.copy(), self.pc.copy(), self.status.copy()
+        st.hwreg, st.group, st.wave_in_group = self.hwreg.copy(), self.group.copy(), self.wave_in_group.copy()
+        st.vgpr = np.zeros_like(self.vgpr)
+        st.vgpr[0] = self.vgpr[0]
+        st.lds = np.zeros_like(self.lds)
+        st.lane_ids, st.lane_bits = self.lane_ids.copy(), self.lane_bits.copy()
+        return st
+
     # EXEC and VCC as lane masks --------------------------------------------------------------------
 
     def mask64(self, w: np.ndarray, code: int) -> np.ndarray:

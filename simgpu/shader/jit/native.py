@@ -29,16 +29,27 @@ MEMORY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64, c
                                ctypes.c_int64, ctypes.c_void_p)
 
 
+class Helpers:
+    """The helpers' C entry points of one tier, made once (making three ctypes callbacks and taking their addresses
+    cost about 40 us a dispatch): each calls the NativeCall of the dispatch running now, `current` (a tier runs one
+    dispatch at a time)."""
+
+    def __init__(self):
+        self.current: NativeCall | None = None
+        self._fns = (CALLBACK_TYPE(lambda row, wave: self.current._callback(row, wave)),
+                     MEMORY_TYPE(lambda *args: self.current._memory(*args)),
+                     CALLBACK_TYPE(lambda row, wave: self.current._tick(row, wave)))
+        self.addresses = tuple(ctypes.cast(f, ctypes.c_void_p).value for f in self._fns)
+
+
 class NativeCall:
     """One dispatch's native calls: their ctx, helpers, budget and what stopped them."""
 
-    def __init__(self, ex: TierExec, stats, windows: TierWindows):
+    def __init__(self, ex: TierExec, stats, windows: TierWindows, helpers: Helpers):
         self.ex, self.stats, self.windows = ex, stats, windows
         self.ctx = np.zeros(lo.CTX_SIZE, np.int64)
-        self.callback = CALLBACK_TYPE(self._callback)
-        self.memory = MEMORY_TYPE(self._memory)
-        self.ticker = CALLBACK_TYPE(self._tick)
-        self._helpers = tuple(ctypes.cast(f, ctypes.c_void_p).value for f in (self.callback, self.memory, self.ticker))
+        helpers.current = self
+        self._helpers = helpers.addresses
         # The budget of a call (see _tick): wave-instructions the watchdog still allows, the stretch given
         # to native code until its next tick, whether that stretch is all the watchdog allows.
         self._allowance = self._stretch = 0

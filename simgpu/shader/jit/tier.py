@@ -17,7 +17,7 @@ from simgpu.shader.jit import region as rg
 from simgpu.shader.jit.barrier import Intervals
 from simgpu.shader.jit.build import CompiledRegion
 from simgpu.shader.jit.fused import FusedLaunch, UndoLog
-from simgpu.shader.jit.native import NativeCall
+from simgpu.shader.jit.native import Helpers, NativeCall
 from simgpu.shader.jit.policy import CompilePolicy
 from simgpu.shader.jit.rounds import Rounds
 from simgpu.shader.tier_exec import TierExec
@@ -84,6 +84,7 @@ class JitTier:
         self.stats = Stats()
         self.windows = TierWindows()
         self.undo = UndoLog()
+        self.helpers = Helpers()  # the native helpers' C entry points (native.py)
 
     def kernel(self, key: tuple[int, int]) -> KernelState:
         """The state of the kernel entry `key` (VMID, code address)."""
@@ -108,7 +109,8 @@ class JitRun:
         self.state = tier.kernel((ex.d.vmid, ex.d.code_address))
         self.state.dispatches += 1
         self.policy = CompilePolicy(tier.mode, ex, self.state, tier.stats)  # (first: its clock counts the setup)
-        self.native = NativeCall(ex, tier.stats, tier.windows)
+        self._helpers = tier.helpers
+        self.native = NativeCall(ex, tier.stats, tier.windows, tier.helpers)
         self.rounds = Rounds(ex, tier.stats, self.native)
         self.fused = FusedLaunch(ex, tier.stats, self.native, tier.windows, tier.undo, self.state)
         self.intervals: Intervals | None = None  # barrier-to-barrier intervals (barrier.py): kernels with LDS stores
@@ -168,5 +170,7 @@ class JitRun:
         return cr is not None and self.fused.run(cr, count)
 
     def end(self) -> None:
-        """The dispatch ended (or faulted): CompilePolicy.end."""
+        """The dispatch ended (or faulted): CompilePolicy.end; the helpers let go of its NativeCall (and its state)."""
         self.policy.end()
+        if self._helpers.current is self.native:
+            self._helpers.current = None

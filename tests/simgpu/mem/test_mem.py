@@ -116,6 +116,30 @@ def test_24gib_vram_is_cheap():
     assert elapsed < 0.5 and _rss_kib() - before < 32 * 1024
 
 
+def test_small_accesses_follow_a_replaced_system_buffer_and_a_remap():
+    """RangeAccess remembers the memory of a page small accesses used (a launch's packets and rptr reports): a
+    system buffer replaced at the same address, or a page mapped elsewhere and invalidated, is seen at once."""
+    phys, pt, mmu = make()
+    old = phys.add_system(SYS_PA, np.zeros(PAGE, dtype=np.uint8))
+    pt.map(BASE, PAGE, SYS_PA, system=True, fragments=False)
+    mmu.write(VMID, BASE + 8, b"one!")
+    assert mmu.read(VMID, BASE + 8, 4) == b"one!" and old[8:12].tobytes() == b"one!"
+    phys.remove_system(SYS_PA)
+    new = phys.add_system(SYS_PA, np.zeros(PAGE, dtype=np.uint8))
+    assert mmu.read(VMID, BASE + 8, 4) == bytes(4)
+    mmu.write(VMID, BASE + 8, b"two!")
+    assert new[8:12].tobytes() == b"two!" and old[8:12].tobytes() == b"one!"
+    pt.unmap(BASE, PAGE)
+    pt.map(BASE, PAGE, 0x100_0000, fragments=False)
+    mmu.invalidate(VMID, (BASE, BASE + PAGE))
+    mmu.write(VMID, BASE + 8, b"vram")
+    assert phys.read(0x100_0008, 4) == b"vram" and new[8:12].tobytes() == b"two!"
+    pt.unmap(BASE, PAGE)
+    mmu.invalidate(VMID, (BASE, BASE + PAGE))
+    with pytest.raises(HardwareFault):
+        mmu.read(VMID, BASE + 8, 4)
+
+
 def test_physical_bounds_and_system_aperture():
     phys = PhysicalMemory(1 << 20)
     with pytest.raises(ValueError):

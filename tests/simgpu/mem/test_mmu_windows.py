@@ -59,3 +59,36 @@ def test_windows_outside_an_invalidated_range_survive_between_dispatches():
     windows.for_dispatch(tb.mmu, VMID)
     assert len(windows.views) == 0
     assert np.all(windows.table == 0)
+
+
+def test_a_window_asked_for_reading_and_then_writing_is_one_row_allowing_both():
+    """A buffer a kernel reads and a later one writes keeps one row (a step's buffers then fit the table, which
+    keeps them across launches instead of starting empty every step)."""
+    from simgpu.mem.windows import WIN_READ, WIN_WRITE, TierWindows
+    tb = Testbed(vram_size=1 << 28)
+    a = tb.alloc(1 << 16)
+    windows = TierWindows()
+    windows.for_dispatch(tb.mmu, VMID)
+    assert windows.add(tb.mmu, VMID, a + 64, a + 128)
+    assert windows.add(tb.mmu, VMID, a, a + 4, "write")
+    assert len(windows.views) == 1
+    assert windows.table[0].tolist()[:2] == [a, a + (1 << 16)] and windows.table[0, 3] == WIN_READ | WIN_WRITE
+    assert windows.covered(a, a + 16, WIN_WRITE) and windows.covered(a, a + 16, WIN_READ)
+
+
+def test_a_system_buffer_added_or_removed_retires_every_window():
+    from simgpu.mem.windows import TierWindows
+    tb = Testbed(vram_size=1 << 28)
+    a = tb.alloc(1 << 16)
+    windows = TierWindows()
+    windows.for_dispatch(tb.mmu, VMID)
+    windows.add(tb.mmu, VMID, a, a + 64)
+    windows.for_dispatch(tb.mmu, VMID)
+    assert len(windows.views) == 1
+    tb.phys.add_system(1 << 40, np.zeros(4096, np.uint8))
+    windows.for_dispatch(tb.mmu, VMID)
+    assert len(windows.views) == 0
+    windows.add(tb.mmu, VMID, a, a + 64)
+    tb.phys.remove_system(1 << 40)
+    windows.for_dispatch(tb.mmu, VMID)
+    assert len(windows.views) == 0
