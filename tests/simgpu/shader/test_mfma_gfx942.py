@@ -18,7 +18,8 @@ import pytest
 
 from simgpu.fault import HardwareFault
 from simgpu.isa.codeobject import read_code_object
-from simgpu.shader.matrix.gfx9 import BF8_FNUZ, FP8_FNUZ, GFX950_ONLY, VARIANTS, xf32_values
+from simgpu.shader.matrix.gfx9 import GFX950_ONLY, VARIANTS, xf32_values
+from simgpu.shader.sem import minifloat
 from simgpu.testbed import Testbed
 from tests import DATA
 
@@ -26,6 +27,8 @@ ARCH = "gfx942"
 CODE_OBJECT = DATA / "opencl" / "mfma_gfx942.so"
 RNG = np.random.default_rng(942)
 F16, F32, F64, U16, U32 = np.float16, np.float32, np.float64, np.uint16, np.uint32
+
+FP8_FNUZ, BF8_FNUZ = minifloat.FP8_FNUZ.table, minifloat.BF8_FNUZ.table
 
 
 # ---------------------------------------------------------------------------------------------- layouts (AMD's eqns)
