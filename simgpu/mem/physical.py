@@ -70,6 +70,9 @@ class PhysicalMemory:
         self._sys_bufs: list[np.ndarray] = []
         self._sys_links: list[Link] = []
         self.system_version = 0  # bumped by add_system / remove_system: a view of system memory kept since is stale
+        # called by remove_system before it returns: whoever keeps views of system memory drops them there, so the
+        # buffer's owner can release it at once (an exported view keeps an mmap from closing)
+        self.system_removed_hooks: list = []
 
     # ---- system aperture ------------------------------------------------------------------------
     def add_system(self, pa: int, buffer, link: Link = Link.PCIE) -> np.ndarray:
@@ -96,6 +99,8 @@ class PhysicalMemory:
             raise KeyError(f"no system buffer registered at {pa:#x}")
         del self._sys_starts[i], self._sys_bufs[i], self._sys_links[i]
         self.system_version += 1
+        for hook in self.system_removed_hooks:
+            hook()
 
     def link(self, pa: int, system: bool) -> Link:
         """The link that carries accesses to physical address `pa` (an unbacked system address: PCIe)."""

@@ -41,6 +41,9 @@ class RangeAccess:
         # (vmid, page, access) -> (translation word, the page's memory): see _page_view
         self._views: dict[tuple[int, int, str], tuple[int, memoryview]] = {}
         self._views_version = phys.system_version
+        hooks = getattr(phys, "system_removed_hooks", None)
+        if hooks is not None:  # a removed system buffer's pages are forgotten at once, not at the next access
+            hooks.append(self._views.clear)
 
     def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
         """Translate one address (through the UTCL2); raises HardwareFault like a lane access would."""
