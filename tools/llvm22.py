@@ -59,33 +59,59 @@ class Assembler:
         self.lib.triton_amdgpu_revision.restype = ctypes.c_char_p
         self.revision = self.lib.triton_amdgpu_revision().decode()
         self._diag = tempfile.TemporaryFile()
+        self._child: tuple[int, int, int] | None = None  # (pid, its request pipe, its answer pipe)
 
     def object(self, source: str) -> tuple[bytes | None, str]:
         """(the ELF object LLVM assembles `source` to, or None; its diagnostics). The assembler runs in a forked child:
         LLVM 22 aborts on some inputs (an inline constant as the 64-bit source of v_cvt_scalef32_sr_pk_fp4_f32
         fails an assertion), and a crash must count as a rejection, not end the caller (as tools/oracle.py treats
-        llvm-mc's crashes)."""
-        read, write = os.pipe()
+        llvm-mc's crashes). The child serves one source after another until it crashes (then the next call forks a
+        new one): a fork per line cost a large test process ~50 ms of page-table copying."""
+        if self._child is None:
+            self._child = self._fork()
+        pid, to_child, from_child = self._child
+        data = source.encode()
+        try:
+            os.write(to_child, struct.pack("<I", len(data)) + data)
+            head = _read_exact(from_child, 12)
+        except BrokenPipeError:
+            head = b""
+        if len(head) < 12:  # the child died on this source
+            self._close_child()
+            return None, "LLVM crashed"
+        failed, n, size = struct.unpack("<iII", head)
+        diag = _read_exact(from_child, n).decode(errors="replace")
+        obj = _read_exact(from_child, size)
+        return (None if failed else obj), diag
+
+    def _fork(self) -> tuple[int, int, int]:
+        """A child that assembles each length-prefixed source it reads and answers (failed, len(diag), len(obj)),
+        diag, obj."""
+        down_r, down_w = os.pipe()
+        up_r, up_w = os.pipe()
         pid = os.fork()
-        if pid == 0:  # the child: assemble, send (status, diagnostics, object) and leave without cleanup
+        if pid == 0:  # the child: serve until the parent closes its end, then leave without cleanup
             try:
-                data, diag = self._object(source)
-                payload = struct.pack("<iI", 0 if data is not None else 1, len(diag.encode())) + diag.encode()
-                os.write(write, payload + (data or b""))
+                os.close(down_w)
+                os.close(up_r)
+                while len(head := _read_exact(down_r, 4)) == 4:
+                    source = _read_exact(down_r, struct.unpack("<I", head)[0]).decode()
+                    data, diag = self._object(source)
+                    d = diag.encode()
+                    os.write(up_w, struct.pack("<iII", 0 if data is not None else 1, len(d), len(data or b""))
+                             + d + (data or b""))
             finally:
                 os._exit(0)
-        os.close(write)
-        chunks = []
-        while chunk := os.read(read, 1 << 16):
-            chunks.append(chunk)
-        os.close(read)
-        _, status = os.waitpid(pid, 0)
-        blob = b"".join(chunks)
-        if len(blob) < 8:
-            return None, f"LLVM crashed (wait status {status})"
-        failed, n = struct.unpack_from("<iI", blob)
-        diag = blob[8:8 + n].decode(errors="replace")
-        return (None if failed else blob[8 + n:]), diag
+        os.close(down_r)
+        os.close(up_w)
+        return pid, down_w, up_r
+
+    def _close_child(self) -> None:
+        pid, to_child, from_child = self._child
+        self._child = None
+        os.close(to_child)
+        os.close(from_child)
+        os.waitpid(pid, 0)
 
     def _object(self, source: str) -> tuple[bytes | None, str]:
         text = f'.amdgcn_target "{TRIPLE}--{self.mcpu}"\n.text\n{source}\n'.encode()
@@ -122,6 +148,15 @@ class Assembler:
         obj, diag = self.object(line)
         m = re.search(r"error: (.*)", diag)
         return "" if obj is not None else (m.group(1) if m else diag.strip() or "rejected")
+
+
+def _read_exact(fd: int, n: int) -> bytes:
+    """n bytes from a pipe, or fewer when its writer is gone."""
+    chunks, got = [], 0
+    while got < n and (chunk := os.read(fd, min(n - got, 1 << 20))):
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def text_section(elf: bytes) -> bytes:
