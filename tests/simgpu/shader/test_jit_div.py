@@ -12,7 +12,7 @@ import shutil
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from simgpu.shader.sem import fpexact as fx
@@ -79,6 +79,7 @@ F32_BITS = st.one_of(st.integers(0, (1 << 32) - 1),
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(F32_BITS, F32_BITS, F32_BITS, st.booleans()), min_size=1, max_size=32), ROUND)
+@example([(0, 0, 0x80000000, False)], 2)  # found in CI: 0 * 0 + -0 toward -inf is -0
 def test_div_fmas_f32_is_the_exact_scaled_fma(lanes, rm):
     """The definition's FMA (f64 round to odd, scaled, rounded once as MODE says) against fpexact's exact one."""
     implemented()
