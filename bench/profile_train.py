@@ -19,38 +19,13 @@ import os
 import pstats
 import time
 
-from bench import settle, shader_jit_pending
-from bench.bench_train import LR, SETTLE_LIMIT, WARM, _make_step, data
+from bench.bench_train import settled_step
 
 os.environ.setdefault("MOCKGPU", "1")
 
-from compiler import Tensor  # noqa: E402 - after MOCKGPU is set
-from compiler import device as devices  # noqa: E402
-from compiler.jit import TinyJit  # noqa: E402
-from compiler.nn.optim import SGD  # noqa: E402
-from simgpu.cp.pm4 import PM4Processor  # noqa: E402
+from simgpu.cp.pm4 import PM4Processor  # noqa: E402 - after MOCKGPU is set
 from simgpu.shader.engine import ShaderEngine  # noqa: E402
 from simgpu.shader.jit.native import NativeCall  # noqa: E402
-
-
-def warm_step(jit: bool):
-    """bench_train's step, settled: (one step as a function, the simulated GPU)."""
-    d = data()
-    step, _params = _make_step()(Tensor, SGD, d, LR)
-    if jit:
-        step = TinyJit(step)
-    x, y = Tensor(d["x"]).realize(), Tensor(d["y"]).realize()
-    dev = devices.get(x.device)
-    gpu = dev.rt.os.simulator(dev.rt.gpu_id)
-
-    def once():
-        step(x, y)
-        dev.synchronize()
-
-    settle(once, limit=SETTLE_LIMIT, busy=lambda: shader_jit_pending(gpu))
-    for _ in range(WARM):
-        once()
-    return once, gpu
 
 
 class Split:
@@ -114,7 +89,7 @@ def main() -> None:
     p.add_argument("--jit", action="store_true", help="the TinyJit step (one PM4 submission a step)")
     p.add_argument("--cprofile", help="also write the cProfile statistics to this file")
     args = p.parse_args()
-    once, _gpu = warm_step(args.jit)
+    once, _gpu, _steps, _loss = settled_step(args.jit)
     with Split() as split:
         t0 = time.thread_time()
         for _ in range(args.steps):
