@@ -15,12 +15,50 @@ from simgpu.hw.soc21 import gc
 from simgpu.soc.regfile import MMIOError
 
 
-class SDMAQueues:
+class SDMARings:
+    """What every generation's SDMA engines share: one ring an engine, started as a queue of the GPU (the SoC
+    records which engine owns it), stopped on RB_ENABLE's clearing or a reset. LABEL names the ring in describe()."""
+
+    LABEL = "queue 0"
+
+    def __init__(self, soc):
+        self.soc = soc
+        self.queues: dict[int, object] = {}
+
+    def reset(self) -> None:
+        """Power-on: no rings."""
+        for e in list(self.queues):
+            self.remove(e)
+
+    def start(self, engine: int, refuse, *args, **kwargs) -> None:
+        """Start an engine's ring: GPU.create_queue("sdma", *args, engine=engine, **kwargs); what it refuses, refuse()
+        raises as the register write's error."""
+        try:
+            q = self.soc.gpu.create_queue("sdma", *args, engine=engine, **kwargs)
+        except ValueError as e:
+            refuse(str(e))
+        self.queues[engine] = q
+        self.soc.queue_owner[q.name] = ("sdma", engine)
+
+    def remove(self, engine: int) -> None:
+        """Stop an engine's ring."""
+        q = self.queues.pop(engine, None)
+        if q is not None:
+            if q in self.soc.gpu.queues:
+                self.soc.gpu.destroy_queue(q)
+            self.soc.queue_owner.pop(q.name, None)
+
+    def describe(self) -> list[str]:
+        """The running rings."""
+        return [f"SDMA{e} {self.LABEL}: {q.name}" for e, q in sorted(self.queues.items())]
+
+
+class SDMAQueues(SDMARings):
     """Queue 0 of each SDMA engine."""
 
     def __init__(self, soc):
-        self.soc, regs = soc, soc.regs
-        self.queues: dict[int, object] = {}
+        super().__init__(soc)
+        regs = soc.regs
         for e in range(gc.SDMA_ENGINES):
             regs.on_write(gc.SDMA_I__QUEUE0_RB_CNTL[e], lambda v, e=e: self._rb_cntl(e, v))
             for r, hi in ((gc.SDMA_I__QUEUE0_RB_RPTR[e], False), (gc.SDMA_I__QUEUE0_RB_RPTR_HI[e], True)):
@@ -29,11 +67,6 @@ class SDMAQueues:
                 regs.on_read(r, lambda e=e, r=r, hi=hi: self._ptr(e, r, "wptr", hi))
             regs.on_write(gc.SDMA_I__QUEUE0_RB_WPTR[e], lambda v, e=e: self._wptr(e))
             regs.on_write(gc.SDMA_I__F32_CNTL[e], lambda v: None)
-
-    def reset(self) -> None:
-        """Power-on: no rings."""
-        for e in list(self.queues):
-            self.remove(e)
 
     def _ptr(self, engine: int, reg, which: str, hi: bool) -> int:
         q = self.queues.get(engine)
@@ -85,24 +118,6 @@ class SDMAQueues:
             doorbell = (gc.SDMA_DOORBELL_OFFSET.offset.get(get(gc.SDMA_I__QUEUE0_DOORBELL_OFFSET)) << 2) // 8
         rptr_addr = get(gc.SDMA_I__QUEUE0_RB_RPTR_ADDR_LO) & ~3 | get(gc.SDMA_I__QUEUE0_RB_RPTR_ADDR_HI) << 32
         wptr_addr = get(gc.SDMA_I__QUEUE0_RB_WPTR_POLL_ADDR_LO) & ~3 | get(gc.SDMA_I__QUEUE0_RB_WPTR_POLL_ADDR_HI) << 32
-        try:
-            q = self.soc.gpu.create_queue("sdma", ring, size, vmid, doorbell,
-                                          rptr_addr if rb.get(value, "rptr_writeback_enable") else 0,
-                                          wptr_addr if rb.get(value, poll) else 0,
-                                          name=f"sdma{engine}.0", engine=engine)
-        except ValueError as e:
-            refuse(str(e))
-        self.queues[engine] = q
-        self.soc.queue_owner[q.name] = ("sdma", engine)
-
-    def remove(self, engine: int) -> None:
-        """Stop an engine's ring."""
-        q = self.queues.pop(engine, None)
-        if q is not None:
-            if q in self.soc.gpu.queues:
-                self.soc.gpu.destroy_queue(q)
-            self.soc.queue_owner.pop(q.name, None)
-
-    def describe(self) -> list[str]:
-        """The running rings."""
-        return [f"SDMA{e} queue 0: {q.name}" for e, q in sorted(self.queues.items())]
+        self.start(engine, refuse, ring, size, vmid, doorbell,
+                   rptr_addr if rb.get(value, "rptr_writeback_enable") else 0, wptr_addr if rb.get(value, poll) else 0,
+                   name=f"sdma{engine}.0")

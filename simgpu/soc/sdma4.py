@@ -14,28 +14,26 @@ from __future__ import annotations
 
 from simgpu.hw import soc15
 from simgpu.soc.regfile import MMIOError
+from simgpu.soc.sdma import SDMARings
 
 _FIRMWARE = ("SDMA0", "SDMA1", "SDMA2", "SDMA3")  # GFX_FW_TYPE_SDMA0..3: the ucode slots of SDMA 4.x
 
 
-class SDMA4Queues:
+class SDMA4Queues(SDMARings):
     """The GFX queue of each SDMA 4.4.2 engine."""
 
+    LABEL = "GFX queue"
+
     def __init__(self, soc):
-        self.soc, regs = soc, soc.regs
+        super().__init__(soc)
+        regs = soc.regs
         self.engines = len(regs.instances(soc15.SDMA_GFX_RB_CNTL))
-        self.queues: dict[int, object] = {}
         for e in range(self.engines):
             regs.on_write(soc15.SDMA_GFX_RB_CNTL, lambda v, e=e: self._rb_cntl(e, v), e)
             for lo, hi, which in (("SDMA_GFX_RB_RPTR", "SDMA_GFX_RB_RPTR_HI", "rptr"),
                                   ("SDMA_GFX_RB_WPTR", "SDMA_GFX_RB_WPTR_HI", "wptr")):
                 regs.on_read(lo, lambda e=e, r=lo, w=which: self._ptr(e, r, w, False), e)
                 regs.on_read(hi, lambda e=e, r=hi, w=which: self._ptr(e, r, w, True), e)
-
-    def reset(self) -> None:
-        """Power-on: no rings."""
-        for e in list(self.queues):
-            self.remove(e)
 
     def _ptr(self, engine: int, reg: str, which: str, hi: bool) -> int:
         q = self.queues.get(engine)
@@ -73,23 +71,5 @@ class SDMA4Queues:
         if soc15.SDMA_GFX_DOORBELL.get(get("SDMA_GFX_DOORBELL"), "enable"):
             doorbell = (soc15.SDMA_GFX_DOORBELL_OFFSET.get(get("SDMA_GFX_DOORBELL_OFFSET"), "offset") << 2) // 8
         rptr_addr = get("SDMA_GFX_RB_RPTR_ADDR_LO") & ~3 | get("SDMA_GFX_RB_RPTR_ADDR_HI") << 32
-        try:
-            q = self.soc.gpu.create_queue("sdma", ring, 4 << rb.get(value, "rb_size"), vmid, doorbell,
-                                          rptr_addr if rb.get(value, "rptr_writeback_enable") else 0, 0,
-                                          name=f"sdma{engine}.gfx", engine=engine)
-        except ValueError as e:
-            refuse(str(e))
-        self.queues[engine] = q
-        self.soc.queue_owner[q.name] = ("sdma", engine)
-
-    def remove(self, engine: int) -> None:
-        """Stop an engine's ring."""
-        q = self.queues.pop(engine, None)
-        if q is not None:
-            if q in self.soc.gpu.queues:
-                self.soc.gpu.destroy_queue(q)
-            self.soc.queue_owner.pop(q.name, None)
-
-    def describe(self) -> list[str]:
-        """The running rings."""
-        return [f"SDMA{e} GFX queue: {q.name}" for e, q in sorted(self.queues.items())]
+        self.start(engine, refuse, ring, 4 << rb.get(value, "rb_size"), vmid, doorbell,
+                   rptr_addr if rb.get(value, "rptr_writeback_enable") else 0, 0, name=f"sdma{engine}.gfx")
