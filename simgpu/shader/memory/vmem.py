@@ -288,30 +288,68 @@ GATHER_SPAN_LIMIT = 256 << 20
 def _gathered_load(ex, w, inst, size: int) -> bool:
     """Load whole dwords for waves `w` (full EXEC) from one linearly mapped range; False when the access
     does not fit (misaligned, several ranges, unmapped), and then the per-lane path runs."""
-    if size % 4 or inst.mnemonic.startswith("scratch_") or not ex.st.exec_full(w):
+    found = _span_of(ex, w, inst, size, "read")
+    if found is None:
         return False
-    st, f = ex.st, inst.fields
-    ix = wsel(w)
-    low = st.vgpr[f["addr"], ix, :]
+    words, index = found
+    st, f, ix = ex.st, inst.fields, wsel(w)
+    for i in range(size // 4):
+        st.vgpr[f["vdst"] + i, ix, :] = words[index + i] if i else words[index]
+    return True
+
+
+def _span_of(ex, w, inst, size: int, access: str):
+    """(the [lo, hi) range's words as uint32, the lanes' dword indices into it [n, lanes]) when every lane of
+    waves `w` (full EXEC) addresses whole dwords in one linearly mapped range of at most GATHER_SPAN_LIMIT
+    bytes; None when the access does not fit (misaligned, several ranges, unmapped: the per-lane path, which
+    reports faults)."""
+    if size % 4 or inst.mnemonic.startswith("scratch_") or not ex.st.exec_full(w):
+        return None
+    low = ex.st.vgpr[inst.fields["addr"], wsel(w), :]
     lo_min, lo_max = int(low.min()), int(low.max())
     off = _offset(inst)
     high = _uniform_high(ex, w, inst)
     if high is None or lo_max - lo_min + size > GATHER_SPAN_LIMIT:
-        return False
+        return None
     if (int(np.bitwise_or.reduce(low, axis=None)) | (high + off)) & 3:  # some lane's address is misaligned
-        return False
+        return None
     va, nbytes = high + lo_min + off, lo_max - lo_min + size
     if inst.mnemonic.startswith("flat_") and _touches_aperture(va, nbytes):
-        return False
-    span = ex.mem.linear_span(ex.vmid, va, nbytes, "read")
+        return None
+    span = ex.mem.linear_span(ex.vmid, va, nbytes, access)
     if span is None:
-        return False
-    words = span.view(U32)
-    index = low.astype(np.intp)  # numpy gathers fastest with native-width indices
+        return None
+    index = low.astype(np.intp)  # numpy indexes fastest with native-width indices
     index -= lo_min
     index >>= 2
+    return span.view(U32), index
+
+
+def _distinct(index: np.ndarray, dwords: int, slots: int) -> bool:
+    """Whether no two lanes' `dwords`-dword stores at dword `index` (of `slots`) share a dword."""
+    flat = index.reshape(-1)
+    if dwords > 1:
+        flat = (flat[:, None] + np.arange(dwords)).reshape(-1)
+    if slots <= max(8 * flat.size, 1 << 17):  # counting beats sorting up to here (lane_access._apart)
+        return int(np.bincount(flat, minlength=slots).max()) <= 1
+    flat = np.sort(flat)
+    return bool((flat[1:] != flat[:-1]).all())
+
+
+def _scattered_store(ex, w, inst, size: int) -> bool:
+    """Store whole dwords for waves `w` (full EXEC) into one linearly mapped range, lanes apart (no two share
+    a dword: then the order the interpreter gives colliding lanes cannot matter); False when the store does not
+    fit, and then the per-lane path runs. The store-side twin of _gathered_load: a column block of a row-major
+    result (rows apart) goes straight into memory."""
+    found = _span_of(ex, w, inst, size, "write")
+    if found is None:
+        return False
+    words, index = found
+    if not _distinct(index, size // 4, words.size):
+        return False
+    ix, d = wsel(w), inst.fields["data"]
     for i in range(size // 4):
-        st.vgpr[f["vdst"] + i, ix, :] = words[index + i] if i else words[index]
+        words[index + i if i else index] = ex.st.vgpr[d + i, ix, :]
     return True
 
 
@@ -348,6 +386,8 @@ def _store(ex, w, inst):
         ix, d = wsel(w), inst.fields["data"]
         for i in range(span.shape[2]):
             span[..., i] = ex.st.vgpr[d + i, ix, :]
+        return
+    if _scattered_store(ex, w, inst, size):
         return
     mask = ex.st.exec_lanes(w)
     data = store_data(ex, w, inst.fields["data"], inst.mnemonic, size)

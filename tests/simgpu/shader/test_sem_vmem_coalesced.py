@@ -194,3 +194,87 @@ def test_gathered_load_past_the_mapping_faults_like_the_per_lane_path():
     fast, slow = run_gather("b32", "stride", 2, fast=True), run_gather("b32", "stride", 2, fast=False)
     assert fast[0] is not None and fast[0][0] == "page_fault" and fast[0] == slow[0]
     assert np.array_equal(fast[1], slow[1])
+
+
+# ---- scattered stores: every lane's dwords in one linearly mapped range, no two lanes sharing one ----------
+
+def scatter_kernel(kind: str, pattern: str) -> str:
+    """out[f(item)] = in[item] for f = pattern: 'stride' (every 5th element), 'perm' (lanes reversed in each
+    wave), 'column' (item 16 * r + c to element 512 * c + r: a column block of a 512-wide matrix, lanes a row
+    apart), 'collide' (two lanes per element: the per-lane path decides, the higher lane wins)."""
+    index = {"stride": "v_mul_u32_u24 v1, v1, 5",
+             "perm": "v_xor_b32 v1, 31, v1",
+             "column": "v_lshrrev_b32 v6, 4, v1\nv_and_b32 v7, 15, v1\nv_lshl_add_u32 v1, v7, 9, v6",
+             "collide": "v_lshrrev_b32 v1, 1, v1"}[pattern]
+    shift = SIZES[kind].bit_length() - 1
+    return f"""
+        s_load_b256 s[4:11], s[0:1], 0x0
+        s_waitcnt lgkmcnt(0)
+        s_lshl_b32 s12, s2, 8
+        v_add_nc_u32 v1, s12, v0
+        v_lshlrev_b32 v2, {shift}, v1
+        global_load_{kind} {REGS[kind]}, v2, s[4:5]
+        {index}
+        v_lshlrev_b32 v3, {shift}, v1
+        v_add_co_u32 v4, vcc_lo, s6, v3
+        v_mov_b32 v5, s7
+        v_add_co_ci_u32_e32 v5, vcc_lo, 0, v5, vcc_lo
+        s_waitcnt vmcnt(0)
+        global_store_{kind} v[4:5], {REGS[kind]}, off
+        s_endpgm
+    """
+
+
+def run_scatter(kind: str, pattern: str, dst_pages: int | None, fast: bool):
+    real, taken = sem_vmem._scattered_store, []
+
+    def spy(*a):
+        done = real(*a) if fast else False
+        taken.append(done)
+        return done
+    sem_vmem._scattered_store = spy
+    try:
+        tb = Testbed(vram_size=1 << 28)
+        n, dw = GROUPS * 256, SIZES[kind] // 4
+        src = np.random.default_rng(3).integers(0, 2**32, n * dw, dtype=np.uint32)
+        words = n * dw * 5 if dst_pages is None else dst_pages * PAGE // 4
+        vdst = tb.upload(np.full(words, 0xEEEEEEEE, np.uint32))
+        fault = None
+        try:
+            tb.launch(tb.load_asm(scatter_kernel(kind, pattern), args=4), [tb.upload(src), vdst, 0, 0],
+                      (GROUPS,), (256,))
+        except HardwareFault as e:
+            fault = (e.kind, e.address, e.access, e.wave, e.pc)
+        out = np.frombuffer(tb.read(vdst, words * 4), np.uint32)
+    finally:
+        sem_vmem._scattered_store = real
+    return fault, out, src, any(taken)
+
+
+@pytest.mark.parametrize("kind", sorted(SIZES))
+@pytest.mark.parametrize("pattern", ["stride", "perm", "column"])
+def test_scattered_store_matches_numpy(kind, pattern):
+    fault, out, src, taken = run_scatter(kind, pattern, None, fast=True)
+    assert fault is None and taken
+    n, dw = GROUPS * 256, SIZES[kind] // 4
+    item = np.arange(n)
+    index = {"stride": item * 5, "perm": item ^ 31, "column": (item & 15) * 512 + (item >> 4)}[pattern]
+    want = np.full(n * dw * 5, 0xEEEEEEEE, np.uint32).reshape(-1, dw)
+    want[index] = src.reshape(-1, dw)
+    assert np.array_equal(out, want.reshape(-1))
+
+
+@pytest.mark.parametrize("kind", sorted(SIZES))
+def test_colliding_lanes_take_the_per_lane_path(kind):
+    fast, slow = run_scatter(kind, "collide", None, fast=True), run_scatter(kind, "collide", None, fast=False)
+    assert fast[0] is None and not fast[3] and np.array_equal(fast[1], slow[1])
+    n, dw = GROUPS * 256, SIZES[kind] // 4
+    want = np.full(n * dw * 5, 0xEEEEEEEE, np.uint32).reshape(-1, dw)
+    want[np.arange(n // 2)] = fast[2].reshape(-1, dw)[1::2]  # of lanes 2e and 2e + 1, the higher one's value
+    assert np.array_equal(fast[1], want.reshape(-1))
+
+
+def test_scattered_store_past_the_mapping_faults_like_the_per_lane_path():
+    fast, slow = run_scatter("b32", "stride", 2, fast=True), run_scatter("b32", "stride", 2, fast=False)
+    assert fast[0] is not None and fast[0][0] == "page_fault" and fast[0] == slow[0]
+    assert np.array_equal(fast[1], slow[1])
