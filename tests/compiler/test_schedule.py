@@ -47,7 +47,8 @@ def test_long_reduction_uses_the_workgroup_and_lds():
 def test_matmul_is_tiled_with_lds():
     a, b = Tensor(np.ones((32, 48), np.float32)), Tensor(np.ones((48, 48), np.float32))
     (k,) = kernels(a @ b)
-    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (3, 2, 1)
+    # 2 x 3 outputs per work-item (the 16-wide tiles' largest divisors up to 8): one workgroup
+    assert k.name.startswith("M_") and k.geometry.block == (16, 16, 1) and k.geometry.grid == (1, 1, 1)
     # k = 48 is one chunk: staged in a loop over its three 16-wide parts, one barrier
     assert sum(u.op is Ops.LDS for u in k.uops) == 2 and sum(u.op is Ops.BARRIER for u in k.uops) == 1
 
@@ -78,15 +79,20 @@ def test_large_matmul_tiles_four_by_four_outputs_per_work_item(backend):
     assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
 
 
-@pytest.mark.parametrize("m, n", [(128, 48), (32, 64)])
+def _factor(size: int) -> int:
+    tiles = size // 16
+    return 4 if tiles % 4 == 0 else max(f for f in range(1, 9) if tiles % f == 0)
+
+
+@pytest.mark.parametrize("m, n", [(128, 48), (32, 64), (64, 112), (80, 208)])
 def test_matmul_tiles_each_dimension_by_its_own_factor(backend, m, n):
-    # 4 outputs per work-item along a dimension that is a multiple of 64, 1 along the other (the gradient of
-    # a 784-wide weight: 128 x 784)
+    # 4 outputs per work-item along a dimension of a multiple of 4 tiles of 16, else the tiles' largest divisor
+    # up to 8 (the gradient of a 784-wide weight, 128 x 784: 4 x 7); 208 is 13 tiles, a prime past 8: 1
     rng = np.random.default_rng(63)
     a, b = rng.standard_normal((m, 32)).astype(np.float32), rng.standard_normal((32, n)).astype(np.float32)
     out = Tensor(a) @ Tensor(b)
     (k,) = kernels(out)
-    up_i, up_j = (4 if m % 64 == 0 else 1), (4 if n % 64 == 0 else 1)
+    up_i, up_j = _factor(m), _factor(n)
     assert k.name.startswith("M_") and k.geometry.grid == (n // (16 * up_j), m // (16 * up_i), 1)
     assert sum(u.op is Ops.STORE and u.src[0].op is Ops.PARAM for u in k.uops) == up_i * up_j
     assert_close(out.numpy(), a @ b, "float32", rtol=2e-5, atol=1e-4)
