@@ -145,18 +145,19 @@ def test_the_banked_map_puts_no_two_registers_at_one_address():
 
 
 def test_gfx942_protocol_numbers_and_structures_match_tinygrads_headers():
-    """SMU 13.0.6's messages and clocks, the gfx9 firmware types, SOC15 IH ids, the v1/v2.1 firmware and v9 MQD
-    layouts, against tinygrad's autogen of smu_v13_0_6_ppsmc.h, psp_gfx_if.h, soc15_ih_clientid.h, the irqsrcs
-    headers, amdgpu_ucode.h and v9_structs.h."""
+    """SMU 13.0.6's (and 13.0.12's) messages and clocks, the gfx9 firmware types, SOC15 IH ids, the v1/v2.1 firmware
+    and v9 MQD layouts, against tinygrad's autogen of smu_v13_0_6_ppsmc.h (and smu_v13_0_12_ppsmc.h), psp_gfx_if.h,
+    soc15_ih_clientid.h, the irqsrcs headers, amdgpu_ucode.h and v9_structs.h."""
     import ctypes
     am = pytest.importorskip("tinygrad.runtime.autogen.am.am")
-    from tinygrad.runtime.autogen.am import smu_13_0_6
+    from tinygrad.runtime.autogen.am import smu_13_0_6, smu_13_0_12
 
     from simgpu.hw import ih, mqd, psp, smu, ucode
-    for m in smu.Msg13_6:
-        assert getattr(smu_13_0_6, f"PPSMC_MSG_{m.name}") == m.value, m.name
-    for c in smu.Clock13_6:
-        assert getattr(smu_13_0_6, f"PPCLK_{c.name}") == c.value, c.name
+    for mod in (smu_13_0_6, smu_13_0_12):  # MI350X's SMU 13.0.12 numbers every modelled message as 13.0.6 does
+        for m in smu.Msg13_6:
+            assert getattr(mod, f"PPSMC_MSG_{m.name}") == m.value, (mod.__name__, m.name)
+        for c in smu.Clock13_6:
+            assert getattr(mod, f"PPCLK_{c.name}") == c.value, (mod.__name__, c.name)
     for name in ("CP_MEC", "CP_MEC_ME1", "SDMA0", "SDMA1", "SDMA2", "SDMA3", "P2S_TABLE", "REG_LIST"):
         assert getattr(am, f"GFX_FW_TYPE_{name}") == psp.FW_TYPE[name], name
     assert am.GFX_CMD_ID_SRIOV_SPATIAL_PART == psp.Cmd.SRIOV_SPATIAL_PART
@@ -195,6 +196,24 @@ def test_the_gfx942_firmware_containers_are_checked():
         ucode.check("gc_9_4_3_mec.bin", bytes(bad))
     assert {p.name for p in ucode.check("smu_13_0_6.bin", files["smu_13_0_6.bin"])} == {"SMU", "P2S_TABLE"}
     assert "PSP_RL" in {p.name for p in ucode.check("psp_13_0_6_sos.bin", files["psp_13_0_6_sos.bin"])}
+
+
+def test_the_gfx950_firmware_set_is_gfx942s_containers_at_its_versions():
+    """psp_13_0_12_sos (with its register list), sdma_4_4_4 (v1), gc_9_5_0_mec (v1) and gc_9_5_0_rlc (v2.1), each
+    naming its own IP version; no SMC file (SMU 13.0.12 runs from the IFWI); a file of the other part's version is
+    refused by name."""
+    from simgpu.hw import ucode
+    files = ucode.synthetic_set()
+    assert set(ucode.GFX950_FILES) <= set(files) and "smu_13_0_12.bin" not in ucode.FILES
+    for name, ((major, minor), version) in ucode.GFX950_FILES.items():
+        h = ucode.CommonHeader.unpack(files[name])
+        assert (h.ip_version_major, h.ip_version_minor) == (major, minor), name
+        assert (h.header_version_major, h.header_version_minor) == version, name
+    assert "PSP_RL" in {p.name for p in ucode.check("psp_13_0_12_sos.bin", files["psp_13_0_12_sos.bin"])}
+    assert {p.name for p in ucode.check("gc_9_5_0_rlc.bin", files["gc_9_5_0_rlc.bin"])} >= {"RLC_G"}
+    assert files["gc_9_5_0_mec.bin"] != files["gc_9_4_3_mec.bin"]
+    with pytest.raises(ucode.FirmwareError, match="IP version 9.4 .* expected 9.5"):
+        ucode.check("gc_9_5_0_mec.bin", files["gc_9_4_3_mec.bin"])
 
 
 def test_the_smn_window_reaches_another_aids_nbio_registers_and_refuses_the_rest():
