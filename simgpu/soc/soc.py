@@ -70,8 +70,9 @@ GC_INFO_MI300X = {"gc_num_se": 4, "gc_num_cu_per_sh": 10, "gc_num_sh_per_se": 1,
                   "gc_max_scratch_slots_per_cu": 32, "gc_lds_size": 64, "gc_num_tcp_per_sh": 10,
                   "gc_tcp_size_per_cu": 32, "gc_num_cu_per_sqc": 2, "gc_instruction_cache_size_per_sqc": 64,
                   "gc_scalar_data_cache_size_per_sqc": 16, "gc_tcc_size": 4096}
-# MI350X (gc_info v2.1, one XCC's values): 4 SEs x 1 SH x 9 CU slots (an XCD has 36 CUs, 32 active: the CU masks,
-# not this table, say which), wave64, 8 waves a SIMD, 160 KiB of LDS (CDNA4's LDS per CU), MI300X's caches.
+# MI350X (gc_info v2.1, one XCC's values): 4 SEs x 1 SH x 9 CU slots (AMD's CDNA4 description: 36 CUs an XCD, 32
+# active; the CU masks, not this table, say which; what MI350X's own gc_info holds is not confirmed), wave64, 8 waves
+# a SIMD, 160 KiB of LDS (CDNA4's LDS per CU, what tinygrad sizes its CWSR area from on GC 9.5), MI300X's caches.
 GC_INFO_MI350X = GC_INFO_MI300X | {"gc_num_cu_per_sh": 9, "gc_num_tcp_per_sh": 9, "gc_lds_size": 160}
 
 

@@ -3,7 +3,8 @@
 SMU 13.0.12, SDMA 4.4.4 with the synthetic psp_13_0_12_sos / sdma_4_4_4 / gc_9_5_0 firmware installed where tinygrad
 looks for it) and its HCQ runtime runs code objects it did not compile (it cannot compile for gfx950 here: its AMD:LLVM
 renderer needs a libLLVM that knows gfx950) -- the committed Triton gfx950 kernels and llvmlite-compiled LLVM IR,
-loaded with its own program class and dispatched on its AQL queue (tests/wiring/tinygrad_am_gfx950_checks.py), each
+loaded with its own program class and dispatched on its AQL queue (tests/wiring/tinygrad_am_gfx950_checks.py; a
+kernel with 152 KiB of LDS among them, which tinygrad admits from the table's gc_info), each
 result checked against numpy; then a store 1 TiB past a buffer faults and tinygrad reads the fault back from the IH
 ring and the GCVM fault registers. Both transports (local PCI functions; `--remote-pci`, tinygrad's remote-PCI
 transport). Skipped without tinygrad, llvmlite or the preload shim."""
@@ -77,6 +78,11 @@ def test_a_kernel_that_spills_runs_on_tinygrads_scratch(checks):
 
 def test_llvm_22s_saxpy_matches_numpy(checks):
     assert checks["saxpy"]["max_error"] == 0.0
+
+
+def test_a_kernel_with_152_kib_of_lds_runs_as_the_discovery_tables_gc_info_allows(checks):
+    b = checks["big_lds"]
+    assert b["group_segment"] == 152 << 10 and b["mirrored"]
 
 
 def test_a_page_fault_reaches_tinygrad_through_the_ih_ring_with_its_address(checks):

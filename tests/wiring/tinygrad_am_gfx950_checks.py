@@ -5,9 +5,9 @@ that knows gfx950; Debian's is 19) -- through its own HCQ runtime: each is loade
 (`dev.runtime`, ops_amd.AMDProgram, from the ELF bytes) and dispatched on its AQL compute queue, its buffers
 allocated and copied by its allocator. The kernels: the committed Triton gfx950 code objects (tests/data/triton/
 gfx950: an add, a row reduction, a matmul, an MFMA dot, a kernel that spills to scratch) and LLVM IR compiled by
-llvmlite (LLVM 22): a saxpy and the store 1 TiB past its buffer that faults. Results are checked against numpy by the
-test. Prints one JSON object per check (not a test module itself); the fault comes last, since it leaves the device
-in tinygrad's error state."""
+llvmlite (LLVM 22): a saxpy, a kernel with 152 KiB of LDS, and the store 1 TiB past its buffer that faults. Results
+are checked against numpy by the test. Prints one JSON object per check (not a test module itself); the fault comes
+last, since it leaves the device in tinygrad's error state."""
 
 import json
 import os
@@ -32,6 +32,28 @@ OOB_IR = """
 define amdgpu_kernel void @oob(ptr addrspace(1) %p) {
   %q = getelementptr i8, ptr addrspace(1) %p, i64 1099511627776
   store i32 1, ptr addrspace(1) %q
+  ret void
+}
+"""
+# 152 KiB of static LDS, more than a gfx942 workgroup has: each lane writes its slot, then reads the mirror lane's.
+# tinygrad admits it only because the discovery table's gc_info says 160 KiB (its lds_size_in_kb over AM).
+BIG_LDS_IR = """
+@tile = internal addrspace(3) global [38912 x float] poison
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.amdgcn.s.barrier()
+define amdgpu_kernel void @mirror(ptr addrspace(1) %y) {
+  %t = call i32 @llvm.amdgcn.workitem.id.x()
+  %far = mul i32 %t, 152
+  %p = getelementptr float, ptr addrspace(3) @tile, i32 %far
+  %v = uitofp i32 %t to float
+  store float %v, ptr addrspace(3) %p
+  call void @llvm.amdgcn.s.barrier()
+  %o = sub i32 255, %t
+  %faro = mul i32 %o, 152
+  %q = getelementptr float, ptr addrspace(3) @tile, i32 %faro
+  %w = load float, ptr addrspace(3) %q
+  %py = getelementptr float, ptr addrspace(1) %y, i32 %t
+  store float %w, ptr addrspace(1) %py
   ret void
 }
 """
@@ -136,6 +158,13 @@ def main() -> None:
     a_bits = struct.unpack("<I", struct.pack("<f", 2.5))[0]
     prg(by, bx, global_size=(-(-n // 256), 1, 1), local_size=(256, 1, 1), vals=(a_bits, n), wait=True)
     report("saxpy", max_error=float(np.abs(read(dev, by, ys) - (2.5 * xs + 1)).max()))
+
+    out = buffer(dev, np.zeros(256, np.float32))
+    prg = dev.runtime(TinyELF(compile_ir(BIG_LDS_IR, mcpu="gfx950"), "mirror", DEV.target("AMD"), ()))
+    prg(out, global_size=(1, 1, 1), local_size=(256, 1, 1), wait=True)
+    report("big_lds", group_segment=prg.group_segment_size,
+           mirrored=bool(np.array_equal(read(dev, out, np.zeros(256, np.float32)),
+                                        np.arange(255, -1, -1, dtype=np.float32))))
 
     base = buffer(dev, np.zeros(4, np.float32))
     prg = dev.runtime(TinyELF(compile_ir(OOB_IR, mcpu="gfx950"), "oob", DEV.target("AMD"), ()))

@@ -140,6 +140,7 @@ def _gfx942_blob(soc) -> bytes:
 def test_mi300x_and_mi350x_discovery_binaries_list_four_dies_of_banked_blocks(arch):
     soc = SOC(GPU(vram_size=256 << 20, arch=arch))
     blob = _gfx942_blob(soc)
+    assert blob == _gfx942_blob(SOC(GPU(vram_size=256 << 20, arch=arch)))  # the same bytes every time
     sig, _, _, checksum, size = struct.unpack_from("<IHHHH", blob, 0)
     assert sig == 0x28211407 and _sum16(blob[10:size]) == checksum
     t = parse_dies(blob)
