@@ -7,9 +7,9 @@ read_text) and the files a driver opens: `config` (pread/pwrite the configuratio
 ("1"/"0": pci_enable_device), `resource0` (VRAM: mmap gives the GPU's VRAM at the offset asked for), `resource2`
 (doorbells) and `resource5` (registers): MMIO through the seam's mmio_read/mmio_write, which reach the SOC
 (simgpu.soc); a plain store into those mappings reaches nothing, as they have no memory behind them here.
-/lib/firmware/amdgpu/<file> serves the gfx1100, gfx1201 and gfx942 firmware: the files of $SIMGPU_AM_FIRMWARE when it
-names a directory (real linux-firmware files work), else simgpu.hw.ucode's synthetic set (valid headers, filler
-payloads).
+/lib/firmware/amdgpu/<file> serves the gfx1100, gfx1201, gfx942 and gfx950 firmware: the files of $SIMGPU_AM_FIRMWARE
+when it names a directory (real linux-firmware files work), else simgpu.hw.ucode's synthetic set (valid headers,
+filler payloads).
 """
 
 from __future__ import annotations

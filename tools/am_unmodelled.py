@@ -2,7 +2,7 @@
 and an SDMA queue as its runtime does, and print the registers it touched that the device keeps as plain storage
 (no block models them or reads them): the list in docs/device.md "Registers tinygrad's AM driver touches".
 
-    python tools/am_unmodelled.py [ARCH]      # gfx1100 (default), gfx1201 or gfx942
+    python tools/am_unmodelled.py [ARCH]      # gfx1100 (default), gfx1201, gfx942 or gfx950
 """
 
 import collections
@@ -18,7 +18,7 @@ from tests.support.am_tinygrad import boot
 
 def main(arch: str = "gfx1100") -> None:
     """Print the registers, grouped by family."""
-    adev, soc = boot(SOC(GPU(vram_size=1 << 30, arch=arch)))  # (tinygrad reserves 384 MiB on GC 9.4)
+    adev, soc = boot(SOC(GPU(vram_size=1 << 30, arch=arch)))  # (tinygrad reserves 384 MiB on GC 9.4 and 9.5)
     buf = [adev.mm.valloc(0x1000, contiguous=True) for _ in range(4)]
     adev.gfx.setup_ring(buf[0].va_addr, 0x1000, buf[1].va_addr, buf[1].va_addr + 8, buf[2].va_addr, 0x1000, idx=0,
                         aql=True)

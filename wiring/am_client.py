@@ -1,5 +1,5 @@
 """Run inside a Python program that `simgpu run --am` starts, when it first imports tinygrad (the interposer's audit
-hook, mockgpu/csrc/pyhook.c, runs this file): installs the synthetic gfx1100, gfx1201 and gfx942 firmware where
+hook, mockgpu/csrc/pyhook.c, runs this file): installs the synthetic gfx1100, gfx1201, gfx942 and gfx950 firmware where
 tinygrad's AM backend looks for it. The standard library only -- the program's Python need not be able to import simgpu.
 
 tinygrad fetches each linux-firmware file from a pinned URL into its download cache and checks it against a sha256

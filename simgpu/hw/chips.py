@@ -37,9 +37,11 @@ gfx942 is the AMD Instinct MI300X (CDNA3, "Aqua Vanjaram"), one KFD node in SPX 
 
 gfx950 is the AMD Instinct MI350X (CDNA4), one KFD node in SPX mode, the gfx942 model with CDNA4's differences:
 - GC 9.5.0, which amdkfd's kgd2kfd_probe maps to gfx_target_version 90500 with the same kfd2kgd functions as GC 9.4.3
-  (gc_9_4_3_kfd2kgd: the same MQD, PM4 and HIQ paths), and gfx_v9_4_3.c drives both; SDMA 4.4.5 (sdma_v4_4_2.c
-  serves 4.4.2, 4.4.4 and 4.4.5 with one packet set: no SDMA packet delta); NBIO 7.9.0 as for MI300X (nbio_v7_9.c
-  serves 7.9.0 and 7.9.1; which of the two MI350X reports is not confirmed; tinygrad's mock driver reports 7.9.0);
+  (gc_9_4_3_kfd2kgd: the same MQD, PM4 and HIQ paths), and gfx_v9_4_3.c drives both; SDMA 4.4.4 (sdma_v4_4_2.c
+  serves 4.4.2, 4.4.4 and 4.4.5 with one packet set: no SDMA packet delta; 4.4.5 is GC 9.4.4's, which came with the
+  gc_9_4_4 / sdma_4_4_5 / psp_13_0_14 firmware, 4.4.4 GC 9.5.0's: simgpu.hw.discovery.MI350X_IP_BLOCKS);
+  NBIO 7.9.0 as for MI300X (nbio_v7_9.c serves 7.9.0 and 7.9.1; which of the two MI350X reports is not confirmed;
+  tinygrad's mock driver reports 7.9.0);
   DRM family AMDGPU_FAMILY_AI (141); PCI device 0x75A0 (MI350X in pci.ids; its revision is not confirmed);
 - shape: 8 XCDs x 4 shader engines x 1 shader array, 256 active CUs (32 per XCD) of 4 SIMDs, wave64, 8 waves per
   SIMD; 160 KiB of LDS per CU, all of it addressable by one workgroup (CDNA4 ISA; tinygrad sizes its CWSR area from
@@ -47,6 +49,8 @@ gfx950 is the AMD Instinct MI350X (CDNA4), one KFD node in SPX mode, the gfx942 
 - memory: 8 HBM3E stacks of 1024 bits; the memory clock reported is MI300X's (MI350X's is not confirmed); caches as
   MI300X's (L1 32 KiB, L2 4 MiB per XCD, 256 MiB Infinity Cache, the public MI350X figures); firmware versions are
   plausible values (gfx950 has no MES).
+- AM: its PCI function's register side is modelled (am=True): MI350X's discovery table (GC 9.5.0, SDMA 4.4.4, MMHUB
+  1.8.1, MP 13.0.12) over gfx942's banked map, PSP/SMU 13.0.12 (docs/device.md, "AM per architecture").
 
 May import: nothing outside simgpu.hw.
 """
@@ -127,13 +131,14 @@ CHIPS: dict[str, Chip] = {c.arch: c for c in (
          am=True),
     # MI350X (docs/device.md, "gfx950"): 8 XCDs x 4 shader engines x 1 array, 256 active CUs of 4 SIMDs, wave64,
     # 160 KiB of LDS
-    Chip("gfx950", "gfx9", "AMD Instinct MI350X", "CDNA4", 90500, (9, 5, 0), (4, 4, 5), (7, 9, 0),
+    Chip("gfx950", "gfx9", "AMD Instinct MI350X", "CDNA4", 90500, (9, 5, 0), (4, 4, 4), (7, 9, 0),
          device_id=0x75A0, pci_revision=0x00, drm_family=141, shader_engines=32, arrays_per_engine=1,
          compute_units=256, simds_per_cu=4, wave_size=64, lds_bytes=160 << 10, max_waves_per_simd=8,
          vram_width_bits=8192, mem_clk_max_mhz=1300, mec_fw_version=21, sdma_fw_version=19, xcc=8,
          firmware={"me": (0, 0), "pfp": (0, 0), "rlc": (0, 0), "mes": (0, 0)},
          caches={"tcp_cache_size": 32, "num_sqc_per_wgp": 1, "sqc_data_cache_size": 16, "sqc_inst_cache_size": 64,
-                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20}),
+                 "gl1c_cache_size": 0, "gl2c_cache_size": 4 << 10, "mall_size": 256 << 20},
+         am=True),
 )}
 
 

@@ -179,17 +179,43 @@ XCC_STRIDE = 0x40000  # dwords between two XCCs' register bases
 _GC_BASES = (0x2000, 0xA000, 0x1C000, 0x2402C00)
 _NBIO_BASES = (0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000, 0x4080000, 0x40C0000, 0x4100000)  # nbio_7_9: 9 segs
 _MP_BASES = (0x16000, 0x243FC00, 0xDC0000, 0xE00000, 0xE40000, 0x243FC00)
-MI300X_IP_BLOCKS = (
-    *(IpBlock("GC", GC_HWID, x, (9, 4, 3), tuple(b + x * XCC_STRIDE for b in _GC_BASES), x // 2)
-      for x in range(MI300X_XCCS)),
-    *(IpBlock("SDMA0", SDMA0_HWID, i, (4, 4, 2), (0x4000 + 0x100 * i,), i // 4) for i in range(MI300X_SDMAS)),
-    *(IpBlock("MMHUB", MMHUB_HWID, a, (1, 8, 0), (0x1A000 + 0x1000 * a, 0x2408800), a) for a in range(MI300X_AIDS)),
-    IpBlock("NBIF", NBIF_HWID, 0, (7, 9, 0), _NBIO_BASES),
-    IpBlock("HDP", HDP_HWID, 0, (4, 4, 2), (0xF20, 0x240A400)),
-    IpBlock("OSSSYS", OSSSYS_HWID, 0, (4, 4, 2), (0x10A0, 0x240A000)),
-    IpBlock("MP0", MP0_HWID, 0, (13, 0, 6), _MP_BASES),
-    IpBlock("MP1", MP1_HWID, 0, (13, 0, 6), _MP_BASES),
-)
+
+
+def _aqua_blocks(gc, sdma, mmhub, nbio, hdp, osssys, mp) -> tuple[IpBlock, ...]:
+    """The four-die table of an MI300-family part at these IP versions: two XCCs, four SDMA engines and an MMHUB on
+    every die (AID), NBIO / HDP / OSSSYS / MP0 / MP1 once on die 0, at the bases described above."""
+    return (
+        *(IpBlock("GC", GC_HWID, x, gc, tuple(b + x * XCC_STRIDE for b in _GC_BASES), x // 2)
+          for x in range(MI300X_XCCS)),
+        *(IpBlock("SDMA0", SDMA0_HWID, i, sdma, (0x4000 + 0x100 * i,), i // 4) for i in range(MI300X_SDMAS)),
+        *(IpBlock("MMHUB", MMHUB_HWID, a, mmhub, (0x1A000 + 0x1000 * a, 0x2408800), a) for a in range(MI300X_AIDS)),
+        IpBlock("NBIF", NBIF_HWID, 0, nbio, _NBIO_BASES),
+        IpBlock("HDP", HDP_HWID, 0, hdp, (0xF20, 0x240A400)),
+        IpBlock("OSSSYS", OSSSYS_HWID, 0, osssys, (0x10A0, 0x240A000)),
+        IpBlock("MP0", MP0_HWID, 0, mp, _MP_BASES),
+        IpBlock("MP1", MP1_HWID, 0, mp, _MP_BASES),
+    )
+
+
+MI300X_IP_BLOCKS = _aqua_blocks(gc=(9, 4, 3), sdma=(4, 4, 2), mmhub=(1, 8, 0), nbio=(7, 9, 0), hdp=(4, 4, 2),
+                                osssys=(4, 4, 2), mp=(13, 0, 6))
+
+# MI350X (gfx950, CDNA4): MI300X's table at GC 9.5.0's IP versions. Where each comes from (amdgpu):
+# - GC 9.5.0 per XCC (gfx_v9_4_3.c drives it; gc_9_5_0_mec/rlc firmware);
+# - SDMA 4.4.4: sdma_v4_4_2.c serves 4.4.2, 4.4.4 and 4.4.5; 4.4.5 came with GC 9.4.4 (its gc_9_4_4 / sdma_4_4_5 /
+#   psp_13_0_14 firmware set), 4.4.4 with the GC 9.5.0 work (tinygrad 0.14 also pairs its sdma_4_4_2 register table
+#   with 4.4.2 and 4.4.4 only);
+# - MMHUB 1.8.1: gmc_v9_0.c gives it mmhub_v1_8's functions, added with UMC 12.5.0 (MI350's memory controller);
+# - MP0/MP1 13.0.12: psp_v13_0.c (psp_13_0_12_sos) and smu_v13_0_6_ppt.c's 13.0.12 branch (smu_v13_0_12), whose
+#   firmware comes with the IFWI (amdgpu, like tinygrad, loads no SMU image for it); vcn_v5_0_1.c keys on MP0 13.0.12;
+# - NBIO 7.9.0, HDP 4.4.2, OSSSYS 4.4.2: MI300X's. nbio_v7_9.c serves 7.9.0 and 7.9.1, hdp_v4_0.c 4.4.2 and 4.4.5,
+#   vega20_ih.c OSSSYS 4.4.2, 4.4.4 and 4.4.5; which of each MI350X reports is not confirmed. OSSSYS 4.4.2 is the one
+#   tinygrad 0.14 can drive: on any other it programs IH_MSI_STORM_CTRL, which its osssys_4_4_2 table lacks.
+# - Die layout: MI350X has two I/O dies of four XCDs; how its binary groups the blocks into dies is not public here.
+#   The table keeps MI300X's four-die grouping (four SDMA engines and an MMHUB a die), which is what tinygrad 0.14's
+#   AID logic assumes (sixteen engines, an AID per four).
+MI350X_IP_BLOCKS = _aqua_blocks(gc=(9, 5, 0), sdma=(4, 4, 4), mmhub=(1, 8, 1), nbio=(7, 9, 0), hdp=(4, 4, 2),
+                                osssys=(4, 4, 2), mp=(13, 0, 12))
 
 # The parts whose whole table is modelled, by architecture (what the KFD sysfs lists too; MI300X's table, whose
 # dies the sysfs does not yet lay out, is the PCI function's only: simgpu.soc).

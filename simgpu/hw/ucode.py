@@ -178,7 +178,15 @@ GFX942_FILES = {
     "gc_9_4_3_mec.bin": ((9, 4), (1, 0)),
     "gc_9_4_3_rlc.bin": ((9, 4), (2, 1)),
 }
-FILES = GFX1100_FILES | GFX1201_FILES | GFX942_FILES  # every file the modelled parts load, by amdgpu's names
+# gfx950 (MI350X): the same containers at GC 9.5.0 / SDMA 4.4.4 / MP 13.0.12. No SMC file: SMU 13.0.12 runs from the
+# IFWI and amdgpu hands the PSP no image of it (tinygrad 0.14 loads none for MP1 13.0.12 either).
+GFX950_FILES = {
+    "psp_13_0_12_sos.bin": ((13, 0), (2, 0)),
+    "sdma_4_4_4.bin": ((4, 4), (1, 0)),
+    "gc_9_5_0_mec.bin": ((9, 5), (1, 0)),
+    "gc_9_5_0_rlc.bin": ((9, 5), (2, 1)),
+}
+FILES = GFX1100_FILES | GFX1201_FILES | GFX942_FILES | GFX950_FILES  # every file the modelled parts load
 
 
 @dataclass
@@ -216,7 +224,7 @@ def _slice(name: str, data: bytes, field: str, offset: int, size: int) -> bytes:
 def check(name: str, data: bytes) -> list[Part]:
     """Validate firmware file `name` (one of FILES) and return its loadable parts."""
     if name not in FILES:
-        raise FirmwareError(f"{name}: not a gfx1100, gfx1201 or gfx942 firmware file ({', '.join(FILES)})")
+        raise FirmwareError(f"{name}: not a gfx1100, gfx1201, gfx942 or gfx950 firmware file ({', '.join(FILES)})")
     h = _common(name, data)
     (ip_major, ip_minor), version = FILES[name]
     if (h.header_version_major, h.header_version_minor) != version:
@@ -387,39 +395,45 @@ def synthetic_set(size: int = 4096) -> dict[str, bytes]:
     mcu = _filler("sdma7:mcu", size)
     v3 = SdmaHeaderV3(bytes(CommonHeader.SIZE), 0, payload_offsets([mcu])[0], size)
     files["sdma_7_0_1.bin"] = _assemble("sdma_7_0_1.bin", v3.pack(), [mcu], 0)
-    files |= _synthetic_gfx942(size)
+    files |= _synthetic_gfx9(size, mp="13_0_6", sdma="4_4_2", gc="9_4_3", smu=True)
+    files |= _synthetic_gfx9(size, mp="13_0_12", sdma="4_4_4", gc="9_5_0", smu=False)
     for name, data in files.items():
         check(name, data)
     return files
 
 
-def _synthetic_gfx942(size: int) -> dict[str, bytes]:
-    """MI300X's files: the v1 / v2.1 containers of GC 9.4.3, SDMA 4.4.2, MP 13.0.6."""
+def _synthetic_gfx9(size: int, mp: str, sdma: str, gc: str, smu: bool) -> dict[str, bytes]:
+    """An MI300-family part's files (MI300X: mp 13_0_6, sdma 4_4_2, gc 9_4_3; MI350X: 13_0_12, 4_4_4, 9_5_0): the
+    v1 / v2.1 containers of gfx9, the sOS container with the register list, the SMC file (its P2S pptable) if
+    `smu`. The filler tags keep MI300X's bytes as they were before MI350X's set existed."""
     blank, files = bytes(CommonHeader.SIZE), {}
+    tag = {"13_0_6": "13.6"}.get(mp, mp.replace("_", "."))
     comps = ("PSP_KDB", "PSP_SYS_DRV", "PSP_SOC_DRV", "PSP_INTF_DRV", "PSP_DBG_DRV", "PSP_RAS_DRV", "PSP_SOS", "PSP_RL")
-    blobs = [_filler(f"psp13.6:{c}", size) for c in comps]
+    blobs = [_filler(f"psp{tag}:{c}", size) for c in comps]
     offs = payload_offsets(blobs)
     descs = b"".join(PspBinDesc(PSP_FW_TYPE[c], SYNTHETIC_UCODE_VERSION, o - offs[0], len(p)).pack()
                      for c, o, p in zip(comps, offs, blobs, strict=True))
-    files["psp_13_0_6_sos.bin"] = _assemble("psp_13_0_6_sos.bin", PspHeaderV2(blank, len(comps)).pack() + descs,
-                                            blobs, 0)
-    smu, p2s = _filler("smu13.6", size), _filler("smu13.6:p2s", size)
-    o = payload_offsets([smu, p2s])
-    entry_at = SmcHeaderV2_1.SIZE  # the entry list right after the versioned header
-    hdr = SmcHeaderV2_1(blank, 0, 1, entry_at).pack() + SmcSoftPptableEntry(P2S_TABLE_ID, o[1], len(p2s)).pack()
-    files["smu_13_0_6.bin"] = _assemble("smu_13_0_6.bin", hdr, [smu, p2s], 0)
-    files["sdma_4_4_2.bin"] = _assemble("sdma_4_4_2.bin", SdmaHeaderV1(blank, 0, 0, (size - 256) // 4, 64).pack(),
-                                        [_filler("sdma4.4.2", size)], 0)
-    files["gc_9_4_3_mec.bin"] = _assemble("gc_9_4_3_mec.bin", GfxHeaderV1(blank, 0, (size - 256) // 4, 64).pack(),
-                                          [_filler("mec9.4.3", size)], 0)
-    rlc = [_filler(f"rlc9.4.3:{n}", size) for n in ("g", "cntl", "gpm", "srm")]
+    psp = f"psp_{mp}_sos.bin"
+    files[psp] = _assemble(psp, PspHeaderV2(blank, len(comps)).pack() + descs, blobs, 0)
+    if smu:
+        image, p2s = _filler(f"smu{tag}", size), _filler(f"smu{tag}:p2s", size)
+        o = payload_offsets([image, p2s])
+        entry_at = SmcHeaderV2_1.SIZE  # the entry list right after the versioned header
+        hdr = SmcHeaderV2_1(blank, 0, 1, entry_at).pack() + SmcSoftPptableEntry(P2S_TABLE_ID, o[1], len(p2s)).pack()
+        files[f"smu_{mp}.bin"] = _assemble(f"smu_{mp}.bin", hdr, [image, p2s], 0)
+    dot = gc.replace("_", ".")
+    files[f"sdma_{sdma}.bin"] = _assemble(f"sdma_{sdma}.bin", SdmaHeaderV1(blank, 0, 0, (size - 256) // 4, 64).pack(),
+                                          [_filler(f"sdma{sdma.replace('_', '.')}", size)], 0)
+    files[f"gc_{gc}_mec.bin"] = _assemble(f"gc_{gc}_mec.bin", GfxHeaderV1(blank, 0, (size - 256) // 4, 64).pack(),
+                                          [_filler(f"mec{dot}", size)], 0)
+    rlc = [_filler(f"rlc{dot}:{n}", size) for n in ("g", "cntl", "gpm", "srm")]
     o = payload_offsets(rlc)
     fields = dict.fromkeys(_RLC_V2_0 + _RLC_V2_1 + _RLC_V2_2 + _RLC_V2_3, 0)
     fields.update(save_restore_list_cntl_size_bytes=size, save_restore_list_cntl_offset_bytes=o[1],
                   save_restore_list_gpm_size_bytes=size, save_restore_list_gpm_offset_bytes=o[2],
                   save_restore_list_srm_size_bytes=size, save_restore_list_srm_offset_bytes=o[3])
     v2_1 = RlcHeaderV2_3(blank, **fields).pack()[:CommonHeader.SIZE + 4 * len(_RLC_V2_0 + _RLC_V2_1)]
-    files["gc_9_4_3_rlc.bin"] = _assemble("gc_9_4_3_rlc.bin", v2_1, rlc, 0)
+    files[f"gc_{gc}_rlc.bin"] = _assemble(f"gc_{gc}_rlc.bin", v2_1, rlc, 0)
     return files
 
 

@@ -15,9 +15,9 @@ reports it (a bootloader that does not become ready, a ring that answers a nonze
   firmware, which amdgpu loads before it), and a payload -- not a whole firmware file: a buffer that starts with a
   common_firmware_header describing exactly fw_size bytes is the container, not its ucode; AUTOLOAD_RLC needs the
   RLC, MEC, SDMA and IMU firmware loaded, and then starts the RLC autoload (RLC_RLCS_BOOTLOAD_STATUS);
-- MP0 13.0.6 (MI300X) reserves its TMR at boot, takes gfx9's firmware types (CP_MEC, SDMA0..3, the RLC restore lists,
-  the P2S pptable, REG_LIST) and SRIOV_SPATIAL_PART: one partition (SPX) is what the model runs, any other count is
-  answered with an error.
+- MP0 13.0.6 (MI300X) and 13.0.12 (MI350X) reserve their TMR at boot, take gfx9's firmware types (CP_MEC, SDMA0..3,
+  the RLC restore lists, the P2S pptable, REG_LIST) and SRIOV_SPATIAL_PART: one partition (SPX) is what the model
+  runs, any other count is answered with an error.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from simgpu.soc.regfile import MMIOError
 
 SOS_VERSION = 0x00210000  # what C2PMSG_81 reads once the sOS runs
 TMR_SIZE = 0x1000000  # what LOAD_TOC answers: 16 MiB of trusted memory
+GFX9_MP0 = ((13, 0, 6), (13, 0, 12))  # the MI300X and MI350X PSPs (gfx9 firmware types, a REG_LIST)
 _BL_ORDER = {hw.BootloaderCmd.LOAD_SOSDRV: (hw.BootloaderCmd.LOAD_SYSDRV,)}
 
 
@@ -64,8 +65,9 @@ class PSP:
 
     @property
     def boot_time_tmr(self) -> bool:
-        """Whether this PSP reserves its TMR at boot (amdgpu's boot_time_tmr): MP0 13.0.6, 14.0.2 and 14.0.3."""
-        return self.mp0_version in ((13, 0, 6), (14, 0, 2), (14, 0, 3))
+        """Whether this PSP reserves its TMR at boot (amdgpu's boot_time_tmr): MP0 13.0.6, 13.0.12, 14.0.2 and 14.0.3
+        (amdgpu's psp_early_init leaves it set for these; a SETUP_TMR a driver sends anyway is still taken)."""
+        return self.mp0_version in GFX9_MP0 + ((14, 0, 2), (14, 0, 3))
 
     @property
     def mp0_version(self) -> tuple[int, int, int] | None:

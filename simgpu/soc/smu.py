@@ -1,5 +1,5 @@
-"""The SMU (MP1 13.0 / 14.0 / 13.0.6) message mailbox (simgpu.hw.smu): C2PMSG_66 message, 82 argument/result, 90
-response.
+"""The SMU (MP1 13.0 / 14.0 / 13.0.6 / 13.0.12) message mailbox (simgpu.hw.smu): C2PMSG_66 message, 82
+argument/result, 90 response.
 
 The SMU answers once the PSP has loaded its firmware (LOAD_IP_FW SMU); before that a message gets no response (90
 stays 0, so a driver's wait times out, as on a part whose SMU is not running). Messages: GetSmuVersion,
@@ -33,7 +33,9 @@ class SMU:
         mp1 = next((b.version for b in soc.part.blocks if b.name == "MP1"), None)
         # SMU 13.0.6 (MI300X): its own message and clock numbers; its firmware comes with the IFWI (running from
         # power-on: the driver hands the PSP only the P2S pptable), and GfxDriverReset is the mode-1 reset.
-        self.v13_6 = mp1 == (13, 0, 6)
+        # SMU 13.0.12 (MI350X) is smu_v13_0_6_ppt.c's too: smu_v13_0_12_ppsmc.h numbers every message modelled here
+        # as 13.0.6 does (it adds others), and amdgpu loads no firmware image for it either.
+        self.v13_6 = mp1 in ((13, 0, 6), (13, 0, 12))
         self.msgs, self.clocks = (hw.Msg13_6, hw.Clock13_6) if self.v13_6 else (hw.Msg, hw.Clock)
         self.levels = {self.clocks[c.name]: v for c, v in DPM_LEVELS.items() if c.name in self.clocks.__members__}
         regs.on_write(self.reg[mp.SMU_MSG], self._message)

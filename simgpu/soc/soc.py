@@ -1,5 +1,5 @@
-"""The SOC21 / SOC24 / SOC15 blocks around one simulated gfx1100, gfx1201 or gfx942, as its PCI function presents them
-to a userspace driver.
+"""The SOC21 / SOC24 / SOC15 blocks around one simulated gfx1100, gfx1201, gfx942 or gfx950, as its PCI function
+presents them to a userspace driver.
 
 `SOC(gpu)` attaches to a `simgpu.GPU`: the MMIO register file (BAR5) with the blocks that give registers behaviour
 (GC and MM VM hubs, IH, PSP, SMU, MEC/HQDs, SDMA rings, NBIO/HDP), the doorbell aperture (BAR2), the PCI
@@ -21,11 +21,12 @@ WREG32 do); `doorbell_read` / `doorbell_write` byte offsets in BAR2 (32- or 64-b
 MMIOError (and is kept in `bus_errors` for describe()).
 
 The register side is modelled for gfx1100 (Navi 31, SOC21), gfx1201 (Navi 48, SOC24: the same blocks over
-simgpu.hw.soc24's map, gfx12 page tables, its own discovery table) and gfx942 (MI300X: simgpu.hw.soc15's banked map --
+simgpu.hw.soc24's map, gfx12 page tables, its own discovery table), gfx942 (MI300X: simgpu.hw.soc15's banked map --
 a GC hub and MEC per XCC, an MM hub per AID, SDMA 4.4.2's sixteen engines -- gfx9 page tables, PSP/SMU 13.0.6, its
-four-die discovery table); a chip without it (gfx950: its chip's `am` is False) has its PCI identity, configuration
-space and BARs (peers reach its VRAM through BAR0), but every MMIO and doorbell BAR access is refused, naming the
-chip.
+four-die discovery table) and gfx950 (MI350X: the same map and blocks at GC 9.5.0 / SDMA 4.4.4 / MMHUB 1.8.1 /
+MP 13.0.12, 160 KiB of LDS in its gc_info). A chip without it (its `am` False) would have its PCI identity,
+configuration space and BARs (peers reach its VRAM through BAR0), with every MMIO and doorbell BAR access refused,
+naming the chip.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 
 from simgpu.hw import discovery
 from simgpu.hw.mmio import RegisterMap
-from simgpu.hw.soc15 import mi300x_map
+from simgpu.hw.soc15 import mi300x_map, mi350x_map
 from simgpu.hw.soc21 import navi31_map, vmhub
 from simgpu.hw.soc21 import nbio as hwnbio
 from simgpu.hw.soc24 import navi48_map
@@ -69,6 +70,10 @@ GC_INFO_MI300X = {"gc_num_se": 4, "gc_num_cu_per_sh": 10, "gc_num_sh_per_se": 1,
                   "gc_max_scratch_slots_per_cu": 32, "gc_lds_size": 64, "gc_num_tcp_per_sh": 10,
                   "gc_tcp_size_per_cu": 32, "gc_num_cu_per_sqc": 2, "gc_instruction_cache_size_per_sqc": 64,
                   "gc_scalar_data_cache_size_per_sqc": 16, "gc_tcc_size": 4096}
+# MI350X (gc_info v2.1, one XCC's values): 4 SEs x 1 SH x 9 CU slots (AMD's CDNA4 description: 36 CUs an XCD, 32
+# active; the CU masks, not this table, say which; what MI350X's own gc_info holds is not confirmed), wave64, 8 waves
+# a SIMD, 160 KiB of LDS (CDNA4's LDS per CU, what tinygrad sizes its CWSR area from on GC 9.5), MI300X's caches.
+GC_INFO_MI350X = GC_INFO_MI300X | {"gc_num_cu_per_sh": 9, "gc_num_tcp_per_sh": 9, "gc_lds_size": 160}
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,10 @@ PARTS = {"gfx1100": lambda: Part(navi31_map(), (vmhub.GCHUB, vmhub.MMHUB), disco
          # gfx942: MI300X's discovery binary (four dies, harvest table, gc_info v2.1) and banked register map: a GC hub
          # and MEC per XCC, an MM hub per AID, SDMA 4.4.2's sixteen engines
          "gfx942": lambda: Part(mi300x_map(), (vmhub.GCHUB_GFX9, vmhub.MMHUB_GFX9), discovery.MI300X_IP_BLOCKS,
-                                GC_INFO_MI300X, (2, 1), (), SDMA4Queues)}
+                                GC_INFO_MI300X, (2, 1), (), SDMA4Queues),
+         # gfx950: the same blocks and banking at MI350X's IP versions (GC 9.5.0, SDMA 4.4.4, MP 13.0.12)
+         "gfx950": lambda: Part(mi350x_map(), (vmhub.GCHUB_GFX9, vmhub.MMHUB_GFX9), discovery.MI350X_IP_BLOCKS,
+                                GC_INFO_MI350X, (2, 1), (), SDMA4Queues)}
 
 
 class SOC:
@@ -160,7 +168,8 @@ class SOC:
         """Refuse a register-side access to a chip whose registers are not modelled."""
         if not self.gpu.chip.am:
             raise self._error(f"{what}: the {self.gpu.arch} ({self.gpu.chip.asic}) PCI function's registers and IP "
-                              "discovery table are not modelled (an AM driver can drive gfx1100, gfx1201 and gfx942)")
+                              "discovery table are not modelled (an AM driver can drive gfx1100, gfx1201, gfx942 and "
+                              "gfx950)")
 
     def mmio_read(self, offset: int, size: int = 4) -> int:
         """A driver's read of the MMIO BAR at byte `offset`."""

@@ -3,6 +3,7 @@ Navi 48) devices, alone or mixed with gfx1100s. What a client reads must be that
 render node's IP discovery and AMDGPU_INFO answers, the PCI identity -- and a code object must match the
 device's processor. gfx1100 stays the default, unchanged."""
 
+import dataclasses
 import errno
 
 import numpy as np
@@ -132,10 +133,19 @@ def test_gfx1201_runs_its_kernel_and_the_gfx1100_next_to_it_runs_its_own():
     assert "s_wait_kmcnt" not in m.gpus[1].engine.counters.per_opcode
 
 
-def test_a_gfx950_pci_function_has_its_identity_and_refuses_register_access():
+def test_a_gfx950_pci_function_answers_from_mi350xs_table():
     m = MockOS(vram_size=1 << 28, arch="gfx950")
     soc = m.socs[0]
     assert (soc.pci.config[2] | soc.pci.config[3] << 8) == 0x75A0
+    assert soc.mmio_read(0xDE3 * 4) == 256  # RCC_CONFIG_MEMSIZE: VRAM in MiB, at the fixed dword
+    gc = {b.version for b in soc.part.blocks if b.name == "GC"}
+    assert gc == {(9, 5, 0)} and soc.regs.instances("CP_HQD_ACTIVE") == range(8)
+
+
+def test_a_chip_whose_register_side_is_not_modelled_refuses_register_access(monkeypatch):
+    m = MockOS(vram_size=1 << 28, arch="gfx950")
+    soc = m.socs[0]
+    monkeypatch.setattr(soc.gpu, "chip", dataclasses.replace(soc.gpu.chip, am=False))
     with pytest.raises(MMIOError, match="gfx950 .* not modelled"):
         soc.mmio_read(0)
     with pytest.raises(MMIOError, match="not modelled"):
@@ -179,7 +189,7 @@ def test_a_gfx950_topology_is_mi350xs():
     assert (p["simd_count"], p["array_count"], p["simd_arrays_per_engine"], p["cu_per_simd_array"]) == (1024, 32, 1, 8)
     assert (p["simd_per_cu"], p["wave_front_size"], p["lds_size_in_kb"], p["max_waves_per_simd"]) == (4, 64, 160, 8)
     ips = _ip_versions(m, p["drm_render_minor"])
-    assert ips == {GC: [(9, 5, 0)], SDMA0: [(4, 4, 5)], SDMA1: [(4, 4, 5)], NBIF: [(7, 9, 0)]}
+    assert ips == {GC: [(9, 5, 0)], SDMA0: [(4, 4, 4)], SDMA1: [(4, 4, 4)], NBIF: [(7, 9, 0)]}
     with Device("AMD:0", os=m) as dev:
         assert dev.arch == "gfx950" and dev.dev_info.family == 141
         assert (dev.hw_ip["compute"].hw_ip_version_major, dev.hw_ip["compute"].hw_ip_version_minor) == (9, 5)

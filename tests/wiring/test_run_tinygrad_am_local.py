@@ -32,7 +32,7 @@ def _run(tmp: str, arch: str) -> dict:
     return json_checks(r, "sysmem_loop")
 
 
-@pytest.fixture(scope="module", params=["gfx1100", "gfx1201", "gfx942"])  # Navi 31, Navi 48, MI300X
+@pytest.fixture(scope="module", params=["gfx1100", "gfx1201", "gfx942", "gfx950"])  # Navi 31, Navi 48, MI300X, MI350X
 def checks(tmp_path_factory, request):
     return _run(str(tmp_path_factory.mktemp(f"tinygrad-am-local-{request.param}")), request.param)
 

@@ -11,6 +11,8 @@ doorbell routing entries (NBIO segment 5) and the RCC straps (segment 8). What i
 MEC runs the PSP-loaded F32 firmware, started by CP_MEC_CNTL), RLC_RLCS_BOOTLOAD_STATUS (no RLC autoload), the SDMA
 v6 registers SOC21 keeps in the GC space (SDMA 4.4.2 is its own block, below), the MMHUB clock gating register.
 
+MI350X (gfx950: GC 9.5.0, MMHUB 1.8.1, SDMA 4.4.4, MP 13.0.12) is the same map over its own table (`mi350x_map()`).
+
 Banking: GC is one block per XCC (8), SDMA0 one per engine (16), MMHUB one per AID (4); `mi300x_map()` places every
 instance at the bases of MI300X's discovery table (simgpu.hw.discovery.MI300X_IP_BLOCKS), so XCC 3's CP_HQD_ACTIVE is
 `map.address("CP_HQD_ACTIVE", 3)`. The NBIO, OSSSYS, HDP, MP0/MP1 registers are AID 0's (the other AIDs' copies are
@@ -120,4 +122,13 @@ REGISTERS: dict[str, Reg] = _relocated()
 def mi300x_map() -> RegisterMap:
     """Every register at its absolute dword address on the simulated MI300X, each banked block at every instance."""
     blocks = discovery.MI300X_IP_BLOCKS
+    return RegisterMap(REGISTERS, discovery.block_bases(blocks), discovery.block_instances(blocks))
+
+
+def mi350x_map() -> RegisterMap:
+    """The same declarations over MI350X's table (simgpu.hw.discovery.MI350X_IP_BLOCKS). GC 9.5.0, MMHUB 1.8.1 and
+    SDMA 4.4.4 keep the gc_9_4_3 / mmhub_1_8_0 / sdma_4_4_2 layouts for every register modelled: amdgpu drives them
+    with the same files (gfx_v9_4_3.c, mmhub_v1_8.c, sdma_v4_4_2.c, each including only the 9.4.3 / 1.8.0 / 4.4.2
+    headers), and tinygrad 0.14 resolves them to those tables (tests/simgpu/hw/test_hw_soc15.py checks each)."""
+    blocks = discovery.MI350X_IP_BLOCKS
     return RegisterMap(REGISTERS, discovery.block_bases(blocks), discovery.block_instances(blocks))

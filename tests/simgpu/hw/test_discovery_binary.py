@@ -78,8 +78,19 @@ def test_the_discovery_binary_in_vram_lists_the_parts_ip_versions(arch):
 # die a; the AID-0-only blocks once, on die 0. Versions: amdgpu's for GC 9.4.3.
 MI300X_VERSIONS = {"GC": (9, 4, 3), "SDMA0": (4, 4, 2), "MMHUB": (1, 8, 0), "NBIF": (7, 9, 0), "HDP": (4, 4, 2),
                    "OSSSYS": (4, 4, 2), "MP0": (13, 0, 6), "MP1": (13, 0, 6)}
+# MI350X (gfx950): the same layout at GC 9.5.0's versions -- SDMA 4.4.4, MMHUB 1.8.1, MP0/MP1 13.0.12 (amdgpu's
+# sdma_v4_4_2.c, gmc_v9_0.c's mmhub_v1_8 for 1.8.1, psp_v13_0.c / smu_v13_0_6_ppt.c for 13.0.12); NBIO, HDP and
+# OSSSYS as MI300X's (simgpu.hw.discovery says why).
+MI350X_VERSIONS = MI300X_VERSIONS | {"GC": (9, 5, 0), "SDMA0": (4, 4, 4), "MMHUB": (1, 8, 1), "MP0": (13, 0, 12),
+                                     "MP1": (13, 0, 12)}
+AQUA_VERSIONS = {"gfx942": MI300X_VERSIONS, "gfx950": MI350X_VERSIONS}
 MI300X_COUNT = {"GC": 8, "SDMA0": 16, "MMHUB": 4, "NBIF": 1, "HDP": 1, "OSSSYS": 1, "MP0": 1, "MP1": 1}
 MI300X_DIE = {"GC": lambda i: i // 2, "SDMA0": lambda i: i // 4, "MMHUB": lambda i: i}
+# gc_info v2.1, one XCC's: MI300X 10 CU slots of an XCD (38 of 40 active), 64 KiB LDS; MI350X 9 slots (32 of 36
+# active), CDNA4's 160 KiB LDS
+GC_INFO = {"gfx942": {"se": 4, "cu_per_sh": 10, "sh_per_se": 1, "tccs": 16, "wave": 64, "waves_per_simd": 8,
+                      "lds": 64, "tcp_size_per_cu": 32, "tcc_size": 4096}}
+GC_INFO["gfx950"] = GC_INFO["gfx942"] | {"cu_per_sh": 9, "lds": 160}
 
 
 def parse_dies(blob: bytes) -> dict:
@@ -125,9 +136,11 @@ def _gfx942_blob(soc) -> bytes:
     return soc.gpu.phys.read(soc.gpu.phys.vram_size - DISCOVERY_TMR_OFFSET, DISCOVERY_TMR_SIZE)
 
 
-def test_mi300x_discovery_binary_lists_four_dies_of_banked_blocks():
-    soc = SOC(GPU(vram_size=256 << 20, arch="gfx942"))
+@pytest.mark.parametrize("arch", sorted(AQUA_VERSIONS))
+def test_mi300x_and_mi350x_discovery_binaries_list_four_dies_of_banked_blocks(arch):
+    soc = SOC(GPU(vram_size=256 << 20, arch=arch))
     blob = _gfx942_blob(soc)
+    assert blob == _gfx942_blob(SOC(GPU(vram_size=256 << 20, arch=arch)))  # the same bytes every time
     sig, _, _, checksum, size = struct.unpack_from("<IHHHH", blob, 0)
     assert sig == 0x28211407 and _sum16(blob[10:size]) == checksum
     t = parse_dies(blob)
@@ -137,12 +150,11 @@ def test_mi300x_discovery_binary_lists_four_dies_of_banked_blocks():
         listed = {inst: v for (hw, inst), v in t["ips"].items() if hw == hwids[name]}
         assert sorted(listed) == list(range(count)), name
         for inst, (die, version) in listed.items():
-            assert version == MI300X_VERSIONS[name], (name, inst)
+            assert version == AQUA_VERSIONS[arch][name], (name, inst)
             assert die == MI300X_DIE.get(name, lambda i: 0)(inst), (name, inst)
     assert len(t["ips"]) == sum(MI300X_COUNT.values())
-    assert parse_harvest(blob) == []  # the table is there; MI300X fuses no listed instance off
-    assert parse_gc_info_v2_1(blob) == {"se": 4, "cu_per_sh": 10, "sh_per_se": 1, "tccs": 16, "wave": 64,
-                                        "waves_per_simd": 8, "lds": 64, "tcp_size_per_cu": 32, "tcc_size": 4096}
+    assert parse_harvest(blob) == []  # the table is there; no listed instance is fused off
+    assert parse_gc_info_v2_1(blob) == GC_INFO[arch]
 
 
 def test_a_harvest_table_names_the_fused_off_instances():

@@ -1,8 +1,11 @@
-"""The MI300X (gfx942, GC 9.4.3) discovery binary and banked register map against an independent client and source:
+"""The MI300X (gfx942, GC 9.4.3) and MI350X (gfx950, GC 9.5.0) discovery binaries and banked register map against an
+independent client and source:
 tinygrad's AM driver (PyPI, unmodified) parses the binary with its own discovery code (`AMDev._run_discovery`, then
 `_build_regs`: tests/support/am_tinygrad.discover), and its register tables generated from amdgpu's gc_9_4_3 /
 mmhub_1_8_0 / osssys_4_4_2 / nbio_7_9_0 / hdp_4_4_2 / sdma_4_4_2 / mp headers give every offset, base segment and
-declared field. Skipped without tinygrad."""
+declared field. MI350X's blocks (GC 9.5.0, MMHUB 1.8.1, SDMA 4.4.4, MP 13.0.12) resolve to the same tables in
+tinygrad (its newest table of the same major version at or below each), so one check of the declarations serves
+both; every instance is checked per part. Skipped without tinygrad."""
 
 import pytest
 
@@ -29,6 +32,16 @@ def amd():
     """tinygrad's view of a simulated MI300X's discovery binary."""
     pytest.importorskip("tinygrad.runtime.support.am.amdev")
     return am_tinygrad.discover(SOC(GPU(vram_size=512 << 20, arch="gfx942")))
+
+
+@pytest.fixture(scope="module")
+def amd950():
+    """tinygrad's view of a simulated MI350X's discovery binary."""
+    pytest.importorskip("tinygrad.runtime.support.am.amdev")
+    return am_tinygrad.discover(SOC(GPU(vram_size=512 << 20, arch="gfx950")))
+
+
+MAPS = {"gfx942": soc15.mi300x_map, "gfx950": soc15.mi350x_map}
 
 
 @pytest.mark.parametrize("name", sorted(set(soc15.REGISTERS) - NOT_IN_HEADERS))
@@ -72,10 +85,39 @@ def test_tinygrad_drops_harvested_instances_and_dead_aids():
     assert amd.aids == [0, 1, 2]  # AID 3 has three live SDMA engines: not a whole group, never touched
 
 
-def test_every_instance_of_every_register_is_where_tinygrad_addresses_it(amd):
+def test_tinygrad_reads_mi350x_versions_instances_and_gc_info(amd950):
+    from tinygrad.runtime.autogen.am import am
+    v = amd950.ip_ver
+    assert (v[am.GC_HWIP], v[am.SDMA0_HWIP], v[am.MMHUB_HWIP]) == ((9, 5, 0), (4, 4, 4), (1, 8, 1))
+    assert v[am.MP0_HWIP] == v[am.MP1_HWIP] == (13, 0, 12)
+    assert (v[am.NBIO_HWIP], v[am.OSSSYS_HWIP], v[am.HDP_HWIP]) == ((7, 9, 0), (4, 4, 2), (4, 4, 2))
+    assert sorted(amd950.regs_offset[am.GC_HWIP]) == list(range(8))
+    assert sorted(amd950.regs_offset[am.SDMA0_HWIP]) == list(range(16))  # AM_SDMA programs sixteen engines
+    assert amd950.aids == [0, 1, 2, 3] and not any(amd950.harvested.values())
+    gc = amd950.gc_info
+    assert (gc.header.version_major, gc.header.version_minor) == (2, 1)
+    assert (gc.gc_num_se, gc.gc_num_cu_per_sh, gc.gc_wave_size, gc.gc_lds_size) == (4, 9, 64, 160)
+    assert amd950.reserved_vram_size == 384 << 20  # tinygrad's GC 9.5 reservation
+    assert "regSDMA_GFX_RB_CNTL" in amd950.__dict__  # SDMA 4.4.4 gets its register table (4.4.5 would not)
+
+
+def test_tinygrad_takes_mi350xs_registers_from_the_tables_checked_here(amd950):
+    """What tinygrad loads for each MI350X block is the header this file checks the declarations against."""
+    from tinygrad.runtime.autogen.am import am, regs
+    from tinygrad.runtime.support.amd import import_module
+    blocks = {"GC": ("gc", am.GC_HWIP), "MMHUB": ("mmhub", am.MMHUB_HWIP), "OSSSYS": ("osssys", am.OSSSYS_HWIP),
+              "NBIO": ("nbio", am.NBIO_HWIP), "HDP": ("hdp", am.HDP_HWIP), "MP0": ("mp", am.MP0_HWIP),
+              "SDMA0": ("sdma", am.SDMA0_HWIP)}
+    for block, (prefix, hwip) in blocks.items():
+        assert import_module(prefix, amd950.ip_ver[hwip], submod="regs") is getattr(regs, HEADERS[block]), block
+
+
+@pytest.mark.parametrize("arch", sorted(MAPS))
+def test_every_instance_of_every_register_is_where_tinygrad_addresses_it(arch, request):
     """For each register both sides know, each instance tinygrad would program (inst=XCC, SDMA engine, AID) is at
     the address the banked map gives it, and the map names that address back."""
-    m = soc15.mi300x_map()
+    amd = request.getfixturevalue("amd" if arch == "gfx942" else "amd950")
+    m = MAPS[arch]()
     checked = 0
     for name in sorted(set(m.by_name) - NOT_IN_HEADERS):
         theirs = amd.__dict__.get(f"reg{name}") or amd.__dict__.get(f"mm{name}")
@@ -103,18 +145,19 @@ def test_the_banked_map_puts_no_two_registers_at_one_address():
 
 
 def test_gfx942_protocol_numbers_and_structures_match_tinygrads_headers():
-    """SMU 13.0.6's messages and clocks, the gfx9 firmware types, SOC15 IH ids, the v1/v2.1 firmware and v9 MQD
-    layouts, against tinygrad's autogen of smu_v13_0_6_ppsmc.h, psp_gfx_if.h, soc15_ih_clientid.h, the irqsrcs
-    headers, amdgpu_ucode.h and v9_structs.h."""
+    """SMU 13.0.6's (and 13.0.12's) messages and clocks, the gfx9 firmware types, SOC15 IH ids, the v1/v2.1 firmware
+    and v9 MQD layouts, against tinygrad's autogen of smu_v13_0_6_ppsmc.h (and smu_v13_0_12_ppsmc.h), psp_gfx_if.h,
+    soc15_ih_clientid.h, the irqsrcs headers, amdgpu_ucode.h and v9_structs.h."""
     import ctypes
     am = pytest.importorskip("tinygrad.runtime.autogen.am.am")
-    from tinygrad.runtime.autogen.am import smu_13_0_6
+    from tinygrad.runtime.autogen.am import smu_13_0_6, smu_13_0_12
 
     from simgpu.hw import ih, mqd, psp, smu, ucode
-    for m in smu.Msg13_6:
-        assert getattr(smu_13_0_6, f"PPSMC_MSG_{m.name}") == m.value, m.name
-    for c in smu.Clock13_6:
-        assert getattr(smu_13_0_6, f"PPCLK_{c.name}") == c.value, c.name
+    for mod in (smu_13_0_6, smu_13_0_12):  # MI350X's SMU 13.0.12 numbers every modelled message as 13.0.6 does
+        for m in smu.Msg13_6:
+            assert getattr(mod, f"PPSMC_MSG_{m.name}") == m.value, (mod.__name__, m.name)
+        for c in smu.Clock13_6:
+            assert getattr(mod, f"PPCLK_{c.name}") == c.value, (mod.__name__, c.name)
     for name in ("CP_MEC", "CP_MEC_ME1", "SDMA0", "SDMA1", "SDMA2", "SDMA3", "P2S_TABLE", "REG_LIST"):
         assert getattr(am, f"GFX_FW_TYPE_{name}") == psp.FW_TYPE[name], name
     assert am.GFX_CMD_ID_SRIOV_SPATIAL_PART == psp.Cmd.SRIOV_SPATIAL_PART
@@ -153,6 +196,24 @@ def test_the_gfx942_firmware_containers_are_checked():
         ucode.check("gc_9_4_3_mec.bin", bytes(bad))
     assert {p.name for p in ucode.check("smu_13_0_6.bin", files["smu_13_0_6.bin"])} == {"SMU", "P2S_TABLE"}
     assert "PSP_RL" in {p.name for p in ucode.check("psp_13_0_6_sos.bin", files["psp_13_0_6_sos.bin"])}
+
+
+def test_the_gfx950_firmware_set_is_gfx942s_containers_at_its_versions():
+    """psp_13_0_12_sos (with its register list), sdma_4_4_4 (v1), gc_9_5_0_mec (v1) and gc_9_5_0_rlc (v2.1), each
+    naming its own IP version; no SMC file (SMU 13.0.12 runs from the IFWI); a file of the other part's version is
+    refused by name."""
+    from simgpu.hw import ucode
+    files = ucode.synthetic_set()
+    assert set(ucode.GFX950_FILES) <= set(files) and "smu_13_0_12.bin" not in ucode.FILES
+    for name, ((major, minor), version) in ucode.GFX950_FILES.items():
+        h = ucode.CommonHeader.unpack(files[name])
+        assert (h.ip_version_major, h.ip_version_minor) == (major, minor), name
+        assert (h.header_version_major, h.header_version_minor) == version, name
+    assert "PSP_RL" in {p.name for p in ucode.check("psp_13_0_12_sos.bin", files["psp_13_0_12_sos.bin"])}
+    assert {p.name for p in ucode.check("gc_9_5_0_rlc.bin", files["gc_9_5_0_rlc.bin"])} >= {"RLC_G"}
+    assert files["gc_9_5_0_mec.bin"] != files["gc_9_4_3_mec.bin"]
+    with pytest.raises(ucode.FirmwareError, match="IP version 9.4 .* expected 9.5"):
+        ucode.check("gc_9_5_0_mec.bin", files["gc_9_4_3_mec.bin"])
 
 
 def test_the_smn_window_reaches_another_aids_nbio_registers_and_refuses_the_rest():
