@@ -1,0 +1,182 @@
+"""gfx9's loads into LDS (global_load_lds_*, MUBUF's lds bit: simgpu/shader/memory/gfx950.py) and gfx950's transposing
+LDS reads (ds_read_b64_tr_b4/b8/b16, ds_read_b96_tr_b6: simgpu/shader/lds/gfx950.py): LLVM 22's (llvmlite) code for
+tests/data/kernels/cdna4_lds.ll (PYTHONPATH=$PWD python -m tools.gen_cdna4_kernels), compiled at test time, on the
+engine and through the runtime over PM4 and AQL, against numpy references of the definitions.
+
+LDS DMA (CDNA3/CDNA4 ISA): a lane's data lands at M0[17:2]*4 + INST.OFFSET + ThreadID * 4 (* 16 for dwordx3/x4),
+M0 being the intrinsic's LDS pointer and INST.OFFSET its immediate offset, which also moves the global address; lanes
+off in EXEC write nothing; dwordx3 leaves its slot's fourth dword alone. A sub-dword load fills its slot with the
+value zero- (ubyte, ushort) or sign-extended (sbyte, sshort) to 32 bits: this model's reading, not the reference's
+statement (memory/gfx950.py's doc). The signed forms, which no intrinsic selects, run as the unsigned kernels'
+code with the load's word replaced by the signed form's (both words from LLVM 22's assembler, tools/llvm22.py: skipped
+without it).
+
+Transposing reads: the reference builds each group of 16 lanes' K x M tile from what its lanes read (lane s holds
+block s % (16/E) of E consecutive M at K = s / (16/E)) and gives lane m of the group column m, K = 0 .. E-1 -- the
+reading lds/gfx950.py's doc states (confirmed by Triton's compiled dots for b16, b8 and b4; b6 by analogy).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import numpy as np
+import pytest
+
+from compiler.llvm import compile_asm, compile_ir
+from tests import DATA
+from tests.simgpu.shader import test_corpus_opencl_gfx1201 as stack
+from tests.support import tiers
+from tools.gen_cdna4_kernels import DMA, LDS_BASE, LDS_WORDS, SKIP, TRANSPOSE, lds
+
+SOURCE = DATA / "kernels" / "cdna4_lds.ll"
+ARCH = "gfx950"
+WHERE = ["engine", "pm4", "aql"]
+U8, U32 = np.uint8, np.uint32
+
+
+@cache
+def code_object() -> bytes:
+    return compile_ir(SOURCE.read_text(), mcpu=ARCH)
+
+
+@cache
+def listing() -> str:
+    return compile_asm(SOURCE.read_text(), mcpu=ARCH)
+
+
+def body(kernel: str) -> str:
+    """The kernel's instructions in LLVM's listing."""
+    return re.search(rf"^{kernel}:\n(.*?)s_endpgm", listing(), re.S | re.M).group(1)
+
+
+def run(where: str, kernel: str, args: list, blob: bytes | None = None) -> list[np.ndarray]:
+    blob = blob or code_object()
+    if where == "engine":
+        tb = tiers.testbed("interpreter", arch=ARCH)
+        k = tb.load(blob)[kernel]
+        bufs = [tb.upload(a) for a in args]
+        tb.launch(k, bufs, (1,), (64,))
+        return [tb.download(b, a.dtype, a.size) for a, b in zip(args, bufs, strict=True)]
+    out, _gpu, _buffers = stack.launch(where, "interpreter", kernel, args, (1,), (64,), ARCH, blob)
+    return out
+
+
+@cache
+def signed_object(kernel: str, unsigned: str, signed: str) -> bytes:
+    """The code object with `kernel`'s `unsigned` load (its one line in the listing) made the `signed` form: the word
+    LLVM 22's assembler gives the line, replaced by the one it gives the line with the signed mnemonic."""
+    from tools import llvm22
+    if llvm22.codegen_library() is None:
+        pytest.skip("needs Triton 3.9's libtriton_amd_codegen.so (tools/llvm22.py) to encode the signed forms")
+    line = re.search(rf"^\s*({unsigned}\b.*)$", body(kernel), re.M).group(1).strip()
+    asm = llvm22.assembler()
+    old, new = asm.encode(line), asm.encode(line.replace(unsigned, signed, 1))
+    blob = code_object()
+    assert old and new and blob.count(old) == 1, (line, old, new)
+    return blob.replace(old, new)
+
+
+def test_file_is_what_the_generator_writes():
+    assert SOURCE.read_text() == lds(), "regenerate: PYTHONPATH=$PWD python -m tools.gen_cdna4_kernels"
+
+
+# ---------------------------------------------------------------------------------------------- LDS DMA
+
+MNEMONIC = {("global", 1): "global_load_lds_ubyte", ("global", 2): "global_load_lds_ushort",
+            ("global", 4): "global_load_lds_dword", ("global", 12): "global_load_lds_dwordx3",
+            ("global", 16): "global_load_lds_dwordx4", ("buffer", 1): "buffer_load_ubyte",
+            ("buffer", 2): "buffer_load_ushort", ("buffer", 4): "buffer_load_dword",
+            ("buffer", 12): "buffer_load_dwordx3", ("buffer", 16): "buffer_load_dwordx4"}
+
+
+def mnemonic(form: str, size: int) -> str:
+    return MNEMONIC["global" if form == "global" else "buffer", size]
+
+
+def dma_reference(src: np.ndarray, fill: np.ndarray, size: int, offset: int, signed: bool) -> np.ndarray:
+    """The LDS array after the DMA, as dwords: lane l's `size` bytes from src at l * size + offset to LDS_BASE +
+    offset + l * slot (slot 4, or 16 for 12 and 16 bytes), a sub-dword value extended to a dword."""
+    image = fill.view(U8).copy()
+    slot = 16 if size > 4 else 4
+    for lane in range(64):
+        if lane % SKIP[0] == SKIP[1]:
+            continue
+        data = src[lane * size + offset: lane * size + offset + size]
+        if size < 4:
+            value = int.from_bytes(data.tobytes(), "little", signed=signed)
+            data = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little"), U8)
+        at = LDS_BASE + offset + lane * slot
+        image[at: at + len(data)] = data
+    return image.view(U32)
+
+
+SIGNED = {"ubyte": "sbyte", "ushort": "sshort"}
+CASES = [(*d, False) for d in DMA] + [(*d, True) for d in DMA if d[2] < 4]
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("name,form,size,offset,signed", CASES,
+                         ids=[c[0] + ("_signed" if c[4] else "") for c in CASES])
+def test_lds_dma(name, form, size, offset, signed, where):
+    kernel = f"cdna4_lds_{name}"
+    inst = mnemonic(form, size)
+    assert re.search(rf"\b{inst}\b.*" + ("lds" if inst.startswith("buffer") else ""), body(kernel)), \
+        f"LLVM no longer emits {inst} for {kernel}"
+    blob = None
+    if signed:
+        kind = inst.rsplit("_", 1)[1]
+        blob = signed_object(kernel, inst, inst.replace(kind, SIGNED[kind]))
+    rng = np.random.default_rng(size * 100 + offset)
+    src = rng.integers(0, 256, 64 * 16 + 64, dtype=U8)
+    src[::3] |= 0x80  # negative bytes and shorts for the signed forms
+    fill = rng.integers(0, 1 << 32, LDS_WORDS, dtype=U32)
+    out = run(where, kernel, [src, fill, np.zeros(LDS_WORDS, U32)], blob)[-1]
+    assert np.array_equal(out, dma_reference(src, fill, size, offset, signed))
+
+
+# ---------------------------------------------------------------------------------------------- transposing reads
+
+BITS = {"tr4.b64": 4, "tr8.b64": 8, "tr16.b64": 16, "tr6.b96": 6}
+
+
+def elements(lane_bytes: np.ndarray, bits: int) -> np.ndarray:
+    """[64, nbytes] -> [64, E]: element e at bits [bits*e, bits*e + bits) of the lane's little-endian bytes."""
+    out = []
+    for row in lane_bytes:
+        word = int.from_bytes(row.tobytes(), "little")
+        out.append([(word >> (bits * e)) & ((1 << bits) - 1) for e in range(len(row) * 8 // bits)])
+    return np.array(out, np.int64)
+
+
+def transpose_reference(reads: np.ndarray) -> np.ndarray:
+    """[64, E] elements each lane read -> [64, E] elements each lane receives (module doc)."""
+    e = reads.shape[1]
+    per_k = 16 // e  # blocks of E consecutive M a K row spans
+    out = np.zeros_like(reads)
+    for g in range(0, 64, 16):
+        tile = np.zeros((e, 16), np.int64)  # [K, M]
+        for s in range(16):
+            block, k = s % per_k, s // per_k
+            tile[k, block * e:(block + 1) * e] = reads[g + s]
+        out[g:g + 16] = tile.T
+    return out
+
+
+@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("intr,dwords", TRANSPOSE, ids=[t[0] for t in TRANSPOSE])
+def test_transposing_read(intr, dwords, where):
+    kernel = f"cdna4_lds_{intr.replace('.', '_')}"
+    bits, nbytes = BITS[intr], 4 * dwords
+    inst = f"ds_read_b{8 * nbytes}_tr_b{bits}"
+    assert inst in body(kernel), f"LLVM no longer emits {inst} for {kernel}"
+    stride = 8 if dwords == 2 else 16  # a <3 x i32> takes 16 bytes in memory
+    rng = np.random.default_rng(bits)
+    src = rng.integers(0, 256, 64 * stride, dtype=U8)
+    perm = rng.permutation(64)
+    addr = (perm * stride).astype(U32)  # lane l reads what lane perm[l] wrote
+    out = run(where, kernel, [src, addr, np.zeros(64 * stride, U8)])[-1]
+    lanes = src.reshape(64, stride)[perm, :nbytes]
+    want = transpose_reference(elements(lanes, bits))
+    assert np.array_equal(elements(out.reshape(64, stride)[:, :nbytes], bits), want)
