@@ -109,7 +109,8 @@ def test_corpus_is_big_enough_and_whole(arch):
 
 # cases built for some architectures only (tools/gen_triton_corpus.py's `archs`): the wave64 targets' spill case and
 # gfx950's microscaled dots (tl.dot_scaled, which gfx950's scaled MFMAs run)
-ARCH_ONLY = {"spill_64x256_wave64", "dot_scaled_e4m3_e2m1", "dot_scaled_e2m1_e5m2", "dot_scaled_e5m2_e4m3"}
+ARCH_ONLY = {"spill_64x256_wave64", "dot_scaled_e4m3_e2m1", "dot_scaled_e2m1_e5m2", "dot_scaled_e5m2_e4m3",
+             "dot_scaled_e2m1_mn_32", "dot_scaled_e2m1_mn_16"}
 
 
 def test_every_architecture_has_the_same_cases_inputs_and_references():
