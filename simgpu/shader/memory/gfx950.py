@@ -6,16 +6,19 @@ Each active lane reads its global address as the load without the LDS bit does (
 plus the instruction's offset; MUBUF: the V#'s base, soffset, the index and offset VGPRs and the instruction's
 offset, range-checked by gfx9's rules, an out-of-range access reading 0) and the data goes to the workgroup's LDS
 instead of a VGPR, at (CDNA3/CDNA4 ISA): LDS_ADDR = M0[17:2] * 4 + INST.OFFSET + ThreadID * 4 (ThreadID * 16 for
-dwordx3 and dwordx4, whose dwordx3 leaves the fourth dword of a lane's slot unwritten). The instruction's offset
-moves both addresses, as LLVM's intrinsics (llvm.amdgcn.global.load.lds, llvm.amdgcn.raw/struct.buffer.load.lds)
-use it: their immediate offset is the instruction's. Lanes off in EXEC read and write nothing. Triton 3.9's gfx950
-f32 matmuls stage their operands through global_load_lds_dword and match numpy (tests/runtime/test_triton_corpus.py).
+dwordx3 and dwordx4). The instruction's offset moves both addresses, as LLVM's intrinsics
+(llvm.amdgcn.global.load.lds, llvm.amdgcn.raw/struct.buffer.load.lds) use it: their immediate offset is the
+instruction's. Lanes off in EXEC read and write nothing. Triton 3.9's gfx950 f32 matmuls stage their operands through
+global_load_lds_dword and match numpy (tests/runtime/test_triton_corpus.py).
 
-The sub-dword forms fill a lane's dword slot (ThreadID * 4) with the value the VGPR form would receive: the byte or
-short zero-extended (ubyte, ushort) or sign-extended (sbyte, sshort) to 32 bits. The reference gives the slot's
-address but not how a sub-dword load fills it; this reading is the one under which the signed and unsigned opcodes
-differ (if only the loaded bytes were written, they would be the same instruction). It is not confirmed: no
-compiler here emits a use whose result tells (tests/simgpu/shader/test_cdna4_lds.py checks it against this reading).
+What fills a lane's slot when the load is narrower than it: the reference gives the slot's address only. Triton's AMD
+backend states it (TargetFeatures::supportsDirectToLdsLoadBitWidth, triton-lang/triton
+third_party/amd/lib/Dialect/TritonAMDGPU/IR/TargetFeatures.cpp, which refuses these widths for that reason): 8- and
+16-bit loads "get extended to 32 bit" and CDNA4's 96-bit ones to 128 bits. So a sub-dword load writes its whole
+dword slot, and dwordx3 its 16-byte slot. The extension is modelled as the VGPR form's: the byte or short zero-
+extended (ubyte, ushort) or sign-extended (sbyte, sshort), dwordx3's fourth dword 0 -- a reading of "extended" (the
+signed and unsigned opcodes differ only if the value is widened so), not confirmed by a compiled use whose result
+tells: Triton refuses these widths, and tests/simgpu/shader/test_cdna4_lds.py checks the model against this reading.
 
 Not implemented: scratch_load_lds_* (illegal_instruction).
 """
@@ -32,16 +35,19 @@ from simgpu.shader.semantics import register
 from simgpu.shader.state import null_and_m0, wsel
 
 G = "gfx9"
-# element -> (bytes read, signed); the slot a lane writes is 4 bytes but for dwordx3/x4 (16)
+# element -> (bytes read, signed); the slot a lane writes is 4 bytes, 16 for dwordx3/x4
 SIZES = {"ubyte": (1, False), "sbyte": (1, True), "ushort": (2, False), "sshort": (2, True), "dword": (4, False),
          "dwordx3": (12, False), "dwordx4": (16, False)}
 
 
 def _widened(data: np.ndarray, signed: bool) -> np.ndarray:
-    """[n, lanes, 1 or 2] bytes as [n, lanes, 4]: zero- or sign-extended little-endian dwords."""
+    """[n, lanes, size] bytes as the lane's whole slot (module doc): 1 or 2 bytes zero- or sign-extended to a
+    little-endian dword, 12 bytes zero-extended to 16; 4 and 16 bytes as they are."""
     size = data.shape[-1]
+    if size in (4, 16):
+        return data
     fill = np.where(signed & (data[..., -1:] >= 0x80), np.uint8(0xFF), np.uint8(0))
-    return np.concatenate([data, np.repeat(fill, 4 - size, axis=-1)], axis=-1)
+    return np.concatenate([data, np.repeat(fill, (4 if size < 4 else 16) - size, axis=-1)], axis=-1)
 
 
 def lds_dma(ex, w, inst, data: np.ndarray, mask: np.ndarray, offset: int) -> None:
@@ -62,7 +68,7 @@ def _global(kind: str):
         mask = ex.st.exec_lanes(w)
         data = global_read(ex, global_addresses(ex, w, view_of(ex, inst)), size, mask)
         offset = inst.fields["offset"] - (1 << 13 if inst.fields["offset"] >> 12 else 0)  # 13 bits, signed
-        lds_dma(ex, w, inst, _widened(data, signed) if size < 4 else data, mask, offset)
+        lds_dma(ex, w, inst, _widened(data, signed), mask, offset)
     return run
 
 
@@ -71,7 +77,7 @@ def buffer_lds(ex, w, inst) -> None:
     size, signed = SIZES[inst.mnemonic.removeprefix("buffer_load_")]
     mask = ex.st.exec_lanes(w)
     data = mubuf.load_checked(ex, mubuf.access(ex, w, inst), size, mask, per_dword=True)
-    lds_dma(ex, w, inst, _widened(data, signed) if size < 4 else data, mask, mubuf.inst_offset(inst))
+    lds_dma(ex, w, inst, _widened(data, signed), mask, mubuf.inst_offset(inst))
 
 
 for _kind in SIZES:

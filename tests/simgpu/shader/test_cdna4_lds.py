@@ -5,11 +5,11 @@ engine and through the runtime over PM4 and AQL, against numpy references of the
 
 LDS DMA (CDNA3/CDNA4 ISA): a lane's data lands at M0[17:2]*4 + INST.OFFSET + ThreadID * 4 (* 16 for dwordx3/x4),
 M0 being the intrinsic's LDS pointer and INST.OFFSET its immediate offset, which also moves the global address; lanes
-off in EXEC write nothing; dwordx3 leaves its slot's fourth dword alone. A sub-dword load fills its slot with the
-value zero- (ubyte, ushort) or sign-extended (sbyte, sshort) to 32 bits: this model's reading, not the reference's
-statement (memory/gfx950.py's doc). The signed forms, which no intrinsic selects, run as the unsigned kernels'
-code with the load's word replaced by the signed form's (both words from LLVM 22's assembler, tools/llvm22.py: skipped
-without it).
+off in EXEC write nothing. A narrower load fills its whole slot (Triton's AMD backend: 8/16-bit loads "get extended
+to 32 bit", 96-bit ones to 128): the value zero- (ubyte, ushort) or sign-extended (sbyte, sshort) to 32 bits,
+dwordx3's fourth dword 0 -- this model's reading of "extended" (memory/gfx950.py's doc). The signed forms, which no
+intrinsic selects, run as the unsigned kernels' code with the load's word replaced by the signed form's (both words
+from LLVM 22's assembler, tools/llvm22.py: skipped without it).
 
 Transposing reads: the reference builds each group of 16 lanes' K x M tile from what its lanes read (lane s holds
 block s % (16/E) of E consecutive M at K = s / (16/E)) and gives lane m of the group column m, K = 0 .. E-1 -- the
@@ -97,16 +97,16 @@ def mnemonic(form: str, size: int) -> str:
 
 def dma_reference(src: np.ndarray, fill: np.ndarray, size: int, offset: int, signed: bool) -> np.ndarray:
     """The LDS array after the DMA, as dwords: lane l's `size` bytes from src at l * size + offset to LDS_BASE +
-    offset + l * slot (slot 4, or 16 for 12 and 16 bytes), a sub-dword value extended to a dword."""
+    offset + l * slot (slot 4, or 16 for 12 and 16 bytes), extended to the slot (module doc)."""
     image = fill.view(U8).copy()
     slot = 16 if size > 4 else 4
     for lane in range(64):
         if lane % SKIP[0] == SKIP[1]:
             continue
         data = src[lane * size + offset: lane * size + offset + size]
-        if size < 4:
-            value = int.from_bytes(data.tobytes(), "little", signed=signed)
-            data = np.frombuffer((value & 0xFFFFFFFF).to_bytes(4, "little"), U8)
+        width = slot if size != 4 else 4
+        value = int.from_bytes(data.tobytes(), "little", signed=signed)
+        data = np.frombuffer((value % (1 << 8 * width)).to_bytes(width, "little"), U8)
         at = LDS_BASE + offset + lane * slot
         image[at: at + len(data)] = data
     return image.view(U32)
