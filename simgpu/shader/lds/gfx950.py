@@ -44,27 +44,37 @@ def source(bits: int, read: int = 64) -> tuple[np.ndarray, np.ndarray]:
 SOURCE = {b: source(b, r) for b, r in FORMS.values()}
 
 
-def _elements(regs: np.ndarray, bits: int) -> np.ndarray:
-    """[n, lanes, E] B-bit elements of the lanes' dwords regs [dwords, n, lanes] (one little-endian bit string)."""
+def unit_source(bits: int, read: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """(u, lane, unit) [lanes, read/u]: the transpose as a gather of u-bit units (u = gcd(bits, 8): bytes for b8 and
+    b16, nibbles for b4, bit pairs for b6), each result unit's source lane and unit index in that lane's read."""
+    u = int(np.gcd(bits, 8))
+    lanes, elems = SOURCE[bits]
+    per = bits // u
+    j = np.arange(read // u)  # unit j of a lane's result is unit j % per of its element j // per
+    return u, lanes[:, j // per], elems[:, j // per] * per + j % per
+
+
+UNITS = {b: unit_source(b, r) for b, r in FORMS.values()}
+
+
+def _transpose(regs: np.ndarray, bits: int) -> np.ndarray:
+    """The lanes' dwords regs [dwords, n, lanes] after the group transpose (a lane's dwords one little-endian bit
+    string, element e at bits [B*e, B*e + B))."""
+    u, lanes_of, unit_of = UNITS[bits]
     by = np.ascontiguousarray(regs.transpose(1, 2, 0)).view(np.uint8)  # [n, lanes, 4*dwords] little-endian bytes
-    bitv = np.unpackbits(by, axis=-1, bitorder="little")  # [n, lanes, 32*dwords]
-    e = bitv.shape[-1] // bits
-    weights = (1 << np.arange(bits, dtype=np.uint32)).astype(np.uint32)
-    return (bitv.reshape(*bitv.shape[:-1], e, bits).astype(np.uint32) * weights).sum(axis=-1, dtype=np.uint32)
-
-
-def _dwords(el: np.ndarray, bits: int, dwords: int) -> np.ndarray:
-    """The inverse of _elements: [dwords, n, lanes] from [n, lanes, E]."""
-    bitv = ((el[..., None] >> np.arange(bits, dtype=np.uint32)) & 1).astype(np.uint8)
-    bitv = bitv.reshape(*el.shape[:-1], dwords * 32)
-    by = np.packbits(bitv, axis=-1, bitorder="little")  # [n, lanes, 4*dwords]
-    return np.ascontiguousarray(by).view(np.uint32).transpose(2, 0, 1)
+    if u == 8:
+        out = by[:, lanes_of, unit_of]
+    else:
+        shifts = np.arange(8 // u, dtype=np.uint8) * np.uint8(u)
+        units = ((by[..., None] >> shifts) & np.uint8((1 << u) - 1)).reshape(*by.shape[:-1], -1)
+        moved = units[:, lanes_of, unit_of].reshape(*by.shape, 8 // u)
+        out = (moved << shifts).sum(axis=-1, dtype=np.uint8)
+    return np.ascontiguousarray(out).view(np.uint32).transpose(2, 0, 1)
 
 
 def _transposed(bits: int, read: int):
     load = renamed(_LOAD[read])
     dwords = read // 32
-    lanes_of, elem_of = SOURCE[bits]
 
     def run(ex, w, inst):
         if ex.st.lanes != LANES or not ex.st.exec_full(w):
@@ -72,8 +82,7 @@ def _transposed(bits: int, read: int):
         load(ex, w, inst)
         vdst = inst.fields["vdst"] + (ex.d.accum_offset if inst.fields.get("acc") else 0)
         ix = wsel(w)
-        el = _elements(ex.st.vgpr[vdst:vdst + dwords, ix, :], bits)  # [n, lanes, E]
-        ex.st.vgpr[vdst:vdst + dwords, ix, :] = _dwords(el[:, lanes_of, elem_of], bits, dwords)
+        ex.st.vgpr[vdst:vdst + dwords, ix, :] = _transpose(ex.st.vgpr[vdst:vdst + dwords, ix, :], bits)
     run.gfx11_name, run.gfx11_view = load.gfx11_name, load.gfx11_view  # the sanitizers' footprint: the plain read's
     return run
 
