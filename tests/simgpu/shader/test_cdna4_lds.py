@@ -1,7 +1,8 @@
 """gfx9's loads into LDS (global_load_lds_*, MUBUF's lds bit: simgpu/shader/memory/gfx950.py) and gfx950's transposing
 LDS reads (ds_read_b64_tr_b4/b8/b16, ds_read_b96_tr_b6: simgpu/shader/lds/gfx950.py): LLVM 22's (llvmlite) code for
 tests/data/kernels/cdna4_lds.ll (PYTHONPATH=$PWD python -m tools.gen_cdna4_kernels), compiled at test time, on the
-engine and through the runtime over PM4 and AQL, against numpy references of the definitions.
+engine and through the runtime over PM4 and AQL, against numpy references of the definitions; the loads gfx942 (CDNA3)
+has too (1, 2 and 4 bytes) also compiled for gfx942 and run on it.
 
 LDS DMA (CDNA3/CDNA4 ISA): a lane's data lands at M0[17:2]*4 + INST.OFFSET + ThreadID * 4 (* 16 for dwordx3/x4),
 M0 being the intrinsic's LDS pointer and INST.OFFSET its immediate offset, which also moves the global address; lanes
@@ -36,44 +37,59 @@ WHERE = ["engine", "pm4", "aql"]
 U8, U32 = np.uint8, np.uint32
 
 
-@cache
-def code_object() -> bytes:
-    return compile_ir(SOURCE.read_text(), mcpu=ARCH)
+GFX942 = {f"cdna4_lds_{d[0]}" for d in DMA if d[2] <= 4}  # the kernels gfx942 (CDNA3) has the instructions of
 
 
 @cache
-def listing() -> str:
-    return compile_asm(SOURCE.read_text(), mcpu=ARCH)
+def source(arch: str) -> str:
+    """cdna4_lds.ll for gfx950; for gfx942 its kernels of the loads gfx942 has (1, 2 and 4 bytes)."""
+    text = SOURCE.read_text()
+    if arch == ARCH:
+        return text
+    kernels = re.findall(r"^define amdgpu_kernel void @(\w+)\(.*?^}\n", text, re.S | re.M)
+    for name in set(kernels) - GFX942:
+        text = re.sub(rf"^define amdgpu_kernel void @{name}\(.*?^}}\n", "", text, flags=re.S | re.M)
+    return text
 
 
-def body(kernel: str) -> str:
+@cache
+def code_object(arch: str = ARCH) -> bytes:
+    return compile_ir(source(arch), mcpu=arch)
+
+
+@cache
+def listing(arch: str = ARCH) -> str:
+    return compile_asm(source(arch), mcpu=arch)
+
+
+def body(kernel: str, arch: str = ARCH) -> str:
     """The kernel's instructions in LLVM's listing."""
-    return re.search(rf"^{kernel}:\n(.*?)s_endpgm", listing(), re.S | re.M).group(1)
+    return re.search(rf"^{kernel}:\n(.*?)s_endpgm", listing(arch), re.S | re.M).group(1)
 
 
-def run(where: str, kernel: str, args: list, blob: bytes | None = None) -> list[np.ndarray]:
-    blob = blob or code_object()
+def run(where: str, kernel: str, args: list, blob: bytes | None = None, arch: str = ARCH) -> list[np.ndarray]:
+    blob = blob or code_object(arch)
     if where == "engine":
-        tb = tiers.testbed("interpreter", arch=ARCH)
+        tb = tiers.testbed("interpreter", arch=arch)
         k = tb.load(blob)[kernel]
         bufs = [tb.upload(a) for a in args]
         tb.launch(k, bufs, (1,), (64,))
         return [tb.download(b, a.dtype, a.size) for a, b in zip(args, bufs, strict=True)]
-    out, _gpu, _buffers = stack.launch(where, "interpreter", kernel, args, (1,), (64,), ARCH, blob)
+    out, _gpu, _buffers = stack.launch(where, "interpreter", kernel, args, (1,), (64,), arch, blob)
     return out
 
 
 @cache
-def signed_object(kernel: str, unsigned: str, signed: str) -> bytes:
+def signed_object(kernel: str, unsigned: str, signed: str, arch: str = ARCH) -> bytes:
     """The code object with `kernel`'s `unsigned` load (its one line in the listing) made the `signed` form: the word
     LLVM 22's assembler gives the line, replaced by the one it gives the line with the signed mnemonic."""
     from tools import llvm22
     if llvm22.codegen_library() is None:
         pytest.skip("needs Triton 3.9's libtriton_amd_codegen.so (tools/llvm22.py) to encode the signed forms")
-    line = re.search(rf"^\s*({unsigned}\b.*)$", body(kernel), re.M).group(1).strip()
-    asm = llvm22.assembler()
+    line = re.search(rf"^\s*({unsigned}\b.*)$", body(kernel, arch), re.M).group(1).strip()
+    asm = llvm22.assembler(arch)
     old, new = asm.encode(line), asm.encode(line.replace(unsigned, signed, 1))
-    blob = code_object()
+    blob = code_object(arch)
     assert old and new and blob.count(old) == 1, (line, old, new)
     return blob.replace(old, new)
 
@@ -113,26 +129,27 @@ def dma_reference(src: np.ndarray, fill: np.ndarray, size: int, offset: int, sig
 
 
 SIGNED = {"ubyte": "sbyte", "ushort": "sshort"}
-CASES = [(*d, False) for d in DMA] + [(*d, True) for d in DMA if d[2] < 4]
+CASES = [(*d, False, ARCH) for d in DMA] + [(*d, True, ARCH) for d in DMA if d[2] < 4]
+CASES += [(*d, signed, "gfx942") for d in DMA if d[2] <= 4 for signed in (False, True)[:1 + (d[2] < 4)]]
 
 
 @pytest.mark.parametrize("where", WHERE)
-@pytest.mark.parametrize("name,form,size,offset,signed", CASES,
-                         ids=[c[0] + ("_signed" if c[4] else "") for c in CASES])
-def test_lds_dma(name, form, size, offset, signed, where):
+@pytest.mark.parametrize("name,form,size,offset,signed,arch", CASES,
+                         ids=[f"{c[5]}_{c[0]}" + ("_signed" if c[4] else "") for c in CASES])
+def test_lds_dma(name, form, size, offset, signed, arch, where):
     kernel = f"cdna4_lds_{name}"
     inst = mnemonic(form, size)
-    assert re.search(rf"\b{inst}\b.*" + ("lds" if inst.startswith("buffer") else ""), body(kernel)), \
-        f"LLVM no longer emits {inst} for {kernel}"
+    assert re.search(rf"\b{inst}\b.*" + ("lds" if inst.startswith("buffer") else ""), body(kernel, arch)), \
+        f"LLVM no longer emits {inst} for {kernel} ({arch})"
     blob = None
     if signed:
         kind = inst.rsplit("_", 1)[1]
-        blob = signed_object(kernel, inst, inst.replace(kind, SIGNED[kind]))
+        blob = signed_object(kernel, inst, inst.replace(kind, SIGNED[kind]), arch)
     rng = np.random.default_rng(size * 100 + offset)
     src = rng.integers(0, 256, 64 * 16 + 64, dtype=U8)
     src[::3] |= 0x80  # negative bytes and shorts for the signed forms
     fill = rng.integers(0, 1 << 32, LDS_WORDS, dtype=U32)
-    out = run(where, kernel, [src, fill, np.zeros(LDS_WORDS, U32)], blob)[-1]
+    out = run(where, kernel, [src, fill, np.zeros(LDS_WORDS, U32)], blob, arch)[-1]
     assert np.array_equal(out, dma_reference(src, fill, size, offset, signed))
 
 
