@@ -50,25 +50,39 @@ def _widened(data: np.ndarray, signed: bool) -> np.ndarray:
     return np.concatenate([data, np.repeat(fill, (4 if size < 4 else 16) - size, axis=-1)], axis=-1)
 
 
-def lds_dma(ex, w, inst, data: np.ndarray, mask: np.ndarray, offset: int) -> None:
-    """Write the lanes' loaded bytes data [n, lanes, size] to LDS at M0[17:2]*4 + offset + lane * slot."""
-    size = data.shape[-1]
+def lds_addresses(ex, w, size: int, offset: int) -> np.ndarray:
+    """[n, lanes] LDS byte addresses of a DMA of `size` bytes a lane: M0[17:2]*4 + offset + lane * slot."""
     m0 = ex.st.sgpr[wsel(w), null_and_m0(G)[1]].astype(np.int64)
     base = (m0 >> 2 & 0xFFFF) * 4 + offset  # M0[17:2], in dwords
-    stride = 16 if size > 4 else 4
-    addr = base[:, None] + stride * np.arange(ex.st.lanes, dtype=np.int64)[None, :]
-    lds_write(ex, w, addr, data, mask)
+    return base[:, None] + slot(size) * np.arange(ex.st.lanes, dtype=np.int64)[None, :]
+
+
+def slot(size: int) -> int:
+    """Bytes of LDS a lane's DMA of `size` bytes writes (module doc)."""
+    return 16 if size > 4 else 4
+
+
+def global_offset(inst) -> int:
+    """A GLOBAL instruction's offset: 13 bits, signed."""
+    return inst.fields["offset"] - (1 << 13 if inst.fields["offset"] >> 12 else 0)
+
+
+_VIEW = renamed("global_load_b32").gfx11_view  # gfx11's field codes, which global_addresses reads
+
+
+def global_dma_addresses(ex, w, inst) -> tuple[np.ndarray, np.ndarray]:
+    """(global VAs, LDS addresses) [n, lanes] of a global_load_lds_* (the sanitizers' footprint reads them too)."""
+    size = SIZES[inst.mnemonic.removeprefix("global_load_lds_")][0]
+    return global_addresses(ex, w, _VIEW(ex, inst)), lds_addresses(ex, w, size, global_offset(inst))
 
 
 def _global(kind: str):
     size, signed = SIZES[kind]
-    view_of = renamed("global_load_b32").gfx11_view  # gfx11's field codes, which global_addresses reads
 
     def run(ex, w, inst):
         mask = ex.st.exec_lanes(w)
-        data = global_read(ex, global_addresses(ex, w, view_of(ex, inst)), size, mask)
-        offset = inst.fields["offset"] - (1 << 13 if inst.fields["offset"] >> 12 else 0)  # 13 bits, signed
-        lds_dma(ex, w, inst, _widened(data, signed), mask, offset)
+        src, dst = global_dma_addresses(ex, w, inst)
+        lds_write(ex, w, dst, _widened(global_read(ex, src, size, mask), signed), mask)
     return run
 
 
@@ -77,7 +91,7 @@ def buffer_lds(ex, w, inst) -> None:
     size, signed = SIZES[inst.mnemonic.removeprefix("buffer_load_")]
     mask = ex.st.exec_lanes(w)
     data = mubuf.load_checked(ex, mubuf.access(ex, w, inst), size, mask, per_dword=True)
-    lds_dma(ex, w, inst, _widened(data, signed), mask, mubuf.inst_offset(inst))
+    lds_write(ex, w, lds_addresses(ex, w, size, mubuf.inst_offset(inst)), _widened(data, signed), mask)
 
 
 for _kind in SIZES:

@@ -26,6 +26,8 @@ import numpy as np
 import pytest
 
 from compiler.llvm import compile_asm, compile_ir
+from simgpu.fault import HardwareFault
+from simgpu.testbed import Testbed
 from tests import DATA
 from tests.simgpu.shader import test_corpus_opencl_gfx1201 as stack
 from tests.support import tiers
@@ -197,3 +199,29 @@ def test_transposing_read(intr, dwords, where):
     lanes = src.reshape(64, stride)[perm, :nbytes]
     want = transpose_reference(elements(lanes, bits))
     assert np.array_equal(elements(out.reshape(64, stride)[:, :nbytes], bits), want)
+
+
+# ---------------------------------------------------------------------------------------------- sanitizers
+
+@pytest.mark.parametrize("name", ["global_1", "global_12", "raw_2", "struct_16"])
+def test_lds_dma_under_the_sanitizers(name):
+    """Every sanitizer on: the DMA's global read and LDS write are seen (sanitize.footprint) and the kernel, which
+    fills the LDS array, DMAs into it and reads it all back, draws no finding and the same LDS image."""
+    form, size, offset = next((f, s, o) for n, f, s, o in DMA if n == name)
+    tb = Testbed(vram_size=1 << 28, arch=ARCH, sanitize="all")
+    rng = np.random.default_rng(7)
+    src, fill = rng.integers(0, 256, 64 * 16 + 64, dtype=U8), rng.integers(0, 1 << 32, LDS_WORDS, dtype=U32)
+    bufs = [tb.upload(a) for a in (src, fill, np.zeros(LDS_WORDS, U32))]
+    tb.launch(tb.load(code_object())[f"cdna4_lds_{name}"], bufs, (1,), (64,))
+    assert not list(tb.sanitizer.findings)
+    assert np.array_equal(tb.download(bufs[2], U32, LDS_WORDS), dma_reference(src, fill, size, offset, False))
+
+
+@pytest.mark.parametrize("name, inst", [("global_16", "global_load_lds_dwordx4"), ("raw_16", "buffer_load_dwordx4")])
+def test_memcheck_sees_a_dma_read_past_its_buffer(name, inst):
+    """The DMA's global side is a read memcheck checks: a 256-byte source, which lanes 16 on read past."""
+    tb = Testbed(vram_size=1 << 28, arch=ARCH, sanitize="all")
+    bufs = [tb.upload(a) for a in (np.zeros(256, U8), np.zeros(LDS_WORDS, U32), np.zeros(LDS_WORDS, U32))]
+    with pytest.raises(HardwareFault) as e:
+        tb.launch(tb.load(code_object())[f"cdna4_lds_{name}"], bufs, (1,), (64,))
+    assert e.value.kind == "memcheck" and "out-of-bounds read" in str(e.value) and inst in str(e.value)
