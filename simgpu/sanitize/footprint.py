@@ -109,6 +109,8 @@ def _buffer_lanes(ex, w, inst, kind: str, size: int, per_dword: bool) -> Footpri
 
 def _buffer(ex, w, inst, m) -> Footprint:
     op, kind = m.groups()
+    if inst.fields.get("lds"):  # a gfx9 load into LDS (its view as gfx11's load keeps the bit)
+        return _buffer_lds(ex, w, inst, _SIZES[kind])
     return _buffer_lanes(ex, w, inst, READ if op == "load" else WRITE, _SIZES[kind], per_dword=True)
 
 
@@ -193,12 +195,9 @@ def _global_lds(ex, w, inst) -> Footprint:
     return Footprint([Access(GLOBAL, READ, src, size, mask), Access(LDS, WRITE, dst, lds_dma.slot(size), mask)])
 
 
-def _buffer_lds(ex, w, inst) -> Footprint:
+def _buffer_lds(ex, w, inst, size: int) -> Footprint:
     """A gfx9 MUBUF load with the lds bit: the buffer read as the range check leaves it and the LDS write of each
-    active lane's slot (memory.gfx950). (gfx9's MUBUF accesses without it have no rule yet.)"""
-    if not inst.fields.get("lds"):
-        return _NONE
-    size = lds_dma.SIZES[inst.mnemonic.removeprefix("buffer_load_")][0]
+    active lane's slot (memory.gfx950)."""
     fp = _buffer_lanes(ex, w, inst, READ, size, per_dword=True)
     dst = lds_dma.lds_addresses(ex, w, size, mubuf.inst_offset(inst))
     fp.accesses.append(Access(LDS, WRITE, dst, lds_dma.slot(size), ex.st.exec_lanes(w)))
@@ -211,7 +210,6 @@ _EXACT = {"global_load_addtid_b32": _addtid, "global_store_addtid_b32": _addtid,
           "ds_load_addtid_b32": _ds_addtid, "ds_store_addtid_b32": _ds_addtid,
           "ds_condxchg32_rtn_b64": _ds_condxchg, "ds_append": _ds_append, "ds_consume": _ds_append}
 _EXACT |= {f"global_load_lds_{k}": _global_lds for k in lds_dma.SIZES}  # gfx9's loads into LDS
-_EXACT |= {f"buffer_load_{k}": _buffer_lds for k in lds_dma.SIZES}  # (gfx9 names: gfx11's are buffer_load_b32 ...)
 
 
 def rule(mnemonic: str):

@@ -75,6 +75,8 @@ def _buffer(name: str, via: str | None):
                 raise ex.illegal_inst(w, inst, f"{inst.mnemonic} lds: only loads go to LDS")
             return buffer_lds(ex, w, inst)
         return fn(ex, w, inst)
+    # the sanitizers' footprint is the view's (the lds bit kept: sanitize.footprint gives a load into LDS its own)
+    run.gfx11_name, run.gfx11_view = fn.gfx11_name, fn.gfx11_view
     return run
 
 
