@@ -31,6 +31,7 @@ from simgpu.testbed import Testbed
 from tests import DATA
 from tests.simgpu.shader import test_corpus_opencl_gfx1201 as stack
 from tests.support import tiers
+from tools import llvm22
 from tools.gen_cdna4_kernels import DMA, LDS_BASE, LDS_WORDS, SKIP, TRANSPOSE, lds
 
 SOURCE = DATA / "kernels" / "cdna4_lds.ll"
@@ -85,7 +86,6 @@ def run(where: str, kernel: str, args: list, blob: bytes | None = None, arch: st
 def signed_object(kernel: str, unsigned: str, signed: str, arch: str = ARCH) -> bytes:
     """The code object with `kernel`'s `unsigned` load (its one line in the listing) made the `signed` form: the word
     LLVM 22's assembler gives the line, replaced by the one it gives the line with the signed mnemonic."""
-    from tools import llvm22
     if llvm22.codegen_library() is None:
         pytest.skip("needs Triton 3.9's libtriton_amd_codegen.so (tools/llvm22.py) to encode the signed forms")
     line = re.search(rf"^\s*({unsigned}\b.*)$", body(kernel, arch), re.M).group(1).strip()

@@ -22,6 +22,7 @@ import pytest
 
 from compiler.llvm import compile_asm, compile_ir
 from simgpu.fault import HardwareFault
+from simgpu.isa import decode
 from tests import DATA
 from tests.simgpu.shader.test_mfma_gfx942 import d_place
 from tests.simgpu.shader.test_smfmac import launch
@@ -197,7 +198,6 @@ s_endpgm
 
 
 def test_a_standalone_ld_scale_changes_nothing():
-    from simgpu.isa import decode
     tb = tiers.testbed("interpreter", arch="gfx950")
     text = STANDALONE.format(movs="\n".join(f"v_mov_b32_e32 v{r}, 0x38383838" for r in range(8, 16)))  # E4M3 1.0
     k = tb.load_asm(text, args=1, vgprs=24)
