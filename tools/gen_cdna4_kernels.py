@@ -95,13 +95,13 @@ def f8f6f4() -> str:
 LDS_WORDS = 320  # dwords of the LDS array the DMA kernels fill, load into and copy out (5 a lane)
 LDS_BASE = 16  # bytes: the DMA kernels' LDS pointer (M0) is this far into the array
 SKIP = 7, 3  # lanes l with l % 7 == 3 do not run the DMA (EXEC off)
-DMA = [  # (kernel, intrinsic or inline form, bytes, immediate offset)
+DMA = [  # (kernel, intrinsic: global.load.lds / raw / struct .ptr.buffer.load.lds, bytes, immediate offset)
     ("global_1", "global", 1, 4), ("global_2", "global", 2, 0), ("global_4", "global", 4, 8),
     ("global_12", "global", 12, 0), ("global_16", "global", 16, 16),
     ("raw_1", "raw", 1, 8), ("raw_2", "raw", 2, 0), ("raw_4", "raw", 4, 4), ("raw_12", "raw", 12, 16),
     ("raw_16", "raw", 16, 0), ("struct_4", "struct", 4, 0), ("struct_16", "struct", 16, 0)]
 TRANSPOSE = [("tr4.b64", 2), ("tr8.b64", 2), ("tr16.b64", 2), ("tr6.b96", 3)]  # (intrinsic, dwords a lane)
-_RSRC_FLAGS = 0x20000  # V# word 3: DATA_FORMAT 32 (gfx9 reads no other field of it for these loads)
+_RSRC_FLAGS = 0x20000  # V# word 3: gfx9's DATA_FORMAT 32, the rest 0 (no ADD_TID, no swizzle)
 
 
 def _dma_call(form: str, size: int, offset: int) -> list[str]:
