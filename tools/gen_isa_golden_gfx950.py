@@ -8,7 +8,8 @@ Two sources, both into tests/data/isa/gfx950_golden.tsv.gz ("hexbytes<TAB>text",
   float corpus vf_*.ll, saxpy.ll): the text as LLVM's printer writes it, the bytes of the same compile
   (tools.llvm22.compiled_pairs), for every opcode of the kernels, old and new;
 - assembled: the line of each new instruction tools/isatab_gfx950.py names (TEMPLATES and FORM_LINES: the f8f6f4
-  MFMAs' format widths, the scaled MFMAs), with LLVM's bytes of it; and for each
+  MFMAs' format widths, the scaled MFMAs) and the forms LINES names (the loads into LDS no intrinsic selects, the
+  transposing reads into AccVGPRs, standalone v_mfma_ld_scale_b32s), with LLVM's bytes of it; and for each
   opcode gfx950 adds (the keys of simgpu/isa/data/gfx950/), N random words of its encoding
   (tools.gen_isa_golden.build: random fields, biased to valid operands, with DPP/SDWA dwords) that the codec decodes;
   the codec's text is assembled by Triton's LLVM, and the pair is kept when LLVM encodes it to the same word. A word
@@ -33,6 +34,32 @@ from tools.llvm22 import assembler, compiled_pairs
 
 ARCH = "gfx950"
 KERNELS = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "kernels")
+
+
+# forms the compiles do not hold: the signed sub-dword loads into LDS (no intrinsic selects them), the other
+# operand forms of the loads into LDS, the transposing reads into AccVGPRs, v_mfma_ld_scale_b32 standing alone (an
+# SGPR or constant scale, op_sel_hi's default ones); each as the codec prints LLVM's bytes of it
+LINES = (
+    "global_load_lds_sbyte v0, s[6:7] offset:4", "global_load_lds_sshort v[2:3], off",
+    "global_load_lds_ubyte v[2:3], off offset:-8", "global_load_lds_ushort v1, s[2:3] offset:4095 sc0 nt sc1",
+    "buffer_load_sbyte v1, s[0:3], 0 offen offset:8 lds", "buffer_load_sshort v0, s[4:7], s2 idxen lds",
+    "buffer_load_ushort off, s[8:11], 0 lds", "buffer_load_dword v1, s[0:3], 0 offen offset:4095 lds",
+    "ds_read_b64_tr_b4 a[2:3], v5 offset:64", "ds_read_b96_tr_b6 a[0:2], v3 offset:12",
+    "v_mfma_ld_scale_b32 v20, 64", "v_mfma_ld_scale_b32 s4, v21", "v_mfma_ld_scale_b32 v20, v21",
+    "v_mfma_ld_scale_b32 v20, v21 op_sel:[1,0] op_sel_hi:[0,1]", "v_mfma_ld_scale_b32 -1, 0.5",
+)
+
+
+def checked_lines(asm) -> set[tuple[bytes, str]]:
+    """LINES with LLVM's bytes, each decoding to itself and assembling to them (SystemExit naming one that does
+    not)."""
+    out = set()
+    for line in LINES:
+        data = asm.encode(line)
+        if data is None or decode(data, arch=ARCH).text() != line or assemble(line, arch=ARCH) != data:
+            raise SystemExit(f"{line!r}: LLVM {data and data.hex()}, the codec does not print and assemble it alike")
+        out.add((data, line))
+    return out
 
 
 def corpus_files() -> list[str]:
@@ -168,10 +195,11 @@ def main() -> None:
         print("disagree", *b, file=sys.stderr)
     lines = {(asm.encode(line), line) for line in (*isatab_gfx950.TEMPLATES, *isatab_gfx950.FORM_LINES)}  # each new
     # form as the tables' tool wrote it
-    pairs = sorted(comp | set(keep) | lines)
+    pairs = sorted(comp | set(keep) | lines | checked_lines(asm))
     path = os.path.join(os.path.dirname(__file__), "..", "tests", "data", "isa", f"{ARCH}_golden.tsv.gz")
-    with gzip.open(path, "wt") as f:
-        f.writelines(f"{d.hex()}\t{t}\n" for d, t in pairs)
+    text = "".join(f"{d.hex()}\t{t}\n" for d, t in pairs)
+    with open(path, "wb") as f:
+        f.write(gzip.compress(text.encode(), mtime=0))  # no timestamp: the same pairs, the same bytes
     new = {t.split()[0] for _, t in keep}
     print(json.dumps({"llvm": asm.revision, "compiled": len(comp), "assembled": len(keep), "disagree": len(bad),
                       "not judged": skipped, "pairs": len(pairs), "new mnemonics": len(new)}))

@@ -516,6 +516,16 @@ def cases() -> list[Case]:
             grid=(1,), constexprs={"M": 32, "N": 32, "K": k, "AF": af, "BF": bf}, archs=("gfx950",),
             isa={"gfx950": ("v_mfma_scale_f32_32x32x64_f8f6f4", "op_sel:[1,1,0]")},
             ref=lambda a, af=af, bf=bf: {"c_ptr": _dot_scaled_ref(a, af, bf)})
+    # e2m1 operands packed along M and N (not K): gfx950 reads them from LDS with ds_read_b64_tr_b4
+    for mn, mfma in ((32, "v_mfma_scale_f32_32x32x64_f8f6f4"), (16, "v_mfma_scale_f32_16x16x128_f8f6f4")):
+        k = 128
+        add(f"dot_scaled_e2m1_mn_{mn}", K.dot_scaled_mn_kernel,
+            args={"a_ptr": Buf("uint8", (mn // 2, k), MX_CODES["e2m1"] | {"seed": 66}),
+                  "as_ptr": Buf("uint8", (mn, k // 32), ints(67, 126, 129)),
+                  "b_ptr": Buf("uint8", (k, mn // 2), MX_CODES["e2m1"] | {"seed": 68}),
+                  "bs_ptr": Buf("uint8", (mn, k // 32), ints(69, 126, 129)), "c_ptr": out("float32", (mn, mn))},
+            grid=(1,), constexprs={"M": mn, "N": mn, "K": k}, archs=("gfx950",),
+            isa={"gfx950": (mfma, "ds_read_b64_tr_b4")}, ref=_dot_scaled_mn_ref)
     add("flash_attention_f16", K.flash_attention_kernel,
         args={"q_ptr": Buf("float16", (100, 64), normal(46)), "k_ptr": Buf("float16", (100, 64), normal(47)),
               "v_ptr": Buf("float16", (100, 64), normal(48)), "o_ptr": out("float16", (100, 64), 2e-2, 2e-3),
@@ -636,6 +646,13 @@ def _dot_scaled_ref(a, af: str, bf: str) -> np.ndarray:
     x = _mx_values(a["a_ptr"], af, 1) * np.repeat(np.exp2(a["as_ptr"].astype(np.float64) - 127), 32, axis=1)
     y = _mx_values(a["b_ptr"], bf, 0) * np.repeat(np.exp2(a["bs_ptr"].astype(np.float64) - 127), 32, axis=1).T
     return (x @ y).astype(np.float32)
+
+
+def _dot_scaled_mn_ref(a) -> dict:
+    """_dot_scaled_ref of e2m1 operands packed along M (A) and N (B)."""
+    x = _mx_values(a["a_ptr"], "e2m1", 0) * np.repeat(np.exp2(a["as_ptr"].astype(np.float64) - 127), 32, axis=1)
+    y = _mx_values(a["b_ptr"], "e2m1", 1) * np.repeat(np.exp2(a["bs_ptr"].astype(np.float64) - 127), 32, axis=1).T
+    return {"c_ptr": (x @ y).astype(np.float32)}
 
 
 def _libdevice_ref(a):

@@ -560,3 +560,18 @@ def dot_scaled_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M: tl.constexpr, N: t
     sa = tl.load(as_ptr + rm[:, None] * (K // 32) + ks[None, :])
     sb = tl.load(bs_ptr + rn[:, None] * (K // 32) + ks[None, :])
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot_scaled(a, sa, AF, b, sb, BF))
+
+
+@triton.jit
+def dot_scaled_mn_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    """One MxK @ KxN e2m1 microscaled tile whose operands are packed along M and N, not K (lhs_k_pack=False,
+    rhs_k_pack=False: gfx950 loads them with ds_read_b64_tr_b4): a [M/2, K] and b [K, N/2] uint8, two codes per byte
+    (the even m / n in the low nibble), their E8M0 scales one per 32 k: as [M, K/32], bs [N, K/32]."""
+    rm2, rn2, rk, ks = tl.arange(0, M // 2), tl.arange(0, N // 2), tl.arange(0, K), tl.arange(0, K // 32)
+    rm, rn = tl.arange(0, M), tl.arange(0, N)
+    a = tl.load(a_ptr + rm2[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * (N // 2) + rn2[None, :])
+    sa = tl.load(as_ptr + rm[:, None] * (K // 32) + ks[None, :])
+    sb = tl.load(bs_ptr + rn[:, None] * (K // 32) + ks[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :],
+             tl.dot_scaled(a, sa, "e2m1", b, sb, "e2m1", lhs_k_pack=False, rhs_k_pack=False))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simgpu.shader.lds.ds import _two_addresses, ds_address, ds_atomic_op, ds_offset
+from simgpu.shader.memory import gfx950 as lds_dma
 from simgpu.shader.memory import mimg, mubuf, mubuf_format
 from simgpu.shader.memory.atomic import atomic_op
 from simgpu.shader.memory.vmem import _addtid_addresses, flat_route, global_addresses, scratch_offsets
@@ -108,6 +109,8 @@ def _buffer_lanes(ex, w, inst, kind: str, size: int, per_dword: bool) -> Footpri
 
 def _buffer(ex, w, inst, m) -> Footprint:
     op, kind = m.groups()
+    if inst.fields.get("lds"):  # a gfx9 load into LDS (its view as gfx11's load keeps the bit)
+        return _buffer_lds(ex, w, inst, _SIZES[kind])
     return _buffer_lanes(ex, w, inst, READ if op == "load" else WRITE, _SIZES[kind], per_dword=True)
 
 
@@ -185,11 +188,28 @@ def _smem(ex, w, inst) -> Footprint:
     return Footprint([Access(GLOBAL, READ, addr.astype(U64), 4, inside, scalar=True)])
 
 
+def _global_lds(ex, w, inst) -> Footprint:
+    """gfx9's global_load_lds_*: a global read and an LDS write of each lane's slot (memory.gfx950)."""
+    size, mask = lds_dma.SIZES[inst.mnemonic.removeprefix("global_load_lds_")][0], ex.st.exec_lanes(w)
+    src, dst = lds_dma.global_dma_addresses(ex, w, inst)
+    return Footprint([Access(GLOBAL, READ, src, size, mask), Access(LDS, WRITE, dst, lds_dma.slot(size), mask)])
+
+
+def _buffer_lds(ex, w, inst, size: int) -> Footprint:
+    """A gfx9 MUBUF load with the lds bit: the buffer read as the range check leaves it and the LDS write of each
+    active lane's slot (memory.gfx950)."""
+    fp = _buffer_lanes(ex, w, inst, READ, size, per_dword=True)
+    dst = lds_dma.lds_addresses(ex, w, size, mubuf.inst_offset(inst))
+    fp.accesses.append(Access(LDS, WRITE, dst, lds_dma.slot(size), ex.st.exec_lanes(w)))
+    return fp
+
+
 _PATTERNS: list[tuple[re.Pattern, object]] = [
     (_VMEM, _vmem), (_BUF, _buffer), (_BUF_FORMAT, _buffer_format), (_DS, _ds)]
 _EXACT = {"global_load_addtid_b32": _addtid, "global_store_addtid_b32": _addtid,
           "ds_load_addtid_b32": _ds_addtid, "ds_store_addtid_b32": _ds_addtid,
           "ds_condxchg32_rtn_b64": _ds_condxchg, "ds_append": _ds_append, "ds_consume": _ds_append}
+_EXACT |= {f"global_load_lds_{k}": _global_lds for k in lds_dma.SIZES}  # gfx9's loads into LDS
 
 
 def rule(mnemonic: str):

@@ -109,7 +109,8 @@ def test_corpus_is_big_enough_and_whole(arch):
 
 # cases built for some architectures only (tools/gen_triton_corpus.py's `archs`): the wave64 targets' spill case and
 # gfx950's microscaled dots (tl.dot_scaled, which gfx950's scaled MFMAs run)
-ARCH_ONLY = {"spill_64x256_wave64", "dot_scaled_e4m3_e2m1", "dot_scaled_e2m1_e5m2", "dot_scaled_e5m2_e4m3"}
+ARCH_ONLY = {"spill_64x256_wave64", "dot_scaled_e4m3_e2m1", "dot_scaled_e2m1_e5m2", "dot_scaled_e5m2_e4m3",
+             "dot_scaled_e2m1_mn_32", "dot_scaled_e2m1_mn_16"}
 
 
 def test_every_architecture_has_the_same_cases_inputs_and_references():
@@ -182,3 +183,15 @@ def test_triton_target_id_loads():
     module = _device("aql").load(co)
     assert module.kernels == ["add_kernel"]
     assert module.metadata["amdhsa.target"] == "amdgpu11.00-amd-amdhsa-unknown-gfx1100"
+
+
+@pytest.mark.parametrize("name", ["matmul_f32_32_t16_w1", "matmul_f32_40x36x50_t32_w4"])
+def test_lds_dma_under_the_sanitizers(name):
+    """Triton's gfx950 f32 matmuls stage their operands in LDS with global_load_lds_dword: under every sanitizer they
+    match numpy and draw no finding (initcheck sees the DMA's LDS writes: sanitize.footprint)."""
+    mock = MockOS(devices=1, vram_size=1 << 30, arch="gfx950", sanitize="all")
+    with runtime.Device("AMD:0", queue="pm4", os=mock, arch="gfx950") as dev:
+        spec = SPECS_OF["gfx950"][name]
+        assert "global_load_lds_dword" in "\n".join(disassemble_text(read_code_object(_code_object(name, "gfx950"))))
+        check(spec, run(dev, spec, "gfx950"))
+    assert not list(mock.gpus[0].engine.sanitizer.findings)

@@ -23,6 +23,14 @@ kernels (tests/data/triton/gfx950/dot_scaled_*: e4m3, e5m2 and e2m1 operands) gi
 gfx9's contiguous layout a lane's values would span two K blocks in Triton's code, which one scale per lane cannot
 serve; with FP4 in runs of 16 Triton's scales land on the wrong blocks; a product with unit scales cannot tell the
 layouts apart. A reading confirmed by compiled code only (the CDNA4 reference's tables were not at hand).
+
+A v_mfma_ld_scale_b32 the codec does not pair with the next word (it is not followed by an f8f6f4 MFMA with abid 1,
+or it is not as LLVM writes a pair's first word: an SGPR or constant source, op_sel_hi's default ones) stands alone.
+It has no destination (LLVM's syntax: `v_mfma_ld_scale_b32 v0, 64`, two sources; its VDST field is unused): what it
+loads are the scales of an MFMA with abid 1 after it, which the codec decodes with it as one scaled MFMA. Alone it
+writes no register and changes no state a later instruction reads -- an f8f6f4 MFMA with abid 0 is unscaled whatever
+precedes it -- so it runs as having no effect. (An abid-1 MFMA word not right after a scale word does not decode: the
+codec's error, not a fault this models.)
 """
 
 from __future__ import annotations
@@ -108,6 +116,12 @@ def f8f6f4(shape: str):
     return fn
 
 
+def ld_scale(ex, w, inst):
+    """A v_mfma_ld_scale_b32 standing alone: no register or state a later instruction reads changes (module doc)."""
+    return None
+
+
+register("v_mfma_ld_scale_b32", ld_scale, G)
 for _shape in SHAPES:
     register(f"v_mfma_f32_{_shape}_f8f6f4", f8f6f4(_shape), G)
     register(f"v_mfma_scale_f32_{_shape}_f8f6f4", f8f6f4(_shape), G)

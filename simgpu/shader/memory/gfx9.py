@@ -16,14 +16,15 @@ in a gfx9 dispatch (memory.mubuf.rsrc: a raw buffer checks bytes, a structured o
 TFE bit.
 
 Not implemented (illegal_instruction): the format accesses (buffer_load/store_format_*, MTBUF tbuffer_*: gfx9's
-separate num_format / data_format), swizzled buffers (V# SWIZZLE_EN), MUBUF's lds bit (a load into LDS), the f64
-atomics (global/flat_atomic_add/min/max_f64); the loads into LDS but global_load_lds_dword (memory.gfx950:
-global_load_lds_ubyte/sbyte/ushort/sshort, scratch_load_lds_*).
+separate num_format / data_format), swizzled buffers (V# SWIZZLE_EN), the f64 atomics
+(global/flat_atomic_add/min/max_f64), scratch_load_lds_*. The loads into LDS (global_load_lds_*, MUBUF's lds bit) are
+memory.gfx950's.
 """
 
 from __future__ import annotations
 
 from simgpu.shader.memory import atomic, gfx12, mubuf, mubuf_format, vmem  # noqa: F401 - the shared entries
+from simgpu.shader.memory.gfx950 import buffer_lds
 from simgpu.shader.renamed import renamed
 from simgpu.shader.semantics import register
 
@@ -65,13 +66,17 @@ for _seg in ("global", "flat", "scratch"):
 
 
 def _buffer(name: str, via: str | None):
-    """A gfx9 MUBUF instruction run as gfx11's `name`, but for the lds bit (a load into LDS: not modelled)."""
+    """A gfx9 MUBUF instruction run as gfx11's `name`, but for the lds bit (a load into LDS: memory.gfx950)."""
     fn = renamed(name, via=via)
 
     def run(ex, w, inst):
         if inst.fields.get("lds"):
-            raise ex.illegal_inst(w, inst, f"{inst.mnemonic} lds (a buffer load into LDS) is not modelled")
+            if not inst.mnemonic.startswith("buffer_load_"):
+                raise ex.illegal_inst(w, inst, f"{inst.mnemonic} lds: only loads go to LDS")
+            return buffer_lds(ex, w, inst)
         return fn(ex, w, inst)
+    # the sanitizers' footprint is the view's (the lds bit kept: sanitize.footprint gives a load into LDS its own)
+    run.gfx11_name, run.gfx11_view = fn.gfx11_name, fn.gfx11_view
     return run
 
 

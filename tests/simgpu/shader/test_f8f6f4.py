@@ -22,6 +22,7 @@ import pytest
 
 from compiler.llvm import compile_asm, compile_ir
 from simgpu.fault import HardwareFault
+from simgpu.isa import decode
 from tests import DATA
 from tests.simgpu.shader.test_mfma_gfx942 import d_place
 from tests.simgpu.shader.test_smfmac import launch
@@ -172,3 +173,41 @@ def test_a_nan_scale_makes_its_rows_nan():
     d = np.array([[got[lane, reg] for lane, reg in (d_place(16, 16, 1, False, i, j, 0)[::-1] for j in range(16))]
                   for i in range(16)])
     assert np.isnan(d[0]).all() and np.array_equal(d[1:], want[1:])
+
+
+# a standalone v_mfma_ld_scale_b32 (LLVM 22's forms: an inline constant, an SGPR, op_sel_hi's default ones, and the
+# pair form before an MFMA with abid 0), then the unscaled 16x16x128 FP8 MFMA of all-ones A and B: D = 128 everywhere,
+# the scales of 2^1 in v20 / v21 not applied
+STANDALONE = """
+s_load_dwordx2 s[4:5], s[0:1], 0x0
+v_lshlrev_b32_e32 v16, 4, v0
+v_mov_b32_e32 v20, 0x80808080
+v_mov_b32_e32 v21, 0x80808080
+{movs}
+v_mfma_ld_scale_b32 v20, 64
+v_mfma_ld_scale_b32 s4, v21
+v_mfma_ld_scale_b32 v20, v21
+v_mfma_ld_scale_b32 v20, v21 op_sel_hi:[0,0,0]
+v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[8:15], v[8:15], 0
+s_nop 7
+s_nop 7
+s_waitcnt lgkmcnt(0)
+global_store_dwordx4 v16, v[0:3], s[4:5]
+s_endpgm
+"""
+
+
+def test_a_standalone_ld_scale_changes_nothing():
+    tb = tiers.testbed("interpreter", arch="gfx950")
+    text = STANDALONE.format(movs="\n".join(f"v_mov_b32_e32 v{r}, 0x38383838" for r in range(8, 16)))  # E4M3 1.0
+    k = tb.load_asm(text, args=1, vgprs=24)
+    code = tb.read(k.code_address, 256)
+    names = []
+    pos = 0
+    while (inst := decode(code[pos:], arch="gfx950")).mnemonic != "s_endpgm":
+        names.append(inst.mnemonic)
+        pos += inst.size
+    assert names.count("v_mfma_ld_scale_b32") == 4 and "v_mfma_f32_16x16x128_f8f6f4" in names  # none paired
+    out = tb.upload(np.zeros((64, 4), F32))
+    tb.launch(k, [out], (1,), (64,))
+    assert np.array_equal(tb.download(out, F32, 256), np.full(256, 128.0, F32))
