@@ -444,11 +444,13 @@ def cases() -> list[Case]:
                   "max_ptr": out(dt, (4,), init={"gen": "full", "value": -(10**9)}),
                   "count_ptr": out("int32", (8,)), "n": Scalar(1001)},
             grid=(cdiv(1001, 256),), constexprs={"BLOCK": 256}, ref=_contended_ref)
+    # 384 slots, three whole blocks: tl.atomic_cas takes no mask, so every lane of the grid swaps its slot (300
+    # slots let lanes 300-383 swap past the buffer, which memcheck reported)
     add("atomic_cas_i32", K.atomic_cas_kernel,
-        args={"slot_ptr": Buf("int32", (300,), ints(36, 0, 2), out=True),
-              "expect_ptr": Buf("int32", (300,), ints(37, 0, 2)), "old_ptr": out("int32", (300,)), "n": Scalar(300)},
-        grid=(cdiv(300, 128),), constexprs={"BLOCK": 128},
-        ref=lambda a: {"slot_ptr": np.where(a["slot_ptr"] == a["expect_ptr"], np.arange(300) + 1000,
+        args={"slot_ptr": Buf("int32", (384,), ints(36, 0, 2), out=True),
+              "expect_ptr": Buf("int32", (384,), ints(37, 0, 2)), "old_ptr": out("int32", (384,)), "n": Scalar(384)},
+        grid=(cdiv(384, 128),), constexprs={"BLOCK": 128},
+        ref=lambda a: {"slot_ptr": np.where(a["slot_ptr"] == a["expect_ptr"], np.arange(384) + 1000,
                                             a["slot_ptr"]).astype(np.int32),
                        "old_ptr": a["slot_ptr"]})
     add("atomic_min_max_xchg_i32", K.atomic_minmax_xchg_kernel,

@@ -195,3 +195,14 @@ def test_lds_dma_under_the_sanitizers(name):
         assert "global_load_lds_dword" in "\n".join(disassemble_text(read_code_object(_code_object(name, "gfx950"))))
         check(spec, run(dev, spec, "gfx950"))
     assert not list(mock.gpus[0].engine.sanitizer.findings)
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_atomic_cas_stays_in_its_buffer_under_memcheck(arch):
+    """tl.atomic_cas takes no mask: every lane of the grid swaps its slot, so the case's buffers are whole blocks.
+    With 300 slots (not 384) lanes 300-383 swapped past the buffer, and memcheck said so; now it finds nothing."""
+    mock = MockOS(devices=1, vram_size=1 << 30, arch=arch, sanitize="memcheck")
+    with runtime.Device("AMD:0", queue="pm4", os=mock, arch=arch) as dev:
+        spec = SPECS_OF[arch]["atomic_cas_i32"]
+        check(spec, run(dev, spec, arch))
+    assert not list(mock.gpus[0].engine.sanitizer.findings)
