@@ -59,24 +59,8 @@ def _run(fn, kind: str, backend: str) -> np.ndarray:
         devices.DEFAULT = old
 
 
-# The CPU device's results of each case, by the test and its parameters but the GPU backend: the x86 backend runs
-# the same program on the same inputs whichever GPU backend the case is compared with, so the case with the second
-# GPU backend compares with the first's CPU results instead of running the CPU side again (under xdist, when the
-# two ran in different workers, each ran it).
-_CPU_RESULTS: dict[tuple, object] = {}
-
-
-def _cpu(request, fn):
-    """`fn`'s results on the CPU device with the x86 backend, run once per case (_CPU_RESULTS)."""
-    node = request.node
-    key = (node.originalname, *sorted((k, v) for k, v in node.callspec.params.items() if k != "gpu"))
-    if key not in _CPU_RESULTS:
-        _CPU_RESULTS[key] = _run(fn, "CPU", "x86")
-    return _CPU_RESULTS[key]
-
-
-def _both(request, fn, gpu: str) -> tuple[np.ndarray, np.ndarray]:
-    return _cpu(request, fn), _run(fn, "AMD", gpu)
+def _both(fn, gpu: str) -> tuple[np.ndarray, np.ndarray]:
+    return _run(fn, "CPU", "x86"), _run(fn, "AMD", gpu)
 
 
 def _same(cpu: np.ndarray, gpu: np.ndarray, what: str) -> None:
@@ -100,7 +84,7 @@ FLOAT_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lam
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
 @pytest.mark.parametrize("dt", INTS + ["bool"])
-def test_integer_ops_are_identical(request, gpu, dt):
+def test_integer_ops_are_identical(gpu, dt):
     a, b = _inputs(dt, 24, 1), _inputs(dt, 24, 2)
     ops = {k: f for k, f in INT_BINARY.items() if dt != "bool" or k in ("and", "or", "xor", "eq", "ne", "max")}
 
@@ -111,7 +95,7 @@ def test_integer_ops_are_identical(request, gpu, dt):
             outs += [-x, ~x, x.abs(), x.sum(), x.max(), (x * y).sum(0)]
         return outs
 
-    cpu, gpu_out = _cpu(request, lambda: [o.numpy() for o in program()]), \
+    cpu, gpu_out = _run(lambda: [o.numpy() for o in program()], "CPU", "x86"), \
         _run(lambda: [o.numpy() for o in program()], "AMD", gpu)
     for name, c, g in zip([*ops, "neg", "invert", "abs", "sum", "max", "dot"], cpu, gpu_out, strict=False):
         _same(c, g, f"{dt} {name}")
@@ -119,17 +103,17 @@ def test_integer_ops_are_identical(request, gpu, dt):
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
 @pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"])
-def test_shifts_by_any_amount_are_identical(request, gpu, dt):
+def test_shifts_by_any_amount_are_identical(gpu, dt):
     bits = np.dtype(dt).itemsize * 8
     a = _inputs(dt, bits + 4, 3)
     n = np.arange(bits + 4).astype(dt)
-    cpu, g = _both(request, lambda: (_t(a, dt) << _t(n, dt)) ^ (_t(a, dt) >> _t(n, dt)), gpu)
+    cpu, g = _both(lambda: (_t(a, dt) << _t(n, dt)) ^ (_t(a, dt) >> _t(n, dt)), gpu)
     _same(cpu, g, f"{dt} shifts")
 
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
 @pytest.mark.parametrize("dt", FLOATS)
-def test_exact_float_ops_are_identical(request, gpu, dt):
+def test_exact_float_ops_are_identical(gpu, dt):
     a, b = _inputs(dt, 40, 4), _inputs(dt, 40, 5)[::-1].copy()
 
     def program():
@@ -139,7 +123,7 @@ def test_exact_float_ops_are_identical(request, gpu, dt):
                                            x.relu(), (x * x).sum(), x.max()]]
 
     names = [*FLOAT_BINARY, "neg", "abs", "sqrt", "trunc", "floor", "round", "muladd", "relu", "sumsq", "max"]
-    for name, c, g in zip(names, _cpu(request, program), _run(program, "AMD", gpu), strict=True):
+    for name, c, g in zip(names, _run(program, "CPU", "x86"), _run(program, "AMD", gpu), strict=True):
         _same(c, g, f"{dt} {name}")
 
 
@@ -148,7 +132,7 @@ CAST_TYPES = ["bool", *INTS, *FLOATS]
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
 @pytest.mark.parametrize("src", CAST_TYPES)
-def test_casts_are_identical(request, gpu, src):
+def test_casts_are_identical(gpu, src):
     """Every conversion from src, with values every destination holds (float -> int in range: the IR leaves
     NaN and out-of-range conversions to the backend)."""
     rng = np.random.default_rng(6)
@@ -164,12 +148,12 @@ def test_casts_are_identical(request, gpu, src):
         return [(x.abs() if dst.startswith("u") and src in FLOATS else x).cast(getattr(dtypes, dst)).numpy()
                 for dst in dsts]
 
-    for dst, c, g in zip(dsts, _cpu(request, program), _run(program, "AMD", gpu), strict=True):
+    for dst, c, g in zip(dsts, _run(program, "CPU", "x86"), _run(program, "AMD", gpu), strict=True):
         _same(c, g, f"{src} -> {dst}")
 
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
-def test_float_edge_conversions_are_identical(request, gpu):
+def test_float_edge_conversions_are_identical(gpu):
     """float64 -> float16/bfloat16/float32 at rounding midpoints and overflow edges, integers -> floats."""
     m = np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 65519.99, 65520.0, 2.0 ** -25, 3 * 2.0 ** -26, 1e300, -1e-300,
                   1 + 2.0 ** -8 + 2.0 ** -40, 3.4028235e38, np.nan, -np.inf], np.float64)
@@ -181,12 +165,12 @@ def test_float_edge_conversions_are_identical(request, gpu):
                 n.cast(dtypes.float32).numpy(), n.cast(dtypes.float64).numpy(),
                 n.cast(dtypes.int64).cast(dtypes.float32).numpy()]
 
-    for k, (c, g) in enumerate(zip(_cpu(request, program), _run(program, "AMD", gpu), strict=True)):
+    for k, (c, g) in enumerate(zip(_run(program, "CPU", "x86"), _run(program, "AMD", gpu), strict=True)):
         _same(c, g, f"conversion {k}")
 
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
-def test_reductions_matmul_and_random_are_identical(request, gpu):
+def test_reductions_matmul_and_random_are_identical(gpu):
     rng = np.random.default_rng(7)
     a = rng.standard_normal((64, 64)).astype(np.float32)
     b = rng.standard_normal((64, 48)).astype(np.float32)
@@ -199,13 +183,13 @@ def test_reductions_matmul_and_random_are_identical(request, gpu):
                 x.cumsum(1).numpy(), x.softmax(1).sum(1).numpy() * 0 + x.max(1).numpy(),
                 Tensor.rand(50).numpy(), Tensor.randint(50, low=-5, high=9).numpy()]
 
-    for k, (c, g) in enumerate(zip(_cpu(request, program), _run(program, "AMD", gpu), strict=True)):
+    for k, (c, g) in enumerate(zip(_run(program, "CPU", "x86"), _run(program, "AMD", gpu), strict=True)):
         _same(c, g, f"case {k}")
 
 
 @pytest.mark.parametrize("gpu", GPU_BACKENDS)
 @pytest.mark.parametrize("dt", FLOATS)
-def test_transcendentals_agree_within_the_documented_tolerance(request, gpu, dt):
+def test_transcendentals_agree_within_the_documented_tolerance(gpu, dt):
     a = _inputs(dt, 48, 8)
     pos = np.abs(a)
 
@@ -214,7 +198,7 @@ def test_transcendentals_agree_within_the_documented_tolerance(request, gpu, dt)
         return [x.exp2().numpy(), p.log2().numpy(), x.sin().numpy(), x.exp().numpy(), p.log().numpy(),
                 x.tanh().numpy(), x.sigmoid().numpy()]
 
-    for k, (c, g) in enumerate(zip(_cpu(request, program), _run(program, "AMD", gpu), strict=True)):
+    for k, (c, g) in enumerate(zip(_run(program, "CPU", "x86"), _run(program, "AMD", gpu), strict=True)):
         c64, g64 = c.astype(np.float64), g.astype(np.float64)
         assert np.array_equal(np.isnan(c64), np.isnan(g64)), f"{dt} case {k}"
         ok = ~np.isnan(c64)
