@@ -30,9 +30,10 @@ demo: setup
 	$(BIN)/simgpu demo
 
 # The whole suite on every CPU. worksteal: a worker that runs dry takes half of another's queue (tests/support/
-# schedule.py starts every worker on its share of the files of the longest tests, from tests/data/suite_durations.json,
-# so the run ends on short ones); a progress line with an ETA at every tenth (tests/support/progress.py); the 20
-# slowest tests listed at the end.
+# schedule.py starts every worker on its share of the files of the longest tests, from tests/data/suite_durations.json:
+# those with a test of at least 1% of a worker's share of the recorded run, so the run ends on short ones); a progress
+# line with an ETA at every tenth (tests/support/progress.py); the 20 slowest tests listed at the end. Regenerate the
+# figures from a cold run's JUnit: tools/suite_durations.py.
 PYTEST_XDIST := -n auto --dist worksteal
 
 test: setup

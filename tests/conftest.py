@@ -1,3 +1,4 @@
+import gc
 import os
 import sys
 
@@ -14,6 +15,23 @@ settings.load_profile(os.environ.get("SIMGPU_HYPOTHESIS", "suite"))
 # progress: a line with an ETA at every tenth of a run; schedule: the files of the longest tests run first; bytecode:
 # one bytecode cache for the run's processes where the environment turned writing it off.
 pytest_plugins = ["pytester", "tests.support.progress", "tests.support.schedule", "tests.support.bytecode"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """No garbage collection while the suite is collected, and what collection built (the test modules, their
+    tables, 10,000 items) frozen out of every later one. Collection allocates millions of objects that live for the
+    whole run, so the collector ran dozens of full passes over a growing heap while it worked (3 of a worker's 12
+    CPU-s of collection), and each full collection during the tests walked that heap again (a tenth of the tests'
+    CPU in a worker of the whole suite, measured on test_ops_elementwise.py with the suite collected). The
+    collector still runs as usual on what the tests allocate."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect()
+        gc.freeze()
 
 
 @pytest.fixture(autouse=True)

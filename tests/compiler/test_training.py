@@ -9,16 +9,21 @@ from compiler.examples import block_parameters, train_mlp, transformer_block, tr
 from compiler.nn.optim import SGD, Adam, AdamW
 from tests.support import differential
 
+# Steps of the MLP's training: each step launches the same kernels (compiled at the first) on new weights, and the
+# simulated launches were nearly all of the test's time at 50 steps. By step 25 the loss is at 0.14 of the first
+# (0.3 is asserted; it is 0.17 by step 15), and the rerun still repeats every kernel on every step's inputs.
+STEPS = 25
+
 
 def test_mlp_trains_and_is_deterministic(backend):
-    losses, weights = train_mlp(steps=50)
+    losses, weights = train_mlp(steps=STEPS)
     assert losses[-1] < 0.3 * losses[0], losses
     assert all(np.isfinite(losses))
     # The rerun launches the same kernels on the same inputs as the first run, whose every launch the backend
     # fixture already checked against the partner backend; checking them again would only repeat that work, and
     # the asserts below prove the rerun bit-identical.
     with differential.paused():
-        losses2, weights2 = train_mlp(steps=50)
+        losses2, weights2 = train_mlp(steps=STEPS)
     assert losses == losses2
     assert [w.tobytes() for w in weights] == [w.tobytes() for w in weights2]
 

@@ -10,8 +10,12 @@ has room), then pytest's order of everything else fills the slices to xdist's si
 tests. Whole files move (their order inside and their module-scoped fixtures stay as pytest arranged them).
 
 The figures are a cold whole-suite run's, per file: its tests' seconds summed and its longest test's, committed in
-tests/data/suite_durations.json (tools/suite_durations.py writes it from a run's --junitxml). Files whose longest test
-is under LONG seconds keep pytest's order. Without xdist the placed files run first.
+tests/data/suite_durations.json (tools/suite_durations.py writes it from a run's --junitxml). A file is placed when its
+longest test is at least LONG_SHARE of a worker's share of the run (the figures' total seconds over the workers):
+a test that long, left at the back of a slice, keeps its worker going while the others have run dry. The threshold
+is the run's own figures', not a number of seconds: figures from a busy host are inflated by a similar factor for
+every file, and a quiet host's place the same files (an absolute 30 s, from a run at load 15-26, placed nothing on a
+quiet one). The rest keep pytest's order. Without xdist the placed files run first.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 import pytest
 
 DURATIONS = Path(__file__).resolve().parent.parent / "data" / "suite_durations.json"
-LONG = 30.0  # seconds of a cold run: a file with a test at least this long is placed at the front of a slice
+LONG_SHARE = 0.01  # of a worker's share of the run's seconds: a file with a test this long begins a slice
 
 
 def file_seconds(path: Path = DURATIONS) -> dict[str, dict[str, float]]:
@@ -43,13 +47,21 @@ def slice_sizes(n: int, workers: int) -> list[int]:
     return sizes
 
 
+def long_threshold(figures: dict[str, dict[str, float]], workers: int) -> float:
+    """The seconds from which a file's longest test places it: LONG_SHARE of each worker's share of the figures'
+    total (inf without figures: nothing is placed)."""
+    total = sum(f["seconds"] for f in figures.values())
+    return LONG_SHARE * total / workers if total > 0 else float("inf")
+
+
 def arrange(items: list, figures: dict[str, dict[str, float]], workers: int) -> list:
     """items laid out in worker slices, each beginning with the files of long tests given to it (module docstring)."""
     files: dict[str, list] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
     longest = {p: figures[p]["longest"] for p in files if p in figures}
-    long = sorted((p for p, t in longest.items() if t >= LONG), key=lambda p: -longest[p])
+    threshold = long_threshold(figures, workers)
+    long = sorted((p for p, t in longest.items() if t >= threshold), key=lambda p: -longest[p])
     sizes = slice_sizes(len(items), workers)
     heads: list[list] = [[] for _ in sizes]
     work = [0.0] * len(sizes)

@@ -26,10 +26,13 @@ TIERS = ("interpreter", "jit", "jit-lean")
 # own and runs it once, so LLVM's code generation at its default level 2 was most of their time (test_jit_ops: 0.38
 # CPU-s a module; 0.14 at level 0). The IR passes stay the default ones (-1), so LLVM optimises the same IR users'
 # kernels get, where a translation relying on undefined behaviour would show; only instruction selection,
-# scheduling and register allocation are quicker ones, which do not change what the code computes. Every other JIT
-# test (the corpora, the float and integer definitions, fused batches, loops, the tier's own) compiles at the
-# default levels, and both JIT caches key objects by level (jit.compile.code_setting): fuzz objects are never
-# served to a default-level run.
+# scheduling and register allocation are quicker ones, which do not change what the code computes. The float
+# definitions' and the 16-bit forms' kernels (test_sem_define, test_jit_16bit) compile at the default levels under
+# the default MODE and at FUZZ_CODEGEN under the others (mode_codegen): each MODE's kernel is the same instructions
+# with other MODE bits, compiled once and run once, and code generation was most of those files' time. Every other
+# JIT test (the corpora, the integer definitions, fused batches, loops, the tier's own) compiles at the default
+# levels, and both JIT caches key objects by level (jit.compile.code_setting): fuzz objects are never served to a
+# default-level run.
 FUZZ_CODEGEN = "-1,0"
 
 
@@ -39,6 +42,12 @@ def fuzz_codegen():
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("SIMGPU_JIT_OPT", FUZZ_CODEGEN)
         yield
+
+
+def mode_codegen(mode: dict):
+    """The block's JIT compiles at the default levels for the default MODE (no MODE field given), at FUZZ_CODEGEN
+    for any other (the comment above FUZZ_CODEGEN)."""
+    return fuzz_codegen() if mode else contextlib.nullcontext()
 
 
 def on_tier(engine, tier: str):
