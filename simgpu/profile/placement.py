@@ -25,3 +25,21 @@ def place(group: np.ndarray, wave_in_group: np.ndarray) -> tuple[np.ndarray, ...
 def instance(se, sa, wgp):
     """The SQ counter instance index of (se, sa, wgp): GRBM_GFX_INDEX's SE, SA and instance (WGP) numbers."""
     return (se * SA_PER_SE + sa) * WGP_PER_SA + wgp
+
+
+# gfx942 (MI300X in SPX mode): 8 XCCs x 4 SEs x 1 SH x 10 CU slots x 4 SIMDs.
+XCCS_GFX9 = 8
+SE_PER_XCC_GFX9 = 4
+CU_PER_SE_GFX9 = 10
+SIMD_PER_CU_GFX9 = 4
+
+
+def place_gfx9(group: np.ndarray, wave_in_group: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(se, sh, cu, simd) arrays of waves on gfx942, `se` counted over the XCCs (XCC x's SE s is x * 4 + s):
+    workgroups go round-robin over the XCCs, then an XCC's SEs, then an SE's CU slots; a workgroup's waves go
+    round-robin over its CU's SIMDs. (Which 2 of an XCC's 40 CU slots are disabled is not modelled.)"""
+    xcc = group % XCCS_GFX9
+    k = group // XCCS_GFX9
+    se = xcc * SE_PER_XCC_GFX9 + k % SE_PER_XCC_GFX9
+    cu = (k // SE_PER_XCC_GFX9) % CU_PER_SE_GFX9
+    return se, np.zeros_like(se), cu, wave_in_group % SIMD_PER_CU_GFX9

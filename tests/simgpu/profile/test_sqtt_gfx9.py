@@ -1,0 +1,227 @@
+"""gfx942's thread trace, programmed through gfx9's SQ_THREAD_TRACE_* registers as tinygrad programs them
+(simgpu.hw.sqtt_gfx9_pm4), is parsed by a decoder this project did not write, tinygrad's CDNA decoder
+(renderer/amd/sqtt.py from PyPI, fed the stream with the 8-byte header tinygrad's ops_amd puts in front of a gfx9
+blob), and the traced wave's instruction sequence recovered from its INST tokens and the code object (decoded by
+tinygrad's amd_decode for gfx942: JUMP follows the branch, NEXT falls through, the immediate SOPP instructions write
+no token) equals the one the simulator executed, on clang-19's gfx942 OpenCL corpus (tests/data/opencl/
+corpus_gfx942.so, `python -m tools.gen_opencl_corpus --arch gfx942`). Our reader (simgpu.hw.sqtt_gfx9.decode) agrees
+with tinygrad's token for token and time for time."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from simgpu.gpu import GPU
+from simgpu.hw import sqtt_gfx9 as tt
+from simgpu.hw import sqtt_gfx9_pm4 as pp
+from simgpu.hw.sqtt_gfx9 import Tok
+from tests import DATA
+from tests.support.gpu_harness import VM, Ring, aql_launch, pm4_launch
+
+CORPUS = DATA / "opencl" / "corpus_gfx942.so"
+MFMA = DATA / "opencl" / "mfma_gfx942.so"
+BUFFER = 1 << 20
+SES = 4  # XCC 0's: the XCC whose CP runs the queue
+# name -> (arguments, grid, block)
+CASES = {
+    "collatz": (lambda rng: [np.zeros(256, np.int32), rng.integers(1, 300, 256).astype(np.uint32)], (2,), (128,)),
+    "saxpy": (lambda rng: [np.zeros(512, np.float32), rng.random(512, np.float32), 0x40200000, 500], (2,), (256,)),
+    "group_sum": (lambda rng: [np.zeros(2, np.int32), rng.integers(-9, 9, 512).astype(np.int32)], (2,), (256,)),
+    "matmul": (lambda rng: [np.zeros((16, 16), np.float32), rng.random((16, 16), np.float32),
+                        rng.random((16, 16), np.float32), 16], (1, 2), (16, 8)),
+}
+
+
+def tinygrad_sqtt():
+    try:
+        from tinygrad.renderer.amd import sqtt as tg
+        from tinygrad.viz.serve import amd_decode
+    except ImportError as e:
+        pytest.skip(f"tinygrad is not installed ({e}); pip install -e '.[test]'")
+    return tg, amd_decode
+
+
+def tinygrad_blob(data: bytes, se: int) -> bytes:
+    """What tinygrad's ops_amd hands its decoder for a gfx9 SE: its 8-byte header, then the buffer's bytes."""
+    return struct.pack("<Q", 0x11 | (4 << 13) | (0xF << 16) | (se << 24)) + data
+
+
+class Recorder:
+    """An engine observer recording the PCs wave 0 of workgroup 0 executes (what the simulator did)."""
+
+    def __init__(self):
+        self.pcs: list[int] = []
+
+    def batch_start(self, ex):
+        self.first = ex.groups_before == 0
+
+    def batch_end(self, ex):
+        pass
+
+    def before(self, ex, w, pc, inst):
+        return inst
+
+    def after(self, ex, w, pc, inst, kind, time):
+        if self.first and 0 in w.tolist():
+            self.pcs.append(pc)
+
+
+def traced_run(name: str, queue: str = "pm4", code: bytes | None = None, case=None):
+    """Run a kernel under the thread trace: (each SE's trace bytes, code object, load base, the kernel's entry,
+    wave 0's executed PCs)."""
+    co = code or CORPUS.read_bytes()
+    make, grid, block = case or CASES[name]
+    gpu = GPU(vram_size=1 << 28, arch="gfx942")
+    vm = VM(gpu)
+    pm4, aql = Ring(vm, "pm4", size=1 << 16), Ring(vm, "aql", size=1 << 16)
+    k = vm.load(co)[name]
+    vas = [vm.upload(a) if isinstance(a, np.ndarray) else a for a in make(np.random.default_rng(3))]
+    bufs = [vm.alloc(BUFFER) for _ in range(SES)]
+    wptrs = vm.alloc(64)
+    pm4.submit(pp.sqtt_start([(b, BUFFER) for b in bufs]), pp.sqtt_userdata(0x1234, 0x5678))
+    if queue == "pm4":
+        pm4.submit(pm4_launch(vm, k, vas, grid, block))
+    else:
+        aql.submit(aql_launch(vm, k, vas, grid, block))
+    pm4.submit(pp.sqtt_stop(SES, wptrs))
+    assert pm4.q.error is None and aql.q.error is None
+    data = [vm.read(b, pp.trace_bytes(w)) for b, w in zip(bufs, vm.u32(wptrs, SES), strict=True)]
+    rec = Recorder()
+    gpu.engine.observer = rec
+    pm4.submit(pm4_launch(vm, k, vas, grid, block))
+    gpu.engine.observer = None
+    return data, co, k.base, k.code_address - k.base, rec.pcs
+
+
+# The instruction an INST token's class stands for, judged from tinygrad's own decoding of the code object.
+def _fits(op: str, inst) -> bool:
+    fmt, name = type(inst).__name__, getattr(inst, "op_name", "")
+    wide = any(t in name for t in ("_F64", "_B64", "_U64", "_I64"))
+    return {
+        "SMEM_RD": fmt.startswith("SMEM") and "STORE" not in name,
+        "SALU_32": fmt.startswith("SOP") and not wide, "SALU_64": fmt.startswith("SOP") and wide,
+        "VALU_32": fmt.startswith("VOP") and not wide and "MFMA" not in name,
+        "VALU_64": fmt.startswith("VOP") and wide, "VALU_MAI": "MFMA" in name,
+        "LDS": fmt.startswith("DS"), "FLAT_RD": "LOAD" in name and fmt.startswith(("FLAT", "GLOBAL", "SCRATCH")),
+        "FLAT_WR": "LOAD" not in name and fmt.startswith(("FLAT", "GLOBAL", "SCRATCH")),
+        "JUMP": "BRANCH" in name, "NEXT": "CBRANCH" in name, "OTHER_MSG": name.startswith(("S_ENDPGM", "S_SENDMSG")),
+    }.get(op, False)
+
+
+def _untraced(inst) -> bool:
+    name = getattr(inst, "op_name", "")
+    return type(inst).__name__.startswith("SOPP") and not name.startswith(("S_BRANCH", "S_CBRANCH", "S_ENDPGM",
+                                                                           "S_SENDMSG"))
+
+
+def recover(tg, amd_decode, blob: bytes, co: bytes, entry: int) -> list[int]:
+    """The PCs wave 0 on CU 0 / SIMD 0 ran, from its INST tokens and the code object (what map_insts does for
+    gfx11, for CDNA's tokens)."""
+    pc_map = amd_decode(co, "gfx942")
+    pcs, pc, started = [], entry, False
+    for p in tg.decode(blob):
+        if isinstance(p, tg.CDNA_WAVESTART) and (p.cu, p.simd, p.wave) == (0, 0, 0):
+            started = True
+        if not (started and isinstance(p, tg.CDNA_INST) and (p.simd, p.wave) == (0, 0)):
+            continue
+        while _untraced(inst := pc_map[pc]):
+            pcs.append(pc)
+            pc += inst.size()
+        assert _fits(p.op.name, inst), f"{p.op.name} token for {inst} at {pc:#x}"
+        pcs.append(pc)
+        if p.op.name == "OTHER_MSG" and getattr(inst, "op_name", "") == "S_ENDPGM":
+            break
+        if p.op.name == "JUMP":
+            x = inst.simm16 & 0xFFFF
+            pc += inst.size() + (x - 0x10000 if x & 0x8000 else x) * 4
+        else:
+            pc += inst.size()
+    return pcs
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tinygrad_decodes_the_executed_instruction_sequence(name):
+    tg, amd_decode = tinygrad_sqtt()
+    data, co, base, entry, executed = traced_run(name)
+    got = recover(tg, amd_decode, tinygrad_blob(data[0], 0), co, entry)
+    assert len(got) > 10
+    assert got == [pc - base for pc in executed]
+
+
+def test_an_aql_dispatch_is_traced_the_same_way():
+    tg, amd_decode = tinygrad_sqtt()
+    data, co, base, entry, executed = traced_run("collatz", queue="aql")
+    assert recover(tg, amd_decode, tinygrad_blob(data[0], 0), co, entry) == [pc - base for pc in executed]
+
+
+def test_mfma_issues_are_valu_mai():
+    """An MFMA kernel of clang-19's gfx942 corpus (tests/data/opencl/mfma_gfx942.so): v_mfma_* is VALU_MAI."""
+    tg, amd_decode = tinygrad_sqtt()
+    case = (lambda rng: [np.zeros(1024, np.float32) for _ in range(4)], (1,), (64,))
+    data, co, base, entry, executed = traced_run("f32_16x16x4_f32", code=MFMA.read_bytes(), case=case)
+    ops = [p.op.name for p in tg.decode(tinygrad_blob(data[0], 0)) if isinstance(p, tg.CDNA_INST)]
+    assert "VALU_MAI" in ops
+    assert recover(tg, amd_decode, tinygrad_blob(data[0], 0), co, entry) == [pc - base for pc in executed]
+
+
+def test_our_reader_agrees_with_tinygrads_token_for_token():
+    tg, _ = tinygrad_sqtt()
+    data, *_ = traced_run("collatz")
+    for se, stream in enumerate(data):
+        ours = [(p.tok.name, p.time) for p in tt.decode(stream)]
+        theirs = [(type(p).__name__.removeprefix("CDNA_"), p._time) for p in tg.decode(tinygrad_blob(stream, se))
+                  if type(p).__name__ != "LAYOUT_HEADER" and p._raw & 0xFFFF]  # (the zero padding words)
+        names = {"WAVESTART": "WAVE_START", "WAVEEND": "WAVE_END"}
+        assert ours == [(names.get(n, n), t) for n, t in theirs]
+    first = {p.tok for p in tt.decode(data[0])}
+    assert {Tok.TIMESTAMP, Tok.REG, Tok.REG_CS, Tok.WAVE_START, Tok.WAVE_END, Tok.INST} <= first
+
+
+def test_waves_carry_their_cu_simd_and_slot():
+    data, *_ = traced_run("group_sum")  # 2 workgroups of 4 waves: workgroup 0 on XCC 0, SE 0, CU 0
+    starts = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in tt.decode(data[0])
+              if p.tok == Tok.WAVE_START]
+    ends = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in tt.decode(data[0]) if p.tok == Tok.WAVE_END]
+    assert starts == [(0, s, 0) for s in range(4)] and sorted(ends) == sorted(starts)
+    assert all(not d for d in data[1:]) or all(p.tok != Tok.WAVE_START for d in data[1:] for p in tt.decode(d))
+
+
+def test_user_data_and_sh_writes_are_reg_tokens():
+    data, *_ = traced_run("saxpy")
+    packets = tt.decode(data[0])
+    user = [(p.fields["addr"], p.fields["data"]) for p in packets if p.tok == Tok.REG]
+    assert user == [(tt.SQ_THREAD_TRACE_USERDATA_0 + 2, 0x1234), (tt.SQ_THREAD_TRACE_USERDATA_0 + 3, 0x5678)]
+    cs = {p.fields["addr"]: p.fields["data"] for p in packets if p.tok == Tok.REG_CS}
+    assert cs[0x07] == 256  # COMPUTE_NUM_THREAD_X (0x2E07)
+
+
+def test_trace_is_the_virtual_clock_and_runs_are_identical():
+    first, second = traced_run("collatz"), traced_run("collatz")
+    assert first[0] == second[0]
+    times = [p.time for p in tt.decode(first[0][0])]
+    assert times == sorted(times) and times[-1] > 0
+
+
+def test_a_full_buffer_stops_the_trace_and_says_so():
+    gpu = GPU(vram_size=1 << 28, arch="gfx942")
+    vm = VM(gpu)
+    pm4 = Ring(vm, "pm4", size=1 << 16)
+    k = vm.load(CORPUS.read_bytes())["collatz"]
+    make, grid, block = CASES["collatz"]
+    vas = [vm.upload(a) if isinstance(a, np.ndarray) else a for a in make(np.random.default_rng(3))]
+    buf, wptrs = vm.alloc(4096), vm.alloc(64)
+    pm4.submit(pp.sqtt_start([(buf, 4096)]))
+    pm4.submit(pm4_launch(vm, k, vas, grid, block))
+    pm4.submit(pp.sqtt_stop(1, wptrs))
+    assert pp.trace_bytes(vm.u32(wptrs)[0]) == 4096
+    status = gpu.perfmon.traces[0].read(tt.SQ_THREAD_TRACE_STATUS)
+    assert tt.TT_STATUS.full.get(status) and gpu.perfmon.traces[0].dropped > 0
+    tt.decode(vm.read(buf, 4096))  # what was written is still a valid stream
+
+
+def test_a_stream_that_is_not_gfx9s_is_refused_by_name():
+    with pytest.raises(ValueError, match="anchor TIMESTAMP"):
+        tt.decode(bytes([0x0A, 0x00]))
+    with pytest.raises(ValueError, match="ends inside"):
+        tt.decode(bytes([0x01, 0, 0, 0]))
