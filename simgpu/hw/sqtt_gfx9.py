@@ -159,9 +159,11 @@ class TraceWriter:
         self.tick = tick
         self._put(tok, **fields)
 
-    def pad(self, align: int) -> None:
-        """Zero words (MISC tokens that advance nothing) to the next multiple of `align` bytes."""
-        self.data += bytes(-len(self.data) % align)
+    def pad(self, align: int, lookahead: int = 8) -> None:
+        """Zero words (MISC tokens that advance nothing) to the next multiple of `align` bytes, at least
+        `lookahead` bytes of them (a reader holds 64 bits of the stream ahead of a token before decoding it)."""
+        target = len(self.data) + lookahead
+        self.data += bytes(target + -target % align - len(self.data))
 
 
 @dataclass
