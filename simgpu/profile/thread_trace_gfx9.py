@@ -4,8 +4,9 @@ writes into its buffer (simgpu.hw.sqtt_gfx9).
 Tracing is on while SQ_THREAD_TRACE_MODE.MODE is not 0; compute waves are traced when MODE.MASK_CS is set. A new
 trace starts with the anchor TIMESTAMP and is timed by the virtual clock. Waves placed on this SE write WAVE_START /
 WAVE_END (the CU, SIMD and wave slot they run in); the CU that MASK.CU_SEL names also writes an INST token per
-instruction its waves issue on the SIMDs MASK.SIMD_EN enables (s_waitcnt, s_nop and the other immediate
-instructions write none; s_endpgm writes OTHER_MSG before WAVE_END). Writes to SQ_THREAD_TRACE_USERDATA_* are REG
+instruction its waves issue on the SIMDs MASK.SIMD_EN enables, after an ISSUE token with the issuing slot's state
+ISSUED (s_waitcnt, s_nop and the other immediate instructions write neither; s_endpgm writes OTHER_MSG before
+WAVE_END). Writes to SQ_THREAD_TRACE_USERDATA_* are REG
 tokens, a queue's SET_SH_REG writes of COMPUTE_* registers REG_CS tokens, as TOKEN_MASK allows. The stream reaches
 memory at the end of each dispatch and when MODE returns to 0, padded with zero words to 32 bytes; WPTR then reads
 the bytes written / 32. A full buffer stops the stream (STATUS.FULL).
@@ -20,6 +21,8 @@ WAVE_SLOTS = 16  # the wave fields: 4 bits
 USERDATA_REG_TYPE = 3  # REG_TYPE of the USERDATA writes' REG tokens (as gfx950 traces show them)
 COMPUTE_REG_BASE, COMPUTE_REGS = 0x2E00, 0x80  # REG_CS's 7-bit address counts from COMPUTE_DISPATCH_INITIATOR
 CS_MASK_ON = 1  # MODE.MASK_CS bit 0: compute waves are traced
+ISSUE_SLOTS = 10  # an ISSUE token's INST0..INST9: the 2-bit issue state of wave slots 0..9 of its SIMD
+ISSUED = 2  # the state gfx950 traces pair one for one with INST tokens (the slot issued an instruction)
 
 
 class TraceGfx9:
@@ -94,7 +97,7 @@ class TraceGfx9:
         if len(data) > room:
             self.full = True
             self.dropped += len(data) - max(room, 0)
-            data = data[:max(room, 0) // tt.WPTR_UNIT * tt.WPTR_UNIT]
+            data = _whole_tokens(data, max(room, 0) // tt.WPTR_UNIT * tt.WPTR_UNIT)
         if data:
             self.gpu.mmu.write(self.vmid, self.base() + self.flushed, data)
             self.flushed += len(data)
@@ -110,10 +113,10 @@ class TraceGfx9:
         return bool(tt.TT_MODE.mask_cs.get(self.regs.get(tt.SQ_THREAD_TRACE_MODE, 0)) & CS_MASK_ON)
 
     def traces_instructions(self) -> bool:
-        """Whether the selected CU writes INST tokens (latched for the dispatch as `_inst`)."""
-        self._inst = self.enabled(Tok.INST)
+        """Whether the selected CU writes INST or ISSUE tokens (latched for the dispatch)."""
+        self._inst, self._issue = self.enabled(Tok.INST), self.enabled(Tok.ISSUE)
         self._simds = self.mask("simd_en")
-        return self._inst
+        return self._inst or self._issue
 
     def traced(self, sh: int, cu: int, simd: int) -> bool:
         """Whether a wave on (sh, cu, simd) writes INST tokens."""
@@ -126,8 +129,12 @@ class TraceGfx9:
             self.dropped += 1
 
     def inst(self, time: int, slot: int, simd: int, inst_type: int) -> None:
-        """The INST token of an instruction a traced wave issued."""
-        if self._inst and self.writer is not None and not self.full:
+        """The ISSUE and INST tokens of an instruction a traced wave issued."""
+        if self.writer is None or self.full:
+            return
+        if self._issue and slot < ISSUE_SLOTS:
+            self.writer.emit(Tok.ISSUE, time, simd=simd, **{f"inst{slot}": ISSUED})
+        if self._inst:
             self.writer.emit(Tok.INST, time, wave=slot, simd=simd, inst_type=inst_type)
 
     def wave_start(self, time: int, sh: int, cu: int, simd: int) -> int:
@@ -159,3 +166,12 @@ class TraceGfx9:
         """A queue's SET_SH_REG of a COMPUTE_* register: a REG_CS token."""
         if self.on and self.enabled(Tok.REG_CS) and COMPUTE_REG_BASE <= reg < COMPUTE_REG_BASE + COMPUTE_REGS:
             self.emit(Tok.REG_CS, time, me=me, pipe=pipe, addr=reg - COMPUTE_REG_BASE, data=value)
+
+
+def _whole_tokens(data: bytes, limit: int) -> bytes:
+    """The tokens of `data` (which starts at a token) that fit in `limit` bytes, zero words after them to `limit`:
+    a full buffer ends at a token's end, never inside one."""
+    pos = 0
+    while pos < limit and pos + tt.BITS[Tok(data[pos] & 0xF)] // 8 <= limit:
+        pos += tt.BITS[Tok(data[pos] & 0xF)] // 8
+    return data[:pos] + bytes(limit - pos)

@@ -175,7 +175,17 @@ def test_our_reader_agrees_with_tinygrads_token_for_token():
         names = {"WAVESTART": "WAVE_START", "WAVEEND": "WAVE_END"}
         assert ours == [(names.get(n, n), t) for n, t in theirs]
     first = {p.tok for p in tt.decode(data[0])}
-    assert {Tok.TIMESTAMP, Tok.REG, Tok.REG_CS, Tok.WAVE_START, Tok.WAVE_END, Tok.INST} <= first
+    assert {Tok.TIMESTAMP, Tok.REG, Tok.REG_CS, Tok.WAVE_START, Tok.WAVE_END, Tok.INST, Tok.ISSUE} <= first
+
+
+def test_each_inst_token_follows_an_issue_token_of_its_slot():
+    """As in the gfx950 traces tinygrad publishes: one ISSUE per INST on the traced CU, the issuing slot's state 2."""
+    data, *_ = traced_run("group_sum")
+    packets = tt.decode(data[0])
+    pairs = [(a, b) for a, b in zip(packets, packets[1:], strict=False) if b.tok == Tok.INST]
+    assert pairs and all(a.tok == Tok.ISSUE and a.fields["simd"] == b.fields["simd"] and a.time == b.time
+                         and a.fields[f"inst{b.fields['wave']}"] == 2 for a, b in pairs)
+    assert sum(p.tok == Tok.ISSUE for p in packets) == len(pairs)
 
 
 def test_waves_carry_their_cu_simd_and_slot():
