@@ -8,6 +8,7 @@ selects XCC 0's packets), gfx9's traces (simgpu.profile.thread_trace_gfx9).
 from __future__ import annotations
 
 from simgpu.hw import perfmon as pm
+from simgpu.hw import perfmon_gfx9 as pm9
 from simgpu.hw import regs
 from simgpu.hw import sqtt_gfx9 as tt9
 from simgpu.profile.counters import PerfCounters
@@ -39,7 +40,8 @@ class PerfMonitor:
         else:
             self.traces = [EngineTrace(gpu, se) for se in range(SHADER_ENGINES)]
             self.tt_regs, self.userdata = _TT_REGS, _USERDATA
-        self.registers = self.tt_regs | self.userdata | _RESULTS | {pm.CP_PERFMON_CNTL}
+        results = _RESULTS | pm9.REGISTERS if self.gfx9 else _RESULTS
+        self.registers = self.tt_regs | self.userdata | results | {pm.CP_PERFMON_CNTL}
         # Profiles the dispatches the program does not (simgpu.profile.dispatches.DispatchProfiler; None: off).
         self.dispatches = None
 

@@ -33,6 +33,7 @@ class Observer:
         self.tokens: dict[tuple, tuple | None] = {}  # (SE, slot, token, op) -> instruction_token
         # gfx9's traces (simgpu.profile.thread_trace_gfx9) place waves on gfx942's SEs and CUs and write CDNA's INST
         self.cdna = any(getattr(t, "cdna", False) for t in traces.values())
+        self.gfx9 = counters.gfx9
         self.inst_types: dict[int, InstType | None] = {}  # by PC
 
     # ---- batches ------------------------------------------------------------------------------------
@@ -41,8 +42,10 @@ class Observer:
         self.start = ex.engine.clock.cycles
         self.se, self.sa, self.wgp, self.simd = place(st.group + ex.groups_before, st.wave_in_group)
         # where the thread trace sees each wave: (SE, SA, WGP, SIMD), or gfx9's (SE over the XCCs, SH, CU, SIMD)
-        self.tse, self.tsa, self.twgp, self.tsimd = place_gfx9(st.group + ex.groups_before, st.wave_in_group) \
-            if self.cdna else (self.se, self.sa, self.wgp, self.simd)
+        gfx9 = place_gfx9(st.group + ex.groups_before, st.wave_in_group) if self.gfx9 else None
+        self.tse, self.tsa, self.twgp, self.tsimd = gfx9 if self.cdna else (self.se, self.sa, self.wgp, self.simd)
+        # the SQ counter instance: gfx11's WGP, gfx9's SE
+        self.instance = gfx9[0] if self.gfx9 else instance(self.se, self.sa, self.wgp)
         self.counts = np.zeros((st.n, COLUMNS), np.int64)
         self.end = np.full(st.n, -1, np.int64)
         self.slot = np.full(st.n, -1, np.int64)  # wave slot on a traced SE (-1: none)
@@ -71,7 +74,7 @@ class Observer:
         if not self.counting:
             return
         end = np.where(self.end < 0, now, self.end)
-        inst = instance(self.se, self.sa, self.wgp)
+        inst = self.instance
         c, add = self.counts, self.counters.add
         wave32 = ex.lanes == 32
         for k, name in enumerate(CATEGORIES):

@@ -189,12 +189,13 @@ def test_each_inst_token_follows_an_issue_token_of_its_slot():
 
 
 def test_waves_carry_their_cu_simd_and_slot():
-    data, *_ = traced_run("group_sum")  # 2 workgroups of 4 waves: workgroup 0 on XCC 0, SE 0, CU 0
-    starts = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in tt.decode(data[0])
-              if p.tok == Tok.WAVE_START]
-    ends = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in tt.decode(data[0]) if p.tok == Tok.WAVE_END]
-    assert starts == [(0, s, 0) for s in range(4)] and sorted(ends) == sorted(starts)
-    assert all(not d for d in data[1:]) or all(p.tok != Tok.WAVE_START for d in data[1:] for p in tt.decode(d))
+    data, *_ = traced_run("group_sum")  # 2 workgroups of 4 waves: workgroup g on SE g, CU 0, SIMDs 0..3
+    for se in range(SES):
+        packets = tt.decode(data[se])
+        starts = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in packets if p.tok == Tok.WAVE_START]
+        ends = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in packets if p.tok == Tok.WAVE_END]
+        assert starts == ([(0, s, 0) for s in range(4)] if se < 2 else [])
+        assert sorted(ends) == sorted(starts)
 
 
 def test_user_data_and_sh_writes_are_reg_tokens():
