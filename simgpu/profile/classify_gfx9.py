@@ -1,6 +1,10 @@
 """The class a gfx9 thread trace's INST token gives an issued instruction (simgpu.hw.sqtt_gfx9.InstType), or None
 for the instructions it writes no INST token for (s_waitcnt, s_nop, s_barrier and gfx9's other immediate SOPP
 instructions). Branches are JUMP when taken, NEXT when not: the caller decides which after the instruction ran.
+
+VALU_32 / VALU_64 and SALU_32 / SALU_64 tell the instruction's encoded size (4 or 8 bytes: VOP3, VOP3P, a literal),
+not its operand width: a gfx950 trace shows v_lshl_or_b32 and v_pk_mul_f32 as VALU_64, v_add_f32_e32 as VALU_32,
+s_lshl_b64 and s_and_saveexec_b64 as SALU_32 (tests/data/sqtt/gfx950_inst_types.json).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from simgpu.hw.sqtt_gfx9 import InstType
 
 _BRANCH = re.compile(r"^s_(branch|cbranch_\w+)$")
 _PC = {"s_setpc_b64", "s_swappc_b64", "s_call_b64"}
-_WIDE = re.compile(r"_[biuf]64(_|$)")  # a 64-bit operand type: v_add_f64, v_lshlrev_b64, v_mad_u64_u32, s_mov_b64
+WORD = 4  # bytes of a 32-bit encoding
 
 
 def inst_type(inst) -> InstType | None:
@@ -20,7 +24,7 @@ def inst_type(inst) -> InstType | None:
     if enc.startswith("VOP") or enc == "SDWA" or enc == "DPP":
         if m.startswith(("v_mfma", "v_smfmac")):
             return InstType.VALU_MAI
-        return InstType.VALU_64 if _WIDE.search(m) else InstType.VALU_32
+        return InstType.VALU_32 if inst.size == WORD else InstType.VALU_64
     if enc == "SMEM":
         return InstType.SMEM_WR if m.startswith(("s_store", "s_buffer_store", "s_atomic", "s_buffer_atomic")) \
             else InstType.SMEM_RD
@@ -38,7 +42,7 @@ def inst_type(inst) -> InstType | None:
         return None
     if m in _PC:
         return InstType.JUMP
-    return InstType.SALU_64 if _WIDE.search(m) else InstType.SALU_32
+    return InstType.SALU_32 if inst.size == WORD else InstType.SALU_64
 
 
 def _loads(inst) -> bool:

@@ -7,6 +7,7 @@ no token) equals the one the simulator executed, on clang-19's gfx942 OpenCL cor
 corpus_gfx942.so, `python -m tools.gen_opencl_corpus --arch gfx942`). Our reader (simgpu.hw.sqtt_gfx9.decode) agrees
 with tinygrad's token for token and time for time."""
 
+import json
 import struct
 
 import numpy as np
@@ -15,7 +16,9 @@ import pytest
 from simgpu.gpu import GPU
 from simgpu.hw import sqtt_gfx9 as tt
 from simgpu.hw import sqtt_gfx9_pm4 as pp
-from simgpu.hw.sqtt_gfx9 import Tok
+from simgpu.hw.sqtt_gfx9 import InstType, Tok
+from simgpu.isa.codec import decode
+from simgpu.profile.classify_gfx9 import inst_type
 from tests import DATA
 from tests.support.gpu_harness import VM, Ring, aql_launch, pm4_launch
 
@@ -94,15 +97,15 @@ def traced_run(name: str, queue: str = "pm4", code: bytes | None = None, case=No
     return data, co, k.base, k.code_address - k.base, rec.pcs
 
 
-# The instruction an INST token's class stands for, judged from tinygrad's own decoding of the code object.
+# The instruction an INST token's class stands for, judged from tinygrad's own decoding of the code object (_32 / _64:
+# the encoding's size, as the gfx950 golden below shows).
 def _fits(op: str, inst) -> bool:
-    fmt, name = type(inst).__name__, getattr(inst, "op_name", "")
-    wide = any(t in name for t in ("_F64", "_B64", "_U64", "_I64"))
+    fmt, name, word = type(inst).__name__, getattr(inst, "op_name", ""), inst.size() == 4
     return {
         "SMEM_RD": fmt.startswith("SMEM") and "STORE" not in name,
-        "SALU_32": fmt.startswith("SOP") and not wide, "SALU_64": fmt.startswith("SOP") and wide,
-        "VALU_32": fmt.startswith("VOP") and not wide and "MFMA" not in name,
-        "VALU_64": fmt.startswith("VOP") and wide, "VALU_MAI": "MFMA" in name,
+        "SALU_32": fmt.startswith("SOP") and word, "SALU_64": fmt.startswith("SOP") and not word,
+        "VALU_32": fmt.startswith("VOP") and word, "VALU_64": fmt.startswith("VOP") and not word and "MFMA" not in name,
+        "VALU_MAI": "MFMA" in name,
         "LDS": fmt.startswith("DS"), "FLAT_RD": "LOAD" in name and fmt.startswith(("FLAT", "GLOBAL", "SCRATCH")),
         "FLAT_WR": "LOAD" not in name and fmt.startswith(("FLAT", "GLOBAL", "SCRATCH")),
         "JUMP": "BRANCH" in name, "NEXT": "CBRANCH" in name, "OTHER_MSG": name.startswith(("S_ENDPGM", "S_SENDMSG")),
@@ -236,3 +239,17 @@ def test_a_stream_that_is_not_gfx9s_is_refused_by_name():
         tt.decode(bytes([0x0A, 0x00]))
     with pytest.raises(ValueError, match="ends inside"):
         tt.decode(bytes([0x01, 0, 0, 0]))
+
+
+def test_instruction_classes_are_those_a_real_cdna_gpu_writes():
+    """Every instruction of tinygrad's published gfx950 traces (tests/data/sqtt/gfx950_inst_types.json, from
+    `python -m tools.gen_sqtt_cdna_golden <tinygrad>/extra/sqtt/examples/gfx950`): the INST_TYPE the hardware wrote is
+    the one we write (a branch: JUMP taken, NEXT not; which one the run decides)."""
+    golden = json.loads((DATA / "sqtt" / "gfx950_inst_types.json").read_text())
+    assert len(golden["rows"]) >= 40
+    for row in golden["rows"]:
+        inst = decode(bytes.fromhex(row["bytes"]), arch=golden["arch"])
+        want = InstType[row["inst_type"]]
+        got = inst_type(inst)
+        assert inst.mnemonic == row["mnemonic"]
+        assert got == want or (got == InstType.JUMP and want == InstType.NEXT), (row, got)
