@@ -70,12 +70,12 @@ class Recorder:
             self.pcs.append(pc)
 
 
-def traced_run(name: str, queue: str = "pm4", code: bytes | None = None, case=None):
+def traced_run(name: str, queue: str = "pm4", code: bytes | None = None, case=None, arch: str = "gfx942"):
     """Run a kernel under the thread trace: (each SE's trace bytes, code object, load base, the kernel's entry,
     wave 0's executed PCs)."""
     co = code or CORPUS.read_bytes()
     make, grid, block = case or CASES[name]
-    gpu = GPU(vram_size=1 << 28, arch="gfx942")
+    gpu = GPU(vram_size=1 << 28, arch=arch)
     vm = VM(gpu)
     pm4, aql = Ring(vm, "pm4", size=1 << 16), Ring(vm, "aql", size=1 << 16)
     k = vm.load(co)[name]
@@ -155,6 +155,13 @@ def test_tinygrad_decodes_the_executed_instruction_sequence(name):
 def test_an_aql_dispatch_is_traced_the_same_way():
     tg, amd_decode = tinygrad_sqtt()
     data, co, base, entry, executed = traced_run("collatz", queue="aql")
+    assert recover(tg, amd_decode, tinygrad_blob(data[0], 0), co, entry) == [pc - base for pc in executed]
+
+
+def test_a_gfx950_traces_the_same_way():
+    """gfx950 (CDNA4) has gfx942's thread trace: the same registers and token stream (the gfx942 corpus runs there)."""
+    tg, amd_decode = tinygrad_sqtt()
+    data, co, base, entry, executed = traced_run("collatz", arch="gfx950")
     assert recover(tg, amd_decode, tinygrad_blob(data[0], 0), co, entry) == [pc - base for pc in executed]
 
 
