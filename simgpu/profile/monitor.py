@@ -131,6 +131,9 @@ class PerfMonitor:
         counting = self.counters.counting(q)
         traced = q.fmt == "aql" or self.gfx9 or bool(q.regs.get(regs.COMPUTE_THREAD_TRACE_ENABLE, 0) & 1)
         traces = {t.se: t for t in self.traces if traced and t.on and t.traces_compute()}
+        if self.gfx9 and q.fmt == "aql" and d is not None:
+            for t in self.traces:
+                t.aql_dispatch(self.gpu.clock.cycles, d, MEC_ME, q.engine % 4)
         if counting or traces:
             obs = Observer(self.counters, counting, traces)
         elif self.dispatches is not None and d is not None:

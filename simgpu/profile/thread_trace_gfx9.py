@@ -7,15 +7,19 @@ WAVE_END (the CU, SIMD and wave slot they run in); the CU that MASK.CU_SEL names
 instruction its waves issue on the SIMDs MASK.SIMD_EN enables, after an ISSUE token with the issuing slot's state
 ISSUED (s_waitcnt, s_nop and the other immediate instructions write neither; s_endpgm writes OTHER_MSG before
 WAVE_END). Writes to SQ_THREAD_TRACE_USERDATA_* are REG
-tokens, a queue's SET_SH_REG writes of COMPUTE_* registers REG_CS tokens, as TOKEN_MASK allows. The stream reaches
-memory at the end of each dispatch and when MODE returns to 0, padded with zero words to 32 bytes; WPTR then reads
-the bytes written / 32. A full buffer stops the stream (STATUS.FULL).
+tokens, a queue's SET_SH_REG writes of COMPUTE_* registers REG_CS tokens, and the COMPUTE_* registers the packet
+processor itself programs for an AQL dispatch REG_CS_PRIV tokens (NUM_THREAD_X/Y/Z, PGM_LO/HI, PGM_RSRC3, RSRC1,
+RSRC2, the user SGPRs' USER_DATA_*, DISPATCH_INITIATOR last: the order gfx950 traces show), as TOKEN_MASK allows.
+The stream reaches memory at the end of each dispatch and when MODE returns to 0, padded with zero words to 32
+bytes; WPTR then reads the bytes written / 32. A full buffer stops the stream (STATUS.FULL).
 """
 
 from __future__ import annotations
 
+from simgpu.hw import regs
 from simgpu.hw import sqtt_gfx9 as tt
 from simgpu.hw.sqtt_gfx9 import Tok
+from simgpu.shader.setup import user_sgprs
 
 WAVE_SLOTS = 16  # the wave fields: 4 bits
 USERDATA_REG_TYPE = 3  # REG_TYPE of the USERDATA writes' REG tokens (as gfx950 traces show them)
@@ -162,6 +166,12 @@ class TraceGfx9:
             self.emit(Tok.REG, time, me=me, pipe=pipe, reg_type=USERDATA_REG_TYPE, op=1, addr=reg & 0xFFFF,
                       data=value)
 
+    def aql_dispatch(self, time: int, d, me: int, pipe: int) -> None:
+        """The packet processor's own COMPUTE_* writes for AQL dispatch `d`: REG_CS_PRIV tokens."""
+        if self.on and self.enabled(Tok.REG_CS_PRIV):
+            for reg, value in aql_registers(d):
+                self.emit(Tok.REG_CS_PRIV, time, me=me, pipe=pipe, addr=reg - COMPUTE_REG_BASE, data=value)
+
     def sh_written(self, time: int, reg: int, value: int, me: int, pipe: int) -> None:
         """A queue's SET_SH_REG of a COMPUTE_* register: a REG_CS token."""
         if self.on and self.enabled(Tok.REG_CS) and COMPUTE_REG_BASE <= reg < COMPUTE_REG_BASE + COMPUTE_REGS:
@@ -175,3 +185,15 @@ def _whole_tokens(data: bytes, limit: int) -> bytes:
     while pos < limit and pos + tt.BITS[Tok(data[pos] & 0xF)] // 8 <= limit:
         pos += tt.BITS[Tok(data[pos] & 0xF)] // 8
     return data[:pos] + bytes(limit - pos)
+
+
+def aql_registers(d) -> list[tuple[int, int]]:
+    """(register, value) of the COMPUTE_* registers the packet processor writes to launch AQL dispatch `d`."""
+    kd = d.descriptor
+    out = [(regs.COMPUTE_NUM_THREAD_X + i, n) for i, n in enumerate(d.workgroup)]
+    out += list(zip((regs.COMPUTE_PGM_LO, regs.COMPUTE_PGM_HI), regs.address_regs(d.code_address), strict=True))
+    out += [(regs.compute_pgm_rsrc3("gfx9"), kd.compute_pgm_rsrc3), (regs.COMPUTE_PGM_RSRC1, kd.compute_pgm_rsrc1),
+            (regs.COMPUTE_PGM_RSRC2, kd.compute_pgm_rsrc2)]
+    out += [(regs.COMPUTE_USER_DATA_0 + i, v) for i, v in enumerate(user_sgprs(d))]
+    return out + [(regs.COMPUTE_DISPATCH_INITIATOR, regs.DISPATCH_INITIATOR.pack(
+        compute_shader_en=1, force_start_at_000=1, use_thread_dimensions=1))]

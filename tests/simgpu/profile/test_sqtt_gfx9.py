@@ -217,6 +217,18 @@ def test_user_data_and_sh_writes_are_reg_tokens():
     assert cs[0x07] == 256  # COMPUTE_NUM_THREAD_X (0x2E07)
 
 
+def test_an_aql_dispatch_writes_the_packet_processors_registers_as_reg_cs_priv():
+    data, co, base, entry, _ = traced_run("saxpy", queue="aql")
+    priv = [(p.fields["addr"], p.fields["data"]) for p in tt.decode(data[0]) if p.tok == Tok.REG_CS_PRIV]
+    addrs = [a for a, _ in priv]
+    assert addrs[:3] == [0x07, 0x08, 0x09] and addrs[-1] == 0x00  # NUM_THREAD_X/Y/Z first, DISPATCH_INITIATOR last
+    got = dict(priv)
+    assert (got[0x07], got[0x08], got[0x09]) == (256, 1, 1)
+    assert (got[0x0D] << 32 | got[0x0C]) << 8 == base + entry  # COMPUTE_PGM_HI/LO: the kernel's entry >> 8
+    assert got[0x00] & 1  # COMPUTE_SHADER_EN
+    assert not any(p.tok == Tok.REG_CS_PRIV for p in tt.decode(traced_run("saxpy")[0][0]))  # PM4: the queue's own
+
+
 def test_trace_is_the_virtual_clock_and_runs_are_identical():
     first, second = traced_run("collatz"), traced_run("collatz")
     assert first[0] == second[0]
