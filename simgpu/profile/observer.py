@@ -53,9 +53,13 @@ class Observer:
         for se, tt in self.traces.items():
             itrace = tt.traces_instructions()
             unit = None if self.cdna or not itrace else tt.traced_unit()
-            for i in np.flatnonzero(self.tse == se).tolist():
+            waves = np.flatnonzero(self.tse == se)
+            # gfx9's WAVE_START counts the wave's work-items (its lanes EXEC enables at launch)
+            items = st.exec_lanes(waves).sum(axis=1).tolist() if self.cdna and len(waves) else []
+            for n, i in enumerate(waves.tolist()):
                 where = (int(self.tsa[i]), int(self.twgp[i]), int(self.tsimd[i]))
-                self.slot[i] = tt.wave_start(self.start, *where)
+                self.slot[i] = tt.wave_start(self.start, *where, items[n]) if self.cdna else \
+                    tt.wave_start(self.start, *where)
                 self.itrace[i] = self.slot[i] >= 0 and (tt.traced(*where) if self.cdna else where == unit) \
                     and itrace
         self.any_itrace = bool(self.itrace.any())

@@ -141,8 +141,8 @@ class TraceGfx9:
         if self._inst:
             self.writer.emit(Tok.INST, time, wave=slot, simd=simd, inst_type=inst_type)
 
-    def wave_start(self, time: int, sh: int, cu: int, simd: int) -> int:
-        """A wave starts on (sh, cu, simd): its wave slot (-1: no slot free, not traced)."""
+    def wave_start(self, time: int, sh: int, cu: int, simd: int, items: int = 0) -> int:
+        """A wave of `items` work-items starts on (sh, cu, simd): its wave slot (-1: no slot free, not traced)."""
         used = self.slots.setdefault((sh, cu, simd), set())
         slot = next((s for s in range(WAVE_SLOTS) if s not in used), -1)
         if slot < 0:
@@ -150,7 +150,7 @@ class TraceGfx9:
             return -1
         used.add(slot)
         if self.enabled(Tok.WAVE_START):
-            self.emit(Tok.WAVE_START, time, sh=sh, cu=cu, wave=slot, simd=simd)
+            self.emit(Tok.WAVE_START, time, sh=sh, cu=cu, wave=slot, simd=simd, count=items)
         return slot
 
     def wave_end(self, time: int, sh: int, cu: int, simd: int, slot: int) -> None:

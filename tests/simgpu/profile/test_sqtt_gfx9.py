@@ -203,6 +203,7 @@ def test_waves_carry_their_cu_simd_and_slot():
     for se in range(SES):
         packets = tt.decode(data[se])
         starts = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in packets if p.tok == Tok.WAVE_START]
+        assert all(p.fields["count"] == 64 for p in packets if p.tok == Tok.WAVE_START)  # work-items in the wave
         ends = [(p.fields["cu"], p.fields["simd"], p.fields["wave"]) for p in packets if p.tok == Tok.WAVE_END]
         assert starts == ([(0, s, 0) for s in range(4)] if se < 2 else [])
         assert sorted(ends) == sorted(starts)
@@ -224,6 +225,8 @@ def test_an_aql_dispatch_writes_the_packet_processors_registers_as_reg_cs_priv()
     assert addrs[:3] == [0x07, 0x08, 0x09] and addrs[-1] == 0x00  # NUM_THREAD_X/Y/Z first, DISPATCH_INITIATOR last
     got = dict(priv)
     assert (got[0x07], got[0x08], got[0x09]) == (256, 1, 1)
+    counts = [p.fields["count"] for p in tt.decode(data[0]) if p.tok == Tok.WAVE_START]
+    assert counts == [64] * 4
     assert (got[0x0D] << 32 | got[0x0C]) << 8 == base + entry  # COMPUTE_PGM_HI/LO: the kernel's entry >> 8
     assert got[0x00] & 1  # COMPUTE_SHADER_EN
     assert not any(p.tok == Tok.REG_CS_PRIV for p in tt.decode(traced_run("saxpy")[0][0]))  # PM4: the queue's own
@@ -272,3 +275,11 @@ def test_instruction_classes_are_those_a_real_cdna_gpu_writes():
         got = inst_type(inst)
         assert inst.mnemonic == row["mnemonic"]
         assert got == want or (got == InstType.JUMP and want == InstType.NEXT), (row, got)
+
+
+def test_wave_start_counts_the_waves_work_items():
+    """WAVE_START's COUNT is the wave's work-items (gfx950 traces: 1, 3 and 16 for workgroups of 1, 3 and 16)."""
+    case = (lambda rng: [np.zeros(512, np.float32), rng.random(512, np.float32), 0x40200000, 500], (1,), (100,))
+    data, *_ = traced_run("saxpy", case=case)
+    counts = [(p.fields["simd"], p.fields["count"]) for p in tt.decode(data[0]) if p.tok == Tok.WAVE_START]
+    assert counts == [(0, 64), (1, 36)]
