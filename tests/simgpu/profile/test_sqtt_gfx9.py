@@ -283,3 +283,16 @@ def test_wave_start_counts_the_waves_work_items():
     data, *_ = traced_run("saxpy", case=case)
     counts = [(p.fields["simd"], p.fields["count"]) for p in tt.decode(data[0]) if p.tok == Tok.WAVE_START]
     assert counts == [(0, 64), (1, 36)]
+
+
+def test_tinygrads_viz_timeline_shows_the_traced_waves_instructions():
+    """tinygrad's VIZ builds its per-wave timeline (viz.serve.sqtt_timeline, through map_insts) from the trace: wave 0's
+    row holds one range per INST token of the wave on CU 0 / SIMD 0, in order, then its WAVE_END."""
+    tg, _ = tinygrad_sqtt()
+    from tinygrad.viz.serve import sqtt_timeline
+    data, co, *_ = traced_run("saxpy", queue="aql")
+    blob = tinygrad_blob(data[0], 0)
+    rows = [e.name.display_name for e in sqtt_timeline(blob, co, "gfx942")
+            if type(e).__name__ == "ProfileRangeEvent" and e.device == "WAVE:0"]
+    ops = [p.op.name for p in tg.decode(blob) if isinstance(p, tg.CDNA_INST) and (p.simd, p.wave) == (0, 0)]
+    assert len(ops) > 10 and rows == [*ops, "CDNA_WAVEEND"]
