@@ -49,7 +49,3 @@ def _loads(inst) -> bool:
     """A memory instruction that returns data: a load, or an atomic with GLC (returning the old value)."""
     m = inst.mnemonic
     return "load" in m or ("atomic" in m and bool(inst.fields.get("glc", 0) or inst.fields.get("sc0", 0)))
-
-
-def is_branch(inst) -> bool:
-    return inst.encoding == "SOPP" and bool(_BRANCH.match(inst.mnemonic))

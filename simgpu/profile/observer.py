@@ -31,7 +31,7 @@ class Observer:
         self.kinds: dict[tuple[str, str], Kind] = {}
         self.kind_at: dict[int, Kind] = {}  # by PC, for this dispatch (its code does not change under it)
         self.tokens: dict[tuple, tuple | None] = {}  # (SE, slot, token, op) -> instruction_token
-        # gfx9's traces (simgpu.profile.thread_trace_gfx9) place waves on gfx942's SEs and CUs and write CDNA's INST
+        # gfx9's traces (simgpu.profile.thread_trace_gfx9) see waves on gfx942's SEs and CUs and write CDNA's INST
         self.cdna = any(getattr(t, "cdna", False) for t in traces.values())
         self.gfx9 = counters.gfx9
         self.inst_types: dict[int, InstType | None] = {}  # by PC
@@ -41,7 +41,7 @@ class Observer:
         st = ex.st
         self.start = ex.engine.clock.cycles
         self.se, self.sa, self.wgp, self.simd = place(st.group + ex.groups_before, st.wave_in_group)
-        # where the thread trace sees each wave: (SE, SA, WGP, SIMD), or gfx9's (SE over the XCCs, SH, CU, SIMD)
+        # where the thread trace sees each wave: (SE, SA, WGP, SIMD), or gfx9's (SE of XCC 0, SH, CU, SIMD)
         gfx9 = place_gfx9(st.group + ex.groups_before, st.wave_in_group) if self.gfx9 else None
         self.tse, self.tsa, self.twgp, self.tsimd = gfx9 if self.cdna else (self.se, self.sa, self.wgp, self.simd)
         # the SQ counter instance: gfx11's WGP, gfx9's SE
