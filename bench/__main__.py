@@ -15,6 +15,7 @@ from bench import (
     bench_reduce,
     bench_sanitize,
     bench_shader,
+    bench_sqtt_gfx9,
     bench_tiled,
     bench_trace,
     bench_train,
@@ -33,6 +34,7 @@ def main() -> None:
     bench_clients.main()
     bench_trace.main()
     bench_profile.main()
+    bench_sqtt_gfx9.main()
     bench_compiler.main()
     bench_reduce.main()
     bench_train.main()

@@ -10,26 +10,36 @@ trace (SQTT), programmed with PM4 around each launch exactly as on a real gfx11 
 A pass counts at most 8 SQ and 2 GRBM counters (the hardware's limit); `Device.profile` runs the callable once
 per pass, as rocprof replays an application per counter pass, so a kernel whose work depends on data it changes
 is measured on different inputs in later passes. While profiling, each launch waits for its results.
-On an AQL queue the PM4 runs as AMD vendor-specific PM4-IB packets on the same queue.
+On an AQL queue the PM4 runs as AMD vendor-specific PM4-IB packets on the same queue. A gfx9 device (gfx942,
+gfx950) counts through gfx9's registers (simgpu.hw.perfmon_gfx9_pm4: 64-bit values per SE of each XCC) the counters
+gfx942 has a select for (GFX9_COUNTERS); its thread trace is gfx9's format, which this profiler does not collect.
 """
 
 from __future__ import annotations
 
 import atexit
 import struct
+import sys
 from dataclasses import dataclass, field
 
 from runtime.profile_export import write_perfetto
 from simgpu import settings
 from simgpu.hw import aql, perfmon
+from simgpu.hw import perfmon_gfx9 as pm9
+from simgpu.hw import perfmon_gfx9_pm4 as pp9
 from simgpu.hw import perfmon_pm4 as pp
 from simgpu.hw import pm4 as hw
+from simgpu.isa.arch import get_arch
 
 SE_COUNT = pp.SE_COUNT
 SQTT_BYTES = 1 << 20  # per shader engine
 # Counters one pass can hold, in the order Device.profile fills passes.
 ALL_COUNTERS = [n for n, c in perfmon.COUNTERS.items() if c.block == "SQ"] + \
     [n for n, c in perfmon.COUNTERS.items() if c.block == "GRBM"]
+# gfx9: the counters gfx942 has a select for, by the names used here (simgpu.hw.perfmon's) -> gfx942's names.
+GFX9_NAMES = {c.model: n for n, c in pm9.COUNTERS.items()} | \
+    {n: n for n, c in perfmon.COUNTERS.items() if c.block == "GRBM"}
+GFX9_COUNTERS = [n for n in ALL_COUNTERS if n in GFX9_NAMES]
 # What SIMGPU_PROFILE=1 counts (one pass: the launch cannot be replayed).
 DEFAULT_COUNTERS = ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "SQ_INSTS_SMEM", "SQ_INSTS_LDS", "SQ_INSTS_FLAT",
                     "SQ_BUSY_CYCLES", "SQC_LDS_BANK_CONFLICT", "GRBM_GUI_ACTIVE", "GRBM_COUNT"]
@@ -93,8 +103,20 @@ class Profiler:
         if len(passes(names)) > 1:
             raise ValueError(f"{len(names)} counters need {len(passes(names))} passes; a Profiler counts one "
                              "(Device.profile replays the call per pass)")
-        self.schedule = pp.pmc_schedule(names)
-        self.results = dev.alloc_system(max(4096, sum(s.count * s.size for s in self.schedule) + 64))
+        self.gfx9 = _gfx9(dev)
+        if self.gfx9:
+            if sqtt:
+                raise ValueError(f"{dev.arch}'s thread trace is gfx9's format, which runtime.profile does not "
+                                 "collect (tinygrad's PROFILE=1 SQTT=1 does; docs/device.md)")
+            if missing := [n for n in names if n not in GFX9_NAMES]:
+                raise ValueError(f"{dev.arch} has no modelled select for {', '.join(missing)}; gfx9 counts "
+                                 f"{', '.join(GFX9_COUNTERS)}")
+            self.schedule = pp9.pmc_schedule([GFX9_NAMES[n] for n in names])
+            self.names = dict(zip((s.name for s in self.schedule), names, strict=True))
+        else:
+            self.schedule = pp.pmc_schedule(names)
+            self.names = {n: n for n in names}
+        self.results = dev.alloc_system(max(4096, sum(8 * s.count for s in self.schedule) + 64))
         self.sqtt = sqtt
         self.records: list[KernelProfile] = []
         self.ib = dev.alloc_system(1 << 16) if dev.queue_kind == "aql" else None
@@ -106,6 +128,9 @@ class Profiler:
     # ---- around a launch -------------------------------------------------------------------------------
     def before(self, kernel) -> list[int]:
         """PM4 that starts counting (and tracing) for the next dispatch."""
+        if self.gfx9:
+            return pp9.pmc_start(self.schedule, {n: perfmon.COUNTERS[n].select for n in self.names.values()
+                                                 if n.startswith("GRBM_")})
         out = pp.pmc_start(self.schedule)
         if self.sqtt:
             out += pp.sqtt_start([(b.va, b.size) for b in self.trace_buffers])
@@ -114,6 +139,8 @@ class Profiler:
 
     def after(self) -> list[int]:
         """PM4 that stops tracing and copies the counters out."""
+        if self.gfx9:
+            return pp9.pmc_read(self.schedule, self.results.va)
         out = pp.sqtt_stop(SE_COUNT, self.wptrs.va) if self.sqtt else []
         return out + pp.pmc_read(self.schedule, self.results.va)
 
@@ -134,11 +161,15 @@ class Profiler:
         rec = KernelProfile(kernel.name, self.dev.queue_kind, start, end, code_va=kernel.code_va,
                             code=kernel.module.code_image, code_base=kernel.module.code.va, wave_size=wave_size)
         for s in self.schedule:
-            if s.block == "SQ":
+            if self.gfx9:  # 64-bit values per XCC and SE (one per XCC for GRBM: XCC 0's counts the device)
+                values = list(struct.unpack_from(f"<{s.count}Q", raw, s.offset))
+                values = values if s.block == "SQ" else values[:1]
+            elif s.block == "SQ":
                 values = list(struct.unpack_from(f"<{s.count}I", raw, s.offset))
             else:
                 values = [struct.unpack_from("<Q", raw, s.offset)[0]]
-            rec.per_instance[s.name], rec.counters[s.name] = values, sum(values)
+            name = self.names[s.name]
+            rec.per_instance[name], rec.counters[name] = values, sum(values)
         if self.sqtt:
             wptrs = struct.unpack_from(f"<{SE_COUNT}I", self.wptrs.view)
             for buf, wptr in zip(self.trace_buffers, wptrs, strict=True):
@@ -190,7 +221,7 @@ def merge_passes(runs: list[list[KernelProfile]]) -> list[KernelProfile]:
 
 def profile(dev, fn, counters: list[str] | None = None, sqtt: bool = False) -> Profile:
     """Run `fn` once per counter pass with the device's launches profiled; the merged per-launch records."""
-    names = ALL_COUNTERS if counters is None else counters
+    names = (GFX9_COUNTERS if _gfx9(dev) else ALL_COUNTERS) if counters is None else counters
     runs = []
     for i, names_pass in enumerate(passes(names)):
         prof = Profiler(dev, names_pass, sqtt=sqtt and i == 0)
@@ -238,11 +269,19 @@ def from_environment(dev) -> Profiler | None:
     counting, tracing = settings.get(PROFILE_ENV), settings.get(SQTT_ENV)
     if not counting and not tracing:
         return None
+    if tracing and _gfx9(dev):
+        print(f"simgpu: {SQTT_ENV}=1 on {dev.arch}: counting only (runtime.profile does not collect gfx9's thread "
+              "trace)", file=sys.stderr)
+        tracing = False
     prof = Profiler(dev, sqtt=tracing)
     if not _profiled:
         atexit.register(_report)
     _profiled.append(prof)
     return prof
+
+
+def _gfx9(dev) -> bool:
+    return get_arch(dev.arch).family == "gfx9"
 
 
 def _report() -> None:

@@ -7,6 +7,10 @@ Reads return the values latched by the last sample (CP_PERFMON_CNTL with PERFMON
 PERFCOUNTER_SAMPLE event, or the move to STOP_COUNTING); DISABLE_AND_RESET clears everything. A read with
 GRBM_GFX_INDEX broadcasting over an SE, SA or instance returns the sum over them (a convenience of the model:
 hardware reads one instance). SQ counters are 32 bits wide, as on gfx11 (there is no SQ_PERFCOUNTERn_HI).
+
+gfx9 (gfx942, simgpu.hw.perfmon_gfx9): one SQ instance per SE of XCC 0 (simgpu.profile.placement.place_gfx9), 16
+counters selected at consecutive SQ_PERFCOUNTERk_SELECT and read as 64 bits at SQ_PERFCOUNTERk_LO / _HI; a dispatch
+counts when SQ_PERFCOUNTER_CTRL's CS_EN and its VMID's VMID_MASK bit are set.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from simgpu.hw import perfmon as pm
-from simgpu.profile.placement import INSTANCES, SA_PER_SE, SHADER_ENGINES, WGP_PER_SA
+from simgpu.hw import perfmon_gfx9 as pm9
+from simgpu.profile.placement import INSTANCES, SA_PER_SE, SE_GFX9, SHADER_ENGINES, WGP_PER_SA
 
 SQ_NAMES = tuple(name for name, c in pm.COUNTERS.items() if c.block == "SQ")
 SQ_INDEX = {name: i for i, name in enumerate(SQ_NAMES)}
@@ -25,8 +30,9 @@ class PerfCounters:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        self.gfx9 = gpu.chip.family == "gfx9"
         self.state = pm.PerfmonState.DISABLE_AND_RESET
-        self.live = np.zeros((len(SQ_NAMES), INSTANCES), np.int64)
+        self.live = np.zeros((len(SQ_NAMES), SE_GFX9 if self.gfx9 else INSTANCES), np.int64)
         self.latched = self.live.copy()
         self.grbm_cycles = 0  # counted core cycles of finished counting spans
         self.started_at: int | None = None  # clock cycles when counting (re)started
@@ -38,7 +44,10 @@ class PerfCounters:
         that queue's COMPUTE_PERFCOUNT_ENABLE (AQL dispatches count: the packet processor sets it)."""
         if self.state != pm.PerfmonState.START_COUNTING:
             return False
-        if not pm.PERFCOUNTER_CTRL.cs_en.get(self.gpu.regs.get(pm.SQ_PERFCOUNTER_CTRL, 0)):
+        ctrl = self.gpu.regs.get(pm.SQ_PERFCOUNTER_CTRL, 0)
+        if not pm.PERFCOUNTER_CTRL.cs_en.get(ctrl):
+            return False
+        if self.gfx9 and not pm9.PERFCOUNTER_CTRL.vmid_mask.get(ctrl) >> q.vmid & 1:
             return False
         return q.fmt == "aql" or bool(q.regs.get(pm.COMPUTE_PERFCOUNT_ENABLE, 0) & 1)
 
@@ -86,6 +95,8 @@ class PerfCounters:
     def read(self, reg: int) -> int | None:
         """The value of a counter result register, or None if `reg` is not one."""
         rel = reg - pm.SQ_PERFCOUNTER0_LO
+        if self.gfx9 and 0 <= rel < 2 * pm9.SQ_COUNTERS:
+            return (self._sq_gfx9(rel // 2) >> (32 * (rel % 2))) & 0xFFFFFFFF
         if 0 <= rel < 2 * pm.SQ_COUNTERS and rel % 2 == 0:
             return self._sq(rel // 2) & 0xFFFFFFFF
         for i, lo in enumerate(pm.GRBM_PERFCOUNTER_LO):
@@ -108,6 +119,17 @@ class PerfCounters:
             return int(per[se, sa, wgp].sum())
         except IndexError:
             return 0  # an SE/SA/WGP the part does not have
+
+    def _sq_gfx9(self, k: int) -> int:
+        """gfx9's SQ counter k of the SE GRBM_GFX_INDEX selects (the sum over XCC 0's SEs when it broadcasts)."""
+        counter = pm9.BY_SELECT.get(pm9.SQ_SELECT.perf_sel.get(self.gpu.regs.get(pm9.sq_select(k), 0)))
+        if counter is None:
+            return 0  # an event the model does not count
+        per = self.latched[SQ_INDEX[counter.model]]
+        idx = pm.GFX_INDEX.unpack(self.gpu.regs.get(pm.GRBM_GFX_INDEX, pm.GFX_INDEX_BROADCAST))
+        if idx["se_broadcast_writes"]:
+            return int(per.sum())
+        return int(per[idx["se_index"]]) if idx["se_index"] < len(per) else 0
 
     def _grbm(self, i: int) -> int:
         sel = pm.GRBM_SELECT.perf_sel.get(self.gpu.regs.get(pm.GRBM_PERFCOUNTER0_SELECT + i, 0))

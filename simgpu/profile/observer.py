@@ -10,9 +10,11 @@ import numpy as np
 
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION
 from simgpu.hw.sqtt import InstOp
+from simgpu.hw.sqtt_gfx9 import InstType
 from simgpu.profile import lds_banks
 from simgpu.profile.classify import CATEGORIES, Kind, classify
-from simgpu.profile.placement import instance, place
+from simgpu.profile.classify_gfx9 import inst_type
+from simgpu.profile.placement import instance, place, place_gfx9
 from simgpu.shader.state import EXEC_LO, wsel
 
 _INSTRUCTION_TOKENS = ("INST", "VALUINST", "IMMEDIATE")
@@ -29,27 +31,42 @@ class Observer:
         self.kinds: dict[tuple[str, str], Kind] = {}
         self.kind_at: dict[int, Kind] = {}  # by PC, for this dispatch (its code does not change under it)
         self.tokens: dict[tuple, tuple | None] = {}  # (SE, slot, token, op) -> instruction_token
+        # gfx9's traces (simgpu.profile.thread_trace_gfx9) see waves on gfx942's SEs and CUs and write CDNA's INST
+        self.cdna = any(getattr(t, "cdna", False) for t in traces.values())
+        self.gfx9 = counters.gfx9
+        self.inst_types: dict[int, InstType | None] = {}  # by PC
 
     # ---- batches ------------------------------------------------------------------------------------
     def batch_start(self, ex) -> None:
         st = ex.st
         self.start = ex.engine.clock.cycles
         self.se, self.sa, self.wgp, self.simd = place(st.group + ex.groups_before, st.wave_in_group)
+        # where the thread trace sees each wave: (SE, SA, WGP, SIMD), or gfx9's (SE of XCC 0, SH, CU, SIMD)
+        gfx9 = place_gfx9(st.group + ex.groups_before, st.wave_in_group) if self.gfx9 else None
+        self.tse, self.tsa, self.twgp, self.tsimd = gfx9 if self.cdna else (self.se, self.sa, self.wgp, self.simd)
+        # the SQ counter instance: gfx11's WGP, gfx9's SE
+        self.instance = gfx9[0] if self.gfx9 else instance(self.se, self.sa, self.wgp)
         self.counts = np.zeros((st.n, COLUMNS), np.int64)
         self.end = np.full(st.n, -1, np.int64)
         self.slot = np.full(st.n, -1, np.int64)  # wave slot on a traced SE (-1: none)
         self.itrace = np.zeros(st.n, bool)  # its instructions are traced
         for se, tt in self.traces.items():
-            unit = tt.traced_unit() if tt.traces_instructions() else None
-            for i in np.flatnonzero(self.se == se).tolist():
-                where = (int(self.sa[i]), int(self.wgp[i]), int(self.simd[i]))
-                self.slot[i] = tt.wave_start(self.start, *where)
-                self.itrace[i] = self.slot[i] >= 0 and where == unit
+            itrace = tt.traces_instructions()
+            unit = None if self.cdna or not itrace else tt.traced_unit()
+            waves = np.flatnonzero(self.tse == se)
+            # gfx9's WAVE_START counts the wave's work-items (its lanes EXEC enables at launch)
+            items = st.exec_lanes(waves).sum(axis=1).tolist() if self.cdna and len(waves) else []
+            for n, i in enumerate(waves.tolist()):
+                where = (int(self.tsa[i]), int(self.twgp[i]), int(self.tsimd[i]))
+                self.slot[i] = tt.wave_start(self.start, *where, items[n]) if self.cdna else \
+                    tt.wave_start(self.start, *where)
+                self.itrace[i] = self.slot[i] >= 0 and (tt.traced(*where) if self.cdna else where == unit) \
+                    and itrace
         self.any_itrace = bool(self.itrace.any())
         # A lone wave's counts and trace set-up as Python values: the per-instruction path then does no numpy
         # indexing (folded into `counts` at the batch's end).
         self.lone = [0] * COLUMNS if st.n == 1 else None
-        self.lone_traced = self.traces.get(int(self.se[0])) if st.n == 1 and self.itrace[0] else None
+        self.lone_traced = self.traces.get(int(self.tse[0])) if st.n == 1 and self.itrace[0] else None
 
     def batch_end(self, ex) -> None:
         """Fold the batch's per-wave counts into the counter instances; end waves a fault left running."""
@@ -61,7 +78,7 @@ class Observer:
         if not self.counting:
             return
         end = np.where(self.end < 0, now, self.end)
-        inst = instance(self.se, self.sa, self.wgp)
+        inst = self.instance
         c, add = self.counts, self.counters.add
         wave32 = ex.lanes == 32
         for k, name in enumerate(CATEGORIES):
@@ -130,6 +147,8 @@ class Observer:
             self.end[w] = ex.engine.clock.cycles
             if self.traces:
                 for i in w[self.slot[w] >= 0].tolist():
+                    if self.cdna and self.itrace[i]:
+                        self._trace_inst_cdna(ex, i, pc, inst, time)  # s_endpgm's OTHER_MSG, then WAVE_END
                     self._trace_end(i, time)
         elif self.lone_traced is not None:
             self._trace_inst(ex, 0, pc, inst, kind, time)
@@ -138,12 +157,15 @@ class Observer:
                 self._trace_inst(ex, i, pc, inst, kind, time)
 
     def _trace_inst(self, ex, i: int, pc: int, inst, kind: Kind, time: int) -> None:
+        if self.cdna:
+            self._trace_inst_cdna(ex, i, pc, inst, time)
+            return
         if kind.token not in _INSTRUCTION_TOKENS:
             return
         op = kind.op
         if kind.branch and inst.mnemonic.startswith("s_cbranch") and int(ex.st.pc[i]) == pc + inst.size:
             op = InstOp.JUMP_NO  # not taken
-        se, slot = int(self.se[i]), int(self.slot[i])
+        se, slot = int(self.tse[i]), int(self.slot[i])
         key = (se, slot, kind.token, op)
         token = self.tokens.get(key, False)
         if token is False:
@@ -153,7 +175,19 @@ class Observer:
         if token is not None:
             self.traces[se].emit_static(token, time)
 
+    def _trace_inst_cdna(self, ex, i: int, pc: int, inst, time: int) -> None:
+        """gfx9's INST token: the instruction's class; a branch is JUMP when taken, NEXT when not."""
+        if pc in self.inst_types:
+            itype = self.inst_types[pc]
+        else:
+            itype = self.inst_types[pc] = inst_type(inst)
+        if itype is None:
+            return
+        if itype == InstType.JUMP and inst.encoding == "SOPP" and int(ex.st.pc[i]) == pc + inst.size:
+            itype = InstType.NEXT
+        self.traces[int(self.tse[i])].inst(time, int(self.slot[i]), int(self.tsimd[i]), int(itype))
+
     def _trace_end(self, i: int, time: int) -> None:
-        tt = self.traces[int(self.se[i])]
-        tt.wave_end(time, int(self.sa[i]), int(self.wgp[i]), int(self.simd[i]), int(self.slot[i]))
+        tt = self.traces[int(self.tse[i])]
+        tt.wave_end(time, int(self.tsa[i]), int(self.twgp[i]), int(self.tsimd[i]), int(self.slot[i]))
         self.slot[i] = -1

@@ -25,3 +25,20 @@ def place(group: np.ndarray, wave_in_group: np.ndarray) -> tuple[np.ndarray, ...
 def instance(se, sa, wgp):
     """The SQ counter instance index of (se, sa, wgp): GRBM_GFX_INDEX's SE, SA and instance (WGP) numbers."""
     return (se * SA_PER_SE + sa) * WGP_PER_SA + wgp
+
+
+
+# gfx942 (MI300X in SPX mode): its XCCs run as one device (docs/device.md, "gfx942"), so the waves of a dispatch are
+# placed on XCC 0's 4 SEs x 1 SH x 10 CU slots x 4 SIMDs, the XCC whose CP runs the queue and whose SE counters and
+# traces PRED_EXEC reaches.
+SE_GFX9 = 4
+CU_PER_SE_GFX9 = 10
+SIMD_PER_CU_GFX9 = 4
+
+
+def place_gfx9(group: np.ndarray, wave_in_group: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(se, sh, cu, simd) arrays of waves on gfx942: workgroups go round-robin over the SEs, then an SE's CU slots;
+    a workgroup's waves go round-robin over its CU's SIMDs. (Which CU slots are disabled is not modelled.)"""
+    se = group % SE_GFX9
+    cu = (group // SE_GFX9) % CU_PER_SE_GFX9
+    return se, np.zeros_like(se), cu, wave_in_group % SIMD_PER_CU_GFX9

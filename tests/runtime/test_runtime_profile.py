@@ -13,7 +13,9 @@ import pytest
 import runtime
 from compiler.samples import corpus
 from compiler.samples.workloads import MATMUL
+from mockgpu import MockOS
 from runtime.profile_export import perfetto
+from tests import DATA
 
 KERNELS = {k.name: k for k in corpus()}
 
@@ -82,3 +84,22 @@ def test_simgpu_profile_environment_prints_the_summary(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "fadd_float32" in r.stdout and "SQ_WAVES" not in r.stdout and "waves" in r.stdout
     assert json.loads(out.read_text())["traceEvents"]
+
+
+@pytest.mark.parametrize("queue", ["pm4", "aql"])
+def test_a_gfx942_counts_through_gfx9s_registers(queue):
+    """On gfx942 the profiler programs gfx9's counters (simgpu.hw.perfmon_gfx9_pm4): every counter gfx942 has a select
+    for, equal to the engine's statistics for clang-19's gfx942 saxpy; gfx9's thread trace is not collected here."""
+    with runtime.Device("AMD:0", queue=queue, os=MockOS(devices=1, vram_size=1 << 28, arch="gfx942")) as dev:
+        kern = dev.load((DATA / "opencl" / "corpus_gfx942.so").read_bytes())["saxpy"]
+        y, x = dev.alloc(4096).copyin(np.zeros(1024, np.float32)), dev.alloc(4096).copyin(np.ones(1024, np.float32))
+        engine = dev.os.nodes[0].gpu.engine
+        before = engine.counters.wave_instructions
+        prof = dev.profile(lambda: kern(y, x, 0x40200000, 1000, grid=(4,), block=(256,)))
+        (rec,) = prof.kernels
+        assert set(rec.counters) == set(runtime.profile.GFX9_COUNTERS)
+        assert rec.counters["SQ_WAVES"] == 16  # 4 workgroups of 4 wave64s
+        passes = len(runtime.profile.passes(runtime.profile.GFX9_COUNTERS))
+        assert rec.counters["SQ_BUSY_CYCLES"] * passes == engine.counters.wave_instructions - before
+        with pytest.raises(ValueError, match="gfx9's format"):
+            dev.profile(lambda: None, sqtt=True)

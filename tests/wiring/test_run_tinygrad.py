@@ -6,6 +6,8 @@ LLVM_PATH). One run of tests/wiring/tinygrad_checks.py answers every test here.
 tinygrad comes with the test extra (`pip install -e '.[test]'`, which `make setup` / `make test` run); without it,
 or without libLLVM 19 or a C compiler, these tests are skipped with the reason."""
 
+import ast
+import pickle
 import sys
 from functools import cache
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.simgpu.profile import test_sqtt_gfx9
 from tests.support.clients import json_checks, simgpu_run, tinygrad_client
 
 
@@ -192,3 +195,64 @@ import os; os._exit(0)
     r = simgpu_run([sys.executable, str(script)], "--sanitize", "initcheck", env=_env(str(tmp_path)))
     assert r.returncode == 0 and r.stdout.split() == ["4096.0", "1120.0"], r.stderr[-2000:]
     assert "initcheck" not in r.stderr, r.stderr[-2000:]
+
+
+def test_tinygrads_thread_trace_of_a_gfx942_decodes_to_its_kernels_instructions(tmp_path):
+    """PROFILE=1 SQTT=1 on gfx942: tinygrad programs gfx9's SQ_THREAD_TRACE_* per SE of each XCC (under PRED_EXEC:
+    XCC 0's run), reads each SE's WPTR and hands its own decoder the blob; SE 0's wave on CU 0 / SIMD 0 has a
+    WAVE_START, an INST token per instruction it issued and a WAVE_END, and the tokens walk its kernel's code from the
+    entry to s_endpgm (tests/simgpu/profile/test_sqtt_gfx9.py's `recover`, the code decoded by tinygrad for gfx942)."""
+    script = tmp_path / "sqtt.py"
+    script.write_text(f"""
+import pickle
+import numpy as np
+from tinygrad import Tensor
+from tinygrad.device import Compiled
+print((Tensor(np.arange(256, dtype=np.float32)) * 2 + 1).numpy()[:3].tolist())
+ev = Compiled.profile_events
+prg = {{e.tag: e for e in ev if type(e).__name__ == "ProfileProgramEvent"}}
+out = [(e.se, e.blob, prg[e.kern].lib, prg[e.kern].name) for e in ev if type(e).__name__ == "ProfileSQTTEvent"]
+pickle.dump(out, open({str(tmp_path / "sqtt.pkl")!r}, "wb"))
+import os; os._exit(0)
+""")
+    r = simgpu_run([sys.executable, str(script)], "--arch", "gfx942",
+                   env=_env(str(tmp_path)) | {"PROFILE": "1", "SQTT": "1", "SQTT_BUFFER_SIZE": "1"})
+    assert r.returncode == 0 and r.stdout.split("\n")[0] == "[1.0, 3.0, 5.0]", r.stderr[-2000:]
+    events = pickle.loads((tmp_path / "sqtt.pkl").read_bytes())
+    assert sorted({se for se, *_ in events}) == list(range(32))  # 8 XCCs x 4 SEs
+    blob, lib, name = next((b, lib, n) for se, b, lib, n in events if se == 0)
+    tg, amd_decode = test_sqtt_gfx9.tinygrad_sqtt()
+    packets = list(tg.decode(blob))
+    kinds = {type(p).__name__ for p in packets}
+    assert {"CDNA_WAVESTART", "CDNA_INST", "CDNA_WAVEEND", "CDNA_REG"} <= kinds, kinds
+    entry = next(iter(amd_decode(lib, "gfx942")))
+    pcs = test_sqtt_gfx9.recover(tg, amd_decode, blob, lib, entry)
+    code = amd_decode(lib, "gfx942")
+    assert len(pcs) > 5 and code[pcs[-1]].op_name == "S_ENDPGM", name
+    assert sum(isinstance(p, tg.CDNA_INST) and (p.simd, p.wave) == (0, 0) for p in packets) <= len(pcs)
+
+
+def test_tinygrads_gfx9_counters_on_a_gfx942_count_its_kernel(tmp_path):
+    """PROFILE=1 PMC=1 on gfx942: tinygrad's gfx9 set-up (SQ_PERFCOUNTER_CTRL's VMID_MASK, consecutive SQ selects with
+    SIMD/SQC masks, 64-bit LO/HI reads per SE of each XCC behind PRED_EXEC) reads back counts of its elementwise
+    kernel: every wave on XCC 0's SEs, one global load and one store per wave, GRBM cycles."""
+    script = tmp_path / "pmc.py"
+    script.write_text("""
+import struct
+import numpy as np
+from tinygrad import Tensor
+from tinygrad.device import Compiled
+print((Tensor(np.arange(4096, dtype=np.float32)) * 2 + 1).numpy()[:3].tolist())
+e = [e for e in Compiled.profile_events if type(e).__name__ == "ProfilePMCEvent"][-1]
+print({s.name: list(struct.unpack_from(f"<{s.size // 8}Q", e.blob, s.off)) for s in e.sched})
+import os; os._exit(0)
+""")
+    counters = "SQ_WAVES,SQ_INSTS_VALU,SQ_INSTS_FLAT,SQ_BUSY_CYCLES,GRBM_GUI_ACTIVE"
+    r = simgpu_run([sys.executable, str(script)], "--arch", "gfx942",
+                   env=_env(str(tmp_path)) | {"PROFILE": "1", "PMC": "1", "PMC_COUNTERS": counters})
+    assert r.returncode == 0 and r.stdout.split("\n")[0] == "[1.0, 3.0, 5.0]", r.stderr[-2000:]
+    got = ast.literal_eval(r.stdout.split("\n")[1])
+    assert len(got["SQ_WAVES"]) == 32 and not any(got["SQ_WAVES"][4:])  # 8 XCCs x 4 SEs; XCC 0's hold them all
+    waves = sum(got["SQ_WAVES"])
+    assert waves > 0 and sum(got["SQ_INSTS_FLAT"]) == 2 * waves and sum(got["SQ_INSTS_VALU"]) > 0
+    assert sum(got["SQ_BUSY_CYCLES"]) > sum(got["SQ_INSTS_VALU"]) and got["GRBM_GUI_ACTIVE"][0] > 0
