@@ -31,7 +31,7 @@ def _library() -> ctypes.CDLL | None:
     fn = lib.simgpu_doorbell_wait
     fn.restype = ctypes.c_int
     fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                   ctypes.c_int64, ctypes.c_int64)
+                   ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
     return lib
 
 
@@ -51,12 +51,17 @@ class Waiter:
         lib = _library()
         return cls(lib, arrays) if lib is not None and arrays else None
 
-    def wait(self, fds: list[int], timeout: float, period: float) -> int:
+    def wait(self, fds: list[int], timeout: float, period: float, since: float | None = None,
+             max_period: float = 0.0, growth: int = 0) -> int:
         """0 after `timeout` seconds, DOORBELL as soon as a doorbell differs from what was acted on, READABLE as
-        soon as one of `fds` is readable; looks at the doorbells every `period` seconds."""
+        soon as one of `fds` is readable; looks at the doorbells every `period` seconds, or, with `growth` and
+        `since` (time.monotonic() of the client's last activity), every (now - since) / growth seconds, from
+        `period` up to `max_period` (time.monotonic is CLOCK_MONOTONIC, the C side's clock)."""
         arr = (ctypes.c_int * len(fds))(*fds)
+        grow = growth > 0 and since is not None
         r = self._fn(self._pages, self._seen, self._slots, len(self._arrays), arr, len(fds),
-                     max(0, int(timeout * 1e6)), max(1, int(period * 1e6)))
+                     max(0, int(timeout * 1e6)), max(1, int(period * 1e6)), int(since * 1e6) if grow else 0,
+                     max(1, int(max(max_period, period) * 1e6)), growth if grow else 0)
         if r < 0:
             raise OSError(-r, "ppoll failed in simgpu_doorbell_wait")
         return r

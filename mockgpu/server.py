@@ -35,6 +35,9 @@ from mockgpu.protocol import ProtocolError
 from mockgpu.session import RemoteMemory, Session, readable
 
 WATCH_POLL = 0.01  # seconds between checks of `done` (the program's exit) while nothing else happens
+# ... while a pidfd of the program announces its exit (serve's `program`): a backstop only. The 10 ms turns of
+# this thread cost ~1 CPU s per 100 s on a loaded host and took the GIL from the session workers 100 times a second
+PROGRAM_WATCH_POLL = 1.0
 _UCRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 
 
@@ -71,19 +74,31 @@ class Server:
         self._ended_r, self._ended_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)  # workers say they ended
 
     # ---- the loop -------------------------------------------------------------------------------------
-    def serve(self, done: Callable[[], bool]) -> None:
-        """Serve until `done()` is true and no client is connected; each session's GPUs run in its worker."""
-        if self.profile is not None:
-            with self.profile.thread():
-                self._loop(done)
-        else:
-            self._loop(done)
+    def serve(self, done: Callable[[], bool], program: int | None = None) -> None:
+        """Serve until `done()` is true and no client is connected; each session's GPUs run in its worker.
+        `program`: the pid whose exit makes `done()` true (the program `simgpu run` started): its pidfd wakes
+        this thread when it exits, so `done` is asked every PROGRAM_WATCH_POLL instead of every WATCH_POLL."""
+        watch = _pidfd(program) if program is not None else None
+        try:
+            if self.profile is not None:
+                with self.profile.thread():
+                    self._loop(done, watch)
+            else:
+                self._loop(done, watch)
+        finally:
+            if watch is not None:
+                os.close(watch)
         self.close()
 
-    def _loop(self, done: Callable[[], bool]) -> None:
+    def _loop(self, done: Callable[[], bool], watch: int | None) -> None:
         while not (done() and not self.sessions and not self.unbound):
-            ready = readable([self.listener, self._ended_r, *self.unbound, *self._pidfds], WATCH_POLL)
+            # (the program's pidfd stays readable once it has exited: then `done` is asked every WATCH_POLL)
+            exited = watch is None or done()
+            ready = readable([self.listener, self._ended_r, *self.unbound, *self._pidfds,
+                              *(() if exited else (watch,))], WATCH_POLL if exited else PROGRAM_WATCH_POLL)
             for r in ready:
+                if r == watch:
+                    continue  # the program exited: `done` says so at the top of the loop
                 if r is self.listener:
                     self._accept()
                 elif r == self._ended_r:

@@ -139,7 +139,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         forward = {sig: signal.signal(sig, lambda n, _f: child.send_signal(n)) for sig in (signal.SIGINT,
                                                                                              signal.SIGTERM)}
         try:
-            server.serve(done=lambda: child.poll() is not None)
+            server.serve(done=lambda: child.poll() is not None, program=child.pid)
         finally:
             for sig, old in forward.items():
                 signal.signal(sig, old)

@@ -4,10 +4,14 @@
  * that also wake at once when a client sends a request, it costs a few microseconds and no GIL (ctypes releases it
  * for the call).
  *
- * simgpu_doorbell_wait(pages, rung, slots, npages, fds, nfds, timeout_us, period_us): every period_us, whether
- * any of the npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the values last acted
- * on (rung: the GPU's own array); between looks, ppoll on the fds. Returns 1 for a changed doorbell, 2 for a
- * readable (or hung-up) fd, 0 when timeout_us passed, -errno on a failed ppoll.
+ * simgpu_doorbell_wait(pages, rung, slots, npages, fds, nfds, timeout_us, period_us, since_us, max_period_us,
+ * growth): whether any of the npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the
+ * values last acted on (rung: the GPU's own array), looked at every period_us -- or, with growth > 0, every
+ * (now - since_us) / growth microseconds (since_us: CLOCK_MONOTONIC of the client's last activity), at least
+ * period_us and at most max_period_us apart: a doorbell is then seen within 1/growth of the time the client was
+ * quiet before it, and a quiet client is looked at less and less often. Between looks, ppoll on the fds.
+ * Returns 1 for a changed doorbell, 2 for a readable (or hung-up) fd, 0 when timeout_us passed, -errno on a
+ * failed ppoll.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +39,8 @@ static int rung(const volatile uint64_t *const *pages, const uint64_t *const *se
 __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile uint64_t *const *pages,
                                                                 const uint64_t *const *seen, int slots, int npages,
                                                                 const int *fds, int nfds, int64_t timeout_us,
-                                                                int64_t period_us) {
+                                                                int64_t period_us, int64_t since_us,
+                                                                int64_t max_period_us, int64_t growth) {
     struct pollfd p[MAX_FDS];
     if (nfds > MAX_FDS) nfds = MAX_FDS; /* (the caller passes its few sockets: a session has one per thread) */
     for (int i = 0; i < nfds; i++) p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN | POLLPRI};
@@ -44,9 +49,14 @@ __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile u
     int64_t end = now_us() + timeout_us;
     for (;;) {
         if (rung(pages, seen, npages, slots)) return 1;
-        int64_t left = end - now_us();
+        int64_t now = now_us(), left = end - now;
         if (left <= 0) return 0;
-        int64_t step = left < period_us ? left : period_us;
+        int64_t period = period_us;
+        if (growth > 0) {
+            int64_t grown = (now - since_us) / growth;
+            period = grown < period_us ? period_us : grown > max_period_us ? max_period_us : grown;
+        }
+        int64_t step = left < period ? left : period;
         struct timespec t = {.tv_sec = step / 1000000, .tv_nsec = (step % 1000000) * 1000};
         int r = ppoll(p, (nfds_t)nfds, &t, NULL);
         if (r > 0) return 2;

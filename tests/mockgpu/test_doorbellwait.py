@@ -3,6 +3,7 @@ descriptor, or at its timeout -- whichever comes first -- and reads the doorbell
 
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -58,3 +59,22 @@ def test_it_watches_the_gpus_own_doorbell_arrays():
     assert w.wait([], 60, 50e-6) == DOORBELL and gpu.pending_doorbells() == [(5, 1)]
     gpu.scan_doorbells()  # acted on (no queue is bound there)
     assert w.wait([], 0.01, 50e-6) == 0
+
+
+def test_the_look_period_grows_with_the_clients_quiet_time(waiter_and_pipe):
+    """With `growth`, the doorbells are looked at every (now - since) / growth, at least `period` and at most
+    `max_period` apart: a client quiet for 10 s is looked at every 0.5 s (max_period), so a store 20 ms into the
+    wait is seen at the next look, not before; a client active a moment ago is looked at within milliseconds.
+    (Lower bounds only where the host's load could stretch a sleep.)"""
+    w, page, seen, r, wr = waiter_and_pipe
+    quiet, active = time.monotonic() - 10, time.monotonic()
+    for since, slow in ((quiet, True), (active, False)):
+        t = threading.Timer(0.02, page.__setitem__, (1000, int(page[1000]) + 1))  # a store 20 ms into the wait
+        start = time.monotonic()
+        t.start()
+        assert w.wait([r], 60, 50e-6, since=since, max_period=0.5, growth=20) == DOORBELL
+        took = time.monotonic() - start
+        t.join()
+        assert took >= 0.4 if slow else took < 0.4, took
+        seen[1000] = page[1000]  # acted on
+    assert w.wait([r], 0.01, 50e-6, since=quiet, max_period=0.5, growth=20) == 0  # the timeout comes first
