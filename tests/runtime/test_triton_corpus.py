@@ -168,18 +168,18 @@ def _on_tier(arch: str, spec: dict, tier: str):
     return got, gpu, kept
 
 
-@pytest.mark.parametrize("name", sorted(SPECS_OF["gfx942"]))
-def test_gfx942_kernel_in_both_tiers(name):
-    """gfx942's code objects in the interpreter and in the JIT tier (compiling at the first dispatch, keeping
-    registers, and as users run it): the GPUs end with the same memory, registers, counters and clock, and the
-    outputs match numpy's."""
-    spec = SPECS_OF["gfx942"][name]
-    if ("gfx942", name) in XF32_DOTS:
+@pytest.mark.parametrize(("arch", "name"), [(a, n) for a in ("gfx942", "gfx950") for n in sorted(SPECS_OF[a])])
+def test_cdna_kernel_in_both_tiers(arch, name):
+    """gfx942's and gfx950's code objects in the interpreter and in the JIT tier (compiling at the first dispatch,
+    keeping registers, and as users run it): the GPUs end with the same memory, registers, counters and clock, and
+    the outputs match numpy's."""
+    spec = SPECS_OF[arch][name]
+    if (arch, name) in XF32_DOTS:
         spec = _xf32_reference(spec)
-    got, reference, buffers = _on_tier("gfx942", spec, "interpreter")
+    got, reference, buffers = _on_tier(arch, spec, "interpreter")
     check(spec, got)
     for tier in ("jit-lean", "jit"):
-        _, gpu, jit_buffers = _on_tier("gfx942", spec, tier)
+        _, gpu, jit_buffers = _on_tier(arch, spec, tier)
         tiers.assert_same_gpu(reference, gpu, buffers, jit_buffers)
 
 
