@@ -168,7 +168,13 @@ def _on_tier(arch: str, spec: dict, tier: str):
     return got, gpu, kept
 
 
-@pytest.mark.parametrize(("arch", "name"), [(a, n) for a in ("gfx942", "gfx950") for n in sorted(SPECS_OF[a])])
+# Triton's matmuls (MFMA loops of up to 2,000 instructions) take LLVM a minute or more each at the first dispatch
+# (up to 3 minutes at load 8 on 2 CPUs): marked slow
+_CDNA_CASES = [pytest.param(a, n, marks=[pytest.mark.slow] if n.startswith("matmul") else [], id=f"{a}-{n}")
+               for a in ("gfx942", "gfx950") for n in sorted(SPECS_OF[a])]
+
+
+@pytest.mark.parametrize(("arch", "name"), _CDNA_CASES)
 def test_cdna_kernel_in_both_tiers(arch, name):
     """gfx942's and gfx950's code objects in the interpreter and in the JIT tier (compiling at the first dispatch,
     keeping registers, and as users run it): the GPUs end with the same memory, registers, counters and clock, and
