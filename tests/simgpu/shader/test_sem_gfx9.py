@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from simgpu.fault import HardwareFault
+from simgpu.isa.codec import assemble, decode
 from simgpu.isa.inst import families
 from simgpu.shader import semantics
+from simgpu.shader.jit import region
 from simgpu.testbed import Testbed
 from tests.support import tiers
 
@@ -541,3 +543,12 @@ def test_wave64_launch_state():
     assert np.array_equal(got[..., 0], np.repeat(np.arange(4)[:, None], 16, 1))
     assert np.array_equal(got[..., 1], np.tile(np.arange(16), (4, 1)))
     assert (got[..., 2] == 0).all() and (got[..., 3] == 0xFFFFFFFF).all()
+
+
+def test_a_load_into_lds_is_a_sync_instruction_for_the_jit():
+    """gfx9's global_load_lds_dword writes LDS, which other waves read: the JIT parks waves before it (region.is_sync)
+    and the interpreter runs it for the waves there, never one wave's callback in the middle of native code."""
+    for arch in (ARCH, "gfx950"):
+        inst = decode(assemble("global_load_lds_dword v[2:3], off", arch=arch), arch=arch)
+        assert region.is_sync(inst)
+    assert not region.is_sync(decode(assemble("global_load_dword v4, v[2:3], off", arch=ARCH), arch=ARCH))
