@@ -168,8 +168,8 @@ def _on_tier(arch: str, spec: dict, tier: str):
     return got, gpu, kept
 
 
-# Triton's matmuls (MFMA loops, compiled eagerly in two of the three runs) took one to three minutes each at load 8 on
-# 2 CPUs: marked slow
+# Triton's matmuls took one to three minutes each at load 8 on 2 CPUs, nearly all of it LLVM's code generation of the
+# MFMA loop at the eager compile (docs/shader.md, "The JIT on gfx942"): marked slow
 _CDNA_CASES = [pytest.param(a, n, marks=[pytest.mark.slow] if n.startswith("matmul") else [], id=f"{a}-{n}")
                for a in ("gfx942", "gfx950") for n in sorted(SPECS_OF[a])]
 
