@@ -546,9 +546,13 @@ def test_wave64_launch_state():
 
 
 def test_a_load_into_lds_is_a_sync_instruction_for_the_jit():
-    """gfx9's global_load_lds_dword writes LDS, which other waves read: the JIT parks waves before it (region.is_sync)
-    and the interpreter runs it for the waves there, never one wave's callback in the middle of native code."""
+    """gfx9's global_load_lds_dword and MUBUF loads with the lds bit write LDS, which other waves read: the JIT parks
+    waves before them (region.is_sync) and the interpreter runs them for the waves there, never one wave's callback
+    in the middle of native code."""
     for arch in (ARCH, "gfx950"):
         inst = decode(assemble("global_load_lds_dword v[2:3], off", arch=arch), arch=arch)
         assert region.is_sync(inst)
+    # MUBUF's lds bit: llvm-mc -mcpu=gfx942's encoding of `buffer_load_dword off, s[8:11], 0 lds`
+    assert region.is_sync(decode(bytes([0x00, 0x00, 0x51, 0xE0, 0x00, 0x00, 0x02, 0x80]), arch=ARCH))
+    assert not region.is_sync(decode(assemble("buffer_load_dword v1, off, s[8:11], 0", arch=ARCH), arch=ARCH))
     assert not region.is_sync(decode(assemble("global_load_dword v4, v[2:3], off", arch=ARCH), arch=ARCH))
