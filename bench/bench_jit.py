@@ -349,7 +349,7 @@ def _compile_times() -> None:
 
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(prog="python -m bench.bench_jit")
-    ap.add_argument("--arch", default="gfx1100", choices=["gfx1100", "gfx1201"], help="the simulated GPU")
+    ap.add_argument("--arch", default="gfx1100", choices=["gfx1100", "gfx1201", "gfx942"], help="the simulated GPU")
     ap.add_argument("--profiles", default="host,avx2", help="comma-separated: host, avx2")
     ap.add_argument("--repeats", type=int, default=5, help="first launches per row (best of)")
     ap.add_argument("--no-warm", action="store_true")

@@ -115,8 +115,8 @@ def _launch_state(d: Dispatch, groups: list[tuple[int, int, int]], waves_per_gro
 
 def workgroup_id_sgprs(d: Dispatch) -> tuple[int, int, int]:
     """The SGPRs a launch writes the three words of `workgroup_ids` to (-1: none): gfx11's workgroup ids x, y, z
-    as rsrc2 enables them; gfx12's TTMP9 (x) and TTMP7 (y | z << 16)."""
-    if get_arch(d.arch).family != "gfx11":
+    as rsrc2 enables them (gfx9's too); gfx12's TTMP9 (x) and TTMP7 (y | z << 16)."""
+    if get_arch(d.arch).family not in _SYSTEM_SGPR_FAMILIES:
         return TTMP9, TTMP7, -1
     return _id_slots(d.descriptor, d.descriptor.user_sgpr_count or len(user_sgprs(d)))
 
@@ -127,7 +127,7 @@ def workgroup_ids(d: Dispatch, first: int, count: int) -> np.ndarray:
     gx, gy, _gz = d.workgroups
     g = np.arange(first, first + count, dtype=np.int64)
     ids = np.stack([g % gx, (g // gx) % gy, g // (gx * gy)], axis=1) + np.array(d.grid_offset, np.int64)
-    if get_arch(d.arch).family != "gfx11":
+    if get_arch(d.arch).family not in _SYSTEM_SGPR_FAMILIES:
         ids = np.stack([ids[:, 0], _ttmp7(ids[:, 1], ids[:, 2]), np.zeros(count, np.int64)], axis=1)
     return np.ascontiguousarray(ids.astype(np.uint32))
 

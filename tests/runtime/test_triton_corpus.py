@@ -21,6 +21,7 @@ import runtime
 from mockgpu import MockOS
 from simgpu.isa.codeobject import read_code_object
 from simgpu.isa.objdump import disassemble_text
+from tests.support import tiers
 from tools.triton_corpus import data_dir, decode, digest, load_specs, make_input, storage_dtype
 
 ARCHES = ("gfx1100", "gfx1201", "gfx942", "gfx950")
@@ -59,9 +60,10 @@ def _code_object(name: str, arch: str = "gfx1100") -> bytes:
     return (data_dir(arch) / SPECS_OF[arch][name]["hsaco"]).read_bytes()
 
 
-def run(dev: runtime.Device, spec: dict, arch: str = "gfx1100") -> dict[str, np.ndarray]:
+def run(dev: runtime.Device, spec: dict, arch: str = "gfx1100", before_free=None) -> dict[str, np.ndarray]:
     """Launch a case as Triton's HIP launcher would (one workgroup per program, metadata.shared bytes of dynamic
-    LDS, the trailing scratch pointers when the kernel wants scratch) and read its outputs back."""
+    LDS, the trailing scratch pointers when the kernel wants scratch) and read its outputs back (`before_free()`
+    called before its buffers are freed)."""
     kernel = dev.load(_code_object(spec["name"], arch))[spec["kernel"]]
     values, buffers = [], {}
     for arg in spec["args"]:
@@ -77,6 +79,8 @@ def run(dev: runtime.Device, spec: dict, arch: str = "gfx1100") -> dict[str, np.
             values.append(buffers[arg["name"]][0])
     kernel(*values, grid=tuple(spec["grid"]), block=tuple(spec["block"]), shared=spec["shared"])
     got = {name: buf.copyout(np.empty_like(data)) for name, (buf, data) in buffers.items() if name in spec["outputs"]}
+    if before_free is not None:
+        before_free()
     for v in values:
         if isinstance(v, runtime.Buffer):
             v.free()
@@ -152,6 +156,38 @@ def test_triton_kernel(arch, name, queue):
     if (arch, name) in XF32_DOTS:
         spec = _xf32_reference(spec)
     check(spec, run(_device(queue, arch), spec, arch))
+
+
+def _on_tier(arch: str, spec: dict, tier: str):
+    """A case on a fresh simulated GPU of `arch` whose engine runs `tier` (tests/support/tiers.py), over AQL: its
+    outputs, the GPU and the driver's buffers after the launch."""
+    mock = MockOS(devices=1, vram_size=1 << 30, arch=arch)
+    gpu = tiers.on_tier(mock.gpus[0].engine, tier) and mock.gpus[0]
+    kept = {}
+    with runtime.Device("AMD:0", queue="aql", os=mock, arch=arch) as dev:
+        got = run(dev, spec, arch, before_free=lambda: kept.update(tiers.driver_buffers(mock)))
+    return got, gpu, kept
+
+
+# Triton's matmuls took one to three minutes each at load 8 on 2 CPUs, nearly all of it LLVM's code generation of the
+# MFMA loop at the eager compile (docs/shader.md, "The JIT on gfx942"): marked slow
+_CDNA_CASES = [pytest.param(a, n, marks=[pytest.mark.slow] if n.startswith("matmul") else [], id=f"{a}-{n}")
+               for a in ("gfx942", "gfx950") for n in sorted(SPECS_OF[a])]
+
+
+@pytest.mark.parametrize(("arch", "name"), _CDNA_CASES)
+def test_cdna_kernel_in_both_tiers(arch, name):
+    """gfx942's and gfx950's code objects in the interpreter and in the JIT tier (compiling at the first dispatch,
+    keeping registers, and as users run it): the GPUs end with the same memory, registers, counters and clock, and
+    the outputs match numpy's."""
+    spec = SPECS_OF[arch][name]
+    if (arch, name) in XF32_DOTS:
+        spec = _xf32_reference(spec)
+    got, reference, buffers = _on_tier(arch, spec, "interpreter")
+    check(spec, got)
+    for tier in ("jit-lean", "jit"):
+        _, gpu, jit_buffers = _on_tier(arch, spec, tier)
+        tiers.assert_same_gpu(reference, gpu, buffers, jit_buffers)
 
 
 def test_xf32_reference_is_for_exactly_the_xf32_dots():

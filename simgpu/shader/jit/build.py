@@ -195,7 +195,7 @@ def _translate(src: Source):
     """Classify and translate the region: a _Job for LLVM, a CompiledRegion from the memory cache, or None
     when there is nothing to compile."""
     lanes, mode, nvgpr = src.lanes, src.mode, src.nvgpr
-    lw = lo.Lowering(lanes, mode, nvgpr)
+    lw = lo.Lowering(lanes, mode, nvgpr, src.arch)
     region = rg.classified(src.base, src.found, tr.classifier(lw, nvgpr, _callback_safe))
     if not any(_worth_running(b) for b in region.blocks):
         return None

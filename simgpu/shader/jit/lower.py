@@ -28,7 +28,7 @@ from dataclasses import replace
 from simgpu.shader.jit.ir import Builder
 from simgpu.shader.operand import APERTURE_LIMIT_LO, PRIVATE_BASE_HI, SHARED_BASE_HI, constant, literal64
 from simgpu.shader.semantics import base_name, family_of, shared_meaning
-from simgpu.shader.state import EXEC_LO, HW_MODE, NULL, VCC_LO
+from simgpu.shader.state import EXEC_LO, HW_MODE, VCC_LO, null_and_m0
 
 # Why a wave stopped (ctx exits[row]); every code but DONE leaves the wave RUNNING at its PC.
 # EXIT_READ: stopped mid-block before a memory read the memory helper could not do (it faults): the rest
@@ -99,9 +99,11 @@ def translator(inst) -> tuple[Callable, object] | None:
 class Lowering:
     """The translation of one region: IR builder, register locals used, exit edges."""
 
-    def __init__(self, lanes: int, mode: int, nvgpr: int):
+    def __init__(self, lanes: int, mode: int, nvgpr: int, arch: str = "gfx1100"):
         self.b = Builder(lanes)
         self.lanes, self.mode, self.nvgpr = lanes, mode, nvgpr
+        self.family = family_of(arch)  # the region's ISA family ("gfx11", "gfx12", "gfx9")
+        self.null, self.m0 = null_and_m0(self.family)  # their operand codes (gfx9 swaps them: state.null_and_m0)
         self.sgprs: set[int] = set()
         self.sgprs_written: set[int] = set()
         self.vgprs: set[int] = set()
@@ -189,7 +191,7 @@ class Lowering:
 
     def set_sgpr(self, code: int, value: str) -> None:
         """Write slot `code` (a write to null or past the file is dropped, as operand.write_sgpr does)."""
-        if code == NULL or not 0 <= code < 128:
+        if code == self.null or not 0 <= code < 128:
             return
         self._store_sgpr(code, value)
 
@@ -207,7 +209,7 @@ class Lowering:
 
     def set_sgpr64(self, code: int, value: str) -> None:
         """A 64-bit write: the low dword as set_sgpr, the high one to code + 1 when that is in the file."""
-        if code == NULL or not 0 <= code < 128:
+        if code == self.null or not 0 <= code < 128:
             return
         lo, hi = self.split64(value)
         self._store_sgpr(code, lo)
@@ -303,7 +305,7 @@ class Lowering:
         literal (extended into a 64-bit `kind` as operand.literal64 says), inline constants of `kind`, specials."""
         wide = kind in ("b64", "f64", "i64")
         if code < 128:
-            if code == NULL:
+            if code == self.null:
                 return "0"
             return self.sgpr64(code) if wide else self.sgpr(code)
         if code == 255:

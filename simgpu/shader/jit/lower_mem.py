@@ -100,14 +100,23 @@ def _s_load(lw: Lowering, inst):
     dwords to sdata on (destinations past s105 dropped)."""
     b = lw.b
     f = inst.fields
-    dwords = inst.info["sdata"]
-    base = b.op(f"and i64 {lw.sgpr64(f['sbase'] * 2)}, {(1 << 48) - 1}")
-    addr = b.op(f"add i64 {base}, {smem_immediate(inst)}")
+    offset = str(smem_immediate(inst))
     if f["soffset"] != 124:
         if f["soffset"] >= 128:
             raise Unsupported("soffset")
         soffset = lw.sgpr(f["soffset"])
-        addr = b.op(f"add i64 {addr}, {b.op(f'zext i32 {soffset} to i64')}")
+        offset = b.op(f"add i64 {offset}, {b.op(f'zext i32 {soffset} to i64')}")
+    s_load(lw, inst, offset)
+
+
+def s_load(lw: Lowering, inst, offset: str) -> None:
+    """sopp._s_load from the byte offset the family's SMEM encoding gives (an i64 value): dwords at (SGPR pair
+    base [47:0] + offset) & ~3 to sdata on."""
+    b = lw.b
+    f = inst.fields
+    dwords = inst.info["sdata"]
+    base = b.op(f"and i64 {lw.sgpr64(f['sbase'] * 2)}, {(1 << 48) - 1}")
+    addr = b.op(f"add i64 {base}, {offset}")
     addr = b.op(f"and i64 {addr}, -4")
     lw.site(addr, None, 4 * dwords, store=False)
     slow, done = b.fresh("smiss")[1:], b.fresh("sdone")[1:]

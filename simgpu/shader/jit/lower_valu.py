@@ -21,7 +21,7 @@ from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translat
 from simgpu.shader.jit.lower_sem import emit_definition
 from simgpu.shader.jit.lower_sem import signed_spelling as _signed
 from simgpu.shader.semantics import implemented
-from simgpu.shader.state import EXEC_LO, NULL, VCC_LO
+from simgpu.shader.state import EXEC_LO, VCC_LO
 from simgpu.shader.vector.valu import (
     SPECS,
     TYPES,
@@ -126,10 +126,10 @@ def mask_in(lw: Lowering, inst, vcc_only: bool) -> str:
     """valu._lane_mask_in: VCC for e32 forms, the src2 operand for VOP3 forms, as <lanes x i1>."""
     b = lw.b
     code = inst.fields["src2"] if inst.encoding in ("VOP3", "VOP3SD") and not vcc_only else VCC_LO
-    if code < 124 or code == EXEC_LO or code == 125:
-        bits = lw.mask(code)
-    elif code == NULL:
+    if code == lw.null:
         bits = "0"
+    elif code < 127:  # an SGPR (pair) of the file: plain SGPRs, VCC, TTMPs, M0 (its code is the family's), EXEC
+        bits = lw.mask(code)
     elif code == 255 or 128 <= code <= 248:
         c = lw.scalar_const(code, lw.lanes == 64, inst.literal)
         if c is None:
@@ -179,15 +179,16 @@ def valu(lw: Lowering, inst, spec) -> None:
         srcs.append(mask_in(lw, inst, spec.vcc_in))
     carry_code = inst.fields["sdst"] if inst.encoding == "VOP3SD" else VCC_LO
     clamp = inst.encoding in ("VOP3", "VOP3SD") and bool(inst.fields["clamp"])
-    op = Op(lw, not spec.carry_out or carry_code != NULL, spec, clamp)
+    op = Op(lw, not spec.carry_out or carry_code != lw.null, spec, clamp)
     out = emit_definition(op, *srcs)
     active = lw.exec_lanes()
     if spec.compare:
         res = b.mask_bits(b.op(f"and {b.vmask} {out}, {active}"))
         if spec.cmpx:
             lw.set_mask(EXEC_LO, res)
-        else:
-            lw.set_mask(inst.fields["vdst"] if inst.encoding == "VOP3" else VCC_LO, res)
+            if lw.family != "gfx9":  # gfx9's v_cmpx also writes VCC (e32) or its SGPR destination (e64)
+                return
+        lw.set_mask(inst.fields["vdst"] if inst.encoding == "VOP3" else VCC_LO, res)
         return
     carry = None
     if spec.carry_out:

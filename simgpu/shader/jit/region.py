@@ -63,6 +63,8 @@ def is_sync(inst) -> bool:
     if m.startswith("ds_"):
         return not m.startswith(_LOCAL_DS)
     if m.startswith(("global_", "flat_", "scratch_", "buffer_", "image_")):
+        if "_load_lds" in m or inst.fields.get("lds"):  # gfx9's loads into LDS (global_load_lds_dword, MUBUF's lds
+            return True  # bit: memory.gfx950, memory.gfx9) write the workgroup's LDS, which other waves read
         return not ("_load" in m or m.endswith(_CACHE_OPS) or m == "image_get_resinfo")
     if m.startswith(("s_", "v_")):
         return False

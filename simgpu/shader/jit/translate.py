@@ -13,7 +13,7 @@ from pathlib import Path
 
 # The instruction translators register themselves in lower.TRANSLATORS when imported (lower_mem brings
 # lower_lds, whose DS stores register with it); the VALU's are registered by load_translators.
-from simgpu.shader.jit import lower_mem, lower_salu, lower_store, lower_vint, lower_vopd  # noqa: F401
+from simgpu.shader.jit import lower_gfx9, lower_mem, lower_salu, lower_store, lower_vint, lower_vopd  # noqa: F401
 from simgpu.shader.jit import region as rg
 from simgpu.shader.jit import unmasked as um
 from simgpu.shader.jit.lower import (
@@ -74,6 +74,7 @@ def load_translators() -> None:
     _loaded = True
     register_all()
     lower_salu.register_all()
+    lower_gfx9.register_all()
 
 
 def classifier(lw: Lowering, nvgpr: int, callback_ok):
@@ -91,7 +92,7 @@ def classifier(lw: Lowering, nvgpr: int, callback_ok):
             return rg.SYNC, None, False
         if rg.is_sync(inst):
             mark = len(lw.exits)
-            frag = lw.fragment(inst, off) if "_store_" in m else None
+            frag = lw.fragment(inst, off) if "_store_" in m or m.startswith("ds_write") else None  # (gfx9's)
             if frag is None:
                 return rg.SYNC, None, False
             return (rg.SYNC, (frag, False, False, (frozenset(), frozenset(), frozenset(lw.used_vgprs)),

@@ -60,8 +60,14 @@ G = "gfx9"
 U32, U64 = np.uint32, np.uint64
 
 
+# gfx9's own VALU specs by gfx9 mnemonic (renames of gfx11's and gfx9-only definitions): the JIT translates these
+# (jit.lower_gfx9) from the same spec the interpreter runs
+OWN_SPECS: dict[str, VOp] = {}
+
+
 def _spec(name: str, spec: VOp) -> None:
     """Register a VALU spec as gfx9's entry `name` (not in valu.SPECS, which names gfx11's: gfx9 has no VOPD)."""
+    OWN_SPECS[name] = spec
     register(name, execute(spec), G)
 
 

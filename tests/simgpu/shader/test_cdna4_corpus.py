@@ -41,13 +41,21 @@ def listing(name: str) -> str:
 
 
 def run(where: str, name: str, kernel: str, args: list, grid, block) -> list[np.ndarray]:
-    """The arrays after running `kernel`: on a Testbed's interpreter ("engine") or through the runtime's queue."""
+    """The arrays after running `kernel`: on a Testbed ("engine": the interpreter's, the JIT tier's runs ending the
+    same, tests/support/tiers.py) or through the runtime's queue."""
     if where == "engine":
-        tb = tiers.testbed("interpreter", arch=ARCH)
-        k = tb.load(code_object(name))[kernel]
-        bufs = [tb.upload(a) for a in args]
-        tb.launch(k, bufs, grid, block)
-        return [tb.download(b, a.dtype, a.size) for a, b in zip(args, bufs, strict=True)]
+        results = []
+        for tier in ("interpreter", "jit-lean", "jit"):
+            tb = tiers.testbed(tier, arch=ARCH)
+            k = tb.load(code_object(name))[kernel]
+            bufs = [tb.upload(a) for a in args]
+            tb.launch(k, bufs, grid, block)
+            results.append([tb.download(b, a.dtype, a.size) for a, b in zip(args, bufs, strict=True)])
+            if tier == "interpreter":
+                reference = tb
+            else:
+                tiers.assert_same(reference, tb)
+        return results[0]
     out, _gpu, _buffers = stack.launch(where, "interpreter", kernel, args, grid, block, ARCH, code_object(name))
     return out
 

@@ -7,8 +7,11 @@ over PM4 and AQL.
 CDNA3 code differs from gfx1100's in nearly every instruction the corpus uses: gfx9's names (s_load_dwordx4,
 global_load_dword, ds_read2st64_b32, v_add_u32, v_addc_co_u32, s_andn2_saveexec_b64), v_lshl_add_u64 for addresses,
 M0 and null at swapped operand codes, wave64 only, the unified VGPR file (ACCUM_OFFSET), ds_bpermute across the whole
-wave. The JIT tier does not take gfx9 code: these run in the interpreter; every case runs again with every sanitizer
-on (memcheck, initcheck, racecheck read gfx9's memory instructions through their gfx11 views) and none may report.
+wave. Every launch runs in both tiers, as the gfx1100 corpus's do: the interpreter (the reference), then the JIT tier
+compiling at the first dispatch ("jit", keeping each batch's registers at exit, and "jit-lean", as users run it),
+and they must end with the same memory, registers, counters and clock (tests/support/tiers.py), on the engine and over
+PM4 and AQL. Every case runs again in the interpreter with every sanitizer on (memcheck, initcheck, racecheck read
+gfx9's memory instructions through their gfx11 views) and none may report.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from simgpu.isa.codeobject import read_code_object
 from simgpu.testbed import Testbed
 from tests.simgpu.shader import test_corpus_opencl as corpus
 from tests.simgpu.shader import test_corpus_opencl_gfx1201 as gfx1201
+from tests.support import tiers
 
 ARCH = "gfx942"
 CODE_OBJECT = corpus.DATA / f"corpus_{ARCH}.so"
@@ -39,16 +43,30 @@ def launcher(sanitize: str):
     return lambda name, args, grid, block: run(name, args, grid, block, sanitize)
 
 
-def run(name: str, args: list, grid, block, sanitize: str = ""):
+def _run_on(tier: str, name: str, args: list, grid, block, sanitize: str = ""):
+    """A fresh gfx942 testbed running `tier` (tiers.on_tier) after `name`'s launch, and the arrays after it."""
     tb = Testbed(vram_size=1 << 28, arch=ARCH, sanitize=sanitize)
+    tiers.on_tier(tb.engine, tier)
+    tb.interrupts = []
+    tb.engine.interrupt_hooks.append(tb.interrupts.append)
     kernel = tb.load(CODE_OBJECT.read_bytes())[name]
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
     tb.launch(kernel, vas, grid, block)
     out = [tb.download(va, a.dtype, a.size).reshape(a.shape) if isinstance(a, np.ndarray) else a
            for va, a in zip(vas, args, strict=True)]
-    assert tb.engine.jit is None or not tb.engine.jit.stats.compiles  # gfx9 never reaches the JIT tier
-    assert tb.sanitizer is None or not tb.sanitizer.findings, tb.sanitizer.findings[:3]
-    return out, tb.engine.counters.snapshot()
+    return tb, out
+
+
+def run(name: str, args: list, grid, block, sanitize: str = ""):
+    """The interpreter's run (with `sanitize`: no finding allowed); without sanitizers the JIT tier's runs too, which
+    must end the same."""
+    reference, out = _run_on("interpreter", name, args, grid, block, sanitize)
+    assert reference.sanitizer is None or not reference.sanitizer.findings, reference.sanitizer.findings[:3]
+    if not sanitize:
+        for tier in ("jit-lean", "jit"):
+            tb, _ = _run_on(tier, name, args, grid, block)
+            tiers.assert_same(reference, tb)
+    return out, reference.engine.counters.snapshot()
 
 
 @pytest.mark.parametrize("sanitize", ["", "all"])
@@ -63,7 +81,7 @@ def test_corpus_kernel_on_gfx942(case: str, sanitize: str, monkeypatch):
 @pytest.mark.parametrize("case", CASES)
 def test_corpus_kernel_on_a_simulated_mi300x(case: str, queue: str, monkeypatch):
     """The whole stack: mockgpu's amdkfd for a gfx942 device, the runtime's Device and Module, PM4 and AQL queues."""
-    monkeypatch.setattr(corpus, "run", gfx1201.launcher(queue, ARCH, CODE_OBJECT, jit=False))  # (the JIT declines gfx9)
+    monkeypatch.setattr(corpus, "run", gfx1201.launcher(queue, ARCH, CODE_OBJECT))  # (both tiers, compared)
     monkeypatch.setattr(corpus, "WAVE", 64)
     getattr(corpus, case)()
 

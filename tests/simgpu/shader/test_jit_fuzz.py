@@ -1,9 +1,9 @@
 """Differential fuzz of the two tiers: random instruction streams (tests/simgpu/shader/test_shader_fuzz.py's
 generators: any encoding with random operands, and "primed" streams whose registers point at mapped
 memory, LDS and scratch) run in the interpreter and with the JIT tier compiling them at once, as gfx1100 and as
-gfx1201 code; both must end the same way (the same fault, or none) with the same memory, registers at exit,
-counters and clock. The JIT compiles them with LLVM's quickest code generation (tests/support/tiers.fuzz_codegen:
-the same IR passes as users' kernels).
+gfx1201 code (the random streams as gfx942 code too, wave64); both must end the same way (the same fault, or none)
+with the same memory, registers at exit, counters and clock. The JIT compiles them with LLVM's quickest code
+generation (tests/support/tiers.fuzz_codegen: the same IR passes as users' kernels).
 More examples: SIMGPU_FUZZ_EXAMPLES=2000 pytest tests/simgpu/shader/test_jit_fuzz.py
 """
 
@@ -35,11 +35,13 @@ def _both(make, launch_args, arch: str):
     tiers.assert_same(*pair)
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", (*ARCHS, "gfx942"))
 @settings(max_examples=EXAMPLES // 2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**63 - 1), wave32=st.booleans(), groups=st.integers(1, 2), items=st.integers(1, 64),
        vgprs=st.sampled_from([256, 256, 64]))
 def test_random_streams_agree(arch, seed, wave32, groups, items, vgprs):
+    wave32 = wave32 and arch != "gfx942"  # (wave64 only)
+
     def make(tb):
         return random_kernel(tb, np.random.default_rng(seed), wave32, vgprs), []
     _both(make, ((groups,), (items,)), arch)

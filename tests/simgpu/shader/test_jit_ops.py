@@ -2,11 +2,11 @@
 the translator covers (random opcodes and operands: SGPRs, VGPRs, inline constants, literals, VOP3
 modifiers it accepts, VOPD pairs), run after a prologue that fills SGPRs, VGPRs, VCC, EXEC and SCC with
 random bits and float specials (NaNs, infinities, denormals, signed zeros), in wave32 and wave64 and
-under random MODEs (round and denorm modes, IEEE) from the kernel descriptor, as gfx1100 and as gfx1201 code
-(each architecture's encodings and meanings). Both tiers must end with the same registers, memory, counters and
-clock (tests/support/tiers.py). The modules of random instructions and of random LDS loads are compiled with
-LLVM's quickest code generation (tiers.fuzz_codegen: the same IR passes as users' kernels); the other tests here
-compile at the default levels.
+under random MODEs (round and denorm modes, IEEE) from the kernel descriptor, as gfx1100, gfx1201 and gfx942 code
+(each architecture's encodings and meanings; gfx942 in wave64 only). Both tiers must end with the same registers,
+memory, counters and clock (tests/support/tiers.py). The modules of random instructions and of random LDS loads are
+compiled with LLVM's quickest code generation (tiers.fuzz_codegen: the same IR passes as users' kernels); the other
+tests here compile at the default levels.
 More examples: SIMGPU_FUZZ_EXAMPLES=2000 pytest tests/simgpu/shader/test_jit_ops.py
 """
 
@@ -27,10 +27,15 @@ from simgpu.shader.jit import lower, region, translate
 from tests.support import tiers
 
 EXAMPLES = int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "120"))
-ARCHS = ("gfx1100", "gfx1201")
+ARCHS = ("gfx1100", "gfx1201", "gfx942")
 # the prologue's waits: for SMEM, then for VMEM and SMEM
 WAITS = {"gfx1100": ("s_waitcnt lgkmcnt(0)", "s_waitcnt vmcnt(0) lgkmcnt(0)"),
-         "gfx1201": ("s_wait_kmcnt 0x0", "s_wait_loadcnt 0x0\ns_wait_kmcnt 0x0")}
+         "gfx1201": ("s_wait_kmcnt 0x0", "s_wait_loadcnt 0x0\ns_wait_kmcnt 0x0"),
+         "gfx942": ("s_waitcnt lgkmcnt(0)", "s_waitcnt vmcnt(0) lgkmcnt(0)")}
+# the prologue's loads under gfx9's names (gfx942 is wave64 only)
+GFX9_NAMES = {"s_load_b64": "s_load_dwordx2", "s_load_b128": "s_load_dwordx4", "s_load_b256": "s_load_dwordx8",
+              "s_load_b512": "s_load_dwordx16", "global_load_b128": "global_load_dwordx4",
+              "global_load_b96": "global_load_dwordx3", "global_load_b32": "global_load_dword"}
 NVGPR = 32  # the kernels allocate 32 VGPRs; random VGPR fields are folded into them
 S_ENDPGM = bytes.fromhex("0000b0bf")
 _VGPR_FIELDS = ("vdst", "vsrc1", "addr", "data", "vdstx", "vsrc1x", "vsrc1y")
@@ -61,7 +66,10 @@ def _fold_vgprs(inst) -> bytes:
 # VOPC, VOPD, DS, and gfx11's FLAT or gfx12's VGLOBAL and VFLAT).
 _COMMON_BIAS = [(0xFC000000, 0xD4000000), (0xFE000000, 0x7C000000), (0xFC000000, 0xC8000000), (0xFC000000, 0xD8000000)]
 _BIAS = {"gfx1100": _COMMON_BIAS + [(0xFC000000, 0xDC000000)],
-         "gfx1201": _COMMON_BIAS + [(0xFF000000, 0xEE000000), (0xFF000000, 0xEC000000)]}
+         "gfx1201": _COMMON_BIAS + [(0xFF000000, 0xEE000000), (0xFF000000, 0xEC000000)],
+         # gfx9: VOP3 (0xD0..., with VOP3P at 0xD3800000 among them), VOPC, DS, FLAT/GLOBAL, SMEM
+         "gfx942": [(0xFC000000, 0xD0000000), (0xFE000000, 0x7C000000), (0xFC000000, 0xD8000000),
+                    (0xFC000000, 0xDC000000), (0xFC000000, 0xC0000000)]}
 
 
 def native_instruction(rng, classify, arch: str = "gfx1100") -> bytes:
@@ -103,6 +111,9 @@ def _prologue(wave32: bool, arch: str = "gfx1100") -> bytes:
     if not wave32:
         lines += ["s_mov_b32 vcc_hi, s93", "s_or_b32 exec_hi, s92, s91"]
     lines.append("s_or_b32 exec_lo, s99, s98")  # random lanes, about three quarters of them
+    if arch == "gfx942":
+        lines = [" ".join([GFX9_NAMES.get(ln.split(" ", 1)[0], ln.split(" ", 1)[0]), *ln.split(" ", 1)[1:]])
+                 for ln in lines]
     return assemble("\n".join(lines), arch=arch)
 
 
@@ -133,8 +144,9 @@ def _kernel(tb, body: bytes, wave32: bool, mode: dict, lds: int = 0):
                                    "float_denorm_mode_16_64": st.integers(0, 3),
                                    "enable_ieee_mode": st.integers(0, 1)}))
 def test_native_instructions_agree_with_the_interpreter(arch, seed, wave32, mode):
+    wave32 = wave32 and arch != "gfx942"  # (wave64 only)
     rng = np.random.default_rng(seed)
-    lw = lower.Lowering(32 if wave32 else 64, 0, NVGPR)
+    lw = lower.Lowering(32 if wave32 else 64, 0, NVGPR, arch)
     classify = translate.classifier(lw, NVGPR, lambda inst: True)
     body = b"".join(native_instruction(rng, classify, arch) for _ in range(8))
     data = _random_data(rng)

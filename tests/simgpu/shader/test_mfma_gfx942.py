@@ -1,6 +1,8 @@
 """gfx942 MFMA and AccVGPRs (simgpu/shader/matrix/gfx9.py): clang-19's code for every MFMA builtin of gfx942 that the
 engine implements (tests/data/opencl/mfma.cl -> mfma_gfx942.so, `python -m tools.gen_opencl_corpus --arch gfx942`),
-checked against numpy references of the ISA's definition.
+checked against numpy references of the ISA's definition. Every launch runs in both tiers, the interpreter and the JIT
+tier (`in_both_tiers`: MFMA runs through the interpreter there too, amid the kernel's native code), which must end
+with the same GPU state.
 
 The references place matrix entries in lanes and registers by the closed-form equations AMD's matrix instruction
 calculator prints for gfx9 (`--detail-instruction`: "A[i][k].block: GPR ..., Lane ..."), written out per shape here,
@@ -20,8 +22,8 @@ from simgpu.fault import HardwareFault
 from simgpu.isa.codeobject import read_code_object
 from simgpu.shader.matrix.gfx9 import GFX950_ONLY, VARIANTS, xf32_values
 from simgpu.shader.sem import minifloat
-from simgpu.testbed import Testbed
 from tests import DATA
+from tests.support import tiers
 
 ARCH = "gfx942"
 CODE_OBJECT = DATA / "opencl" / "mfma_gfx942.so"
@@ -89,14 +91,28 @@ def _from_cd(s, regs: np.ndarray) -> np.ndarray:
     return out
 
 
+def in_both_tiers(launch):
+    """`launch(tb)` on a gfx942 testbed of the interpreter, then of the JIT tier (compiling at the first dispatch,
+    with registers kept and as users run it), which must end the same (tests/support/tiers.py): the interpreter's
+    result."""
+    reference = tiers.testbed("interpreter", 1 << 26, arch=ARCH)
+    out = launch(reference)
+    for tier in ("jit-lean", "jit"):
+        tb = tiers.testbed(tier, 1 << 26, arch=ARCH)
+        launch(tb)
+        tiers.assert_same(reference, tb)
+    return out
+
+
 def run(name: str, a_regs: np.ndarray, b_regs: np.ndarray, c_regs: np.ndarray) -> np.ndarray:
-    """Launch kernel `name` (one wave) on per-lane register images; D's registers per lane."""
-    tb = Testbed(vram_size=1 << 26, arch=ARCH)
-    k = tb.load(CODE_OBJECT.read_bytes())[name]
-    d = np.zeros_like(c_regs)
-    vas = [tb.upload(x) for x in (d, a_regs, b_regs, c_regs)]
-    tb.launch(k, vas, (1,), (64,))
-    return tb.download(vas[0], d.dtype, d.size).reshape(d.shape)
+    """Launch kernel `name` (one wave) on per-lane register images, in both tiers; D's registers per lane."""
+    def launch(tb):
+        k = tb.load(CODE_OBJECT.read_bytes())[name]
+        d = np.zeros_like(c_regs)
+        vas = [tb.upload(x) for x in (d, a_regs, b_regs, c_regs)]
+        tb.launch(k, vas, (1,), (64,))
+        return tb.download(vas[0], d.dtype, d.size).reshape(d.shape)
+    return in_both_tiers(launch)
 
 
 def _values(kind: str, shape) -> tuple[np.ndarray, np.ndarray]:
@@ -213,11 +229,13 @@ def test_gemm_f16_tiles_from_clang():
     n = 64
     a = (RNG.standard_normal((n, n)) * 2).astype(F16)
     b = (RNG.standard_normal((n, n)) * 2).astype(F16)
-    tb = Testbed(vram_size=1 << 26, arch=ARCH)
-    k = tb.load(CODE_OBJECT.read_bytes())["gemm_f16"]
-    vas = [tb.upload(np.zeros((n, n), F32)), tb.upload(a), tb.upload(b), n]
-    tb.launch(k, vas, (2, 2), (64,))
-    got = tb.download(vas[0], F32, n * n).reshape(n, n)
+
+    def launch(tb):
+        k = tb.load(CODE_OBJECT.read_bytes())["gemm_f16"]
+        vas = [tb.upload(np.zeros((n, n), F32)), tb.upload(a), tb.upload(b), n]
+        tb.launch(k, vas, (2, 2), (64,))
+        return tb.download(vas[0], F32, n * n).reshape(n, n)
+    got = in_both_tiers(launch)
     want = np.zeros((n, n), F32)
     a64, b64 = a.astype(F64), b.astype(F64)
     for k0 in range(0, n, 8):  # each MFMA: its 8 products added to the f32 accumulator in f64, rounded once
@@ -302,11 +320,12 @@ s_waitcnt lgkmcnt(0)
 
 
 def run_asm(body: str, inputs: list[np.ndarray], agprs: int = 8, vgprs: int = 8, block=(64,)) -> list[np.ndarray]:
-    tb = Testbed(vram_size=1 << 26, arch=ARCH)
-    k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=vgprs, agprs=agprs)
-    vas = [tb.upload(x) for x in inputs]
-    tb.launch(k, vas + [0] * (2 - len(vas)), (1,), block)
-    return [tb.download(va, x.dtype, x.size).reshape(x.shape) for va, x in zip(vas, inputs, strict=True)]
+    def launch(tb):
+        k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=vgprs, agprs=agprs)
+        vas = [tb.upload(x) for x in inputs]
+        tb.launch(k, vas + [0] * (2 - len(vas)), (1,), block)
+        return [tb.download(va, x.dtype, x.size).reshape(x.shape) for va, x in zip(vas, inputs, strict=True)]
+    return in_both_tiers(launch)
 
 
 def test_accvgpr_moves_and_memory_with_the_acc_bit():
@@ -331,11 +350,13 @@ def test_accvgpr_moves_and_memory_with_the_acc_bit():
     s_waitcnt lgkmcnt(0)
     global_store_dword v1, a3, s[6:7] offset:768
     """
-    tb = Testbed(vram_size=1 << 26, arch=ARCH)
-    k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=4, agprs=4, lds=256)
-    vas = [tb.upload(x), tb.upload(out)]
-    tb.launch(k, vas, (1,), (64,))
-    got = tb.download(vas[1], U32, out.size).reshape(out.shape)
+
+    def launch(tb):
+        k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=4, agprs=4, lds=256)
+        vas = [tb.upload(x), tb.upload(out)]
+        tb.launch(k, vas, (1,), (64,))
+        return tb.download(vas[1], U32, out.size).reshape(out.shape)
+    got = in_both_tiers(launch)
     assert np.array_equal(got[0], x ^ U32(0x5555)) and np.array_equal(got[1], x)
     assert (got[2] == 7).all() and np.array_equal(got[3], x)
 

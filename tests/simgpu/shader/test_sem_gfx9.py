@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 
 from simgpu.fault import HardwareFault
+from simgpu.isa.codec import assemble, decode
 from simgpu.isa.inst import families
 from simgpu.shader import semantics
-from simgpu.shader.jit import jit_tier
+from simgpu.shader.jit import region
 from simgpu.testbed import Testbed
+from tests.support import tiers
 
 ARCH = "gfx942"
 F16, F32, F64, U32, U64 = np.float16, np.float32, np.float64, np.uint32, np.uint64
@@ -25,12 +27,13 @@ s_waitcnt lgkmcnt(0)
 """
 
 
-def run(body: str, inputs: list, block=(64,), tb: Testbed | None = None, **kw) -> list[np.ndarray]:
-    """Run PRO + body + s_endpgm on one wave64 workgroup with one buffer per input array (its contents after)."""
+def run(body: str, inputs: list, block=(64,), tb: Testbed | None = None, grid=(1,), **kw) -> list[np.ndarray]:
+    """Run PRO + body + s_endpgm on `grid` wave64 workgroups (one by default) with one buffer per input array (its
+    contents after)."""
     tb = tb or Testbed(vram_size=1 << 26, arch=ARCH)
     k = tb.load_asm(PRO + body + "\ns_endpgm", args=2, vgprs=kw.pop("vgprs", 16), **kw)
     vas = [tb.upload(np.ascontiguousarray(a)) for a in inputs]
-    tb.launch(k, vas + [0] * (2 - len(vas)), (1,), block)
+    tb.launch(k, vas + [0] * (2 - len(vas)), grid, block)
     return [tb.download(va, a.dtype, a.size).reshape(a.shape) for va, a in zip(vas, inputs, strict=True)]
 
 
@@ -423,11 +426,90 @@ def test_buffer_forms_not_modelled_are_refused():
 # ---------------------------------------------------------------------------------------------- the engine
 
 
-def test_the_jit_tier_declines_gfx9_dispatches():
-    tb = Testbed(vram_size=1 << 26, arch=ARCH)
-    tb.engine.jit = jit_tier("eager")
-    (got,) = run("v_mov_b32_e32 v2, 7\nglobal_store_dword v1, v2, s[4:5]", [np.zeros(64, U32)], tb=tb)
-    assert (got == 7).all() and tb.engine.jit.stats.compiles == 0 and tb.engine.jit.stats.rounds == 0
+# gfx9's own meanings the JIT translates (jit/lower_gfx9.py) beside shared ones whose fields it reads as gfx9's: M0 at
+# code 124, the renamed v_add_u32 and the VOP2 carry pair through VCC, v_cmpx writing EXEC and its SGPR destination
+# (e64) or VCC (e32), SMEM's offset, a GLOBAL store through its gfx11 view; group g writes its 64 lanes' 16 bytes
+NATIVE9 = """
+s_mov_b32 m0, s2
+v_mov_b32_e32 v2, m0
+v_mov_b32_e32 v5, -1
+v_add_co_u32_e32 v4, vcc, v0, v5
+v_mov_b32_e32 v6, 0
+v_addc_co_u32_e32 v3, vcc, 0, v6, vcc
+v_mul_u32_u24_e32 v9, 16, v0
+s_lshl_b32 s8, s2, 10
+v_add_u32_e32 v9, s8, v9
+v_cmpx_gt_u32_e64 s[10:11], 48, v0
+v_cmpx_gt_u32_e32 vcc, 40, v0
+v_mov_b32_e32 v4, s11
+v_mov_b32_e32 v5, vcc_hi
+global_store_dwordx4 v9, v[2:5], s[4:5]
+"""
+
+
+def _native9_expected(groups: int) -> np.ndarray:
+    want = np.zeros((groups, 64, 4), U32)
+    lane = np.arange(64)
+    want[:, :40, 0] = np.arange(groups)[:, None]  # M0 = the group id
+    want[:, :40, 1] = (lane[:40] > 0)  # v0 + 0xffffffff carries but in lane 0
+    want[:, :40, 2] = 0xFFFF  # s11: lanes 32-47 of the e64 compare
+    want[:, :40, 3] = 0xFF  # VCC_HI: lanes 32-39 of the e32 one
+    return want
+
+
+@pytest.mark.parametrize("tier", ["jit", "jit-lean"])
+def test_the_jit_tier_runs_gfx9_code_natively(tier):
+    """A gfx942 kernel is compiled and runs as native code, every instruction of it, as one fused batch (with the
+    registers kept, each wave from its own initial state; "jit-lean", from one workgroup's template with each
+    group's id written into s2), and ends as in the interpreter, with the values gfx9's definitions give."""
+    reference, tb = tiers.testbed("interpreter", 1 << 26, arch=ARCH), tiers.testbed(tier, 1 << 26, arch=ARCH)
+    for t in (reference, tb):
+        (got,) = run(NATIVE9, [np.zeros((4, 64, 4), U32)], grid=(4,), tb=t)
+        assert (got == _native9_expected(4)).all()
+    tiers.assert_same(reference, tb)
+    stats = tb.engine.jit.stats
+    assert stats.fused_batches == 1 and stats.callbacks == stats.sync_steps == 0
+    assert stats.native_instructions == tb.engine.counters.wave_instructions > 0 and not stats.failures
+
+
+# Instructions the JIT leaves to the interpreter between native ones: AccVGPR moves (ACCUM_OFFSET), an SDWA form,
+# MFMA, and a loop (rounds, not a fused batch) around them
+FALLBACK9 = """
+v_mov_b32_e32 v2, 0
+s_mov_b32 s9, 3
+loop:
+v_accvgpr_write_b32 a0, v0
+v_accvgpr_read_b32 v3, a0
+v_add_u32_sdwa v4, v3, v0 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:BYTE_0 src1_sel:BYTE_0
+v_add_u32_e32 v2, v2, v4
+v_mov_b32_e32 v5, 1.0
+v_mfma_f32_16x16x4_f32 a[0:3], v5, v5, 0
+v_accvgpr_read_b32 v6, a3
+v_cvt_u32_f32_e32 v6, v6
+v_add_u32_e32 v2, v2, v6
+s_sub_u32 s9, s9, 1
+s_cmp_lg_u32 s9, 0
+s_cbranch_scc1 loop
+global_store_dword v1, v2, s[4:5]
+"""
+
+
+def test_an_instruction_the_jit_does_not_cover_falls_back_to_the_interpreter():
+    """AccVGPR moves, SDWA and MFMA run in the interpreter (callbacks, parks) in the middle of a gfx942 kernel the JIT
+    tier runs natively in rounds; the result is the interpreter's and the definitions' (three times: the lane's
+    low byte doubled into the high half, plus the MFMA's 4 products of 1.0)."""
+    reference, tb = tiers.testbed("interpreter", 1 << 26, arch=ARCH), tiers.testbed("jit", 1 << 26, arch=ARCH)
+    lane = np.arange(64, dtype=np.int64)
+    want = (3 * (((2 * lane) << 16) + 4)).astype(U32)
+    for t in (reference, tb):
+        (got,) = run(FALLBACK9, [np.zeros(64, U32)], tb=t, agprs=4)
+        assert (got == want).all()
+    tiers.assert_same(reference, tb)
+    stats = tb.engine.jit.stats
+    assert stats.rounds > 0 and not stats.failures
+    # SDWA and MFMA are callbacks; the AccVGPR moves name registers past the ArchVGPRs the code is compiled for and
+    # park (sync): the interpreter runs them for the waves there
+    assert stats.callbacks == 3 * 2 and stats.sync_steps >= 3 * 3 and stats.native_instructions > 3 * 5
 
 
 def test_every_gfx9_entry_names_a_gfx942_or_gfx950_instruction():
@@ -459,3 +541,16 @@ def test_wave64_launch_state():
     assert np.array_equal(got[..., 0], np.repeat(np.arange(4)[:, None], 16, 1))
     assert np.array_equal(got[..., 1], np.tile(np.arange(16), (4, 1)))
     assert (got[..., 2] == 0).all() and (got[..., 3] == 0xFFFFFFFF).all()
+
+
+def test_a_load_into_lds_is_a_sync_instruction_for_the_jit():
+    """gfx9's global_load_lds_dword and MUBUF loads with the lds bit write LDS, which other waves read: the JIT parks
+    waves before them (region.is_sync) and the interpreter runs them for the waves there, never one wave's callback
+    in the middle of native code."""
+    for arch in (ARCH, "gfx950"):
+        inst = decode(assemble("global_load_lds_dword v[2:3], off", arch=arch), arch=arch)
+        assert region.is_sync(inst)
+    # MUBUF's lds bit: llvm-mc -mcpu=gfx942's encoding of `buffer_load_dword off, s[8:11], 0 lds`
+    assert region.is_sync(decode(bytes([0x00, 0x00, 0x51, 0xE0, 0x00, 0x00, 0x02, 0x80]), arch=ARCH))
+    assert not region.is_sync(decode(assemble("buffer_load_dword v1, off, s[8:11], 0", arch=ARCH), arch=ARCH))
+    assert not region.is_sync(decode(assemble("global_load_dword v4, v[2:3], off", arch=ARCH), arch=ARCH))

@@ -5,8 +5,8 @@ test_sem_vfloat_llvm runs here with its `run` swapped.
 The IR assumes nothing of the wave size (a 256-lane workgroup indexed by workitem.id.x and workgroup.id.x): LLVM
 builds gfx1201 as wave32 and gfx942 as wave64 (its only size), and test_the_code_is_the_architectures checks both.
 
-Per architecture, every case runs on the shader engine alone (a Testbed; gfx1201 in both tiers, interpreter and JIT,
-which must end in the same state: tests/support/tiers.py; the JIT declines gfx9) and through the whole stack --
+Per architecture, every case runs on the shader engine alone (a Testbed, in both tiers, interpreter and JIT, which must
+end in the same state: tests/support/tiers.py) and through the whole stack --
 mockgpu's amdkfd, the runtime's Device and Module -- over PM4 and over AQL.
 """
 
@@ -36,17 +36,16 @@ def code_object(name: str, arch: str) -> bytes:
 
 
 def on_engine(arch: str):
-    """vf.run's signature on Testbeds of `arch`: the interpreter's result, the JIT tier's (gfx1201) ending the same."""
+    """vf.run's signature on Testbeds of `arch`: the interpreter's result, the JIT tier's ending the same."""
     def run(_tb, name, inputs, k, out_dtype):
-        beds = tiers.pair(arch=arch) if arch not in ("gfx942", "gfx950") else (tiers.testbed("interpreter", arch=arch),)
+        beds = tiers.pair(arch=arch)
         results = []
         for tb in beds:
             kern = tb.load(code_object(name, arch))[name]
             out = tb.alloc(np.dtype(out_dtype).itemsize * k * vf.N)
             tb.launch(kern, [*(tb.upload(x) for x in inputs), out], (vf.N // GROUP,), (GROUP,))
             results.append(tb.download(out, out_dtype, k * vf.N).reshape(vf.N, k))
-        if len(beds) == 2:
-            tiers.assert_same(*beds)
+        tiers.assert_same(*beds)
         return results[0]
     return run
 
