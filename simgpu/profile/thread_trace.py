@@ -17,22 +17,16 @@ from __future__ import annotations
 from simgpu.hw import perfmon as pm
 from simgpu.hw import sqtt
 from simgpu.profile.placement import SIMD_PER_WGP
+from simgpu.profile.trace_buffer import TraceBuffer
 
 WAVE_SLOTS = 32  # the WAVESTART token's wave field: 5 bits
 
 
-class EngineTrace:
+class EngineTrace(TraceBuffer):
     """SQ_THREAD_TRACE_* state and the token stream of one SE."""
 
-    def __init__(self, gpu, se: int):
-        self.gpu, self.se = gpu, se
-        self.regs: dict[int, int] = {}
-        self.writer: sqtt.TraceWriter | None = None
-        self.flushed = 0  # bytes of the stream already in memory
-        self.full = False
-        self.dropped = 0
-        self.vmid = 0
-        self.slots: dict[tuple[int, int, int], set[int]] = {}  # (sa, wgp, simd) -> wave slots in use
+    WAVE_SLOTS = WAVE_SLOTS
+    WPTR_UNIT = pm.TT_WPTR_UNIT
 
     # ---- registers ------------------------------------------------------------------------------------
     def write(self, reg: int, value: int, vmid: int) -> None:
@@ -67,37 +61,10 @@ class EngineTrace:
         return pm.TT_BUF0_SIZE.size.get(self.regs.get(pm.SQ_THREAD_TRACE_BUF0_SIZE, 0)) * pm.TT_BUFFER_ALIGN
 
     # ---- start / stop -----------------------------------------------------------------------------------
-    @property
-    def on(self) -> bool:
-        return self.writer is not None
-
     def start(self, vmid: int) -> None:
         """Begin a trace at the buffer's start: LAYOUT_HEADER, then tokens on the virtual clock."""
-        self.vmid, self.flushed, self.full, self.dropped, self.slots = vmid, 0, False, 0, {}
-        self.writer = sqtt.TraceWriter()
+        self.begin(vmid, sqtt.TraceWriter())
         self.writer.emit("LAYOUT_HEADER", layout=sqtt.LAYOUT_RDNA3, simd=self.mask("simd_sel"))
-
-    def finish(self) -> None:
-        """Write out what is left and stop tracing (THREAD_TRACE_FINISH / STOP, MODE OFF)."""
-        if self.writer is not None:
-            self.flush()
-            self.writer = None
-
-    def flush(self) -> None:
-        """Pad the stream to 32 bytes and copy what memory does not hold yet into the buffer."""
-        w = self.writer
-        if w is None or self.full:
-            return
-        w.pad(pm.TT_WPTR_UNIT)
-        data = bytes(w.data[self.flushed:])
-        room = self.size() - self.flushed
-        if len(data) > room:
-            self.full = True
-            self.dropped += len(data) - max(room, 0)
-            data = data[:max(room, 0) // pm.TT_WPTR_UNIT * pm.TT_WPTR_UNIT]
-        if data:
-            self.gpu.mmu.write(self.vmid, self.base() + self.flushed, data)
-            self.flushed += len(data)
 
     # ---- what gets traced -------------------------------------------------------------------------------
     def mask(self, name: str) -> int:
@@ -146,25 +113,14 @@ class EngineTrace:
         elif self.writer is not None:
             self.dropped += 1
 
-    def emit(self, name: str, time: int | None = None, **fields: int) -> None:
-        if self.writer is not None and not self.full:
-            self.writer.emit(name, time, **fields)
-        elif self.writer is not None:
-            self.dropped += 1
-
     def wave_start(self, time: int, sa: int, wgp: int, simd: int) -> int:
         """A wave starts on (sa, wgp, simd): its wave slot (-1: no slot free, not traced)."""
-        used = self.slots.setdefault((sa, wgp, simd), set())
-        slot = next((s for s in range(WAVE_SLOTS) if s not in used), -1)
-        if slot < 0:
-            self.dropped += 1
-            return -1
-        used.add(slot)
-        if not self.excluded(pm.TokenExclude.WAVESTARTEND):
+        slot = self.take_slot((sa, wgp, simd))
+        if slot >= 0 and not self.excluded(pm.TokenExclude.WAVESTARTEND):
             self.emit("WAVESTART", time, wave=slot, simd=simd, wgp=wgp, sa=sa)
         return slot
 
     def wave_end(self, time: int, sa: int, wgp: int, simd: int, slot: int) -> None:
-        self.slots.get((sa, wgp, simd), set()).discard(slot)
+        self.free_slot((sa, wgp, simd), slot)
         if not self.excluded(pm.TokenExclude.WAVESTARTEND):
             self.emit("WAVEEND", time, wave=slot, simd=simd, wgp=wgp, sa=sa)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from simgpu.hw import regs
 from simgpu.hw import sqtt_gfx9 as tt
 from simgpu.hw.sqtt_gfx9 import Tok
+from simgpu.profile.trace_buffer import TraceBuffer
 from simgpu.shader.setup import user_sgprs
 
 WAVE_SLOTS = 16  # the wave fields: 4 bits
@@ -29,20 +30,12 @@ ISSUE_SLOTS = 10  # an ISSUE token's INST0..INST9: the 2-bit issue state of wave
 ISSUED = 2  # the state gfx950 traces pair one for one with INST tokens (the slot issued an instruction)
 
 
-class TraceGfx9:
+class TraceGfx9(TraceBuffer):
     """SQ_THREAD_TRACE_* state and the token stream of one gfx9 SE."""
 
     cdna = True
-
-    def __init__(self, gpu, se: int):
-        self.gpu, self.se = gpu, se
-        self.regs: dict[int, int] = {}
-        self.writer: tt.TraceWriter | None = None
-        self.flushed = 0
-        self.full = False
-        self.dropped = 0
-        self.vmid = 0
-        self.slots: dict[tuple[int, int, int], set[int]] = {}  # (sh, cu, simd) -> wave slots in use
+    WAVE_SLOTS = WAVE_SLOTS
+    WPTR_UNIT = tt.WPTR_UNIT
 
     # ---- registers ------------------------------------------------------------------------------------
     def write(self, reg: int, value: int, vmid: int) -> None:
@@ -76,35 +69,12 @@ class TraceGfx9:
         return tt.TT_SIZE.size.get(self.regs.get(tt.SQ_THREAD_TRACE_SIZE, 0)) * tt.BUFFER_ALIGN
 
     # ---- start / stop -----------------------------------------------------------------------------------
-    @property
-    def on(self) -> bool:
-        return self.writer is not None
-
     def start(self, vmid: int) -> None:
         """Begin a trace at the buffer's start: the anchor TIMESTAMP, then tokens on the virtual clock."""
-        self.vmid, self.flushed, self.full, self.dropped, self.slots = vmid, 0, False, 0, {}
-        self.writer = tt.TraceWriter(self.gpu.clock.cycles)
+        self.begin(vmid, tt.TraceWriter(self.gpu.clock.cycles))
 
-    def finish(self) -> None:
-        if self.writer is not None:
-            self.flush()
-            self.writer = None
-
-    def flush(self) -> None:
-        """Pad the stream to 32 bytes and copy what memory does not hold yet into the buffer."""
-        w = self.writer
-        if w is None or self.full:
-            return
-        w.pad(tt.WPTR_UNIT)
-        data = bytes(w.data[self.flushed:])
-        room = self.size() - self.flushed
-        if len(data) > room:
-            self.full = True
-            self.dropped += len(data) - max(room, 0)
-            data = _whole_tokens(data, max(room, 0) // tt.WPTR_UNIT * tt.WPTR_UNIT)
-        if data:
-            self.gpu.mmu.write(self.vmid, self.base() + self.flushed, data)
-            self.flushed += len(data)
+    def cut(self, data: bytes, limit: int) -> bytes:
+        return _whole_tokens(data, limit)
 
     # ---- what gets traced -------------------------------------------------------------------------------
     def enabled(self, tok: Tok) -> bool:
@@ -126,12 +96,6 @@ class TraceGfx9:
         """Whether a wave on (sh, cu, simd) writes INST tokens."""
         return cu == self.mask("cu_sel") and sh == self.mask("sh_sel") and bool(self._simds >> simd & 1)
 
-    def emit(self, tok: Tok, time: int, **fields: int) -> None:
-        if self.writer is not None and not self.full:
-            self.writer.emit(tok, time, **fields)
-        elif self.writer is not None:
-            self.dropped += 1
-
     def inst(self, time: int, slot: int, simd: int, inst_type: int) -> None:
         """The ISSUE and INST tokens of an instruction a traced wave issued."""
         if self.writer is None or self.full:
@@ -143,18 +107,13 @@ class TraceGfx9:
 
     def wave_start(self, time: int, sh: int, cu: int, simd: int, items: int = 0) -> int:
         """A wave of `items` work-items starts on (sh, cu, simd): its wave slot (-1: no slot free, not traced)."""
-        used = self.slots.setdefault((sh, cu, simd), set())
-        slot = next((s for s in range(WAVE_SLOTS) if s not in used), -1)
-        if slot < 0:
-            self.dropped += 1
-            return -1
-        used.add(slot)
-        if self.enabled(Tok.WAVE_START):
+        slot = self.take_slot((sh, cu, simd))
+        if slot >= 0 and self.enabled(Tok.WAVE_START):
             self.emit(Tok.WAVE_START, time, sh=sh, cu=cu, wave=slot, simd=simd, count=items)
         return slot
 
     def wave_end(self, time: int, sh: int, cu: int, simd: int, slot: int) -> None:
-        self.slots.get((sh, cu, simd), set()).discard(slot)
+        self.free_slot((sh, cu, simd), slot)
         if self.enabled(Tok.WAVE_END):
             self.emit(Tok.WAVE_END, time, sh=sh, cu=cu, wave=slot, simd=simd)
 
