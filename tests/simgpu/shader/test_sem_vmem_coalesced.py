@@ -6,6 +6,8 @@ range runs into a guard page or a read-only page the fault (and memory after it)
 what the per-lane path gives.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 
@@ -75,16 +77,26 @@ def buffers(tb: Testbed, layout: str, nbytes: int, src: np.ndarray) -> tuple[int
     return tb.upload(src), tb.upload(fill)
 
 
-def run(case, fast: bool):
-    seg, saddr, kind, offset, partial, layout, shift = case
-    real, taken = sem_vmem._coalesced_span, []
+@contextmanager
+def fast_path(name: str, fast: bool, off):
+    """sem_vmem's fast path `name` (off: what it returns when it does not apply) taken when it applies, if `fast`,
+    else never; yields the list of whether each call took it."""
+    real, taken = getattr(sem_vmem, name), []
 
     def spy(*a):
-        span = real(*a) if fast else None
-        taken.append(span is not None)
-        return span
-    sem_vmem._coalesced_span = spy
+        got = real(*a) if fast else off
+        taken.append(got is not off)
+        return got
+    setattr(sem_vmem, name, spy)
     try:
+        yield taken
+    finally:
+        setattr(sem_vmem, name, real)
+
+
+def run(case, fast: bool):
+    seg, saddr, kind, offset, partial, layout, shift = case
+    with fast_path("_coalesced_span", fast, None) as taken:
         tb = Testbed(vram_size=1 << 28)
         nbytes = GROUPS * 256 * SIZES[kind]
         src = np.random.default_rng(1).integers(0, 256, nbytes + 2 * PAGE, dtype=np.uint8)
@@ -96,8 +108,6 @@ def run(case, fast: bool):
         except HardwareFault as e:
             fault = (e.kind, e.address, e.access, e.vmid, e.wave, e.pc)
         out = np.frombuffer(tb.read(vdst, nbytes + 2 * PAGE), np.uint8)
-    finally:
-        sem_vmem._coalesced_span = real
     return fault, out, src, any(taken)
 
 
@@ -154,14 +164,7 @@ def gather_kernel(kind: str, pattern: str) -> str:
 
 
 def run_gather(kind: str, pattern: str, src_pages: int | None, fast: bool):
-    real, taken = sem_vmem._gathered_load, []
-
-    def spy(*a):
-        done = real(*a) if fast else False
-        taken.append(done)
-        return done
-    sem_vmem._gathered_load = spy
-    try:
+    with fast_path("_gathered_load", fast, False) as taken:
         tb = Testbed(vram_size=1 << 28)
         n = GROUPS * 256
         src = np.random.default_rng(2).integers(0, 2**32, n * SIZES[kind] // 4 * 5, dtype=np.uint32)
@@ -173,8 +176,6 @@ def run_gather(kind: str, pattern: str, src_pages: int | None, fast: bool):
         except HardwareFault as e:
             fault = (e.kind, e.address, e.access, e.wave, e.pc)
         out = np.frombuffer(tb.read(vdst, n * SIZES[kind]), np.uint32)
-    finally:
-        sem_vmem._gathered_load = real
     return fault, out, src, any(taken)
 
 
@@ -226,14 +227,7 @@ def scatter_kernel(kind: str, pattern: str) -> str:
 
 
 def run_scatter(kind: str, pattern: str, dst_pages: int | None, fast: bool):
-    real, taken = sem_vmem._scattered_store, []
-
-    def spy(*a):
-        done = real(*a) if fast else False
-        taken.append(done)
-        return done
-    sem_vmem._scattered_store = spy
-    try:
+    with fast_path("_scattered_store", fast, False) as taken:
         tb = Testbed(vram_size=1 << 28)
         n, dw = GROUPS * 256, SIZES[kind] // 4
         src = np.random.default_rng(3).integers(0, 2**32, n * dw, dtype=np.uint32)
@@ -246,8 +240,6 @@ def run_scatter(kind: str, pattern: str, dst_pages: int | None, fast: bool):
         except HardwareFault as e:
             fault = (e.kind, e.address, e.access, e.wave, e.pc)
         out = np.frombuffer(tb.read(vdst, words * 4), np.uint32)
-    finally:
-        sem_vmem._scattered_store = real
     return fault, out, src, any(taken)
 
 
