@@ -189,3 +189,25 @@ def asm_kernel(vm: VM, body: str, args: int = 1, name: str = "k") -> LoadedKerne
                       for i in range(args)]}
     kd = make_descriptor(64, kernarg_size=8 * args)
     return vm.load(write_code_object([(name, assemble(body), kd, meta)]))[name]
+
+
+class Recorder:
+    """An engine observer that records the PCs wave 0 of workgroup 0 executes (what the simulator did), but for the
+    instructions `unseen` names (a trace writes no token for them)."""
+
+    def __init__(self, unseen: tuple[str, ...] = ()):
+        self.pcs: list[int] = []
+        self.unseen = unseen
+
+    def batch_start(self, ex):
+        self.first = ex.groups_before == 0
+
+    def batch_end(self, ex):
+        pass
+
+    def before(self, ex, w, pc, inst):
+        return inst
+
+    def after(self, ex, w, pc, inst, kind, time):
+        if self.first and 0 in w.tolist() and inst.mnemonic not in self.unseen:
+            self.pcs.append(pc)

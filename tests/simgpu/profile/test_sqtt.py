@@ -11,7 +11,7 @@ from compiler.samples.workloads import MATMUL
 from simgpu.gpu import GPU
 from simgpu.hw import perfmon_pm4 as pp
 from simgpu.hw import sqtt
-from tests.support.gpu_harness import VM, Ring, aql_launch
+from tests.support.gpu_harness import VM, Recorder, Ring, aql_launch
 
 KERNELS = {k.name: k for k in [*corpus(), MATMUL]}
 BUFFER = 1 << 20
@@ -23,26 +23,6 @@ def tinygrad_sqtt():
     except ImportError as e:  # the [test] extra installs it; say why when it is missing
         pytest.skip(f"tinygrad is not installed ({e}); pip install -e '.[test]'")
     return tg
-
-
-class Recorder:
-    """An engine observer that records the PCs wave 0 of workgroup 0 executes (what the simulator did)."""
-
-    def __init__(self):
-        self.pcs: list[int] = []
-
-    def batch_start(self, ex):
-        self.first = ex.groups_before == 0
-
-    def batch_end(self, ex):
-        pass
-
-    def before(self, ex, w, pc, inst):
-        return inst
-
-    def after(self, ex, w, pc, inst, kind, time):
-        if self.first and 0 in w.tolist() and inst.mnemonic != "s_delay_alu":
-            self.pcs.append(pc)
 
 
 def traced_run(name: str):
@@ -63,7 +43,7 @@ def traced_run(name: str):
     assert pm4.q.error is None and aql.q.error is None
     data = [vm.read(b, pp.trace_bytes(w, b)) for b, w in zip(bufs, vm.u32(wptrs, pp.SE_COUNT), strict=True)]
     # The same launch again, recording what wave 0 executes (an observer attached by hand).
-    rec = Recorder()
+    rec = Recorder(unseen=("s_delay_alu",))
     gpu.engine.observer = rec
     aql.submit(aql_launch(vm, loaded, vas, k.grid, k.block))
     gpu.engine.observer = None

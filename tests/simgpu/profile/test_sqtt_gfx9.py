@@ -20,7 +20,7 @@ from simgpu.hw.sqtt_gfx9 import InstType, Tok
 from simgpu.isa.codec import decode
 from simgpu.profile.classify_gfx9 import inst_type
 from tests import DATA
-from tests.support.gpu_harness import VM, Ring, aql_launch, pm4_launch
+from tests.support.gpu_harness import VM, Recorder, Ring, aql_launch, pm4_launch
 
 CORPUS = DATA / "opencl" / "corpus_gfx942.so"
 MFMA = DATA / "opencl" / "mfma_gfx942.so"
@@ -48,26 +48,6 @@ def tinygrad_sqtt():
 def tinygrad_blob(data: bytes, se: int) -> bytes:
     """What tinygrad's ops_amd hands its decoder for a gfx9 SE: its 8-byte header, then the buffer's bytes."""
     return struct.pack("<Q", 0x11 | (4 << 13) | (0xF << 16) | (se << 24)) + data
-
-
-class Recorder:
-    """An engine observer recording the PCs wave 0 of workgroup 0 executes (what the simulator did)."""
-
-    def __init__(self):
-        self.pcs: list[int] = []
-
-    def batch_start(self, ex):
-        self.first = ex.groups_before == 0
-
-    def batch_end(self, ex):
-        pass
-
-    def before(self, ex, w, pc, inst):
-        return inst
-
-    def after(self, ex, w, pc, inst, kind, time):
-        if self.first and 0 in w.tolist():
-            self.pcs.append(pc)
 
 
 def traced_run(name: str, queue: str = "pm4", code: bytes | None = None, case=None, arch: str = "gfx942"):
