@@ -94,6 +94,15 @@ def fast_path(name: str, fast: bool, off):
         setattr(sem_vmem, name, real)
 
 
+def launch_fault(tb: Testbed, text: str, args: list[int]) -> tuple | None:
+    """Launch kernel `text` over GROUPS groups of 256: None, or the fault's (kind, address, access, wave, pc)."""
+    try:
+        tb.launch(tb.load_asm(text, args=4), args, (GROUPS,), (256,))
+    except HardwareFault as e:
+        return e.kind, e.address, e.access, e.wave, e.pc
+    return None
+
+
 def run(case, fast: bool):
     seg, saddr, kind, offset, partial, layout, shift = case
     with fast_path("_coalesced_span", fast, None) as taken:
@@ -170,11 +179,7 @@ def run_gather(kind: str, pattern: str, src_pages: int | None, fast: bool):
         src = np.random.default_rng(2).integers(0, 2**32, n * SIZES[kind] // 4 * 5, dtype=np.uint32)
         vsrc = tb.upload(src if src_pages is None else src[:src_pages * PAGE // 4])
         vdst = tb.alloc(n * SIZES[kind])
-        fault = None
-        try:
-            tb.launch(tb.load_asm(gather_kernel(kind, pattern), args=4), [vsrc, vdst, 0, 0], (GROUPS,), (256,))
-        except HardwareFault as e:
-            fault = (e.kind, e.address, e.access, e.wave, e.pc)
+        fault = launch_fault(tb, gather_kernel(kind, pattern), [vsrc, vdst, 0, 0])
         out = np.frombuffer(tb.read(vdst, n * SIZES[kind]), np.uint32)
     return fault, out, src, any(taken)
 
@@ -233,12 +238,7 @@ def run_scatter(kind: str, pattern: str, dst_pages: int | None, fast: bool):
         src = np.random.default_rng(3).integers(0, 2**32, n * dw, dtype=np.uint32)
         words = n * dw * 5 if dst_pages is None else dst_pages * PAGE // 4
         vdst = tb.upload(np.full(words, 0xEEEEEEEE, np.uint32))
-        fault = None
-        try:
-            tb.launch(tb.load_asm(scatter_kernel(kind, pattern), args=4), [tb.upload(src), vdst, 0, 0],
-                      (GROUPS,), (256,))
-        except HardwareFault as e:
-            fault = (e.kind, e.address, e.access, e.wave, e.pc)
+        fault = launch_fault(tb, scatter_kernel(kind, pattern), [tb.upload(src), vdst, 0, 0])
         out = np.frombuffer(tb.read(vdst, words * 4), np.uint32)
     return fault, out, src, any(taken)
 
