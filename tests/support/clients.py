@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,14 @@ def json_checks(r: subprocess.CompletedProcess, last: str) -> dict:
             checks[d.pop("check")] = d
     assert r.returncode == 0 and last in checks, f"exit {r.returncode}\n{r.stdout}\n{r.stderr[-4000:]}"
     return checks
+
+
+def assert_am_page_fault(checks: dict) -> None:
+    """The "fault" check of an AM client script (a store 1 TiB past a buffer): tinygrad's IH handler printed (on
+    stdout) the fault status register it read, an unmapped page written, and the faulting page."""
+    f = checks["fault"]
+    assert f["error"], "the out-of-bounds store did not fault"
+    m = re.search(r"GCVM_L2_PROTECTION_FAULT_STATUS: (\{.*?\}) (0x[0-9a-f]+)", checks["stdout"])
+    assert m, checks["stdout"][-2000:]
+    assert "'mapping_error': 1" in m.group(1) and "'rw': 1" in m.group(1)  # an unmapped page, written
+    assert int(m.group(2), 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the store, 1 TiB past the buffer

@@ -12,14 +12,13 @@ mockgpu.remote_pci). Its code is unmodified; its firmware hash table is told the
 (wiring/am_client.py). Skipped without tinygrad, libLLVM 19 or a C compiler."""
 
 import os
-import re
 import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, simgpu_run, tinygrad_client
+from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_client
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
@@ -85,13 +84,7 @@ def test_tinyjit_replays_as_an_hcq_graph(checks):
 
 
 def test_a_page_fault_reaches_tinygrad_through_the_ih_ring_with_its_address(checks):
-    f = checks["fault"]
-    assert f["error"], "the out-of-bounds store did not fault"
-    # tinygrad's IH handler prints (on stdout) the fault status register it read and the faulting address
-    m = re.search(r"GCVM_L2_PROTECTION_FAULT_STATUS: (\{.*?\}) (0x[0-9a-f]+)", checks["stdout"])
-    assert m, checks["stdout"][-2000:]
-    assert "'mapping_error': 1" in m.group(1) and "'rw': 1" in m.group(1)  # an unmapped page, written
-    assert int(m.group(2), 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the store, 1 TiB past the buffer
+    assert_am_page_fault(checks)
 
 
 def test_the_synthetic_firmware_stays_out_of_the_users_tinygrad_cache(checks, run_dir):

@@ -9,14 +9,13 @@ result checked against numpy; then a store 1 TiB past a buffer faults and tinygr
 ring and the GCVM fault registers. Both transports (local PCI functions; `--remote-pci`, tinygrad's remote-PCI
 transport). Skipped without tinygrad, llvmlite or the preload shim."""
 
-import re
 import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, simgpu_run
+from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
@@ -86,9 +85,4 @@ def test_a_kernel_with_152_kib_of_lds_runs_as_the_discovery_tables_gc_info_allow
 
 
 def test_a_page_fault_reaches_tinygrad_through_the_ih_ring_with_its_address(checks):
-    f = checks["fault"]
-    assert f["error"], "the out-of-bounds store did not fault"
-    m = re.search(r"GCVM_L2_PROTECTION_FAULT_STATUS: (\{.*?\}) (0x[0-9a-f]+)", checks["stdout"])
-    assert m, checks["stdout"][-2000:]
-    assert "'mapping_error': 1" in m.group(1) and "'rw': 1" in m.group(1)  # an unmapped page, written
-    assert int(m.group(2), 16) == (f["base"] + (1 << 40)) & ~0xFFF  # the page of the store, 1 TiB past the buffer
+    assert_am_page_fault(checks)
