@@ -15,7 +15,7 @@ import numpy as np
 
 from simgpu.fault import HardwareFault
 from simgpu.mem import atomics
-from simgpu.mem.lanes import last_wins
+from simgpu.mem.lanes import all_distinct, last_wins
 from simgpu.mem.physical import PhysicalMemory
 from simgpu.mem.resolve import LaneResolver, Resolved
 from simgpu.mem.windows import LinearWindows
@@ -53,19 +53,14 @@ def _as_values(values, size: int, lane_shape: tuple[int, ...]) -> np.ndarray:
 def _apart(addrs: np.ndarray, size: int) -> bool:
     """True if no two lanes' `size`-byte stores share a byte: the addresses are multiples of `size` (a power of
     two) and distinct, counted over their span when it is at most a few times the lanes (a tiled matrix
-    product's stores: rows of 16 lanes, the batch's workgroups side by side, not ascending as a whole; or a
-    column block of a row-major matrix, lanes a row apart: counting 128 Ki slots costs less than sorting 4 Ki
-    lanes), else by sorting them; False when two lanes collide or the addresses are not aligned (then the
+    product's stores: rows of 16 lanes, the batch's workgroups side by side, not ascending as a whole), else by
+    sorting them (lanes.all_distinct); False when two lanes collide or the addresses are not aligned (then the
     general path, which orders colliding lanes, runs)."""
     if size & (size - 1) or (addrs & _U64(size - 1)).any():
         return False
     lo = addrs.min()
     slots = ((addrs - lo) >> _U64(size.bit_length() - 1)).astype(np.intp)
-    span = int(slots.max()) + 1
-    if span <= max(8 * addrs.size, 1 << 17):
-        return int(np.bincount(slots, minlength=span).max()) <= 1
-    slots.sort()
-    return bool((slots[1:] != slots[:-1]).all())
+    return all_distinct(slots, int(slots.max()) + 1)
 
 
 def _active(mask, n: int) -> np.ndarray | None:

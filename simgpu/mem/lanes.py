@@ -1,4 +1,4 @@
-"""numpy helpers for per-lane memory access: unique keys with inverse, last-writer-wins selection."""
+"""numpy helpers for per-lane memory access: unique keys with inverse, distinct slots, last-writer-wins selection."""
 
 from __future__ import annotations
 
@@ -22,6 +22,16 @@ def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     present[rel] = True
     rank = np.cumsum(present, dtype=np.intp) - 1
     return (np.flatnonzero(present) + int(lo)).astype(keys.dtype), rank[rel]
+
+
+def all_distinct(slots: np.ndarray, span: int) -> bool:
+    """Whether no two of `slots` (non-negative intp, each below `span`) are equal: counted when the span is at most
+    a few times the slots or 128 Ki (a column block of a row-major matrix, lanes a row apart: counting 128 Ki slots
+    costs less than sorting 4 Ki), else sorted."""
+    if span <= max(8 * slots.size, 1 << 17):
+        return int(np.bincount(slots, minlength=span).max()) <= 1
+    ordered = np.sort(slots)
+    return bool((ordered[1:] != ordered[:-1]).all())
 
 
 def stable_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

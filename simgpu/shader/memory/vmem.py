@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from simgpu.mem.lanes import all_distinct
 from simgpu.shader.lds.ds_mem import lds_read, lds_write
 from simgpu.shader.operand import PRIVATE_BASE_HI, SHARED_BASE_HI
 from simgpu.shader.semantics import register
@@ -330,10 +331,7 @@ def _distinct(index: np.ndarray, dwords: int, slots: int) -> bool:
     flat = index.reshape(-1)
     if dwords > 1:
         flat = (flat[:, None] + np.arange(dwords)).reshape(-1)
-    if slots <= max(8 * flat.size, 1 << 17):  # counting beats sorting up to here (lane_access._apart)
-        return int(np.bincount(flat, minlength=slots).max()) <= 1
-    flat = np.sort(flat)
-    return bool((flat[1:] != flat[:-1]).all())
+    return all_distinct(flat, slots)
 
 
 def _scattered_store(ex, w, inst, size: int) -> bool:
