@@ -76,6 +76,13 @@ def translates(*names: str, family: str | None = None):
     return deco
 
 
+def from_definition(spec, fn: Callable) -> Callable:
+    """`fn`, marked as the translator generated from `spec`'s definition (the expression form): a test checks that
+    every defined opcode's translator is one of these, so no hand-written IR text shadows a definition."""
+    fn.spec = spec
+    return fn
+
+
 def translator(inst) -> tuple[Callable, object] | None:
     """The translator of a decoded instruction and the instruction it is given, or None. The lookup follows the
     interpreter's (semantics.lookup): a family's own translator for a mnemonic with its own meaning there, the

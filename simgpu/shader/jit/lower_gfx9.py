@@ -26,7 +26,7 @@ scratch and MUBUF accesses, atomics, the acc forms of memory instructions.
 
 from __future__ import annotations
 
-from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
+from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, from_definition, translates
 from simgpu.shader.jit.lower_mem import s_load
 from simgpu.shader.jit.lower_salu import _nop
 from simgpu.shader.jit.lower_valu import valu
@@ -100,4 +100,4 @@ def register_all() -> None:
     translate.load_translators)."""
     for name, spec in OWN_SPECS.items():
         if spec.definition is not None:
-            translates(name, family=G)(lambda lw, inst, s=spec: valu(lw, inst, s))
+            translates(name, family=G)(from_definition(spec, lambda lw, inst, s=spec: valu(lw, inst, s)))

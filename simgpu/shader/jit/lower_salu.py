@@ -9,7 +9,7 @@ and its results written like scalar.alu.write_sgpr.
 
 from __future__ import annotations
 
-from simgpu.shader.jit.lower import Lowering, translates
+from simgpu.shader.jit.lower import Lowering, from_definition, translates
 from simgpu.shader.jit.lower_sem import emit_tree, signed_spelling
 from simgpu.shader.jit.lower_valu import Op
 from simgpu.shader.scalar.alu import SIGNED64
@@ -52,7 +52,7 @@ def _defined(spec: SOp):
                 lw.set_sgpr64(code, v)
             else:
                 lw.set_sgpr(code, v)
-    return fn
+    return from_definition(spec, fn)
 
 
 def register_all() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, translates
+from simgpu.shader.jit.lower import TRANSLATORS, Lowering, Unsupported, from_definition, translates
 from simgpu.shader.jit.lower_sem import emit_definition
 from simgpu.shader.jit.lower_sem import signed_spelling as _signed
 from simgpu.shader.semantics import implemented
@@ -268,7 +268,7 @@ def register_all() -> None:
     for name, spec in SPECS.items():
         if spec.definition is not None and name not in TRANSLATORS:  # a family may have its own translator first
             # (a family's own spec, gfx12's v_min_num_f32, is that family's translator: lower.translator)
-            translates(name, family=spec.family)(lambda lw, inst, s=spec: valu(lw, inst, s))
+            translates(name, family=spec.family)(from_definition(spec, lambda lw, inst, s=spec: valu(lw, inst, s)))
     for name, (spec, family) in PACKED.items():
         if spec.definition is not None:
-            translates(name, family=family)(lambda lw, inst, s=spec: packed(lw, inst, s))
+            translates(name, family=family)(from_definition(spec, lambda lw, inst, s=spec: packed(lw, inst, s)))

@@ -4,7 +4,8 @@ result of a kernel in the interpreter and in the JIT alike (the JIT compiling th
 counters); the oracle is numpy's arithmetic on the lane ids, not our code. Then the generated kernels of a few
 definitions against numpy and the ISA's own formulas, and every defined float opcode the JIT translates in both
 tiers on float specials under several MODEs (the interpreter, checked against exact rationals and numpy by
-test_sem_vfloat.py & co., is the reference)."""
+test_sem_vfloat.py & co., is the reference). And no hand-written translator shadows a definition: the JIT's
+translator of each of the ~670 defined opcodes is the one generated from it (issue 30)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from simgpu.isa import assemble, decode
 from simgpu.isa.arch import get_arch
 from simgpu.isa.inst import families
 from simgpu.shader.jit import jit_tier, lower, region, translate
+from simgpu.shader.scalar.define import SPECS as SALU_SPECS
 from simgpu.shader.sem.expr import Definition, cast, is_float, select
 from simgpu.shader.sem.numpy_gen import numpy_kernel
 from simgpu.shader.semantics import base_name, implemented
 from simgpu.shader.state import HW_MODE
+from simgpu.shader.vector.gfx9 import OWN_SPECS as GFX9_SPECS
 from simgpu.shader.vector.valu import SPECS, TYPES, override
+from simgpu.shader.vector.vop3p import PACKED
 from simgpu.testbed import Testbed
 from tests.simgpu.shader.test_jit_tier import LOOP as JIT_TIER_LOOP
 from tests.support import tiers
@@ -125,6 +129,36 @@ def test_an_override_of_v_add_f32_changes_both_tiers():
         assert native > N, "the JIT ran the loop natively"
         assert np.array_equal(interp, want[expect])
         assert np.array_equal(jit, want[expect])
+
+
+def _defined_specs():
+    """(mnemonic, family or None, spec) of every opcode defined in the expression form: the VALU (vector.valu), its
+    packed forms (vector.vop3p), gfx9's own VALU (vector.gfx9) and the SALU (scalar.define)."""
+    implemented()  # every semantics module loaded: the tables complete
+    for name, spec in SPECS.items():
+        yield name, spec.family, spec
+    for name, (spec, family) in PACKED.items():
+        yield name, family, spec
+    for name, spec in GFX9_SPECS.items():
+        yield name, "gfx9", spec
+    for name, spec in SALU_SPECS.items():
+        yield name, spec.family, spec
+
+
+def test_every_defined_opcode_is_translated_from_its_definition():
+    """No hand-written IR shadows a definition: the JIT's translator of every defined opcode is the one generated
+    from that opcode's definition (lower.from_definition), so a change to the definition reaches both tiers."""
+    translate.load_translators()
+    checked = 0
+    for name, family, spec in _defined_specs():
+        if spec.definition is None:
+            continue
+        table = lower.TRANSLATORS if family is None else lower.FAMILY_TRANSLATORS.get(family, {})
+        fn = table.get(name)
+        assert fn is not None, f"{name} ({family or 'shared'}) is defined but has no translator"
+        assert getattr(fn, "spec", None) is spec, f"{name}: its translator is not generated from its definition"
+        checked += 1
+    assert checked > 600  # (the VALU's, packed, gfx9's and the SALU's definitions: 672 today)
 
 
 F32_SPECIALS = [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FA00000, 1, 0x807FFFFF,
