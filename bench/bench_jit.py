@@ -1,7 +1,7 @@
 """The JIT tier against the interpreter and against the CPU, on kernels from real compilers.
 
     python -m bench.bench_jit [--arch gfx1100] [--profiles host,avx2] [--repeats 5] [--no-warm]
-                              [--no-first-launch] [--no-compile-times]
+                              [--no-first-launch] [--no-compile-times] [--busy N]
 
 `--arch gfx1201` runs every row on a simulated gfx1201 with the corpus clang-19 compiled for it
 (tests/data/opencl/corpus_gfx1201.so; the compile-time rows then leave out the llvmlite corpus, which is gfx1100's).
@@ -23,6 +23,9 @@ without AVX2 and FMA.
   Wall time, the launching thread's CPU time and the process's, best of --repeats, the two interleaved.
 - Compile time per kernel over the corpora (llvmlite corpus and OpenCL corpus): cold (empty disk
   cache) and from the disk cache (a fresh process's memory cache).
+
+`--busy N` runs N processes that only spin beside the whole run (issue 29's "load 2 on 2 cores: two other busy
+processes"): run it once without and once with `--busy 2` to compare a quiet host with a loaded one.
 
 Times are the best of several warm launches, in this process's CPU time (time.process_time: other
 processes' work on a shared machine is not counted; the first-launch rows add wall time and the launching
@@ -355,6 +358,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--no-warm", action="store_true")
     ap.add_argument("--no-first-launch", action="store_true")
     ap.add_argument("--no-compile-times", action="store_true")
+    ap.add_argument("--busy", type=int, default=0, metavar="N", help="N spinning processes beside the run")
     args = ap.parse_args(argv)
     global ARCH
     ARCH = args.arch
@@ -366,12 +370,20 @@ def main(argv: list[str]) -> None:
     if skipped:
         print(f"(profiles {', '.join(skipped)} skipped: this CPU cannot run their code)")
     profiles = [p for p in profiles if p not in skipped]
-    if not args.no_warm:
-        warm_rows(profiles)
-    if not args.no_first_launch:
-        first_launch_rows(profiles, args.repeats)
-    if not args.no_compile_times:
-        compile_time_rows(profiles)
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        print(f"{args.busy} busy processes beside this run; load average {os.getloadavg()[0]:.1f} at the start")
+        if not args.no_warm:
+            warm_rows(profiles)
+        if not args.no_first_launch:
+            first_launch_rows(profiles, args.repeats)
+        if not args.no_compile_times:
+            compile_time_rows(profiles)
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    finally:
+        for sp in spinners:
+            sp.kill()
+            sp.wait()
 
 
 if __name__ == "__main__":
