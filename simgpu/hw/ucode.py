@@ -473,9 +473,3 @@ def _synthetic_sdma_v2(size: int) -> bytes:
     o = payload_offsets([ctx, ctl])
     return _assemble("sdma_6_0_0.bin", SdmaHeaderV2(bytes(CommonHeader.SIZE), 0, len(ctx), 0, 0, o[1], len(ctl), 0,
                                                     0).pack(), [ctx, ctl], 0)
-
-
-def sos_component_sizes(data: bytes) -> dict[str, int]:
-    """Component name -> size of a PSP sOS container (for messages)."""
-    return {p.name: len(p.data) for p in check("psp_13_0_0_sos.bin", data)}
-

@@ -7,7 +7,6 @@ float operand the literal is the high half, so only values whose low 32 bits are
 
 from __future__ import annotations
 
-import math
 import struct
 
 from compiler.backend.mir import Imm, Phys, Sub
@@ -115,7 +114,3 @@ def nan_bits(kind: str) -> int:
     """The canonical quiet NaN of a float kind."""
     return {"f32": 0x7FC00000, "f16": 0x7E00, "f64": 0x7FF8000000000000}[kind]
 
-
-def is_finite_const(x) -> bool:
-    """Whether a Python constant is a finite number (NaN and inf are not)."""
-    return not isinstance(x, float) or math.isfinite(x)

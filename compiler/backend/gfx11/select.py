@@ -137,10 +137,6 @@ class GfxSelector(Selector):
         """A fresh VGPR (tuple)."""
         return self.regs.new("v", n)
 
-    def is_scalar(self, u: UOp) -> bool:
-        """Whether u's value lives in SGPRs (constants count as scalar)."""
-        return u.op is Ops.CONST or u in self.scalar
-
     def dst(self, u: UOp, rc: str | None = None) -> Sub:
         """A fresh register for u's value (class: SGPR for scalar values and bools) and record it."""
         if rc is None:
@@ -458,11 +454,6 @@ def _barrier(s: GfxSelector, u: UOp) -> None:
     if prod(s.k.geometry.block) <= WAVE_LANES:
         return
     s.emit(MInst("s_barrier", flags=frozenset({"barrier"})))
-
-
-def vmask_select(s: GfxSelector, d: Sub, f, t, mask) -> None:
-    """d <- mask ? t : f per lane, 32 bits (v_cndmask_b32)."""
-    s.vop("v_cndmask_b32_e64", d, f, t, mask, fixed_scalar=(2,))
 
 
 def null() -> Phys:

@@ -151,12 +151,6 @@ _define("v_ashr_pk_u8_i32", "u16", ("i32", "i32", "u32"), _ashr_pk(0, 255))
 
 # ---------------------------------------------------------------------------------------------- bf16 dot products
 
-def _add32(x, y, dm):
-    """f32(x + y) for f32 or f64-exact inputs, MODE's f32 denormal mode on the result."""
-    with np.errstate(all="ignore"):
-        return fx.flush_out(fma64(x, np.ones_like(x, F64), y).astype(F32), dm)
-
-
 def _dot2c(ctx: OpCtx, a, b, d):
     dm = fx.denorm_mode(ctx.mode, "f32")
     lo = [bf16_to_f32(x & U32(0xFFFF)) for x in (a, b)]
