@@ -192,6 +192,88 @@ static int64_t copy_self(int write, uintptr_t addr, void *local, size_t n) {
     return got == (ssize_t)n ? 0 : -EFAULT;
 }
 
+/* A whole small file read with raw system calls (not this library's open); its length, or -1. */
+static ssize_t read_small(const char *path, char *out, size_t size) {
+    int f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (f < 0) return -1;
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < size && (r = read(f, out + got, size - 1 - got)) > 0) got += (size_t)r;
+    close(f);
+    out[got] = 0;
+    return (ssize_t)got;
+}
+
+/* Whether a page of [addr, addr + n) that mincore(2) reports not resident reads as zero: the range lies, without a
+ * gap, in anonymous memory -- private (no file: inode 0) or shared (shmem: "/dev/zero (deleted)") -- and the
+ * system has no swap. Then such a page was never written (an anonymous page lives in the page tables or, shared,
+ * in shmem's page cache, both of which mincore reports); with swap it could be swapped out, and a file mapping's
+ * page can be on disk. 0 when unsure (then every page is copied). */
+static int holes_read_zero(uintptr_t addr, size_t n) {
+    enum { SIZE = 1 << 16 };
+    char *text = malloc(SIZE);
+    if (text == NULL) return 0;
+    ssize_t len = read_small("/proc/swaps", text, SIZE);
+    int f = -1;
+    if (len < 0 || strchr(text, '\n') == NULL || strchr(text, '\n')[1] != 0 || /* only the header line */
+        (f = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0) {
+        free(text);
+        return 0;
+    }
+    uintptr_t next = addr, end = addr + n;
+    size_t have = 0;
+    ssize_t r;
+    int ok = 0, done = 0;
+    while (!done && (r = read(f, text + have, SIZE - 1 - have)) > 0) {
+        have += (size_t)r;
+        text[have] = 0;
+        char *line = text, *nl;
+        while (!done && (nl = strchr(line, '\n')) != NULL) {
+            *nl = 0;
+            unsigned long lo, hi, inode;
+            char perms[8] = "";
+            int path = 0;
+            if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &inode, &path) >= 4 && hi > next) {
+                const char *name = path ? line + path : "";
+                int anon = (inode == 0 && (name[0] == 0 || strcmp(name, "[heap]") == 0)) ||
+                           strcmp(name, "/dev/zero (deleted)") == 0;
+                /* a gap, memory whose holes need not be zero, or memory the full copy would find unreadable */
+                if (lo > next || !anon || perms[0] != 'r') done = 1;
+                else if ((next = hi) >= end) ok = done = 1;
+            }
+            line = nl + 1;
+        }
+        have = strlen(line); /* (a partial line: kept for the next read) */
+        memmove(text, line, have);
+        if (have == SIZE - 1) break;
+    }
+    close(f);
+    free(text);
+    return ok;
+}
+
+/* Copy [addr, addr + n) of this process into `to`, skipping the pages that read as zero and are not resident
+ * (holes_read_zero): `to` is a fresh memfd's mapping, zero already, and a page faulted in only to copy its zeros
+ * costs a page allocation on each side (tinygrad's allocator shares 32 untouched 2 MiB staging buffers a GPU). */
+static int64_t copy_resident(uintptr_t addr, char *to, size_t n) {
+    size_t pages = n / 4096;
+    unsigned char *vec = n % 4096 == 0 && addr % 4096 == 0 && holes_read_zero(addr, n) ? malloc(pages) : NULL;
+    if (vec == NULL || mincore((void *)addr, n, vec) != 0) {
+        free(vec);
+        return copy_self(0, addr, to, n);
+    }
+    int64_t r = 0;
+    for (size_t i = 0; i < pages && r == 0;) {
+        if (!(vec[i] & 1)) { i++; continue; }
+        size_t j = i;
+        while (j < pages && (vec[j] & 1)) j++;
+        r = copy_self(0, addr + i * 4096, to + i * 4096, (j - i) * 4096);
+        i = j;
+    }
+    free(vec);
+    return r;
+}
+
 /* USERPTR: the pages [addr, addr + n) move into a memfd mapped at the same address (contents kept). */
 static int64_t share(uintptr_t addr, size_t n, int *fd) {
     REAL(void *, mmap, void *, size_t, int, int, int, off_t);
@@ -200,7 +282,7 @@ static int64_t share(uintptr_t addr, size_t n, int *fd) {
     if (*fd < 0 || ftruncate(*fd, (off_t)n) < 0) return -ENOMEM;
     void *tmp = real_mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
     if (tmp == MAP_FAILED) return -ENOMEM;
-    int64_t r = copy_self(0, addr, tmp, n);
+    int64_t r = copy_resident(addr, tmp, n);
     if (r == 0 && real_mmap((void *)addr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, *fd, 0) == MAP_FAILED)
         r = -EFAULT;
     real_munmap(tmp, n);

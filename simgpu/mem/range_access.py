@@ -47,6 +47,12 @@ class RangeAccess:
 
     def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
         """Translate one address (through the UTCL2); raises HardwareFault like a lane access would."""
+        va &= (1 << 64) - 1
+        if self._page_view(vmid, va, access) is not None:
+            # Cached, granting `access`, backed and not a PRT hole: what resolve would find, without numpy (every
+            # SDMA copy and fill classifies its two ends' links here, two translations per packet).
+            v = self._tlb[vmid][va >> gmc.PAGE_SHIFT]
+            return Translation(((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1)), bool(v & SYS), False)
         res = self.resolver.resolve(vmid, np.array([va & ((1 << 64) - 1)], dtype=_U64), 1, access)
         v = int(res.vals[res.first[0]])
         pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))
