@@ -32,6 +32,17 @@ def write_sysfs(root: Path, files: dict[str, str]) -> None:
         target.write_text(text)
 
 
+def run_dir_parent() -> str | None:
+    """Where the run's private directory goes: a memory file system when there is one we may write (the user's
+    runtime directory, else /dev/shm), else the temporary directory. The directory holds the server's socket and
+    the sysfs it serves -- 350 files in 120 directories for two GPUs -- and on the 2-core VM's ext4 /tmp their
+    creation and removal took 0.1-0.3 s and 0.36-0.53 s of journal writes per run, against 0.03 s on tmpfs."""
+    for d in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
+        if d and os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
+            return d
+    return None
+
+
 def record_path(base: str, n: int) -> str:
     """Where the n-th process of a run records: `base` for the first, base.N.trace after."""
     if n == 0:
@@ -92,7 +103,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     except BuildError as e:
         print(f"simgpu run: {e}", file=sys.stderr)
         return 2
-    tmp = Path(tempfile.mkdtemp(prefix="simgpu-run-"))
+    tmp = Path(tempfile.mkdtemp(prefix="simgpu-run-", dir=run_dir_parent()))
     recorded = [0]
     remote = None
 
