@@ -342,7 +342,7 @@ def _thread_cpu(tid: int) -> float:
 
 def test_a_queue_waiting_on_memory_leaves_the_worker_mostly_asleep(server):
     """While a queue waits on memory the worker looks at it in Python every 1/20 of the time it has waited (up to
-    2 ms: mockgpu.session._look_again), sleeping outside Python in between; it looked every 50 us before, ~40 us of
+    2 ms: mockgpu.session.look_again), sleeping outside Python in between; it looked every 50 us before, ~40 us of
     Python each, which kept it on a core for the whole wait (test_hcq's test_wait_late_set: 500 ms). The store
     that ends the wait is still seen."""
     from simgpu.hw import pm4
