@@ -15,7 +15,8 @@
  *    wrote the sysfs it serves (SIMGPU_SYSFS), so open/read/pread/stat/access/readlink/opendir/fopen of them are
  *    plain file operations; stat/access of the device nodes answer as for character devices.
  *
- * Environment: SIMGPU_SERVER (socket path) and SIMGPU_SYSFS (directory); without them it does nothing. The
+ * Environment: SIMGPU_SERVER (socket path) and SIMGPU_SYSFS (directory); without them it does nothing;
+ * SIMGPU_SERVER_STARTING: the server may still be starting (wait_for_server). The
  * message numbers come from mockgpu/protocol.py as -D definitions. One connection per thread (and per process:
  * a forked child reconnects and is a new process to the server).
  */
@@ -37,6 +38,7 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "localpci.h"
@@ -56,6 +58,8 @@ struct msg { int64_t type, a[7]; };
 static char server_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static char sysfs_root[2048];
 static int active;
+static int server_starting; /* SIMGPU_SERVER_STARTING: `simgpu run` may not be listening yet (wait_for_server) */
+static int server_up;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd_handle[MAX_FDS]; /* client fd -> server handle + 1 (0: not a device fd) */
 static struct { uintptr_t addr; size_t len; } maps[MAX_MAPS];
@@ -86,7 +90,34 @@ __attribute__((constructor)) static void init(void) {
     if (!s || !r || strlen(s) >= sizeof(server_path) || strlen(r) >= sizeof(sysfs_root) - 256) return;
     strcpy(server_path, s);
     strcpy(sysfs_root, r);
+    server_starting = getenv("SIMGPU_SERVER_STARTING") != NULL;
     active = 1;
+}
+
+/* `simgpu run` starts its program before it has loaded the driver model (the program's own start runs beside its
+ * own): its socket appears once the server listens, with the sysfs it serves written whole before it. Wait for the
+ * socket before the first sysfs path or connection, while the run's directory (the socket's) exists -- `simgpu run`
+ * removes it when it ends, however its start went -- and at most SERVER_START_MS. Without SIMGPU_SERVER_STARTING
+ * (a server not started by `simgpu run`) the socket is there or never will be. (Not the server's pid: in another
+ * pid namespace that names nothing.) */
+#define SERVER_START_MS 60000
+static void wait_for_server(void) {
+    if (!server_starting || __atomic_load_n(&server_up, __ATOMIC_ACQUIRE)) return;
+    int saved = errno;
+    char dir[sizeof server_path];
+    strcpy(dir, server_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    for (int ms = 0; ms < SERVER_START_MS; ms++) {
+        if (syscall(SYS_faccessat, AT_FDCWD, server_path, F_OK) == 0) {
+            __atomic_store_n(&server_up, 1, __ATOMIC_RELEASE);
+            break;
+        }
+        if (slash && syscall(SYS_faccessat, AT_FDCWD, dir, F_OK) != 0) break;
+        struct timespec t = {0, 1000000};
+        nanosleep(&t, NULL);
+    }
+    errno = saved;
 }
 
 /* ---- paths --------------------------------------------------------------------------------------------- */
@@ -101,6 +132,7 @@ static const char *rewrite(const char *p, char *out, size_t size) {
                     (has_prefix(p, "/sys/bus/pci/devices") || !strcmp(p, "/proc/sys/vm/compact_unevictable_allowed"));
     if (!active || !p || (!has_prefix(p, "/sys/devices/virtual/kfd") && !has_prefix(p, "/sys/class/drm") && !local_pci))
         return p;
+    wait_for_server();
     snprintf(out, size, "%s%s", sysfs_root, p);
     return out;
 }
@@ -113,6 +145,7 @@ static int device_path(const char *p, int *minor) {
     if (strncmp(p, "/dev/dri/renderD", 16) != 0) return 0;
     long m = strtol(p + 16, &end, 10);
     if (end == p + 16 || *end || m < 128 || m > 255) return 0;
+    wait_for_server();
     char dir[2304];
     struct stat st;
     REAL(int, stat, const char *, struct stat *);
@@ -168,6 +201,7 @@ static int connection(void) {
     pid_t pid = getpid();
     if (conn >= 0 && conn_pid == pid) return conn;
     conn = -1; /* a forked child does not talk on its parent's connection */
+    wait_for_server();
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     strcpy(a.sun_path, server_path);
