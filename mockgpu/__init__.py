@@ -2,8 +2,23 @@
 mmap of allocations and doorbells, all over simulated `simgpu.GPU`s.
 
 May import: simgpu, runtime.uapi (and runtime.os for the seam's base class and Mapping).
+
+`MockOS` is loaded when first asked for (a module __getattr__): the driver brings the shader engine, and `simgpu
+run` starts its program on this package's lighter modules (the interposer's build, the server) before that.
 """
 
-from mockgpu.driver import MockOS
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mockgpu.driver import MockOS
 
 __all__ = ["MockOS"]
+
+
+def __getattr__(name: str):
+    if name == "MockOS":
+        from mockgpu.driver import MockOS
+        return MockOS
+    raise AttributeError(f"module 'mockgpu' has no attribute {name!r}")

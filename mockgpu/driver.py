@@ -30,7 +30,7 @@ from runtime.os import OS, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
 from simgpu import settings
 from simgpu.clock import Link
-from simgpu.hw.chips import get_chip
+from simgpu.hw.chips import device_arches
 from simgpu.shader.engine import DEFAULT_WATCHDOG
 from simgpu.soc import SOC, MMIOError
 
@@ -70,23 +70,6 @@ def _wall_watchdog(seconds: float | None) -> float | None:
     if seconds is None:
         seconds = settings.get("SIMGPU_WATCHDOG_S")
     return seconds if seconds and seconds > 0 else None
-
-
-def device_arches(n: int, arch: str | list[str] | tuple[str, ...] | None = None) -> list[str]:
-    """The architecture of each of `n` devices: `arch` (a name, a comma-separated list or a sequence; else
-    SIMGPU_ARCH), one for all or one per device; ValueError for an unknown name or a list of the wrong length."""
-    if arch is None:
-        names = list(settings.get("SIMGPU_ARCH"))
-    else:
-        names = [a.strip() for a in arch.split(",")] if isinstance(arch, str) else list(arch)
-    for a in names:
-        get_chip(a)  # ValueError naming the known architectures
-    if len(names) == 1:
-        return names * n
-    if len(names) != n:
-        raise ValueError(f"{len(names)} architectures ({', '.join(names)}) for {n} devices: give one for all, or "
-                         "one per device")
-    return names
 
 
 # The JIT's background compile threads (simgpu.shader.jit.build names its pool so): they translate and load code

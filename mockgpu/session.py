@@ -207,6 +207,19 @@ class Parked:
     deadline: float
 
 
+def look_again(last_activity: float, parked: list[Parked]) -> float:
+    """Seconds until the worker's next look in Python at queues that wait on memory and at parked waits: 1/WATCH_GROWTH
+    of the time since the last activity, from ACTIVE_POLL up to IDLE_POLL, as the doorbell watch (a value the client
+    stores for a waiting queue is seen within 5% of the time it waited), and no later than a parked deadline. A look
+    costs ~40 us of Python: one every ACTIVE_POLL, while a queue waited 500 ms on a signal (test_hcq's
+    test_wait_late_set), kept the worker on a core."""
+    now = time.monotonic()
+    period = min(IDLE_POLL, max(ACTIVE_POLL, (now - last_activity) / WATCH_GROWTH))
+    for p in parked:
+        period = min(period, max(0.0, p.deadline - now))
+    return period
+
+
 class Session:
     """One client process: its machine (`os`, possibly a recorder around `mock`), its connections, its worker."""
 
@@ -295,15 +308,17 @@ class Session:
     def _serve(self) -> None:
         pause = ACTIVE_POLL
         waiter = Waiter.open([g.doorbell_arrays() for g in self.mock.gpus])
-        rerun = True  # parked waits or blocked queues: the GPUs need a Python look every ACTIVE_POLL
+        looks = stuck = False  # (see the end of the loop)
         got = 0
         while self._take_inbox():
             waitables = [self._wake_r, *self.conns]
-            if waiter is not None and not rerun:
-                # Only a doorbell store or a request can bring work: wait for either outside Python, looking at the
-                # doorbells the more often the more recently the client was active (WATCH_GROWTH).
-                got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables], WATCH_TIMEOUT,
-                                  ACTIVE_POLL, since=self.last_activity, max_period=IDLE_POLL, growth=WATCH_GROWTH)
+            if waiter is not None and not stuck:
+                # Only a doorbell store or a request can bring work -- or, for queues that wait on memory and parked
+                # waits, a look in Python (look_again): wait for either outside Python, looking at the doorbells
+                # the more often the more recently the client was active (WATCH_GROWTH).
+                got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables],
+                                  look_again(self.last_activity, self.parked) if looks else WATCH_TIMEOUT, ACTIVE_POLL,
+                                  since=self.last_activity, max_period=IDLE_POLL, growth=WATCH_GROWTH)
                 ready = readable(waitables, 0) if got == doorbellwait.READABLE else []
             else:
                 ready = readable(waitables, pause)
@@ -323,10 +338,11 @@ class Session:
             now = time.monotonic()
             if moved:
                 self.last_activity = now
+            looks = bool(self.parked) or self._waiting()  # the GPUs need a look in Python now and then
             # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
-            rerun = bool(self.parked) or self._waiting() or (got == doorbellwait.DOORBELL and not moved)
+            stuck = got == doorbellwait.DOORBELL and not moved
             got = 0
-            busy = rerun or now - self.last_activity < ACTIVE_WINDOW
+            busy = looks or stuck or now - self.last_activity < ACTIVE_WINDOW
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
 
     def _drain(self) -> bool:

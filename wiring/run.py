@@ -21,6 +21,7 @@ from pathlib import Path
 from mockgpu.hostprofile import PROFILE_HOST_ENV, HostProfile
 from mockgpu.symbols import ProcessCodeObjects
 from simgpu import settings
+from simgpu.hw.chips import device_arches
 from wiring.run_observe import Observe
 
 
@@ -30,6 +31,17 @@ def write_sysfs(root: Path, files: dict[str, str]) -> None:
         target = root / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
+
+
+def run_dir_parent() -> str | None:
+    """Where the run's private directory goes: a memory file system when there is one we may write (the user's
+    runtime directory, else /dev/shm), else the temporary directory. The directory holds the server's socket and
+    the sysfs it serves -- 350 files in 120 directories for two GPUs -- and on the 2-core VM's ext4 /tmp their
+    creation and removal took 0.1-0.3 s and 0.36-0.53 s of journal writes per run, against 0.03 s on tmpfs."""
+    for d in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
+        if d and os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK):
+            return d
+    return None
 
 
 def record_path(base: str, n: int) -> str:
@@ -66,9 +78,6 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     after the program exits (wiring/run_observe.py; an outer `simgpu stats/profile` asks the same through the
     environment). `profile_host` (or SIMGPU_PROFILE_HOST): the server's own time -- round trips by kind, CPU by
     component -- printed on stderr after the program, its cProfile written to that file (mockgpu.hostprofile)."""
-    from mockgpu import MockOS
-    from mockgpu.driver import device_arches
-    from simgpu import sanitize as sanitizers
     try:
         device_arches(devices or settings.get("MOCKGPU_DEVICES"), arch)  # refuse unknown names before starting
     except ValueError as e:
@@ -77,26 +86,24 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
     # Under `simgpu trace record -o F` (SIMGPU_TRACE=F) the server records its clients, as with --record F.
     record = record or settings.get("SIMGPU_TRACE") or None
     try:
-        checks = sanitizers.parse_checks(sanitize) if sanitize is not None else sanitizers.requested()
+        checks = _sanitizer_checks(sanitize)
     except ValueError as e:
         print(f"simgpu run: {e}", file=sys.stderr)
         return 2
     observe = Observe.requested(stats, profile, sqtt, perfetto)
-    if checks:
-        sanitizers.reporters.append(sanitizers.printer(sys.stderr))
     from mockgpu.native import BuildError, build_preload
     from mockgpu.pci import DomainError
-    from mockgpu.server import Server
     try:
         preload = build_preload()
     except BuildError as e:
         print(f"simgpu run: {e}", file=sys.stderr)
         return 2
-    tmp = Path(tempfile.mkdtemp(prefix="simgpu-run-"))
+    tmp = Path(tempfile.mkdtemp(prefix="simgpu-run-", dir=run_dir_parent()))
     recorded = [0]
     remote = None
 
     def make_machine(memory, pid):
+        from mockgpu import MockOS
         mock = MockOS(devices=devices, vram_size=vram, user=memory, place=False, sanitize=checks, arch=arch)
         name_from_process(mock, pid)
         collect = observe.attach(mock, pid)
@@ -112,14 +119,10 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         return rec, mock, finish
 
     try:
-        # The KFD side's sysfs; its PCI files are left out: with --am the interposer serves /sys/bus/pci/devices from
-        # the AM side's GPUs alone (written by _serve_local_pci, in the run's own PCI domain), and otherwise never.
-        kfd_sysfs = MockOS(devices=devices, vram_size=vram, user=False, place=False, arch=arch).sysfs
-        write_sysfs(tmp / "sysfs", {k: v for k, v in kfd_sysfs.items() if not k.startswith("/sys/bus/pci/")})
         profile_host = profile_host or settings.get(PROFILE_HOST_ENV) or None
         host = HostProfile(profile_host) if profile_host else None
-        server = Server(str(tmp / "server.sock"), make_machine, record=bool(record), profile=host)
-        env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SYSFS=str(tmp / "sysfs"),
+        env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SERVER_STARTING="1",
+                   SIMGPU_SYSFS=str(tmp / "sysfs"),
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))
         env.pop("MOCKGPU", None)  # the program talks to "/dev/kfd": it must not pick the in-process mock
         env.pop("SIMGPU_TRACE", None)  # the server records; a client's own recorder would write the same file
@@ -139,6 +142,7 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
         forward = {sig: signal.signal(sig, lambda n, _f: child.send_signal(n)) for sig in (signal.SIGINT,
                                                                                              signal.SIGTERM)}
         try:
+            server = _listen(tmp, devices, vram, arch, make_machine, bool(record), host, child)
             server.serve(done=lambda: child.poll() is not None, program=child.pid)
         finally:
             for sig, old in forward.items():
@@ -154,6 +158,39 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
             if remote.local is not None:
                 remote.local.close()  # after the program: its PCI domain is free for the next run
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _sanitizer_checks(sanitize: str | None) -> frozenset[str]:
+    """The checks --sanitize (else SIMGPU_SANITIZE) names; with some, every finding is printed on stderr. The
+    sanitizers' package brings the shader engine: it is loaded only when a selection is given."""
+    spec = sanitize if sanitize is not None else settings.get("SIMGPU_SANITIZE")
+    if not spec:
+        return frozenset()
+    from simgpu import sanitize as sanitizers
+    checks = sanitizers.parse_checks(spec)
+    if checks:
+        sanitizers.reporters.append(sanitizers.printer(sys.stderr))
+    return checks
+
+
+def _listen(tmp: Path, devices: int | None, vram: int | None, arch: str | None, make_machine, record: bool,
+            host: HostProfile | None, child: subprocess.Popen):
+    """The driver model loaded, the KFD side's sysfs written, then the server listening. The program runs already
+    (its own start -- Python, its imports -- beside this one's, ~0.5 CPU s); its interposer waits for the socket
+    before its first sysfs path or connection, so the socket appears only once the sysfs is whole. If this fails
+    the program is ended: nothing would serve it."""
+    try:
+        from mockgpu import MockOS
+        from mockgpu.server import Server
+        # The KFD side's sysfs; its PCI files are left out: with --am the interposer serves /sys/bus/pci/devices from
+        # the AM side's GPUs alone (written by _serve_local_pci, in the run's own PCI domain), and otherwise never.
+        kfd_sysfs = MockOS(devices=devices, vram_size=vram, user=False, place=False, arch=arch).sysfs
+        write_sysfs(tmp / "sysfs", {k: v for k, v in kfd_sysfs.items() if not k.startswith("/sys/bus/pci/")})
+        return Server(str(tmp / "server.sock"), make_machine, record=record, profile=host)
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
 
 
 def _serve_am(env: dict, tmp: Path, devices: int | None, vram: int | None, local_pci: bool = False,

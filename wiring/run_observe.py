@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from runtime import profile as rprofile
 from runtime.profile_export import write_perfetto
 from simgpu import settings
-from simgpu.profile.dispatches import DispatchProfiler
 from wiring import stats as wstats
 
 _ENV = (wstats.STATS_ENV, rprofile.PROFILE_ENV, rprofile.SQTT_ENV, "SIMGPU_PROFILE_OUT")
@@ -56,6 +55,7 @@ class Observe:
     def attach(self, mock, pid: int):
         """Watch a new session's machine; the function to call when the session ends."""
         if self.profile:
+            from simgpu.profile.dispatches import DispatchProfiler  # (it brings the shader engine: see wiring.run)
             for g in mock.gpus:
                 g.perfmon.dispatches = DispatchProfiler(g, sqtt=self.sqtt)
         return lambda: self._collect(mock, pid)

@@ -15,7 +15,8 @@
  *    wrote the sysfs it serves (SIMGPU_SYSFS), so open/read/pread/stat/access/readlink/opendir/fopen of them are
  *    plain file operations; stat/access of the device nodes answer as for character devices.
  *
- * Environment: SIMGPU_SERVER (socket path) and SIMGPU_SYSFS (directory); without them it does nothing. The
+ * Environment: SIMGPU_SERVER (socket path) and SIMGPU_SYSFS (directory); without them it does nothing;
+ * SIMGPU_SERVER_STARTING: the server may still be starting (wait_for_server). The
  * message numbers come from mockgpu/protocol.py as -D definitions. One connection per thread (and per process:
  * a forked child reconnects and is a new process to the server).
  */
@@ -37,6 +38,7 @@
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "localpci.h"
@@ -56,6 +58,8 @@ struct msg { int64_t type, a[7]; };
 static char server_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static char sysfs_root[2048];
 static int active;
+static int server_starting; /* SIMGPU_SERVER_STARTING: `simgpu run` may not be listening yet (wait_for_server) */
+static int server_up;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd_handle[MAX_FDS]; /* client fd -> server handle + 1 (0: not a device fd) */
 static struct { uintptr_t addr; size_t len; } maps[MAX_MAPS];
@@ -86,7 +90,34 @@ __attribute__((constructor)) static void init(void) {
     if (!s || !r || strlen(s) >= sizeof(server_path) || strlen(r) >= sizeof(sysfs_root) - 256) return;
     strcpy(server_path, s);
     strcpy(sysfs_root, r);
+    server_starting = getenv("SIMGPU_SERVER_STARTING") != NULL;
     active = 1;
+}
+
+/* `simgpu run` starts its program before it has loaded the driver model (the program's own start runs beside its
+ * own): its socket appears once the server listens, with the sysfs it serves written whole before it. Wait for the
+ * socket before the first sysfs path or connection, while the run's directory (the socket's) exists -- `simgpu run`
+ * removes it when it ends, however its start went -- and at most SERVER_START_MS. Without SIMGPU_SERVER_STARTING
+ * (a server not started by `simgpu run`) the socket is there or never will be. (Not the server's pid: in another
+ * pid namespace that names nothing.) */
+#define SERVER_START_MS 60000
+static void wait_for_server(void) {
+    if (!server_starting || __atomic_load_n(&server_up, __ATOMIC_ACQUIRE)) return;
+    int saved = errno;
+    char dir[sizeof server_path];
+    strcpy(dir, server_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    for (int ms = 0; ms < SERVER_START_MS; ms++) {
+        if (syscall(SYS_faccessat, AT_FDCWD, server_path, F_OK) == 0) {
+            __atomic_store_n(&server_up, 1, __ATOMIC_RELEASE);
+            break;
+        }
+        if (slash && syscall(SYS_faccessat, AT_FDCWD, dir, F_OK) != 0) break;
+        struct timespec t = {0, 1000000};
+        nanosleep(&t, NULL);
+    }
+    errno = saved;
 }
 
 /* ---- paths --------------------------------------------------------------------------------------------- */
@@ -101,6 +132,7 @@ static const char *rewrite(const char *p, char *out, size_t size) {
                     (has_prefix(p, "/sys/bus/pci/devices") || !strcmp(p, "/proc/sys/vm/compact_unevictable_allowed"));
     if (!active || !p || (!has_prefix(p, "/sys/devices/virtual/kfd") && !has_prefix(p, "/sys/class/drm") && !local_pci))
         return p;
+    wait_for_server();
     snprintf(out, size, "%s%s", sysfs_root, p);
     return out;
 }
@@ -113,6 +145,7 @@ static int device_path(const char *p, int *minor) {
     if (strncmp(p, "/dev/dri/renderD", 16) != 0) return 0;
     long m = strtol(p + 16, &end, 10);
     if (end == p + 16 || *end || m < 128 || m > 255) return 0;
+    wait_for_server();
     char dir[2304];
     struct stat st;
     REAL(int, stat, const char *, struct stat *);
@@ -168,6 +201,7 @@ static int connection(void) {
     pid_t pid = getpid();
     if (conn >= 0 && conn_pid == pid) return conn;
     conn = -1; /* a forked child does not talk on its parent's connection */
+    wait_for_server();
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     strcpy(a.sun_path, server_path);
@@ -192,6 +226,88 @@ static int64_t copy_self(int write, uintptr_t addr, void *local, size_t n) {
     return got == (ssize_t)n ? 0 : -EFAULT;
 }
 
+/* A whole small file read with raw system calls (not this library's open); its length, or -1. */
+static ssize_t read_small(const char *path, char *out, size_t size) {
+    int f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (f < 0) return -1;
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < size && (r = read(f, out + got, size - 1 - got)) > 0) got += (size_t)r;
+    close(f);
+    out[got] = 0;
+    return (ssize_t)got;
+}
+
+/* Whether a page of [addr, addr + n) that mincore(2) reports not resident reads as zero: the range lies, without a
+ * gap, in anonymous memory -- private (no file: inode 0) or shared (shmem: "/dev/zero (deleted)") -- and the
+ * system has no swap. Then such a page was never written (an anonymous page lives in the page tables or, shared,
+ * in shmem's page cache, both of which mincore reports); with swap it could be swapped out, and a file mapping's
+ * page can be on disk. 0 when unsure (then every page is copied). */
+static int holes_read_zero(uintptr_t addr, size_t n) {
+    enum { SIZE = 1 << 16 };
+    char *text = malloc(SIZE);
+    if (text == NULL) return 0;
+    ssize_t len = read_small("/proc/swaps", text, SIZE);
+    int f = -1;
+    if (len < 0 || strchr(text, '\n') == NULL || strchr(text, '\n')[1] != 0 || /* only the header line */
+        (f = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0) {
+        free(text);
+        return 0;
+    }
+    uintptr_t next = addr, end = addr + n;
+    size_t have = 0;
+    ssize_t r;
+    int ok = 0, done = 0;
+    while (!done && (r = read(f, text + have, SIZE - 1 - have)) > 0) {
+        have += (size_t)r;
+        text[have] = 0;
+        char *line = text, *nl;
+        while (!done && (nl = strchr(line, '\n')) != NULL) {
+            *nl = 0;
+            unsigned long lo, hi, inode;
+            char perms[8] = "";
+            int path = 0;
+            if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %n", &lo, &hi, perms, &inode, &path) >= 4 && hi > next) {
+                const char *name = path ? line + path : "";
+                int anon = (inode == 0 && (name[0] == 0 || strcmp(name, "[heap]") == 0)) ||
+                           strcmp(name, "/dev/zero (deleted)") == 0;
+                /* a gap, memory whose holes need not be zero, or memory the full copy would find unreadable */
+                if (lo > next || !anon || perms[0] != 'r') done = 1;
+                else if ((next = hi) >= end) ok = done = 1;
+            }
+            line = nl + 1;
+        }
+        have = strlen(line); /* (a partial line: kept for the next read) */
+        memmove(text, line, have);
+        if (have == SIZE - 1) break;
+    }
+    close(f);
+    free(text);
+    return ok;
+}
+
+/* Copy [addr, addr + n) of this process into `to`, skipping the pages that read as zero and are not resident
+ * (holes_read_zero): `to` is a fresh memfd's mapping, zero already, and a page faulted in only to copy its zeros
+ * costs a page allocation on each side (tinygrad's allocator shares 32 untouched 2 MiB staging buffers a GPU). */
+static int64_t copy_resident(uintptr_t addr, char *to, size_t n) {
+    size_t pages = n / 4096;
+    unsigned char *vec = n % 4096 == 0 && addr % 4096 == 0 && holes_read_zero(addr, n) ? malloc(pages) : NULL;
+    if (vec == NULL || mincore((void *)addr, n, vec) != 0) {
+        free(vec);
+        return copy_self(0, addr, to, n);
+    }
+    int64_t r = 0;
+    for (size_t i = 0; i < pages && r == 0;) {
+        if (!(vec[i] & 1)) { i++; continue; }
+        size_t j = i;
+        while (j < pages && (vec[j] & 1)) j++;
+        r = copy_self(0, addr + i * 4096, to + i * 4096, (j - i) * 4096);
+        i = j;
+    }
+    free(vec);
+    return r;
+}
+
 /* USERPTR: the pages [addr, addr + n) move into a memfd mapped at the same address (contents kept). */
 static int64_t share(uintptr_t addr, size_t n, int *fd) {
     REAL(void *, mmap, void *, size_t, int, int, int, off_t);
@@ -200,7 +316,7 @@ static int64_t share(uintptr_t addr, size_t n, int *fd) {
     if (*fd < 0 || ftruncate(*fd, (off_t)n) < 0) return -ENOMEM;
     void *tmp = real_mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
     if (tmp == MAP_FAILED) return -ENOMEM;
-    int64_t r = copy_self(0, addr, tmp, n);
+    int64_t r = copy_resident(addr, tmp, n);
     if (r == 0 && real_mmap((void *)addr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, *fd, 0) == MAP_FAILED)
         r = -EFAULT;
     real_munmap(tmp, n);

@@ -15,7 +15,7 @@ from simgpu.clock import Link
 from simgpu.cp.queue import PacketError, Queue
 from simgpu.hw import pm4 as hw
 
-CHUNK = 1 << 20  # bytes per MMU read/write: bounds host memory for large transfers
+CHUNK = 1 << 20  # bytes per MMU copy: a fault stops the transfer at the chunk it falls in
 
 
 class DMA:
@@ -34,8 +34,7 @@ class DMA:
             self._copy_fixed(vmid, dst, src, nbytes, fixed_src, fixed_dst)
             return
         for off in range(0, nbytes, CHUNK):
-            n = min(CHUNK, nbytes - off)
-            mmu.write(vmid, dst + off, mmu.read(vmid, src + off, n))
+            mmu.copy(vmid, dst + off, src + off, min(CHUNK, nbytes - off))
 
     def link(self, vmid: int, va: int, access: str) -> Link:
         """The link that carries the transfer end at `va` (a fault if it is unmapped, as the access would)."""

@@ -59,6 +59,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simgpu import settings
+
 DEFAULT_ARCH = "gfx1100"
 
 
@@ -148,3 +150,20 @@ def get_chip(arch: str | None = None) -> Chip:
     if c is None:
         raise ValueError(f"unknown GPU architecture {arch!r}; simgpu simulates {', '.join(CHIPS)}")
     return c
+
+
+def device_arches(n: int, arch: str | list[str] | tuple[str, ...] | None = None) -> list[str]:
+    """The architecture of each of `n` devices: `arch` (a name, a comma-separated list or a sequence; else
+    SIMGPU_ARCH), one for all or one per device; ValueError for an unknown name or a list of the wrong length."""
+    if arch is None:
+        names = list(settings.get("SIMGPU_ARCH"))
+    else:
+        names = [a.strip() for a in arch.split(",")] if isinstance(arch, str) else list(arch)
+    for a in names:
+        get_chip(a)  # ValueError naming the known architectures
+    if len(names) == 1:
+        return names * n
+    if len(names) != n:
+        raise ValueError(f"{len(names)} architectures ({', '.join(names)}) for {n} devices: give one for all, or "
+                         "one per device")
+    return names

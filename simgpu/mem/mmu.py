@@ -8,7 +8,7 @@
                                      native code may read and write directly (TierMemory: the JIT's interface)
     LaneResolver  (resolve.py)       translation and check of every lane's bytes before anything moves
     LaneAccess    (lane_access.py)   gather / scatter / atomic of many lanes (the shader engine's VMEM)
-    RangeAccess   (range_access.py)  translate / read / write of one address or byte range (CP, SDMA, fetch)
+    RangeAccess   (range_access.py)  translate / read / write / copy of one address or byte range (CP, SDMA, fetch)
 
 The MMU owns the parts, programs them (set_root, set_context, set_system_aperture, invalidate: what the
 driver's register writes and TLB flushes do) and hands out the parts' own bound methods as its access
@@ -47,6 +47,7 @@ class MMU:
         # The access methods are the parts' bound methods (see the module docstring).
         self.gather, self.scatter, self.atomic = self.lanes.gather, self.lanes.scatter, self.lanes.atomic
         self.translate, self.read, self.write = self.ranges.translate, self.ranges.read, self.ranges.write
+        self.copy = self.ranges.copy
         self.linear_span, self.linear_window = self.windows.linear_span, self.windows.linear_window
         self.invalidated_since = self.tlb.invalidated_since
         self.walk = self.walker.walk

@@ -47,6 +47,12 @@ class RangeAccess:
 
     def translate(self, vmid: int, va: int, access: str = "read") -> Translation:
         """Translate one address (through the UTCL2); raises HardwareFault like a lane access would."""
+        va &= (1 << 64) - 1
+        if self._page_view(vmid, va, access) is not None:
+            # Cached, granting `access`, backed and not a PRT hole: what resolve would find, without numpy (every
+            # SDMA copy and fill classifies its two ends' links here, two translations per packet).
+            v = self._tlb[vmid][va >> gmc.PAGE_SHIFT]
+            return Translation(((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1)), bool(v & SYS), False)
         res = self.resolver.resolve(vmid, np.array([va & ((1 << 64) - 1)], dtype=_U64), 1, access)
         v = int(res.vals[res.first[0]])
         pa = ((v >> 8) << gmc.PAGE_SHIFT) | (va & (gmc.PAGE_SIZE - 1))
@@ -65,11 +71,10 @@ class RangeAccess:
         if fast is not None:
             return fast.tobytes()
         out = bytearray(nbytes)
-        bufs = self.phys.region_buffers()
-        for piece in self._pieces(vmid, va, nbytes, access):
-            if piece is not None:
-                r, o, n, p = piece
-                out[p:p + n] = bufs[r][o:o + n].tobytes()
+        into = np.frombuffer(out, np.uint8)
+        for p, n, view in self._spans(vmid, va, nbytes, access):
+            if view is not None:
+                into[p:p + n] = view
         return bytes(out)
 
     def write(self, vmid: int, va: int, data) -> None:
@@ -89,11 +94,35 @@ class RangeAccess:
         if fast is not None:
             fast[:] = src
             return
+        for p, n, view in self._spans(vmid, va, src.size, "write"):
+            if view is not None:
+                view[:] = src[p:p + n]
+
+    def copy(self, vmid: int, dst: int, src: int, nbytes: int) -> None:
+        """write(dst, read(src, nbytes)): every source page is checked, then every destination page, before any
+        byte moves; but memory to memory, without the bytes in between (SDMA's large copies, a MiB at a time)."""
+        if nbytes <= gmc.PAGE_SIZE:
+            self.write(vmid, dst, self.read(vmid, src, nbytes))
+            return
+        srcs = self._pieces(vmid, src, nbytes, "read")
+        dsts = self._pieces(vmid, dst, nbytes, "write")
+        if _may_overlap(srcs, dsts):  # the source is read whole before the first write, as it was
+            self.write(vmid, dst, self.read(vmid, src, nbytes))
+            return
         bufs = self.phys.region_buffers()
-        for piece in self._pieces(vmid, va, src.size, "write"):
-            if piece is not None:
-                r, o, n, p = piece
-                bufs[r][o:o + n] = src[p:p + n]
+        si = 0
+        for dr, do, dn, dp in dsts:
+            pos, end = dp, dp + dn
+            while pos < end:
+                sr, so, sn, sp = srcs[si]
+                if sp + sn <= pos:
+                    si += 1
+                    continue
+                take = min(end, sp + sn) - pos
+                if dr >= 0:  # (a PRT hole drops its writes; one in the source reads zero)
+                    part = bufs[dr][do + pos - dp:do + pos - dp + take]
+                    part[:] = 0 if sr < 0 else bufs[sr][so + pos - sp:so + pos - sp + take]
+                pos += take
 
     def _page_view(self, vmid: int, va: int, access: str) -> memoryview | None:
         """The memory of the page holding `va` when an earlier access found it through _cached_page_span and
@@ -142,8 +171,14 @@ class RangeAccess:
             return None
         return self.phys.region_buffers()[0][pa:pa + nbytes]
 
-    def _pieces(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, int, int] | None]:
-        """[region, offset, length, position] per page of [va, va + nbytes) (None for a PRT hole)."""
+    def _spans(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, np.ndarray | None]]:
+        """(position, length, memory) pieces covering [va, va + nbytes) in order, physically contiguous pages
+        joined; the memory is None for a PRT hole. Every page is checked first (HardwareFault)."""
+        bufs = self.phys.region_buffers()
+        return [(p, n, None if r < 0 else bufs[r][o:o + n]) for r, o, n, p in self._pieces(vmid, va, nbytes, access)]
+
+    def _pieces(self, vmid: int, va: int, nbytes: int, access: str) -> list[tuple[int, int, int, int]]:
+        """[region, offset, length, position] per page of [va, va + nbytes) (region -1 for a PRT hole)."""
         va &= (1 << 64) - 1
         npages = (((va & (gmc.PAGE_SIZE - 1)) + nbytes - 1) >> gmc.PAGE_SHIFT) + 1
         starts = (_U64(va & ~(gmc.PAGE_SIZE - 1)) + np.arange(npages, dtype=_U64) * _U64(gmc.PAGE_SIZE))
@@ -155,10 +190,23 @@ class RangeAccess:
         pieces: list = []
         for i in range(npages):
             if live is not None and not live[i]:
-                pieces.append(None)
-            elif pieces and pieces[-1] and pieces[-1][0] == region[i] and pieces[-1][1] + pieces[-1][2] == off[i]:
+                pieces.append((-1, 0, int(length[i]), int(pos[i])))
+            elif pieces and pieces[-1][0] == region[i] and pieces[-1][1] + pieces[-1][2] == off[i]:
                 r, o, n, p = pieces[-1]  # physically contiguous with the previous page: one copy
                 pieces[-1] = (r, o, n + int(length[i]), p)
             else:
                 pieces.append((int(region[i]), int(off[i]), int(length[i]), int(pos[i])))
         return pieces
+
+
+def _may_overlap(a: list[tuple[int, int, int, int]], b: list[tuple[int, int, int, int]]) -> bool:
+    """Whether pieces of `a` and `b` (_pieces) may share bytes: their extents in some region intersect."""
+    def extents(pieces):
+        ext: dict[int, tuple[int, int]] = {}
+        for r, o, n, _ in pieces:
+            if r >= 0:
+                lo, hi = ext.get(r, (o, o + n))
+                ext[r] = (min(lo, o), max(hi, o + n))
+        return ext
+    ea, eb = extents(a), extents(b)
+    return any(r in eb and lo < eb[r][1] and eb[r][0] < hi for r, (lo, hi) in ea.items())

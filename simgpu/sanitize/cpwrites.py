@@ -9,7 +9,7 @@ import numpy as np
 
 
 class MarkingMMU:
-    """An MMU whose write() and atomic() also tell the sanitizer which bytes were written."""
+    """An MMU whose write(), copy() and atomic() also tell the sanitizer which bytes were written."""
 
     def __init__(self, mmu, sanitizer):
         self._mmu, self._sanitizer = mmu, sanitizer
@@ -21,6 +21,11 @@ class MarkingMMU:
         """MMU.write, then mark [va, va + len(data))."""
         self._mmu.write(vmid, va, data)
         self._sanitizer.host_wrote(vmid, va, memoryview(data).nbytes)
+
+    def copy(self, vmid: int, dst: int, src: int, nbytes: int) -> None:
+        """MMU.copy, then mark [dst, dst + nbytes)."""
+        self._mmu.copy(vmid, dst, src, nbytes)
+        self._sanitizer.host_wrote(vmid, dst, nbytes)
 
     def atomic(self, vmid: int, op: str, addrs, src, cmp=None, size: int = 4, mask=None, return_old: bool = True):
         """MMU.atomic, then mark every updated word."""

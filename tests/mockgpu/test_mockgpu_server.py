@@ -334,6 +334,36 @@ def test_a_queue_waiting_on_memory_moves_when_the_client_stores_there(server):
     os.close(memfd)
 
 
+def _thread_cpu(tid: int) -> float:
+    """CPU seconds of one thread of this process (utime + stime from /proc)."""
+    fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_a_queue_waiting_on_memory_leaves_the_worker_mostly_asleep(server):
+    """While a queue waits on memory the worker looks at it in Python every 1/20 of the time it has waited (up to
+    2 ms: mockgpu.session.look_again), sleeping outside Python in between; it looked every 50 us before, ~40 us of
+    Python each, which kept it on a core for the whole wait (test_hcq's test_wait_late_set: 500 ms). The store
+    that ends the wait is still seen."""
+    from simgpu.hw import pm4
+    srv, path, connect = server
+    c = connect()
+    kfd, memfd, gid = _machine(c)
+    signal = (1 << 30) + 6000
+    _queue_with(c, kfd, memfd, gid, pm4.wait_reg_mem(signal, 1, func=pm4.Compare.EQ) + pm4.write_data(signal + 4, 7))
+    session = srv.sessions[PID]
+    mmu = session.mock.simulator(gid).mmu
+    time.sleep(0.05)
+    before, t0 = _thread_cpu(session.thread.native_id), time.monotonic()
+    time.sleep(0.5)
+    used, waited = _thread_cpu(session.thread.native_id) - before, time.monotonic() - t0
+    assert mmu.read(8, signal + 4, 4) == b"\0\0\0\0"  # still blocked
+    assert used < 0.15 * waited, f"the worker used {used:.2f} CPU s of a {waited:.2f} s wait"
+    mmu.write(8, signal, struct.pack("<I", 1))  # what a CPU store into the signal's page does
+    assert _wait_until(lambda: mmu.read(8, signal + 4, 4) == struct.pack("<I", 7))
+    os.close(memfd)
+
+
 _VICTIM = """
 import os, sys
 sys.path.insert(0, sys.argv[2])

@@ -26,6 +26,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     "simgpu.isa": {"simgpu.isa.codec": START},  # ... and so does `import simgpu.isa`: code objects need no codec
     "simgpu.gpu": {"simgpu.sanitize": START, "simgpu.sanitize.cpwrites": START},
     "simgpu.testbed": {"simgpu.sanitize": START},
+    "mockgpu": {"mockgpu.driver": START},  # `simgpu run` starts its program before the driver model is loaded
     "mockgpu.driver": {"simgpu.gpu": START, "simgpu.sanitize": START},
     "mockgpu.kfd_memory": {"simgpu.sanitize": START},
     "runtime.cpu.disasm": {"runtime.cpu.image": START, "simgpu.isa.objdump": START},
@@ -44,8 +45,9 @@ ALLOWED: dict[str, dict[str, str]] = {
         "compiler.device", "compiler.examples", "compiler.samples", "runtime", "wiring.os_select")},
     "wiring.os_select": {"mockgpu": START, "traces.record": START, "wiring.stats": START},
     "wiring.pytest_plugin": {"runtime": START, "simgpu.sanitize": START},
+    "wiring.run_observe": {"simgpu.profile.dispatches": START},  # ... and the profiler only for --profile
     "wiring.run": {m: START for m in (
-        "mockgpu", "mockgpu.driver", "mockgpu.localpci", "mockgpu.native", "mockgpu.pci", "mockgpu.remote_pci",
+        "mockgpu", "mockgpu.localpci", "mockgpu.native", "mockgpu.pci", "mockgpu.remote_pci",
         "mockgpu.server", "simgpu.hw.ucode", "simgpu.sanitize", "traces.record")},
     "runtime.device": {"runtime.am.driver": START},
     # ---- cycles (issue 30): none left; a new one is not added here but removed by restructuring ----

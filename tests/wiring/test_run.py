@@ -288,3 +288,21 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_the_program_starts_before_the_driver_model_is_loaded():
+    """`simgpu run` starts its program on light modules -- the interposer's build, the checks of its options, the
+    program's environment -- and loads the driver model (MockOS: the shader engine, the JIT tier, ~0.5 CPU s) while
+    the program starts beside it; the interposer waits for the server's socket (wiring.run._listen)."""
+    probe = textwrap.dedent("""
+        import sys
+        from mockgpu.native import build_preload
+        from simgpu.hw.chips import device_arches
+        from wiring import run
+        device_arches(2, None), run._sanitizer_checks(None), run.Observe.requested(False, False, False, None)
+        build_preload()
+        print(sorted(m for m in ("mockgpu.driver", "simgpu.shader.engine", "simgpu.sanitize") if m in sys.modules))
+    """)
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["[]"]

@@ -341,6 +341,61 @@ def test_prt_holes_read_zero_and_drop_writes():
     assert mmu.atomic(VMID, "add", addrs[1:], np.ones(1, np.uint32)).tolist() == [0]
 
 
+@HYP
+@given(src=st.integers(0, NPAGES * PAGE // 2), dst=st.integers(0, NPAGES * PAGE // 2),
+       n=st.integers(0, NPAGES * PAGE // 2), seed=st.integers(0, 3))
+def test_copy_is_write_of_read_on_scattered_pages(src, dst, n, seed):
+    """RangeAccess.copy (SDMA's copies) moves memory to memory, piece by physically contiguous piece: the result is
+    write(dst, read(src)) -- the source read whole first -- on the byte model, overlapping ends included."""
+    phys, pt, mmu, model, _ = scattered_range(seed)
+    mmu.copy(VMID, BASE + dst, BASE + src, n)
+    want = model.copy()
+    want[dst:dst + n] = model[src:src + n]
+    np.testing.assert_array_equal(dump(mmu), want)
+
+
+def test_copy_between_apart_ranges_moves_memory_to_memory(monkeypatch):
+    """Ends in different memory (VRAM to VRAM elsewhere, VRAM to a host buffer) copy view to view, without read()."""
+    phys, pt, mmu = make()
+    host = phys.add_system(SYS_PA, np.zeros(8 * PAGE, dtype=np.uint8))
+    a, b, h = BASE, BASE + (64 << 20), BASE + (128 << 20)
+    pt.map(a, 8 * PAGE, 0x100_0000)
+    pt.map(b, 8 * PAGE, 0x200_0000)
+    pt.map(h, 8 * PAGE, SYS_PA, system=True)
+    data = np.random.default_rng(3).integers(0, 256, 8 * PAGE, dtype=np.uint8)
+    mmu.write(VMID, a, data.tobytes())
+    monkeypatch.setattr(mmu.ranges, "read", None)  # (the overlapping ends' path reads first: it must not run)
+    mmu.copy(VMID, b + 100, a + 5, 6 * PAGE)
+    mmu.copy(VMID, h + 3, a, 5 * PAGE + 7)
+    monkeypatch.undo()
+    assert mmu.read(VMID, b + 100, 6 * PAGE) == data[5:5 + 6 * PAGE].tobytes()
+    assert host[3:3 + 5 * PAGE + 7].tobytes() == data[:5 * PAGE + 7].tobytes()
+
+
+def test_copy_checks_every_page_first_and_reads_prt_holes_as_zero():
+    phys, pt, mmu, model, _ = scattered_range()
+    ro = BASE + NPAGES * PAGE
+    pt.map(ro, PAGE, 0x300_0000, writeable=False, fragments=False)
+    with pytest.raises(HardwareFault) as e:  # the destination's last page is read-only: nothing is written
+        mmu.copy(VMID, ro - 2 * PAGE, BASE, 3 * PAGE)
+    assert (e.value.address, e.value.access) == (ro, "write")
+    with pytest.raises(HardwareFault) as e:  # the source runs off the mapping
+        mmu.copy(VMID, BASE, ro, 2 * PAGE)
+    assert (e.value.address, e.value.access) == (ro + PAGE, "read")
+    np.testing.assert_array_equal(dump(mmu), model)
+    hole = ro + 4 * PAGE
+    pt.map(hole, 2 * PAGE, 0x500_0000, fragments=False)
+    ptb = pt._table(gmc.Level.PTB, hole >> 12, create=False)
+    phys.write_u64(ptb + 8 * ((hole >> 12) % 512 + 1), gmc.PTE_PRT | gmc.PTE_SYSTEM)  # second page: a PRT hole
+    mmu.copy(VMID, BASE, hole, 2 * PAGE)  # the hole reads zero ...
+    want = model.copy()
+    want[:PAGE], want[PAGE:2 * PAGE] = 0, 0
+    np.testing.assert_array_equal(dump(mmu), want)
+    mmu.copy(VMID, hole, BASE + 2 * PAGE, 2 * PAGE)  # ... and drops what is written to it
+    assert mmu.read(VMID, hole, PAGE) == model[2 * PAGE:3 * PAGE].tobytes()
+    assert mmu.read(VMID, hole + PAGE, PAGE) == bytes(PAGE)
+
+
 # ---- gather / scatter vs a byte model ------------------------------------------------------------------------
 def _expected_gather(model: np.ndarray, offs: np.ndarray, size: int, mask) -> np.ndarray:
     dt = "<u4" if size == 16 else f"<u{size}"
