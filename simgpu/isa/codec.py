@@ -190,7 +190,8 @@ def assemble(source: str, arch: str | Arch | None = None) -> bytes:
     name = get_arch(arch).name
     stmts = _statements(source)
     labels: dict[str, int] = {}
-    for final in (False, True):
+    # a first pass sizes the statements for the labels' offsets; a source that defines none needs only the final one
+    for final in (False, True) if any(label is not None for _, _, label, _ in stmts) else (True,):
         out = bytearray()
         for line, col, label, text in stmts:
             if label is not None:

@@ -64,7 +64,7 @@ class Family:
     format: Callable[[Inst], str]
     # (mnemonic, operand tokens, ctx) -> bytes; ctx.arch names the architecture
     assemble: Callable[[str, list[str], object], bytes | None]
-    mnemonics: Callable[[str], set[str]]  # (arch name) -> the mnemonics this family assembles
+    mnemonics: Callable[[str], frozenset[str]]  # (arch name) -> the mnemonics this family assembles
     # The decoder under LLVM's True16 mode (-mattr=+real-true16), for families whose encodings it changes
     decode16: Callable[[str, bytes, int, str], Inst] | None = None
 

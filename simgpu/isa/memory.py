@@ -306,8 +306,9 @@ def _format(inst: Inst) -> str:
 
 # ------------------------------------------------------------------------------------------- assemble
 
-def _mnemonics(arch: str = DEFAULT) -> set[str]:
-    return set(_by_mnemonic(arch))
+@cache
+def _mnemonics(arch: str = DEFAULT) -> frozenset[str]:
+    return frozenset(_by_mnemonic(arch))
 
 
 def _assemble(mnemonic: str, toks: list[str], ctx) -> bytes | None:

@@ -312,4 +312,9 @@ def _sreg(tok: str, count: int, ctx) -> int:
     return code
 
 
-register(Family("scalar", (*SOP, "SMEM"), _decode, _format, _assemble, lambda arch: set(_by_name(arch))))
+@cache
+def _mnemonics(arch: str = DEFAULT) -> frozenset[str]:
+    return frozenset(_by_name(arch))
+
+
+register(Family("scalar", (*SOP, "SMEM"), _decode, _format, _assemble, _mnemonics))

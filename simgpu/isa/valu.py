@@ -23,6 +23,8 @@ makes them scalar codes, and VOPC's destination is VCC unless sd names an SGPR p
 
 from __future__ import annotations
 
+from functools import cache
+
 from .arch import DEFAULT, get_arch
 from .encodings import DPP8, DPP16, SDWA, SDWAB, SRC_DPP8, SRC_DPP8_FI, SRC_DPP16, SRC_LITERAL, SRC_SDWA
 from .errors import DecodeError
@@ -463,8 +465,9 @@ def dpp_ctrl_text(ctrl: int, arch: str = DEFAULT) -> str:
     return f"{name}:{ctrl & 0xF}"
 
 
-def _mnemonics(arch: str = DEFAULT) -> set[str]:
-    return set(mnemonic_index(arch))
+@cache
+def _mnemonics(arch: str = DEFAULT) -> frozenset[str]:
+    return frozenset(mnemonic_index(arch))
 
 
 register(Family("valu", ENCODINGS_OWNED, _decode, _format, assemble, _mnemonics, _decode16))

@@ -253,7 +253,7 @@ def _object_code_in_worker(job: _Job, drops: int) -> tuple[bytes, bool, float]:
             raise worker.CompileDropped("dropped during code generation")  # test's by now)
         seconds.append(s)
         return obj
-    obj, from_disk = jc.object_code(job.ir, job.key, make)
+    obj, from_disk = jc.object_code(job.ir, make)
     return obj, from_disk, sum(seconds)
 
 
@@ -268,7 +268,7 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
         if background:
             obj, from_disk, llvm_seconds = _object_code_in_worker(job, drops)  # (another process's CPU)
         else:
-            obj, from_disk = jc.object_code(job.ir, job.key)
+            obj, from_disk = jc.object_code(job.ir)
             llvm_seconds = 0.0  # (this thread's: in t.seconds)
         engine, addr = jc.load(obj, "round")
         fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None

@@ -2,8 +2,8 @@
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
 features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk
-cache and fresh code are the same bytes. Cache keys cover the IR's inputs (see build.py); the disk cache's add
-the CPU compiled for and the LLVM version. llvmlite
+cache and fresh code are the same bytes. The memory cache's keys cover the IR's inputs (see build.py); the disk
+cache's are the IR text itself, the CPU compiled for, the optimisation levels and the LLVM version. llvmlite
 is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
 created: a process whose kernels never get hot never loads LLVM. The disk cache
 lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it), one `<key>.msgpack` per object: an
@@ -133,10 +133,12 @@ def _write_cached(key: str, obj: bytes) -> None:
         diskcache.store(path, key, {"object": obj})
 
 
-def object_code(ir: str, key: str, make=None) -> tuple[bytes, bool]:
-    """(object file, whether it came from the disk cache) for module text `ir` (`key`: its inputs; the disk
-    cache adds this host's LLVM and CPU). `make(ir)` makes the object on a miss (default: emit, here)."""
-    key = key_of(key, host_key())
+def object_code(ir: str, make=None) -> tuple[bytes, bool]:
+    """(object file, whether it came from the disk cache) for module text `ir`. The disk cache keys it by the text
+    itself and this host's LLVM, CPU and levels (host_key), all an object depends on: kernels whose inputs differ
+    but translate to the same module (another initial MODE or VGPR count their code does not read, the same code
+    elsewhere) share one entry. `make(ir)` makes the object on a miss (default: emit, here)."""
+    key = key_of("object", ir, host_key())
     obj = _read_cached(key)
     if obj is not None:
         return obj, True

@@ -11,6 +11,8 @@ was two thirds of this file's CPU time."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pytest
 
@@ -67,10 +69,11 @@ def _instructions(arch: str) -> list[str]:
     return out
 
 
+@cache
 def _kernels(arch: str) -> list[list[str]]:
     """The instructions that assemble, in kernels, each writing its own register from v12 to v127 (the high-half
     destination of an e32 form is v128 + r: vr.h); a compare's mask is kept in a VGPR and EXEC restored after a
-    cmpx."""
+    cmpx. (The same for every MODE: made once an architecture.)"""
     kernels, lines, r = [], [], 12
     for name, spec, srcs, mods, high_dst in _instructions(arch):
         if spec.compare:

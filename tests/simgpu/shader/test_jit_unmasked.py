@@ -53,9 +53,9 @@ def modules(monkeypatch):
     seen: list[str] = []
     real = jc.object_code
 
-    def spy(ir, key):
+    def spy(ir, *rest):
         seen.append(ir)
-        return real(ir, key)
+        return real(ir, *rest)
     monkeypatch.setattr(jc, "object_code", spy)
     return seen
 
@@ -213,7 +213,7 @@ def test_the_avx2_profile_compiles_without_avx512(monkeypatch):
     k = tb.load_asm(_loop(True), args=2, vgprs=16)
     modules_seen = []
     real = jc.object_code
-    monkeypatch.setattr(jc, "object_code", lambda ir, key: (modules_seen.append(ir), real(ir, key))[1])
+    monkeypatch.setattr(jc, "object_code", lambda ir, *rest: (modules_seen.append(ir), real(ir, *rest))[1])
     build._COMPILED.clear()
     tb.launch(k, [tb.alloc(4096), tb.alloc(4096)], (1,), (32,))
     [ir] = modules_seen
