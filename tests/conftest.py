@@ -7,8 +7,8 @@ from hypothesis import settings
 
 # The suite's property tests draw the same examples on every run (`make test`, CI): a green main stays green, and a
 # failure reproduces; no per-example wall-clock deadline (hypothesis's 200 ms failed tests at load 6 on 2 CPUs: a
-# test's speed is a benchmark's business, not the suite's). `make fuzz` runs them with fresh random draws and more examples, to find new cases (the
-# failures it finds become fixed examples or regression tests).
+# test's speed is a benchmark's business, not the suite's). `make fuzz` runs them with fresh random draws and more
+# examples, to find new cases (the failures it finds become fixed examples or regression tests).
 settings.register_profile("suite", derandomize=True, database=None, deadline=None)
 settings.register_profile("fuzz", max_examples=2000)
 settings.load_profile(os.environ.get("SIMGPU_HYPOTHESIS", "suite"))
