@@ -4,6 +4,13 @@ mmap of allocations and doorbells, all over simulated `simgpu.GPU`s.
 May import: simgpu, runtime.uapi (and runtime.os for the seam's base class and Mapping).
 """
 
-from mockgpu.driver import MockOS
-
 __all__ = ["MockOS"]
+
+
+def __getattr__(name: str):
+    # Lazy: a process that needs one module of the package -- the trace format's limits (mockgpu.devmem), which
+    # every `simgpu` subcommand's parser loads -- does not load the driver and the whole simulator with it.
+    if name == "MockOS":
+        from mockgpu.driver import MockOS
+        return MockOS
+    raise AttributeError(f"module 'mockgpu' has no attribute {name!r}")
