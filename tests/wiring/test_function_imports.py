@@ -12,9 +12,13 @@ as the class of a tensor they are given.)
 """
 
 import ast
+import subprocess
+import sys
 from collections import defaultdict
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
+
+import pytest
 
 from tests.wiring.test_imports import PACKAGES, ROOT, _module_name, imports_of
 
@@ -123,3 +127,21 @@ def test_module_top_imports_form_no_cycle():
         TopologicalSorter(graph).prepare()
     except CycleError as e:
         raise AssertionError(f"import cycle at module top: {' -> '.join(e.args[1])}") from None
+
+
+# Processes the suite and its users start by the hundred, and what each must leave unloaded (the start-up imports
+# above are what keeps them so): the JIT's compile worker (started again after a test that ended with a compile under
+# way), every `simgpu` subcommand's parser (it loads the trace format), a `simgpu run` server before its first compile.
+LIGHT_STARTS = {
+    "jit-worker": ("from simgpu.shader.jit import worker", ("simgpu.shader.engine", "simgpu.shader.jit.tier")),
+    "cli-parser": ("import wiring.cli, traces.cli", ("mockgpu.driver", "simgpu.shader.engine")),
+    "server": ("import wiring.run, mockgpu.driver, mockgpu.server, mockgpu.session", ("simgpu.shader.jit.translate",)),
+}
+
+
+@pytest.mark.parametrize("start", sorted(LIGHT_STARTS))
+def test_a_frequent_start_leaves_what_only_others_need_unloaded(start):
+    imports, unloaded = LIGHT_STARTS[start]
+    code = f"import sys\n{imports}\nprint(sorted(m for m in {unloaded!r} if m in sys.modules))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
