@@ -18,6 +18,8 @@ __all__ = ["MockOS"]
 
 
 def __getattr__(name: str):
+    # Lazy: a process that needs one module of the package -- the trace format's limits (mockgpu.devmem), which
+    # every `simgpu` subcommand's parser loads -- does not load the driver and the whole simulator with it.
     if name == "MockOS":
         from mockgpu.driver import MockOS
         return MockOS

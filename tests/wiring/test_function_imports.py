@@ -12,9 +12,13 @@ as the class of a tensor they are given.)
 """
 
 import ast
+import subprocess
+import sys
 from collections import defaultdict
 from functools import cache
 from graphlib import CycleError, TopologicalSorter
+
+import pytest
 
 from tests.wiring.test_imports import PACKAGES, ROOT, _module_name, imports_of
 
@@ -26,7 +30,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "simgpu.isa": {"simgpu.isa.codec": START},  # ... and so does `import simgpu.isa`: code objects need no codec
     "simgpu.gpu": {"simgpu.sanitize": START, "simgpu.sanitize.cpwrites": START},
     "simgpu.testbed": {"simgpu.sanitize": START},
-    "mockgpu": {"mockgpu.driver": START},  # `simgpu run` starts its program before the driver model is loaded
+    # `simgpu run` starts its program before the driver model is loaded, and the trace format needs only
+    # mockgpu.devmem (every CLI parser loads it)
+    "mockgpu": {"mockgpu.driver": START},
     "mockgpu.driver": {"simgpu.gpu": START, "simgpu.sanitize": START},
     "mockgpu.kfd_memory": {"simgpu.sanitize": START},
     "runtime.cpu.disasm": {"runtime.cpu.image": START, "simgpu.isa.objdump": START},
@@ -50,6 +56,12 @@ ALLOWED: dict[str, dict[str, str]] = {
         "mockgpu", "mockgpu.localpci", "mockgpu.native", "mockgpu.pci", "mockgpu.remote_pci",
         "mockgpu.server", "simgpu.hw.ucode", "simgpu.sanitize", "traces.record")},
     "runtime.device": {"runtime.am.driver": START},
+    # the JIT's lowering of every instruction, loaded by a process's first compile (a server whose kernels never
+    # get hot does not import it)
+    "simgpu.shader.jit.build": {"simgpu.shader.jit.translate": START},
+    # the engine's packages load their parts when asked: the JIT's compile worker imports jit.compile alone
+    "simgpu.shader": {"simgpu.shader.dispatch": START, "simgpu.shader.engine": START},
+    "simgpu.shader.jit": {"simgpu.shader.jit.tier": START},
     # ---- cycles (issue 30): none left; a new one is not added here but removed by restructuring ----
 }
 CYCLES_TODAY = 0  # (module, imported module) pairs marked CYCLE: none left (issue 30), and none may be added
@@ -118,3 +130,21 @@ def test_module_top_imports_form_no_cycle():
         TopologicalSorter(graph).prepare()
     except CycleError as e:
         raise AssertionError(f"import cycle at module top: {' -> '.join(e.args[1])}") from None
+
+
+# Processes the suite and its users start by the hundred, and what each must leave unloaded (the start-up imports
+# above are what keeps them so): the JIT's compile worker (started again after a test that ended with a compile under
+# way), every `simgpu` subcommand's parser (it loads the trace format), a `simgpu run` server before its first compile.
+LIGHT_STARTS = {
+    "jit-worker": ("from simgpu.shader.jit import worker", ("simgpu.shader.engine", "simgpu.shader.jit.tier")),
+    "cli-parser": ("import wiring.cli, traces.cli", ("mockgpu.driver", "simgpu.shader.engine")),
+    "server": ("import wiring.run, mockgpu.driver, mockgpu.server, mockgpu.session", ("simgpu.shader.jit.translate",)),
+}
+
+
+@pytest.mark.parametrize("start", sorted(LIGHT_STARTS))
+def test_a_frequent_start_leaves_what_only_others_need_unloaded(start):
+    imports, unloaded = LIGHT_STARTS[start]
+    code = f"import sys\n{imports}\nprint(sorted(m for m in {unloaded!r} if m in sys.modules))"
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr

@@ -7,6 +7,7 @@ what the tier needs to account for it.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -18,7 +19,6 @@ from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit import translate as tr
 from simgpu.shader.jit import worker
 from simgpu.shader.semantics import base_name
 from simgpu.shader.setup import initial_mode
@@ -37,6 +37,7 @@ FUSED_TYPE = ROUND_TYPE
 _POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background (LLVM: jit.worker's process)
 _DROPS = 0  # drop_queued_compiles so far: a background compile started before one ends as CompileDropped
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
+TRANSLATE = "simgpu.shader.jit.translate"
 
 
 def _pool(name: str) -> ThreadPoolExecutor:
@@ -165,6 +166,21 @@ def source(ex: TierExec) -> Source:
                   t.seconds)
 
 
+def _translate_module():
+    """simgpu.shader.jit.translate, imported by a process's first compile: it loads the lowering of every instruction
+    (lower_valu, lower_salu, lower_gfx9, ...), a third of a `simgpu run` server's imports, which a process whose
+    kernels never get hot does not need."""
+    from simgpu.shader.jit import translate
+    return translate
+
+
+def translators_loaded() -> bool:
+    """Whether this process has registered the translators (translate.load_translators ran); False until a first
+    compile has imported translate."""
+    tr = sys.modules.get(TRANSLATE)
+    return tr is not None and tr.translators_loaded()
+
+
 def build(source: Source, stats, background: bool = True):
     """Translate and compile (any thread: it reads only `source`): a CompiledRegion, or None when there is
     nothing to compile (or too much: MAX_REGION_INSNS). `background` (a compile for later launches, on the JIT
@@ -174,7 +190,8 @@ def build(source: Source, stats, background: bool = True):
         return None
     drops = _DROPS
     with jc.Timer() as t0:  # a process's first compile: the translators' imports and the sources' hash
-        first = not (tr.translators_loaded() and jc.ready())  # (llvmlite's import and LLVM's start: in _finish)
+        first = not (translators_loaded() and jc.ready())  # (llvmlite's import and LLVM's start: in _finish)
+        tr = _translate_module()
         tr.load_translators()
         tr.translator_key()
     with jc.Timer() as t:
@@ -195,6 +212,7 @@ def _translate(src: Source):
     """Classify and translate the region: a _Job for LLVM, a CompiledRegion from the memory cache, or None
     when there is nothing to compile."""
     lanes, mode, nvgpr = src.lanes, src.mode, src.nvgpr
+    tr = _translate_module()
     lw = lo.Lowering(lanes, mode, nvgpr, src.arch)
     region = rg.classified(src.base, src.found, tr.classifier(lw, nvgpr, _callback_safe))
     if not any(_worth_running(b) for b in region.blocks):

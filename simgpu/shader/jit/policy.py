@@ -16,8 +16,7 @@ from simgpu.shader.jit import build as bd
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import worker
-from simgpu.shader.jit.build import CompiledRegion, Source
-from simgpu.shader.jit.translate import translators_loaded
+from simgpu.shader.jit.build import CompiledRegion, Source, translators_loaded
 from simgpu.shader.setup import initial_mode
 from simgpu.shader.tier_exec import TierExec
 

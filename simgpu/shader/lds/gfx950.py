@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simgpu.shader.lds import ds  # noqa: F401 - the shared ds_load_b64 / _b96 the transposed loads run
 from simgpu.shader.renamed import renamed
 from simgpu.shader.semantics import register
 from simgpu.shader.state import wsel
