@@ -101,9 +101,7 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
         stats.cache_hits += 1
         return _by_ast[memo]
     t0 = time.perf_counter()
-    k = linear_kernel(ast, backend)
-    check_ranges(k)
-    text = format_kernel(k)
+    k, text = _linear(ast, backend) if cached and cache.enabled() else _linearized(ast, backend)
     stats.lowering_s += time.perf_counter() - t0
     fp = backend.fingerprint()
     key = cache.key(fp, text, proved)
@@ -128,6 +126,30 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
     if cache.enabled():
         _by_ast[memo] = prog
     return prog
+
+
+def _linearized(ast: UOp, backend: Backend) -> tuple[LinearKernel, str]:
+    """The kernel through PASSES, its index arithmetic checked (check_ranges), and its text."""
+    k = linear_kernel(ast, backend)
+    check_ranges(k)
+    return k, format_kernel(k)
+
+
+def _linear(ast: UOp, backend: Backend) -> tuple[LinearKernel, str]:
+    """_linearized, remembered for the last LINEAR_MEMO kernels by what PASSES read of the backend (its features and
+    rules): the native and LLVM backends lower a gfx1100 kernel alike, and the one compiles the kernels the other
+    just did (the ops suite runs each case with both, adjacent)."""
+    key = (ast, backend.features, backend.rules, PASSES)
+    hit = _linear_memo.get(key)
+    if hit is None:
+        hit = _linear_memo[key] = _linearized(ast, backend)
+        while len(_linear_memo) > LINEAR_MEMO:
+            del _linear_memo[next(iter(_linear_memo))]
+    return hit
+
+
+LINEAR_MEMO = 256
+_linear_memo: dict[tuple, tuple[LinearKernel, str]] = {}
 
 
 def _prove(k: LinearKernel, text: str) -> float:
