@@ -4,6 +4,7 @@ with the backend, with the kernel cache in front of the expensive steps."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -48,9 +49,10 @@ class Stats:
 
 stats = Stats()
 _by_ast: dict[tuple, Program] = {}
-# Linearized kernels (by their text) this process proved in bounds: the same text is the same uops, so the same
-# proof. Backends whose rules leave a kernel alike (the native and LLVM backends, on most kernels) share it.
-_proven: dict[str, float] = {}
+# Linearized kernels (by their text's SHA-256) this process proved in bounds, with the proof's seconds: the same text
+# is the same uops, so the same proof. Backends whose rules leave a kernel alike (the native and LLVM backends, on
+# most kernels) share it.
+_proven: dict[bytes, float] = {}
 
 
 @dataclass(frozen=True)
@@ -155,11 +157,12 @@ _linear_memo: dict[tuple, tuple[LinearKernel, str]] = {}
 def _prove(k: LinearKernel, text: str) -> float:
     """The seconds k's proof took (CompileError if it fails), proven once per process per kernel text (each time
     with SIMGPU_CACHE=0)."""
-    if text not in _proven or not cache.enabled():
-        seconds = _proven[text] = prove(k).seconds
+    digest = hashlib.sha256(text.encode()).digest()
+    if digest not in _proven or not cache.enabled():
+        seconds = _proven[digest] = prove(k).seconds
         stats.proof_s.append(seconds)
         _log_proof(k.name, seconds)
-    return _proven[text]
+    return _proven[digest]
 
 
 def _log_proof(name: str, seconds: float) -> None:
