@@ -4,6 +4,7 @@ with the backend, with the kernel cache in front of the expensive steps."""
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
 from collections.abc import Callable
@@ -48,6 +49,10 @@ class Stats:
 
 stats = Stats()
 _by_ast: dict[tuple, Program] = {}
+# Linearized kernels (by their text's SHA-256) this process proved in bounds, with the proof's seconds: the same text
+# is the same uops, so the same proof. Backends whose rules leave a kernel alike (the native and LLVM backends, on
+# most kernels) share it.
+_proven: dict[bytes, float] = {}
 
 
 @dataclass(frozen=True)
@@ -98,9 +103,7 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
         stats.cache_hits += 1
         return _by_ast[memo]
     t0 = time.perf_counter()
-    k = linear_kernel(ast, backend)
-    check_ranges(k)
-    text = format_kernel(k)
+    k, text = _linear(ast, backend) if cached and cache.enabled() else _linearized(ast, backend)
     stats.lowering_s += time.perf_counter() - t0
     fp = backend.fingerprint()
     key = cache.key(fp, text, proved)
@@ -112,9 +115,7 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
     if entry is None:
         proof_s = None
         if proved:
-            proof_s = prove(k).seconds
-            stats.proof_s.append(proof_s)
-            _log_proof(k.name, proof_s)
+            proof_s = _prove(k, text)
         t1 = time.perf_counter()
         binary = backend.compile(k)
         stats.backend_s += time.perf_counter() - t1
@@ -127,6 +128,41 @@ def compile_ast(ast: UOp, backend: Backend, cached: bool = True) -> Program:
     if cache.enabled():
         _by_ast[memo] = prog
     return prog
+
+
+def _linearized(ast: UOp, backend: Backend) -> tuple[LinearKernel, str]:
+    """The kernel through PASSES, its index arithmetic checked (check_ranges), and its text."""
+    k = linear_kernel(ast, backend)
+    check_ranges(k)
+    return k, format_kernel(k)
+
+
+def _linear(ast: UOp, backend: Backend) -> tuple[LinearKernel, str]:
+    """_linearized, remembered for the last LINEAR_MEMO kernels by what PASSES read of the backend (its features and
+    rules): the native and LLVM backends lower a gfx1100 kernel alike, and the one compiles the kernels the other
+    just did (the ops suite runs each case with both, adjacent)."""
+    key = (ast, backend.features, backend.rules, PASSES)
+    hit = _linear_memo.get(key)
+    if hit is None:
+        hit = _linear_memo[key] = _linearized(ast, backend)
+        while len(_linear_memo) > LINEAR_MEMO:
+            del _linear_memo[next(iter(_linear_memo))]
+    return hit
+
+
+LINEAR_MEMO = 256
+_linear_memo: dict[tuple, tuple[LinearKernel, str]] = {}
+
+
+def _prove(k: LinearKernel, text: str) -> float:
+    """The seconds k's proof took (CompileError if it fails), proven once per process per kernel text (each time
+    with SIMGPU_CACHE=0)."""
+    digest = hashlib.sha256(text.encode()).digest()
+    if digest not in _proven or not cache.enabled():
+        seconds = _proven[digest] = prove(k).seconds
+        stats.proof_s.append(seconds)
+        _log_proof(k.name, seconds)
+    return _proven[digest]
 
 
 def _log_proof(name: str, seconds: float) -> None:

@@ -16,8 +16,10 @@ Each kernel is an AST of the kernel IR:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from compiler.dtypes import PtrDType, dtypes
 from compiler.ir.ops import ELEMENTWISE, Ops, UOp, _key_arg
@@ -144,11 +146,27 @@ class _Kernels:
     """The kernels built while a schedule is made, by group. A Cut adds a base to `must` and the items are made
     again; only the kernels that visited that base are built again: a kernel depends on `must` only through the
     bases its walk visits, so every other one would come out the same (an LSTM cell's graph is cut some 80 times,
-    and rebuilding every kernel at each cut was most of its schedule's time)."""
+    and rebuilding every kernel at each cut was most of its schedule's time). So are each base's dependencies and
+    whether it is elementwise (_deps, _groupable: a quarter of that schedule's time when made afresh per cut)."""
 
     def __init__(self, must: set):
         self.must = must
         self._built: dict[tuple, tuple[ScheduleItem, set]] = {}
+        self._walks: dict[tuple, tuple[Any, set]] = {}  # (walk, base) -> (its answer, the bases it visited)
+
+    def deps(self, b: LazyBuffer) -> set[LazyBuffer]:
+        """_deps(b, must), walked once while no base it visited is cut."""
+        return self._walk(_deps, b)
+
+    def groupable(self, b: LazyBuffer) -> bool:
+        """_groupable(b, must), walked once while no base it visited is cut."""
+        return self._walk(_groupable, b)
+
+    def _walk(self, fn: Callable, b: LazyBuffer):
+        hit = self._walks.get((fn, b))
+        if hit is None:
+            hit = self._walks[(fn, b)] = fn(b, self.must)
+        return hit[0]
 
     def get(self, group: list[LazyBuffer]) -> ScheduleItem | Cut:
         """_kernel(group), built once while no base it visited is cut."""
@@ -165,6 +183,7 @@ class _Kernels:
         """base gets a kernel of its own: forget the kernels that visited it."""
         self.must.add(base)
         self._built = {k: v for k, v in self._built.items() if base not in v[1]}
+        self._walks = {k: v for k, v in self._walks.items() if base not in v[1]}
 
 
 def _items(graph: list[LazyBuffer], must: set, kernels: _Kernels) -> list[ScheduleItem] | Cut:
@@ -173,8 +192,8 @@ def _items(graph: list[LazyBuffer], must: set, kernels: _Kernels) -> list[Schedu
     its state in one launch; fewer when together they would fuse more than MAX_FUSED nodes). While such a
     group is open, ready reductions and copies run first: they may make more of its members ready."""
     todo = [b for b in graph if b in must]
-    deps = {b: _deps(b, must) for b in todo}
-    elementwise = {b: _groupable(b, must) for b in todo}
+    deps = {b: kernels.deps(b) for b in todo}
+    elementwise = {b: kernels.groupable(b) for b in todo}
     done: set[LazyBuffer] = set()
     items: list[ScheduleItem] = []
     group: list[LazyBuffer] = []
@@ -243,14 +262,18 @@ def _cut_deep(graph: list[LazyBuffer], must: set) -> None:
         depth[b] = d
 
 
-def _groupable(b: LazyBuffer, must: set) -> bool:
-    """Whether b's kernel is elementwise (it may share a kernel with others of its shape)."""
-    return b.op not in (Ops.COPYIN, Ops.EMPTY, Ops.COPY) and b.st.size() > 0 and \
-        not _has_reduce(b, must)
+def _groupable(b: LazyBuffer, must: set) -> tuple[bool, set[LazyBuffer]]:
+    """Whether b's kernel is elementwise (it may share a kernel with others of its shape), and the bases that
+    depended on."""
+    if b.op in (Ops.COPYIN, Ops.EMPTY, Ops.COPY) or b.st.size() == 0:
+        return False, set()
+    found, seen = _has_reduce(b, must)
+    return not found, seen
 
 
-def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
-    """The realized-in-this-schedule bases b's kernel reads (through fused sources)."""
+def _deps(b: LazyBuffer, must: set) -> tuple[set[LazyBuffer], set[LazyBuffer]]:
+    """The realized-in-this-schedule bases b's kernel reads (through fused sources), and the bases the walk
+    visited."""
     out, stack, seen = set(), list(s.base for s in b.srcs), set()
     while stack:
         x = stack.pop()
@@ -261,11 +284,12 @@ def _deps(b: LazyBuffer, must: set) -> set[LazyBuffer]:
             out.add(x)
         else:
             stack.extend(s.base for s in x.srcs)
-    return out
+    return out, seen
 
 
-def _has_reduce(b: LazyBuffer, must: set) -> bool:
-    """Whether b's kernel would contain a reduction (one fused into it, or b itself)."""
+def _has_reduce(b: LazyBuffer, must: set) -> tuple[bool, set[LazyBuffer]]:
+    """Whether b's kernel would contain a reduction (one fused into it, or b itself), and the bases the walk
+    visited."""
     stack, seen = [b], set()
     while stack:
         x = stack.pop()
@@ -273,10 +297,10 @@ def _has_reduce(b: LazyBuffer, must: set) -> bool:
             continue
         seen.add(x)
         if x.op is Ops.REDUCE and (x is b or x not in must):
-            return True
+            return True, seen
         if x is b or (x not in must and (x.op in ELEMENTWISE or x.op is Ops.CONTIGUOUS)):
             stack.extend(s.base for s in x.srcs)
-    return False
+    return False, seen
 
 
 def _collect(outs: list[LazyBuffer]) -> list[LazyBuffer]:

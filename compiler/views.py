@@ -10,7 +10,7 @@ index arithmetic (compiler.ir.lower); the simplifier folds the div/mod of stacke
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from math import prod
 
 
@@ -31,6 +31,16 @@ class View:
     strides: tuple[int, ...]
     offset: int = 0
     mask: tuple[tuple[int, int], ...] | None = None
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """The dataclass's hash of the fields, computed once: views are dictionary keys wherever the scheduler
+        builds a kernel (every node of it, several lookups each; rehashing them was a seventh of a schedule's time).
+        Only ints: the same in every process."""
+        return hash((self.shape, self.strides, self.offset, self.mask))
 
     @staticmethod
     def create(shape, strides=None, offset: int = 0, mask=None) -> View:
@@ -167,6 +177,14 @@ class ShapeTracker:
 
     views: tuple[View, ...]
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """The dataclass's hash of the views, computed once (View._hash)."""
+        return hash((self.views,))
+
     @staticmethod
     def contiguous(shape) -> ShapeTracker:
         """The plain row-major layout of shape."""
@@ -191,7 +209,7 @@ class ShapeTracker:
         """Whether this is the plain layout: element i of the shape is element i of the buffer."""
         return len(self.views) == 1 and self.views[0].contiguous
 
-    @property
+    @cached_property
     def masked(self) -> bool:
         """Whether some view has a mask (elements that read as 0)."""
         return any(v.mask is not None for v in self.views)
@@ -228,10 +246,7 @@ class ShapeTracker:
 
     def __add__(self, other: ShapeTracker) -> ShapeTracker:
         """This tracker read through `other` (other's flat offsets index this tracker's shape)."""
-        views = self.views
-        for v in other.views:
-            views = ShapeTracker(views + (v,)).simplify().views
-        return ShapeTracker(views)
+        return _compose(self, other)
 
     def simplify(self) -> ShapeTracker:
         """Merge the top view into the one below when its strides walk whole dimensions of it."""
@@ -239,6 +254,16 @@ class ShapeTracker:
             return self
         merged = merge_views(self.views[-2], self.views[-1])
         return self if merged is None else ShapeTracker(self.views[:-2] + (merged,)).simplify()
+
+
+@lru_cache(maxsize=1 << 16)
+def _compose(st: ShapeTracker, other: ShapeTracker) -> ShapeTracker:
+    """ShapeTracker.__add__, remembered: the scheduler composes the same views again each time it builds a kernel
+    again (after a Cut: an LSTM cell's backward graph, some 80 times), a fifth of its time when made afresh."""
+    views = st.views
+    for v in other.views:
+        views = ShapeTracker(views + (v,)).simplify().views
+    return ShapeTracker(views)
 
 
 def merge_views(inner: View, outer: View) -> View | None:

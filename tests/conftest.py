@@ -25,7 +25,10 @@ def pytest_collection(session):
     whole run, so the collector ran dozens of full passes over a growing heap while it worked (3 of a worker's 12
     CPU-s of collection), and each full collection during the tests walked that heap again (a tenth of the tests'
     CPU in a worker of the whole suite, measured on test_ops_elementwise.py with the suite collected). The
-    collector still runs as usual on what the tests allocate."""
+    collector still runs on what the tests allocate, a young collection every GC_YOUNG allocations instead of 700:
+    the compiler's tests allocate millions of short-lived objects (graph nodes, schedules, IR), and at Python's
+    default a full collection ran every few seconds over the caches that live for the run (7-14% of the CPU of
+    test_ops_elementwise.py and test_nn.py; 2-3% at GC_YOUNG). Cyclic garbage waits a little longer for it."""
     gc.disable()
     try:
         yield
@@ -33,6 +36,10 @@ def pytest_collection(session):
         gc.enable()
         gc.collect()
         gc.freeze()
+        gc.set_threshold(GC_YOUNG, 10, 10)
+
+
+GC_YOUNG = 20_000
 
 
 @pytest.fixture(autouse=True)

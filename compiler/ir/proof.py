@@ -11,6 +11,7 @@ proof would not describe the wrapped value the hardware computes.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 
@@ -188,7 +189,7 @@ def prove(k: LinearKernel) -> ProofResult:
     start = time.perf_counter()
     tr = _Z3()
     z3 = tr.z3
-    solver = z3.Solver()
+    solver = _solver(z3)
     accesses = [u for u in k.uops if u.op in (Ops.LOAD, Ops.STORE)]
     for u in accesses:
         buf = _buffer(u.src[0])
@@ -203,12 +204,37 @@ def prove(k: LinearKernel) -> ProofResult:
         solver.push()
         solver.add(*tr.bounds, gate, z3.Or(i < 0, i >= size))
         result = solver.check()
-        if result != z3.unsat:
-            model = solver.model() if result == z3.sat else None
-            solver.pop()
-            raise CompileError(_failure(k, u, buf, idx, size, gated, model, tr, result))
         solver.pop()
+        if result != z3.unsat:
+            raise CompileError(_refuted(k, u, buf, idx, size, gated, tr))
     return ProofResult(len(accesses), time.perf_counter() - start)
+
+
+_local = threading.local()
+
+
+def _solver(z3):
+    """This thread's solver, shared by every proof: each access is checked inside its own push/pop, so nothing of
+    one check outlives it. Making a solver and its first push cost about 4 ms, most of a small kernel's proof (the
+    ops suite proves over a thousand kernels per process)."""
+    solver = getattr(_local, "solver", None)
+    if solver is None:
+        solver = _local.solver = z3.Solver()
+    return solver
+
+
+def _refuted(k, u, buf, idx, size, gated, tr) -> str:
+    """The failure message, its counterexample from a fresh solver: the same whatever this process proved before
+    (the shared solver's model could depend on its history)."""
+    z3 = tr.z3
+    solver = z3.Solver()
+    gate = tr.term(u.src[-1]) if gated else z3.BoolVal(True)
+    i = tr.term(idx)
+    solver.push()
+    solver.add(*tr.bounds, gate, z3.Or(i < 0, i >= size))
+    result = solver.check()
+    model = solver.model() if result == z3.sat else None
+    return _failure(k, u, buf, idx, size, gated, model, tr, result)
 
 
 def _failure(k, u, buf, idx, size, gated, model, tr, result) -> str:
