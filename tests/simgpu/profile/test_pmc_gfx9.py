@@ -7,12 +7,10 @@ import struct
 import numpy as np
 import pytest
 
-from simgpu.gpu import GPU
 from simgpu.hw import perfmon_gfx9 as pm9
 from simgpu.hw import perfmon_gfx9_pm4 as pp
 from tests.simgpu.profile.test_pmc import engine_view
-from tests.simgpu.profile.test_sqtt_gfx9 import CASES, CORPUS
-from tests.support.gpu_harness import VM, Ring, aql_launch, pm4_launch
+from tests.simgpu.profile.test_sqtt_gfx9 import CASES, corpus_bench, launch_on
 
 GRBM = {"GRBM_COUNT": 0, "GRBM_GUI_ACTIVE": 2}  # rocprofiler's gfx942 GRBM selects
 PASS = ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_LDS", "SQ_INSTS_FLAT", "SQ_INSTS_SMEM", "SQ_BUSY_CYCLES",
@@ -22,20 +20,13 @@ PASS = ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_LDS", "SQ_INSTS_FLAT", "SQ_INSTS_
 def counted(name: str, queue: str, names=PASS, vmid_mask: int | None = None):
     """Counters around one launch of a corpus kernel on a gfx942: (per counter its values per XCC and SE, GPU)."""
     make, grid, block = CASES[name]
-    gpu = GPU(vram_size=1 << 28, arch="gfx942")
-    vm = VM(gpu)
-    ring, aql = Ring(vm, "pm4", size=1 << 16), Ring(vm, "aql", size=1 << 16)
-    k = vm.load(CORPUS.read_bytes())[name]
-    vas = [vm.upload(a) if isinstance(a, np.ndarray) else a for a in make(np.random.default_rng(3))]
+    gpu, vm, ring, aql, k, vas = corpus_bench(name, make)
     sched = pp.pmc_schedule(names)
     out = vm.alloc(1 << 16)
     ring.submit(pp.pmc_start(sched, GRBM))
     if vmid_mask is not None:
         ring.submit(pp._uconfig(pm9.SQ_PERFCOUNTER_CTRL, pm9.PERFCOUNTER_CTRL.pack(cs_en=1, vmid_mask=vmid_mask)))
-    if queue == "pm4":
-        ring.submit(pm4_launch(vm, k, vas, grid, block))
-    else:
-        aql.submit(aql_launch(vm, k, vas, grid, block))
+    launch_on(queue, ring, aql, vm, k, vas, grid, block)
     ring.submit(pp.pmc_read(sched, out))
     assert ring.q.error is None and aql.q.error is None
     raw = vm.read(out, 1 << 16)

@@ -50,23 +50,35 @@ def tinygrad_blob(data: bytes, se: int) -> bytes:
     return struct.pack("<Q", 0x11 | (4 << 13) | (0xF << 16) | (se << 24)) + data
 
 
+def corpus_bench(name: str, make, code: bytes | None = None, arch: str = "gfx942"):
+    """A gfx9 GPU with a PM4 and an AQL ring, a corpus kernel loaded and its arguments uploaded (`make`'s, from a
+    fixed seed): (gpu, vm, pm4 ring, aql ring, kernel, argument values). For the trace and counter tests."""
+    gpu = GPU(vram_size=1 << 28, arch=arch)
+    vm = VM(gpu)
+    pm4, aql = Ring(vm, "pm4", size=1 << 16), Ring(vm, "aql", size=1 << 16)
+    k = vm.load(code or CORPUS.read_bytes())[name]
+    vas = [vm.upload(a) if isinstance(a, np.ndarray) else a for a in make(np.random.default_rng(3))]
+    return gpu, vm, pm4, aql, k, vas
+
+
+def launch_on(queue: str, pm4: Ring, aql: Ring, vm: VM, k, vas, grid, block) -> None:
+    """One launch of k on the PM4 ring or as an AQL packet."""
+    if queue == "pm4":
+        pm4.submit(pm4_launch(vm, k, vas, grid, block))
+    else:
+        aql.submit(aql_launch(vm, k, vas, grid, block))
+
+
 def traced_run(name: str, queue: str = "pm4", code: bytes | None = None, case=None, arch: str = "gfx942"):
     """Run a kernel under the thread trace: (each SE's trace bytes, code object, load base, the kernel's entry,
     wave 0's executed PCs)."""
     co = code or CORPUS.read_bytes()
     make, grid, block = case or CASES[name]
-    gpu = GPU(vram_size=1 << 28, arch=arch)
-    vm = VM(gpu)
-    pm4, aql = Ring(vm, "pm4", size=1 << 16), Ring(vm, "aql", size=1 << 16)
-    k = vm.load(co)[name]
-    vas = [vm.upload(a) if isinstance(a, np.ndarray) else a for a in make(np.random.default_rng(3))]
+    gpu, vm, pm4, aql, k, vas = corpus_bench(name, make, co, arch)
     bufs = [vm.alloc(BUFFER) for _ in range(SES)]
     wptrs = vm.alloc(64)
     pm4.submit(pp.sqtt_start([(b, BUFFER) for b in bufs]), pp.sqtt_userdata(0x1234, 0x5678))
-    if queue == "pm4":
-        pm4.submit(pm4_launch(vm, k, vas, grid, block))
-    else:
-        aql.submit(aql_launch(vm, k, vas, grid, block))
+    launch_on(queue, pm4, aql, vm, k, vas, grid, block)
     pm4.submit(pp.sqtt_stop(SES, wptrs))
     assert pm4.q.error is None and aql.q.error is None
     data = [vm.read(b, pp.trace_bytes(w)) for b, w in zip(bufs, vm.u32(wptrs, SES), strict=True)]
