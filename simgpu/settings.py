@@ -156,6 +156,8 @@ SETTINGS: dict[str, Setting] = {s.name: s for s in _DECLARED}
 INTERNAL: dict[str, str] = {
     "SIMGPU_SERVER": "`simgpu run` -> interposer: the server's socket",
     "SIMGPU_SYSFS": "`simgpu run` -> interposer: the directory served as the GPUs' sysfs",
+    "SIMGPU_SERVER_STARTING": "`simgpu run` -> interposer: the program started before the server listens; wait for"
+                              " its socket (while the run's directory exists, at most 60 s)",
     "SIMGPU_HOSTMAP": "`simgpu run --am` -> interposer: the host-mapping service's socket",
     "SIMGPU_LOCALPCI": "`simgpu run --am` -> interposer: the local-PCI service's socket",
     "SIMGPU_PCI_DOMAIN": "`simgpu run --am` -> interposer: the run's PCI domain (hex), where its GPUs are",
