@@ -64,9 +64,14 @@ class Server:
         self.profile = profile  # simgpu run --profile-host (mockgpu.hostprofile)
         self.uid = os.geteuid()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
-        self.listener.bind(path)
-        os.chmod(path, 0o600)  # only this user may connect (the peer credentials are checked as well)
+        # The socket appears at `path` only once it listens: a program `simgpu run` started early waits for the file
+        # and connects at once (between bind and listen its connect would be refused). Renaming a bound socket keeps
+        # it bound (a connect finds it by its inode).
+        binding = f"{path}.binding"
+        self.listener.bind(binding)
+        os.chmod(binding, 0o600)  # only this user may connect (the peer credentials are checked as well)
         self.listener.listen(64)
+        os.rename(binding, path)
         self.unbound: set[socket.socket] = set()  # accepted, no HELLO yet
         self.sessions: dict[int, Session] = {}  # pid -> its session (while its worker runs)
         self._lock = threading.Lock()

@@ -142,6 +142,29 @@ def _machine(c: RawClient):
     return kfd, memfd, gid
 
 
+def test_the_socket_appears_only_once_it_listens(tmp_path, monkeypatch):
+    """`simgpu run` starts its program before its server listens; the interposer connects as soon as the socket's file
+    exists. So the file must not exist while the socket is bound but not yet listening (CI saw /dev/kfd fail with
+    EIO: a connect refused in that window)."""
+    path = str(tmp_path / "server.sock")
+    seen = []
+    listen = socket.socket.listen
+
+    def watched(sock, *a):
+        seen.append(os.path.exists(path))
+        return listen(sock, *a)
+    monkeypatch.setattr(socket.socket, "listen", watched)
+    srv = Server(path, lambda memory, pid: None, log=io.StringIO())
+    try:
+        assert seen == [False] and os.path.exists(path) and os.stat(path).st_mode & 0o777 == 0o600
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        probe.connect(path)  # the renamed file still names the listening socket
+        probe.close()
+    finally:
+        srv.close()
+    assert not os.path.exists(path) and os.listdir(tmp_path) == []
+
+
 def test_requests_and_questions_about_client_memory(server):
     srv, path, connect = server
     c = connect()
