@@ -32,8 +32,10 @@ from mockgpu.doorbellwait import Waiter
 from mockgpu.hostprofile import HostProfile, ioctl_name
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
+from mockgpu.statuspage import StatusPage
 from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
 from runtime.uapi import kfd
+from simgpu.gpu import DOORBELL_SLOTS
 from simgpu.mem import shared
 
 ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
@@ -77,7 +79,7 @@ class ClientGone(BaseException):
 _CALLBACKS = {protocol.MEM_READ: "callback MEM_READ", protocol.MEM_WRITE: "callback MEM_WRITE",
               protocol.SHARE: "callback SHARE", protocol.FD_HANDLE: "callback FD_HANDLE"}
 _REQUESTS = {protocol.OPEN: "OPEN", protocol.CLOSE: "CLOSE", protocol.MMAP: "MMAP", protocol.MAPPED: "MAPPED",
-             protocol.MUNMAP: "MUNMAP"}
+             protocol.MUNMAP: "MUNMAP", protocol.SPIN: "SPIN"}
 
 
 class RemoteMemory:
@@ -245,6 +247,12 @@ class Session:
         self._inbox: list[socket.socket] = []
         self.closing = False  # the worker is ending: a new connection of this pid needs a new session
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        # what a client spinning on the GPU reads (mockgpu.statuspage): the GPUs keep their doorbells' values in it
+        self.status = StatusPage(pid, len(self.mock.gpus), DOORBELL_SLOTS, self.mock.devmem.doorbell_offset(0),
+                                 DOORBELL_PAGE)
+        for i, g in enumerate(self.mock.gpus):
+            g.keep_rung_in(self.status.rung(i))
+        self.spun = False  # a SPIN came this turn: the client sleeps until the turn is published
         for g in self.mock.gpus:
             g.engine.progress_hooks.append(self._alive)
         self.thread = threading.Thread(target=self._run, name=f"simgpu-session-{pid}", daemon=True)
@@ -271,6 +279,12 @@ class Session:
             except OSError:
                 pass
         self._wake()
+
+    def status_fd(self) -> int | None:
+        """A descriptor of the session's status page to send with a HELLO reply (the caller closes it), or None if
+        the session is ending (its page is closed, or about to be)."""
+        with self._lock:
+            return None if self.closing else os.dup(self.status.fd)
 
     def _wake(self) -> None:
         try:
@@ -334,16 +348,28 @@ class Session:
                     self._drop(sock)
                 elif sock in self.conns:
                     self._serve_one(sock)
-            moved |= self._advance()
+            worked = self._advance()
+            moved |= worked
             now = time.monotonic()
             if moved:
                 self.last_activity = now
-            looks = bool(self.parked) or self._waiting()  # the GPUs need a look in Python now and then
+            waiting = self._waiting()
+            looks = bool(self.parked) or waiting  # the GPUs need a look in Python now and then
+            self._publish(waiting, worked)
             # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
             stuck = got == doorbellwait.DOORBELL and not moved
             got = 0
             busy = looks or stuck or now - self.last_activity < ACTIVE_WINDOW
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
+
+    def _publish(self, waiting: bool, worked: bool) -> None:
+        """The turn's outcome for the client's spinning threads: woken when GPU work moved or one asked (SPIN);
+        work stays in flight while queues wait on memory."""
+        if worked or self.spun:
+            self.status.publish(waiting, worked)
+            self.spun = False
+        else:
+            self.status.idle(waiting)
 
     def _drain(self) -> bool:
         try:
@@ -372,6 +398,7 @@ class Session:
         self.views.clear()
         os.close(self._wake_r)
         os.close(self._wake_w)
+        self.status.close()
         gc.collect()
         self.ended(self)
 
@@ -384,7 +411,8 @@ class Session:
         return any(q.state == "blocked" for g in self.mock.gpus for q in g.queues)
 
     def _advance(self) -> bool:
-        """Run the session's GPUs; answer the parked waits that can be answered."""
+        """Run the session's GPUs; answer the parked waits that can be answered. True if the GPUs moved or a
+        parked wait was answered."""
         moved = False
         now = time.monotonic()
         try:
@@ -393,6 +421,7 @@ class Session:
                 moved |= bool(self.os.progress(poll_all=False))
                 self._last_retry = now
         except Exception as e:  # noqa: BLE001 - a simulator bug must not take the session down
+            moved = True  # (what ran before the failure may have written signals: wake the spinning client)
             print(f"simgpu server: pid {self.pid}: progress failed: {type(e).__name__}: {e}", file=self.log)
         for p in list(self.parked):
             expired = now >= p.deadline
@@ -425,6 +454,7 @@ class Session:
                 if self.kfd is None:
                     self.kfd = self.os.open("/dev/kfd")
                 self.doorbell_pages[i] = self.driver_map(self.kfd, DOORBELL_PAGE, self.mock.devmem.doorbell_offset(i))
+            self.status.busy()
             for slot, value in pending:
                 self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
             rang = True
@@ -452,7 +482,7 @@ class Session:
                 os.close(fd)  # clients never send descriptors
             handler = {protocol.OPEN: self._open, protocol.CLOSE: self._close, protocol.IOCTL: self._ioctl,
                        protocol.MMAP: self._mmap, protocol.MAPPED: self._mapped,
-                       protocol.MUNMAP: self._munmap}.get(kind)
+                       protocol.MUNMAP: self._munmap, protocol.SPIN: self._spin}.get(kind)
             if handler is None:
                 raise ProtocolError(f"unknown request {kind}" if kind != protocol.HELLO else "HELLO twice")
             if self.profile is None:
@@ -479,6 +509,11 @@ class Session:
             self._reply(sock, -(getattr(e, "errno", None) or errno.ENOENT))
             return
         self._reply(sock, fd, fd=self.mock.devmem.fd)
+
+    def _spin(self, sock, args, payload) -> None:
+        """SPIN: a thread of the client spins on the GPU's memory with nothing in flight that the worker knows of
+        (a doorbell it has not looked at yet): this turn looks at once and is published (no reply)."""
+        self.spun = True
 
     def _close(self, sock, args, payload) -> None:
         try:
