@@ -252,7 +252,6 @@ class Session:
                                  DOORBELL_PAGE)
         for i, g in enumerate(self.mock.gpus):
             g.keep_rung_in(self.status.rung(i))
-        self.spun = False  # a SPIN came this turn: the client sleeps until the turn is published
         for g in self.mock.gpus:
             g.engine.progress_hooks.append(self._alive)
         self.thread = threading.Thread(target=self._run, name=f"simgpu-session-{pid}", daemon=True)
@@ -363,11 +362,11 @@ class Session:
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
 
     def _publish(self, waiting: bool, worked: bool) -> None:
-        """The turn's outcome for the client's spinning threads: woken when GPU work moved or one asked (SPIN);
-        work stays in flight while queues wait on memory."""
-        if worked or self.spun:
+        """The turn's outcome for the client's spinning threads: woken when GPU work moved (a SPIN that found
+        nothing needs no answer: its doorbell was acted on, and published, before); work stays in flight while
+        queues wait on memory."""
+        if worked:
             self.status.publish(waiting, worked)
-            self.spun = False
         else:
             self.status.idle(waiting)
 
@@ -511,9 +510,9 @@ class Session:
         self._reply(sock, fd, fd=self.mock.devmem.fd)
 
     def _spin(self, sock, args, payload) -> None:
-        """SPIN: a thread of the client spins on the GPU's memory with nothing in flight that the worker knows of
-        (a doorbell it has not looked at yet): this turn looks at once and is published (no reply)."""
-        self.spun = True
+        """SPIN: a thread of the client spins on the GPU's memory and has stored a doorbell the worker has not
+        acted on: this turn looks at the doorbells (no reply). (The doorbell watch takes SPINs itself when it runs:
+        mockgpu/csrc/doorbellwait.c.)"""
 
     def _close(self, sock, args, payload) -> None:
         try:
