@@ -35,7 +35,6 @@ from mockgpu.protocol import ProtocolError
 from mockgpu.statuspage import StatusPage
 from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
 from runtime.uapi import kfd
-from simgpu.gpu import DOORBELL_SLOTS
 from simgpu.mem import shared
 
 ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
@@ -209,6 +208,17 @@ class Parked:
     deadline: float
 
 
+def fired(events: dict, p: Parked) -> bool:
+    """Whether a parked WAIT_EVENTS can be answered: its events fired (all, or any of them with wait_all unset or an
+    exception among them), or one of them does not exist (the ioctl answers EINVAL)."""
+    if any(e not in events for e in p.events):
+        return True
+    hits = [events[e].signaled for e in p.events]
+    exceptions = any(e.signaled and e.type in (kfd.KFD_IOC_EVENT_MEMORY, kfd.KFD_IOC_EVENT_HW_EXCEPTION)
+                     for e in (events[i] for i in p.events))
+    return all(hits) if p.wait_all and not exceptions else any(hits)
+
+
 def look_again(last_activity: float, parked: list[Parked]) -> float:
     """Seconds until the worker's next look in Python at queues that wait on memory and at parked waits: 1/WATCH_GROWTH
     of the time since the last activity, from ACTIVE_POLL up to IDLE_POLL, as the doorbell watch (a value the client
@@ -220,6 +230,12 @@ def look_again(last_activity: float, parked: list[Parked]) -> float:
     for p in parked:
         period = min(period, max(0.0, p.deadline - now))
     return period
+
+
+def _look(sock, args, payload) -> None:
+    """SPIN: a thread of the client spins on the GPU's memory and has stored a doorbell the worker has not acted
+    on: the turn this message makes looks at the doorbells (no reply). (The doorbell watch takes SPINs itself when
+    it runs: mockgpu/csrc/doorbellwait.c.)"""
 
 
 class Session:
@@ -247,11 +263,7 @@ class Session:
         self._inbox: list[socket.socket] = []
         self.closing = False  # the worker is ending: a new connection of this pid needs a new session
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
-        # what a client spinning on the GPU reads (mockgpu.statuspage): the GPUs keep their doorbells' values in it
-        self.status = StatusPage(pid, len(self.mock.gpus), DOORBELL_SLOTS, self.mock.devmem.doorbell_offset(0),
-                                 DOORBELL_PAGE)
-        for i, g in enumerate(self.mock.gpus):
-            g.keep_rung_in(self.status.rung(i))
+        self.status = StatusPage.of(pid, self.mock)  # what a client spinning on the GPU reads
         for g in self.mock.gpus:
             g.engine.progress_hooks.append(self._alive)
         self.thread = threading.Thread(target=self._run, name=f"simgpu-session-{pid}", daemon=True)
@@ -354,21 +366,12 @@ class Session:
                 self.last_activity = now
             waiting = self._waiting()
             looks = bool(self.parked) or waiting  # the GPUs need a look in Python now and then
-            self._publish(waiting, worked)
+            self.status.end_turn(waiting, worked)
             # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
             stuck = got == doorbellwait.DOORBELL and not moved
             got = 0
             busy = looks or stuck or now - self.last_activity < ACTIVE_WINDOW
             pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
-
-    def _publish(self, waiting: bool, worked: bool) -> None:
-        """The turn's outcome for the client's spinning threads: woken when GPU work moved (a SPIN that found
-        nothing needs no answer: its doorbell was acted on, and published, before); work stays in flight while
-        queues wait on memory."""
-        if worked:
-            self.status.publish(waiting, worked)
-        else:
-            self.status.idle(waiting)
 
     def _drain(self) -> bool:
         try:
@@ -424,7 +427,7 @@ class Session:
             print(f"simgpu server: pid {self.pid}: progress failed: {type(e).__name__}: {e}", file=self.log)
         for p in list(self.parked):
             expired = now >= p.deadline
-            if expired or self._fired(p):
+            if expired or fired(self.mock.process.events, p):
                 self.parked.remove(p)
                 moved = True
                 try:
@@ -459,20 +462,6 @@ class Session:
             rang = True
         return rang
 
-    def after_ioctl(self, request: int, buf: bytearray) -> None:
-        """Recording: every CPU-mappable buffer gets a mapping of the driver's own, so the trace holds the client's
-        stores into it even when the client maps it behind the interposer's back (ctypes' libc mmap)."""
-        if request == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
-            a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(buf)
-            al = self.mock.process.allocs.get(a.handle)
-            node = self.mock.nodes[al.node] if al is not None else None
-            if al is not None and al.kind in ("vram", "gtt") and node.drm_fd is not None:
-                self.views[a.handle] = self.driver_map(node.drm_fd, al.size, al.mmap_offset)
-        elif request == kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU:
-            view = self.views.pop(kfd.kfd_ioctl_free_memory_of_gpu_args.unpack(buf).handle, None)
-            if view is not None:
-                self.os.munmap(view)
-
     # ---- requests -----------------------------------------------------------------------------------------
     def _serve_one(self, sock: socket.socket) -> None:
         try:
@@ -481,7 +470,7 @@ class Session:
                 os.close(fd)  # clients never send descriptors
             handler = {protocol.OPEN: self._open, protocol.CLOSE: self._close, protocol.IOCTL: self._ioctl,
                        protocol.MMAP: self._mmap, protocol.MAPPED: self._mapped,
-                       protocol.MUNMAP: self._munmap, protocol.SPIN: self._spin}.get(kind)
+                       protocol.MUNMAP: self._munmap, protocol.SPIN: _look}.get(kind)
             if handler is None:
                 raise ProtocolError(f"unknown request {kind}" if kind != protocol.HELLO else "HELLO twice")
             if self.profile is None:
@@ -508,11 +497,6 @@ class Session:
             self._reply(sock, -(getattr(e, "errno", None) or errno.ENOENT))
             return
         self._reply(sock, fd, fd=self.mock.devmem.fd)
-
-    def _spin(self, sock, args, payload) -> None:
-        """SPIN: a thread of the client spins on the GPU's memory and has stored a doorbell the worker has not
-        acted on: this turn looks at the doorbells (no reply). (The doorbell watch takes SPINs itself when it runs:
-        mockgpu/csrc/doorbellwait.c.)"""
 
     def _close(self, sock, args, payload) -> None:
         try:
@@ -551,7 +535,7 @@ class Session:
             self.memory.end()
             self.mock.process.expired = False
         if self.recording:
-            self.after_ioctl(request, buf)
+            record_views(self, request, buf)
         self._reply(sock, result or 0, bytes(buf))
 
     def _park(self, sock, args, payload) -> Parked | None:
@@ -571,16 +555,7 @@ class Session:
         self.os.progress(poll_all=True)
         deadline = time.monotonic() + (a.timeout / 1000 if a.timeout < 0xFFFFFFFF else 1e9)
         p = Parked(sock, args, payload, ids, bool(a.wait_for_all), deadline)
-        return None if self._fired(p) else p
-
-    def _fired(self, p: Parked) -> bool:
-        events = self.mock.process.events
-        if any(e not in events for e in p.events):
-            return True  # the ioctl answers EINVAL
-        hits = [events[e].signaled for e in p.events]
-        exceptions = any(e.signaled and e.type in (kfd.KFD_IOC_EVENT_MEMORY, kfd.KFD_IOC_EVENT_HW_EXCEPTION)
-                         for e in (events[i] for i in p.events))
-        return all(hits) if p.wait_all and not exceptions else any(hits)
+        return None if fired(self.mock.process.events, p) else p
 
     def _mmap(self, sock, args, payload) -> None:
         handle, _, length, _, _, offset = (protocol.unsigned(a) for a in args[:6])
@@ -603,3 +578,18 @@ class Session:
         for start in [a for a, m in self.mappings.items() if a < addr + length and addr < a + m.length]:
             self.os.munmap(self.mappings.pop(start))
         self._reply(sock, 0)
+
+
+def record_views(s: Session, request: int, buf: bytearray) -> None:
+    """Recording: every CPU-mappable buffer gets a mapping of the driver's own, so the trace holds the client's
+    stores into it even when the client maps it behind the interposer's back (ctypes' libc mmap)."""
+    if request == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
+        a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(buf)
+        al = s.mock.process.allocs.get(a.handle)
+        node = s.mock.nodes[al.node] if al is not None else None
+        if al is not None and al.kind in ("vram", "gtt") and node.drm_fd is not None:
+            s.views[a.handle] = s.driver_map(node.drm_fd, al.size, al.mmap_offset)
+    elif request == kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU:
+        view = s.views.pop(kfd.kfd_ioctl_free_memory_of_gpu_args.unpack(buf).handle, None)
+        if view is not None:
+            s.os.munmap(view)

@@ -33,6 +33,8 @@ import os
 
 import numpy as np
 
+from mockgpu.devmem import DOORBELL_PAGE
+
 PAGE = 4096
 # word indices (uint32) -- mockgpu/csrc/spinwait.h's struct simgpu_status
 SEQ, INFLIGHT, WORK, PID, MAGIC, CLOSED, NGPUS, SLOTS, RUNG_OFFSET, DOORBELL_OFFSET, DOORBELL_STRIDE = range(11)
@@ -73,6 +75,16 @@ class StatusPage:
         self.words[DOORBELL_OFFSET], self.words[DOORBELL_STRIDE] = doorbell_offset, doorbell_stride
         self.words[MAGIC] = STATUS_MAGIC
 
+    @classmethod
+    def of(cls, pid: int, machine) -> StatusPage:
+        """The page of a session's machine (a MockOS): its GPUs keep their doorbells' acted-on values in it from
+        now on (GPU.keep_rung_in), and their doorbell pages are where its device file has them."""
+        slots = DOORBELL_PAGE // 8  # (simgpu.gpu.DOORBELL_SLOTS: 64-bit doorbells filling the page)
+        page = cls(pid, len(machine.gpus), slots, machine.devmem.doorbell_offset(0), DOORBELL_PAGE)
+        for i, gpu in enumerate(machine.gpus):
+            gpu.keep_rung_in(page.rung(i))
+        return page
+
     def rung(self, gpu: int) -> memoryview:
         """Where GPU `gpu` keeps its doorbells' acted-on values (GPU.keep_rung_in)."""
         start = PAGE + gpu * self._slots * 8
@@ -96,6 +108,15 @@ class StatusPage:
         self._seq = (self._seq + 1) & 0xFFFFFFFF
         self.words[SEQ] = self._seq
         self._syscall(_SYS_FUTEX, ctypes.c_void_p(self._addr + SEQ * 4), _FUTEX_WAKE, _WAKE_ALL, None, None, 0)
+
+    def end_turn(self, inflight: bool, worked: bool) -> None:
+        """The end of a turn of the worker: published (spinning threads woken) if it moved GPU work, else only
+        INFLIGHT kept current (a SPIN that found nothing needs no answer: its doorbell was acted on, and published,
+        before)."""
+        if worked:
+            self.publish(inflight, worked)
+        else:
+            self.idle(inflight)
 
     def idle(self, inflight: bool) -> None:
         """A turn that moved nothing: only INFLIGHT, if it changed (queues that stopped waiting), no wake-up."""
