@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from mockgpu import native
+from mockgpu import native, protocol
 
 SOURCE = native.CSRC / "doorbellwait.c"
 DOORBELL = 1  # what simgpu_doorbell_wait returns: a doorbell changed
@@ -25,7 +25,8 @@ READABLE = 2  # ... a descriptor is readable (or hung up)
 @functools.cache
 def _library() -> ctypes.CDLL | None:
     try:
-        lib = ctypes.CDLL(str(native.build(SOURCE, "libsimgpu-doorbellwait", ["-fvisibility=hidden"], shared=True)))
+        lib = ctypes.CDLL(str(native.build(SOURCE, "libsimgpu-doorbellwait",
+                                           ["-fvisibility=hidden", *protocol.c_definitions()], shared=True)))
     except (native.BuildError, OSError):
         return None
     fn = lib.simgpu_doorbell_wait

@@ -29,6 +29,7 @@ from simgpu import diskcache, settings
 
 CSRC = Path(__file__).with_name("csrc")
 PRELOAD_SOURCE = CSRC / "preload.c"
+SPINWAIT_SOURCE = CSRC / "spinwait.c"  # linked into the interposer: a thread spinning on the GPU gives up the CPU
 # Linked into the interposer: what `simgpu run --am` adds to a client (each idle unless its variable is set)
 AM_CLIENT_SOURCES = (CSRC / "sigchain.c", CSRC / "hostmem.c", CSRC / "pyhook.c", CSRC / "localpci.c",
                      CSRC / "x86mov.c")
@@ -122,7 +123,7 @@ def build_preload() -> Path:
     """The LD_PRELOAD interposer of `simgpu run`, built if needed."""
     flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions(),
              *localpci.c_definitions()]
-    return build((PRELOAD_SOURCE, *AM_CLIENT_SOURCES), "libsimgpu-preload", flags, shared=True)
+    return build((PRELOAD_SOURCE, SPINWAIT_SOURCE, *AM_CLIENT_SOURCES), "libsimgpu-preload", flags, shared=True)
 
 
 def build_x86mov() -> Path:

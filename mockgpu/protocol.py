@@ -22,7 +22,7 @@ U64 = (1 << 64) - 1
 MAX_PAYLOAD = 1 << 16  # the largest payload in one message; memory is read and written in pieces of this size
 
 # client -> server                         arguments                                  reply (a0 < 0: -errno)
-HELLO = 1  # a0 pid                                                                  a0 0
+HELLO = 1  # a0 pid                                                                  a0 0, fd: the status page
 OPEN = 2  # a0 flags; payload path                                                   a0 handle, fd: device memory file
 CLOSE = 3  # a0 handle                                                               a0 0
 IOCTL = 4  # a0 handle, a1 request, a2 address, a3 length; payload the argument       a0 result; payload argument after
@@ -30,6 +30,7 @@ IOCTL = 4  # a0 handle, a1 request, a2 address, a3 length; payload the argument 
 MMAP = 5  # a0 handle, a1 address wanted, a2 length, a3 prot, a4 flags, a5 offset    a0 0 (may map) or -errno
 MAPPED = 6  # a0 handle, a1 address, a2 length, a3 prot, a4 flags, a5 offset         a0 0
 MUNMAP = 7  # a0 address, a1 length                                                  a0 0
+SPIN = 8  # (none): the sending thread spins on the GPU's memory; look at the doorbells now  no reply
 # server -> client, inside an IOCTL
 MEM_READ = 16  # a0 address, a1 length                                               a0 0; payload bytes
 MEM_WRITE = 17  # a0 address; payload bytes                                          a0 0
@@ -55,7 +56,7 @@ ATTACHED = (
 def c_definitions() -> list[str]:
     """-D flags that give the interposer these numbers, and ATTACHED as an initializer of
     {request, pointer offset, count offset, element bytes} rows."""
-    names = ("HELLO", "OPEN", "CLOSE", "IOCTL", "MMAP", "MAPPED", "MUNMAP", "MEM_READ", "MEM_WRITE", "SHARE",
+    names = ("HELLO", "OPEN", "CLOSE", "IOCTL", "MMAP", "MAPPED", "MUNMAP", "SPIN", "MEM_READ", "MEM_WRITE", "SHARE",
              "FD_HANDLE", "REPLY", "MAX_PAYLOAD")
     rows = ",".join(f"{{{req:#x}UL,{getattr(st, ptr).offset},{getattr(st, count).offset},{size}}}"
                     for req, st, ptr, count, size in ATTACHED)

@@ -55,6 +55,15 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
+def _welcome(sock: socket.socket, page: int | None) -> None:
+    """HELLO's answer: 0, and the session's status page (a descriptor of the server's own, closed here once sent)."""
+    try:
+        protocol.send(sock, protocol.REPLY, (0,), fd=page)
+    finally:
+        if page is not None:
+            os.close(page)
+
+
 class Server:
     """Listens on `path`; `make_machine(memory, pid)` gives a new session's (os, mock, finish)."""
 
@@ -156,7 +165,6 @@ class Server:
                       f"uid {uid}", file=self.log)
                 protocol.send(sock, protocol.REPLY, (-errno.EPERM,))
                 raise ProtocolError("credentials do not match")
-            protocol.send(sock, protocol.REPLY, (0,))
             self._bind(sock, pid)
         except ProtocolError:
             sock.close()
@@ -165,11 +173,17 @@ class Server:
             sock.close()
 
     def _bind(self, sock: socket.socket, pid: int) -> None:
-        """Give the connection to its process's session, made (with its machine) if it has none running."""
+        """Answer the HELLO with the session's status page (mockgpu.statuspage) and give the connection to its
+        process's session, made (with its machine) if it has none running. (A session that began to end between
+        the two has sent its page, now closed: that client's spinning threads are not slept until its next
+        connection brings the new session's.)"""
         with self._lock:
             s = self.sessions.get(pid)
-        if s is not None and s.add(sock):
-            return
+        page = s.status_fd() if s is not None else None
+        if page is not None:
+            _welcome(sock, page)
+            if s.add(sock):
+                return
         memory = RemoteMemory(log=self.record, profile=self.profile)
         s = Session(pid, self.make_machine(memory, pid), memory, self.log, recording=self.record, ended=self._ended,
                     profile=self.profile)
@@ -178,6 +192,8 @@ class Server:
         # Every queue reset (a fault, a limit, a wait that timed out) says which and why in the server's log too.
         s.mock.process.reset_hooks.append(lambda line: print(f"simgpu server: pid {pid}: {line}", file=self.log,
                                                              flush=True))
+        if page is None:
+            _welcome(sock, s.status_fd())
         s.add(sock)
         fd = _pidfd(pid)
         if fd is not None:

@@ -33,6 +33,7 @@ from mockgpu.doorbellwait import Waiter
 from mockgpu.hostprofile import HostProfile, ioctl_name
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
+from mockgpu.statuspage import StatusPage
 from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
 from runtime.uapi import kfd
 from simgpu.mem import shared
@@ -78,7 +79,7 @@ class ClientGone(BaseException):
 _CALLBACKS = {protocol.MEM_READ: "callback MEM_READ", protocol.MEM_WRITE: "callback MEM_WRITE",
               protocol.SHARE: "callback SHARE", protocol.FD_HANDLE: "callback FD_HANDLE"}
 _REQUESTS = {protocol.OPEN: "OPEN", protocol.CLOSE: "CLOSE", protocol.MMAP: "MMAP", protocol.MAPPED: "MAPPED",
-             protocol.MUNMAP: "MUNMAP"}
+             protocol.MUNMAP: "MUNMAP", protocol.SPIN: "SPIN"}
 
 
 class RemoteMemory:
@@ -208,6 +209,17 @@ class Parked:
     deadline: float
 
 
+def fired(events: dict, p: Parked) -> bool:
+    """Whether a parked WAIT_EVENTS can be answered: its events fired (all, or any of them with wait_all unset or an
+    exception among them), or one of them does not exist (the ioctl answers EINVAL)."""
+    if any(e not in events for e in p.events):
+        return True
+    hits = [events[e].signaled for e in p.events]
+    exceptions = any(e.signaled and e.type in (kfd.KFD_IOC_EVENT_MEMORY, kfd.KFD_IOC_EVENT_HW_EXCEPTION)
+                     for e in (events[i] for i in p.events))
+    return all(hits) if p.wait_all and not exceptions else any(hits)
+
+
 def look_again(last_activity: float, parked: list[Parked]) -> float:
     """Seconds until the worker's next look in Python at queues that wait on memory and at parked waits: 1/WATCH_GROWTH
     of the time since the last activity, from ACTIVE_POLL up to IDLE_POLL, as the doorbell watch (a value the client
@@ -219,6 +231,12 @@ def look_again(last_activity: float, parked: list[Parked]) -> float:
     for p in parked:
         period = min(period, max(0.0, p.deadline - now))
     return period
+
+
+def _look(sock, args, payload) -> None:
+    """SPIN: a thread of the client spins on the GPU's memory and has stored a doorbell the worker has not acted
+    on: the turn this message makes looks at the doorbells (no reply). (The doorbell watch takes SPINs itself when
+    it runs: mockgpu/csrc/doorbellwait.c.)"""
 
 
 class Session:
@@ -246,6 +264,7 @@ class Session:
         self._inbox: list[socket.socket] = []
         self.closing = False  # the worker is ending: a new connection of this pid needs a new session
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.status = StatusPage.of(pid, self.mock)  # what a client spinning on the GPU reads
         for g in self.mock.gpus:
             g.engine.progress_hooks.append(self._alive)
         self.thread = threading.Thread(target=self._run, name=f"simgpu-session-{pid}", daemon=True)
@@ -272,6 +291,12 @@ class Session:
             except OSError:
                 pass
         self._wake()
+
+    def status_fd(self) -> int | None:
+        """A descriptor of the session's status page to send with a HELLO reply (the caller closes it), or None if
+        the session is ending (its page is closed, or about to be)."""
+        with self._lock:
+            return None if self.closing else os.dup(self.status.fd)
 
     def _wake(self) -> None:
         try:
@@ -335,11 +360,14 @@ class Session:
                     self._drop(sock)
                 elif sock in self.conns:
                     self._serve_one(sock)
-            moved |= self._advance()
+            worked = self._advance()
+            moved |= worked
             now = time.monotonic()
             if moved:
                 self.last_activity = now
-            looks = bool(self.parked) or self._waiting()  # the GPUs need a look in Python now and then
+            waiting = self._waiting()
+            looks = bool(self.parked) or waiting  # the GPUs need a look in Python now and then
+            self.status.end_turn(waiting, worked)
             # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
             stuck = got == doorbellwait.DOORBELL and not moved
             got = 0
@@ -374,6 +402,7 @@ class Session:
         self.views.clear()
         os.close(self._wake_r)
         os.close(self._wake_w)
+        self.status.close()
         if machine() is not None:  # held by a reference cycle: its memory goes now, not at some later full collection
             gc.collect()  # (only then: a full collection in a large process, a test worker's, takes seconds)
         self.ended(self)
@@ -387,7 +416,8 @@ class Session:
         return any(q.state == "blocked" for g in self.mock.gpus for q in g.queues)
 
     def _advance(self) -> bool:
-        """Run the session's GPUs; answer the parked waits that can be answered."""
+        """Run the session's GPUs; answer the parked waits that can be answered. True if the GPUs moved or a
+        parked wait was answered."""
         moved = False
         now = time.monotonic()
         try:
@@ -396,10 +426,11 @@ class Session:
                 moved |= bool(self.os.progress(poll_all=False))
                 self._last_retry = now
         except Exception as e:  # noqa: BLE001 - a simulator bug must not take the session down
+            moved = True  # (what ran before the failure may have written signals: wake the spinning client)
             print(f"simgpu server: pid {self.pid}: progress failed: {type(e).__name__}: {e}", file=self.log)
         for p in list(self.parked):
             expired = now >= p.deadline
-            if expired or self._fired(p):
+            if expired or fired(self.mock.process.events, p):
                 self.parked.remove(p)
                 moved = True
                 try:
@@ -428,24 +459,11 @@ class Session:
                 if self.kfd is None:
                     self.kfd = self.os.open("/dev/kfd")
                 self.doorbell_pages[i] = self.driver_map(self.kfd, DOORBELL_PAGE, self.mock.devmem.doorbell_offset(i))
+            self.status.busy()
             for slot, value in pending:
                 self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
             rang = True
         return rang
-
-    def after_ioctl(self, request: int, buf: bytearray) -> None:
-        """Recording: every CPU-mappable buffer gets a mapping of the driver's own, so the trace holds the client's
-        stores into it even when the client maps it behind the interposer's back (ctypes' libc mmap)."""
-        if request == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
-            a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(buf)
-            al = self.mock.process.allocs.get(a.handle)
-            node = self.mock.nodes[al.node] if al is not None else None
-            if al is not None and al.kind in ("vram", "gtt") and node.drm_fd is not None:
-                self.views[a.handle] = self.driver_map(node.drm_fd, al.size, al.mmap_offset)
-        elif request == kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU:
-            view = self.views.pop(kfd.kfd_ioctl_free_memory_of_gpu_args.unpack(buf).handle, None)
-            if view is not None:
-                self.os.munmap(view)
 
     # ---- requests -----------------------------------------------------------------------------------------
     def _serve_one(self, sock: socket.socket) -> None:
@@ -455,7 +473,7 @@ class Session:
                 os.close(fd)  # clients never send descriptors
             handler = {protocol.OPEN: self._open, protocol.CLOSE: self._close, protocol.IOCTL: self._ioctl,
                        protocol.MMAP: self._mmap, protocol.MAPPED: self._mapped,
-                       protocol.MUNMAP: self._munmap}.get(kind)
+                       protocol.MUNMAP: self._munmap, protocol.SPIN: _look}.get(kind)
             if handler is None:
                 raise ProtocolError(f"unknown request {kind}" if kind != protocol.HELLO else "HELLO twice")
             if self.profile is None:
@@ -520,7 +538,7 @@ class Session:
             self.memory.end()
             self.mock.process.expired = False
         if self.recording:
-            self.after_ioctl(request, buf)
+            record_views(self, request, buf)
         self._reply(sock, result or 0, bytes(buf))
 
     def _park(self, sock, args, payload) -> Parked | None:
@@ -540,16 +558,7 @@ class Session:
         self.os.progress(poll_all=True)
         deadline = time.monotonic() + (a.timeout / 1000 if a.timeout < 0xFFFFFFFF else 1e9)
         p = Parked(sock, args, payload, ids, bool(a.wait_for_all), deadline)
-        return None if self._fired(p) else p
-
-    def _fired(self, p: Parked) -> bool:
-        events = self.mock.process.events
-        if any(e not in events for e in p.events):
-            return True  # the ioctl answers EINVAL
-        hits = [events[e].signaled for e in p.events]
-        exceptions = any(e.signaled and e.type in (kfd.KFD_IOC_EVENT_MEMORY, kfd.KFD_IOC_EVENT_HW_EXCEPTION)
-                         for e in (events[i] for i in p.events))
-        return all(hits) if p.wait_all and not exceptions else any(hits)
+        return None if fired(self.mock.process.events, p) else p
 
     def _mmap(self, sock, args, payload) -> None:
         handle, _, length, _, _, offset = (protocol.unsigned(a) for a in args[:6])
@@ -572,3 +581,18 @@ class Session:
         for start in [a for a, m in self.mappings.items() if a < addr + length and addr < a + m.length]:
             self.os.munmap(self.mappings.pop(start))
         self._reply(sock, 0)
+
+
+def record_views(s: Session, request: int, buf: bytearray) -> None:
+    """Recording: every CPU-mappable buffer gets a mapping of the driver's own, so the trace holds the client's
+    stores into it even when the client maps it behind the interposer's back (ctypes' libc mmap)."""
+    if request == kfd.AMDKFD_IOC_ALLOC_MEMORY_OF_GPU:
+        a = kfd.kfd_ioctl_alloc_memory_of_gpu_args.unpack(buf)
+        al = s.mock.process.allocs.get(a.handle)
+        node = s.mock.nodes[al.node] if al is not None else None
+        if al is not None and al.kind in ("vram", "gtt") and node.drm_fd is not None:
+            s.views[a.handle] = s.driver_map(node.drm_fd, al.size, al.mmap_offset)
+    elif request == kfd.AMDKFD_IOC_FREE_MEMORY_OF_GPU:
+        view = s.views.pop(kfd.kfd_ioctl_free_memory_of_gpu_args.unpack(buf).handle, None)
+        if view is not None:
+            s.os.munmap(view)

@@ -136,6 +136,14 @@ class GPU:
             with self.time_limit(seconds):
                 self.run_queue(q)
 
+    def keep_rung_in(self, memory) -> None:
+        """From now on keep each doorbell's acted-on value in `memory` (a writable buffer of DOORBELL_SLOTS 64-bit
+        words): memory the owner shares with a client, which can then tell a doorbell the GPU has not acted on yet
+        from its own store (mockgpu.statuspage). Call before doorbell_arrays is taken."""
+        rung = np.frombuffer(memory, np.uint64, DOORBELL_SLOTS)
+        rung[:] = self._rung
+        self._rung = rung
+
     def doorbell_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The doorbell page and each doorbell's value when the GPU last acted on it: a doorbell is pending where
         they differ (for an owner that watches them without calling in: mockgpu.doorbellwait)."""

@@ -81,8 +81,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return subprocess.call(cmd, env=env)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand that exists."""
+def build_parser(trace: bool = True) -> argparse.ArgumentParser:
+    """The `simgpu` parser; without `trace`, the `trace` command's own arguments are not built (their help text
+    needs traces.format's record types: 0.25-0.65 s of imports at load 8 before `simgpu run` starts its program)."""
     p = argparse.ArgumentParser(prog="simgpu", description="GPU-free AMD gfx1100 / gfx1201 / gfx942 / gfx950 testbed")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="run the end-to-end demo on the emulated GPU")
@@ -138,15 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("cmd", nargs=argparse.REMAINDER, help="-- command [args...]")
     pr.set_defaults(func=_cmd_profile)
     t = sub.add_parser("trace", help="record, replay, show, diff and export traces of the driver seam")
-    from traces.cli import add_arguments
-    add_arguments(t)
+    if trace:
+        from traces.cli import add_arguments
+        add_arguments(t)
     t.set_defaults(func=_cmd_trace)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `simgpu` console script."""
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    command = next((a for a in given if not a.startswith("-")), None)  # (the only top-level option is -h)
+    parser = build_parser(trace=command in (None, "trace"))
     args = parser.parse_args(argv)
     args.own_process = argv is None  # the process's own command line (not a call from a test or a script)
     if not getattr(args, "func", None):

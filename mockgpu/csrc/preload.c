@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "localpci.h"
+#include "spinwait.h"
 
 #ifndef SIMGPU_MSG_REPLY
 #error "compile with the -D definitions of mockgpu.protocol.c_definitions()"
@@ -66,6 +67,7 @@ static struct { uintptr_t addr; size_t len; } maps[MAX_MAPS];
 static int nmaps;
 static __thread int conn = -1;
 static __thread pid_t conn_pid;
+static __thread int in_call; /* inside call(): the connection is mid-conversation */
 static __thread unsigned char buf[sizeof(struct msg) + SIMGPU_MSG_MAX_PAYLOAD];
 
 #define REAL(ret, name, ...) \
@@ -79,7 +81,10 @@ static __thread unsigned char buf[sizeof(struct msg) + SIMGPU_MSG_MAX_PAYLOAD];
  * keeps the books; a fork child (its own copy of memory) becomes the owner of its copy in the atfork handler. */
 static pid_t owner;
 
-static void owner_after_fork(void) { owner = (pid_t)syscall(SYS_getpid); }
+static void owner_after_fork(void) {
+    owner = (pid_t)syscall(SYS_getpid);
+    simgpu_spin_forget(); /* the parent's session's page: the child is a new process to the server */
+}
 
 static int simgpu_books_are_mine(void) { return (pid_t)syscall(SYS_getpid) == owner; }
 
@@ -206,16 +211,19 @@ static int connection(void) {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     strcpy(a.sun_path, server_path);
     struct msg m = {.type = SIMGPU_MSG_HELLO, .a = {pid}}, reply;
+    int page = -1; /* the session's status page (spinwait.c) */
     if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof a) < 0 || sendmsg_fd(s, &m, NULL, 0, -1) < 0 ||
-        recvmsg_fd(s, NULL) < 0) {
+        recvmsg_fd(s, &page) < 0) {
         if (s >= 0) close(s);
         return -EIO;
     }
     memcpy(&reply, buf, sizeof reply);
     if (reply.type != SIMGPU_MSG_REPLY || reply.a[0] != 0) {
+        if (page >= 0) close(page);
         close(s);
         return reply.type == SIMGPU_MSG_REPLY && reply.a[0] < 0 && reply.a[0] > -4096 ? (int)reply.a[0] : -EIO;
     }
+    if (page >= 0) simgpu_spin_attach(page);
     conn_pid = pid;
     return conn = s;
 }
@@ -323,10 +331,31 @@ static int64_t share(uintptr_t addr, size_t n, int *fd) {
     return r;
 }
 
+int simgpu_in_call(void) { return in_call; }
+
+/* SPIN (spinwait.c): on this thread's own connection, between its calls, never blocking (a full socket: the worker
+ * has SPINs to read already). */
+int simgpu_spin_kick(void) {
+    if (conn < 0 || in_call || conn_pid != getpid()) return -1;
+    struct msg m = {.type = SIMGPU_MSG_SPIN};
+    return send(conn, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)sizeof m ? 0 : -1;
+}
+
+static int64_t converse(struct msg *req, const void *payload, size_t n, struct msg *reply, ssize_t *reply_len,
+                        int *reply_fd);
+
 /* Send a request and wait for its reply, answering the server's memory requests meanwhile. The reply's
  * header is returned in *reply, its payload in buf. */
 static int64_t call(struct msg *req, const void *payload, size_t n, struct msg *reply, ssize_t *reply_len,
                     int *reply_fd) {
+    in_call++;
+    int64_t r = converse(req, payload, n, reply, reply_len, reply_fd);
+    in_call--;
+    return r;
+}
+
+static int64_t converse(struct msg *req, const void *payload, size_t n, struct msg *reply, ssize_t *reply_len,
+                        int *reply_fd) {
     int s = connection();
     if (s < 0) return s;
     if (sendmsg_fd(s, req, payload, n, -1) < 0) return -EIO;
@@ -373,6 +402,16 @@ static int fail(int64_t r) {
 
 /* ---- device files -------------------------------------------------------------------------------------- */
 
+static int last_device_fd = -1; /* the device fd opened last (simgpu_device_fd) */
+
+int simgpu_device_fd(void) {
+    int fd = __atomic_load_n(&last_device_fd, __ATOMIC_RELAXED);
+    if (handle_of(fd) >= 0) return fd;
+    for (fd = 0; fd < MAX_FDS; fd++) /* (closed since: any other; once per process, at its first spin) */
+        if (fd_handle[fd]) return fd;
+    return -1;
+}
+
 static int handle_refs(int handle) {
     int n = 0;
     for (int i = 0; i < MAX_FDS; i++) n += fd_handle[i] == handle + 1;
@@ -392,6 +431,7 @@ static int device_open(const char *path, int flags) {
     pthread_mutex_lock(&lock);
     fd_handle[fd] = (int)r + 1;
     pthread_mutex_unlock(&lock);
+    __atomic_store_n(&last_device_fd, fd, __ATOMIC_RELAXED);
     return fd;
 }
 

@@ -39,7 +39,8 @@ class RawClient:
         self.sock.settimeout(60)  # a server that does not answer in a minute is down: fail, do not hang
         self.memory: dict[int, bytearray] = {}
         self.handles: dict[int, int] = {}  # "fd" we pretend to have -> server handle
-        assert self.call(protocol.HELLO, (pid,))[0] == 0
+        r, _, self.status_fd = self.call(protocol.HELLO, (pid,))  # (the session's status page: mockgpu.statuspage)
+        assert r == 0
 
     def call(self, kind, args=(), payload=b""):
         protocol.send(self.sock, kind, args, payload)

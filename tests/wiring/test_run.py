@@ -306,3 +306,15 @@ def test_the_program_starts_before_the_driver_model_is_loaded():
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["[]"]
+
+
+def test_simgpu_run_does_not_load_the_trace_format_before_its_program():
+    """`simgpu run` built every command's parser, and the trace command's help text imported traces.format (0.25-0.65
+    s at load 8) before the program started; only `simgpu trace` (and bare `simgpu`, for its help) builds it now."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "wiring.cli", "run", "--", "true"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "traces.format" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "wiring.cli", "trace", "show", "--help"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "--kind" in r.stdout, r.stderr
