@@ -110,11 +110,16 @@ class PageTableBuilder:
     def unmap(self, va: int, size: int) -> None:
         """Clear the entries of [va, va + size) (the tables stay allocated)."""
         vpn, _, n = self._pages(va, size, 0)
+        huge = 1 << _entry_log2(_HUGE_LEVELS[-1])  # pages of the smallest huge entry
         while n:
             log2 = min(_ctz(vpn), n.bit_length() - 1)
             level = next((lv for lv in _HUGE_LEVELS if log2 >= _entry_log2(lv)), gmc.Level.PTB)
-            count = 1 << _entry_log2(level)
-            self._write_run(level, vpn, 1, _cleared(level, self.fmt), 0, create=False)
+            if level == gmc.Level.PTB:  # every PTE up to the next huge-aligned page (or the end) in one run: a
+                count = min(n, huge - vpn % huge)  # walk of the tree per table, not per page
+                self._write_run(level, vpn, count, _CLEARED_PTE, 0, create=False)
+            else:
+                count = 1 << _entry_log2(level)
+                self._write_run(level, vpn, 1, _cleared(level, self.fmt), 0, create=False)
             vpn, n = vpn + count, n - count
 
     def entry(self, va: int) -> tuple[gmc.Level, int]:

@@ -60,8 +60,7 @@ class TierWindows:
         self._generation = -1
         self.table = np.zeros((MAX_WINDOWS, WINDOW_FIELDS), np.int64)
         self.views: list = []
-        self._alias_key: bytes | None = None
-        self._aliased = False
+        self._aliased = False  # whether two rows reach the same memory through different VAs (kept as rows change)
 
     def for_dispatch(self, mem, vmid: int) -> None:
         """Keep the windows still valid for a dispatch on `mem` and `vmid`: those no translation change
@@ -80,7 +79,7 @@ class TierWindows:
         self._key, self._generation = key, generation
         if changes is None or any(r is None and v in (None, vmid) for v, r in changes) \
                 or len(self.views) >= MAX_WINDOWS // 2:
-            self.views, self.table[:] = [], 0
+            self.views, self.table[:], self._aliased = [], 0, False
             return
         ranges = [r for v, r in changes if v in (None, vmid)]
         keep = [i for i, (a, b, _h, _f) in enumerate(self.table[:len(self.views)].tolist())
@@ -90,6 +89,8 @@ class TierWindows:
             self.views = [self.views[i] for i in keep]
             self.table[:] = 0
             self.table[:len(keep)] = rows
+            rows = self.table[:len(keep)].tolist()
+            self._aliased = any(_alias(r, rows[:i]) for i, r in enumerate(rows))
 
     def add(self, mem, vmid: int, lo_va: int, hi_va: int, access: str = "read") -> bool:
         """Add a window around [lo_va, hi_va) that allows `access` ("read" or "write") if the MMU can make one
@@ -110,8 +111,10 @@ class TierWindows:
         if len(self.views) >= MAX_WINDOWS:  # full until the next dispatch (native code may hold rows)
             return False
         i = len(self.views)
+        row = (va, va + view.size, view.ctypes.data, flag)
+        self._aliased = self._aliased or _alias(row, self.table[:i].tolist())
         self.views.append((vmid, view))
-        self.table[i] = (va, va + view.size, view.ctypes.data, flag)
+        self.table[i] = row
         return True
 
     def _row_of(self, lo_va: int, hi_va: int, host: int) -> int | None:
@@ -130,15 +133,18 @@ class TierWindows:
 
     def aliased(self) -> bool:
         """Whether two windows reach the same memory through different VAs (a fused batch's order check
-        compares VAs: it holds only when equal memory means equal VA)."""
-        table = self.table[:len(self.views)]
-        key = table.tobytes()
-        if key != self._alias_key:  # (windows change rarely: checked again only then)
-            rows = [(host, host + (b - a), host - a) for a, b, host, _f in table.tolist()]
-            self._alias_key = key
-            self._aliased = any(h1 < e2 and h2 < e1 and d1 != d2
-                                for i, (h1, e1, d1) in enumerate(rows) for h2, e2, d2 in rows[i + 1:])
+        compares VAs: it holds only when equal memory means equal VA). Kept as rows come and go: a new row is
+        compared with the others once (the memory helper asks after every window it adds, and comparing every
+        pair each time the table changed grew with the square of the windows a long-lived engine's launches
+        leave: about a third of a small JIT launch's CPU at 60 windows)."""
         return self._aliased
+
+
+def _alias(row, rows) -> bool:
+    """Whether window `row` ([lo, hi, host, flags]) and one of `rows` share memory at different VAs."""
+    a, b, host = row[0], row[1], row[2]
+    end, delta = host + (b - a), host - a
+    return any(h < end and host < h + (b2 - a2) and h - a2 != delta for a2, b2, h, _f in rows)
 
 
 class LinearWindows:

@@ -22,17 +22,19 @@ from simgpu.testbed import Testbed
 TIERS = ("interpreter", "jit", "jit-lean")
 
 # SIMGPU_JIT_OPT ("level,codegen") of the random-instruction tests (fuzz_codegen: test_jit_ops' random instructions
-# and LDS loads, test_jit_fuzz, test_jit_unmasked's random blocks). Each of their examples compiles a module of its
-# own and runs it once, so LLVM's code generation at its default level 2 was most of their time (test_jit_ops: 0.38
-# CPU-s a module; 0.14 at level 0). The IR passes stay the default ones (-1), so LLVM optimises the same IR users'
-# kernels get, where a translation relying on undefined behaviour would show; only instruction selection,
-# scheduling and register allocation are quicker ones, which do not change what the code computes. The float
-# definitions' and the 16-bit forms' kernels (test_sem_define, test_jit_16bit) compile at the default levels under
-# the default MODE and at FUZZ_CODEGEN under the others (mode_codegen): each MODE's kernel is the same instructions
-# with other MODE bits, compiled once and run once, and code generation was most of those files' time. Every other
-# JIT test (the corpora, the integer definitions, fused batches, loops, the tier's own) compiles at the default
-# levels, and both JIT caches key objects by level (jit.compile.code_setting): fuzz objects are never served to a
-# default-level run.
+# and LDS loads, test_jit_fuzz, test_jit_unmasked's random blocks) and of test_triton_corpus's CDNA cases in both
+# tiers. Each of their examples compiles a module of its own and runs it once (a CDNA case: twice, jit-lean and jit,
+# one object), so LLVM's code generation at its default level 2 was most of their time (test_jit_ops: 0.38 CPU-s a
+# module, 0.14 at level 0; the CDNA sample's largest modules: 1.53 -> 0.53 CPU-s of code generation). The IR passes
+# stay the default ones (-1), so LLVM optimises the same IR users' kernels get, where a translation relying on
+# undefined behaviour would show; only instruction selection, scheduling and register allocation are quicker ones,
+# which do not change what the code computes. The float definitions' and the 16-bit forms' kernels (test_sem_define,
+# test_jit_16bit) compile at the default levels under the default MODE and at FUZZ_CODEGEN under the others
+# (mode_codegen): each MODE's kernel is the same instructions with other MODE bits, compiled once and run once, and
+# code generation was most of those files' time. Every other JIT test (the corpora, among them gfx942's OpenCL one and
+# test_cdna4_corpus, which keep CDNA code at the default levels, the integer definitions, fused batches, loops, the
+# tier's own) compiles at the default levels, and both JIT caches key objects by level (jit.compile.code_setting):
+# fuzz objects are never served to a default-level run.
 FUZZ_CODEGEN = "-1,0"
 
 

@@ -271,6 +271,30 @@ def test_builder_splits_huge_pages_and_frees_replaced_tables():
     assert mmu.walk(VMID, BASE + PAGE) == "PDE not valid at PDB0 (huge-page entry)"
 
 
+@HYP
+@given(maps=st.lists(st.tuples(st.integers(0, 1535), st.integers(1, 1100), st.booleans()), min_size=1, max_size=4),
+       cut=st.tuples(st.integers(0, 1535), st.integers(1, 1100)))
+def test_unmapping_a_range_clears_what_unmapping_its_pages_one_by_one_does(maps, cut):
+    """PageTableBuilder.unmap clears a run of PTEs with one walk of the tree per table: the page-table memory ends
+    as unmapping the range piece by piece leaves it (each whole aligned 2 MiB / 1 GiB entry at its level, every other
+    page alone at the PTB, huge entries split), over mappings with and without fragments (huge entries)."""
+    tables = []
+    for piecewise in (False, True):
+        phys = PhysicalMemory(64 << 20)
+        pt = PageTableBuilder(phys, bump_allocator(0, 8 << 20))
+        for first, n, fragments in maps:
+            pt.map(BASE + first * PAGE, n * PAGE, (16 << 20) + first * PAGE, fragments=fragments)
+        vpn, n = (BASE >> 12) + cut[0], cut[1]
+        while piecewise and n:
+            step = next((k for k in (1 << 18, 1 << 9) if vpn % k == 0 and n >= k), 1)
+            pt.unmap(vpn * PAGE, step * PAGE)
+            vpn, n = vpn + step, n - step
+        if not piecewise:
+            pt.unmap(vpn * PAGE, n * PAGE)
+        tables.append(phys.vram[:8 << 20].copy())
+    assert np.array_equal(*tables)
+
+
 def test_tlb_stale_until_invalidate():
     phys, pt, mmu = make()
     pt.map(BASE, PAGE, 0x100_0000, fragments=False)

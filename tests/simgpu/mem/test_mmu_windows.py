@@ -92,3 +92,39 @@ def test_a_system_buffer_added_or_removed_retires_every_window():
     tb.phys.remove_system(1 << 40)
     windows.for_dispatch(tb.mmu, VMID)
     assert len(windows.views) == 0
+
+
+class _TwoViews:
+    """A memory whose pages at VAs 0x10000.. and 0x90000.. are one buffer (an alias), 0x50000.. another."""
+
+    def __init__(self):
+        self.buf, self.other = np.zeros(1 << 16, np.uint8), np.zeros(1 << 16, np.uint8)
+
+    def linear_window(self, vmid, va, nbytes, access):
+        base = va & ~0xFFFF
+        return base, (self.other if base == 0x50000 else self.buf)
+
+    def invalidated_since(self, generation):
+        return []
+
+
+def test_windows_reaching_one_memory_through_two_vas_are_aliased_until_one_goes():
+    """TierWindows.aliased (a fused batch compares VAs: it holds only while equal memory means equal VA), kept as
+    rows are added one at a time and as a dispatch's translation changes retire them."""
+    from simgpu.mem.windows import TierWindows
+    mem, windows = _TwoViews(), TierWindows()
+    windows.for_dispatch(mem, VMID)
+    assert windows.add(mem, VMID, 0x10000, 0x10040) and windows.add(mem, VMID, 0x50000, 0x50040)
+    assert not windows.aliased()
+    assert windows.add(mem, VMID, 0x10100, 0x10200, "write") and not windows.aliased()  # the same VAs: one row
+    assert windows.add(mem, VMID, 0x90000, 0x90004) and windows.aliased()
+    mem.invalidated_since = lambda generation: [(VMID, (0x90000, 0x90004))]
+    windows.for_dispatch(mem, VMID)
+    assert len(windows.views) == 2 and not windows.aliased()
+    windows.add(mem, VMID, 0x90000, 0x90004)
+    mem.invalidated_since = lambda generation: [(VMID, (0x50000, 0x50004))]
+    windows.for_dispatch(mem, VMID)
+    assert len(windows.views) == 2 and windows.aliased()  # the alias's two rows stay
+    mem.invalidated_since = lambda generation: [(None, None)]
+    windows.for_dispatch(mem, VMID)
+    assert not windows.views and not windows.aliased()

@@ -226,8 +226,12 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
         first.result(timeout=120)
     run()
     assert state.failed is None and not stats.failures
-    if state.compiled is None:
-        _run_until_compiling(state, run, other_than=first).result(timeout=120)
+    for _ in range(200):  # hot again: a new compile, which a launch takes up once it is done (it may be done
+        if state.compiled is not None:  # before this loop looks: a fast machine or a disk cache hit)
+            break
+        if state.future is not None and state.future is not first:
+            state.future.result(timeout=120)
+        run()
     run()
     assert state.compiled is not None
 
