@@ -431,23 +431,23 @@ class _Builder:
         raise AssertionError(f"cannot fuse {b}")
 
     def _make(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
-        """b's node from its sources' (built already)."""
-        view = UOp(Ops.VIEW, dtypes.int32, (), st)
+        """b's node from its sources' (built already). The VIEW node only where one reads it (a load, an iota, a
+        masked view): most nodes are ALU ops, and making an unused VIEW was a third of the nodes a schedule made."""
         srcs = [self.memo[k] for k in self.kids[(b, st, in_reduce)]]
         if self._loads(b):
-            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
+            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), UOp(Ops.VIEW, dtypes.int32, (), st))).cast(b.dtype)
         if b.op is Ops.CONTIGUOUS:
             return srcs[0]
         if b.op is Ops.CONST:
             v = UOp.const(b.dtype, b.arg)
         elif b.op is Ops.IOTA:
-            v = UOp(Ops.IOTA, b.dtype, (view,))
+            v = UOp(Ops.IOTA, b.dtype, (UOp(Ops.VIEW, dtypes.int32, (), st),))
         elif b.op is Ops.REDUCE:
             v = UOp(Ops.REDUCE, b.dtype, (srcs[0],), (*b.arg, b.srcs[0].shape))
         else:
             v = UOp(b.op, b.dtype, tuple(srcs))
         if st.masked:
-            v = UOp(Ops.VALID, dtypes.bool, (view,)).where(v, UOp.const(b.dtype, 0))
+            v = UOp(Ops.VALID, dtypes.bool, (UOp(Ops.VIEW, dtypes.int32, (), st),)).where(v, UOp.const(b.dtype, 0))
         return v
 
     def _recompute_is_costly(self, b: LazyBuffer, st: ShapeTracker) -> bool:
