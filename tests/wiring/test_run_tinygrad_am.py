@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_client
+from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
@@ -29,7 +29,7 @@ ARCHES = {"gfx1100": "(11, 0, 0)", "gfx1201": "(12, 0, 1)", "gfx942": "(9, 4, 3)
 @cache
 def _run(tmp: str, transport: str, arch: str) -> dict:
     _, lib = tinygrad_client()
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(),
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_checks.py"))], *TRANSPORTS[transport],
                    "--arch", arch, env=env)

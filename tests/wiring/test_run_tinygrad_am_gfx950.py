@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run
+from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_cachedb
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _run(tmp: str, transport: str) -> dict:
     pytest.importorskip("tinygrad")
     pytest.importorskip("llvmlite")
-    env = {"DEV": "PCI+AMD", "CACHEDB": f"{tmp}/tinygrad-cache.db", "XDG_CACHE_HOME": f"{tmp}/cache",
+    env = {"DEV": "PCI+AMD", "CACHEDB": tinygrad_cachedb(), "XDG_CACHE_HOME": f"{tmp}/cache",
            "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_gfx950_checks.py"))],
                    *TRANSPORTS[transport], "--arch", "gfx950", env=env, cwd=str(ROOT))

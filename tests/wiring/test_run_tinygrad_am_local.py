@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, preload_or_skip, simgpu_run, tinygrad_client
+from tests.support.clients import json_checks, preload_or_skip, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 
 @cache
@@ -25,7 +25,7 @@ def _run(tmp: str, arch: str) -> dict:
     path = f"/usr/lib/llvm-19/bin{os.pathsep}{os.environ.get('PATH', '')}"  # Debian's LLVM 19 clang: the CPU device's
     if shutil.which("clang", path=path) is None:
         pytest.skip("tinygrad's CPU device compiles with clang (Debian: clang-19)")
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(),
            "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1", "PATH": path}
     script = Path(__file__).with_name("tinygrad_am_local_checks.py")
     r = simgpu_run([sys.executable, str(script)], "--am", "--arch", arch, env=env)
