@@ -14,11 +14,9 @@ from tests.support.clients import json_checks, simgpu_run, tinygrad_cachedb, tin
 
 
 @pytest.fixture(scope="module")
-def checks(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("tinygrad-am-remote-sysmem")
+def checks():
     _, lib = tinygrad_client()
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(),
-           "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(), "PYTHONUNBUFFERED": "1"}
     script = Path(__file__).with_name("tinygrad_am_remote_sysmem_checks.py")
     r = simgpu_run([sys.executable, str(script)], "--am", "--remote-pci", env=env)
     return json_checks(r, "sysmem_lifetime")
