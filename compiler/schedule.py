@@ -88,8 +88,12 @@ def _structure(outs: list[LazyBuffer]) -> tuple[list[LazyBuffer], tuple | None]:
     """The bases reachable from outs (realized ones as leaves), sources first, and a key that is equal for two
     graphs exactly when one schedule serves both: per base its op, dtype, device, shape, argument (constants
     by their bits; host data not at all: a copy-in takes the current base's) and its sources as (number, view).
-    None for the key when an argument is not a plain value."""
+    Devices are numbered in the order the walk meets them: the scheduler only compares them (a group's members
+    share one; a copy moves between two), so a layer's graph on the CPU device takes the schedule its graph on
+    the GPU made (test_nn's LSTM cells: seconds of scheduling each). None for the key when an argument is not a
+    plain value."""
     number: dict[int, int] = {}
+    devices: dict[str, int] = {}
     nodes: list[LazyBuffer] = []
     sig: list[tuple] = []
     stack = [(b, False) for b in reversed(outs)]
@@ -107,7 +111,7 @@ def _structure(outs: list[LazyBuffer]) -> tuple[list[LazyBuffer], tuple | None]:
         arg = None if b.op in (Ops.COPYIN, Ops.BUFFER) else _plain(b.arg)
         if arg is _NOT_PLAIN:
             plain = False
-        sig.append((b.op, b.dtype, b.device, b.shape, arg,
+        sig.append((b.op, b.dtype, devices.setdefault(b.device, len(devices)), b.shape, arg,
                     tuple((number[id(s.base)], s.st) for s in b.srcs)))
     key = (tuple(sig), tuple(number[id(b)] for b in outs)) if plain else None
     return nodes, key
@@ -427,23 +431,23 @@ class _Builder:
         raise AssertionError(f"cannot fuse {b}")
 
     def _make(self, b: LazyBuffer, st: ShapeTracker, in_reduce: bool) -> UOp:
-        """b's node from its sources' (built already)."""
-        view = UOp(Ops.VIEW, dtypes.int32, (), st)
+        """b's node from its sources' (built already). The VIEW node only where one reads it (a load, an iota, a
+        masked view): most nodes are ALU ops, and making an unused VIEW was a third of the nodes a schedule made."""
         srcs = [self.memo[k] for k in self.kids[(b, st, in_reduce)]]
         if self._loads(b):
-            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), view)).cast(b.dtype)
+            return UOp(Ops.LOAD, _mem(b.dtype), (self.param(b), UOp(Ops.VIEW, dtypes.int32, (), st))).cast(b.dtype)
         if b.op is Ops.CONTIGUOUS:
             return srcs[0]
         if b.op is Ops.CONST:
             v = UOp.const(b.dtype, b.arg)
         elif b.op is Ops.IOTA:
-            v = UOp(Ops.IOTA, b.dtype, (view,))
+            v = UOp(Ops.IOTA, b.dtype, (UOp(Ops.VIEW, dtypes.int32, (), st),))
         elif b.op is Ops.REDUCE:
             v = UOp(Ops.REDUCE, b.dtype, (srcs[0],), (*b.arg, b.srcs[0].shape))
         else:
             v = UOp(b.op, b.dtype, tuple(srcs))
         if st.masked:
-            v = UOp(Ops.VALID, dtypes.bool, (view,)).where(v, UOp.const(b.dtype, 0))
+            v = UOp(Ops.VALID, dtypes.bool, (UOp(Ops.VIEW, dtypes.int32, (), st),)).where(v, UOp.const(b.dtype, 0))
         return v
 
     def _recompute_is_costly(self, b: LazyBuffer, st: ShapeTracker) -> bool:

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from compiler import Tensor, backend
+from compiler import schedule as scheduler
 from compiler.dtypes import dtypes
 from compiler.ir.ops import Ops, UOp
 from compiler.ir.printer import format_ast
@@ -235,3 +236,30 @@ def test_a_graph_of_a_structure_scheduled_before_takes_that_schedule_with_its_ow
     assert [i.ast for i in neg] != [i.ast for i in pos]
     np.testing.assert_array_equal(np.signbit(graph(a, b, -0.0).numpy()), np.signbit((np.maximum(a @ b, 0) * -0.0)
                                                                                     .sum(1)))
+
+
+def test_a_structure_on_another_device_takes_the_schedule_and_a_copy_keeps_its_own(monkeypatch):
+    """Devices enter the schedule cache's key by the order the walk meets them: the same graph on the CPU device
+    takes the GPU's kernels (and computes NumPy's values there), while a graph that copies between two devices is
+    another structure than one that stays on one."""
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((4, 8)).astype(np.float32), rng.standard_normal((8, 3)).astype(np.float32)
+
+    def graph(dev_a, dev_b):
+        x, y = Tensor(a, device=dev_a).realize(), Tensor(b, device=dev_b).realize()
+        return ((x.to(dev_b) @ y).exp() * 0.5).sum(1)
+
+    on_gpu, t, moved = graph("AMD", "AMD"), graph("CPU", "CPU"), graph("CPU:1", "CPU")  # (inputs realized)
+    made = []
+    monkeypatch.setattr(scheduler, "_schedule", lambda outs, made_by=scheduler._schedule: made.append(outs) or
+                        made_by(outs))
+    gpu = schedule([on_gpu.lazydata.base])
+    cpu = schedule([t.lazydata.base])
+    assert len(made) <= 1, "the CPU graph was scheduled again"
+    assert [i.ast for i in cpu] == [i.ast for i in gpu] and all(i.out.device == "CPU:0" for i in cpu)
+    assert_close(t.numpy(), (np.exp(a @ b) * 0.5).sum(1), "float32")
+    before = len(made)
+    across = schedule([moved.lazydata.base])
+    assert len(made) == before + 1, "the copying graph took the one-device schedule"
+    assert [i.kind for i in across] != [i.kind for i in gpu] and "copy" in [i.kind for i in across]
+    assert_close(moved.numpy(), (np.exp(a @ b) * 0.5).sum(1), "float32")

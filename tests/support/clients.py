@@ -3,11 +3,15 @@ compiler (skipped, saying why, when there is none), and a helper that runs a com
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -46,6 +50,19 @@ def simgpu_run(cmd: list[str], *options: str, env: dict | None = None, timeout: 
     if outer is not None:
         argv = [sys.executable, "-m", "wiring.cli", *outer, "--", *argv]
     return subprocess.run(argv, env=full, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@functools.cache
+def tinygrad_cachedb() -> str:
+    """One tinygrad compile cache (its CACHEDB, an SQLite file) for every tinygrad client this test process starts.
+    tinygrad keys a compiled kernel by its compiler, the target processor included, and the kernel's source, so a
+    later run on the same architecture loads the code objects an earlier one compiled (the KFD and AM runs, and the
+    AM transports, compile the same kernels: about 1 CPU-s of a checks run and 2.5 of test_tiny's) and a run on
+    another architecture compiles its own. What these tests check of simgpu -- the device loading and running those
+    code objects -- is the same either way; the first run in a process compiles as before."""
+    directory = tempfile.mkdtemp(prefix="simgpu-tinygrad-cache-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return str(Path(directory) / "cache.db")
 
 
 def libllvm19() -> Path | None:

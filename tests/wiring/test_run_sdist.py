@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import sdist
-from tests.support.clients import libllvm19, simgpu_run
+from tests.support.clients import libllvm19, simgpu_run, tinygrad_cachedb
 
 pytestmark = pytest.mark.slow
 CLANG_DIR = Path("/usr/lib/llvm-19/bin")  # Debian's clang-19 as `clang`, the name tinygrad runs
@@ -34,13 +34,13 @@ def test_tiny(tmp_path_factory):
 
 
 @pytest.mark.parametrize(("options", "dev"), [((), "KFD+AMD:LLVM"), (("--am",), "PCI+AMD:LLVM")], ids=["kfd", "am"])
-def test_the_sdists_test_tiny_passes(test_tiny, tmp_path, options, dev):
+def test_the_sdists_test_tiny_passes(test_tiny, options, dev):
     lib = libllvm19()
     if lib is None:
         pytest.skip("tinygrad's LLVM path needs libLLVM 19 (Debian: llvm-19)")
     if not (CLANG_DIR / "clang").exists():
         pytest.skip(f"tinygrad's CPU device (some of test_tiny's tensors) compiles with {CLANG_DIR}/clang (clang-19)")
-    env = {"DEV": dev, "LLVM_PATH": str(lib), "CACHEDB": str(tmp_path / "tinygrad-cache.db"),
+    env = {"DEV": dev, "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(),
            "PATH": os.pathsep.join([str(CLANG_DIR), os.environ.get("PATH", "")])}
     r = simgpu_run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                     "--rootdir", str(test_tiny.parent), str(test_tiny)], *options, env=env, cwd=test_tiny.parent,

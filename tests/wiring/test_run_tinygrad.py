@@ -16,18 +16,18 @@ import numpy as np
 import pytest
 
 from tests.simgpu.profile import test_sqtt_gfx9
-from tests.support.clients import json_checks, simgpu_run, tinygrad_client
+from tests.support.clients import json_checks, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 
-def _env(tmp: str) -> dict:
+def _env() -> dict:
     """What tinygrad needs to run here, or skip saying what is missing."""
     _, lib = tinygrad_client()
-    return {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db", "PYTHONUNBUFFERED": "1"}
+    return {"DEV": "AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(), "PYTHONUNBUFFERED": "1"}
 
 
 @cache
-def _run(tmp: str, arch: str) -> dict:
-    env = _env(tmp)
+def _run(arch: str) -> dict:
+    env = _env()
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_checks.py"))], "--devices", "2",
                    "--arch", arch, env=env)
     return json_checks(r, "fault")
@@ -38,8 +38,8 @@ def _run(tmp: str, arch: str) -> dict:
 # gfx942 (CDNA3, MI300X: num_xcc 8 makes tinygrad dispatch over an AQL queue, with gfx9's PM4 forms in vendor-specific
 # indirect buffers and SDMA 4.4's packets; its wave64 kernels run on the interpreter).
 @pytest.fixture(scope="module", params=["gfx1100", "gfx1201", "gfx942"])
-def checks(request, tmp_path_factory):
-    return {"arch": request.param} | _run(str(tmp_path_factory.mktemp(f"tinygrad-{request.param}")), request.param)
+def checks(request):
+    return {"arch": request.param} | _run(request.param)
 
 
 def test_tinygrad_opens_the_kfd_device_with_its_llvm_compiler(checks):
@@ -111,7 +111,7 @@ print([step(Tensor(np.full((16, 8), i, np.float32)).realize()).numpy().tolist()[
 import os; os._exit(0)
 """)
     r = simgpu_run([sys.executable, str(script)], "--arch", "gfx942", "--profile",
-                   env=_env(str(tmp_path)) | {"AMD_AQL": "0"})
+                   env=_env() | {"AMD_AQL": "0"})
     assert r.returncode == 0 and r.stdout.split("\n")[:2] == ["True", "[16.0, 48.0, 80.0, 112.0]"], r.stderr[-2000:]
     table = r.stdout[r.stdout.index("simgpu run --profile:"):]
     assert " pm4-q0" in table and " aql-q" not in table, table
@@ -131,7 +131,7 @@ print(Device["AMD:0"].arch, Device["AMD:1"].arch, np.array_equal(b.numpy(), x * 
       np.array_equal(c.numpy(), x * 2 + 1))
 import os; os._exit(0)
 """)
-    r = simgpu_run([sys.executable, str(script)], "--devices", "2", "--arch", "gfx1100,gfx942", env=_env(str(tmp_path)))
+    r = simgpu_run([sys.executable, str(script)], "--devices", "2", "--arch", "gfx1100,gfx942", env=_env())
     assert r.returncode == 0 and r.stdout.split() == ["gfx1100", "gfx942", "True", "True"], r.stderr[-2000:]
 
 
@@ -139,7 +139,7 @@ def test_a_recorded_tinygrad_run_replays_without_divergence(tmp_path):
     from traces.replay import replay
     trace = tmp_path / "tinygrad.trace"
     script = "from tinygrad import Tensor\nprint((Tensor([1, 2, 3]) + 1).tolist())"
-    r = simgpu_run([sys.executable, "-c", script], "--record", str(trace), env=_env(str(tmp_path)))
+    r = simgpu_run([sys.executable, "-c", script], "--record", str(trace), env=_env())
     assert r.returncode == 0 and r.stdout.strip() == "[2, 3, 4]", r.stderr
     divergence, n = replay(trace)
     assert divergence is None and n > 50, divergence
@@ -161,7 +161,7 @@ except RuntimeError as e:
     print("fault:", e)
 import os; os._exit(0)
 """)
-    r = simgpu_run([sys.executable, str(script)], "--sanitize", "memcheck", env=_env(str(tmp_path)))
+    r = simgpu_run([sys.executable, str(script)], "--sanitize", "memcheck", env=_env())
     assert r.returncode == 0 and "fault:" in r.stdout, r.stderr[-2000:]
     assert "simgpu sanitizer: memcheck error: out-of-bounds write" in r.stderr  # printed by the server
     # named by its symbol, from the code object in tinygrad's memory (GPU memory holds no ELF header of it)
@@ -172,7 +172,7 @@ def test_run_stats_and_profile_name_tinygrads_kernel_by_its_symbol(tmp_path):
     """`simgpu run --stats --profile`: the counters of the client's GPU and a row per kernel, named as tinygrad's
     compiler named it (tinygrad copies only the PROGBITS sections of its relocatable object to the GPU)."""
     code = "from tinygrad import Tensor; print(Tensor([1, 2, 3]).add(1).tolist()); import os; os._exit(0)"
-    r = simgpu_run([sys.executable, "-c", code], "--stats", "--profile", env=_env(str(tmp_path)))
+    r = simgpu_run([sys.executable, "-c", code], "--stats", "--profile", env=_env())
     assert r.returncode == 0 and r.stdout.startswith("[2, 3, 4]"), r.stderr[-2000:]
     stats = next(line for line in r.stdout.splitlines() if line.startswith("gpu0 (gpu_id "))
     assert " 1 dispatches, " in stats and "3.0 active lanes per VALU instruction" in stats, r.stdout
@@ -192,7 +192,7 @@ a = Tensor(np.arange(64, dtype=np.float32))
 print((a * 2 + 1).sum().numpy(), (a.reshape(8, 8) @ a.reshape(8, 8)).numpy()[0, 0])
 import os; os._exit(0)
 """)
-    r = simgpu_run([sys.executable, str(script)], "--sanitize", "initcheck", env=_env(str(tmp_path)))
+    r = simgpu_run([sys.executable, str(script)], "--sanitize", "initcheck", env=_env())
     assert r.returncode == 0 and r.stdout.split() == ["4096.0", "1120.0"], r.stderr[-2000:]
     assert "initcheck" not in r.stderr, r.stderr[-2000:]
 
@@ -216,7 +216,7 @@ pickle.dump(out, open({str(tmp_path / "sqtt.pkl")!r}, "wb"))
 import os; os._exit(0)
 """)
     r = simgpu_run([sys.executable, str(script)], "--arch", "gfx942",
-                   env=_env(str(tmp_path)) | {"PROFILE": "1", "SQTT": "1", "SQTT_BUFFER_SIZE": "1"})
+                   env=_env() | {"PROFILE": "1", "SQTT": "1", "SQTT_BUFFER_SIZE": "1"})
     assert r.returncode == 0 and r.stdout.split("\n")[0] == "[1.0, 3.0, 5.0]", r.stderr[-2000:]
     events = pickle.loads((tmp_path / "sqtt.pkl").read_bytes())
     assert sorted({se for se, *_ in events}) == list(range(32))  # 8 XCCs x 4 SEs
@@ -249,7 +249,7 @@ import os; os._exit(0)
 """)
     counters = "SQ_WAVES,SQ_INSTS_VALU,SQ_INSTS_FLAT,SQ_BUSY_CYCLES,GRBM_GUI_ACTIVE"
     r = simgpu_run([sys.executable, str(script)], "--arch", "gfx942",
-                   env=_env(str(tmp_path)) | {"PROFILE": "1", "PMC": "1", "PMC_COUNTERS": counters})
+                   env=_env() | {"PROFILE": "1", "PMC": "1", "PMC_COUNTERS": counters})
     assert r.returncode == 0 and r.stdout.split("\n")[0] == "[1.0, 3.0, 5.0]", r.stderr[-2000:]
     got = ast.literal_eval(r.stdout.split("\n")[1])
     assert len(got["SQ_WAVES"]) == 32 and not any(got["SQ_WAVES"][4:])  # 8 XCCs x 4 SEs; XCC 0's hold them all

@@ -11,14 +11,14 @@ mockgpu.localpci), and `--remote-pci`, tinygrad's remote-PCI transport (REMOTE=h
 mockgpu.remote_pci). Its code is unmodified; its firmware hash table is told the synthetic files' hashes
 (wiring/am_client.py). Skipped without tinygrad, libLLVM 19 or a C compiler."""
 
-import os
 import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
 
-from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_client
+from mockgpu.native import cache_dir
+from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
@@ -29,8 +29,11 @@ ARCHES = {"gfx1100": "(11, 0, 0)", "gfx1201": "(12, 0, 1)", "gfx942": "(9, 4, 3)
 @cache
 def _run(tmp: str, transport: str, arch: str) -> dict:
     _, lib = tinygrad_client()
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
-           "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
+    # The user's XDG cache is the run's own (the firmware test looks into it); simgpu's cache directory is this
+    # process's, which it would otherwise derive from that XDG_CACHE_HOME when SIMGPU_CACHE_DIR is unset: a fresh
+    # one per run, where the server built the interposer again (about 1 CPU-s) and compiled its JIT kernels cold.
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(),
+           "XDG_CACHE_HOME": f"{tmp}/cache", "SIMGPU_CACHE_DIR": str(cache_dir()), "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_checks.py"))], *TRANSPORTS[transport],
                    "--arch", arch, env=env)
     return json_checks(r, "fault") | {"stdout": r.stdout}
@@ -90,7 +93,6 @@ def test_a_page_fault_reaches_tinygrad_through_the_ih_ring_with_its_address(chec
 def test_the_synthetic_firmware_stays_out_of_the_users_tinygrad_cache(checks, run_dir):
     tmp = run_dir
     assert not (tmp / "cache" / "tinygrad").exists()  # the program's own XDG cache: simgpu's am-client directory
-    # simgpu's cache directory: $SIMGPU_CACHE_DIR when the user set one (the child inherits it), else under XDG's
-    simgpu_cache = Path(os.environ.get("SIMGPU_CACHE_DIR") or tmp / "cache" / "simgpu")
+    simgpu_cache = cache_dir()  # simgpu's cache directory, the run's (_run); the XDG derivation: test_run.py
     fw = list(simgpu_cache.glob("am-client/tinygrad/downloads/fw/*"))
     assert fw, "the firmware was installed somewhere else"

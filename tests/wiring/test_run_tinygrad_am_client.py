@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, simgpu_run, tinygrad_client
+from tests.support.clients import json_checks, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 
 @cache
@@ -21,7 +21,7 @@ def _run(tmp: str) -> dict:
     only_tinygrad = Path(tmp) / "path"
     only_tinygrad.mkdir()
     (only_tinygrad / "tinygrad").symlink_to(Path(tinygrad.__file__).parent)
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db"}
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb()}
     script = Path(__file__).with_name("tinygrad_am_hostmem_checks.py")
     r = simgpu_run([sys._base_executable, "-I", str(script), str(only_tinygrad)], "--am", env=env)
     checks = json_checks(r, "gpu_to_cpu_cpu_access")

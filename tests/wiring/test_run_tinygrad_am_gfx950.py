@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run
+from tests.support.clients import assert_am_page_fault, json_checks, simgpu_run, tinygrad_cachedb
 
 TRANSPORTS = {"local": ("--am",), "remote": ("--am", "--remote-pci")}
 PCI_DEVICE = {"local": "PCIDevice", "remote": "RemotePCIDevice"}  # tinygrad's class for each
@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @cache
-def _run(tmp: str, transport: str) -> dict:
+def _run(transport: str) -> dict:
     pytest.importorskip("tinygrad")
     pytest.importorskip("llvmlite")
-    env = {"DEV": "PCI+AMD", "CACHEDB": f"{tmp}/tinygrad-cache.db", "XDG_CACHE_HOME": f"{tmp}/cache",
+    env = {"DEV": "PCI+AMD", "CACHEDB": tinygrad_cachedb(),
            "PYTHONUNBUFFERED": "1"}
     r = simgpu_run([sys.executable, str(Path(__file__).with_name("tinygrad_am_gfx950_checks.py"))],
                    *TRANSPORTS[transport], "--arch", "gfx950", env=env, cwd=str(ROOT))
@@ -39,8 +39,8 @@ def transport(request):
 
 
 @pytest.fixture(scope="module")
-def checks(tmp_path_factory, transport):
-    return _run(str(tmp_path_factory.mktemp(f"tinygrad-am-gfx950-{transport}")), transport)
+def checks(transport):
+    return _run(transport)
 
 
 def test_tinygrad_boots_mi350x_with_its_am_backend(checks, transport):

@@ -16,25 +16,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, preload_or_skip, simgpu_run, tinygrad_client
+from tests.support.clients import json_checks, preload_or_skip, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 
 @cache
-def _run(tmp: str, arch: str) -> dict:
+def _run(arch: str) -> dict:
     _, lib = tinygrad_client()
     path = f"/usr/lib/llvm-19/bin{os.pathsep}{os.environ.get('PATH', '')}"  # Debian's LLVM 19 clang: the CPU device's
     if shutil.which("clang", path=path) is None:
         pytest.skip("tinygrad's CPU device compiles with clang (Debian: clang-19)")
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
-           "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1", "PATH": path}
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(), "PYTHONUNBUFFERED": "1",
+           "PATH": path}
     script = Path(__file__).with_name("tinygrad_am_local_checks.py")
     r = simgpu_run([sys.executable, str(script)], "--am", "--arch", arch, env=env)
     return json_checks(r, "sysmem_loop")
 
 
 @pytest.fixture(scope="module", params=["gfx1100", "gfx1201", "gfx942", "gfx950"])  # Navi 31, Navi 48, MI300X, MI350X
-def checks(tmp_path_factory, request):
-    return _run(str(tmp_path_factory.mktemp(f"tinygrad-am-local-{request.param}")), request.param)
+def checks(request):
+    return _run(request.param)
 
 
 def test_tinygrad_drives_a_local_pci_device(checks):

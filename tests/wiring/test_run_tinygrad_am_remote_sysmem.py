@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.clients import json_checks, simgpu_run, tinygrad_client
+from tests.support.clients import json_checks, simgpu_run, tinygrad_cachedb, tinygrad_client
 
 
 @pytest.fixture(scope="module")
-def checks(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("tinygrad-am-remote-sysmem")
+def checks():
     _, lib = tinygrad_client()
-    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": f"{tmp}/tinygrad-cache.db",
-           "XDG_CACHE_HOME": f"{tmp}/cache", "PYTHONUNBUFFERED": "1"}
+    env = {"DEV": "PCI+AMD:LLVM", "LLVM_PATH": str(lib), "CACHEDB": tinygrad_cachedb(), "PYTHONUNBUFFERED": "1"}
     script = Path(__file__).with_name("tinygrad_am_remote_sysmem_checks.py")
     r = simgpu_run([sys.executable, str(script)], "--am", "--remote-pci", env=env)
     return json_checks(r, "sysmem_lifetime")
