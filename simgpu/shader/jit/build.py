@@ -178,7 +178,9 @@ def translators_loaded() -> bool:
     """Whether this process has registered the translators (translate.load_translators ran); False until a first
     compile has imported translate."""
     tr = sys.modules.get(TRANSLATE)
-    return tr is not None and tr.translators_loaded()
+    # (the module is in sys.modules from the start of its import: while the JIT's thread imports it, the launching
+    # thread may find it partly initialised, without its functions yet -- then it is not loaded)
+    return tr is not None and getattr(tr, "_loaded", False)
 
 
 def build(source: Source, stats, background: bool = True):

@@ -9,12 +9,13 @@ import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
 
+from simgpu.shader.jit import build, policy
 from simgpu.shader.jit import costs as hc
-from simgpu.shader.jit import policy
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -91,3 +92,11 @@ def test_the_compile_cost_counts_the_start_only_before_the_first_compile(monkeyp
     monkeypatch.setattr(policy.jc, "ready", lambda: True)
     taken, ready = policy.compile_cost(c, 100)
     assert (taken, ready) == pytest.approx((0.01, 0.11))
+
+
+def test_a_translate_module_another_thread_is_still_importing_is_not_loaded(monkeypatch):
+    """The JIT's thread imports jit.translate at a process's first compile while the launching thread asks whether
+    the translators are loaded: sys.modules holds the module, partly initialised, from the start of its import (a
+    suite run failed with "partially initialized module ... has no attribute 'translators_loaded'")."""
+    monkeypatch.setitem(sys.modules, build.TRANSLATE, types.ModuleType(build.TRANSLATE))
+    assert build.translators_loaded() is False
