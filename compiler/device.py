@@ -101,9 +101,14 @@ class DeviceAdapter:
         return out
 
     def transfer(self, dst: DeviceBuffer, src: DeviceBuffer, nbytes: int) -> None:
-        """Copy between buffers (src may be on another device of this kind)."""
-        if nbytes:
+        """Copy between buffers: by the runtime's own copy when src is on a device of this kind, else through host
+        memory (a CPU tensor moved to the GPU or back: the runtimes' buffers know nothing of each other)."""
+        if not nbytes:
+            return
+        if src.device.kind == self.kind:
             src.handle.copy_to(dst.handle, nbytes)
+        else:
+            self.copyin(dst, src.copyout(np.empty(nbytes, np.uint8)))
 
     def kernel(self, program):
         """The runtime's kernel of a program (each binary loaded once)."""

@@ -167,6 +167,17 @@ def test_to_another_device(backend, two_devices):
         a + b
 
 
+def test_a_tensor_moves_between_the_cpu_device_and_the_gpu_both_ways(backend):
+    """CPU -> AMD and AMD -> CPU go through host memory (the runtime buffers of two kinds cannot copy into each
+    other: this raised AttributeError)."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    on_gpu = (Tensor(x, device="CPU") + 1).to("AMD")
+    assert on_gpu.device.upper().startswith("AMD")
+    back = (on_gpu * 2).to("CPU")
+    assert back.device.upper().startswith("CPU")
+    assert_close((back - 3).numpy(), (x + 1) * 2 - 3, "float32")
+
+
 def test_zero_dimensional_numpy_array_stays_zero_dimensional(backend):
     """Tensor(np.array(3.25)) is a 0-d tensor like Tensor(3.25) (np.ascontiguousarray made it shape (1,))."""
     t = Tensor(np.array(3.25, np.float32))
