@@ -21,7 +21,7 @@ publishes in this page, which the client maps read-only (mockgpu/csrc/spinwait.c
 
 The server only writes the page and never reads it back: it keeps its own counters, so nothing a client could do to
 the page (it cannot: the memfd is sealed against writable mappings before it is sent) changes what the server does.
-The word offsets are the C header's (mockgpu/csrc/spinwait.h); tests/mockgpu/test_spinwait.py checks they agree.
+The word offsets are the C header's (mockgpu/csrc/spinwait.h); tests/mockgpu/test_statuspage.py checks they agree.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import ctypes
 import fcntl
 import mmap
 import os
+import platform
 
 import numpy as np
 
@@ -40,7 +41,10 @@ PAGE = 4096
 SEQ, INFLIGHT, WORK, PID, MAGIC, CLOSED, NGPUS, SLOTS, RUNG_OFFSET, DOORBELL_OFFSET, DOORBELL_STRIDE = range(11)
 STATUS_MAGIC = 0x53504E32  # "SPN2"
 _F_SEAL_SHRINK, _F_SEAL_GROW, _F_SEAL_WRITE, _F_SEAL_FUTURE_WRITE = 0x2, 0x4, 0x8, 0x10
-_SYS_FUTEX, _FUTEX_WAKE = 202, 1  # x86-64; a shared (not PRIVATE) futex: the client's mapping is another process's
+# futex(2)'s number per machine (Linux's syscall tables; elsewhere no wake-up: a sleeper wakes at its bound) and
+# FUTEX_WAKE, on a shared (not PRIVATE) futex: the client's mapping is another process's
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
+_FUTEX_WAKE = 1
 _WAKE_ALL = 0x7FFFFFFF
 
 
@@ -107,7 +111,8 @@ class StatusPage:
             self.words[WORK] = self._work
         self._seq = (self._seq + 1) & 0xFFFFFFFF
         self.words[SEQ] = self._seq
-        self._syscall(_SYS_FUTEX, ctypes.c_void_p(self._addr + SEQ * 4), _FUTEX_WAKE, _WAKE_ALL, None, None, 0)
+        if _SYS_FUTEX is not None:
+            self._syscall(_SYS_FUTEX, ctypes.c_void_p(self._addr + SEQ * 4), _FUTEX_WAKE, _WAKE_ALL, None, None, 0)
 
     def end_turn(self, inflight: bool, worked: bool) -> None:
         """The end of a turn of the worker: published (spinning threads woken) if it moved GPU work, else only

@@ -1,5 +1,5 @@
 /* The session's status page (mockgpu/statuspage.py writes it, mockgpu/csrc/spinwait.c reads it), and what the
- * interposer's spin-wait needs of preload.c. The word order is mockgpu.statuspage's (tests/mockgpu/test_spinwait.py
+ * interposer's spin-wait needs of preload.c. The word order is mockgpu.statuspage's (tests/mockgpu/test_statuspage.py
  * checks they agree). */
 #ifndef SIMGPU_SPINWAIT_H
 #define SIMGPU_SPINWAIT_H
