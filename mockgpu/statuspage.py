@@ -103,7 +103,8 @@ class StatusPage:
     def publish(self, inflight: bool, worked: bool) -> None:
         """The end of a turn that moved GPU work (`worked`) or answered a SPIN: whether work is still in flight,
         then SEQ bumped and every thread sleeping on it woken (x86 keeps the order of these stores after the
-        signal writes the turn made: a thread that sees the new SEQ sees its signal)."""
+        signal writes the turn made, so a thread that sees the new SEQ sees its signal; where stores may be
+        reordered, a woken thread that reads its signal too early only spins once more)."""
         self._inflight = inflight
         self.words[INFLIGHT] = int(inflight)
         if worked:

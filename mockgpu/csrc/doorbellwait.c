@@ -34,14 +34,13 @@
 
 /* Take the SPIN messages at the head of socket fd; 1 if something else is there (a request, a hang-up, not a
  * socket: the caller's business), else 0. */
-static int take_spins(int fd, int *spun) {
+static int take_spins(int fd) {
     for (;;) {
         int64_t head[8];
         ssize_t n = recv(fd, head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
         if (n != (ssize_t)sizeof head || head[0] != SIMGPU_MSG_SPIN) return 1;
         if (recv(fd, head, sizeof head, MSG_DONTWAIT) != (ssize_t)sizeof head) return 1;
-        *spun = 1;
     }
 }
 
@@ -80,11 +79,11 @@ __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile u
         }
         int64_t step = left < period ? left : period;
         struct timespec t = {.tv_sec = step / 1000000, .tv_nsec = (step % 1000000) * 1000};
-        int r = ppoll(p, (nfds_t)nfds, &t, NULL), spun = 0, other = 0;
+        int r = ppoll(p, (nfds_t)nfds, &t, NULL), other = 0;
         if (r < 0 && errno != EINTR) return -errno;
         for (int i = 0; r > 0 && i < nfds && !other; i++)
-            if (p[i].revents) other = (p[i].revents & ~POLLIN) || take_spins(p[i].fd, &spun);
+            if (p[i].revents) other = (p[i].revents & ~POLLIN) || take_spins(p[i].fd);
         if (other) return 2;
-        (void)spun; /* (the loop's next look at the doorbells is at once) */
+        /* (SPINs only, or the period passed: the loop's next look at the doorbells is at once) */
     }
 }
