@@ -1,9 +1,9 @@
 """The server protocol fuzzed from a raw client (issue 27): random and mutated messages, ioctl structs with random
 fields and pointers, bad handles and fds, truncated frames, lying answers to the server's questions about client
-memory, a client that disconnects in the middle of a request. The server never goes down, answers every
-well-formed request with a result or an errno (a frame that is not the protocol only closes that connection), and
-another client on the same server still works -- a fresh connection after every example, and a C program on
-<linux/kfd_ioctl.h> under the interposer at the end."""
+memory, SPINs with any arguments and payload between requests, a client that disconnects in the middle of a
+request. The server never goes down, answers every well-formed request with a result or an errno (a frame that is
+not the protocol only closes that connection), and another client on the same server still works -- a fresh
+connection after every example, and a C program on <linux/kfd_ioctl.h> under the interposer at the end."""
 
 import io
 import os
@@ -69,6 +69,7 @@ actions = st.lists(st.one_of(
     st.tuples(st.just("ioctl"), st.sampled_from(REQUESTS), st.one_of(st.none(), st.none(), int64), st.randoms()),
     st.tuples(st.just("garbage"), st.one_of(st.binary(max_size=200), st.integers(0, 40)), int64, st.just(b"")),
     st.tuples(st.just("hangup"), st.sampled_from(REQUESTS), int64, st.randoms()),
+    st.tuples(st.just("spin"), st.lists(word, max_size=7), st.binary(max_size=64), st.just(None)),
 ), min_size=1, max_size=12)
 
 
@@ -105,6 +106,9 @@ def _act(c: FuzzClient, path: str, handles: dict, action) -> FuzzClient:
         c.sock.send(frame)
         c.sock.close()
         return FuzzClient(path, c.rng)
+    elif what == "spin":  # SPIN (no reply), whatever its arguments and payload: the next request is answered
+        _, args, payload, _ = action
+        protocol.send(c.sock, protocol.SPIN, args, payload)
     else:  # a request whose client vanishes while the server is asking it something
         _, request, handle, rng = action
         protocol.send(c.sock, protocol.IOCTL, (handles["kfd"], request), _ioctl_payload(request, rng))
