@@ -51,8 +51,8 @@ WATCH_GROWTH = 20
 # ... and from KICKED_POLL up once the client has announced a doorbell (SPIN: the interposer's clock_gettime sends one
 # at a thread's third clock read in a row while a doorbell it stored is unseen, mockgpu/csrc/spinwait.c): a client
 # that waits by spinning on the clock says when it waits, so the watch need not look for it every 50 us. tinygrad's
-# submit-and-wait rounds (a raw loop, load 2.5-4.5): the worker's doorbell watch cost ~90 us of CPU a round in looks
-# at the 50 us floor; the wait for a one-byte SDMA copy fell from ~175 to ~75-180 us, and the run's CPU by ~10%.
+# submit-and-wait rounds (a raw loop, load 4.5, docs/driver.md): the watch's looks cost ~90 us of CPU a round at the
+# 50 us floor, ~40 at this one; with the early SPIN, the wait for a one-byte SDMA copy fell from 270-340 to 70-110 us.
 KICKED_POLL = 1e-3
 WATCH_TIMEOUT = 0.1  # seconds of one such wait: then a turn of the loop in Python (its idle bookkeeping)
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
