@@ -32,7 +32,8 @@ def _library() -> ctypes.CDLL | None:
     fn = lib.simgpu_doorbell_wait
     fn.restype = ctypes.c_int
     fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                   ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+                   ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.POINTER(ctypes.c_int64))
     return lib
 
 
@@ -45,6 +46,12 @@ class Waiter:
         self._pages = (ctypes.c_void_p * len(arrays))(*(page.ctypes.data for page, _ in arrays))
         self._seen = (ctypes.c_void_p * len(arrays))(*(seen.ctypes.data for _, seen in arrays))
         self._slots = min(min(len(page), len(seen)) for page, seen in arrays)
+        self._spins = ctypes.c_int64(0)
+
+    @property
+    def spins(self) -> int:
+        """SPIN messages the waits took off the sockets so far: the client announces the doorbells it waits on."""
+        return self._spins.value
 
     @classmethod
     def open(cls, arrays: list[tuple[np.ndarray, np.ndarray]]) -> Waiter | None:
@@ -62,7 +69,7 @@ class Waiter:
         grow = growth > 0 and since is not None
         r = self._fn(self._pages, self._seen, self._slots, len(self._arrays), arr, len(fds),
                      max(0, int(timeout * 1e6)), max(1, int(period * 1e6)), int(since * 1e6) if grow else 0,
-                     max(1, int(max(max_period, period) * 1e6)), growth if grow else 0)
+                     max(1, int(max(max_period, period) * 1e6)), growth if grow else 0, ctypes.byref(self._spins))
         if r < 0:
             raise OSError(-r, "ppoll failed in simgpu_doorbell_wait")
         return r

@@ -34,23 +34,15 @@ import errno
 import fcntl
 import os
 import socket
-import struct
 
+from mockgpu.localpci_wire import CFG_READ, CFG_WRITE, MAP_VRAM, READ, REPLY, REQUEST, SYSMEM, WRITE
 from mockgpu.seqpacket import SeqpacketService, send_handout
 from simgpu.mem.shared import SharedMemory
 from simgpu.soc import MMIOError
 from simgpu.soc.pci import PEER_BAR_BASE
 
-REQUEST = struct.Struct("<6Q")
-REPLY = struct.Struct("<qQQQ")
-READ, WRITE, MAP_VRAM, CFG_READ, CFG_WRITE, SYSMEM = range(1, 7)
+__all__ = ["CFG_READ", "CFG_WRITE", "MAP_VRAM", "READ", "REPLY", "REQUEST", "SYSMEM", "WRITE", "LocalPCIService"]
 PAGE = 4096
-
-
-def c_definitions() -> list[str]:
-    """-D flags that give the interposer these numbers."""
-    names = ("READ", "WRITE", "MAP_VRAM", "CFG_READ", "CFG_WRITE", "SYSMEM")
-    return [f"-DSIMGPU_LP_{n}={globals()[n]}" for n in names]
 
 
 class HostBlock:

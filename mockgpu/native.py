@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mockgpu import localpci, protocol
+from mockgpu import localpci_wire, protocol
 from simgpu import diskcache, settings
 
 CSRC = Path(__file__).with_name("csrc")
@@ -122,7 +122,7 @@ def _verified(out: Path, ident: str) -> bool:
 def build_preload() -> Path:
     """The LD_PRELOAD interposer of `simgpu run`, built if needed."""
     flags = ["-U_FORTIFY_SOURCE", "-fvisibility=hidden", "-ldl", "-lpthread", *protocol.c_definitions(),
-             *localpci.c_definitions()]
+             *localpci_wire.c_definitions()]
     return build((PRELOAD_SOURCE, SPINWAIT_SOURCE, *AM_CLIENT_SOURCES), "libsimgpu-preload", flags, shared=True)
 
 

@@ -48,6 +48,12 @@ ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker 
 # 50 us for 50 ms after every activity (the rule before) cost the worker 4.8-5.3 of its 12-14 CPU s in ops60 at
 # load 7-9.
 WATCH_GROWTH = 20
+# ... and from KICKED_POLL up once the client has announced a doorbell (SPIN: the interposer's clock_gettime sends one
+# at a thread's third clock read in a row while a doorbell it stored is unseen, mockgpu/csrc/spinwait.c): a client
+# that waits by spinning on the clock says when it waits, so the watch need not look for it every 50 us. tinygrad's
+# submit-and-wait rounds (a raw loop, load 4.5, docs/driver.md): the watch's looks cost ~90 us of CPU a round at the
+# 50 us floor, ~40 at this one; with the early SPIN, the wait for a one-byte SDMA copy fell from 270-340 to 70-110 us.
+KICKED_POLL = 1e-3
 WATCH_TIMEOUT = 0.1  # seconds of one such wait: then a turn of the loop in Python (its idle bookkeeping)
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
 _FD_SETSIZE = 1024  # select(2)'s limit on descriptor numbers
@@ -343,8 +349,9 @@ class Session:
                 # waits, a look in Python (look_again): wait for either outside Python, looking at the doorbells
                 # the more often the more recently the client was active (WATCH_GROWTH).
                 got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables],
-                                  look_again(self.last_activity, self.parked) if looks else WATCH_TIMEOUT, ACTIVE_POLL,
-                                  since=self.last_activity, max_period=IDLE_POLL, growth=WATCH_GROWTH)
+                                  look_again(self.last_activity, self.parked) if looks else WATCH_TIMEOUT,
+                                  KICKED_POLL if waiter.spins else ACTIVE_POLL, since=self.last_activity,
+                                  max_period=IDLE_POLL, growth=WATCH_GROWTH)
                 ready = readable(waitables, 0) if got == doorbellwait.READABLE else []
             else:
                 ready = readable(waitables, pause)

@@ -17,12 +17,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mockgpu.hostprofile import PROFILE_HOST_ENV, HostProfile
-from mockgpu.symbols import ProcessCodeObjects
 from simgpu import settings
 from simgpu.hw.chips import device_arches
 from wiring.run_observe import Observe
+
+if TYPE_CHECKING:
+    from mockgpu.hostprofile import HostProfile
+
+PROFILE_HOST_ENV = "SIMGPU_PROFILE_HOST"  # mockgpu.hostprofile's, by name: the profiler is loaded only when asked for
 
 
 def write_sysfs(root: Path, files: dict[str, str]) -> None:
@@ -55,6 +59,7 @@ def record_path(base: str, n: int) -> str:
 def name_from_process(mock, pid: int) -> None:
     """Kernels no code object in GPU memory names are looked for in the client's own memory (tinygrad's loader
     copies no ELF header to the GPU: mockgpu.symbols.ProcessCodeObjects)."""
+    from mockgpu.symbols import ProcessCodeObjects  # (ELF and GPU memory: after the program's start, see run)
     objects = ProcessCodeObjects(pid)
     for g in mock.gpus:
         in_gpu_memory, in_process = g.engine.find_kernel_name, functools.partial(objects.kernel_symbol, g.mmu)
@@ -120,7 +125,10 @@ def run(cmd: list[str], devices: int | None = None, vram: int | None = None, rec
 
     try:
         profile_host = profile_host or settings.get(PROFILE_HOST_ENV) or None
-        host = HostProfile(profile_host) if profile_host else None
+        host = None
+        if profile_host:
+            from mockgpu.hostprofile import HostProfile
+            host = HostProfile(profile_host)
         env = dict(os.environ, SIMGPU_SERVER=str(tmp / "server.sock"), SIMGPU_SERVER_STARTING="1",
                    SIMGPU_SYSFS=str(tmp / "sysfs"),
                    LD_PRELOAD=" ".join(filter(None, [str(preload), os.environ.get("LD_PRELOAD")])))

@@ -17,12 +17,14 @@ import json
 import threading
 from dataclasses import dataclass, field
 
-from runtime import profile as rprofile
-from runtime.profile_export import write_perfetto
 from simgpu import settings
 from wiring import stats as wstats
 
-_ENV = (wstats.STATS_ENV, rprofile.PROFILE_ENV, rprofile.SQTT_ENV, "SIMGPU_PROFILE_OUT")
+# What an outer `simgpu profile` sets (runtime.profile's PROFILE_ENV and SQTT_ENV, by name: `simgpu run` reads them
+# before it starts its program, and runtime.profile -- the packet and counter definitions -- is loaded only when a
+# profile is reported)
+PROFILE_ENV, SQTT_ENV = "SIMGPU_PROFILE", "SIMGPU_SQTT"
+_ENV = (wstats.STATS_ENV, PROFILE_ENV, SQTT_ENV, "SIMGPU_PROFILE_OUT")
 
 
 @dataclass
@@ -42,9 +44,9 @@ class Observe:
     def requested(cls, stats: bool, profile: bool, sqtt: bool, perfetto: str | None) -> Observe:
         """The options, with what an outer `simgpu stats` / `simgpu profile` asks through the environment."""
         stats_file = settings.get(wstats.STATS_ENV) or None
-        sqtt = sqtt or settings.get(rprofile.SQTT_ENV)
+        sqtt = sqtt or settings.get(SQTT_ENV)
         perfetto = perfetto or settings.get("SIMGPU_PROFILE_OUT") or None
-        profile = profile or sqtt or bool(perfetto) or settings.get(rprofile.PROFILE_ENV)
+        profile = profile or sqtt or bool(perfetto) or settings.get(PROFILE_ENV)
         return cls(stats or bool(stats_file), profile, sqtt, perfetto, stats_file)
 
     def child_env(self, env: dict) -> None:
@@ -76,9 +78,11 @@ class Observe:
                     f.write(json.dumps(g) + "\n")
         elif self.stats:
             print(f"\nsimgpu run --stats:\n{wstats.format_stats(_labelled(self.gpus))}", file=out, flush=True)
-        if self.profile:
-            print(f"\nsimgpu run --profile:\n{rprofile.summary_table(self.kernels)}", file=out, flush=True)
+        if self.profile:  # (the profile's definitions load only here: most runs exit without one)
+            from runtime.profile import summary_table
+            print(f"\nsimgpu run --profile:\n{summary_table(self.kernels)}", file=out, flush=True)
         if self.perfetto and self.kernels:
+            from runtime.profile_export import write_perfetto
             write_perfetto(self.kernels, self.perfetto)
 
 
@@ -89,7 +93,7 @@ def _labelled(gpus: list[dict]) -> list[dict]:
     return [dict(g, gpu=f"pid {g['pid']} {g['gpu']}") for g in gpus]
 
 
-def _kernel_profile(r) -> rprofile.KernelProfile:
-    return rprofile.KernelProfile(r.name, r.queue, r.start, r.end, counters=dict(r.counters), sqtt=list(r.sqtt),
-                                  code_va=r.code_va, code=r.code, code_base=r.code_va,
-                                  wave_size=r.wave_size)
+def _kernel_profile(r):
+    from runtime.profile import KernelProfile
+    return KernelProfile(r.name, r.queue, r.start, r.end, counters=dict(r.counters), sqtt=list(r.sqtt),
+                         code_va=r.code_va, code=r.code, code_base=r.code_va, wave_size=r.wave_size)

@@ -5,7 +5,7 @@
  * for the call).
  *
  * simgpu_doorbell_wait(pages, rung, slots, npages, fds, nfds, timeout_us, period_us, since_us, max_period_us,
- * growth): whether any of the npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the
+ * growth, spins): whether any of the npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the
  * values last acted on (rung: the GPU's own array), looked at every period_us -- or, with growth > 0, every
  * (now - since_us) / growth microseconds (since_us: CLOCK_MONOTONIC of the client's last activity), at least
  * period_us and at most max_period_us apart: a doorbell is then seen within 1/growth of the time the client was
@@ -15,7 +15,8 @@
  *
  * A SPIN message (mockgpu.protocol: a client thread spins on the GPU's memory and has seen a doorbell the GPU has
  * not acted on) is taken off its socket here and answered by a look at the doorbells at once: the doorbell is then
- * a 1 like any other, and a SPIN whose doorbell a look already found costs no turn in Python.
+ * a 1 like any other, and a SPIN whose doorbell a look already found costs no turn in Python. Each SPIN taken is
+ * counted in *spins (the session's: a client that announces its doorbells needs fewer looks of its own).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,15 +33,16 @@
 #error "compile with the -D definitions of mockgpu.protocol.c_definitions()"
 #endif
 
-/* Take the SPIN messages at the head of socket fd; 1 if something else is there (a request, a hang-up, not a
- * socket: the caller's business), else 0. */
-static int take_spins(int fd) {
+/* Take the SPIN messages at the head of socket fd, counting them in *spins; 1 if something else is there (a
+ * request, a hang-up, not a socket: the caller's business), else 0. */
+static int take_spins(int fd, int64_t *spins) {
     for (;;) {
         int64_t head[8];
         ssize_t n = recv(fd, head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
         if (n != (ssize_t)sizeof head || head[0] != SIMGPU_MSG_SPIN) return 1;
         if (recv(fd, head, sizeof head, MSG_DONTWAIT) != (ssize_t)sizeof head) return 1;
+        ++*spins;
     }
 }
 
@@ -61,7 +63,8 @@ __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile u
                                                                 const uint64_t *const *seen, int slots, int npages,
                                                                 const int *fds, int nfds, int64_t timeout_us,
                                                                 int64_t period_us, int64_t since_us,
-                                                                int64_t max_period_us, int64_t growth) {
+                                                                int64_t max_period_us, int64_t growth,
+                                                                int64_t *spins) {
     struct pollfd p[MAX_FDS];
     if (nfds > MAX_FDS) nfds = MAX_FDS; /* (the caller passes its few sockets: a session has one per thread) */
     for (int i = 0; i < nfds; i++) p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN | POLLPRI};
@@ -82,7 +85,7 @@ __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile u
         int r = ppoll(p, (nfds_t)nfds, &t, NULL), other = 0;
         if (r < 0 && errno != EINTR) return -errno;
         for (int i = 0; r > 0 && i < nfds && !other; i++)
-            if (p[i].revents) other = (p[i].revents & ~POLLIN) || take_spins(p[i].fd);
+            if (p[i].revents) other = (p[i].revents & ~POLLIN) || take_spins(p[i].fd, spins);
         if (other) return 2;
         /* (SPINs only, or the period passed: the loop's next look at the doorbells is at once) */
     }

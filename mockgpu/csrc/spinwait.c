@@ -130,18 +130,36 @@ static int doorbell_pending(struct page *p) {
     return 0;
 }
 
+/* Whether this thread may act on the page now: it is open, the call is not inside a call to the server, and the
+ * page is this process's (not a vfork parent's: a fork child has forgotten the page). */
+static int may_act(struct simgpu_status *s) {
+    return !word(&s->closed) && !simgpu_in_call() && word(&s->pid) == (uint32_t)getpid();
+}
+
+/* Send SPIN for a doorbell the worker has not seen, once per answer (SEQ moving). */
+static void kick(struct simgpu_status *s) {
+    if (me.kicked && word(&s->seq) == me.kick_seq) return;
+    me.kicked = simgpu_spin_kick() == 0; /* (without a connection of its own: the worker's next look) */
+    me.kick_seq = me.seq;
+}
+
+/* The caller has begun to spin (KICK_CALLS calls in a row): a doorbell it stored that the worker has not acted on
+ * is announced now, not after SPIN_CALLS -- the worker runs the queue while the loop goes on to its sleep. */
+static void early_kick(struct page *p) {
+    struct simgpu_status *s = p->s;
+    if (word(&s->inflight) || (me.kicked && word(&s->seq) == me.kick_seq) || !doorbell_pending(p) || !may_act(s))
+        return;
+    kick(s);
+}
+
 /* The caller spins: if its GPUs have work, sleep on SEQ (asking the worker to look first if it has not seen a
  * doorbell yet); 1 if it slept. */
 static int spin_wait(struct page *p) {
     struct simgpu_status *s = p->s;
     int inflight = word(&s->inflight) != 0;
     int pending = !inflight && doorbell_pending(p);
-    if ((!inflight && !pending) || word(&s->closed) || simgpu_in_call()) return 0;
-    if (word(&s->pid) != (uint32_t)getpid()) return 0; /* a vfork child (a fork child has forgotten the page) */
-    if (pending && !(me.kicked && word(&s->seq) == me.kick_seq)) {
-        me.kicked = simgpu_spin_kick() == 0; /* (without a connection of its own: the worker's next look) */
-        me.kick_seq = me.seq;
-    }
+    if ((!inflight && !pending) || !may_act(s)) return 0;
+    if (pending) kick(s);
     struct timespec t = {0, SPIN_WAIT_NS};
     syscall(SYS_futex, &s->seq, FUTEX_WAIT, me.seq, &t, NULL, 0);
     return 1;
@@ -161,7 +179,7 @@ EXPORT int clock_gettime(clockid_t clk, struct timespec *ts) {
     me.last = now;
     if (gap < 0 || gap > SPIN_GAP_NS) me.calls = 0;
     if (me.calls < SPIN_CALLS) {
-        me.calls++;
+        if (++me.calls == KICK_CALLS) early_kick(p);
     } else if (spin_wait(p)) {
         int saved = errno;
         r = real(clk, ts); /* the time after the sleep: the clock's own */

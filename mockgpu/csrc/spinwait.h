@@ -24,6 +24,8 @@ struct simgpu_status {
 /* A thread spins when it calls clock_gettime SPIN_CALLS times in a row, each within SPIN_GAP_NS of the last; it
  * then sleeps on seq for at most SPIN_WAIT_NS per call (the caller looks at its signal between calls). */
 #define SPIN_CALLS 16
+/* ... and at its KICK_CALLS-th call, a doorbell it stored that the worker has not seen is announced (SPIN) at once. */
+#define KICK_CALLS 3
 #define SPIN_GAP_NS 50000
 #define SPIN_WAIT_NS 1000000
 

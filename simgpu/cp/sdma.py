@@ -19,6 +19,21 @@ from simgpu.interrupt import Interrupt, Kind, Source
 MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window copy
 
 
+FETCH_DWORDS = 8  # dwords read at a packet's start: the header and, for most packets, all of it (COPY_LINEAR 7)
+PAGE_DWORDS = 4096 // 4
+
+
+def _fetch(mmu, vmid: int, top: Frame) -> list[int]:
+    """The dwords at the frame's position, one read: up to FETCH_DWORDS, never past the stream's end (wptr, the IB's
+    length), the ring's wrap or the header's page -- so the read faults only where the header's own read would. The
+    packet's own dwords are read at its start, after the packets before it ran, as one read each did before."""
+    va = top.address(top.pos)
+    n = min(FETCH_DWORDS, top.end - top.pos, PAGE_DWORDS - (va % 4096) // 4)
+    if top.ring:
+        n = min(n, top.size_dw - top.pos % top.size_dw)
+    return read_dwords(mmu, vmid, va, max(1, n))
+
+
 class SDMAProcessor:
     """Runs SDMA packets for the SDMA queues of one device."""
 
@@ -50,13 +65,13 @@ class SDMAProcessor:
                 q.stack.pop()
                 continue
             q.current = (top, top.pos, [])
-            h = read_frame(mmu, q.vmid, top, top.pos, 1)[0]
-            q.current = (top, top.pos, [h])
-            key, length = self._length(q, top, h)
+            head = _fetch(mmu, q.vmid, top)
+            q.current = (top, top.pos, head[:1])
+            key, length = self._length(q, top, head)
             if top.pos + length > top.end:
                 raise PacketError(f"packet of {length} dwords runs past the end of the "
                                   f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - top.pos} left)")
-            pkt = read_frame(mmu, q.vmid, top, top.pos, length)
+            pkt = head[:length] if length <= len(head) else read_frame(mmu, q.vmid, top, top.pos, length)
             q.current = (top, top.pos, pkt)
             handler = self.handlers.get(key)
             result = handler(q, pkt) if handler is not None else None
@@ -74,15 +89,17 @@ class SDMAProcessor:
                 self.gpu.report_rptr(q, top.pos * 4)
         return "budget", done
 
-    def _length(self, q: Queue, top: Frame, h: int) -> tuple[tuple[int, int], int]:
+    def _length(self, q: Queue, top: Frame, head: list[int]) -> tuple[tuple[int, int], int]:
+        """The packet's handler key and length in dwords, from its first dwords as fetched (`head`: at least one)."""
+        h = head[0]
         op, sub = hw.parse_header(h)
         if op == hw.Op.NOP:
             return (op, sub), 1 + hw.NOP_HEADER.count.get(h)
         if (op, sub) == (hw.Op.WRITE, hw.SUBOP_WRITE_LINEAR):
             if top.pos + 4 > top.end:
                 raise PacketError("WRITE_UNTILED header runs past the end of the stream")
-            count = hw.WRITE_COUNT.get(read_frame(self.gpu.mmu, q.vmid, top, top.pos + 3, 1)[0])
-            return (op, sub), 4 + count + 1
+            word = head[3] if len(head) > 3 else read_frame(self.gpu.mmu, q.vmid, top, top.pos + 3, 1)[0]
+            return (op, sub), 4 + hw.WRITE_COUNT.get(word) + 1
         length = hw.LENGTH.get((op, sub))
         if length is None:
             name = hw.Op(op).name if op in hw.Op._value2member_map_ else f"{op:#x}"

@@ -61,7 +61,9 @@ def view(addr: int, length: int, owner: bool = True) -> np.ndarray:
     unmapped when the last view of it is gone."""
     arr = (ctypes.c_uint8 * length).from_address(addr)
     if owner:
-        weakref.finalize(arr, _libc.munmap, addr, length)
+        # (not at interpreter exit: the process's exit unmaps everything at once, and a simgpu server holds ~70
+        # mappings of its machines' device memory then, which weakref's exit hook unmapped one by one)
+        weakref.finalize(arr, _libc.munmap, addr, length).atexit = False
     return np.frombuffer(arr, np.uint8)
 
 
@@ -73,6 +75,7 @@ class SharedMemory:
         self.size = size
         self.fd = os.memfd_create(name, os.MFD_CLOEXEC)
         self._finalizer = weakref.finalize(self, os.close, self.fd)
+        self._finalizer.atexit = False  # (the process's exit closes it)
         os.ftruncate(self.fd, size)
         self.array = self.map(0, size) if mapped else None
 

@@ -2,12 +2,14 @@
 descriptor, or at its timeout -- whichever comes first -- and reads the doorbells where the GPU keeps them."""
 
 import os
+import socket
 import threading
 import time
 
 import numpy as np
 import pytest
 
+from mockgpu import protocol
 from mockgpu.doorbellwait import DOORBELL, READABLE, Waiter
 from simgpu.gpu import GPU
 
@@ -78,3 +80,20 @@ def test_the_look_period_grows_with_the_clients_quiet_time(waiter_and_pipe):
         assert took >= 0.4 if slow else took < 0.4, took
         seen[1000] = page[1000]  # acted on
     assert w.wait([r], 0.01, 50e-6, since=quiet, max_period=0.5, growth=20) == 0  # the timeout comes first
+
+
+def test_spin_messages_are_taken_and_counted_and_a_request_after_them_is_left(waiter_and_pipe):
+    """A SPIN (the interposer: a thread waits on a doorbell not seen yet) is taken off the socket and counted -- the
+    session's watch then looks on its own only every KICKED_POLL -- while a request behind it makes the socket
+    readable for Python."""
+    w, page, seen, r, wr = waiter_and_pipe
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with a, b:
+        assert w.spins == 0
+        protocol.send(a, protocol.SPIN)
+        protocol.send(a, protocol.SPIN)
+        assert w.wait([b.fileno()], 0.05, 50e-6) == 0 and w.spins == 2  # taken: nothing else was there
+        protocol.send(a, protocol.SPIN)
+        protocol.send(a, protocol.OPEN, (0,), b"/dev/kfd")
+        assert w.wait([b.fileno()], 60, 50e-6) == READABLE and w.spins == 3
+        assert protocol.recv(b)[0] == protocol.OPEN  # the request is still there for the worker's Python turn

@@ -51,10 +51,17 @@ ALLOWED: dict[str, dict[str, str]] = {
         "compiler.device", "compiler.examples", "compiler.samples", "runtime", "wiring.os_select")},
     "wiring.os_select": {"mockgpu": START, "traces.record": START, "wiring.stats": START},
     "wiring.pytest_plugin": {"runtime": START, "simgpu.sanitize": START},
-    "wiring.run_observe": {"simgpu.profile.dispatches": START},  # ... and the profiler only for --profile
+    # ... and the profiler only for --profile; the profile's definitions (packets, counters) only to report one
+    "wiring.run_observe": {m: START for m in (
+        "simgpu.profile.dispatches", "runtime.profile", "runtime.profile_export")},
+    # (the host profiler and the code objects' symbols, which bring GPU memory and numpy, after the program starts)
     "wiring.run": {m: START for m in (
-        "mockgpu", "mockgpu.localpci", "mockgpu.native", "mockgpu.pci", "mockgpu.remote_pci",
-        "mockgpu.server", "simgpu.hw.ucode", "simgpu.sanitize", "traces.record")},
+        "mockgpu", "mockgpu.hostprofile", "mockgpu.localpci", "mockgpu.native", "mockgpu.pci", "mockgpu.remote_pci",
+        "mockgpu.server", "mockgpu.symbols", "simgpu.hw.ucode", "simgpu.sanitize", "traces.record")},
+    # `import runtime.uapi` (mockgpu, the interposer's build key) does not load the device, its queues and numpy
+    "runtime": {m: START for m in (
+        "runtime.device", "runtime.fault", "runtime.launch", "runtime.memory", "runtime.module", "runtime.os",
+        "runtime.sanitize")},
     "runtime.device": {"runtime.am.driver": START},
     # the JIT's lowering of every instruction, loaded by a process's first compile (a server whose kernels never
     # get hot does not import it)

@@ -301,11 +301,29 @@ def test_the_program_starts_before_the_driver_model_is_loaded():
         from wiring import run
         device_arches(2, None), run._sanitizer_checks(None), run.Observe.requested(False, False, False, None)
         build_preload()
-        print(sorted(m for m in ("mockgpu.driver", "simgpu.shader.engine", "simgpu.sanitize") if m in sys.modules))
-    """)
+        print(sorted(m for m in UNLOADED if m in sys.modules))
+    """).replace("UNLOADED", repr(PROGRAM_STARTS_WITHOUT))
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["[]"]
+
+
+# What `simgpu run` has not loaded when it starts its program: the driver model, and since client8 the runtime's
+# device (runtime.uapi's package no longer loads it), GPU memory and numpy (the code objects' symbols, the local-PCI
+# service, the host profiler and the profile's definitions come after the start): ~0.4 CPU-s of imports, on the
+# program's critical path, down to ~0.03
+PROGRAM_STARTS_WITHOUT = ("mockgpu.driver", "simgpu.shader.engine", "simgpu.sanitize", "runtime.device", "numpy",
+                          "simgpu.mem", "mockgpu.localpci", "mockgpu.hostprofile", "runtime.profile", "cProfile")
+
+
+def test_the_names_simgpu_run_reads_before_its_program_are_the_modules_own():
+    """wiring.run and wiring.run_observe name the settings they read before the program starts instead of importing
+    the modules that define them (the host profiler, runtime.profile): the names must stay the same."""
+    from mockgpu import hostprofile
+    from runtime import profile
+    from wiring import run, run_observe
+    assert run.PROFILE_HOST_ENV == hostprofile.PROFILE_HOST_ENV
+    assert (run_observe.PROFILE_ENV, run_observe.SQTT_ENV) == (profile.PROFILE_ENV, profile.SQTT_ENV)
 
 
 def test_simgpu_run_does_not_load_the_trace_format_before_its_program():

@@ -128,3 +128,25 @@ def test_sdma_errors(vm):
     ib = vm.upload(np.array(sdma.indirect_buffer(0x1000, 4), np.uint32))
     r3.submit(sdma.indirect_buffer(ib, 6))
     assert "inside an indirect buffer" in r3.q.error.why and "IB at" in r3.q.error.where
+
+
+def test_a_packet_is_read_at_its_start_and_no_further_than_its_headers_page(vm):
+    """The engine reads a packet's first dwords in one read (sdma._fetch): never past the header's page, so a packet
+    that runs into an unmapped page faults as itself, after the packets before it ran; and a packet reads what the
+    packets before it wrote into the ring (a WRITE_UNTILED that writes the next packet)."""
+    out = vm.alloc(64)
+    ib = vm.alloc(4096)  # (a guard page follows it)
+    nops = 1023 - 4  # a FENCE (4 dwords), NOPs, then a COPY_LINEAR whose header is the page's last dword
+    vm.write(ib, np.array([*sdma.fence(out, 7), *([sdma.nop()[0]] * (nops)), sdma.copy_linear(out, out, 4)[0]],
+                          "<u4").tobytes())
+    r = Ring(vm, "sdma")
+    r.submit(sdma.indirect_buffer(ib, 1024 + 6))
+    e = r.q.error
+    assert r.q.state == QueueState.ERROR and e.fault is not None and e.fault.kind == "page_fault", e
+    assert "IB at" in e.where and e.packet == [sdma.copy_linear(out, out, 4)[0]] and vm.u32(out)[0] == 7
+
+    r2 = Ring(vm, "sdma")
+    fence = sdma.fence(out + 8, 0xC0DE)
+    # the WRITE_UNTILED is 4 + 4 dwords at ring offset 0; it writes the FENCE over the 4 NOPs after it
+    r2.submit(sdma.write_untiled(r2.base + 4 * 8, *fence), *([sdma.nop()] * 4))
+    assert r2.q.state == QueueState.IDLE and vm.u32(out + 8)[0] == 0xC0DE
