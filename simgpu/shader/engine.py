@@ -145,6 +145,12 @@ class ShaderEngine:
 _DECODED: dict[bytes, tuple] = {}
 _DECODED_BY_ARCH: dict[str, dict[bytes, tuple]] = {DEFAULT_ARCH: _DECODED}
 _DECODED_CAPACITY = 1 << 15  # about 2 KB each: at most ~64 MB
+# The same, by the instruction's own bytes, for instructions one dword shorter than their fetch: a fetch reads as
+# much as the encoding could take (a literal may follow), so one instruction followed by different bytes (another
+# kernel's next instruction) is another key above; here it is found again instead of decoded (a third of the
+# decodes of tinygrad's test_ops kernels). Only a dword short: decoding reads nothing past such an instruction (its
+# extension dwords are chosen by its own fields), unlike gfx950's scaled-MFMA pair, which looks two dwords on.
+_EXACT_BY_ARCH: dict[str, dict[bytes, tuple]] = {}
 
 
 def _wave_range(waves: np.ndarray) -> str:
@@ -163,17 +169,25 @@ def _decode_entry(data: bytes, arch: str = DEFAULT_ARCH) -> tuple | None:
     cache = _DECODED if arch == DEFAULT_ARCH else _DECODED_BY_ARCH.setdefault(arch, {})
     entry = cache.get(data)
     if entry is None:
-        try:
-            # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
-            inst = decode(data, true16=None, arch=arch)
-        except DecodeError:
-            return None
-        fn = semantics.lookup(inst)
-        if fn is None:
-            return None
+        exact = _EXACT_BY_ARCH.setdefault(arch, {})
+        entry = exact.get(data[:-4])
+        if entry is None:
+            try:
+                # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
+                inst = decode(data, true16=None, arch=arch)
+            except DecodeError:
+                return None
+            fn = semantics.lookup(inst)
+            if fn is None:
+                return None
+            entry = (inst, fn, inst.mnemonic.startswith("v_"))
+            if inst.size == len(data) - 4:
+                if len(exact) >= _DECODED_CAPACITY:
+                    exact.clear()
+                exact[data[:-4]] = entry
         if len(cache) >= _DECODED_CAPACITY:
             cache.clear()
-        entry = cache[data] = (inst, fn, inst.mnemonic.startswith("v_"))
+        cache[data] = entry
     return entry
 
 
