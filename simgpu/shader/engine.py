@@ -20,6 +20,7 @@ import numpy as np
 
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION, Clock
 from simgpu.fault import HardwareFault
+from simgpu.hw.gmc import PAGE_SIZE
 from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.isa.arch import DEFAULT as DEFAULT_ARCH
@@ -40,6 +41,7 @@ MAX_BATCH_WAVES = 4096
 # Ctrl-C stops one sooner).
 DEFAULT_WATCHDOG = 1 << 32
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
+_FETCH_AHEAD = 16  # bytes an instruction fetch reads at once (a scaled MFMA's pair; most take 4-12)
 _ONE_WAVE = np.zeros(1, np.int64)  # the wave a fault is located at when no wave asked (Exec.decoded)
 
 
@@ -343,10 +345,14 @@ class Exec:
         if hit is not None:
             return hit
         try:
-            data = self.mem.read(self.vmid, pc, 4, access="execute")
-            size = fetch_size(int.from_bytes(data, "little"), self.arch)
-            if size > 4:
-                data += self.mem.read(self.vmid, pc + 4, size - 4, access="execute")
+            # One read for most instructions: as many bytes as the longest encoding takes, within pc's page
+            # (access is granted page by page, so bytes past the instruction in its page cannot fault).
+            ahead = min(_FETCH_AHEAD, PAGE_SIZE - (pc & (PAGE_SIZE - 1)))
+            data = self.mem.read(self.vmid, pc, ahead, access="execute")
+            size = fetch_size(int.from_bytes(data[:4], "little"), self.arch)
+            if size > ahead:
+                data += self.mem.read(self.vmid, pc + ahead, size - ahead, access="execute")
+            data = data[:size]
         except HardwareFault as f:
             self._locate(f, w, pc, None)
             raise
