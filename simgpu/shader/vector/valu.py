@@ -490,7 +490,7 @@ def _carry_code(inst) -> int:
 def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     st = ex.st
     ix = wsel(w)
-    if len(w) == 1 and window.windowed(spec):
+    if len(w) == 1 and (spec.windowed or spec.windowed is None and window.windowed(spec)):
         win = window.lane_window(st, w)
         if win is not None:
             return _run_window(ex, w, ix, inst, spec, plan, *win)
