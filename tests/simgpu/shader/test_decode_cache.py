@@ -2,10 +2,13 @@
 it in the fetch (another kernel's next instruction), and never mistaken for an instruction that decodes differently
 with the bytes after it (gfx950's scaled-MFMA pair, whose scale word alone is another instruction)."""
 
+import numpy as np
 import pytest
 
+from simgpu.hw.gmc import PAGE_SIZE
 from simgpu.isa import assemble, decode, fetch_size
 from simgpu.shader import engine
+from simgpu.testbed import Testbed
 
 CASES = [
     ("gfx1100", "v_add_f32_e32 v1, v2, v3", ["s_endpgm", "v_mov_b32_e32 v4, v5", "s_nop 0"]),
@@ -62,3 +65,23 @@ def test_the_scaled_mfma_pair_is_not_its_scale_word(counted):
 def test_undecodable_bytes_are_not_cached(counted):
     assert engine._decode_entry(b"\xff\xff\xff\xff\x00\x00\x00\x00") is None
     assert engine._decode_entry(b"\xff\xff\xff\xff\x00\x00\x00\x01") is None
+
+
+@pytest.mark.parametrize("tail", [4, 8])
+def test_an_instruction_across_a_page_boundary(tail):
+    """A fetch reads ahead only within the PC's page; an instruction that crosses into the next page (its literal
+    there, or half its VOP3 word and its literal) reads the rest from that page."""
+    tb = Testbed(vram_size=1 << 26)
+    tb.engine.jit = None
+    body = "v_add_f32_e64 v1, 0x40490fdb, v0" if tail == 8 else "v_mov_b32_e32 v1, 0x12345678"
+    store = "\nv_mov_b32 v2, 0\nglobal_store_b32 v2, v1, s[4:5]\ns_endpgm"
+    probe = tb.load_asm("s_load_b64 s[4:5], s[0:1], 0x0\ns_waitcnt lgkmcnt(0)\n" + "s_nop 0\n" * 4 + body + store,
+                        args=1)
+    start = probe.code_address + 8  # after the s_load and s_waitcnt
+    nops = (PAGE_SIZE - tail - start % PAGE_SIZE) // 4
+    k = tb.load_asm("s_load_b64 s[4:5], s[0:1], 0x0\ns_waitcnt lgkmcnt(0)\n" + "s_nop 0\n" * nops + body + store,
+                    args=1)
+    assert (k.code_address + 8 + 4 * nops) % PAGE_SIZE == PAGE_SIZE - tail  # it straddles the boundary
+    out = tb.alloc(4)
+    tb.launch(k, [out], (1,), (1,))
+    assert int(tb.download(out, np.uint32, 1)[0]) == (0x12345678 if tail == 4 else 0x40490FDB)  # (pi + v0 = 0)
