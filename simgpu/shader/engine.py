@@ -20,6 +20,7 @@ import numpy as np
 
 from simgpu.clock import CYCLES_PER_WAVE_INSTRUCTION, Clock
 from simgpu.fault import HardwareFault
+from simgpu.hw.gmc import PAGE_SIZE
 from simgpu.interrupt import Interrupt
 from simgpu.isa import DecodeError, decode, fetch_size
 from simgpu.isa.arch import DEFAULT as DEFAULT_ARCH
@@ -40,6 +41,7 @@ MAX_BATCH_WAVES = 4096
 # Ctrl-C stops one sooner).
 DEFAULT_WATCHDOG = 1 << 32
 BATCH_VGPR_BYTES = 64 << 20  # register-file budget of one batch (large kernels run in smaller batches)
+_FETCH_AHEAD = 16  # bytes an instruction fetch reads at once (a scaled MFMA's pair; most take 4-12)
 _ONE_WAVE = np.zeros(1, np.int64)  # the wave a fault is located at when no wave asked (Exec.decoded)
 
 
@@ -145,6 +147,12 @@ class ShaderEngine:
 _DECODED: dict[bytes, tuple] = {}
 _DECODED_BY_ARCH: dict[str, dict[bytes, tuple]] = {DEFAULT_ARCH: _DECODED}
 _DECODED_CAPACITY = 1 << 15  # about 2 KB each: at most ~64 MB
+# The same, by the instruction's own bytes, for instructions one dword shorter than their fetch: a fetch reads as
+# much as the encoding could take (a literal may follow), so one instruction followed by different bytes (another
+# kernel's next instruction) is another key above; here it is found again instead of decoded (a third of the
+# decodes of tinygrad's test_ops kernels). Only a dword short: decoding reads nothing past such an instruction (its
+# extension dwords are chosen by its own fields), unlike gfx950's scaled-MFMA pair, which looks two dwords on.
+_EXACT_BY_ARCH: dict[str, dict[bytes, tuple]] = {}
 
 
 def _wave_range(waves: np.ndarray) -> str:
@@ -163,17 +171,25 @@ def _decode_entry(data: bytes, arch: str = DEFAULT_ARCH) -> tuple | None:
     cache = _DECODED if arch == DEFAULT_ARCH else _DECODED_BY_ARCH.setdefault(arch, {})
     entry = cache.get(data)
     if entry is None:
-        try:
-            # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
-            inst = decode(data, true16=None, arch=arch)
-        except DecodeError:
-            return None
-        fn = semantics.lookup(inst)
-        if fn is None:
-            return None
+        exact = _EXACT_BY_ARCH.setdefault(arch, {})
+        entry = exact.get(data[:-4])
+        if entry is None:
+            try:
+                # LLVM's default encodings, or its True16 ones (v_mov_b16_e64)
+                inst = decode(data, true16=None, arch=arch)
+            except DecodeError:
+                return None
+            fn = semantics.lookup(inst)
+            if fn is None:
+                return None
+            entry = (inst, fn, inst.mnemonic.startswith("v_"))
+            if inst.size == len(data) - 4:
+                if len(exact) >= _DECODED_CAPACITY:
+                    exact.clear()
+                exact[data[:-4]] = entry
         if len(cache) >= _DECODED_CAPACITY:
             cache.clear()
-        entry = cache[data] = (inst, fn, inst.mnemonic.startswith("v_"))
+        cache[data] = entry
     return entry
 
 
@@ -329,10 +345,14 @@ class Exec:
         if hit is not None:
             return hit
         try:
-            data = self.mem.read(self.vmid, pc, 4, access="execute")
-            size = fetch_size(int.from_bytes(data, "little"), self.arch)
-            if size > 4:
-                data += self.mem.read(self.vmid, pc + 4, size - 4, access="execute")
+            # One read for most instructions: as many bytes as the longest encoding takes, within pc's page
+            # (access is granted page by page, so bytes past the instruction in its page cannot fault).
+            ahead = min(_FETCH_AHEAD, PAGE_SIZE - (pc & (PAGE_SIZE - 1)))
+            data = self.mem.read(self.vmid, pc, ahead, access="execute")
+            size = fetch_size(int.from_bytes(data[:4], "little"), self.arch)
+            if size > ahead:
+                data += self.mem.read(self.vmid, pc + ahead, size - ahead, access="execute")
+            data = data[:size]
         except HardwareFault as f:
             self._locate(f, w, pc, None)
             raise

@@ -42,6 +42,9 @@ def wsel(w: np.ndarray):
     """An index for the waves `w` that numpy can apply without copying: a slice when they are a
     contiguous run (the common case: every wave of a batch at one PC), else the index array."""
     n = len(w)
+    if n == 1:  # a lone wave (every instruction of a serial loop): one element read
+        w0 = w.item(0)
+        return slice(w0, w0 + 1)
     if n and int(w[-1]) - int(w[0]) + 1 == n:
         return slice(int(w[0]), int(w[0]) + n)
     return w

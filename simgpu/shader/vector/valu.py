@@ -28,7 +28,7 @@ from simgpu.shader.sem.expr import Definition
 from simgpu.shader.sem.numpy_gen import numpy_kernel
 from simgpu.shader.semantics import base_name, family_of, register
 from simgpu.shader.state import EXEC_LO, HW_MODE, VCC_LO, wsel
-from simgpu.shader.vector import sdwa
+from simgpu.shader.vector import sdwa, window
 
 U32, U64 = np.uint32, np.uint64
 
@@ -76,6 +76,7 @@ class VOp:
     pair_fn: Callable | None = None
     definition: Definition | None = None  # the expression form `fn` was generated from (both tiers use it)
     family: str | None = None  # the ISA family whose own entry this is (semantics.register), None: shared
+    windowed: bool | None = None  # computes lane by lane (vector.window), once known
 
 
 class OpCtx:
@@ -318,6 +319,12 @@ def _write_mask(ex, w, code: int, lanes_true: np.ndarray) -> None:
     st.sgpr[wsel(w), code:code + k] = words[:, :k]
 
 
+def _write_mask_bits(ex, w, code: int, value: int) -> None:
+    """A lone wave's lane mask, as an int, to SGPR (pair) `code` (null and codes >= 128 dropped, as _write_mask)."""
+    if code != ex.null and code < 128:
+        write_sgpr(ex, w, code, value, ex.st.lanes == 64)
+
+
 def _write_result(ex, w, inst, spec: VOp, r: np.ndarray, mask: np.ndarray) -> None:
     dt, bits = TYPES[spec.dst]
     raw = np.asarray(r).astype(dt, copy=False).view(UNSIGNED[bits])
@@ -390,8 +397,9 @@ _NO_PLAN = object()
 
 def _fast_plan(spec: VOp, inst):
     """Source readers for the common case — 16/32/64-bit types, no DPP, no modifiers, no op_sel,
-    VGPR/SGPR/constant/literal sources — each a function (ex, w, ix) -> typed array; None when the
-    general path is needed. 16-bit VGPR operands of VOP1/VOP2/VOPC may name a high half (t16_vgpr)."""
+    VGPR/SGPR/constant/literal sources — each a function (ex, w, ix, ls) -> typed array (ls: the lanes a VGPR
+    is read at, all of them or a lone wave's window); None when the general path is needed. 16-bit VGPR
+    operands of VOP1/VOP2/VOPC may name a high half (t16_vgpr)."""
     if ((spec.dst not in _PLAIN and not spec.compare) or any(t not in _PLAIN for t in spec.srcs)
             or inst.dpp is not None or spec.int_clamp and inst.fields.get("clamp")
             or spec.acc and spec.dst not in _PLAIN32):
@@ -434,36 +442,37 @@ def _vgpr_reader(r: int, t: str, hi: int = 0):
     dt, bits = TYPES[t]
     if bits == 16:  # a half of the register: the low one, or the high one (t16 high-half operands)
         if hi:
-            return lambda ex, w, ix: (ex.st.vgpr[r, ix, :] >> U32(16)).astype(np.uint16).view(dt)
-        return lambda ex, w, ix: ex.st.vgpr[r, ix, :].astype(np.uint16).view(dt)
+            return lambda ex, w, ix, ls: (ex.st.vgpr[r, ix, ls] >> U32(16)).astype(np.uint16).view(dt)
+        return lambda ex, w, ix, ls: ex.st.vgpr[r, ix, ls].astype(np.uint16).view(dt)
     if bits == 64:
-        def read64(ex, w, ix):
-            out = ex.st.vgpr[r + 1, ix, :].astype(U64)
+        def read64(ex, w, ix, ls):
+            out = ex.st.vgpr[r + 1, ix, ls].astype(U64)
             out <<= U64(32)
-            out |= ex.st.vgpr[r, ix, :]
+            out |= ex.st.vgpr[r, ix, ls]
             return out.view(dt)
         return read64
     if dt is U32:
-        return lambda ex, w, ix: ex.st.vgpr[r, ix, :]
-    return lambda ex, w, ix: ex.st.vgpr[r, ix, :].view(dt)
+        return lambda ex, w, ix, ls: ex.st.vgpr[r, ix, ls]
+    return lambda ex, w, ix, ls: ex.st.vgpr[r, ix, ls].view(dt)
 
 
 def _sgpr_reader(code: int, t: str):
     """An SGPR source as [n, 1], broadcast against the lanes by the op."""
     dt, bits = TYPES[t]
     if bits == 64:
-        return lambda ex, w, ix: scalar_src(ex, w, code, None, "b64")[:, None].view(dt)
+        return lambda ex, w, ix, ls: scalar_src(ex, w, code, None, "b64")[:, None].view(dt)
     if bits == 16:  # the low half (op_sel, which could pick the high one, is not in the fast path)
-        return lambda ex, w, ix: ex.st.sgpr[ix, code][:, None].astype(np.uint16).view(dt)
-    return lambda ex, w, ix: ex.st.sgpr[ix, code][:, None].view(dt)
+        return lambda ex, w, ix, ls: ex.st.sgpr[ix, code][:, None].astype(np.uint16).view(dt)
+    return lambda ex, w, ix, ls: ex.st.sgpr[ix, code][:, None].view(dt)
 
 
 def _constant_reader(value: int, t: str):
     dt, bits = TYPES[t]
     const = np.array(value & ((1 << bits) - 1), UNSIGNED[bits]).view(dt)  # a 16-bit operand: the low half
-    return lambda ex, w, ix: const
+    return lambda ex, w, ix, ls: const
 
 
+_ALL = slice(None)  # every lane
 _RAW = {16: np.dtype(np.uint16), 32: np.dtype(U32), 64: np.dtype(U64)}
 
 
@@ -481,7 +490,11 @@ def _carry_code(inst) -> int:
 def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     st = ex.st
     ix = wsel(w)
-    srcs = [read(ex, w, ix) for read in plan]
+    if len(w) == 1 and (spec.windowed or spec.windowed is None and window.windowed(spec)):
+        win = window.lane_window(st, w)
+        if win is not None:
+            return _run_window(ex, w, ix, inst, spec, plan, *win)
+    srcs = [read(ex, w, ix, _ALL) for read in plan]
     vdst = inst.fields.get("vdst", 0)
     if spec.acc:
         srcs.append(st.vgpr[vdst, ix, :].view(TYPES[spec.dst][0]))
@@ -513,6 +526,38 @@ def _run_fast(ex, w, inst, spec: VOp, plan) -> None:
     if carry is not None and carry_used:
         carry = _per_lane(np.asarray(carry, bool), len(w), st.lanes)
         _write_mask(ex, w, _carry_code(inst), carry if full else carry & st.exec_lanes(w))
+
+
+def _run_window(ex, w, ix, inst, spec: VOp, plan, ls: slice, width: int, bits: int) -> None:
+    """_run_fast for one wave over its lane window (vector.window): the same registers after it, bit for bit."""
+    st = ex.st
+    srcs = [read(ex, w, ix, ls) for read in plan]
+    vdst = inst.fields.get("vdst", 0)
+    if spec.acc:
+        srcs.append(st.vgpr[vdst, ix, ls].view(TYPES[spec.dst][0]))
+    if spec.mask_in:
+        srcs.append(_lane_mask_in(ex, w, inst, spec.vcc_in)[:, ls])
+    carry_used = not spec.carry_out or _carry_code(inst) != ex.null
+    out = spec.fn(OpCtx(False, None, st.lanes, ex, w, carry_used), *srcs)
+    if spec.compare:
+        _write_compare_bits(ex, w, inst, spec, window.mask_bits(st, ls.start, width, out, bits))
+        return
+    carry = None
+    if spec.carry_out:
+        out, carry = out
+    dt, nbits = TYPES[spec.dst]
+    raw = window.per_lane(np.asarray(out).astype(dt, copy=False).view(_RAW[nbits]), width)
+    act = window.active(st, width, bits)
+    if nbits == 16:
+        vdst, hi = _dst16(inst)
+        window.store(st, vdst, ix, ls, _merge_half(inst, st.vgpr[vdst, ix, ls], raw.astype(U32), hi), act)
+    elif nbits == 64:
+        window.store(st, vdst, ix, ls, raw, act)  # the low halves (the cast keeps the low 32 bits)
+        window.store(st, vdst + 1, ix, ls, raw >> U64(32), act)
+    else:
+        window.store(st, vdst, ix, ls, raw, act)
+    if carry is not None and carry_used:
+        _write_mask_bits(ex, w, _carry_code(inst), window.mask_bits(st, ls.start, width, carry, bits))
 
 
 def _write_half(ex, w, ix, inst, raw16: np.ndarray, full: bool) -> None:
@@ -569,6 +614,15 @@ def _write_compare(ex, w, inst, spec: VOp, out: np.ndarray, active: np.ndarray) 
         _write_mask(ex, w, inst.fields["vdst"], res)
     else:
         _write_mask(ex, w, VCC_LO, res)
+
+
+def _write_compare_bits(ex, w, inst, spec: VOp, value: int) -> None:
+    """_write_compare for one wave whose result mask (inactive lanes 0) is an int; the fast plan has no SDWA."""
+    if spec.cmpx:
+        write_sgpr(ex, w, EXEC_LO, value, ex.st.lanes == 64)
+        if ex.family != "gfx9":
+            return
+    _write_mask_bits(ex, w, inst.fields["vdst"] if inst.encoding == "VOP3" else VCC_LO, value)
 
 
 def execute(spec: VOp):
@@ -648,12 +702,12 @@ def override(name: str, fn):
     kw = {"acc": spec.acc, "mask_in": spec.mask_in, "int_clamp": spec.int_clamp}
     old = spec.fn, spec.definition
     d = _definition(spec.dst, spec.srcs, fn, kw)
-    spec.fn, spec.definition = numpy_kernel(d, name), d
+    spec.fn, spec.definition, spec.windowed = numpy_kernel(d, name), d, None
     _OVERRIDES[name] = d
     try:
         yield
     finally:
-        spec.fn, spec.definition = old
+        (spec.fn, spec.definition), spec.windowed = old, None
         del _OVERRIDES[name]
 
 

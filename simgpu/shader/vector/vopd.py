@@ -13,6 +13,7 @@ import numpy as np
 from simgpu.shader.operand import vector_src, write_vgpr
 from simgpu.shader.semantics import implemented, register
 from simgpu.shader.state import VCC_LO, wsel
+from simgpu.shader.vector import window
 from simgpu.shader.vector.valu import SPECS, TYPES, UNSIGNED, OpCtx, VOp, const_kind
 
 U32 = np.uint32
@@ -49,16 +50,17 @@ def _typed(raw: np.ndarray, t: str) -> np.ndarray:
 
 
 def _reader(inst, entry: list, t: str):
-    """A function (ex, w, ix) -> the source as type t: [n, lanes], or 0-d for the literal (ops broadcast)."""
+    """A function (ex, w, ix, ls) -> the source as type t: [n, lanes] (lanes `ls` of a VGPR: all, or a lone wave's
+    window), or 0-d for the literal (ops broadcast)."""
     field, kind = entry[0], entry[1]
     if kind == "lit":
         const = _typed(np.array(inst.literal or 0, U32), t)
-        return lambda ex, w, ix: const
+        return lambda ex, w, ix, ls: const
     if kind == "v":
         reg = inst.fields[field]
-        return lambda ex, w, ix: _typed(ex.st.vgpr[reg, ix, :], t)
+        return lambda ex, w, ix, ls: _typed(ex.st.vgpr[reg, ix, ls], t)
     code, kind_of = inst.fields[field], const_kind(t)
-    return lambda ex, w, ix: _typed(vector_src(ex, w, code, inst.literal, kind_of), t)
+    return lambda ex, w, ix, ls: _typed(vector_src(ex, w, code, inst.literal, kind_of)[:, ls], t)
 
 
 def _side_plan(ex, w, inst, side: str) -> tuple:
@@ -71,14 +73,14 @@ def _side_plan(ex, w, inst, side: str) -> tuple:
     return spec, _vdst(inst, ops[0][0]), readers
 
 
-def _component(ex, w, ix, plan: tuple):
-    """Compute one half: (destination VGPR, 32-bit result words, a copy) without writing."""
+def _component(ex, w, ix, plan: tuple, ls: slice = slice(None)):
+    """Compute one half over lanes `ls`: (destination VGPR, 32-bit result words, a copy) without writing."""
     spec, vdst, readers = plan
-    srcs = [read(ex, w, ix) for read in readers]
+    srcs = [read(ex, w, ix, ls) for read in readers]
     if spec.acc:
-        srcs.append(ex.st.vgpr[vdst, ix, :].view(TYPES[spec.dst][0]))
+        srcs.append(ex.st.vgpr[vdst, ix, ls].view(TYPES[spec.dst][0]))
     if spec.mask_in:
-        srcs.append(ex.st.lanes_of(ex.st.mask64(w, VCC_LO)))
+        srcs.append(ex.st.lanes_of(ex.st.mask64(w, VCC_LO))[:, ls])
     with np.errstate(all="ignore"):
         out = spec.fn(OpCtx(False, None, ex.st.lanes, ex, w), *srcs)
     dt, bits = TYPES[spec.dst]
@@ -93,6 +95,15 @@ def _vopd(ex, w, inst):
         plan = inst.__dict__["_vdplan"] = (_side_plan(ex, w, inst, "x"), _side_plan(ex, w, inst, "y"))
     st = ex.st
     ix = wsel(w)
+    if len(w) == 1 and window.windowed(plan[0][0]) and window.windowed(plan[1][0]):
+        win = window.lane_window(st, w)
+        if win is not None:  # a lone wave: both halves over its lane window (vector.window)
+            ls, width, bits = win
+            x, y = _component(ex, w, ix, plan[0], ls), _component(ex, w, ix, plan[1], ls)
+            act = window.active(st, width, bits)
+            for vdst, value in (x, y):
+                window.store(st, vdst, ix, ls, window.per_lane(value, width), act)
+            return
     x = _component(ex, w, ix, plan[0])
     y = _component(ex, w, ix, plan[1])
     if st.exec_full(w):
