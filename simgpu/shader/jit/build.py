@@ -1,7 +1,9 @@
-"""Compiling a kernel: the walk of its reachable code on the launching thread (`source`), translation to IR and
-loading (`build`: in the background, `submit`, or at once), LLVM's code generation (in jit.worker's process for
-background compiles), and the process's memory cache of the results. A CompiledRegion is a region's native code and
-what the tier needs to account for it.
+"""Compiling a kernel: the walk of its reachable code on the launching thread (`source`), translation to IR, LLVM's
+code generation and loading, and the process's memory cache of the results. An eager compile runs all of it here
+(`build`, background=False); a background compile translates and runs LLVM in the JIT's worker process (jit.remote,
+which loads the result with `loaded`), or, while a VALU definition is overridden, translates here on the JIT's
+thread (`submit`) and runs only LLVM there. A CompiledRegion is a region's native code and what the tier needs to
+account for it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ MAX_REGION_INSNS = 2000
 SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 FUSED_TYPE = ROUND_TYPE
-_POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background (LLVM: jit.worker's process)
+_POOL: ThreadPoolExecutor | None = None  # background compiles: waiting for the worker (jit.remote), or translating
 _DROPS = 0  # drop_queued_compiles so far: a background compile started before one ends as CompileDropped
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 TRANSLATE = "simgpu.shader.jit.translate"

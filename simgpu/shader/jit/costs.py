@@ -9,7 +9,8 @@ another), so the rule uses what compiles on this host took, not constants:
 
 - `translate`: CPU seconds of translation per reachable instruction (the worker's, or an eager compile's);
 - `llvm`: CPU seconds of LLVM per reachable instruction;
-- `start`: a process's first compile's extra: the translators' imports (and, in-process, llvmlite's and LLVM's start);
+- `start`: a process's first compile's extra in-process (an eager compile): the translators' imports, llvmlite's
+  and LLVM's start; `spawn`: the worker process's start (Python's, its imports, the translators' registration);
 - `take`: CPU seconds per reachable instruction of a take-up on the launching thread (the region rebuilt from the
   worker's classes, the object loaded), and `prepare`: a process's first take-up's extra (llvmlite's import and
   LLVM's start): what a compile beside a launch takes from it.
@@ -43,14 +44,17 @@ class HostCosts:
     start: float = 0.0  # CPU seconds of a process's first compile's imports (and LLVM's start, in-process)
     compiles: int = 0  # compiles measured (LLVM ran)
     starts: int = 0  # first compiles of a process measured
+    spawn: float = 0.0  # CPU seconds of the worker process's start, to its first translation
+    spawns: int = 0  # worker starts measured
     take: float = 0.0  # CPU seconds per reachable instruction of a take-up on the launching thread
     prepare: float = 0.0  # CPU seconds of a process's first take-up's extra: llvmlite's import, LLVM's start
     takes: int = 0  # take-ups measured
     prepares: int = 0  # first take-ups of a process measured
 
     def known(self) -> bool:
-        """Whether a compile (LLVM included) and a process's start have both been measured."""
-        return self.compiles > 0 and self.starts > 0
+        """Whether a compile (LLVM included) and a process's start (in-process or the worker's) have been
+        measured."""
+        return self.compiles > 0 and (self.starts > 0 or self.spawns > 0)
 
 
 _LOCK = threading.Lock()
@@ -98,10 +102,11 @@ def _avg(old: float, new: float, n: int) -> float:
     return new if n == 0 else (1 - WEIGHT) * old + WEIGHT * new
 
 
-def record(insns: int, translate: float, llvm: float | None, start: float | None) -> None:
+def record(insns: int, translate: float, llvm: float | None, start: float | None, spawn: float | None = None) -> None:
     """Add one compile's CPU seconds: `translate` (walk and translation), `llvm` (LLVM and loading; None when
-    the object came from the disk cache) for `insns` reachable instructions, and `start` (None unless it was
-    the process's first compile) to the running figures, and keep them on disk."""
+    the object came from the disk cache) for `insns` reachable instructions, `start` (None unless it was the
+    process's first compile, in-process) and `spawn` (None unless it was a new worker's first) to the running
+    figures, and keep them on disk."""
     if insns <= 0:
         return
 
@@ -113,6 +118,9 @@ def record(insns: int, translate: float, llvm: float | None, start: float | None
         if start is not None:
             c.start = _avg(c.start, start, c.starts)
             c.starts += 1
+        if spawn is not None:
+            c.spawn = _avg(c.spawn, spawn, c.spawns)
+            c.spawns += 1
     _update(add)
 
 

@@ -69,8 +69,13 @@ def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:
     until its code is ready) by the host's measured `costs`: the worker translates and compiles (and starts,
     while this process has none), the launching thread takes the result up."""
     taken = take_cost(costs, insns)
-    start = 0.0 if worker.running() else costs.start
-    return taken, start + insns * (costs.translate + costs.llvm) + taken
+    return taken, _spawn(costs) + insns * (costs.translate + costs.llvm) + taken
+
+
+def _spawn(costs: hc.HostCosts) -> float:
+    """CPU seconds until the worker can translate: none while it runs, else its measured start (an in-process
+    start's, smaller, while only eager compiles have been measured)."""
+    return 0.0 if worker.running() else costs.spawn if costs.spawns else costs.start
 
 
 class CompilePolicy:
@@ -173,9 +178,9 @@ class CompilePolicy:
     def _compile(self, sync: bool, source: Source | None = None) -> None:
         """Compile the kernel: at once (sync: discovery, translation and LLVM on this thread), or with only
         the walk of its reachable code here (a decode-cache lookup per instruction) and translation and LLVM
-        in the background, which read only the walk's result (decoded instructions and the code's bytes,
-        never the dispatch's state or memory): a launch never waits for a compile. A process that exits
-        while LLVM compiles waits for that compile (concurrent.futures joins its threads)."""
+        in the JIT's worker process (jit.remote), which read only the walk's result (the code's offsets and
+        bytes, never the dispatch's state or memory): a launch never waits for a compile, and the code is taken
+        up by a launch (`_take_up`)."""
         try:
             source = source or bd.source(self.ex)
         except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
@@ -253,8 +258,7 @@ class CompilePolicy:
         costs = hc.current()
         if costs is None or not self._walk():
             return LONG_DISPATCH
-        start = 0.0 if worker.running() else costs.start
-        return start + len(self._walked.found) * (costs.translate + costs.llvm)
+        return _spawn(costs) + len(self._walked.found) * (costs.translate + costs.llvm)
 
     def _walk(self) -> bool:
         """The kernel's reachable code walked (`_walked`), for the payoff rule; False when the walk failed (the

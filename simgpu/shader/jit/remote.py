@@ -83,7 +83,8 @@ def background(source: bd.Source, stats, drops: int):
     built = compile_in_worker(source, drops)
     if built is not None:
         secs = built.seconds
-        hc.record(len(source.found), secs["translate"], None if built.from_disk else secs["llvm"], secs["start"])
+        hc.record(len(source.found), secs["translate"], None if built.from_disk else secs["llvm"], None,
+                  spawn=secs["start"])
     return built
 
 
