@@ -40,6 +40,9 @@ LONG_DISPATCH = 0.25
 # import and LLVM's start (0.022 CPU-s on the project's host, doubled for a slower one), and per reachable instruction
 # the region's rebuild and the object's loading
 PREPARE_GUESS, TAKE_GUESS = 0.05, 50e-6
+# The worker's start (Python's, jit.remote's imports, the translators' registration and the sources' hash) before
+# this host has measured one (costs.spawn): 0.45 CPU-s on the project's host
+SPAWN_GUESS = 0.45
 
 
 def core_free() -> bool:
@@ -73,9 +76,9 @@ def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:
 
 
 def _spawn(costs: hc.HostCosts) -> float:
-    """CPU seconds until the worker can translate: none while it runs, else its measured start (an in-process
-    start's, smaller, while only eager compiles have been measured)."""
-    return 0.0 if worker.running() else costs.spawn if costs.spawns else costs.start
+    """CPU seconds until the worker can translate: none while it runs, else its measured start (SPAWN_GUESS
+    while only eager compiles have been measured: an in-process start is a tenth of it)."""
+    return 0.0 if worker.running() else costs.spawn if costs.spawns else SPAWN_GUESS
 
 
 class CompilePolicy:

@@ -93,7 +93,7 @@ def test_the_compile_cost_takes_from_the_launch_only_the_take_up(monkeypatch):
     monkeypatch.setattr(policy.jc, "ready", lambda: False)
     monkeypatch.setattr(policy.worker, "running", lambda: False)
     taken, ready = policy.compile_cost(c, 100)
-    assert (taken, ready) == pytest.approx((0.031, 0.2 + 0.11 + 0.031))  # (the in-process start: no spawn measured)
+    assert (taken, ready) == pytest.approx((0.031, policy.SPAWN_GUESS + 0.11 + 0.031))  # (no worker start measured)
     c.spawn, c.spawns = 0.5, 1
     assert policy.compile_cost(c, 100)[1] == pytest.approx(0.5 + 0.11 + 0.031)
     monkeypatch.setattr(policy.jc, "ready", lambda: True)

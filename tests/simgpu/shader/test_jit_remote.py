@@ -49,15 +49,18 @@ loop:
 """
 
 
+CORPORA = {"gfx1100": "corpus.so", "gfx1201": "corpus_gfx1201.so", "gfx942": "corpus_gfx942.so"}
+
+
 def _launch(tb: Testbed, name: str) -> None:
     args, grid, block = KERNELS[name]
     vas = [tb.upload(a) if isinstance(a, np.ndarray) else a for a in args]
-    if getattr(tb, "_corpus", None) is None:
-        tb._corpus = tb.load((DATA / "opencl" / "corpus.so").read_bytes())
+    if getattr(tb, "_corpus", None) is None:  # (loaded once: each load puts the code elsewhere, a new kernel)
+        tb._corpus = tb.load((DATA / "opencl" / CORPORA[tb.arch]).read_bytes())
     tb.launch(tb._corpus[name], vas, grid, block)
 
 
-def _source_and_eager(name: str, monkeypatch) -> tuple[build.Source, build.CompiledRegion]:
+def _source_and_eager(name: str, monkeypatch, arch: str = "gfx1100") -> tuple[build.Source, build.CompiledRegion]:
     """The Source an eager compile of kernel `name` read, and the CompiledRegion it made (in this process)."""
     got = []
     real = build.build
@@ -67,7 +70,7 @@ def _source_and_eager(name: str, monkeypatch) -> tuple[build.Source, build.Compi
         got.append((source, cr))
         return cr
     monkeypatch.setattr(build, "build", spy)
-    tb = Testbed(vram_size=1 << 28)
+    tb = Testbed(vram_size=1 << 28, arch=arch)
     tb.engine.jit = jit_tier("eager")
     _launch(tb, name)
     monkeypatch.setattr(build, "build", real)
@@ -75,10 +78,12 @@ def _source_and_eager(name: str, monkeypatch) -> tuple[build.Source, build.Compi
     return got[0]
 
 
-@pytest.mark.parametrize("name", sorted(KERNELS))
-def test_the_worker_translates_as_an_eager_compile_does(name, monkeypatch):
+@pytest.mark.parametrize("arch, name", [("gfx1100", n) for n in sorted(KERNELS)]
+                         + [("gfx1201", "matmul"), ("gfx1201", "group_sum"), ("gfx942", "matmul"),
+                            ("gfx942", "histogram")])
+def test_the_worker_translates_as_an_eager_compile_does(arch, name, monkeypatch):
     monkeypatch.setenv("SIMGPU_JIT_CACHE", "off")
-    source, eager = _source_and_eager(name, monkeypatch)
+    source, eager = _source_and_eager(name, monkeypatch, arch)
     built = remote.compile_in_worker(source, build.drops())
     job = build._translate(source)  # in this process (the memory cache cleared: a translation, not a hit)
     if isinstance(job, build.CompiledRegion):
