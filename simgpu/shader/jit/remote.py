@@ -147,7 +147,8 @@ def built_from(reply: dict, source: bd.Source) -> Built:
     present = [off for off, inst in source.found.items() if inst is not None]
     classes, blocks = meta.get("classes"), meta.get("blocks")
     if not isinstance(classes, list) or len(classes) != len(present) or not all(
-            isinstance(c, list) and len(c) == 3 and c[0] == off and c[1] in KINDS and isinstance(c[2], bool)
+            isinstance(c, list) and len(c) == 3 and type(c[0]) is int and c[0] == off and c[1] in KINDS
+            and isinstance(c[2], bool)
             for c, off in zip(classes, present, strict=False)):
         raise CompileFailed("JIT worker reply: the instructions' classes do not match the code sent")
     nblocks = len(blocks) if isinstance(blocks, list) else -1
@@ -164,7 +165,7 @@ def built_from(reply: dict, source: bd.Source) -> Built:
                                   and _int_list(w[1], SGPR_SLOTS)) for w in writes)):
         raise CompileFailed("JIT worker reply: malformed region figures")
     if not all(isinstance(secs.get(k), float) and secs[k] >= 0 for k in ("translate", "llvm")) \
-            or not (secs.get("start") is None or isinstance(secs["start"], float)):
+            or not (secs.get("start") is None or (isinstance(secs["start"], float) and secs["start"] >= 0)):
         raise CompileFailed("JIT worker reply: malformed CPU seconds")
     return Built(source, key, obj, reply["from_disk"], classes, blocks, meta, secs)
 

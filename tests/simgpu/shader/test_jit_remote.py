@@ -159,12 +159,16 @@ def _spoiled(reply: dict, how: str) -> dict:
         r["seconds"] = [1.0]
     elif how == "blocks not a list":
         m["blocks"] = {"0": 1}
+    elif how == "an offset that is not an integer":
+        m["classes"][0][0] = float(m["classes"][0][0])
+    elif how == "a negative start":
+        r["seconds"]["start"] = -1.0
     return r
 
 
 SPOILS = ["no object", "object not bytes", "a class missing", "an unknown class", "a class at another offset",
           "a VGPR past the file", "an SGPR slot past the file", "a store block past the blocks", "a huge count",
-          "seconds not a map", "blocks not a list"]
+          "seconds not a map", "blocks not a list", "an offset that is not an integer", "a negative start"]
 
 
 def test_a_malformed_reply_is_refused_field_by_field(monkeypatch):
