@@ -40,7 +40,7 @@ from simgpu.shader.vector.valu import definitions_tag
 KINDS = (rg.NATIVE, rg.CONTROL, rg.SYNC, rg.CALLBACK)  # what a present instruction may be classified as
 SGPR_SLOTS = 128  # WaveState.sgpr's columns (state.py): a written slot is one of them
 MAX_COUNT = 1 << 20  # hints, memory sites, VGPR sets: far beyond any region of MAX_REGION_INSNS instructions
-_STARTED: list[float] = []  # the worker's CPU seconds before its first translation (its start), once
+_START: list[float] = []  # the worker's CPU seconds at its start (serve), until its first reply carries them
 
 
 def request(source: bd.Source) -> dict:
@@ -122,7 +122,7 @@ def compile_in_worker(source: bd.Source, drops: int) -> Built | None:
     """Translate and compile `source` in the worker (None: nothing the tier would run, or too much). Raises
     CompileFailed for a reply that is not what serve_translation sends, CompileDropped when the compile was
     dropped (`drops`: build._DROPS when it started)."""
-    reply = worker.translate(request(source))
+    reply = worker.translate(request(source), cancelled=lambda: drops != bd._DROPS)
     if drops != bd._DROPS:
         raise worker.CompileDropped("dropped during the compile")
     if reply.get("none") is True:
@@ -203,12 +203,7 @@ def serve_translation(req: dict) -> dict:
     built_from reads, {"none": True} when there is nothing to compile."""
     cache = req.get("cache", "off")
     os.environ["SIMGPU_JIT_CACHE"] = cache if cache == "off" or os.path.isdir(cache) else "off"
-    first = not _STARTED
-    if first:
-        tr = bd._translate_module()  # the translators' imports (this process's start)
-        tr.load_translators()
-        tr.translator_key()
-        _STARTED.append(time.process_time())
+    start = _START.pop() if _START else None
     source = _source_of(req["source"])
     if len(source.found) > bd.MAX_REGION_INSNS:
         return {"none": True}
@@ -225,10 +220,15 @@ def serve_translation(req: dict) -> dict:
             "stores": m["stores"], "lds_stores": sorted(m["lds_stores"]),
             "writes": [None if w is None else [w[0].tolist(), w[1].tolist()] for w in m["writes"]]}
     return {"object": obj, "from_disk": from_disk, "key": job.key, "meta": meta,
-            "seconds": {"start": _STARTED[0] if first else None, "translate": t1 - t0,
+            "seconds": {"start": start, "translate": t1 - t0,
                         "llvm": time.process_time() - t1}}
 
 
 def serve() -> None:
-    """The worker process's loop (worker.COMMAND): translation requests and module texts."""
+    """The worker process's loop (worker.COMMAND): translation requests and module texts, once the translators are
+    loaded (its start, before it says it is ready: worker.stop spares a worker still starting)."""
+    tr = bd._translate_module()
+    tr.load_translators()
+    tr.translator_key()
+    _START.append(time.process_time())
     worker.serve(serve_translation)

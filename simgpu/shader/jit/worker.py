@@ -36,6 +36,7 @@ from simgpu.shader.jit import compile as jc
 _HEADER = struct.Struct("<I")
 COMMAND = [sys.executable, "-c", "from simgpu.shader.jit.remote import serve; serve()"]
 MAX_MESSAGE = 1 << 30  # an object file or module text beyond this is not one of ours
+_DROPPED = object()  # _Worker._exchange: the request was cancelled before it was sent
 
 
 class CompileDropped(Exception):
@@ -86,23 +87,20 @@ class _Worker:
             pass
         self.lock = threading.Lock()
         self.stopped = False
+        self.started = False  # it said it is ready (its imports done)
 
-    def ask(self, message: dict) -> dict:
+    def ask(self, message: dict, cancelled=None) -> dict:
         """Send one request (with the JIT's CPU and optimisation settings of the moment) and read its reply: a map
-        without an "error" (CompileFailed otherwise; CompileDropped when stop() ended it)."""
+        without an "error" (CompileFailed otherwise; CompileDropped when stop() ended it, or when `cancelled()`
+        says so once the worker has started)."""
         with self.lock:
             if self.stopped:
                 raise CompileDropped("the JIT worker was stopped")
-            try:
-                _write(self.proc.stdin, {**message, "cpu": settings.get("SIMGPU_JIT_CPU"),
-                                         "opt": list(settings.get("SIMGPU_JIT_OPT"))})
-                reply = _read(self.proc.stdout)
-            except (BrokenPipeError, OSError, ValueError) as e:
-                reply = None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
-            except Exception as e:  # noqa: BLE001 - msgpack's errors on bytes that are not ours
-                reply = {"error": f"unreadable reply: {type(e).__name__}: {e}"}
+            reply = self._exchange(message, cancelled)
             if self.stopped:
                 self._close()
+        if reply is _DROPPED:
+            raise CompileDropped("dropped while the JIT worker started")
         if reply is None:
             if self.stopped:
                 raise CompileDropped("the JIT worker was stopped during the compile")
@@ -110,6 +108,23 @@ class _Worker:
         if "error" in reply:
             raise CompileFailed(f"JIT worker: {reply['error']}")
         return reply
+
+    def _exchange(self, message: dict, cancelled):
+        """The worker's reply to `message` (None: it ended; _DROPPED: cancelled), its readiness read first."""
+        try:
+            if not self.started:  # (its imports: stop() spares a worker still starting, needed by the next compile)
+                if _read(self.proc.stdout) is None:
+                    return None
+                self.started = True
+            if cancelled is not None and cancelled():
+                return _DROPPED
+            _write(self.proc.stdin, {**message, "cpu": settings.get("SIMGPU_JIT_CPU"),
+                                     "opt": list(settings.get("SIMGPU_JIT_OPT"))})
+            return _read(self.proc.stdout)
+        except (BrokenPipeError, OSError, ValueError) as e:
+            return None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
+        except Exception as e:  # noqa: BLE001 - msgpack's errors on bytes that are not ours
+            return {"error": f"unreadable reply: {type(e).__name__}: {e}"}
 
     def stop(self) -> None:
         """End the process now, whatever it is doing (a request waiting on it gets CompileDropped)."""
@@ -154,9 +169,10 @@ def compile_object(ir: str) -> tuple[bytes, float]:
     return obj, seconds
 
 
-def translate(message: dict) -> dict:
-    """The worker's reply to a translation request (jit.remote.request; remote.built_from checks it)."""
-    return _current().ask(message)
+def translate(message: dict, cancelled=None) -> dict:
+    """The worker's reply to a translation request (jit.remote.request; remote.built_from checks it); `cancelled()`
+    is asked once the worker has started (CompileDropped if it says so)."""
+    return _current().ask(message, cancelled)
 
 
 def running() -> bool:
@@ -166,18 +182,19 @@ def running() -> bool:
 
 
 def busy() -> bool:
-    """Whether a compile is under way in the worker."""
+    """Whether a compile is under way in the worker (not: it is still starting)."""
     w = _WORKER
-    return w is not None and w.lock.locked()
+    return w is not None and w.started and w.lock.locked()
 
 
 def stop(only_if_busy: bool = True) -> bool:
-    """End the worker (only when it is compiling, by default: an idle worker costs nothing and saves the next
-    compile the start); whether it was ended."""
+    """End the worker (only when it is compiling, by default: an idle or starting worker costs nothing more and
+    saves the next compile its start, ~0.45 CPU-s; a request waiting for its start is dropped by the caller's
+    `cancelled`); whether it was ended."""
     global _WORKER
     with _START:
         w = _WORKER
-        if w is None or w.pid != os.getpid() or (only_if_busy and not w.lock.locked()):
+        if w is None or w.pid != os.getpid() or (only_if_busy and not (w.started and w.lock.locked())):
             return False
         _WORKER = None
     w.stop()
@@ -190,6 +207,8 @@ def serve(translate_request=None) -> None:
     closed the reply pipe: the worker ends quietly then."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies on the reply stream
+    if not _answer(stdout, {"ready": True}):  # (its imports are done: the parent may stop it from now on)
+        return
     while (request := _read(stdin)) is not None:
         # the parent's settings for this compile (read when used, so they may have changed since the start)
         os.environ["SIMGPU_JIT_CPU"] = request.get("cpu", "")
@@ -203,12 +222,19 @@ def serve(translate_request=None) -> None:
                 reply["seconds"] = time.process_time() - t0
         except Exception as e:  # noqa: BLE001 - the parent reports it; the worker serves the next request
             reply = {"error": f"{type(e).__name__}: {e}"}
-        try:
-            _write(stdout, reply)
-        except BrokenPipeError:
-            # nobody reads: point the descriptor at /dev/null so the exit's flush of the unsent bytes is silent
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        if not _answer(stdout, reply):
             return
+
+
+def _answer(stdout, message: dict) -> bool:
+    """Write a message to the parent; False when nobody reads any more (the worker then ends quietly)."""
+    try:
+        _write(stdout, message)
+    except BrokenPipeError:
+        # point the descriptor at /dev/null so the exit's flush of the unsent bytes is silent
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        return False
+    return True
 
 
 if __name__ == "__main__":

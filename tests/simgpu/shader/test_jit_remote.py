@@ -217,10 +217,10 @@ def test_a_hostile_reply_leaves_the_kernel_to_the_interpreter(how, monkeypatch):
     _synchronous(monkeypatch)
     real = worker.translate
 
-    def hostile(message):
+    def hostile(message, cancelled=None):
         if how == "not msgpack":  # what worker._read says of bytes on the pipe that are not a msgpack map
             raise CompileFailed("JIT worker message is not a map")
-        reply = real(message)
+        reply = real(message, cancelled)
         if how == "blocks reshuffled":
             reply["meta"]["blocks"] = reply["meta"]["blocks"][::-1]
             return reply
@@ -269,7 +269,7 @@ def test_with_a_definition_overridden_the_translation_stays_in_this_process(monk
     """valu.override changes a definition in this process only: the worker would translate the old one, so a
     background compile then translates here (build.build) and only LLVM runs in the worker."""
     monkeypatch.setattr(remote, "definitions_tag", lambda: "overridden")
-    monkeypatch.setattr(worker, "translate", lambda message: pytest.fail("translated in the worker"))
+    monkeypatch.setattr(worker, "translate", lambda message, cancelled=None: pytest.fail("translated in the worker"))
     seen = []
     real = build.build
     monkeypatch.setattr(build, "build", lambda source, stats, background=True: (

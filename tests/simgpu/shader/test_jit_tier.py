@@ -179,8 +179,8 @@ def test_a_hot_kernel_is_translated_and_compiled_in_the_worker_process(monkeypat
             translated_here.append(threading.current_thread().name)
         return real_translate(src)
 
-    def ask_spy(message):
-        reply = real_ask(message)
+    def ask_spy(message, cancelled=None):
+        reply = real_ask(message, cancelled)
         if message["source"]["base"] == k.code_address:
             asked.append((threading.current_thread() is threading.main_thread(), worker._WORKER.proc.pid))
         return reply
@@ -212,8 +212,9 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
     real_read = worker._read
 
     def slow_read(stream):  # the request is in the worker; its reply is read once the test has dropped it
-        in_llvm.set()
-        release.wait(60)
+        if worker._WORKER is not None and worker._WORKER.started:  # (else: the worker says it is ready)
+            in_llvm.set()
+            release.wait(60)
         return real_read(stream)
     monkeypatch.setattr(worker, "_read", slow_read)
     first = _run_until_compiling(state, run)
