@@ -11,7 +11,8 @@ A request is a module text (compile_object: the worker answers with the object f
 compiles exactly as compile.object_code does in-process, compile.emit, so its objects are the ones an eager compile
 makes) or a kernel's code to translate as well (translate: jit.remote, which also runs the disk cache there), with
 the JIT CPU and optimisation settings of the moment. The messages are msgpack maps behind a 4-byte length, on the
-worker's stdin and stdout; a reply is checked before use (a malformed one is a CompileFailed).
+worker's stdin and stdout; a reply is checked before use (a malformed one is a CompileFailed). The worker's first
+message says it is ready (its imports done): stop() spares a worker that is still starting.
 
 serve() is the worker's side (remote.serve starts it with the translation handler). The worker starts with
 `python -c` rather than `-m`: `-m` imports the package simgpu.shader.jit (which imports this module through tier)
