@@ -207,8 +207,8 @@ class CompilePolicy:
     def hot_check(self) -> None:
         """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
         background: at the end of this dispatch, or at once if that pays within this launch (`_pays_now`).
-        A compile beside the launch costs it CPU the launching thread would have had: the translation is
-        Python (the GIL), and so is the first kernel's import of llvmlite."""
+        A compile beside the launch needs a CPU for the worker and costs the launching thread the take-up (the
+        load, and llvmlite's import in a process's first)."""
         st = self.state
         if self.mode != "hot" or st.future is not None or st.built is not None or st.failed is not None or st.idle:
             return
