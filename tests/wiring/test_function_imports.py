@@ -143,7 +143,7 @@ def test_module_top_imports_form_no_cycle():
 # above are what keeps them so): the JIT's compile worker (started again after a test that ended with a compile under
 # way), every `simgpu` subcommand's parser (it loads the trace format), a `simgpu run` server before its first compile.
 LIGHT_STARTS = {
-    "jit-worker": ("from simgpu.shader.jit import worker", ("simgpu.shader.engine", "simgpu.shader.jit.tier")),
+    "jit-worker": ("from simgpu.shader.jit import remote", ("simgpu.shader.engine", "simgpu.shader.jit.tier")),
     "cli-parser": ("import wiring.cli, traces.cli", ("mockgpu.driver", "simgpu.shader.engine")),
     "server": ("import wiring.run, mockgpu.driver, mockgpu.server, mockgpu.session", ("simgpu.shader.jit.translate",)),
 }

@@ -1,7 +1,9 @@
-"""Compiling a kernel: the walk of its reachable code on the launching thread (`source`), translation to IR and
-loading (`build`: in the background, `submit`, or at once), LLVM's code generation (in jit.worker's process for
-background compiles), and the process's memory cache of the results. A CompiledRegion is a region's native code and
-what the tier needs to account for it.
+"""Compiling a kernel: the walk of its reachable code on the launching thread (`source`), translation to IR, LLVM's
+code generation and loading, and the process's memory cache of the results. An eager compile runs all of it here
+(`build`, background=False); a background compile translates and runs LLVM in the JIT's worker process (jit.remote,
+which loads the result with `loaded`), or, while a VALU definition is overridden, translates here on the JIT's
+thread (`submit`) and runs only LLVM there. A CompiledRegion is a region's native code and what the tier needs to
+account for it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ MAX_REGION_INSNS = 2000
 SHORT_TAIL = 6  # a kernel's last few instructions run in the interpreter (see JitRun.step)
 ROUND_TYPE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)
 FUSED_TYPE = ROUND_TYPE
-_POOL: ThreadPoolExecutor | None = None  # translation and loading, in the background (LLVM: jit.worker's process)
+_POOL: ThreadPoolExecutor | None = None  # background compiles: waiting for the worker (jit.remote), or translating
 _DROPS = 0  # drop_queued_compiles so far: a background compile started before one ends as CompileDropped
 _COMPILED: dict[str, CompiledRegion] = {}  # by cache key: shared by every engine of the process
 TRANSLATE = "simgpu.shader.jit.translate"
@@ -63,12 +65,17 @@ def drop_queued_compiles() -> None:
     worker.stop()  # the compile under way in LLVM too (its kernel gets CompileDropped: compiled again when hot)
 
 
-def submit(source: Source, stats) -> Future:
-    """Translate and compile `source` in the background (`build`)."""
+def submit(work, *args) -> Future:
+    """Run `work(*args)` on the JIT's background thread (a compile: jit.remote.background)."""
     global _POOL
     if _POOL is None:
         _POOL = _pool("simgpu-jit")
-    return _POOL.submit(build, source, stats)
+    return _POOL.submit(work, *args)
+
+
+def drops() -> int:
+    """drop_queued_compiles so far (a compile that started before one ends as CompileDropped)."""
+    return _DROPS
 
 
 @dataclass
@@ -282,6 +289,7 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
     code generation in the JIT's worker process, whose CPU time is counted apart (this thread waits for it
     without holding the GIL); `drops`: _DROPS when the compile started (a background compile dropped since
     writes nothing to the disk cache)."""
+    first = not jc.ready()
     with jc.Timer() as t:
         with jc.Timer() as start:
             jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, for the key and loading
@@ -290,9 +298,22 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
         else:
             obj, from_disk = jc.object_code(job.ir)
             llvm_seconds = 0.0  # (this thread's: in t.seconds)
-        engine, addr = jc.load(obj, "round")
-        fused = FUSED_TYPE(engine.get_function_address("fused")) if job.meta["fusable"] else None
-    region, m = job.meta["region"], job.meta
+        with jc.Timer() as load:
+            cr = loaded(job.key, job.meta, obj, stats, from_disk)
+    cr.compile_seconds, cr.start_seconds = t.seconds + llvm_seconds, start.seconds
+    # (what loading costs the launching thread when a background compile is taken up: jit.remote.take_up)
+    hc.record_take(len(job.meta["region"].insns), load.seconds, start.seconds if first else None)
+    stats.compile_seconds.append(cr.compile_seconds)
+    return cr
+
+
+
+def loaded(key: str, m: dict, obj: bytes, stats, from_disk: bool) -> CompiledRegion:
+    """The CompiledRegion of object file `obj` for the translation `m` (a _Job's meta), loaded into LLVM and kept in
+    the memory cache under `key` (its compile_seconds: the caller's)."""
+    engine, addr = jc.load(obj, "round")
+    fused = FUSED_TYPE(engine.get_function_address("fused")) if m["fusable"] else None
+    region = m["region"]
     blocks = region.blocks
     counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"]) | m["lds_stores"]
     cr = CompiledRegion(
@@ -302,14 +323,11 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
         insns=region.insns, tails=_tails(blocks), writes=m["writes"], span=m["span"], code=m["code"],
         nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]), entry_sets=m["entry_sets"],
-        lds_stores=m["lds_stores"], barriers=m["barriers"],
-        compile_seconds=t.seconds + llvm_seconds, from_disk=from_disk, start_seconds=start.seconds)
+        lds_stores=m["lds_stores"], barriers=m["barriers"], from_disk=from_disk)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
     if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
         del _COMPILED[next(iter(_COMPILED))]
-    _COMPILED[job.key] = cr
+    _COMPILED[key] = cr
     stats.compiles += 1
     stats.disk_hits += from_disk
-    stats.compile_seconds.append(cr.compile_seconds)
     return cr
-

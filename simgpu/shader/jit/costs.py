@@ -1,16 +1,19 @@
 """What a compile costs on this host, measured: the payoff rule's side of a compile (policy.CompilePolicy._pays_now).
 
-A compile beside a launch takes CPU from it: the translation is Python and holds the GIL (its cost grows with
-the kernel's reachable instructions), and a process's first compile also loads the translators and llvmlite
-and starts LLVM. LLVM's optimisation and code generation run in another thread without the GIL, but native
-code is ready only once they end. All three vary between hosts by several times (a laptop, a loaded CI
-runner, AVX2 or AVX-512 code: the corpus's median cold compile took 67 ms on one machine and 286 ms on
+A background compile runs in the JIT's worker process (jit.remote: translation and LLVM), so native code is ready
+only once the worker has translated and compiled it (and started, for a process's first compile); the launching
+process then loads it, on its launching thread: that take-up is all a compile beside a launch takes from it (and
+a CPU, which the payoff rule asks to be free). The figures vary between hosts by several times (a laptop, a loaded
+CI runner, AVX2 or AVX-512 code: the corpus's median cold compile took 67 ms on one machine and 286 ms on
 another), so the rule uses what compiles on this host took, not constants:
 
-- `translate`: CPU seconds of translation per reachable instruction (the launching thread's loss, through
-  the GIL; the walk of the code, through the interpreter's warm decode cache, takes microseconds);
-- `llvm`: CPU seconds of LLVM and loading per reachable instruction (the wait until native code runs);
-- `start`: a process's first compile's extra: the translators' and llvmlite's imports, LLVM's start.
+- `translate`: CPU seconds of translation per reachable instruction (the worker's, or an eager compile's);
+- `llvm`: CPU seconds of LLVM per reachable instruction;
+- `start`: a process's first compile's extra in-process (an eager compile): the translators' imports, llvmlite's
+  and LLVM's start; `spawn`: the worker process's start (Python's, its imports, the translators' registration);
+- `take`: CPU seconds per reachable instruction of a take-up on the launching thread (the region rebuilt from the
+  worker's classes, the object loaded), and `prepare`: a process's first take-up's extra (llvmlite's import and
+  LLVM's start): what a compile beside a launch takes from it.
 
 Each compile adds its figures (an exponential average, so the latest count most: the machine's load
 changes) and they are kept in the JIT's disk cache directory (`host/costs.msgpack`, a simgpu.diskcache entry
@@ -29,22 +32,29 @@ from simgpu import diskcache
 from simgpu.shader.jit import compile as jc
 
 WEIGHT = 0.3  # of a new measurement in the running figures
-VERSION = 1
+VERSION = 2  # 2: take and prepare (the take-up on the launching thread)
 
 
 @dataclass
 class HostCosts:
     """Measured costs of compiling on this host (module docstring)."""
 
-    translate: float = 0.0  # CPU seconds per reachable instruction (Python: the GIL)
-    llvm: float = 0.0  # CPU seconds per reachable instruction (LLVM's thread, no GIL)
-    start: float = 0.0  # CPU seconds of a process's first compile's imports and LLVM's start (the GIL)
+    translate: float = 0.0  # CPU seconds per reachable instruction (the worker's Python, or an eager compile's)
+    llvm: float = 0.0  # CPU seconds per reachable instruction (LLVM)
+    start: float = 0.0  # CPU seconds of a process's first compile's imports (and LLVM's start, in-process)
     compiles: int = 0  # compiles measured (LLVM ran)
     starts: int = 0  # first compiles of a process measured
+    spawn: float = 0.0  # CPU seconds of the worker process's start, to its first translation
+    spawns: int = 0  # worker starts measured
+    take: float = 0.0  # CPU seconds per reachable instruction of a take-up on the launching thread
+    prepare: float = 0.0  # CPU seconds of a process's first take-up's extra: llvmlite's import, LLVM's start
+    takes: int = 0  # take-ups measured
+    prepares: int = 0  # first take-ups of a process measured
 
     def known(self) -> bool:
-        """Whether a compile (LLVM included) and a process's start have both been measured."""
-        return self.compiles > 0 and self.starts > 0
+        """Whether a compile (LLVM included) and a process's start (in-process or the worker's) have been
+        measured."""
+        return self.compiles > 0 and (self.starts > 0 or self.spawns > 0)
 
 
 _LOCK = threading.Lock()
@@ -88,26 +98,54 @@ def current() -> HostCosts | None:
         return _CURRENT if _CURRENT is not None and _CURRENT.known() else None
 
 
-def record(insns: int, translate: float, llvm: float | None, start: float | None) -> None:
+def _avg(old: float, new: float, n: int) -> float:
+    return new if n == 0 else (1 - WEIGHT) * old + WEIGHT * new
+
+
+def record(insns: int, translate: float, llvm: float | None, start: float | None, spawn: float | None = None) -> None:
     """Add one compile's CPU seconds: `translate` (walk and translation), `llvm` (LLVM and loading; None when
-    the object came from the disk cache) for `insns` reachable instructions, and `start` (None unless it was
-    the process's first compile) to the running figures, and keep them on disk."""
-    global _CURRENT
+    the object came from the disk cache) for `insns` reachable instructions, `start` (None unless it was the
+    process's first compile, in-process) and `spawn` (None unless it was a new worker's first) to the running
+    figures, and keep them on disk."""
     if insns <= 0:
         return
+
+    def add(c: HostCosts) -> None:
+        c.translate = _avg(c.translate, translate / insns, c.compiles)
+        if llvm is not None:
+            c.llvm = _avg(c.llvm, llvm / insns, c.compiles)
+            c.compiles += 1
+        if start is not None:
+            c.start = _avg(c.start, start, c.starts)
+            c.starts += 1
+        if spawn is not None:
+            c.spawn = _avg(c.spawn, spawn, c.spawns)
+            c.spawns += 1
+    _update(add)
+
+
+def record_take(insns: int, take: float, prepare: float | None) -> None:
+    """Add one take-up's CPU seconds on the launching thread: `take` for `insns` reachable instructions, and
+    `prepare` (llvmlite's import and LLVM's start; None unless this process had not started LLVM yet)."""
+    if insns <= 0:
+        return
+
+    def add(c: HostCosts) -> None:
+        c.take = _avg(c.take, take / insns, c.takes)
+        c.takes += 1
+        if prepare is not None:
+            c.prepare = _avg(c.prepare, prepare, c.prepares)
+            c.prepares += 1
+    _update(add)
+
+
+def _update(add) -> None:
+    """Apply `add` to the running figures (the disk's first) and keep them on disk."""
+    global _CURRENT
     current()  # (the disk's figures first: they are averaged with)
     with _LOCK:
         c = _CURRENT or HostCosts()
-
-        def avg(old: float, new: float, n: int) -> float:
-            return new if n == 0 else (1 - WEIGHT) * old + WEIGHT * new
-        c.translate = avg(c.translate, translate / insns, c.compiles)
-        if llvm is not None:
-            c.llvm = avg(c.llvm, llvm / insns, c.compiles)
-            c.compiles += 1
-        if start is not None:
-            c.start = avg(c.start, start, c.starts)
-            c.starts += 1
+        add(c)
         _CURRENT = c
         fields = asdict(c)
     path = _path()

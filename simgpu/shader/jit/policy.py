@@ -1,8 +1,9 @@
 """Compile policy: when a kernel is compiled, and whether a dispatch may run its code. SIMGPU_JIT=eager compiles at a
 kernel's first dispatch; by default a kernel is compiled once the interpreter has spent SIMGPU_JIT_HOT ms of CPU time
-on it over its dispatches (default 20), beside the launch only when that pays within it (_pays_now: the compile takes
-CPU from the launch), else when the dispatch ends. The launching thread only walks the kernel's code; translation and
-LLVM run in the background (build.py): no launch waits for a compile, and a kernel that never gets hot never pays.
+on it over its dispatches (default 20), beside the launch only when that pays within it (_pays_now), else when the
+dispatch ends. The launching thread only walks the kernel's code; translation and LLVM run in the JIT's worker process
+(jit.remote), and the launching thread loads the result (take-up) when that pays within the launch (_take_now), else
+at the kernel's next dispatch: no launch waits for a compile, and a kernel that never gets hot never pays.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from simgpu.fault import HardwareFault
 from simgpu.shader.jit import build as bd
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
-from simgpu.shader.jit import worker
-from simgpu.shader.jit.build import CompiledRegion, Source, translators_loaded
+from simgpu.shader.jit import remote, worker
+from simgpu.shader.jit.build import CompiledRegion, Source
 from simgpu.shader.setup import initial_mode
 from simgpu.shader.tier_exec import TierExec
 
@@ -35,6 +36,13 @@ PAYOFF, NATIVE_SHARE = 2.0, 0.25
 # one-wave serial loop of a test for seconds: tinygrad's test_softmax_argmax launches two such (1.4 and 1.6 s of
 # CPU in the interpreter; the test's engine CPU 3.0 -> 1.0 s with this rule, disk cache warm; it was 2.0 s)
 LONG_DISPATCH = 0.25
+# What a take-up costs the launching thread before this host has measured one (costs.py: take, prepare): llvmlite's
+# import and LLVM's start (0.022 CPU-s on the project's host, doubled for a slower one), and per reachable instruction
+# the region's rebuild and the object's loading
+PREPARE_GUESS, TAKE_GUESS = 0.05, 50e-6
+# The worker's start (Python's, jit.remote's imports, the translators' registration and the sources' hash) before
+# this host has measured one (costs.spawn): 0.45 CPU-s on the project's host
+SPAWN_GUESS = 0.45
 
 
 def core_free() -> bool:
@@ -50,13 +58,27 @@ def core_free() -> bool:
         return True
 
 
+def take_cost(costs: hc.HostCosts | None, insns: int) -> float:
+    """CPU seconds a take-up of a compile of `insns` reachable instructions takes from the launching thread (the
+    region's rebuild and the object's loading; llvmlite's import and LLVM's start while this process has not
+    started LLVM), by the host's measured `costs` or the guesses while none are measured."""
+    take = costs.take if costs is not None and costs.takes else TAKE_GUESS
+    prepare = costs.prepare if costs is not None and costs.prepares else PREPARE_GUESS
+    return (0.0 if jc.ready() else prepare) + insns * take
+
+
 def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:
     """(CPU seconds a compile of `insns` reachable instructions takes from the launching thread, seconds
-    until its code is ready) by the host's measured `costs` (the start's imports while this process has not
-    compiled yet)."""
-    start = 0.0 if translators_loaded() and jc.ready() else costs.start
-    taken = start + insns * costs.translate
-    return taken, taken + insns * costs.llvm
+    until its code is ready) by the host's measured `costs`: the worker translates and compiles (and starts,
+    while this process has none), the launching thread takes the result up."""
+    taken = take_cost(costs, insns)
+    return taken, _spawn(costs) + insns * (costs.translate + costs.llvm) + taken
+
+
+def _spawn(costs: hc.HostCosts) -> float:
+    """CPU seconds until the worker can translate: none while it runs, else its measured start (SPAWN_GUESS
+    while only eager compiles have been measured: an in-process start is a tenth of it)."""
+    return 0.0 if worker.running() else costs.spawn if costs.spawns else SPAWN_GUESS
 
 
 class CompilePolicy:
@@ -72,6 +94,8 @@ class CompilePolicy:
         self._cr: CompiledRegion | None = None
         self._checked = False
         self.stale = False  # the code in memory is not what was compiled: this dispatch stays in the interpreter
+        self._looked = False  # whether `compiled` was asked before in this dispatch (it has run)
+        self._declined = False  # a take-up this dispatch found not to pay (the next dispatch takes it up)
 
     def start(self) -> None:
         """The dispatch starts: with SIMGPU_JIT=eager a kernel not compiled yet is compiled now, on this thread."""
@@ -92,12 +116,20 @@ class CompilePolicy:
             return None
         if st.compiled is None and st.future is not None and st.future.done():
             try:
-                self._compiled_as(st.future.result())
+                got = st.future.result()
             except worker.CompileDropped:
                 pass  # stopped under way (drop_queued_compiles): hot again, compiled again
             except Exception as e:  # noqa: BLE001 - a translator bug must not stop the interpreter
                 self._failed(e)
+            else:
+                if isinstance(got, remote.Built):
+                    st.built = got  # (loaded below, now or at the kernel's next dispatch)
+                else:
+                    self._compiled_as(got)
             st.future = None
+        if st.compiled is None and st.built is not None and not self._declined:
+            self._take_up()
+        self._looked = True
         cr = st.compiled
         if cr is None:
             return None
@@ -118,6 +150,29 @@ class CompilePolicy:
             self._cr = cr
         return self._cr
 
+    def _take_up(self) -> None:
+        """Load the compile the worker made (remote.take_up), on the launching thread: at once if this dispatch has
+        not run yet (its code is wanted for all of it), else only if that pays within this launch (`_take_now`);
+        otherwise the kernel's next dispatch takes it up, and this launch runs on as the interpreter alone would."""
+        if self._looked and not self._take_now(time.process_time()):
+            self._declined = True  # (asked once per dispatch: what is ahead only shrinks)
+            return
+        built, self.state.built = self.state.built, None
+        try:
+            self._compiled_as(remote.take_up(built, self.stats))
+        except Exception as e:  # noqa: BLE001 - a malformed reply or a load LLVM refused: the interpreter goes on
+            self._failed(e)
+
+    def _take_now(self, now: float) -> bool:
+        """Whether loading the compiled code now pays within this launch: what native code would save of the
+        interpretation still ahead (`_ahead`; unknown: half as long again as the dispatch has run) is at least
+        PAYOFF times what the take-up takes from the launching thread (take_cost)."""
+        ahead = self._ahead(now)
+        if ahead is None:
+            ahead = (now - self.dispatch_started) / 2
+        taken = take_cost(hc.current(), len(self.state.built.source.found))
+        return ahead * (1 - NATIVE_SHARE) >= PAYOFF * taken
+
     def _failed(self, e: Exception) -> None:
         """A kernel the tier could not compile runs in the interpreter; the reason is kept (tests fail on it)."""
         self.state.failed = f"{type(e).__name__}: {e}"
@@ -126,9 +181,9 @@ class CompilePolicy:
     def _compile(self, sync: bool, source: Source | None = None) -> None:
         """Compile the kernel: at once (sync: discovery, translation and LLVM on this thread), or with only
         the walk of its reachable code here (a decode-cache lookup per instruction) and translation and LLVM
-        in the background, which read only the walk's result (decoded instructions and the code's bytes,
-        never the dispatch's state or memory): a launch never waits for a compile. A process that exits
-        while LLVM compiles waits for that compile (concurrent.futures joins its threads)."""
+        in the JIT's worker process (jit.remote), which read only the walk's result (the code's offsets and
+        bytes, never the dispatch's state or memory): a launch never waits for a compile, and the code is taken
+        up by a launch (`_take_up`)."""
         try:
             source = source or bd.source(self.ex)
         except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
@@ -140,7 +195,7 @@ class CompilePolicy:
             except Exception as e:  # noqa: BLE001 - the interpreter stays the fallback
                 self._failed(e)
             return
-        self.state.future = bd.submit(source, self.stats)
+        self.state.future = remote.submit(source, self.stats)
 
     def _compiled_as(self, got) -> None:
         """What a compile gave: a CompiledRegion, or None (nothing in the kernel the tier would run)."""
@@ -152,10 +207,10 @@ class CompilePolicy:
     def hot_check(self) -> None:
         """Add the interpreter's time on the kernel since the last check; once it is hot, compile it in the
         background: at the end of this dispatch, or at once if that pays within this launch (`_pays_now`).
-        A compile beside the launch costs it CPU the launching thread would have had: the translation is
-        Python (the GIL), and so is the first kernel's import of llvmlite."""
+        A compile beside the launch needs a CPU for the worker and costs the launching thread the take-up (the
+        load, and llvmlite's import in a process's first)."""
         st = self.state
-        if self.mode != "hot" or st.future is not None or st.failed is not None or st.idle:
+        if self.mode != "hot" or st.future is not None or st.built is not None or st.failed is not None or st.idle:
             return
         now = time.process_time()
         if not st.deferred:
@@ -168,42 +223,67 @@ class CompilePolicy:
                 self._compile(sync=False, source=self._walked)
 
     def _pays_now(self, now: float) -> bool:
-        """Whether a compile started now should help this launch, not slow it: a CPU is free for it
-        (core_free), the launching thread leaves the GIL often (batches of at least GIL_FREE_LANES lanes,
-        whose numpy loops release it), and what native code would save of the interpretation this dispatch
-        still has ahead, once the compile is done, is at least PAYOFF times the CPU the compile takes from the
-        launching thread. What is ahead: the batches left times the last one's time (not the first's, which
-        pays for decoding and first touches: none is estimated before a second batch ended), or, in a
-        dispatch of one batch, half as long again as it has run. The compile's costs are this host's,
-        measured (costs.py) for the kernel's reachable instructions: its Python (translation, and the imports
-        of a process's first compile) is taken from the launch, and native code runs only after LLVM too.
-        Until this host has measured a compile, none starts beside a launch. A dispatch that has run
-        LONG_DISPATCH already compiles now in any case."""
+        """Whether a compile started now should help this launch, not slow it: a CPU is free for the worker
+        (core_free), the batches have at least GIL_FREE_LANES lanes (a few waves' interpretation is Python all
+        the time, and the reply's handling and the take-up are Python too), and what native code would save of
+        the interpretation this dispatch still has ahead (`_ahead`; none is estimated before a second batch
+        ended), once the code is ready, is at least PAYOFF times the CPU the compile takes from the launching
+        thread. The compile's costs are this host's, measured (costs.py, compile_cost): the worker's start,
+        translation and LLVM delay the code; only the take-up (the load, and llvmlite's import and LLVM's start in
+        a process's first) is taken from the launch. Until this host has measured a compile, none starts beside a
+        launch. A dispatch that has run LONG_DISPATCH already compiles now in any case when a CPU is free, else
+        once it has run as long as the worker's part would take (`_worker_cpu`)."""
         if self.background != "auto":
             return self.background == "now"
-        if now - self.dispatch_started >= LONG_DISPATCH:
+        ran = now - self.dispatch_started
+        if ran >= LONG_DISPATCH and (core_free() or ran >= self._worker_cpu()):
             return True
         ex = self.ex
         if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES:
             return False
-        starts, total = self.batch_starts, ex.group_count()
-        if ex.batch_count >= total:  # one batch: half as long again as it ran (no progress to go by)
-            ahead = (now - self.dispatch_started) / 2
-        elif len(starts) >= 3:
-            ahead = (starts[-1] - starts[-2]) * (total - ex.groups_before) / ex.batch_count
-        else:
+        ahead = self._ahead(now)
+        if ahead is None:
             return False
         costs = hc.current()
         if costs is None:
             return False
-        if self._walked is None:
-            try:
-                self._walked = bd.source(ex)
-            except Exception:  # noqa: BLE001 - the compile after the launch reports it
-                return False
+        if not self._walk():
+            return False
         taken, ready = compile_cost(costs, len(self._walked.found))
         saved = (ahead - ready) * (1 - NATIVE_SHARE)
         return saved >= PAYOFF * taken and core_free()  # (the load average last: it is a file read)
+
+    def _worker_cpu(self) -> float:
+        """CPU seconds the worker would spend on this kernel's compile (its start, while it runs not, the
+        translation and LLVM), by the host's measured costs (LONG_DISPATCH while none are measured): with no CPU
+        free the worker shares this launch's, so a long dispatch compiles beside itself only once it has run as
+        long (what it could lose is then at most what it has spent)."""
+        costs = hc.current()
+        if costs is None or not self._walk():
+            return LONG_DISPATCH
+        return _spawn(costs) + len(self._walked.found) * (costs.translate + costs.llvm)
+
+    def _walk(self) -> bool:
+        """The kernel's reachable code walked (`_walked`), for the payoff rule; False when the walk failed (the
+        compile after the launch reports why)."""
+        if self._walked is None:
+            try:
+                self._walked = bd.source(self.ex)
+            except Exception:  # noqa: BLE001 - the compile after the launch reports it
+                return False
+        return True
+
+    def _ahead(self, now: float) -> float | None:
+        """CPU seconds of interpretation this dispatch still has ahead: the batches left times the last one's time
+        (not the first's, which pays for decoding and first touches: None before a second batch ended), or, in a
+        dispatch of one batch, half as long again as it has run (no progress to go by)."""
+        ex = self.ex
+        starts, total = self.batch_starts, ex.group_count()
+        if ex.batch_count >= total:
+            return (now - self.dispatch_started) / 2
+        if len(starts) >= 3:
+            return (starts[-1] - starts[-2]) * (total - ex.groups_before) / ex.batch_count
+        return None
 
     def end(self) -> None:
         """The dispatch ended (or faulted): a hot kernel not compiled beside its launch is compiled now, in the
@@ -216,7 +296,7 @@ class CompilePolicy:
             self.hot_check()  # one batch, has had no check after its start: it would never get hot)
         if st.dispatches < 2:
             return
-        if st.deferred and st.future is None and st.compiled is None and st.failed is None:
+        if st.deferred and st.future is None and st.built is None and st.compiled is None and st.failed is None:
             st.deferred = False
             self._compile(sync=False, source=self._walked)
 

@@ -45,6 +45,7 @@ class KernelState:
     interpreted: float = 0.0  # CPU seconds the interpreter has spent on it (every 32 steps, batch, dispatch end)
     steps: int = 0  # scheduler steps the interpreter ran for it
     future: Future | None = None
+    built: object = None  # a background compile's result not loaded yet (jit.remote.Built: CompilePolicy._take_up)
     compiled: CompiledRegion | None = None
     failed: str | None = None
     idle: bool = False  # nothing in it the tier would run (its code is a few instructions to s_endpgm)

@@ -7,14 +7,16 @@ waited behind it (a cold test suite's first corpus test waited 28 s). Here the c
 the simulating process's LLVM is free for eager compiles and loads, and `stop()` ends a compile nobody needs by
 ending the process (the next background compile starts another).
 
-The worker gets (module text, the JIT CPU setting, the optimisation setting) and answers with the object file
-and its CPU seconds; it compiles exactly as compile.object_code does in-process (compile._emit), so its objects
-are the ones an eager compile makes, and the disk cache stays in the parent, which verifies what it reads. The
-messages are msgpack maps behind a 4-byte length, on the worker's stdin and stdout.
+A request is a module text (compile_object: the worker answers with the object file and its CPU seconds; it
+compiles exactly as compile.object_code does in-process, compile.emit, so its objects are the ones an eager compile
+makes) or a kernel's code to translate as well (translate: jit.remote, which also runs the disk cache there), with
+the JIT CPU and optimisation settings of the moment. The messages are msgpack maps behind a 4-byte length, on the
+worker's stdin and stdout; a reply is checked before use (a malformed one is a CompileFailed). The worker's first
+message says it is ready (its imports done): stop() spares a worker that is still starting.
 
-serve() is the worker's side. The worker starts with `python -c` rather than `-m`: `-m` imports the package
-simgpu.shader.jit (which imports this module through tier) before it runs this module again as __main__, and
-runpy warns about the double import on the program's stderr.
+serve() is the worker's side (remote.serve starts it with the translation handler). The worker starts with
+`python -c` rather than `-m`: `-m` imports the package simgpu.shader.jit (which imports this module through tier)
+before it runs this module again as __main__, and runpy warns about the double import on the program's stderr.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ from simgpu import settings
 from simgpu.shader.jit import compile as jc
 
 _HEADER = struct.Struct("<I")
-COMMAND = [sys.executable, "-c", "from simgpu.shader.jit.worker import serve; serve()"]
+COMMAND = [sys.executable, "-c", "from simgpu.shader.jit.remote import serve; serve()"]
 MAX_MESSAGE = 1 << 30  # an object file or module text beyond this is not one of ours
+_DROPPED = object()  # _Worker._exchange: the request was cancelled before it was sent
 
 
 class CompileDropped(Exception):
@@ -85,29 +88,44 @@ class _Worker:
             pass
         self.lock = threading.Lock()
         self.stopped = False
+        self.started = False  # it said it is ready (its imports done)
 
-    def compile(self, ir: str) -> tuple[bytes, float]:
+    def ask(self, message: dict, cancelled=None) -> dict:
+        """Send one request (with the JIT's CPU and optimisation settings of the moment) and read its reply: a map
+        without an "error" (CompileFailed otherwise; CompileDropped when stop() ended it, or when `cancelled()`
+        says so once the worker has started)."""
         with self.lock:
             if self.stopped:
                 raise CompileDropped("the JIT worker was stopped")
-            try:
-                _write(self.proc.stdin, {"ir": ir, "cpu": settings.get("SIMGPU_JIT_CPU"),
-                                         "opt": list(settings.get("SIMGPU_JIT_OPT"))})
-                reply = _read(self.proc.stdout)
-            except (BrokenPipeError, OSError, ValueError) as e:
-                reply = None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
+            reply = self._exchange(message, cancelled)
             if self.stopped:
                 self._close()
+        if reply is _DROPPED:
+            raise CompileDropped("dropped while the JIT worker started")
         if reply is None:
             if self.stopped:
                 raise CompileDropped("the JIT worker was stopped during the compile")
             raise CompileFailed(f"the JIT worker ended (exit status {self.proc.poll()})")
         if "error" in reply:
             raise CompileFailed(f"JIT worker: {reply['error']}")
-        obj, seconds = reply.get("object"), reply.get("seconds")
-        if not isinstance(obj, bytes) or not isinstance(seconds, float):
-            raise CompileFailed("JIT worker reply without an object file")
-        return obj, seconds
+        return reply
+
+    def _exchange(self, message: dict, cancelled):
+        """The worker's reply to `message` (None: it ended; _DROPPED: cancelled), its readiness read first."""
+        try:
+            if not self.started:  # (its imports: stop() spares a worker still starting, needed by the next compile)
+                if _read(self.proc.stdout) is None:
+                    return None
+                self.started = True
+            if cancelled is not None and cancelled():
+                return _DROPPED
+            _write(self.proc.stdin, {**message, "cpu": settings.get("SIMGPU_JIT_CPU"),
+                                     "opt": list(settings.get("SIMGPU_JIT_OPT"))})
+            return _read(self.proc.stdout)
+        except (BrokenPipeError, OSError, ValueError) as e:
+            return None if self.stopped else {"error": f"{type(e).__name__}: {e}"}
+        except Exception as e:  # noqa: BLE001 - msgpack's errors on bytes that are not ours
+            return {"error": f"unreadable reply: {type(e).__name__}: {e}"}
 
     def stop(self) -> None:
         """End the process now, whatever it is doing (a request waiting on it gets CompileDropped)."""
@@ -133,57 +151,91 @@ _WORKER: _Worker | None = None
 _START = threading.Lock()
 
 
-def compile_object(ir: str) -> tuple[bytes, float]:
-    """(object file of module text `ir`, the worker's CPU seconds for it), made in the worker process (started on
-    first use). Raises CompileDropped when stop() ended the compile, CompileFailed when LLVM rejected it."""
+def _current() -> _Worker:
+    """The worker process, started on first use (and again after stop(), a fork or its death)."""
     global _WORKER
     with _START:
         if _WORKER is None or _WORKER.stopped or _WORKER.pid != os.getpid() or _WORKER.proc.poll() is not None:
             _WORKER = _Worker()
-        worker = _WORKER
-    return worker.compile(ir)
+        return _WORKER
+
+
+def compile_object(ir: str) -> tuple[bytes, float]:
+    """(object file of module text `ir`, the worker's CPU seconds for it), made in the worker process (started on
+    first use). Raises CompileDropped when stop() ended the compile, CompileFailed when LLVM rejected it."""
+    reply = _current().ask({"ir": ir})
+    obj, seconds = reply.get("object"), reply.get("seconds")
+    if not isinstance(obj, bytes) or not isinstance(seconds, float):
+        raise CompileFailed("JIT worker reply without an object file")
+    return obj, seconds
+
+
+def translate(message: dict, cancelled=None) -> dict:
+    """The worker's reply to a translation request (jit.remote.request; remote.built_from checks it); `cancelled()`
+    is asked once the worker has started (CompileDropped if it says so)."""
+    return _current().ask(message, cancelled)
+
+
+def running() -> bool:
+    """Whether this process has a worker started (a compile then pays no process start)."""
+    w = _WORKER
+    return w is not None and not w.stopped and w.pid == os.getpid() and w.proc.poll() is None
 
 
 def busy() -> bool:
-    """Whether a compile is under way in the worker."""
+    """Whether a compile is under way in the worker (not: it is still starting)."""
     w = _WORKER
-    return w is not None and w.lock.locked()
+    return w is not None and w.started and w.lock.locked()
 
 
 def stop(only_if_busy: bool = True) -> bool:
-    """End the worker (only when it is compiling, by default: an idle worker costs nothing and saves the next
-    compile the start); whether it was ended."""
+    """End the worker (only when it is compiling, by default: an idle or starting worker costs nothing more and
+    saves the next compile its start, ~0.45 CPU-s; a request waiting for its start is dropped by the caller's
+    `cancelled`); whether it was ended."""
     global _WORKER
     with _START:
         w = _WORKER
-        if w is None or w.pid != os.getpid() or (only_if_busy and not w.lock.locked()):
+        if w is None or w.pid != os.getpid() or (only_if_busy and not (w.started and w.lock.locked())):
             return False
         _WORKER = None
     w.stop()
     return True
 
 
-def serve() -> None:
-    """The worker's loop: compile each request, answer with the object or the error. A parent that stopped the
-    worker (or exited) while it compiled closed the reply pipe: the worker ends quietly then."""
+def serve(translate_request=None) -> None:
+    """The worker's loop: compile each request, answer with the object or the error (`translate_request`: the
+    handler of translation requests, jit.remote's). A parent that stopped the worker (or exited) while it compiled
+    closed the reply pipe: the worker ends quietly then."""
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing but replies on the reply stream
+    if not _answer(stdout, {"ready": True}):  # (its imports are done: the parent may stop it from now on)
+        return
     while (request := _read(stdin)) is not None:
         # the parent's settings for this compile (read when used, so they may have changed since the start)
         os.environ["SIMGPU_JIT_CPU"] = request.get("cpu", "")
         os.environ["SIMGPU_JIT_OPT"] = ",".join(str(int(v)) for v in request.get("opt", (-1, 2)))
         t0 = time.process_time()
         try:
-            reply = {"object": jc.emit(request["ir"])}
+            if "source" in request and translate_request is not None:
+                reply = translate_request(request)
+            else:
+                reply = {"object": jc.emit(request["ir"])}
+                reply["seconds"] = time.process_time() - t0
         except Exception as e:  # noqa: BLE001 - the parent reports it; the worker serves the next request
             reply = {"error": f"{type(e).__name__}: {e}"}
-        reply["seconds"] = time.process_time() - t0
-        try:
-            _write(stdout, reply)
-        except BrokenPipeError:
-            # nobody reads: point the descriptor at /dev/null so the exit's flush of the unsent bytes is silent
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        if not _answer(stdout, reply):
             return
+
+
+def _answer(stdout, message: dict) -> bool:
+    """Write a message to the parent; False when nobody reads any more (the worker then ends quietly)."""
+    try:
+        _write(stdout, message)
+    except BrokenPipeError:
+        # point the descriptor at /dev/null so the exit's flush of the unsent bytes is silent
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -160,46 +160,45 @@ def test_a_dropped_compile_is_cancelled_and_the_kernel_compiles_again_once_hot(m
     assert state.compiled is not None and stats.compiles == 1
 
 
-def test_a_hot_kernel_is_translated_and_compiled_off_the_launching_thread(monkeypatch, tmp_path):
-    """The launching thread only walks the kernel's code; translation to IR runs in a background thread and
-    LLVM in the JIT's worker process (jit.worker: llvmlite's one lock stays free for this process's eager
-    compiles and loads), so no launch waits for a compile."""
+def test_a_hot_kernel_is_translated_and_compiled_in_the_worker_process(monkeypatch, tmp_path):
+    """The launching thread only walks the kernel's code; translation to IR and LLVM run in the JIT's worker
+    process (jit.remote: the launching process runs no translation Python, which would hold the GIL its launch
+    needs), a background thread of this process waits for the reply, and a launch loads the code; no launch waits
+    for a compile."""
     monkeypatch.setenv("SIMGPU_JIT_CACHE", str(tmp_path))
     monkeypatch.setenv("SIMGPU_JIT_HOT", "1")
-    threads, compiled_by = [], []
+    translated_here, asked = [], []
     build._COMPILED.clear()  # nothing from the memory cache: this region goes through LLVM
     tb = Testbed(vram_size=1 << 26)
     tb.engine.jit = jit_tier("hot")
     k = tb.load_asm(LOOP.format(n=1999), args=1, vgprs=8)
-    for name, base_of in (("_translate", lambda src: src.base),
-                          ("_object_code_in_worker", lambda job: job.meta["region"].base)):
-        real = getattr(build, name)
+    real_translate, real_ask = build._translate, worker.translate
 
-        def spy(arg, *rest, real=real, name=name, base_of=base_of):
-            if base_of(arg) == k.code_address:  # (compiles of earlier tests' kernels may still be running)
-                threads.append((name, threading.current_thread() is threading.main_thread()))
-            return real(arg, *rest)
-        monkeypatch.setattr(build, name, spy)
-    real_compile = worker.compile_object
+    def translate_spy(src):
+        if src.base == k.code_address:  # (compiles of earlier tests' kernels may still be running)
+            translated_here.append(threading.current_thread().name)
+        return real_translate(src)
 
-    def compile_spy(ir):
-        got = real_compile(ir)
-        compiled_by.append(worker._WORKER.proc.pid)
-        return got
-    monkeypatch.setattr(worker, "compile_object", compile_spy)
+    def ask_spy(message, cancelled=None):
+        reply = real_ask(message, cancelled)
+        if message["source"]["base"] == k.code_address:
+            asked.append((threading.current_thread() is threading.main_thread(), worker._WORKER.proc.pid))
+        return reply
+    monkeypatch.setattr(build, "_translate", translate_spy)
+    monkeypatch.setattr(worker, "translate", ask_spy)
     out = tb.alloc(4 * 64)
+    state = tb.engine.jit.kernel((VMID, k.code_address))
     for _ in range(200):
         tb.launch(k, [out], (2,), (32,))
-        state = tb.engine.jit.kernel((VMID, k.code_address))
         if state.future is not None or state.compiled is not None:
             if state.future is not None:
                 state.future.result(timeout=120)
             break
-    assert threads == [("_translate", False), ("_object_code_in_worker", False)]
-    assert compiled_by and all(pid != os.getpid() for pid in compiled_by)
+    assert translated_here == []
+    assert len(asked) == 1 and asked[0][0] is False and asked[0][1] != os.getpid()
     tb.launch(k, [out], (2,), (32,))
     assert np.array_equal(tb.download(out, np.uint32, 64), _want(1999))
-    assert tb.engine.jit.stats.native_instructions > 0
+    assert state.compiled is not None and tb.engine.jit.stats.native_instructions > 0
 
 
 def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again(monkeypatch, tmp_path):
@@ -213,8 +212,9 @@ def test_a_compile_under_way_is_ended_when_dropped_and_the_kernel_compiles_again
     real_read = worker._read
 
     def slow_read(stream):  # the request is in the worker; its reply is read once the test has dropped it
-        in_llvm.set()
-        release.wait(60)
+        if worker._WORKER is not None and worker._WORKER.started:  # (else: the worker says it is ready)
+            in_llvm.set()
+            release.wait(60)
         return real_read(stream)
     monkeypatch.setattr(worker, "_read", slow_read)
     first = _run_until_compiling(state, run)
@@ -247,7 +247,9 @@ MEASURED = hc.HostCosts(translate=1e-6, llvm=1e-5, start=0.0, compiles=1, starts
     ("auto", 256, True, 1e9, 1e9, MEASURED, False),  # the launch is too short for the compile to pay
     ("auto", 256, True, 0, 1e9, None, False),  # this host has never measured a compile
     ("auto", 256, True, 0.001, 1e9, hc.HostCosts(1.0, 1.0, 1.0, 1, 1), False),  # this host compiles slowly
-    ("auto", 2, False, 1e9, 0, None, True)])  # none of that holds, but the dispatch has run long (a hang, say)
+    ("auto", 2, False, 1e9, 0, None, True),  # none of that holds, but the dispatch has run long (a hang, say)
+    # run long, but no CPU free for the worker and its compile would take longer than the dispatch has run
+    ("auto", 2, False, 1e9, 0, hc.HostCosts(1.0, 1.0, 1.0, 1, 1), False)])
 def test_a_hot_kernel_is_compiled_beside_its_launch_only_when_that_pays(monkeypatch, tmp_path, background, groups,
                                                                          free, payoff, long, costs, beside):
     """A kernel that gets hot is compiled beside its launch (in the background, while the dispatch goes on)

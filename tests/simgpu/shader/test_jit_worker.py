@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import struct
+import threading
 
 import pytest
 
@@ -76,3 +77,30 @@ def test_a_worker_whose_parent_stopped_reading_ends_silently():
     proc.stdin.close()
     assert proc.wait(timeout=60) == 0
     assert proc.stderr.read() == b""
+
+
+def test_a_starting_worker_is_spared_by_a_drop_and_the_request_waiting_for_it_is_dropped():
+    """stop() ends a worker that compiles, not one still starting (its ~0.45 CPU-s of imports serve the next
+    compile); a request waiting for that start is dropped by its `cancelled` instead, once the worker is ready."""
+    worker.stop(only_if_busy=False)
+    cancel = threading.Event()
+    got = []
+    w = worker._current()
+    t = threading.Thread(target=lambda: got.append(_outcome(lambda: w.ask({"ir": IR}, cancel.is_set))))
+    t.start()
+    cancel.set()
+    assert worker.stop() is False or w.started  # (a fast start may be over already: then it compiles, and ends)
+    t.join(120)
+    if not w.stopped:
+        assert got == ["CompileDropped"] and worker._WORKER is w
+        assert worker.compile_object(IR)[0] == jc.emit(IR) and worker._WORKER is w  # the same process serves
+    else:
+        assert got == ["CompileDropped"]
+
+
+def _outcome(fn) -> str:
+    try:
+        fn()
+    except worker.CompileDropped:
+        return "CompileDropped"
+    return "done"
