@@ -16,48 +16,33 @@ import io
 import pytest
 
 from mockgpu import MockOS
-from runtime.os import OS
 from tests.traces.test_traces import replay_bytes, workload
-from traces.format import read_trace
+from traces.format import TraceError, read_trace, write_trace
 from traces.record import RecordingOS
+from traces.show import show
 
 
-class StoringClient(OS):
-    """Forwards to a RecordingOS, except a doorbell write: a plain store into the GPU's doorbell page (no call
-    through the recorder), which the driver then acts on in `progress` (poll_all as the session asks)."""
+class StoringClient(RecordingOS):
+    """A recorder whose client stores its doorbells straight into the GPU's doorbell page (no call through the
+    recorder), which the driver then acts on in `progress` (poll_all as the session asks)."""
 
-    def __init__(self, rec: RecordingOS, mock: MockOS, poll_all: bool):
-        self.rec, self.mock, self.poll_all = rec, mock, poll_all
+    poll_all = False
 
     def mmio_write(self, mapping, offset, value, size=4):
         kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
         if kind != "doorbell":
-            return self.rec.mmio_write(mapping, offset, value, size)
+            return super().mmio_write(mapping, offset, value, size)
         node.gpu.doorbells[(mapping.offset & 0x1FFF) // 8 + offset // 8] = value  # the client's own store
-        self.rec.progress(poll_all=self.poll_all)  # the session's next turn: the driver scans the page
+        self.progress(poll_all=self.poll_all)  # the session's next turn: the driver scans the page
         return None
-
-    def __getattr__(self, name):  # every other call goes through the recorder
-        return getattr(self.rec, name)
-
-    open = property(lambda self: self.rec.open)
-    close = property(lambda self: self.rec.close)
-    ioctl = property(lambda self: self.rec.ioctl)
-    mmap = property(lambda self: self.rec.mmap)
-    munmap = property(lambda self: self.rec.munmap)
-    read_text = property(lambda self: self.rec.read_text)
-    listdir = property(lambda self: self.rec.listdir)
-    exists = property(lambda self: self.rec.exists)
-    mmio_read = property(lambda self: self.rec.mmio_read)
-    annotate = property(lambda self: self.rec.annotate)
-    gpu_clocks = property(lambda self: self.rec.gpu_clocks)
 
 
 def record_stores(queue: str, poll_all: bool, concurrent: bool) -> bytes:
     f = io.BytesIO()
     mock = MockOS(devices=1, vram_size=1 << 30)
-    rec = RecordingOS(mock, f, concurrent=concurrent)
-    workload(StoringClient(rec, mock, poll_all), 2.0, queue)
+    rec = StoringClient(mock, f, concurrent=concurrent)
+    rec.poll_all = poll_all
+    workload(rec, 2.0, queue)
     rec.finish()
     return f.getvalue()
 
@@ -70,3 +55,27 @@ def test_doorbells_the_driver_acted_on_inside_a_progress_call_replay(queue, poll
     rang = [r for r in recs if r["t"] == "progress" and r.get("doorbells")]
     assert len(rang) >= 2 and all(r["moved"] for r in rang)  # the copies and the dispatch: acted on in progress
     assert replay_bytes(data) is None
+
+
+def test_show_names_the_doorbell_stores_a_call_acted_on():
+    data = record_stores("pm4", False, True)
+    out = io.StringIO()
+    show(io.BytesIO(data), kinds={"progress"}, out=out)
+    assert "progress(waiting queues) = moved" in out.getvalue()
+    assert "[doorbell store acted on: gpu " in out.getvalue()
+
+
+def _with_stores(stores) -> bytes:
+    """The recording, its first acted-on store replaced by `stores`."""
+    header, recs = read_trace(record_stores("pm4", False, True))
+    next(r for r in recs if r.get("doorbells"))["doorbells"] = stores
+    f = io.BytesIO()
+    write_trace(f, header, recs)
+    return f.getvalue()
+
+
+def test_a_store_for_a_gpu_the_replay_lacks_is_a_divergence_and_a_bad_slot_a_trace_error():
+    d = replay_bytes(_with_stores([[77, 2, 5]]))
+    assert d is not None and d.field == "doorbell store" and d.got == "none"
+    with pytest.raises(TraceError, match="doorbells"):
+        read_trace(_with_stores([[77, 1 << 10, 5]]))
