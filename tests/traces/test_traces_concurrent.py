@@ -12,6 +12,7 @@ driver's progress runs, as the session's next turn does.
 from __future__ import annotations
 
 import io
+from functools import cache
 
 import pytest
 
@@ -47,6 +48,12 @@ def record_stores(queue: str, poll_all: bool, concurrent: bool) -> bytes:
     return f.getvalue()
 
 
+@cache
+def trace_stores() -> bytes:
+    """The PM4 recording whose doorbells the driver found in the page itself (also fuzzed: test_traces_fuzz)."""
+    return record_stores("pm4", False, True)
+
+
 @pytest.mark.parametrize("queue, poll_all, concurrent", [("pm4", False, True), ("aql", False, False)])
 def test_doorbells_the_driver_acted_on_inside_a_progress_call_replay(queue, poll_all, concurrent):
     data = record_stores(queue, poll_all, concurrent)
@@ -58,7 +65,7 @@ def test_doorbells_the_driver_acted_on_inside_a_progress_call_replay(queue, poll
 
 
 def test_show_names_the_doorbell_stores_a_call_acted_on():
-    data = record_stores("pm4", False, True)
+    data = trace_stores()
     out = io.StringIO()
     show(io.BytesIO(data), kinds={"progress"}, out=out)
     assert "progress(waiting queues) = moved" in out.getvalue()
@@ -67,7 +74,7 @@ def test_show_names_the_doorbell_stores_a_call_acted_on():
 
 def _with_stores(stores) -> bytes:
     """The recording, its first acted-on store replaced by `stores`."""
-    header, recs = read_trace(record_stores("pm4", False, True))
+    header, recs = read_trace(trace_stores())
     next(r for r in recs if r.get("doorbells"))["doorbells"] = stores
     f = io.BytesIO()
     write_trace(f, header, recs)
