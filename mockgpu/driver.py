@@ -162,6 +162,17 @@ class MockOS(OS):
         """Each GPU's virtual timestamp counter by gpu_id (read by traces.RecordingOS after every call)."""
         return {nd.gpu_id: nd.gpu.clock.timestamp() for nd in self.nodes}
 
+    def doorbell_stores(self) -> list[list]:
+        """The doorbells scan_doorbells acted on since the previous ask, [gpu_id, slot, value] (the seam's
+        `OS.doorbell_stores`); each GPU keeps them from the first ask on."""
+        out = []
+        for nd in self.nodes:
+            if nd.gpu.scanned is None:
+                nd.gpu.scanned = []
+            out += [[nd.gpu_id, int(slot), int(value)] for slot, value in nd.gpu.scanned]
+            nd.gpu.scanned.clear()
+        return out
+
     def sanitize(self, gpu_id: int, checks=None) -> dict:
         """The simulator's sanitizers of a GPU: turns `checks` on (if given) and returns the checks now on and
         the findings not taken before, as plain data (the seam's `OS.sanitize`)."""

@@ -119,6 +119,13 @@ class OS:
         place events in GPU time; not the kernel's interface. None without a virtual clock (real GPUs)."""
         return None
 
+    def doorbell_stores(self) -> list[list] | None:
+        """The doorbells the driver acted on straight from a doorbell page since the previous ask (a client's plain
+        store into a shared page, seen by a later call: `progress`, a WAIT_EVENTS), as [gpu_id, slot, value] in the
+        order acted on; the first ask starts keeping them. For recordings (traces.record); not the kernel's
+        interface. None: no such stores (a real GPU's doorbell store is the doorbell write itself)."""
+        return None
+
     def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
         """The simulator's sanitizers on GPU `gpu_id` (docs/shader.md "Sanitizers"); not the kernel's interface.
         `checks` ("memcheck,initcheck,racecheck,hazards" or "all") turns them on; returns {"checks": [names on],

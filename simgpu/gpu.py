@@ -61,6 +61,9 @@ class GPU:
         self.doorbells = np.zeros(DOORBELL_SLOTS, np.uint64) if doorbell_page is None else \
             np.frombuffer(doorbell_page, np.uint64, DOORBELL_SLOTS)
         self._rung = np.zeros(DOORBELL_SLOTS, np.uint64)  # each doorbell's value when the GPU last acted on it
+        # When a list: (slot, value) of each doorbell scan_doorbells acts on, for a recorder (traces.record) to take:
+        # a client's plain store is no call of its own, so a recording must say which call saw it.
+        self.scanned: list[tuple[int, int]] | None = None
         self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers
         self.queues: list[Queue] = []
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # the owner's interrupt handlers, in order
@@ -157,6 +160,8 @@ class GPU:
     def scan_doorbells(self) -> bool:
         """Ring every pending doorbell, in slot order; True if any."""
         pending = self.pending_doorbells()
+        if self.scanned is not None:
+            self.scanned.extend(pending)
         for index, value in pending:
             self.ring_doorbell(index, value)
         return bool(pending)

@@ -61,6 +61,7 @@ class RecordingOS(OS):
         self._ids: dict[int, int] = {}  # id(Mapping) -> mapping id
         self._maps: dict[int, Mapping] = {}  # keeps recorded mappings alive, so id() stays unique
         self._next_id = 0
+        inner.doorbell_stores()  # from now on the driver keeps the doorbells it acts on from a doorbell page
         if close_at_exit:
             atexit.register(self.finish)
 
@@ -84,15 +85,24 @@ class RecordingOS(OS):
         except OSError as e:
             rec["errno"] = e.errno if e.errno is not None else _errno.EIO
             if sync:
-                rec["g"] = self.shadows.collect()
+                self._after(rec)
             self._write(rec)
             raise
         if result_key is not None:
             rec[result_key] = result
         if sync:
-            rec["g"] = self.shadows.collect()
+            self._after(rec)
         self._write(rec)
         return result
+
+    def _after(self, rec: dict) -> None:
+        """What the call did that the caller did not ask for: the pages written during it ("g") and the doorbells
+        the driver acted on straight from a doorbell page ("doorbells": a concurrent client's stores, which no
+        mmio record holds; a replay stores them before making the call)."""
+        rec["g"] = self.shadows.collect()
+        stores = self.inner.doorbell_stores()
+        if stores:
+            rec["doorbells"] = stores
 
     def _mid(self, mapping: Mapping) -> int:
         mid = self._ids.get(id(mapping))
@@ -193,11 +203,11 @@ class RecordingOS(OS):
         """The driver running the GPUs on its own (mockgpu's process-level server, between a client's calls),
         recorded as a "progress" record when it moved anything or the host wrote memory since the last record."""
         rec = {"t": "progress", "poll_all": poll_all, "w": self.shadows.collect()}
-        moved = bool(self.inner.progress(poll_all))
-        rec["moved"], rec["g"] = moved, self.shadows.collect()
-        if moved or rec["w"] or rec["g"]:
+        rec["moved"] = bool(self.inner.progress(poll_all))
+        self._after(rec)
+        if rec["moved"] or rec["w"] or rec["g"]:
             self._write(rec)
-        return moved
+        return rec["moved"]
 
     def device_report(self, gpu_id: int) -> DeviceReport:
         rec = {"t": "report", "gpu_id": gpu_id}

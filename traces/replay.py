@@ -108,6 +108,7 @@ class Replayer:
             self.os = MockOS(devices=self.header.get("devices") or 1, vram_size=self.header.get("vram"),
                              user=self.user, place=False, arch=replay_arch(self.header))
         self.hw = self.header.get("os") != "MockOS"
+        self.os.doorbell_stores()  # keep the doorbells the replay's driver acts on from a doorbell page
         self.concurrent = bool(self.header.get("concurrent"))
 
     def _skip(self, what: str) -> None:
@@ -212,13 +213,15 @@ class Replayer:
 
     def _mmio(self, rec):
         call = f"mmio_write(mapping {rec['id']}, offset {rec['offset']:#x}, value {rec['value']:#x})"
-        self._host_writes(rec)
+        if (d := self._host_writes(rec, call)) is not None:
+            return d
         _, d = self._run(call, rec, self.os.mmio_write, self.maps[rec["id"]], rec["offset"], rec["value"], rec["size"])
         return d or self._gpu_writes(call, rec)
 
     def _mmio_read(self, rec):
         call = f"mmio_read(mapping {rec['id']}, offset {rec['offset']:#x})"
-        self._host_writes(rec)
+        if (d := self._host_writes(rec, call)) is not None:
+            return d
         got, d = self._run(call, rec, self.os.mmio_read, self.maps[rec["id"]], rec["offset"], rec["size"])
         if d is None and "value" in rec and got != rec["value"]:
             d = self._div(call, "value", hex(rec["value"]), hex(got))
@@ -241,7 +244,8 @@ class Replayer:
     def _ioctl(self, rec):
         req = rec["req"]
         call = f"ioctl({ioctl_name(req)})"
-        self._host_writes(rec)
+        if (d := self._host_writes(rec, call)) is not None:
+            return d
         buf, translated = self._translate(req, bytearray(rec["in"]))
         self.user.start(rec)
         _, d = self._run(call, rec, self.os.ioctl, self.fds.get(rec["fd"], rec["fd"]), req, buf)
@@ -261,15 +265,25 @@ class Replayer:
 
     def _progress(self, rec):
         call = f"progress(poll_all={rec.get('poll_all')})"
-        self._host_writes(rec)
+        if (d := self._host_writes(rec, call)) is not None:
+            return d
         moved, d = self._run(call, rec, self.os.progress, rec.get("poll_all", True))
         if d is None and bool(moved) != bool(rec.get("moved")):
             d = self._div(call, "moved", rec.get("moved"), moved)
         return d or self._gpu_writes(call, rec)
 
     # ---- helpers ----------------------------------------------------------------------------------
-    def _host_writes(self, rec) -> None:
-        self.shadows.apply(rec.get("w", []), seen=True)  # the host's writes are not the GPU's
+    def _host_writes(self, rec, call: str) -> Divergence | None:
+        """The host's stores before the call: its memory writes ("w", not the GPU's) and the doorbells it stored
+        straight into a doorbell page that the recorded driver acted on during the call ("doorbells"), which the
+        replay's driver then finds there as the recorded one did."""
+        self.shadows.apply(rec.get("w", []), seen=True)
+        for gpu_id, slot, value in rec.get("doorbells", []):
+            gpu = self.os.simulator(gpu_id) if hasattr(self.os, "simulator") else None
+            if gpu is None:
+                return self._div(call, "doorbell store", f"a GPU {gpu_id}", "none")
+            gpu.doorbells[slot] = value
+        return None
 
     def _translate(self, req: int, buf: bytearray) -> tuple[bytearray, set]:
         """Recorded fds and CPU addresses inside the argument -> this replay's."""
@@ -313,6 +327,9 @@ class Replayer:
         """Compare what changed during the call with the record's "g". In a concurrent recording (simgpu run) the
         caller may have stored into the same pages meanwhile: every byte the replayed GPU changed must hold the
         recorded value, and the recorded pages are then taken as they were (the rest was the caller's stores)."""
+        stores = self.os.doorbell_stores() or []
+        if stores != rec.get("doorbells", []):
+            return self._div(call, "doorbells acted on from a doorbell page", rec.get("doorbells", []), stores)
         if not self.concurrent:
             return self._compare_writes(call, rec.get("g", []), self.shadows.collect())
         recorded = by_page(rec.get("g", []))

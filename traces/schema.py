@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mockgpu.devmem import MAX_GPUS
+from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS
 from runtime.uapi.kfd import ioc_size
 
 PAGE = 4096  # page runs are in 4 KiB pages (traces.shadow)
@@ -152,12 +152,14 @@ class Record:
 
 
 _SYNC = {"w": RUNS, "g": RUNS}  # host writes before, GPU/driver writes during the call
+# A concurrent client's doorbell stores the driver acted on during the call, straight from a doorbell page.
+DOORBELL_STORES = {"doorbells": list_of(row(GPU_ID, integer(0, DOORBELL_PAGE // 8 - 1), UINT))}
 RECORDS: dict[str, Record] = {
     "open": Record({"path": STR, "flags": integer(0, U32)}, {"fd": FD}),
     "close": Record({"fd": FD}),
     "ioctl": Record({"fd": FD, "req": integer(0, U32), "name": STR, "in": BYTES, "out": BYTES, **_SYNC},
                     {"ret": INT}, {"u": USER, "uw": USER, "shared": list_of(row(MAPPING_ID, ADDR, LENGTH)),
-                                   "sw": RUNS}),
+                                   "sw": RUNS, **DOORBELL_STORES}),
     "mmap": Record({"fd": FD, "length": LENGTH, "prot": integer(0, 7), "flags": integer(0, U32), "offset": UINT,
                     "addr": optional(ADDR)}, {"id": MAPPING_ID, "result": ADDR}, {"g": RUNS}),
     "munmap": Record({"id": MAPPING_ID}),
@@ -165,15 +167,15 @@ RECORDS: dict[str, Record] = {
     "listdir": Record({"path": STR}, {"entries": list_of(STR)}),
     "exists": Record({"path": STR}, {"result": BOOL}),
     "mmio": Record({"id": MAPPING_ID, "offset": integer(0, MAX_VA), "value": UINT, "size": one_of(1, 2, 4, 8),
-                    **_SYNC}),
+                    **_SYNC}, {}, DOORBELL_STORES),
     "mmio_read": Record({"id": MAPPING_ID, "offset": integer(0, MAX_VA), "size": one_of(1, 2, 4, 8), **_SYNC},
-                        {"value": UINT}),
+                        {"value": UINT}, DOORBELL_STORES),
     "report": Record({"gpu_id": GPU_ID}, {"text": STR, "fault": STR}),
     "note": Record({"what": STR}, {}, {"gpu_id": GPU_ID, "base": ADDR, "size": UINT, "va": ADDR, "nbytes": UINT,
                                        "name": STR, "kernels": list_of(row(STR, ADDR, ADDR))}),
     "sanitize": Record({"gpu_id": GPU_ID, "checks": optional(STR)}, {"on": list_of(STR),
                                                                      "findings": list_of(FINDING)}),
-    "progress": Record({"poll_all": BOOL, **_SYNC}, {"moved": BOOL}),
+    "progress": Record({"poll_all": BOOL, **_SYNC}, {"moved": BOOL}, DOORBELL_STORES),
     "pread": Record({"fd": FD, "length": integer(0, U32), "offset": UINT}, {"data": BYTES}),
     "pwrite": Record({"fd": FD, "data": BYTES, "offset": UINT}, {"ret": INT}),
 }

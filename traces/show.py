@@ -80,6 +80,8 @@ def format_record(rec: dict, verbose: bool = False) -> str:
     else:
         s = f"exists({rec['path']!r})" + (_err(rec) or f" = {rec.get('result')}")
     s += _mem(rec)
+    for gpu_id, slot, value in rec.get("doorbells", []):  # a client's store the call found in the page itself
+        s += f"  [doorbell store acted on: gpu {gpu_id} slot {slot} = {value:#x}]"
     if verbose:
         for k in ("w", "g"):
             for mid, first, data in rec.get(k, []):
