@@ -49,6 +49,8 @@ class SDMAProcessor:
             (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_SET): self.timestamp_set,
             (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_GET): self.timestamp_get,
             (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_GET_GLOBAL): self.timestamp_get, (hw.Op.GCR_REQ, 0): self.gcr_req}
+        # header & 0xFFFF (op, sub-op) -> (handler, dwords) of every fixed-length packet: one look per packet
+        self.kinds = {op | sub << 8: (self.handlers[op, sub], n) for (op, sub), n in hw.LENGTH.items()}
 
     def execute(self, q: Queue, budget: int) -> tuple[str, int]:
         """Process packets until idle, blocked or out of budget; returns (status, packets run)."""
@@ -56,36 +58,46 @@ class SDMAProcessor:
             raise PacketError(f"SDMA wptr {q.wptr} is not dword aligned")
         ring = q.stack[0]
         ring.end = q.wptr // 4
-        done, mmu = 0, self.gpu.mmu
+        done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
+        kinds = self.kinds
         while done < budget:
-            top = q.stack[-1]
-            if top.pos >= top.end:
-                if len(q.stack) == 1:
+            top = stack[-1]
+            pos = top.pos
+            if pos >= top.end:
+                if len(stack) == 1:
                     return "idle", done
-                q.stack.pop()
+                stack.pop()
                 continue
-            q.current = (top, top.pos, [])
-            head = _fetch(mmu, q.vmid, top)
-            q.current = (top, top.pos, head[:1])
-            key, length = self._length(q, top, head)
-            if top.pos + length > top.end:
-                raise PacketError(f"packet of {length} dwords runs past the end of the "
-                                  f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - top.pos} left)")
-            pkt = head[:length] if length <= len(head) else read_frame(mmu, q.vmid, top, top.pos, length)
-            q.current = (top, top.pos, pkt)
-            handler = self.handlers.get(key)
+            q.current = (top, pos, [])
+            head = _fetch(mmu, vmid, top)
+            kind = kinds.get(head[0] & 0xFFFF)  # op and sub-op: the fixed-length packets (hw.LENGTH)
+            if kind is not None and pos + kind[1] <= top.end:
+                handler, length = kind
+            else:
+                q.current = (top, pos, head[:1])
+                key, length = self._length(q, top, head)
+                if pos + length > top.end:
+                    raise PacketError(f"packet of {length} dwords runs past the end of the "
+                                      f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - pos} left)")
+                handler = self.handlers.get(key)
+            if length <= len(head):
+                pkt = head[:length]
+            else:  # (the rest of a packet that crosses the header's page: a fault there names the header)
+                q.current = (top, pos, head[:1])
+                pkt = read_frame(mmu, vmid, top, pos, length)
+            q.current = (top, pos, pkt)
             result = handler(q, pkt) if handler is not None else None
             if isinstance(result, str):
-                q.waiting = f"{result} (packet at {top.where(top.pos)})"
+                q.waiting = f"{result} (packet at {top.where(pos)})"
                 return "blocked", done
-            self.gpu.clock.advance(costs.SDMA_PACKET_CYCLES)
-            top.pos += length
+            clock.advance(costs.SDMA_PACKET_CYCLES)
+            top.pos = pos + length
             done += 1
-            if isinstance(result, Frame):
-                if len(q.stack) > 1:
+            if result is not None:  # an INDIRECT's frame
+                if len(stack) > 1:
                     raise PacketError("SDMA INDIRECT inside an indirect buffer")
-                q.stack.append(result)
-            if len(q.stack) == 1:
+                stack.append(result)
+            if len(stack) == 1:
                 self.gpu.report_rptr(q, top.pos * 4)
         return "budget", done
 
@@ -170,14 +182,14 @@ class SDMAProcessor:
         self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=hw.TRAP_INT_CONTEXT.get(p[1])))
 
     def poll_regmem(self, q: Queue, p: list[int]) -> str | None:
-        poll = hw.POLL_HEADER.unpack(p[0])
-        if poll["hdp_flush"]:
+        h = p[0]
+        if hw.POLL_HEADER.hdp_flush.get(h):
             return None  # an HDP flush request: there is no host data path cache to flush
-        func = poll["func"]
+        func = hw.POLL_HEADER.func.get(h)
         if func == 7:
             raise PacketError("POLL_REGMEM compare function 7 is reserved")
         ref, mask = p[3], p[4]
-        if poll["mem_poll"]:
+        if hw.POLL_HEADER.mem_poll.get(h):
             addr = canonical(u64(p[1], p[2]) & ~3)
             value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
         else:
