@@ -31,7 +31,7 @@ def _fetch(mmu, vmid: int, top: Frame) -> list[int]:
     n = min(FETCH_DWORDS, top.end - top.pos, PAGE_DWORDS - (va % 4096) // 4)
     if top.ring:
         n = min(n, top.size_dw - top.pos % top.size_dw)
-    return read_dwords(mmu, vmid, va, max(1, n))
+    return mmu.dwords(vmid, va, max(1, n))
 
 
 class SDMAProcessor:
