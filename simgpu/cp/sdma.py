@@ -9,6 +9,8 @@ raises an interrupt event.
 
 from __future__ import annotations
 
+from struct import unpack_from
+
 from simgpu import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw_pm4
@@ -21,17 +23,30 @@ MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window
 
 FETCH_DWORDS = 8  # dwords read at a packet's start: the header and, for most packets, all of it (COPY_LINEAR 7)
 PAGE_DWORDS = 4096 // 4
+_DWORDS = [f"<{n}I" for n in range(FETCH_DWORDS + 1)]  # struct formats of a fetch
 
 
-def _fetch(mmu, vmid: int, top: Frame) -> list[int]:
+def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     """The dwords at the frame's position, one read: up to FETCH_DWORDS, never past the stream's end (wptr, the IB's
     length), the ring's wrap or the header's page -- so the read faults only where the header's own read would. The
-    packet's own dwords are read at its start, after the packets before it ran, as one read each did before."""
-    va = top.address(top.pos)
-    n = min(FETCH_DWORDS, top.end - top.pos, PAGE_DWORDS - (va % 4096) // 4)
+    packet's own dwords are read at its start, after the packets before it ran, as one read each did before.
+
+    `window` ([page, memory] for one execute call) keeps the memory of the page the last packet came from (the MMU's
+    page_view: live memory, so a packet sees what the packets before it wrote): the next packet on that page is
+    unpacked from it at once. A page not remembered yet is read through the MMU, which translates and faults."""
+    pos = top.pos
+    va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
+    inpage = va & 4095
+    n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - inpage // 4)
     if top.ring:
-        n = min(n, top.size_dw - top.pos % top.size_dw)
-    return mmu.dwords(vmid, va, max(1, n))
+        n = min(n, top.size_dw - pos % top.size_dw)
+    n = max(1, n)
+    if window[0] != va >> 12:
+        window[0], window[1] = va >> 12, mmu.page_view(vmid, va, "read")
+    if window[1] is None:
+        window[0] = None  # (look again next time: this read may leave the translation cached)
+        return mmu.dwords(vmid, va, n)
+    return list(unpack_from(_DWORDS[n], window[1], inpage))
 
 
 class SDMAProcessor:
@@ -59,7 +74,7 @@ class SDMAProcessor:
         ring = q.stack[0]
         ring.end = q.wptr // 4
         done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
-        kinds = self.kinds
+        kinds, window = self.kinds, [None, None]
         while done < budget:
             top = stack[-1]
             pos = top.pos
@@ -69,7 +84,7 @@ class SDMAProcessor:
                 stack.pop()
                 continue
             q.current = (top, pos, [])
-            head = _fetch(mmu, vmid, top)
+            head = _fetch(mmu, vmid, top, window)
             kind = kinds.get(head[0] & 0xFFFF)  # op and sub-op: the fixed-length packets (hw.LENGTH)
             if kind is not None and pos + kind[1] <= top.end:
                 handler, length = kind

@@ -79,6 +79,11 @@ class RangeAccess:
                 into[p:p + n] = view
         return bytes(out)
 
+    def page_view(self, vmid: int, va: int, access: str = "read") -> memoryview | None:
+        """The memory of the page holding `va` (live: writes show) if its translation is cached and grants `access`,
+        else None (then read or write, which translate and fault). Valid until the VMID's next invalidation."""
+        return self._page_view(vmid, va & ((1 << 64) - 1), access)
+
     def dwords(self, vmid: int, va: int, n: int) -> list[int]:
         """read(vmid, va, 4 * n) as n little-endian dwords: a packet's words, unpacked from the page's memory
         without a copy when they sit in one remembered page (the command processors' fetch, once a packet)."""

@@ -254,12 +254,14 @@ def test_two_runs_give_identical_memory_events_and_timestamps():
 
 @FUZZ
 @given(st.data(), st.booleans(), st.integers(1, 3))
-def test_sdma_fixed_length_table_runs_streams_as_the_general_decode_does(data, mutate, doorbells):
+def test_sdma_fast_fetch_and_decode_run_streams_as_the_general_path_does(data, mutate, doorbells):
     """SDMAProcessor.kinds (op and sub-op -> handler and length, one look a packet) is a shortcut of _length and
-    handlers: with it emptied every packet takes the general decode; both give the same memory, interrupts, clock,
-    rptr, waits and error reports (packet words included), the stream rung in one doorbell or several."""
+    handlers, and sdma._fetch's page window one of a read through the MMU: with the table emptied and no page ever
+    remembered, every packet is read through the MMU and takes the general decode; both give the same memory,
+    interrupts, clock, rptr, waits and error reports (packet words included), rung in one doorbell or several."""
     worlds = [World(), World()]
     worlds[1].gpu.sdma.kinds = {}
+    worlds[1].gpu.mmu.page_view = lambda vmid, va, access="read": None
     words = _stream(data.draw, worlds[0], sdma_packet, mutate)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
     prints = []
