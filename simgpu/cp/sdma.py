@@ -9,7 +9,7 @@ raises an interrupt event.
 
 from __future__ import annotations
 
-from struct import unpack_from
+from struct import pack_into, unpack_from
 
 from simgpu import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
@@ -49,6 +49,14 @@ def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     return list(unpack_from(_DWORDS[n], window[1], inpage))
 
 
+def _rptr_report(mmu, q: Queue) -> memoryview | None:
+    """The memory of the page the queue reports its rptr to, for one execute call (the MMU's page_view for a write:
+    None where the translation is not cached yet, or the MMU marks writes for a sanitizer; then report_rptr)."""
+    if not q.rptr_addr or q.rptr_addr & 4095 > 4096 - 8:
+        return None
+    return mmu.page_view(q.vmid, q.rptr_addr, "write")
+
+
 class SDMAProcessor:
     """Runs SDMA packets for the SDMA queues of one device."""
 
@@ -75,6 +83,7 @@ class SDMAProcessor:
         ring.end = q.wptr // 4
         done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
         kinds, window = self.kinds, [None, None]
+        report = _rptr_report(mmu, q)
         while done < budget:
             top = stack[-1]
             pos = top.pos
@@ -113,7 +122,11 @@ class SDMAProcessor:
                     raise PacketError("SDMA INDIRECT inside an indirect buffer")
                 stack.append(result)
             if len(stack) == 1:
-                self.gpu.report_rptr(q, top.pos * 4)
+                if report is None:
+                    self.gpu.report_rptr(q, top.pos * 4)
+                else:  # (report_rptr's write, into the page's memory)
+                    q.rptr = top.pos * 4
+                    pack_into("<Q", report, q.rptr_addr & 4095, q.rptr & 0xFFFFFFFFFFFFFFFF)
         return "budget", done
 
     def _length(self, q: Queue, top: Frame, head: list[int]) -> tuple[tuple[int, int], int]:
