@@ -31,9 +31,10 @@ def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     length), the ring's wrap or the header's page -- so the read faults only where the header's own read would. The
     packet's own dwords are read at its start, after the packets before it ran, as one read each did before.
 
-    `window` ([page, memory] for one execute call) keeps the memory of the page the last packet came from (the MMU's
-    page_view: live memory, so a packet sees what the packets before it wrote): the next packet on that page is
-    unpacked from it at once. A page not remembered yet is read through the MMU, which translates and faults."""
+    `window` ([page, memory, MMU generation] for one execute call) keeps the memory of the page the last packet came
+    from (the MMU's page_view: live memory, so a packet sees what the packets before it wrote) until the MMU's next
+    invalidation or eviction: the next packet on that page is unpacked from it at once. A page not remembered yet is
+    read through the MMU, which translates and faults."""
     pos = top.pos
     va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
     inpage = va & 4095
@@ -41,8 +42,8 @@ def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     if top.ring:
         n = min(n, top.size_dw - pos % top.size_dw)
     n = max(1, n)
-    if window[0] != va >> 12:
-        window[0], window[1] = va >> 12, mmu.page_view(vmid, va, "read")
+    if window[0] != va >> 12 or window[2] != mmu.generation:
+        window[:] = va >> 12, mmu.page_view(vmid, va, "read"), mmu.generation
     if window[1] is None:
         window[0] = None  # (look again next time: this read may leave the translation cached)
         return mmu.dwords(vmid, va, n)
@@ -82,7 +83,7 @@ class SDMAProcessor:
         ring = q.stack[0]
         ring.end = q.wptr // 4
         done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
-        kinds, window = self.kinds, [None, None]
+        kinds, window = self.kinds, [None, None, None]
         report = _rptr_report(mmu, q)
         while done < budget:
             top = stack[-1]
