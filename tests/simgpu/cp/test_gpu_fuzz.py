@@ -272,3 +272,34 @@ def test_sdma_fast_fetch_and_decode_run_streams_as_the_general_path_does(data, m
         w.check([r])
         prints.append(w.fingerprint([r]))
     assert prints[0] == prints[1]
+
+
+
+def _same_allocations(src: World, dst: World, before: int) -> None:
+    """Give `dst` the buffers drawing a stream against `src` allocated (a launch's kernel arguments), same VAs and
+    bytes: the two devices then differ only where the test makes them."""
+    for va, size in src.vm.mapped[before:]:
+        assert dst.vm.alloc(size) == va
+        dst.vm.write(va, src.vm.read(va, size))
+
+
+@FUZZ
+@given(st.data(), st.booleans(), st.integers(1, 3))
+def test_pm4_page_window_runs_streams_as_reads_through_the_mmu_do(data, mutate, doorbells):
+    """pm4._words reads a packet from the page the last read came from (PM4Processor.execute's window); with no page
+    ever remembered every header and body is read through the MMU: the same memory, interrupts, clock, rptr, waits
+    and error reports, for valid and mutated streams (launches included) rung in one doorbell or several."""
+    worlds = [World(), World()]
+    worlds[1].gpu.mmu.page_view = lambda vmid, va, access="read": None
+    before = len(worlds[0].vm.mapped)
+    words = _stream(data.draw, worlds[0], pm4_packet, mutate)
+    _same_allocations(worlds[0], worlds[1], before)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
+    prints = []
+    for w in worlds:
+        r = Ring(w.vm, "pm4", size=16384)
+        for lo, hi in zip([0, *cuts], [*cuts, len(words)], strict=True):
+            r.submit(words[lo:hi])
+        w.check([r])
+        prints.append(w.fingerprint([r]))
+    assert prints[0] == prints[1]
