@@ -136,6 +136,9 @@ class GPU:
                 # than the write index; the CP takes the write index from amd_queue_t.write_dispatch_id at the wptr
                 # poll address, which they publish first.
                 self._poll_wptr(q)
+            if seconds is None and not self.wall_watchdog:  # no limit to set (most doorbells): no context to enter
+                self.run_queue(q)
+                return
             with self.time_limit(seconds):
                 self.run_queue(q)
 
@@ -155,7 +158,8 @@ class GPU:
     def pending_doorbells(self) -> list[tuple[int, int]]:
         """(slot, value) of every doorbell whose value changed since the GPU last acted on it: a client's plain
         store into the shared doorbell page."""
-        return [(i, int(self.doorbells[i])) for i in np.flatnonzero(self.doorbells != self._rung).tolist()]
+        doorbells = self.doorbells
+        return [(i, int(doorbells[i])) for i in np.nonzero(doorbells != self._rung)[0].tolist()]
 
     def scan_doorbells(self) -> bool:
         """Ring every pending doorbell, in slot order; True if any."""
@@ -229,11 +233,13 @@ class GPU:
             return False
         q.waiting = ""
         q.current = None
-        run = {"pm4": lambda: self.pm4.execute(q, self._ring_stack(q), self.packet_budget),
-               "aql": lambda: self.aql.execute(q, self.packet_budget),
-               "sdma": lambda: self.sdma.execute(q, self.packet_budget)}[q.fmt]
         try:
-            status, done = run()
+            if q.fmt == "sdma":
+                status, done = self.sdma.execute(q, self.packet_budget)
+            elif q.fmt == "pm4":
+                status, done = self.pm4.execute(q, self._ring_stack(q), self.packet_budget)
+            else:
+                status, done = self.aql.execute(q, self.packet_budget)
         except PacketError as e:
             self._fail(q, e)
             return True

@@ -11,6 +11,7 @@ decoded in the device's family's form from simgpu.hw.pm4_gfx9, and the other fam
 from __future__ import annotations
 
 from collections.abc import Callable
+from struct import unpack_from
 
 from simgpu import clock as costs
 from simgpu.cp import launch
@@ -44,6 +45,22 @@ class Skip:
         self.dwords = dwords
 
 
+def _words(mmu, vmid: int, top: Frame, pos: int, n: int, window: list) -> list[int]:
+    """read_frame(pos, n), from `window` ([page, memory, MMU generation] for one execute call: the MMU's page_view of
+    the page the last read came from, live memory, until the MMU's next invalidation -- a packet may write the
+    invalidation register) when the n dwords lie in that page and do not wrap the ring; else through the MMU, which
+    translates and faults."""
+    va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
+    inpage = va & 4095
+    if inpage + 4 * n <= 4096 and (not top.ring or pos % top.size_dw + n <= top.size_dw):
+        if window[0] != va >> 12 or window[2] != mmu.generation:
+            window[:] = va >> 12, mmu.page_view(vmid, va, "read"), mmu.generation
+        if window[1] is not None:
+            return list(unpack_from(f"<{n}I", window[1], inpage))
+        window[0] = None  # (look again next time: the read below may leave the translation cached)
+    return read_frame(mmu, vmid, top, pos, n)
+
+
 def _addr(lo: int, hi: int, align: int = 4) -> int:
     """A packet address (low bits below the alignment are other fields or ignored)."""
     return canonical(u64(lo, hi) & ~(align - 1))
@@ -68,7 +85,7 @@ class PM4Processor:
     def execute(self, q: Queue, stack: list[Frame], budget: int) -> tuple[str, int]:
         """Run packets until the base frame is exhausted ('idle'), a wait blocks ('blocked') or the budget ends
         ('budget'); returns (status, packets run). Raises PacketError (with q.current set) for a bad packet."""
-        mmu, done = self.gpu.mmu, 0
+        mmu, done, window = self.gpu.mmu, 0, [None, None, None]
         while done < budget:
             top = stack[-1]
             if top.pos >= top.end:
@@ -77,7 +94,7 @@ class PM4Processor:
                 stack.pop()
                 continue
             q.current = (top, top.pos, [])
-            h = read_frame(mmu, q.vmid, top, top.pos, 1)[0]
+            h = _words(mmu, q.vmid, top, top.pos, 1, window)[0]
             q.current = (top, top.pos, [h])
             ptype, op, nbody = hw.parse_header(h)
             if ptype == 2:
@@ -91,7 +108,7 @@ class PM4Processor:
             if top.pos + 1 + nbody > top.end:
                 raise PacketError(f"packet of {1 + nbody} dwords runs past the end of the "
                                   f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - top.pos} left)")
-            body = read_frame(mmu, q.vmid, top, top.pos + 1, nbody)
+            body = _words(mmu, q.vmid, top, top.pos + 1, nbody, window)
             q.current = (top, top.pos, [h, *body])
             handler = self.handlers.get(op)
             if handler is None:

@@ -141,7 +141,7 @@ def read_dwords(mmu, vmid: int, va: int, n: int) -> list[int]:
     """n little-endian dwords at VA."""
     if n <= 0:
         return []
-    return list(struct.unpack(f"<{n}I", mmu.read(vmid, va, 4 * n)))  # (a packet's few dwords: numpy costs more)
+    return mmu.dwords(vmid, va, n)  # (a packet's few dwords: numpy costs more)
 
 
 def read_u32(mmu, vmid: int, va: int) -> int:

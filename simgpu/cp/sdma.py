@@ -9,6 +9,8 @@ raises an interrupt event.
 
 from __future__ import annotations
 
+from struct import pack_into, unpack_from
+
 from simgpu import clock as costs
 from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
 from simgpu.hw import pm4 as hw_pm4
@@ -21,17 +23,39 @@ MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window
 
 FETCH_DWORDS = 8  # dwords read at a packet's start: the header and, for most packets, all of it (COPY_LINEAR 7)
 PAGE_DWORDS = 4096 // 4
+_DWORDS = [f"<{n}I" for n in range(FETCH_DWORDS + 1)]  # struct formats of a fetch
 
 
-def _fetch(mmu, vmid: int, top: Frame) -> list[int]:
+def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     """The dwords at the frame's position, one read: up to FETCH_DWORDS, never past the stream's end (wptr, the IB's
     length), the ring's wrap or the header's page -- so the read faults only where the header's own read would. The
-    packet's own dwords are read at its start, after the packets before it ran, as one read each did before."""
-    va = top.address(top.pos)
-    n = min(FETCH_DWORDS, top.end - top.pos, PAGE_DWORDS - (va % 4096) // 4)
+    packet's own dwords are read at its start, after the packets before it ran, as one read each did before.
+
+    `window` ([page, memory, MMU generation] for one execute call) keeps the memory of the page the last packet came
+    from (the MMU's page_view: live memory, so a packet sees what the packets before it wrote) until the MMU's next
+    invalidation or eviction: the next packet on that page is unpacked from it at once. A page not remembered yet is
+    read through the MMU, which translates and faults."""
+    pos = top.pos
+    va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
+    inpage = va & 4095
+    n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - inpage // 4)
     if top.ring:
-        n = min(n, top.size_dw - top.pos % top.size_dw)
-    return read_dwords(mmu, vmid, va, max(1, n))
+        n = min(n, top.size_dw - pos % top.size_dw)
+    n = max(1, n)
+    if window[0] != va >> 12 or window[2] != mmu.generation:
+        window[:] = va >> 12, mmu.page_view(vmid, va, "read"), mmu.generation
+    if window[1] is None:
+        window[0] = None  # (look again next time: this read may leave the translation cached)
+        return mmu.dwords(vmid, va, n)
+    return list(unpack_from(_DWORDS[n], window[1], inpage))
+
+
+def _rptr_report(mmu, q: Queue) -> memoryview | None:
+    """The memory of the page the queue reports its rptr to, for one execute call (the MMU's page_view for a write:
+    None where the translation is not cached yet, or the MMU marks writes for a sanitizer; then report_rptr)."""
+    if not q.rptr_addr or q.rptr_addr & 4095 > 4096 - 8:
+        return None
+    return mmu.page_view(q.vmid, q.rptr_addr, "write")
 
 
 class SDMAProcessor:
@@ -49,6 +73,8 @@ class SDMAProcessor:
             (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_SET): self.timestamp_set,
             (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_GET): self.timestamp_get,
             (hw.Op.TIMESTAMP, hw.SUBOP_TIMESTAMP_GET_GLOBAL): self.timestamp_get, (hw.Op.GCR_REQ, 0): self.gcr_req}
+        # header & 0xFFFF (op, sub-op) -> (handler, dwords) of every fixed-length packet: one look per packet
+        self.kinds = {op | sub << 8: (self.handlers[op, sub], n) for (op, sub), n in hw.LENGTH.items()}
 
     def execute(self, q: Queue, budget: int) -> tuple[str, int]:
         """Process packets until idle, blocked or out of budget; returns (status, packets run)."""
@@ -56,37 +82,52 @@ class SDMAProcessor:
             raise PacketError(f"SDMA wptr {q.wptr} is not dword aligned")
         ring = q.stack[0]
         ring.end = q.wptr // 4
-        done, mmu = 0, self.gpu.mmu
+        done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
+        kinds, window = self.kinds, [None, None, None]
+        report = _rptr_report(mmu, q)
         while done < budget:
-            top = q.stack[-1]
-            if top.pos >= top.end:
-                if len(q.stack) == 1:
+            top = stack[-1]
+            pos = top.pos
+            if pos >= top.end:
+                if len(stack) == 1:
                     return "idle", done
-                q.stack.pop()
+                stack.pop()
                 continue
-            q.current = (top, top.pos, [])
-            head = _fetch(mmu, q.vmid, top)
-            q.current = (top, top.pos, head[:1])
-            key, length = self._length(q, top, head)
-            if top.pos + length > top.end:
-                raise PacketError(f"packet of {length} dwords runs past the end of the "
-                                  f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - top.pos} left)")
-            pkt = head[:length] if length <= len(head) else read_frame(mmu, q.vmid, top, top.pos, length)
-            q.current = (top, top.pos, pkt)
-            handler = self.handlers.get(key)
+            q.current = (top, pos, [])
+            head = _fetch(mmu, vmid, top, window)
+            kind = kinds.get(head[0] & 0xFFFF)  # op and sub-op: the fixed-length packets (hw.LENGTH)
+            if kind is not None and pos + kind[1] <= top.end:
+                handler, length = kind
+            else:
+                q.current = (top, pos, head[:1])
+                key, length = self._length(q, top, head)
+                if pos + length > top.end:
+                    raise PacketError(f"packet of {length} dwords runs past the end of the "
+                                      f"{'ring (wptr)' if top.ring else 'indirect buffer'} ({top.end - pos} left)")
+                handler = self.handlers.get(key)
+            if length <= len(head):
+                pkt = head[:length]
+            else:  # (the rest of a packet that crosses the header's page: a fault there names the header)
+                q.current = (top, pos, head[:1])
+                pkt = read_frame(mmu, vmid, top, pos, length)
+            q.current = (top, pos, pkt)
             result = handler(q, pkt) if handler is not None else None
             if isinstance(result, str):
-                q.waiting = f"{result} (packet at {top.where(top.pos)})"
+                q.waiting = f"{result} (packet at {top.where(pos)})"
                 return "blocked", done
-            self.gpu.clock.advance(costs.SDMA_PACKET_CYCLES)
-            top.pos += length
+            clock.advance(costs.SDMA_PACKET_CYCLES)
+            top.pos = pos + length
             done += 1
-            if isinstance(result, Frame):
-                if len(q.stack) > 1:
+            if result is not None:  # an INDIRECT's frame
+                if len(stack) > 1:
                     raise PacketError("SDMA INDIRECT inside an indirect buffer")
-                q.stack.append(result)
-            if len(q.stack) == 1:
-                self.gpu.report_rptr(q, top.pos * 4)
+                stack.append(result)
+            if len(stack) == 1:
+                if report is None:
+                    self.gpu.report_rptr(q, top.pos * 4)
+                else:  # (report_rptr's write, into the page's memory)
+                    q.rptr = top.pos * 4
+                    pack_into("<Q", report, q.rptr_addr & 4095, q.rptr & 0xFFFFFFFFFFFFFFFF)
         return "budget", done
 
     def _length(self, q: Queue, top: Frame, head: list[int]) -> tuple[tuple[int, int], int]:
@@ -170,14 +211,14 @@ class SDMAProcessor:
         self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=hw.TRAP_INT_CONTEXT.get(p[1])))
 
     def poll_regmem(self, q: Queue, p: list[int]) -> str | None:
-        poll = hw.POLL_HEADER.unpack(p[0])
-        if poll["hdp_flush"]:
+        h = p[0]
+        if hw.POLL_HEADER.hdp_flush.get(h):
             return None  # an HDP flush request: there is no host data path cache to flush
-        func = poll["func"]
+        func = hw.POLL_HEADER.func.get(h)
         if func == 7:
             raise PacketError("POLL_REGMEM compare function 7 is reserved")
         ref, mask = p[3], p[4]
-        if poll["mem_poll"]:
+        if hw.POLL_HEADER.mem_poll.get(h):
             addr = canonical(u64(p[1], p[2]) & ~3)
             value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
         else:

@@ -11,6 +11,7 @@ the same (_page_view): the next access of that page reads or writes the view at 
 
 from __future__ import annotations
 
+import struct
 from typing import NamedTuple
 
 import numpy as np
@@ -21,6 +22,7 @@ from simgpu.mem.resolve import LaneResolver
 from simgpu.mem.walker import NEED, PRT, SYS
 
 _U64 = np.uint64
+_DWORDS = [f"<{n}I" for n in range(17)]  # struct formats of a packet's dwords
 _PAGE_VIEWS = 4096  # pages remembered (_page_view); emptied when full, deterministically
 
 
@@ -76,6 +78,21 @@ class RangeAccess:
             if view is not None:
                 into[p:p + n] = view
         return bytes(out)
+
+    def page_view(self, vmid: int, va: int, access: str = "read") -> memoryview | None:
+        """The memory of the page holding `va` (live: writes show) if its translation is cached and grants `access`,
+        else None (then read or write, which translate and fault). Valid until the VMID's next invalidation."""
+        return self._page_view(vmid, va & ((1 << 64) - 1), access)
+
+    def dwords(self, vmid: int, va: int, n: int) -> list[int]:
+        """read(vmid, va, 4 * n) as n little-endian dwords: a packet's words, unpacked from the page's memory
+        without a copy when they sit in one remembered page (the command processors' fetch, once a packet)."""
+        inpage = va & (gmc.PAGE_SIZE - 1)
+        if inpage + 4 * n <= gmc.PAGE_SIZE:
+            page = self._page_view(vmid, va, "read")
+            if page is not None:
+                return list(struct.unpack_from(_DWORDS[n] if n < len(_DWORDS) else f"<{n}I", page, inpage))
+        return list(struct.unpack(f"<{n}I", self.read(vmid, va, 4 * n)))
 
     def write(self, vmid: int, va: int, data) -> None:
         """Write bytes-like `data` to virtual memory; every page is checked before any byte is written."""

@@ -17,6 +17,10 @@ class MarkingMMU:
     def __getattr__(self, name):
         return getattr(self._mmu, name)
 
+    def page_view(self, vmid: int, va: int, access: str = "read"):
+        """MMU.page_view for reads only: a write into a page's memory would not be marked."""
+        return self._mmu.page_view(vmid, va, access) if access == "read" else None
+
     def write(self, vmid: int, va: int, data) -> None:
         """MMU.write, then mark [va, va + len(data))."""
         self._mmu.write(vmid, va, data)

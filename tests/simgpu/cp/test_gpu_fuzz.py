@@ -250,3 +250,56 @@ def test_two_runs_give_identical_memory_events_and_timestamps():
     memory, events, cycles, states = first
     assert [e[2] for e in events][:4] == ["sdma_trap", "signal", "end_of_pipe", "queue_error"]
     assert states[0][0] == states[1][0] == states[2][0] == QueueState.IDLE and states[3][0] == QueueState.ERROR
+
+
+@FUZZ
+@given(st.data(), st.booleans(), st.integers(1, 3))
+def test_sdma_fast_fetch_and_decode_run_streams_as_the_general_path_does(data, mutate, doorbells):
+    """SDMAProcessor.kinds (op and sub-op -> handler and length, one look a packet) is a shortcut of _length and
+    handlers, and sdma._fetch's page window one of a read through the MMU: with the table emptied and no page ever
+    remembered, every packet is read through the MMU and takes the general decode; both give the same memory,
+    interrupts, clock, rptr, waits and error reports (packet words included), rung in one doorbell or several."""
+    worlds = [World(), World()]
+    worlds[1].gpu.sdma.kinds = {}
+    worlds[1].gpu.mmu.page_view = lambda vmid, va, access="read": None
+    words = _stream(data.draw, worlds[0], sdma_packet, mutate)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
+    prints = []
+    for w in worlds:
+        r = Ring(w.vm, "sdma", size=16384)
+        for lo, hi in zip([0, *cuts], [*cuts, len(words)], strict=True):
+            r.submit(words[lo:hi])
+        w.check([r])
+        prints.append(w.fingerprint([r]))
+    assert prints[0] == prints[1]
+
+
+
+def _same_allocations(src: World, dst: World, before: int) -> None:
+    """Give `dst` the buffers drawing a stream against `src` allocated (a launch's kernel arguments), same VAs and
+    bytes: the two devices then differ only where the test makes them."""
+    for va, size in src.vm.mapped[before:]:
+        assert dst.vm.alloc(size) == va
+        dst.vm.write(va, src.vm.read(va, size))
+
+
+@FUZZ
+@given(st.data(), st.booleans(), st.integers(1, 3))
+def test_pm4_page_window_runs_streams_as_reads_through_the_mmu_do(data, mutate, doorbells):
+    """pm4._words reads a packet from the page the last read came from (PM4Processor.execute's window); with no page
+    ever remembered every header and body is read through the MMU: the same memory, interrupts, clock, rptr, waits
+    and error reports, for valid and mutated streams (launches included) rung in one doorbell or several."""
+    worlds = [World(), World()]
+    worlds[1].gpu.mmu.page_view = lambda vmid, va, access="read": None
+    before = len(worlds[0].vm.mapped)
+    words = _stream(data.draw, worlds[0], pm4_packet, mutate)
+    _same_allocations(worlds[0], worlds[1], before)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
+    prints = []
+    for w in worlds:
+        r = Ring(w.vm, "pm4", size=16384)
+        for lo, hi in zip([0, *cuts], [*cuts, len(words)], strict=True):
+            r.submit(words[lo:hi])
+        w.check([r])
+        prints.append(w.fingerprint([r]))
+    assert prints[0] == prints[1]

@@ -150,3 +150,13 @@ def test_a_packet_is_read_at_its_start_and_no_further_than_its_headers_page(vm):
     # the WRITE_UNTILED is 4 + 4 dwords at ring offset 0; it writes the FENCE over the 4 NOPs after it
     r2.submit(sdma.write_untiled(r2.base + 4 * 8, *fence), *([sdma.nop()] * 4))
     assert r2.q.state == QueueState.IDLE and vm.u32(out + 8)[0] == 0xC0DE
+
+
+def test_a_packet_sees_what_the_packets_before_it_wrote_into_the_ring(vm):
+    """The fetch keeps the ring page's memory for the next packet (sdma._fetch's window): live memory, so a packet
+    that an earlier one of the same doorbell rewrote runs as rewritten, as when every packet was read on its own."""
+    r = Ring(vm, "sdma")
+    out = vm.alloc(64)
+    second_value = r.base + 4 * (4 + 3)  # the second FENCE's value dword (a FENCE is 4 dwords)
+    r.submit(sdma.fence(second_value, 0xBEEF), sdma.fence(out, 0x1111), sdma.fence(out + 4, 0x2222))
+    assert vm.u32(out, 2) == [0xBEEF, 0x2222] and r.q.state == QueueState.IDLE
