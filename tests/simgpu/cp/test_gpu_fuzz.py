@@ -252,6 +252,20 @@ def test_two_runs_give_identical_memory_events_and_timestamps():
     assert states[0][0] == states[1][0] == states[2][0] == QueueState.IDLE and states[3][0] == QueueState.ERROR
 
 
+def _rung_in_pieces(draw, worlds: list, fmt: str, words: list, doorbells: int) -> list:
+    """Each world's fingerprint after `words` ran on a new `fmt` ring of it, submitted in `doorbells` pieces cut at
+    drawn places (the same cuts for every world)."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
+    prints = []
+    for w in worlds:
+        r = Ring(w.vm, fmt, size=16384)
+        for lo, hi in zip([0, *cuts], [*cuts, len(words)], strict=True):
+            r.submit(words[lo:hi])
+        w.check([r])
+        prints.append(w.fingerprint([r]))
+    return prints
+
+
 @FUZZ
 @given(st.data(), st.booleans(), st.integers(1, 3))
 def test_sdma_fast_fetch_and_decode_run_streams_as_the_general_path_does(data, mutate, doorbells):
@@ -263,16 +277,8 @@ def test_sdma_fast_fetch_and_decode_run_streams_as_the_general_path_does(data, m
     worlds[1].gpu.sdma.kinds = {}
     worlds[1].gpu.mmu.page_view = lambda vmid, va, access="read": None
     words = _stream(data.draw, worlds[0], sdma_packet, mutate)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
-    prints = []
-    for w in worlds:
-        r = Ring(w.vm, "sdma", size=16384)
-        for lo, hi in zip([0, *cuts], [*cuts, len(words)], strict=True):
-            r.submit(words[lo:hi])
-        w.check([r])
-        prints.append(w.fingerprint([r]))
-    assert prints[0] == prints[1]
-
+    first, second = _rung_in_pieces(data.draw, worlds, "sdma", words, doorbells)
+    assert first == second
 
 
 def _same_allocations(src: World, dst: World, before: int) -> None:
@@ -294,12 +300,5 @@ def test_pm4_page_window_runs_streams_as_reads_through_the_mmu_do(data, mutate, 
     before = len(worlds[0].vm.mapped)
     words = _stream(data.draw, worlds[0], pm4_packet, mutate)
     _same_allocations(worlds[0], worlds[1], before)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(words)), min_size=doorbells - 1, max_size=doorbells - 1)))
-    prints = []
-    for w in worlds:
-        r = Ring(w.vm, "pm4", size=16384)
-        for lo, hi in zip([0, *cuts], [*cuts, len(words)], strict=True):
-            r.submit(words[lo:hi])
-        w.check([r])
-        prints.append(w.fingerprint([r]))
-    assert prints[0] == prints[1]
+    first, second = _rung_in_pieces(data.draw, worlds, "pm4", words, doorbells)
+    assert first == second
