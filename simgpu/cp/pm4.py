@@ -11,11 +11,20 @@ decoded in the device's family's form from simgpu.hw.pm4_gfx9, and the other fam
 from __future__ import annotations
 
 from collections.abc import Callable
-from struct import unpack_from
 
 from simgpu import clock as costs
 from simgpu.cp import launch
-from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
+from simgpu.cp.queue import (
+    Frame,
+    PacketError,
+    Queue,
+    canonical,
+    read_dwords,
+    read_frame,
+    window_dwords,
+    write_u32,
+    write_u64,
+)
 from simgpu.hw import pm4 as hw
 from simgpu.hw import pm4_gfx9, regs
 from simgpu.hw.bits import u64
@@ -46,18 +55,14 @@ class Skip:
 
 
 def _words(mmu, vmid: int, top: Frame, pos: int, n: int, window: list) -> list[int]:
-    """read_frame(pos, n), from `window` ([page, memory, MMU generation] for one execute call: the MMU's page_view of
-    the page the last read came from, live memory, until the MMU's next invalidation -- a packet may write the
-    invalidation register) when the n dwords lie in that page and do not wrap the ring; else through the MMU, which
-    translates and faults."""
+    """read_frame(pos, n), from the page window (queue.window_dwords; a packet may write the invalidation register,
+    which moves the MMU's generation) when the n dwords lie in one page and do not wrap the ring; else through the
+    MMU, which translates and faults."""
     va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
-    inpage = va & 4095
-    if inpage + 4 * n <= 4096 and (not top.ring or pos % top.size_dw + n <= top.size_dw):
-        if window[0] != va >> 12 or window[2] != mmu.generation:
-            window[:] = va >> 12, mmu.page_view(vmid, va, "read"), mmu.generation
-        if window[1] is not None:
-            return list(unpack_from(f"<{n}I", window[1], inpage))
-        window[0] = None  # (look again next time: the read below may leave the translation cached)
+    if (va & 4095) + 4 * n <= 4096 and (not top.ring or pos % top.size_dw + n <= top.size_dw):
+        got = window_dwords(mmu, vmid, va, n, window)
+        if got is not None:
+            return got
     return read_frame(mmu, vmid, top, pos, n)
 
 

@@ -177,3 +177,17 @@ def read_frame(mmu, vmid: int, frame: Frame, pos: int, n: int) -> list[int]:
         out += read_dwords(mmu, vmid, frame.base + 4 * off, take)
         pos, n = pos + take, n - take
     return out
+
+
+def window_dwords(mmu, vmid: int, va: int, n: int, window: list) -> list[int] | None:
+    """`n` dwords at `va` (all within its page) from `window` ([page, memory, MMU generation], kept by the caller for
+    one execute call): the MMU's page_view of the page, live memory (a packet sees what the packets before it
+    wrote), taken again when the page or the MMU's generation (its next invalidation or eviction) changed. None
+    where the MMU gives no view of the page (its translation not cached yet): the caller reads through the MMU,
+    which translates and faults."""
+    if window[0] != va >> 12 or window[2] != mmu.generation:
+        window[:] = va >> 12, mmu.page_view(vmid, va, "read"), mmu.generation
+    if window[1] is None:
+        window[0] = None  # (look again next time: the caller's read may leave the translation cached)
+        return None
+    return list(struct.unpack_from(f"<{n}I", window[1], va & 4095))

@@ -9,10 +9,20 @@ raises an interrupt event.
 
 from __future__ import annotations
 
-from struct import pack_into, unpack_from
+from struct import pack_into
 
 from simgpu import clock as costs
-from simgpu.cp.queue import Frame, PacketError, Queue, canonical, read_dwords, read_frame, write_u32, write_u64
+from simgpu.cp.queue import (
+    Frame,
+    PacketError,
+    Queue,
+    canonical,
+    read_dwords,
+    read_frame,
+    window_dwords,
+    write_u32,
+    write_u64,
+)
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma as hw
 from simgpu.hw.bits import Field, u64
@@ -23,7 +33,6 @@ MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window
 
 FETCH_DWORDS = 8  # dwords read at a packet's start: the header and, for most packets, all of it (COPY_LINEAR 7)
 PAGE_DWORDS = 4096 // 4
-_DWORDS = [f"<{n}I" for n in range(FETCH_DWORDS + 1)]  # struct formats of a fetch
 
 
 def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
@@ -42,12 +51,8 @@ def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     if top.ring:
         n = min(n, top.size_dw - pos % top.size_dw)
     n = max(1, n)
-    if window[0] != va >> 12 or window[2] != mmu.generation:
-        window[:] = va >> 12, mmu.page_view(vmid, va, "read"), mmu.generation
-    if window[1] is None:
-        window[0] = None  # (look again next time: this read may leave the translation cached)
-        return mmu.dwords(vmid, va, n)
-    return list(unpack_from(_DWORDS[n], window[1], inpage))
+    got = window_dwords(mmu, vmid, va, n, window)
+    return got if got is not None else mmu.dwords(vmid, va, n)
 
 
 def _rptr_report(mmu, q: Queue) -> memoryview | None:
