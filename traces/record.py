@@ -205,7 +205,7 @@ class RecordingOS(OS):
         rec = {"t": "progress", "poll_all": poll_all, "w": self.shadows.collect()}
         rec["moved"] = bool(self.inner.progress(poll_all))
         self._after(rec)
-        if rec["moved"] or rec["w"] or rec["g"]:
+        if rec["moved"] or rec["w"] or rec["g"] or "doorbells" in rec:  # (a doorbell acted on also moves today)
             self._write(rec)
         return rec["moved"]
 
