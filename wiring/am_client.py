@@ -15,6 +15,7 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import tempfile
 
 FW_MODULE = "tinygrad.runtime.autogen.am.fw"
 LINUX_FIRMWARE = "0a6871b19abf5d6e024b5d208b101ae53e7fa0de"  # the linux-firmware commit tinygrad pins (fetch_fw)
@@ -30,8 +31,23 @@ def install(module, directory: str) -> None:
         with open(os.path.join(directory, name), "rb") as f:
             data = f.read()
         url = f"https://gitlab.com/kernel-firmware/linux-firmware/-/raw/{LINUX_FIRMWARE}/amdgpu/{name}"
-        (cache / hashlib.md5(url.encode()).hexdigest()).write_bytes(data)
+        store(cache / hashlib.md5(url.encode()).hexdigest(), data)
         module.hashes[name] = hashlib.sha256(data).hexdigest()
+
+
+def store(path, data: bytes) -> None:
+    """Put `data` at `path` whole: programs started by `simgpu run --am` at the same time share this cache, and one
+    reads (and hashes) a file while another installs it. A file truncated and rewritten in place could be read half
+    written -- tinygrad then finds a wrong hash and goes to the network for it -- so a complete copy is renamed over
+    it, and a file that already holds these bytes is left alone."""
+    try:
+        if path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name + ".", delete=False) as f:
+        f.write(data)
+    os.replace(f.name, path)
 
 
 class FirmwareTableFinder(importlib.abc.MetaPathFinder):
