@@ -31,7 +31,9 @@ TIERS = ("interpreter", "jit", "jit-lean")
 # which do not change what the code computes. The float definitions' and the 16-bit forms' kernels (test_sem_define,
 # test_jit_16bit) compile at the default levels under the default MODE and at FUZZ_CODEGEN under the others
 # (mode_codegen): each MODE's kernel is the same instructions with other MODE bits, compiled once and run once, and
-# code generation was most of those files' time. Every other JIT test (the corpora, among them gfx942's OpenCL one and
+# code generation was most of those files' time. test_jit_remote's comparison of the worker's translation with an
+# eager one compiles each kernel three times at FUZZ_CODEGEN: it compares IR (the same IR, the same object at any
+# level). Every other JIT test (the corpora, among them gfx942's OpenCL one and
 # test_cdna4_corpus, which keep CDNA code at the default levels, the integer definitions, fused batches, loops, the
 # tier's own) compiles at the default levels, and both JIT caches key objects by level (jit.compile.code_setting):
 # fuzz objects are never served to a default-level run.
