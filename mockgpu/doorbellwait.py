@@ -34,6 +34,9 @@ def _library() -> ctypes.CDLL | None:
     fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
                    ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                    ctypes.POINTER(ctypes.c_int64))
+    pending = lib.simgpu_doorbell_pending
+    pending.restype = ctypes.c_int
+    pending.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
     return lib
 
 
@@ -41,12 +44,16 @@ class Waiter:
     """The doorbell pages of one machine's GPUs and, for each, its values last acted on (GPU.doorbell_arrays)."""
 
     def __init__(self, lib: ctypes.CDLL, arrays: list[tuple[np.ndarray, np.ndarray]]):
-        self._fn = lib.simgpu_doorbell_wait
+        self._fn, self._pending = lib.simgpu_doorbell_wait, lib.simgpu_doorbell_pending
         self._arrays = arrays  # (kept: the pointers below are into them)
         self._pages = (ctypes.c_void_p * len(arrays))(*(page.ctypes.data for page, _ in arrays))
         self._seen = (ctypes.c_void_p * len(arrays))(*(seen.ctypes.data for _, seen in arrays))
         self._slots = min(min(len(page), len(seen)) for page, seen in arrays)
         self._spins = ctypes.c_int64(0)
+        self._spins_ref = ctypes.byref(self._spins)
+        self._fds: list[int] = []  # the descriptors of the last wait, and their array (made again when they change)
+        self._fd_array = (ctypes.c_int * 0)()
+        self._out = (ctypes.c_uint64 * (2 * self._slots))()  # (room for every doorbell of a page at once)
 
     @property
     def spins(self) -> int:
@@ -65,11 +72,19 @@ class Waiter:
         soon as one of `fds` is readable; looks at the doorbells every `period` seconds, or, with `growth` and
         `since` (time.monotonic() of the client's last activity), every (now - since) / growth seconds, from
         `period` up to `max_period` (time.monotonic is CLOCK_MONOTONIC, the C side's clock)."""
-        arr = (ctypes.c_int * len(fds))(*fds)
+        if fds != self._fds:  # (a session's descriptors change when a thread connects or goes: not every turn)
+            self._fds, self._fd_array = list(fds), (ctypes.c_int * len(fds))(*fds)
         grow = growth > 0 and since is not None
-        r = self._fn(self._pages, self._seen, self._slots, len(self._arrays), arr, len(fds),
+        r = self._fn(self._pages, self._seen, self._slots, len(self._arrays), self._fd_array, len(fds),
                      max(0, int(timeout * 1e6)), max(1, int(period * 1e6)), int(since * 1e6) if grow else 0,
-                     max(1, int(max(max_period, period) * 1e6)), growth if grow else 0, ctypes.byref(self._spins))
+                     max(1, int(max(max_period, period) * 1e6)), growth if grow else 0, self._spins_ref)
         if r < 0:
             raise OSError(-r, "ppoll failed in simgpu_doorbell_wait")
         return r
+
+    def pending(self, gpu: int) -> list[tuple[int, int]]:
+        """(slot, value) of each doorbell of GPU `gpu` (its index in the arrays given) whose value differs from the
+        one the GPU last acted on, in slot order: GPU.pending_doorbells, compared in C."""
+        out = self._out
+        n = self._pending(self._pages[gpu], self._seen[gpu], self._slots, out)
+        return [(out[2 * i], out[2 * i + 1]) for i in range(n)]

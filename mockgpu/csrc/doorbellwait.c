@@ -17,6 +17,10 @@
  * not acted on) is taken off its socket here and answered by a look at the doorbells at once: the doorbell is then
  * a 1 like any other, and a SPIN whose doorbell a look already found costs no turn in Python. Each SPIN taken is
  * counted in *spins (the session's: a client that announces its doorbells needs fewer looks of its own).
+ *
+ * simgpu_doorbell_pending(page, rung, slots, out): the doorbells of one page that differ from their values last
+ * acted on, slot by slot, as (slot, value) pairs in out (room for slots pairs); their count. The worker's turn asks
+ * this of each GPU instead of comparing its page in numpy (three array operations a GPU, every turn).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,6 +61,20 @@ static int rung(const volatile uint64_t *const *pages, const uint64_t *const *se
         for (int i = 0; i < slots; i++)
             if (pages[p][i] != seen[p][i]) return 1;
     return 0;
+}
+
+__attribute__((visibility("default"))) int simgpu_doorbell_pending(const volatile uint64_t *page,
+                                                                   const uint64_t *seen, int slots, uint64_t *out) {
+    int n = 0;
+    for (int i = 0; i < slots; i++) {
+        uint64_t v = page[i]; /* (read once: the client may store again meanwhile) */
+        if (v != seen[i]) {
+            out[2 * n] = (uint64_t)i;
+            out[2 * n + 1] = v;
+            n++;
+        }
+    }
+    return n;
 }
 
 __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile uint64_t *const *pages,

@@ -16,6 +16,7 @@ from enum import StrEnum
 from simgpu.fault import HardwareFault
 
 UNIT_BYTES = {"pm4": 4, "aql": 64, "sdma": 1}
+_DWORDS = [f"<{n}I" for n in range(17)]  # struct formats of a packet's first dwords (made once, not per packet)
 
 
 class QueueState(StrEnum):
@@ -190,4 +191,4 @@ def window_dwords(mmu, vmid: int, va: int, n: int, window: list) -> list[int] | 
     if window[1] is None:
         window[0] = None  # (look again next time: the caller's read may leave the translation cached)
         return None
-    return list(struct.unpack_from(f"<{n}I", window[1], va & 4095))
+    return list(struct.unpack_from(_DWORDS[n] if n < 17 else f"<{n}I", window[1], va & 4095))

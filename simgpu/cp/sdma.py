@@ -9,7 +9,7 @@ raises an interrupt event.
 
 from __future__ import annotations
 
-from struct import pack_into
+from struct import pack_into, unpack_from
 
 from simgpu import clock as costs
 from simgpu.cp.queue import (
@@ -32,6 +32,7 @@ MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window
 
 
 FETCH_DWORDS = 8  # dwords read at a packet's start: the header and, for most packets, all of it (COPY_LINEAR 7)
+_DWORDS = [f"<{n}I" for n in range(FETCH_DWORDS + 1)]
 PAGE_DWORDS = 4096 // 4
 
 
@@ -45,12 +46,17 @@ def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     invalidation or eviction: the next packet on that page is unpacked from it at once. A page not remembered yet is
     read through the MMU, which translates and faults."""
     pos = top.pos
-    va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
-    inpage = va & 4095
-    n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - inpage // 4)
     if top.ring:
-        n = min(n, top.size_dw - pos % top.size_dw)
-    n = max(1, n)
+        off = pos % top.size_dw
+        va = top.base + 4 * off
+        n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2), top.size_dw - off)
+    else:
+        va = top.base + 4 * pos
+        n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2))
+    if n < 1:
+        n = 1
+    if window[0] == va >> 12 and window[1] is not None and window[2] == mmu.generation:  # (window_dwords' hit)
+        return list(unpack_from(_DWORDS[n], window[1], va & 4095))
     got = window_dwords(mmu, vmid, va, n, window)
     return got if got is not None else mmu.dwords(vmid, va, n)
 
@@ -89,7 +95,7 @@ class SDMAProcessor:
         ring.end = q.wptr // 4
         done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
         kinds, window = self.kinds, [None, None, None]
-        report = _rptr_report(mmu, q)
+        report, report_at = _rptr_report(mmu, q), q.rptr_addr & 4095
         while done < budget:
             top = stack[-1]
             pos = top.pos
@@ -120,7 +126,7 @@ class SDMAProcessor:
             if isinstance(result, str):
                 q.waiting = f"{result} (packet at {top.where(pos)})"
                 return "blocked", done
-            clock.advance(costs.SDMA_PACKET_CYCLES)
+            clock.cycles += costs.SDMA_PACKET_CYCLES  # (Clock.advance, without the call: five a copy round)
             top.pos = pos + length
             done += 1
             if result is not None:  # an INDIRECT's frame
@@ -131,8 +137,8 @@ class SDMAProcessor:
                 if report is None:
                     self.gpu.report_rptr(q, top.pos * 4)
                 else:  # (report_rptr's write, into the page's memory)
-                    q.rptr = top.pos * 4
-                    pack_into("<Q", report, q.rptr_addr & 4095, q.rptr & 0xFFFFFFFFFFFFFFFF)
+                    q.rptr = rptr = top.pos * 4
+                    pack_into("<Q", report, report_at, rptr & 0xFFFFFFFFFFFFFFFF)
         return "budget", done
 
     def _length(self, q: Queue, top: Frame, head: list[int]) -> tuple[tuple[int, int], int]:
