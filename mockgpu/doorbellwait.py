@@ -54,6 +54,8 @@ class Waiter:
         self._fds: list[int] = []  # the descriptors of the last wait, and their array (made again when they change)
         self._fd_array = (ctypes.c_int * 0)()
         self._out = (ctypes.c_uint64 * (2 * self._slots))()  # (room for every doorbell of a page at once)
+        self._page_ptrs = [ctypes.c_void_p(p) for p in self._pages]  # (made once: pending runs every turn)
+        self._seen_ptrs = [ctypes.c_void_p(p) for p in self._seen]
 
     @property
     def spins(self) -> int:
@@ -86,5 +88,5 @@ class Waiter:
         """(slot, value) of each doorbell of GPU `gpu` (its index in the arrays given) whose value differs from the
         one the GPU last acted on, in slot order: GPU.pending_doorbells, compared in C."""
         out = self._out
-        n = self._pending(self._pages[gpu], self._seen[gpu], self._slots, out)
-        return [(out[2 * i], out[2 * i + 1]) for i in range(n)]
+        n = self._pending(self._page_ptrs[gpu], self._seen_ptrs[gpu], self._slots, out)
+        return [(out[2 * i], out[2 * i + 1]) for i in range(n)] if n else []

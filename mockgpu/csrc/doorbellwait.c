@@ -37,17 +37,17 @@
 #error "compile with the -D definitions of mockgpu.protocol.c_definitions()"
 #endif
 
-/* Take the SPIN messages at the head of socket fd, counting them in *spins; 1 if something else is there (a
- * request, a hang-up, not a socket: the caller's business), else 0. */
+/* Take the SPIN message at the head of socket fd, counting it in *spins; 1 if something else is there (a request, a
+ * hang-up, not a socket: the caller's business), else 0. */
 static int take_spins(int fd, int64_t *spins) {
-    for (;;) {
-        int64_t head[8];
-        ssize_t n = recv(fd, head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
-        if (n != (ssize_t)sizeof head || head[0] != SIMGPU_MSG_SPIN) return 1;
-        if (recv(fd, head, sizeof head, MSG_DONTWAIT) != (ssize_t)sizeof head) return 1;
-        ++*spins;
-    }
+    int64_t head[8];
+    ssize_t n = recv(fd, head, sizeof head, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (n != (ssize_t)sizeof head || head[0] != SIMGPU_MSG_SPIN) return 1;
+    if (recv(fd, head, sizeof head, MSG_DONTWAIT) != (ssize_t)sizeof head) return 1;
+    ++*spins;
+    /* (what follows it, if anything, is found by the next ppoll, at once: no third recv a SPIN) */
+    return 0;
 }
 
 static int64_t now_us(void) {
@@ -86,8 +86,13 @@ __attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile u
     struct pollfd p[MAX_FDS];
     if (nfds > MAX_FDS) nfds = MAX_FDS; /* (the caller passes its few sockets: a session has one per thread) */
     for (int i = 0; i < nfds; i++) p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN | POLLPRI};
-    /* The kernel may stretch a sleep by the thread's timer slack (50 us by default): as long as the period. */
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+    /* The kernel may stretch a sleep by the thread's timer slack (50 us by default): as long as the period. Set
+     * once a thread (a system call, and this runs every turn of the worker). */
+    static __thread int slack_set;
+    if (!slack_set) {
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+        slack_set = 1;
+    }
     int64_t end = now_us() + timeout_us;
     for (;;) {
         if (rung(pages, seen, npages, slots)) return 1;

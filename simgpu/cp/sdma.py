@@ -216,7 +216,12 @@ class SDMAProcessor:
         if self.v4 and p[0] & hw.FENCE_HEADER_RESERVED_V4:
             raise PacketError(f"FENCE header bits {p[0] & hw.FENCE_HEADER_RESERVED_V4:#010x} are SDMA 5+'s cache "
                               f"fields (MTYPE {hw.FENCE_HEADER.mtype.get(p[0])}, ...), reserved on SDMA 4.4")
-        write_u32(self.gpu.mmu, q.vmid, canonical(u64(p[1], p[2]) & ~3), p[3])
+        addr = canonical(u64(p[1], p[2]) & ~3)
+        page = self.gpu.mmu.page_view(q.vmid, addr, "write")  # (the dword is aligned: it lies in one page)
+        if page is None:  # not cached yet, or a sanitizer marks CP writes: through the MMU, which faults
+            write_u32(self.gpu.mmu, q.vmid, addr, p[3])
+        else:
+            pack_into("<I", page, addr & 4095, p[3] & 0xFFFFFFFF)
 
     def trap(self, q: Queue, p: list[int]) -> None:
         self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=hw.TRAP_INT_CONTEXT.get(p[1])))
