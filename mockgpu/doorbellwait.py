@@ -31,13 +31,20 @@ def _library() -> ctypes.CDLL | None:
         return None
     fn = lib.simgpu_doorbell_wait
     fn.restype = ctypes.c_int
-    fn.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                   ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
-                   ctypes.POINTER(ctypes.c_int64))
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
     pending = lib.simgpu_doorbell_pending
     pending.restype = ctypes.c_int
     pending.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
     return lib
+
+
+class _Watch(ctypes.Structure):
+    """doorbellwait.c's struct simgpu_watch: what one wait passes on to the next (filled once, the fds when they
+    change)."""
+
+    _fields_ = [("pages", ctypes.c_void_p), ("seen", ctypes.c_void_p), ("fds", ctypes.c_void_p),
+                ("spins", ctypes.c_void_p), ("slots", ctypes.c_int32), ("npages", ctypes.c_int32),
+                ("nfds", ctypes.c_int32), ("pad", ctypes.c_int32)]
 
 
 class Waiter:
@@ -50,9 +57,11 @@ class Waiter:
         self._seen = (ctypes.c_void_p * len(arrays))(*(seen.ctypes.data for _, seen in arrays))
         self._slots = min(min(len(page), len(seen)) for page, seen in arrays)
         self._spins = ctypes.c_int64(0)
-        self._spins_ref = ctypes.byref(self._spins)
         self._fds: list[int] = []  # the descriptors of the last wait, and their array (made again when they change)
         self._fd_array = (ctypes.c_int * 0)()
+        self._watch = _Watch(ctypes.addressof(self._pages), ctypes.addressof(self._seen), 0,
+                             ctypes.addressof(self._spins), self._slots, len(arrays), 0, 0)
+        self._watch_ref = ctypes.byref(self._watch)
         self._out = (ctypes.c_uint64 * (2 * self._slots))()  # (room for every doorbell of a page at once)
         self._page_ptrs = [ctypes.c_void_p(p) for p in self._pages]  # (made once: pending runs every turn)
         self._seen_ptrs = [ctypes.c_void_p(p) for p in self._seen]
@@ -76,10 +85,10 @@ class Waiter:
         `period` up to `max_period` (time.monotonic is CLOCK_MONOTONIC, the C side's clock)."""
         if fds != self._fds:  # (a session's descriptors change when a thread connects or goes: not every turn)
             self._fds, self._fd_array = list(fds), (ctypes.c_int * len(fds))(*fds)
+            self._watch.fds, self._watch.nfds = ctypes.addressof(self._fd_array), len(fds)
         grow = growth > 0 and since is not None
-        r = self._fn(self._pages, self._seen, self._slots, len(self._arrays), self._fd_array, len(fds),
-                     max(0, int(timeout * 1e6)), max(1, int(period * 1e6)), int(since * 1e6) if grow else 0,
-                     max(1, int(max(max_period, period) * 1e6)), growth if grow else 0, self._spins_ref)
+        r = self._fn(self._watch_ref, max(0, int(timeout * 1e6)), max(1, int(period * 1e6)),
+                     int(since * 1e6) if grow else 0, max(1, int(max(max_period, period) * 1e6)), growth if grow else 0)
         if r < 0:
             raise OSError(-r, "ppoll failed in simgpu_doorbell_wait")
         return r

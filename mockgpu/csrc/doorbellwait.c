@@ -4,12 +4,14 @@
  * that also wake at once when a client sends a request, it costs a few microseconds and no GIL (ctypes releases it
  * for the call).
  *
- * simgpu_doorbell_wait(pages, rung, slots, npages, fds, nfds, timeout_us, period_us, since_us, max_period_us,
- * growth, spins): whether any of the npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the
- * values last acted on (rung: the GPU's own array), looked at every period_us -- or, with growth > 0, every
+ * simgpu_doorbell_wait(watch, timeout_us, period_us, since_us, max_period_us, growth): whether any of the watch's
+ * npages doorbell pages (slots 64-bit doorbells each) differs from its copy of the values last acted on (rung: the
+ * GPU's own array), looked at every period_us -- or, with growth > 0, every
  * (now - since_us) / growth microseconds (since_us: CLOCK_MONOTONIC of the client's last activity), at least
  * period_us and at most max_period_us apart: a doorbell is then seen within 1/growth of the time the client was
- * quiet before it, and a quiet client is looked at less and less often. Between looks, ppoll on the fds.
+ * quiet before it, and a quiet client is looked at less and less often. Between looks, ppoll on the watch's fds.
+ * (What does not change from one wait to the next -- pages, fds, the SPIN counter -- is the watch, a struct the
+ * caller fills once: ctypes converts each argument of a call, and this one is made every turn of the worker.)
  * Returns 1 for a changed doorbell, 2 for a readable (or hung-up) fd, 0 when timeout_us passed, -errno on a
  * failed ppoll.
  *
@@ -32,6 +34,14 @@
 #include <time.h>
 
 #define MAX_FDS 256
+
+struct simgpu_watch { /* mockgpu.doorbellwait._Watch */
+    const volatile uint64_t *const *pages;
+    const uint64_t *const *seen; /* rung */
+    const int *fds;
+    int64_t *spins;
+    int32_t slots, npages, nfds, pad;
+};
 
 #ifndef SIMGPU_MSG_SPIN
 #error "compile with the -D definitions of mockgpu.protocol.c_definitions()"
@@ -77,15 +87,16 @@ __attribute__((visibility("default"))) int simgpu_doorbell_pending(const volatil
     return n;
 }
 
-__attribute__((visibility("default"))) int simgpu_doorbell_wait(const volatile uint64_t *const *pages,
-                                                                const uint64_t *const *seen, int slots, int npages,
-                                                                const int *fds, int nfds, int64_t timeout_us,
+__attribute__((visibility("default"))) int simgpu_doorbell_wait(const struct simgpu_watch *w, int64_t timeout_us,
                                                                 int64_t period_us, int64_t since_us,
-                                                                int64_t max_period_us, int64_t growth,
-                                                                int64_t *spins) {
+                                                                int64_t max_period_us, int64_t growth) {
+    const volatile uint64_t *const *pages = w->pages;
+    const uint64_t *const *seen = w->seen;
+    int slots = w->slots, npages = w->npages, nfds = w->nfds;
+    int64_t *spins = w->spins;
     struct pollfd p[MAX_FDS];
     if (nfds > MAX_FDS) nfds = MAX_FDS; /* (the caller passes its few sockets: a session has one per thread) */
-    for (int i = 0; i < nfds; i++) p[i] = (struct pollfd){.fd = fds[i], .events = POLLIN | POLLPRI};
+    for (int i = 0; i < nfds; i++) p[i] = (struct pollfd){.fd = w->fds[i], .events = POLLIN | POLLPRI};
     /* The kernel may stretch a sleep by the thread's timer slack (50 us by default): as long as the period. Set
      * once a thread (a system call, and this runs every turn of the worker). */
     static __thread int slack_set;

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.clock import Link
+from simgpu.clock import Link, transfer_cycles
 from simgpu.cp.queue import PacketError, Queue
 from simgpu.hw import pm4 as hw
 
@@ -24,6 +24,7 @@ class DMA:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        self._cycles: dict[tuple, int] = {}  # (bytes, dst link, src link) -> core cycles of a small copy (_small)
 
     def copy(self, vmid: int, dst: int, src: int, nbytes: int, fixed_src: bool = False,
              fixed_dst: bool = False) -> None:
@@ -48,7 +49,11 @@ class DMA:
         if ends is None:
             return False
         td, ts, dview, sview = ends
-        self.gpu.clock.advance_transfer(nbytes, mmu.phys.link(td.pa, td.system), mmu.phys.link(ts.pa, ts.system))
+        key = (nbytes, mmu.phys.link(td.pa, td.system), mmu.phys.link(ts.pa, ts.system))
+        cycles = self._cycles.get(key)
+        if cycles is None:  # (at most 4096 sizes by the links' pairs: a small copy's charge, worked out once)
+            cycles = self._cycles[key] = transfer_cycles(*key)
+        self.gpu.clock.advance(cycles)
         d, s = dst & (PAGE - 1), src & (PAGE - 1)
         dview[d:d + nbytes] = sview[s:s + nbytes].tobytes()  # (the source read whole first: ends may overlap)
         return True

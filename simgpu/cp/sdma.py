@@ -104,8 +104,20 @@ class SDMAProcessor:
                     return "idle", done
                 stack.pop()
                 continue
-            q.current = (top, pos, [])
-            head = _fetch(mmu, vmid, top, window)
+            # The packet's first dwords: from the page the last packet came from while the MMU's generation holds
+            # (_fetch's window hit, here without a call: five packets a copy round), else through _fetch.
+            if top.ring:
+                off = pos % top.size_dw
+                va = top.base + 4 * off
+                n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2), top.size_dw - off)
+            else:
+                va = top.base + 4 * pos
+                n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2))
+            if window[0] == va >> 12 and window[1] is not None and window[2] == mmu.generation:
+                head = list(unpack_from(_DWORDS[n], window[1], va & 4095))  # (n >= 1: pos < end)
+            else:
+                q.current = (top, pos, [])
+                head = _fetch(mmu, vmid, top, window)
             kind = kinds.get(head[0] & 0xFFFF)  # op and sub-op: the fixed-length packets (hw.LENGTH)
             if kind is not None and pos + kind[1] <= top.end:
                 handler, length = kind
@@ -236,12 +248,13 @@ class SDMAProcessor:
         ref, mask = p[3], p[4]
         if hw.POLL_HEADER.mem_poll.get(h):
             addr = canonical(u64(p[1], p[2]) & ~3)
-            value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
+            value = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0]
         else:
             reg = hw.POLL_REG_ADDR.get(p[1])
-            value, what = self.gpu.pm4.read_reg(q, reg), f"register {reg:#x}"
+            value = self.gpu.pm4.read_reg(q, reg)
         if hw_pm4.compare(func, value & mask, ref):
             return None
+        what = f"memory at VA {addr:#x}" if hw.POLL_HEADER.mem_poll.get(h) else f"register {reg:#x}"  # (a wait only)
         return f"POLL_REGMEM: {what} = {value:#x}; waiting for (value & {mask:#x}) {hw_pm4.Compare(func).name} {ref:#x}"
 
     def atomic(self, q: Queue, p: list[int]) -> str | None:
