@@ -34,7 +34,7 @@ def _library() -> ctypes.CDLL | None:
     fn.argtypes = (ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
     pending = lib.simgpu_doorbell_pending
     pending.restype = ctypes.c_int
-    pending.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+    pending.argtypes = (ctypes.c_void_p, ctypes.c_void_p)
     return lib
 
 
@@ -62,9 +62,7 @@ class Waiter:
         self._watch = _Watch(ctypes.addressof(self._pages), ctypes.addressof(self._seen), 0,
                              ctypes.addressof(self._spins), self._slots, len(arrays), 0, 0)
         self._watch_ref = ctypes.byref(self._watch)
-        self._out = (ctypes.c_uint64 * (2 * self._slots))()  # (room for every doorbell of a page at once)
-        self._page_ptrs = [ctypes.c_void_p(p) for p in self._pages]  # (made once: pending runs every turn)
-        self._seen_ptrs = [ctypes.c_void_p(p) for p in self._seen]
+        self._out = (ctypes.c_uint64 * (3 * self._slots * len(arrays)))()  # (room for every doorbell at once)
 
     @property
     def spins(self) -> int:
@@ -93,9 +91,12 @@ class Waiter:
             raise OSError(-r, "ppoll failed in simgpu_doorbell_wait")
         return r
 
-    def pending(self, gpu: int) -> list[tuple[int, int]]:
-        """(slot, value) of each doorbell of GPU `gpu` (its index in the arrays given) whose value differs from the
-        one the GPU last acted on, in slot order: GPU.pending_doorbells, compared in C."""
+    def pending(self) -> list[tuple[int, int, int]]:
+        """(GPU, slot, value) of each doorbell whose value differs from the one its GPU last acted on (the GPUs in
+        the order of the arrays given, each one's slots in order): every GPU's pending_doorbells, in one C call."""
         out = self._out
-        n = self._pending(self._page_ptrs[gpu], self._seen_ptrs[gpu], self._slots, out)
-        return [(out[2 * i], out[2 * i + 1]) for i in range(n)] if n else []
+        n = self._pending(self._watch_ref, out)
+        if not n:
+            return []
+        found = out[:3 * n]
+        return list(zip(found[0::3], found[1::3], found[2::3], strict=True))

@@ -388,19 +388,20 @@ class Session:
     def ring_doorbells(self, waiter=None) -> bool:
         """Doorbells the client stored into the shared pages become doorbell writes through the OS (MockOS runs
         the queue; a recorder records an mmio record, which a replay performs the same way). `waiter` (the doorbell
-        watch) finds them in C, else each GPU's pending_doorbells in numpy: the same doorbells, in the same order."""
+        watch) finds them in C, every GPU's at once, else each GPU's pending_doorbells in numpy when its turn comes:
+        the same doorbells in the same order (a store that comes while an earlier GPU's queue runs is found by the
+        next turn, at once: the watch sees it differ)."""
+        gpus = self.mock.gpus
+        pending = waiter.pending() if waiter is not None else \
+            ((i, slot, value) for i, gpu in enumerate(gpus) for slot, value in gpu.pending_doorbells())
         rang = False
-        for i, gpu in enumerate(self.mock.gpus):
-            pending = waiter.pending(i) if waiter is not None else gpu.pending_doorbells()
-            if not pending:
-                continue
+        for i, slot, value in pending:
             if i not in self.doorbell_pages:
                 if self.kfd is None:
                     self.kfd = self.os.open("/dev/kfd")
                 self.doorbell_pages[i] = self.driver_map(self.kfd, DOORBELL_PAGE, self.mock.devmem.doorbell_offset(i))
             self.status.busy()
-            for slot, value in pending:
-                self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
+            self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
             rang = True
         return rang
 

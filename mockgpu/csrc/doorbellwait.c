@@ -20,9 +20,9 @@
  * a 1 like any other, and a SPIN whose doorbell a look already found costs no turn in Python. Each SPIN taken is
  * counted in *spins (the session's: a client that announces its doorbells needs fewer looks of its own).
  *
- * simgpu_doorbell_pending(page, rung, slots, out): the doorbells of one page that differ from their values last
- * acted on, slot by slot, as (slot, value) pairs in out (room for slots pairs); their count. The worker's turn asks
- * this of each GPU instead of comparing its page in numpy (three array operations a GPU, every turn).
+ * simgpu_doorbell_pending(watch, out): the doorbells that differ from their values last acted on, page by page and
+ * slot by slot, as (page, slot, value) triples in out (room for every doorbell); their count. The worker's turn asks
+ * this once instead of comparing each GPU's page in numpy (three array operations a GPU, every turn).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,17 +73,18 @@ static int rung(const volatile uint64_t *const *pages, const uint64_t *const *se
     return 0;
 }
 
-__attribute__((visibility("default"))) int simgpu_doorbell_pending(const volatile uint64_t *page,
-                                                                   const uint64_t *seen, int slots, uint64_t *out) {
+__attribute__((visibility("default"))) int simgpu_doorbell_pending(const struct simgpu_watch *w, uint64_t *out) {
     int n = 0;
-    for (int i = 0; i < slots; i++) {
-        uint64_t v = page[i]; /* (read once: the client may store again meanwhile) */
-        if (v != seen[i]) {
-            out[2 * n] = (uint64_t)i;
-            out[2 * n + 1] = v;
-            n++;
+    for (int p = 0; p < w->npages; p++)
+        for (int i = 0; i < w->slots; i++) {
+            uint64_t v = w->pages[p][i]; /* (read once: the client may store again meanwhile) */
+            if (v != w->seen[p][i]) {
+                out[3 * n] = (uint64_t)p;
+                out[3 * n + 1] = (uint64_t)i;
+                out[3 * n + 2] = v;
+                n++;
+            }
         }
-    }
     return n;
 }
 
