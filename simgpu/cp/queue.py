@@ -167,6 +167,12 @@ def canonical(va: int) -> int:
     return va | (0xFFFF << 48) if va >> 47 else va
 
 
+def packet_va(lo: int, hi: int) -> int:
+    """canonical(u64(lo, hi)) in one call: the VA of a packet's address field (SDMA's copies, fences and polls)."""
+    va = (lo | hi << 32) & 0xFFFF_FFFF_FFFF
+    return va | 0xFFFF_0000_0000_0000 if va >> 47 else va
+
+
 def read_frame(mmu, vmid: int, frame: Frame, pos: int, n: int) -> list[int]:
     """n dwords of a frame from position pos (ring reads wrap)."""
     if not frame.ring:

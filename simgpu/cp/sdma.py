@@ -17,6 +17,7 @@ from simgpu.cp.queue import (
     PacketError,
     Queue,
     canonical,
+    packet_va,
     read_dwords,
     read_frame,
     window_dwords,
@@ -184,7 +185,7 @@ class SDMAProcessor:
         if hw.COPY_HEADER.broadcast.get(p[0]):
             raise PacketError("COPY_LINEAR broadcast is not supported")
         nbytes = self._count(p[1], "COPY_LINEAR", hw.COPY_LINEAR_COUNT_V4, hw.COPY_LINEAR_COUNT)
-        self.gpu.dma.copy(q.vmid, canonical(u64(p[5], p[6])), canonical(u64(p[3], p[4])), nbytes)
+        self.gpu.dma.copy(q.vmid, packet_va(p[5], p[6]), packet_va(p[3], p[4]), nbytes)
 
     def copy_sub_window(self, q: Queue, p: list[int]) -> None:
         es = 1 << hw.SUB_WIND_HEADER.element_size.get(p[0])
@@ -228,7 +229,7 @@ class SDMAProcessor:
         if self.v4 and p[0] & hw.FENCE_HEADER_RESERVED_V4:
             raise PacketError(f"FENCE header bits {p[0] & hw.FENCE_HEADER_RESERVED_V4:#010x} are SDMA 5+'s cache "
                               f"fields (MTYPE {hw.FENCE_HEADER.mtype.get(p[0])}, ...), reserved on SDMA 4.4")
-        addr = canonical(u64(p[1], p[2]) & ~3)
+        addr = packet_va(p[1], p[2]) & ~3
         page = self.gpu.mmu.page_view(q.vmid, addr, "write")  # (the dword is aligned: it lies in one page)
         if page is None:  # not cached yet, or a sanitizer marks CP writes: through the MMU, which faults
             write_u32(self.gpu.mmu, q.vmid, addr, p[3])
@@ -247,7 +248,7 @@ class SDMAProcessor:
             raise PacketError("POLL_REGMEM compare function 7 is reserved")
         ref, mask = p[3], p[4]
         if hw.POLL_HEADER.mem_poll.get(h):
-            addr = canonical(u64(p[1], p[2]) & ~3)
+            addr = packet_va(p[1], p[2]) & ~3
             value = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0]
         else:
             reg = hw.POLL_REG_ADDR.get(p[1])
