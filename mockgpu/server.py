@@ -32,7 +32,8 @@ from collections.abc import Callable
 from mockgpu import protocol
 from mockgpu.hostprofile import HostProfile
 from mockgpu.protocol import ProtocolError
-from mockgpu.session import RemoteMemory, Session, readable
+from mockgpu.session import RemoteMemory, Session
+from mockgpu.session_turn import readable
 
 WATCH_POLL = 0.01  # seconds between checks of `done` (the program's exit) while nothing else happens
 # ... while a pidfd of the program announces its exit (serve's `program`): a backstop only. The 10 ms turns of

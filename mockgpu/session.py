@@ -18,7 +18,6 @@ import ctypes
 import errno
 import gc
 import os
-import select
 import socket
 import threading
 import time
@@ -27,54 +26,19 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-from mockgpu import doorbellwait, protocol
+from mockgpu import protocol
 from mockgpu.devmem import DOORBELL_PAGE
-from mockgpu.doorbellwait import Waiter
 from mockgpu.hostprofile import HostProfile, ioctl_name
 from mockgpu.memory import KfdError
 from mockgpu.protocol import ProtocolError
+from mockgpu.session_turn import Turns, blocked
 from mockgpu.statuspage import StatusPage
 from runtime.os import MAP_FIXED, MAP_SHARED, PROT_READ, PROT_WRITE, Mapping
 from runtime.uapi import kfd
 from simgpu.mem import shared
 
-ACTIVE_POLL = 50e-6  # seconds between GPU checks while queues are busy or waiting
-IDLE_POLL = 2e-3  # ... at most, once everything has been idle for a while
-ACTIVE_WINDOW = 0.05  # seconds after the last activity during which the worker keeps polling fast
-# Outside Python (doorbellwait) the worker looks at the doorbells every 1/WATCH_GROWTH of the time since the client's
-# last activity, from ACTIVE_POLL up to IDLE_POLL: a doorbell is seen within 5% of the quiet time before it. In
-# tinygrad's test_ops, 47% of doorbells came within 1 ms of the client's last request or of the last work done, 75%
-# within 5 ms, 10% after 40 ms (its compiles); each look costs 2-20 us of CPU by the host's load, and looking every
-# 50 us for 50 ms after every activity (the rule before) cost the worker 4.8-5.3 of its 12-14 CPU s in ops60 at
-# load 7-9.
-WATCH_GROWTH = 20
-# ... and from KICKED_POLL up once the client has announced a doorbell (SPIN: the interposer's clock_gettime sends one
-# at a thread's third clock read in a row while a doorbell it stored is unseen, mockgpu/csrc/spinwait.c): a client
-# that waits by spinning on the clock says when it waits, so the watch need not look for it every 50 us. tinygrad's
-# submit-and-wait rounds (a raw loop, load 4.5, docs/driver.md): the watch's looks cost ~90 us of CPU a round at the
-# 50 us floor, ~40 at this one; with the early SPIN, the wait for a one-byte SDMA copy fell from 270-340 to 70-110 us.
-KICKED_POLL = 1e-3
-WATCH_TIMEOUT = 0.1  # seconds of one such wait: then a turn of the loop in Python (its idle bookkeeping)
 RECORDING_RETRY = 1e-3  # seconds between re-runs of waiting queues while recording
-_FD_SETSIZE = 1024  # select(2)'s limit on descriptor numbers
 DRIVER_VA = 0xFFFF_8000_0000_0000  # the driver's own mappings: kernel-half addresses no client pointer can hold
-
-
-def readable(waitables, timeout: float) -> list:
-    """Which of `waitables` (sockets, fds) are readable or hung up within `timeout` seconds: select(2) for a wait
-    under a millisecond while every descriptor is below 1024, else poll(2) (select cannot wait on a descriptor
-    numbered 1024 or more, which a server with many clients has; poll's timeout is whole milliseconds)."""
-    by_fd = {}
-    for w in waitables:
-        by_fd[w if isinstance(w, int) else w.fileno()] = w
-    if timeout < 1e-3 and max(by_fd) < _FD_SETSIZE:
-        # poll(2) counts whole milliseconds (Python rounds 50 us up to 1 ms); select(2) sleeps microseconds, so a
-        # doorbell is seen within ACTIVE_POLL while queues are busy
-        return [by_fd[fd] for fd in select.select(list(by_fd), [], [], timeout)[0]]
-    poller = select.poll()
-    for fd in by_fd:
-        poller.register(fd, select.POLLIN | select.POLLPRI)
-    return [by_fd[fd] for fd, _ in poller.poll(timeout * 1000)]
 
 
 class ClientGone(BaseException):
@@ -226,19 +190,6 @@ def fired(events: dict, p: Parked) -> bool:
     return all(hits) if p.wait_all and not exceptions else any(hits)
 
 
-def look_again(last_activity: float, parked: list[Parked]) -> float:
-    """Seconds until the worker's next look in Python at queues that wait on memory and at parked waits: 1/WATCH_GROWTH
-    of the time since the last activity, from ACTIVE_POLL up to IDLE_POLL, as the doorbell watch (a value the client
-    stores for a waiting queue is seen within 5% of the time it waited), and no later than a parked deadline. A look
-    costs ~40 us of Python: one every ACTIVE_POLL, while a queue waited 500 ms on a signal (test_hcq's
-    test_wait_late_set), kept the worker on a core."""
-    now = time.monotonic()
-    period = min(IDLE_POLL, max(ACTIVE_POLL, (now - last_activity) / WATCH_GROWTH))
-    for p in parked:
-        period = min(period, max(0.0, p.deadline - now))
-    return period
-
-
 def _look(sock, args, payload) -> None:
     """SPIN: a thread of the client spins on the GPU's memory and has stored a doorbell the worker has not acted
     on: the turn this message makes looks at the doorbells (no reply). (The doorbell watch takes SPINs itself when
@@ -270,6 +221,8 @@ class Session:
         self._inbox: list[socket.socket] = []
         self.closing = False  # the worker is ending: a new connection of this pid needs a new session
         self._wake_r, self._wake_w = os.pipe2(os.O_CLOEXEC | os.O_NONBLOCK)
+        self.wake_fd = self._wake_r  # (readable when the server's thread has something for the worker)
+        self.conns_version = 0  # bumped whenever `conns` changes (the loop's descriptors are made again then)
         self.status = StatusPage.of(pid, self.mock)  # what a client spinning on the GPU reads
         for g in self.mock.gpus:
             g.engine.progress_hooks.append(self._alive)
@@ -330,56 +283,36 @@ class Session:
     def _take_inbox(self) -> bool:
         """New connections in; False when the session has none left and is to end."""
         with self._lock:
-            self.conns.update(self._inbox)
-            self._inbox.clear()
+            if self._inbox:
+                self.conns.update(self._inbox)
+                self._inbox.clear()
+                self.conns_version += 1
             if not self.conns or self.dead.is_set():
                 self.closing = True
                 return False
         return True
 
     def _serve(self) -> None:
-        pause = ACTIVE_POLL
-        waiter = Waiter.open([g.doorbell_arrays() for g in self.mock.gpus])
-        looks = stuck = False  # (see the end of the loop)
-        got = 0
+        turns = Turns(self)  # (mockgpu/session_turn.py: the loop's state and its turn)
         while self._take_inbox():
-            waitables = [self._wake_r, *self.conns]
-            if waiter is not None and not stuck:
-                # Only a doorbell store or a request can bring work -- or, for queues that wait on memory and parked
-                # waits, a look in Python (look_again): wait for either outside Python, looking at the doorbells
-                # the more often the more recently the client was active (WATCH_GROWTH).
-                got = waiter.wait([w if isinstance(w, int) else w.fileno() for w in waitables],
-                                  look_again(self.last_activity, self.parked) if looks else WATCH_TIMEOUT,
-                                  KICKED_POLL if waiter.spins else ACTIVE_POLL, since=self.last_activity,
-                                  max_period=IDLE_POLL, growth=WATCH_GROWTH)
-                ready = readable(waitables, 0) if got == doorbellwait.READABLE else []
-            else:
-                ready = readable(waitables, pause)
-            moved = False
-            parked = {p.sock for p in self.parked}
-            for sock in ready:
-                if sock == self._wake_r:
-                    while self._drain():
-                        pass
-                    continue
-                moved = True
-                if sock in parked:  # a client in a wait sends nothing: it went away (or broke the protocol)
-                    self._drop(sock)
-                elif sock in self.conns:
-                    self._serve_one(sock)
-            worked = self._advance()
-            moved |= worked
-            now = time.monotonic()
-            if moved:
-                self.last_activity = now
-            waiting = self._waiting()
-            looks = bool(self.parked) or waiting  # the GPUs need a look in Python now and then
-            self.status.end_turn(waiting, worked)
-            # (a doorbell that did not move, its ring failing, would end every wait at once: sleep in Python then)
-            stuck = got == doorbellwait.DOORBELL and not moved
-            got = 0
-            busy = looks or stuck or now - self.last_activity < ACTIVE_WINDOW
-            pause = ACTIVE_POLL if busy else min(pause * 2, IDLE_POLL)
+            turns.turn()
+
+    def take(self, ready: list) -> bool:
+        """The descriptors found readable: the server's wake-up drained, a request served, a connection that
+        hung up dropped; True if a client's connection was among them."""
+        moved = False
+        parked = {p.sock for p in self.parked}
+        for sock in ready:
+            if sock == self._wake_r:
+                while self._drain():
+                    pass
+                continue
+            moved = True
+            if sock in parked:  # a client in a wait sends nothing: it went away (or broke the protocol)
+                self._drop(sock)
+            elif sock in self.conns:
+                self._serve_one(sock)
+        return moved
 
     def _drain(self) -> bool:
         try:
@@ -416,20 +349,18 @@ class Session:
 
     def _drop(self, sock: socket.socket) -> None:
         self.conns.discard(sock)
+        self.conns_version += 1
         self.parked = [p for p in self.parked if p.sock is not sock]
         sock.close()
 
-    def _waiting(self) -> bool:
-        return any(q.state == "blocked" for g in self.mock.gpus for q in g.queues)
-
-    def _advance(self) -> bool:
-        """Run the session's GPUs; answer the parked waits that can be answered. True if the GPUs moved or a
-        parked wait was answered."""
+    def advance(self, waiter=None) -> bool:
+        """Run the session's GPUs (`waiter`: the doorbell watch, which compares the doorbells in C); answer the
+        parked waits that can be answered. True if the GPUs moved or a parked wait was answered."""
         moved = False
         now = time.monotonic()
         try:
-            moved |= self.ring_doorbells()
-            if now - self._last_retry >= self.retry_interval and self._waiting():
+            moved |= self.ring_doorbells(waiter)
+            if now - self._last_retry >= self.retry_interval and blocked(self.mock.gpus):
                 moved |= bool(self.os.progress(poll_all=False))
                 self._last_retry = now
         except Exception as e:  # noqa: BLE001 - a simulator bug must not take the session down
@@ -454,21 +385,23 @@ class Session:
         addr, self.next_va = self.next_va, self.next_va + ((length + 0xFFFF) & ~0xFFFF) + 0x10000
         return self.os.mmap(fd, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, offset, addr)
 
-    def ring_doorbells(self) -> bool:
+    def ring_doorbells(self, waiter=None) -> bool:
         """Doorbells the client stored into the shared pages become doorbell writes through the OS (MockOS runs
-        the queue; a recorder records an mmio record, which a replay performs the same way)."""
+        the queue; a recorder records an mmio record, which a replay performs the same way). `waiter` (the doorbell
+        watch) finds them in C, every GPU's at once, else each GPU's pending_doorbells in numpy when its turn comes:
+        the same doorbells in the same order (a store that comes while an earlier GPU's queue runs is found by the
+        next turn, at once: the watch sees it differ)."""
+        gpus = self.mock.gpus
+        pending = waiter.pending() if waiter is not None else \
+            ((i, slot, value) for i, gpu in enumerate(gpus) for slot, value in gpu.pending_doorbells())
         rang = False
-        for i, gpu in enumerate(self.mock.gpus):
-            pending = gpu.pending_doorbells()
-            if not pending:
-                continue
+        for i, slot, value in pending:
             if i not in self.doorbell_pages:
                 if self.kfd is None:
                     self.kfd = self.os.open("/dev/kfd")
                 self.doorbell_pages[i] = self.driver_map(self.kfd, DOORBELL_PAGE, self.mock.devmem.doorbell_offset(i))
             self.status.busy()
-            for slot, value in pending:
-                self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
+            self.os.mmio_write(self.doorbell_pages[i], slot * 8, value, 8)
             rang = True
         return rang
 

@@ -71,6 +71,7 @@ class StatusPage:
             fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, _F_SEAL_SHRINK | _F_SEAL_GROW)
         self.words = np.frombuffer(self._map, dtype=np.uint32, count=PAGE // 4)
         self._addr = self.words.ctypes.data
+        self._seq_word = ctypes.c_void_p(self._addr + SEQ * 4)  # (made once: the wake-up comes every turn)
         self._syscall = _libc().syscall
         self._seq = self._work = 0
         self._inflight = False
@@ -113,7 +114,7 @@ class StatusPage:
         self._seq = (self._seq + 1) & 0xFFFFFFFF
         self.words[SEQ] = self._seq
         if _SYS_FUTEX is not None:
-            self._syscall(_SYS_FUTEX, ctypes.c_void_p(self._addr + SEQ * 4), _FUTEX_WAKE, _WAKE_ALL, None, None, 0)
+            self._syscall(_SYS_FUTEX, self._seq_word, _FUTEX_WAKE, _WAKE_ALL, None, None, 0)
 
     def end_turn(self, inflight: bool, worked: bool) -> None:
         """The end of a turn of the worker: published (spinning threads woken) if it moved GPU work, else only

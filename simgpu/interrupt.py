@@ -39,7 +39,7 @@ class Kind(StrEnum):
     QUEUE_ERROR = "queue_error"  # the queue stopped: error says where and why
 
 
-@dataclass
+@dataclass(slots=True)  # (one per SDMA TRAP and end-of-pipe: no instance dict to make)
 class Interrupt:
     """One interrupt from queue `queue`: its source, kind and payload."""
 

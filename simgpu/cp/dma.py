@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from simgpu.clock import Link
+from simgpu.clock import Link, transfer_cycles
 from simgpu.cp.queue import PacketError, Queue
 from simgpu.hw import pm4 as hw
 
 CHUNK = 1 << 20  # bytes per MMU copy: a fault stops the transfer at the chunk it falls in
+PAGE = 4096
 
 
 class DMA:
@@ -23,10 +24,13 @@ class DMA:
 
     def __init__(self, gpu):
         self.gpu = gpu
+        self._cycles: dict[tuple, int] = {}  # (bytes, dst link, src link) -> core cycles of a small copy (_small)
 
     def copy(self, vmid: int, dst: int, src: int, nbytes: int, fixed_src: bool = False,
              fixed_dst: bool = False) -> None:
         """Copy nbytes from src to dst (forward, in chunks); fixed_src/dst: the address does not advance (dwords)."""
+        if 0 < nbytes <= PAGE and not (fixed_src or fixed_dst) and self._small(vmid, dst, src, nbytes):
+            return
         if nbytes > 0:
             self.gpu.clock.advance_transfer(nbytes, self.link(vmid, dst, "write"), self.link(vmid, src, "read"))
         mmu = self.gpu.mmu
@@ -35,6 +39,24 @@ class DMA:
             return
         for off in range(0, nbytes, CHUNK):
             mmu.copy(vmid, dst + off, src + off, min(CHUNK, nbytes - off))
+
+    def _small(self, vmid: int, dst: int, src: int, nbytes: int) -> bool:
+        """A copy within one page at each end whose translations are cached (MMU.page_ends): charged and done from
+        the two pages' memory, as the general path would (its links, then read, then write); False to take that
+        path (a page not cached yet, or one it must fault on)."""
+        mmu = self.gpu.mmu
+        ends = mmu.page_ends(vmid, dst, src, nbytes)
+        if ends is None:
+            return False
+        td, ts, dview, sview = ends
+        key = (nbytes, mmu.phys.link(td.pa, td.system), mmu.phys.link(ts.pa, ts.system))
+        cycles = self._cycles.get(key)
+        if cycles is None:  # (at most 4096 sizes by the links' pairs: a small copy's charge, worked out once)
+            cycles = self._cycles[key] = transfer_cycles(*key)
+        self.gpu.clock.advance(cycles)
+        d, s = dst & (PAGE - 1), src & (PAGE - 1)
+        dview[d:d + nbytes] = sview[s:s + nbytes].tobytes()  # (the source read whole first: ends may overlap)
+        return True
 
     def link(self, vmid: int, va: int, access: str) -> Link:
         """The link that carries the transfer end at `va` (a fault if it is unmapped, as the access would)."""

@@ -16,6 +16,7 @@ from enum import StrEnum
 from simgpu.fault import HardwareFault
 
 UNIT_BYTES = {"pm4": 4, "aql": 64, "sdma": 1}
+_DWORDS = [f"<{n}I" for n in range(17)]  # struct formats of a packet's first dwords (made once, not per packet)
 
 
 class QueueState(StrEnum):
@@ -166,6 +167,12 @@ def canonical(va: int) -> int:
     return va | (0xFFFF << 48) if va >> 47 else va
 
 
+def packet_va(lo: int, hi: int) -> int:
+    """canonical(u64(lo, hi)) in one call: the VA of a packet's address field (SDMA's copies, fences and polls)."""
+    va = (lo | hi << 32) & 0xFFFF_FFFF_FFFF
+    return va | 0xFFFF_0000_0000_0000 if va >> 47 else va
+
+
 def read_frame(mmu, vmid: int, frame: Frame, pos: int, n: int) -> list[int]:
     """n dwords of a frame from position pos (ring reads wrap)."""
     if not frame.ring:
@@ -190,4 +197,4 @@ def window_dwords(mmu, vmid: int, va: int, n: int, window: list) -> list[int] | 
     if window[1] is None:
         window[0] = None  # (look again next time: the caller's read may leave the translation cached)
         return None
-    return list(struct.unpack_from(f"<{n}I", window[1], va & 4095))
+    return list(struct.unpack_from(_DWORDS[n] if n < 17 else f"<{n}I", window[1], va & 4095))

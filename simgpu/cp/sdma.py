@@ -9,7 +9,7 @@ raises an interrupt event.
 
 from __future__ import annotations
 
-from struct import pack_into
+from struct import pack_into, unpack_from
 
 from simgpu import clock as costs
 from simgpu.cp.queue import (
@@ -17,6 +17,7 @@ from simgpu.cp.queue import (
     PacketError,
     Queue,
     canonical,
+    packet_va,
     read_dwords,
     read_frame,
     window_dwords,
@@ -32,6 +33,7 @@ MAX_SUB_WINDOW_ROWS = 1 << 18  # simulator limit: rows (y * z) of one sub-window
 
 
 FETCH_DWORDS = 8  # dwords read at a packet's start: the header and, for most packets, all of it (COPY_LINEAR 7)
+_DWORDS = [f"<{n}I" for n in range(FETCH_DWORDS + 1)]
 PAGE_DWORDS = 4096 // 4
 
 
@@ -45,12 +47,17 @@ def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
     invalidation or eviction: the next packet on that page is unpacked from it at once. A page not remembered yet is
     read through the MMU, which translates and faults."""
     pos = top.pos
-    va = top.base + 4 * (pos % top.size_dw if top.ring else pos)
-    inpage = va & 4095
-    n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - inpage // 4)
     if top.ring:
-        n = min(n, top.size_dw - pos % top.size_dw)
-    n = max(1, n)
+        off = pos % top.size_dw
+        va = top.base + 4 * off
+        n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2), top.size_dw - off)
+    else:
+        va = top.base + 4 * pos
+        n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2))
+    if n < 1:
+        n = 1
+    if window[0] == va >> 12 and window[1] is not None and window[2] == mmu.generation:  # (window_dwords' hit)
+        return list(unpack_from(_DWORDS[n], window[1], va & 4095))
     got = window_dwords(mmu, vmid, va, n, window)
     return got if got is not None else mmu.dwords(vmid, va, n)
 
@@ -89,7 +96,7 @@ class SDMAProcessor:
         ring.end = q.wptr // 4
         done, mmu, vmid, stack, clock = 0, self.gpu.mmu, q.vmid, q.stack, self.gpu.clock
         kinds, window = self.kinds, [None, None, None]
-        report = _rptr_report(mmu, q)
+        report, report_at = _rptr_report(mmu, q), q.rptr_addr & 4095
         while done < budget:
             top = stack[-1]
             pos = top.pos
@@ -98,8 +105,20 @@ class SDMAProcessor:
                     return "idle", done
                 stack.pop()
                 continue
-            q.current = (top, pos, [])
-            head = _fetch(mmu, vmid, top, window)
+            # The packet's first dwords: from the page the last packet came from while the MMU's generation holds
+            # (_fetch's window hit, here without a call: five packets a copy round), else through _fetch.
+            if top.ring:
+                off = pos % top.size_dw
+                va = top.base + 4 * off
+                n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2), top.size_dw - off)
+            else:
+                va = top.base + 4 * pos
+                n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2))
+            if window[0] == va >> 12 and window[1] is not None and window[2] == mmu.generation:
+                head = list(unpack_from(_DWORDS[n], window[1], va & 4095))  # (n >= 1: pos < end)
+            else:
+                q.current = (top, pos, [])
+                head = _fetch(mmu, vmid, top, window)
             kind = kinds.get(head[0] & 0xFFFF)  # op and sub-op: the fixed-length packets (hw.LENGTH)
             if kind is not None and pos + kind[1] <= top.end:
                 handler, length = kind
@@ -120,7 +139,7 @@ class SDMAProcessor:
             if isinstance(result, str):
                 q.waiting = f"{result} (packet at {top.where(pos)})"
                 return "blocked", done
-            clock.advance(costs.SDMA_PACKET_CYCLES)
+            clock.cycles += costs.SDMA_PACKET_CYCLES  # (Clock.advance, without the call: five a copy round)
             top.pos = pos + length
             done += 1
             if result is not None:  # an INDIRECT's frame
@@ -131,8 +150,8 @@ class SDMAProcessor:
                 if report is None:
                     self.gpu.report_rptr(q, top.pos * 4)
                 else:  # (report_rptr's write, into the page's memory)
-                    q.rptr = top.pos * 4
-                    pack_into("<Q", report, q.rptr_addr & 4095, q.rptr & 0xFFFFFFFFFFFFFFFF)
+                    q.rptr = rptr = top.pos * 4
+                    pack_into("<Q", report, report_at, rptr & 0xFFFFFFFFFFFFFFFF)
         return "budget", done
 
     def _length(self, q: Queue, top: Frame, head: list[int]) -> tuple[tuple[int, int], int]:
@@ -166,7 +185,7 @@ class SDMAProcessor:
         if hw.COPY_HEADER.broadcast.get(p[0]):
             raise PacketError("COPY_LINEAR broadcast is not supported")
         nbytes = self._count(p[1], "COPY_LINEAR", hw.COPY_LINEAR_COUNT_V4, hw.COPY_LINEAR_COUNT)
-        self.gpu.dma.copy(q.vmid, canonical(u64(p[5], p[6])), canonical(u64(p[3], p[4])), nbytes)
+        self.gpu.dma.copy(q.vmid, packet_va(p[5], p[6]), packet_va(p[3], p[4]), nbytes)
 
     def copy_sub_window(self, q: Queue, p: list[int]) -> None:
         es = 1 << hw.SUB_WIND_HEADER.element_size.get(p[0])
@@ -210,7 +229,12 @@ class SDMAProcessor:
         if self.v4 and p[0] & hw.FENCE_HEADER_RESERVED_V4:
             raise PacketError(f"FENCE header bits {p[0] & hw.FENCE_HEADER_RESERVED_V4:#010x} are SDMA 5+'s cache "
                               f"fields (MTYPE {hw.FENCE_HEADER.mtype.get(p[0])}, ...), reserved on SDMA 4.4")
-        write_u32(self.gpu.mmu, q.vmid, canonical(u64(p[1], p[2]) & ~3), p[3])
+        addr = packet_va(p[1], p[2]) & ~3
+        page = self.gpu.mmu.page_view(q.vmid, addr, "write")  # (the dword is aligned: it lies in one page)
+        if page is None:  # not cached yet, or a sanitizer marks CP writes: through the MMU, which faults
+            write_u32(self.gpu.mmu, q.vmid, addr, p[3])
+        else:
+            pack_into("<I", page, addr & 4095, p[3] & 0xFFFFFFFF)
 
     def trap(self, q: Queue, p: list[int]) -> None:
         self.gpu.interrupt(Interrupt(Source.SDMA, Kind.SDMA_TRAP, q.name, context_id=hw.TRAP_INT_CONTEXT.get(p[1])))
@@ -224,13 +248,14 @@ class SDMAProcessor:
             raise PacketError("POLL_REGMEM compare function 7 is reserved")
         ref, mask = p[3], p[4]
         if hw.POLL_HEADER.mem_poll.get(h):
-            addr = canonical(u64(p[1], p[2]) & ~3)
-            value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
+            addr = packet_va(p[1], p[2]) & ~3
+            value = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0]
         else:
             reg = hw.POLL_REG_ADDR.get(p[1])
-            value, what = self.gpu.pm4.read_reg(q, reg), f"register {reg:#x}"
+            value = self.gpu.pm4.read_reg(q, reg)
         if hw_pm4.compare(func, value & mask, ref):
             return None
+        what = f"memory at VA {addr:#x}" if hw.POLL_HEADER.mem_poll.get(h) else f"register {reg:#x}"  # (a wait only)
         return f"POLL_REGMEM: {what} = {value:#x}; waiting for (value & {mask:#x}) {hw_pm4.Compare(func).name} {ref:#x}"
 
     def atomic(self, q: Queue, p: list[int]) -> str | None:

@@ -48,6 +48,7 @@ class MMU:
         self.gather, self.scatter, self.atomic = self.lanes.gather, self.lanes.scatter, self.lanes.atomic
         self.translate, self.read, self.write = self.ranges.translate, self.ranges.read, self.ranges.write
         self.copy, self.dwords, self.page_view = self.ranges.copy, self.ranges.dwords, self.ranges.page_view
+        self.page_ends = self.ranges.page_ends
         self.linear_span, self.linear_window = self.windows.linear_span, self.windows.linear_window
         self.invalidated_since = self.tlb.invalidated_since
         self.walk = self.walker.walk

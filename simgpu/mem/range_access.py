@@ -84,6 +84,27 @@ class RangeAccess:
         else None (then read or write, which translate and fault). Valid until the VMID's next invalidation."""
         return self._page_view(vmid, va & ((1 << 64) - 1), access)
 
+    def page_ends(self, vmid: int, dst: int, src: int, nbytes: int) -> tuple | None:
+        """For a transfer of `nbytes` (at least one) that stays within one page at each end, when both pages'
+        translations are cached and grant the access (writing `dst`, reading `src`): (dst's Translation, src's,
+        dst's page memory, src's), what translate and read / write would find, from two page looks instead of four
+        (SDMA's small copies: test_hcq's one-byte rounds); else None (then translate, read and write, which fault)."""
+        if (dst & (gmc.PAGE_SIZE - 1)) + nbytes > gmc.PAGE_SIZE or (src & (gmc.PAGE_SIZE - 1)) + nbytes > gmc.PAGE_SIZE:
+            return None
+        dst &= (1 << 64) - 1
+        src &= (1 << 64) - 1
+        dview = self._page_view(vmid, dst, "write")
+        if dview is None:
+            return None
+        sview = self._page_view(vmid, src, "read")
+        if sview is None:
+            return None
+        tlb = self._tlb[vmid]
+        dv, sv = tlb[dst >> gmc.PAGE_SHIFT], tlb[src >> gmc.PAGE_SHIFT]
+        return (Translation(((dv >> 8) << gmc.PAGE_SHIFT) | (dst & (gmc.PAGE_SIZE - 1)), bool(dv & SYS), False),
+                Translation(((sv >> 8) << gmc.PAGE_SHIFT) | (src & (gmc.PAGE_SIZE - 1)), bool(sv & SYS), False),
+                dview, sview)
+
     def dwords(self, vmid: int, va: int, n: int) -> list[int]:
         """read(vmid, va, 4 * n) as n little-endian dwords: a packet's words, unpacked from the page's memory
         without a copy when they sit in one remembered page (the command processors' fetch, once a packet)."""

@@ -21,6 +21,10 @@ class MarkingMMU:
         """MMU.page_view for reads only: a write into a page's memory would not be marked."""
         return self._mmu.page_view(vmid, va, access) if access == "read" else None
 
+    def page_ends(self, vmid: int, dst: int, src: int, nbytes: int):
+        """No pages for a copy (MMU.page_ends): its write would not be marked; copy() then."""
+        return None
+
     def write(self, vmid: int, va: int, data) -> None:
         """MMU.write, then mark [va, va + len(data))."""
         self._mmu.write(vmid, va, data)

@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mockgpu import protocol
 from mockgpu.doorbellwait import DOORBELL, READABLE, Waiter
@@ -97,3 +99,21 @@ def test_spin_messages_are_taken_and_counted_and_a_request_after_them_is_left(wa
         protocol.send(a, protocol.OPEN, (0,), b"/dev/kfd")
         assert w.wait([b.fileno()], 60, 50e-6) == READABLE and w.spins == 3
         assert protocol.recv(b)[0] == protocol.OPEN  # the request is still there for the worker's Python turn
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 511), st.integers(0, 2**64 - 1)), max_size=12),
+       st.lists(st.tuples(st.integers(0, 1), st.integers(0, 511)), max_size=6))
+def test_pending_finds_what_each_gpus_pending_doorbells_finds(stores, acted):
+    """Waiter.pending (the turn's compare in C, every GPU at once) against each GPU's pending_doorbells (numpy): the
+    same (slot, value) pairs in the same order, GPU by GPU, for stores into two GPUs' pages (values up to 2^64 - 1,
+    stores of the value acted on included) and doorbells the GPU acted on since."""
+    gpus = [GPU(vram_size=1 << 24), GPU(vram_size=1 << 24)]
+    w = Waiter.open([g.doorbell_arrays() for g in gpus])
+    if w is None:
+        pytest.skip("no C compiler: the session compares in numpy")
+    for g, slot, value in stores:
+        gpus[g].doorbells[slot] = value
+    for g, slot in acted:
+        gpus[g].ring_doorbell(slot, int(gpus[g].doorbells[slot]))
+    assert w.pending() == [(i, slot, value) for i, g in enumerate(gpus) for slot, value in g.pending_doorbells()]

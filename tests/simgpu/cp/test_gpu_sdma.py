@@ -6,11 +6,14 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from simgpu.cp.queue import QueueState
+from simgpu.cp.queue import QueueState, canonical, packet_va
 from simgpu.gpu import GPU
 from simgpu.hw import pm4 as hw_pm4
 from simgpu.hw import sdma
+from simgpu.hw.bits import u64
 from simgpu.interrupt import Kind, Source
 from tests.support.gpu_harness import VM, Ring
 
@@ -160,3 +163,10 @@ def test_a_packet_sees_what_the_packets_before_it_wrote_into_the_ring(vm):
     second_value = r.base + 4 * (4 + 3)  # the second FENCE's value dword (a FENCE is 4 dwords)
     r.submit(sdma.fence(second_value, 0xBEEF), sdma.fence(out, 0x1111), sdma.fence(out + 4, 0x2222))
     assert vm.u32(out, 2) == [0xBEEF, 0x2222] and r.q.state == QueueState.IDLE
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+def test_packet_va_is_the_canonical_va_of_the_two_dwords(lo, hi):
+    """packet_va (one call a packet address) against canonical(u64(lo, hi)), with and without the low bits cleared."""
+    assert packet_va(lo, hi) == canonical(u64(lo, hi))
+    assert packet_va(lo, hi) & ~3 == canonical(u64(lo, hi) & ~3)
