@@ -183,9 +183,10 @@ def _optimised(ir: str):
     return mod, cg
 
 
-def load(obj: bytes, symbol: str) -> tuple[object, int]:
-    """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
-    engine: keep it referenced while the code may run."""
+def mcjit_load(obj: bytes, symbol: str) -> tuple[object, int]:
+    """Load an object file with LLVM's MCJIT: (its execution engine, the address of `symbol`; the code lives as long
+    as the engine). The tier loads with jit.elfload, which needs no LLVM; this is the reference its tests compare
+    it with (test_jit_elfload.py)."""
     llvm = _binding()
     prepare()
     with _LOCK:

@@ -14,7 +14,6 @@ import time
 from simgpu import settings
 from simgpu.fault import HardwareFault
 from simgpu.shader.jit import build as bd
-from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import remote, worker
 from simgpu.shader.jit.build import CompiledRegion, Source
@@ -36,10 +35,10 @@ PAYOFF, NATIVE_SHARE = 2.0, 0.25
 # one-wave serial loop of a test for seconds: tinygrad's test_softmax_argmax launches two such (1.4 and 1.6 s of
 # CPU in the interpreter; the test's engine CPU 3.0 -> 1.0 s with this rule, disk cache warm; it was 2.0 s)
 LONG_DISPATCH = 0.25
-# What a take-up costs the launching thread before this host has measured one (costs.py: take, prepare): llvmlite's
-# import and LLVM's start (0.022 CPU-s on the project's host, doubled for a slower one), and per reachable instruction
-# the region's rebuild and the object's loading
-PREPARE_GUESS, TAKE_GUESS = 0.05, 50e-6
+# What a take-up costs the launching thread per reachable instruction before this host has measured one (costs.py:
+# take): the region's rebuild and the object's loading (jit.elfload: no llvmlite), ~0.04 CPU-ms on the project's
+# host, doubled for a slower one
+TAKE_GUESS = 80e-6
 # The worker's start (Python's, jit.remote's imports, the translators' registration and the sources' hash) before
 # this host has measured one (costs.spawn): 0.45 CPU-s on the project's host
 SPAWN_GUESS = 0.45
@@ -60,11 +59,10 @@ def core_free() -> bool:
 
 def take_cost(costs: hc.HostCosts | None, insns: int) -> float:
     """CPU seconds a take-up of a compile of `insns` reachable instructions takes from the launching thread (the
-    region's rebuild and the object's loading; llvmlite's import and LLVM's start while this process has not
-    started LLVM), by the host's measured `costs` or the guesses while none are measured."""
+    region's rebuild and the object's loading, by jit.elfload: the same in a process's first take-up, which
+    needs no llvmlite), by the host's measured `costs` or the guess while none is measured."""
     take = costs.take if costs is not None and costs.takes else TAKE_GUESS
-    prepare = costs.prepare if costs is not None and costs.prepares else PREPARE_GUESS
-    return (0.0 if jc.ready() else prepare) + insns * take
+    return insns * take
 
 
 def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:

@@ -54,7 +54,7 @@ def test_a_compile_measures_the_host_and_a_fresh_process_finds_it(tmp_path):
     fresh, compiles, measured = _run(COMPILE, tmp_path)
     assert fresh and compiles == 1  # nothing known before: the rule would have compiled after the launch
     assert measured["compiles"] == 1 and measured["starts"] == 1
-    assert measured["takes"] == 1 and measured["prepares"] == 1 and measured["take"] > 0 and measured["prepare"] > 0
+    assert measured["takes"] == 1 and measured["take"] > 0 and "prepare" not in measured
     assert measured["translate"] > 0 and measured["llvm"] > 0 and measured["start"] > 0
     # the start (imports, LLVM) dwarfs a 6-instruction kernel's translation
     assert measured["start"] > 6 * measured["translate"]
@@ -85,24 +85,20 @@ def test_figures_are_a_running_average_kept_on_disk(tmp_path, monkeypatch):
 
 
 def test_the_compile_cost_takes_from_the_launch_only_the_take_up(monkeypatch):
-    """A background compile runs in the worker (jit.remote): the launching thread loses only the take-up (and
-    LLVM's start, once a process); the code is ready after the worker's start (unless it runs), its translation
-    and LLVM, and the take-up."""
-    c = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1, take=1e-5, prepare=0.03, takes=1,
-                     prepares=1)
-    monkeypatch.setattr(policy.jc, "ready", lambda: False)
+    """A background compile runs in the worker (jit.remote): the launching thread loses only the take-up, the same
+    in a process's first (jit.elfload loads without llvmlite: no LLVM start to pay); the code is ready after the
+    worker's start (unless it runs), its translation and LLVM, and the take-up."""
+    c = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1, take=1e-5, takes=1)
     monkeypatch.setattr(policy.worker, "running", lambda: False)
     taken, ready = policy.compile_cost(c, 100)
-    assert (taken, ready) == pytest.approx((0.031, policy.SPAWN_GUESS + 0.11 + 0.031))  # (no worker start measured)
+    assert (taken, ready) == pytest.approx((0.001, policy.SPAWN_GUESS + 0.11 + 0.001))  # (no worker start measured)
     c.spawn, c.spawns = 0.5, 1
-    assert policy.compile_cost(c, 100)[1] == pytest.approx(0.5 + 0.11 + 0.031)
-    monkeypatch.setattr(policy.jc, "ready", lambda: True)
+    assert policy.compile_cost(c, 100)[1] == pytest.approx(0.5 + 0.11 + 0.001)
     monkeypatch.setattr(policy.worker, "running", lambda: True)
     taken, ready = policy.compile_cost(c, 100)
     assert (taken, ready) == pytest.approx((0.001, 0.111))
-    unmeasured = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1)  # no take-up yet: guesses
-    monkeypatch.setattr(policy.jc, "ready", lambda: False)
-    assert policy.take_cost(unmeasured, 100) == pytest.approx(policy.PREPARE_GUESS + 100 * policy.TAKE_GUESS)
+    unmeasured = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1)  # no take-up yet: a guess
+    assert policy.take_cost(unmeasured, 100) == pytest.approx(100 * policy.TAKE_GUESS)
 
 
 def test_take_ups_are_a_running_average_too(tmp_path, monkeypatch):
@@ -110,10 +106,10 @@ def test_take_ups_are_a_running_average_too(tmp_path, monkeypatch):
     hc.forget()
     try:
         hc.record(100, translate=0.01, llvm=0.1, start=0.2)
-        hc.record_take(100, take=0.002, prepare=0.03)
-        hc.record_take(100, take=0.004, prepare=None)
+        hc.record_take(100, take=0.002)
+        hc.record_take(100, take=0.004)
         got = hc.current()
-        assert got.prepare == pytest.approx(0.03) and got.prepares == 1 and got.takes == 2
+        assert got.takes == 2
         assert got.take == pytest.approx((1 - hc.WEIGHT) * 2e-5 + hc.WEIGHT * 4e-5)
         hc.forget()
         assert hc.current() == got
