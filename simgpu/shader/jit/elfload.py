@@ -48,6 +48,7 @@ SHF_KNOWN = SHF_WRITE | SHF_ALLOC | SHF_EXECINSTR | 0x10 | 0x20 | 0x10000000
 SHN_UNDEF, SHN_LORESERVE = 0, 0xFF00
 STT_FUNC, STB_GLOBAL = 2, 1
 R_X86_64_64, R_X86_64_PC64, R_X86_64_GOTOFF64, R_X86_64_GOTPC64 = 1, 24, 25, 29
+KINDS = (R_X86_64_64, R_X86_64_PC64, R_X86_64_GOTOFF64, R_X86_64_GOTPC64)  # each 8 bytes wide
 GOT = b"_GLOBAL_OFFSET_TABLE_"
 MASK64 = (1 << 64) - 1
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
@@ -207,6 +208,8 @@ def _relocate(obj, rela, sections, syms, strtab, placed, base, mapping) -> None:
     got = base
     for offset, info, addend in _RELA.iter_unpack(obj[rela[4]:rela[4] + rela[5]]):
         kind, k = info & 0xFFFFFFFF, info >> 32
+        if kind not in KINDS:
+            raise BadObject(f"relocation kind {kind} (the JIT's objects use GOTPC64, GOTOFF64, PC64 and 64)")
         if offset + 8 > tsize:
             raise BadObject("relocation outside its section")
         s = _symbol_address(k, syms, strtab, obj, sections, placed, base)
@@ -221,10 +224,8 @@ def _relocate(obj, rela, sections, syms, strtab, placed, base, mapping) -> None:
             value = s + addend - got
         elif kind == R_X86_64_PC64:
             value = s + addend - p
-        elif kind == R_X86_64_64:
+        else:  # R_X86_64_64
             value = s + addend
-        else:
-            raise BadObject(f"relocation kind {kind} (the JIT's objects use GOTPC64, GOTOFF64, PC64 and 64)")
         struct.pack_into("<Q", mapping, at + offset, value & MASK64)
 
 
