@@ -255,8 +255,9 @@ def measured_costs(profile: str) -> bytes | None:
 
 
 def first_launch_rows(profiles: list[str], repeats: int = 5) -> None:
-    """Each first launch in a fresh process with an empty JIT disk cache (what a program's first kernel pays,
-    llvmlite's import and the translator's source hash included): the interpreter alone vs the default tier
+    """Each first launch in a fresh process with an empty JIT disk cache (what a program's first kernel pays: the
+    worker's start, and the take-up's loading, which needs no llvmlite in this process): the interpreter alone vs
+    the default tier
     (compiled when hot), the best of `repeats` (the two interleaved, so both see the same load). The host's
     measured compile costs (costs.py) stay where they are: a user's first launch has them once
     any earlier process compiled."""
