@@ -27,15 +27,18 @@ GIL_FREE_LANES = 8192
 # from the launching thread, counting on native code to need at most NATIVE_SHARE of the interpreter's time
 PAYOFF, NATIVE_SHARE = 2.0, 0.25
 # A dispatch that has run this long (CPU seconds) with no progress to go by (one batch, or a batch under way far
-# longer than the last: `_measured`) compiles beside itself whatever the rules below say (with no CPU free, once it has
-# run as long as the worker's part would take). Ski rental: what was spent interpreting covers what the compile takes
-# from it. A long loop (a hang that the wave-instruction budget must end among them) would otherwise stay in the
-# interpreter until the dispatch ends, for hours on a busy machine, and a one-wave serial loop of a test for seconds:
-# tinygrad's test_softmax_argmax launches two such (1.4 and 1.6 s of CPU in the interpreter; the test's engine CPU
-# 3.0 -> 1.0 s with this rule, disk cache warm; it was 2.0 s). A dispatch whose batches tell what is ahead is left to
-# the payoff rule: it compiled beside itself at 0.25 s by this rule on a quiet host, and for the matmul and saxpy of
-# bench_jit (0.5-0.6 s launches) the code could not arrive before the launch ended (the worker's start alone is ~0.5
-# CPU-s) while the worker slowed the launching thread (CONTENTION): the first launch 2-10% slower (issue 29).
+# longer than the last: `_measured`) compiles beside itself whatever the rules below say, once it has also run as long
+# as the worker's part would take (`_worker_cpu`: its start while none runs, the translation and LLVM). Ski rental:
+# what was spent interpreting covers what the compile takes from it. A long loop (a hang that the wave-instruction
+# budget must end among them) would otherwise stay in the interpreter until the dispatch ends, for hours on a busy
+# machine, and a one-wave serial loop of a test for seconds: tinygrad's test_softmax_argmax launches two such (1.4 and
+# 1.6 s of CPU in the interpreter; the test's engine CPU 3.0 -> 1.0 s with this rule, disk cache warm; it was 2.0 s).
+# The rule compiled at 0.25 s whenever a CPU was free, and on a quiet host bench_jit's matmul (one batch) and saxpy
+# (0.5-0.6 s launches) then paid the worker's contention (CONTENTION) for code that could not arrive before they ended
+# (the worker's start alone is ~0.5 CPU-s): first launches 2-10% slower (issue 29). Now a launch that ends before the
+# code could be ready never compiled beside itself, and one that ends between then and the code's arrival loses at
+# most CONTENTION of the worker's CPU against at least as much spent (under 8%); a dispatch whose batches tell what is
+# ahead is left to the payoff rule.
 LONG_DISPATCH = 0.25
 # The launching thread's CPU grows by this share of the worker's CPU while the worker runs beside it on the other CPU
 # (shared caches and memory, the host's other hyperthread): a compile beside a launch costs the launch that, besides
@@ -241,12 +244,12 @@ class CompilePolicy:
         measured a compile, none starts beside a launch. Batches under GIL_FREE_LANES lanes (a few waves'
         interpretation is Python all the time, and the reply's handling and the take-up are Python too) compile
         beside themselves only once the dispatch has run LONG_DISPATCH. A dispatch that has run LONG_DISPATCH with no
-        progress to go by (`_measured`) compiles now in any case when a CPU is free, else once it has run as long as
-        the worker's part would take (`_worker_cpu`)."""
+        progress to go by (`_measured`) compiles now in any case once it has run as long as the worker's part would
+        take (`_worker_cpu`), a CPU free or not."""
         if self.background != "auto":
             return self.background == "now"
         ran = now - self.dispatch_started
-        if ran >= LONG_DISPATCH and not self._measured(now) and (core_free() or ran >= self._worker_cpu()):
+        if ran >= LONG_DISPATCH and not self._measured(now) and ran >= self._worker_cpu():
             return True
         ex = self.ex
         if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES and ran < LONG_DISPATCH:
@@ -274,9 +277,10 @@ class CompilePolicy:
 
     def _worker_cpu(self) -> float:
         """CPU seconds the worker would spend on this kernel's compile (its start, while it runs not, the
-        translation and LLVM), by the host's measured costs (LONG_DISPATCH while none are measured): with no CPU
-        free the worker shares this launch's, so a long dispatch compiles beside itself only once it has run as
-        long (what it could lose is then at most what it has spent)."""
+        translation and LLVM), by the host's measured costs (LONG_DISPATCH while none are measured): a long dispatch
+        compiles beside itself only once it has run as long, so that a launch ending before the code could be ready
+        has not paid for it, and one ending later has lost at most a share of what it spent (with no CPU free the
+        worker shares the launch's CPUs: all of the worker's CPU, then; CONTENTION of it with a CPU free)."""
         costs = hc.current()
         if costs is None or not self._walk():
             return LONG_DISPATCH

@@ -121,19 +121,22 @@ MATMUL_HOST = hc.HostCosts(translate=1.3e-4, llvm=3.6e-3, start=0.05, compiles=2
                            take=1.2e-5, takes=2)
 
 
-@pytest.mark.parametrize("case, running, stale, one_batch, beside", [
-    ("a launch too short for the code to arrive: after it, though it has run LONG_DISPATCH", False, False, False,
-     False),
-    ("the worker running and the compile quick: beside it", True, False, False, True),
-    ("the batch under way three times as long as the last: no progress to go by, the long-dispatch rule", False, True,
-     False, True),
-    ("one batch: no progress to go by, the long-dispatch rule", False, False, True, True)])
-def test_a_long_dispatch_with_progress_to_go_by_compiles_beside_itself_only_if_that_pays(
-        case, running, stale, one_batch, beside, monkeypatch):
-    """Issue 29: a dispatch that has run LONG_DISPATCH compiled beside itself whenever a CPU was free, and a 0.6 s
-    matmul launch then paid the worker's contention for code that arrived after it. Now the payoff rule decides where
-    the dispatch's batches tell what is ahead; the long-dispatch rule is left to dispatches without (one batch, or a
-    batch that runs far longer than the last: a hang, say)."""
+@pytest.mark.parametrize("case, running, one_batch, now, stale, beside", [
+    ("batches, a launch too short for the code to arrive: after it, though it has run LONG_DISPATCH", False, False,
+     0.305, False, False),
+    ("batches, the worker running and the compile quick: beside it", True, False, 0.305, False, True),
+    ("the batch under way three times as long as the last, but shorter than the worker's part: after it", False,
+     False, 0.36, True, False),
+    ("the batch under way far longer than the last and the dispatch longer than the worker's part: beside it", False,
+     False, 0.80, True, True),
+    ("one batch, shorter than the worker's part (0.74 s): after it", False, True, 0.305, True, False),
+    ("one batch, longer than the worker's part: beside it", False, True, 0.80, True, True)])
+def test_a_long_dispatch_compiles_beside_itself_only_once_the_code_could_arrive(case, running, one_batch, now, stale,
+                                                                                beside, monkeypatch):
+    """Issue 29: a dispatch that had run LONG_DISPATCH compiled beside itself whenever a CPU was free, and a 0.6 s
+    matmul launch (one batch) then paid the worker's contention for code that arrived after it. Now the payoff rule
+    decides where the dispatch's batches tell what is ahead; a dispatch without (one batch, or a batch that runs far
+    longer than the last: a hang, say) compiles beside itself once it has also run as long as the worker's part."""
     monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", "auto")
     monkeypatch.setattr(policy, "core_free", lambda: True)
     monkeypatch.setattr(policy.hc, "current", lambda: MATMUL_HOST)
@@ -144,10 +147,9 @@ def test_a_long_dispatch_with_progress_to_go_by_compiles_beside_itself_only_if_t
     ex = _Dispatch(1024, 1024 if one_batch else 32, 0 if one_batch else 15 * 32)
     p = policy.CompilePolicy("hot", ex, None, None)
     p.dispatch_started = 0.0
-    p.batch_starts = [] if one_batch else [0.02 * k for k in range(16)]
+    p.batch_starts = [0.0] if one_batch else [0.02 * k for k in range(16)]
     p._walked = types.SimpleNamespace(found=dict.fromkeys(range(66)))
-    now = 0.30 + (0.06 if stale else 0.005)
-    assert p._measured(now) is not (stale or one_batch)
+    assert p._measured(now) is not stale
     assert p._pays_now(now) is beside, case
 
 
