@@ -311,7 +311,8 @@ def loaded(key: str, m: dict, obj: bytes, stats, from_disk: bool) -> CompiledReg
     """The CompiledRegion of object file `obj` for the translation `m` (a _Job's meta), loaded (elfload: no LLVM in
     this process needed) and kept in the memory cache under `key` (its compile_seconds: the caller's). BadObject (a
     CompileFailed) for an object the loader refuses."""
-    image = elfload.load(obj, ("round", "fused") if m["fusable"] else ("round",))
+    entries = ("round", "fused") if m["fusable"] else ("round",)
+    image = elfload.load(obj, entries) if elfload.supported() else jc.McjitImage(obj, entries)
     fused = FUSED_TYPE(image.address("fused")) if m["fusable"] else None
     region = m["region"]
     blocks = region.blocks

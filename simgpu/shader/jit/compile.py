@@ -183,18 +183,27 @@ def _optimised(ir: str):
     return mod, cg
 
 
-def mcjit_load(obj: bytes, symbol: str) -> tuple[object, int]:
-    """Load an object file with LLVM's MCJIT: (its execution engine, the address of `symbol`; the code lives as long
-    as the engine). The tier loads with jit.elfload, which needs no LLVM; this is the reference its tests compare
-    it with (test_jit_elfload.py)."""
-    llvm = _binding()
-    prepare()
-    with _LOCK:
-        tm = _new_target_machine(opt=2)  # an engine owns (and disposes of) its target machine
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        engine.finalize_object()
-        return engine, engine.get_function_address(symbol)
+class McjitImage:
+    """An object file loaded by LLVM's MCJIT, with elfload.Image's face (`address`). The tier loads with jit.elfload,
+    which needs no LLVM, where that loader runs (Linux on x86-64: elfload.supported); this is the loader elsewhere
+    and the reference elfload's tests compare it with (test_jit_elfload.py). The code lives as long as the image."""
+
+    def __init__(self, obj: bytes, entries: tuple[str, ...] = ("round",)):
+        llvm = _binding()
+        prepare()
+        with _LOCK:
+            tm = _new_target_machine(opt=2)  # an engine owns (and disposes of) its target machine
+            self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            self.engine.finalize_object()
+        for name in entries:
+            self.address(name)
+
+    def address(self, name: str) -> int:
+        addr = self.engine.get_function_address(name)
+        if not addr:
+            raise ValueError(f"object file without the function {name!r}")
+        return addr
 
 
 class Timer:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import ctypes
 import mmap
+import platform
 import struct
+import sys
 
 from simgpu.shader.jit.worker import CompileFailed
 
@@ -53,9 +55,12 @@ GOT = b"_GLOBAL_OFFSET_TABLE_"
 MASK64 = (1 << 64) - 1
 PROT_READ, PROT_WRITE, PROT_EXEC = 1, 2, 4
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
-_libc.mprotect.restype = ctypes.c_int
+_MPROTECT: list = []  # libc's mprotect, looked up at the first load (elfload.supported hosts only)
+
+
+def supported() -> bool:
+    """Whether this loader runs here: Linux on x86-64 (elsewhere the tier loads with MCJIT: compile.McjitImage)."""
+    return sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 
 
 class BadObject(CompileFailed):
@@ -251,7 +256,12 @@ def _protect(sections, loaded, placed, base, size) -> None:
         a, b = spans.get(g, (lo, hi))
         spans[g] = (min(a, lo), max(b, hi))
     prot = {0: PROT_READ | PROT_EXEC, 1: PROT_READ, 2: PROT_READ | PROT_WRITE}
+    if not _MPROTECT:
+        fn = ctypes.CDLL(None, use_errno=True).mprotect
+        fn.argtypes, fn.restype = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int), ctypes.c_int
+        _MPROTECT.append(fn)
+    mprotect = _MPROTECT[0]
     for g, (lo, hi) in spans.items():
         lo, hi = lo // PAGE * PAGE, -(-hi // PAGE) * PAGE
-        if hi > lo and _libc.mprotect(base + lo, hi - lo, prot[g]) != 0:
+        if hi > lo and mprotect(base + lo, hi - lo, prot[g]) != 0:
             raise BadObject(f"mprotect refused the image: errno {ctypes.get_errno()}")

@@ -28,22 +28,11 @@ from tests.simgpu.shader.test_jit_remote import KERNELS, LOOP, _launch
 from tests.support import tiers
 
 pytest.importorskip("llvmlite")
+if not elfload.supported():
+    pytest.skip("elfload runs on Linux x86-64 only (MCJIT loads elsewhere)", allow_module_level=True)
 
 PROFILES = {"host": "", "avx2": "haswell"}
 ROOT = Path(__file__).resolve().parents[3]
-
-
-class _Mcjit:
-    """elfload.Image's face over an MCJIT execution engine (the reference loader)."""
-
-    def __init__(self, obj: bytes, entries=("round",)):
-        self.engine, _ = jc.mcjit_load(obj, "round")
-        for name in entries:
-            if not self.engine.get_function_address(name):
-                raise BadObject(name)
-
-    def address(self, name: str) -> int:
-        return self.engine.get_function_address(name)
 
 
 def _objects_of(name: str, monkeypatch, arch: str = "gfx1100") -> list[bytes]:
@@ -75,7 +64,7 @@ def test_corpus_kernels_run_alike_loaded_by_elfload_and_by_mcjit(name, profile, 
     theirs = tiers.testbed("jit")
     build._COMPILED.clear()
     with monkeypatch.context() as m:
-        m.setattr(elfload, "load", _Mcjit)
+        m.setattr(elfload, "load", jc.McjitImage)
         _launch(theirs, name)
     build._COMPILED.clear()
     for tb in (ours, theirs):
@@ -110,7 +99,7 @@ def test_the_loaded_code_is_mcjits_but_at_the_relocation_sites(profile, monkeypa
     monkeypatch.setenv("SIMGPU_JIT_CPU", PROFILES[profile])
     for name in ("saxpy", "matmul", "histogram"):
         for obj in _objects_of(name, monkeypatch):
-            ours, theirs = elfload.load(obj), _Mcjit(obj)
+            ours, theirs = elfload.load(obj), jc.McjitImage(obj)
             shndx, value, size = _function(obj, "round")
             a = ctypes.string_at(ours.address("round"), size)
             b = ctypes.string_at(theirs.address("round"), size)
