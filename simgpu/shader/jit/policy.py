@@ -36,9 +36,10 @@ PAYOFF, NATIVE_SHARE = 2.0, 0.25
 # The rule compiled at 0.25 s whenever a CPU was free, and on a quiet host bench_jit's matmul (one batch) and saxpy
 # (0.5-0.6 s launches) then paid the worker's contention (CONTENTION) for code that could not arrive before they ended
 # (the worker's start alone is ~0.5 CPU-s): first launches 2-10% slower (issue 29). Now a launch that ends before the
-# code could be ready never compiled beside itself, and one that ends between then and the code's arrival loses at
-# most CONTENTION of the worker's CPU against at least as much spent (under 8%); a dispatch whose batches tell what is
-# ahead is left to the payoff rule.
+# code could be ready has compiled nothing beside itself, and one that ends between then and the code's arrival loses
+# at most CONTENTION of the worker's CPU against at least as much spent (under 8%); a dispatch whose batches tell what
+# is ahead is left to the payoff rule. (A test suite's long one-wave loops, whose worker runs, start their compile
+# once they have run as long as its translation and LLVM would take, a little later than at 0.25 s.)
 LONG_DISPATCH = 0.25
 # The launching thread's CPU grows by this share of the worker's CPU while the worker runs beside it on the other CPU
 # (shared caches and memory, the host's other hyperthread): a compile beside a launch costs the launch that, besides
@@ -48,8 +49,8 @@ LONG_DISPATCH = 0.25
 # 627 ms, best 628 against 572, for ~0.35-0.45 s of the worker's CPU within the launch: 0.09-0.14
 CONTENTION = 0.15
 # What a take-up costs the launching thread per reachable instruction before this host has measured one (costs.py:
-# take): the region's rebuild and the object's loading (jit.elfload: no llvmlite), ~0.04 CPU-ms on the project's
-# host, doubled for a slower one
+# take): the region's rebuild and the object's loading (jit.elfload: no llvmlite), 0.010-0.012 CPU-ms measured on the
+# project's host, several times that for a slower one
 TAKE_GUESS = 80e-6
 # The worker's start (Python's, jit.remote's imports, the translators' registration and the sources' hash) before
 # this host has measured one (costs.spawn): 0.45 CPU-s on the project's host
@@ -240,8 +241,8 @@ class CompilePolicy:
         the code is ready, must be at least PAYOFF times the CPU the compile takes from the launching thread
         (compile_cost: the take-up, and the worker's CPU beside the launch, CONTENTION of it on a free CPU, all of it
         with no CPU free (core_free), which only a dispatch that has run LONG_DISPATCH considers). The compile's costs
-        are this host's, measured (costs.py); until this host has
-        measured a compile, none starts beside a launch. Batches under GIL_FREE_LANES lanes (a few waves'
+        are this host's, measured (costs.py); until this host has measured a compile, none starts beside a launch.
+        Batches under GIL_FREE_LANES lanes (a few waves'
         interpretation is Python all the time, and the reply's handling and the take-up are Python too) compile
         beside themselves only once the dispatch has run LONG_DISPATCH. A dispatch that has run LONG_DISPATCH with no
         progress to go by (`_measured`) compiles now in any case once it has run as long as the worker's part would
