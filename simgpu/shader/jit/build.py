@@ -19,9 +19,9 @@ import numpy as np
 
 from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
+from simgpu.shader.jit import elfload, worker
 from simgpu.shader.jit import lower as lo
 from simgpu.shader.jit import region as rg
-from simgpu.shader.jit import worker
 from simgpu.shader.semantics import base_name
 from simgpu.shader.setup import initial_mode
 from simgpu.shader.tier_exec import TierExec
@@ -83,7 +83,7 @@ class CompiledRegion:
     """A region's native code and what the tier needs to account for it."""
 
     round: object  # ctypes function ROUND_TYPE
-    engine: object  # the llvmlite execution engine holding the code (alive as long as this region)
+    image: object  # the elfload.Image holding the code (mapped as long as this region lives)
     arch: str  # the architecture whose machine code it is (simgpu.isa.arch)
     lanes: int
     mode: int
@@ -289,10 +289,9 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
     code generation in the JIT's worker process, whose CPU time is counted apart (this thread waits for it
     without holding the GIL); `drops`: _DROPS when the compile started (a background compile dropped since
     writes nothing to the disk cache)."""
-    first = not jc.ready()
     with jc.Timer() as t:
         with jc.Timer() as start:
-            jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, for the key and loading
+            jc.prepare()  # llvmlite imported (Python: it holds the GIL) here, for the disk cache's key and LLVM
         if background:
             obj, from_disk, llvm_seconds = _object_code_in_worker(job, drops)  # (another process's CPU)
         else:
@@ -302,22 +301,25 @@ def _finish(job: _Job, stats, background: bool = False, drops: int = 0) -> Compi
             cr = loaded(job.key, job.meta, obj, stats, from_disk)
     cr.compile_seconds, cr.start_seconds = t.seconds + llvm_seconds, start.seconds
     # (what loading costs the launching thread when a background compile is taken up: jit.remote.take_up)
-    hc.record_take(len(job.meta["region"].insns), load.seconds, start.seconds if first else None)
+    hc.record_take(len(job.meta["region"].insns), load.seconds)
     stats.compile_seconds.append(cr.compile_seconds)
     return cr
 
 
 
 def loaded(key: str, m: dict, obj: bytes, stats, from_disk: bool) -> CompiledRegion:
-    """The CompiledRegion of object file `obj` for the translation `m` (a _Job's meta), loaded into LLVM and kept in
-    the memory cache under `key` (its compile_seconds: the caller's)."""
-    engine, addr = jc.load(obj, "round")
-    fused = FUSED_TYPE(engine.get_function_address("fused")) if m["fusable"] else None
+    """The CompiledRegion of object file `obj` for the translation `m` (a _Job's meta), loaded (elfload: no LLVM in
+    this process needed) and kept in the memory cache under `key` (its compile_seconds: the caller's). BadObject (a
+    CompileFailed) for an object the loader refuses."""
+    entries = ("round", "fused") if m["fusable"] else ("round",)
+    image = elfload.load(obj, entries) if elfload.supported() else jc.McjitImage(obj, entries)
+    fused = FUSED_TYPE(image.address("fused")) if m["fusable"] else None
     region = m["region"]
     blocks = region.blocks
     counted = {b.index for b in blocks if b.kind in (rg.NATIVE, rg.CALLBACK)} | set(m["stores"]) | m["lds_stores"]
     cr = CompiledRegion(
-        round=ROUND_TYPE(addr), engine=engine, arch=m["arch"], lanes=m["lanes"], mode=m["mode"], nvgpr=m["nvgpr"],
+        round=ROUND_TYPE(image.address("round")), image=image, arch=m["arch"], lanes=m["lanes"], mode=m["mode"],
+        nvgpr=m["nvgpr"],
         blocks=blocks, by_start=region.by_start,
         block_len=np.array([len(b.insns) if b.index in counted else 0 for b in blocks], np.int64),
         hist=[b.histogram() if b.index in counted else Counter() for b in blocks],
@@ -325,7 +327,7 @@ def loaded(key: str, m: dict, obj: bytes, stats, from_disk: bool) -> CompiledReg
         nhints=m["nhints"], fused=fused, nsites=m["nsites"], stores=len(m["stores"]), entry_sets=m["entry_sets"],
         lds_stores=m["lds_stores"], barriers=m["barriers"], from_disk=from_disk)
     cr.short_tails = frozenset(b.index for b in blocks if b.kind == rg.NATIVE and _short_tail(b))
-    if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (engines still used by a dispatch stay alive)
+    if len(_COMPILED) >= MAX_COMPILED:  # the oldest goes (images still used by a dispatch stay mapped)
         del _COMPILED[next(iter(_COMPILED))]
     _COMPILED[key] = cr
     stats.compiles += 1

@@ -1,11 +1,12 @@
 """Native code from LLVM IR text through llvmlite, for the host CPU, cached in memory and on disk.
 
 Every module is compiled to an object file (optimised for the host: `llvm.get_host_cpu_name()` and its
-features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object, so code from the disk
-cache and fresh code are the same bytes. The memory cache's keys cover the IR's inputs (see build.py); the disk
-cache's are the IR text itself, the CPU compiled for, the optimisation levels and the LLVM version. llvmlite
-is loaded at the first compile (in the background thread when a kernel gets hot), not when the tier is
-created: a process whose kernels never get hot never loads LLVM. The disk cache
+features, or the CPU SIMGPU_JIT_CPU names: `target_cpu`) and loaded from that object (by jit.elfload, without
+LLVM; McjitImage where that loader does not run), so code from the disk cache and fresh code are the same bytes.
+The memory cache's keys cover the IR's inputs (see build.py); the disk cache's are the IR text itself, the CPU
+compiled for, the optimisation levels and the LLVM version. llvmlite is loaded by a process's first eager compile
+(and in the JIT's worker process), not when the tier is created: a process whose kernels never get hot, or are
+compiled in the worker, never loads LLVM. The disk cache
 lives in $SIMGPU_JIT_CACHE (default ~/.cache/simgpu/jit; `off` disables it), one `<key>.msgpack` per object: an
 entry of simgpu.diskcache, so an object is loaded (and run) only if this user's processes wrote it under that key
 (a planted or altered file is compiled over), and entries are written whole or not at all.
@@ -183,17 +184,27 @@ def _optimised(ir: str):
     return mod, cg
 
 
-def load(obj: bytes, symbol: str) -> tuple[object, int]:
-    """Load an object file: (its execution engine, the address of `symbol`). The code lives as long as the
-    engine: keep it referenced while the code may run."""
-    llvm = _binding()
-    prepare()
-    with _LOCK:
-        tm = _new_target_machine(opt=2)  # an engine owns (and disposes of) its target machine
-        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
-        engine.finalize_object()
-        return engine, engine.get_function_address(symbol)
+class McjitImage:
+    """An object file loaded by LLVM's MCJIT, with elfload.Image's face (`address`). The tier loads with jit.elfload,
+    which needs no LLVM, where that loader runs (Linux on x86-64: elfload.supported); this is the loader elsewhere
+    and the reference elfload's tests compare it with (test_jit_elfload.py). The code lives as long as the image."""
+
+    def __init__(self, obj: bytes, entries: tuple[str, ...] = ("round",)):
+        llvm = _binding()
+        prepare()
+        with _LOCK:
+            tm = _new_target_machine(opt=2)  # an engine owns (and disposes of) its target machine
+            self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), tm)
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+            self.engine.finalize_object()
+        for name in entries:
+            self.address(name)
+
+    def address(self, name: str) -> int:
+        addr = self.engine.get_function_address(name)
+        if not addr:
+            raise ValueError(f"object file without the function {name!r}")
+        return addr
 
 
 class Timer:

@@ -12,8 +12,9 @@ another), so the rule uses what compiles on this host took, not constants:
 - `start`: a process's first compile's extra in-process (an eager compile): the translators' imports, llvmlite's
   and LLVM's start; `spawn`: the worker process's start (Python's, its imports, the translators' registration);
 - `take`: CPU seconds per reachable instruction of a take-up on the launching thread (the region rebuilt from the
-  worker's classes, the object loaded), and `prepare`: a process's first take-up's extra (llvmlite's import and
-  LLVM's start): what a compile beside a launch takes from it.
+  worker's classes, the object loaded by jit.elfload): what a compile beside a launch takes from it. A process's
+  first take-up costs no more than a later one: the loader needs no llvmlite (whose import and LLVM's start, 22-42
+  ms, a first take-up paid until version 3 of these figures).
 
 Each compile adds its figures (an exponential average, so the latest count most: the machine's load
 changes) and they are kept in the JIT's disk cache directory (`host/costs.msgpack`, a simgpu.diskcache entry
@@ -32,7 +33,7 @@ from simgpu import diskcache
 from simgpu.shader.jit import compile as jc
 
 WEIGHT = 0.3  # of a new measurement in the running figures
-VERSION = 2  # 2: take and prepare (the take-up on the launching thread)
+VERSION = 3  # 2: take and prepare (the take-up on the launching thread); 3: no prepare (jit.elfload loads)
 
 
 @dataclass
@@ -47,9 +48,7 @@ class HostCosts:
     spawn: float = 0.0  # CPU seconds of the worker process's start, to its first translation
     spawns: int = 0  # worker starts measured
     take: float = 0.0  # CPU seconds per reachable instruction of a take-up on the launching thread
-    prepare: float = 0.0  # CPU seconds of a process's first take-up's extra: llvmlite's import, LLVM's start
     takes: int = 0  # take-ups measured
-    prepares: int = 0  # first take-ups of a process measured
 
     def known(self) -> bool:
         """Whether a compile (LLVM included) and a process's start (in-process or the worker's) have been
@@ -124,18 +123,14 @@ def record(insns: int, translate: float, llvm: float | None, start: float | None
     _update(add)
 
 
-def record_take(insns: int, take: float, prepare: float | None) -> None:
-    """Add one take-up's CPU seconds on the launching thread: `take` for `insns` reachable instructions, and
-    `prepare` (llvmlite's import and LLVM's start; None unless this process had not started LLVM yet)."""
+def record_take(insns: int, take: float) -> None:
+    """Add one take-up's CPU seconds on the launching thread: `take` for `insns` reachable instructions."""
     if insns <= 0:
         return
 
     def add(c: HostCosts) -> None:
         c.take = _avg(c.take, take / insns, c.takes)
         c.takes += 1
-        if prepare is not None:
-            c.prepare = _avg(c.prepare, prepare, c.prepares)
-            c.prepares += 1
     _update(add)
 
 

@@ -14,7 +14,6 @@ import time
 from simgpu import settings
 from simgpu.fault import HardwareFault
 from simgpu.shader.jit import build as bd
-from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit import costs as hc
 from simgpu.shader.jit import remote, worker
 from simgpu.shader.jit.build import CompiledRegion, Source
@@ -27,19 +26,32 @@ GIL_FREE_LANES = 8192
 # The payoff rule (CompilePolicy._pays_now): a compile beside a launch must win back PAYOFF times the CPU it takes
 # from the launching thread, counting on native code to need at most NATIVE_SHARE of the interpreter's time
 PAYOFF, NATIVE_SHARE = 2.0, 0.25
-# A dispatch that has run this long (CPU seconds) compiles beside itself whatever the rules below say. The launch
-# pays only the translation for it (~0.15 ms of Python per reachable instruction measured on the project's host:
-# tens of ms for a kernel of a few hundred; LLVM runs in the JIT's worker process, or the disk cache has the
-# object), so once the dispatch has run that long the compile costs it a few percent (ski rental: what was spent
-# interpreting covers what the compile takes). A long loop (a hang that the wave-instruction budget must end among
-# them) would otherwise stay in the interpreter until the dispatch ends, for hours on a busy machine, and a
-# one-wave serial loop of a test for seconds: tinygrad's test_softmax_argmax launches two such (1.4 and 1.6 s of
-# CPU in the interpreter; the test's engine CPU 3.0 -> 1.0 s with this rule, disk cache warm; it was 2.0 s)
+# A dispatch that has run this long (CPU seconds) with no progress to go by (one batch, or a batch under way far
+# longer than the last: `_measured`) compiles beside itself whatever the rules below say, once it has also run as long
+# as the worker's part would take (`_worker_cpu`: its start while none runs, the translation and LLVM). Ski rental:
+# what was spent interpreting covers what the compile takes from it. A long loop (a hang that the wave-instruction
+# budget must end among them) would otherwise stay in the interpreter until the dispatch ends, for hours on a busy
+# machine, and a one-wave serial loop of a test for seconds: tinygrad's test_softmax_argmax launches two such (1.4 and
+# 1.6 s of CPU in the interpreter; the test's engine CPU 3.0 -> 1.0 s with this rule, disk cache warm; it was 2.0 s).
+# The rule compiled at 0.25 s whenever a CPU was free, and on a quiet host bench_jit's matmul (one batch) and saxpy
+# (0.5-0.6 s launches) then paid the worker's contention (CONTENTION) for code that could not arrive before they ended
+# (the worker's start alone is ~0.5 CPU-s): first launches 2-10% slower (issue 29). Now a launch that ends before the
+# code could be ready has compiled nothing beside itself, and one that ends between then and the code's arrival loses
+# at most CONTENTION of the worker's CPU against at least as much spent (under 8%); a dispatch whose batches tell what
+# is ahead is left to the payoff rule. (A test suite's long one-wave loops, whose worker runs, start their compile
+# once they have run as long as its translation and LLVM would take, a little later than at 0.25 s.)
 LONG_DISPATCH = 0.25
-# What a take-up costs the launching thread before this host has measured one (costs.py: take, prepare): llvmlite's
-# import and LLVM's start (0.022 CPU-s on the project's host, doubled for a slower one), and per reachable instruction
-# the region's rebuild and the object's loading
-PREPARE_GUESS, TAKE_GUESS = 0.05, 50e-6
+# The launching thread's CPU grows by this share of the worker's CPU while the worker runs beside it on the other CPU
+# (shared caches and memory, the host's other hyperthread): a compile beside a launch costs the launch that, besides
+# the take-up. Measured on the project's 2-CPU VM (docs/shader.md, "The first launch"): bench_jit's host matmul, its
+# first launch with the worker starting and compiling beside it at 0.25-0.3 s (the code arriving after the launch)
+# against the same launch with the compile after it, 12 interleaved pairs: launching thread CPU median 663 against
+# 627 ms, best 628 against 572, for ~0.35-0.45 s of the worker's CPU within the launch: 0.09-0.14
+CONTENTION = 0.15
+# What a take-up costs the launching thread per reachable instruction before this host has measured one (costs.py:
+# take): the region's rebuild and the object's loading (jit.elfload: no llvmlite), 0.010-0.012 CPU-ms measured on the
+# project's host, several times that for a slower one
+TAKE_GUESS = 80e-6
 # The worker's start (Python's, jit.remote's imports, the translators' registration and the sources' hash) before
 # this host has measured one (costs.spawn): 0.45 CPU-s on the project's host
 SPAWN_GUESS = 0.45
@@ -60,19 +72,20 @@ def core_free() -> bool:
 
 def take_cost(costs: hc.HostCosts | None, insns: int) -> float:
     """CPU seconds a take-up of a compile of `insns` reachable instructions takes from the launching thread (the
-    region's rebuild and the object's loading; llvmlite's import and LLVM's start while this process has not
-    started LLVM), by the host's measured `costs` or the guesses while none are measured."""
+    region's rebuild and the object's loading, by jit.elfload: the same in a process's first take-up, which
+    needs no llvmlite), by the host's measured `costs` or the guess while none is measured."""
     take = costs.take if costs is not None and costs.takes else TAKE_GUESS
-    prepare = costs.prepare if costs is not None and costs.prepares else PREPARE_GUESS
-    return (0.0 if jc.ready() else prepare) + insns * take
+    return insns * take
 
 
-def compile_cost(costs: hc.HostCosts, insns: int) -> tuple[float, float]:
+def compile_cost(costs: hc.HostCosts, insns: int, free: bool = True) -> tuple[float, float]:
     """(CPU seconds a compile of `insns` reachable instructions takes from the launching thread, seconds
     until its code is ready) by the host's measured `costs`: the worker translates and compiles (and starts,
-    while this process has none), the launching thread takes the result up."""
+    while this process has none), slowing the launching thread by CONTENTION of that beside it on a `free` CPU, and
+    sharing the launch's CPUs with no CPU free (all of it, then); the launching thread takes the result up."""
+    worker_cpu = _spawn(costs) + insns * (costs.translate + costs.llvm)
     taken = take_cost(costs, insns)
-    return taken, _spawn(costs) + insns * (costs.translate + costs.llvm) + taken
+    return taken + worker_cpu * (CONTENTION if free else 1.0), worker_cpu + taken
 
 
 def _spawn(costs: hc.HostCosts) -> float:
@@ -223,23 +236,24 @@ class CompilePolicy:
                 self._compile(sync=False, source=self._walked)
 
     def _pays_now(self, now: float) -> bool:
-        """Whether a compile started now should help this launch, not slow it: a CPU is free for the worker
-        (core_free), the batches have at least GIL_FREE_LANES lanes (a few waves' interpretation is Python all
-        the time, and the reply's handling and the take-up are Python too), and what native code would save of
-        the interpretation this dispatch still has ahead (`_ahead`; none is estimated before a second batch
-        ended), once the code is ready, is at least PAYOFF times the CPU the compile takes from the launching
-        thread. The compile's costs are this host's, measured (costs.py, compile_cost): the worker's start,
-        translation and LLVM delay the code; only the take-up (the load, and llvmlite's import and LLVM's start in
-        a process's first) is taken from the launch. Until this host has measured a compile, none starts beside a
-        launch. A dispatch that has run LONG_DISPATCH already compiles now in any case when a CPU is free, else
-        once it has run as long as the worker's part would take (`_worker_cpu`)."""
+        """Whether a compile started now should help this launch, not slow it. What native code would save of the
+        interpretation this dispatch still has ahead (`_ahead`; none is estimated before a second batch ended), once
+        the code is ready, must be at least PAYOFF times the CPU the compile takes from the launching thread
+        (compile_cost: the take-up, and the worker's CPU beside the launch, CONTENTION of it on a free CPU, all of it
+        with no CPU free (core_free), which only a dispatch that has run LONG_DISPATCH considers). The compile's costs
+        are this host's, measured (costs.py); until this host has measured a compile, none starts beside a launch.
+        Batches under GIL_FREE_LANES lanes (a few waves'
+        interpretation is Python all the time, and the reply's handling and the take-up are Python too) compile
+        beside themselves only once the dispatch has run LONG_DISPATCH. A dispatch that has run LONG_DISPATCH with no
+        progress to go by (`_measured`) compiles now in any case once it has run as long as the worker's part would
+        take (`_worker_cpu`), a CPU free or not."""
         if self.background != "auto":
             return self.background == "now"
         ran = now - self.dispatch_started
-        if ran >= LONG_DISPATCH and (core_free() or ran >= self._worker_cpu()):
+        if ran >= LONG_DISPATCH and not self._measured(now) and ran >= self._worker_cpu():
             return True
         ex = self.ex
-        if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES:
+        if ex.batch_count * ex.waves_per_group * ex.lanes < GIL_FREE_LANES and ran < LONG_DISPATCH:
             return False
         ahead = self._ahead(now)
         if ahead is None:
@@ -249,15 +263,25 @@ class CompilePolicy:
             return False
         if not self._walk():
             return False
-        taken, ready = compile_cost(costs, len(self._walked.found))
-        saved = (ahead - ready) * (1 - NATIVE_SHARE)
-        return saved >= PAYOFF * taken and core_free()  # (the load average last: it is a file read)
+        free = core_free()  # (a file read: after the cheaper tests)
+        if not free and ran < LONG_DISPATCH:
+            return False
+        taken, ready = compile_cost(costs, len(self._walked.found), free)
+        return (ahead - ready) * (1 - NATIVE_SHARE) >= PAYOFF * taken
+
+    def _measured(self, now: float) -> bool:
+        """Whether this dispatch's progress tells what it has ahead (`_ahead`): it has several batches, two of
+        them have ended, and the one under way has run at most twice as long as the last (else it may hang)."""
+        starts = self.batch_starts
+        return (self.ex.batch_count < self.ex.group_count() and len(starts) >= 3
+                and now - starts[-1] <= 2 * (starts[-1] - starts[-2]))
 
     def _worker_cpu(self) -> float:
         """CPU seconds the worker would spend on this kernel's compile (its start, while it runs not, the
-        translation and LLVM), by the host's measured costs (LONG_DISPATCH while none are measured): with no CPU
-        free the worker shares this launch's, so a long dispatch compiles beside itself only once it has run as
-        long (what it could lose is then at most what it has spent)."""
+        translation and LLVM), by the host's measured costs (LONG_DISPATCH while none are measured): a long dispatch
+        compiles beside itself only once it has run as long, so that a launch ending before the code could be ready
+        has not paid for it, and one ending later has lost at most a share of what it spent (with no CPU free the
+        worker shares the launch's CPUs: all of the worker's CPU, then; CONTENTION of it with a CPU free)."""
         costs = hc.current()
         if costs is None or not self._walk():
             return LONG_DISPATCH

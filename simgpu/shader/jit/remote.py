@@ -90,18 +90,15 @@ def background(source: bd.Source, stats, drops: int):
 
 def take_up(built: Built, stats) -> CompiledRegion:
     """Load a background compile's object in this process (on the launching thread, when that pays:
-    policy.CompilePolicy): the region rebuilt from the worker's classes, llvmlite imported and LLVM started if this
-    is the process's first, the object loaded. Its CPU seconds go to the host's costs (what a take-up takes from a
-    launch)."""
+    policy.CompilePolicy): the region rebuilt from the worker's classes and the object loaded by jit.elfload, which
+    needs no llvmlite (its import and LLVM's start were 22-42 ms of a process's first take-up). Its CPU seconds go
+    to the host's costs (what a take-up takes from a launch)."""
     src, secs = built.source, built.seconds
     hit = bd._COMPILED.get(built.key)
     if hit is not None:  # (another engine of this process loaded the same region)
         return CompiledRegion(**{**hit.__dict__, "span": src.span, "code": src.code})
-    first = not jc.ready()
     with jc.Timer() as t:
         region = region_of(built)
-        with jc.Timer() as start:
-            jc.prepare()
         m = built.meta
         meta = dict(arch=src.arch, lanes=src.lanes, mode=src.mode, nvgpr=src.nvgpr, region=region, span=src.span,
                     code=src.code, nhints=m["nhints"], nsites=m["nsites"], entry_sets=m["entry_sets"],
@@ -111,10 +108,9 @@ def take_up(built: Built, stats) -> CompiledRegion:
                             for w in m["writes"]])
         cr = bd.loaded(built.key, meta, built.obj, stats, built.from_disk)
     cr.compile_seconds = secs["translate"] + secs["llvm"] + t.seconds
-    cr.start_seconds = start.seconds
     stats.compile_seconds.append(cr.compile_seconds)
     stats.translate_seconds.append(src.seconds + secs["translate"])
-    hc.record_take(len(src.found), t.seconds - start.seconds, start.seconds if first else None)
+    hc.record_take(len(src.found), t.seconds)
     return cr
 
 

@@ -54,7 +54,7 @@ def test_a_compile_measures_the_host_and_a_fresh_process_finds_it(tmp_path):
     fresh, compiles, measured = _run(COMPILE, tmp_path)
     assert fresh and compiles == 1  # nothing known before: the rule would have compiled after the launch
     assert measured["compiles"] == 1 and measured["starts"] == 1
-    assert measured["takes"] == 1 and measured["prepares"] == 1 and measured["take"] > 0 and measured["prepare"] > 0
+    assert measured["takes"] == 1 and measured["take"] > 0 and "prepare" not in measured
     assert measured["translate"] > 0 and measured["llvm"] > 0 and measured["start"] > 0
     # the start (imports, LLVM) dwarfs a 6-instruction kernel's translation
     assert measured["start"] > 6 * measured["translate"]
@@ -84,25 +84,73 @@ def test_figures_are_a_running_average_kept_on_disk(tmp_path, monkeypatch):
         hc.forget()
 
 
-def test_the_compile_cost_takes_from_the_launch_only_the_take_up(monkeypatch):
-    """A background compile runs in the worker (jit.remote): the launching thread loses only the take-up (and
-    LLVM's start, once a process); the code is ready after the worker's start (unless it runs), its translation
-    and LLVM, and the take-up."""
-    c = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1, take=1e-5, prepare=0.03, takes=1,
-                     prepares=1)
-    monkeypatch.setattr(policy.jc, "ready", lambda: False)
+def test_the_compile_cost_takes_from_the_launch_the_take_up_and_the_workers_contention(monkeypatch):
+    """A background compile runs in the worker (jit.remote): the launching thread loses the take-up, the same in a
+    process's first (jit.elfload loads without llvmlite: no LLVM start to pay), and CONTENTION of the worker's CPU
+    beside it on a free CPU (all of it with no CPU free: the worker then shares the launch's CPUs); the code is ready
+    after the worker's start (unless it runs), its translation and LLVM, and the take-up."""
+    c = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1, take=1e-5, takes=1)
     monkeypatch.setattr(policy.worker, "running", lambda: False)
+    worker_cpu = policy.SPAWN_GUESS + 0.11  # (no worker start measured)
     taken, ready = policy.compile_cost(c, 100)
-    assert (taken, ready) == pytest.approx((0.031, policy.SPAWN_GUESS + 0.11 + 0.031))  # (no worker start measured)
+    assert (taken, ready) == pytest.approx((0.001 + policy.CONTENTION * worker_cpu, worker_cpu + 0.001))
+    assert policy.compile_cost(c, 100, free=False)[0] == pytest.approx(0.001 + worker_cpu)
     c.spawn, c.spawns = 0.5, 1
-    assert policy.compile_cost(c, 100)[1] == pytest.approx(0.5 + 0.11 + 0.031)
-    monkeypatch.setattr(policy.jc, "ready", lambda: True)
+    assert policy.compile_cost(c, 100)[1] == pytest.approx(0.5 + 0.11 + 0.001)
     monkeypatch.setattr(policy.worker, "running", lambda: True)
     taken, ready = policy.compile_cost(c, 100)
-    assert (taken, ready) == pytest.approx((0.001, 0.111))
-    unmeasured = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1)  # no take-up yet: guesses
-    monkeypatch.setattr(policy.jc, "ready", lambda: False)
-    assert policy.take_cost(unmeasured, 100) == pytest.approx(policy.PREPARE_GUESS + 100 * policy.TAKE_GUESS)
+    assert (taken, ready) == pytest.approx((0.001 + policy.CONTENTION * 0.11, 0.111))
+    unmeasured = hc.HostCosts(translate=1e-4, llvm=1e-3, start=0.2, compiles=1, starts=1)  # no take-up yet: a guess
+    assert policy.take_cost(unmeasured, 100) == pytest.approx(100 * policy.TAKE_GUESS)
+
+
+class _Dispatch:
+    """What the payoff rule reads of a dispatch (TierExec): `total` workgroups of 8 waves of 32 lanes, `batch` of them
+    a batch, `before` of them run."""
+
+    def __init__(self, total: int, batch: int, before: int):
+        self.batch_count, self.waves_per_group, self.lanes, self.groups_before = batch, 8, 32, before
+        self.total = total
+
+    def group_count(self) -> int:
+        return self.total
+
+
+# bench_jit's host matmul as a quiet host measured it: 66 reachable instructions, LLVM 3.6 ms each, the worker's start
+MATMUL_HOST = hc.HostCosts(translate=1.3e-4, llvm=3.6e-3, start=0.05, compiles=2, starts=2, spawn=0.49, spawns=1,
+                           take=1.2e-5, takes=2)
+
+
+@pytest.mark.parametrize("case, running, one_batch, now, stale, beside", [
+    ("batches, a launch too short for the code to arrive: after it, though it has run LONG_DISPATCH", False, False,
+     0.305, False, False),
+    ("batches, the worker running and the compile quick: beside it", True, False, 0.305, False, True),
+    ("the batch under way three times as long as the last, but shorter than the worker's part: after it", False,
+     False, 0.36, True, False),
+    ("the batch under way far longer than the last and the dispatch longer than the worker's part: beside it", False,
+     False, 0.80, True, True),
+    ("one batch, shorter than the worker's part (0.74 s): after it", False, True, 0.305, True, False),
+    ("one batch, longer than the worker's part: beside it", False, True, 0.80, True, True)])
+def test_a_long_dispatch_compiles_beside_itself_only_once_the_code_could_arrive(case, running, one_batch, now, stale,
+                                                                                beside, monkeypatch):
+    """Issue 29: a dispatch that had run LONG_DISPATCH compiled beside itself whenever a CPU was free, and a 0.6 s
+    matmul launch (one batch) then paid the worker's contention for code that arrived after it. Now the payoff rule
+    decides where the dispatch's batches tell what is ahead; a dispatch without (one batch, or a batch that runs far
+    longer than the last: a hang, say) compiles beside itself once it has also run as long as the worker's part."""
+    monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", "auto")
+    monkeypatch.setattr(policy, "core_free", lambda: True)
+    monkeypatch.setattr(policy.hc, "current", lambda: MATMUL_HOST)
+    monkeypatch.setattr(policy.worker, "running", lambda: running)
+    if running:
+        monkeypatch.setattr(policy.hc, "current", lambda: hc.HostCosts(**{**MATMUL_HOST.__dict__, "llvm": 1e-4}))
+    # 1024 workgroups in batches of 32 (8192 lanes), 20 ms each: 15 batches ended, the 16th started at 0.30 s
+    ex = _Dispatch(1024, 1024 if one_batch else 32, 0 if one_batch else 15 * 32)
+    p = policy.CompilePolicy("hot", ex, None, None)
+    p.dispatch_started = 0.0
+    p.batch_starts = [0.0] if one_batch else [0.02 * k for k in range(16)]
+    p._walked = types.SimpleNamespace(found=dict.fromkeys(range(66)))
+    assert p._measured(now) is not stale
+    assert p._pays_now(now) is beside, case
 
 
 def test_take_ups_are_a_running_average_too(tmp_path, monkeypatch):
@@ -110,10 +158,10 @@ def test_take_ups_are_a_running_average_too(tmp_path, monkeypatch):
     hc.forget()
     try:
         hc.record(100, translate=0.01, llvm=0.1, start=0.2)
-        hc.record_take(100, take=0.002, prepare=0.03)
-        hc.record_take(100, take=0.004, prepare=None)
+        hc.record_take(100, take=0.002)
+        hc.record_take(100, take=0.004)
         got = hc.current()
-        assert got.prepare == pytest.approx(0.03) and got.prepares == 1 and got.takes == 2
+        assert got.takes == 2
         assert got.take == pytest.approx((1 - hc.WEIGHT) * 2e-5 + hc.WEIGHT * 4e-5)
         hc.forget()
         assert hc.current() == got
