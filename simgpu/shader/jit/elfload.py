@@ -11,6 +11,10 @@ R_X86_64_GOTPC64 (the GOT's address, PC-relative), R_X86_64_GOTOFF64 (a symbol's
 R_X86_64_PC64 (jump tables and .eh_frame); no object has an undefined symbol but _GLOBAL_OFFSET_TABLE_ and none uses
 a GOT entry, so the GOT is only a base address (the image's start). R_X86_64_64 is loaded too (absolute).
 
+The ELF structures are read with struct rather than pyelftools (which simgpu.isa.codeobject uses for code objects):
+its import alone is ~40 ms (what this module exists to save, in a process that may not load a code object, e.g. a
+`simgpu run` server), and a loader needs a few fixed-layout headers, not its general reader.
+
 The bytes come from another process (or the disk cache), so they are read as hostile input: the header, every
 section, symbol and relocation is checked against the file's and the sections' bounds, only the kinds above are
 applied, a symbol must be defined in a loaded section (or be the GOT), the entry symbols global functions inside

@@ -242,9 +242,9 @@ class CompilePolicy:
         (compile_cost: the take-up, and the worker's CPU beside the launch, CONTENTION of it on a free CPU, all of it
         with no CPU free (core_free), which only a dispatch that has run LONG_DISPATCH considers). The compile's costs
         are this host's, measured (costs.py); until this host has measured a compile, none starts beside a launch.
-        Batches under GIL_FREE_LANES lanes (a few waves'
-        interpretation is Python all the time, and the reply's handling and the take-up are Python too) compile
-        beside themselves only once the dispatch has run LONG_DISPATCH. A dispatch that has run LONG_DISPATCH with no
+        Batches under GIL_FREE_LANES lanes (a few waves' interpretation is Python all the time, and the reply's
+        handling and the take-up are Python too) compile beside themselves only once the dispatch has run
+        LONG_DISPATCH. A dispatch that has run LONG_DISPATCH with no
         progress to go by (`_measured`) compiles now in any case once it has run as long as the worker's part would
         take (`_worker_cpu`), a CPU free or not."""
         if self.background != "auto":
