@@ -17,6 +17,7 @@ from simgpu.cp.queue import (
     PacketError,
     Queue,
     canonical,
+    observed_u32,
     read_dwords,
     read_frame,
     window_dwords,
@@ -225,7 +226,10 @@ class SDMAProcessor:
         ref, mask = p[3], p[4]
         if hw.POLL_HEADER.mem_poll.get(h):
             addr = canonical(u64(p[1], p[2]) & ~3)
-            value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
+            gpu = self.gpu
+            value = read_dwords(gpu.mmu, q.vmid, addr, 1)[0] if gpu.observer is None else \
+                observed_u32(gpu, "POLL_REGMEM", q.vmid, addr)
+            what = f"memory at VA {addr:#x}"
         else:
             reg = hw.POLL_REG_ADDR.get(p[1])
             value, what = self.gpu.pm4.read_reg(q, reg), f"register {reg:#x}"
