@@ -30,6 +30,7 @@ from runtime.os import OS, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
 from simgpu import settings
 from simgpu.clock import Link
+from simgpu.fault import HardwareFault
 from simgpu.hw.chips import device_arches
 from simgpu.shader.engine import DEFAULT_WATCHDOG
 from simgpu.soc import SOC, MMIOError
@@ -97,7 +98,10 @@ def _host_span(gpu, vmid: int, va: int, n: int):
     lands in a PRT hole). The GPU has just read these bytes, so the translation is cached and succeeds."""
     if not n or (va & (PAGE - 1)) + n > PAGE:
         return None
-    t = gpu.mmu.translate(vmid, va)
+    try:
+        t = gpu.mmu.translate(vmid, va)
+    except HardwareFault:  # (not after a read that succeeded; a recording must not fail the GPU's work if it did)
+        return None
     return None if t.prt else gpu.phys.span(t.pa, n, t.system)
 
 

@@ -241,9 +241,9 @@ class Validator:
         if "clk" in rec:
             CLOCKS(rec["clk"], "clk")
         _fields(rec, RECORDS[rec["t"]], failed="errno" in rec)
-        getattr(self, "_" + rec["t"], self._runs)(rec)
-        if "reads" in rec:
+        if "reads" in rec:  # taken during the call: mappings live before it (not the USERPTR pages it shares)
             self._reads(rec["reads"])
+        getattr(self, "_" + rec["t"], self._runs)(rec)
 
     def _reads(self, reads: list) -> None:
         """Read numbers increase; each entry's runs name live, tracked mappings (as w and g do)."""
