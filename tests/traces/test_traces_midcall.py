@@ -20,9 +20,10 @@ import runtime
 from mockgpu import MockOS
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw
-from tests.traces.test_traces import _saxpy, replay_bytes
-from traces.format import TraceError, read_trace, write_trace
+from tests.traces.test_traces import _saxpy, replay_bytes, workload
+from traces.format import TraceError, TraceReader, read_trace, write_trace
 from traces.record import RecordingOS
+from traces.replay import Replayer
 from traces.show import show
 
 N = 1024
@@ -137,7 +138,7 @@ def test_stores_the_gpu_read_during_a_call_replay_at_that_read(record):
     _, recs = read_trace(data)
     reads = [e for r in recs for e in r.get("reads", [])]
     assert reads, "the recording holds the stores the GPU read mid-call"
-    assert replay_bytes(data) is None
+    assert replay_clocks(data) == (None, recs[-1]["clk"])  # no divergence, and the same GPU work to the last tick
     assert record() == data  # the same run records the same bytes
 
 
@@ -194,3 +195,61 @@ def test_a_read_the_replay_never_makes_is_a_divergence():
         e[0][3] ^= 0x40  # another address
     d = replay_bytes(_edited(edit))
     assert d is not None and d.field.startswith("GPU read")
+
+
+class LateRingClient(RecordingOS):
+    """A client stores a submission's packets and its doorbell straight into the shared pages, and they land after
+    the driver's next call began (after the recorder took `w`), just before the driver scans the doorbell page: the
+    packets are in that scan's entry, not in `w`."""
+
+    def mmio_write(self, mapping, offset, value, size=4):
+        kind, node = mapping.handle if isinstance(mapping.handle, tuple) else (None, None)
+        if kind != "doorbell":
+            return super().mmio_write(mapping, offset, value, size)
+        gpu = node.gpu
+        slot = (mapping.offset & 0x1FFF) // 8 + offset // 8
+        q = gpu.queue_by_doorbell(slot)
+        unit = {"pm4": 4, "sdma": 1}[q.fmt]
+        spans = [(q.ring_base + p % q.ring_size, unit) for p in range(q.wptr * unit, value * unit, unit)]
+        packets = [gpu.mmu.read(q.vmid, va, n) for va, n in spans]
+        for va, n in spans:  # not there yet when the call begins
+            gpu.mmu.write(q.vmid, va, bytes(n))
+        plain = gpu.pending_doorbells
+
+        def landed():
+            gpu.pending_doorbells = plain
+            for (va, _), data in zip(spans, packets, strict=True):
+                gpu.mmu.write(q.vmid, va, data)
+            gpu.doorbells[slot] = value
+            return plain()
+        gpu.pending_doorbells = landed
+        self.progress(poll_all=False)  # the session's next turn: the driver scans the page
+        return None
+
+
+def test_packets_stored_with_a_doorbell_after_the_call_began_replay_at_the_scan():
+    f = io.BytesIO()
+    rec = LateRingClient(MockOS(devices=1, vram_size=1 << 30), f, concurrent=True)
+    workload(rec, 2.0, "pm4")
+    rec.finish()
+    data = f.getvalue()
+    _, recs = read_trace(data)
+    scans = [r for r in recs if any(e[2] == "doorbells" for e in r.get("reads", []))]
+    assert len(scans) >= 2 and all(r["t"] == "progress" and r.get("doorbells") for r in scans)
+    recorded = recs[-1]["clk"]
+    assert replay_clocks(data) == (None, recorded)
+    # Without the entries the packets reach the replay only after the call: its GPU runs zeros there instead. The
+    # concurrent comparison takes the recorded pages where the replay wrote nothing, so no record differs, but its
+    # GPU did other work (the clock, which a replay does not compare, says so).
+    assert replay_clocks(_without_reads(data)) != (None, recorded)
+
+
+def replay_clocks(data: bytes):
+    """(first divergence, None) or (None, the replay's GPU clocks at the end)."""
+    r = TraceReader(io.BytesIO(data))
+    rp = Replayer(r.header)
+    for number, offset, rec in r:
+        d = rp.step(number, offset, rec)
+        if d is not None:
+            return d, None
+    return None, rp.os.gpu_clocks()
