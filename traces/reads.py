@@ -19,7 +19,7 @@ changed back between two looks) is not.
 
 from __future__ import annotations
 
-from traces.shadow import PAGE, Shadows, hex_at, unmatched_write
+from traces.shadow import PAGE, Shadows, differing_write, hex_at, unmatched_write
 
 KINDS = ("wptr", "aql", "signal", "WAIT_REG_MEM", "POLL_REGMEM", "atomic", "doorbells")
 MAX_READ = 64  # the largest observed read: an AQL packet
@@ -58,8 +58,11 @@ class ReadFeed:
     """The replay's side: at read n of the call, the recorded entry n's pages and bytes (`start`, then the driver
     calls it, then `finish` says what went wrong, if anything)."""
 
-    def __init__(self, shadows: Shadows):
+    def __init__(self, shadows: Shadows, concurrent: bool):
         self.shadows = shadows
+        # What the replay's GPU changed before the read must hold the recorded value (concurrent: the pages may also
+        # hold the caller's stores) or be exactly the recorded pages (else: nobody else stored).
+        self.compare = unmatched_write if concurrent else differing_write
         self.n = 0
         self.entries: dict[int, list] = {}
         self.wrong: tuple[str, object, object] | None = None
@@ -78,7 +81,7 @@ class ReadFeed:
             self.wrong = (f"GPU read {n} of the call", _what(rec_gpu, rec_kind, rec_va, len(rec_data)),
                           _what(gpu_id, kind, va, len(data)))
             return data
-        bad = unmatched_write(self.shadows, runs)  # what this GPU wrote before the read must be what the other did
+        bad = self.compare(self.shadows, runs)  # what this GPU wrote before the read must be what the other did
         if bad is not None:
             mid, at, want, got = bad
             self.wrong = (f"memory written before GPU read {n} of the call: mapping {mid} offset {at:#x}",

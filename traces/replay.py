@@ -105,9 +105,9 @@ class Replayer:
                              user=self.user, place=False, arch=replay_arch(self.header))
         self.hw = self.header.get("os") != "MockOS"
         self.os.doorbell_stores()  # keep the doorbells the replay's driver acts on from a doorbell page
-        self.feed = ReadFeed(self.shadows)  # the host's stores the recorded GPU read during a call, at that read
-        self.os.observe_reads(self.feed)
         self.concurrent = bool(self.header.get("concurrent"))
+        self.feed = ReadFeed(self.shadows, self.concurrent)  # the host's stores the GPU read during a call
+        self.os.observe_reads(self.feed)
 
     def _skip(self, what: str) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + 1

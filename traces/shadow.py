@@ -125,6 +125,19 @@ def unmatched_write(shadows: Shadows, recorded: list[list]) -> tuple[int, int, b
     return None
 
 
+def differing_write(shadows: Shadows, recorded: list[list]) -> tuple[int, int, bytes, bytes] | None:
+    """The first byte where the pages changed since the last look differ from the recorded runs (each page as a
+    whole: a recording with no concurrent caller holds exactly what its GPU and driver wrote), as unmatched_write
+    gives it, or None; updates the shadows."""
+    want, got = by_page(recorded), by_page(shadows.collect())
+    for key in sorted(want.keys() | got.keys()):
+        a, b = want.get(key, b""), got.get(key, b"")
+        if a != b:
+            at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+            return key[0], key[1] * PAGE + at, a, b
+    return None
+
+
 def by_page(writes: list[list]) -> dict[tuple[int, int], bytes]:
     """Runs split into {(mapping id, page): bytes}."""
     out = {}

@@ -253,3 +253,31 @@ def replay_clocks(data: bytes):
         if d is not None:
             return d, None
     return None, rp.os.gpu_clocks()
+
+
+def record_own_write() -> bytes:
+    """No concurrent client: one PM4 submission writes a flag (WRITE_DATA) and then waits for it (WAIT_REG_MEM). The
+    recorder cannot tell the GPU's own write from a client's store, so the wait's read is an entry too."""
+    f = io.BytesIO()
+    rec = RecordingOS(MockOS(devices=1, vram_size=1 << 30), f)
+    dev = runtime.Device("AMD:0", queue="pm4", os=rec)
+    shared = dev.alloc_system(4096, name="flag")
+    dev.wait(dev.compute, dev.compute.submit([*hw.write_data(shared.va, 7), *hw.wait_reg_mem(shared.va, 7)]))
+    dev.close()
+    rec.finish()
+    return f.getvalue()
+
+
+def test_without_a_concurrent_client_the_pages_before_a_read_must_be_exactly_the_recorded_ones():
+    data = record_own_write()
+    header, recs = read_trace(data)
+    assert not header.get("concurrent")
+    rec = next(r for r in recs if r.get("reads"))
+    assert rec["reads"][0][2] == "WAIT_REG_MEM" and rec["reads"][0][4] == struct.pack("<I", 7)
+    assert replay_clocks(data) == (None, recs[-1]["clk"])
+    mid, first, page = rec["reads"][0][5][0]
+    rec["reads"][0][5][0] = [mid, first, page[:-1] + bytes([page[-1] ^ 1])]  # a byte the replay's GPU did not write
+    f = io.BytesIO()
+    write_trace(f, header, recs)
+    d = replay_bytes(f.getvalue())
+    assert d is not None and d.field.startswith("memory written before GPU read 0")
