@@ -24,12 +24,13 @@ from mockgpu.devmem import MAX_GPUS, DeviceMemory
 from mockgpu.kfd import KfdProcess
 from mockgpu.kfd_node import VMID, VRAM_BASE, Node
 from mockgpu.mappings import Mappings
-from mockgpu.memory import GTT_SIZE, PT_POOL, KfdError, RangeAllocator, WouldBlock
+from mockgpu.memory import GTT_SIZE, PAGE, PT_POOL, KfdError, RangeAllocator, WouldBlock
 from mockgpu.usermem import LocalProcess, UserMemory
 from runtime.os import OS, DeviceReport, Mapping, check_mmio
 from runtime.uapi import kfd
 from simgpu import settings
 from simgpu.clock import Link
+from simgpu.fault import HardwareFault
 from simgpu.hw.chips import device_arches
 from simgpu.shader.engine import DEFAULT_WATCHDOG
 from simgpu.soc import SOC, MMIOError
@@ -83,6 +84,25 @@ def _other_threads_may_store() -> bool:
     pool thread stays, and every wedged wait slept its whole timeout for it)."""
     me = threading.current_thread()
     return any(t is not me and not t.name.startswith(_COMPILE_THREADS) for t in threading.enumerate())
+
+
+def _observer(callback, gpu_id: int, gpu):
+    """A GPU's observer (simgpu.GPU.observer) that calls `callback` with the gpu_id and the host bytes read."""
+    def observe(kind: str, vmid: int, va: int, data: bytes) -> bytes:
+        return callback(gpu_id, kind, va, data, _host_span(gpu, vmid, va, len(data)))
+    return observe
+
+
+def _host_span(gpu, vmid: int, va: int, n: int):
+    """The host memory behind [va, va + n) of a VMID (a numpy view; None when none: a read that crosses a page or
+    lands in a PRT hole). The GPU has just read these bytes, so the translation is cached and succeeds."""
+    if not n or (va & (PAGE - 1)) + n > PAGE:
+        return None
+    try:
+        t = gpu.mmu.translate(vmid, va)
+    except HardwareFault:  # (not after a read that succeeded; a recording must not fail the GPU's work if it did)
+        return None
+    return None if t.prt else gpu.phys.span(t.pa, n, t.system)
 
 
 class MockOS(OS):
@@ -172,6 +192,12 @@ class MockOS(OS):
             out += [[nd.gpu_id, int(slot), int(value)] for slot, value in nd.gpu.scanned]
             nd.gpu.scanned.clear()
         return out
+
+    def observe_reads(self, callback) -> bool:
+        """Hand every GPU's observed reads to `callback` (the seam's `OS.observe_reads`), None: stop."""
+        for nd in self.nodes:
+            nd.gpu.observer = None if callback is None else _observer(callback, nd.gpu_id, nd.gpu)
+        return True
 
     def sanitize(self, gpu_id: int, checks=None) -> dict:
         """The simulator's sanitizers of a GPU: turns `checks` on (if given) and returns the checks now on and

@@ -126,6 +126,14 @@ class OS:
         interface. None: no such stores (a real GPU's doorbell store is the doorbell write itself)."""
         return None
 
+    def observe_reads(self, callback) -> bool:
+        """From now on (None: no longer) call callback(gpu_id, kind, va, data, host) at every read where a GPU observes
+        what a producer published -- a wptr poll, an AQL packet, a barrier's signal, a WAIT_REG_MEM, POLL_REGMEM or
+        atomic loop's memory, a doorbell scan (`kind`) -- with the bytes it read and the host memory behind them (a
+        numpy view, None when none); the GPU goes on with the bytes the callback returns. For recordings and replays
+        (traces.reads); not the kernel's interface. False: the driver has no such reads (a real GPU)."""
+        return False
+
     def sanitize(self, gpu_id: int, checks: str | None = None) -> dict:
         """The simulator's sanitizers on GPU `gpu_id` (docs/shader.md "Sanitizers"); not the kernel's interface.
         `checks` ("memcheck,initcheck,racecheck,hazards" or "all") turns them on; returns {"checks": [names on],

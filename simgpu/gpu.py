@@ -64,6 +64,11 @@ class GPU:
         # When a list: (slot, value) of each doorbell scan_doorbells acts on, for a recorder (traces.record) to take:
         # a client's plain store is no call of its own, so a recording must say which call saw it.
         self.scanned: list[tuple[int, int]] | None = None
+        # When set, observer(kind, vmid, va, data) -> data is called at every read where the GPU observes what a
+        # producer published (a wptr poll, an AQL packet, a wait's memory, a doorbell scan) with the bytes it read,
+        # and the GPU goes on with the bytes it returns: a recorder logs what a concurrent client stored mid-call, a
+        # replay hands back what the recorded GPU read (traces.reads). None (the default): one attribute test.
+        self.observer: Callable[[str, int, int, bytes], bytes] | None = None
         self.regs: dict[int, int] = {}  # device-wide (UCONFIG and other non-SH) registers
         self.queues: list[Queue] = []
         self.interrupt_hooks: list[Callable[[Interrupt], None]] = []  # the owner's interrupt handlers, in order
@@ -166,6 +171,8 @@ class GPU:
         pending = self.pending_doorbells()
         if self.scanned is not None:
             self.scanned.extend(pending)
+        if pending and self.observer is not None:  # what the client stored before these doorbells is published
+            self.observer("doorbells", 0, 0, b"")
         for index, value in pending:
             self.ring_doorbell(index, value)
         return bool(pending)
@@ -220,7 +227,10 @@ class GPU:
     def _poll_wptr(self, q: Queue) -> None:
         if q.wptr_addr and q.state != QueueState.ERROR:
             try:
-                polled = int.from_bytes(self.mmu.read(q.vmid, q.wptr_addr, 8), "little")
+                raw = self.mmu.read(q.vmid, q.wptr_addr, 8)
+                if self.observer is not None:
+                    raw = self.observer("wptr", q.vmid, q.wptr_addr, raw)
+                polled = int.from_bytes(raw, "little")
             except HardwareFault as f:
                 self._fail(q, PacketError(f"wptr poll address unreadable: {f}", f), where="wptr poll")
                 return

@@ -19,6 +19,7 @@ import simgpu
 from runtime.os import OS, TOPOLOGY, DeviceReport, Mapping
 from traces.decode import ioctl_name
 from traces.format import TraceWriter
+from traces.reads import ReadLog
 from traces.shadow import Shadows
 
 
@@ -62,6 +63,8 @@ class RecordingOS(OS):
         self._maps: dict[int, Mapping] = {}  # keeps recorded mappings alive, so id() stays unique
         self._next_id = 0
         inner.doorbell_stores()  # from now on the driver keeps the doorbells it acts on from a doorbell page
+        self.reads = ReadLog(self.shadows)  # what the GPU reads during a call that the host stored after it began
+        inner.observe_reads(self.reads)
         if close_at_exit:
             atexit.register(self.finish)
 
@@ -80,6 +83,7 @@ class RecordingOS(OS):
     def _call(self, rec: dict, fn, *args, sync: bool = False, result_key: str | None = None):
         if sync:
             rec["w"] = self.shadows.collect()
+            self.reads.start()
         try:
             result = fn(*args)
         except OSError as e:
@@ -98,11 +102,15 @@ class RecordingOS(OS):
     def _after(self, rec: dict) -> None:
         """What the call did that the caller did not ask for: the pages written during it ("g") and the doorbells
         the driver acted on straight from a doorbell page ("doorbells": a concurrent client's stores, which no
-        mmio record holds; a replay stores them before making the call)."""
+        mmio record holds; a replay stores them before making the call) and the host's stores the GPU read during
+        it ("reads", traces.reads: a replay takes them at the same read)."""
         rec["g"] = self.shadows.collect()
         stores = self.inner.doorbell_stores()
         if stores:
             rec["doorbells"] = stores
+        reads = self.reads.take()
+        if reads:
+            rec["reads"] = reads
 
     def _mid(self, mapping: Mapping) -> int:
         mid = self._ids.get(id(mapping))
@@ -203,9 +211,11 @@ class RecordingOS(OS):
         """The driver running the GPUs on its own (mockgpu's process-level server, between a client's calls),
         recorded as a "progress" record when it moved anything or the host wrote memory since the last record."""
         rec = {"t": "progress", "poll_all": poll_all, "w": self.shadows.collect()}
+        self.reads.start()
         rec["moved"] = bool(self.inner.progress(poll_all))
         self._after(rec)
-        if rec["moved"] or rec["w"] or rec["g"] or "doorbells" in rec:  # (a doorbell acted on also moves today)
+        # (a doorbell acted on also moves today; the record says so either way)
+        if rec["moved"] or rec["w"] or rec["g"] or "doorbells" in rec or "reads" in rec:
             self._write(rec)
         return rec["moved"]
 

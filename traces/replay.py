@@ -14,7 +14,8 @@ from runtime.uapi import kfd
 from simgpu.hw.chips import CHIPS
 from traces.decode import field_at, ioctl_name, ioctl_struct
 from traces.format import TraceError, TraceReader
-from traces.shadow import PAGE, Shadows, by_page
+from traces.reads import ReadFeed
+from traces.shadow import PAGE, Shadows, by_page, hex_at, unmatched_write
 
 # Pointer fields of ioctl arguments: CPU addresses that are translated between the recording and the replay.
 POINTER_FIELDS = {"device_ids_array_ptr", "events_ptr", "kfd_process_device_apertures_ptr"}
@@ -36,11 +37,6 @@ class Divergence:
     def __str__(self) -> str:
         return (f"divergence at record {self.record} (byte offset {self.offset}): {self.call}: {self.field}: "
                 f"expected {self.expected}, got {self.got}")
-
-
-def _hex(data: bytes, at: int, n: int = 16) -> str:
-    lo = max(0, at - at % 4)
-    return data[lo:lo + n].hex(" ", 4) if data else "(not written)"
 
 
 def _first_difference(a, b) -> tuple[str, str]:
@@ -110,6 +106,8 @@ class Replayer:
         self.hw = self.header.get("os") != "MockOS"
         self.os.doorbell_stores()  # keep the doorbells the replay's driver acts on from a doorbell page
         self.concurrent = bool(self.header.get("concurrent"))
+        self.feed = ReadFeed(self.shadows, self.concurrent)  # the host's stores the GPU read during a call
+        self.os.observe_reads(self.feed)
 
     def _skip(self, what: str) -> None:
         self.skipped[what] = self.skipped.get(what, 0) + 1
@@ -131,6 +129,13 @@ class Replayer:
         if err != rec.get("errno"):
             return result, self._div(call, "errno", rec.get("errno") or "success", err or "success")
         return result, None
+
+    def _run_gpu(self, call: str, rec: dict, fn, *args):
+        """_run for a call that may run the GPU: a read of the call's recorded `reads` that this GPU did not make the
+        same way is the divergence (it comes before the results that differ because of it)."""
+        result, d = self._run(call, rec, fn, *args)
+        wrong = self.feed.finish()
+        return result, (self._div(call, *wrong) if wrong is not None else d)
 
     # ---- record types -----------------------------------------------------------------------------
     def _open(self, rec):
@@ -215,14 +220,15 @@ class Replayer:
         call = f"mmio_write(mapping {rec['id']}, offset {rec['offset']:#x}, value {rec['value']:#x})"
         if (d := self._host_writes(rec, call)) is not None:
             return d
-        _, d = self._run(call, rec, self.os.mmio_write, self.maps[rec["id"]], rec["offset"], rec["value"], rec["size"])
+        _, d = self._run_gpu(call, rec, self.os.mmio_write, self.maps[rec["id"]], rec["offset"], rec["value"],
+                             rec["size"])
         return d or self._gpu_writes(call, rec)
 
     def _mmio_read(self, rec):
         call = f"mmio_read(mapping {rec['id']}, offset {rec['offset']:#x})"
         if (d := self._host_writes(rec, call)) is not None:
             return d
-        got, d = self._run(call, rec, self.os.mmio_read, self.maps[rec["id"]], rec["offset"], rec["size"])
+        got, d = self._run_gpu(call, rec, self.os.mmio_read, self.maps[rec["id"]], rec["offset"], rec["size"])
         if d is None and "value" in rec and got != rec["value"]:
             d = self._div(call, "value", hex(rec["value"]), hex(got))
         return d or self._gpu_writes(call, rec)
@@ -248,7 +254,7 @@ class Replayer:
             return d
         buf, translated = self._translate(req, bytearray(rec["in"]))
         self.user.start(rec)
-        _, d = self._run(call, rec, self.os.ioctl, self.fds.get(rec["fd"], rec["fd"]), req, buf)
+        _, d = self._run_gpu(call, rec, self.os.ioctl, self.fds.get(rec["fd"], rec["fd"]), req, buf)
         if d is None and "out" in rec:
             d = self._compare_out(call, req, rec["out"], bytes(buf), translated)
         if d is None and self.user.writes != [list(w) for w in rec.get("uw", [])]:
@@ -267,7 +273,7 @@ class Replayer:
         call = f"progress(poll_all={rec.get('poll_all')})"
         if (d := self._host_writes(rec, call)) is not None:
             return d
-        moved, d = self._run(call, rec, self.os.progress, rec.get("poll_all", True))
+        moved, d = self._run_gpu(call, rec, self.os.progress, rec.get("poll_all", True))
         if d is None and bool(moved) != bool(rec.get("moved")):
             d = self._div(call, "moved", rec.get("moved"), moved)
         return d or self._gpu_writes(call, rec)
@@ -278,6 +284,7 @@ class Replayer:
         straight into a doorbell page that the recorded driver acted on during the call ("doorbells"), which the
         replay's driver then finds there as the recorded one did."""
         self.shadows.apply(rec.get("w", []), seen=True)
+        self.feed.start(rec)
         for gpu_id, slot, value in rec.get("doorbells", []):
             gpu = self.os.simulator(gpu_id) if hasattr(self.os, "simulator") else None
             if gpu is None:
@@ -324,24 +331,20 @@ class Replayer:
         return hex(v) if isinstance(v, int) and v > 4096 else v
 
     def _gpu_writes(self, call: str, rec: dict):
-        """Compare what changed during the call with the record's "g". In a concurrent recording (simgpu run) the
-        caller may have stored into the same pages meanwhile: every byte the replayed GPU changed must hold the
-        recorded value, and the recorded pages are then taken as they were (the rest was the caller's stores)."""
+        """Compare what changed during the call (since its last recorded read, traces.reads) with the record's "g". In
+        a concurrent recording (simgpu run) the caller may have stored into the same pages meanwhile: every byte the
+        replayed GPU changed must hold the recorded value, and the recorded pages are then taken as they were (the
+        rest was the caller's stores)."""
         stores = self.os.doorbell_stores() or []
         if stores != rec.get("doorbells", []):
             return self._div(call, "doorbells acted on from a doorbell page", rec.get("doorbells", []), stores)
         if not self.concurrent:
             return self._compare_writes(call, rec.get("g", []), self.shadows.collect())
-        recorded = by_page(rec.get("g", []))
-        for mid, page, old, new in self.shadows.changes():
-            want = np.frombuffer(recorded.get((mid, page), b""), np.uint8)
-            changed = np.flatnonzero(old != new)
-            inside = changed[changed < want.size]
-            bad = np.concatenate([inside[want[inside] != new[inside]], changed[changed >= want.size]])
-            if bad.size:
-                at = int(bad[0])
-                return self._div(call, f"memory written during the call: mapping {mid} offset {page * PAGE + at:#x}",
-                                 _hex(want.tobytes(), at), _hex(new.tobytes(), at))
+        bad = unmatched_write(self.shadows, rec.get("g", []))
+        if bad is not None:
+            mid, at, want, got = bad
+            return self._div(call, f"memory written during the call: mapping {mid} offset {at:#x}",
+                             hex_at(want, at % PAGE), hex_at(got, at % PAGE))
         self.shadows.apply(rec.get("g", []), seen=True)
         return None
 
@@ -353,7 +356,7 @@ class Replayer:
                 at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
                 mid, page = key
                 return self._div(call, f"memory written during the call: mapping {mid} offset {page * PAGE + at:#x}",
-                                 _hex(a, at), _hex(b, at))
+                                 hex_at(a, at), hex_at(b, at))
         return None
 
 

@@ -114,6 +114,8 @@ class GPUView:
         """Take one record into account; for a doorbell write: its queue and the packets it submitted."""
         t = rec["t"]
         self.apply(rec.get("w"))
+        for entry in rec.get("reads", ()):  # pages the client stored mid-call, taken at the GPU's reads (traces.reads)
+            self.apply(entry[5])
         queue, packets = None, []
         if t == "note" and rec.get("what") == "code_object":
             for name, _descriptor, entry in rec.get("kernels", []):

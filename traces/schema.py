@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from mockgpu.devmem import DOORBELL_PAGE, MAX_GPUS
 from runtime.uapi.kfd import ioc_size
+from traces.reads import KINDS, MAX_READ
 
 PAGE = 4096  # page runs are in 4 KiB pages (traces.shadow)
 U32, U64 = (1 << 32) - 1, (1 << 64) - 1
@@ -80,6 +81,24 @@ def either(a: Check, b: Check, what: str) -> Check:
                 b(v, path)
             except SchemaError:
                 raise SchemaError(path, f"expected {what}, got {_kind(v)} {v!r:.40}") from None
+    return check
+
+
+def among(*values: str) -> Check:
+    """A string among `values`."""
+    def check(v, path):
+        of_type(str, "a string")(v, path)
+        if v not in values:
+            raise SchemaError(path, f"{v!r:.40} is not one of {', '.join(values)}")
+    return check
+
+
+def short_bytes(most: int) -> Check:
+    """Bytes, at most `most` of them."""
+    def check(v, path):
+        of_type(bytes, "bytes")(v, path)
+        if len(v) > most:
+            raise SchemaError(path, f"{len(v)} bytes, more than {most}")
     return check
 
 
@@ -154,12 +173,15 @@ class Record:
 _SYNC = {"w": RUNS, "g": RUNS}  # host writes before, GPU/driver writes during the call
 # A concurrent client's doorbell stores the driver acted on during the call, straight from a doorbell page.
 DOORBELL_STORES = {"doorbells": list_of(row(GPU_ID, integer(0, DOORBELL_PAGE // 8 - 1), UINT))}
+# The host's stores a GPU read during the call (traces.reads): [read number, gpu_id, kind, VA, bytes read, runs].
+READS = {"reads": list_of(row(integer(0, U32), integer(0, U32), among(*KINDS), ADDR, short_bytes(MAX_READ), RUNS))}
+MIDCALL = DOORBELL_STORES | READS  # what a call that may run the GPU can carry besides w and g
 RECORDS: dict[str, Record] = {
     "open": Record({"path": STR, "flags": integer(0, U32)}, {"fd": FD}),
     "close": Record({"fd": FD}),
     "ioctl": Record({"fd": FD, "req": integer(0, U32), "name": STR, "in": BYTES, "out": BYTES, **_SYNC},
                     {"ret": INT}, {"u": USER, "uw": USER, "shared": list_of(row(MAPPING_ID, ADDR, LENGTH)),
-                                   "sw": RUNS, **DOORBELL_STORES}),
+                                   "sw": RUNS, **MIDCALL}),
     "mmap": Record({"fd": FD, "length": LENGTH, "prot": integer(0, 7), "flags": integer(0, U32), "offset": UINT,
                     "addr": optional(ADDR)}, {"id": MAPPING_ID, "result": ADDR}, {"g": RUNS}),
     "munmap": Record({"id": MAPPING_ID}),
@@ -167,15 +189,15 @@ RECORDS: dict[str, Record] = {
     "listdir": Record({"path": STR}, {"entries": list_of(STR)}),
     "exists": Record({"path": STR}, {"result": BOOL}),
     "mmio": Record({"id": MAPPING_ID, "offset": integer(0, MAX_VA), "value": UINT, "size": one_of(1, 2, 4, 8),
-                    **_SYNC}, {}, DOORBELL_STORES),
+                    **_SYNC}, {}, MIDCALL),
     "mmio_read": Record({"id": MAPPING_ID, "offset": integer(0, MAX_VA), "size": one_of(1, 2, 4, 8), **_SYNC},
-                        {"value": UINT}, DOORBELL_STORES),
+                        {"value": UINT}, MIDCALL),
     "report": Record({"gpu_id": GPU_ID}, {"text": STR, "fault": STR}),
     "note": Record({"what": STR}, {}, {"gpu_id": GPU_ID, "base": ADDR, "size": UINT, "va": ADDR, "nbytes": UINT,
                                        "name": STR, "kernels": list_of(row(STR, ADDR, ADDR))}),
     "sanitize": Record({"gpu_id": GPU_ID, "checks": optional(STR)}, {"on": list_of(STR),
                                                                      "findings": list_of(FINDING)}),
-    "progress": Record({"poll_all": BOOL, **_SYNC}, {"moved": BOOL}, DOORBELL_STORES),
+    "progress": Record({"poll_all": BOOL, **_SYNC}, {"moved": BOOL}, MIDCALL),
     "pread": Record({"fd": FD, "length": integer(0, U32), "offset": UINT}, {"data": BYTES}),
     "pwrite": Record({"fd": FD, "data": BYTES, "offset": UINT}, {"ret": INT}),
 }
@@ -219,7 +241,18 @@ class Validator:
         if "clk" in rec:
             CLOCKS(rec["clk"], "clk")
         _fields(rec, RECORDS[rec["t"]], failed="errno" in rec)
+        if "reads" in rec:  # taken during the call: mappings live before it (not the USERPTR pages it shares)
+            self._reads(rec["reads"])
         getattr(self, "_" + rec["t"], self._runs)(rec)
+
+    def _reads(self, reads: list) -> None:
+        """Read numbers increase; each entry's runs name live, tracked mappings (as w and g do)."""
+        last = -1
+        for i, entry in enumerate(reads):
+            if entry[0] <= last:
+                raise SchemaError(f"reads[{i}][0]", f"read {entry[0]} does not follow read {last}")
+            last = entry[0]
+            self._runs({f"reads[{i}][5]": entry[5]}, (f"reads[{i}][5]",))
 
     def _runs(self, rec: dict, keys=("w", "g")) -> None:
         for k in keys:

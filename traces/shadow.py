@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 PAGE = 4096
@@ -37,17 +39,36 @@ class Shadows:
     def __init__(self):
         self.cur: dict[int, np.ndarray] = {}
         self.shadow: dict[int, np.ndarray] = {}
+        self._index: tuple[list[int], list[tuple[int, int]]] | None = None  # see seen()
 
     def track(self, mid: int, view) -> None:
         """Start tracking a mapping; the shadow starts as zeros, so the first diff shows its initial content."""
         arr = np.frombuffer(view, np.uint8) if len(view) else np.zeros(0, np.uint8)
         self.cur[mid] = arr
         self.shadow[mid] = np.zeros(arr.size, np.uint8)
+        self._index = None
 
     def untrack(self, mid: int) -> None:
         """Forget a mapping (drops our view before the mapping is closed)."""
         self.cur.pop(mid, None)
         self.shadow.pop(mid, None)
+        self._index = None
+
+    def seen(self, host: np.ndarray) -> bytes | None:
+        """The bytes last seen where `host` (a view of some memory) lies inside a tracked mapping, else None:
+        what the shadow holds of memory someone else (the GPU) reads. Mappings are found by host address; several
+        may show the same memory (a buffer mapped twice), any of them will do: each collect() updates all."""
+        if self._index is None:
+            spans = sorted((a.ctypes.data, a.size, mid) for mid, a in self.cur.items() if a.size)
+            self._index = ([s for s, _, _ in spans], [(n, mid) for _, n, mid in spans])
+        starts, rest = self._index
+        addr, n = host.ctypes.data, host.size
+        for i in range(bisect.bisect_right(starts, addr) - 1, -1, -1):  # nearest start first (nested mappings)
+            size, mid = rest[i]
+            if addr + n <= starts[i] + size:
+                lo = addr - starts[i]
+                return self.shadow[mid][lo:lo + n].tobytes()
+        return None
 
     def collect(self, mids=None) -> list[list]:
         """Changes since the last collect as [mapping id, first page, bytes] runs; updates the shadows."""
@@ -81,6 +102,40 @@ class Shadows:
             self.cur[mid][lo:lo + src.size] = src
             if seen:
                 self.shadow[mid][lo:lo + src.size] = src
+
+
+def hex_at(data: bytes, at: int, n: int = 16) -> str:
+    """A few dwords of a page from the one holding byte `at` (for divergence messages)."""
+    lo = max(0, at - at % 4)
+    return data[lo:lo + n].hex(" ", 4) if data else "(not written)"
+
+
+def unmatched_write(shadows: Shadows, recorded: list[list]) -> tuple[int, int, bytes, bytes] | None:
+    """The first byte changed since the last look that does not hold its value in the recorded runs, as (mapping id,
+    byte offset, recorded page, page now), or None; updates the shadows. A concurrent recording's pages may also hold
+    the caller's stores, so every byte the replay changed must match, not every recorded byte."""
+    want_pages = by_page(recorded)
+    for mid, page, old, new in shadows.changes():
+        want = np.frombuffer(want_pages.get((mid, page), b""), np.uint8)
+        changed = np.flatnonzero(old != new)
+        inside = changed[changed < want.size]
+        bad = np.concatenate([inside[want[inside] != new[inside]], changed[changed >= want.size]])
+        if bad.size:
+            return mid, page * PAGE + int(bad[0]), want.tobytes(), new.tobytes()
+    return None
+
+
+def differing_write(shadows: Shadows, recorded: list[list]) -> tuple[int, int, bytes, bytes] | None:
+    """The first byte where the pages changed since the last look differ from the recorded runs (each page as a
+    whole: a recording with no concurrent caller holds exactly what its GPU and driver wrote), as unmatched_write
+    gives it, or None; updates the shadows."""
+    want, got = by_page(recorded), by_page(shadows.collect())
+    for key in sorted(want.keys() | got.keys()):
+        a, b = want.get(key, b""), got.get(key, b"")
+        if a != b:
+            at = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
+            return key[0], key[1] * PAGE + at, a, b
+    return None
 
 
 def by_page(writes: list[list]) -> dict[tuple[int, int], bytes]:

@@ -82,6 +82,9 @@ def format_record(rec: dict, verbose: bool = False) -> str:
     s += _mem(rec)
     for gpu_id, slot, value in rec.get("doorbells", []):  # a client's store the call found in the page itself
         s += f"  [doorbell store acted on: gpu {gpu_id} slot {slot} = {value:#x}]"
+    for n, gpu_id, kind, va, data, runs in rec.get("reads", []):  # the host's stores the GPU read mid-call
+        where = "" if kind == "doorbells" else f" at {va:#x} = {data.hex()}"
+        s += f"  [GPU read {n}: gpu {gpu_id} {kind}{where}, {sum(len(d) for _, _, d in runs):#x} bytes stored before]"
     if verbose:
         for k in ("w", "g"):
             for mid, first, data in rec.get(k, []):

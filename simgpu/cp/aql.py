@@ -36,6 +36,8 @@ class AQLProcessor:
             slot = q.ring_base + (q.rptr % q.ring_units) * aql.PACKET_SIZE
             q.current = (None, q.rptr, [])
             raw = self.gpu.mmu.read(q.vmid, slot, aql.PACKET_SIZE)
+            if self.gpu.observer is not None:  # the header publishes the packet (traces.reads)
+                raw = self.gpu.observer("aql", q.vmid, slot, raw)
             q.current = (None, q.rptr, np.frombuffer(raw, "<u4").tolist())
             ptype, _, acquire, release = aql.parse_header(int.from_bytes(raw[:2], "little"))
             if ptype == aql.PacketType.INVALID:
@@ -69,7 +71,7 @@ class AQLProcessor:
 
     def _barrier(self, q: Queue, pkt: aql.BarrierPacket, all_of: bool) -> str | None:
         deps = [canonical(s) for s in pkt.dep_signals if s]
-        values = [self.signal_value(q, s) for s in deps]
+        values = [self.signal_value(q, s, observe=True) for s in deps]
         done = [v == 0 for v in values]
         if not deps or (all(done) if all_of else any(done)):
             self.complete(q, pkt.completion_signal, None)
@@ -107,9 +109,13 @@ class AQLProcessor:
         return None
 
     # ---------------------------------------------------------------------------------------------- signals
-    def signal_value(self, q: Queue, signal: int) -> int:
-        """The signed 64-bit value of an amd_signal_t."""
-        v = read_u64(self.gpu.mmu, q.vmid, signal + aql.SIGNAL_VALUE)
+    def signal_value(self, q: Queue, signal: int, observe: bool = False) -> int:
+        """The signed 64-bit value of an amd_signal_t (`observe`: a barrier's dependency, which a producer sets)."""
+        if observe and self.gpu.observer is not None:
+            va = signal + aql.SIGNAL_VALUE
+            v = int.from_bytes(self.gpu.observer("signal", q.vmid, va, self.gpu.mmu.read(q.vmid, va, 8)), "little")
+        else:
+            v = read_u64(self.gpu.mmu, q.vmid, signal + aql.SIGNAL_VALUE)
         return v - (1 << 64) if v >> 63 else v
 
     def complete(self, q: Queue, signal: int, start_ts: int | None) -> None:

@@ -96,7 +96,10 @@ class DMA:
         mask = (1 << (8 * size)) - 1
         src, cmp = src & mask, cmp & mask
         if loop and name == "cmpswap":
-            current = int.from_bytes(self.gpu.mmu.read(q.vmid, addr, size), "little")
+            raw = self.gpu.mmu.read(q.vmid, addr, size)
+            if self.gpu.observer is not None:  # the value a producer sets for the loop to succeed (traces.reads)
+                raw = self.gpu.observer("atomic", q.vmid, addr, raw)
+            current = int.from_bytes(raw, "little")
             if current != cmp:
                 return f"{what} compare-swap loop: {size}-byte value at VA {addr:#x} is {current:#x}, " \
                        f"waiting for {cmp:#x}"

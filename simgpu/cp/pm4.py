@@ -19,6 +19,7 @@ from simgpu.cp.queue import (
     PacketError,
     Queue,
     canonical,
+    observed_u32,
     read_dwords,
     read_frame,
     window_dwords,
@@ -268,7 +269,10 @@ class PM4Processor:
             raise PacketError(f"WAIT_REG_MEM OPERATION {operation} (preemptable waits) is not supported")
         elif space == hw.MemSpace.MEMORY:
             addr = _addr(body[1], body[2])
-            value, what = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0], f"memory at VA {addr:#x}"
+            gpu = self.gpu
+            value = read_dwords(gpu.mmu, q.vmid, addr, 1)[0] if gpu.observer is None else \
+                observed_u32(gpu, "WAIT_REG_MEM", q.vmid, addr)
+            what = f"memory at VA {addr:#x}"
         elif space == hw.MemSpace.REGISTER:
             reg = hw.REG_ADDR.get(body[1])
             value, what = self.read_reg(q, reg), f"register {regs.name(reg)}"

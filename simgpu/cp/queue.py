@@ -145,6 +145,13 @@ def read_dwords(mmu, vmid: int, va: int, n: int) -> list[int]:
     return mmu.dwords(vmid, va, n)  # (a packet's few dwords: numpy costs more)
 
 
+def observed_u32(gpu, kind: str, vmid: int, va: int) -> int:
+    """The dword at VA where the GPU observes a producer (a wait's memory), handed to the GPU's observer (set only
+    while recording or replaying: simgpu.gpu.GPU.observer); callers test `gpu.observer` first and keep their fast
+    read when it is None."""
+    return int.from_bytes(gpu.observer(kind, vmid, va, gpu.mmu.read(vmid, va, 4)), "little")
+
+
 def read_u32(mmu, vmid: int, va: int) -> int:
     return int.from_bytes(mmu.read(vmid, va, 4), "little")
 

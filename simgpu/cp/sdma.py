@@ -17,6 +17,7 @@ from simgpu.cp.queue import (
     PacketError,
     Queue,
     canonical,
+    observed_u32,
     packet_va,
     read_dwords,
     read_frame,
@@ -249,7 +250,9 @@ class SDMAProcessor:
         ref, mask = p[3], p[4]
         if hw.POLL_HEADER.mem_poll.get(h):
             addr = packet_va(p[1], p[2]) & ~3
-            value = read_dwords(self.gpu.mmu, q.vmid, addr, 1)[0]
+            gpu = self.gpu
+            value = read_dwords(gpu.mmu, q.vmid, addr, 1)[0] if gpu.observer is None else \
+                observed_u32(gpu, "POLL_REGMEM", q.vmid, addr)
         else:
             reg = hw.POLL_REG_ADDR.get(p[1])
             value = self.gpu.pm4.read_reg(q, reg)

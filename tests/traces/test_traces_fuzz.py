@@ -18,13 +18,14 @@ from hypothesis import strategies as st
 
 from tests import DATA
 from tests.support.clients import c_program_or_skip, simgpu_run
-from tests.traces import test_traces, test_traces_am, test_traces_concurrent
+from tests.traces import test_traces, test_traces_am, test_traces_concurrent, test_traces_midcall
 from traces.cli import add_arguments, run
 from traces.format import TraceReader, TraceWriter, read_trace, write_trace
 
 EXAMPLES = int(os.environ.get("SIMGPU_FUZZ_EXAMPLES", "6"))
 SOURCES = {"pm4": test_traces.trace_a, "aql": test_traces.trace_aql, "am": test_traces_am.trace,
-           "stores": test_traces_concurrent.trace_stores}  # progress records with a client's doorbell stores
+           "stores": test_traces_concurrent.trace_stores,  # progress records with a client's doorbell stores
+           "reads": test_traces_midcall.trace_late_flag}  # a WAIT_EVENTS whose GPU read the client's mid-call stores
 ONE_LINE = re.compile(r"^simgpu trace \w+: (?:\S+: )?.*\((?:record (\d+)|header), byte offset \d+\)$")
 HEADER = -1  # a mutation of the header rather than of a record
 FIELD = re.compile(r"field ([A-Za-z_]\w*)")
