@@ -38,27 +38,16 @@ _DWORDS = [f"<{n}I" for n in range(FETCH_DWORDS + 1)]
 PAGE_DWORDS = 4096 // 4
 
 
-def _fetch(mmu, vmid: int, top: Frame, window: list) -> list[int]:
-    """The dwords at the frame's position, one read: up to FETCH_DWORDS, never past the stream's end (wptr, the IB's
-    length), the ring's wrap or the header's page -- so the read faults only where the header's own read would. The
-    packet's own dwords are read at its start, after the packets before it ran, as one read each did before.
+def _fetch(mmu, vmid: int, va: int, n: int, window: list) -> list[int]:
+    """The n dwords at `va`, one read: SDMAProcessor.execute asks for up to FETCH_DWORDS at a packet's start, never
+    past the stream's end (wptr, the IB's length), the ring's wrap or the header's page -- so the read faults only
+    where the header's own read would. The packet's own dwords are read at its start, after the packets before it
+    ran, as one read each did before.
 
     `window` ([page, memory, MMU generation] for one execute call) keeps the memory of the page the last packet came
     from (the MMU's page_view: live memory, so a packet sees what the packets before it wrote) until the MMU's next
-    invalidation or eviction: the next packet on that page is unpacked from it at once. A page not remembered yet is
-    read through the MMU, which translates and faults."""
-    pos = top.pos
-    if top.ring:
-        off = pos % top.size_dw
-        va = top.base + 4 * off
-        n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2), top.size_dw - off)
-    else:
-        va = top.base + 4 * pos
-        n = min(FETCH_DWORDS, top.end - pos, PAGE_DWORDS - ((va & 4095) >> 2))
-    if n < 1:
-        n = 1
-    if window[0] == va >> 12 and window[1] is not None and window[2] == mmu.generation:  # (window_dwords' hit)
-        return list(unpack_from(_DWORDS[n], window[1], va & 4095))
+    invalidation or eviction: execute unpacks the next packet on that page from it at once, and calls this for the
+    others. A page not remembered yet is read through the MMU, which translates and faults."""
     got = window_dwords(mmu, vmid, va, n, window)
     return got if got is not None else mmu.dwords(vmid, va, n)
 
@@ -106,8 +95,8 @@ class SDMAProcessor:
                     return "idle", done
                 stack.pop()
                 continue
-            # The packet's first dwords: from the page the last packet came from while the MMU's generation holds
-            # (_fetch's window hit, here without a call: five packets a copy round), else through _fetch.
+            # The packet's first dwords (_fetch): from the page the last packet came from while the MMU's generation
+            # holds, here without a call (five packets a copy round), else through _fetch.
             if top.ring:
                 off = pos % top.size_dw
                 va = top.base + 4 * off
@@ -119,7 +108,7 @@ class SDMAProcessor:
                 head = list(unpack_from(_DWORDS[n], window[1], va & 4095))  # (n >= 1: pos < end)
             else:
                 q.current = (top, pos, [])
-                head = _fetch(mmu, vmid, top, window)
+                head = _fetch(mmu, vmid, va, n, window)
             kind = kinds.get(head[0] & 0xFFFF)  # op and sub-op: the fixed-length packets (hw.LENGTH)
             if kind is not None and pos + kind[1] <= top.end:
                 handler, length = kind
