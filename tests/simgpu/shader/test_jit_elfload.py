@@ -11,7 +11,6 @@ import os
 import struct
 import subprocess
 import sys
-from concurrent.futures import Future
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ from simgpu.shader.jit import compile as jc
 from simgpu.shader.jit.elfload import BadObject
 from simgpu.shader.jit.worker import CompileFailed
 from simgpu.testbed import Testbed
-from tests.simgpu.shader.test_jit_remote import KERNELS, LOOP, _launch
+from tests.simgpu.shader.test_jit_remote import KERNELS, LOOP, _launch, _synchronous, loop_ends_as_in_the_interpreter
 from tests.support import tiers
 
 pytest.importorskip("llvmlite")
@@ -272,12 +271,7 @@ def test_a_kernel_whose_object_is_refused_runs_on_in_the_interpreter(monkeypatch
     monkeypatch.setenv("SIMGPU_JIT_HOT", "0")
     monkeypatch.setenv("SIMGPU_JIT_BACKGROUND", "now")
     build._COMPILED.clear()
-
-    def submit(work, *args):  # (the compile at once, inside the launch that starts it)
-        f = Future()
-        f.set_result(work(*args))
-        return f
-    monkeypatch.setattr(build, "submit", submit)
+    _synchronous(monkeypatch)
     real = worker.translate
 
     def hostile(message, cancelled=None):
@@ -285,16 +279,6 @@ def test_a_kernel_whose_object_is_refused_runs_on_in_the_interpreter(monkeypatch
         reply["object"] = _spoiled(reply["object"], "a relocation of a kind LLVM does not emit here")
         return reply
     monkeypatch.setattr(worker, "translate", hostile)
-    ref = Testbed(vram_size=1 << 26)
-    tb = Testbed(vram_size=1 << 26)
-    tb.engine.jit = jit_tier("hot")
-    rk, k = ref.load_asm(LOOP, args=1, vgprs=8), tb.load_asm(LOOP, args=1, vgprs=8)
-    rout, out = ref.alloc(4 * 64), tb.alloc(4 * 64)
-    for _ in range(3):
-        ref.launch(rk, [rout], (2,), (32,))
-        tb.launch(k, [out], (2,), (32,))
-    assert tb.read(out, 4 * 64) == ref.read(rout, 4 * 64)
-    assert tb.engine.counters.snapshot() == ref.engine.counters.snapshot()
-    (state,) = tb.engine.jit.kernels.values()
+    state, stats = loop_ends_as_in_the_interpreter()
     assert state.compiled is None and "BadObject" in state.failed and "relocation kind" in state.failed
-    assert tb.engine.jit.stats.native_instructions == 0
+    assert stats.native_instructions == 0

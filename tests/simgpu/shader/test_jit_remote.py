@@ -229,6 +229,14 @@ def test_a_hostile_reply_leaves_the_kernel_to_the_interpreter(how, monkeypatch):
             return reply
         return _spoiled(reply, how)
     monkeypatch.setattr(worker, "translate", hostile)
+    state, stats = loop_ends_as_in_the_interpreter()
+    assert state.compiled is None and "CompileFailed" in state.failed
+    assert stats.native_instructions == 0
+
+
+def loop_ends_as_in_the_interpreter():
+    """LOOP launched three times in the interpreter alone and on the default tier: the same memory and counters
+    after each run; (the tier's kernel state, its Stats)."""
     ref, rk, rout = _loop_on("off")
     tb, k, out = _loop_on("hot")
     for _ in range(3):
@@ -237,8 +245,7 @@ def test_a_hostile_reply_leaves_the_kernel_to_the_interpreter(how, monkeypatch):
     assert tb.read(out, 4 * 64) == ref.read(rout, 4 * 64)
     assert tb.engine.counters.snapshot() == ref.engine.counters.snapshot()
     (state,) = tb.engine.jit.kernels.values()
-    assert state.compiled is None and "CompileFailed" in state.failed
-    assert tb.engine.jit.stats.native_instructions == 0
+    return state, tb.engine.jit.stats
 
 
 @pytest.mark.parametrize("pays", [False, True])
