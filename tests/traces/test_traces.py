@@ -70,13 +70,18 @@ def trace_aql() -> bytes:
 
 
 def replay_bytes(data: bytes):
+    return replayed(data)[0]
+
+
+def replayed(data: bytes):
+    """(the first divergence of a replay of trace `data`, None if none; the Replayer, stopped there or at the end)."""
     r = TraceReader(io.BytesIO(data))
     rp = Replayer(r.header)
     for number, offset, rec in r:
         d = rp.step(number, offset, rec)
         if d is not None:
-            return d
-    return None
+            return d, rp
+    return None, rp
 
 
 @pytest.mark.parametrize("queue", ["pm4", "aql"])

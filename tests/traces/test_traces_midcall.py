@@ -20,10 +20,9 @@ import runtime
 from mockgpu import MockOS
 from simgpu.hw import aql
 from simgpu.hw import pm4 as hw
-from tests.traces.test_traces import _saxpy, replay_bytes, workload
-from traces.format import TraceError, TraceReader, read_trace, write_trace
+from tests.traces.test_traces import _saxpy, replay_bytes, replayed, workload
+from traces.format import TraceError, read_trace, write_trace
 from traces.record import RecordingOS
-from traces.replay import Replayer
 from traces.show import show
 
 N = 1024
@@ -246,13 +245,8 @@ def test_packets_stored_with_a_doorbell_after_the_call_began_replay_at_the_scan(
 
 def replay_clocks(data: bytes):
     """(first divergence, None) or (None, the replay's GPU clocks at the end)."""
-    r = TraceReader(io.BytesIO(data))
-    rp = Replayer(r.header)
-    for number, offset, rec in r:
-        d = rp.step(number, offset, rec)
-        if d is not None:
-            return d, None
-    return None, rp.os.gpu_clocks()
+    d, rp = replayed(data)
+    return (d, None) if d is not None else (None, rp.os.gpu_clocks())
 
 
 def record_own_write() -> bytes:
